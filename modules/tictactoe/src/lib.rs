@@ -1,0 +1,555 @@
+//! # Tic-tac-toe, with an optional GOLD stake
+//!
+//! The reference gamechain module (seed `000_a84a33e6fd262b23.txt`, sections 2–4): two players,
+//! a 3×3 board, the creator is `x` and moves first, the winner takes both stakes. Module id
+//! `tictactoe`. Amounts are GOLD base units (2 decimals, `"100"` = 1.00 GOLD) as decimal strings.
+//!
+//! ## Ops
+//!
+//! An op is the `op` of an action `{"type":"game","game":"tictactoe","op":{"kind":…}}`. Checks
+//! run in the order listed; the first that fails is the op's error and nothing is written.
+//!
+//! Every op: `kind` missing or not a string → ``invalid: missing string field `kind` ``; an
+//! unknown kind → ``invalid: unknown tictactoe op `<kind>` ``. Every op with an `id` loads the
+//! game first: `id` missing or not a string → ``invalid: missing string field `id` ``; no such
+//! game → `not found: game <id>`.
+//!
+//! - **`create`** `{stake?, opponent?}`. `stake`: decimal string of base units, default `"0"` (a
+//!   free game). `opponent`: an invited address, or `null`/absent for anyone.
+//!   1. `stake` not a string → ``invalid: missing string field `stake` ``; not a canonical
+//!      decimal → ``invalid: `stake` must be a decimal string of base units``
+//!   2. `stake` > 100000 → `invalid: stake is at most 100000 base units`
+//!   3. `opponent` not a string → ``invalid: missing string field `opponent` ``; empty or the
+//!      sender → `invalid: opponent must be another address`
+//!   4. the game exists → `conflict: game <id> exists`
+//!   5. the sender cannot pay → `insufficient GOLD: need <stake>, have <balance>`
+//!
+//!   Effect: game `<id>` = first 16 hex of the txid, status `open`, the creator plays `x`; the
+//!   stake moves into escrow `module:tictactoe`; writes all three keys; emits `tictactoe.created`.
+//! - **`join`** `{id}`.
+//!   1. not `open` → `invalid: game is not open`
+//!   2. the sender is `x` → `invalid: cannot join your own game`
+//!   3. another address was invited → `not allowed: game is reserved for another player`
+//!   4. the sender cannot pay the stake → `insufficient GOLD: need <stake>, have <balance>`
+//!
+//!   Effect: the sender plays `o`, status `playing`, `last_move_height` = now (the timeout clock
+//!   starts); the same stake moves into escrow; `open/<id>` is deleted; emits `tictactoe.joined`.
+//! - **`move`** `{id, cell}`. `cell`: a JSON number 0–8 (0 top-left, 8 bottom-right).
+//!   1. not `playing` → `invalid: game is not in play`
+//!   2. the sender is not `x` or `o` → `not allowed: not a player in this game`
+//!   3. not the sender's turn → `not allowed: not your turn`
+//!   4. `cell` missing or not a number 0–8 (the string `"1"` too) →
+//!      ``invalid: `cell` must be a number from 0 to 8``
+//!   5. the cell is occupied → `invalid: cell is taken`
+//!
+//!   Effect: the mark is placed, `moves` + 1, `last_move_height` = now, the turn passes; emits
+//!   `tictactoe.moved`. A line finishes the game for the mover (`reason` `line`), else a full
+//!   board finishes it as a draw (`reason` `draw`).
+//! - **`cancel`** `{id}`.
+//!   1. the sender is not `x` → `not allowed: only the creator can cancel`
+//!   2. not `open` → `invalid: only an open game can be cancelled`
+//!
+//!   Effect: status `cancelled`, `result` and `reason` `cancelled`, the stake goes back to `x`,
+//!   `open/<id>` is deleted; emits `tictactoe.finished` (`payout` = the stake).
+//! - **`claim_timeout`** `{id}`.
+//!   1. not `playing` → `invalid: game is not in play`
+//!   2. the sender is not `x` or `o` → `not allowed: not a player in this game`
+//!   3. it is the sender's turn → `invalid: it is your turn`
+//!   4. height < `last_move_height` + 150 → `invalid: timeout can be claimed from height <h>`
+//!
+//!   Effect: the sender wins (`reason` `timeout`).
+//!
+//! Finishing: a winner receives both stakes (`result` `x_won`/`o_won`, `winner` set); a draw
+//! gives each player its stake back (`result` `draw`); status `finished`; emits
+//! `tictactoe.finished`. Every ending (line, draw, timeout, cancel) empties the game's escrow.
+//!
+//! ## State keys (under `m/tictactoe/`)
+//!
+//! | key | value |
+//! |---|---|
+//! | `game/<id>` | the game, JSON [`Game`] |
+//! | `open/<id>` | `1` while the game waits for an opponent (deleted on join and cancel) |
+//! | `player/<address>/<id>` | `1` for every game `<address>` created or joined |
+//!
+//! ## Events (kind: `data` fields)
+//!
+//! - `tictactoe.created`: `id`, `x` (the creator), `stake` (string), `opponent` (address or
+//!   `null`)
+//! - `tictactoe.joined`: `id`, `o` (the joiner)
+//! - `tictactoe.moved`: `id`, `by` (the mover), `cell` (number), `board` (after the move),
+//!   `turn` (`"x"`/`"o"`, who moves next)
+//! - `tictactoe.finished`: `id`, `result` (`x_won`, `o_won`, `draw`, `cancelled`), `winner`
+//!   (address or `null`), `reason` (`line`, `draw`, `timeout`, `cancelled`), `payout` (string:
+//!   what the winner received, or what each player got back)
+//!
+//! ## Views (`GET /v1/games/tictactoe?…`)
+//!
+//! - `?id=<id>`: the game, JSON [`Game`] with every field (`null` when unset); else
+//!   `not found: game <id>`.
+//! - `?open=<any>`: `{"games":[…]}`, the games waiting for any opponent (invitations are left
+//!   out) among the first 50 `open/` keys, sorted by `created_height`.
+//! - `?player=<address>`: `{"games":[…]}`, the first 50 games the address created or joined,
+//!   sorted by `created_height`.
+//! - no parameter: `{"game":"tictactoe","timeout_blocks":150,"max_stake":"100000"}`.
+
+use gamechain_sdk::prelude::*;
+
+#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "scenarios")))]
+pub mod scenarios;
+
+/// The module id: `action.game` and the state prefix `m/tictactoe/`.
+pub const ID: &str = "tictactoe";
+/// Blocks a player may take to move before the other player can claim the game.
+pub const TIMEOUT_BLOCKS: u64 = 150;
+/// Largest stake, in GOLD base units (1000 GOLD).
+pub const MAX_STAKE: u128 = 100_000;
+/// Most keys a list view scans.
+const LIST_LIMIT: usize = 50;
+/// A board with no marks.
+const EMPTY_BOARD: &str = ".........";
+/// The eight winning lines, as cell indexes.
+const LINES: [[usize; 3]; 8] = [
+    [0, 1, 2],
+    [3, 4, 5],
+    [6, 7, 8],
+    [0, 3, 6],
+    [1, 4, 7],
+    [2, 5, 8],
+    [0, 4, 8],
+    [2, 4, 6],
+];
+
+/// The module: `gamechain_sdk::export_module!(TicTacToe)` exports it as wasm.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TicTacToe;
+
+/// A player's mark. Serialised as `"x"` / `"o"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mark {
+    /// The creator; moves first.
+    X,
+    /// The joiner.
+    O,
+}
+
+impl Mark {
+    /// The opponent's mark.
+    pub fn other(self) -> Mark {
+        match self {
+            Mark::X => Mark::O,
+            Mark::O => Mark::X,
+        }
+    }
+
+    /// The character on the board.
+    pub fn as_char(self) -> char {
+        match self {
+            Mark::X => 'x',
+            Mark::O => 'o',
+        }
+    }
+
+    /// The game's `result` when this mark wins: `x_won` / `o_won`.
+    pub fn won(self) -> &'static str {
+        match self {
+            Mark::X => "x_won",
+            Mark::O => "o_won",
+        }
+    }
+}
+
+/// Where a game is in its life. Serialised in lowercase.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// Waiting for an opponent.
+    Open,
+    /// Both players seated.
+    Playing,
+    /// Won, drawn or timed out.
+    Finished,
+    /// Cancelled by the creator before anyone joined.
+    Cancelled,
+}
+
+/// One game, stored as JSON at `game/<id>` and returned by the views. Every field is always
+/// present; unset optional fields are `null`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Game {
+    /// The first 16 hex characters of the creating transaction's txid.
+    pub id: String,
+    /// The creator's address; plays `x`.
+    pub x: String,
+    /// The joiner's address; plays `o`. `null` while open.
+    pub o: Option<String>,
+    /// The only address that may join, when the creator invited one.
+    pub opponent: Option<String>,
+    /// Each player's stake in GOLD base units (`"0"` for a free game).
+    pub stake: Amount,
+    /// Nine characters, `.` empty, `x`/`o` marks; index 0 top-left, 8 bottom-right.
+    pub board: String,
+    /// Who moves next.
+    pub turn: Mark,
+    /// Life-cycle state.
+    pub status: Status,
+    /// The winner's address; `null` unless won.
+    pub winner: Option<String>,
+    /// `x_won`, `o_won`, `draw` or `cancelled`; `null` while not over.
+    pub result: Option<String>,
+    /// `line`, `draw`, `timeout` or `cancelled`; `null` while not over.
+    pub reason: Option<String>,
+    /// Height of the block that created the game.
+    pub created_height: u64,
+    /// Height of the last move (or of the join, or the creation).
+    pub last_move_height: u64,
+    /// Marks placed so far.
+    pub moves: u32,
+}
+
+impl Game {
+    /// The mark `address` plays in this game, if it is a player.
+    pub fn mark_of(&self, address: &str) -> Option<Mark> {
+        if address == self.x {
+            Some(Mark::X)
+        } else if self.o.as_deref() == Some(address) {
+            Some(Mark::O)
+        } else {
+            None
+        }
+    }
+
+    /// The address playing `mark` (empty for `o` before anyone joined).
+    pub fn address(&self, mark: Mark) -> &str {
+        match mark {
+            Mark::X => &self.x,
+            Mark::O => self.o.as_deref().unwrap_or_default(),
+        }
+    }
+
+    /// The character at `cell` (0–8): `.`, `x` or `o`.
+    pub fn cell(&self, cell: usize) -> char {
+        self.board.as_bytes().get(cell).map_or('.', |&b| b as char)
+    }
+
+    /// Puts `mark` at `cell` (0–8).
+    pub fn place(&mut self, cell: usize, mark: Mark) {
+        self.board
+            .replace_range(cell..cell + 1, mark.as_char().encode_utf8(&mut [0; 4]));
+    }
+
+    /// Whether `mark` holds one of the eight winning lines.
+    pub fn has_line(&self, mark: Mark) -> bool {
+        LINES
+            .iter()
+            .any(|line| line.iter().all(|&c| self.cell(c) == mark.as_char()))
+    }
+
+    /// Whether no cell is empty.
+    pub fn is_full(&self) -> bool {
+        !self.board.contains('.')
+    }
+}
+
+/// `game/<id>`: the game record.
+pub fn game_key(id: &str) -> String {
+    format!("game/{id}")
+}
+
+/// `open/<id>`: present while the game waits for an opponent.
+pub fn open_key(id: &str) -> String {
+    format!("open/{id}")
+}
+
+/// `player/<address>/<id>`: one per game the address created or joined.
+pub fn player_key(address: &str, id: &str) -> String {
+    format!("player/{address}/{id}")
+}
+
+impl GameModule for TicTacToe {
+    fn id(&self) -> &'static str {
+        ID
+    }
+
+    fn apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+        match op_str(op, "kind")? {
+            "create" => create(ctx, sender, op),
+            "join" => join(ctx, sender, op),
+            "move" => play(ctx, sender, op),
+            "cancel" => cancel(ctx, sender, op),
+            "claim_timeout" => claim_timeout(ctx, sender, op),
+            other => Err(ActionError::invalid(format!(
+                "unknown tictactoe op `{other}`"
+            ))),
+        }
+    }
+
+    fn view(&self, state: &dyn StateRead, query: &Query) -> Result<Value, ActionError> {
+        if let Some(id) = query.get("id") {
+            let game: Game = state
+                .module_json::<Game>(ID, &game_key(id))?
+                .ok_or_else(|| ActionError::not_found(format!("game {id}")))?;
+            return serde_json::to_value(&game).map_err(|e| ActionError::Internal(e.to_string()));
+        }
+        if query.contains_key("open") {
+            return list_games(state, "open/", |g| g.opponent.is_none());
+        }
+        if let Some(player) = query.get("player") {
+            return list_games(state, &format!("player/{player}/"), |_| true);
+        }
+        Ok(json!({ "game": ID, "timeout_blocks": TIMEOUT_BLOCKS, "max_stake": Amount(MAX_STAKE) }))
+    }
+}
+
+gamechain_sdk::export_module!(TicTacToe);
+
+/// The game named by the op's `id`; `not found: game <id>` when there is none.
+fn load(ctx: &dyn Ctx, op: &Value) -> Result<Game, ActionError> {
+    let id = op_str(op, "id")?;
+    ctx.get_json::<Game>(&game_key(id))?
+        .ok_or_else(|| ActionError::not_found(format!("game {id}")))
+}
+
+fn save(ctx: &mut dyn Ctx, game: &Game) {
+    ctx.put_json(&game_key(&game.id), game);
+}
+
+fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+    let stake = op_amount_or_zero(op, "stake")?;
+    if stake > MAX_STAKE {
+        return Err(ActionError::invalid(format!(
+            "stake is at most {MAX_STAKE} base units"
+        )));
+    }
+    let opponent = match op.get("opponent") {
+        None | Some(Value::Null) => None,
+        Some(_) => Some(op_str(op, "opponent")?.to_string()),
+    };
+    if let Some(opponent) = &opponent {
+        if opponent.is_empty() || opponent == sender {
+            return Err(ActionError::invalid("opponent must be another address"));
+        }
+    }
+    let id = ctx
+        .txid()
+        .get(..16)
+        .ok_or_else(|| ActionError::Internal("txid is too short".into()))?
+        .to_string();
+    if ctx.get(&game_key(&id)).is_some() {
+        return Err(ActionError::Conflict(format!("game {id} exists")));
+    }
+
+    if stake > 0 {
+        ctx.escrow_in(sender, GOLD, stake)?;
+    }
+    let height = ctx.height();
+    let game = Game {
+        id: id.clone(),
+        x: sender.to_string(),
+        o: None,
+        opponent,
+        stake: Amount(stake),
+        board: EMPTY_BOARD.to_string(),
+        turn: Mark::X,
+        status: Status::Open,
+        winner: None,
+        result: None,
+        reason: None,
+        created_height: height,
+        last_move_height: height,
+        moves: 0,
+    };
+    save(ctx, &game);
+    ctx.put(&open_key(&id), b"1".to_vec());
+    ctx.put(&player_key(sender, &id), b"1".to_vec());
+    ctx.emit(
+        "tictactoe.created",
+        json!({ "id": id, "x": game.x, "stake": game.stake, "opponent": game.opponent }),
+    );
+    Ok(())
+}
+
+fn join(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+    let mut game = load(ctx, op)?;
+    if game.status != Status::Open {
+        return Err(ActionError::invalid("game is not open"));
+    }
+    if sender == game.x {
+        return Err(ActionError::invalid("cannot join your own game"));
+    }
+    if game
+        .opponent
+        .as_deref()
+        .is_some_and(|invited| invited != sender)
+    {
+        return Err(ActionError::unauthorized(
+            "game is reserved for another player",
+        ));
+    }
+
+    if game.stake.0 > 0 {
+        ctx.escrow_in(sender, GOLD, game.stake.0)?;
+    }
+    game.o = Some(sender.to_string());
+    game.status = Status::Playing;
+    game.last_move_height = ctx.height();
+    save(ctx, &game);
+    ctx.delete(&open_key(&game.id));
+    ctx.put(&player_key(sender, &game.id), b"1".to_vec());
+    ctx.emit("tictactoe.joined", json!({ "id": game.id, "o": sender }));
+    Ok(())
+}
+
+/// The `move` op (`move` is a Rust keyword).
+fn play(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+    let mut game = load(ctx, op)?;
+    if game.status != Status::Playing {
+        return Err(ActionError::invalid("game is not in play"));
+    }
+    let mark = game
+        .mark_of(sender)
+        .ok_or_else(|| ActionError::unauthorized("not a player in this game"))?;
+    if mark != game.turn {
+        return Err(ActionError::unauthorized("not your turn"));
+    }
+    let cell = op
+        .get("cell")
+        .and_then(Value::as_u64)
+        .filter(|&c| c <= 8)
+        .ok_or_else(|| ActionError::invalid("`cell` must be a number from 0 to 8"))?
+        as usize;
+    if game.cell(cell) != '.' {
+        return Err(ActionError::invalid("cell is taken"));
+    }
+
+    game.place(cell, mark);
+    game.moves += 1;
+    game.last_move_height = ctx.height();
+    game.turn = mark.other();
+    let data = json!({
+        "id": game.id, "by": sender, "cell": cell, "board": game.board, "turn": game.turn,
+    });
+    ctx.emit("tictactoe.moved", data);
+
+    if game.has_line(mark) {
+        finish(ctx, game, Some(mark), "line")
+    } else if game.is_full() {
+        finish(ctx, game, None, "draw")
+    } else {
+        save(ctx, &game);
+        Ok(())
+    }
+}
+
+fn cancel(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+    let mut game = load(ctx, op)?;
+    if sender != game.x {
+        return Err(ActionError::unauthorized("only the creator can cancel"));
+    }
+    if game.status != Status::Open {
+        return Err(ActionError::invalid("only an open game can be cancelled"));
+    }
+
+    if game.stake.0 > 0 {
+        ctx.escrow_out(&game.x, GOLD, game.stake.0)?;
+    }
+    game.status = Status::Cancelled;
+    game.result = Some("cancelled".to_string());
+    game.reason = Some("cancelled".to_string());
+    save(ctx, &game);
+    ctx.delete(&open_key(&game.id));
+    emit_finished(ctx, &game, game.stake.0);
+    Ok(())
+}
+
+fn claim_timeout(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+    let game = load(ctx, op)?;
+    if game.status != Status::Playing {
+        return Err(ActionError::invalid("game is not in play"));
+    }
+    let mark = game
+        .mark_of(sender)
+        .ok_or_else(|| ActionError::unauthorized("not a player in this game"))?;
+    if mark == game.turn {
+        return Err(ActionError::invalid("it is your turn"));
+    }
+    let due = game.last_move_height.saturating_add(TIMEOUT_BLOCKS);
+    if ctx.height() < due {
+        return Err(ActionError::invalid(format!(
+            "timeout can be claimed from height {due}"
+        )));
+    }
+    finish(ctx, game, Some(mark), "timeout")
+}
+
+/// Pay out, mark the game finished and emit `tictactoe.finished`. `winner` is `None` for a draw.
+fn finish(
+    ctx: &mut dyn Ctx,
+    mut game: Game,
+    winner: Option<Mark>,
+    reason: &str,
+) -> Result<(), ActionError> {
+    let stake = game.stake.0;
+    let payout = match winner {
+        Some(mark) => {
+            let address = game.address(mark).to_string();
+            let pot = 2 * stake;
+            if pot > 0 {
+                ctx.escrow_out(&address, GOLD, pot)?;
+            }
+            game.winner = Some(address);
+            game.result = Some(mark.won().to_string());
+            pot
+        }
+        None => {
+            if stake > 0 {
+                ctx.escrow_out(game.address(Mark::X), GOLD, stake)?;
+                ctx.escrow_out(game.address(Mark::O), GOLD, stake)?;
+            }
+            game.result = Some("draw".to_string());
+            stake
+        }
+    };
+    game.status = Status::Finished;
+    game.reason = Some(reason.to_string());
+    save(ctx, &game);
+    emit_finished(ctx, &game, payout);
+    Ok(())
+}
+
+/// `tictactoe.finished` for a game that has just ended; `payout` in base units.
+fn emit_finished(ctx: &mut dyn Ctx, game: &Game, payout: u128) {
+    let data = json!({
+        "id": game.id,
+        "result": game.result,
+        "winner": game.winner,
+        "reason": game.reason,
+        "payout": Amount(payout),
+    });
+    ctx.emit("tictactoe.finished", data);
+}
+
+/// Games whose ids are the last path segment of the keys under `m/tictactoe/<prefix>` (at most
+/// [`LIST_LIMIT`] keys scanned), kept by `keep`, sorted by `created_height`.
+fn list_games(
+    state: &dyn StateRead,
+    prefix: &str,
+    keep: impl Fn(&Game) -> bool,
+) -> Result<Value, ActionError> {
+    let prefix = module_key(ID, prefix);
+    let mut games = Vec::new();
+    for (key, _) in state.scan_raw(&prefix, None, LIST_LIMIT) {
+        if let Some(game) = state.module_json::<Game>(ID, &game_key(&key[prefix.len()..]))? {
+            if keep(&game) {
+                games.push(game);
+            }
+        }
+    }
+    games.sort_by_key(|g| g.created_height);
+    Ok(json!({ "games": games }))
+}
+
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    crate::seed_tests!(crate::TicTacToe);
+}

@@ -1,0 +1,145 @@
+//! The HTTP API of `node/API.md`: the axum router, its handlers, and the layers around them
+//! (body limit, per-IP rate limit, CORS, panic catcher, request tracing).
+//!
+//! Handlers parse and validate the request, then run the work on a blocking thread
+//! (`spawn_blocking`: SQLite, locks, wasm views) and answer JSON. Every failure, including
+//! axum's own rejections, unknown paths and wrong methods, is an [`ApiError`] JSON body.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::http::{header, Method, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use axum::{middleware, Json, Router};
+use gamechain_runtime::chain::SignedTx;
+use serde_json::{json, Value};
+use tokio::sync::watch;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::cors::{Any, CorsLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::api_error::ApiError;
+use crate::chain::Chain;
+use crate::rate_limit::{self, RateLimiter};
+use crate::ws;
+
+/// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
+#[derive(Clone)]
+pub struct AppState {
+    /// The running chain.
+    pub chain: Arc<Chain>,
+    /// Turns true when the node shuts down.
+    pub shutdown: watch::Receiver<bool>,
+}
+
+type ApiResult = Result<Json<Value>, ApiError>;
+
+/// The router of the whole API (`/v1/...`), with its layers.
+pub fn router(app: AppState) -> Router {
+    let config = &app.chain.config;
+    let limiter = Arc::new(RateLimiter::new(config.rate_limit_per_sec, config.rate_limit_burst));
+    let cors = CorsLayer::new()
+        .allow_origin(Any)
+        .allow_methods([Method::GET, Method::POST])
+        .allow_headers([header::CONTENT_TYPE])
+        .expose_headers([header::RETRY_AFTER]);
+    Router::new()
+        .route("/v1/tx", post(post_tx))
+        .route("/v1/tx/{txid}", get(get_tx))
+        .route("/v1/account/{account}", get(get_account))
+        .route("/v1/games/{module}", get(get_view))
+        .route("/v1/blocks/{height}", get(get_block))
+        .route("/v1/status", get(get_status))
+        .route("/v1/genesis", get(get_genesis))
+        .route("/v1/ws", get(ws::subscribe))
+        .fallback(unknown_path)
+        .method_not_allowed_fallback(wrong_method)
+        .layer(DefaultBodyLimit::max(config.max_body_bytes))
+        .layer(CatchPanicLayer::custom(|_| ApiError::internal("the node failed on this request").into_response()))
+        .layer(middleware::from_fn_with_state(limiter, rate_limit::limit))
+        .layer(cors)
+        .layer(TraceLayer::new_for_http())
+        .with_state(app)
+}
+
+/// Runs `f` on a blocking thread.
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        tracing::error!("a request handler failed: {e}");
+        Err(ApiError::internal("the node failed on this request"))
+    })
+}
+
+fn path_param(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    p.map(|Path(s)| s).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))
+}
+
+/// `POST /v1/tx` `{"body", "signature"}` → `{"txid"}`.
+async fn post_tx(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> ApiResult {
+    let bytes = body?;
+    let tx: SignedTx = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_json(format!("expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}")))?;
+    let txid = blocking(move || app.chain.submit(tx)).await?;
+    Ok(Json(json!({ "txid": txid })))
+}
+
+/// `GET /v1/tx/<txid>`.
+async fn get_tx(State(app): State<AppState>, txid: Result<Path<String>, PathRejection>) -> ApiResult {
+    let txid = path_param(txid)?.to_ascii_lowercase();
+    if txid.len() != 64 || !txid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(ApiError::not_found(format!("`{txid}` is not a txid (64 hex characters)")));
+    }
+    let record = blocking(move || app.chain.tx(&txid)).await?;
+    Ok(Json(record.to_json()))
+}
+
+/// `GET /v1/account/<address | module:id>`.
+async fn get_account(State(app): State<AppState>, account: Result<Path<String>, PathRejection>) -> ApiResult {
+    let account = path_param(account)?;
+    blocking(move || app.chain.account(&account)).await.map(Json)
+}
+
+/// `GET /v1/games/<module>?<query>`.
+async fn get_view(
+    State(app): State<AppState>,
+    module: Result<Path<String>, PathRejection>,
+    query: Result<Query<gamechain_sdk::Query>, QueryRejection>,
+) -> ApiResult {
+    let module = path_param(module)?;
+    let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
+    blocking(move || app.chain.view(&module, &query)).await.map(Json)
+}
+
+/// `GET /v1/blocks/<height | latest>`.
+async fn get_block(State(app): State<AppState>, height: Result<Path<String>, PathRejection>) -> ApiResult {
+    let height = path_param(height)?;
+    let height = match height.as_str() {
+        "latest" => None,
+        h => Some(h.parse::<u64>().map_err(|_| {
+            ApiError::new(StatusCode::BAD_REQUEST, "invalid", format!("`{h}` is not a block height or `latest`"))
+        })?),
+    };
+    let block = blocking(move || app.chain.block(height)).await?;
+    Ok(Json(block.to_json()))
+}
+
+/// `GET /v1/status`.
+async fn get_status(State(app): State<AppState>) -> ApiResult {
+    blocking(move || Ok(app.chain.status())).await.map(Json)
+}
+
+/// `GET /v1/genesis`: the genesis file.
+async fn get_genesis(State(app): State<AppState>) -> ApiResult {
+    Ok(Json(serde_json::to_value(app.chain.genesis()).expect("a genesis serialises")))
+}
+
+async fn unknown_path(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::not_found(format!("no such endpoint: {method} {}", uri.path()))
+}
+
+async fn wrong_method(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "not_found", format!("{} does not answer {method}", uri.path()))
+}

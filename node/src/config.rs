@@ -1,0 +1,276 @@
+//! [`NodeConfig`]: everything an operator can set, as a TOML file whose every field has a
+//! default ([`NodeConfig::default`] is the embedded configuration), loaded with
+//! [`NodeConfig::load`] and checked with [`NodeConfig::validate`].
+//!
+//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fuel_apply`, `fuel_end_block`,
+//! `memory_limit_bytes`) are used once, to write `genesis.json` on the first start; afterwards
+//! the genesis file is authoritative and a differing value only logs a warning (see
+//! `genesis_setup.rs`). Everything else takes effect at every start.
+//!
+//! ```toml
+//! data_dir = "./gamechain-data"
+//! listen = "127.0.0.1:8645"
+//! chain_id = "gamechain-dev"
+//! network = "testnet"
+//! block_interval_ms = 60000
+//! faucet = "100000"          # or "none" (TOML has no null) to start a chain without a faucet
+//! log = "info"
+//! ```
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use gamechain_runtime::chain::Network;
+use gamechain_runtime::{Allocation, RuntimeConfig};
+use gamechain_sdk::Amount;
+use serde::{Deserialize, Serialize};
+
+/// The node's configuration. Every field is optional in the TOML file; unknown fields are
+/// refused (a typo must not silently fall back to a default).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Directory holding `sequencer.wif`, `genesis.json` and `chain.sqlite`; created if absent.
+    /// Default `./gamechain-data`.
+    pub data_dir: PathBuf,
+    /// Address the HTTP/WebSocket API listens on. Port 0 picks a free port (see
+    /// `NodeHandle::bound_addr`). Default `127.0.0.1:8645`.
+    pub listen: SocketAddr,
+    /// Chain id written to a new genesis (1–64 of `A-Za-z0-9._-`). Default `gamechain-dev`.
+    pub chain_id: String,
+    /// Network of the chain's addresses and of the generated sequencer key. Default testnet.
+    pub network: Network,
+    /// Longest time between two blocks, milliseconds: an empty block is made when no
+    /// transaction arrives for this long. Default 60000 (one minute).
+    pub block_interval_ms: u64,
+    /// Most transactions in one block. Default 1000.
+    pub max_block_txs: usize,
+    /// Base units one faucet call pays on a new chain (`"100000"` = 1000.00 GOLD), or `"none"`
+    /// for a chain without a faucet. Default `"100000"`.
+    #[serde(with = "faucet_field")]
+    pub faucet: Option<Amount>,
+    /// Fuel of one transaction's `apply` (new chains; consensus). Default 10,000,000.
+    pub fuel_apply: u64,
+    /// Fuel of one view (`GET /v1/games/...`); not consensus, applies at every start.
+    /// Default 50,000,000.
+    pub fuel_view: u64,
+    /// Fuel of one module's `end_block` (new chains; consensus). Default 10,000,000.
+    pub fuel_end_block: u64,
+    /// Linear memory limit of one guest instance, bytes (new chains; consensus). Default 16 MiB.
+    pub memory_limit_bytes: u64,
+    /// Pooled wasm instances (concurrent calls: the block executor plus views). Default 64.
+    pub wasm_instances: u32,
+    /// Largest HTTP request body, bytes; larger ones get `413 too_large`. Default 65536.
+    pub max_body_bytes: usize,
+    /// Most transactions waiting in the mempool; more get `503 mempool_full`. Default 10000.
+    pub max_pending: usize,
+    /// Requests per second one client IP may make on average; 0 disables the limit.
+    /// Default 50.
+    pub rate_limit_per_sec: u32,
+    /// Requests one client IP may make in a burst above the average. Default 100.
+    pub rate_limit_burst: u32,
+    /// Blocks a WebSocket subscriber may fall behind before it is disconnected. Default 256.
+    pub ws_buffer_blocks: usize,
+    /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
+    /// `RUST_LOG` environment variable overrides it. Default `info`.
+    pub log: String,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        let runtime = RuntimeConfig::default();
+        Self {
+            data_dir: PathBuf::from("./gamechain-data"),
+            listen: SocketAddr::from(([127, 0, 0, 1], 8645)),
+            chain_id: "gamechain-dev".to_string(),
+            network: Network::Testnet,
+            block_interval_ms: 60_000,
+            max_block_txs: 1000,
+            faucet: Some(Amount(100_000)),
+            fuel_apply: runtime.fuel_apply,
+            fuel_view: runtime.fuel_view,
+            fuel_end_block: runtime.fuel_end_block,
+            memory_limit_bytes: runtime.memory_limit_bytes as u64,
+            wasm_instances: 64,
+            max_body_bytes: 64 * 1024,
+            max_pending: 10_000,
+            rate_limit_per_sec: 50,
+            rate_limit_burst: 100,
+            ws_buffer_blocks: 256,
+            log: "info".to_string(),
+        }
+    }
+}
+
+/// Why a configuration cannot be used; the message names the file and the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl NodeConfig {
+    /// Reads and [validates](Self::validate) the TOML file at `path`; absent fields take their
+    /// defaults. Errors: the file cannot be read, is not TOML of this shape (unknown field,
+    /// wrong type; the message has the line), or a value is out of range.
+    pub fn load(path: &Path) -> Result<NodeConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
+        Self::from_toml(&text).map_err(|e| ConfigError(format!("config file {}: {e}", path.display())))
+    }
+
+    /// Parses and validates TOML text (see [`Self::load`]).
+    pub fn from_toml(text: &str) -> Result<NodeConfig, ConfigError> {
+        let config: NodeConfig = toml::from_str(text).map_err(|e| ConfigError(e.to_string()))?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// The configuration as TOML text (every field, e.g. to write a starting config file).
+    pub fn to_toml(&self) -> String {
+        toml::to_string_pretty(self).expect("a NodeConfig always serialises")
+    }
+
+    /// Checks the ranges: positive block interval, block size, mempool size, body limit, fuel
+    /// and memory limits and instance count; a rate-limit burst of at least 1 when limiting.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("block_interval_ms", self.block_interval_ms),
+            ("max_block_txs", self.max_block_txs as u64),
+            ("max_pending", self.max_pending as u64),
+            ("max_body_bytes", self.max_body_bytes as u64),
+            ("fuel_apply", self.fuel_apply),
+            ("fuel_view", self.fuel_view),
+            ("fuel_end_block", self.fuel_end_block),
+            ("memory_limit_bytes", self.memory_limit_bytes),
+            ("wasm_instances", u64::from(self.wasm_instances)),
+            ("ws_buffer_blocks", self.ws_buffer_blocks as u64),
+        ];
+        for (name, value) in positive {
+            if value == 0 {
+                return Err(ConfigError(format!("{name} must be more than 0")));
+            }
+        }
+        if self.rate_limit_per_sec > 0 && self.rate_limit_burst == 0 {
+            return Err(ConfigError("rate_limit_burst must be at least 1 when rate_limit_per_sec is set".into()));
+        }
+        if usize::try_from(self.memory_limit_bytes).is_err() {
+            return Err(ConfigError("memory_limit_bytes does not fit this machine's address size".into()));
+        }
+        if self.faucet == Some(Amount(0)) {
+            return Err(ConfigError("faucet must be more than 0, or \"none\"".into()));
+        }
+        tracing_subscriber::EnvFilter::try_new(&self.log)
+            .map_err(|e| ConfigError(format!("log filter `{}`: {e}", self.log)))?;
+        Ok(())
+    }
+
+    /// The runtime configuration these limits give (pooling allocation of `wasm_instances`).
+    pub fn runtime_config(&self) -> RuntimeConfig {
+        RuntimeConfig {
+            fuel_apply: self.fuel_apply,
+            fuel_view: self.fuel_view,
+            fuel_end_block: self.fuel_end_block,
+            memory_limit_bytes: self.memory_limit_bytes as usize,
+            allocation: Allocation::Pooling { instances: self.wasm_instances },
+        }
+    }
+
+    /// `<data_dir>/sequencer.wif`.
+    pub fn key_path(&self) -> PathBuf {
+        self.data_dir.join("sequencer.wif")
+    }
+
+    /// `<data_dir>/genesis.json`.
+    pub fn genesis_path(&self) -> PathBuf {
+        self.data_dir.join("genesis.json")
+    }
+
+    /// `<data_dir>/chain.sqlite`.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("chain.sqlite")
+    }
+}
+
+/// `faucet` in TOML: a decimal string of base units, or `"none"` / `"off"` / `false` (TOML has
+/// no null; JSON `null` is accepted too) for no faucet.
+mod faucet_field {
+    use gamechain_sdk::Amount;
+    use serde::{de, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(value: &Option<Amount>, s: S) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(a) => s.serialize_str(&a.0.to_string()),
+            None => s.serialize_str("none"),
+        }
+    }
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Text(String),
+        Flag(bool),
+        Number(u64),
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Amount>, D::Error> {
+        match Option::<Raw>::deserialize(d)? {
+            None | Some(Raw::Flag(false)) => Ok(None),
+            Some(Raw::Flag(true)) => Err(de::Error::custom("faucet = true: give the amount, e.g. \"100000\"")),
+            Some(Raw::Number(n)) => Ok(Some(Amount(u128::from(n)))),
+            Some(Raw::Text(t)) if matches!(t.as_str(), "none" | "off" | "") => Ok(None),
+            Some(Raw::Text(t)) => t
+                .parse::<Amount>()
+                .map(Some)
+                .map_err(|e| de::Error::custom(format!("faucet `{t}`: {e} (base units, or \"none\")"))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_default_and_the_default_round_trips() {
+        assert_eq!(NodeConfig::from_toml("").unwrap(), NodeConfig::default());
+        let d = NodeConfig::default();
+        assert_eq!(NodeConfig::from_toml(&d.to_toml()).unwrap(), d);
+        assert_eq!(d.runtime_config().config_hash(), RuntimeConfig::default().config_hash());
+        assert_eq!(d.listen.to_string(), "127.0.0.1:8645");
+    }
+
+    #[test]
+    fn fields_parse_and_faucet_can_be_disabled() {
+        let c = NodeConfig::from_toml(
+            "listen = \"0.0.0.0:9000\"\nchain_id = \"x\"\nnetwork = \"mainnet\"\nfaucet = \"none\"\nblock_interval_ms = 5",
+        )
+        .unwrap();
+        assert_eq!((c.listen.port(), c.chain_id.as_str(), c.network), (9000, "x", Network::Mainnet));
+        assert_eq!((c.faucet, c.block_interval_ms), (None, 5));
+        assert_eq!(NodeConfig::from_toml("faucet = false").unwrap().faucet, None);
+        assert_eq!(NodeConfig::from_toml("faucet = \"250\"").unwrap().faucet, Some(Amount(250)));
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_field_name() {
+        for (text, needle) in [
+            ("bogus = 1", "bogus"),
+            ("block_interval_ms = 0", "block_interval_ms"),
+            ("faucet = \"1.5\"", "faucet"),
+            ("faucet = \"0\"", "faucet"),
+            ("listen = \"nowhere\"", "listen"),
+            ("network = \"regtest\"", "network"),
+            ("log = \"a=b=c\"", "log"),
+        ] {
+            let err = NodeConfig::from_toml(text).unwrap_err().to_string();
+            assert!(err.contains(needle), "{text}: {err}");
+        }
+    }
+}

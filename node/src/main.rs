@@ -1,0 +1,51 @@
+//! The `gamechain` binary: parses the command line (`cli.rs`) and runs the command — the node
+//! (`cli_node.rs`), the demo (`demo.rs`) or a client command (`cli_commands.rs`). Errors are
+//! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code:
+//! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Parser;
+use gamechain_node::cli::{Cli, Command};
+use gamechain_node::cli_commands::run_client_command;
+use gamechain_node::{cli_node, demo};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return fail(&format!("cannot start the async runtime: {e}"), 1),
+    };
+    runtime.block_on(async {
+        match cli.command {
+            Command::Node(args) => match cli_node::run(args).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e, 1),
+            },
+            Command::Demo(args) => {
+                let options = demo::DemoOptions {
+                    node: args.node,
+                    keys_dir: args.keys_dir,
+                    receipt_timeout: Duration::from_secs(args.timeout),
+                };
+                match demo::run(&options, &mut std::io::stdout()).await {
+                    Ok(_) => {
+                        println!("demo: every outcome matches the seed");
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => fail(&e.to_string(), 1),
+                }
+            }
+            command => match run_client_command(command, &mut std::io::stdout()).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e.to_string(), e.exit_code()),
+            },
+        }
+    })
+}
+
+fn fail(message: &str, code: u8) -> ExitCode {
+    eprintln!("error: {message}");
+    ExitCode::from(code)
+}

@@ -1,0 +1,88 @@
+//! The per-transaction executor: runs a module's entry point over an [`Overlay`] of committed
+//! state and returns what the node needs for a receipt and a state update.
+//!
+//! Each call builds the sdk's `KvCtx<Overlay>` (the one implementation of `Ctx` semantics), so
+//! scoping, the bank and events behave exactly as under `MockCtx`. On failure everything the call
+//! did is dropped with the overlay: the outcome has no writes and no events.
+
+use gamechain_sdk::{ActionError, BlockEnv, KvCtx, Query};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::module::WasmModule;
+use crate::state::{Overlay, State, WriteSet};
+use crate::trap::HostError;
+
+/// An event in a receipt: `{"kind": …, "data": …}` (data with sorted object keys).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Event {
+    /// Event kind, e.g. `"tictactoe.moved"`.
+    pub kind: String,
+    /// Event data, any JSON value.
+    pub data: Value,
+}
+
+/// The result of one transaction (or one end-of-block call).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TxOutcome {
+    /// `Ok` or the receipt error.
+    pub result: Result<(), ActionError>,
+    /// Fuel consumed (see [`crate::CallOutcome::fuel_used`]).
+    pub fuel_used: u64,
+    /// Events in emission order; empty when `result` is `Err`.
+    pub events: Vec<Event>,
+    /// Raw-key writes to apply to state; empty when `result` is `Err`.
+    pub writes: WriteSet,
+    /// The module's `log` lines (node log only, never hashed).
+    pub log: Vec<String>,
+}
+
+/// Runs one `gc_apply` of `module` for transaction `txid` signed by `sender`, over `base`, in
+/// block `env`. `op` is the op's JSON bytes as in the transaction.
+///
+/// `Err(HostError)` only for node-side failures (see [`HostError`]); every failure of the module
+/// is an `Ok` outcome with `result: Err(…)`.
+pub fn execute_apply(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+    txid: &str,
+    sender: &str,
+    op: &[u8],
+) -> Result<TxOutcome, HostError> {
+    let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, txid, Some(sender));
+    let outcome = module.call_apply(&mut ctx, sender, op)?;
+    Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
+}
+
+/// Runs `gc_end_block` of `module` over `base` in block `env` (empty txid, no sender). Writes are
+/// kept on `Ok` and dropped on `Err`, as for a transaction.
+pub fn execute_end_block(module: &WasmModule, base: &dyn State, env: &BlockEnv) -> Result<TxOutcome, HostError> {
+    let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, "", None);
+    let outcome = module.call_end_block(&mut ctx)?;
+    Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
+}
+
+/// Answers a view of `module` over `state`: the JSON value or the error, and the fuel used.
+pub fn run_view(
+    module: &WasmModule,
+    state: &dyn State,
+    query: &Query,
+) -> Result<(Result<Value, ActionError>, u64), HostError> {
+    let reader = Overlay::new(state);
+    let outcome = module.call_view(&reader, query)?;
+    Ok((outcome.result, outcome.fuel_used))
+}
+
+fn finish(ctx: KvCtx<Overlay<'_>>, result: Result<(), ActionError>, fuel_used: u64, log: Vec<String>) -> TxOutcome {
+    match result {
+        Ok(()) => TxOutcome {
+            result,
+            fuel_used,
+            events: ctx.events.into_iter().map(|(kind, data)| Event { kind, data }).collect(),
+            writes: ctx.kv.into_writes(),
+            log,
+        },
+        Err(_) => TxOutcome { result, fuel_used, events: Vec::new(), writes: WriteSet::new(), log },
+    }
+}

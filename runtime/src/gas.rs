@@ -1,0 +1,66 @@
+//! The gas table of ABI version 1 (ABI.md, "Gas table"): the fuel every host call is charged on
+//! top of wasmtime's per-operator fuel. Host functions charge from [`GAS_V1`] only; the table is
+//! part of [`crate::RuntimeConfig::config_hash`].
+
+/// Fuel charged by host calls. All values are fuel units (the same units as wasmtime's
+/// per-operator fuel).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GasTable {
+    /// Charged by every host call before it does anything.
+    pub host_call_base: u64,
+    /// Per byte the host reads from guest memory (keys, values, op text, …).
+    pub per_byte_in: u64,
+    /// Per byte the host writes into guest memory (only bytes actually written).
+    pub per_byte_out: u64,
+    /// Per byte of key (as the module passed it, relative) and value written by `put`.
+    pub per_byte_stored: u64,
+    /// Per byte of event kind and data (as the module passed them).
+    pub per_byte_event: u64,
+    /// Per entry in a scan result (charged whether or not the result fits the buffer).
+    pub per_scan_entry: u64,
+}
+
+/// The gas table of ABI version 1.
+pub const GAS_V1: GasTable = GasTable {
+    host_call_base: 200,
+    per_byte_in: 1,
+    per_byte_out: 1,
+    per_byte_stored: 10,
+    per_byte_event: 5,
+    per_scan_entry: 50,
+};
+
+impl GasTable {
+    /// Canonical text of the table for [`crate::RuntimeConfig::config_hash`]: one
+    /// `gas.<name>=<value>` line per entry, in table order.
+    pub fn canonical(&self) -> String {
+        let GasTable { host_call_base, per_byte_in, per_byte_out, per_byte_stored, per_byte_event, per_scan_entry } =
+            self;
+        format!(
+            "gas.host_call_base={host_call_base}\ngas.per_byte_in={per_byte_in}\ngas.per_byte_out={per_byte_out}\n\
+             gas.per_byte_stored={per_byte_stored}\ngas.per_byte_event={per_byte_event}\n\
+             gas.per_scan_entry={per_scan_entry}\n"
+        )
+    }
+}
+
+/// `len` bytes at `per_byte` fuel each, saturating (a saturated charge always runs out of fuel).
+pub(crate) fn bytes(per_byte: u64, len: usize) -> u64 {
+    per_byte.saturating_mul(len as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn v1_matches_abi_md() {
+        assert_eq!(
+            GAS_V1.canonical(),
+            "gas.host_call_base=200\ngas.per_byte_in=1\ngas.per_byte_out=1\ngas.per_byte_stored=10\n\
+             gas.per_byte_event=5\ngas.per_scan_entry=50\n"
+        );
+        assert_eq!(bytes(10, 3), 30);
+        assert_eq!(bytes(u64::MAX, 2), u64::MAX);
+    }
+}

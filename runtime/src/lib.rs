@@ -1,0 +1,47 @@
+//! # gamechain-runtime: the wasmtime host of gamechain
+//!
+//! Runs guest modules (ABI.md in `sdk-guest/`) deterministically: fuel-metered, fresh instance
+//! per call, fixed error texts, writes into an overlay that the node commits or drops.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `engine.rs` | [`RuntimeConfig`] (limits, [`RuntimeConfig::config_hash`]), [`Runtime`] (engine, linker, pool) |
+//! | `gas.rs` | [`GasTable`], [`GAS_V1`]: fuel per host call |
+//! | `module.rs` | [`WasmModule`]: load-time validation, the call driver, `impl GameModule` |
+//! | `host.rs` | the `gamechain_v1` imports and the per-call store data |
+//! | `trap.rs` | [`HostTrap`], [`HostError`], the mapping to ABI.md's fixed texts |
+//! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`WriteSet`] |
+//! | `execute.rs` | [`execute_apply`], [`execute_end_block`], [`run_view`], [`TxOutcome`], [`Event`] |
+//! | `registry.rs` | [`Modules`]: the chain's loaded modules by id, verified by code hash |
+//! | `transition.rs` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
+//!
+//! ```ignore
+//! let rt = Runtime::new(RuntimeConfig::default())?;
+//! let module = WasmModule::new(&rt, "tictactoe", &wasm_bytes)?;
+//! let out = execute_apply(&module, &state, &env, txid, sender, op_json_bytes)?;
+//! if out.result.is_ok() { state.apply(out.writes) }
+//! ```
+
+mod engine;
+mod execute;
+mod gas;
+mod host;
+mod module;
+mod state;
+mod trap;
+pub mod chain;
+pub mod registry;
+pub mod transition;
+
+pub use engine::{Allocation, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK, WASMTIME_VERSION};
+pub use execute::{execute_apply, execute_end_block, run_view, Event, TxOutcome};
+pub use gas::{GasTable, GAS_V1};
+pub use module::{CallOutcome, LoadError, WasmModule};
+pub use state::{MemState, Overlay, State, WriteSet};
+pub use trap::{HostError, HostTrap};
+pub use registry::{ModuleEntry, Modules, RegistryError};
+pub use transition::{
+    account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key, nonce_key,
+    runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput, ChainContext, ContextError, GenesisState,
+    ModuleLog, ModuleRecord, TransitionError, TxRejection, GENESIS_HASH_KEY,
+};

@@ -1,0 +1,550 @@
+//! [`WasmModule`]: one guest module, compiled and validated once, called many times.
+//!
+//! Owns the load-time rules (ABI.md, "Guest exports" and "Host imports": only `gamechain_v1`
+//! function imports with exactly the ABI types; `memory`, `gc_abi_version` returning 1,
+//! `gc_alloc`, `gc_apply`, `gc_view`, optional `gc_end_block`), the per-call driver (a fresh
+//! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
+//! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
+//! module natively against `MockCtx` or through wasm.
+//!
+//! Every call runs in a fresh instance (ABI.md): a `Store` per call, an instance from the pool.
+//! Everything that can be done once per module (compilation, import resolution, export lookup
+//! by index) is done in [`WasmModule::new`]. A cheaper reset would replace `fresh_instance`.
+
+use core::fmt;
+use std::sync::Arc;
+
+use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use wasmtime::{
+    Extern, ExternType, FuncType, Instance, InstancePre, Memory, Module, ModuleExport, Store, TypedFunc, ValType,
+    WasmParams, WasmResults,
+};
+
+use crate::engine::{Runtime, ABI_VERSION, MAX_TABLE_ELEMENTS};
+use crate::host::{span, HostState, Target, IMPORTS, IMPORT_MODULE};
+use crate::trap::{classify, HostError, HostTrap};
+
+/// What one entry-point call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome<T> {
+    /// The entry point's result, or the receipt error (a module error object, or one of the
+    /// fixed `internal: …` texts of ABI.md).
+    pub result: Result<T, ActionError>,
+    /// Fuel consumed: instantiation (start function), `gc_alloc`, the entry point and its host
+    /// calls. Equal to the limit when the call ran out of fuel.
+    pub fuel_used: u64,
+    /// Lines the module sent to `log` (and an `abort` message), for the node's log only: never
+    /// part of a receipt or a hash. At most 64 lines of 1 KiB.
+    pub log: Vec<String>,
+}
+
+/// Why a module was refused at load time. The texts name the rule broken (they may quote
+/// wasmtime's validation error: load errors are not receipts of a transaction's execution).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// Not a valid wasm binary, or it uses a refused feature (SIMD, threads, multi-memory, …).
+    Invalid(String),
+    /// An import from a module other than `gamechain_v1` (e.g. `wasi_snapshot_preview1`).
+    ForeignImport {
+        /// The import's module.
+        module: String,
+        /// The import's name.
+        name: String,
+    },
+    /// An import `gamechain_v1.<name>` that ABI v1 does not have.
+    UnknownImport(String),
+    /// An ABI import with another type than ABI.md gives (or not a function).
+    ImportType {
+        /// The import's name.
+        name: String,
+        /// The ABI type, e.g. `(i32, i32, i32, i32) -> i64`.
+        expected: String,
+    },
+    /// A required export is missing (`memory`, `gc_abi_version`, `gc_alloc`, `gc_apply`,
+    /// `gc_view`).
+    MissingExport(String),
+    /// An export has another type than ABI.md gives.
+    ExportType {
+        /// The export's name.
+        name: String,
+        /// The ABI type, e.g. `(i32) -> i32`.
+        expected: String,
+    },
+    /// The initial memory is larger than the chain's memory limit.
+    MemoryTooLarge {
+        /// The module's initial memory, bytes.
+        initial_bytes: u64,
+        /// The memory limit, bytes.
+        limit_bytes: usize,
+    },
+    /// More than one table.
+    TooManyTables(u32),
+    /// The table's initial size is above [`MAX_TABLE_ELEMENTS`].
+    TableTooLarge {
+        /// The module's initial table size, entries.
+        initial: u64,
+        /// The limit, entries.
+        limit: usize,
+    },
+    /// Instantiating the module (data segments, tables, start function) failed; the text is the
+    /// fixed receipt text of the failure or wasmtime's description of the refused resource.
+    Instantiate(String),
+    /// `gc_abi_version` returned something other than 1.
+    AbiVersion(i32),
+    /// The node could not try (pool or engine failure); loading may be retried.
+    Host(HostError),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Invalid(e) => write!(f, "not a valid module for this chain's wasm features: {e}"),
+            Self::ForeignImport { module, name } => {
+                write!(f, "imports `{module}.{name}`: a module may import only from `{IMPORT_MODULE}`")
+            }
+            Self::UnknownImport(name) => write!(f, "imports `{IMPORT_MODULE}.{name}`, which ABI v{ABI_VERSION} lacks"),
+            Self::ImportType { name, expected } => {
+                write!(f, "import `{IMPORT_MODULE}.{name}` must be a function of type {expected}")
+            }
+            Self::MissingExport(name) => write!(f, "does not export `{name}`"),
+            Self::ExportType { name, expected } => write!(f, "export `{name}` must be {expected}"),
+            Self::MemoryTooLarge { initial_bytes, limit_bytes } => {
+                write!(f, "initial memory of {initial_bytes} bytes exceeds the memory limit of {limit_bytes} bytes")
+            }
+            Self::TooManyTables(n) => {
+                write!(f, "defines {n} tables; a module may have at most one")
+            }
+            Self::TableTooLarge { initial, limit } => {
+                write!(f, "initial table of {initial} entries exceeds the limit of {limit}")
+            }
+            Self::Instantiate(e) => write!(f, "cannot be instantiated: {e}"),
+            Self::AbiVersion(v) => write!(f, "gc_abi_version returned {v}, this runtime serves {ABI_VERSION}"),
+            Self::Host(e) => write!(f, "node failure while loading: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+/// The function exports of ABI v1: `(name, params, results, required)`, types as in
+/// [`IMPORTS`].
+const EXPORTS: &[(&str, &str, &str, bool)] = &[
+    ("gc_abi_version", "", "i", true),
+    ("gc_alloc", "i", "i", true),
+    ("gc_apply", "iiii", "i", true),
+    ("gc_view", "ii", "i", true),
+    ("gc_end_block", "", "i", false),
+];
+
+/// Export indices resolved once at load.
+struct Exports {
+    memory: ModuleExport,
+    abi_version: ModuleExport,
+    alloc: ModuleExport,
+    apply: ModuleExport,
+    view: ModuleExport,
+    end_block: Option<ModuleExport>,
+}
+
+/// Which entry point a call runs, with its inputs.
+enum Entry<'a> {
+    AbiVersion,
+    Apply { sender: &'a [u8], op: &'a [u8] },
+    View { query: &'a [u8] },
+    EndBlock,
+}
+
+/// The raw result of a call: the entry point's return value and `output` bytes, or the error.
+struct Raw {
+    result: Result<(i32, Option<Vec<u8>>), ActionError>,
+    fuel_used: u64,
+    log: Vec<String>,
+}
+
+/// A loaded guest module. Cheap to share (`Arc`); calls may run concurrently from many threads.
+pub struct WasmModule {
+    runtime: Arc<Runtime>,
+    /// Whether the module runs on the pooled engine (else on the on-demand one).
+    pooled: bool,
+    id: &'static str,
+    code_hash: String,
+    pre: InstancePre<HostState>,
+    exports: Exports,
+}
+
+impl fmt::Debug for WasmModule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WasmModule").field("id", &self.id).field("code_hash", &self.code_hash).finish()
+    }
+}
+
+/// The ABI notation of a type: `(i32, i32) -> i64`.
+fn abi_type(params: &str, results: &str) -> String {
+    let name = |c: char| if c == 'I' { "i64" } else { "i32" };
+    let params = params.chars().map(name).collect::<Vec<_>>().join(", ");
+    match results {
+        "" => format!("({params})"),
+        r => format!("({params}) -> {}", r.chars().map(name).collect::<Vec<_>>().join(", ")),
+    }
+}
+
+/// `ty` in the letter notation of [`IMPORTS`] (`?` for anything but `i32`/`i64`).
+fn letters(ty: &FuncType) -> (String, String) {
+    let letter = |v: ValType| match v {
+        ValType::I32 => 'i',
+        ValType::I64 => 'I',
+        _ => '?',
+    };
+    (ty.params().map(letter).collect(), ty.results().map(letter).collect())
+}
+
+impl WasmModule {
+    /// Compiles and validates `wasm` (a binary module) as module `id`, and checks
+    /// `gc_abi_version` in a first instance.
+    ///
+    /// Errors: see [`LoadError`]; each names the rule broken.
+    pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
+        let (module, pooled) = compile(runtime, wasm)?;
+        let resources = module.resources_required();
+        if resources.num_tables > 1 {
+            return Err(LoadError::TooManyTables(resources.num_tables));
+        }
+        if let Some(initial) = resources.max_initial_table_size.filter(|&n| n > MAX_TABLE_ELEMENTS as u64) {
+            return Err(LoadError::TableTooLarge { initial, limit: MAX_TABLE_ELEMENTS });
+        }
+
+        for import in module.imports() {
+            let name = import.name();
+            if import.module() != IMPORT_MODULE {
+                return Err(LoadError::ForeignImport { module: import.module().to_string(), name: name.to_string() });
+            }
+            let Some(&(_, params, results)) = IMPORTS.iter().find(|(n, _, _)| *n == name) else {
+                return Err(LoadError::UnknownImport(name.to_string()));
+            };
+            let ok = match import.ty() {
+                ExternType::Func(ty) => letters(&ty) == (params.to_string(), results.to_string()),
+                _ => false,
+            };
+            if !ok {
+                return Err(LoadError::ImportType { name: name.to_string(), expected: abi_type(params, results) });
+            }
+        }
+
+        match module.get_export("memory") {
+            None => return Err(LoadError::MissingExport("memory".into())),
+            Some(ExternType::Memory(mem)) if !mem.is_64() && !mem.is_shared() => {
+                let initial_bytes = mem.minimum().saturating_mul(mem.page_size());
+                if initial_bytes > runtime.config.memory_limit_bytes as u64 {
+                    return Err(LoadError::MemoryTooLarge {
+                        initial_bytes,
+                        limit_bytes: runtime.config.memory_limit_bytes,
+                    });
+                }
+            }
+            Some(_) => {
+                return Err(LoadError::ExportType {
+                    name: "memory".into(),
+                    expected: "a 32-bit unshared memory".into(),
+                })
+            }
+        }
+        for &(name, params, results, required) in EXPORTS {
+            match module.get_export(name) {
+                None if !required => {}
+                None => return Err(LoadError::MissingExport(name.to_string())),
+                Some(ExternType::Func(ty)) if letters(&ty) == (params.to_string(), results.to_string()) => {}
+                Some(_) => {
+                    let expected = format!("a function of type {}", abi_type(params, results));
+                    return Err(LoadError::ExportType { name: name.to_string(), expected });
+                }
+            }
+        }
+        let index = |name: &str| module.get_export_index(name);
+        let missing = |name: &str| LoadError::MissingExport(name.to_string());
+        let exports = Exports {
+            memory: index("memory").ok_or_else(|| missing("memory"))?,
+            abi_version: index("gc_abi_version").ok_or_else(|| missing("gc_abi_version"))?,
+            alloc: index("gc_alloc").ok_or_else(|| missing("gc_alloc"))?,
+            apply: index("gc_apply").ok_or_else(|| missing("gc_apply"))?,
+            view: index("gc_view").ok_or_else(|| missing("gc_view"))?,
+            end_block: index("gc_end_block"),
+        };
+
+        let linker = match runtime.pooled() {
+            Some(backend) if pooled => &backend.linker,
+            _ => &runtime.on_demand().linker,
+        };
+        let pre = linker.instantiate_pre(&module).map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
+        let this = Self {
+            runtime: Arc::clone(runtime),
+            pooled,
+            id: Box::leak(id.to_string().into_boxed_str()),
+            code_hash: hex::encode(Sha256::digest(wasm)),
+            pre,
+            exports,
+        };
+
+        let raw = this.run(Target::Detached, runtime.config.fuel_view, Entry::AbiVersion).map_err(LoadError::Host)?;
+        match raw.result {
+            Ok((v, _)) if v == ABI_VERSION as i32 => Ok(this),
+            Ok((v, _)) => Err(LoadError::AbiVersion(v)),
+            Err(e) => Err(LoadError::Instantiate(e.to_string())),
+        }
+    }
+
+    /// The id the module runs under (its state prefix `m/<id>/`, its escrow `module:<id>`).
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// SHA-256 of the module's bytes, lowercase hex.
+    pub fn code_hash(&self) -> &str {
+        &self.code_hash
+    }
+
+    /// The runtime the module was loaded into.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// Runs `gc_apply(sender, op)` against `ctx` with `fuel_apply` fuel. `op` is the op's JSON
+    /// bytes exactly as in the transaction.
+    ///
+    /// On `Err` in the outcome, `ctx` may hold the call's partial writes and events: the caller
+    /// discards them (as `execute_apply` does by dropping its overlay). `Err(HostError)` means
+    /// the node failed, not the module: no receipt.
+    pub fn call_apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &[u8]) -> Result<CallOutcome<()>, HostError> {
+        // SAFETY: `run` drops the store (and with it the target) before returning, and `ctx` is
+        // not used until then.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(target, self.runtime.config.fuel_apply, Entry::Apply { sender: sender.as_bytes(), op })?;
+        Ok(raw.into_unit())
+    }
+
+    /// Runs `gc_view(query)` over `state` with `fuel_view` fuel; `query` crosses as a JSON object
+    /// of strings. Writes trap `internal: state is read-only in a view`.
+    pub fn call_view(&self, state: &dyn StateRead, query: &Query) -> Result<CallOutcome<Value>, HostError> {
+        let query = serde_json::to_vec(query).expect("a map of strings always serialises");
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::view(state) };
+        let raw = self.run(target, self.runtime.config.fuel_view, Entry::View { query: &query })?;
+        Ok(raw.into_value())
+    }
+
+    /// Runs `gc_end_block()` against `ctx` with `fuel_end_block` fuel. A module without the
+    /// export succeeds without running (0 fuel).
+    pub fn call_end_block(&self, ctx: &mut dyn Ctx) -> Result<CallOutcome<()>, HostError> {
+        if self.exports.end_block.is_none() {
+            return Ok(CallOutcome { result: Ok(()), fuel_used: 0, log: Vec::new() });
+        }
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(target, self.runtime.config.fuel_end_block, Entry::EndBlock)?;
+        Ok(raw.into_unit())
+    }
+
+    /// One entry-point call in a fresh instance with `fuel`, host calls acting on `target`.
+    fn run(&self, target: Target, fuel: u64, entry: Entry<'_>) -> Result<Raw, HostError> {
+        let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
+        let _slot = if self.pooled { self.runtime.slot() } else { None };
+        let engine = self.pre.module().engine();
+        let mut store = Store::new(engine, HostState::new(self.id, target, self.runtime.limits()));
+        store.limiter(|st| &mut st.limits);
+        store.set_fuel(fuel).map_err(engine_err)?;
+
+        let called = self.invoke(&mut store, entry);
+
+        let left = store.get_fuel().map_err(engine_err)?;
+        let st = store.data_mut();
+        // The caller's context is unreachable from here on.
+        st.detach();
+        let output = st.output.take();
+        let log = std::mem::take(&mut st.log);
+        drop(store);
+
+        let mut fuel_used = fuel.saturating_sub(left);
+        let result = match called {
+            Ok(code) => Ok((code, output)),
+            Err(e) => {
+                let err = classify(&e)?;
+                if err == HostTrap::OutOfFuel.to_action_error() {
+                    fuel_used = fuel;
+                }
+                Err(err)
+            }
+        };
+        Ok(Raw { result, fuel_used, log })
+    }
+
+    /// Instantiates (`fresh_instance`) and runs `entry`; the `i32` is the entry point's return.
+    fn invoke(&self, store: &mut Store<HostState>, entry: Entry<'_>) -> wasmtime::Result<i32> {
+        let (instance, memory) = self.fresh_instance(store)?;
+        match entry {
+            Entry::AbiVersion => {
+                self.func::<(), i32>(store, &instance, &self.exports.abi_version)?.call(&mut *store, ())
+            }
+            Entry::Apply { sender, op } => {
+                let alloc = self.func::<i32, i32>(store, &instance, &self.exports.alloc)?;
+                let (sp, sl) = place(store, &alloc, memory, sender)?;
+                let (op_ptr, ol) = place(store, &alloc, memory, op)?;
+                let apply = self.func::<(i32, i32, i32, i32), i32>(store, &instance, &self.exports.apply)?;
+                apply.call(&mut *store, (sp, sl, op_ptr, ol))
+            }
+            Entry::View { query } => {
+                let alloc = self.func::<i32, i32>(store, &instance, &self.exports.alloc)?;
+                let (qp, ql) = place(store, &alloc, memory, query)?;
+                self.func::<(i32, i32), i32>(store, &instance, &self.exports.view)?.call(&mut *store, (qp, ql))
+            }
+            Entry::EndBlock => match &self.exports.end_block {
+                Some(end_block) => self.func::<(), i32>(store, &instance, end_block)?.call(&mut *store, ()),
+                None => Ok(0),
+            },
+        }
+    }
+
+    /// A new instance in pristine state (data segments applied, start function run), with its
+    /// memory attached to the store data.
+    fn fresh_instance(&self, store: &mut Store<HostState>) -> wasmtime::Result<(Instance, Memory)> {
+        let instance = self.pre.instantiate(&mut *store)?;
+        let memory = instance
+            .get_module_export(&mut *store, &self.exports.memory)
+            .and_then(Extern::into_memory)
+            .ok_or_else(|| wasmtime::Error::msg("validated memory export is missing"))?;
+        store.data_mut().attach_memory(memory);
+        Ok((instance, memory))
+    }
+
+    /// A validated function export of `instance`, typed.
+    fn func<P: WasmParams, R: WasmResults>(
+        &self,
+        store: &mut Store<HostState>,
+        instance: &Instance,
+        export: &ModuleExport,
+    ) -> wasmtime::Result<TypedFunc<P, R>> {
+        instance
+            .get_module_export(&mut *store, export)
+            .and_then(Extern::into_func)
+            .ok_or_else(|| wasmtime::Error::msg("validated function export is missing"))?
+            .typed::<P, R>(&*store)
+    }
+}
+
+/// Compiles `wasm` for the pooled engine, or, when the pool's slots cannot hold it (or there is
+/// no pool), for the on-demand one; `true` when pooled. A module invalid for both reports the
+/// on-demand engine's reason, so the text does not depend on the allocation strategy.
+fn compile(runtime: &Runtime, wasm: &[u8]) -> Result<(Module, bool), LoadError> {
+    if let Some(backend) = runtime.pooled() {
+        if let Ok(module) = Module::from_binary(&backend.engine, wasm) {
+            return Ok((module, true));
+        }
+    }
+    Module::from_binary(&runtime.on_demand().engine, wasm)
+        .map(|module| (module, false))
+        .map_err(|e| LoadError::Invalid(format!("{e:#}")))
+}
+
+/// Copies `bytes` into a buffer obtained from the guest's `gc_alloc`; `(ptr, len)`. Empty input
+/// is passed as `(0, 0)` without calling `gc_alloc`. A null or out-of-memory pointer traps
+/// `internal: guest allocation failed`.
+fn place(
+    store: &mut Store<HostState>,
+    alloc: &TypedFunc<i32, i32>,
+    memory: Memory,
+    bytes: &[u8],
+) -> wasmtime::Result<(i32, i32)> {
+    if bytes.is_empty() {
+        return Ok((0, 0));
+    }
+    let alloc_failed = || wasmtime::Error::new(HostTrap::AllocFailed);
+    let len = i32::try_from(bytes.len()).map_err(|_| alloc_failed())?;
+    let ptr = alloc.call(&mut *store, len)?;
+    if ptr == 0 {
+        return Err(alloc_failed());
+    }
+    let range = span(ptr, len, memory.data_size(&*store)).map_err(|_| alloc_failed())?;
+    memory.data_mut(&mut *store)[range].copy_from_slice(bytes);
+    Ok((ptr, len))
+}
+
+/// The error object in an entry point's `output`, or `internal: malformed module output`.
+fn error_object(output: Option<Vec<u8>>) -> ActionError {
+    output
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|v| ActionError::from_json(&v))
+        .unwrap_or_else(|| HostTrap::MalformedOutput.to_action_error())
+}
+
+impl Raw {
+    /// `gc_apply` / `gc_end_block`: `0` succeeds (output ignored), `1` fails with the error
+    /// object.
+    fn into_unit(self) -> CallOutcome<()> {
+        let result = self.result.and_then(|(code, output)| match code {
+            0 => Ok(()),
+            1 => Err(error_object(output)),
+            _ => Err(HostTrap::MalformedOutput.to_action_error()),
+        });
+        CallOutcome { result, fuel_used: self.fuel_used, log: self.log }
+    }
+
+    /// `gc_view`: `0` with a JSON value output, `1` with an error object.
+    fn into_value(self) -> CallOutcome<Value> {
+        let result = self.result.and_then(|(code, output)| match code {
+            0 => output
+                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                .ok_or_else(|| HostTrap::MalformedOutput.to_action_error()),
+            1 => Err(error_object(output)),
+            _ => Err(HostTrap::MalformedOutput.to_action_error()),
+        });
+        CallOutcome { result, fuel_used: self.fuel_used, log: self.log }
+    }
+}
+
+/// Runs the module through wasm behind the `GameModule` interface, for tests and tools that
+/// treat native and wasm modules alike. The op is re-encoded from the `Value` (the chain passes
+/// the transaction's bytes through [`WasmModule::call_apply`] instead).
+///
+/// # Panics
+/// On a [`HostError`] (instance pool or engine failure): it is a node failure, which has no
+/// receipt, so it cannot be returned as an `ActionError`. Consensus code uses
+/// [`crate::execute_apply`] and friends, which return it.
+impl GameModule for WasmModule {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+
+    fn apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+        let op = serde_json::to_vec(op).expect("a JSON value always serialises");
+        match self.call_apply(ctx, sender, &op) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+
+    fn view(&self, state: &dyn StateRead, query: &Query) -> Result<Value, ActionError> {
+        match self.call_view(state, query) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+
+    fn end_block(&self, ctx: &mut dyn Ctx) -> Result<(), ActionError> {
+        match self.call_end_block(ctx) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abi_types_are_spelled_like_abi_md() {
+        assert_eq!(abi_type("iiii", "I"), "(i32, i32, i32, i32) -> i64");
+        assert_eq!(abi_type("", "i"), "() -> i32");
+        assert_eq!(abi_type("ii", ""), "(i32, i32)");
+    }
+}

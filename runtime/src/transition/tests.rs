@@ -1,0 +1,583 @@
+//! Tests of the state transition: the real tic-tac-toe guest (built from the current source)
+//! and small WAT modules with and without `gc_end_block`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, LazyLock};
+
+use gamechain_sdk::guest_build::build_guest;
+use gamechain_sdk::{Amount, Checkpoint};
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+use super::*;
+use crate::chain::signed_message::sign_message;
+use crate::chain::{GenesisBalance, GenesisModule};
+use crate::registry::RegistryError;
+use crate::{MemState, WasmModule};
+
+const CHAIN: &str = "gamechain-test";
+const T0: u64 = 1_790_000_000_000;
+const FAUCET: u128 = 100_000;
+
+fn key(n: u8) -> SecretKey {
+    SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
+}
+
+static SEQ: LazyLock<SecretKey> = LazyLock::new(|| key(1));
+static ALICE: LazyLock<SecretKey> = LazyLock::new(|| key(2));
+static BOB: LazyLock<SecretKey> = LazyLock::new(|| key(3));
+static CAROL: LazyLock<SecretKey> = LazyLock::new(|| key(4));
+
+static RUNTIME: LazyLock<Arc<Runtime>> = LazyLock::new(|| Runtime::new(RuntimeConfig::default()).unwrap());
+
+/// A loaded module and the bytes it came from.
+struct Loaded {
+    module: Arc<WasmModule>,
+    wasm: Vec<u8>,
+}
+
+impl Loaded {
+    fn new(id: &str, wasm: Vec<u8>) -> Self {
+        let module = Arc::new(WasmModule::new(&RUNTIME, id, &wasm).unwrap_or_else(|e| panic!("{id}: {e}")));
+        Self { module, wasm }
+    }
+    fn hash(&self) -> String {
+        hex::encode(Sha256::digest(&self.wasm))
+    }
+}
+
+static TICTACTOE: LazyLock<Loaded> =
+    LazyLock::new(|| Loaded::new("tictactoe", build_guest("tictactoe").unwrap_or_else(|e| panic!("{e}")).wasm));
+
+/// `runtime/tests/wat/counter.wat`: `gc_apply` increments `n`; no `gc_end_block`.
+static COUNTER: LazyLock<Loaded> =
+    LazyLock::new(|| Loaded::new("counter", wat::parse_str(include_str!("../../tests/wat/counter.wat")).unwrap()));
+
+/// `gc_end_block` increments the one-digit counter `n`; `gc_apply` does nothing.
+const TICKER_WAT: &str = r#"
+(module
+  (import "gamechain_v1" "get" (func $get (param i32 i32 i32 i32) (result i64)))
+  (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "n")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 1))
+  (func (export "gc_end_block") (result i32)
+    (if (i64.lt_s (call $get (i32.const 16) (i32.const 1) (i32.const 32) (i32.const 1)) (i64.const 0))
+      (then (i32.store8 (i32.const 32) (i32.const 48))))
+    (i32.store8 (i32.const 32) (i32.add (i32.load8_u (i32.const 32)) (i32.const 1)))
+    (call $put (i32.const 16) (i32.const 1) (i32.const 32) (i32.const 1))
+    (i32.const 0)))
+"#;
+static TICKER: LazyLock<Loaded> = LazyLock::new(|| Loaded::new("ticker", wat::parse_str(TICKER_WAT).unwrap()));
+
+/// `gc_end_block` writes `x` and then fails with `invalid: end_block refused`.
+const FAILER_WAT: &str = r#"
+(module
+  (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
+  (import "gamechain_v1" "output" (func $output (param i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "x")
+  (data (i32.const 64) "{\"code\":\"invalid\",\"message\":\"end_block refused\"}")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 1))
+  (func (export "gc_end_block") (result i32)
+    (call $put (i32.const 16) (i32.const 1) (i32.const 16) (i32.const 1))
+    (call $output (i32.const 64) (i32.const 48))
+    (i32.const 1)))
+"#;
+static FAILER: LazyLock<Loaded> = LazyLock::new(|| Loaded::new("failer", wat::parse_str(FAILER_WAT).unwrap()));
+
+fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
+    let cfg = RUNTIME.config();
+    Genesis {
+        chain_id: CHAIN.into(),
+        network: Network::Testnet,
+        sequencer: SEQ.address(),
+        time_ms: T0,
+        faucet: faucet.map(Amount),
+        modules: modules.iter().map(|l| GenesisModule { id: l.module.id().to_string(), code_hash: l.hash() }).collect(),
+        balances: vec![GenesisBalance { account: CAROL.address(), token: GOLD.into(), amount: Amount(5_000) }],
+        fuel_apply: cfg.fuel_apply,
+        fuel_view: cfg.fuel_view,
+        fuel_end_block: cfg.fuel_end_block,
+        memory_limit_bytes: cfg.memory_limit_bytes as u64,
+        engine_config_hash: cfg.config_hash(),
+    }
+}
+
+fn context(modules: &[&Loaded], faucet: Option<u128>) -> ChainContext {
+    let genesis = genesis_with(modules, faucet);
+    let mut registry = Modules::new();
+    for l in modules {
+        registry.insert(l.module.clone(), &l.wasm).unwrap();
+    }
+    ChainContext::new(genesis, RUNTIME.clone(), registry).unwrap()
+}
+
+/// A chain in memory: the context, the committed state, its running hash and the head header.
+struct Chain {
+    ctx: ChainContext,
+    state: MemState,
+    hash: StateHash,
+    head: Header,
+}
+
+impl Chain {
+    fn new(modules: &[&Loaded], faucet: Option<u128>) -> Self {
+        let ctx = context(modules, faucet);
+        let g = genesis_state(ctx.genesis()).unwrap();
+        let state = MemState { map: g.entries.into_iter().collect() };
+        Self { ctx, state, hash: g.state_hash, head: g.header }
+    }
+
+    fn input(&self, txs: Vec<SignedTx>) -> BlockInput {
+        BlockInput {
+            time_ms: self.head.time_ms + 1_000,
+            checkpoint: Checkpoint { height: 7, hash: "ab".repeat(32) },
+            txs,
+        }
+    }
+
+    fn try_block(&self, txs: Vec<SignedTx>) -> Result<BlockOutput, TransitionError> {
+        execute_block(&self.ctx, &self.state, &self.hash, &self.head, &self.input(txs))
+    }
+
+    /// Executes and commits a block, checking the incremental root against a full recompute.
+    fn block(&mut self, txs: Vec<SignedTx>) -> BlockOutput {
+        let out = self.try_block(txs).unwrap_or_else(|e| panic!("{e}"));
+        for (k, v) in &out.writes {
+            assert_ne!(self.state.map.get(k), v.as_ref(), "{k}: a no-op write is not a net write");
+        }
+        self.state.apply(out.writes.clone());
+        assert_eq!(out.state_hash, StateHash::from_entries(&self.state.map), "incremental root = full recompute");
+        assert_eq!(out.header.state_root, out.state_hash.root());
+        assert_eq!(out.header.height, self.head.height + 1);
+        assert_eq!(out.header.prev_hash, self.head.hash());
+        self.hash = out.state_hash.clone();
+        self.head = out.header.clone();
+        out
+    }
+
+    fn balance(&self, account: &str) -> u128 {
+        let kv = Overlay::new(&self.state);
+        ledger::balance(&kv, account, GOLD)
+    }
+
+    fn nonce(&self, who: &SecretKey) -> u64 {
+        account_nonce(&self.state, &who.address()).unwrap()
+    }
+}
+
+fn tx(sk: &SecretKey, nonce: u64, action: Action) -> SignedTx {
+    sign_tx(sk, CHAIN, nonce, action)
+}
+
+fn faucet_action() -> Action {
+    Action::Faucet { token: GOLD.into() }
+}
+
+fn pay(to: &str, amount: u128) -> Action {
+    Action::Transfer { to: to.into(), token: GOLD.into(), amount: Amount(amount) }
+}
+
+fn ttt(op: Value) -> Action {
+    Action::game("tictactoe", &op)
+}
+
+fn ev(kind: &str, data: Value) -> Event {
+    Event { kind: kind.into(), data }
+}
+
+#[test]
+fn genesis_state_and_root_match_a_full_recompute() {
+    let genesis = genesis_with(&[&TICKER, &COUNTER], Some(FAUCET));
+    let g = genesis_state(&genesis).unwrap();
+    assert_eq!(g.state_hash, StateHash::from_entries(g.entries.iter().map(|(k, v)| (k, v))));
+    let keys: Vec<&str> = g.entries.iter().map(|(k, _)| k.as_str()).collect();
+    let carol_bal = format!("bal/{}/GOLD", CAROL.address());
+    assert_eq!(keys, [carol_bal.as_str(), "chain/genesis", "module/counter", "module/ticker", "token/GOLD"]);
+    let map: BTreeMap<_, _> = g.entries.iter().cloned().collect();
+    assert_eq!(map["chain/genesis"], hex::encode(genesis.hash()).into_bytes());
+    assert_eq!(
+        String::from_utf8(map["module/ticker"].clone()).unwrap(),
+        format!(r#"{{"abi_version":1,"code_hash":"{}","deployed_height":0,"owner":"system"}}"#, TICKER.hash())
+    );
+    assert_eq!(map[&carol_bal], b"5000");
+
+    let h = &g.header;
+    assert_eq!((h.height, h.prev_hash, h.time_ms), (0, [0; 32], T0));
+    assert_eq!(h.sequencer, SEQ.address());
+    assert_eq!(h.checkpoint, Checkpoint::default());
+    assert_eq!(h.tx_root, crate::chain::tx_root(&[]));
+    assert_eq!(h.receipt_root, crate::chain::receipt_root(&[]));
+    assert_eq!(h.state_root, g.state_hash.root());
+    assert_eq!(genesis_header(&genesis, &g.state_hash), g.header);
+
+    // The genesis file is part of the state: another faucet amount is another root.
+    let other = genesis_state(&genesis_with(&[&TICKER, &COUNTER], Some(1))).unwrap();
+    assert_ne!(other.header.state_root, g.header.state_root);
+
+    // The modules load from the codes genesis names, by hash.
+    let codes: BTreeMap<String, Vec<u8>> = [&*TICKER, &*COUNTER].iter().map(|l| (l.hash(), l.wasm.clone())).collect();
+    let modules = Modules::from_genesis(&RUNTIME, &genesis, &codes).unwrap();
+    assert_eq!(
+        modules.iter().map(|(id, e)| (id, e.has_end_block)).collect::<Vec<_>>(),
+        [("counter", false), ("ticker", true)]
+    );
+    ChainContext::new(genesis.clone(), RUNTIME.clone(), modules).unwrap();
+    let mut swapped = codes.clone();
+    swapped.insert(TICKER.hash(), COUNTER.wasm.clone());
+    assert!(matches!(Modules::from_genesis(&RUNTIME, &genesis, &swapped), Err(RegistryError::CodeHash { .. })));
+    swapped.remove(&TICKER.hash());
+    assert!(matches!(Modules::from_genesis(&RUNTIME, &genesis, &swapped), Err(RegistryError::MissingCode { .. })));
+}
+
+#[test]
+fn a_block_plays_the_seed_game() {
+    let mut chain = Chain::new(&[&TICTACTOE], Some(FAUCET));
+    let (a, b, c) = (ALICE.address(), BOB.address(), CAROL.address());
+    let create = tx(&ALICE, 2, ttt(json!({"kind": "create", "stake": "100"})));
+    let id = create.txid()[..16].to_string();
+    let txs = vec![
+        tx(&ALICE, 0, faucet_action()),
+        tx(&BOB, 0, faucet_action()),
+        tx(&ALICE, 1, pay(&c, 500)),
+        create.clone(),
+        tx(&BOB, 1, ttt(json!({"kind": "join", "id": id}))),
+        tx(&ALICE, 3, ttt(json!({"kind": "move", "id": id, "cell": 0}))),
+        tx(&BOB, 2, ttt(json!({"kind": "move", "id": id, "cell": 0}))),
+        tx(&BOB, 3, ttt(json!({"kind": "move", "id": id, "cell": 3}))),
+    ];
+    let out = chain.block(txs.clone());
+    let r = &out.receipts;
+    assert_eq!(r.len(), 8);
+    assert_eq!(out.txids, txs.iter().map(SignedTx::txid).collect::<Vec<_>>());
+    assert_eq!(r[0], Receipt::success(vec![ev("faucet", json!({"amount": "100000", "to": a, "token": "GOLD"}))], 0));
+    assert_eq!(r[1].events[0].data, json!({"amount": "100000", "to": b, "token": "GOLD"}));
+    assert_eq!(
+        r[2],
+        Receipt::success(vec![ev("transfer", json!({"amount": "500", "from": a, "to": c, "token": "GOLD"}))], 0)
+    );
+    assert!(r[3].ok && r[3].fuel_used > 0);
+    assert_eq!(r[3].events, [ev("tictactoe.created", json!({"id": id, "opponent": null, "stake": "100", "x": a}))]);
+    assert_eq!(r[4].events, [ev("tictactoe.joined", json!({"id": id, "o": b}))]);
+    assert_eq!(
+        r[5].events,
+        [ev("tictactoe.moved", json!({"board": "x........", "by": a, "cell": 0, "id": id, "turn": "o"}))]
+    );
+    // The bad move: included, failed, no events, fuel charged, nonce used.
+    assert!(!r[6].ok);
+    assert_eq!(r[6].error.as_deref(), Some("invalid: cell is taken"));
+    assert!(r[6].events.is_empty());
+    assert!(r[6].fuel_used > 0);
+    assert!(r[7].ok, "bob's next nonce is 3: the failed move used 2");
+    assert_eq!(r[7].events[0].data["board"], "x..o.....");
+    // The sdk always exports gc_end_block (GameModule::end_block does nothing by default).
+    assert_eq!(out.end_block.len(), 1);
+    let (id_end, end) = &out.end_block[0];
+    assert!(id_end == "tictactoe" && end.ok && end.events.is_empty() && end.fuel_used > 0, "{end:?}");
+    assert_eq!(out.header.tx_root, crate::chain::tx_root(&txs));
+    let mut all = r.clone();
+    all.push(end.clone());
+    assert_eq!(out.header.receipt_root, crate::chain::receipt_root(&all));
+
+    assert_eq!((chain.balance(&a), chain.balance(&b), chain.balance(&c)), (99_400, 99_900, 5_500));
+    assert_eq!(chain.balance("module:tictactoe"), 200);
+    assert_eq!((chain.nonce(&ALICE), chain.nonce(&BOB), chain.nonce(&CAROL)), (4, 4, 0));
+    let gold: gamechain_sdk::TokenInfo = serde_json::from_slice(&chain.state.map["token/GOLD"]).unwrap();
+    assert_eq!(gold.supply, Amount(5_000 + 2 * FAUCET), "the faucet mints");
+
+    // The seed's failed move alone in a block: only the nonce changes.
+    assert_eq!(chain.nonce(&BOB), 4);
+    let before = chain.balance(&b);
+    let out = chain.block(vec![tx(&BOB, 4, ttt(json!({"kind": "move", "id": id, "cell": 0})))]);
+    assert_eq!(out.receipts[0].error.as_deref(), Some("not allowed: not your turn"));
+    let out2 = chain.block(vec![tx(&ALICE, 4, ttt(json!({"kind": "move", "id": id, "cell": 3})))]);
+    assert_eq!(out2.receipts[0].error.as_deref(), Some("invalid: cell is taken"));
+    assert_eq!(out.writes.keys().collect::<Vec<_>>(), [&nonce_key(&b)]);
+    assert_eq!(out2.writes.keys().collect::<Vec<_>>(), [&nonce_key(&a)]);
+    assert_eq!((chain.nonce(&BOB), chain.nonce(&ALICE), chain.balance(&b)), (5, 5, before));
+}
+
+#[test]
+fn incremental_root_follows_a_whole_game_and_end_blocks() {
+    let mut chain = Chain::new(&[&TICTACTOE, &TICKER, &COUNTER], Some(FAUCET));
+    let (a, c) = (ALICE.address(), CAROL.address());
+    chain.block(vec![tx(&ALICE, 0, faucet_action()), tx(&BOB, 0, faucet_action())]);
+    let create = tx(&ALICE, 1, ttt(json!({"kind": "create", "stake": "100"})));
+    let id = create.txid()[..16].to_string();
+    chain.block(vec![create, tx(&BOB, 1, ttt(json!({"kind": "join", "id": id})))]);
+    let mv = |sk: &SecretKey, n, cell| tx(sk, n, ttt(json!({"kind": "move", "id": id, "cell": cell})));
+    chain.block(vec![mv(&ALICE, 2, 0), mv(&BOB, 2, 3), mv(&ALICE, 3, 1)]);
+    chain.block(vec![]);
+    let out = chain.block(vec![mv(&BOB, 3, 4), mv(&ALICE, 4, 2), mv(&BOB, 4, 5)]);
+    assert_eq!(out.receipts[1].events[1].kind, "tictactoe.finished");
+    assert_eq!(out.receipts[2].error.as_deref(), Some("invalid: game is not in play"));
+    // Carol sends her whole balance: her balance key is deleted.
+    let out = chain.block(vec![tx(&CAROL, 0, pay(&a, 5_000)), tx(&ALICE, 5, Action::game("counter", &json!({})))]);
+    assert_eq!(out.writes.get(&format!("bal/{c}/GOLD")), Some(&None));
+    assert_eq!(out.receipts[1].events, [ev("counter.incremented", json!({"n": 1}))]);
+    assert_eq!((chain.balance(&a), chain.balance("module:tictactoe")), (100_100 + 5_000, 0));
+    assert_eq!(chain.state.map["m/ticker/n"], b"6", "end_block ran once per block");
+    assert_eq!(chain.state.map["m/counter/n"], b"1");
+    assert_eq!(chain.head.height, 6);
+}
+
+#[test]
+fn invalid_transactions_name_their_index() {
+    let chain = Chain::new(&[], Some(FAUCET));
+    let good = tx(&ALICE, 0, faucet_action());
+    let invalid = |txs: Vec<SignedTx>| match chain.try_block(txs) {
+        Err(TransitionError::InvalidTx { index, txid, reason }) => (index, txid, reason),
+        other => panic!("expected InvalidTx, got {other:?}"),
+    };
+
+    let wrong_nonce = tx(&ALICE, 5, faucet_action());
+    assert_eq!(
+        invalid(vec![good.clone(), wrong_nonce.clone()]),
+        (1, wrong_nonce.txid(), TxRejection::Nonce { expected: 1, found: 5 })
+    );
+    assert_eq!(
+        invalid(vec![good.clone(), good.clone()]).2,
+        TxRejection::Nonce { expected: 1, found: 0 },
+        "a replayed transaction has a used nonce"
+    );
+
+    let wrong_chain = sign_tx(&ALICE, "other-chain", 0, faucet_action());
+    let (index, txid, reason) = invalid(vec![wrong_chain.clone(), good.clone()]);
+    assert_eq!((index, txid), (0, wrong_chain.txid()));
+    assert!(matches!(reason, TxRejection::Check(TxError::WrongChain { .. })), "{reason}");
+
+    let body = TxBody { chain_id: CHAIN.into(), from: ALICE.address(), nonce: 1, action: faucet_action() }.to_json();
+    let forged = SignedTx { signature: sign_message(&BOB, body.as_bytes()), body };
+    let (index, _, reason) = invalid(vec![good.clone(), forged]);
+    assert_eq!(index, 1);
+    assert!(matches!(reason, TxRejection::Check(TxError::BadSignature(_))), "{reason}");
+
+    // The first invalid transaction in block order is named, whatever kind of check fails.
+    assert_eq!(invalid(vec![good.clone(), wrong_nonce, wrong_chain]).0, 1);
+}
+
+#[test]
+fn the_same_block_gives_the_same_output() {
+    let mut chain = Chain::new(&[&TICTACTOE, &TICKER, &FAILER], Some(FAUCET));
+    chain.block(vec![tx(&ALICE, 0, faucet_action())]);
+    let txs = vec![
+        tx(&ALICE, 1, ttt(json!({"kind": "create", "stake": "250"}))),
+        tx(&BOB, 0, ttt(json!({"kind": "create"}))),
+        tx(&BOB, 1, pay(&ALICE.address(), 1)),
+        tx(&CAROL, 0, pay(&BOB.address(), 1)),
+    ];
+    let first = chain.try_block(txs.clone()).unwrap();
+    let second = chain.try_block(txs.clone()).unwrap();
+    assert_eq!(first, second);
+    assert!(first.receipts.iter().filter(|r| r.ok).count() == 3 && first.receipts[0].fuel_used > 0);
+    assert_eq!(first.receipts[2].error.as_deref(), Some("insufficient GOLD: need 1, have 0"));
+
+    // One thread or several, or the builder one by one: the same block.
+    let single = execute_block(
+        &context(&[&TICTACTOE, &TICKER, &FAILER], Some(FAUCET)).with_verify_threads(1),
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        &chain.input(txs.clone()),
+    );
+    // (A second context has other Arc<WasmModule>s but the same code: identical output.)
+    assert_eq!(single.unwrap(), first);
+    let input = chain.input(txs.clone());
+    let mut builder =
+        BlockBuilder::new(&chain.ctx, &chain.state, &chain.hash, &chain.head, input.time_ms, input.checkpoint).unwrap();
+    for t in &txs {
+        builder.push(t).unwrap();
+    }
+    assert_eq!(builder.finish().unwrap(), first);
+}
+
+#[test]
+fn end_block_writes_are_kept_on_ok_and_dropped_on_err() {
+    let mut chain = Chain::new(&[&TICKER, &FAILER, &COUNTER], None);
+    let out = chain.block(vec![]);
+    let ids: Vec<&str> = out.end_block.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["failer", "ticker"], "id order; counter has no gc_end_block");
+    let (failer, ticker) = (&out.end_block[0].1, &out.end_block[1].1);
+    assert_eq!(failer.error.as_deref(), Some("invalid: end_block refused"));
+    assert!(failer.fuel_used > 0 && failer.events.is_empty());
+    assert!(ticker.ok && ticker.fuel_used > 0);
+    assert_eq!(out.writes.keys().collect::<Vec<_>>(), ["m/ticker/n"]);
+    assert!(!chain.state.map.contains_key("m/failer/x"));
+    assert_eq!(out.header.receipt_root, crate::chain::receipt_root(&[failer.clone(), ticker.clone()]));
+
+    // Transaction receipts come first in receipt_root, then the end_block ones.
+    let t = tx(&ALICE, 0, Action::game("counter", &json!({})));
+    let out = chain.block(vec![t]);
+    let mut all = out.receipts.clone();
+    all.extend(out.end_block.iter().map(|(_, r)| r.clone()));
+    assert_eq!(all.len(), 3);
+    assert_eq!(out.header.receipt_root, crate::chain::receipt_root(&all));
+    assert_eq!(chain.state.map["m/ticker/n"], b"2");
+}
+
+#[test]
+fn node_actions_fail_with_receipts_and_use_their_nonce() {
+    let mut chain = Chain::new(&[&COUNTER], None);
+    let c = CAROL.address();
+    let mainnet = SecretKey::from_bytes(Network::Mainnet, [9; 32]).unwrap().address();
+    let cases: Vec<(Action, String)> = vec![
+        (faucet_action(), "invalid: this chain has no faucet".into()),
+        (Action::game("chess", &json!({})), "not found: module chess".into()),
+        (pay("module:counter", 1), "invalid: `module:counter` is not an address of this chain".into()),
+        (pay(&mainnet, 1), format!("invalid: `{mainnet}` is not an address of this chain")),
+        (pay(&ALICE.address(), 0), "invalid: amount must be more than 0".into()),
+        (pay(&ALICE.address(), 5_001), "insufficient GOLD: need 5001, have 5000".into()),
+    ];
+    let txs = cases.iter().enumerate().map(|(n, (a, _))| tx(&CAROL, n as u64, a.clone())).collect();
+    let out = chain.block(txs);
+    for ((_, want), r) in cases.iter().zip(&out.receipts) {
+        assert!(!r.ok && r.events.is_empty() && r.fuel_used == 0, "{r:?}");
+        assert!(r.error.as_deref().unwrap().starts_with(want.as_str()), "{:?} vs {want}", r.error);
+    }
+    assert_eq!(out.writes.keys().collect::<Vec<_>>(), [&nonce_key(&c)]);
+    assert_eq!((chain.nonce(&CAROL), chain.balance(&c)), (6, 5_000));
+
+    let mut chain = Chain::new(&[], Some(FAUCET));
+    let out = chain.block(vec![tx(&ALICE, 0, Action::Faucet { token: "GEM".into() })]);
+    assert_eq!(out.receipts[0].error.as_deref(), Some("invalid: the faucet pays only GOLD"));
+}
+
+#[test]
+fn the_builder_lets_a_sequencer_leave_transactions_out() {
+    let chain = Chain::new(&[&TICKER], Some(FAUCET));
+    let (t0, bad, t1) =
+        (tx(&ALICE, 0, faucet_action()), tx(&ALICE, 7, faucet_action()), tx(&ALICE, 1, pay(&CAROL.address(), 10)));
+    let input = chain.input(vec![]);
+    let mut b =
+        BlockBuilder::new(&chain.ctx, &chain.state, &chain.hash, &chain.head, input.time_ms, input.checkpoint).unwrap();
+    assert_eq!(b.height(), 1);
+    b.push(&t0).unwrap();
+    let err = b.push(&bad).unwrap_err();
+    assert!(matches!(
+        err,
+        TransitionError::InvalidTx { index: 1, reason: TxRejection::Nonce { expected: 1, found: 7 }, .. }
+    ));
+    assert_eq!(b.nonce(&ALICE.address()).unwrap(), 1);
+    assert!(b.push(&tx(&ALICE, 1, faucet_action())).is_ok());
+    let mut b2 = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        input.time_ms,
+        Checkpoint { height: 7, hash: "ab".repeat(32) },
+    )
+    .unwrap();
+    b2.push(&t0).unwrap();
+    assert!(b2.push(&bad).is_err());
+    b2.push(&t1).unwrap();
+    assert_eq!(b2.len(), 2);
+    assert_eq!(b2.finish().unwrap(), chain.try_block(vec![t0, t1]).unwrap());
+}
+
+#[test]
+fn the_parent_must_match() {
+    let chain = Chain::new(&[], Some(FAUCET));
+    let wrong = StateHash::new();
+    let input = chain.input(vec![]);
+    assert!(matches!(
+        execute_block(&chain.ctx, &chain.state, &wrong, &chain.head, &input),
+        Err(TransitionError::BadParent(_))
+    ));
+    let early = BlockInput { time_ms: T0 - 1, ..input.clone() };
+    assert!(matches!(
+        execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &early),
+        Err(TransitionError::BadParent(m)) if m.contains("before")
+    ));
+    let same_time = BlockInput { time_ms: T0, ..input };
+    execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &same_time).unwrap();
+}
+
+#[test]
+fn the_context_checks_runtime_and_modules_against_genesis() {
+    let registry = |mods: &[&Loaded]| {
+        let mut m = Modules::new();
+        for l in mods {
+            m.insert(l.module.clone(), &l.wasm).unwrap();
+        }
+        m
+    };
+    let genesis = genesis_with(&[&TICKER], None);
+    let new = |g: Genesis, m| ChainContext::new(g, RUNTIME.clone(), m);
+    assert!(matches!(new(genesis.clone(), registry(&[])), Err(ContextError::Modules(m)) if m.contains("not loaded")));
+    assert!(
+        matches!(new(genesis.clone(), registry(&[&TICKER, &FAILER])), Err(ContextError::Modules(m)) if m.contains("not a genesis"))
+    );
+    let mut other_fuel = genesis.clone();
+    other_fuel.fuel_apply += 1;
+    assert!(matches!(new(other_fuel, registry(&[&TICKER])), Err(ContextError::Runtime(m)) if m.contains("fuel_apply")));
+    let mut other_hash = genesis.clone();
+    other_hash.engine_config_hash = "00".repeat(32);
+    assert!(matches!(new(other_hash, registry(&[&TICKER])), Err(ContextError::Runtime(_))));
+    let mut swapped = genesis.clone();
+    swapped.modules[0].code_hash = FAILER.hash();
+    assert!(matches!(new(swapped, registry(&[&TICKER])), Err(ContextError::Modules(m)) if m.contains("code hash")));
+    assert_eq!(runtime_config(&genesis, Allocation::OnDemand).config_hash(), genesis.engine_config_hash);
+    let mut dup = registry(&[&TICKER]);
+    assert_eq!(dup.insert(TICKER.module.clone(), &TICKER.wasm), Err(RegistryError::Duplicate("ticker".into())));
+    assert!(matches!(dup.insert(FAILER.module.clone(), &TICKER.wasm), Err(RegistryError::CodeHash { .. })));
+}
+
+#[test]
+fn parallel_checks_keep_block_order() {
+    let txs: Vec<SignedTx> = (0..40u64)
+        .map(|n| match n % 7 {
+            3 => sign_tx(&ALICE, "other", n, faucet_action()),
+            5 => SignedTx { signature: "AAAA".into(), ..tx(&BOB, n, faucet_action()) },
+            _ => tx(&key(10 + n as u8), n, faucet_action()),
+        })
+        .collect();
+    let one = check_txs(&txs, CHAIN, Network::Testnet, 1);
+    assert_eq!(one.len(), 40);
+    assert_eq!(one.iter().filter(|r| r.is_err()).count(), 11);
+    for threads in [2, 3, 5, 64] {
+        assert_eq!(check_txs(&txs, CHAIN, Network::Testnet, threads), one, "{threads} threads");
+    }
+    assert!(check_txs(&[], CHAIN, Network::Testnet, 2).is_empty());
+}
+
+#[test]
+fn nonces_are_canonical_decimals() {
+    let mut state = MemState::new();
+    assert_eq!(account_nonce(&state, "x").unwrap(), 0);
+    state.map.insert(nonce_key("x"), b"12".to_vec());
+    assert_eq!(account_nonce(&state, "x").unwrap(), 12);
+    for bad in [&b"012"[..], b"-1", b"", b"1 ", b"18446744073709551616"] {
+        state.map.insert(nonce_key("x"), bad.to_vec());
+        assert_eq!(account_nonce(&state, "x"), Err(TransitionError::CorruptState { key: "nonce/x".into() }), "{bad:?}");
+    }
+}
+
+#[test]
+#[ignore]
+fn tmp_timing() {
+    let mut chain = Chain::new(&[&TICTACTOE], Some(FAUCET));
+    let keys: Vec<SecretKey> = (0..200).map(|i| key(20 + i as u8)).collect();
+    let txs: Vec<SignedTx> = keys.iter().map(|k| tx(k, 0, faucet_action())).collect();
+    let t = std::time::Instant::now();
+    let out = chain.block(txs.clone());
+    eprintln!("200 faucet: {:?} (incl. root check)", t.elapsed());
+    eprintln!("end_block fuel {}", out.end_block[0].1.fuel_used);
+    let txs: Vec<SignedTx> = keys.iter().map(|k| tx(k, 1, ttt(json!({"kind":"create","stake":"100"})))).collect();
+    for threads in [1, 2] {
+        let ctx = context(&[&TICTACTOE], Some(FAUCET)).with_verify_threads(threads);
+        let t = std::time::Instant::now();
+        let out = execute_block(&ctx, &chain.state, &chain.hash, &chain.head, &chain.input(txs.clone())).unwrap();
+        eprintln!("200 create, {threads} threads: {:?}, fuel/tx {}", t.elapsed(), out.receipts[0].fuel_used);
+        let t = std::time::Instant::now();
+        let _ = check_txs(&txs, CHAIN, Network::Testnet, threads);
+        eprintln!("  checks alone: {:?}", t.elapsed());
+    }
+}

@@ -1,0 +1,60 @@
+//! `export_module!`: turns a [`GameModule`](crate::GameModule) value into the wasm exports of
+//! ABI version 1 (`ABI.md`, "Guest exports"). Compiled on every target so that a module crate
+//! can invoke it unconditionally; natively it expands to nothing.
+
+/// Exports a [`GameModule`](crate::GameModule) as a gamechain wasm module.
+///
+/// Write it once at the top level of the module crate (whose `crate-type` includes `"cdylib"`):
+///
+/// ```ignore
+/// gamechain_sdk::export_module!(TicTacToe);
+/// ```
+///
+/// The argument is an expression evaluated on every call, normally a unit struct. On
+/// `wasm32` this emits `gc_abi_version`, `gc_alloc`, `gc_apply`, `gc_view` and `gc_end_block`
+/// (types as ABI.md lists them), each a one-line call into the SDK's `guest` module, which also
+/// provides the imports, the allocator and the panic hook. On every other target it expands to
+/// nothing, so unit tests run the same type natively against `MockCtx`.
+///
+/// `gc_end_block` is always exported: it runs
+/// [`GameModule::end_block`](crate::GameModule::end_block), which by default does nothing and
+/// succeeds.
+#[macro_export]
+macro_rules! export_module {
+    ($module:expr $(,)?) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_abi_version() -> i32 {
+                $crate::guest::abi_version()
+            }
+
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_alloc(len: i32) -> i32 {
+                $crate::guest::alloc(len)
+            }
+
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_apply(
+                sender_ptr: i32,
+                sender_len: i32,
+                op_ptr: i32,
+                op_len: i32,
+            ) -> i32 {
+                // SAFETY: the host passes buffers it got from `gc_alloc` and filled (ABI.md).
+                unsafe { $crate::guest::apply(&$module, sender_ptr, sender_len, op_ptr, op_len) }
+            }
+
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_view(query_ptr: i32, query_len: i32) -> i32 {
+                // SAFETY: the host passes a buffer it got from `gc_alloc` and filled (ABI.md).
+                unsafe { $crate::guest::view(&$module, query_ptr, query_len) }
+            }
+
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_end_block() -> i32 {
+                $crate::guest::end_block(&$module)
+            }
+        };
+    };
+}

@@ -1,0 +1,232 @@
+//! Builds a module crate of this workspace to a reproducible `.wasm` (native only).
+//!
+//! Owns the one recipe every guest is built with, used by `build-guest` (`src/bin`) and by tests
+//! that load a module into the runtime:
+//!
+//! ```text
+//! cargo build --profile guest --target wasm32-unknown-unknown -p <package> \
+//!     --target-dir <root>/target/guest
+//! CARGO_ENCODED_RUSTFLAGS = -C link-arg=-zstack-size=32768
+//!                           --remap-path-prefix <root>=/gamechain
+//!                           --remap-path-prefix <CARGO_HOME>=/cargo
+//! ```
+//!
+//! - The `guest` profile (root `Cargo.toml`) is release + LTO, one codegen unit, `panic = "abort"`.
+//! - A 32 KiB stack instead of rustc's 1 MiB keeps the initial memory small, which makes a fresh
+//!   instance cheap (`shared/notes/measured-facts.md`).
+//! - The path remapping removes the checkout's location from the binary (panic locations carry
+//!   source paths), so two checkouts of one commit build byte-identical modules.
+//! - Its own target directory: the caller may be a `cargo test` that holds the main target
+//!   directory's lock, and different rustflags would otherwise rebuild the host's dependencies.
+//!   Inherited `RUSTFLAGS`, `CARGO_ENCODED_RUSTFLAGS`, `CARGO_TARGET_DIR` and `CARGO_BUILD_TARGET`
+//!   are removed from cargo's environment so the recipe is always the same.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+/// The wasm target every guest is compiled for.
+pub const GUEST_TARGET: &str = "wasm32-unknown-unknown";
+/// The cargo profile guests are built with (defined in the workspace's `Cargo.toml`).
+pub const GUEST_PROFILE: &str = "guest";
+/// The guest's stack size in bytes (`-zstack-size`).
+pub const GUEST_STACK_SIZE: u32 = 32_768;
+/// What the workspace root is renamed to inside the binary.
+pub const REMAPPED_ROOT: &str = "/gamechain";
+/// What `$CARGO_HOME` (registry sources) is renamed to inside the binary.
+pub const REMAPPED_CARGO_HOME: &str = "/cargo";
+
+/// A built guest module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltGuest {
+    /// Where cargo left the `.wasm`:
+    /// `<root>/target/guest/wasm32-unknown-unknown/guest/<crate_name>.wasm`.
+    pub path: PathBuf,
+    /// The module's bytes.
+    pub wasm: Vec<u8>,
+    /// SHA-256 of `wasm`, 64 lowercase hex characters.
+    pub sha256: String,
+}
+
+/// Builds the workspace package `package` (e.g. `"tictactoe"`, whose library must have the
+/// `cdylib` crate type) for `wasm32-unknown-unknown` with the recipe above and reads the result.
+///
+/// The workspace is found from `CARGO_MANIFEST_DIR` when set (as under `cargo test` and
+/// `cargo run`), else from the current directory. Cargo is `$CARGO` when set, else `cargo` on
+/// the `PATH`. Errors: no workspace found, cargo could not start, the build failed (the message
+/// ends with cargo's stderr), or the build produced no `.wasm` for `package`.
+pub fn build_guest(package: &str) -> Result<BuiltGuest, String> {
+    let root = workspace_root()?;
+    let target_dir = root.join("target").join("guest");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let output = Command::new(&cargo)
+        .current_dir(&root)
+        .args([
+            "build",
+            "--profile",
+            GUEST_PROFILE,
+            "--target",
+            GUEST_TARGET,
+            "-p",
+            package,
+        ])
+        .arg("--manifest-path")
+        .arg(root.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(["--message-format", "json-render-diagnostics"])
+        .env_remove("RUSTFLAGS")
+        .env_remove("CARGO_TARGET_DIR")
+        .env_remove("CARGO_BUILD_TARGET")
+        .env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            guest_rustflags(&root, &cargo_home()),
+        )
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "building guest `{package}` failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let path = wasm_artifact(&output.stdout).ok_or_else(|| {
+        format!("building guest `{package}` produced no .wasm (is its crate-type \"cdylib\"?)")
+    })?;
+    let wasm = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let sha256 = hex::encode(Sha256::digest(&wasm));
+    Ok(BuiltGuest { path, wasm, sha256 })
+}
+
+/// The workspace root: the nearest directory, from `CARGO_MANIFEST_DIR` (else the current
+/// directory) upwards, whose `Cargo.toml` has a `[workspace]` table.
+pub fn workspace_root() -> Result<PathBuf, String> {
+    let start = match std::env::var_os("CARGO_MANIFEST_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+    };
+    start
+        .ancestors()
+        .find(|dir| is_workspace_manifest(&dir.join("Cargo.toml")))
+        .map(Path::to_path_buf)
+        .ok_or_else(|| {
+            format!(
+                "no Cargo.toml with [workspace] in {} or above",
+                start.display()
+            )
+        })
+}
+
+fn is_workspace_manifest(path: &Path) -> bool {
+    std::fs::read_to_string(path)
+        .is_ok_and(|text| text.lines().any(|line| line.trim() == "[workspace]"))
+}
+
+/// `$CARGO_HOME`, else `$HOME/.cargo`.
+fn cargo_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("CARGO_HOME") {
+        return PathBuf::from(home);
+    }
+    std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default()
+        .join(".cargo")
+}
+
+/// The rustflags of the recipe, joined with `0x1f` as `CARGO_ENCODED_RUSTFLAGS` wants. Each
+/// directory is remapped as given and, when different, as its canonical path, since either may
+/// reach rustc.
+fn guest_rustflags(root: &Path, cargo_home: &Path) -> OsString {
+    let mut flags: Vec<OsString> = vec![
+        "-C".into(),
+        format!("link-arg=-zstack-size={GUEST_STACK_SIZE}").into(),
+    ];
+    for (dir, to) in [(cargo_home, REMAPPED_CARGO_HOME), (root, REMAPPED_ROOT)] {
+        let mut dirs = vec![dir.to_path_buf()];
+        if let Ok(canonical) = dir.canonicalize() {
+            if canonical != dir {
+                dirs.push(canonical);
+            }
+        }
+        for dir in dirs {
+            let mut mapping = dir.into_os_string();
+            mapping.push("=");
+            mapping.push(to);
+            flags.push("--remap-path-prefix".into());
+            flags.push(mapping);
+        }
+    }
+    flags.join(&OsString::from("\u{1f}"))
+}
+
+/// The last `.wasm` among the `compiler-artifact` messages of `cargo --message-format json`.
+fn wasm_artifact(stdout: &[u8]) -> Option<PathBuf> {
+    String::from_utf8_lossy(stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|msg| msg["reason"] == "compiler-artifact")
+        .flat_map(|msg| {
+            let files = msg["filenames"].as_array().cloned().unwrap_or_default();
+            files
+                .into_iter()
+                .filter_map(|f| f.as_str().map(PathBuf::from))
+        })
+        .rfind(|path| path.extension().is_some_and(|ext| ext == "wasm"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rustflags_remap_both_directories() {
+        let flags = guest_rustflags(Path::new("/no/such/root"), Path::new("/no/such/cargo"));
+        let flags: Vec<String> = flags
+            .to_string_lossy()
+            .split('\u{1f}')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                "-C",
+                "link-arg=-zstack-size=32768",
+                "--remap-path-prefix",
+                "/no/such/cargo=/cargo",
+                "--remap-path-prefix",
+                "/no/such/root=/gamechain",
+            ]
+        );
+    }
+
+    #[test]
+    fn finds_the_wasm_artifact_in_cargo_messages() {
+        let stdout = concat!(
+            r#"{"reason":"compiler-artifact","filenames":["/t/libserde.rlib","/t/libserde.rmeta"]}"#,
+            "\n",
+            r#"{"reason":"compiler-artifact","filenames":["/t/libtictactoe.rlib","/t/tictactoe.wasm"]}"#,
+            "\n",
+            r#"{"reason":"build-finished","success":true}"#,
+            "\n"
+        );
+        assert_eq!(
+            wasm_artifact(stdout.as_bytes()),
+            Some(PathBuf::from("/t/tictactoe.wasm"))
+        );
+        assert_eq!(wasm_artifact(b"{\"reason\":\"build-finished\"}\n"), None);
+    }
+
+    #[test]
+    fn the_workspace_root_has_the_sdk() {
+        let root = workspace_root().unwrap();
+        assert!(
+            root.join("sdk-guest").join("ABI.md").is_file(),
+            "{}",
+            root.display()
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! # gamechain-sdk: what a module author links
+//!
+//! A gamechain module is one Rust type implementing [`GameModule`]. It is compiled to
+//! `wasm32-unknown-unknown` and run by the node under wasmtime; natively the same code runs
+//! against [`MockCtx`] in unit tests. The host/guest boundary is the versioned ABI in `ABI.md`.
+//!
+//! | item | what it is |
+//! |---|---|
+//! | [`GameModule`], [`Ctx`], [`StateRead`], [`CtxExt`], [`StateReadExt`] | the module interface (`module.rs`) |
+//! | [`ActionError`] | the six error kinds (`error.rs`) |
+//! | [`Amount`], [`op_str`], [`op_amount`], [`op_amount_or_zero`], [`Query`] | op and amount helpers |
+//! | [`keys`] | the state key layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …) |
+//! | [`export_module!`] | exports a type as the wasm entry points (`export.rs`; expands to nothing natively) |
+//! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`mock.rs`) |
+//! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime |
+//! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` |
+//!
+//! ```ignore
+//! use gamechain_sdk::prelude::*;
+//!
+//! pub struct Counter;
+//! impl GameModule for Counter {
+//!     fn id(&self) -> &'static str { "counter" }
+//!     fn apply(&self, ctx: &mut dyn Ctx, _sender: &str, _op: &Value) -> Result<(), ActionError> {
+//!         let n: u64 = ctx.get_json("n")?.unwrap_or(0);
+//!         ctx.put_json("n", &(n + 1));
+//!         Ok(())
+//!     }
+//!     fn view(&self, state: &dyn StateRead, _q: &Query) -> Result<Value, ActionError> {
+//!         Ok(json!({ "n": state.module_json::<u64>("counter", "n")?.unwrap_or(0) }))
+//!     }
+//! }
+//! gamechain_sdk::export_module!(Counter);
+//! ```
+
+mod amount;
+mod error;
+mod export;
+pub mod keys;
+mod module;
+mod op;
+
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod guest;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod guest_build;
+#[cfg(not(target_arch = "wasm32"))]
+mod kv_ctx;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod ledger;
+#[cfg(not(target_arch = "wasm32"))]
+mod mock;
+
+pub use amount::{Amount, AmountParseError};
+pub use error::ActionError;
+pub use keys::GOLD;
+pub use module::{Checkpoint, Ctx, CtxExt, GameModule, Query, StateRead, StateReadExt};
+pub use op::{op_amount, op_amount_or_zero, op_str};
+
+#[cfg(not(target_arch = "wasm32"))]
+pub use kv_ctx::{public_random, BlockEnv, Kv, KvCtx, MAX_SCAN_LIMIT};
+#[cfg(not(target_arch = "wasm32"))]
+pub use ledger::TokenInfo;
+#[cfg(not(target_arch = "wasm32"))]
+pub use mock::{MockCtx, MockKv};
+
+/// Re-exported so modules and the export macro use the SDK's versions.
+pub use serde;
+pub use serde_json;
+
+/// Everything a module file needs: `use gamechain_sdk::prelude::*;`.
+pub mod prelude {
+    pub use crate::keys::{escrow_account, module_key, GOLD};
+    pub use crate::{
+        op_amount, op_amount_or_zero, op_str, ActionError, Amount, Checkpoint, Ctx, CtxExt, GameModule, Query,
+        StateRead, StateReadExt,
+    };
+    pub use serde::{Deserialize, Serialize};
+    pub use serde_json::{json, Value};
+}

@@ -1,0 +1,157 @@
+//! The module interface: `GameModule` (what an author implements), `Ctx` (what `apply` and
+//! `end_block` may touch), `StateRead` (what `view` may read), and the JSON helpers on both.
+//!
+//! Follows seed `000_a84a33e6fd262b23.txt`, section 1 (`crates/dg-core/src/module.rs`). The one
+//! rename: the seed's `divi_checkpoint` is [`Ctx::checkpoint`]. Additions: [`Ctx::public_random`],
+//! [`CtxExt::get_json`]/[`CtxExt::put_json`], [`StateReadExt::module_json`].
+//!
+//! In a wasm guest these calls cross the ABI (ABI.md); natively they run against [`crate::MockCtx`]
+//! or the runtime's host context. Both share one implementation ([`crate::KvCtx`]) so a module
+//! behaves the same in unit tests and on the chain.
+
+use std::collections::BTreeMap;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::ActionError;
+
+/// A view's query: the HTTP query string as a sorted map (`?id=80566b04265ced78` →
+/// `{"id": "80566b04265ced78"}`). Crosses the ABI as a JSON object of strings.
+pub type Query = BTreeMap<String, String>;
+
+/// The parent-chain anchor a block carries (the seed's `DiviCheckpoint`): the height and block
+/// hash (lowercase hex) of a block of the parent chain that the sequencer had seen when it made
+/// this block. A dev chain without a parent chain uses height 0 and an empty hash.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// Parent-chain block height.
+    pub height: u64,
+    /// Parent-chain block hash, lowercase hex; empty when there is none.
+    pub hash: String,
+}
+
+/// A game (or any other on-chain module) the node can run.
+pub trait GameModule: Send + Sync {
+    /// Stable id used in `action.game` and state keys, e.g. `"tictactoe"`. On a chain the id a
+    /// module is deployed under wins; this is the id its author intends.
+    fn id(&self) -> &'static str;
+    /// Apply one op. Must be deterministic. Return `Err` to fail the transaction: every write,
+    /// event and balance change it made is rolled back (its nonce is still used).
+    fn apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError>;
+    /// Read-only query for the HTTP API (`GET /v1/games/<id>?…`).
+    fn view(&self, state: &dyn StateRead, query: &Query) -> Result<Value, ActionError>;
+    /// Runs once per block after every transaction, e.g. to expire stale games. Writes are kept
+    /// on `Ok` and discarded on `Err`.
+    fn end_block(&self, _ctx: &mut dyn Ctx) -> Result<(), ActionError> {
+        Ok(())
+    }
+}
+
+/// What `apply` and `end_block` may touch: scoped to one module and one transaction.
+///
+/// Keys given to `get`/`put`/`delete`/`scan` are relative to the module: `put("game/1", …)` is
+/// stored as `m/<module>/game/1`. Amounts are base units. Accounts are addresses or
+/// `module:<id>` escrow accounts; tokens are symbols such as `GOLD`.
+pub trait Ctx {
+    /// This module's id.
+    fn module(&self) -> &str;
+    /// Height of the block being built (genesis is 0).
+    fn height(&self) -> u64;
+    /// The block's timestamp in milliseconds since the Unix epoch, as the sequencer set it.
+    fn block_time_ms(&self) -> u64;
+    /// The transaction id: lowercase hex SHA-256 of the signed body (64 chars). Empty in
+    /// `end_block`.
+    fn txid(&self) -> &str;
+    /// The parent-chain anchor the block carries.
+    fn checkpoint(&self) -> &Checkpoint;
+    /// The sequencer's address.
+    fn sequencer(&self) -> &str;
+
+    /// Module-scoped read; `key` is read from `m/<module>/<key>`.
+    fn get(&self, key: &str) -> Option<Vec<u8>>;
+    /// Module-scoped write to `m/<module>/<key>`.
+    fn put(&mut self, key: &str, value: Vec<u8>);
+    /// Module-scoped delete of `m/<module>/<key>`; deleting a missing key does nothing.
+    fn delete(&mut self, key: &str);
+    /// Module-scoped scan in ascending key order: keys under `prefix`, strictly after
+    /// `start_after` when given (both relative to the module), at most `limit` entries. Returned
+    /// keys have the module prefix removed.
+    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+    /// Read any key, including other modules' state (`m/other/...`, `bal/...`). Read-only.
+    fn read_raw(&self, key: &str) -> Option<Vec<u8>>;
+
+    /// Balance of `account` in `token`, base units; 0 when it holds none.
+    fn balance(&self, account: &str, token: &str) -> u128;
+    /// Move `amount` of `token` from `from` into this module's escrow account `module:<id>`.
+    /// `from` must be the transaction's sender (`not allowed` otherwise, and always in
+    /// `end_block`); `insufficient` when it holds less than `amount`.
+    fn escrow_in(&mut self, from: &str, token: &str, amount: u128) -> Result<(), ActionError>;
+    /// Move `amount` of `token` from `module:<id>` to `to`; `insufficient` when the escrow holds
+    /// less than `amount`.
+    fn escrow_out(&mut self, to: &str, token: &str, amount: u128) -> Result<(), ActionError>;
+    /// Create a token whose issuer is `module:<id>`. `symbol`: 1–12 of `A-Z0-9`, starting with a
+    /// letter; `invalid` otherwise; `conflict` when it exists. `max_supply` caps minting.
+    fn create_token(&mut self, symbol: &str, name: &str, decimals: u8, max_supply: Option<u128>)
+        -> Result<(), ActionError>;
+    /// Mint a token this module issued to `to`: `not_found` for an unknown token, `not allowed`
+    /// when another account issued it, `invalid` past its max supply.
+    fn mint(&mut self, to: &str, token: &str, amount: u128) -> Result<(), ActionError>;
+    /// Burn a token this module issued from `from`'s balance: errors as `mint`, plus
+    /// `insufficient` when `from` holds less than `amount`.
+    fn burn(&mut self, from: &str, token: &str, amount: u128) -> Result<(), ActionError>;
+
+    /// Record an event `{kind, data}` in the transaction's receipt. Discarded if the transaction
+    /// fails.
+    fn emit(&mut self, kind: &str, data: Value);
+    /// 32 bytes that anyone can compute and nobody but the sender can steer: SHA-256 over
+    /// `"gamechain.public_random.v1"`, the txid, the height and a per-call counter (see ABI.md,
+    /// `public_random`). Public: never use it to hide anything.
+    fn public_random(&mut self) -> [u8; 32];
+}
+
+/// What `view` may read: the whole state, raw keys, read-only.
+pub trait StateRead {
+    /// The value at a raw key (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …).
+    fn read_raw(&self, key: &str) -> Option<Vec<u8>>;
+    /// Raw keys under `prefix` in ascending order, strictly after `start_after` when given (a raw
+    /// key), at most `limit` entries. Keys are returned whole.
+    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+}
+
+/// JSON helpers for every [`Ctx`], concrete or `dyn`.
+pub trait CtxExt: Ctx {
+    /// Read and decode a module-scoped JSON value. `Ok(None)` when the key is missing;
+    /// `internal` when the stored bytes are not a valid `T`.
+    fn get_json<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, ActionError> {
+        decode_json(key, self.get(key))
+    }
+    /// Encode `value` as JSON and write it to the module-scoped `key`.
+    fn put_json<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
+        let bytes = serde_json::to_vec(value).expect("serialising to JSON in memory cannot fail for plain data");
+        self.put(key, bytes);
+    }
+}
+
+impl<C: Ctx + ?Sized> CtxExt for C {}
+
+/// JSON helpers for every [`StateRead`].
+pub trait StateReadExt: StateRead {
+    /// Read and decode `m/<module>/<key>` as JSON. `Ok(None)` when missing; `internal` when the
+    /// bytes are not a valid `T`.
+    fn module_json<T: DeserializeOwned>(&self, module: &str, key: &str) -> Result<Option<T>, ActionError> {
+        decode_json(key, self.read_raw(&crate::keys::module_key(module, key)))
+    }
+}
+
+impl<S: StateRead + ?Sized> StateReadExt for S {}
+
+fn decode_json<T: DeserializeOwned>(key: &str, bytes: Option<Vec<u8>>) -> Result<Option<T>, ActionError> {
+    match bytes {
+        None => Ok(None),
+        Some(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| ActionError::internal(format!("stored value at `{key}` is not valid: {e}"))),
+    }
+}
