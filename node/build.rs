@@ -24,7 +24,8 @@ fn main() {
     let built = gamechain_sdk::guest_build::build_guest("tictactoe").unwrap_or_else(|e| {
         panic!("cannot build the embedded tic-tac-toe guest (is the wasm32-unknown-unknown target installed? `rustup target add wasm32-unknown-unknown`):\n{e}")
     });
-    let out = Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tictactoe.wasm");
-    std::fs::write(&out, &built.wasm).unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
-    println!("cargo:rustc-env=GAMECHAIN_TICTACTOE_SHA256={}", built.sha256);
+    let out =
+        Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tictactoe.wasm");
+    std::fs::write(&out, &built.wasm)
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
 }

@@ -40,7 +40,10 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// The router of the whole API (`/v1/...`), with its layers.
 pub fn router(app: AppState) -> Router {
     let config = &app.chain.config;
-    let limiter = Arc::new(RateLimiter::new(config.rate_limit_per_sec, config.rate_limit_burst));
+    let limiter = Arc::new(RateLimiter::new(
+        config.rate_limit_per_sec,
+        config.rate_limit_burst,
+    ));
     let cors = CorsLayer::new()
         .allow_origin(Any)
         .allow_methods([Method::GET, Method::POST])
@@ -58,7 +61,9 @@ pub fn router(app: AppState) -> Router {
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .layer(CatchPanicLayer::custom(|_| ApiError::internal("the node failed on this request").into_response()))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::internal("the node failed on this request").into_response()
+        }))
         .layer(middleware::from_fn_with_state(limiter, rate_limit::limit))
         .layer(cors)
         .layer(TraceLayer::new_for_http())
@@ -66,7 +71,9 @@ pub fn router(app: AppState) -> Router {
 }
 
 /// Runs `f` on a blocking thread.
-async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
         tracing::error!("a request handler failed: {e}");
         Err(ApiError::internal("the node failed on this request"))
@@ -74,32 +81,46 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T, ApiError> + S
 }
 
 fn path_param(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
-    p.map(|Path(s)| s).map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))
+    p.map(|Path(s)| s)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))
 }
 
 /// `POST /v1/tx` `{"body", "signature"}` → `{"txid"}`.
 async fn post_tx(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> ApiResult {
     let bytes = body?;
-    let tx: SignedTx = serde_json::from_slice(&bytes)
-        .map_err(|e| ApiError::bad_json(format!("expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}")))?;
+    let tx: SignedTx = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_json(format!(
+            "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
+        ))
+    })?;
     let txid = blocking(move || app.chain.submit(tx)).await?;
     Ok(Json(json!({ "txid": txid })))
 }
 
 /// `GET /v1/tx/<txid>`.
-async fn get_tx(State(app): State<AppState>, txid: Result<Path<String>, PathRejection>) -> ApiResult {
+async fn get_tx(
+    State(app): State<AppState>,
+    txid: Result<Path<String>, PathRejection>,
+) -> ApiResult {
     let txid = path_param(txid)?.to_ascii_lowercase();
     if txid.len() != 64 || !txid.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(ApiError::not_found(format!("`{txid}` is not a txid (64 hex characters)")));
+        return Err(ApiError::not_found(format!(
+            "`{txid}` is not a txid (64 hex characters)"
+        )));
     }
     let record = blocking(move || app.chain.tx(&txid)).await?;
     Ok(Json(record.to_json()))
 }
 
 /// `GET /v1/account/<address | module:id>`.
-async fn get_account(State(app): State<AppState>, account: Result<Path<String>, PathRejection>) -> ApiResult {
+async fn get_account(
+    State(app): State<AppState>,
+    account: Result<Path<String>, PathRejection>,
+) -> ApiResult {
     let account = path_param(account)?;
-    blocking(move || app.chain.account(&account)).await.map(Json)
+    blocking(move || app.chain.account(&account))
+        .await
+        .map(Json)
 }
 
 /// `GET /v1/games/<module>?<query>`.
@@ -109,17 +130,27 @@ async fn get_view(
     query: Result<Query<gamechain_sdk::Query>, QueryRejection>,
 ) -> ApiResult {
     let module = path_param(module)?;
-    let Query(query) = query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
-    blocking(move || app.chain.view(&module, &query)).await.map(Json)
+    let Query(query) =
+        query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
+    blocking(move || app.chain.view(&module, &query))
+        .await
+        .map(Json)
 }
 
 /// `GET /v1/blocks/<height | latest>`.
-async fn get_block(State(app): State<AppState>, height: Result<Path<String>, PathRejection>) -> ApiResult {
+async fn get_block(
+    State(app): State<AppState>,
+    height: Result<Path<String>, PathRejection>,
+) -> ApiResult {
     let height = path_param(height)?;
     let height = match height.as_str() {
         "latest" => None,
         h => Some(h.parse::<u64>().map_err(|_| {
-            ApiError::new(StatusCode::BAD_REQUEST, "invalid", format!("`{h}` is not a block height or `latest`"))
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!("`{h}` is not a block height or `latest`"),
+            )
         })?),
     };
     let block = blocking(move || app.chain.block(height)).await?;
@@ -133,7 +164,9 @@ async fn get_status(State(app): State<AppState>) -> ApiResult {
 
 /// `GET /v1/genesis`: the genesis file.
 async fn get_genesis(State(app): State<AppState>) -> ApiResult {
-    Ok(Json(serde_json::to_value(app.chain.genesis()).expect("a genesis serialises")))
+    Ok(Json(
+        serde_json::to_value(app.chain.genesis()).expect("a genesis serialises"),
+    ))
 }
 
 async fn unknown_path(method: Method, uri: axum::http::Uri) -> ApiError {
@@ -141,5 +174,9 @@ async fn unknown_path(method: Method, uri: axum::http::Uri) -> ApiError {
 }
 
 async fn wrong_method(method: Method, uri: axum::http::Uri) -> ApiError {
-    ApiError::new(StatusCode::METHOD_NOT_ALLOWED, "not_found", format!("{} does not answer {method}", uri.path()))
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "not_found",
+        format!("{} does not answer {method}", uri.path()),
+    )
 }

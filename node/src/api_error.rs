@@ -29,7 +29,12 @@ pub struct ApiError {
 impl ApiError {
     /// An error with this status, code and message.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
-        ApiError { status, code, message: message.into(), retry_after_s: None }
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+            retry_after_s: None,
+        }
     }
 
     /// `400 bad_json`.
@@ -75,7 +80,9 @@ impl ApiError {
         let status = match e {
             TxError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             TxError::BadSignature(_) => StatusCode::UNAUTHORIZED,
-            TxError::BadJson(_) | TxError::WrongChain { .. } | TxError::BadAddress(_) => StatusCode::BAD_REQUEST,
+            TxError::BadJson(_) | TxError::WrongChain { .. } | TxError::BadAddress(_) => {
+                StatusCode::BAD_REQUEST
+            }
         };
         Self::new(status, e.code(), e.to_string())
     }
@@ -121,7 +128,10 @@ impl From<BytesRejection> for ApiError {
     /// A body over `max_body_bytes` is `too_large`; any other failure to read it `bad_json`.
     fn from(r: BytesRejection) -> Self {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large(format!("the request body is over the limit: {}", r.body_text()))
+            ApiError::too_large(format!(
+                "the request body is over the limit: {}",
+                r.body_text()
+            ))
         } else {
             ApiError::bad_json(format!("cannot read the request body: {}", r.body_text()))
         }
@@ -133,7 +143,9 @@ impl IntoResponse for ApiError {
         let body = json!({"error": {"code": self.code, "message": self.message}});
         let mut response = (self.status, Json(body)).into_response();
         if let Some(s) = self.retry_after_s {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from(s));
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(s));
         }
         response
     }

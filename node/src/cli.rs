@@ -202,11 +202,15 @@ pub fn parse_action(text: &str) -> Result<Action, String> {
 /// Parses a game op: any JSON object, kept byte for byte as written. Errors: not JSON, or not an
 /// object.
 pub fn parse_game_action(module: &str, op: &str) -> Result<Action, String> {
-    let raw: Box<serde_json::value::RawValue> = serde_json::from_str(op).map_err(|e| format!("op is not JSON: {e}"))?;
+    let raw: Box<serde_json::value::RawValue> =
+        serde_json::from_str(op).map_err(|e| format!("op is not JSON: {e}"))?;
     if !raw.get().trim_start().starts_with('{') {
         return Err("op must be a JSON object, e.g. {\"kind\":\"create\"}".to_string());
     }
-    Ok(Action::Game { game: module.to_string(), op: raw })
+    Ok(Action::Game {
+        game: module.to_string(),
+        op: raw,
+    })
 }
 
 #[cfg(test)]
@@ -221,36 +225,100 @@ mod tests {
 
     #[test]
     fn client_commands_parse() {
-        let cli = Cli::try_parse_from(["gamechain", "view", "tictactoe", "open=1", "--node", "http://127.0.0.1:1"]).unwrap();
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "view",
+            "tictactoe",
+            "open=1",
+            "--node",
+            "http://127.0.0.1:1",
+        ])
+        .unwrap();
         match cli.command {
-            Command::View { node, module, query } => {
-                assert_eq!((node.url.as_str(), module.as_str()), ("http://127.0.0.1:1", "tictactoe"));
+            Command::View {
+                node,
+                module,
+                query,
+            } => {
+                assert_eq!(
+                    (node.url.as_str(), module.as_str()),
+                    ("http://127.0.0.1:1", "tictactoe")
+                );
                 assert_eq!(query, [("open".to_string(), "1".to_string())]);
             }
             other => panic!("{other:?}"),
         }
-        let cli = Cli::try_parse_from(["gamechain", "transfer", "--key", "a.wif", "--to", "xyz", "--amount", "250"]).unwrap();
-        assert!(matches!(cli.command, Command::Transfer { amount: Amount(250), .. }));
-        assert!(Cli::try_parse_from(["gamechain", "transfer", "--key", "a", "--to", "x", "--amount", "1.5"]).is_err());
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "transfer",
+            "--key",
+            "a.wif",
+            "--to",
+            "xyz",
+            "--amount",
+            "250",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Transfer {
+                amount: Amount(250),
+                ..
+            }
+        ));
+        assert!(Cli::try_parse_from([
+            "gamechain",
+            "transfer",
+            "--key",
+            "a",
+            "--to",
+            "x",
+            "--amount",
+            "1.5"
+        ])
+        .is_err());
         let cli = Cli::try_parse_from(["gamechain", "block"]).unwrap();
-        assert!(matches!(cli.command, Command::Block { which: BlockRef::Latest, .. }));
+        assert!(matches!(
+            cli.command,
+            Command::Block {
+                which: BlockRef::Latest,
+                ..
+            }
+        ));
         let cli = Cli::try_parse_from(["gamechain", "block", "7"]).unwrap();
-        assert!(matches!(cli.command, Command::Block { which: BlockRef::Height(7), .. }));
+        assert!(matches!(
+            cli.command,
+            Command::Block {
+                which: BlockRef::Height(7),
+                ..
+            }
+        ));
         assert!(Cli::try_parse_from(["gamechain", "view", "tictactoe", "open"]).is_err());
     }
 
     #[test]
     fn actions_are_checked_before_signing() {
-        assert!(matches!(parse_action(r#"{"type":"faucet","token":"GOLD"}"#), Ok(Action::Faucet { .. })));
-        assert!(parse_action(r#"{"type":"mint"}"#).unwrap_err().contains("unknown action type"));
+        assert!(matches!(
+            parse_action(r#"{"type":"faucet","token":"GOLD"}"#),
+            Ok(Action::Faucet { .. })
+        ));
+        assert!(parse_action(r#"{"type":"mint"}"#)
+            .unwrap_err()
+            .contains("unknown action type"));
         assert!(parse_action("nope").is_err());
         match parse_game_action("tictactoe", r#"{"kind": "move", "cell": 0}"#).unwrap() {
-            Action::Game { game, op } => assert_eq!((game.as_str(), op.get()), ("tictactoe", r#"{"kind": "move", "cell": 0}"#)),
+            Action::Game { game, op } => assert_eq!(
+                (game.as_str(), op.get()),
+                ("tictactoe", r#"{"kind": "move", "cell": 0}"#)
+            ),
             other => panic!("{other:?}"),
         }
         assert!(parse_game_action("tictactoe", "[1]").is_err());
         assert!(parse_game_action("tictactoe", "{").is_err());
-        assert_eq!(parse_query_pair("id=a=b").unwrap(), ("id".to_string(), "a=b".to_string()));
+        assert_eq!(
+            parse_query_pair("id=a=b").unwrap(),
+            ("id".to_string(), "a=b".to_string())
+        );
         assert!(parse_query_pair("=1").is_err());
     }
 }

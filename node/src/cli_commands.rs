@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gamechain_runtime::chain::{Action, Network, SecretKey};
+use gamechain_runtime::chain::{Action, Event, Network, SecretKey};
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::cli::{parse_action, parse_game_action, Command, KeyCommand, TxArgs};
 use crate::client::{Client, ClientError, Included};
@@ -60,19 +60,72 @@ impl From<ClientError> for CliError {
 pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
     match command {
         Command::Key(KeyCommand::New { out: path }) => key_new(path, out),
-        Command::Send { node, tx, action } => send(&node.url, &tx, parse_action(&action).map_err(CliError::Usage)?, out).await,
-        Command::Faucet { node, tx } => send(&node.url, &tx, Action::Faucet { token: "GOLD".into() }, out).await,
-        Command::Transfer { node, tx, to, amount } => {
-            send(&node.url, &tx, Action::Transfer { to, token: "GOLD".into(), amount }, out).await
+        Command::Send { node, tx, action } => {
+            send(
+                &node.url,
+                &tx,
+                parse_action(&action).map_err(CliError::Usage)?,
+                out,
+            )
+            .await
         }
-        Command::Game { node, tx, module, op } => {
-            send(&node.url, &tx, parse_game_action(&module, &op).map_err(CliError::Usage)?, out).await
+        Command::Faucet { node, tx } => {
+            send(
+                &node.url,
+                &tx,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                out,
+            )
+            .await
         }
-        Command::Account { node, account } => print(out, &client(&node.url)?.account(&account).await?),
+        Command::Transfer {
+            node,
+            tx,
+            to,
+            amount,
+        } => {
+            send(
+                &node.url,
+                &tx,
+                Action::Transfer {
+                    to,
+                    token: "GOLD".into(),
+                    amount,
+                },
+                out,
+            )
+            .await
+        }
+        Command::Game {
+            node,
+            tx,
+            module,
+            op,
+        } => {
+            send(
+                &node.url,
+                &tx,
+                parse_game_action(&module, &op).map_err(CliError::Usage)?,
+                out,
+            )
+            .await
+        }
+        Command::Account { node, account } => {
+            print(out, &client(&node.url)?.account(&account).await?)
+        }
         Command::Tx { node, txid } => print(out, &client(&node.url)?.tx(&txid).await?),
         Command::Block { node, which } => print(out, &client(&node.url)?.block(which).await?),
-        Command::View { node, module, query } => {
-            let pairs: Vec<(&str, &str)> = query.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        Command::View {
+            node,
+            module,
+            query,
+        } => {
+            let pairs: Vec<(&str, &str)> = query
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
@@ -103,14 +156,21 @@ fn key_new(path: Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
 /// waits for the receipt; prints `{"txid"}` or `{"txid", "height", "index", "ok", "error",
 /// "events", "fuel_used"}`. A receipt with `ok: false` is printed, then is a
 /// [`CliError::TxFailed`].
-async fn send(url: &str, args: &TxArgs, action: Action, out: &mut dyn Write) -> Result<(), CliError> {
+async fn send(
+    url: &str,
+    args: &TxArgs,
+    action: Action,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
     let key = read_key_file(&args.key).map_err(CliError::Usage)?;
     let client = client(url)?;
     let txid = client.send(&key, action).await?;
     if args.no_wait {
         return print(out, &json!({ "txid": txid }));
     }
-    let included = client.wait_for_receipt(&txid, Duration::from_secs(args.timeout)).await?;
+    let included = client
+        .wait_for_receipt(&txid, Duration::from_secs(args.timeout))
+        .await?;
     print(out, &receipt_json(&included))?;
     match included.receipt {
         r if r.ok => Ok(()),
@@ -118,16 +178,27 @@ async fn send(url: &str, args: &TxArgs, action: Action, out: &mut dyn Write) -> 
     }
 }
 
-/// The printed form of an included transaction.
-fn receipt_json(included: &Included) -> Value {
+/// The printed form of an included transaction (fields in this order).
+#[derive(Serialize)]
+struct SentTx<'a> {
+    txid: &'a str,
+    height: u64,
+    index: u64,
+    ok: bool,
+    error: &'a Option<String>,
+    events: &'a [Event],
+    fuel_used: u64,
+}
+
+fn receipt_json(included: &Included) -> SentTx<'_> {
     let r = &included.receipt;
-    json!({
-        "txid": included.txid,
-        "height": included.height,
-        "index": included.index,
-        "ok": r.ok,
-        "error": r.error,
-        "events": r.events.iter().map(|e| json!({"kind": e.kind, "data": e.data})).collect::<Vec<_>>(),
-        "fuel_used": r.fuel_used,
-    })
+    SentTx {
+        txid: &included.txid,
+        height: included.height,
+        index: included.index,
+        ok: r.ok,
+        error: &r.error,
+        events: &r.events,
+        fuel_used: r.fuel_used,
+    }
 }

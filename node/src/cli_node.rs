@@ -4,6 +4,7 @@
 
 use crate::cli::NodeArgs;
 use crate::config::NodeConfig;
+use crate::node::run_node;
 
 /// The configuration `args` describe: `--config FILE` (or the embedded defaults), with
 /// `--data` and `--listen` replacing `data_dir` and `listen`. Errors: the file's (unreadable,
@@ -24,12 +25,15 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
 }
 
 /// Installs the `tracing` subscriber: `RUST_LOG` if set, else the configuration's `log` filter;
-/// to stderr.
+/// to stderr, in colour only when stderr is a terminal.
 pub fn init_logging(filter: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
     // A second call (tests) keeps the first subscriber.
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).try_init();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
 }
 
 /// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.
@@ -63,8 +67,9 @@ pub async fn shutdown_signal() {
 pub async fn run(args: NodeArgs) -> Result<(), String> {
     let config = config_from(&args)?;
     init_logging(&config.log);
-    let _ = config;
-    Err("the node server is not available in this build yet".to_string())
+    run_node(config, shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -76,15 +81,34 @@ mod tests {
     fn flags_override_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("node.toml");
-        std::fs::write(&file, "listen = \"127.0.0.1:9000\"\nblock_interval_ms = 500\n").unwrap();
-        let args = NodeArgs { config: Some(file.clone()), data: Some(PathBuf::from("/tmp/x")), listen: None };
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nblock_interval_ms = 500\n",
+        )
+        .unwrap();
+        let args = NodeArgs {
+            config: Some(file.clone()),
+            data: Some(PathBuf::from("/tmp/x")),
+            listen: None,
+        };
         let config = config_from(&args).unwrap();
-        assert_eq!((config.listen.port(), config.block_interval_ms), (9000, 500));
+        assert_eq!(
+            (config.listen.port(), config.block_interval_ms),
+            (9000, 500)
+        );
         assert_eq!(config.data_dir, PathBuf::from("/tmp/x"));
-        let args = NodeArgs { config: None, data: None, listen: Some("127.0.0.1:1234".parse().unwrap()) };
+        let args = NodeArgs {
+            config: None,
+            data: None,
+            listen: Some("127.0.0.1:1234".parse().unwrap()),
+        };
         assert_eq!(config_from(&args).unwrap().listen.port(), 1234);
         std::fs::write(&file, "listn = 1\n").unwrap();
-        let args = NodeArgs { config: Some(file), data: None, listen: None };
+        let args = NodeArgs {
+            config: Some(file),
+            data: None,
+            listen: None,
+        };
         assert!(config_from(&args).is_err());
     }
 }

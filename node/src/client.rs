@@ -1,13 +1,21 @@
 //! The HTTP client of a gamechain node: one typed async method per endpoint of `node/API.md`,
-//! plus [`Client::send`] (next nonce, sign, post) and [`Client::wait_for_receipt`] (poll until
-//! the transaction is in a block). Every failure is a [`ClientError`]; an error the node answered
-//! carries the API's `code` and `message`.
+//! plus [`Client::send`] (next nonce, sign, post), [`Client::wait_for_receipt`] (poll until
+//! the transaction is in a block) and [`Client::subscribe_blocks`] (the `/v1/ws` block stream).
+//! Every failure is a [`ClientError`]; an error the node answered carries the API's `code` and
+//! `message`.
 //!
-//! ```ignore
+//! ```no_run
+//! # use std::time::Duration;
+//! # use gamechain_node::client::{Client, ClientError};
+//! # use gamechain_runtime::chain::{Action, Network, SecretKey};
+//! # async fn example() -> Result<(), ClientError> {
 //! let client = Client::new("http://127.0.0.1:8645")?;
+//! let key = SecretKey::generate(Network::Testnet);
 //! let txid = client.send(&key, Action::Faucet { token: "GOLD".into() }).await?;
 //! let included = client.wait_for_receipt(&txid, Duration::from_secs(30)).await?;
 //! assert!(included.receipt.ok);
+//! # Ok(())
+//! # }
 //! ```
 
 use std::collections::BTreeMap;
@@ -82,10 +90,16 @@ impl fmt::Display for ClientError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ClientError::Api { code, message, .. } => write!(f, "{code}: {message}"),
-            ClientError::Protocol { status, message } => write!(f, "unexpected answer (HTTP {status}): {message}"),
+            ClientError::Protocol { status, message } => {
+                write!(f, "unexpected answer (HTTP {status}): {message}")
+            }
             ClientError::Transport(m) => write!(f, "cannot reach the node: {m}"),
             ClientError::Timeout { txid, waited } => {
-                write!(f, "timeout: transaction {txid} is not in a block after {:.1} s", waited.as_secs_f64())
+                write!(
+                    f,
+                    "timeout: transaction {txid} is not in a block after {:.1} s",
+                    waited.as_secs_f64()
+                )
             }
             ClientError::Usage(m) => f.write_str(m),
         }
@@ -240,7 +254,9 @@ impl std::str::FromStr for BlockRef {
         if s == "latest" {
             return Ok(BlockRef::Latest);
         }
-        s.parse().map(BlockRef::Height).map_err(|_| format!("`{s}` is neither a block height nor `latest`"))
+        s.parse()
+            .map(BlockRef::Height)
+            .map_err(|_| format!("`{s}` is neither a block height nor `latest`"))
     }
 }
 
@@ -273,21 +289,29 @@ impl Client {
     /// A client of the node at `base_url` (e.g. `http://127.0.0.1:8645`; a trailing `/` is
     /// fine). [`ClientError::Usage`] when it is not an `http://` URL (this build has no TLS).
     pub fn new(base_url: &str) -> ClientResult<Client> {
-        let mut base =
-            Url::parse(base_url).map_err(|e| ClientError::Usage(format!("bad node URL `{base_url}`: {e}")))?;
+        let mut base = Url::parse(base_url)
+            .map_err(|e| ClientError::Usage(format!("bad node URL `{base_url}`: {e}")))?;
         if base.scheme() != "http" {
-            return Err(ClientError::Usage(format!("bad node URL `{base_url}`: only http:// is supported")));
+            return Err(ClientError::Usage(format!(
+                "bad node URL `{base_url}`: only http:// is supported"
+            )));
         }
         if base.cannot_be_a_base() {
             return Err(ClientError::Usage(format!("bad node URL `{base_url}`")));
         }
-        base.path_segments_mut().expect("checked above").pop_if_empty();
+        base.path_segments_mut()
+            .expect("checked above")
+            .pop_if_empty();
         let http = reqwest::Client::builder()
             .timeout(REQUEST_TIMEOUT)
             .connect_timeout(Duration::from_secs(5))
             .build()
             .map_err(|e| ClientError::Transport(e.to_string()))?;
-        Ok(Client { base, http, chain_id: Default::default() })
+        Ok(Client {
+            base,
+            http,
+            chain_id: Default::default(),
+        })
     }
 
     /// The node's base URL.
@@ -298,7 +322,9 @@ impl Client {
     /// The URL of `segments` under the base, each segment percent-encoded.
     pub fn url(&self, segments: &[&str]) -> Url {
         let mut url = self.base.clone();
-        url.path_segments_mut().expect("checked in new").extend(segments);
+        url.path_segments_mut()
+            .expect("checked in new")
+            .extend(segments);
         url
     }
 
@@ -375,7 +401,12 @@ impl Client {
         let chain_id = self.chain_id().await?;
         let from = key.address();
         let nonce = self.account(&from).await?.next_nonce;
-        Ok(TxBody { chain_id, from, nonce, action })
+        Ok(TxBody {
+            chain_id,
+            from,
+            nonce,
+            action,
+        })
     }
 
     /// Signs `action` with `key` at the account's `next_nonce` and posts it; returns the txid.
@@ -396,13 +427,29 @@ impl Client {
         let mut pause = POLL_FIRST;
         loop {
             match self.tx(txid).await {
-                Ok(TxInfo { status: TxStatus::Included, height: Some(height), index, receipt: Some(receipt), .. }) => {
-                    return Ok(Included { txid: txid.to_string(), height, index: index.unwrap_or(0), receipt });
+                Ok(TxInfo {
+                    status: TxStatus::Included,
+                    height: Some(height),
+                    index,
+                    receipt: Some(receipt),
+                    ..
+                }) => {
+                    return Ok(Included {
+                        txid: txid.to_string(),
+                        height,
+                        index: index.unwrap_or(0),
+                        receipt,
+                    });
                 }
-                Ok(TxInfo { status: TxStatus::Included, .. }) => {
+                Ok(TxInfo {
+                    status: TxStatus::Included,
+                    ..
+                }) => {
                     return Err(ClientError::Protocol {
                         status: 200,
-                        message: format!("transaction {txid} is included without a height or a receipt"),
+                        message: format!(
+                            "transaction {txid} is included without a height or a receipt"
+                        ),
                     });
                 }
                 Ok(_) => {}
@@ -411,20 +458,49 @@ impl Client {
             }
             let waited = start.elapsed();
             if waited >= timeout {
-                return Err(ClientError::Timeout { txid: txid.to_string(), waited });
+                return Err(ClientError::Timeout {
+                    txid: txid.to_string(),
+                    waited,
+                });
             }
             tokio::time::sleep(pause.min(timeout - waited)).await;
             pause = (pause * 2).min(POLL_MAX);
         }
     }
 
+    /// Opens `GET /v1/ws`: every block committed from now on, in height order. Errors:
+    /// [`ClientError::Transport`] when the upgrade fails.
+    pub async fn subscribe_blocks(&self) -> ClientResult<BlockSubscription> {
+        let mut url = self.url(&["v1", "ws"]);
+        url.set_scheme("ws").expect("http URLs can become ws URLs");
+        let connect = tokio_tungstenite::connect_async(url.as_str());
+        let (ws, _) = tokio::time::timeout(REQUEST_TIMEOUT, connect)
+            .await
+            .map_err(|_| {
+                ClientError::Transport(format!(
+                    "{url}: no WebSocket upgrade in {REQUEST_TIMEOUT:?}"
+                ))
+            })?
+            .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
+        Ok(BlockSubscription { ws, closed: None })
+    }
+
     /// [`Client::send`], then [`Client::wait_for_receipt`] with `timeout`.
-    pub async fn send_and_wait(&self, key: &SecretKey, action: Action, timeout: Duration) -> ClientResult<Included> {
+    pub async fn send_and_wait(
+        &self,
+        key: &SecretKey,
+        action: Action,
+        timeout: Duration,
+    ) -> ClientResult<Included> {
         let txid = self.send(key, action).await?;
         self.wait_for_receipt(&txid, timeout).await
     }
 
-    async fn get<T: DeserializeOwned>(&self, segments: &[&str], query: &[(&str, &str)]) -> ClientResult<T> {
+    async fn get<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        query: &[(&str, &str)],
+    ) -> ClientResult<T> {
         let mut request = self.http.get(self.url(segments));
         if !query.is_empty() {
             request = request.query(query);
@@ -438,6 +514,67 @@ impl Client {
         let status = response.status();
         let bytes = response.bytes().await.map_err(transport)?;
         decode(status, &bytes)
+    }
+}
+
+/// The node's block stream (`GET /v1/ws`), from [`Client::subscribe_blocks`].
+pub struct BlockSubscription {
+    ws: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    closed: Option<(u16, String)>,
+}
+
+impl BlockSubscription {
+    /// Waits for the next block. `Ok(None)` once the node has closed the subscription (see
+    /// [`BlockSubscription::close_reason`]: 1001 when it shuts down, 4000 when this client fell
+    /// too far behind and should resume from `GET /v1/blocks/<height>`). Errors:
+    /// [`ClientError::Transport`] (connection lost), [`ClientError::Protocol`] (a message that
+    /// is not a block).
+    pub async fn next(&mut self) -> ClientResult<Option<Block>> {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        #[derive(Deserialize)]
+        struct BlockMessage {
+            block: Block,
+        }
+        loop {
+            if self.closed.is_some() {
+                return Ok(None);
+            }
+            let message = match self.ws.next().await {
+                None => {
+                    self.closed = Some((1006, "connection closed without a close frame".into()));
+                    continue;
+                }
+                Some(message) => message.map_err(|e| ClientError::Transport(e.to_string()))?,
+            };
+            match message {
+                Message::Text(text) => {
+                    let parsed: BlockMessage =
+                        serde_json::from_str(text.as_str()).map_err(|e| ClientError::Protocol {
+                            status: 101,
+                            message: format!("not a block message: {e}"),
+                        })?;
+                    return Ok(Some(parsed.block));
+                }
+                Message::Close(frame) => {
+                    let (code, reason) = frame
+                        .map(|f| (u16::from(f.code), f.reason.to_string()))
+                        .unwrap_or((1005, String::new()));
+                    self.closed = Some((code, reason));
+                }
+                // Pings are answered by the library; nothing else is sent by the node.
+                _ => {}
+            }
+        }
+    }
+
+    /// Why the node closed the subscription (close code and reason), once it has.
+    pub fn close_reason(&self) -> Option<(u16, &str)> {
+        self.closed
+            .as_ref()
+            .map(|(code, reason)| (*code, reason.as_str()))
     }
 }
 
@@ -462,10 +599,15 @@ fn decode<T: DeserializeOwned>(status: StatusCode, bytes: &[u8]) -> ClientResult
         });
     }
     match serde_json::from_slice::<ErrorAnswer>(bytes) {
-        Ok(ErrorAnswer { error }) => {
-            Err(ClientError::Api { status: status.as_u16(), code: error.code, message: error.message })
-        }
-        Err(_) => Err(ClientError::Protocol { status: status.as_u16(), message: snippet(bytes) }),
+        Ok(ErrorAnswer { error }) => Err(ClientError::Api {
+            status: status.as_u16(),
+            code: error.code,
+            message: error.message,
+        }),
+        Err(_) => Err(ClientError::Protocol {
+            status: status.as_u16(),
+            message: snippet(bytes),
+        }),
     }
 }
 
@@ -489,12 +631,27 @@ mod tests {
     #[test]
     fn urls_are_built_and_escaped() {
         let c = Client::new("http://127.0.0.1:8645/").unwrap();
-        assert_eq!(c.url(&["v1", "account", "module:tictactoe"]).as_str(), "http://127.0.0.1:8645/v1/account/module:tictactoe");
-        assert_eq!(c.url(&["v1", "tx", "a/b?c"]).as_str(), "http://127.0.0.1:8645/v1/tx/a%2Fb%3Fc");
+        assert_eq!(
+            c.url(&["v1", "account", "module:tictactoe"]).as_str(),
+            "http://127.0.0.1:8645/v1/account/module:tictactoe"
+        );
+        assert_eq!(
+            c.url(&["v1", "tx", "a/b?c"]).as_str(),
+            "http://127.0.0.1:8645/v1/tx/a%2Fb%3Fc"
+        );
         let prefixed = Client::new("http://example.test/chain").unwrap();
-        assert_eq!(prefixed.url(&["v1", "status"]).as_str(), "http://example.test/chain/v1/status");
-        assert!(matches!(Client::new("https://x.test"), Err(ClientError::Usage(_))));
-        assert!(matches!(Client::new("127.0.0.1:8645"), Err(ClientError::Usage(_))));
+        assert_eq!(
+            prefixed.url(&["v1", "status"]).as_str(),
+            "http://example.test/chain/v1/status"
+        );
+        assert!(matches!(
+            Client::new("https://x.test"),
+            Err(ClientError::Usage(_))
+        ));
+        assert!(matches!(
+            Client::new("127.0.0.1:8645"),
+            Err(ClientError::Usage(_))
+        ));
     }
 
     #[test]
@@ -503,17 +660,31 @@ mod tests {
         let err = decode::<Value>(StatusCode::CONFLICT, body).unwrap_err();
         assert_eq!(
             err,
-            ClientError::Api { status: 409, code: "bad_nonce".into(), message: "nonce 5, expected 3".into() }
+            ClientError::Api {
+                status: 409,
+                code: "bad_nonce".into(),
+                message: "nonce 5, expected 3".into()
+            }
         );
         assert_eq!(err.to_string(), "bad_nonce: nonce 5, expected 3");
         assert_eq!(err.code(), Some("bad_nonce"));
 
-        let err = decode::<Value>(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>").unwrap_err();
-        assert_eq!(err, ClientError::Protocol { status: 502, message: "<html>bad gateway</html>".into() });
+        let err =
+            decode::<Value>(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>").unwrap_err();
+        assert_eq!(
+            err,
+            ClientError::Protocol {
+                status: 502,
+                message: "<html>bad gateway</html>".into()
+            }
+        );
         let err = decode::<Value>(StatusCode::INTERNAL_SERVER_ERROR, b"").unwrap_err();
         assert_eq!(err.to_string(), "unexpected answer (HTTP 500): empty body");
         let err = decode::<Status>(StatusCode::OK, br#"{"height": 1}"#).unwrap_err();
-        assert!(matches!(err, ClientError::Protocol { status: 200, .. }), "{err}");
+        assert!(
+            matches!(err, ClientError::Protocol { status: 200, .. }),
+            "{err}"
+        );
     }
 
     #[test]
@@ -524,8 +695,14 @@ mod tests {
                 "receipt":{"ok":false,"error":"invalid: cell is taken","events":[],"fuel_used":41234}}"#,
         )
         .unwrap();
-        assert_eq!((tx.status, tx.height, tx.index), (TxStatus::Included, Some(12), Some(0)));
-        assert_eq!(tx.receipt.unwrap().error.as_deref(), Some("invalid: cell is taken"));
+        assert_eq!(
+            (tx.status, tx.height, tx.index),
+            (TxStatus::Included, Some(12), Some(0))
+        );
+        assert_eq!(
+            tx.receipt.unwrap().error.as_deref(),
+            Some("invalid: cell is taken")
+        );
         let pending: TxInfo = decode(
             StatusCode::OK,
             br#"{"txid":"ab","status":"pending","body":"{}","signature":"s","height":null,"index":null,"receipt":null}"#,
@@ -538,7 +715,10 @@ mod tests {
             br#"{"account":"module:tictactoe","balances":{"GOLD":"200"},"nonce":2,"next_nonce":3}"#,
         )
         .unwrap();
-        assert_eq!((account.balance("GOLD"), account.balance("SILVER")), (Amount(200), Amount(0)));
+        assert_eq!(
+            (account.balance("GOLD"), account.balance("SILVER")),
+            (Amount(200), Amount(0))
+        );
 
         let zero = "0".repeat(64);
         let block = format!(

@@ -122,7 +122,8 @@ impl NodeConfig {
     pub fn load(path: &Path) -> Result<NodeConfig, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError(format!("cannot read config file {}: {e}", path.display())))?;
-        Self::from_toml(&text).map_err(|e| ConfigError(format!("config file {}: {e}", path.display())))
+        Self::from_toml(&text)
+            .map_err(|e| ConfigError(format!("config file {}: {e}", path.display())))
     }
 
     /// Parses and validates TOML text (see [`Self::load`]).
@@ -158,13 +159,19 @@ impl NodeConfig {
             }
         }
         if self.rate_limit_per_sec > 0 && self.rate_limit_burst == 0 {
-            return Err(ConfigError("rate_limit_burst must be at least 1 when rate_limit_per_sec is set".into()));
+            return Err(ConfigError(
+                "rate_limit_burst must be at least 1 when rate_limit_per_sec is set".into(),
+            ));
         }
         if usize::try_from(self.memory_limit_bytes).is_err() {
-            return Err(ConfigError("memory_limit_bytes does not fit this machine's address size".into()));
+            return Err(ConfigError(
+                "memory_limit_bytes does not fit this machine's address size".into(),
+            ));
         }
         if self.faucet == Some(Amount(0)) {
-            return Err(ConfigError("faucet must be more than 0, or \"none\"".into()));
+            return Err(ConfigError(
+                "faucet must be more than 0, or \"none\"".into(),
+            ));
         }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| ConfigError(format!("log filter `{}`: {e}", self.log)))?;
@@ -178,7 +185,9 @@ impl NodeConfig {
             fuel_view: self.fuel_view,
             fuel_end_block: self.fuel_end_block,
             memory_limit_bytes: self.memory_limit_bytes as usize,
-            allocation: Allocation::Pooling { instances: self.wasm_instances },
+            allocation: Allocation::Pooling {
+                instances: self.wasm_instances,
+            },
         }
     }
 
@@ -222,13 +231,14 @@ mod faucet_field {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Amount>, D::Error> {
         match Option::<Raw>::deserialize(d)? {
             None | Some(Raw::Flag(false)) => Ok(None),
-            Some(Raw::Flag(true)) => Err(de::Error::custom("faucet = true: give the amount, e.g. \"100000\"")),
+            Some(Raw::Flag(true)) => Err(de::Error::custom(
+                "faucet = true: give the amount, e.g. \"100000\"",
+            )),
             Some(Raw::Number(n)) => Ok(Some(Amount(u128::from(n)))),
             Some(Raw::Text(t)) if matches!(t.as_str(), "none" | "off" | "") => Ok(None),
-            Some(Raw::Text(t)) => t
-                .parse::<Amount>()
-                .map(Some)
-                .map_err(|e| de::Error::custom(format!("faucet `{t}`: {e} (base units, or \"none\")"))),
+            Some(Raw::Text(t)) => t.parse::<Amount>().map(Some).map_err(|e| {
+                de::Error::custom(format!("faucet `{t}`: {e} (base units, or \"none\")"))
+            }),
         }
     }
 }
@@ -242,7 +252,10 @@ mod tests {
         assert_eq!(NodeConfig::from_toml("").unwrap(), NodeConfig::default());
         let d = NodeConfig::default();
         assert_eq!(NodeConfig::from_toml(&d.to_toml()).unwrap(), d);
-        assert_eq!(d.runtime_config().config_hash(), RuntimeConfig::default().config_hash());
+        assert_eq!(
+            d.runtime_config().config_hash(),
+            RuntimeConfig::default().config_hash()
+        );
         assert_eq!(d.listen.to_string(), "127.0.0.1:8645");
     }
 
@@ -252,10 +265,19 @@ mod tests {
             "listen = \"0.0.0.0:9000\"\nchain_id = \"x\"\nnetwork = \"mainnet\"\nfaucet = \"none\"\nblock_interval_ms = 5",
         )
         .unwrap();
-        assert_eq!((c.listen.port(), c.chain_id.as_str(), c.network), (9000, "x", Network::Mainnet));
+        assert_eq!(
+            (c.listen.port(), c.chain_id.as_str(), c.network),
+            (9000, "x", Network::Mainnet)
+        );
         assert_eq!((c.faucet, c.block_interval_ms), (None, 5));
-        assert_eq!(NodeConfig::from_toml("faucet = false").unwrap().faucet, None);
-        assert_eq!(NodeConfig::from_toml("faucet = \"250\"").unwrap().faucet, Some(Amount(250)));
+        assert_eq!(
+            NodeConfig::from_toml("faucet = false").unwrap().faucet,
+            None
+        );
+        assert_eq!(
+            NodeConfig::from_toml("faucet = \"250\"").unwrap().faucet,
+            Some(Amount(250))
+        );
     }
 
     #[test]

@@ -35,7 +35,11 @@ pub struct DemoOptions {
 
 impl Default for DemoOptions {
     fn default() -> Self {
-        Self { node: None, keys_dir: None, receipt_timeout: DEFAULT_RECEIPT_TIMEOUT }
+        Self {
+            node: None,
+            keys_dir: None,
+            receipt_timeout: DEFAULT_RECEIPT_TIMEOUT,
+        }
     }
 }
 
@@ -131,10 +135,20 @@ pub async fn run(options: &DemoOptions, out: &mut dyn Write) -> Result<DemoOutco
             play(&client, options, out).await
         }
         None => {
-            let node = LocalNode::start().await.map_err(|e| DemoError::Setup(format!("cannot start a node: {e}")))?;
-            writeln!(out, "node {} (data {})", node.url(), node.data_dir().display()).map_err(output_error)?;
+            let node = LocalNode::start()
+                .await
+                .map_err(|e| DemoError::Setup(format!("cannot start a node: {e}")))?;
+            writeln!(
+                out,
+                "node {} (temporary data directory {})",
+                node.url(),
+                node.data_dir().display()
+            )
+            .map_err(output_error)?;
             let result = play(&node.client(), options, out).await;
-            node.stop().await;
+            if let Err(e) = node.stop().await {
+                tracing::warn!("the in-process node stopped with an error: {e}");
+            }
             result
         }
     }
@@ -143,8 +157,19 @@ pub async fn run(options: &DemoOptions, out: &mut dyn Write) -> Result<DemoOutco
 /// Plays the seed's game on the node `client` talks to, printing each step to `out` and
 /// checking each outcome against the seed; stops at the first difference. The node must have
 /// the `tictactoe` module and a faucet paying 100000 base units of GOLD.
-pub async fn play(client: &Client, options: &DemoOptions, out: &mut dyn Write) -> Result<DemoOutcome, DemoError> {
-    Demo { client, timeout: options.receipt_timeout, out, steps: Vec::new() }.play(options).await
+pub async fn play(
+    client: &Client,
+    options: &DemoOptions,
+    out: &mut dyn Write,
+) -> Result<DemoOutcome, DemoError> {
+    Demo {
+        client,
+        timeout: options.receipt_timeout,
+        out,
+        steps: Vec::new(),
+    }
+    .play(options)
+    .await
 }
 
 /// The state of one run: the client, the transcript writer and the steps so far.
@@ -159,6 +184,14 @@ fn output_error(e: std::io::Error) -> DemoError {
     DemoError::Setup(format!("cannot write the transcript: {e}"))
 }
 
+/// Turns a client error into the demo's, naming the step it happened at.
+fn at(step: &str) -> impl Fn(ClientError) -> DemoError + Copy + '_ {
+    move |error| DemoError::Client {
+        step: step.to_string(),
+        error,
+    }
+}
+
 fn ttt(op: Value) -> Action {
     Action::game(MODULE, &op)
 }
@@ -166,10 +199,6 @@ fn ttt(op: Value) -> Action {
 impl Demo<'_> {
     fn line(&mut self, text: impl AsRef<str>) -> Result<(), DemoError> {
         writeln!(self.out, "{}", text.as_ref()).map_err(output_error)
-    }
-
-    fn read_error(step: &str) -> impl FnOnce(ClientError) -> DemoError + '_ {
-        move |error| DemoError::Client { step: step.to_string(), error }
     }
 
     /// Signs and sends `action`, waits for its receipt, prints it like `play.mjs` and checks it.
@@ -180,45 +209,78 @@ impl Demo<'_> {
         label: &str,
         expected: impl FnOnce(&str) -> ExpectedReceipt,
     ) -> Result<Step, DemoError> {
-        let failed = |error| DemoError::Client { step: label.to_string(), error };
+        let failed = at(label);
         let txid = self.client.send(key, action).await.map_err(failed)?;
-        let included = self.client.wait_for_receipt(&txid, self.timeout).await.map_err(failed)?;
+        let included = self
+            .client
+            .wait_for_receipt(&txid, self.timeout)
+            .await
+            .map_err(failed)?;
         let r = &included.receipt;
-        let error = r.error.as_ref().map(|e| format!(" error \"{e}\"")).unwrap_or_default();
-        self.line(format!("{label}: txid {txid} height {} ok {}{error}", included.height, r.ok))?;
+        let error = r
+            .error
+            .as_ref()
+            .map(|e| format!(" error \"{e}\""))
+            .unwrap_or_default();
+        self.line(format!(
+            "{label}: txid {txid} height {} ok {}{error}",
+            included.height, r.ok
+        ))?;
         for ev in &r.events {
-            self.line(format!("   event {} {}", ev.kind, serde_json::to_string(&ev.data).expect("JSON")))?;
+            self.line(format!(
+                "   event {} {}",
+                ev.kind,
+                serde_json::to_string(&ev.data).expect("JSON")
+            ))?;
         }
         seed::check_receipt(label, &expected(&txid), r)?;
-        let step = Step { label: label.to_string(), txid, height: included.height, receipt: included.receipt };
+        let step = Step {
+            label: label.to_string(),
+            txid,
+            height: included.height,
+            receipt: included.receipt,
+        };
         self.steps.push(step.clone());
         Ok(step)
     }
 
     async fn gold(&self, account: &str) -> Result<gamechain_sdk::Amount, DemoError> {
         let step = format!("account {account}");
-        Ok(self.client.account(account).await.map_err(Self::read_error(&step))?.balance("GOLD"))
+        Ok(self
+            .client
+            .account(account)
+            .await
+            .map_err(at(&step))?
+            .balance("GOLD"))
     }
 
-    async fn balances(&mut self, label: &str, alice: &str, bob: &str) -> Result<Balances, DemoError> {
+    async fn balances(
+        &mut self,
+        label: &str,
+        alice: &str,
+        bob: &str,
+    ) -> Result<Balances, DemoError> {
         let escrow_account = format!("module:{MODULE}");
         let b = Balances {
             alice: self.gold(alice).await?,
             bob: self.gold(bob).await?,
             escrow: self.gold(&escrow_account).await?,
         };
-        self.line(format!("{label} alice {} bob {} escrow {}", b.alice, b.bob, b.escrow))?;
+        self.line(format!(
+            "{label} alice {} bob {} escrow {}",
+            b.alice, b.bob, b.escrow
+        ))?;
         Ok(b)
     }
 
     async fn view(&self, query: &[(&str, &str)]) -> Result<Value, DemoError> {
         let step = format!("view {MODULE} {query:?}");
-        self.client.view(MODULE, query).await.map_err(Self::read_error(&step))
+        self.client.view(MODULE, query).await.map_err(at(&step))
     }
 
     async fn nonce(&self, address: &str) -> Result<u64, DemoError> {
         let step = format!("account {address}");
-        Ok(self.client.account(address).await.map_err(Self::read_error(&step))?.nonce)
+        Ok(self.client.account(address).await.map_err(at(&step))?.nonce)
     }
 
     async fn play(mut self, options: &DemoOptions) -> Result<DemoOutcome, DemoError> {
@@ -235,19 +297,34 @@ impl Demo<'_> {
         self.line(format!("bob   {bob}"))?;
 
         // 1. GOLD for both players (1000 GOLD each from the faucet).
-        let faucet = || Action::Faucet { token: "GOLD".into() };
-        self.send(&alice_key, faucet(), "faucet alice", |_| seed::faucet(&alice)).await?;
-        self.send(&bob_key, faucet(), "faucet bob", |_| seed::faucet(&bob)).await?;
+        let faucet = || Action::Faucet {
+            token: "GOLD".into(),
+        };
+        self.send(&alice_key, faucet(), "faucet alice", |_| {
+            seed::faucet(&alice)
+        })
+        .await?;
+        self.send(&bob_key, faucet(), "faucet bob", |_| seed::faucet(&bob))
+            .await?;
         let escrow_at_start = self.gold(&format!("module:{MODULE}")).await?;
         let before = self.balances("before:", &alice, &bob).await?;
-        expect_eq("balances before the game", &seed::balances_before(escrow_at_start), &before)?;
+        expect_eq(
+            "balances before the game",
+            &seed::balances_before(escrow_at_start),
+            &before,
+        )?;
 
         // 2. Alice creates a table with a 1.00 GOLD stake ("100" base units).
         let create_op = json!({"kind": "create", "stake": seed::STAKE});
         let create = self
-            .send(&alice_key, ttt(create_op), "create", |txid| seed::created(seed::game_id_of(txid), &alice))
+            .send(&alice_key, ttt(create_op), "create", |txid| {
+                seed::created(seed::game_id_of(txid), &alice)
+            })
             .await?;
-        let id = create.receipt.events[0].data["id"].as_str().unwrap_or_default().to_string();
+        let id = create.receipt.events[0].data["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
         let same = create.txid.starts_with(&id) && id.len() == 16;
         self.line(format!("game id {id} == first 16 hex of the txid: {same}"))?;
         expect_eq("game id == first 16 hex of the create txid", &true, &same)?;
@@ -256,30 +333,56 @@ impl Demo<'_> {
         seed::check_open_before_join(&open_before_join, &id, &alice, create.height)?;
 
         // 3. Bob joins; Alice (x) moves first.
-        self.send(&bob_key, ttt(json!({"kind": "join", "id": id})), "join bob", |_| seed::joined(&id, &bob)).await?;
+        self.send(
+            &bob_key,
+            ttt(json!({"kind": "join", "id": id})),
+            "join bob",
+            |_| seed::joined(&id, &bob),
+        )
+        .await?;
         let open_after_join = self.view(&[("open", "1")]).await?;
         seed::check_open_after_join(&open_after_join, &id)?;
         let first_move = self
-            .send(&alice_key, ttt(json!({"kind": "move", "id": id, "cell": 0})), "move alice 0", |_| {
-                seed::moved(&id, &alice, 0, "x........", "o")
-            })
+            .send(
+                &alice_key,
+                ttt(json!({"kind": "move", "id": id, "cell": 0})),
+                "move alice 0",
+                |_| seed::moved(&id, &alice, 0, "x........", "o"),
+            )
             .await?;
         let claim = ttt(json!({"kind": "claim_timeout", "id": id}));
-        self.send(&alice_key, claim, "claim_timeout alice (too early)", |_| seed::claim_too_early(first_move.height))
-            .await?;
+        self.send(&alice_key, claim, "claim_timeout alice (too early)", |_| {
+            seed::claim_too_early(first_move.height)
+        })
+        .await?;
 
         // 4. A bad move: Bob tries the cell Alice took. The tx fails but still uses a nonce.
         let nonce_before = self.nonce(&bob).await?;
         self.line(format!("bob nonce before {nonce_before}"))?;
         let bob_gold_before = self.gold(&bob).await?;
         let taken = ttt(json!({"kind": "move", "id": id, "cell": 0}));
-        self.send(&bob_key, taken, "move bob 0 (taken)", |_| seed::cell_taken()).await?;
+        self.send(&bob_key, taken, "move bob 0 (taken)", |_| {
+            seed::cell_taken()
+        })
+        .await?;
         let nonce_after = self.nonce(&bob).await?;
         self.line(format!("bob nonce after  {nonce_after}"))?;
-        expect_eq("bob nonce before the move on the taken cell", &2, &nonce_before)?;
-        expect_eq("bob nonce after the move on the taken cell", &(nonce_before + 1), &nonce_after)?;
+        expect_eq(
+            "bob nonce before the move on the taken cell",
+            &2,
+            &nonce_before,
+        )?;
+        expect_eq(
+            "bob nonce after the move on the taken cell",
+            &(nonce_before + 1),
+            &nonce_after,
+        )?;
         let bob_gold_after = self.gold(&bob).await?;
-        expect_eq("bob's GOLD after the move on the taken cell", &bob_gold_before, &bob_gold_after)?;
+        expect_eq(
+            "bob's GOLD after the move on the taken cell",
+            &bob_gold_before,
+            &bob_gold_after,
+        )?;
 
         // 5. Play on to a win for x: the same moves as the first test in tictactoe.rs.
         let moves = [
@@ -290,17 +393,32 @@ impl Demo<'_> {
         for (key, who, cell, board, turn) in moves {
             let name = if *who == alice { "alice" } else { "bob" };
             let op = ttt(json!({"kind": "move", "id": id, "cell": cell}));
-            self.send(key, op, &format!("move {name} {cell}"), |_| seed::moved(&id, who, cell, board, turn)).await?;
+            self.send(key, op, &format!("move {name} {cell}"), |_| {
+                seed::moved(&id, who, cell, board, turn)
+            })
+            .await?;
         }
         let win = ttt(json!({"kind": "move", "id": id, "cell": 2}));
-        let last = self.send(&alice_key, win, "move alice 2", |_| seed::winning_move(&id, &alice)).await?;
+        let last = self
+            .send(&alice_key, win, "move alice 2", |_| {
+                seed::winning_move(&id, &alice)
+            })
+            .await?;
 
         // 6. What the chain says afterwards.
         let after = self.balances("after: ", &alice, &bob).await?;
-        expect_eq("balances after the game", &seed::balances_after(escrow_at_start), &after)?;
+        expect_eq(
+            "balances after the game",
+            &seed::balances_after(escrow_at_start),
+            &after,
+        )?;
         let game = self.view(&[("id", &id)]).await?;
         self.line(format!("game: {game}"))?;
-        expect_eq("game", &seed::finished_game(&id, &alice, &bob, create.height, last.height), &game)?;
+        expect_eq(
+            "game",
+            &seed::finished_game(&id, &alice, &bob, create.height, last.height),
+            &game,
+        )?;
         let alice_games = seed::game_ids(&self.view(&[("player", &alice)]).await?);
         self.line(format!("alice games: {}", js_array(&alice_games)))?;
         let bob_games = seed::game_ids(&self.view(&[("player", &bob)]).await?);
@@ -339,8 +457,14 @@ mod tests {
 
     #[test]
     fn arrays_print_like_node() {
-        assert_eq!(js_array(&["80566b04265ced78".to_string()]), "[ '80566b04265ced78' ]");
-        assert_eq!(js_array(&["a".to_string(), "b".to_string()]), "[ 'a', 'b' ]");
+        assert_eq!(
+            js_array(&["80566b04265ced78".to_string()]),
+            "[ '80566b04265ced78' ]"
+        );
+        assert_eq!(
+            js_array(&["a".to_string(), "b".to_string()]),
+            "[ 'a', 'b' ]"
+        );
         assert_eq!(js_array(&[]), "[]");
     }
 }

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader, StateHash};
-use gamechain_runtime::{genesis_state, Allocation, ChainContext, MemState, Modules, Runtime, RuntimeConfig};
+use gamechain_runtime::{
+    genesis_state, Allocation, ChainContext, MemState, Modules, Runtime, RuntimeConfig,
+};
 use sha2::{Digest, Sha256};
 
 use crate::config::NodeConfig;
@@ -49,7 +51,9 @@ pub fn tictactoe_code_hash() -> String {
 
 /// Milliseconds since the Unix epoch from the system clock (0 if the clock is before 1970).
 pub fn now_ms() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// A data directory opened and checked: everything the node runs on.
@@ -92,8 +96,10 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
 
     let genesis_path = config.genesis_path();
     let genesis = if genesis_path.exists() {
-        let text = std::fs::read_to_string(&genesis_path).map_err(|e| io_err("read", &genesis_path, e))?;
-        Genesis::from_json(&text).map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?
+        let text =
+            std::fs::read_to_string(&genesis_path).map_err(|e| io_err("read", &genesis_path, e))?;
+        Genesis::from_json(&text)
+            .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?
     } else {
         let genesis = new_genesis(config, &key)?;
         write_new_file(&genesis_path, genesis.to_json_pretty().as_bytes())?;
@@ -114,7 +120,12 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
 
     let runtime_config = RuntimeConfig {
         fuel_view: config.fuel_view,
-        ..gamechain_runtime::runtime_config(&genesis, Allocation::Pooling { instances: config.wasm_instances })
+        ..gamechain_runtime::runtime_config(
+            &genesis,
+            Allocation::Pooling {
+                instances: config.wasm_instances,
+            },
+        )
     };
     let engine_hash = runtime_config.config_hash();
     if engine_hash != genesis.engine_config_hash {
@@ -151,9 +162,8 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
 
     let runtime = Runtime::new(runtime_config).map_err(|e| NodeError::Runtime(e.to_string()))?;
     let code = storage.code()?;
-    let modules = Modules::from_genesis(&runtime, &genesis, &code).map_err(|e| {
-        NodeError::Refused(format!("module code in {}: {e}", db_path.display()))
-    })?;
+    let modules = Modules::from_genesis(&runtime, &genesis, &code)
+        .map_err(|e| NodeError::Refused(format!("module code in {}: {e}", db_path.display())))?;
     if let Some(m) = genesis.modules.iter().find(|m| m.id == TICTACTOE_ID) {
         let embedded = tictactoe_code_hash();
         if m.code_hash != embedded {
@@ -167,14 +177,19 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     let ctx = ChainContext::new(genesis.clone(), runtime, modules)
         .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?;
 
-    let head = storage.head()?.ok_or_else(|| NodeError::Refused(format!("{} holds no block", db_path.display())))?;
-    head.header
-        .verify_from(&genesis.sequencer)
-        .map_err(|e| NodeError::Refused(format!("head block {}: {e}", head.header.header.height)))?;
+    let head = storage
+        .head()?
+        .ok_or_else(|| NodeError::Refused(format!("{} holds no block", db_path.display())))?;
+    head.header.verify_from(&genesis.sequencer).map_err(|e| {
+        NodeError::Refused(format!("head block {}: {e}", head.header.header.height))
+    })?;
     let state = storage.load_state()?;
     let recomputed = StateHash::from_entries(state.map.iter());
     let want = head.header.header.state_root;
-    for (what, root) in [("the stored state", recomputed.root()), ("the saved running state hash", head.state_hash.root())] {
+    for (what, root) in [
+        ("the stored state", recomputed.root()),
+        ("the saved running state hash", head.state_hash.root()),
+    ] {
         if root != want {
             return Err(NodeError::Refused(format!(
                 "{what} in {} hashes to state root {}, but head block {} has state root {}",
@@ -193,7 +208,15 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         entries = state.map.len(),
         "chain opened"
     );
-    Ok(OpenedChain { genesis, genesis_hash, key, storage, ctx: Arc::new(ctx), head, state })
+    Ok(OpenedChain {
+        genesis,
+        genesis_hash,
+        key,
+        storage,
+        ctx: Arc::new(ctx),
+        head,
+        state,
+    })
 }
 
 /// The genesis of a new chain (see the module docs).
@@ -212,7 +235,10 @@ fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeErro
         sequencer: key.address(),
         time_ms: now_ms(),
         faucet: config.faucet,
-        modules: vec![GenesisModule { id: TICTACTOE_ID.to_string(), code_hash: tictactoe_code_hash() }],
+        modules: vec![GenesisModule {
+            id: TICTACTOE_ID.to_string(),
+            code_hash: tictactoe_code_hash(),
+        }],
         balances: Vec::new(),
         fuel_apply: runtime.fuel_apply,
         fuel_view: runtime.fuel_view,
@@ -220,7 +246,9 @@ fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeErro
         memory_limit_bytes: config.memory_limit_bytes,
         engine_config_hash: runtime.config_hash(),
     };
-    genesis.validate().map_err(|e| NodeError::Config(crate::config::ConfigError(e.to_string())))?;
+    genesis
+        .validate()
+        .map_err(|e| NodeError::Config(crate::config::ConfigError(e.to_string())))?;
     Ok(genesis)
 }
 
@@ -245,8 +273,19 @@ fn create_genesis_block(
         code.insert(m.code_hash.clone(), TICTACTOE_WASM.to_vec());
     }
     let gs = genesis_state(genesis).map_err(|e| NodeError::Refused(e.to_string()))?;
-    let block = BlockRecord { header: SignedHeader::sign(gs.header, key), txs: Vec::new(), end_block: Vec::new() };
-    storage.commit_genesis(&block, &gs.entries, &gs.state_hash, &code, genesis_hash, engine_hash)?;
+    let block = BlockRecord {
+        header: SignedHeader::sign(gs.header, key),
+        txs: Vec::new(),
+        end_block: Vec::new(),
+    };
+    storage.commit_genesis(
+        &block,
+        &gs.entries,
+        &gs.state_hash,
+        &code,
+        genesis_hash,
+        engine_hash,
+    )?;
     tracing::info!(hash = %block.header.header.hash_hex(), "stored the genesis block");
     Ok(())
 }
@@ -257,7 +296,9 @@ fn write_new_file(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
     let mut f = std::fs::File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
-    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(|e| io_err("write", &tmp, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io_err("write", &tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| io_err("rename into place", path, e))?;
     if let Some(dir) = path.parent() {
         // Persist the rename itself.
@@ -274,10 +315,19 @@ fn warn_about_ignored_settings(config: &NodeConfig, genesis: &Genesis) {
         ("network", config.network != genesis.network),
         ("faucet", config.faucet != genesis.faucet),
         ("fuel_apply", config.fuel_apply != genesis.fuel_apply),
-        ("fuel_end_block", config.fuel_end_block != genesis.fuel_end_block),
-        ("memory_limit_bytes", config.memory_limit_bytes != genesis.memory_limit_bytes),
+        (
+            "fuel_end_block",
+            config.fuel_end_block != genesis.fuel_end_block,
+        ),
+        (
+            "memory_limit_bytes",
+            config.memory_limit_bytes != genesis.memory_limit_bytes,
+        ),
     ];
     for (field, _) in differ.iter().filter(|(_, d)| *d) {
-        tracing::warn!(field, "the configuration's {field} differs from genesis.json, which is used");
+        tracing::warn!(
+            field,
+            "the configuration's {field} differs from genesis.json, which is used"
+        );
     }
 }

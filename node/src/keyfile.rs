@@ -25,7 +25,10 @@ pub fn write_key_file(path: &Path, key: &SecretKey) -> Result<(), String> {
         options.mode(0o600);
     }
     let mut file = options.open(path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::AlreadyExists => format!("{} already exists; a key file is never overwritten", path.display()),
+        std::io::ErrorKind::AlreadyExists => format!(
+            "{} already exists; a key file is never overwritten",
+            path.display()
+        ),
         _ => format!("cannot create {}: {e}", path.display()),
     })?;
     file.write_all(format!("{}\n", key.to_wif()).as_bytes())
@@ -38,12 +41,19 @@ pub fn write_key_file(path: &Path, key: &SecretKey) -> Result<(), String> {
 /// Errors (as text naming the path, never its content): unreadable, too long, or not a WIF
 /// (`from_wif`'s reason).
 pub fn read_key_file(path: &Path) -> Result<SecretKey, String> {
-    let len = fs::metadata(path).map_err(|e| format!("cannot read key file {}: {e}", path.display()))?.len();
+    let len = fs::metadata(path)
+        .map_err(|e| format!("cannot read key file {}: {e}", path.display()))?
+        .len();
     if len > MAX_KEY_FILE_BYTES {
-        return Err(format!("{} is {len} bytes: not a key file (one WIF line)", path.display()));
+        return Err(format!(
+            "{} is {len} bytes: not a key file (one WIF line)",
+            path.display()
+        ));
     }
-    let text = fs::read_to_string(path).map_err(|e| format!("cannot read key file {}: {e}", path.display()))?;
-    SecretKey::from_wif(text.trim()).map_err(|e| format!("{} does not hold a WIF key: {e}", path.display()))
+    let text = fs::read_to_string(path)
+        .map_err(|e| format!("cannot read key file {}: {e}", path.display()))?;
+    SecretKey::from_wif(text.trim())
+        .map_err(|e| format!("{} does not hold a WIF key: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -61,7 +71,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+            assert_eq!(
+                fs::metadata(&path).unwrap().permissions().mode() & 0o777,
+                0o600
+            );
         }
         let other = SecretKey::generate(Network::Testnet);
         let err = write_key_file(&path, &other).unwrap_err();
@@ -75,9 +88,14 @@ mod tests {
         let path = dir.path().join("bad.wif");
         fs::write(&path, "not-a-wif-secret\n").unwrap();
         let err = read_key_file(&path).unwrap_err();
-        assert!(err.contains("does not hold a WIF key") && !err.contains("not-a-wif-secret"), "{err}");
+        assert!(
+            err.contains("does not hold a WIF key") && !err.contains("not-a-wif-secret"),
+            "{err}"
+        );
         fs::write(&path, "x".repeat(2000)).unwrap();
         assert!(read_key_file(&path).unwrap_err().contains("not a key file"));
-        assert!(read_key_file(&dir.path().join("missing")).unwrap_err().contains("cannot read key file"));
+        assert!(read_key_file(&dir.path().join("missing"))
+            .unwrap_err()
+            .contains("cannot read key file"));
     }
 }

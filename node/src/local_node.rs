@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::client::Client;
 use crate::config::NodeConfig;
+use crate::node::NodeHandle;
 
 /// Longest wait between two blocks of a local node, milliseconds: an empty block at least this
 /// often (a transaction gets its block at once).
@@ -14,7 +15,7 @@ pub const LOCAL_BLOCK_INTERVAL_MS: u64 = 1000;
 
 /// A running in-process node and its temporary data directory.
 pub struct LocalNode {
-    addr: SocketAddr,
+    handle: NodeHandle,
     data_dir: tempfile::TempDir,
 }
 
@@ -43,13 +44,17 @@ impl LocalNode {
             .prefix("gamechain-local-")
             .tempdir()
             .map_err(|e| format!("cannot make a temporary data directory: {e}"))?;
-        let _config = NodeConfig { data_dir: data_dir.path().to_path_buf(), ..config };
-        Err("the in-process node is not available in this build yet".to_string())
+        let config = NodeConfig {
+            data_dir: data_dir.path().to_path_buf(),
+            ..config
+        };
+        let handle = NodeHandle::start(config).await.map_err(|e| e.to_string())?;
+        Ok(LocalNode { handle, data_dir })
     }
 
     /// The API's base URL, `http://127.0.0.1:<port>`.
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.handle.url()
     }
 
     /// A client of this node.
@@ -62,6 +67,16 @@ impl LocalNode {
         self.data_dir.path()
     }
 
-    /// Shuts the node down, waits for it to stop and deletes the data directory.
-    pub async fn stop(self) {}
+    /// The address the API listens on.
+    pub fn addr(&self) -> SocketAddr {
+        self.handle.bound_addr()
+    }
+
+    /// Shuts the node down cleanly, waits for it to stop and deletes the data directory.
+    /// Returns the error that stopped the node earlier, if one did (logged, not fatal here).
+    pub async fn stop(self) -> Result<(), String> {
+        let result = self.handle.shutdown().await.map_err(|e| e.to_string());
+        drop(self.data_dir);
+        result
+    }
 }

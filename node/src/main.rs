@@ -13,7 +13,10 @@ use gamechain_node::{cli_node, demo};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return fail(&format!("cannot start the async runtime: {e}"), 1),
     };
@@ -24,6 +27,8 @@ fn main() -> ExitCode {
                 Err(e) => fail(&e, 1),
             },
             Command::Demo(args) => {
+                // The in-process node logs only its warnings: the transcript is the output.
+                cli_node::init_logging("warn");
                 let options = demo::DemoOptions {
                     node: args.node,
                     keys_dir: args.keys_dir,

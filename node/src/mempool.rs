@@ -58,7 +58,13 @@ pub struct Mempool {
 impl Mempool {
     /// An empty mempool that holds at most `max` transactions.
     pub fn new(max: usize) -> Self {
-        Mempool { max, next_seq: 0, queue: BTreeMap::new(), by_txid: HashMap::new(), by_sender: HashMap::new() }
+        Mempool {
+            max,
+            next_seq: 0,
+            queue: BTreeMap::new(),
+            by_txid: HashMap::new(),
+            by_sender: HashMap::new(),
+        }
     }
 
     /// Number of pending transactions.
@@ -109,7 +115,10 @@ impl Mempool {
         let seq = self.next_seq;
         self.next_seq += 1;
         self.by_txid.insert(pending.txid.clone(), seq);
-        self.by_sender.entry(pending.body.from.clone()).or_default().insert(found, seq);
+        self.by_sender
+            .entry(pending.body.from.clone())
+            .or_default()
+            .insert(found, seq);
         self.queue.insert(seq, pending);
         Ok(())
     }
@@ -123,8 +132,12 @@ impl Mempool {
     /// Removes the transactions `txids` (unknown ones are ignored).
     pub fn remove<'a>(&mut self, txids: impl IntoIterator<Item = &'a str>) {
         for txid in txids {
-            let Some(seq) = self.by_txid.remove(txid) else { continue };
-            let Some(p) = self.queue.remove(&seq) else { continue };
+            let Some(seq) = self.by_txid.remove(txid) else {
+                continue;
+            };
+            let Some(p) = self.queue.remove(&seq) else {
+                continue;
+            };
             if let Some(nonces) = self.by_sender.get_mut(&p.body.from) {
                 nonces.remove(&p.body.nonce);
                 if nonces.is_empty() {
@@ -138,11 +151,20 @@ impl Mempool {
     /// longer be included without it). Returns the txids removed, `txid` first; empty if it
     /// was not pending.
     pub fn evict_from(&mut self, txid: &str) -> Vec<String> {
-        let Some(p) = self.get(txid) else { return Vec::new() };
+        let Some(p) = self.get(txid) else {
+            return Vec::new();
+        };
         let (sender, nonce) = (p.body.from.clone(), p.body.nonce);
-        let seqs: Vec<u64> =
-            self.by_sender.get(&sender).map(|m| m.range(nonce..).map(|(_, s)| *s).collect()).unwrap_or_default();
-        let txids: Vec<String> = seqs.iter().filter_map(|s| self.queue.get(s)).map(|p| p.txid.clone()).collect();
+        let seqs: Vec<u64> = self
+            .by_sender
+            .get(&sender)
+            .map(|m| m.range(nonce..).map(|(_, s)| *s).collect())
+            .unwrap_or_default();
+        let txids: Vec<String> = seqs
+            .iter()
+            .filter_map(|s| self.queue.get(s))
+            .map(|p| p.txid.clone())
+            .collect();
         self.remove(txids.iter().map(String::as_str));
         txids
     }
@@ -158,9 +180,20 @@ mod tests {
     }
 
     fn tx(sk: &SecretKey, nonce: u64) -> PendingTx {
-        let body = TxBody { chain_id: "c".into(), from: sk.address(), nonce, action: Action::Faucet { token: "GOLD".into() } };
+        let body = TxBody {
+            chain_id: "c".into(),
+            from: sk.address(),
+            nonce,
+            action: Action::Faucet {
+                token: "GOLD".into(),
+            },
+        };
         let tx = body.sign(sk);
-        PendingTx { txid: tx.txid(), tx, body }
+        PendingTx {
+            txid: tx.txid(),
+            tx,
+            body,
+        }
     }
 
     #[test]
@@ -169,18 +202,48 @@ mod tests {
         let mut m = Mempool::new(10);
         m.admit(tx(&a, 3), 3, |_| false).unwrap();
         assert_eq!(m.admit(tx(&a, 3), 3, |_| false), Err(Refusal::Duplicate));
-        assert_eq!(m.admit(tx(&a, 5), 3, |_| false), Err(Refusal::BadNonce { expected: 4, found: 5 }));
-        assert_eq!(m.admit(tx(&a, 2), 3, |_| false), Err(Refusal::BadNonce { expected: 4, found: 2 }));
-        assert_eq!(m.admit(tx(&a, 2), 3, |_| true), Err(Refusal::Duplicate), "a replay of an included tx");
+        assert_eq!(
+            m.admit(tx(&a, 5), 3, |_| false),
+            Err(Refusal::BadNonce {
+                expected: 4,
+                found: 5
+            })
+        );
+        assert_eq!(
+            m.admit(tx(&a, 2), 3, |_| false),
+            Err(Refusal::BadNonce {
+                expected: 4,
+                found: 2
+            })
+        );
+        assert_eq!(
+            m.admit(tx(&a, 2), 3, |_| true),
+            Err(Refusal::Duplicate),
+            "a replay of an included tx"
+        );
         m.admit(tx(&b, 0), 0, |_| false).unwrap();
         m.admit(tx(&a, 4), 3, |_| false).unwrap();
-        assert_eq!((m.len(), m.pending_of(&a.address()), m.pending_of(&b.address())), (3, 2, 1));
+        assert_eq!(
+            (
+                m.len(),
+                m.pending_of(&a.address()),
+                m.pending_of(&b.address())
+            ),
+            (3, 2, 1)
+        );
         let order: Vec<u64> = m.batch(10).iter().map(|p| p.body.nonce).collect();
         assert_eq!(order, [3, 0, 4], "arrival order");
         assert_eq!(m.batch(2).len(), 2);
         // The block with a:3 and b:0 commits: a's committed nonce is now 4 with one pending.
         m.remove([tx(&a, 3).txid.as_str(), tx(&b, 0).txid.as_str()]);
-        assert_eq!((m.len(), m.pending_of(&a.address()), m.pending_of(&b.address())), (1, 1, 0));
+        assert_eq!(
+            (
+                m.len(),
+                m.pending_of(&a.address()),
+                m.pending_of(&b.address())
+            ),
+            (1, 1, 0)
+        );
         m.admit(tx(&a, 5), 4, |_| false).unwrap();
     }
 
@@ -191,7 +254,10 @@ mod tests {
         for n in 0..3 {
             m.admit(tx(&a, n), 0, |_| false).unwrap();
         }
-        assert_eq!(m.admit(tx(&a, 3), 0, |_| false), Err(Refusal::Full { max: 3 }));
+        assert_eq!(
+            m.admit(tx(&a, 3), 0, |_| false),
+            Err(Refusal::Full { max: 3 })
+        );
         let gone = m.evict_from(&tx(&a, 1).txid);
         assert_eq!(gone, [tx(&a, 1).txid, tx(&a, 2).txid]);
         assert_eq!((m.len(), m.pending_of(&a.address())), (1, 1));

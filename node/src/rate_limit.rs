@@ -35,7 +35,11 @@ pub struct RateLimiter {
 impl RateLimiter {
     /// `per_sec` requests per second on average (0: unlimited), `burst` at once.
     pub fn new(per_sec: u32, burst: u32) -> Self {
-        RateLimiter { per_sec: f64::from(per_sec), burst: f64::from(burst.max(1)), buckets: Mutex::new(HashMap::new()) }
+        RateLimiter {
+            per_sec: f64::from(per_sec),
+            burst: f64::from(burst.max(1)),
+            buckets: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Takes one request of `ip` at `now`: `Ok` when allowed, else `Err(seconds to wait)`
@@ -47,9 +51,13 @@ impl RateLimiter {
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
         if buckets.len() >= MAX_TRACKED_IPS && !buckets.contains_key(&ip) {
             let (per_sec, burst) = (self.per_sec, self.burst);
-            buckets.retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_sec < burst);
+            buckets
+                .retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_sec < burst);
         }
-        let bucket = buckets.entry(ip).or_insert(Bucket { tokens: self.burst, at: now });
+        let bucket = buckets.entry(ip).or_insert(Bucket {
+            tokens: self.burst,
+            at: now,
+        });
         let refill = now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_sec;
         bucket.tokens = (bucket.tokens + refill).min(self.burst);
         bucket.at = now;
@@ -64,7 +72,11 @@ impl RateLimiter {
 
 /// The axum middleware: limits by the peer's IP (connections without one, as in in-process
 /// router tests, share the bucket of `0.0.0.0`).
-pub async fn limit(State(limiter): State<Arc<RateLimiter>>, request: Request, next: Next) -> Response {
+pub async fn limit(
+    State(limiter): State<Arc<RateLimiter>>,
+    request: Request,
+    next: Next,
+) -> Response {
     let ip = request
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()

@@ -47,8 +47,11 @@ impl BlockRecord {
                 })
             })
             .collect();
-        let end_block: Vec<Value> =
-            self.end_block.iter().map(|(module, receipt)| json!({"module": module, "receipt": receipt})).collect();
+        let end_block: Vec<Value> = self
+            .end_block
+            .iter()
+            .map(|(module, receipt)| json!({"module": module, "receipt": receipt}))
+            .collect();
         json!({
             "height": self.header.header.height,
             "hash": self.header.header.hash_hex(),
@@ -91,9 +94,16 @@ impl TxRecord {
     pub fn to_json(&self) -> Value {
         let (status, height, index, receipt) = match &self.status {
             TxStatus::Pending => ("pending", Value::Null, Value::Null, Value::Null),
-            TxStatus::Included { height, index, receipt } => {
-                ("included", json!(height), json!(index), serde_json::to_value(receipt).expect("a receipt serialises"))
-            }
+            TxStatus::Included {
+                height,
+                index,
+                receipt,
+            } => (
+                "included",
+                json!(height),
+                json!(index),
+                serde_json::to_value(receipt).expect("a receipt serialises"),
+            ),
         };
         json!({
             "txid": self.tx.txid(),

@@ -99,10 +99,21 @@ fn make_block(chain: &Chain, storage: &mut Storage, key: &SecretKey) -> Result<M
         let head = chain.head();
         let parent = &head.header.header;
         let time_ms = now_ms().max(parent.time_ms + 1);
-        let mut builder = match BlockBuilder::new(ctx, &head.state, &head.state_hash, parent, time_ms, Checkpoint::default())
-        {
+        let mut builder = match BlockBuilder::new(
+            ctx,
+            &head.state,
+            &head.state_hash,
+            parent,
+            time_ms,
+            Checkpoint::default(),
+        ) {
             Ok(b) => b,
-            Err(e) => return Err(NodeError::Refused(format!("cannot start block {}: {e}", parent.height + 1))),
+            Err(e) => {
+                return Err(NodeError::Refused(format!(
+                    "cannot start block {}: {e}",
+                    parent.height + 1
+                )))
+            }
         };
         let mut included = Vec::with_capacity(batch.len());
         let mut evict: Vec<String> = Vec::new();
@@ -114,13 +125,23 @@ fn make_block(chain: &Chain, storage: &mut Storage, key: &SecretKey) -> Result<M
                     evict.push(txid);
                 }
                 Err(TransitionError::Host(e)) => return Ok(Made::Retry(e.to_string())),
-                Err(e) => return Err(NodeError::Refused(format!("block {}: {e}", parent.height + 1))),
+                Err(e) => {
+                    return Err(NodeError::Refused(format!(
+                        "block {}: {e}",
+                        parent.height + 1
+                    )))
+                }
             }
         }
         let out = match builder.finish() {
             Ok(out) => out,
             Err(TransitionError::Host(e)) => return Ok(Made::Retry(e.to_string())),
-            Err(e) => return Err(NodeError::Refused(format!("block {}: {e}", parent.height + 1))),
+            Err(e) => {
+                return Err(NodeError::Refused(format!(
+                    "block {}: {e}",
+                    parent.height + 1
+                )))
+            }
         };
         (out, included, evict)
     };
@@ -138,10 +159,17 @@ fn make_block(chain: &Chain, storage: &mut Storage, key: &SecretKey) -> Result<M
         }
     }
     let height = out.header.height;
-    let txs: Vec<IncludedTx> =
-        included.into_iter().zip(out.receipts).map(|(tx, receipt)| IncludedTx { tx, receipt }).collect();
+    let txs: Vec<IncludedTx> = included
+        .into_iter()
+        .zip(out.receipts)
+        .map(|(tx, receipt)| IncludedTx { tx, receipt })
+        .collect();
     let count = txs.len();
-    let block = BlockRecord { header: SignedHeader::sign(out.header, key), txs, end_block: out.end_block };
+    let block = BlockRecord {
+        header: SignedHeader::sign(out.header, key),
+        txs,
+        end_block: out.end_block,
+    };
     storage.commit_block(&block, &out.writes, &out.state_hash)?;
     chain.apply_committed(&block, out.writes, out.state_hash);
     Ok(Made::Block { height, txs: count })

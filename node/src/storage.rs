@@ -144,11 +144,19 @@ impl Storage {
     /// cannot open or migrate the file; [`StorageError::TooNew`].
     pub fn open(path: &Path) -> Result<Storage, StorageError> {
         let conn = Connection::open(path)?;
-        let mut storage = Storage { conn, path: path.to_path_buf() };
+        let mut storage = Storage {
+            conn,
+            path: path.to_path_buf(),
+        };
         storage.configure()?;
-        let mode: String = storage.conn.query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        let mode: String = storage
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
         if !mode.eq_ignore_ascii_case("wal") {
-            return Err(StorageError::Sqlite(format!("{} cannot use WAL mode (got `{mode}`)", path.display())));
+            return Err(StorageError::Sqlite(format!(
+                "{} cannot use WAL mode (got `{mode}`)",
+                path.display()
+            )));
         }
         storage.migrate()?;
         Ok(storage)
@@ -156,20 +164,29 @@ impl Storage {
 
     /// Opens the database at `path` (which [`Storage::open`] created) read-only, for the API.
     pub fn open_reader(path: &Path) -> Result<Storage, StorageError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX | OpenFlags::SQLITE_OPEN_URI;
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
         let conn = Connection::open_with_flags(path, flags)?;
-        let storage = Storage { conn, path: path.to_path_buf() };
+        let storage = Storage {
+            conn,
+            path: path.to_path_buf(),
+        };
         storage.configure()?;
         let version = storage.schema_version()?;
         if version as usize != MIGRATIONS.len() {
-            return Err(corrupt(format!("reader expects schema version {}, found {version}", MIGRATIONS.len())));
+            return Err(corrupt(format!(
+                "reader expects schema version {}, found {version}",
+                MIGRATIONS.len()
+            )));
         }
         Ok(storage)
     }
 
     fn configure(&self) -> Result<(), StorageError> {
         self.conn.busy_timeout(Duration::from_secs(5))?;
-        self.conn.execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+        self.conn
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
         Ok(())
     }
 
@@ -185,12 +202,16 @@ impl Storage {
         }
         match self.meta_text("schema_version")? {
             None => Ok(0),
-            Some(v) => v.parse().map_err(|_| corrupt(format!("meta.schema_version is `{v}`"))),
+            Some(v) => v
+                .parse()
+                .map_err(|_| corrupt(format!("meta.schema_version is `{v}`"))),
         }
     }
 
     fn migrate(&mut self) -> Result<(), StorageError> {
-        self.conn.execute_batch("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)")?;
+        self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+        )?;
         let known = MIGRATIONS.len() as u32;
         let found = self.schema_version()?;
         if found > known {
@@ -199,7 +220,8 @@ impl Storage {
         for (i, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             let version = i as u32 + 1;
             let tx = self.conn.transaction()?;
-            tx.execute_batch(step).map_err(|e| StorageError::Sqlite(format!("migration {version}: {e}")))?;
+            tx.execute_batch(step)
+                .map_err(|e| StorageError::Sqlite(format!("migration {version}: {e}")))?;
             set_meta(&tx, "schema_version", version.to_string().as_bytes())?;
             tx.commit()?;
             tracing::info!(path = %self.path.display(), version, "database migrated");
@@ -208,7 +230,10 @@ impl Storage {
     }
 
     fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
-        Ok(self.conn.query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0)).optional()?)
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
     }
 
     fn meta_text(&self, key: &str) -> Result<Option<String>, StorageError> {
@@ -220,10 +245,15 @@ impl Storage {
     /// The genesis hash (lowercase hex) and engine config hash recorded when the chain was
     /// created, `None` before genesis is stored.
     pub fn chain_identity(&self) -> Result<Option<(String, String)>, StorageError> {
-        match (self.meta_text("genesis_hash")?, self.meta_text("engine_config_hash")?) {
+        match (
+            self.meta_text("genesis_hash")?,
+            self.meta_text("engine_config_hash")?,
+        ) {
             (Some(g), Some(e)) => Ok(Some((g, e))),
             (None, None) => Ok(None),
-            _ => Err(corrupt("meta has only one of genesis_hash and engine_config_hash")),
+            _ => Err(corrupt(
+                "meta has only one of genesis_hash and engine_config_hash",
+            )),
         }
     }
 
@@ -248,11 +278,17 @@ impl Storage {
             return Err(corrupt("genesis is stored already"));
         }
         for (hash, wasm) in code {
-            tx.execute("INSERT OR REPLACE INTO code (hash, wasm) VALUES (?1, ?2)", params![hash, wasm])?;
+            tx.execute(
+                "INSERT OR REPLACE INTO code (hash, wasm) VALUES (?1, ?2)",
+                params![hash, wasm],
+            )?;
         }
         set_meta(&tx, "genesis_hash", genesis_hash.as_bytes())?;
         set_meta(&tx, "engine_config_hash", engine_config_hash.as_bytes())?;
-        let writes: WriteSet = entries.iter().map(|(k, v)| (k.clone(), Some(v.clone()))).collect();
+        let writes: WriteSet = entries
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
         write_block(&tx, block, &writes, state_hash)?;
         tx.commit()?;
         Ok(())
@@ -270,9 +306,11 @@ impl Storage {
     ) -> Result<(), StorageError> {
         let tx = self.conn.transaction()?;
         let head: Option<(i64, Vec<u8>)> = tx
-            .query_row("SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1", [], |r| {
-                Ok((r.get(0)?, r.get(1)?))
-            })
+            .query_row(
+                "SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
             .optional()?;
         let h = &block.header.header;
         match head {
@@ -293,18 +331,28 @@ impl Storage {
     /// The head block's signed header and the saved running state hash; `None` when no block
     /// is stored. Errors when the saved hash is missing, malformed or saved at another height.
     pub fn head(&self) -> Result<Option<StoredHead>, StorageError> {
-        let Some(height) =
-            self.conn.query_row("SELECT MAX(height) FROM blocks", [], |r| r.get::<_, Option<i64>>(0))?
+        let Some(height) = self
+            .conn
+            .query_row("SELECT MAX(height) FROM blocks", [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })?
         else {
             return Ok(None);
         };
-        let header = self.signed_header(height as u64)?.ok_or_else(|| corrupt("head block vanished"))?;
+        let header = self
+            .signed_header(height as u64)?
+            .ok_or_else(|| corrupt("head block vanished"))?;
         let saved_at = self.meta_text("lthash_height")?;
         if saved_at.as_deref() != Some(height.to_string().as_str()) {
-            return Err(corrupt(format!("the saved state hash is for height {saved_at:?}, the head is {height}")));
+            return Err(corrupt(format!(
+                "the saved state hash is for height {saved_at:?}, the head is {height}"
+            )));
         }
-        let bytes = self.meta("lthash")?.ok_or_else(|| corrupt("no saved state hash"))?;
-        let state_hash = StateHash::from_bytes(&bytes).ok_or_else(|| corrupt("the saved state hash is not 2048 bytes"))?;
+        let bytes = self
+            .meta("lthash")?
+            .ok_or_else(|| corrupt("no saved state hash"))?;
+        let state_hash = StateHash::from_bytes(&bytes)
+            .ok_or_else(|| corrupt("the saved state hash is not 2048 bytes"))?;
         Ok(Some(StoredHead { header, state_hash }))
     }
 
@@ -312,43 +360,65 @@ impl Storage {
     pub fn signed_header(&self, height: u64) -> Result<Option<SignedHeader>, StorageError> {
         let row: Option<(Vec<u8>, Vec<u8>, String)> = self
             .conn
-            .query_row("SELECT header, hash, signature FROM blocks WHERE height = ?1", [height as i64], |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-            })
+            .query_row(
+                "SELECT header, hash, signature FROM blocks WHERE height = ?1",
+                [height as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
             .optional()?;
-        let Some((borsh_bytes, hash, signature)) = row else { return Ok(None) };
-        let header: Header =
-            borsh::from_slice(&borsh_bytes).map_err(|e| corrupt(format!("header of block {height}: {e}")))?;
+        let Some((borsh_bytes, hash, signature)) = row else {
+            return Ok(None);
+        };
+        let header: Header = borsh::from_slice(&borsh_bytes)
+            .map_err(|e| corrupt(format!("header of block {height}: {e}")))?;
         if header.hash().as_slice() != hash.as_slice() {
-            return Err(corrupt(format!("block {height}: stored hash does not match its header")));
+            return Err(corrupt(format!(
+                "block {height}: stored hash does not match its header"
+            )));
         }
         Ok(Some(SignedHeader { header, signature }))
     }
 
     /// Block `height` with its transactions and receipts, `None` above the head.
     pub fn block(&self, height: u64) -> Result<Option<BlockRecord>, StorageError> {
-        let Some(header) = self.signed_header(height)? else { return Ok(None) };
+        let Some(header) = self.signed_header(height)? else {
+            return Ok(None);
+        };
         let mut stmt = self.conn.prepare_cached(
             "SELECT t.body, t.signature, r.receipt FROM txs t JOIN receipts r ON r.txid = t.txid
              WHERE t.height = ?1 ORDER BY t.idx",
         )?;
         let rows = stmt.query_map([height as i64], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
         })?;
         let mut txs = Vec::new();
         for row in rows {
             let (body, signature, receipt) = row?;
-            txs.push(IncludedTx { tx: SignedTx { body, signature }, receipt: parse_receipt(&receipt)? });
+            txs.push(IncludedTx {
+                tx: SignedTx { body, signature },
+                receipt: parse_receipt(&receipt)?,
+            });
         }
-        let mut stmt =
-            self.conn.prepare_cached("SELECT module, receipt FROM end_block_receipts WHERE height = ?1 ORDER BY idx")?;
-        let rows = stmt.query_map([height as i64], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT module, receipt FROM end_block_receipts WHERE height = ?1 ORDER BY idx",
+        )?;
+        let rows = stmt.query_map([height as i64], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
         let mut end_block = Vec::new();
         for row in rows {
             let (module, receipt) = row?;
             end_block.push((module, parse_receipt(&receipt)?));
         }
-        Ok(Some(BlockRecord { header, txs, end_block }))
+        Ok(Some(BlockRecord {
+            header,
+            txs,
+            end_block,
+        }))
     }
 
     /// The included transaction `txid` with its block position and receipt, `None` if no
@@ -363,29 +433,45 @@ impl Storage {
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
             )
             .optional()?;
-        let Some((body, signature, height, index, receipt)) = row else { return Ok(None) };
+        let Some((body, signature, height, index, receipt)) = row else {
+            return Ok(None);
+        };
         Ok(Some(TxRecord {
             tx: SignedTx { body, signature },
-            status: TxStatus::Included { height: height as u64, index: index as u32, receipt: parse_receipt(&receipt)? },
+            status: TxStatus::Included {
+                height: height as u64,
+                index: index as u32,
+                receipt: parse_receipt(&receipt)?,
+            },
         }))
     }
 
     /// Whether a block holds the transaction `txid`.
     pub fn has_tx(&self, txid: &str) -> Result<bool, StorageError> {
-        Ok(self.conn.query_row("SELECT EXISTS (SELECT 1 FROM txs WHERE txid = ?1)", [txid], |r| r.get(0))?)
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM txs WHERE txid = ?1)",
+            [txid],
+            |r| r.get(0),
+        )?)
     }
 
     /// Every stored module code by hash.
     pub fn code(&self) -> Result<BTreeMap<String, Vec<u8>>, StorageError> {
-        let mut stmt = self.conn.prepare("SELECT hash, wasm FROM code ORDER BY hash")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT hash, wasm FROM code ORDER BY hash")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The whole committed state, as an in-memory mirror.
     pub fn load_state(&self) -> Result<MemState, StorageError> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM state")?;
-        let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?)))?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
         let mut state = MemState::new();
         for row in rows {
             let (k, v) = row?;
@@ -396,7 +482,10 @@ impl Storage {
 }
 
 fn set_meta(tx: &Transaction<'_>, key: &str, value: &[u8]) -> Result<(), StorageError> {
-    tx.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", params![key, value])?;
+    tx.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        params![key, value],
+    )?;
     Ok(())
 }
 
@@ -422,8 +511,9 @@ fn write_block(
     let mut insert_tx = tx.prepare_cached(
         "INSERT INTO txs (txid, height, idx, body, signature, sender, nonce) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
-    let mut insert_receipt =
-        tx.prepare_cached("INSERT INTO receipts (height, idx, txid, ok, receipt) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    let mut insert_receipt = tx.prepare_cached(
+        "INSERT INTO receipts (height, idx, txid, ok, receipt) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
     for (idx, t) in block.txs.iter().enumerate() {
         let txid = t.tx.txid();
         // Only checked transactions reach a block; the sender and nonce columns are for lookups.
@@ -431,7 +521,15 @@ fn write_block(
             Ok(body) => (body.from, body.nonce as i64),
             Err(_) => (String::new(), -1),
         };
-        insert_tx.execute(params![txid, height, idx as i64, t.tx.body, t.tx.signature, sender, nonce])?;
+        insert_tx.execute(params![
+            txid,
+            height,
+            idx as i64,
+            t.tx.body,
+            t.tx.signature,
+            sender,
+            nonce
+        ])?;
         let receipt = serde_json::to_string(&t.receipt).expect("a receipt serialises");
         insert_receipt.execute(params![height, idx as i64, txid, t.receipt.ok, receipt])?;
     }
@@ -465,7 +563,12 @@ mod tests {
         SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
     }
 
-    fn block(height: u64, prev: [u8; 32], txs: Vec<IncludedTx>, state_root: [u8; 32]) -> BlockRecord {
+    fn block(
+        height: u64,
+        prev: [u8; 32],
+        txs: Vec<IncludedTx>,
+        state_root: [u8; 32],
+    ) -> BlockRecord {
         let seq = key(9);
         let receipts: Vec<Receipt> = txs.iter().map(|t| t.receipt.clone()).collect();
         let signed: Vec<SignedTx> = txs.iter().map(|t| t.tx.clone()).collect();
@@ -494,17 +597,31 @@ mod tests {
         assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
         assert!(s.head().unwrap().is_none());
         assert!(s.chain_identity().unwrap().is_none());
-        let mode: String = s.conn.query_row("PRAGMA journal_mode", [], |r| r.get(0)).unwrap();
+        let mode: String = s
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(mode, "wal");
-        let sync: i64 = s.conn.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+        let sync: i64 = s
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
         assert_eq!(sync, 2, "FULL");
         drop(s);
         // Reopening applies nothing new; a newer schema is refused.
         let s = Storage::open(&path).unwrap();
         assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
-        s.conn.execute("UPDATE meta SET value = CAST('99' AS BLOB) WHERE key = 'schema_version'", []).unwrap();
+        s.conn
+            .execute(
+                "UPDATE meta SET value = CAST('99' AS BLOB) WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
         drop(s);
-        assert!(matches!(Storage::open(&path), Err(StorageError::TooNew { found: 99, .. })));
+        assert!(matches!(
+            Storage::open(&path),
+            Err(StorageError::TooNew { found: 99, .. })
+        ));
     }
 
     #[test]
@@ -513,23 +630,60 @@ mod tests {
         let path = dir.path().join("chain.sqlite");
         let mut s = Storage::open(&path).unwrap();
 
-        let entries = vec![("token/GOLD".to_string(), b"{}".to_vec()), ("bal/a/GOLD".to_string(), b"5".to_vec())];
-        let mut hash = StateHash::from_entries(entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+        let entries = vec![
+            ("token/GOLD".to_string(), b"{}".to_vec()),
+            ("bal/a/GOLD".to_string(), b"5".to_vec()),
+        ];
+        let mut hash =
+            StateHash::from_entries(entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
         let g = block(0, [0; 32], vec![], hash.root());
         let code = BTreeMap::from([("ab".repeat(32), vec![0u8, 97, 115, 109])]);
-        s.commit_genesis(&g, &entries, &hash, &code, &"11".repeat(32), &"22".repeat(32)).unwrap();
-        assert!(s.commit_genesis(&g, &entries, &hash, &code, "x", "y").is_err(), "genesis twice");
+        s.commit_genesis(
+            &g,
+            &entries,
+            &hash,
+            &code,
+            &"11".repeat(32),
+            &"22".repeat(32),
+        )
+        .unwrap();
+        assert!(
+            s.commit_genesis(&g, &entries, &hash, &code, "x", "y")
+                .is_err(),
+            "genesis twice"
+        );
 
         let alice = key(1);
-        let t = TxBody { chain_id: "c".into(), from: alice.address(), nonce: 0, action: Action::Faucet { token: "GOLD".into() } }
-            .sign(&alice);
-        let receipt = Receipt::success(vec![Event { kind: "faucet".into(), data: json!({"b": 1, "a": "x"}) }], 0);
+        let t = TxBody {
+            chain_id: "c".into(),
+            from: alice.address(),
+            nonce: 0,
+            action: Action::Faucet {
+                token: "GOLD".into(),
+            },
+        }
+        .sign(&alice);
+        let receipt = Receipt::success(
+            vec![Event {
+                kind: "faucet".into(),
+                data: json!({"b": 1, "a": "x"}),
+            }],
+            0,
+        );
         let mut writes = WriteSet::new();
         writes.insert("bal/a/GOLD".into(), None);
         writes.insert("nonce/x".into(), Some(b"1".to_vec()));
         hash.apply("bal/a/GOLD", Some(b"5"), None);
         hash.apply("nonce/x", None, Some(b"1"));
-        let b1 = block(1, g.header.header.hash(), vec![IncludedTx { tx: t.clone(), receipt: receipt.clone() }], hash.root());
+        let b1 = block(
+            1,
+            g.header.header.hash(),
+            vec![IncludedTx {
+                tx: t.clone(),
+                receipt: receipt.clone(),
+            }],
+            hash.root(),
+        );
         s.commit_block(&b1, &writes, &hash).unwrap();
         // A block that does not extend the head is refused and changes nothing.
         let stray = block(5, [1; 32], vec![], hash.root());
@@ -537,7 +691,10 @@ mod tests {
         drop(s);
 
         let r = Storage::open_reader(&path).unwrap();
-        assert_eq!(r.chain_identity().unwrap(), Some(("11".repeat(32), "22".repeat(32))));
+        assert_eq!(
+            r.chain_identity().unwrap(),
+            Some(("11".repeat(32), "22".repeat(32)))
+        );
         let head = r.head().unwrap().unwrap();
         assert_eq!(head.header, b1.header);
         assert_eq!(head.state_hash.root(), hash.root());
@@ -545,7 +702,14 @@ mod tests {
         assert_eq!(r.block(1).unwrap().unwrap(), b1);
         assert!(r.block(2).unwrap().is_none());
         let rec = r.tx(&t.txid()).unwrap().unwrap();
-        assert_eq!(rec.status, TxStatus::Included { height: 1, index: 0, receipt });
+        assert_eq!(
+            rec.status,
+            TxStatus::Included {
+                height: 1,
+                index: 0,
+                receipt
+            }
+        );
         assert!(r.has_tx(&t.txid()).unwrap());
         assert!(!r.has_tx(&"00".repeat(32)).unwrap());
         let state = r.load_state().unwrap();
@@ -554,8 +718,15 @@ mod tests {
             ["nonce/x", "token/GOLD"],
             "the delete and the put were applied"
         );
-        assert_eq!(StateHash::from_entries(state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))).root(), hash.root());
+        assert_eq!(
+            StateHash::from_entries(state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
+                .root(),
+            hash.root()
+        );
         assert_eq!(r.code().unwrap(), code);
-        assert!(r.conn.execute("DELETE FROM state", []).is_err(), "the reader is read-only");
+        assert!(
+            r.conn.execute("DELETE FROM state", []).is_err(),
+            "the reader is read-only"
+        );
     }
 }

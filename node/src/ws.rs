@@ -43,11 +43,18 @@ pub async fn subscribe(
 }
 
 async fn close(mut socket: WebSocket, code: u16, reason: &str) {
-    let frame = CloseFrame { code, reason: Utf8Bytes::from(reason) };
+    let frame = CloseFrame {
+        code,
+        reason: Utf8Bytes::from(reason),
+    };
     let _ = socket.send(Message::Close(Some(frame))).await;
 }
 
-async fn serve(mut socket: WebSocket, mut blocks: broadcast::Receiver<Utf8Bytes>, mut shutdown: watch::Receiver<bool>) {
+async fn serve(
+    mut socket: WebSocket,
+    mut blocks: broadcast::Receiver<Utf8Bytes>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
         if *shutdown.borrow() {
             return close(socket, CLOSE_GOING_AWAY, "node shutting down").await;

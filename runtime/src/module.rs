@@ -304,6 +304,13 @@ impl WasmModule {
         &self.code_hash
     }
 
+    /// Whether calls take an instance from the pool: `false` without pooling, and for a module
+    /// whose instance does not fit a pool slot (it then runs with on-demand allocation, with the
+    /// same results).
+    pub fn pooled(&self) -> bool {
+        self.pooled
+    }
+
     /// The runtime the module was loaded into.
     pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime

@@ -18,7 +18,7 @@
 //!      either makes the whole block invalid ([`TransitionError::InvalidTx`], naming the first
 //!      such index): such a transaction is never included;
 //!    - `nonce/<from>` is incremented, whatever the action does (a failed transaction is
-//!      included and uses its nonce);
+//!      included and uses its nonce); the action already sees the incremented value;
 //!    - the action runs in its own overlay over the block overlay; on success its writes are
 //!      merged into the block overlay, on failure they are dropped and the receipt is
 //!      `{"ok": false, "error": "<text>", "events": []}`:

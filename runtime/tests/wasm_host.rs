@@ -798,3 +798,15 @@ fn a_full_pool_makes_callers_wait_instead_of_failing() {
         assert!(t.join().unwrap().iter().all(Result::is_ok));
     }
 }
+
+#[test]
+fn a_module_too_big_for_a_pool_slot_falls_back_to_on_demand_allocation() {
+    // 66,000 globals (16 bytes each) need more instance context than a pool slot's 1 MiB: the
+    // module must still load and run, exactly as under on-demand allocation.
+    let globals: String = (0..66_000).map(|i| format!("(global $g{i} (mut i32) (i32.const {i}))\n")).collect();
+    let body = r#"(global.set $g65999 (i32.add (global.get $g65999) (i32.const 1))) (i32.const 0)"#;
+    let module = load("wide", &apply_guest(&globals, body));
+    assert!(!module.pooled());
+    assert_eq!(apply(&module, &MemState::new()).result, Ok(()));
+    assert!(load("counter", &counter_wat()).pooled());
+}

@@ -58,7 +58,13 @@ fn blank(line: &str, addresses: &[&str], id: &str) -> String {
     let words: Vec<String> = out.split(' ').map(str::to_string).collect();
     out = words
         .into_iter()
-        .map(|w| if w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit()) { "<txid>".to_string() } else { w })
+        .map(|w| {
+            if w.len() == 64 && w.bytes().all(|b| b.is_ascii_hexdigit()) {
+                "<txid>".to_string()
+            } else {
+                w
+            }
+        })
         .collect::<Vec<_>>()
         .join(" ");
     out = out.replace(id, "<id>");
@@ -82,8 +88,13 @@ fn blank(line: &str, addresses: &[&str], id: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn demo_reproduces_every_seed_outcome_over_http() {
-    let node = LocalNode::start().await.expect("the in-process node starts");
-    let options = DemoOptions { receipt_timeout: Duration::from_secs(30), ..DemoOptions::default() };
+    let node = LocalNode::start()
+        .await
+        .expect("the in-process node starts");
+    let options = DemoOptions {
+        receipt_timeout: Duration::from_secs(30),
+        ..DemoOptions::default()
+    };
     let mut transcript = Vec::new();
     let played = demo::play(&node.client(), &options, &mut transcript).await;
     let text = String::from_utf8(transcript).unwrap();
@@ -93,21 +104,35 @@ async fn demo_reproduces_every_seed_outcome_over_http() {
     // started, which on a shared node need not be 0).
     assert_eq!(outcome.before.escrow, Amount(0));
     assert_eq!(outcome.after.escrow, Amount(0));
-    assert_eq!(outcome.steps.len(), 12, "{:?}", outcome.steps.iter().map(|s| &s.label).collect::<Vec<_>>());
-    // One transaction per block, in the order sent, as on the live chain.
+    assert_eq!(
+        outcome.steps.len(),
+        11,
+        "{:?}",
+        outcome.steps.iter().map(|s| &s.label).collect::<Vec<_>>()
+    );
+    // Each transaction waits for its receipt before the next is sent: strictly rising heights.
     let heights: Vec<u64> = outcome.steps.iter().map(|s| s.height).collect();
     assert!(heights.windows(2).all(|w| w[0] < w[1]), "{heights:?}");
 
     let lines: Vec<String> = text
         .lines()
-        .map(|l| blank(l, &[outcome.alice.as_str(), outcome.bob.as_str()], &outcome.game_id))
+        .map(|l| {
+            blank(
+                l,
+                &[outcome.alice.as_str(), outcome.bob.as_str()],
+                &outcome.game_id,
+            )
+        })
         .collect();
     assert_eq!(lines, SEED_SHAPE, "transcript:\n{text}");
 
     // The claim height printed is the first move's height + 150.
     let moved_at = outcome.step("move alice 0").unwrap().height;
-    assert!(text.contains(&format!("can be claimed from height {}\"", moved_at + 150)), "{text}");
-    node.stop().await;
+    assert!(
+        text.contains(&format!("can be claimed from height {}\"", moved_at + 150)),
+        "{text}"
+    );
+    node.stop().await.expect("the node stops cleanly");
 }
 
 #[test]
@@ -117,8 +142,14 @@ fn blanking_turns_the_seed_transcript_into_its_shape() {
     let bob = "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki";
     let id = "80566b04265ced78";
     let seed = [
-        (r#"claim_timeout alice (too early): txid 253f2f7aea1c5d0c5c3f8fcc0509687b95935674f0fd7a1781e3acf1b6fcee17 height 1415 ok false error "invalid: timeout can be claimed from height 1564""#, 15),
-        (r#"game: {"board":"xxxoo....","created_height":1412,"id":"80566b04265ced78","last_move_height":1420,"moves":5,"o":"xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki","opponent":null,"reason":"line","result":"x_won","stake":"100","status":"finished","turn":"o","winner":"xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7","x":"xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7"}"#, 29),
+        (
+            r#"claim_timeout alice (too early): txid 253f2f7aea1c5d0c5c3f8fcc0509687b95935674f0fd7a1781e3acf1b6fcee17 height 1415 ok false error "invalid: timeout can be claimed from height 1564""#,
+            15,
+        ),
+        (
+            r#"game: {"board":"xxxoo....","created_height":1412,"id":"80566b04265ced78","last_move_height":1420,"moves":5,"o":"xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki","opponent":null,"reason":"line","result":"x_won","stake":"100","status":"finished","turn":"o","winner":"xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7","x":"xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7"}"#,
+            29,
+        ),
         ("alice games: [ '80566b04265ced78' ]", 30),
     ];
     for (line, index) in seed {

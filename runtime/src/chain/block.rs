@@ -5,7 +5,8 @@
 //! epoch, as the sequencer set it), the sequencer's address, the parent-chain checkpoint, the
 //! transactions (`tx_root`: RFC 6962 Merkle root, see [`super::merkle`], over the 32-byte
 //! txids in block order), the receipts (`receipt_root`: the same over SHA-256(borsh(receipt)),
-//! one per transaction in the same order) and the state after the block (`state_root`, see
+//! the transaction receipts in block order followed by one end-of-block receipt per module
+//! exporting `gc_end_block`, in ascending id order) and the state after the block (`state_root`, see
 //! [`super::state_root`]).
 //!
 //! Hash: SHA-256 of the borsh encoding, fields in declaration order: `height` u64 LE ‖
@@ -113,7 +114,8 @@ pub fn tx_root(txs: &[SignedTx]) -> [u8; 32] {
     merkle_root(&ids)
 }
 
-/// `receipt_root` of a block whose receipts are `receipts`, in order.
+/// `receipt_root` of a block whose receipts are `receipts`, in order (transaction receipts,
+/// then end-of-block receipts by module id; see `crate::transition`).
 pub fn receipt_root(receipts: &[Receipt]) -> [u8; 32] {
     let hashes: Vec<[u8; 32]> = receipts.iter().map(Receipt::hash).collect();
     merkle_root(&hashes)

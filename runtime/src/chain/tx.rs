@@ -123,7 +123,8 @@ pub enum Action {
     },
     /// Move `amount` base units of `token` from the sender to `to`.
     Transfer {
-        /// An address or a `module:<id>` account.
+        /// An address of the chain's network (the state transition refuses `module:<id>`
+        /// escrow accounts, whose funds only their module may move).
         to: String,
         /// Token symbol.
         token: String,

@@ -559,25 +559,3 @@ fn nonces_are_canonical_decimals() {
         assert_eq!(account_nonce(&state, "x"), Err(TransitionError::CorruptState { key: "nonce/x".into() }), "{bad:?}");
     }
 }
-
-#[test]
-#[ignore]
-fn tmp_timing() {
-    let mut chain = Chain::new(&[&TICTACTOE], Some(FAUCET));
-    let keys: Vec<SecretKey> = (0..200).map(|i| key(20 + i as u8)).collect();
-    let txs: Vec<SignedTx> = keys.iter().map(|k| tx(k, 0, faucet_action())).collect();
-    let t = std::time::Instant::now();
-    let out = chain.block(txs.clone());
-    eprintln!("200 faucet: {:?} (incl. root check)", t.elapsed());
-    eprintln!("end_block fuel {}", out.end_block[0].1.fuel_used);
-    let txs: Vec<SignedTx> = keys.iter().map(|k| tx(k, 1, ttt(json!({"kind":"create","stake":"100"})))).collect();
-    for threads in [1, 2] {
-        let ctx = context(&[&TICTACTOE], Some(FAUCET)).with_verify_threads(threads);
-        let t = std::time::Instant::now();
-        let out = execute_block(&ctx, &chain.state, &chain.hash, &chain.head, &chain.input(txs.clone())).unwrap();
-        eprintln!("200 create, {threads} threads: {:?}, fuel/tx {}", t.elapsed(), out.receipts[0].fuel_used);
-        let t = std::time::Instant::now();
-        let _ = check_txs(&txs, CHAIN, Network::Testnet, threads);
-        eprintln!("  checks alone: {:?}", t.elapsed());
-    }
-}

@@ -1,0 +1,269 @@
+//! Helpers of the tests that run the real `gamechain` binary as a child process: starting it on
+//! a data directory and a loopback port, stopping it with SIGKILL or SIGTERM, running CLI
+//! commands, and checking a node's whole chain through the API.
+
+#![allow(dead_code, reason = "each test file uses a different part")]
+
+use std::fs::File;
+use std::net::{SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use gamechain_node::client::{Block, BlockRef, Client};
+use gamechain_runtime::chain::{receipt_root, tx_root, SignedHeader, SignedTx};
+
+/// The `gamechain` binary cargo built for these tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_gamechain");
+
+/// How long a started node may take to answer `/v1/status`.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A free loopback port (bound once and released; the node binds it right after).
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One data directory and port, and the node process currently running on them.
+pub struct NodeProcess {
+    /// The data directory and config file live here.
+    pub dir: PathBuf,
+    /// The API address.
+    pub addr: SocketAddr,
+    child: Option<Child>,
+    starts: u32,
+}
+
+impl NodeProcess {
+    /// Writes `dir/node.toml` (data in `dir/data`, listening on a free loopback port, no rate
+    /// limit, `extra` TOML lines appended). Does not start anything.
+    pub fn new(dir: &Path, extra: &str) -> NodeProcess {
+        let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        let config = format!(
+            "data_dir = \"{}\"\nlisten = \"{addr}\"\nrate_limit_per_sec = 0\nlog = \"info\"\n{extra}\n",
+            dir.join("data").display()
+        );
+        std::fs::write(dir.join("node.toml"), config).unwrap();
+        NodeProcess {
+            dir: dir.to_path_buf(),
+            addr,
+            child: None,
+            starts: 0,
+        }
+    }
+
+    /// The API's base URL.
+    pub fn url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// A client of the node.
+    pub fn client(&self) -> Client {
+        Client::new(&self.url()).unwrap()
+    }
+
+    /// Starts `gamechain node --config dir/node.toml` (output to `dir/node-<n>.log`) and waits
+    /// until it answers `/v1/status`. Panics with the log when it exits or does not answer in
+    /// [`READY_TIMEOUT`].
+    pub async fn start(&mut self) {
+        assert!(self.child.is_none(), "already running");
+        self.starts += 1;
+        let log_path = self.dir.join(format!("node-{}.log", self.starts));
+        let log = File::create(&log_path).unwrap();
+        let child = Command::new(BIN)
+            .arg("node")
+            .arg("--config")
+            .arg(self.dir.join("node.toml"))
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("gamechain starts");
+        self.child = Some(child);
+        let client = self.client();
+        let start = Instant::now();
+        loop {
+            if client.status().await.is_ok() {
+                return;
+            }
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "gamechain node exited with {status} before answering:\n{}",
+                    self.log()
+                );
+            }
+            assert!(
+                start.elapsed() < READY_TIMEOUT,
+                "gamechain node did not answer in {READY_TIMEOUT:?}:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// The log of the latest start.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join(format!("node-{}.log", self.starts)))
+            .unwrap_or_default()
+    }
+
+    /// SIGKILL: the process dies at once, wherever it was.
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    /// SIGTERM, then waits (at most `timeout`) for the process to exit; returns its status.
+    /// Panics (after a SIGKILL) if it does not exit in time.
+    pub fn terminate(&mut self, timeout: Duration) -> ExitStatus {
+        let mut child = self.child.take().expect("running");
+        let pid = libc::pid_t::try_from(child.id()).unwrap();
+        // SAFETY: `kill` has no memory-safety preconditions; `pid` is our own child, not yet
+        // reaped (so the pid cannot have been reused).
+        assert_eq!(
+            unsafe { libc::kill(pid, libc::SIGTERM) },
+            0,
+            "kill(SIGTERM)"
+        );
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > timeout {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!(
+                    "gamechain node did not exit within {timeout:?} of SIGTERM:\n{}",
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Runs `gamechain <args>` to completion (at most 60 s) in `cwd`, with `GAMECHAIN_NODE` set to
+/// `node_env` (or unset).
+pub fn gamechain(cwd: &Path, node_env: Option<&str>, args: &[&str]) -> Output {
+    let mut command = Command::new(BIN);
+    match node_env {
+        Some(url) => command.env("GAMECHAIN_NODE", url),
+        None => command.env_remove("GAMECHAIN_NODE"),
+    };
+    let child = command
+        .args(args)
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let (done, output) = std::sync::mpsc::channel();
+    // Reading both pipes to the end while waiting (a full pipe would block the child).
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    match output.recv_timeout(Duration::from_secs(60)) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            // SAFETY: no memory-safety preconditions; the child is not reaped yet (its waiter
+            // thread is still blocked), so the pid is still ours.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("gamechain {args:?} did not finish in 60 s");
+        }
+    }
+}
+
+/// Checks the node's whole chain through the API and returns the head block:
+/// - every block from the head down to genesis: its `hash` is its header's hash, its sequencer
+///   signature verifies, its `tx_root` and `receipt_root` match its transactions (and
+///   `end_block` receipts), and its
+///   `prev_hash` is the hash of the block below;
+/// - `/v1/status` names the head: same height, hash and state root.
+pub async fn check_chain(client: &Client) -> Block {
+    let status = client.status().await.unwrap();
+    let head = client.block(BlockRef::Latest).await.unwrap();
+    assert_eq!(status.height, head.height, "status height vs head block");
+    assert_eq!(
+        status.head_hash, head.hash,
+        "status head hash vs head block"
+    );
+    assert_eq!(
+        status.state_root,
+        hex::encode(head.header.state_root),
+        "status state root vs head header"
+    );
+    let mut block = head.clone();
+    loop {
+        assert_eq!(block.header.height, block.height);
+        assert_eq!(
+            block.hash,
+            block.header.hash_hex(),
+            "block {} hash",
+            block.height
+        );
+        let signed = SignedHeader {
+            header: block.header.clone(),
+            signature: block.signature.clone(),
+        };
+        signed
+            .verify_from(&status.sequencer)
+            .unwrap_or_else(|e| panic!("block {}: {e}", block.height));
+        let txs: Vec<SignedTx> = block
+            .txs
+            .iter()
+            .map(|t| SignedTx {
+                body: t.body.clone(),
+                signature: t.signature.clone(),
+            })
+            .collect();
+        // Receipts of the transactions, then of each module's end_block, in block order.
+        let receipts: Vec<_> = block
+            .txs
+            .iter()
+            .map(|t| &t.receipt)
+            .chain(block.end_block.iter().map(|e| &e.receipt))
+            .cloned()
+            .collect();
+        assert_eq!(
+            block.header.tx_root,
+            tx_root(&txs),
+            "block {} tx_root",
+            block.height
+        );
+        assert_eq!(
+            block.header.receipt_root,
+            receipt_root(&receipts),
+            "block {} receipt_root",
+            block.height
+        );
+        if block.height == 0 {
+            return head;
+        }
+        let parent = client
+            .block(BlockRef::Height(block.height - 1))
+            .await
+            .unwrap();
+        assert_eq!(
+            hex::encode(block.header.prev_hash),
+            parent.hash,
+            "block {} prev_hash",
+            block.height
+        );
+        block = parent;
+    }
+}

@@ -1,0 +1,272 @@
+//! Bad input over real HTTP against an in-process node: each bad request gets the code and the
+//! status `node/API.md` documents, changes nothing (height, head, state root, the sender's
+//! nonces and balance, the mempool), and the node keeps serving afterwards.
+//!
+//! The node makes a block only when a transaction arrives (its empty-block interval is an
+//! hour here), so an unchanged height and state root really mean nothing was accepted.
+
+use std::time::Duration;
+
+use gamechain_node::client::{Account, Client, ClientError, Status};
+use gamechain_node::local_node::LocalNode;
+use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey, SignedTx, TxBody};
+use gamechain_sdk::Amount;
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// What a refused request must leave as it was.
+#[derive(Debug, PartialEq)]
+struct Snapshot {
+    height: u64,
+    head_hash: String,
+    state_root: String,
+    pending: u64,
+    sender: Account,
+}
+
+async fn snapshot(client: &Client, sender: &str) -> Snapshot {
+    let Status {
+        height,
+        head_hash,
+        state_root,
+        pending,
+        ..
+    } = client.status().await.unwrap();
+    Snapshot {
+        height,
+        head_hash,
+        state_root,
+        pending,
+        sender: client.account(sender).await.unwrap(),
+    }
+}
+
+/// Asserts `result` is the API error `code` with HTTP `status`.
+fn assert_refused<T: std::fmt::Debug>(
+    what: &str,
+    result: Result<T, ClientError>,
+    code: &str,
+    status: u16,
+) {
+    match result {
+        Err(ClientError::Api {
+            status: s,
+            code: c,
+            message,
+        }) => {
+            assert_eq!((c.as_str(), s), (code, status), "{what}: {message}");
+            assert!(!message.is_empty(), "{what}: empty message");
+        }
+        other => panic!("{what}: expected {status} {code}, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_requests_get_their_code_and_change_nothing() {
+    let config = gamechain_node::NodeConfig {
+        block_interval_ms: 3_600_000,
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the in-process node starts");
+    let client = node.client();
+    let chain_id = client.chain_id().await.unwrap();
+    let key = SecretKey::generate(Network::Testnet);
+    let other = SecretKey::generate(Network::Testnet);
+    let faucet = client
+        .send_and_wait(
+            &key,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(faucet.receipt.ok, "{:?}", faucet.receipt);
+    let included_faucet = client.tx(&faucet.txid).await.unwrap();
+    let body = |nonce: u64, action: Action| TxBody {
+        chain_id: chain_id.clone(),
+        from: key.address(),
+        nonce,
+        action,
+    };
+    let transfer = |amount: u128| Action::Transfer {
+        to: other.address(),
+        token: "GOLD".into(),
+        amount: Amount(amount),
+    };
+
+    let before = snapshot(&client, &key.address()).await;
+    assert_eq!(
+        (
+            before.sender.nonce,
+            before.sender.next_nonce,
+            before.pending
+        ),
+        (1, 1, 0)
+    );
+    assert_eq!(before.sender.balance("GOLD"), Amount(100_000));
+
+    // A signature by another key.
+    let mut forged = body(1, transfer(5)).sign(&key);
+    forged.signature = sign_message(&other, &forged.body);
+    assert_refused(
+        "bad signature",
+        client.post_tx(&forged).await,
+        "bad_signature",
+        401,
+    );
+    let garbage = SignedTx {
+        signature: "AAAA".into(),
+        ..body(1, transfer(5)).sign(&key)
+    };
+    assert_refused(
+        "garbage signature",
+        client.post_tx(&garbage).await,
+        "bad_signature",
+        401,
+    );
+
+    // Another chain's id, correctly signed.
+    let foreign = TxBody {
+        chain_id: format!("{chain_id}-other"),
+        ..body(1, transfer(5))
+    };
+    assert_refused(
+        "wrong chain",
+        client.post_tx(&foreign.sign(&key)).await,
+        "wrong_chain",
+        400,
+    );
+
+    // A mainnet sender on this testnet chain.
+    let mainnet = SecretKey::generate(Network::Mainnet);
+    let wrong_network = TxBody {
+        from: mainnet.address(),
+        ..body(1, transfer(5))
+    };
+    assert_refused(
+        "mainnet sender",
+        client.post_tx(&wrong_network.sign(&mainnet)).await,
+        "bad_address",
+        400,
+    );
+
+    // Replays: the included faucet transaction byte for byte, and a new body at the used nonce.
+    let replay = SignedTx {
+        body: included_faucet.body.clone(),
+        signature: included_faucet.signature.clone(),
+    };
+    assert_refused(
+        "replayed transaction",
+        client.post_tx(&replay).await,
+        "duplicate",
+        409,
+    );
+    assert_refused(
+        "replayed nonce",
+        client.post_tx(&body(0, transfer(5)).sign(&key)).await,
+        "bad_nonce",
+        409,
+    );
+
+    // A nonce from the future; the message names the expected one.
+    let future = client.post_tx(&body(6, transfer(5)).sign(&key)).await;
+    match &future {
+        Err(ClientError::Api { message, .. }) => {
+            assert!(message.contains("expected 1"), "{message}")
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_refused("future nonce", future, "bad_nonce", 409);
+
+    // Malformed JSON: the request, and a well-formed request whose body is not a body.
+    for (what, bytes) in [
+        ("not JSON", b"{\"body\": ".to_vec()),
+        ("empty", Vec::new()),
+        (
+            "unknown field",
+            serde_json::to_vec(&json!({"body": "{}", "signature": "x", "txid": "y"})).unwrap(),
+        ),
+        ("a JSON array", b"[1, 2]".to_vec()),
+    ] {
+        assert_refused(what, client.post_tx_bytes(bytes).await, "bad_json", 400);
+    }
+    let text = format!(
+        r#"{{"chain_id":"{chain_id}","from":"{}","nonce":"one","action":{{"type":"faucet","token":"GOLD"}}}}"#,
+        key.address()
+    );
+    let bad_body = SignedTx {
+        signature: sign_message(&key, &text),
+        body: text,
+    };
+    assert_refused(
+        "a body of the wrong shape",
+        client.post_tx(&bad_body).await,
+        "bad_json",
+        400,
+    );
+
+    // Over the 64 KiB request limit.
+    let mut huge = serde_json::to_vec(&body(1, transfer(5)).sign(&key)).unwrap();
+    huge.extend(std::iter::repeat_n(b' ', 70 * 1024));
+    assert_refused(
+        "oversize request",
+        client.post_tx_bytes(huge).await,
+        "too_large",
+        413,
+    );
+
+    // Unknown transactions, blocks and paths.
+    assert_refused(
+        "unknown txid",
+        client.tx(&"0f".repeat(32)).await,
+        "not_found",
+        404,
+    );
+    assert_refused("not a txid", client.tx("nope").await, "not_found", 404);
+    assert_refused(
+        "block above the head",
+        client
+            .block(gamechain_node::client::BlockRef::Height(
+                before.height + 100,
+            ))
+            .await,
+        "not_found",
+        404,
+    );
+    assert_refused(
+        "bad account",
+        client.account("not-an-address").await,
+        "bad_address",
+        400,
+    );
+
+    assert_eq!(
+        snapshot(&client, &key.address()).await,
+        before,
+        "a refused request changed something"
+    );
+
+    // The node still serves: a good transaction at the expected nonce goes through.
+    let sent = client
+        .send_and_wait(&key, transfer(250), WAIT)
+        .await
+        .unwrap();
+    assert!(sent.receipt.ok, "{:?}", sent.receipt);
+    let after = snapshot(&client, &key.address()).await;
+    assert_eq!((after.height, after.sender.nonce), (before.height + 1, 2));
+    assert_eq!(after.sender.balance("GOLD"), Amount(100_000 - 250));
+    assert_eq!(
+        client
+            .account(&other.address())
+            .await
+            .unwrap()
+            .balance("GOLD"),
+        Amount(250)
+    );
+    node.stop().await.expect("the node stops cleanly");
+}
