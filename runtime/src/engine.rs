@@ -1,6 +1,7 @@
 //! The engine: the chain's runtime configuration ([`RuntimeConfig`]), its consensus hash
-//! ([`RuntimeConfig::config_hash`]), and the [`Runtime`] that owns the one `wasmtime::Engine`, the
-//! `Linker` with every host import, the instance-pool gate and the per-store resource limiter.
+//! ([`RuntimeConfig::config_hash`]), and the [`Runtime`] that owns the `wasmtime::Engine`s (pooled,
+//! plus an on-demand fallback), their `Linker`s with every host import, the instance-pool gate and
+//! the per-store resource limiter.
 //!
 //! Determinism choices (each one is in the config hash):
 //! - fuel metering on (`consume_fuel`), wasmtime 48's default per-operator costs; no epoch
@@ -13,7 +14,9 @@
 //!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]).
 //!
 //! Allocation (pooling or on demand) is not consensus: both enforce the same limits through the
-//! same [`Limits`], and a pooled slot that cannot be had is a [`HostError`], never a receipt.
+//! same [`Limits`]; a module too large for a pool slot runs on the on-demand engine; a caller
+//! waits for a free slot ([`Gate`]), and a slot wasmtime still refuses is a [`HostError`], never a
+//! receipt.
 
 use std::sync::{Arc, Condvar, Mutex};
 
