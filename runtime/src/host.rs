@@ -230,7 +230,7 @@ impl HostState {
 
     fn scan_raw(&self, prefix: &str, start: Option<&str>, limit: usize) -> Result<Vec<(String, Vec<u8>)>, HostTrap> {
         match self.ctx() {
-            Some(c) => ctx_scan_raw(c, prefix, start, limit),
+            Some(c) => Ok(c.scan_raw(prefix, start, limit)),
             None => Ok(self.view_state().map(|s| s.scan_raw(prefix, start, limit)).unwrap_or_default()),
         }
     }
@@ -274,35 +274,6 @@ impl HostState {
             self.log.push(line);
         }
     }
-}
-
-/// `scan_raw` from apply / end_block. `Ctx` has no raw scan yet (asked of the sdk: add
-/// `Ctx::scan_raw`), so until then a raw scan is served when it stays inside the module's own
-/// keys (a prefix under `m/<id>/`), and traps `internal: trap` otherwise.
-fn ctx_scan_raw(
-    ctx: &dyn Ctx,
-    prefix: &str,
-    start: Option<&str>,
-    limit: usize,
-) -> Result<Vec<(String, Vec<u8>)>, HostTrap> {
-    let scope = module_prefix(ctx.module());
-    let Some(rel_prefix) = prefix.strip_prefix(scope.as_str()) else {
-        return Err(HostTrap::Unsupported);
-    };
-    let rel_start = match start {
-        None => None,
-        Some(s) => match s.strip_prefix(scope.as_str()) {
-            Some(rel) => Some(rel),
-            // A start before the scope starts at the scope; one after it leaves nothing.
-            None if s < scope.as_str() => None,
-            None => return Ok(Vec::new()),
-        },
-    };
-    let mut entries = ctx.scan(rel_prefix, rel_start, limit);
-    for (key, _) in &mut entries {
-        key.insert_str(0, &scope);
-    }
-    Ok(entries)
 }
 
 type Cx<'a> = Caller<'a, HostState>;

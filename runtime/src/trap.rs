@@ -35,9 +35,6 @@ pub enum HostTrap {
     MalformedOutput,
     /// `gc_alloc` returned 0 or a range outside the memory.
     AllocFailed,
-    /// A host call this runtime cannot serve yet (`scan_raw` outside the module's own keys in
-    /// apply / end_block, see `host.rs`): the generic `internal: trap`.
-    Unsupported,
 }
 
 impl HostTrap {
@@ -53,7 +50,6 @@ impl HostTrap {
             Self::ReadOnly => "state is read-only in a view",
             Self::MalformedOutput => "malformed module output",
             Self::AllocFailed => "guest allocation failed",
-            Self::Unsupported => "trap",
         }
     }
 
@@ -142,7 +138,6 @@ mod tests {
             (HostTrap::ReadOnly, "internal: state is read-only in a view"),
             (HostTrap::MalformedOutput, "internal: malformed module output"),
             (HostTrap::AllocFailed, "internal: guest allocation failed"),
-            (HostTrap::Unsupported, "internal: trap"),
         ];
         for (trap, text) in table {
             let err = wasmtime::Error::new(trap);

@@ -379,6 +379,15 @@ impl Ctx for HostCtx {
         get_call(true, key)
     }
 
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        scan_call(ScanKind::Raw, prefix, start_after, limit)
+    }
+
     fn balance(&self, account: &str, token: &str) -> u128 {
         let (acct_ptr, acct_len) = arg(account.as_bytes());
         let (token_ptr, token_len) = arg(token.as_bytes());

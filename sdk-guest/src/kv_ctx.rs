@@ -139,6 +139,9 @@ impl<K: Kv> Ctx for KvCtx<K> {
     fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
         self.kv.kv_get(key)
     }
+    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+        StateRead::scan_raw(&self.kv, prefix, start_after, limit)
+    }
 
     fn balance(&self, account: &str, token: &str) -> u128 {
         ledger::balance(&self.kv, account, token)

@@ -81,6 +81,9 @@ pub trait Ctx {
     fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
     /// Read any key, including other modules' state (`m/other/...`, `bal/...`). Read-only.
     fn read_raw(&self, key: &str) -> Option<Vec<u8>>;
+    /// Scan raw keys (any module's state, balances, …) as [`StateRead::scan_raw`]: keys under
+    /// `prefix`, strictly after `start_after` (a raw key), at most `limit`, returned whole.
+    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
 
     /// Balance of `account` in `token`, base units; 0 when it holds none.
     fn balance(&self, account: &str, token: &str) -> u128;
