@@ -22,8 +22,8 @@ use std::sync::{Arc, Condvar, Mutex};
 
 use sha2::{Digest, Sha256};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, Linker, OptLevel, PoolingAllocationConfig, ResourceLimiter,
-    WasmBacktraceDetails, WasmFeatures,
+    Config, Engine, InstanceAllocationStrategy, Linker, OptLevel, PoolingAllocationConfig,
+    ResourceLimiter, WasmBacktraceDetails, WasmFeatures,
 };
 
 use crate::gas::GAS_V1;
@@ -142,7 +142,10 @@ impl RuntimeConfig {
         s.push_str(&format!("memory_limit_bytes={}\n", self.memory_limit_bytes));
         s.push_str(&format!("fuel_apply={}\n", self.fuel_apply));
         s.push_str(&format!("fuel_end_block={}\n", self.fuel_end_block));
-        s.push_str(&format!("max_scan_limit={}\n", gamechain_sdk::MAX_SCAN_LIMIT));
+        s.push_str(&format!(
+            "max_scan_limit={}\n",
+            gamechain_sdk::MAX_SCAN_LIMIT
+        ));
         s.push_str(&GAS_V1.canonical());
         s
     }
@@ -180,7 +183,9 @@ impl Runtime {
     /// large for the address space, a zero memory limit).
     pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, HostError> {
         if config.memory_limit_bytes == 0 {
-            return Err(HostError::Engine("memory_limit_bytes must be positive".into()));
+            return Err(HostError::Engine(
+                "memory_limit_bytes must be positive".into(),
+            ));
         }
         let pooled = match config.allocation {
             Allocation::Pooling { instances } => {
@@ -194,14 +199,23 @@ impl Runtime {
                     .max_memories_per_module(1)
                     .max_tables_per_module(1)
                     .table_elements(MAX_TABLE_ELEMENTS)
-                    .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes))
+                    .linear_memory_keep_resident(
+                        MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes),
+                    )
                     .table_keep_resident(TABLE_KEEP_RESIDENT);
-                Some((backend(InstanceAllocationStrategy::Pooling(p))?, Gate::new(instances as usize)))
+                Some((
+                    backend(InstanceAllocationStrategy::Pooling(p))?,
+                    Gate::new(instances as usize),
+                ))
             }
             Allocation::OnDemand => None,
         };
         let on_demand = backend(InstanceAllocationStrategy::OnDemand)?;
-        Ok(Arc::new(Self { config, pooled, on_demand }))
+        Ok(Arc::new(Self {
+            config,
+            pooled,
+            on_demand,
+        }))
     }
 
     /// The configuration this runtime was built with.
@@ -226,7 +240,9 @@ impl Runtime {
 
     /// Fresh per-store limits for one call.
     pub(crate) fn limits(&self) -> Limits {
-        Limits { memory_bytes: self.config.memory_limit_bytes }
+        Limits {
+            memory_bytes: self.config.memory_limit_bytes,
+        }
     }
 }
 
@@ -265,7 +281,10 @@ struct Gate {
 
 impl Gate {
     fn new(slots: usize) -> Self {
-        Self { free: Mutex::new(slots), freed: Condvar::new() }
+        Self {
+            free: Mutex::new(slots),
+            freed: Condvar::new(),
+        }
     }
 
     fn acquire(&self) -> Permit<'_> {
@@ -299,14 +318,24 @@ pub(crate) struct Limits {
 }
 
 impl ResourceLimiter for Limits {
-    fn memory_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.memory_bytes {
             return Err(wasmtime::Error::new(HostTrap::MemoryLimit));
         }
         Ok(maximum.is_none_or(|max| desired <= max))
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS && maximum.is_none_or(|max| desired <= max))
     }
 
@@ -334,32 +363,62 @@ mod tests {
         assert_eq!(h.len(), 64);
         assert_eq!(h, RuntimeConfig::default().config_hash());
         let changed = [
-            RuntimeConfig { fuel_apply: 1, ..base.clone() },
-            RuntimeConfig { fuel_end_block: 1, ..base.clone() },
-            RuntimeConfig { memory_limit_bytes: 1 << 20, ..base.clone() },
+            RuntimeConfig {
+                fuel_apply: 1,
+                ..base.clone()
+            },
+            RuntimeConfig {
+                fuel_end_block: 1,
+                ..base.clone()
+            },
+            RuntimeConfig {
+                memory_limit_bytes: 1 << 20,
+                ..base.clone()
+            },
         ];
         for c in changed {
             assert_ne!(c.config_hash(), h, "{c:?}");
         }
         // Not consensus: views and the allocation strategy.
-        assert_eq!(RuntimeConfig { fuel_view: 1, allocation: Allocation::OnDemand, ..base.clone() }.config_hash(), h);
+        assert_eq!(
+            RuntimeConfig {
+                fuel_view: 1,
+                allocation: Allocation::OnDemand,
+                ..base.clone()
+            }
+            .config_hash(),
+            h
+        );
         let text = base.canonical_description();
-        for needle in ["wasmtime=48.0.8", "abi_version=1", "gas.host_call_base=200", "fuel_apply=10000000"] {
+        for needle in [
+            "wasmtime=48.0.8",
+            "abi_version=1",
+            "gas.host_call_base=200",
+            "fuel_apply=10000000",
+        ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }
     }
 
     #[test]
     fn wasmtime_version_matches_the_lock_file() {
-        let lock = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock")).unwrap();
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../Cargo.lock")).unwrap();
         let expected = format!("name = \"wasmtime\"\nversion = \"{WASMTIME_VERSION}\"");
-        assert!(lock.contains(&expected), "Cargo.lock has another wasmtime than {WASMTIME_VERSION}");
+        assert!(
+            lock.contains(&expected),
+            "Cargo.lock has another wasmtime than {WASMTIME_VERSION}"
+        );
     }
 
     #[test]
     fn both_allocation_strategies_build() {
         Runtime::new(RuntimeConfig::default()).unwrap();
-        Runtime::new(RuntimeConfig { allocation: Allocation::OnDemand, ..RuntimeConfig::default() }).unwrap();
+        Runtime::new(RuntimeConfig {
+            allocation: Allocation::OnDemand,
+            ..RuntimeConfig::default()
+        })
+        .unwrap();
     }
 
     #[test]

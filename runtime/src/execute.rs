@@ -57,7 +57,11 @@ pub fn execute_apply(
 
 /// Runs `gc_end_block` of `module` over `base` in block `env` (empty txid, no sender). Writes are
 /// kept on `Ok` and dropped on `Err`, as for a transaction.
-pub fn execute_end_block(module: &WasmModule, base: &dyn State, env: &BlockEnv) -> Result<TxOutcome, HostError> {
+pub fn execute_end_block(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+) -> Result<TxOutcome, HostError> {
     let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, "", None);
     let outcome = module.call_end_block(&mut ctx)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
@@ -74,15 +78,30 @@ pub fn run_view(
     Ok((outcome.result, outcome.fuel_used))
 }
 
-fn finish(ctx: KvCtx<Overlay<'_>>, result: Result<(), ActionError>, fuel_used: u64, log: Vec<String>) -> TxOutcome {
+fn finish(
+    ctx: KvCtx<Overlay<'_>>,
+    result: Result<(), ActionError>,
+    fuel_used: u64,
+    log: Vec<String>,
+) -> TxOutcome {
     match result {
         Ok(()) => TxOutcome {
             result,
             fuel_used,
-            events: ctx.events.into_iter().map(|(kind, data)| Event { kind, data }).collect(),
+            events: ctx
+                .events
+                .into_iter()
+                .map(|(kind, data)| Event { kind, data })
+                .collect(),
             writes: ctx.kv.into_writes(),
             log,
         },
-        Err(_) => TxOutcome { result, fuel_used, events: Vec::new(), writes: WriteSet::new(), log },
+        Err(_) => TxOutcome {
+            result,
+            fuel_used,
+            events: Vec::new(),
+            writes: WriteSet::new(),
+            log,
+        },
     }
 }

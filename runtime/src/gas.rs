@@ -34,8 +34,14 @@ impl GasTable {
     /// Canonical text of the table for [`crate::RuntimeConfig::config_hash`]: one
     /// `gas.<name>=<value>` line per entry, in table order.
     pub fn canonical(&self) -> String {
-        let GasTable { host_call_base, per_byte_in, per_byte_out, per_byte_stored, per_byte_event, per_scan_entry } =
-            self;
+        let GasTable {
+            host_call_base,
+            per_byte_in,
+            per_byte_out,
+            per_byte_stored,
+            per_byte_event,
+            per_scan_entry,
+        } = self;
         format!(
             "gas.host_call_base={host_call_base}\ngas.per_byte_in={per_byte_in}\ngas.per_byte_out={per_byte_out}\n\
              gas.per_byte_stored={per_byte_stored}\ngas.per_byte_event={per_byte_event}\n\

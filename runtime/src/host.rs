@@ -88,7 +88,9 @@ impl Target {
         let ptr: *mut (dyn Ctx + '_) = ctx;
         // SAFETY: only the trait object's lifetime bound changes; the layout is identical. The
         // caller guarantees the pointer is not used past the borrow (see above).
-        Self::Apply(unsafe { std::mem::transmute::<*mut (dyn Ctx + '_), *mut (dyn Ctx + 'static)>(ptr) })
+        Self::Apply(unsafe {
+            std::mem::transmute::<*mut (dyn Ctx + '_), *mut (dyn Ctx + 'static)>(ptr)
+        })
     }
 
     /// Points the host calls at `state`, read-only.
@@ -98,7 +100,11 @@ impl Target {
     pub(crate) unsafe fn view(state: &dyn StateRead) -> Self {
         let ptr: *const (dyn StateRead + '_) = state;
         // SAFETY: as in `Target::apply`.
-        Self::View(unsafe { std::mem::transmute::<*const (dyn StateRead + '_), *const (dyn StateRead + 'static)>(ptr) })
+        Self::View(unsafe {
+            std::mem::transmute::<*const (dyn StateRead + '_), *const (dyn StateRead + 'static)>(
+                ptr,
+            )
+        })
     }
 }
 
@@ -109,7 +115,12 @@ impl StateRead for EmptyState {
     fn read_raw(&self, _key: &str) -> Option<Vec<u8>> {
         None
     }
-    fn scan_raw(&self, _prefix: &str, _start_after: Option<&str>, _limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan_raw(
+        &self,
+        _prefix: &str,
+        _start_after: Option<&str>,
+        _limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         Vec::new()
     }
 }
@@ -199,7 +210,9 @@ impl HostState {
     fn get(&self, key: &str) -> Option<Vec<u8>> {
         match self.ctx() {
             Some(c) => c.get(key),
-            None => self.view_state()?.read_raw(&module_key(self.module_id, key)),
+            None => self
+                .view_state()?
+                .read_raw(&module_key(self.module_id, key)),
         }
     }
 
@@ -212,7 +225,8 @@ impl HostState {
                 };
                 let scope = module_prefix(self.module_id);
                 let start = start.map(|s| module_key(self.module_id, s));
-                let mut entries = state.scan_raw(&module_key(self.module_id, prefix), start.as_deref(), limit);
+                let mut entries =
+                    state.scan_raw(&module_key(self.module_id, prefix), start.as_deref(), limit);
                 for (key, _) in &mut entries {
                     key.replace_range(..scope.len(), "");
                 }
@@ -228,10 +242,18 @@ impl HostState {
         }
     }
 
-    fn scan_raw(&self, prefix: &str, start: Option<&str>, limit: usize) -> Result<Vec<(String, Vec<u8>)>, HostTrap> {
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, HostTrap> {
         match self.ctx() {
             Some(c) => Ok(c.scan_raw(prefix, start, limit)),
-            None => Ok(self.view_state().map(|s| s.scan_raw(prefix, start, limit)).unwrap_or_default()),
+            None => Ok(self
+                .view_state()
+                .map(|s| s.scan_raw(prefix, start, limit))
+                .unwrap_or_default()),
         }
     }
 
@@ -262,7 +284,8 @@ impl HostState {
         match result {
             Ok(()) => 0,
             Err(e) => {
-                self.last_error = serde_json::to_vec(&e.to_json()).expect("an error object always serialises");
+                self.last_error =
+                    serde_json::to_vec(&e.to_json()).expect("an error object always serialises");
                 1
             }
         }
@@ -270,7 +293,8 @@ impl HostState {
 
     fn push_log(&mut self, bytes: &[u8]) {
         if self.log.len() < LOG_LINES {
-            let line = String::from_utf8_lossy(&bytes[..bytes.len().min(LOG_LINE_BYTES)]).into_owned();
+            let line =
+                String::from_utf8_lossy(&bytes[..bytes.len().min(LOG_LINE_BYTES)]).into_owned();
             self.log.push(line);
         }
     }
@@ -302,7 +326,10 @@ fn memory(cx: &mut Cx<'_>) -> R<Memory> {
     if let Some(m) = cx.data().memory {
         return Ok(m);
     }
-    let m = cx.get_export("memory").and_then(Extern::into_memory).ok_or_else(|| fail(HostTrap::BadPointer))?;
+    let m = cx
+        .get_export("memory")
+        .and_then(Extern::into_memory)
+        .ok_or_else(|| fail(HostTrap::BadPointer))?;
     cx.data_mut().memory = Some(m);
     Ok(m)
 }
@@ -320,7 +347,11 @@ pub(crate) fn span(ptr: i32, len: i32, size: usize) -> Result<Range<usize>, Host
 }
 
 /// Validates `N` ranges against the current memory.
-fn spans<const N: usize>(cx: &mut Cx<'_>, mem: Memory, raw: [(i32, i32); N]) -> R<[Range<usize>; N]> {
+fn spans<const N: usize>(
+    cx: &mut Cx<'_>,
+    mem: Memory,
+    raw: [(i32, i32); N],
+) -> R<[Range<usize>; N]> {
     let size = mem.data_size(&*cx);
     let mut out: [Range<usize>; N] = std::array::from_fn(|_| 0..0);
     for (slot, (ptr, len)) in out.iter_mut().zip(raw) {
@@ -355,7 +386,10 @@ fn write_fixed(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -
 /// The borsh encoding of a scan result: `u32 count`, then `u32 key_len, key, u32 value_len,
 /// value` per entry, little-endian.
 fn encode_scan(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let size = 4 + entries.iter().map(|(k, v)| 8 + k.len() + v.len()).sum::<usize>();
+    let size = 4 + entries
+        .iter()
+        .map(|(k, v)| 8 + k.len() + v.len())
+        .sum::<usize>();
     let mut out = Vec::with_capacity(size);
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     for (k, v) in entries {
@@ -373,7 +407,12 @@ fn amount(lo: i64, hi: i64) -> u128 {
 }
 
 /// A context text (`module_id`, `txid`, …) into the caller buffer; returns its length.
-fn context_text(mut cx: Cx<'_>, out_ptr: i32, out_cap: i32, value: impl FnOnce(&HostState) -> String) -> R<i32> {
+fn context_text(
+    mut cx: Cx<'_>,
+    out_ptr: i32,
+    out_cap: i32,
+    value: impl FnOnce(&HostState) -> String,
+) -> R<i32> {
     charge(&mut cx, GAS.host_call_base)?;
     let mem = memory(&mut cx)?;
     let [out] = spans(&mut cx, mem, [(out_ptr, out_cap)])?;
@@ -383,7 +422,12 @@ fn context_text(mut cx: Cx<'_>, out_ptr: i32, out_cap: i32, value: impl FnOnce(&
 }
 
 /// `get` and `read_raw`: a value into the caller buffer, `-1` when absent.
-fn get_like(mut cx: Cx<'_>, key: (i32, i32), out: (i32, i32), read: fn(&HostState, &str) -> Option<Vec<u8>>) -> R<i64> {
+fn get_like(
+    mut cx: Cx<'_>,
+    key: (i32, i32),
+    out: (i32, i32),
+    read: fn(&HostState, &str) -> Option<Vec<u8>>,
+) -> R<i64> {
     charge(&mut cx, GAS.host_call_base)?;
     let mem = memory(&mut cx)?;
     let [key_r, out_r] = spans(&mut cx, mem, [key, out])?;
@@ -413,14 +457,27 @@ fn scan_like(
     charge(&mut cx, GAS.host_call_base)?;
     let mem = memory(&mut cx)?;
     let has_start = start.1 != -1;
-    let [prefix_r, out_r, start_r] = spans(&mut cx, mem, [prefix, out, if has_start { start } else { (0, 0) }])?;
+    let [prefix_r, out_r, start_r] = spans(
+        &mut cx,
+        mem,
+        [prefix, out, if has_start { start } else { (0, 0) }],
+    )?;
     // A negative limit is refused like a negative length.
-    let limit = usize::try_from(limit).map_err(|_| fail(HostTrap::BadPointer))?.min(MAX_SCAN_LIMIT);
-    charge(&mut cx, bytes(GAS.per_byte_in, prefix_r.len() + start_r.len()))?;
+    let limit = usize::try_from(limit)
+        .map_err(|_| fail(HostTrap::BadPointer))?
+        .min(MAX_SCAN_LIMIT);
+    charge(
+        &mut cx,
+        bytes(GAS.per_byte_in, prefix_r.len() + start_r.len()),
+    )?;
     let entries = {
         let (data, st) = mem.data_and_store_mut(&mut cx);
         let prefix = text(data, &prefix_r).map_err(fail)?;
-        let start = if has_start { Some(text(data, &start_r).map_err(fail)?) } else { None };
+        let start = if has_start {
+            Some(text(data, &start_r).map_err(fail)?)
+        } else {
+            None
+        };
         scan(st, prefix, start, limit).map_err(fail)?
     };
     charge(&mut cx, bytes(GAS.per_scan_entry, entries.len()))?;
@@ -441,9 +498,15 @@ fn transfer_like(
     }
     let mem = memory(&mut cx)?;
     let [acct_r, token_r] = spans(&mut cx, mem, [account, token])?;
-    charge(&mut cx, bytes(GAS.per_byte_in, acct_r.len() + token_r.len()))?;
+    charge(
+        &mut cx,
+        bytes(GAS.per_byte_in, acct_r.len() + token_r.len()),
+    )?;
     let (data, st) = mem.data_and_store_mut(&mut cx);
-    let (account, token) = (text(data, &acct_r).map_err(fail)?, text(data, &token_r).map_err(fail)?);
+    let (account, token) = (
+        text(data, &acct_r).map_err(fail)?,
+        text(data, &token_r).map_err(fail)?,
+    );
     let result = op(st.ctx_mut().map_err(fail)?, account, token, amount);
     Ok(st.bank_status(result))
 }
@@ -470,13 +533,19 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
         charge(&mut cx, GAS.host_call_base)?;
         Ok(cx.data().ctx().map_or(0, |c| c.block_time_ms()) as i64)
     })?;
-    linker
-        .func_wrap(m, "module_id", |cx: Cx<'_>, p: i32, c: i32| context_text(cx, p, c, |st| st.module().to_string()))?;
+    linker.func_wrap(m, "module_id", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| st.module().to_string())
+    })?;
     linker.func_wrap(m, "txid", |cx: Cx<'_>, p: i32, c: i32| {
-        context_text(cx, p, c, |st| st.ctx().map_or(String::new(), |c| c.txid().to_string()))
+        context_text(cx, p, c, |st| {
+            st.ctx().map_or(String::new(), |c| c.txid().to_string())
+        })
     })?;
     linker.func_wrap(m, "sequencer", |cx: Cx<'_>, p: i32, c: i32| {
-        context_text(cx, p, c, |st| st.ctx().map_or(String::new(), |c| c.sequencer().to_string()))
+        context_text(cx, p, c, |st| {
+            st.ctx()
+                .map_or(String::new(), |c| c.sequencer().to_string())
+        })
     })?;
     linker.func_wrap(m, "checkpoint", |cx: Cx<'_>, p: i32, c: i32| {
         context_text(cx, p, c, |st| {
@@ -488,27 +557,42 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
     })?;
 
     // State.
-    linker.func_wrap(m, "get", |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
-        get_like(cx, (kp, kl), (op, oc), HostState::get)
-    })?;
-    linker.func_wrap(m, "read_raw", |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
-        get_like(cx, (kp, kl), (op, oc), HostState::read_raw)
-    })?;
-    linker.func_wrap(m, "put", |mut cx: Cx<'_>, kp: i32, kl: i32, vp: i32, vl: i32| -> R<()> {
-        charge(&mut cx, GAS.host_call_base)?;
-        if !cx.data().is_writable() {
-            return Err(fail(HostTrap::ReadOnly));
-        }
-        let mem = memory(&mut cx)?;
-        let [key_r, val_r] = spans(&mut cx, mem, [(kp, kl), (vp, vl)])?;
-        let n = key_r.len() + val_r.len();
-        charge(&mut cx, bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)))?;
-        let (data, st) = mem.data_and_store_mut(&mut cx);
-        let key = text(data, &key_r).map_err(fail)?;
-        let value = data[val_r].to_vec();
-        st.ctx_mut().map_err(fail)?.put(key, value);
-        Ok(())
-    })?;
+    linker.func_wrap(
+        m,
+        "get",
+        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
+            get_like(cx, (kp, kl), (op, oc), HostState::get)
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "read_raw",
+        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
+            get_like(cx, (kp, kl), (op, oc), HostState::read_raw)
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "put",
+        |mut cx: Cx<'_>, kp: i32, kl: i32, vp: i32, vl: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            if !cx.data().is_writable() {
+                return Err(fail(HostTrap::ReadOnly));
+            }
+            let mem = memory(&mut cx)?;
+            let [key_r, val_r] = spans(&mut cx, mem, [(kp, kl), (vp, vl)])?;
+            let n = key_r.len() + val_r.len();
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
+            )?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let key = text(data, &key_r).map_err(fail)?;
+            let value = data[val_r].to_vec();
+            st.ctx_mut().map_err(fail)?.put(key, value);
+            Ok(())
+        },
+    )?;
     linker.func_wrap(m, "delete", |mut cx: Cx<'_>, kp: i32, kl: i32| -> R<()> {
         charge(&mut cx, GAS.host_call_base)?;
         if !cx.data().is_writable() {
@@ -522,9 +606,15 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
         st.ctx_mut().map_err(fail)?.delete(key);
         Ok(())
     })?;
-    linker.func_wrap(m, "scan", |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
-        scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), |st, p, s, l| Ok(st.scan(p, s, l)))
-    })?;
+    linker.func_wrap(
+        m,
+        "scan",
+        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
+            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), |st, p, s, l| {
+                Ok(st.scan(p, s, l))
+            })
+        },
+    )?;
     linker.func_wrap(
         m,
         "scan_raw",
@@ -534,33 +624,76 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
     )?;
 
     // Bank.
-    linker.func_wrap(m, "balance", |mut cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, op: i32| -> R<()> {
-        charge(&mut cx, GAS.host_call_base)?;
-        let mem = memory(&mut cx)?;
-        let [acct_r, token_r, out_r] = spans(&mut cx, mem, [(ap, al), (tp, tl), (op, 16)])?;
-        charge(&mut cx, bytes(GAS.per_byte_in, acct_r.len() + token_r.len()))?;
-        let balance = {
-            let (data, st) = mem.data_and_store_mut(&mut cx);
-            st.balance(text(data, &acct_r).map_err(fail)?, text(data, &token_r).map_err(fail)?)
-        };
-        write_fixed(&mut cx, mem, out_r, &balance.to_le_bytes())
-    })?;
-    linker.func_wrap(m, "escrow_in", |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-        transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| c.escrow_in(a, t, n))
-    })?;
-    linker.func_wrap(m, "escrow_out", |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-        transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| c.escrow_out(a, t, n))
-    })?;
-    linker.func_wrap(m, "mint", |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-        transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| c.mint(a, t, n))
-    })?;
-    linker.func_wrap(m, "burn", |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-        transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| c.burn(a, t, n))
-    })?;
+    linker.func_wrap(
+        m,
+        "balance",
+        |mut cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, op: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [acct_r, token_r, out_r] = spans(&mut cx, mem, [(ap, al), (tp, tl), (op, 16)])?;
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, acct_r.len() + token_r.len()),
+            )?;
+            let balance = {
+                let (data, st) = mem.data_and_store_mut(&mut cx);
+                st.balance(
+                    text(data, &acct_r).map_err(fail)?,
+                    text(data, &token_r).map_err(fail)?,
+                )
+            };
+            write_fixed(&mut cx, mem, out_r, &balance.to_le_bytes())
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "escrow_in",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.escrow_in(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "escrow_out",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.escrow_out(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "mint",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.mint(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "burn",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.burn(a, t, n)
+            })
+        },
+    )?;
     linker.func_wrap(
         m,
         "create_token",
-        |mut cx: Cx<'_>, sp: i32, sl: i32, np: i32, nl: i32, decimals: i32, has_max: i32, lo: i64, hi: i64| -> R<i32> {
+        |mut cx: Cx<'_>,
+         sp: i32,
+         sl: i32,
+         np: i32,
+         nl: i32,
+         decimals: i32,
+         has_max: i32,
+         lo: i64,
+         hi: i64|
+         -> R<i32> {
             charge(&mut cx, GAS.host_call_base)?;
             if !cx.data().is_writable() {
                 return Err(fail(HostTrap::ReadOnly));
@@ -569,40 +702,58 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
             let [sym_r, name_r] = spans(&mut cx, mem, [(sp, sl), (np, nl)])?;
             charge(&mut cx, bytes(GAS.per_byte_in, sym_r.len() + name_r.len()))?;
             let (data, st) = mem.data_and_store_mut(&mut cx);
-            let (symbol, name) = (text(data, &sym_r).map_err(fail)?, text(data, &name_r).map_err(fail)?);
+            let (symbol, name) = (
+                text(data, &sym_r).map_err(fail)?,
+                text(data, &name_r).map_err(fail)?,
+            );
             // Out of `u8` range counts as too many decimals: the ledger refuses anything above 18.
             let decimals = u8::try_from(decimals).unwrap_or(u8::MAX);
             let max = (has_max != 0).then(|| amount(lo, hi));
-            let result = st.ctx_mut().map_err(fail)?.create_token(symbol, name, decimals, max);
+            let result = st
+                .ctx_mut()
+                .map_err(fail)?
+                .create_token(symbol, name, decimals, max);
             Ok(st.bank_status(result))
         },
     )?;
-    linker.func_wrap(m, "last_error", |mut cx: Cx<'_>, op: i32, oc: i32| -> R<i32> {
-        charge(&mut cx, GAS.host_call_base)?;
-        let mem = memory(&mut cx)?;
-        let [out] = spans(&mut cx, mem, [(op, oc)])?;
-        let err = std::mem::take(&mut cx.data_mut().last_error);
-        let n = write_out(&mut cx, mem, out, &err);
-        cx.data_mut().last_error = err;
-        Ok(n? as i32)
-    })?;
+    linker.func_wrap(
+        m,
+        "last_error",
+        |mut cx: Cx<'_>, op: i32, oc: i32| -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [out] = spans(&mut cx, mem, [(op, oc)])?;
+            let err = std::mem::take(&mut cx.data_mut().last_error);
+            let n = write_out(&mut cx, mem, out, &err);
+            cx.data_mut().last_error = err;
+            Ok(n? as i32)
+        },
+    )?;
 
     // Events, randomness, output.
-    linker.func_wrap(m, "emit", |mut cx: Cx<'_>, kp: i32, kl: i32, dp: i32, dl: i32| -> R<()> {
-        charge(&mut cx, GAS.host_call_base)?;
-        let mem = memory(&mut cx)?;
-        let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
-        let n = kind_r.len() + data_r.len();
-        charge(&mut cx, bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_event, n)))?;
-        let (data, st) = mem.data_and_store_mut(&mut cx);
-        let kind = text(data, &kind_r).map_err(fail)?;
-        let value: Value = serde_json::from_slice(&data[data_r]).map_err(|_| fail(HostTrap::BadEventJson))?;
-        // A view has no receipt: its events are checked and dropped.
-        if let Ok(ctx) = st.ctx_mut() {
-            ctx.emit(kind, value);
-        }
-        Ok(())
-    })?;
+    linker.func_wrap(
+        m,
+        "emit",
+        |mut cx: Cx<'_>, kp: i32, kl: i32, dp: i32, dl: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
+            let n = kind_r.len() + data_r.len();
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_event, n)),
+            )?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let kind = text(data, &kind_r).map_err(fail)?;
+            let value: Value =
+                serde_json::from_slice(&data[data_r]).map_err(|_| fail(HostTrap::BadEventJson))?;
+            // A view has no receipt: its events are checked and dropped.
+            if let Ok(ctx) = st.ctx_mut() {
+                ctx.emit(kind, value);
+            }
+            Ok(())
+        },
+    )?;
     linker.func_wrap(m, "public_random", |mut cx: Cx<'_>, op: i32| -> R<()> {
         charge(&mut cx, GAS.host_call_base)?;
         let mem = memory(&mut cx)?;
@@ -649,7 +800,10 @@ mod tests {
         assert_eq!(amount(0, 1), 1u128 << 64);
         assert_eq!(amount(-1, -1), u128::MAX);
         let enc = encode_scan(&[("ab".into(), vec![1, 2, 3])]);
-        assert_eq!(enc, [1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b', 3, 0, 0, 0, 1, 2, 3]);
+        assert_eq!(
+            enc,
+            [1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b', 3, 0, 0, 0, 1, 2, 3]
+        );
         assert_eq!(encode_scan(&[]), [0, 0, 0, 0]);
     }
 }

@@ -22,26 +22,30 @@
 //! if out.result.is_ok() { state.apply(out.writes) }
 //! ```
 
+pub mod chain;
 mod engine;
 mod execute;
 mod gas;
 mod host;
 mod module;
-mod state;
-mod trap;
-pub mod chain;
 pub mod registry;
+mod state;
 pub mod transition;
+mod trap;
 
-pub use engine::{Allocation, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK, WASMTIME_VERSION};
+pub use engine::{
+    Allocation, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK,
+    WASMTIME_VERSION,
+};
 pub use execute::{execute_apply, execute_end_block, run_view, Event, TxOutcome};
 pub use gas::{GasTable, GAS_V1};
 pub use module::{CallOutcome, LoadError, WasmModule};
-pub use state::{MemState, Overlay, State, WriteSet};
-pub use trap::{HostError, HostTrap};
 pub use registry::{ModuleEntry, Modules, RegistryError};
+pub use state::{MemState, Overlay, State, WriteSet};
 pub use transition::{
-    account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key, nonce_key,
-    runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput, ChainContext, ContextError, GenesisState,
-    ModuleLog, ModuleRecord, TransitionError, TxRejection, GENESIS_HASH_KEY,
+    account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key,
+    nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput, ChainContext,
+    ContextError, GenesisState, ModuleLog, ModuleRecord, TransitionError, TxRejection,
+    GENESIS_HASH_KEY,
 };
+pub use trap::{HostError, HostTrap};

@@ -18,8 +18,8 @@ use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wasmtime::{
-    Extern, ExternType, FuncType, Instance, InstancePre, Memory, Module, ModuleExport, Store, TypedFunc, ValType,
-    WasmParams, WasmResults,
+    Extern, ExternType, FuncType, Instance, InstancePre, Memory, Module, ModuleExport, Store,
+    TypedFunc, ValType, WasmParams, WasmResults,
 };
 
 use crate::engine::{Runtime, ABI_VERSION, MAX_TABLE_ELEMENTS};
@@ -102,25 +102,43 @@ impl fmt::Display for LoadError {
         match self {
             Self::Invalid(e) => write!(f, "not a valid module for this chain's wasm features: {e}"),
             Self::ForeignImport { module, name } => {
-                write!(f, "imports `{module}.{name}`: a module may import only from `{IMPORT_MODULE}`")
+                write!(
+                    f,
+                    "imports `{module}.{name}`: a module may import only from `{IMPORT_MODULE}`"
+                )
             }
-            Self::UnknownImport(name) => write!(f, "imports `{IMPORT_MODULE}.{name}`, which ABI v{ABI_VERSION} lacks"),
+            Self::UnknownImport(name) => write!(
+                f,
+                "imports `{IMPORT_MODULE}.{name}`, which ABI v{ABI_VERSION} lacks"
+            ),
             Self::ImportType { name, expected } => {
-                write!(f, "import `{IMPORT_MODULE}.{name}` must be a function of type {expected}")
+                write!(
+                    f,
+                    "import `{IMPORT_MODULE}.{name}` must be a function of type {expected}"
+                )
             }
             Self::MissingExport(name) => write!(f, "does not export `{name}`"),
             Self::ExportType { name, expected } => write!(f, "export `{name}` must be {expected}"),
-            Self::MemoryTooLarge { initial_bytes, limit_bytes } => {
+            Self::MemoryTooLarge {
+                initial_bytes,
+                limit_bytes,
+            } => {
                 write!(f, "initial memory of {initial_bytes} bytes exceeds the memory limit of {limit_bytes} bytes")
             }
             Self::TooManyTables(n) => {
                 write!(f, "defines {n} tables; a module may have at most one")
             }
             Self::TableTooLarge { initial, limit } => {
-                write!(f, "initial table of {initial} entries exceeds the limit of {limit}")
+                write!(
+                    f,
+                    "initial table of {initial} entries exceeds the limit of {limit}"
+                )
             }
             Self::Instantiate(e) => write!(f, "cannot be instantiated: {e}"),
-            Self::AbiVersion(v) => write!(f, "gc_abi_version returned {v}, this runtime serves {ABI_VERSION}"),
+            Self::AbiVersion(v) => write!(
+                f,
+                "gc_abi_version returned {v}, this runtime serves {ABI_VERSION}"
+            ),
             Self::Host(e) => write!(f, "node failure while loading: {e}"),
         }
     }
@@ -176,7 +194,10 @@ pub struct WasmModule {
 
 impl fmt::Debug for WasmModule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("WasmModule").field("id", &self.id).field("code_hash", &self.code_hash).finish()
+        f.debug_struct("WasmModule")
+            .field("id", &self.id)
+            .field("code_hash", &self.code_hash)
+            .finish()
     }
 }
 
@@ -186,7 +207,10 @@ fn abi_type(params: &str, results: &str) -> String {
     let params = params.chars().map(name).collect::<Vec<_>>().join(", ");
     match results {
         "" => format!("({params})"),
-        r => format!("({params}) -> {}", r.chars().map(name).collect::<Vec<_>>().join(", ")),
+        r => format!(
+            "({params}) -> {}",
+            r.chars().map(name).collect::<Vec<_>>().join(", ")
+        ),
     }
 }
 
@@ -197,7 +221,10 @@ fn letters(ty: &FuncType) -> (String, String) {
         ValType::I64 => 'I',
         _ => '?',
     };
-    (ty.params().map(letter).collect(), ty.results().map(letter).collect())
+    (
+        ty.params().map(letter).collect(),
+        ty.results().map(letter).collect(),
+    )
 }
 
 impl WasmModule {
@@ -211,14 +238,23 @@ impl WasmModule {
         if resources.num_tables > 1 {
             return Err(LoadError::TooManyTables(resources.num_tables));
         }
-        if let Some(initial) = resources.max_initial_table_size.filter(|&n| n > MAX_TABLE_ELEMENTS as u64) {
-            return Err(LoadError::TableTooLarge { initial, limit: MAX_TABLE_ELEMENTS });
+        if let Some(initial) = resources
+            .max_initial_table_size
+            .filter(|&n| n > MAX_TABLE_ELEMENTS as u64)
+        {
+            return Err(LoadError::TableTooLarge {
+                initial,
+                limit: MAX_TABLE_ELEMENTS,
+            });
         }
 
         for import in module.imports() {
             let name = import.name();
             if import.module() != IMPORT_MODULE {
-                return Err(LoadError::ForeignImport { module: import.module().to_string(), name: name.to_string() });
+                return Err(LoadError::ForeignImport {
+                    module: import.module().to_string(),
+                    name: name.to_string(),
+                });
             }
             let Some(&(_, params, results)) = IMPORTS.iter().find(|(n, _, _)| *n == name) else {
                 return Err(LoadError::UnknownImport(name.to_string()));
@@ -228,7 +264,10 @@ impl WasmModule {
                 _ => false,
             };
             if !ok {
-                return Err(LoadError::ImportType { name: name.to_string(), expected: abi_type(params, results) });
+                return Err(LoadError::ImportType {
+                    name: name.to_string(),
+                    expected: abi_type(params, results),
+                });
             }
         }
 
@@ -254,10 +293,14 @@ impl WasmModule {
             match module.get_export(name) {
                 None if !required => {}
                 None => return Err(LoadError::MissingExport(name.to_string())),
-                Some(ExternType::Func(ty)) if letters(&ty) == (params.to_string(), results.to_string()) => {}
+                Some(ExternType::Func(ty))
+                    if letters(&ty) == (params.to_string(), results.to_string()) => {}
                 Some(_) => {
                     let expected = format!("a function of type {}", abi_type(params, results));
-                    return Err(LoadError::ExportType { name: name.to_string(), expected });
+                    return Err(LoadError::ExportType {
+                        name: name.to_string(),
+                        expected,
+                    });
                 }
             }
         }
@@ -276,7 +319,9 @@ impl WasmModule {
             Some(backend) if pooled => &backend.linker,
             _ => &runtime.on_demand().linker,
         };
-        let pre = linker.instantiate_pre(&module).map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
+        let pre = linker
+            .instantiate_pre(&module)
+            .map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
         let this = Self {
             runtime: Arc::clone(runtime),
             pooled,
@@ -286,7 +331,13 @@ impl WasmModule {
             exports,
         };
 
-        let raw = this.run(Target::Detached, runtime.config.fuel_view, Entry::AbiVersion).map_err(LoadError::Host)?;
+        let raw = this
+            .run(
+                Target::Detached,
+                runtime.config.fuel_view,
+                Entry::AbiVersion,
+            )
+            .map_err(LoadError::Host)?;
         match raw.result {
             Ok((v, _)) if v == ABI_VERSION as i32 => Ok(this),
             Ok((v, _)) => Err(LoadError::AbiVersion(v)),
@@ -322,21 +373,41 @@ impl WasmModule {
     /// On `Err` in the outcome, `ctx` may hold the call's partial writes and events: the caller
     /// discards them (as `execute_apply` does by dropping its overlay). `Err(HostError)` means
     /// the node failed, not the module: no receipt.
-    pub fn call_apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &[u8]) -> Result<CallOutcome<()>, HostError> {
+    pub fn call_apply(
+        &self,
+        ctx: &mut dyn Ctx,
+        sender: &str,
+        op: &[u8],
+    ) -> Result<CallOutcome<()>, HostError> {
         // SAFETY: `run` drops the store (and with it the target) before returning, and `ctx` is
         // not used until then.
         let target = unsafe { Target::apply(ctx) };
-        let raw = self.run(target, self.runtime.config.fuel_apply, Entry::Apply { sender: sender.as_bytes(), op })?;
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_apply,
+            Entry::Apply {
+                sender: sender.as_bytes(),
+                op,
+            },
+        )?;
         Ok(raw.into_unit())
     }
 
     /// Runs `gc_view(query)` over `state` with `fuel_view` fuel; `query` crosses as a JSON object
     /// of strings. Writes trap `internal: state is read-only in a view`.
-    pub fn call_view(&self, state: &dyn StateRead, query: &Query) -> Result<CallOutcome<Value>, HostError> {
+    pub fn call_view(
+        &self,
+        state: &dyn StateRead,
+        query: &Query,
+    ) -> Result<CallOutcome<Value>, HostError> {
         let query = serde_json::to_vec(query).expect("a map of strings always serialises");
         // SAFETY: as in `call_apply`.
         let target = unsafe { Target::view(state) };
-        let raw = self.run(target, self.runtime.config.fuel_view, Entry::View { query: &query })?;
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_view,
+            Entry::View { query: &query },
+        )?;
         Ok(raw.into_value())
     }
 
@@ -344,7 +415,11 @@ impl WasmModule {
     /// export succeeds without running (0 fuel).
     pub fn call_end_block(&self, ctx: &mut dyn Ctx) -> Result<CallOutcome<()>, HostError> {
         if self.exports.end_block.is_none() {
-            return Ok(CallOutcome { result: Ok(()), fuel_used: 0, log: Vec::new() });
+            return Ok(CallOutcome {
+                result: Ok(()),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
         }
         // SAFETY: as in `call_apply`.
         let target = unsafe { Target::apply(ctx) };
@@ -355,9 +430,16 @@ impl WasmModule {
     /// One entry-point call in a fresh instance with `fuel`, host calls acting on `target`.
     fn run(&self, target: Target, fuel: u64, entry: Entry<'_>) -> Result<Raw, HostError> {
         let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
-        let _slot = if self.pooled { self.runtime.slot() } else { None };
+        let _slot = if self.pooled {
+            self.runtime.slot()
+        } else {
+            None
+        };
         let engine = self.pre.module().engine();
-        let mut store = Store::new(engine, HostState::new(self.id, target, self.runtime.limits()));
+        let mut store = Store::new(
+            engine,
+            HostState::new(self.id, target, self.runtime.limits()),
+        );
         store.limiter(|st| &mut st.limits);
         store.set_fuel(fuel).map_err(engine_err)?;
 
@@ -382,30 +464,38 @@ impl WasmModule {
                 Err(err)
             }
         };
-        Ok(Raw { result, fuel_used, log })
+        Ok(Raw {
+            result,
+            fuel_used,
+            log,
+        })
     }
 
     /// Instantiates (`fresh_instance`) and runs `entry`; the `i32` is the entry point's return.
     fn invoke(&self, store: &mut Store<HostState>, entry: Entry<'_>) -> wasmtime::Result<i32> {
         let (instance, memory) = self.fresh_instance(store)?;
         match entry {
-            Entry::AbiVersion => {
-                self.func::<(), i32>(store, &instance, &self.exports.abi_version)?.call(&mut *store, ())
-            }
+            Entry::AbiVersion => self
+                .func::<(), i32>(store, &instance, &self.exports.abi_version)?
+                .call(&mut *store, ()),
             Entry::Apply { sender, op } => {
                 let alloc = self.func::<i32, i32>(store, &instance, &self.exports.alloc)?;
                 let (sp, sl) = place(store, &alloc, memory, sender)?;
                 let (op_ptr, ol) = place(store, &alloc, memory, op)?;
-                let apply = self.func::<(i32, i32, i32, i32), i32>(store, &instance, &self.exports.apply)?;
+                let apply =
+                    self.func::<(i32, i32, i32, i32), i32>(store, &instance, &self.exports.apply)?;
                 apply.call(&mut *store, (sp, sl, op_ptr, ol))
             }
             Entry::View { query } => {
                 let alloc = self.func::<i32, i32>(store, &instance, &self.exports.alloc)?;
                 let (qp, ql) = place(store, &alloc, memory, query)?;
-                self.func::<(i32, i32), i32>(store, &instance, &self.exports.view)?.call(&mut *store, (qp, ql))
+                self.func::<(i32, i32), i32>(store, &instance, &self.exports.view)?
+                    .call(&mut *store, (qp, ql))
             }
             Entry::EndBlock => match &self.exports.end_block {
-                Some(end_block) => self.func::<(), i32>(store, &instance, end_block)?.call(&mut *store, ()),
+                Some(end_block) => self
+                    .func::<(), i32>(store, &instance, end_block)?
+                    .call(&mut *store, ()),
                 None => Ok(0),
             },
         }
@@ -492,7 +582,11 @@ impl Raw {
             1 => Err(error_object(output)),
             _ => Err(HostTrap::MalformedOutput.to_action_error()),
         });
-        CallOutcome { result, fuel_used: self.fuel_used, log: self.log }
+        CallOutcome {
+            result,
+            fuel_used: self.fuel_used,
+            log: self.log,
+        }
     }
 
     /// `gc_view`: `0` with a JSON value output, `1` with an error object.
@@ -504,7 +598,11 @@ impl Raw {
             1 => Err(error_object(output)),
             _ => Err(HostTrap::MalformedOutput.to_action_error()),
         });
-        CallOutcome { result, fuel_used: self.fuel_used, log: self.log }
+        CallOutcome {
+            result,
+            fuel_used: self.fuel_used,
+            log: self.log,
+        }
     }
 }
 

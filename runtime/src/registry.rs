@@ -73,9 +73,18 @@ pub enum RegistryError {
 impl fmt::Display for RegistryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::MissingCode { id, code_hash } => write!(f, "module `{id}`: no code with hash {code_hash}"),
-            Self::CodeHash { id, expected, found } => {
-                write!(f, "module `{id}`: code hashes to {found}, expected {expected}")
+            Self::MissingCode { id, code_hash } => {
+                write!(f, "module `{id}`: no code with hash {code_hash}")
+            }
+            Self::CodeHash {
+                id,
+                expected,
+                found,
+            } => {
+                write!(
+                    f,
+                    "module `{id}`: code hashes to {found}, expected {expected}"
+                )
             }
             Self::Duplicate(id) => write!(f, "module `{id}` is registered twice"),
             Self::Malformed(id) => write!(f, "module `{id}`: not a readable wasm binary"),
@@ -104,16 +113,26 @@ impl Modules {
         for m in &genesis.modules {
             let wasm = codes
                 .get(&m.code_hash)
-                .ok_or_else(|| RegistryError::MissingCode { id: m.id.clone(), code_hash: m.code_hash.clone() })?;
+                .ok_or_else(|| RegistryError::MissingCode {
+                    id: m.id.clone(),
+                    code_hash: m.code_hash.clone(),
+                })?;
             let found = hex::encode(Sha256::digest(wasm));
             if found != m.code_hash {
-                return Err(RegistryError::CodeHash { id: m.id.clone(), expected: m.code_hash.clone(), found });
+                return Err(RegistryError::CodeHash {
+                    id: m.id.clone(),
+                    expected: m.code_hash.clone(),
+                    found,
+                });
             }
             if modules.map.contains_key(&m.id) {
                 return Err(RegistryError::Duplicate(m.id.clone()));
             }
-            let module = WasmModule::new(runtime, &m.id, wasm)
-                .map_err(|error| RegistryError::Load { id: m.id.clone(), error })?;
+            let module =
+                WasmModule::new(runtime, &m.id, wasm).map_err(|error| RegistryError::Load {
+                    id: m.id.clone(),
+                    error,
+                })?;
             modules.insert(Arc::new(module), wasm)?;
         }
         Ok(modules)
@@ -125,14 +144,24 @@ impl Modules {
         let id = module.id().to_string();
         let found = hex::encode(Sha256::digest(wasm));
         if found != module.code_hash() {
-            return Err(RegistryError::CodeHash { id, expected: module.code_hash().to_string(), found });
+            return Err(RegistryError::CodeHash {
+                id,
+                expected: module.code_hash().to_string(),
+                found,
+            });
         }
         if self.map.contains_key(&id) {
             return Err(RegistryError::Duplicate(id));
         }
-        let has_end_block =
-            exports_function(wasm, END_BLOCK_EXPORT).ok_or_else(|| RegistryError::Malformed(id.clone()))?;
-        self.map.insert(id, ModuleEntry { module, has_end_block });
+        let has_end_block = exports_function(wasm, END_BLOCK_EXPORT)
+            .ok_or_else(|| RegistryError::Malformed(id.clone()))?;
+        self.map.insert(
+            id,
+            ModuleEntry {
+                module,
+                has_end_block,
+            },
+        );
         Ok(())
     }
 
@@ -153,7 +182,10 @@ impl Modules {
 
     /// The modules that export `gc_end_block`, in ascending id order.
     pub fn with_end_block(&self) -> impl Iterator<Item = &Arc<WasmModule>> {
-        self.map.values().filter(|e| e.has_end_block).map(|e| &e.module)
+        self.map
+            .values()
+            .filter(|e| e.has_end_block)
+            .map(|e| &e.module)
     }
 
     /// Number of modules.
@@ -228,15 +260,25 @@ mod tests {
         .unwrap();
         assert_eq!(exports_function(&with, "gc_end_block"), Some(true));
         assert_eq!(exports_function(&with, "gc_apply"), Some(true));
-        assert_eq!(exports_function(&with, "memory"), Some(false), "a memory is not a function");
+        assert_eq!(
+            exports_function(&with, "memory"),
+            Some(false),
+            "a memory is not a function"
+        );
         assert_eq!(exports_function(&with, "gc_view"), Some(false));
-        let without = wat::parse_str(r#"(module (func (export "gc_end_blocks") (result i32) i32.const 0))"#).unwrap();
+        let without =
+            wat::parse_str(r#"(module (func (export "gc_end_blocks") (result i32) i32.const 0))"#)
+                .unwrap();
         assert_eq!(exports_function(&without, "gc_end_block"), Some(false));
         assert_eq!(exports_function(b"(module)", "gc_end_block"), None);
         assert_eq!(exports_function(&with[..6], "gc_end_block"), None);
         let mut bad_size = with[..8].to_vec();
         bad_size.extend_from_slice(&[7, 0x7f, 1]);
-        assert_eq!(exports_function(&bad_size, "gc_end_block"), None, "a section longer than the binary");
+        assert_eq!(
+            exports_function(&bad_size, "gc_end_block"),
+            None,
+            "a section longer than the binary"
+        );
     }
 
     #[test]

@@ -18,12 +18,16 @@ pub trait State {
     fn get(&self, key: &str) -> Option<Vec<u8>>;
     /// Keys starting with `prefix`, ascending (byte order), strictly after `start_after` (a full
     /// key) when given, at most `limit` entries.
-    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize)
+        -> Vec<(String, Vec<u8>)>;
 }
 
 /// The range of a map's keys that a scan visits: from `prefix` (or just after `start_after`,
 /// whichever is later), in ascending order. Callers stop at the first key without `prefix`.
-fn scan_start<'k>(prefix: &'k str, start_after: Option<&'k str>) -> (Bound<&'k str>, Bound<&'k str>) {
+fn scan_start<'k>(
+    prefix: &'k str,
+    start_after: Option<&'k str>,
+) -> (Bound<&'k str>, Bound<&'k str>) {
     match start_after {
         Some(s) if s >= prefix => (Bound::Excluded(s), Bound::Unbounded),
         _ => (Bound::Included(prefix), Bound::Unbounded),
@@ -63,7 +67,12 @@ impl State for MemState {
         self.map.get(key).cloned()
     }
 
-    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         self.map
             .range::<str, _>(scan_start(prefix, start_after))
             .take_while(|(k, _)| k.starts_with(prefix))
@@ -85,7 +94,10 @@ pub struct Overlay<'a> {
 impl<'a> Overlay<'a> {
     /// An overlay with no writes yet.
     pub fn new(base: &'a dyn State) -> Self {
-        Self { base, writes: WriteSet::new() }
+        Self {
+            base,
+            writes: WriteSet::new(),
+        }
     }
 
     /// The pending writes, consuming the overlay.
@@ -102,7 +114,12 @@ impl State for Overlay<'_> {
         }
     }
 
-    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         if limit == 0 {
             return Vec::new();
         }
@@ -115,7 +132,11 @@ impl State for Overlay<'_> {
         // Fetch the base in pages: a page can be eaten by pending deletes, so ask again after the
         // last key seen until the base runs dry or `limit` entries are out.
         let mut base_after: Option<String> = start_after.map(str::to_string);
-        let mut base_page = self.base.scan(prefix, base_after.as_deref(), limit).into_iter().peekable();
+        let mut base_page = self
+            .base
+            .scan(prefix, base_after.as_deref(), limit)
+            .into_iter()
+            .peekable();
         let mut base_dry = base_page.len() < limit;
         while out.len() < limit {
             if base_page.peek().is_none() && !base_dry {
@@ -158,7 +179,12 @@ impl Kv for Overlay<'_> {
     fn kv_delete(&mut self, key: &str) {
         self.writes.insert(key.to_string(), None);
     }
-    fn kv_scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn kv_scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         State::scan(self, prefix, start_after, limit)
     }
 }
@@ -178,7 +204,10 @@ mod tests {
     struct Lcg(u64);
     impl Lcg {
         fn next(&mut self, n: u64) -> u64 {
-            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            self.0 = self
+                .0
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (self.0 >> 33) % n
         }
     }
@@ -195,7 +224,8 @@ mod tests {
                 match rng.next(3) {
                     0 => {}
                     _ => {
-                        base.map.insert(k.to_string(), format!("base{round}{k}").into_bytes());
+                        base.map
+                            .insert(k.to_string(), format!("base{round}{k}").into_bytes());
                     }
                 }
                 match rng.next(4) {
@@ -209,13 +239,24 @@ mod tests {
                 }
             }
             let expected = model(&base, &writes);
-            let overlay = Overlay { base: &base, writes: writes.clone() };
+            let overlay = Overlay {
+                base: &base,
+                writes: writes.clone(),
+            };
             for k in KEYS {
                 assert_eq!(overlay.get(k), expected.get(k), "get {k:?}");
             }
             for prefix in ["", "a", "a/", "a/2", "b", "z"] {
-                for start in [None, Some(""), Some("a"), Some("a/1"), Some("a/2"), Some("a0"), Some("b/1"), Some("zz")]
-                {
+                for start in [
+                    None,
+                    Some(""),
+                    Some("a"),
+                    Some("a/1"),
+                    Some("a/2"),
+                    Some("a0"),
+                    Some("b/1"),
+                    Some("zz"),
+                ] {
                     for limit in [0, 1, 2, 3, 20] {
                         assert_eq!(
                             overlay.scan(prefix, start, limit),

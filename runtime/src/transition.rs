@@ -78,7 +78,8 @@ use crate::chain::address::{check_address, Network, SecretKey};
 use crate::chain::genesis::SYSTEM_ACCOUNT;
 use crate::chain::merkle::merkle_root;
 use crate::chain::{
-    genesis_writes, Action, Genesis, GenesisError, Header, Receipt, SignedTx, StateHash, TxBody, TxError,
+    genesis_writes, Action, Genesis, GenesisError, Header, Receipt, SignedTx, StateHash, TxBody,
+    TxError,
 };
 use crate::engine::{Allocation, Runtime, RuntimeConfig, ABI_VERSION};
 use crate::execute::{execute_apply, execute_end_block, Event, TxOutcome};
@@ -137,17 +138,27 @@ pub fn account_nonce(state: &dyn State, address: &str) -> Result<u64, Transition
 }
 
 fn read_nonce(state: &dyn State, key: &str) -> Result<u64, TransitionError> {
-    let Some(bytes) = state.get(key) else { return Ok(0) };
+    let Some(bytes) = state.get(key) else {
+        return Ok(0);
+    };
     std::str::from_utf8(&bytes)
         .ok()
         .and_then(|s| s.parse::<u64>().ok().filter(|n| n.to_string() == s))
-        .ok_or_else(|| TransitionError::CorruptState { key: key.to_string() })
+        .ok_or_else(|| TransitionError::CorruptState {
+            key: key.to_string(),
+        })
 }
 
 /// Signs a transaction of `sk`'s address with `nonce` and `action` for chain `chain_id` (for
 /// clients and tests): [`TxBody::sign`] of `{chain_id, from: sk.address(), nonce, action}`.
 pub fn sign_tx(sk: &SecretKey, chain_id: &str, nonce: u64, action: Action) -> SignedTx {
-    TxBody { chain_id: chain_id.to_string(), from: sk.address(), nonce, action }.sign(sk)
+    TxBody {
+        chain_id: chain_id.to_string(),
+        from: sk.address(),
+        nonce,
+        action,
+    }
+    .sign(sk)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -178,10 +189,17 @@ pub fn genesis_state(genesis: &Genesis) -> Result<GenesisState, GenesisError> {
         };
         map.insert(module_record_key(&m.id), record.to_bytes());
     }
-    map.insert(GENESIS_HASH_KEY.to_string(), hex::encode(genesis.hash()).into_bytes());
+    map.insert(
+        GENESIS_HASH_KEY.to_string(),
+        hex::encode(genesis.hash()).into_bytes(),
+    );
     let state_hash = StateHash::from_entries(&map);
     let header = genesis_header(genesis, &state_hash);
-    Ok(GenesisState { entries: map.into_iter().collect(), state_hash, header })
+    Ok(GenesisState {
+        entries: map.into_iter().collect(),
+        state_hash,
+        header,
+    })
 }
 
 /// The genesis header: height 0, `prev_hash` 32 zero bytes, `time_ms` genesis's, the sequencer
@@ -264,8 +282,16 @@ impl std::error::Error for ContextError {}
 fn check_runtime(genesis: &Genesis, config: &RuntimeConfig) -> Result<(), String> {
     let pairs = [
         ("fuel_apply", genesis.fuel_apply, config.fuel_apply),
-        ("fuel_end_block", genesis.fuel_end_block, config.fuel_end_block),
-        ("memory_limit_bytes", genesis.memory_limit_bytes, config.memory_limit_bytes as u64),
+        (
+            "fuel_end_block",
+            genesis.fuel_end_block,
+            config.fuel_end_block,
+        ),
+        (
+            "memory_limit_bytes",
+            genesis.memory_limit_bytes,
+            config.memory_limit_bytes as u64,
+        ),
     ];
     for (name, want, have) in pairs {
         if want != have {
@@ -283,21 +309,34 @@ fn check_runtime(genesis: &Genesis, config: &RuntimeConfig) -> Result<(), String
 }
 
 fn default_verify_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_VERIFY_THREADS)
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_VERIFY_THREADS)
 }
 
 impl ChainContext {
     /// Checks that `genesis` is valid, that `runtime` and every module's runtime run under
     /// genesis's fuel and memory limits and `engine_config_hash`, and that `modules` are exactly
     /// genesis's modules (same ids, same code hashes).
-    pub fn new(genesis: Genesis, runtime: Arc<Runtime>, modules: Modules) -> Result<Self, ContextError> {
+    pub fn new(
+        genesis: Genesis,
+        runtime: Arc<Runtime>,
+        modules: Modules,
+    ) -> Result<Self, ContextError> {
         genesis.validate().map_err(ContextError::Genesis)?;
         check_runtime(&genesis, runtime.config()).map_err(ContextError::Runtime)?;
-        let listed: BTreeMap<&str, &str> =
-            genesis.modules.iter().map(|m| (m.id.as_str(), m.code_hash.as_str())).collect();
+        let listed: BTreeMap<&str, &str> = genesis
+            .modules
+            .iter()
+            .map(|m| (m.id.as_str(), m.code_hash.as_str()))
+            .collect();
         for (id, entry) in modules.iter() {
             match listed.get(id) {
-                None => return Err(ContextError::Modules(format!("`{id}` is not a genesis module"))),
+                None => {
+                    return Err(ContextError::Modules(format!(
+                        "`{id}` is not a genesis module"
+                    )))
+                }
                 Some(&hash) if hash != entry.module.code_hash() => {
                     return Err(ContextError::Modules(format!(
                         "`{id}` has code hash {}, genesis says {hash}",
@@ -310,9 +349,16 @@ impl ChainContext {
                 .map_err(|m| ContextError::Runtime(format!("module `{id}`: {m}")))?;
         }
         if let Some(id) = listed.keys().find(|id| modules.get(id).is_none()) {
-            return Err(ContextError::Modules(format!("genesis module `{id}` is not loaded")));
+            return Err(ContextError::Modules(format!(
+                "genesis module `{id}` is not loaded"
+            )));
         }
-        Ok(Self { genesis, runtime, modules, verify_threads: default_verify_threads() })
+        Ok(Self {
+            genesis,
+            runtime,
+            modules,
+            verify_threads: default_verify_threads(),
+        })
     }
 
     /// Sets how many threads [`execute_block`] checks signatures on (at least 1; the result never
@@ -368,7 +414,9 @@ impl fmt::Display for TxRejection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Check(e) => write!(f, "{e}"),
-            Self::Nonce { expected, found } => write!(f, "nonce is {found}, the sender's next nonce is {expected}"),
+            Self::Nonce { expected, found } => {
+                write!(f, "nonce is {found}, the sender's next nonce is {expected}")
+            }
             Self::NonceExhausted => f.write_str("the sender's nonce is exhausted"),
         }
     }
@@ -400,7 +448,11 @@ pub enum TransitionError {
 impl fmt::Display for TransitionError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidTx { index, txid, reason } => write!(f, "transaction {index} ({txid}) is invalid: {reason}"),
+            Self::InvalidTx {
+                index,
+                txid,
+                reason,
+            } => write!(f, "transaction {index} ({txid}) is invalid: {reason}"),
             Self::BadParent(m) => write!(f, "block does not follow its parent: {m}"),
             Self::CorruptState { key } => write!(f, "state key `{key}` holds a malformed value"),
             Self::Host(e) => write!(f, "node failure: {e}"),
@@ -463,8 +515,18 @@ pub struct BlockOutput {
 
 /// [`SignedTx::check`] of every transaction, on up to `threads` threads (contiguous chunks, at
 /// least [`MIN_TXS_PER_THREAD`] transactions each); results in `txs` order whatever `threads` is.
-pub fn check_txs(txs: &[SignedTx], chain_id: &str, network: Network, threads: usize) -> Vec<Result<TxBody, TxError>> {
-    let check = |chunk: &[SignedTx]| chunk.iter().map(|tx| tx.check(chain_id, network)).collect::<Vec<_>>();
+pub fn check_txs(
+    txs: &[SignedTx],
+    chain_id: &str,
+    network: Network,
+    threads: usize,
+) -> Vec<Result<TxBody, TxError>> {
+    let check = |chunk: &[SignedTx]| {
+        chunk
+            .iter()
+            .map(|tx| tx.check(chain_id, network))
+            .collect::<Vec<_>>()
+    };
     let threads = threads.min(txs.len() / MIN_TXS_PER_THREAD).max(1);
     if threads == 1 {
         return check(txs);
@@ -475,7 +537,10 @@ pub fn check_txs(txs: &[SignedTx], chain_id: &str, network: Network, threads: us
         let handles: Vec<_> = chunks.map(|chunk| s.spawn(move || check(chunk))).collect();
         let mut out = check(first);
         for h in handles {
-            out.extend(h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+            out.extend(
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
         }
         out
     })
@@ -494,8 +559,20 @@ pub fn execute_block(
     parent: &Header,
     input: &BlockInput,
 ) -> Result<BlockOutput, TransitionError> {
-    let mut builder = BlockBuilder::new(ctx, state, state_hash, parent, input.time_ms, input.checkpoint.clone())?;
-    let checks = check_txs(&input.txs, &ctx.genesis.chain_id, ctx.genesis.network, ctx.verify_threads);
+    let mut builder = BlockBuilder::new(
+        ctx,
+        state,
+        state_hash,
+        parent,
+        input.time_ms,
+        input.checkpoint.clone(),
+    )?;
+    let checks = check_txs(
+        &input.txs,
+        &ctx.genesis.chain_id,
+        ctx.genesis.network,
+        ctx.verify_threads,
+    );
     for (index, (tx, checked)) in input.txs.iter().zip(checks).enumerate() {
         let body = checked.map_err(|e| TransitionError::InvalidTx {
             index,
@@ -538,34 +615,61 @@ impl ActionOutcome {
             Ok(()) => Receipt::success(out.events, out.fuel_used),
             Err(e) => Receipt::failure(e, out.fuel_used),
         };
-        let writes = if receipt.ok { out.writes } else { WriteSet::new() };
-        Self { receipt, writes, log: out.log }
+        let writes = if receipt.ok {
+            out.writes
+        } else {
+            WriteSet::new()
+        };
+        Self {
+            receipt,
+            writes,
+            log: out.log,
+        }
     }
 
     fn failure(e: ActionError) -> Self {
-        Self { receipt: Receipt::failure(e, 0), writes: WriteSet::new(), log: Vec::new() }
+        Self {
+            receipt: Receipt::failure(e, 0),
+            writes: WriteSet::new(),
+            log: Vec::new(),
+        }
     }
 }
 
 /// Runs an action of the node itself (fuel 0) in an overlay over `base`.
-fn native(base: &dyn State, f: impl FnOnce(&mut Overlay<'_>) -> Result<Vec<Event>, ActionError>) -> ActionOutcome {
+fn native(
+    base: &dyn State,
+    f: impl FnOnce(&mut Overlay<'_>) -> Result<Vec<Event>, ActionError>,
+) -> ActionOutcome {
     let mut overlay = Overlay::new(base);
     match f(&mut overlay) {
-        Ok(events) => {
-            ActionOutcome { receipt: Receipt::success(events, 0), writes: overlay.into_writes(), log: Vec::new() }
-        }
+        Ok(events) => ActionOutcome {
+            receipt: Receipt::success(events, 0),
+            writes: overlay.into_writes(),
+            log: Vec::new(),
+        },
         Err(e) => ActionOutcome::failure(e),
     }
 }
 
-fn faucet(genesis: &Genesis, kv: &mut Overlay<'_>, to: &str, token: &str) -> Result<Vec<Event>, ActionError> {
-    let amount = genesis.faucet.ok_or_else(|| ActionError::invalid("this chain has no faucet"))?;
+fn faucet(
+    genesis: &Genesis,
+    kv: &mut Overlay<'_>,
+    to: &str,
+    token: &str,
+) -> Result<Vec<Event>, ActionError> {
+    let amount = genesis
+        .faucet
+        .ok_or_else(|| ActionError::invalid("this chain has no faucet"))?;
     if token != GOLD {
         return Err(ActionError::invalid(format!("the faucet pays only {GOLD}")));
     }
     ledger::mint(kv, SYSTEM_ACCOUNT, to, GOLD, amount.0)?;
     let data = json!({"amount": amount.0.to_string(), "to": to, "token": GOLD});
-    Ok(vec![Event { kind: "faucet".to_string(), data }])
+    Ok(vec![Event {
+        kind: "faucet".to_string(),
+        data,
+    }])
 }
 
 fn transfer(
@@ -576,14 +680,18 @@ fn transfer(
     token: &str,
     amount: u128,
 ) -> Result<Vec<Event>, ActionError> {
-    check_address(to, network)
-        .map_err(|e| ActionError::invalid(format!("`{to}` is not an address of this chain: {e}")))?;
+    check_address(to, network).map_err(|e| {
+        ActionError::invalid(format!("`{to}` is not an address of this chain: {e}"))
+    })?;
     if amount == 0 {
         return Err(ActionError::invalid("amount must be more than 0"));
     }
     ledger::transfer(kv, from, to, token, amount)?;
     let data = json!({"amount": amount.to_string(), "from": from, "to": to, "token": token});
-    Ok(vec![Event { kind: "transfer".to_string(), data }])
+    Ok(vec![Event {
+        kind: "transfer".to_string(),
+        data,
+    }])
 }
 
 impl<'a> BlockBuilder<'a> {
@@ -611,9 +719,16 @@ impl<'a> BlockBuilder<'a> {
                 parent.time_ms
             )));
         }
-        let height =
-            parent.height.checked_add(1).ok_or_else(|| TransitionError::BadParent("height overflows".into()))?;
-        let env = BlockEnv { height, block_time_ms: time_ms, checkpoint, sequencer: ctx.genesis.sequencer.clone() };
+        let height = parent
+            .height
+            .checked_add(1)
+            .ok_or_else(|| TransitionError::BadParent("height overflows".into()))?;
+        let env = BlockEnv {
+            height,
+            block_time_ms: time_ms,
+            checkpoint,
+            sequencer: ctx.genesis.sequencer.clone(),
+        };
         Ok(Self {
             ctx,
             state,
@@ -665,7 +780,11 @@ impl<'a> BlockBuilder<'a> {
     /// `tx.check(chain_id, network)` returned). Returns its receipt, or
     /// [`TransitionError::InvalidTx`] with a wrong nonce (nothing changed, the builder is still
     /// usable), or [`TransitionError::Host`] (the block is lost).
-    pub fn push_checked(&mut self, tx: &SignedTx, body: TxBody) -> Result<&Receipt, TransitionError> {
+    pub fn push_checked(
+        &mut self,
+        tx: &SignedTx,
+        body: TxBody,
+    ) -> Result<&Receipt, TransitionError> {
         if let Some(e) = &self.failed {
             return Err(TransitionError::Host(e.clone()));
         }
@@ -674,12 +793,23 @@ impl<'a> BlockBuilder<'a> {
         let txid_hex = hex::encode(txid);
         let key = nonce_key(&body.from);
         let current = read_nonce(&self.overlay, &key)?;
-        let invalid = |reason| TransitionError::InvalidTx { index, txid: txid_hex.clone(), reason };
+        let invalid = |reason| TransitionError::InvalidTx {
+            index,
+            txid: txid_hex.clone(),
+            reason,
+        };
         if body.nonce != current {
-            return Err(invalid(TxRejection::Nonce { expected: current, found: body.nonce }));
+            return Err(invalid(TxRejection::Nonce {
+                expected: current,
+                found: body.nonce,
+            }));
         }
-        let next = current.checked_add(1).ok_or_else(|| invalid(TxRejection::NonceExhausted))?;
-        self.overlay.writes.insert(key, Some(next.to_string().into_bytes()));
+        let next = current
+            .checked_add(1)
+            .ok_or_else(|| invalid(TxRejection::NonceExhausted))?;
+        self.overlay
+            .writes
+            .insert(key, Some(next.to_string().into_bytes()));
 
         let outcome = match self.run_action(&txid_hex, &body) {
             Ok(outcome) => outcome,
@@ -691,7 +821,11 @@ impl<'a> BlockBuilder<'a> {
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
             if let Action::Game { game, .. } = &body.action {
-                self.logs.push(ModuleLog { module: game.clone(), tx_index: Some(index), lines: outcome.log });
+                self.logs.push(ModuleLog {
+                    module: game.clone(),
+                    tx_index: Some(index),
+                    lines: outcome.log,
+                });
             }
         }
         self.txids.push(txid);
@@ -704,9 +838,9 @@ impl<'a> BlockBuilder<'a> {
         let base: &dyn State = &self.overlay;
         Ok(match &body.action {
             Action::Faucet { token } => native(base, |kv| faucet(genesis, kv, &body.from, token)),
-            Action::Transfer { to, token, amount } => {
-                native(base, |kv| transfer(genesis.network, kv, &body.from, to, token, amount.0))
-            }
+            Action::Transfer { to, token, amount } => native(base, |kv| {
+                transfer(genesis.network, kv, &body.from, to, token, amount.0)
+            }),
             Action::Game { game, op } => match self.ctx.modules.get(game) {
                 None => ActionOutcome::failure(ActionError::not_found(format!("module {game}"))),
                 Some(module) => ActionOutcome::from_tx(execute_apply(
@@ -729,10 +863,15 @@ impl<'a> BlockBuilder<'a> {
         }
         let mut end_block = Vec::new();
         for module in self.ctx.modules.with_end_block() {
-            let outcome = ActionOutcome::from_tx(execute_end_block(module, &self.overlay, &self.env)?);
+            let outcome =
+                ActionOutcome::from_tx(execute_end_block(module, &self.overlay, &self.env)?);
             self.overlay.writes.extend(outcome.writes);
             if !outcome.log.is_empty() {
-                self.logs.push(ModuleLog { module: module.id().to_string(), tx_index: None, lines: outcome.log });
+                self.logs.push(ModuleLog {
+                    module: module.id().to_string(),
+                    tx_index: None,
+                    lines: outcome.log,
+                });
             }
             end_block.push((module.id().to_string(), outcome.receipt));
         }
@@ -747,8 +886,12 @@ impl<'a> BlockBuilder<'a> {
             }
         }
 
-        let receipt_hashes: Vec<[u8; 32]> =
-            self.receipts.iter().chain(end_block.iter().map(|(_, r)| r)).map(Receipt::hash).collect();
+        let receipt_hashes: Vec<[u8; 32]> = self
+            .receipts
+            .iter()
+            .chain(end_block.iter().map(|(_, r)| r))
+            .map(Receipt::hash)
+            .collect();
         let header = Header {
             height: self.env.height,
             prev_hash: self.prev_hash,

@@ -98,7 +98,9 @@ pub fn wasm_trap_message(trap: Trap) -> &'static str {
         Trap::IntegerOverflow => "trap: integer overflow",
         Trap::BadConversionToInteger => "trap: invalid conversion to integer",
         Trap::MemoryOutOfBounds => "trap: out of bounds memory access",
-        Trap::TableOutOfBounds | Trap::IndirectCallToNull | Trap::BadSignature => "trap: indirect call",
+        Trap::TableOutOfBounds | Trap::IndirectCallToNull | Trap::BadSignature => {
+            "trap: indirect call"
+        }
         Trap::StackOverflow => "trap: stack overflow",
         _ => "trap",
     }
@@ -116,7 +118,10 @@ pub fn classify(err: &wasmtime::Error) -> Result<ActionError, HostError> {
     if let Some(t) = err.downcast_ref::<Trap>() {
         return Ok(ActionError::internal(wasm_trap_message(*t)));
     }
-    if err.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some() {
+    if err
+        .downcast_ref::<wasmtime::PoolConcurrencyLimitError>()
+        .is_some()
+    {
         return Err(HostError::PoolExhausted(format!("{err:?}")));
     }
     Err(HostError::Engine(format!("{err:?}")))
@@ -134,16 +139,27 @@ mod tests {
             (HostTrap::Panicked, "internal: module panicked"),
             (HostTrap::BadPointer, "internal: bad pointer from module"),
             (HostTrap::InvalidUtf8, "internal: invalid UTF-8 from module"),
-            (HostTrap::BadEventJson, "internal: event data is not valid JSON"),
+            (
+                HostTrap::BadEventJson,
+                "internal: event data is not valid JSON",
+            ),
             (HostTrap::ReadOnly, "internal: state is read-only in a view"),
-            (HostTrap::MalformedOutput, "internal: malformed module output"),
+            (
+                HostTrap::MalformedOutput,
+                "internal: malformed module output",
+            ),
             (HostTrap::AllocFailed, "internal: guest allocation failed"),
         ];
         for (trap, text) in table {
             let err = wasmtime::Error::new(trap);
             assert_eq!(classify(&err).unwrap().to_string(), text);
             // Context added on the way out (e.g. a backtrace) does not hide the trap.
-            assert_eq!(classify(&err.context("while calling gc_apply")).unwrap().to_string(), text);
+            assert_eq!(
+                classify(&err.context("while calling gc_apply"))
+                    .unwrap()
+                    .to_string(),
+                text
+            );
         }
     }
 
@@ -152,10 +168,19 @@ mod tests {
         let table = [
             (Trap::OutOfFuel, "internal: out of fuel"),
             (Trap::UnreachableCodeReached, "internal: trap: unreachable"),
-            (Trap::IntegerDivisionByZero, "internal: trap: integer divide by zero"),
+            (
+                Trap::IntegerDivisionByZero,
+                "internal: trap: integer divide by zero",
+            ),
             (Trap::IntegerOverflow, "internal: trap: integer overflow"),
-            (Trap::BadConversionToInteger, "internal: trap: invalid conversion to integer"),
-            (Trap::MemoryOutOfBounds, "internal: trap: out of bounds memory access"),
+            (
+                Trap::BadConversionToInteger,
+                "internal: trap: invalid conversion to integer",
+            ),
+            (
+                Trap::MemoryOutOfBounds,
+                "internal: trap: out of bounds memory access",
+            ),
             (Trap::TableOutOfBounds, "internal: trap: indirect call"),
             (Trap::IndirectCallToNull, "internal: trap: indirect call"),
             (Trap::BadSignature, "internal: trap: indirect call"),
@@ -165,12 +190,18 @@ mod tests {
             (Trap::NullReference, "internal: trap"),
         ];
         for (trap, text) in table {
-            assert_eq!(classify(&wasmtime::Error::new(trap)).unwrap().to_string(), text);
+            assert_eq!(
+                classify(&wasmtime::Error::new(trap)).unwrap().to_string(),
+                text
+            );
         }
     }
 
     #[test]
     fn other_failures_are_host_errors() {
-        assert!(matches!(classify(&wasmtime::Error::msg("mmap failed")), Err(HostError::Engine(_))));
+        assert!(matches!(
+            classify(&wasmtime::Error::msg("mmap failed")),
+            Err(HostError::Engine(_))
+        ));
     }
 }

@@ -5,8 +5,8 @@
 use std::sync::{Arc, OnceLock};
 
 use gamechain_runtime::{
-    execute_apply, execute_end_block, run_view, Allocation, Event, LoadError, MemState, Runtime, RuntimeConfig, State,
-    TxOutcome, WasmModule,
+    execute_apply, execute_end_block, run_view, Allocation, Event, LoadError, MemState, Runtime,
+    RuntimeConfig, State, TxOutcome, WasmModule,
 };
 use gamechain_sdk::prelude::*;
 use gamechain_sdk::{BlockEnv, MockCtx};
@@ -32,7 +32,10 @@ fn env() -> BlockEnv {
     BlockEnv {
         height: 7,
         block_time_ms: 1_700_000_000_123,
-        checkpoint: Checkpoint { height: 42, hash: "abcd".into() },
+        checkpoint: Checkpoint {
+            height: 42,
+            hash: "abcd".into(),
+        },
         sequencer: "seq1".into(),
     }
 }
@@ -54,7 +57,11 @@ fn load_err(wat: &str) -> LoadError {
 }
 
 fn counter_wat() -> String {
-    std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wat/counter.wat")).unwrap()
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/wat/counter.wat"
+    ))
+    .unwrap()
 }
 
 fn apply(module: &WasmModule, state: &MemState) -> TxOutcome {
@@ -62,7 +69,11 @@ fn apply(module: &WasmModule, state: &MemState) -> TxOutcome {
 }
 
 fn err_text(outcome: &TxOutcome) -> String {
-    outcome.result.clone().expect_err("call should fail").to_string()
+    outcome
+        .result
+        .clone()
+        .expect_err("call should fail")
+        .to_string()
 }
 
 /// Every import of ABI v1, named `$<import>`.
@@ -147,7 +158,8 @@ impl GameModule for NativeCounter {
 fn counter_scenario(module: &dyn GameModule) -> MockCtx {
     let mut ctx = MockCtx::new("counter");
     for _ in 0..3 {
-        ctx.submit(module, "alice", json!({ "kind": "inc" })).unwrap();
+        ctx.submit(module, "alice", json!({ "kind": "inc" }))
+            .unwrap();
     }
     assert_eq!(ctx.view(module, &Query::new()).unwrap(), json!({ "n": 3 }));
     ctx
@@ -160,7 +172,10 @@ fn counter_runs_the_same_natively_and_through_wasm() {
     let through_wasm = counter_scenario(&wasm);
     assert_eq!(native.kv.state, through_wasm.kv.state);
     assert_eq!(native.events, through_wasm.events);
-    assert_eq!(through_wasm.kv.state.get("m/counter/n").map(Vec::as_slice), Some(&b"3"[..]));
+    assert_eq!(
+        through_wasm.kv.state.get("m/counter/n").map(Vec::as_slice),
+        Some(&b"3"[..])
+    );
 }
 
 #[test]
@@ -171,7 +186,13 @@ fn counter_through_the_executor() {
         let out = apply(&module, &state);
         assert_eq!(out.result, Ok(()));
         assert!(out.fuel_used > 0 && out.fuel_used < FUEL);
-        assert_eq!(out.events, vec![Event { kind: "counter.incremented".into(), data: json!({ "n": n }) }]);
+        assert_eq!(
+            out.events,
+            vec![Event {
+                kind: "counter.incremented".into(),
+                data: json!({ "n": n })
+            }]
+        );
         assert_eq!(out.writes.len(), 1);
         state.apply(out.writes);
         assert_eq!(state.get("m/counter/n"), Some(n.to_string().into_bytes()));
@@ -180,8 +201,14 @@ fn counter_through_the_executor() {
     assert_eq!(view, Ok(json!({ "n": 12 })));
     assert!(fuel > 0);
     // Events serialise as {"kind", "data"}.
-    let event = Event { kind: "k".into(), data: json!({ "b": 1, "a": 2 }) };
-    assert_eq!(serde_json::to_string(&event).unwrap(), r#"{"kind":"k","data":{"a":2,"b":1}}"#);
+    let event = Event {
+        kind: "k".into(),
+        data: json!({ "b": 1, "a": 2 }),
+    };
+    assert_eq!(
+        serde_json::to_string(&event).unwrap(),
+        r#"{"kind":"k","data":{"a":2,"b":1}}"#
+    );
 }
 
 #[test]
@@ -192,9 +219,12 @@ fn fuel_used_is_identical_across_runs_and_allocation_modes() {
     let second = apply(&pooled, &state);
     assert_eq!(first, second);
 
-    let on_demand_rt =
-        Runtime::new(RuntimeConfig { fuel_apply: FUEL, allocation: Allocation::OnDemand, ..RuntimeConfig::default() })
-            .unwrap();
+    let on_demand_rt = Runtime::new(RuntimeConfig {
+        fuel_apply: FUEL,
+        allocation: Allocation::OnDemand,
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
     let on_demand = load_in(&on_demand_rt, "counter", &counter_wat());
     assert_eq!(apply(&on_demand, &state), first);
 }
@@ -245,12 +275,19 @@ fn an_infinite_loop_runs_out_of_fuel_and_writes_nothing() {
 
 #[test]
 fn a_host_call_that_cannot_be_paid_runs_out_of_fuel() {
-    let rt = Runtime::new(RuntimeConfig { fuel_apply: 5_000, ..RuntimeConfig::default() }).unwrap();
+    let rt = Runtime::new(RuntimeConfig {
+        fuel_apply: 5_000,
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
     // A 1000-byte value costs 200 + 11 * 1001 fuel.
     let module = load_in(
         &rt,
         "pricey",
-        &apply_guest("", "(call $put (i32.const 0) (i32.const 1) (i32.const 0) (i32.const 1000)) (i32.const 0)"),
+        &apply_guest(
+            "",
+            "(call $put (i32.const 0) (i32.const 1) (i32.const 0) (i32.const 1000)) (i32.const 0)",
+        ),
     );
     let out = apply(&module, &MemState::new());
     assert_eq!(err_text(&out), "internal: out of fuel");
@@ -260,16 +297,28 @@ fn a_host_call_that_cannot_be_paid_runs_out_of_fuel() {
 
 #[test]
 fn host_calls_are_charged_from_the_gas_table() {
-    let plain = load("plain", &apply_guest("", "(drop (i64.const 0)) (i32.const 0)"));
-    let height = load("height", &apply_guest("", "(drop (call $height)) (i32.const 0)"));
+    let plain = load(
+        "plain",
+        &apply_guest("", "(drop (i64.const 0)) (i32.const 0)"),
+    );
+    let height = load(
+        "height",
+        &apply_guest("", "(drop (call $height)) (i32.const 0)"),
+    );
     let state = MemState::new();
     // `call` and `i64.const` both cost one operator: the difference is the host call's base.
-    assert_eq!(apply(&height, &state).fuel_used - apply(&plain, &state).fuel_used, 200);
+    assert_eq!(
+        apply(&height, &state).fuel_used - apply(&plain, &state).fuel_used,
+        200
+    );
 
     // put of a 3-byte key and 5-byte value: base + (1 + 10) per byte.
     let put = load(
         "put",
-        &apply_guest("", "(call $put (i32.const 0) (i32.const 3) (i32.const 0) (i32.const 5)) (i32.const 0)"),
+        &apply_guest(
+            "",
+            "(call $put (i32.const 0) (i32.const 3) (i32.const 0) (i32.const 5)) (i32.const 0)",
+        ),
     );
     let put_ops = load(
         "put_ops",
@@ -291,7 +340,13 @@ fn a_trap_after_writes_rolls_everything_back() {
     let body = r#"(call $put (i32.const 1024) (i32.const 3) (i32.const 1024) (i32.const 3))
                   (call $emit (i32.const 1024) (i32.const 3) (i32.const 1030) (i32.const 2))
                   unreachable"#;
-    let module = load("trapper", &apply_guest(r#"(data (i32.const 1024) "key") (data (i32.const 1030) "{}")"#, body));
+    let module = load(
+        "trapper",
+        &apply_guest(
+            r#"(data (i32.const 1024) "key") (data (i32.const 1030) "{}")"#,
+            body,
+        ),
+    );
     let out = apply(&module, &MemState::new());
     assert_eq!(err_text(&out), "internal: trap: unreachable");
     assert!(out.writes.is_empty() && out.events.is_empty());
@@ -307,12 +362,30 @@ fn a_trap_after_writes_rolls_everything_back() {
 #[test]
 fn wasm_traps_have_fixed_texts() {
     let cases = [
-        ("(drop (i32.div_u (i32.const 1) (i32.const 0))) (i32.const 0)", "internal: trap: integer divide by zero"),
-        ("(drop (i32.div_s (i32.const 0x80000000) (i32.const -1))) (i32.const 0)", "internal: trap: integer overflow"),
-        ("(drop (i32.trunc_f32_s (f32.const nan))) (i32.const 0)", "internal: trap: invalid conversion to integer"),
-        ("(drop (i32.load (i32.const 70000))) (i32.const 0)", "internal: trap: out of bounds memory access"),
-        ("(call $recurse) (i32.const 0)", "internal: trap: stack overflow"),
-        ("(call_indirect (type $t) (i32.const 5)) (i32.const 0)", "internal: trap: indirect call"),
+        (
+            "(drop (i32.div_u (i32.const 1) (i32.const 0))) (i32.const 0)",
+            "internal: trap: integer divide by zero",
+        ),
+        (
+            "(drop (i32.div_s (i32.const 0x80000000) (i32.const -1))) (i32.const 0)",
+            "internal: trap: integer overflow",
+        ),
+        (
+            "(drop (i32.trunc_f32_s (f32.const nan))) (i32.const 0)",
+            "internal: trap: invalid conversion to integer",
+        ),
+        (
+            "(drop (i32.load (i32.const 70000))) (i32.const 0)",
+            "internal: trap: out of bounds memory access",
+        ),
+        (
+            "(call $recurse) (i32.const 0)",
+            "internal: trap: stack overflow",
+        ),
+        (
+            "(call_indirect (type $t) (i32.const 5)) (i32.const 0)",
+            "internal: trap: indirect call",
+        ),
     ];
     let extra = r#"(type $t (func))
                    (table 1 funcref)
@@ -394,7 +467,11 @@ fn a_memory_grow_within_the_limit_works_and_past_the_declared_maximum_returns_mi
     );
     let out = apply(&module, &MemState::new());
     // grow(2) returned the old size 1; grow(1) past the declared maximum of 3 returned -1.
-    assert_eq!(out.writes.get("m/grow/1"), Some(&Some(b"10".to_vec())), "{out:?}");
+    assert_eq!(
+        out.writes.get("m/grow/1"),
+        Some(&Some(b"10".to_vec())),
+        "{out:?}"
+    );
 }
 
 #[test]
@@ -407,7 +484,10 @@ fn a_failing_gc_alloc_is_a_fixed_error() {
       (func (export "gc_view") (param i32 i32) (result i32) (i32.const 0)))"#;
     for ptr in ["0", "65530"] {
         let module = load("alloc", &wat.replace("ALLOC", ptr));
-        assert_eq!(err_text(&apply(&module, &MemState::new())), "internal: guest allocation failed");
+        assert_eq!(
+            err_text(&apply(&module, &MemState::new())),
+            "internal: guest allocation failed"
+        );
     }
 }
 
@@ -432,10 +512,19 @@ fn context_imports_report_the_block_and_transaction() {
       (i64.store (i32.const 2600) (i64.extend_i32_s (call $txid (i32.const 2608) (i32.const 10))))
       (call $put (i32.const 1106) (i32.const 1) (i32.const 2600) (i32.const 10))
       (i32.const 0)"#;
-    let module = load("ctx", &apply_guest(r#"(data (i32.const 1100) "tmsckrx")"#, body));
+    let module = load(
+        "ctx",
+        &apply_guest(r#"(data (i32.const 1100) "tmsckrx")"#, body),
+    );
     let out = apply(&module, &MemState::new());
     assert_eq!(out.result, Ok(()));
-    let get = |k: &str| out.writes.get(&format!("m/ctx/{k}")).cloned().flatten().unwrap();
+    let get = |k: &str| {
+        out.writes
+            .get(&format!("m/ctx/{k}"))
+            .cloned()
+            .flatten()
+            .unwrap()
+    };
     assert_eq!(get("t"), TXID.as_bytes());
     assert_eq!(get("m"), b"ctx");
     assert_eq!(get("s"), b"seq1");
@@ -472,12 +561,32 @@ fn writes_land_only_under_the_modules_own_prefix() {
     let out = apply(&module, &state);
     assert_eq!(out.result, Ok(()));
     let keys: Vec<&str> = out.writes.keys().map(String::as_str).collect();
-    assert_eq!(keys, ["m/scoped/../x", "m/scoped//x", "m/scoped/bal/alice/GOLD", "m/scoped/m/other/k"]);
-    assert_eq!(out.writes["m/scoped/m/other/k"], None, "deleted again, in our own prefix");
+    assert_eq!(
+        keys,
+        [
+            "m/scoped/../x",
+            "m/scoped//x",
+            "m/scoped/bal/alice/GOLD",
+            "m/scoped/m/other/k"
+        ]
+    );
+    assert_eq!(
+        out.writes["m/scoped/m/other/k"], None,
+        "deleted again, in our own prefix"
+    );
     assert!(out.writes.keys().all(|k| k.starts_with("m/scoped/")));
     // The read itself saw the other module's value: run without the delete.
-    let module = load("scoped", &apply_guest(data, &body.replace("(call $delete (i32.const 1040) (i32.const 9))", "")));
-    assert_eq!(apply(&module, &state).writes["m/scoped/m/other/k"], Some(b"theirs".to_vec()));
+    let module = load(
+        "scoped",
+        &apply_guest(
+            data,
+            &body.replace("(call $delete (i32.const 1040) (i32.const 9))", ""),
+        ),
+    );
+    assert_eq!(
+        apply(&module, &state).writes["m/scoped/m/other/k"],
+        Some(b"theirs".to_vec())
+    );
 }
 
 #[test]
@@ -515,10 +624,18 @@ fn scans_return_borsh_records_within_the_module() {
         }
         Some(b)
     };
-    assert_eq!(out.writes["m/sc/o1"], record(&[("a/2", "yy"), ("a/3", "z")]));
+    assert_eq!(
+        out.writes["m/sc/o1"],
+        record(&[("a/2", "yy"), ("a/3", "z")])
+    );
     assert_eq!(
         out.writes["m/sc/o2"],
-        record(&[("m/sc/a/1", "x"), ("m/sc/a/2", "yy"), ("m/sc/a/3", "z"), ("m/sc/a/4", "w")])
+        record(&[
+            ("m/sc/a/1", "x"),
+            ("m/sc/a/2", "yy"),
+            ("m/sc/a/3", "z"),
+            ("m/sc/a/4", "w")
+        ])
     );
 }
 
@@ -531,14 +648,21 @@ fn escrow_out_cannot_spend_more_than_the_modules_escrow() {
         (else (i32.const 0)))"#;
     let module = load("esc", &apply_guest(data, body));
     let mut state = MemState::new();
-    state.map.insert("bal/module:esc/GOLD".into(), b"5".to_vec());
-    state.map.insert("bal/module:other/GOLD".into(), b"1000".to_vec());
+    state
+        .map
+        .insert("bal/module:esc/GOLD".into(), b"5".to_vec());
+    state
+        .map
+        .insert("bal/module:other/GOLD".into(), b"1000".to_vec());
     let out = apply(&module, &state);
     assert_eq!(err_text(&out), "insufficient GOLD: need 100, have 5");
     assert!(out.writes.is_empty());
 
     // 5 is fine, and moves from the module's own escrow only.
-    let module = load("esc", &apply_guest(data, &body.replace("(i64.const 100)", "(i64.const 5)")));
+    let module = load(
+        "esc",
+        &apply_guest(data, &body.replace("(i64.const 100)", "(i64.const 5)")),
+    );
     let out = apply(&module, &state);
     assert_eq!(out.result, Ok(()));
     let keys: Vec<&str> = out.writes.keys().map(String::as_str).collect();
@@ -571,9 +695,15 @@ fn bank_calls_follow_the_ledger() {
     let mut state = MemState::new();
     state.map.insert("bal/alice/GOLD".into(), b"100".to_vec());
     let out = apply(&module, &state);
-    assert_eq!(err_text(&out), "invalid: minting 501 would exceed the max supply of TOK");
+    assert_eq!(
+        err_text(&out),
+        "invalid: minting 501 would exceed the max supply of TOK"
+    );
 
-    let module = load("bank", &apply_guest(data, &body.replace("(i64.const 501)", "(i64.const 500)")));
+    let module = load(
+        "bank",
+        &apply_guest(data, &body.replace("(i64.const 501)", "(i64.const 500)")),
+    );
     let out = apply(&module, &state);
     assert_eq!(out.result, Ok(()));
     assert_eq!(out.writes["m/bank/b"], Some(30u128.to_le_bytes().to_vec()));
@@ -607,7 +737,11 @@ fn views_are_read_only() {
     for body in writes {
         let module = load("viewer", &guest(data, "(i32.const 0)", body));
         let (result, _) = run_view(&module, &MemState::new(), &Query::new()).unwrap();
-        assert_eq!(result.unwrap_err().to_string(), "internal: state is read-only in a view", "{body}");
+        assert_eq!(
+            result.unwrap_err().to_string(),
+            "internal: state is read-only in a view",
+            "{body}"
+        );
     }
 }
 
@@ -620,28 +754,61 @@ fn views_read_state_and_answer_json_or_errors() {
     let module = load("viewer", &guest(data, "(i32.const 0)", echo));
     let mut query = Query::new();
     query.insert("id".into(), "80566b04265ced78".into());
-    assert_eq!(run_view(&module, &MemState::new(), &query).unwrap().0, Ok(json!({ "id": "80566b04265ced78" })));
+    assert_eq!(
+        run_view(&module, &MemState::new(), &query).unwrap().0,
+        Ok(json!({ "id": "80566b04265ced78" }))
+    );
 
     let mut state = MemState::new();
     state.map.insert("m/viewer/x".into(), br#"[1,2]"#.to_vec());
     let raw = "(call $output (i32.const 2000) (i32.wrap_i64 (call $read_raw (i32.const 1024) (i32.const 10) (i32.const 2000) (i32.const 100)))) (i32.const 0)";
     assert_eq!(
-        run_view(&load("viewer", &guest(data, "(i32.const 0)", raw)), &state, &query).unwrap().0,
+        run_view(
+            &load("viewer", &guest(data, "(i32.const 0)", raw)),
+            &state,
+            &query
+        )
+        .unwrap()
+        .0,
         Ok(json!([1, 2]))
     );
     let get = "(call $output (i32.const 2000) (i32.wrap_i64 (call $get (i32.const 1100) (i32.const 1) (i32.const 2000) (i32.const 100)))) (i32.const 0)";
     assert_eq!(
-        run_view(&load("viewer", &guest(data, "(i32.const 0)", get)), &state, &query).unwrap().0,
+        run_view(
+            &load("viewer", &guest(data, "(i32.const 0)", get)),
+            &state,
+            &query
+        )
+        .unwrap()
+        .0,
         Ok(json!([1, 2]))
     );
 
     let error = "(call $output (i32.const 1040) (i32.const 39)) (i32.const 1)";
-    let (result, _) = run_view(&load("viewer", &guest(data, "(i32.const 0)", error)), &state, &query).unwrap();
+    let (result, _) = run_view(
+        &load("viewer", &guest(data, "(i32.const 0)", error)),
+        &state,
+        &query,
+    )
+    .unwrap();
     assert_eq!(result.unwrap_err().to_string(), "not found: game 1");
 
-    for bad in ["(i32.const 0)", "(call $output (i32.const 1100) (i32.const 1)) (i32.const 0)", "(i32.const 3)"] {
-        let (result, _) = run_view(&load("viewer", &guest(data, "(i32.const 0)", bad)), &state, &query).unwrap();
-        assert_eq!(result.unwrap_err().to_string(), "internal: malformed module output", "{bad}");
+    for bad in [
+        "(i32.const 0)",
+        "(call $output (i32.const 1100) (i32.const 1)) (i32.const 0)",
+        "(i32.const 3)",
+    ] {
+        let (result, _) = run_view(
+            &load("viewer", &guest(data, "(i32.const 0)", bad)),
+            &state,
+            &query,
+        )
+        .unwrap();
+        assert_eq!(
+            result.unwrap_err().to_string(),
+            "internal: malformed module output",
+            "{bad}"
+        );
     }
 }
 
@@ -668,11 +835,25 @@ fn end_block_keeps_writes_on_ok_and_is_optional() {
                    ({code})))"#
         )
     };
-    let ok = execute_end_block(&load("ticker", &ticker("i32.const 0")), &MemState::new(), &env()).unwrap();
+    let ok = execute_end_block(
+        &load("ticker", &ticker("i32.const 0")),
+        &MemState::new(),
+        &env(),
+    )
+    .unwrap();
     assert_eq!(ok.result, Ok(()));
-    assert_eq!(ok.writes["m/ticker/tick"], Some(Vec::new()), "txid is empty at end of block");
+    assert_eq!(
+        ok.writes["m/ticker/tick"],
+        Some(Vec::new()),
+        "txid is empty at end of block"
+    );
     assert_eq!(ok.writes["m/ticker/t"], Some(b"tick".to_vec()));
-    let failed = execute_end_block(&load("ticker", &ticker("i32.const 7")), &MemState::new(), &env()).unwrap();
+    let failed = execute_end_block(
+        &load("ticker", &ticker("i32.const 7")),
+        &MemState::new(),
+        &env(),
+    )
+    .unwrap();
     assert_eq!(err_text(&failed), "internal: malformed module output");
     assert!(failed.writes.is_empty());
 }
@@ -696,25 +877,50 @@ fn minimal(extra: &str) -> String {
 #[test]
 fn modules_that_break_the_abi_are_refused_at_load() {
     WasmModule::new(rt(), "ok", &wasm(&minimal(""))).unwrap();
-    WasmModule::new(rt(), "all", &wasm(&guest("", "(i32.const 0)", "(i32.const 0)"))).unwrap();
+    WasmModule::new(
+        rt(),
+        "all",
+        &wasm(&guest("", "(i32.const 0)", "(i32.const 0)")),
+    )
+    .unwrap();
 
     let wasi = load_err(&minimal(
         r#"(import "wasi_snapshot_preview1" "fd_write" (func (param i32 i32 i32 i32) (result i32)))"#,
     ));
-    assert_eq!(wasi, LoadError::ForeignImport { module: "wasi_snapshot_preview1".into(), name: "fd_write".into() });
-    assert!(wasi.to_string().contains("may import only from `gamechain_v1`"));
+    assert_eq!(
+        wasi,
+        LoadError::ForeignImport {
+            module: "wasi_snapshot_preview1".into(),
+            name: "fd_write".into()
+        }
+    );
+    assert!(wasi
+        .to_string()
+        .contains("may import only from `gamechain_v1`"));
 
-    let wrong = load_err(&minimal(r#"(import "gamechain_v1" "get" (func (param i32 i32) (result i32)))"#));
-    assert_eq!(wrong, LoadError::ImportType { name: "get".into(), expected: "(i32, i32, i32, i32) -> i64".into() });
+    let wrong = load_err(&minimal(
+        r#"(import "gamechain_v1" "get" (func (param i32 i32) (result i32)))"#,
+    ));
+    assert_eq!(
+        wrong,
+        LoadError::ImportType {
+            name: "get".into(),
+            expected: "(i32, i32, i32, i32) -> i64".into()
+        }
+    );
 
-    let unknown = load_err(&minimal(r#"(import "gamechain_v1" "clock" (func (result i64)))"#));
+    let unknown = load_err(&minimal(
+        r#"(import "gamechain_v1" "clock" (func (result i64)))"#,
+    ));
     assert_eq!(unknown, LoadError::UnknownImport("clock".into()));
 
     let global = load_err(&minimal(r#"(import "gamechain_v1" "height" (global i64))"#));
     assert!(matches!(global, LoadError::ImportType { .. }), "{global}");
 
-    let no_view =
-        load_err(&minimal("").replace(r#"(func (export "gc_view") (param i32 i32) (result i32) (i32.const 0))"#, ""));
+    let no_view = load_err(&minimal("").replace(
+        r#"(func (export "gc_view") (param i32 i32) (result i32) (i32.const 0))"#,
+        "",
+    ));
     assert_eq!(no_view, LoadError::MissingExport("gc_view".into()));
 
     let no_memory = load_err(&minimal("").replace(r#"(memory (export "memory") 1)"#, "(memory 1)"));
@@ -726,38 +932,69 @@ fn modules_that_break_the_abi_are_refused_at_load() {
     ));
     assert_eq!(
         bad_alloc,
-        LoadError::ExportType { name: "gc_alloc".into(), expected: "a function of type (i32) -> i32".into() }
+        LoadError::ExportType {
+            name: "gc_alloc".into(),
+            expected: "a function of type (i32) -> i32".into()
+        }
     );
 
-    let version = load_err(&minimal("").replace("(result i32) (i32.const 1))", "(result i32) (i32.const 2))"));
+    let version = load_err(
+        &minimal("").replace("(result i32) (i32.const 1))", "(result i32) (i32.const 2))"),
+    );
     assert_eq!(version, LoadError::AbiVersion(2));
 
     let two_memories = load_err(&minimal("(memory $second 1)"));
-    assert!(matches!(two_memories, LoadError::Invalid(_)), "{two_memories}");
+    assert!(
+        matches!(two_memories, LoadError::Invalid(_)),
+        "{two_memories}"
+    );
 
     let simd = load_err(&minimal("(func $f (drop (i32x4.splat (i32.const 1))))"));
     assert!(matches!(simd, LoadError::Invalid(_)), "{simd}");
 
-    let threads =
-        load_err(&minimal("").replace(r#"(memory (export "memory") 1)"#, r#"(memory (export "memory") 1 1 shared)"#));
+    let threads = load_err(&minimal("").replace(
+        r#"(memory (export "memory") 1)"#,
+        r#"(memory (export "memory") 1 1 shared)"#,
+    ));
     assert!(matches!(threads, LoadError::Invalid(_)), "{threads}");
 
     let tail_call = load_err(&minimal("(func $f (return_call $f))"));
     assert!(matches!(tail_call, LoadError::Invalid(_)), "{tail_call}");
 
-    let huge = load_err(&minimal("").replace(r#"(memory (export "memory") 1)"#, r#"(memory (export "memory") 300)"#));
-    assert_eq!(huge, LoadError::MemoryTooLarge { initial_bytes: 300 * 65536, limit_bytes: 16 << 20 });
+    let huge = load_err(&minimal("").replace(
+        r#"(memory (export "memory") 1)"#,
+        r#"(memory (export "memory") 300)"#,
+    ));
+    assert_eq!(
+        huge,
+        LoadError::MemoryTooLarge {
+            initial_bytes: 300 * 65536,
+            limit_bytes: 16 << 20
+        }
+    );
 
     let big_table = load_err(&minimal("(table 30000 funcref)"));
-    assert_eq!(big_table, LoadError::TableTooLarge { initial: 30000, limit: 20000 });
+    assert_eq!(
+        big_table,
+        LoadError::TableTooLarge {
+            initial: 30000,
+            limit: 20000
+        }
+    );
 
     let two_tables = load_err(&minimal("(table 1 funcref) (table 1 funcref)"));
     assert_eq!(two_tables, LoadError::TooManyTables(2));
 
     let trapping_start = load_err(&minimal("(func $start unreachable) (start $start)"));
-    assert_eq!(trapping_start, LoadError::Instantiate("internal: trap: unreachable".into()));
+    assert_eq!(
+        trapping_start,
+        LoadError::Instantiate("internal: trap: unreachable".into())
+    );
 
-    assert!(matches!(WasmModule::new(rt(), "text", b"(module)"), Err(LoadError::Invalid(_))));
+    assert!(matches!(
+        WasmModule::new(rt(), "text", b"(module)"),
+        Err(LoadError::Invalid(_))
+    ));
 }
 
 #[test]
@@ -781,16 +1018,20 @@ fn a_start_function_may_call_the_host() {
 
 #[test]
 fn a_full_pool_makes_callers_wait_instead_of_failing() {
-    let rt =
-        Runtime::new(RuntimeConfig { allocation: Allocation::Pooling { instances: 1 }, ..RuntimeConfig::default() })
-            .unwrap();
+    let rt = Runtime::new(RuntimeConfig {
+        allocation: Allocation::Pooling { instances: 1 },
+        ..RuntimeConfig::default()
+    })
+    .unwrap();
     let module = Arc::new(load_in(&rt, "counter", &counter_wat()));
     let threads: Vec<_> = (0..4)
         .map(|_| {
             let module = Arc::clone(&module);
             std::thread::spawn(move || {
                 let state = MemState::new();
-                (0..25).map(|_| apply(&module, &state).result).collect::<Vec<_>>()
+                (0..25)
+                    .map(|_| apply(&module, &state).result)
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
@@ -803,7 +1044,9 @@ fn a_full_pool_makes_callers_wait_instead_of_failing() {
 fn a_module_too_big_for_a_pool_slot_falls_back_to_on_demand_allocation() {
     // 66,000 globals (16 bytes each) need more instance context than a pool slot's 1 MiB: the
     // module must still load and run, exactly as under on-demand allocation.
-    let globals: String = (0..66_000).map(|i| format!("(global $g{i} (mut i32) (i32.const {i}))\n")).collect();
+    let globals: String = (0..66_000)
+        .map(|i| format!("(global $g{i} (mut i32) (i32.const {i}))\n"))
+        .collect();
     let body = r#"(global.set $g65999 (i32.add (global.get $g65999) (i32.const 1))) (i32.const 0)"#;
     let module = load("wide", &apply_guest(&globals, body));
     assert!(!module.pooled());

@@ -29,7 +29,9 @@ impl std::error::Error for AmountParseError {}
 impl FromStr for Amount {
     type Err = AmountParseError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        let canonical = !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) && (s == "0" || !s.starts_with('0'));
+        let canonical = !s.is_empty()
+            && s.bytes().all(|b| b.is_ascii_digit())
+            && (s == "0" || !s.starts_with('0'));
         if !canonical {
             return Err(AmountParseError);
         }
@@ -63,15 +65,34 @@ mod tests {
     #[test]
     fn serialises_as_a_decimal_string() {
         assert_eq!(serde_json::to_string(&Amount(200)).unwrap(), "\"200\"");
-        assert_eq!(serde_json::from_str::<Amount>("\"100000\"").unwrap(), Amount(100_000));
-        assert_eq!(serde_json::from_str::<Amount>(&format!("\"{}\"", u128::MAX)).unwrap(), Amount(u128::MAX));
+        assert_eq!(
+            serde_json::from_str::<Amount>("\"100000\"").unwrap(),
+            Amount(100_000)
+        );
+        assert_eq!(
+            serde_json::from_str::<Amount>(&format!("\"{}\"", u128::MAX)).unwrap(),
+            Amount(u128::MAX)
+        );
     }
 
     #[test]
     fn refuses_non_canonical_text() {
-        for bad in ["", "-1", "+1", "01", " 1", "1.0", "1e3", "340282366920938463463374607431768211456", "abc"] {
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            "01",
+            " 1",
+            "1.0",
+            "1e3",
+            "340282366920938463463374607431768211456",
+            "abc",
+        ] {
             assert!(bad.parse::<Amount>().is_err(), "{bad:?} was accepted");
         }
-        assert!(serde_json::from_str::<Amount>("100").is_err(), "a JSON number is not an amount");
+        assert!(
+            serde_json::from_str::<Amount>("100").is_err(),
+            "a JSON number is not an amount"
+        );
     }
 }

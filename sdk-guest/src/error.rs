@@ -23,7 +23,11 @@ pub enum ActionError {
     NotFound(String),
     /// An account holds less than it must pay. Text: `insufficient <token>: need <need>, have
     /// <have>` (amounts in base units); code `insufficient`.
-    Insufficient { token: String, need: u128, have: u128 },
+    Insufficient {
+        token: String,
+        need: u128,
+        have: u128,
+    },
     /// The op collides with existing state. Text: `conflict: <msg>`; code `conflict`.
     Conflict(String),
     /// A fault of the module or the runtime (trap, out of fuel, bad pointer, …). Text:
@@ -74,7 +78,11 @@ impl ActionError {
             Self::Insufficient { token, need, have } => json!({
                 "code": "insufficient", "token": token, "need": need.to_string(), "have": have.to_string(),
             }),
-            Self::Invalid(m) | Self::Unauthorized(m) | Self::NotFound(m) | Self::Conflict(m) | Self::Internal(m) => {
+            Self::Invalid(m)
+            | Self::Unauthorized(m)
+            | Self::NotFound(m)
+            | Self::Conflict(m)
+            | Self::Internal(m) => {
                 json!({ "code": self.code(), "message": m })
             }
         }
@@ -84,14 +92,22 @@ impl ActionError {
     /// (an unknown code, a missing field, an amount that is not a decimal u128).
     pub fn from_json(value: &Value) -> Option<Self> {
         let text = |field: &str| value.get(field).and_then(Value::as_str).map(str::to_string);
-        let amount = |field: &str| text(field).and_then(|s| s.parse::<crate::Amount>().ok()).map(|a| a.0);
+        let amount = |field: &str| {
+            text(field)
+                .and_then(|s| s.parse::<crate::Amount>().ok())
+                .map(|a| a.0)
+        };
         Some(match value.get("code")?.as_str()? {
             "invalid" => Self::Invalid(text("message")?),
             "unauthorized" => Self::Unauthorized(text("message")?),
             "not_found" => Self::NotFound(text("message")?),
             "conflict" => Self::Conflict(text("message")?),
             "internal" => Self::Internal(text("message")?),
-            "insufficient" => Self::Insufficient { token: text("token")?, need: amount("need")?, have: amount("have")? },
+            "insufficient" => Self::Insufficient {
+                token: text("token")?,
+                need: amount("need")?,
+                have: amount("have")?,
+            },
             _ => return None,
         })
     }
@@ -103,7 +119,9 @@ impl fmt::Display for ActionError {
             Self::Invalid(m) => write!(f, "invalid: {m}"),
             Self::Unauthorized(m) => write!(f, "not allowed: {m}"),
             Self::NotFound(m) => write!(f, "not found: {m}"),
-            Self::Insufficient { token, need, have } => write!(f, "insufficient {token}: need {need}, have {have}"),
+            Self::Insufficient { token, need, have } => {
+                write!(f, "insufficient {token}: need {need}, have {have}")
+            }
             Self::Conflict(m) => write!(f, "conflict: {m}"),
             Self::Internal(m) => write!(f, "internal: {m}"),
         }
@@ -134,16 +152,40 @@ mod tests {
     #[test]
     fn display_texts_and_codes_follow_the_seed() {
         let cases = [
-            (ActionError::invalid("cell is taken"), "invalid: cell is taken", "invalid"),
-            (ActionError::unauthorized("not your turn"), "not allowed: not your turn", "unauthorized"),
-            (ActionError::not_found("game 1"), "not found: game 1", "not_found"),
             (
-                ActionError::Insufficient { token: "GOLD".into(), need: 100, have: 5 },
+                ActionError::invalid("cell is taken"),
+                "invalid: cell is taken",
+                "invalid",
+            ),
+            (
+                ActionError::unauthorized("not your turn"),
+                "not allowed: not your turn",
+                "unauthorized",
+            ),
+            (
+                ActionError::not_found("game 1"),
+                "not found: game 1",
+                "not_found",
+            ),
+            (
+                ActionError::Insufficient {
+                    token: "GOLD".into(),
+                    need: 100,
+                    have: 5,
+                },
                 "insufficient GOLD: need 100, have 5",
                 "insufficient",
             ),
-            (ActionError::conflict("game 1 exists"), "conflict: game 1 exists", "conflict"),
-            (ActionError::internal("out of fuel"), "internal: out of fuel", "internal"),
+            (
+                ActionError::conflict("game 1 exists"),
+                "conflict: game 1 exists",
+                "conflict",
+            ),
+            (
+                ActionError::internal("out of fuel"),
+                "internal: out of fuel",
+                "internal",
+            ),
         ];
         for (err, text, code) in cases {
             assert_eq!(err.to_string(), text);
@@ -154,8 +196,16 @@ mod tests {
 
     #[test]
     fn malformed_abi_errors_are_refused() {
-        assert_eq!(ActionError::from_json(&json!({"code": "nope", "message": "x"})), None);
+        assert_eq!(
+            ActionError::from_json(&json!({"code": "nope", "message": "x"})),
+            None
+        );
         assert_eq!(ActionError::from_json(&json!({"code": "invalid"})), None);
-        assert_eq!(ActionError::from_json(&json!({"code": "insufficient", "token": "G", "need": "-1", "have": "0"})), None);
+        assert_eq!(
+            ActionError::from_json(
+                &json!({"code": "insufficient", "token": "G", "need": "-1", "have": "0"})
+            ),
+            None
+        );
     }
 }

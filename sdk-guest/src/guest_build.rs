@@ -59,6 +59,7 @@ pub struct BuiltGuest {
 /// ends with cargo's stderr), or the build produced no `.wasm` for `package`.
 pub fn build_guest(package: &str) -> Result<BuiltGuest, String> {
     let root = workspace_root()?;
+    ensure_guest_target(&root)?;
     let target_dir = root.join("target").join("guest");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let output = Command::new(&cargo)
@@ -99,6 +100,38 @@ pub fn build_guest(package: &str) -> Result<BuiltGuest, String> {
     let wasm = std::fs::read(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let sha256 = hex::encode(Sha256::digest(&wasm));
     Ok(BuiltGuest { path, wasm, sha256 })
+}
+
+/// Installs the wasm target with `rustup target add` when the toolchain lacks it, so a fresh
+/// machine needs nothing typed first (`RUSTUP_AUTO_INSTALL=0` machines do not install the
+/// `targets` of `rust-toolchain.toml` by themselves). Runs in `root`, so rustup picks the
+/// toolchain that file names. Errors when the target is missing and rustup cannot add it.
+pub fn ensure_guest_target(root: &Path) -> Result<(), String> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| OsString::from("rustc"));
+    let sysroot = Command::new(&rustc)
+        .current_dir(root)
+        .args(["--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&rustc).display()))?;
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    if sysroot
+        .join("lib/rustlib")
+        .join(GUEST_TARGET)
+        .join("lib")
+        .is_dir()
+    {
+        return Ok(());
+    }
+    let status = Command::new("rustup")
+        .current_dir(root)
+        .args(["target", "add", GUEST_TARGET])
+        .status()
+        .map_err(|e| format!("the {GUEST_TARGET} target is missing and rustup cannot run: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("the {GUEST_TARGET} target is missing and `rustup target add {GUEST_TARGET}` failed ({status})"))
+    }
 }
 
 /// The workspace root: the nearest directory, from `CARGO_MANIFEST_DIR` (else the current

@@ -25,7 +25,12 @@ pub trait Kv {
     fn kv_delete(&mut self, key: &str);
     /// Entries whose keys start with `prefix`, in ascending byte order of the key, strictly after
     /// `start_after` (a whole key) when given, at most `limit`.
-    fn kv_scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+    fn kv_scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)>;
 }
 
 /// Every store is readable as a view's state.
@@ -33,7 +38,12 @@ impl<K: Kv + ?Sized> StateRead for K {
     fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
         self.kv_get(key)
     }
-    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         self.kv_scan(prefix, start_after, limit.min(MAX_SCAN_LIMIT))
     }
 }
@@ -127,10 +137,19 @@ impl<K: Kv> Ctx for KvCtx<K> {
     fn delete(&mut self, key: &str) {
         self.kv.kv_delete(&module_key(&self.module, key));
     }
-    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         let scope = module_prefix(&self.module);
         let start = start_after.map(|s| module_key(&self.module, s));
-        let mut entries = self.kv.kv_scan(&module_key(&self.module, prefix), start.as_deref(), limit.min(MAX_SCAN_LIMIT));
+        let mut entries = self.kv.kv_scan(
+            &module_key(&self.module, prefix),
+            start.as_deref(),
+            limit.min(MAX_SCAN_LIMIT),
+        );
         for (key, _) in &mut entries {
             key.replace_range(..scope.len(), "");
         }
@@ -139,7 +158,12 @@ impl<K: Kv> Ctx for KvCtx<K> {
     fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
         self.kv.kv_get(key)
     }
-    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         StateRead::scan_raw(&self.kv, prefix, start_after, limit)
     }
 
@@ -148,7 +172,9 @@ impl<K: Kv> Ctx for KvCtx<K> {
     }
     fn escrow_in(&mut self, from: &str, token: &str, amount: u128) -> Result<(), ActionError> {
         if self.sender.as_deref() != Some(from) {
-            return Err(ActionError::unauthorized("escrow_in takes funds only from the transaction sender"));
+            return Err(ActionError::unauthorized(
+                "escrow_in takes funds only from the transaction sender",
+            ));
         }
         let escrow = self.escrow();
         ledger::transfer(&mut self.kv, from, &escrow, token, amount)
@@ -157,7 +183,13 @@ impl<K: Kv> Ctx for KvCtx<K> {
         let escrow = self.escrow();
         ledger::transfer(&mut self.kv, &escrow, to, token, amount)
     }
-    fn create_token(&mut self, symbol: &str, name: &str, decimals: u8, max_supply: Option<u128>) -> Result<(), ActionError> {
+    fn create_token(
+        &mut self,
+        symbol: &str,
+        name: &str,
+        decimals: u8,
+        max_supply: Option<u128>,
+    ) -> Result<(), ActionError> {
         let issuer = self.escrow();
         ledger::create_token(&mut self.kv, &issuer, symbol, name, decimals, max_supply)
     }
@@ -198,7 +230,11 @@ mod tests {
     use crate::{MockKv, GOLD};
 
     fn ctx() -> KvCtx<MockKv> {
-        let env = BlockEnv { height: 7, sequencer: "seq".into(), ..BlockEnv::default() };
+        let env = BlockEnv {
+            height: 7,
+            sequencer: "seq".into(),
+            ..BlockEnv::default()
+        };
         KvCtx::for_call(MockKv::default(), "game", &env, "ab", Some("alice"))
     }
 
@@ -209,7 +245,10 @@ mod tests {
         c.put("a/2", b"y".to_vec());
         c.put("b", b"z".to_vec());
         c.kv.kv_put("m/other/a/3", b"w".to_vec());
-        assert_eq!(c.kv.state.keys().collect::<Vec<_>>(), ["m/game/a/1", "m/game/a/2", "m/game/b", "m/other/a/3"]);
+        assert_eq!(
+            c.kv.state.keys().collect::<Vec<_>>(),
+            ["m/game/a/1", "m/game/a/2", "m/game/b", "m/other/a/3"]
+        );
         let scanned: Vec<String> = c.scan("a/", None, 10).into_iter().map(|(k, _)| k).collect();
         assert_eq!(scanned, ["a/1", "a/2"]);
         assert_eq!(c.scan("a/", Some("a/1"), 10).len(), 1);
@@ -223,12 +262,21 @@ mod tests {
         ledger::set_balance(&mut c.kv, "alice", GOLD, 100);
         ledger::set_balance(&mut c.kv, "bob", GOLD, 100);
         ledger::set_balance(&mut c.kv, "module:other", GOLD, 100);
-        assert_eq!(c.escrow_in("bob", GOLD, 1).unwrap_err().code(), "unauthorized");
+        assert_eq!(
+            c.escrow_in("bob", GOLD, 1).unwrap_err().code(),
+            "unauthorized"
+        );
         c.escrow_in("alice", GOLD, 60).unwrap();
         assert_eq!(c.balance("module:game", GOLD), 60);
-        assert_eq!(c.escrow_out("bob", GOLD, 61).unwrap_err().to_string(), "insufficient GOLD: need 61, have 60");
+        assert_eq!(
+            c.escrow_out("bob", GOLD, 61).unwrap_err().to_string(),
+            "insufficient GOLD: need 61, have 60"
+        );
         c.escrow_out("bob", GOLD, 60).unwrap();
-        assert_eq!((c.balance("bob", GOLD), c.balance("module:other", GOLD)), (160, 100));
+        assert_eq!(
+            (c.balance("bob", GOLD), c.balance("module:other", GOLD)),
+            (160, 100)
+        );
     }
 
     #[test]

@@ -41,11 +41,15 @@ pub struct TokenInfo {
 pub fn check_account(account: &str) -> Result<(), ActionError> {
     let ok = !account.is_empty()
         && account.len() <= MAX_ACCOUNT_LEN
-        && !account.chars().any(|c| c == '/' || c.is_control() || c.is_whitespace());
+        && !account
+            .chars()
+            .any(|c| c == '/' || c.is_control() || c.is_whitespace());
     if ok {
         Ok(())
     } else {
-        Err(ActionError::invalid(format!("`{account}` is not an account")))
+        Err(ActionError::invalid(format!(
+            "`{account}` is not an account"
+        )))
     }
 }
 
@@ -54,7 +58,8 @@ pub fn check_symbol(symbol: &str) -> Result<(), ActionError> {
     let b = symbol.as_bytes();
     let ok = (1..=12).contains(&b.len())
         && b[0].is_ascii_uppercase()
-        && b.iter().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+        && b.iter()
+            .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
     if ok {
         Ok(())
     } else {
@@ -84,20 +89,30 @@ pub fn set_balance(kv: &mut (impl Kv + ?Sized), account: &str, token: &str, amou
 
 /// Move `amount` of `token` from `from` to `to`. Zero moves nothing. `insufficient` when `from`
 /// holds less; `invalid` for malformed names or an overflowing credit. Nothing is written on error.
-pub fn transfer(kv: &mut (impl Kv + ?Sized), from: &str, to: &str, token: &str, amount: u128) -> Result<(), ActionError> {
+pub fn transfer(
+    kv: &mut (impl Kv + ?Sized),
+    from: &str,
+    to: &str,
+    token: &str,
+    amount: u128,
+) -> Result<(), ActionError> {
     check_account(from)?;
     check_account(to)?;
     check_symbol(token)?;
     let have = balance(kv, from, token);
     if have < amount {
-        return Err(ActionError::Insufficient { token: token.to_string(), need: amount, have });
+        return Err(ActionError::Insufficient {
+            token: token.to_string(),
+            need: amount,
+            have,
+        });
     }
     if amount == 0 || from == to {
         return Ok(());
     }
-    let credited = balance(kv, to, token)
-        .checked_add(amount)
-        .ok_or_else(|| ActionError::invalid(format!("balance of {to} in {token} would overflow")))?;
+    let credited = balance(kv, to, token).checked_add(amount).ok_or_else(|| {
+        ActionError::invalid(format!("balance of {to} in {token} would overflow"))
+    })?;
     set_balance(kv, from, token, have - amount);
     set_balance(kv, to, token, credited);
     Ok(())
@@ -151,28 +166,45 @@ pub fn create_token(
     Ok(())
 }
 
-fn issued_by(kv: &(impl Kv + ?Sized), issuer: &str, symbol: &str, verb: &str) -> Result<TokenInfo, ActionError> {
+fn issued_by(
+    kv: &(impl Kv + ?Sized),
+    issuer: &str,
+    symbol: &str,
+    verb: &str,
+) -> Result<TokenInfo, ActionError> {
     check_symbol(symbol)?;
-    let info = token(kv, symbol)?.ok_or_else(|| ActionError::not_found(format!("token {symbol}")))?;
+    let info =
+        token(kv, symbol)?.ok_or_else(|| ActionError::not_found(format!("token {symbol}")))?;
     if info.issuer != issuer {
-        return Err(ActionError::unauthorized(format!("only {} can {verb} {symbol}", info.issuer)));
+        return Err(ActionError::unauthorized(format!(
+            "only {} can {verb} {symbol}",
+            info.issuer
+        )));
     }
     Ok(info)
 }
 
 /// Mint `amount` of `symbol` to `to`; `issuer` must be the token's issuer. Errors: `not found`,
 /// `not allowed`, `invalid` past the max supply or on overflow.
-pub fn mint(kv: &mut (impl Kv + ?Sized), issuer: &str, to: &str, symbol: &str, amount: u128) -> Result<(), ActionError> {
+pub fn mint(
+    kv: &mut (impl Kv + ?Sized),
+    issuer: &str,
+    to: &str,
+    symbol: &str,
+    amount: u128,
+) -> Result<(), ActionError> {
     let mut info = issued_by(kv, issuer, symbol, "mint")?;
     check_account(to)?;
     let supply = info.supply.0.checked_add(amount);
     let cap = info.max_supply.map_or(u128::MAX, |m| m.0);
-    let supply = supply
-        .filter(|&s| s <= cap)
-        .ok_or_else(|| ActionError::invalid(format!("minting {amount} would exceed the max supply of {symbol}")))?;
-    let credited = balance(kv, to, symbol)
-        .checked_add(amount)
-        .ok_or_else(|| ActionError::invalid(format!("balance of {to} in {symbol} would overflow")))?;
+    let supply = supply.filter(|&s| s <= cap).ok_or_else(|| {
+        ActionError::invalid(format!(
+            "minting {amount} would exceed the max supply of {symbol}"
+        ))
+    })?;
+    let credited = balance(kv, to, symbol).checked_add(amount).ok_or_else(|| {
+        ActionError::invalid(format!("balance of {to} in {symbol} would overflow"))
+    })?;
     info.supply = Amount(supply);
     save_token(kv, &info);
     set_balance(kv, to, symbol, credited);
@@ -181,12 +213,22 @@ pub fn mint(kv: &mut (impl Kv + ?Sized), issuer: &str, to: &str, symbol: &str, a
 
 /// Burn `amount` of `symbol` from `from`; `issuer` must be the token's issuer. Errors: `not
 /// found`, `not allowed`, `insufficient`.
-pub fn burn(kv: &mut (impl Kv + ?Sized), issuer: &str, from: &str, symbol: &str, amount: u128) -> Result<(), ActionError> {
+pub fn burn(
+    kv: &mut (impl Kv + ?Sized),
+    issuer: &str,
+    from: &str,
+    symbol: &str,
+    amount: u128,
+) -> Result<(), ActionError> {
     let mut info = issued_by(kv, issuer, symbol, "burn")?;
     check_account(from)?;
     let have = balance(kv, from, symbol);
     if have < amount {
-        return Err(ActionError::Insufficient { token: symbol.to_string(), need: amount, have });
+        return Err(ActionError::Insufficient {
+            token: symbol.to_string(),
+            need: amount,
+            have,
+        });
     }
     info.supply = Amount(info.supply.0.saturating_sub(amount));
     save_token(kv, &info);
@@ -204,12 +246,22 @@ mod tests {
         let mut kv = MockKv::default();
         set_balance(&mut kv, "alice", "GOLD", 100);
         transfer(&mut kv, "alice", "bob", "GOLD", 40).unwrap();
-        assert_eq!((balance(&kv, "alice", "GOLD"), balance(&kv, "bob", "GOLD")), (60, 40));
+        assert_eq!(
+            (balance(&kv, "alice", "GOLD"), balance(&kv, "bob", "GOLD")),
+            (60, 40)
+        );
         let err = transfer(&mut kv, "alice", "bob", "GOLD", 61).unwrap_err();
         assert_eq!(err.to_string(), "insufficient GOLD: need 61, have 60");
         transfer(&mut kv, "bob", "carol", "GOLD", 40).unwrap();
-        assert_eq!(kv.state.get("bal/bob/GOLD"), None, "a zero balance is deleted");
-        assert_eq!(kv.state.get("bal/carol/GOLD").map(Vec::as_slice), Some(&b"40"[..]));
+        assert_eq!(
+            kv.state.get("bal/bob/GOLD"),
+            None,
+            "a zero balance is deleted"
+        );
+        assert_eq!(
+            kv.state.get("bal/carol/GOLD").map(Vec::as_slice),
+            Some(&b"40"[..])
+        );
         assert!(transfer(&mut kv, "a/b", "bob", "GOLD", 0).is_err());
         assert!(transfer(&mut kv, "alice", "bob", "gold", 0).is_err());
     }
@@ -219,17 +271,36 @@ mod tests {
         let mut kv = MockKv::default();
         create_token(&mut kv, "module:a", "GEM", "Gems", 0, Some(10)).unwrap();
         assert_eq!(
-            create_token(&mut kv, "module:b", "GEM", "Gems", 0, None).unwrap_err().to_string(),
+            create_token(&mut kv, "module:b", "GEM", "Gems", 0, None)
+                .unwrap_err()
+                .to_string(),
             "conflict: token GEM exists"
         );
         assert_eq!(
-            mint(&mut kv, "module:b", "bob", "GEM", 1).unwrap_err().to_string(),
+            mint(&mut kv, "module:b", "bob", "GEM", 1)
+                .unwrap_err()
+                .to_string(),
             "not allowed: only module:a can mint GEM"
         );
-        assert_eq!(mint(&mut kv, "module:a", "bob", "NOPE", 1).unwrap_err().code(), "not_found");
+        assert_eq!(
+            mint(&mut kv, "module:a", "bob", "NOPE", 1)
+                .unwrap_err()
+                .code(),
+            "not_found"
+        );
         mint(&mut kv, "module:a", "bob", "GEM", 10).unwrap();
-        assert_eq!(mint(&mut kv, "module:a", "bob", "GEM", 1).unwrap_err().code(), "invalid");
-        assert_eq!(burn(&mut kv, "module:a", "bob", "GEM", 11).unwrap_err().to_string(), "insufficient GEM: need 11, have 10");
+        assert_eq!(
+            mint(&mut kv, "module:a", "bob", "GEM", 1)
+                .unwrap_err()
+                .code(),
+            "invalid"
+        );
+        assert_eq!(
+            burn(&mut kv, "module:a", "bob", "GEM", 11)
+                .unwrap_err()
+                .to_string(),
+            "insufficient GEM: need 11, have 10"
+        );
         burn(&mut kv, "module:a", "bob", "GEM", 4).unwrap();
         let info = token(&kv, "GEM").unwrap().unwrap();
         assert_eq!((info.supply, balance(&kv, "bob", "GEM")), (Amount(6), 6));

@@ -74,8 +74,8 @@ pub use serde_json;
 pub mod prelude {
     pub use crate::keys::{escrow_account, module_key, GOLD};
     pub use crate::{
-        op_amount, op_amount_or_zero, op_str, ActionError, Amount, Checkpoint, Ctx, CtxExt, GameModule, Query,
-        StateRead, StateReadExt,
+        op_amount, op_amount_or_zero, op_str, ActionError, Amount, Checkpoint, Ctx, CtxExt,
+        GameModule, Query, StateRead, StateReadExt,
     };
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::{json, Value};

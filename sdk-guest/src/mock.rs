@@ -60,7 +60,12 @@ impl Kv for MockKv {
             self.record(key, Some(previous));
         }
     }
-    fn kv_scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn kv_scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         let lower = match start_after {
             Some(after) if after >= prefix => std::ops::Bound::Excluded(after.to_string()),
             _ => std::ops::Bound::Included(prefix.to_string()),
@@ -81,7 +86,10 @@ pub type MockCtx = KvCtx<MockKv>;
 impl KvCtx<MockKv> {
     /// An empty chain at height 0 for `module`, block time 0, sequencer `"sequencer"`.
     pub fn new_mock(module: &str) -> Self {
-        let env = BlockEnv { sequencer: "sequencer".to_string(), ..BlockEnv::default() };
+        let env = BlockEnv {
+            sequencer: "sequencer".to_string(),
+            ..BlockEnv::default()
+        };
         KvCtx::for_call(MockKv::default(), module, &env, "", None)
     }
 
@@ -99,7 +107,12 @@ impl KvCtx<MockKv> {
     /// Run one op as a transaction signed by `sender`: a fresh txid (SHA-256 of a counter,
     /// 64 hex, left in `self.txid`), then `module.apply`. On `Err` every write and event of the
     /// op is rolled back, as on the chain.
-    pub fn submit(&mut self, module: &dyn GameModule, sender: &str, op: Value) -> Result<(), ActionError> {
+    pub fn submit(
+        &mut self,
+        module: &dyn GameModule,
+        sender: &str,
+        op: Value,
+    ) -> Result<(), ActionError> {
         self.kv.submitted += 1;
         let digest = Sha256::digest(format!("gamechain.mock.tx/{}", self.kv.submitted));
         self.txid = hex::encode(digest);
@@ -122,7 +135,10 @@ impl KvCtx<MockKv> {
         module.view(&self.kv, query)
     }
 
-    fn transaction(&mut self, f: impl FnOnce(&mut Self) -> Result<(), ActionError>) -> Result<(), ActionError> {
+    fn transaction(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> Result<(), ActionError>,
+    ) -> Result<(), ActionError> {
         let events = self.events.len();
         self.random_counter = 0;
         self.kv.begin();
@@ -163,7 +179,9 @@ mod tests {
         ctx.submit(&Pay, "alice", json!({ "amount": "4" })).unwrap();
         let first = ctx.txid.clone();
         let before = ctx.kv.state.clone();
-        let err = ctx.submit(&Pay, "bob", json!({ "amount": "1" })).unwrap_err();
+        let err = ctx
+            .submit(&Pay, "bob", json!({ "amount": "1" }))
+            .unwrap_err();
         assert_eq!(err.to_string(), "insufficient GOLD: need 1, have 0");
         assert_ne!(ctx.txid, first, "each op gets a fresh txid");
         assert_eq!(ctx.txid.len(), 64);

@@ -78,12 +78,18 @@ pub trait Ctx {
     /// Module-scoped scan in ascending key order: keys under `prefix`, strictly after
     /// `start_after` when given (both relative to the module), at most `limit` entries. Returned
     /// keys have the module prefix removed.
-    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize)
+        -> Vec<(String, Vec<u8>)>;
     /// Read any key, including other modules' state (`m/other/...`, `bal/...`). Read-only.
     fn read_raw(&self, key: &str) -> Option<Vec<u8>>;
     /// Scan raw keys (any module's state, balances, …) as [`StateRead::scan_raw`]: keys under
     /// `prefix`, strictly after `start_after` (a raw key), at most `limit`, returned whole.
-    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)>;
 
     /// Balance of `account` in `token`, base units; 0 when it holds none.
     fn balance(&self, account: &str, token: &str) -> u128;
@@ -96,8 +102,13 @@ pub trait Ctx {
     fn escrow_out(&mut self, to: &str, token: &str, amount: u128) -> Result<(), ActionError>;
     /// Create a token whose issuer is `module:<id>`. `symbol`: 1–12 of `A-Z0-9`, starting with a
     /// letter; `invalid` otherwise; `conflict` when it exists. `max_supply` caps minting.
-    fn create_token(&mut self, symbol: &str, name: &str, decimals: u8, max_supply: Option<u128>)
-        -> Result<(), ActionError>;
+    fn create_token(
+        &mut self,
+        symbol: &str,
+        name: &str,
+        decimals: u8,
+        max_supply: Option<u128>,
+    ) -> Result<(), ActionError>;
     /// Mint a token this module issued to `to`: `not_found` for an unknown token, `not allowed`
     /// when another account issued it, `invalid` past its max supply.
     fn mint(&mut self, to: &str, token: &str, amount: u128) -> Result<(), ActionError>;
@@ -120,7 +131,12 @@ pub trait StateRead {
     fn read_raw(&self, key: &str) -> Option<Vec<u8>>;
     /// Raw keys under `prefix` in ascending order, strictly after `start_after` when given (a raw
     /// key), at most `limit` entries. Keys are returned whole.
-    fn scan_raw(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)>;
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)>;
 }
 
 /// JSON helpers for every [`Ctx`], concrete or `dyn`.
@@ -132,7 +148,8 @@ pub trait CtxExt: Ctx {
     }
     /// Encode `value` as JSON and write it to the module-scoped `key`.
     fn put_json<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) {
-        let bytes = serde_json::to_vec(value).expect("serialising to JSON in memory cannot fail for plain data");
+        let bytes = serde_json::to_vec(value)
+            .expect("serialising to JSON in memory cannot fail for plain data");
         self.put(key, bytes);
     }
 }
@@ -143,18 +160,25 @@ impl<C: Ctx + ?Sized> CtxExt for C {}
 pub trait StateReadExt: StateRead {
     /// Read and decode `m/<module>/<key>` as JSON. `Ok(None)` when missing; `internal` when the
     /// bytes are not a valid `T`.
-    fn module_json<T: DeserializeOwned>(&self, module: &str, key: &str) -> Result<Option<T>, ActionError> {
+    fn module_json<T: DeserializeOwned>(
+        &self,
+        module: &str,
+        key: &str,
+    ) -> Result<Option<T>, ActionError> {
         decode_json(key, self.read_raw(&crate::keys::module_key(module, key)))
     }
 }
 
 impl<S: StateRead + ?Sized> StateReadExt for S {}
 
-fn decode_json<T: DeserializeOwned>(key: &str, bytes: Option<Vec<u8>>) -> Result<Option<T>, ActionError> {
+fn decode_json<T: DeserializeOwned>(
+    key: &str,
+    bytes: Option<Vec<u8>>,
+) -> Result<Option<T>, ActionError> {
     match bytes {
         None => Ok(None),
-        Some(bytes) => serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| ActionError::internal(format!("stored value at `{key}` is not valid: {e}"))),
+        Some(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            ActionError::internal(format!("stored value at `{key}` is not valid: {e}"))
+        }),
     }
 }

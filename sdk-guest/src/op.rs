@@ -19,7 +19,9 @@ pub fn op_amount(op: &Value, field: &str) -> Result<u128, ActionError> {
     op_str(op, field)?
         .parse::<Amount>()
         .map(|a| a.0)
-        .map_err(|_| ActionError::invalid(format!("`{field}` must be a decimal string of base units")))
+        .map_err(|_| {
+            ActionError::invalid(format!("`{field}` must be a decimal string of base units"))
+        })
 }
 
 /// An optional base-unit amount field: 0 when the field is absent, otherwise as [`op_amount`].
@@ -40,11 +42,16 @@ mod tests {
     fn reads_fields_with_the_seed_errors() {
         let op = json!({ "kind": "create", "stake": "100", "n": 5 });
         assert_eq!(op_str(&op, "kind"), Ok("create"));
-        assert_eq!(op_str(&op, "n").unwrap_err().to_string(), "invalid: missing string field `n`");
+        assert_eq!(
+            op_str(&op, "n").unwrap_err().to_string(),
+            "invalid: missing string field `n`"
+        );
         assert_eq!(op_amount(&op, "stake"), Ok(100));
         assert_eq!(op_amount_or_zero(&op, "none"), Ok(0));
         assert_eq!(
-            op_amount(&json!({ "stake": "1.5" }), "stake").unwrap_err().to_string(),
+            op_amount(&json!({ "stake": "1.5" }), "stake")
+                .unwrap_err()
+                .to_string(),
             "invalid: `stake` must be a decimal string of base units"
         );
         assert!(op_amount_or_zero(&json!({ "stake": 100 }), "stake").is_err());

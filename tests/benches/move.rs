@@ -12,7 +12,9 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use gamechain_runtime::{execute_apply, Allocation, MemState, Overlay, Runtime, RuntimeConfig, WasmModule, WriteSet};
+use gamechain_runtime::{
+    execute_apply, Allocation, MemState, Overlay, Runtime, RuntimeConfig, WasmModule, WriteSet,
+};
 use gamechain_sdk::{BlockEnv, GameModule, KvCtx, MockCtx, GOLD};
 use serde_json::{json, Value};
 use tictactoe::TicTacToe;
@@ -29,12 +31,24 @@ fn joined_game() -> (MemState, Vec<u8>) {
     mock.set_balance(ALICE, GOLD, 100_000);
     mock.set_balance(BOB, GOLD, 100_000);
     mock.height = 1412;
-    mock.submit(&TicTacToe, ALICE, json!({ "kind": "create", "stake": "100" })).unwrap();
+    mock.submit(
+        &TicTacToe,
+        ALICE,
+        json!({ "kind": "create", "stake": "100" }),
+    )
+    .unwrap();
     let id = mock.txid[..16].to_string();
     mock.height = 1413;
-    mock.submit(&TicTacToe, BOB, json!({ "kind": "join", "id": id })).unwrap();
+    mock.submit(&TicTacToe, BOB, json!({ "kind": "join", "id": id }))
+        .unwrap();
     let mut state = MemState::new();
-    state.apply(mock.kv.state.into_iter().map(|(k, v)| (k, Some(v))).collect::<WriteSet>());
+    state.apply(
+        mock.kv
+            .state
+            .into_iter()
+            .map(|(k, v)| (k, Some(v)))
+            .collect::<WriteSet>(),
+    );
     let op = serde_json::to_vec(&json!({ "kind": "move", "id": id, "cell": 0 })).unwrap();
     (state, op)
 }
@@ -67,22 +81,42 @@ fn time_round(mut f: impl FnMut() -> usize) -> f64 {
 }
 
 fn main() {
-    let wasm = gamechain_sdk::guest_build::build_guest("tictactoe").unwrap_or_else(|e| panic!("{e}"));
+    let wasm =
+        gamechain_sdk::guest_build::build_guest("tictactoe").unwrap_or_else(|e| panic!("{e}"));
     let (state, op) = joined_game();
-    let env = BlockEnv { height: 1414, block_time_ms: 1_764_000_000_000, ..BlockEnv::default() };
+    let env = BlockEnv {
+        height: 1414,
+        block_time_ms: 1_764_000_000_000,
+        ..BlockEnv::default()
+    };
 
-    let modes = [("pooling", Allocation::Pooling { instances: 8 }), ("on-demand", Allocation::OnDemand)];
+    let modes = [
+        ("pooling", Allocation::Pooling { instances: 8 }),
+        ("on-demand", Allocation::OnDemand),
+    ];
     let modules: Vec<(&str, WasmModule)> = modes
         .into_iter()
         .map(|(name, allocation)| {
-            let runtime = Runtime::new(RuntimeConfig { allocation, ..RuntimeConfig::default() }).unwrap();
-            (name, WasmModule::new(&runtime, tictactoe::ID, &wasm.wasm).unwrap())
+            let runtime = Runtime::new(RuntimeConfig {
+                allocation,
+                ..RuntimeConfig::default()
+            })
+            .unwrap();
+            (
+                name,
+                WasmModule::new(&runtime, tictactoe::ID, &wasm.wasm).unwrap(),
+            )
         })
         .collect();
 
     // Same results both ways before timing anything.
-    assert_eq!(native_move(&state, &env, &op), wasm_move(&modules[0].1, &state, &env, &op));
-    let fuel = execute_apply(&modules[0].1, &state, &env, TXID, ALICE, &op).unwrap().fuel_used;
+    assert_eq!(
+        native_move(&state, &env, &op),
+        wasm_move(&modules[0].1, &state, &env, &op)
+    );
+    let fuel = execute_apply(&modules[0].1, &state, &env, TXID, ALICE, &op)
+        .unwrap()
+        .fuel_used;
 
     let mut native = Vec::new();
     let mut wasm_times: Vec<Vec<f64>> = vec![Vec::new(); modules.len()];
@@ -94,7 +128,11 @@ fn main() {
     }
     let native = median(native);
     println!("tic-tac-toe move, median of {ROUNDS} interleaved rounds x {PER_ROUND} moves");
-    println!("guest: {} bytes, sha256 {}; fuel per move: {fuel}", wasm.wasm.len(), wasm.sha256);
+    println!(
+        "guest: {} bytes, sha256 {}; fuel per move: {fuel}",
+        wasm.wasm.len(),
+        wasm.sha256
+    );
     println!("native (MockCtx-equivalent KvCtx, op parsed from bytes): {native:>8.2} us/move");
     for ((name, _), times) in modules.iter().zip(wasm_times) {
         let t = median(times);

@@ -23,12 +23,14 @@ pub fn guest(package: &str) -> BuiltGuest {
 
 /// One runtime with the default configuration, shared by every test of a process.
 pub fn runtime() -> Arc<Runtime> {
-    static RUNTIME: LazyLock<Arc<Runtime>> =
-        LazyLock::new(|| Runtime::new(RuntimeConfig::default()).expect("the default runtime configuration is valid"));
+    static RUNTIME: LazyLock<Arc<Runtime>> = LazyLock::new(|| {
+        Runtime::new(RuntimeConfig::default()).expect("the default runtime configuration is valid")
+    });
     RUNTIME.clone()
 }
 
 /// The tic-tac-toe guest, built from `modules/tictactoe` and compiled under id `tictactoe`.
 pub static TICTACTOE_WASM: LazyLock<WasmModule> = LazyLock::new(|| {
-    WasmModule::new(&runtime(), tictactoe::ID, &guest("tictactoe").wasm).expect("tictactoe.wasm loads")
+    WasmModule::new(&runtime(), tictactoe::ID, &guest("tictactoe").wasm)
+        .expect("tictactoe.wasm loads")
 });

@@ -134,7 +134,9 @@ impl fmt::Display for AddressError {
             Self::BadChecksum => f.write_str("base58check checksum mismatch"),
             Self::BadLength { len } => write!(f, "wrong payload length ({len} bytes)"),
             Self::UnknownVersion(v) => write!(f, "unknown version byte {v}"),
-            Self::WrongNetwork { expected, found } => write!(f, "belongs to {found}, expected {expected}"),
+            Self::WrongNetwork { expected, found } => {
+                write!(f, "belongs to {found}, expected {expected}")
+            }
             Self::UncompressedWif => f.write_str("uncompressed WIF keys are not supported"),
             Self::BadSecretKey => f.write_str("not a valid secp256k1 secret key"),
             Self::UnknownNetwork(s) => write!(f, "unknown network `{s}` (mainnet or testnet)"),
@@ -167,11 +169,14 @@ fn decode_check(s: &str) -> Result<Vec<u8>, AddressError> {
     if s.len() > MAX_BASE58_LEN {
         return Err(AddressError::BadBase58);
     }
-    bs58::decode(s).with_check(None).into_vec().map_err(|e| match e {
-        bs58::decode::Error::InvalidChecksum { .. } => AddressError::BadChecksum,
-        bs58::decode::Error::NoChecksum => AddressError::BadLength { len: 0 },
-        _ => AddressError::BadBase58,
-    })
+    bs58::decode(s)
+        .with_check(None)
+        .into_vec()
+        .map_err(|e| match e {
+            bs58::decode::Error::InvalidChecksum { .. } => AddressError::BadChecksum,
+            bs58::decode::Error::NoChecksum => AddressError::BadLength { len: 0 },
+            _ => AddressError::BadBase58,
+        })
 }
 
 /// Parses a Divi P2PKH address: its network and its 20-byte public key hash.
@@ -184,7 +189,8 @@ pub fn parse_address(s: &str) -> Result<(Network, [u8; 20]), AddressError> {
     if payload.len() != 21 {
         return Err(AddressError::BadLength { len: payload.len() });
     }
-    let network = Network::from_pubkey_version(payload[0]).ok_or(AddressError::UnknownVersion(payload[0]))?;
+    let network =
+        Network::from_pubkey_version(payload[0]).ok_or(AddressError::UnknownVersion(payload[0]))?;
     let mut hash = [0u8; 20];
     hash.copy_from_slice(&payload[1..]);
     Ok((network, hash))
@@ -194,7 +200,10 @@ pub fn parse_address(s: &str) -> Result<(Network, [u8; 20]), AddressError> {
 pub fn check_address(s: &str, network: Network) -> Result<[u8; 20], AddressError> {
     let (found, hash) = parse_address(s)?;
     if found != network {
-        return Err(AddressError::WrongNetwork { expected: network, found });
+        return Err(AddressError::WrongNetwork {
+            expected: network,
+            found,
+        });
     }
     Ok(hash)
 }
@@ -211,13 +220,17 @@ impl SecretKey {
     /// A new random key from the operating system's randomness (through `rand`'s thread RNG,
     /// seeded from the OS). The only non-deterministic function of the chain module.
     pub fn generate(network: Network) -> Self {
-        Self { key: secp256k1::SecretKey::new(&mut secp256k1::rand::rng()), network }
+        Self {
+            key: secp256k1::SecretKey::new(&mut secp256k1::rand::rng()),
+            network,
+        }
     }
 
     /// The key with these 32 big-endian bytes. [`AddressError::BadSecretKey`] when they are zero
     /// or not below the curve order.
     pub fn from_bytes(network: Network, bytes: [u8; 32]) -> Result<Self, AddressError> {
-        let key = secp256k1::SecretKey::from_secret_bytes(bytes).map_err(|_| AddressError::BadSecretKey)?;
+        let key = secp256k1::SecretKey::from_secret_bytes(bytes)
+            .map_err(|_| AddressError::BadSecretKey)?;
         Ok(Self { key, network })
     }
 
@@ -234,7 +247,8 @@ impl SecretKey {
             33 => return Err(AddressError::UncompressedWif),
             len => return Err(AddressError::BadLength { len }),
         }
-        let network = Network::from_wif_version(payload[0]).ok_or(AddressError::UnknownVersion(payload[0]))?;
+        let network = Network::from_wif_version(payload[0])
+            .ok_or(AddressError::UnknownVersion(payload[0]))?;
         let mut bytes = [0u8; 32];
         bytes.copy_from_slice(&payload[1..33]);
         Self::from_bytes(network, bytes)
@@ -272,7 +286,10 @@ impl SecretKey {
 
 impl fmt::Debug for SecretKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SecretKey").field("network", &self.network).field("address", &self.address()).finish()
+        f.debug_struct("SecretKey")
+            .field("network", &self.network)
+            .field("address", &self.address())
+            .finish()
     }
 }
 
@@ -291,9 +308,13 @@ mod tests {
             .into_vec()
             .unwrap();
         assert_eq!((payload.len(), payload[33]), (34, 0x01));
-        let sk = secp256k1::SecretKey::from_secret_bytes(payload[1..33].try_into().unwrap()).unwrap();
+        let sk =
+            secp256k1::SecretKey::from_secret_bytes(payload[1..33].try_into().unwrap()).unwrap();
         let pk = sk.public_key();
-        assert_eq!(encode_address(0, &hash160(&pk.serialize())), "1F3sAm6ZtwLAUnj7d38pGFxtP3RVEvtsbV");
+        assert_eq!(
+            encode_address(0, &hash160(&pk.serialize())),
+            "1F3sAm6ZtwLAUnj7d38pGFxtP3RVEvtsbV"
+        );
     }
 
     #[test]
@@ -306,22 +327,33 @@ mod tests {
             assert_eq!(addr.len(), 34);
             match network {
                 Network::Mainnet => assert!(addr.starts_with('D'), "{addr}"),
-                Network::Testnet => assert!(addr.starts_with('x') || addr.starts_with('y'), "{addr}"),
+                Network::Testnet => {
+                    assert!(addr.starts_with('x') || addr.starts_with('y'), "{addr}")
+                }
             }
-            assert_eq!(parse_address(&addr).unwrap(), (network, hash160(&key.public_key().serialize())));
+            assert_eq!(
+                parse_address(&addr).unwrap(),
+                (network, hash160(&key.public_key().serialize()))
+            );
         }
     }
 
     #[test]
     fn seed_addresses_parse_as_testnet() {
         // Addresses printed by the live testnet game (seed 000_a84a33e6fd262b23.txt, section 6).
-        for addr in ["xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7", "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki"] {
+        for addr in [
+            "xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7",
+            "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki",
+        ] {
             let (network, hash) = parse_address(addr).unwrap();
             assert_eq!(network, Network::Testnet);
             assert_eq!(encode_address(139, &hash), addr);
             assert_eq!(
                 check_address(addr, Network::Mainnet),
-                Err(AddressError::WrongNetwork { expected: Network::Mainnet, found: Network::Testnet })
+                Err(AddressError::WrongNetwork {
+                    expected: Network::Mainnet,
+                    found: Network::Testnet
+                })
             );
         }
     }
@@ -332,25 +364,47 @@ mod tests {
         let mut flipped = good.to_string();
         flipped.replace_range(33..34, "8");
         assert_eq!(parse_address(&flipped), Err(AddressError::BadChecksum));
-        assert_eq!(parse_address("xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F0"), Err(AddressError::BadBase58));
+        assert_eq!(
+            parse_address("xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F0"),
+            Err(AddressError::BadBase58)
+        );
         assert_eq!(parse_address(""), Err(AddressError::BadLength { len: 0 }));
         assert_eq!(parse_address(&"x".repeat(65)), Err(AddressError::BadBase58));
-        assert_eq!(parse_address("1F3sAm6ZtwLAUnj7d38pGFxtP3RVEvtsbV"), Err(AddressError::UnknownVersion(0)));
+        assert_eq!(
+            parse_address("1F3sAm6ZtwLAUnj7d38pGFxtP3RVEvtsbV"),
+            Err(AddressError::UnknownVersion(0))
+        );
         let key = SecretKey::from_bytes(Network::Testnet, [7; 32]).unwrap();
-        assert_eq!(parse_address(&key.to_wif()), Err(AddressError::BadLength { len: 34 }));
-        assert_eq!(SecretKey::from_wif(&key.address()), Err(AddressError::BadLength { len: 21 }));
-        assert_eq!(SecretKey::from_bytes(Network::Testnet, [0; 32]), Err(AddressError::BadSecretKey));
+        assert_eq!(
+            parse_address(&key.to_wif()),
+            Err(AddressError::BadLength { len: 34 })
+        );
+        assert_eq!(
+            SecretKey::from_wif(&key.address()),
+            Err(AddressError::BadLength { len: 21 })
+        );
+        assert_eq!(
+            SecretKey::from_bytes(Network::Testnet, [0; 32]),
+            Err(AddressError::BadSecretKey)
+        );
         // An uncompressed WIF (no 0x01 suffix).
         let mut payload = vec![239u8];
         payload.extend_from_slice(&[7; 32]);
         let uncompressed = bs58::encode(payload).with_check().into_string();
-        assert_eq!(SecretKey::from_wif(&uncompressed), Err(AddressError::UncompressedWif));
+        assert_eq!(
+            SecretKey::from_wif(&uncompressed),
+            Err(AddressError::UncompressedWif)
+        );
     }
 
     #[test]
     fn debug_hides_the_secret() {
         let key = SecretKey::from_bytes(Network::Testnet, [7; 32]).unwrap();
         let shown = format!("{key:?}");
-        assert!(shown.contains(&key.address()) && !shown.contains(&key.to_wif()) && !shown.contains("0707"));
+        assert!(
+            shown.contains(&key.address())
+                && !shown.contains(&key.to_wif())
+                && !shown.contains("0707")
+        );
     }
 }

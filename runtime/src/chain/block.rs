@@ -83,7 +83,10 @@ impl BorshDeserialize for Header {
             prev_hash: <[u8; 32]>::deserialize_reader(r)?,
             time_ms: u64::deserialize_reader(r)?,
             sequencer: String::deserialize_reader(r)?,
-            checkpoint: Checkpoint { height: u64::deserialize_reader(r)?, hash: String::deserialize_reader(r)? },
+            checkpoint: Checkpoint {
+                height: u64::deserialize_reader(r)?,
+                hash: String::deserialize_reader(r)?,
+            },
             tx_root: <[u8; 32]>::deserialize_reader(r)?,
             receipt_root: <[u8; 32]>::deserialize_reader(r)?,
             state_root: <[u8; 32]>::deserialize_reader(r)?,
@@ -141,8 +144,12 @@ impl SignedHeader {
     /// `Ok` when the signature is `header.sequencer`'s signature of the header hash.
     /// [`BlockError::BadSignature`] otherwise.
     pub fn verify(&self) -> Result<(), BlockError> {
-        verify_message(&self.header.sequencer, self.header.hash_hex(), &self.signature)
-            .map_err(BlockError::BadSignature)
+        verify_message(
+            &self.header.sequencer,
+            self.header.hash_hex(),
+            &self.signature,
+        )
+        .map_err(BlockError::BadSignature)
     }
 
     /// [`SignedHeader::verify`], also requiring the chain's sequencer to be `sequencer`
@@ -176,7 +183,10 @@ impl fmt::Display for BlockError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             BlockError::WrongSequencer { expected, found } => {
-                write!(f, "header names sequencer {found}, the chain's is {expected}")
+                write!(
+                    f,
+                    "header names sequencer {found}, the chain's is {expected}"
+                )
             }
             BlockError::BadSignature(e) => write!(f, "bad header signature: {e}"),
         }
@@ -199,7 +209,10 @@ mod tests {
             prev_hash: sha256(b"prev"),
             time_ms: 1_792_000_000_000,
             sequencer: seq.address(),
-            checkpoint: Checkpoint { height: 2_000_000, hash: "ab".repeat(32) },
+            checkpoint: Checkpoint {
+                height: 2_000_000,
+                hash: "ab".repeat(32),
+            },
             tx_root: sha256(b"txs"),
             receipt_root: sha256(b"receipts"),
             state_root: sha256(b"state"),
@@ -236,7 +249,10 @@ mod tests {
         let h = header(&seq);
         let v = serde_json::to_value(&h).unwrap();
         assert_eq!(v["prev_hash"], json!(hex::encode(sha256(b"prev"))));
-        assert_eq!(v["checkpoint"], json!({"height": 2_000_000, "hash": "ab".repeat(32)}));
+        assert_eq!(
+            v["checkpoint"],
+            json!({"height": 2_000_000, "hash": "ab".repeat(32)})
+        );
         assert_eq!(serde_json::from_value::<Header>(v.clone()).unwrap(), h);
         let mut upper = v;
         upper["state_root"] = json!(hex::encode(h.state_root).to_uppercase());
@@ -250,10 +266,16 @@ mod tests {
         signed.verify().unwrap();
         signed.verify_from(&seq.address()).unwrap();
         let other = SecretKey::from_bytes(Network::Testnet, [4; 32]).unwrap();
-        assert!(matches!(signed.verify_from(&other.address()), Err(BlockError::WrongSequencer { .. })));
+        assert!(matches!(
+            signed.verify_from(&other.address()),
+            Err(BlockError::WrongSequencer { .. })
+        ));
         let mut tampered = signed.clone();
         tampered.header.height += 1;
-        assert!(matches!(tampered.verify(), Err(BlockError::BadSignature(SigError::AddressMismatch { .. }))));
+        assert!(matches!(
+            tampered.verify(),
+            Err(BlockError::BadSignature(SigError::AddressMismatch { .. }))
+        ));
         let forged = SignedHeader::sign(header(&seq), &other);
         assert!(forged.verify().is_err());
         let json = serde_json::to_string(&signed).unwrap();
@@ -268,18 +290,35 @@ mod tests {
                 chain_id: "c".into(),
                 from: sk.address(),
                 nonce: n,
-                action: crate::chain::tx::Action::Faucet { token: "GOLD".into() },
+                action: crate::chain::tx::Action::Faucet {
+                    token: "GOLD".into(),
+                },
             }
             .sign(&sk)
         };
         let txs = [tx(0), tx(1)];
-        assert_eq!(tx_root(&txs), merkle_root(&[txs[0].txid_bytes(), txs[1].txid_bytes()]));
+        assert_eq!(
+            tx_root(&txs),
+            merkle_root(&[txs[0].txid_bytes(), txs[1].txid_bytes()])
+        );
         assert_eq!(tx_root(&[]), sha256(b""));
         let receipts = [
-            Receipt::success(vec![Event { kind: "faucet".into(), data: json!({}) }], 0),
+            Receipt::success(
+                vec![Event {
+                    kind: "faucet".into(),
+                    data: json!({}),
+                }],
+                0,
+            ),
             Receipt::failure("invalid: x", 7),
         ];
-        assert_eq!(receipt_root(&receipts), merkle_root(&[receipts[0].hash(), receipts[1].hash()]));
-        assert_ne!(receipt_root(&receipts), receipt_root(&[receipts[1].clone(), receipts[0].clone()]));
+        assert_eq!(
+            receipt_root(&receipts),
+            merkle_root(&[receipts[0].hash(), receipts[1].hash()])
+        );
+        assert_ne!(
+            receipt_root(&receipts),
+            receipt_root(&[receipts[1].clone(), receipts[0].clone()])
+        );
     }
 }

@@ -52,8 +52,13 @@ mod tests {
 
     #[test]
     fn sorts_keys_and_drops_whitespace() {
-        let v: Value = serde_json::from_str(r#"{ "b": [1, {"z": null, "a": "x\n"}], "a": true, "é": 1.5 }"#).unwrap();
-        assert_eq!(canonical_json(&v), r#"{"a":true,"b":[1,{"a":"x\n","z":null}],"é":1.5}"#);
+        let v: Value =
+            serde_json::from_str(r#"{ "b": [1, {"z": null, "a": "x\n"}], "a": true, "é": 1.5 }"#)
+                .unwrap();
+        assert_eq!(
+            canonical_json(&v),
+            r#"{"a":true,"b":[1,{"a":"x\n","z":null}],"é":1.5}"#
+        );
     }
 
     #[test]

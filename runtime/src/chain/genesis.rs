@@ -120,7 +120,9 @@ pub enum GenesisError {
 impl fmt::Display for GenesisError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GenesisError::Json(m) => write!(f, "genesis is not valid JSON of the genesis shape: {m}"),
+            GenesisError::Json(m) => {
+                write!(f, "genesis is not valid JSON of the genesis shape: {m}")
+            }
             GenesisError::Invalid(m) => write!(f, "invalid genesis: {m}"),
         }
     }
@@ -137,9 +139,12 @@ pub fn check_module_id(id: &str) -> Result<(), GenesisError> {
     let b = id.as_bytes();
     let well_formed = (1..=MAX_MODULE_ID_LEN).contains(&b.len())
         && b[0].is_ascii_lowercase()
-        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_');
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_');
     if !well_formed {
-        return Err(invalid(format!("module id `{id}` must be 1 to 32 of a-z, 0-9 and _, starting with a letter")));
+        return Err(invalid(format!(
+            "module id `{id}` must be 1 to 32 of a-z, 0-9 and _, starting with a letter"
+        )));
     }
     if RESERVED_MODULE_IDS.contains(&id) {
         return Err(invalid(format!("module id `{id}` is reserved")));
@@ -150,7 +155,8 @@ pub fn check_module_id(id: &str) -> Result<(), GenesisError> {
 impl Genesis {
     /// Parses and [validates](Genesis::validate) a genesis file.
     pub fn from_json(text: &str) -> Result<Genesis, GenesisError> {
-        let genesis: Genesis = serde_json::from_str(text).map_err(|e| GenesisError::Json(e.to_string()))?;
+        let genesis: Genesis =
+            serde_json::from_str(text).map_err(|e| GenesisError::Json(e.to_string()))?;
         genesis.validate()?;
         Ok(genesis)
     }
@@ -165,14 +171,20 @@ impl Genesis {
         let id = self.chain_id.as_bytes();
         if id.is_empty()
             || id.len() > MAX_CHAIN_ID_LEN
-            || !id.iter().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
+            || !id
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
         {
-            return Err(invalid("chain_id must be 1 to 64 of A-Z, a-z, 0-9, `.`, `_` and `-`"));
+            return Err(invalid(
+                "chain_id must be 1 to 64 of A-Z, a-z, 0-9, `.`, `_` and `-`",
+            ));
         }
         check_address(&self.sequencer, self.network)
             .map_err(|e| invalid(format!("sequencer `{}`: {e}", self.sequencer)))?;
         if self.faucet == Some(Amount(0)) {
-            return Err(invalid("faucet must be more than 0 (or absent for no faucet)"));
+            return Err(invalid(
+                "faucet must be more than 0 (or absent for no faucet)",
+            ));
         }
         let mut ids = BTreeSet::new();
         for m in &self.modules {
@@ -181,7 +193,10 @@ impl Genesis {
                 return Err(invalid(format!("module `{}` is listed twice", m.id)));
             }
             if parse_hex32(&m.code_hash).is_none() {
-                return Err(invalid(format!("code_hash of `{}` must be 64 lowercase hex characters", m.id)));
+                return Err(invalid(format!(
+                    "code_hash of `{}` must be 64 lowercase hex characters",
+                    m.id
+                )));
             }
         }
         let mut seen = BTreeSet::new();
@@ -195,19 +210,30 @@ impl Genesis {
             }
             if let Some(module) = b.account.strip_prefix("module:") {
                 if !ids.contains(module) {
-                    return Err(invalid(format!("balance of `{}`: no such module at genesis", b.account)));
+                    return Err(invalid(format!(
+                        "balance of `{}`: no such module at genesis",
+                        b.account
+                    )));
                 }
             } else {
                 check_address(&b.account, self.network)
                     .map_err(|e| invalid(format!("balance account `{}`: {e}", b.account)))?;
             }
             if b.amount.0 == 0 {
-                return Err(invalid(format!("balance of `{}` is 0 (leave it out)", b.account)));
+                return Err(invalid(format!(
+                    "balance of `{}` is 0 (leave it out)",
+                    b.account
+                )));
             }
             if !seen.insert((b.account.as_str(), b.token.as_str())) {
-                return Err(invalid(format!("balance of `{}` in {} is listed twice", b.account, b.token)));
+                return Err(invalid(format!(
+                    "balance of `{}` in {} is listed twice",
+                    b.account, b.token
+                )));
             }
-            supply = supply.checked_add(b.amount.0).ok_or_else(|| invalid("total GOLD supply overflows u128"))?;
+            supply = supply
+                .checked_add(b.amount.0)
+                .ok_or_else(|| invalid("total GOLD supply overflows u128"))?;
         }
         for (name, value) in [
             ("fuel_apply", self.fuel_apply),
@@ -220,7 +246,9 @@ impl Genesis {
             }
         }
         if parse_hex32(&self.engine_config_hash).is_none() {
-            return Err(invalid("engine_config_hash must be 64 lowercase hex characters"));
+            return Err(invalid(
+                "engine_config_hash must be 64 lowercase hex characters",
+            ));
         }
         Ok(())
     }
@@ -238,7 +266,10 @@ impl Genesis {
     /// Total GOLD at genesis (sum of the balances), base units. Saturates on overflow, which
     /// [`Genesis::validate`] refuses.
     pub fn gold_supply(&self) -> u128 {
-        self.balances.iter().filter(|b| b.token == GOLD).fold(0u128, |s, b| s.saturating_add(b.amount.0))
+        self.balances
+            .iter()
+            .filter(|b| b.token == GOLD)
+            .fold(0u128, |s, b| s.saturating_add(b.amount.0))
     }
 }
 
@@ -278,8 +309,15 @@ impl BorshSerialize for Genesis {
 pub fn genesis_writes(genesis: &Genesis) -> Result<Vec<(String, Vec<u8>)>, GenesisError> {
     genesis.validate()?;
     let mut kv = MockKv::default();
-    ledger::create_token(&mut kv, SYSTEM_ACCOUNT, GOLD, GOLD_NAME, GOLD_DECIMALS, None)
-        .map_err(|e| invalid(format!("creating GOLD: {e}")))?;
+    ledger::create_token(
+        &mut kv,
+        SYSTEM_ACCOUNT,
+        GOLD,
+        GOLD_NAME,
+        GOLD_DECIMALS,
+        None,
+    )
+    .map_err(|e| invalid(format!("creating GOLD: {e}")))?;
     for b in &genesis.balances {
         ledger::mint(&mut kv, SYSTEM_ACCOUNT, &b.account, &b.token, b.amount.0)
             .map_err(|e| invalid(format!("balance of `{}`: {e}", b.account)))?;
@@ -304,10 +342,21 @@ mod tests {
             sequencer: seq.address(),
             time_ms: 1_790_000_000_000,
             faucet: Some(Amount(100_000)),
-            modules: vec![GenesisModule { id: "tictactoe".into(), code_hash: "ab".repeat(32) }],
+            modules: vec![GenesisModule {
+                id: "tictactoe".into(),
+                code_hash: "ab".repeat(32),
+            }],
             balances: vec![
-                GenesisBalance { account: alice.address(), token: GOLD.into(), amount: Amount(500_000) },
-                GenesisBalance { account: "module:tictactoe".into(), token: GOLD.into(), amount: Amount(7) },
+                GenesisBalance {
+                    account: alice.address(),
+                    token: GOLD.into(),
+                    amount: Amount(500_000),
+                },
+                GenesisBalance {
+                    account: "module:tictactoe".into(),
+                    token: GOLD.into(),
+                    amount: Amount(7),
+                },
             ],
             fuel_apply: 10_000_000,
             fuel_view: 50_000_000,
@@ -329,10 +378,16 @@ mod tests {
         // No faucet: the field may be absent.
         let mut no_faucet = v.clone();
         no_faucet.as_object_mut().unwrap().remove("faucet");
-        assert_eq!(Genesis::from_json(&no_faucet.to_string()).unwrap().faucet, None);
+        assert_eq!(
+            Genesis::from_json(&no_faucet.to_string()).unwrap().faucet,
+            None
+        );
         let mut extra = v;
         extra["bogus"] = serde_json::json!(1);
-        assert!(matches!(Genesis::from_json(&extra.to_string()), Err(GenesisError::Json(_))));
+        assert!(matches!(
+            Genesis::from_json(&extra.to_string()),
+            Err(GenesisError::Json(_))
+        ));
     }
 
     #[test]
@@ -372,8 +427,18 @@ mod tests {
         let keys: Vec<&str> = writes.iter().map(|(k, _)| k.as_str()).collect();
         let alice = &g.balances[0].account;
         // Sorted by key: `m` (module:) sorts before `y` (a testnet address).
-        assert_eq!(keys, ["bal/module:tictactoe/GOLD", format!("bal/{alice}/GOLD").as_str(), "token/GOLD"]);
-        assert_eq!((writes[0].1.as_slice(), writes[1].1.as_slice()), (&b"7"[..], &b"500000"[..]));
+        assert_eq!(
+            keys,
+            [
+                "bal/module:tictactoe/GOLD",
+                format!("bal/{alice}/GOLD").as_str(),
+                "token/GOLD"
+            ]
+        );
+        assert_eq!(
+            (writes[0].1.as_slice(), writes[1].1.as_slice()),
+            (&b"7"[..], &b"500000"[..])
+        );
         let info: TokenInfo = serde_json::from_slice(&writes[2].1).unwrap();
         assert_eq!(
             info,
@@ -399,17 +464,41 @@ mod tests {
             ("chain_id", Box::new(|g| g.chain_id = "has space".into())),
             ("sequencer", Box::new(|g| g.network = Network::Mainnet)),
             ("faucet", Box::new(|g| g.faucet = Some(Amount(0)))),
-            ("module id", Box::new(|g| g.modules[0].id = "TicTacToe".into())),
+            (
+                "module id",
+                Box::new(|g| g.modules[0].id = "TicTacToe".into()),
+            ),
             ("reserved", Box::new(|g| g.modules[0].id = "system".into())),
-            ("listed twice", Box::new(|g| g.modules.push(g.modules[0].clone()))),
-            ("code_hash", Box::new(|g| g.modules[0].code_hash = "AB".repeat(32))),
-            ("only GOLD", Box::new(|g| g.balances[0].token = "GEM".into())),
-            ("no such module", Box::new(|g| g.balances[1].account = "module:chess".into())),
+            (
+                "listed twice",
+                Box::new(|g| g.modules.push(g.modules[0].clone())),
+            ),
+            (
+                "code_hash",
+                Box::new(|g| g.modules[0].code_hash = "AB".repeat(32)),
+            ),
+            (
+                "only GOLD",
+                Box::new(|g| g.balances[0].token = "GEM".into()),
+            ),
+            (
+                "no such module",
+                Box::new(|g| g.balances[1].account = "module:chess".into()),
+            ),
             ("is 0", Box::new(|g| g.balances[0].amount = Amount(0))),
-            ("listed twice", Box::new(|g| g.balances.push(g.balances[0].clone()))),
-            ("overflows", Box::new(|g| g.balances[1].amount = Amount(u128::MAX))),
+            (
+                "listed twice",
+                Box::new(|g| g.balances.push(g.balances[0].clone())),
+            ),
+            (
+                "overflows",
+                Box::new(|g| g.balances[1].amount = Amount(u128::MAX)),
+            ),
             ("fuel_view", Box::new(|g| g.fuel_view = 0)),
-            ("engine_config_hash", Box::new(|g| g.engine_config_hash = "x".into())),
+            (
+                "engine_config_hash",
+                Box::new(|g| g.engine_config_hash = "x".into()),
+            ),
         ];
         for (needle, change) in bad {
             let mut g = sample();

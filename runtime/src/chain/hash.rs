@@ -16,7 +16,11 @@ pub fn sha256d(data: &[u8]) -> [u8; 32] {
 /// Parses exactly 64 lowercase hex characters into 32 bytes; `None` otherwise (uppercase is
 /// refused so that one hash has one text).
 pub fn parse_hex32(s: &str) -> Option<[u8; 32]> {
-    if s.len() != 64 || !s.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) {
+    if s.len() != 64
+        || !s
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
         return None;
     }
     let mut out = [0u8; 32];
@@ -36,7 +40,8 @@ pub mod hex32 {
     /// Reads 64 lowercase hex characters.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
         let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        super::parse_hex32(&s).ok_or_else(|| serde::de::Error::custom("expected 64 lowercase hex characters"))
+        super::parse_hex32(&s)
+            .ok_or_else(|| serde::de::Error::custom("expected 64 lowercase hex characters"))
     }
 }
 
@@ -46,9 +51,15 @@ mod tests {
 
     #[test]
     fn known_digests() {
-        assert_eq!(hex::encode(sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(
+            hex::encode(sha256(b"")),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
         // Bitcoin's hash256 of the empty string.
-        assert_eq!(hex::encode(sha256d(b"")), "5df6e0e2761359d30a8275058e299fcc0381534545f55cf43e41983f5d4c9456");
+        assert_eq!(
+            hex::encode(sha256d(b"")),
+            "5df6e0e2761359d30a8275058e299fcc0381534545f55cf43e41983f5d4c9456"
+        );
     }
 
     #[test]

@@ -56,11 +56,19 @@ mod tests {
     /// (transparency-dev/merkle, `testonly/constants.go`: `LeafInputs()` and `RootHashes()`).
     #[test]
     fn rfc6962_reference_roots() {
-        let leaves: Vec<Vec<u8>> =
-            ["", "00", "10", "2021", "3031", "40414243", "5051525354555657", "606162636465666768696a6b6c6d6e6f"]
-                .iter()
-                .map(|h| hex::decode(h).unwrap())
-                .collect();
+        let leaves: Vec<Vec<u8>> = [
+            "",
+            "00",
+            "10",
+            "2021",
+            "3031",
+            "40414243",
+            "5051525354555657",
+            "606162636465666768696a6b6c6d6e6f",
+        ]
+        .iter()
+        .map(|h| hex::decode(h).unwrap())
+        .collect();
         let roots = [
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
             "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
@@ -73,14 +81,21 @@ mod tests {
             "5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328",
         ];
         for (n, want) in roots.iter().enumerate() {
-            assert_eq!(hex::encode(merkle_root(&leaves[..n])), *want, "tree of {n} leaves");
+            assert_eq!(
+                hex::encode(merkle_root(&leaves[..n])),
+                *want,
+                "tree of {n} leaves"
+            );
         }
     }
 
     #[test]
     fn no_duplicate_last_ambiguity() {
         let l = |b: u8| [b; 32];
-        assert_ne!(merkle_root(&[l(1), l(2), l(3)]), merkle_root(&[l(1), l(2), l(3), l(3)]));
+        assert_ne!(
+            merkle_root(&[l(1), l(2), l(3)]),
+            merkle_root(&[l(1), l(2), l(3), l(3)])
+        );
         assert_ne!(merkle_root(&[l(1), l(2)]), merkle_root(&[l(2), l(1)]));
     }
 }

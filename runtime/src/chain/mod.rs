@@ -36,6 +36,8 @@ pub use address::{address_from_pubkey, parse_address, AddressError, Network, Sec
 pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
 pub use receipt::{Event, Receipt};
-pub use signed_message::{message_hash, recover_address, sign_message, verify_message, SigError, MAGIC};
+pub use signed_message::{
+    message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,
+};
 pub use state_root::StateHash;
 pub use tx::{txid, Action, SignedTx, TxBody, TxError, MAX_BODY_BYTES};

@@ -34,7 +34,8 @@ impl BorshDeserialize for Event {
     fn deserialize_reader<R: io::Read>(reader: &mut R) -> io::Result<Self> {
         let kind = String::deserialize_reader(reader)?;
         let text = String::deserialize_reader(reader)?;
-        let data = serde_json::from_str(&text).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        let data = serde_json::from_str(&text)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         Ok(Self { kind, data })
     }
 }
@@ -57,13 +58,23 @@ pub struct Receipt {
 impl Receipt {
     /// A successful receipt.
     pub fn success(events: Vec<Event>, fuel_used: u64) -> Self {
-        Self { ok: true, error: None, events, fuel_used }
+        Self {
+            ok: true,
+            error: None,
+            events,
+            fuel_used,
+        }
     }
 
     /// A failed receipt carrying `error`'s display text (an `ActionError` gives
     /// `"invalid: cell is taken"`), no events.
     pub fn failure(error: impl std::fmt::Display, fuel_used: u64) -> Self {
-        Self { ok: false, error: Some(error.to_string()), events: Vec::new(), fuel_used }
+        Self {
+            ok: false,
+            error: Some(error.to_string()),
+            events: Vec::new(),
+            fuel_used,
+        }
     }
 
     /// The canonical binary encoding (see the module docs).
@@ -84,7 +95,10 @@ mod tests {
     use serde_json::{json, Value};
 
     fn ev(kind: &str, data: Value) -> Event {
-        Event { kind: kind.to_string(), data }
+        Event {
+            kind: kind.to_string(),
+            data,
+        }
     }
 
     #[test]
@@ -107,7 +121,8 @@ mod tests {
             r#"{"ok":true,"error":null,"events":[{"kind":"faucet","data":{"amount":"100000","to":"xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7","token":"GOLD"}}],"fuel_used":0}"#
         );
         assert_eq!(serde_json::from_str::<Receipt>(&text).unwrap(), ok);
-        let no_error_field: Receipt = serde_json::from_str(r#"{"ok":true,"events":[],"fuel_used":5}"#).unwrap();
+        let no_error_field: Receipt =
+            serde_json::from_str(r#"{"ok":true,"events":[],"fuel_used":5}"#).unwrap();
         assert_eq!(no_error_field, Receipt::success(vec![], 5));
     }
 
@@ -148,6 +163,9 @@ mod tests {
         assert_eq!(ra.hash(), rb.hash());
         let rc = Receipt::success(vec![ev("e", json!({"id": "a", "x": 2}))], 9);
         assert_ne!(ra.hash(), rc.hash());
-        assert_ne!(ra.hash(), Receipt::success(vec![ev("e", json!({"id": "a", "x": 1}))], 10).hash());
+        assert_ne!(
+            ra.hash(),
+            Receipt::success(vec![ev("e", json!({"id": "a", "x": 1}))], 10).hash()
+        );
     }
 }

@@ -24,7 +24,9 @@ use base64::Engine as _;
 use secp256k1::ecdsa::{RecoverableSignature, RecoveryId};
 use secp256k1::Message;
 
-use super::address::{address_from_pubkey, hash160, parse_address, AddressError, Network, PublicKey, SecretKey};
+use super::address::{
+    address_from_pubkey, hash160, parse_address, AddressError, Network, PublicKey, SecretKey,
+};
 use super::hash::sha256d;
 
 /// The magic string that prefixes every Divi signed message.
@@ -59,11 +61,18 @@ impl fmt::Display for SigError {
         match self {
             Self::BadBase64 => f.write_str("signature is not base64"),
             Self::BadLength(n) => write!(f, "signature is {n} bytes, expected 65"),
-            Self::BadHeader(h) => write!(f, "signature header byte {h} is not 31-34 (compressed key)"),
+            Self::BadHeader(h) => {
+                write!(f, "signature header byte {h} is not 31-34 (compressed key)")
+            }
             Self::HighS => f.write_str("signature is not canonical (high S)"),
-            Self::RecoveryFailed => f.write_str("no public key can be recovered from the signature"),
+            Self::RecoveryFailed => {
+                f.write_str("no public key can be recovered from the signature")
+            }
             Self::BadAddress(e) => write!(f, "bad address: {e}"),
-            Self::AddressMismatch { expected, recovered } => {
+            Self::AddressMismatch {
+                expected,
+                recovered,
+            } => {
                 write!(f, "signed by {recovered}, not by {expected}")
             }
         }
@@ -122,7 +131,11 @@ pub fn sign_message(sk: &SecretKey, msg: impl AsRef<[u8]>) -> String {
 ///
 /// Errors: [`SigError::BadBase64`], [`SigError::BadLength`], [`SigError::BadHeader`],
 /// [`SigError::HighS`], [`SigError::RecoveryFailed`].
-pub fn recover_pubkey_with_magic(magic: &[u8], msg: &[u8], sig_b64: &str) -> Result<PublicKey, SigError> {
+pub fn recover_pubkey_with_magic(
+    magic: &[u8],
+    msg: &[u8],
+    sig_b64: &str,
+) -> Result<PublicKey, SigError> {
     // 65 bytes are 88 base64 characters; refuse long input before decoding it.
     if sig_b64.len() > 200 {
         return Err(SigError::BadLength(sig_b64.len() / 4 * 3));
@@ -136,19 +149,25 @@ pub fn recover_pubkey_with_magic(magic: &[u8], msg: &[u8], sig_b64: &str) -> Res
         return Err(SigError::BadHeader(header));
     }
     let recid = RecoveryId::from_u8_masked(header - 31);
-    let sig = RecoverableSignature::from_compact(&bytes[1..], recid).map_err(|_| SigError::RecoveryFailed)?;
+    let sig = RecoverableSignature::from_compact(&bytes[1..], recid)
+        .map_err(|_| SigError::RecoveryFailed)?;
     let standard = sig.to_standard();
     let mut normalized = standard;
     normalized.normalize_s();
     if normalized != standard {
         return Err(SigError::HighS);
     }
-    sig.recover_ecdsa(Message::from_digest(message_hash(magic, msg))).map_err(|_| SigError::RecoveryFailed)
+    sig.recover_ecdsa(Message::from_digest(message_hash(magic, msg)))
+        .map_err(|_| SigError::RecoveryFailed)
 }
 
 /// The address (on `network`) of the key that signed `msg` as a Divi signed message. Errors as
 /// [`recover_pubkey_with_magic`].
-pub fn recover_address(network: Network, msg: impl AsRef<[u8]>, sig_b64: &str) -> Result<String, SigError> {
+pub fn recover_address(
+    network: Network,
+    msg: impl AsRef<[u8]>,
+    sig_b64: &str,
+) -> Result<String, SigError> {
     let pubkey = recover_pubkey_with_magic(MAGIC, msg.as_ref(), sig_b64)?;
     Ok(address_from_pubkey(network, &pubkey))
 }
@@ -208,7 +227,10 @@ mod tests {
         let sig = sign_message_with_magic(BITCOIN_MAGIC, &sk, msg);
         assert_eq!(sig, "H9L5yLFjti0QTHhPyFrZCT1V/MMnBtXKmoiKDZ78NDBjERki6ZTQZdSMCtkgoNmp17By9ItJr8o7ChX0XxY91nk=");
         let pubkey = recover_pubkey_with_magic(BITCOIN_MAGIC, msg, &sig).unwrap();
-        assert_eq!(bitcoin_address(&pubkey), "1F3sAm6ZtwLAUnj7d38pGFxtP3RVEvtsbV");
+        assert_eq!(
+            bitcoin_address(&pubkey),
+            "1F3sAm6ZtwLAUnj7d38pGFxtP3RVEvtsbV"
+        );
     }
 
     /// External vectors: bitcoinjs-message `test/fixtures.json`: "valid.sign" (private key d = 1,
@@ -224,9 +246,15 @@ mod tests {
         );
         let sig = "H8JawPtQOrybrSP1WHQnQPr67B9S3qrxBrl1mlzoTJOSHEpmnF7D3+t+LX0Xei9J20B5AIdPbeL3AaTBZ4N3bY0=";
         let pubkey = recover_pubkey_with_magic(BITCOIN_MAGIC, b"vires is numeris", sig).unwrap();
-        assert_eq!(bitcoin_address(&pubkey), "1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs");
+        assert_eq!(
+            bitcoin_address(&pubkey),
+            "1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs"
+        );
         let other = recover_pubkey_with_magic(BITCOIN_MAGIC, b"foobar", sig).unwrap();
-        assert_ne!(bitcoin_address(&other), "1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs");
+        assert_ne!(
+            bitcoin_address(&other),
+            "1PMycacnJaSqwwJqjawXBErnLsZ7RkXUAs"
+        );
         // The uncompressed-key form of the same signature (header 27-30) is refused.
         let uncompressed = "G8JawPtQOrybrSP1WHQnQPr67B9S3qrxBrl1mlzoTJOSHEpmnF7D3+t+LX0Xei9J20B5AIdPbeL3AaTBZ4N3bY0=";
         assert_eq!(
@@ -243,7 +271,8 @@ mod tests {
     const DIVI_WIF: &str = "cPyzSehsdPeYU2aqFJ7jhvGmJBiciscQKdVMWkxhhK9pTLQVf7pU";
     const DIVI_ADDRESS: &str = "y115R6b1mLc8CCZCi7iqZZvQMsjArEYWgC";
     const DIVI_MSG: &str = r#"{"chain_id":"gamechain-dev","from":"y115R6b1mLc8CCZCi7iqZZvQMsjArEYWgC","nonce":0,"action":{"type":"faucet","token":"GOLD"}}"#;
-    const DIVI_SIG: &str = "H5mfcBmoLm8QvbOKB0s58Y1rryFKLuoU5NR5xfFVHNdeJmRH4CsPdZEbDlGxp5RhuF8/Nov/Adp5W8NxKi8I6LQ=";
+    const DIVI_SIG: &str =
+        "H5mfcBmoLm8QvbOKB0s58Y1rryFKLuoU5NR5xfFVHNdeJmRH4CsPdZEbDlGxp5RhuF8/Nov/Adp5W8NxKi8I6LQ=";
     /// The same secret on mainnet (WIF version 212, address version 30).
     const DIVI_MAINNET_WIF: &str = "YQKy1HyauEuqA4E6KFTdDDicaTJ1BaHmvhfqQVc9SPobrQ5161Nb";
     const DIVI_MAINNET_ADDRESS: &str = "D9AL6G6cNg6d3xMm3PR6huFekteMLYd7Xp";
@@ -254,12 +283,21 @@ mod tests {
         assert_eq!(sk.network(), Network::Testnet);
         assert_eq!(sk.address(), DIVI_ADDRESS);
         assert_eq!(sign_message(&sk, DIVI_MSG), DIVI_SIG);
-        assert_eq!(recover_address(Network::Testnet, DIVI_MSG, DIVI_SIG).unwrap(), DIVI_ADDRESS);
+        assert_eq!(
+            recover_address(Network::Testnet, DIVI_MSG, DIVI_SIG).unwrap(),
+            DIVI_ADDRESS
+        );
         verify_message(DIVI_ADDRESS, DIVI_MSG, DIVI_SIG).unwrap();
-        assert_eq!(crate::chain::hash::sha256(b"gamechain divi test vector"), sk.as_secp256k1().to_secret_bytes());
+        assert_eq!(
+            crate::chain::hash::sha256(b"gamechain divi test vector"),
+            sk.as_secp256k1().to_secret_bytes()
+        );
 
         let main = SecretKey::from_wif(DIVI_MAINNET_WIF).unwrap();
-        assert_eq!((main.network(), main.as_secp256k1()), (Network::Mainnet, sk.as_secp256k1()));
+        assert_eq!(
+            (main.network(), main.as_secp256k1()),
+            (Network::Mainnet, sk.as_secp256k1())
+        );
         assert_eq!(main.address(), DIVI_MAINNET_ADDRESS);
         // The signature is network-independent: it verifies against the mainnet address too.
         verify_message(DIVI_MAINNET_ADDRESS, DIVI_MSG, DIVI_SIG).unwrap();
@@ -273,24 +311,51 @@ mod tests {
         assert_eq!(sig.len(), 88);
         verify_message(&addr, "hello", &sig).unwrap();
 
-        let other = SecretKey::from_bytes(Network::Testnet, [8; 32]).unwrap().address();
+        let other = SecretKey::from_bytes(Network::Testnet, [8; 32])
+            .unwrap()
+            .address();
         assert_eq!(
             verify_message(&other, "hello", &sig),
-            Err(SigError::AddressMismatch { expected: other.clone(), recovered: addr.clone() })
+            Err(SigError::AddressMismatch {
+                expected: other.clone(),
+                recovered: addr.clone()
+            })
         );
-        assert!(matches!(verify_message(&addr, "hello!", &sig), Err(SigError::AddressMismatch { .. })));
-        assert_eq!(verify_message(&addr, "hello", "not base64!"), Err(SigError::BadBase64));
-        assert_eq!(verify_message(&addr, "hello", &sig[..86]), Err(SigError::BadBase64), "missing padding");
-        assert_eq!(verify_message(&addr, "hello", &BASE64.encode([31u8; 64])), Err(SigError::BadLength(64)));
-        assert_eq!(verify_message("n0pe", "hello", &sig), Err(SigError::BadAddress(AddressError::BadBase58)));
+        assert!(matches!(
+            verify_message(&addr, "hello!", &sig),
+            Err(SigError::AddressMismatch { .. })
+        ));
+        assert_eq!(
+            verify_message(&addr, "hello", "not base64!"),
+            Err(SigError::BadBase64)
+        );
+        assert_eq!(
+            verify_message(&addr, "hello", &sig[..86]),
+            Err(SigError::BadBase64),
+            "missing padding"
+        );
+        assert_eq!(
+            verify_message(&addr, "hello", &BASE64.encode([31u8; 64])),
+            Err(SigError::BadLength(64))
+        );
+        assert_eq!(
+            verify_message("n0pe", "hello", &sig),
+            Err(SigError::BadAddress(AddressError::BadBase58))
+        );
 
         let mut raw = BASE64.decode(&sig).unwrap();
         raw[0] = 27;
-        assert_eq!(verify_message(&addr, "hello", &BASE64.encode(&raw)), Err(SigError::BadHeader(27)));
+        assert_eq!(
+            verify_message(&addr, "hello", &BASE64.encode(&raw)),
+            Err(SigError::BadHeader(27))
+        );
         // r = 0 is out of range.
         let mut zero = [0u8; 65];
         zero[0] = 31;
-        assert_eq!(verify_message(&addr, "hello", &BASE64.encode(zero)), Err(SigError::RecoveryFailed));
+        assert_eq!(
+            verify_message(&addr, "hello", &BASE64.encode(zero)),
+            Err(SigError::RecoveryFailed)
+        );
     }
 
     #[test]
@@ -298,8 +363,11 @@ mod tests {
         // (r, n - s) with the other recovery id recovers the same key: the malleated twin.
         let sk = SecretKey::from_bytes(Network::Testnet, [9; 32]).unwrap();
         let raw = BASE64.decode(sign_message(&sk, "hello")).unwrap();
-        let sig = RecoverableSignature::from_compact(&raw[1..], RecoveryId::from_u8_masked(raw[0] - 31)).unwrap();
-        let n = hex::decode("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141").unwrap();
+        let sig =
+            RecoverableSignature::from_compact(&raw[1..], RecoveryId::from_u8_masked(raw[0] - 31))
+                .unwrap();
+        let n = hex::decode("fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141")
+            .unwrap();
         let (_, rs) = sig.serialize_compact();
         let mut high_s = [0u8; 32];
         let mut borrow = 0i16;
@@ -311,16 +379,30 @@ mod tests {
         let mut twin = raw.clone();
         twin[0] = 31 + ((raw[0] - 31) ^ 1);
         twin[33..].copy_from_slice(&high_s);
-        assert_eq!(verify_message(&sk.address(), "hello", &BASE64.encode(&twin)), Err(SigError::HighS));
+        assert_eq!(
+            verify_message(&sk.address(), "hello", &BASE64.encode(&twin)),
+            Err(SigError::HighS)
+        );
     }
 
     #[test]
     fn varint_lengths() {
         let mut v = Vec::new();
-        for n in [0u64, 0xfc, 0xfd, 0xffff, 0x1_0000, 0xffff_ffff, 0x1_0000_0000] {
+        for n in [
+            0u64,
+            0xfc,
+            0xfd,
+            0xffff,
+            0x1_0000,
+            0xffff_ffff,
+            0x1_0000_0000,
+        ] {
             push_varint(&mut v, n);
         }
-        assert_eq!(hex::encode(v), "00fcfdfd00fdfffffe00000100feffffffffff0000000001000000");
+        assert_eq!(
+            hex::encode(v),
+            "00fcfdfd00fdfffffe00000100feffffffffff0000000001000000"
+        );
         // A message longer than 252 bytes uses the 3-byte form: sign/verify still agree.
         let sk = SecretKey::from_bytes(Network::Testnet, [9; 32]).unwrap();
         let long = "x".repeat(70_000);

@@ -61,7 +61,9 @@ pub struct StateHash {
 
 impl Default for StateHash {
     fn default() -> Self {
-        Self { lanes: Box::new([0u16; LANES]) }
+        Self {
+            lanes: Box::new([0u16; LANES]),
+        }
     }
 }
 
@@ -166,7 +168,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn sample() -> Vec<(String, Vec<u8>)> {
-        (0..50u32).map(|i| (format!("m/game/{i}"), format!("value {i}").into_bytes())).collect()
+        (0..50u32)
+            .map(|i| (format!("m/game/{i}"), format!("value {i}").into_bytes()))
+            .collect()
     }
 
     #[test]
@@ -238,8 +242,14 @@ mod tests {
     #[test]
     fn one_bit_changes_the_root() {
         let base = StateHash::from_entries([("bal/a/GOLD", b"100".as_slice())]).root();
-        assert_ne!(base, StateHash::from_entries([("bal/a/GOLD", b"101".as_slice())]).root());
-        assert_ne!(base, StateHash::from_entries([("bal/a/GOLE", b"100".as_slice())]).root());
+        assert_ne!(
+            base,
+            StateHash::from_entries([("bal/a/GOLD", b"101".as_slice())]).root()
+        );
+        assert_ne!(
+            base,
+            StateHash::from_entries([("bal/a/GOLE", b"100".as_slice())]).root()
+        );
         // Moving bytes between key and value is a different entry.
         assert_ne!(
             StateHash::from_entries([("ab", b"c".as_slice())]).root(),

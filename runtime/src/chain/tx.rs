@@ -64,14 +64,21 @@ impl SignedTx {
     /// ([`TxError::BadSignature`]). Returns the parsed body.
     pub fn check(&self, chain_id: &str, network: Network) -> Result<TxBody, TxError> {
         if self.body.len() > MAX_BODY_BYTES {
-            return Err(TxError::TooLarge { len: self.body.len(), max: MAX_BODY_BYTES });
+            return Err(TxError::TooLarge {
+                len: self.body.len(),
+                max: MAX_BODY_BYTES,
+            });
         }
         let body = TxBody::parse(&self.body)?;
         if body.chain_id != chain_id {
-            return Err(TxError::WrongChain { expected: chain_id.to_string(), found: body.chain_id });
+            return Err(TxError::WrongChain {
+                expected: chain_id.to_string(),
+                found: body.chain_id,
+            });
         }
         check_address(&body.from, network).map_err(TxError::BadAddress)?;
-        verify_message(&body.from, self.body.as_bytes(), &self.signature).map_err(TxError::BadSignature)?;
+        verify_message(&body.from, self.body.as_bytes(), &self.signature)
+            .map_err(TxError::BadSignature)?;
         Ok(body)
     }
 }
@@ -144,7 +151,10 @@ impl Action {
     /// A game action whose op is `op` serialised compactly (for clients and tests).
     pub fn game(game: impl Into<String>, op: &serde_json::Value) -> Action {
         let op = serde_json::value::to_raw_value(op).expect("a Value always serialises");
-        Action::Game { game: game.into(), op }
+        Action::Game {
+            game: game.into(),
+            op,
+        }
     }
 
     /// The action's `type`: `faucet`, `transfer` or `game`.
@@ -161,10 +171,21 @@ impl PartialEq for Action {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
             (Action::Faucet { token: a }, Action::Faucet { token: b }) => a == b,
-            (Action::Transfer { to: a, token: b, amount: c }, Action::Transfer { to: x, token: y, amount: z }) => {
-                (a, b, c) == (x, y, z)
+            (
+                Action::Transfer {
+                    to: a,
+                    token: b,
+                    amount: c,
+                },
+                Action::Transfer {
+                    to: x,
+                    token: y,
+                    amount: z,
+                },
+            ) => (a, b, c) == (x, y, z),
+            (Action::Game { game: a, op: b }, Action::Game { game: x, op: y }) => {
+                a == x && b.get() == y.get()
             }
-            (Action::Game { game: a, op: b }, Action::Game { game: x, op: y }) => a == x && b.get() == y.get(),
             _ => false,
         }
     }
@@ -190,7 +211,14 @@ struct RawAction {
 impl TryFrom<RawAction> for Action {
     type Error = String;
     fn try_from(raw: RawAction) -> Result<Action, String> {
-        let RawAction { kind, token, to, amount, game, op } = raw;
+        let RawAction {
+            kind,
+            token,
+            to,
+            amount,
+            game,
+            op,
+        } = raw;
         let present = [
             ("token", token.is_some()),
             ("to", to.is_some()),
@@ -202,7 +230,11 @@ impl TryFrom<RawAction> for Action {
             "faucet" => &["token"],
             "transfer" => &["to", "token", "amount"],
             "game" => &["game", "op"],
-            other => return Err(format!("unknown action type `{other}` (faucet, transfer or game)")),
+            other => {
+                return Err(format!(
+                    "unknown action type `{other}` (faucet, transfer or game)"
+                ))
+            }
         };
         for (field, is_present) in present {
             if is_present && !allowed.contains(&field) {
@@ -211,13 +243,18 @@ impl TryFrom<RawAction> for Action {
         }
         let missing = |field: &str| format!("a {kind} action needs `{field}`");
         Ok(match kind.as_str() {
-            "faucet" => Action::Faucet { token: token.ok_or_else(|| missing("token"))? },
+            "faucet" => Action::Faucet {
+                token: token.ok_or_else(|| missing("token"))?,
+            },
             "transfer" => Action::Transfer {
                 to: to.ok_or_else(|| missing("to"))?,
                 token: token.ok_or_else(|| missing("token"))?,
                 amount: amount.ok_or_else(|| missing("amount"))?,
             },
-            _ => Action::Game { game: game.ok_or_else(|| missing("game"))?, op: op.ok_or_else(|| missing("op"))? },
+            _ => Action::Game {
+                game: game.ok_or_else(|| missing("game"))?,
+                op: op.ok_or_else(|| missing("op"))?,
+            },
         })
     }
 }
@@ -266,7 +303,9 @@ impl fmt::Display for TxError {
         match self {
             TxError::TooLarge { len, max } => write!(f, "body is {len} bytes, more than {max}"),
             TxError::BadJson(msg) => write!(f, "body is not a valid transaction: {msg}"),
-            TxError::WrongChain { expected, found } => write!(f, "chain id is `{found}`, this chain is `{expected}`"),
+            TxError::WrongChain { expected, found } => {
+                write!(f, "chain id is `{found}`, this chain is `{expected}`")
+            }
             TxError::BadAddress(e) => write!(f, "`from` is not an address of this chain: {e}"),
             TxError::BadSignature(e) => write!(f, "bad signature: {e}"),
         }
@@ -287,16 +326,30 @@ mod tests {
     }
 
     fn body(sk: &SecretKey, nonce: u64, action: Action) -> TxBody {
-        TxBody { chain_id: CHAIN.into(), from: sk.address(), nonce, action }
+        TxBody {
+            chain_id: CHAIN.into(),
+            from: sk.address(),
+            nonce,
+            action,
+        }
     }
 
     #[test]
     fn sign_then_check_round_trips() {
         let sk = key(1);
         let actions = [
-            Action::Faucet { token: "GOLD".into() },
-            Action::Transfer { to: key(2).address(), token: "GOLD".into(), amount: Amount(100) },
-            Action::game("tictactoe", &json!({"kind": "move", "id": "80566b04265ced78", "cell": 0})),
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            Action::Transfer {
+                to: key(2).address(),
+                token: "GOLD".into(),
+                amount: Amount(100),
+            },
+            Action::game(
+                "tictactoe",
+                &json!({"kind": "move", "id": "80566b04265ced78", "cell": 0}),
+            ),
         ];
         for (nonce, action) in actions.into_iter().enumerate() {
             let b = body(&sk, nonce as u64, action);
@@ -310,7 +363,11 @@ mod tests {
     #[test]
     fn body_json_has_the_seed_shape() {
         let sk = key(1);
-        let b = body(&sk, 2, Action::game("tictactoe", &json!({"kind": "create", "stake": "100"})));
+        let b = body(
+            &sk,
+            2,
+            Action::game("tictactoe", &json!({"kind": "create", "stake": "100"})),
+        );
         assert_eq!(
             b.to_json(),
             format!(
@@ -318,13 +375,23 @@ mod tests {
                 sk.address()
             )
         );
-        let t =
-            body(&sk, 0, Action::Transfer { to: "module:tictactoe".into(), token: "GOLD".into(), amount: Amount(5) });
-        assert!(t
-            .to_json()
-            .ends_with(r#""action":{"type":"transfer","to":"module:tictactoe","token":"GOLD","amount":"5"}}"#));
+        let t = body(
+            &sk,
+            0,
+            Action::Transfer {
+                to: "module:tictactoe".into(),
+                token: "GOLD".into(),
+                amount: Amount(5),
+            },
+        );
+        assert!(t.to_json().ends_with(
+            r#""action":{"type":"transfer","to":"module:tictactoe","token":"GOLD","amount":"5"}}"#
+        ));
         let wire = serde_json::to_value(b.sign(&sk)).unwrap();
-        assert_eq!(wire.as_object().unwrap().keys().collect::<Vec<_>>(), ["body", "signature"]);
+        assert_eq!(
+            wire.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["body", "signature"]
+        );
     }
 
     #[test]
@@ -335,7 +402,10 @@ mod tests {
             "{{ \"nonce\": 7, \"from\": \"{}\", \"chain_id\": \"{CHAIN}\",\n \"action\": {{\"op\": {{ \"z\": 1.50, \"a\": [ ] }}, \"type\": \"game\", \"game\": \"tictactoe\"}} }}",
             sk.address()
         );
-        let tx = SignedTx { signature: sign_message(&sk, &text), body: text.clone() };
+        let tx = SignedTx {
+            signature: sign_message(&sk, &text),
+            body: text.clone(),
+        };
         let parsed = tx.check(CHAIN, Network::Testnet).unwrap();
         match &parsed.action {
             Action::Game { game, op } => {
@@ -347,30 +417,74 @@ mod tests {
         assert_eq!(parsed.nonce, 7);
         assert_eq!(tx.txid(), hex::encode(sha256(text.as_bytes())));
         // Re-serialising would give other bytes, whose signature is not this one.
-        let reserialised = SignedTx { body: parsed.to_json(), signature: tx.signature.clone() };
-        assert_eq!(reserialised.check(CHAIN, Network::Testnet).unwrap_err().code(), "bad_signature");
+        let reserialised = SignedTx {
+            body: parsed.to_json(),
+            signature: tx.signature.clone(),
+        };
+        assert_eq!(
+            reserialised
+                .check(CHAIN, Network::Testnet)
+                .unwrap_err()
+                .code(),
+            "bad_signature"
+        );
     }
 
     #[test]
     fn each_refusal_has_its_code() {
         let sk = key(1);
-        let good = body(&sk, 0, Action::Faucet { token: "GOLD".into() }).sign(&sk);
+        let good = body(
+            &sk,
+            0,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+        )
+        .sign(&sk);
         let check = |tx: &SignedTx| tx.check(CHAIN, Network::Testnet).unwrap_err();
-        let resign = |text: String| SignedTx { signature: sign_message(&sk, &text), body: text };
+        let resign = |text: String| SignedTx {
+            signature: sign_message(&sk, &text),
+            body: text,
+        };
 
-        assert_eq!(good.check("other-chain", Network::Testnet).unwrap_err().code(), "wrong_chain");
         assert_eq!(
-            good.check("other-chain", Network::Testnet).unwrap_err().to_string(),
+            good.check("other-chain", Network::Testnet)
+                .unwrap_err()
+                .code(),
+            "wrong_chain"
+        );
+        assert_eq!(
+            good.check("other-chain", Network::Testnet)
+                .unwrap_err()
+                .to_string(),
             "chain id is `gamechain-dev`, this chain is `other-chain`"
         );
-        assert_eq!(good.check(CHAIN, Network::Mainnet).unwrap_err().code(), "bad_address");
+        assert_eq!(
+            good.check(CHAIN, Network::Mainnet).unwrap_err().code(),
+            "bad_address"
+        );
 
         let big = resign(format!("{}{}", good.body, " ".repeat(MAX_BODY_BYTES)));
-        assert_eq!(check(&big), TxError::TooLarge { len: good.body.len() + MAX_BODY_BYTES, max: MAX_BODY_BYTES });
+        assert_eq!(
+            check(&big),
+            TxError::TooLarge {
+                len: good.body.len() + MAX_BODY_BYTES,
+                max: MAX_BODY_BYTES
+            }
+        );
 
-        let bad_sig = SignedTx { signature: sign_message(&key(2), &good.body), ..good.clone() };
-        assert!(matches!(check(&bad_sig), TxError::BadSignature(SigError::AddressMismatch { .. })));
-        let garbage = SignedTx { signature: "abc".into(), ..good.clone() };
+        let bad_sig = SignedTx {
+            signature: sign_message(&key(2), &good.body),
+            ..good.clone()
+        };
+        assert!(matches!(
+            check(&bad_sig),
+            TxError::BadSignature(SigError::AddressMismatch { .. })
+        ));
+        let garbage = SignedTx {
+            signature: "abc".into(),
+            ..good.clone()
+        };
         assert_eq!(check(&garbage), TxError::BadSignature(SigError::BadBase64));
 
         let from = sk.address();
@@ -385,7 +499,9 @@ mod tests {
             format!(
                 r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":-1,"action":{{"type":"faucet","token":"GOLD"}}}}"#
             ),
-            format!(r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"mint","token":"GOLD"}}}}"#),
+            format!(
+                r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"mint","token":"GOLD"}}}}"#
+            ),
             format!(
                 r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"faucet","token":"GOLD","to":"x"}}}}"#
             ),
@@ -406,18 +522,28 @@ mod tests {
             let err = check(&resign(text.clone()));
             assert_eq!(err.code(), "bad_json", "{text}: {err}");
         }
-        let err =
-            check(&resign(format!(r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"mint"}}}}"#)));
-        assert!(err.to_string().contains("unknown action type `mint`"), "{err}");
+        let err = check(&resign(format!(
+            r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"mint"}}}}"#
+        )));
+        assert!(
+            err.to_string().contains("unknown action type `mint`"),
+            "{err}"
+        );
         let err = check(&resign(format!(
             r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"transfer","to":"x","token":"GOLD"}}}}"#
         )));
-        assert!(err.to_string().contains("a transfer action needs `amount`"), "{err}");
+        assert!(
+            err.to_string().contains("a transfer action needs `amount`"),
+            "{err}"
+        );
     }
 
     #[test]
     fn wire_form_refuses_unknown_fields() {
         assert!(serde_json::from_str::<SignedTx>(r#"{"body":"{}","signature":"x"}"#).is_ok());
-        assert!(serde_json::from_str::<SignedTx>(r#"{"body":"{}","signature":"x","txid":"y"}"#).is_err());
+        assert!(
+            serde_json::from_str::<SignedTx>(r#"{"body":"{}","signature":"x","txid":"y"}"#)
+                .is_err()
+        );
     }
 }

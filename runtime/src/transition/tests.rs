@@ -28,7 +28,8 @@ static ALICE: LazyLock<SecretKey> = LazyLock::new(|| key(2));
 static BOB: LazyLock<SecretKey> = LazyLock::new(|| key(3));
 static CAROL: LazyLock<SecretKey> = LazyLock::new(|| key(4));
 
-static RUNTIME: LazyLock<Arc<Runtime>> = LazyLock::new(|| Runtime::new(RuntimeConfig::default()).unwrap());
+static RUNTIME: LazyLock<Arc<Runtime>> =
+    LazyLock::new(|| Runtime::new(RuntimeConfig::default()).unwrap());
 
 /// A loaded module and the bytes it came from.
 struct Loaded {
@@ -38,7 +39,8 @@ struct Loaded {
 
 impl Loaded {
     fn new(id: &str, wasm: Vec<u8>) -> Self {
-        let module = Arc::new(WasmModule::new(&RUNTIME, id, &wasm).unwrap_or_else(|e| panic!("{id}: {e}")));
+        let module =
+            Arc::new(WasmModule::new(&RUNTIME, id, &wasm).unwrap_or_else(|e| panic!("{id}: {e}")));
         Self { module, wasm }
     }
     fn hash(&self) -> String {
@@ -46,12 +48,22 @@ impl Loaded {
     }
 }
 
-static TICTACTOE: LazyLock<Loaded> =
-    LazyLock::new(|| Loaded::new("tictactoe", build_guest("tictactoe").unwrap_or_else(|e| panic!("{e}")).wasm));
+static TICTACTOE: LazyLock<Loaded> = LazyLock::new(|| {
+    Loaded::new(
+        "tictactoe",
+        build_guest("tictactoe")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .wasm,
+    )
+});
 
 /// `runtime/tests/wat/counter.wat`: `gc_apply` increments `n`; no `gc_end_block`.
-static COUNTER: LazyLock<Loaded> =
-    LazyLock::new(|| Loaded::new("counter", wat::parse_str(include_str!("../../tests/wat/counter.wat")).unwrap()));
+static COUNTER: LazyLock<Loaded> = LazyLock::new(|| {
+    Loaded::new(
+        "counter",
+        wat::parse_str(include_str!("../../tests/wat/counter.wat")).unwrap(),
+    )
+});
 
 /// `gc_end_block` increments the one-digit counter `n`; `gc_apply` does nothing.
 const TICKER_WAT: &str = r#"
@@ -71,7 +83,8 @@ const TICKER_WAT: &str = r#"
     (call $put (i32.const 16) (i32.const 1) (i32.const 32) (i32.const 1))
     (i32.const 0)))
 "#;
-static TICKER: LazyLock<Loaded> = LazyLock::new(|| Loaded::new("ticker", wat::parse_str(TICKER_WAT).unwrap()));
+static TICKER: LazyLock<Loaded> =
+    LazyLock::new(|| Loaded::new("ticker", wat::parse_str(TICKER_WAT).unwrap()));
 
 /// `gc_end_block` writes `x` and then fails with `invalid: end_block refused`.
 const FAILER_WAT: &str = r#"
@@ -90,7 +103,8 @@ const FAILER_WAT: &str = r#"
     (call $output (i32.const 64) (i32.const 48))
     (i32.const 1)))
 "#;
-static FAILER: LazyLock<Loaded> = LazyLock::new(|| Loaded::new("failer", wat::parse_str(FAILER_WAT).unwrap()));
+static FAILER: LazyLock<Loaded> =
+    LazyLock::new(|| Loaded::new("failer", wat::parse_str(FAILER_WAT).unwrap()));
 
 fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
     let cfg = RUNTIME.config();
@@ -100,8 +114,18 @@ fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
         sequencer: SEQ.address(),
         time_ms: T0,
         faucet: faucet.map(Amount),
-        modules: modules.iter().map(|l| GenesisModule { id: l.module.id().to_string(), code_hash: l.hash() }).collect(),
-        balances: vec![GenesisBalance { account: CAROL.address(), token: GOLD.into(), amount: Amount(5_000) }],
+        modules: modules
+            .iter()
+            .map(|l| GenesisModule {
+                id: l.module.id().to_string(),
+                code_hash: l.hash(),
+            })
+            .collect(),
+        balances: vec![GenesisBalance {
+            account: CAROL.address(),
+            token: GOLD.into(),
+            amount: Amount(5_000),
+        }],
         fuel_apply: cfg.fuel_apply,
         fuel_view: cfg.fuel_view,
         fuel_end_block: cfg.fuel_end_block,
@@ -131,30 +155,54 @@ impl Chain {
     fn new(modules: &[&Loaded], faucet: Option<u128>) -> Self {
         let ctx = context(modules, faucet);
         let g = genesis_state(ctx.genesis()).unwrap();
-        let state = MemState { map: g.entries.into_iter().collect() };
-        Self { ctx, state, hash: g.state_hash, head: g.header }
+        let state = MemState {
+            map: g.entries.into_iter().collect(),
+        };
+        Self {
+            ctx,
+            state,
+            hash: g.state_hash,
+            head: g.header,
+        }
     }
 
     fn input(&self, txs: Vec<SignedTx>) -> BlockInput {
         BlockInput {
             time_ms: self.head.time_ms + 1_000,
-            checkpoint: Checkpoint { height: 7, hash: "ab".repeat(32) },
+            checkpoint: Checkpoint {
+                height: 7,
+                hash: "ab".repeat(32),
+            },
             txs,
         }
     }
 
     fn try_block(&self, txs: Vec<SignedTx>) -> Result<BlockOutput, TransitionError> {
-        execute_block(&self.ctx, &self.state, &self.hash, &self.head, &self.input(txs))
+        execute_block(
+            &self.ctx,
+            &self.state,
+            &self.hash,
+            &self.head,
+            &self.input(txs),
+        )
     }
 
     /// Executes and commits a block, checking the incremental root against a full recompute.
     fn block(&mut self, txs: Vec<SignedTx>) -> BlockOutput {
         let out = self.try_block(txs).unwrap_or_else(|e| panic!("{e}"));
         for (k, v) in &out.writes {
-            assert_ne!(self.state.map.get(k), v.as_ref(), "{k}: a no-op write is not a net write");
+            assert_ne!(
+                self.state.map.get(k),
+                v.as_ref(),
+                "{k}: a no-op write is not a net write"
+            );
         }
         self.state.apply(out.writes.clone());
-        assert_eq!(out.state_hash, StateHash::from_entries(&self.state.map), "incremental root = full recompute");
+        assert_eq!(
+            out.state_hash,
+            StateHash::from_entries(&self.state.map),
+            "incremental root = full recompute"
+        );
         assert_eq!(out.header.state_root, out.state_hash.root());
         assert_eq!(out.header.height, self.head.height + 1);
         assert_eq!(out.header.prev_hash, self.head.hash());
@@ -182,7 +230,11 @@ fn faucet_action() -> Action {
 }
 
 fn pay(to: &str, amount: u128) -> Action {
-    Action::Transfer { to: to.into(), token: GOLD.into(), amount: Amount(amount) }
+    Action::Transfer {
+        to: to.into(),
+        token: GOLD.into(),
+        amount: Amount(amount),
+    }
 }
 
 fn ttt(op: Value) -> Action {
@@ -190,22 +242,43 @@ fn ttt(op: Value) -> Action {
 }
 
 fn ev(kind: &str, data: Value) -> Event {
-    Event { kind: kind.into(), data }
+    Event {
+        kind: kind.into(),
+        data,
+    }
 }
 
 #[test]
 fn genesis_state_and_root_match_a_full_recompute() {
     let genesis = genesis_with(&[&TICKER, &COUNTER], Some(FAUCET));
     let g = genesis_state(&genesis).unwrap();
-    assert_eq!(g.state_hash, StateHash::from_entries(g.entries.iter().map(|(k, v)| (k, v))));
+    assert_eq!(
+        g.state_hash,
+        StateHash::from_entries(g.entries.iter().map(|(k, v)| (k, v)))
+    );
     let keys: Vec<&str> = g.entries.iter().map(|(k, _)| k.as_str()).collect();
     let carol_bal = format!("bal/{}/GOLD", CAROL.address());
-    assert_eq!(keys, [carol_bal.as_str(), "chain/genesis", "module/counter", "module/ticker", "token/GOLD"]);
+    assert_eq!(
+        keys,
+        [
+            carol_bal.as_str(),
+            "chain/genesis",
+            "module/counter",
+            "module/ticker",
+            "token/GOLD"
+        ]
+    );
     let map: BTreeMap<_, _> = g.entries.iter().cloned().collect();
-    assert_eq!(map["chain/genesis"], hex::encode(genesis.hash()).into_bytes());
+    assert_eq!(
+        map["chain/genesis"],
+        hex::encode(genesis.hash()).into_bytes()
+    );
     assert_eq!(
         String::from_utf8(map["module/ticker"].clone()).unwrap(),
-        format!(r#"{{"abi_version":1,"code_hash":"{}","deployed_height":0,"owner":"system"}}"#, TICKER.hash())
+        format!(
+            r#"{{"abi_version":1,"code_hash":"{}","deployed_height":0,"owner":"system"}}"#,
+            TICKER.hash()
+        )
     );
     assert_eq!(map[&carol_bal], b"5000");
 
@@ -223,18 +296,30 @@ fn genesis_state_and_root_match_a_full_recompute() {
     assert_ne!(other.header.state_root, g.header.state_root);
 
     // The modules load from the codes genesis names, by hash.
-    let codes: BTreeMap<String, Vec<u8>> = [&*TICKER, &*COUNTER].iter().map(|l| (l.hash(), l.wasm.clone())).collect();
+    let codes: BTreeMap<String, Vec<u8>> = [&*TICKER, &*COUNTER]
+        .iter()
+        .map(|l| (l.hash(), l.wasm.clone()))
+        .collect();
     let modules = Modules::from_genesis(&RUNTIME, &genesis, &codes).unwrap();
     assert_eq!(
-        modules.iter().map(|(id, e)| (id, e.has_end_block)).collect::<Vec<_>>(),
+        modules
+            .iter()
+            .map(|(id, e)| (id, e.has_end_block))
+            .collect::<Vec<_>>(),
         [("counter", false), ("ticker", true)]
     );
     ChainContext::new(genesis.clone(), RUNTIME.clone(), modules).unwrap();
     let mut swapped = codes.clone();
     swapped.insert(TICKER.hash(), COUNTER.wasm.clone());
-    assert!(matches!(Modules::from_genesis(&RUNTIME, &genesis, &swapped), Err(RegistryError::CodeHash { .. })));
+    assert!(matches!(
+        Modules::from_genesis(&RUNTIME, &genesis, &swapped),
+        Err(RegistryError::CodeHash { .. })
+    ));
     swapped.remove(&TICKER.hash());
-    assert!(matches!(Modules::from_genesis(&RUNTIME, &genesis, &swapped), Err(RegistryError::MissingCode { .. })));
+    assert!(matches!(
+        Modules::from_genesis(&RUNTIME, &genesis, &swapped),
+        Err(RegistryError::MissingCode { .. })
+    ));
 }
 
 #[test]
@@ -256,19 +341,52 @@ fn a_block_plays_the_seed_game() {
     let out = chain.block(txs.clone());
     let r = &out.receipts;
     assert_eq!(r.len(), 8);
-    assert_eq!(out.txids, txs.iter().map(SignedTx::txid).collect::<Vec<_>>());
-    assert_eq!(r[0], Receipt::success(vec![ev("faucet", json!({"amount": "100000", "to": a, "token": "GOLD"}))], 0));
-    assert_eq!(r[1].events[0].data, json!({"amount": "100000", "to": b, "token": "GOLD"}));
+    assert_eq!(
+        out.txids,
+        txs.iter().map(SignedTx::txid).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        r[0],
+        Receipt::success(
+            vec![ev(
+                "faucet",
+                json!({"amount": "100000", "to": a, "token": "GOLD"})
+            )],
+            0
+        )
+    );
+    assert_eq!(
+        r[1].events[0].data,
+        json!({"amount": "100000", "to": b, "token": "GOLD"})
+    );
     assert_eq!(
         r[2],
-        Receipt::success(vec![ev("transfer", json!({"amount": "500", "from": a, "to": c, "token": "GOLD"}))], 0)
+        Receipt::success(
+            vec![ev(
+                "transfer",
+                json!({"amount": "500", "from": a, "to": c, "token": "GOLD"})
+            )],
+            0
+        )
     );
     assert!(r[3].ok && r[3].fuel_used > 0);
-    assert_eq!(r[3].events, [ev("tictactoe.created", json!({"id": id, "opponent": null, "stake": "100", "x": a}))]);
-    assert_eq!(r[4].events, [ev("tictactoe.joined", json!({"id": id, "o": b}))]);
+    assert_eq!(
+        r[3].events,
+        [ev(
+            "tictactoe.created",
+            json!({"id": id, "opponent": null, "stake": "100", "x": a})
+        )]
+    );
+    assert_eq!(
+        r[4].events,
+        [ev("tictactoe.joined", json!({"id": id, "o": b}))]
+    );
     assert_eq!(
         r[5].events,
-        [ev("tictactoe.moved", json!({"board": "x........", "by": a, "cell": 0, "id": id, "turn": "o"}))]
+        [ev(
+            "tictactoe.moved",
+            json!({"board": "x........", "by": a, "cell": 0, "id": id, "turn": "o"})
+        )]
     );
     // The bad move: included, failed, no events, fuel charged, nonce used.
     assert!(!r[6].ok);
@@ -280,50 +398,99 @@ fn a_block_plays_the_seed_game() {
     // The sdk always exports gc_end_block (GameModule::end_block does nothing by default).
     assert_eq!(out.end_block.len(), 1);
     let (id_end, end) = &out.end_block[0];
-    assert!(id_end == "tictactoe" && end.ok && end.events.is_empty() && end.fuel_used > 0, "{end:?}");
+    assert!(
+        id_end == "tictactoe" && end.ok && end.events.is_empty() && end.fuel_used > 0,
+        "{end:?}"
+    );
     assert_eq!(out.header.tx_root, crate::chain::tx_root(&txs));
     let mut all = r.clone();
     all.push(end.clone());
     assert_eq!(out.header.receipt_root, crate::chain::receipt_root(&all));
 
-    assert_eq!((chain.balance(&a), chain.balance(&b), chain.balance(&c)), (99_400, 99_900, 5_500));
+    assert_eq!(
+        (chain.balance(&a), chain.balance(&b), chain.balance(&c)),
+        (99_400, 99_900, 5_500)
+    );
     assert_eq!(chain.balance("module:tictactoe"), 200);
-    assert_eq!((chain.nonce(&ALICE), chain.nonce(&BOB), chain.nonce(&CAROL)), (4, 4, 0));
-    let gold: gamechain_sdk::TokenInfo = serde_json::from_slice(&chain.state.map["token/GOLD"]).unwrap();
+    assert_eq!(
+        (chain.nonce(&ALICE), chain.nonce(&BOB), chain.nonce(&CAROL)),
+        (4, 4, 0)
+    );
+    let gold: gamechain_sdk::TokenInfo =
+        serde_json::from_slice(&chain.state.map["token/GOLD"]).unwrap();
     assert_eq!(gold.supply, Amount(5_000 + 2 * FAUCET), "the faucet mints");
 
     // The seed's failed move alone in a block: only the nonce changes.
     assert_eq!(chain.nonce(&BOB), 4);
     let before = chain.balance(&b);
-    let out = chain.block(vec![tx(&BOB, 4, ttt(json!({"kind": "move", "id": id, "cell": 0})))]);
-    assert_eq!(out.receipts[0].error.as_deref(), Some("not allowed: not your turn"));
-    let out2 = chain.block(vec![tx(&ALICE, 4, ttt(json!({"kind": "move", "id": id, "cell": 3})))]);
-    assert_eq!(out2.receipts[0].error.as_deref(), Some("invalid: cell is taken"));
+    let out = chain.block(vec![tx(
+        &BOB,
+        4,
+        ttt(json!({"kind": "move", "id": id, "cell": 0})),
+    )]);
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some("not allowed: not your turn")
+    );
+    let out2 = chain.block(vec![tx(
+        &ALICE,
+        4,
+        ttt(json!({"kind": "move", "id": id, "cell": 3})),
+    )]);
+    assert_eq!(
+        out2.receipts[0].error.as_deref(),
+        Some("invalid: cell is taken")
+    );
     assert_eq!(out.writes.keys().collect::<Vec<_>>(), [&nonce_key(&b)]);
     assert_eq!(out2.writes.keys().collect::<Vec<_>>(), [&nonce_key(&a)]);
-    assert_eq!((chain.nonce(&BOB), chain.nonce(&ALICE), chain.balance(&b)), (5, 5, before));
+    assert_eq!(
+        (chain.nonce(&BOB), chain.nonce(&ALICE), chain.balance(&b)),
+        (5, 5, before)
+    );
 }
 
 #[test]
 fn incremental_root_follows_a_whole_game_and_end_blocks() {
     let mut chain = Chain::new(&[&TICTACTOE, &TICKER, &COUNTER], Some(FAUCET));
     let (a, c) = (ALICE.address(), CAROL.address());
-    chain.block(vec![tx(&ALICE, 0, faucet_action()), tx(&BOB, 0, faucet_action())]);
+    chain.block(vec![
+        tx(&ALICE, 0, faucet_action()),
+        tx(&BOB, 0, faucet_action()),
+    ]);
     let create = tx(&ALICE, 1, ttt(json!({"kind": "create", "stake": "100"})));
     let id = create.txid()[..16].to_string();
-    chain.block(vec![create, tx(&BOB, 1, ttt(json!({"kind": "join", "id": id})))]);
-    let mv = |sk: &SecretKey, n, cell| tx(sk, n, ttt(json!({"kind": "move", "id": id, "cell": cell})));
+    chain.block(vec![
+        create,
+        tx(&BOB, 1, ttt(json!({"kind": "join", "id": id}))),
+    ]);
+    let mv =
+        |sk: &SecretKey, n, cell| tx(sk, n, ttt(json!({"kind": "move", "id": id, "cell": cell})));
     chain.block(vec![mv(&ALICE, 2, 0), mv(&BOB, 2, 3), mv(&ALICE, 3, 1)]);
     chain.block(vec![]);
     let out = chain.block(vec![mv(&BOB, 3, 4), mv(&ALICE, 4, 2), mv(&BOB, 4, 5)]);
     assert_eq!(out.receipts[1].events[1].kind, "tictactoe.finished");
-    assert_eq!(out.receipts[2].error.as_deref(), Some("invalid: game is not in play"));
+    assert_eq!(
+        out.receipts[2].error.as_deref(),
+        Some("invalid: game is not in play")
+    );
     // Carol sends her whole balance: her balance key is deleted.
-    let out = chain.block(vec![tx(&CAROL, 0, pay(&a, 5_000)), tx(&ALICE, 5, Action::game("counter", &json!({})))]);
+    let out = chain.block(vec![
+        tx(&CAROL, 0, pay(&a, 5_000)),
+        tx(&ALICE, 5, Action::game("counter", &json!({}))),
+    ]);
     assert_eq!(out.writes.get(&format!("bal/{c}/GOLD")), Some(&None));
-    assert_eq!(out.receipts[1].events, [ev("counter.incremented", json!({"n": 1}))]);
-    assert_eq!((chain.balance(&a), chain.balance("module:tictactoe")), (100_100 + 5_000, 0));
-    assert_eq!(chain.state.map["m/ticker/n"], b"6", "end_block ran once per block");
+    assert_eq!(
+        out.receipts[1].events,
+        [ev("counter.incremented", json!({"n": 1}))]
+    );
+    assert_eq!(
+        (chain.balance(&a), chain.balance("module:tictactoe")),
+        (100_100 + 5_000, 0)
+    );
+    assert_eq!(
+        chain.state.map["m/ticker/n"], b"6",
+        "end_block ran once per block"
+    );
     assert_eq!(chain.state.map["m/counter/n"], b"1");
     assert_eq!(chain.head.height, 6);
 }
@@ -333,31 +500,60 @@ fn invalid_transactions_name_their_index() {
     let chain = Chain::new(&[], Some(FAUCET));
     let good = tx(&ALICE, 0, faucet_action());
     let invalid = |txs: Vec<SignedTx>| match chain.try_block(txs) {
-        Err(TransitionError::InvalidTx { index, txid, reason }) => (index, txid, reason),
+        Err(TransitionError::InvalidTx {
+            index,
+            txid,
+            reason,
+        }) => (index, txid, reason),
         other => panic!("expected InvalidTx, got {other:?}"),
     };
 
     let wrong_nonce = tx(&ALICE, 5, faucet_action());
     assert_eq!(
         invalid(vec![good.clone(), wrong_nonce.clone()]),
-        (1, wrong_nonce.txid(), TxRejection::Nonce { expected: 1, found: 5 })
+        (
+            1,
+            wrong_nonce.txid(),
+            TxRejection::Nonce {
+                expected: 1,
+                found: 5
+            }
+        )
     );
     assert_eq!(
         invalid(vec![good.clone(), good.clone()]).2,
-        TxRejection::Nonce { expected: 1, found: 0 },
+        TxRejection::Nonce {
+            expected: 1,
+            found: 0
+        },
         "a replayed transaction has a used nonce"
     );
 
     let wrong_chain = sign_tx(&ALICE, "other-chain", 0, faucet_action());
     let (index, txid, reason) = invalid(vec![wrong_chain.clone(), good.clone()]);
     assert_eq!((index, txid), (0, wrong_chain.txid()));
-    assert!(matches!(reason, TxRejection::Check(TxError::WrongChain { .. })), "{reason}");
+    assert!(
+        matches!(reason, TxRejection::Check(TxError::WrongChain { .. })),
+        "{reason}"
+    );
 
-    let body = TxBody { chain_id: CHAIN.into(), from: ALICE.address(), nonce: 1, action: faucet_action() }.to_json();
-    let forged = SignedTx { signature: sign_message(&BOB, body.as_bytes()), body };
+    let body = TxBody {
+        chain_id: CHAIN.into(),
+        from: ALICE.address(),
+        nonce: 1,
+        action: faucet_action(),
+    }
+    .to_json();
+    let forged = SignedTx {
+        signature: sign_message(&BOB, body.as_bytes()),
+        body,
+    };
     let (index, _, reason) = invalid(vec![good.clone(), forged]);
     assert_eq!(index, 1);
-    assert!(matches!(reason, TxRejection::Check(TxError::BadSignature(_))), "{reason}");
+    assert!(
+        matches!(reason, TxRejection::Check(TxError::BadSignature(_))),
+        "{reason}"
+    );
 
     // The first invalid transaction in block order is named, whatever kind of check fails.
     assert_eq!(invalid(vec![good.clone(), wrong_nonce, wrong_chain]).0, 1);
@@ -377,7 +573,10 @@ fn the_same_block_gives_the_same_output() {
     let second = chain.try_block(txs.clone()).unwrap();
     assert_eq!(first, second);
     assert!(first.receipts.iter().filter(|r| r.ok).count() == 3 && first.receipts[0].fuel_used > 0);
-    assert_eq!(first.receipts[2].error.as_deref(), Some("insufficient GOLD: need 1, have 0"));
+    assert_eq!(
+        first.receipts[2].error.as_deref(),
+        Some("insufficient GOLD: need 1, have 0")
+    );
 
     // One thread or several, or the builder one by one: the same block.
     let single = execute_block(
@@ -390,8 +589,15 @@ fn the_same_block_gives_the_same_output() {
     // (A second context has other Arc<WasmModule>s but the same code: identical output.)
     assert_eq!(single.unwrap(), first);
     let input = chain.input(txs.clone());
-    let mut builder =
-        BlockBuilder::new(&chain.ctx, &chain.state, &chain.hash, &chain.head, input.time_ms, input.checkpoint).unwrap();
+    let mut builder = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        input.time_ms,
+        input.checkpoint,
+    )
+    .unwrap();
     for t in &txs {
         builder.push(t).unwrap();
     }
@@ -403,14 +609,21 @@ fn end_block_writes_are_kept_on_ok_and_dropped_on_err() {
     let mut chain = Chain::new(&[&TICKER, &FAILER, &COUNTER], None);
     let out = chain.block(vec![]);
     let ids: Vec<&str> = out.end_block.iter().map(|(id, _)| id.as_str()).collect();
-    assert_eq!(ids, ["failer", "ticker"], "id order; counter has no gc_end_block");
+    assert_eq!(
+        ids,
+        ["failer", "ticker"],
+        "id order; counter has no gc_end_block"
+    );
     let (failer, ticker) = (&out.end_block[0].1, &out.end_block[1].1);
     assert_eq!(failer.error.as_deref(), Some("invalid: end_block refused"));
     assert!(failer.fuel_used > 0 && failer.events.is_empty());
     assert!(ticker.ok && ticker.fuel_used > 0);
     assert_eq!(out.writes.keys().collect::<Vec<_>>(), ["m/ticker/n"]);
     assert!(!chain.state.map.contains_key("m/failer/x"));
-    assert_eq!(out.header.receipt_root, crate::chain::receipt_root(&[failer.clone(), ticker.clone()]));
+    assert_eq!(
+        out.header.receipt_root,
+        crate::chain::receipt_root(&[failer.clone(), ticker.clone()])
+    );
 
     // Transaction receipts come first in receipt_root, then the end_block ones.
     let t = tx(&ALICE, 0, Action::game("counter", &json!({})));
@@ -426,43 +639,94 @@ fn end_block_writes_are_kept_on_ok_and_dropped_on_err() {
 fn node_actions_fail_with_receipts_and_use_their_nonce() {
     let mut chain = Chain::new(&[&COUNTER], None);
     let c = CAROL.address();
-    let mainnet = SecretKey::from_bytes(Network::Mainnet, [9; 32]).unwrap().address();
+    let mainnet = SecretKey::from_bytes(Network::Mainnet, [9; 32])
+        .unwrap()
+        .address();
     let cases: Vec<(Action, String)> = vec![
         (faucet_action(), "invalid: this chain has no faucet".into()),
-        (Action::game("chess", &json!({})), "not found: module chess".into()),
-        (pay("module:counter", 1), "invalid: `module:counter` is not an address of this chain".into()),
-        (pay(&mainnet, 1), format!("invalid: `{mainnet}` is not an address of this chain")),
-        (pay(&ALICE.address(), 0), "invalid: amount must be more than 0".into()),
-        (pay(&ALICE.address(), 5_001), "insufficient GOLD: need 5001, have 5000".into()),
+        (
+            Action::game("chess", &json!({})),
+            "not found: module chess".into(),
+        ),
+        (
+            pay("module:counter", 1),
+            "invalid: `module:counter` is not an address of this chain".into(),
+        ),
+        (
+            pay(&mainnet, 1),
+            format!("invalid: `{mainnet}` is not an address of this chain"),
+        ),
+        (
+            pay(&ALICE.address(), 0),
+            "invalid: amount must be more than 0".into(),
+        ),
+        (
+            pay(&ALICE.address(), 5_001),
+            "insufficient GOLD: need 5001, have 5000".into(),
+        ),
     ];
-    let txs = cases.iter().enumerate().map(|(n, (a, _))| tx(&CAROL, n as u64, a.clone())).collect();
+    let txs = cases
+        .iter()
+        .enumerate()
+        .map(|(n, (a, _))| tx(&CAROL, n as u64, a.clone()))
+        .collect();
     let out = chain.block(txs);
     for ((_, want), r) in cases.iter().zip(&out.receipts) {
         assert!(!r.ok && r.events.is_empty() && r.fuel_used == 0, "{r:?}");
-        assert!(r.error.as_deref().unwrap().starts_with(want.as_str()), "{:?} vs {want}", r.error);
+        assert!(
+            r.error.as_deref().unwrap().starts_with(want.as_str()),
+            "{:?} vs {want}",
+            r.error
+        );
     }
     assert_eq!(out.writes.keys().collect::<Vec<_>>(), [&nonce_key(&c)]);
     assert_eq!((chain.nonce(&CAROL), chain.balance(&c)), (6, 5_000));
 
     let mut chain = Chain::new(&[], Some(FAUCET));
-    let out = chain.block(vec![tx(&ALICE, 0, Action::Faucet { token: "GEM".into() })]);
-    assert_eq!(out.receipts[0].error.as_deref(), Some("invalid: the faucet pays only GOLD"));
+    let out = chain.block(vec![tx(
+        &ALICE,
+        0,
+        Action::Faucet {
+            token: "GEM".into(),
+        },
+    )]);
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some("invalid: the faucet pays only GOLD")
+    );
 }
 
 #[test]
 fn the_builder_lets_a_sequencer_leave_transactions_out() {
     let chain = Chain::new(&[&TICKER], Some(FAUCET));
-    let (t0, bad, t1) =
-        (tx(&ALICE, 0, faucet_action()), tx(&ALICE, 7, faucet_action()), tx(&ALICE, 1, pay(&CAROL.address(), 10)));
+    let (t0, bad, t1) = (
+        tx(&ALICE, 0, faucet_action()),
+        tx(&ALICE, 7, faucet_action()),
+        tx(&ALICE, 1, pay(&CAROL.address(), 10)),
+    );
     let input = chain.input(vec![]);
-    let mut b =
-        BlockBuilder::new(&chain.ctx, &chain.state, &chain.hash, &chain.head, input.time_ms, input.checkpoint).unwrap();
+    let mut b = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        input.time_ms,
+        input.checkpoint,
+    )
+    .unwrap();
     assert_eq!(b.height(), 1);
     b.push(&t0).unwrap();
     let err = b.push(&bad).unwrap_err();
     assert!(matches!(
         err,
-        TransitionError::InvalidTx { index: 1, reason: TxRejection::Nonce { expected: 1, found: 7 }, .. }
+        TransitionError::InvalidTx {
+            index: 1,
+            reason: TxRejection::Nonce {
+                expected: 1,
+                found: 7
+            },
+            ..
+        }
     ));
     assert_eq!(b.nonce(&ALICE.address()).unwrap(), 1);
     assert!(b.push(&tx(&ALICE, 1, faucet_action())).is_ok());
@@ -472,7 +736,10 @@ fn the_builder_lets_a_sequencer_leave_transactions_out() {
         &chain.hash,
         &chain.head,
         input.time_ms,
-        Checkpoint { height: 7, hash: "ab".repeat(32) },
+        Checkpoint {
+            height: 7,
+            hash: "ab".repeat(32),
+        },
     )
     .unwrap();
     b2.push(&t0).unwrap();
@@ -491,13 +758,26 @@ fn the_parent_must_match() {
         execute_block(&chain.ctx, &chain.state, &wrong, &chain.head, &input),
         Err(TransitionError::BadParent(_))
     ));
-    let early = BlockInput { time_ms: T0 - 1, ..input.clone() };
+    let early = BlockInput {
+        time_ms: T0 - 1,
+        ..input.clone()
+    };
     assert!(matches!(
         execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &early),
         Err(TransitionError::BadParent(m)) if m.contains("before")
     ));
-    let same_time = BlockInput { time_ms: T0, ..input };
-    execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &same_time).unwrap();
+    let same_time = BlockInput {
+        time_ms: T0,
+        ..input
+    };
+    execute_block(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        &same_time,
+    )
+    .unwrap();
 }
 
 #[test]
@@ -511,23 +791,41 @@ fn the_context_checks_runtime_and_modules_against_genesis() {
     };
     let genesis = genesis_with(&[&TICKER], None);
     let new = |g: Genesis, m| ChainContext::new(g, RUNTIME.clone(), m);
-    assert!(matches!(new(genesis.clone(), registry(&[])), Err(ContextError::Modules(m)) if m.contains("not loaded")));
+    assert!(
+        matches!(new(genesis.clone(), registry(&[])), Err(ContextError::Modules(m)) if m.contains("not loaded"))
+    );
     assert!(
         matches!(new(genesis.clone(), registry(&[&TICKER, &FAILER])), Err(ContextError::Modules(m)) if m.contains("not a genesis"))
     );
     let mut other_fuel = genesis.clone();
     other_fuel.fuel_apply += 1;
-    assert!(matches!(new(other_fuel, registry(&[&TICKER])), Err(ContextError::Runtime(m)) if m.contains("fuel_apply")));
+    assert!(
+        matches!(new(other_fuel, registry(&[&TICKER])), Err(ContextError::Runtime(m)) if m.contains("fuel_apply"))
+    );
     let mut other_hash = genesis.clone();
     other_hash.engine_config_hash = "00".repeat(32);
-    assert!(matches!(new(other_hash, registry(&[&TICKER])), Err(ContextError::Runtime(_))));
+    assert!(matches!(
+        new(other_hash, registry(&[&TICKER])),
+        Err(ContextError::Runtime(_))
+    ));
     let mut swapped = genesis.clone();
     swapped.modules[0].code_hash = FAILER.hash();
-    assert!(matches!(new(swapped, registry(&[&TICKER])), Err(ContextError::Modules(m)) if m.contains("code hash")));
-    assert_eq!(runtime_config(&genesis, Allocation::OnDemand).config_hash(), genesis.engine_config_hash);
+    assert!(
+        matches!(new(swapped, registry(&[&TICKER])), Err(ContextError::Modules(m)) if m.contains("code hash"))
+    );
+    assert_eq!(
+        runtime_config(&genesis, Allocation::OnDemand).config_hash(),
+        genesis.engine_config_hash
+    );
     let mut dup = registry(&[&TICKER]);
-    assert_eq!(dup.insert(TICKER.module.clone(), &TICKER.wasm), Err(RegistryError::Duplicate("ticker".into())));
-    assert!(matches!(dup.insert(FAILER.module.clone(), &TICKER.wasm), Err(RegistryError::CodeHash { .. })));
+    assert_eq!(
+        dup.insert(TICKER.module.clone(), &TICKER.wasm),
+        Err(RegistryError::Duplicate("ticker".into()))
+    );
+    assert!(matches!(
+        dup.insert(FAILER.module.clone(), &TICKER.wasm),
+        Err(RegistryError::CodeHash { .. })
+    ));
 }
 
 #[test]
@@ -535,7 +833,10 @@ fn parallel_checks_keep_block_order() {
     let txs: Vec<SignedTx> = (0..40u64)
         .map(|n| match n % 7 {
             3 => sign_tx(&ALICE, "other", n, faucet_action()),
-            5 => SignedTx { signature: "AAAA".into(), ..tx(&BOB, n, faucet_action()) },
+            5 => SignedTx {
+                signature: "AAAA".into(),
+                ..tx(&BOB, n, faucet_action())
+            },
             _ => tx(&key(10 + n as u8), n, faucet_action()),
         })
         .collect();
@@ -543,7 +844,11 @@ fn parallel_checks_keep_block_order() {
     assert_eq!(one.len(), 40);
     assert_eq!(one.iter().filter(|r| r.is_err()).count(), 11);
     for threads in [2, 3, 5, 64] {
-        assert_eq!(check_txs(&txs, CHAIN, Network::Testnet, threads), one, "{threads} threads");
+        assert_eq!(
+            check_txs(&txs, CHAIN, Network::Testnet, threads),
+            one,
+            "{threads} threads"
+        );
     }
     assert!(check_txs(&[], CHAIN, Network::Testnet, 2).is_empty());
 }
@@ -556,6 +861,12 @@ fn nonces_are_canonical_decimals() {
     assert_eq!(account_nonce(&state, "x").unwrap(), 12);
     for bad in [&b"012"[..], b"-1", b"", b"1 ", b"18446744073709551616"] {
         state.map.insert(nonce_key("x"), bad.to_vec());
-        assert_eq!(account_nonce(&state, "x"), Err(TransitionError::CorruptState { key: "nonce/x".into() }), "{bad:?}");
+        assert_eq!(
+            account_nonce(&state, "x"),
+            Err(TransitionError::CorruptState {
+                key: "nonce/x".into()
+            }),
+            "{bad:?}"
+        );
     }
 }
