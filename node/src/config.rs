@@ -188,6 +188,7 @@ impl NodeConfig {
             allocation: Allocation::Pooling {
                 instances: self.wasm_instances,
             },
+            ..RuntimeConfig::default()
         }
     }
 

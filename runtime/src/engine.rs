@@ -1,7 +1,7 @@
 //! The engine: the chain's runtime configuration ([`RuntimeConfig`]), its consensus hash
 //! ([`RuntimeConfig::config_hash`]), and the [`Runtime`] that owns the `wasmtime::Engine`s (pooled,
-//! plus an on-demand fallback), their `Linker`s with every host import, the instance-pool gate and
-//! the per-store resource limiter.
+//! plus an on-demand fallback), their `Linker`s with every host import, the pool's slots and idle
+//! warm instances ([`Instances`]) and the per-store resource limiter.
 //!
 //! Determinism choices (each one is in the config hash):
 //! - fuel metering on (`consume_fuel`), wasmtime 48's default per-operator costs; no epoch
@@ -11,14 +11,18 @@
 //!   ABI.md's "Wasm features" (no SIMD, relaxed SIMD, threads, memory64, exceptions, GC, tail
 //!   calls, multi-memory, component model, …);
 //! - one memory, at most `memory_limit_bytes`; one table of at most [`MAX_TABLE_ELEMENTS`]
-//!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]).
+//!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]);
+//! - every module is instrumented at load (`instrument.rs`, its version is in the config hash)
+//!   and the instrumented module is what runs, so fuel counts the inserted instructions too.
 //!
 //! Allocation (pooling or on demand) is not consensus: both enforce the same limits through the
 //! same [`Limits`]; a module too large for a pool slot runs on the on-demand engine; a caller
-//! waits for a free slot ([`Gate`]), and a slot wasmtime still refuses is a [`HostError`], never a
-//! receipt.
+//! waits for a free slot ([`Instances`]), and a slot wasmtime still refuses is a [`HostError`],
+//! never a receipt. Neither is instance reuse ([`RuntimeConfig::reuse_instances`]): a reused
+//! instance is reset to exactly the state of a fresh one and charged the same fuel
+//! (`module.rs`).
 
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use sha2::{Digest, Sha256};
 use wasmtime::{
@@ -28,6 +32,7 @@ use wasmtime::{
 
 use crate::gas::GAS_V1;
 use crate::host::{self, HostState};
+use crate::module::Warm;
 use crate::trap::{HostError, HostTrap};
 
 /// The ABI version this runtime serves (the `gamechain_v1` import module).
@@ -98,6 +103,15 @@ pub struct RuntimeConfig {
     pub memory_limit_bytes: usize,
     /// Instance allocation strategy (not consensus).
     pub allocation: Allocation,
+    /// Serve calls from warm instances reset to the module's pristine state instead of a new
+    /// instance each time (not consensus: results, state writes and fuel are identical either
+    /// way; a module whose state this host cannot reset runs in fresh instances regardless).
+    pub reuse_instances: bool,
+    /// Check every reset: after each reset of a reused instance compare its whole memory and
+    /// every mutable global with the module's pristine snapshot, and check each new instance of
+    /// a reusable module against the snapshot; panic on any difference. For tests and
+    /// verifiers (it costs a full memory comparison per call). Not consensus.
+    pub verify_reuse: bool,
 }
 
 impl Default for RuntimeConfig {
@@ -119,6 +133,8 @@ impl Default for RuntimeConfig {
             fuel_end_block: 10_000_000,
             memory_limit_bytes: 16 << 20,
             allocation: Allocation::Pooling { instances: 64 },
+            reuse_instances: true,
+            verify_reuse: false,
         }
     }
 }
@@ -127,7 +143,8 @@ impl RuntimeConfig {
     /// The canonical text [`config_hash`](Self::config_hash) hashes: `key=value` lines covering
     /// everything that changes a receipt, the state or the fuel used: ABI version, wasmtime
     /// version, features, NaN canonicalisation, operator costs, stack, table and memory limits,
-    /// fuel limits for apply and end_block, the gas table and the scan cap.
+    /// fuel limits for apply and end_block, the gas table, the scan cap and the load-time
+    /// instrumentation.
     pub fn canonical_description(&self) -> String {
         let mut s = String::new();
         s.push_str("gamechain.runtime.config.v1\n");
@@ -147,6 +164,7 @@ impl RuntimeConfig {
             gamechain_sdk::MAX_SCAN_LIMIT
         ));
         s.push_str(&GAS_V1.canonical());
+        s.push_str(&format!("instrumentation={}\n", crate::instrument::VERSION));
         s
     }
 
@@ -171,8 +189,10 @@ pub(crate) struct Backend {
 /// sizes cannot hold (e.g. a very large instance context) falls back to the on-demand one. So
 /// which modules load, and how they run, never depends on the allocation strategy.
 pub struct Runtime {
+    /// Pool slots and idle warm instances (first, so idle stores are dropped before the engines).
+    instances: Instances,
     pub(crate) config: RuntimeConfig,
-    pooled: Option<(Backend, Gate)>,
+    pooled: Option<Backend>,
     on_demand: Backend,
 }
 
@@ -203,15 +223,17 @@ impl Runtime {
                         MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes),
                     )
                     .table_keep_resident(TABLE_KEEP_RESIDENT);
-                Some((
-                    backend(InstanceAllocationStrategy::Pooling(p))?,
-                    Gate::new(instances as usize),
-                ))
+                Some(backend(InstanceAllocationStrategy::Pooling(p))?)
             }
             Allocation::OnDemand => None,
         };
+        let slots = match config.allocation {
+            Allocation::Pooling { instances } => instances as usize,
+            Allocation::OnDemand => 0,
+        };
         let on_demand = backend(InstanceAllocationStrategy::OnDemand)?;
         Ok(Arc::new(Self {
+            instances: Instances::new(slots),
             config,
             pooled,
             on_demand,
@@ -225,7 +247,7 @@ impl Runtime {
 
     /// The pooled backend, if the runtime pools instances.
     pub(crate) fn pooled(&self) -> Option<&Backend> {
-        self.pooled.as_ref().map(|(b, _)| b)
+        self.pooled.as_ref()
     }
 
     /// The on-demand backend (the only one without pooling, the fallback with it).
@@ -233,9 +255,16 @@ impl Runtime {
         &self.on_demand
     }
 
-    /// Waits for a pool slot. Hold the permit while the call's `Store` lives.
-    pub(crate) fn slot(&self) -> Option<Permit<'_>> {
-        self.pooled.as_ref().map(|(_, gate)| gate.acquire())
+    /// What one call of module `uid` runs in: an idle warm instance of that module when `reuse`
+    /// and there is one, else the right to create a new instance (for a `pooled` module, a pool
+    /// slot, waited for). Keep the lease alive while the call's `Store` lives.
+    pub(crate) fn lease(&self, uid: u64, pooled: bool, reuse: bool) -> Lease<'_> {
+        self.instances.lease(uid, pooled, reuse)
+    }
+
+    /// Drops the idle warm instances of module `uid` (the module is going away).
+    pub(crate) fn forget_module(&self, uid: u64) {
+        self.instances.forget(uid);
     }
 
     /// Fresh per-store limits for one call.
@@ -270,41 +299,180 @@ fn backend(allocation: InstanceAllocationStrategy) -> Result<Backend, HostError>
     Ok(Backend { engine, linker })
 }
 
-/// A counting semaphore over the pool's slots: with every call holding a permit while its
-/// `Store` lives, the pool can never be exhausted by this runtime's own calls, so a busy node
-/// waits for a slot instead of failing a transaction. (Calls never nest: a host function never
-/// calls back into wasm, so waiting cannot deadlock.)
-struct Gate {
-    free: Mutex<usize>,
+/// Idle warm instances kept per module, and in all.
+const IDLE_PER_MODULE: usize = 8;
+const IDLE_TOTAL: usize = 64;
+
+/// The pool's slots and the idle warm instances, under one lock.
+///
+/// Every live `Store` of a pooled module holds one slot, whether its call is running or it
+/// waits idle for the next call, so the pool can never be exhausted by this runtime's own
+/// instances: a call that finds no free slot takes one from an idle instance (of any module,
+/// oldest first, dropping it), and only when every slot is held by a running call does it wait,
+/// for a call to end. (Calls never nest: a host function never calls back into wasm, so waiting
+/// cannot deadlock.) Instances of on-demand modules hold no slot; only the idle caps bound them.
+pub(crate) struct Instances {
+    state: Mutex<Slots>,
     freed: Condvar,
 }
 
-impl Gate {
+struct Slots {
+    /// Pool slots not held by any instance.
+    free: usize,
+    /// Idle warm instances, oldest first.
+    idle: Vec<Warm>,
+    /// Callers waiting in [`Instances::lease`] (a `Condvar` notification is a system call, so it
+    /// is made only when someone waits).
+    waiting: usize,
+}
+
+impl Instances {
     fn new(slots: usize) -> Self {
         Self {
-            free: Mutex::new(slots),
+            state: Mutex::new(Slots {
+                free: slots,
+                idle: Vec::new(),
+                waiting: 0,
+            }),
             freed: Condvar::new(),
         }
     }
 
-    fn acquire(&self) -> Permit<'_> {
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
-        while *free == 0 {
-            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+    fn lock(&self) -> MutexGuard<'_, Slots> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn lease(&self, uid: u64, pooled: bool, reuse: bool) -> Lease<'_> {
+        let mut lease = Lease {
+            instances: self,
+            slot: false,
+            warm: None,
+        };
+        let mut state = self.lock();
+        let evicted = loop {
+            if reuse {
+                if let Some(i) = state.idle.iter().rposition(|w| w.uid == uid) {
+                    let warm = state.idle.remove(i);
+                    lease.slot = warm.holds_slot;
+                    lease.warm = Some(warm);
+                    return lease;
+                }
+            }
+            if !pooled {
+                return lease;
+            }
+            if state.free > 0 {
+                state.free -= 1;
+                lease.slot = true;
+                return lease;
+            }
+            if let Some(i) = state.idle.iter().position(|w| w.holds_slot) {
+                // Its slot becomes this call's.
+                lease.slot = true;
+                break state.idle.remove(i);
+            }
+            state.waiting += 1;
+            state = self.freed.wait(state).unwrap_or_else(|p| p.into_inner());
+            state.waiting -= 1;
+        };
+        drop(state);
+        // The evicted instance's slot returns to wasmtime's pool before the caller instantiates.
+        drop(evicted);
+        lease
+    }
+
+    /// Puts `warm` (reset, pristine) on the idle list; drops the oldest idle instance beyond the
+    /// caps.
+    fn keep(&self, warm: Warm) {
+        let mut state = self.lock();
+        let uid = warm.uid;
+        state.idle.push(warm);
+        let mut dropped = Vec::new();
+        if state.idle.iter().filter(|w| w.uid == uid).count() > IDLE_PER_MODULE {
+            let i = state
+                .idle
+                .iter()
+                .position(|w| w.uid == uid)
+                .expect("counted above");
+            dropped.push(state.idle.remove(i));
         }
-        *free -= 1;
-        Permit(self)
+        if state.idle.len() > IDLE_TOTAL {
+            dropped.push(state.idle.remove(0));
+        }
+        let waiting = state.waiting > 0;
+        drop(state);
+        self.release(dropped);
+        if waiting {
+            // A waiter may take this instance's slot.
+            self.freed.notify_one();
+        }
+    }
+
+    fn forget(&self, uid: u64) {
+        let mut state = self.lock();
+        let (gone, kept): (Vec<Warm>, Vec<Warm>) = std::mem::take(&mut state.idle)
+            .into_iter()
+            .partition(|w| w.uid == uid);
+        state.idle = kept;
+        drop(state);
+        self.release(gone);
+    }
+
+    /// Drops `instances` (their stores first), then frees the slots they held.
+    fn release(&self, instances: Vec<Warm>) {
+        let slots = instances.iter().filter(|w| w.holds_slot).count();
+        drop(instances);
+        self.free_slots(slots);
+    }
+
+    fn free_slots(&self, n: usize) {
+        if n > 0 {
+            let mut state = self.lock();
+            state.free += n;
+            let waiting = state.waiting.min(n);
+            drop(state);
+            for _ in 0..waiting {
+                self.freed.notify_one();
+            }
+        }
     }
 }
 
-/// One pool slot, released on drop.
-pub(crate) struct Permit<'a>(&'a Gate);
+/// What one call runs in (see [`Runtime::lease`]). Dropping it frees the slot it holds (drop the
+/// call's `Store` first); [`Lease::keep`] instead hands the slot to an idle warm instance.
+pub(crate) struct Lease<'a> {
+    instances: &'a Instances,
+    /// Whether this call holds a pool slot.
+    slot: bool,
+    /// The idle warm instance this call was given.
+    warm: Option<Warm>,
+}
 
-impl Drop for Permit<'_> {
+impl Lease<'_> {
+    /// The warm instance to run in, if one was idle.
+    pub(crate) fn take_warm(&mut self) -> Option<Warm> {
+        self.warm.take()
+    }
+
+    /// Whether this call holds a pool slot (its new instance then holds it while idle).
+    #[cfg(test)]
+    pub(crate) fn holds_slot(&self) -> bool {
+        self.slot
+    }
+
+    /// Returns `warm` (this call's instance, reset) to the idle list, with this call's slot.
+    pub(crate) fn keep(mut self, mut warm: Warm) {
+        warm.holds_slot = std::mem::replace(&mut self.slot, false);
+        self.instances.keep(warm);
+    }
+}
+
+impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        let mut free = self.0.free.lock().unwrap_or_else(|p| p.into_inner());
-        *free += 1;
-        self.0.freed.notify_one();
+        drop(self.warm.take());
+        if self.slot {
+            self.instances.free_slots(1);
+        }
     }
 }
 
@@ -380,21 +548,21 @@ mod tests {
             assert_ne!(c.config_hash(), h, "{c:?}");
         }
         // Not consensus: views and the allocation strategy.
-        assert_eq!(
-            RuntimeConfig {
-                fuel_view: 1,
-                allocation: Allocation::OnDemand,
-                ..base.clone()
-            }
-            .config_hash(),
-            h
-        );
+        let not_consensus = RuntimeConfig {
+            fuel_view: 1,
+            allocation: Allocation::OnDemand,
+            reuse_instances: !base.reuse_instances,
+            verify_reuse: !base.verify_reuse,
+            ..base.clone()
+        };
+        assert_eq!(not_consensus.config_hash(), h);
         let text = base.canonical_description();
         for needle in [
             "wasmtime=48.0.8",
             "abi_version=1",
             "gas.host_call_base=200",
             "fuel_apply=10000000",
+            "instrumentation=dirty-chunks-v1",
         ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }
@@ -422,11 +590,16 @@ mod tests {
     }
 
     #[test]
-    fn the_gate_blocks_at_zero_and_releases_on_drop() {
-        let gate = Gate::new(1);
-        let p = gate.acquire();
-        assert_eq!(*gate.free.lock().unwrap(), 0);
-        drop(p);
-        assert_eq!(*gate.free.lock().unwrap(), 1);
+    fn a_lease_holds_a_slot_until_dropped() {
+        let instances = Instances::new(1);
+        let lease = instances.lease(1, true, true);
+        assert!(lease.holds_slot());
+        assert_eq!(instances.lock().free, 0);
+        drop(lease);
+        assert_eq!(instances.lock().free, 1);
+        // On-demand modules take no slot.
+        let lease = instances.lease(1, false, true);
+        assert!(!lease.holds_slot());
+        assert_eq!(instances.lock().free, 1);
     }
 }

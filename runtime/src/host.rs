@@ -77,6 +77,12 @@ pub(crate) enum Target {
     View(*const (dyn StateRead + 'static)),
 }
 
+// SAFETY: a `Target` other than `Detached` exists only inside one entry-point call, on the thread
+// that made it (the caller's borrow outlives it, see `Target::apply`), and the call detaches it
+// before returning. Only then may the store holding it (a warm instance waiting for its next
+// call) move to another thread, and a detached target points at nothing.
+unsafe impl Send for Target {}
+
 impl Target {
     /// Points the host calls at `ctx`.
     ///
@@ -144,6 +150,11 @@ pub(crate) struct HostState {
     pub(crate) log: Vec<String>,
     /// The store's resource limiter.
     pub(crate) limits: Limits,
+    /// Chunks of the initial memory (`instrument.rs`) the host wrote into during this call:
+    /// reset with the chunks the module marked in its `dirty` global.
+    pub(crate) host_writes: u64,
+    /// `log2` of the module's chunk size (see [`crate::instrument::Plan`]).
+    pub(crate) chunk_shift: u32,
 }
 
 impl HostState {
@@ -157,7 +168,26 @@ impl HostState {
             view_random: 0,
             log: Vec::new(),
             limits,
+            host_writes: 0,
+            chunk_shift: 0,
         }
+    }
+
+    /// Starts an entry-point call on a reused store: `target` attached, and everything a
+    /// previous call left here (output, last error, random counter, log lines) forgotten, as in
+    /// a new `HostState`.
+    pub(crate) fn begin(&mut self, target: Target) {
+        self.target = target;
+        self.output = None;
+        self.last_error.clear();
+        self.view_random = 0;
+        self.log.clear();
+        self.host_writes = 0;
+    }
+
+    /// Records that the host wrote guest bytes `range`.
+    pub(crate) fn wrote(&mut self, range: &Range<usize>) {
+        self.host_writes |= crate::instrument::chunk_mask(range, self.chunk_shift);
     }
 
     /// Forgets the caller's context: from now on host calls see an empty, read-only state.
@@ -370,7 +400,9 @@ fn text<'m>(mem: &'m [u8], range: &Range<usize>) -> Result<&'m str, HostTrap> {
 fn write_out(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<i64> {
     if result.len() <= out.len() {
         charge(cx, bytes(GAS.per_byte_out, result.len()))?;
-        mem.data_mut(&mut *cx)[out.start..out.start + result.len()].copy_from_slice(result);
+        let written = out.start..out.start + result.len();
+        cx.data_mut().wrote(&written);
+        mem.data_mut(&mut *cx)[written].copy_from_slice(result);
     }
     Ok(result.len() as i64)
 }
@@ -379,6 +411,7 @@ fn write_out(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> 
 fn write_fixed(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<()> {
     debug_assert_eq!(out.len(), result.len());
     charge(cx, bytes(GAS.per_byte_out, result.len()))?;
+    cx.data_mut().wrote(&out);
     mem.data_mut(&mut *cx)[out].copy_from_slice(result);
     Ok(())
 }

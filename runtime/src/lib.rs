@@ -7,7 +7,8 @@
 //! |---|---|
 //! | `engine.rs` | [`RuntimeConfig`] (limits, [`RuntimeConfig::config_hash`]), [`Runtime`] (engine, linker, pool) |
 //! | `gas.rs` | [`GasTable`], [`GAS_V1`]: fuel per host call |
-//! | `module.rs` | [`WasmModule`]: load-time validation, the call driver, `impl GameModule` |
+//! | `module.rs` | [`WasmModule`]: load-time validation, the call driver (fresh or reset warm instances), `impl GameModule` |
+//! | `instrument.rs` | load-time instrumentation: dirty-chunk marks and global exports, so instances can be reset |
 //! | `host.rs` | the `gamechain_v1` imports and the per-call store data |
 //! | `trap.rs` | [`HostTrap`], [`HostError`], the mapping to ABI.md's fixed texts |
 //! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`WriteSet`] |
@@ -27,6 +28,7 @@ mod engine;
 mod execute;
 mod gas;
 mod host;
+mod instrument;
 mod module;
 pub mod registry;
 mod state;

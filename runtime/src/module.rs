@@ -7,23 +7,46 @@
 //! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
 //! module natively against `MockCtx` or through wasm.
 //!
-//! Every call runs in a fresh instance (ABI.md): a `Store` per call, an instance from the pool.
-//! Everything that can be done once per module (compilation, import resolution, export lookup
-//! by index) is done in [`WasmModule::new`]. A cheaper reset would replace `fresh_instance`.
+//! Every call starts from the state of a fresh instance (ABI.md). Everything that can be done
+//! once per module (instrumentation, compilation, import resolution, export lookup by index, the
+//! pristine snapshot) is done in [`WasmModule::new`]. A call then runs in one of:
+//!
+//! - **a fresh instance** (`Store` + instance from the pool, dropped after the call): always for
+//!   a module `instrument.rs` cannot reset, and for every module with
+//!   [`RuntimeConfig::reuse_instances`](crate::RuntimeConfig) off;
+//! - **a warm instance**: an instance an earlier call of this module left, reset to pristine.
+//!   After a call that returned normally (return code 0 or 1) the host restores the memory
+//!   chunks the module marked in its `dirty` global plus those the host itself wrote (inputs
+//!   placed through `gc_alloc`, output buffers), every mutable global, and `dirty`, from the
+//!   snapshot taken right after the module's first instantiation; then the instance waits on
+//!   the runtime's idle list (`engine.rs`, [`Instances`](crate::engine::Instances)). An instance
+//!   whose call trapped (including running out of fuel and every host trap) or whose memory
+//!   grew is dropped instead, so the next call instantiates afresh. Tables and passive segments
+//!   need no reset: a reusable module cannot change them (`instrument.rs`).
+//!
+//! **Identical results.** The same instrumented code runs both ways, from the same state, with
+//! the same fuel left when the entry point starts: a fresh instance is given `fuel` and its
+//! start function uses some; a warm one is given `fuel - start_fuel`, the start function's fuel
+//! measured at load. (That is deterministic: a reusable module's start function cannot reach a
+//! host import or an indirect call, so it computes the same thing every time.) A call with no
+//! more fuel than that runs in a fresh instance. [`RuntimeConfig::verify_reuse`](crate::RuntimeConfig)
+//! checks every reset against the whole snapshot.
 
 use core::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wasmtime::{
-    Extern, ExternType, FuncType, Instance, InstancePre, Memory, Module, ModuleExport, Store,
-    TypedFunc, ValType, WasmParams, WasmResults,
+    Extern, ExternType, FuncType, Global, Instance, InstancePre, Memory, Module, ModuleExport,
+    Store, TypedFunc, Val, ValType, WasmParams, WasmResults,
 };
 
-use crate::engine::{Runtime, ABI_VERSION, MAX_TABLE_ELEMENTS};
+use crate::engine::{Lease, Runtime, ABI_VERSION, MAX_TABLE_ELEMENTS};
 use crate::host::{span, HostState, Target, IMPORTS, IMPORT_MODULE};
+use crate::instrument::{self, Plan};
 use crate::trap::{classify, HostError, HostTrap};
 
 /// What one entry-point call produced.
@@ -33,7 +56,9 @@ pub struct CallOutcome<T> {
     /// fixed `internal: …` texts of ABI.md).
     pub result: Result<T, ActionError>,
     /// Fuel consumed: instantiation (start function), `gc_alloc`, the entry point and its host
-    /// calls. Equal to the limit when the call ran out of fuel.
+    /// calls, counting the instructions `instrument.rs` added. Equal to the limit when the call
+    /// ran out of fuel. A call served by a reused instance is charged exactly the same: the
+    /// start function's fuel (measured once at load) is charged to it as if it had run.
     pub fuel_used: u64,
     /// Lines the module sent to `log` (and an `abort` message), for the node's log only: never
     /// part of a receipt or a hash. At most 64 lines of 1 KiB.
@@ -164,7 +189,50 @@ struct Exports {
     apply: ModuleExport,
     view: ModuleExport,
     end_block: Option<ModuleExport>,
+    /// The instrumentation's `dirty` global and the module's mutable globals (empty when the
+    /// module is not instrumented).
+    dirty: Option<ModuleExport>,
+    globals: Vec<ModuleExport>,
 }
+
+/// An instance's typed exports, looked up once per instance.
+pub(crate) struct Handles {
+    memory: Memory,
+    abi_version: TypedFunc<(), i32>,
+    alloc: TypedFunc<i32, i32>,
+    apply: TypedFunc<(i32, i32, i32, i32), i32>,
+    view: TypedFunc<(i32, i32), i32>,
+    end_block: Option<TypedFunc<(), i32>>,
+    /// `dirty` and the mutable globals, for an instance that will be reset.
+    dirty: Option<Global>,
+    globals: Vec<Global>,
+}
+
+/// An idle instance of a reusable module, reset to pristine (see the module documentation).
+pub(crate) struct Warm {
+    /// The module it belongs to ([`WasmModule`]'s `uid`).
+    pub(crate) uid: u64,
+    /// Whether it holds a pool slot (`engine.rs`).
+    pub(crate) holds_slot: bool,
+    store: Store<HostState>,
+    handles: Handles,
+}
+
+/// A reusable module's state right after instantiation.
+struct Pristine {
+    /// The whole initial memory.
+    memory: Vec<u8>,
+    /// The mutable globals, in `Exports::globals` order.
+    globals: Vec<Val>,
+    /// Fuel the instantiation (the start function) uses.
+    start_fuel: u64,
+}
+
+/// What [`WasmModule::verify`] calls an instance just created.
+const NEW_INSTANCE: &str = "a new instance";
+
+/// Source of [`WasmModule`]'s `uid`s.
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
 /// Which entry point a call runs, with its inputs.
 enum Entry<'a> {
@@ -190,6 +258,20 @@ pub struct WasmModule {
     code_hash: String,
     pre: InstancePre<HostState>,
     exports: Exports,
+    /// Identifies this module's warm instances in the runtime's idle list.
+    uid: u64,
+    /// How instances are reset (`None`: the module could not be instrumented).
+    plan: Option<Plan>,
+    /// The pristine snapshot; `Some` exactly when instances of this module may be reused.
+    pristine: Option<Pristine>,
+    /// Instances created so far (see [`WasmModule::instantiations`]).
+    instantiations: AtomicU64,
+}
+
+impl Drop for WasmModule {
+    fn drop(&mut self) {
+        self.runtime.forget_module(self.uid);
+    }
 }
 
 impl fmt::Debug for WasmModule {
@@ -233,7 +315,8 @@ impl WasmModule {
     ///
     /// Errors: see [`LoadError`]; each names the rule broken.
     pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
-        let (module, pooled) = compile(runtime, wasm)?;
+        let instrumented = instrument::instrument(wasm);
+        let (module, pooled) = compile(runtime, wasm, &instrumented.wasm)?;
         let resources = module.resources_required();
         if resources.num_tables > 1 {
             return Err(LoadError::TooManyTables(resources.num_tables));
@@ -313,6 +396,13 @@ impl WasmModule {
             apply: index("gc_apply").ok_or_else(|| missing("gc_apply"))?,
             view: index("gc_view").ok_or_else(|| missing("gc_view"))?,
             end_block: index("gc_end_block"),
+            dirty: instrumented
+                .plan
+                .as_ref()
+                .and_then(|p| index(&p.dirty_export)),
+            globals: instrumented.plan.as_ref().map_or_else(Vec::new, |p| {
+                p.global_exports.iter().filter_map(|n| index(n)).collect()
+            }),
         };
 
         let linker = match runtime.pooled() {
@@ -322,13 +412,17 @@ impl WasmModule {
         let pre = linker
             .instantiate_pre(&module)
             .map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
-        let this = Self {
+        let mut this = Self {
             runtime: Arc::clone(runtime),
             pooled,
             id: Box::leak(id.to_string().into_boxed_str()),
             code_hash: hex::encode(Sha256::digest(wasm)),
             pre,
             exports,
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+            plan: instrumented.plan,
+            pristine: None,
+            instantiations: AtomicU64::new(0),
         };
 
         let raw = this
@@ -339,7 +433,10 @@ impl WasmModule {
             )
             .map_err(LoadError::Host)?;
         match raw.result {
-            Ok((v, _)) if v == ABI_VERSION as i32 => Ok(this),
+            Ok((v, _)) if v == ABI_VERSION as i32 => {
+                this.pristine = this.snapshot().map_err(LoadError::Host)?;
+                Ok(this)
+            }
             Ok((v, _)) => Err(LoadError::AbiVersion(v)),
             Err(e) => Err(LoadError::Instantiate(e.to_string())),
         }
@@ -353,6 +450,23 @@ impl WasmModule {
     /// SHA-256 of the module's bytes, lowercase hex.
     pub fn code_hash(&self) -> &str {
         &self.code_hash
+    }
+
+    /// Whether calls of this module may run in a reset warm instance (with
+    /// [`RuntimeConfig::reuse_instances`](crate::RuntimeConfig) on): `Err` says why not. Not
+    /// consensus: results and fuel are the same either way.
+    pub fn reusable(&self) -> Result<(), String> {
+        match (&self.plan, &self.pristine) {
+            (None, _) => Err("the module could not be instrumented".into()),
+            (Some(plan), None) => plan.reuse.clone().and(Err("no pristine snapshot".into())),
+            (Some(_), Some(_)) => Ok(()),
+        }
+    }
+
+    /// How many instances of this module were created (for calls, and for the load-time checks):
+    /// with instance reuse, far fewer than calls. For tests and metrics.
+    pub fn instantiations(&self) -> u64 {
+        self.instantiations.load(Ordering::Relaxed)
     }
 
     /// Whether calls take an instance from the pool: `false` without pooling, and for a module
@@ -427,23 +541,29 @@ impl WasmModule {
         Ok(raw.into_unit())
     }
 
-    /// One entry-point call in a fresh instance with `fuel`, host calls acting on `target`.
+    /// One entry-point call with `fuel`, host calls acting on `target`: in a warm instance when
+    /// the module is reusable, reuse is on and one is idle, else in a new instance (kept for the
+    /// next call when reusable).
     fn run(&self, target: Target, fuel: u64, entry: Entry<'_>) -> Result<Raw, HostError> {
         let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
-        let _slot = if self.pooled {
-            self.runtime.slot()
-        } else {
-            None
+        let reuse = match (&self.pristine, &entry) {
+            (_, Entry::AbiVersion) => None,
+            (Some(p), _) if self.runtime.config.reuse_instances && fuel > p.start_fuel => Some(p),
+            _ => None,
         };
-        let engine = self.pre.module().engine();
-        let mut store = Store::new(
-            engine,
-            HostState::new(self.id, target, self.runtime.limits()),
-        );
-        store.limiter(|st| &mut st.limits);
-        store.set_fuel(fuel).map_err(engine_err)?;
+        // Declared before the store: dropped after it, releasing its pool slot.
+        let mut lease: Lease<'_> = self.runtime.lease(self.uid, self.pooled, reuse.is_some());
+        let (mut store, mut handles, start_fuel) = match lease.take_warm() {
+            Some(warm) => {
+                let start_fuel = reuse.map_or(0, |p| p.start_fuel);
+                (warm.store, Some(warm.handles), start_fuel)
+            }
+            None => (self.new_store(), None, 0),
+        };
+        store.data_mut().begin(target);
+        store.set_fuel(fuel - start_fuel).map_err(engine_err)?;
 
-        let called = self.invoke(&mut store, entry);
+        let called = self.invoke(&mut store, &mut handles, reuse.is_some(), fuel, entry);
 
         let left = store.get_fuel().map_err(engine_err)?;
         let st = store.data_mut();
@@ -451,7 +571,20 @@ impl WasmModule {
         st.detach();
         let output = st.output.take();
         let log = std::mem::take(&mut st.log);
-        drop(store);
+        match (reuse, &called, handles) {
+            (Some(pristine), Ok(_), Some(handles)) => {
+                if self.reset(&mut store, &handles, pristine) {
+                    lease.keep(Warm {
+                        uid: self.uid,
+                        holds_slot: false,
+                        store,
+                        handles,
+                    });
+                }
+            }
+            // Dropped before the lease, which then frees its pool slot.
+            _ => drop(store),
+        }
 
         let mut fuel_used = fuel.saturating_sub(left);
         let result = match called {
@@ -471,46 +604,218 @@ impl WasmModule {
         })
     }
 
-    /// Instantiates (`fresh_instance`) and runs `entry`; the `i32` is the entry point's return.
-    fn invoke(&self, store: &mut Store<HostState>, entry: Entry<'_>) -> wasmtime::Result<i32> {
-        let (instance, memory) = self.fresh_instance(store)?;
+    /// A new store for this module, detached.
+    fn new_store(&self) -> Store<HostState> {
+        let engine = self.pre.module().engine();
+        let mut state = HostState::new(self.id, Target::Detached, self.runtime.limits());
+        state.chunk_shift = self.plan.as_ref().map_or(0, |p| p.chunk_shift);
+        let mut store = Store::new(engine, state);
+        store.limiter(|st| &mut st.limits);
+        store
+    }
+
+    /// Runs `entry`, instantiating first when `handles` is `None` (`fuel` is what the store was
+    /// given, for the check of a new reusable instance); the `i32` is the entry point's return.
+    fn invoke(
+        &self,
+        store: &mut Store<HostState>,
+        handles: &mut Option<Handles>,
+        reusable: bool,
+        fuel: u64,
+        entry: Entry<'_>,
+    ) -> wasmtime::Result<i32> {
+        let h = match handles {
+            Some(h) => h,
+            None => {
+                let h = self.instantiate(store, reusable)?;
+                if reusable && self.runtime.config.verify_reuse {
+                    let pristine = self
+                        .pristine
+                        .as_ref()
+                        .expect("reusable modules have a snapshot");
+                    let used = fuel - store.get_fuel()?;
+                    assert_eq!(
+                        used, pristine.start_fuel,
+                        "module {}: a new instance used other start fuel",
+                        self.id
+                    );
+                    self.verify(store, &h, pristine, NEW_INSTANCE);
+                }
+                handles.insert(h)
+            }
+        };
         match entry {
-            Entry::AbiVersion => self
-                .func::<(), i32>(store, &instance, &self.exports.abi_version)?
-                .call(&mut *store, ()),
+            Entry::AbiVersion => h.abi_version.call(&mut *store, ()),
             Entry::Apply { sender, op } => {
-                let alloc = self.func::<i32, i32>(store, &instance, &self.exports.alloc)?;
-                let (sp, sl) = place(store, &alloc, memory, sender)?;
-                let (op_ptr, ol) = place(store, &alloc, memory, op)?;
-                let apply =
-                    self.func::<(i32, i32, i32, i32), i32>(store, &instance, &self.exports.apply)?;
-                apply.call(&mut *store, (sp, sl, op_ptr, ol))
+                let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
+                let (op_ptr, ol) = place(store, &h.alloc, h.memory, op)?;
+                h.apply.call(&mut *store, (sp, sl, op_ptr, ol))
             }
             Entry::View { query } => {
-                let alloc = self.func::<i32, i32>(store, &instance, &self.exports.alloc)?;
-                let (qp, ql) = place(store, &alloc, memory, query)?;
-                self.func::<(i32, i32), i32>(store, &instance, &self.exports.view)?
-                    .call(&mut *store, (qp, ql))
+                let (qp, ql) = place(store, &h.alloc, h.memory, query)?;
+                h.view.call(&mut *store, (qp, ql))
             }
-            Entry::EndBlock => match &self.exports.end_block {
-                Some(end_block) => self
-                    .func::<(), i32>(store, &instance, end_block)?
-                    .call(&mut *store, ()),
+            Entry::EndBlock => match &h.end_block {
+                Some(end_block) => end_block.call(&mut *store, ()),
                 None => Ok(0),
             },
         }
     }
 
     /// A new instance in pristine state (data segments applied, start function run), with its
-    /// memory attached to the store data.
-    fn fresh_instance(&self, store: &mut Store<HostState>) -> wasmtime::Result<(Instance, Memory)> {
+    /// memory attached to the store data; with `resettable`, the handles a reset needs too.
+    fn instantiate(
+        &self,
+        store: &mut Store<HostState>,
+        resettable: bool,
+    ) -> wasmtime::Result<Handles> {
+        self.instantiations.fetch_add(1, Ordering::Relaxed);
         let instance = self.pre.instantiate(&mut *store)?;
         let memory = instance
             .get_module_export(&mut *store, &self.exports.memory)
             .and_then(Extern::into_memory)
             .ok_or_else(|| wasmtime::Error::msg("validated memory export is missing"))?;
         store.data_mut().attach_memory(memory);
-        Ok((instance, memory))
+        let global = |store: &mut Store<HostState>, export: &ModuleExport| {
+            instance
+                .get_module_export(&mut *store, export)
+                .and_then(Extern::into_global)
+                .ok_or_else(|| wasmtime::Error::msg("instrumented global export is missing"))
+        };
+        let (dirty, globals) = match (&self.exports.dirty, resettable) {
+            (Some(dirty), true) => (
+                Some(global(store, dirty)?),
+                self.exports
+                    .globals
+                    .iter()
+                    .map(|g| global(store, g))
+                    .collect::<wasmtime::Result<_>>()?,
+            ),
+            _ => (None, Vec::new()),
+        };
+        Ok(Handles {
+            memory,
+            abi_version: self.func(store, &instance, &self.exports.abi_version)?,
+            alloc: self.func(store, &instance, &self.exports.alloc)?,
+            apply: self.func(store, &instance, &self.exports.apply)?,
+            view: self.func(store, &instance, &self.exports.view)?,
+            end_block: match &self.exports.end_block {
+                Some(e) => Some(self.func(store, &instance, e)?),
+                None => None,
+            },
+            dirty,
+            globals,
+        })
+    }
+
+    /// The pristine snapshot of a module whose instances may be reused (`None` otherwise): one
+    /// instance, detached, read right after instantiation.
+    fn snapshot(&self) -> Result<Option<Pristine>, HostError> {
+        let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
+        let Some(plan) = self.plan.as_ref().filter(|p| p.reuse.is_ok()) else {
+            return Ok(None);
+        };
+        if self.exports.dirty.is_none() || self.exports.globals.len() != plan.global_exports.len() {
+            return Ok(None);
+        }
+        let config = &self.runtime.config;
+        let budget = config
+            .fuel_apply
+            .max(config.fuel_view)
+            .max(config.fuel_end_block);
+        let _lease = self.runtime.lease(self.uid, self.pooled, false);
+        let mut store = self.new_store();
+        store.set_fuel(budget).map_err(engine_err)?;
+        let Ok(h) = self.instantiate(&mut store, true) else {
+            return Ok(None);
+        };
+        let start_fuel = budget - store.get_fuel().map_err(engine_err)?;
+        let memory = h.memory.data(&store).to_vec();
+        if memory.len() != plan.initial_bytes {
+            return Ok(None);
+        }
+        let globals = h.globals.iter().map(|g| g.get(&mut store)).collect();
+        Ok(Some(Pristine {
+            memory,
+            globals,
+            start_fuel,
+        }))
+    }
+
+    /// Resets a warm instance after a call that returned normally: the chunks written (by the
+    /// module or the host), the mutable globals and `dirty`. `false` when it cannot be reset
+    /// (its memory grew): drop it.
+    fn reset(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine) -> bool {
+        let (Some(plan), Some(dirty)) = (&self.plan, h.dirty) else {
+            return false;
+        };
+        if h.memory.data_size(&*store) != plan.initial_bytes {
+            return false;
+        }
+        let Some(marked) = dirty.get(&mut *store).i64() else {
+            return false;
+        };
+        let written = marked as u64 | store.data().host_writes;
+        let memory = h.memory.data_mut(&mut *store);
+        for range in plan.restore_ranges(written) {
+            memory[range.clone()].copy_from_slice(&pristine.memory[range]);
+        }
+        for (global, value) in h.globals.iter().zip(&pristine.globals) {
+            if global.set(&mut *store, *value).is_err() {
+                return false;
+            }
+        }
+        if dirty.set(&mut *store, Val::I64(0)).is_err() {
+            return false;
+        }
+        store.data_mut().host_writes = 0;
+        if self.runtime.config.verify_reuse {
+            self.verify(store, h, pristine, "a reset instance");
+        }
+        true
+    }
+
+    /// Panics unless the instance's memory, mutable globals and `dirty` equal the snapshot.
+    fn verify(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine, what: &str) {
+        let id = self.id;
+        let memory = h.memory.data(&*store);
+        assert_eq!(
+            memory.len(),
+            pristine.memory.len(),
+            "module {id}: {what} has another memory size"
+        );
+        if let Some(at) = memory
+            .iter()
+            .zip(&pristine.memory)
+            .position(|(a, b)| a != b)
+        {
+            panic!(
+                "module {id}: {what} differs from the pristine memory at byte {at} ({} != {})",
+                memory[at], pristine.memory[at]
+            );
+        }
+        for (i, (global, value)) in h.globals.iter().zip(&pristine.globals).enumerate() {
+            let now = global.get(&mut *store);
+            assert_eq!(
+                bits(&now),
+                bits(value),
+                "module {id}: {what} differs in mutable global #{i}"
+            );
+        }
+        // A new instance's `dirty` may hold its start function's marks (restored with the rest
+        // after its first call); a reset one's must be clear.
+        if let Some(dirty) = h.dirty.filter(|_| what != NEW_INSTANCE) {
+            assert_eq!(
+                dirty.get(&mut *store).i64(),
+                Some(0),
+                "module {id}: {what} has dirty marks"
+            );
+        }
+        assert_eq!(
+            store.data().host_writes,
+            0,
+            "module {id}: {what} has host write marks"
+        );
     }
 
     /// A validated function export of `instance`, typed.
@@ -531,15 +836,41 @@ impl WasmModule {
 /// Compiles `wasm` for the pooled engine, or, when the pool's slots cannot hold it (or there is
 /// no pool), for the on-demand one; `true` when pooled. A module invalid for both reports the
 /// on-demand engine's reason, so the text does not depend on the allocation strategy.
-fn compile(runtime: &Runtime, wasm: &[u8]) -> Result<(Module, bool), LoadError> {
+///
+/// `instrumented` (from `instrument.rs`) is what gets compiled; when it is refused, the reason
+/// reported is the one for the `original` bytes, so load errors name the module's own fault.
+fn compile(
+    runtime: &Runtime,
+    original: &[u8],
+    instrumented: &[u8],
+) -> Result<(Module, bool), LoadError> {
     if let Some(backend) = runtime.pooled() {
-        if let Ok(module) = Module::from_binary(&backend.engine, wasm) {
+        if let Ok(module) = Module::from_binary(&backend.engine, instrumented) {
             return Ok((module, true));
         }
     }
-    Module::from_binary(&runtime.on_demand().engine, wasm)
+    let engine = &runtime.on_demand().engine;
+    Module::from_binary(engine, instrumented)
         .map(|module| (module, false))
-        .map_err(|e| LoadError::Invalid(format!("{e:#}")))
+        .map_err(|e| {
+            let original_error = if instrumented == original {
+                None
+            } else {
+                Module::from_binary(engine, original).err()
+            };
+            LoadError::Invalid(format!("{:#}", original_error.unwrap_or(e)))
+        })
+}
+
+/// The bits of a numeric global's value (`None` for references), for comparisons.
+fn bits(v: &Val) -> Option<u64> {
+    match *v {
+        Val::I32(x) => Some(x as u32 as u64),
+        Val::I64(x) => Some(x as u64),
+        Val::F32(x) => Some(u64::from(x)),
+        Val::F64(x) => Some(x),
+        _ => None,
+    }
 }
 
 /// Copies `bytes` into a buffer obtained from the guest's `gc_alloc`; `(ptr, len)`. Empty input
@@ -561,6 +892,7 @@ fn place(
         return Err(alloc_failed());
     }
     let range = span(ptr, len, memory.data_size(&*store)).map_err(|_| alloc_failed())?;
+    store.data_mut().wrote(&range);
     memory.data_mut(&mut *store)[range].copy_from_slice(bytes);
     Ok((ptr, len))
 }

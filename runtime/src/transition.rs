@@ -229,6 +229,8 @@ pub fn runtime_config(genesis: &Genesis, allocation: Allocation) -> RuntimeConfi
         fuel_end_block: genesis.fuel_end_block,
         memory_limit_bytes: usize::try_from(genesis.memory_limit_bytes).unwrap_or(usize::MAX),
         allocation,
+        // Not consensus: this build's defaults (instance reuse on, no verification).
+        ..RuntimeConfig::default()
     }
 }
 

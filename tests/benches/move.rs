@@ -3,11 +3,17 @@
 //! Both sides run the same move (`{"kind":"move","id":…,"cell":0}` by x on a joined game) over
 //! the same committed state with the same `Ctx` implementation (`KvCtx` over an `Overlay`):
 //! - native: parse the op bytes, `TicTacToe::apply`;
-//! - wasm: `execute_apply` — a fresh instance from pristine memory, `gc_alloc` + `gc_apply`, host
-//!   calls, fuel metering, trap mapping, events converted for the receipt.
+//! - wasm: `execute_apply` — pristine memory, `gc_alloc` + `gc_apply`, host calls, fuel metering,
+//!   trap mapping, events converted for the receipt; in three setups:
+//!   - `pooling`: a fresh pooled instance per move (`reuse_instances: false`);
+//!   - `reuse`: a warm pooled instance reset to pristine after each move (the default);
+//!   - `on-demand`: a fresh `mmap`ed instance per move.
 //!
 //! Run: `cargo bench -p gamechain-tests --bench move`. Prints the median time per move of each
 //! side over interleaved rounds (so machine noise hits both alike) and their ratio.
+//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`) times only
+//! those setups (e.g. one alone for `perf stat` / `strace -c`); `MOVE_BENCH_ROUNDS` sets the
+//! number of rounds.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -19,8 +25,8 @@ use gamechain_sdk::{BlockEnv, GameModule, KvCtx, MockCtx, GOLD};
 use serde_json::{json, Value};
 use tictactoe::TicTacToe;
 
-const ROUNDS: usize = 15;
-const PER_ROUND: usize = 4_000;
+const ROUNDS: usize = 30;
+const PER_ROUND: usize = 2_000;
 const ALICE: &str = "xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7";
 const BOB: &str = "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki";
 const TXID: &str = "20167c28639734f078564e520cd6197c2d4b40c55a22548c8e34c3c39963317c";
@@ -66,10 +72,11 @@ fn wasm_move(module: &WasmModule, state: &MemState, env: &BlockEnv, op: &[u8]) -
     out.writes.len() + out.events.len()
 }
 
-/// Median over rounds of the mean time per call, in microseconds.
-fn median(mut samples: Vec<f64>) -> f64 {
+/// Median and minimum over rounds of the mean time per call, in microseconds (on a shared
+/// machine the minimum is the less noisy of the two).
+fn median(mut samples: Vec<f64>) -> (f64, f64) {
     samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    (samples[samples.len() / 2], samples[0])
 }
 
 fn time_round(mut f: impl FnMut() -> usize) -> f64 {
@@ -90,52 +97,86 @@ fn main() {
         ..BlockEnv::default()
     };
 
+    let pooling = Allocation::Pooling { instances: 8 };
     let modes = [
-        ("pooling", Allocation::Pooling { instances: 8 }),
-        ("on-demand", Allocation::OnDemand),
+        ("pooling", "fresh instance", pooling, false),
+        ("reuse", "reset warm instance", pooling, true),
+        ("on-demand", "fresh instance", Allocation::OnDemand, false),
     ];
-    let modules: Vec<(&str, WasmModule)> = modes
+    let only = std::env::var("MOVE_BENCH_ONLY").ok();
+    let wanted = |setup: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|w| w.trim() == setup))
+    };
+    let rounds = std::env::var("MOVE_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(ROUNDS);
+    let modules: Vec<(&str, &str, WasmModule)> = modes
         .into_iter()
-        .map(|(name, allocation)| {
-            let runtime = Runtime::new(RuntimeConfig {
+        .filter(|(name, ..)| wanted(name))
+        .map(|(name, what, allocation, reuse_instances)| {
+            let config = RuntimeConfig {
                 allocation,
+                reuse_instances,
                 ..RuntimeConfig::default()
-            })
-            .unwrap();
+            };
+            let runtime = Runtime::new(config).unwrap();
             (
                 name,
+                what,
                 WasmModule::new(&runtime, tictactoe::ID, &wasm.wasm).unwrap(),
             )
         })
         .collect();
 
-    // Same results both ways before timing anything.
-    assert_eq!(
-        native_move(&state, &env, &op),
-        wasm_move(&modules[0].1, &state, &env, &op)
-    );
-    let fuel = execute_apply(&modules[0].1, &state, &env, TXID, ALICE, &op)
-        .unwrap()
-        .fuel_used;
+    // Same results every way before timing anything (twice: the second reuse call runs in a
+    // reset instance), and the same fuel.
+    let mut fuel = None;
+    for (name, _, module) in &modules {
+        for _ in 0..2 {
+            assert_eq!(
+                native_move(&state, &env, &op),
+                wasm_move(module, &state, &env, &op),
+                "{name}"
+            );
+            let used = execute_apply(module, &state, &env, TXID, ALICE, &op)
+                .unwrap()
+                .fuel_used;
+            assert_eq!(*fuel.get_or_insert(used), used, "{name}: fuel differs");
+        }
+    }
+    let time_native = wanted("native");
 
     let mut native = Vec::new();
     let mut wasm_times: Vec<Vec<f64>> = vec![Vec::new(); modules.len()];
-    for _ in 0..ROUNDS {
-        native.push(time_round(|| native_move(&state, &env, &op)));
-        for (i, (_, module)) in modules.iter().enumerate() {
+    for _ in 0..rounds {
+        if time_native {
+            native.push(time_round(|| native_move(&state, &env, &op)));
+        }
+        for (i, (_, _, module)) in modules.iter().enumerate() {
             wasm_times[i].push(time_round(|| wasm_move(module, &state, &env, &op)));
         }
     }
-    let native = median(native);
-    println!("tic-tac-toe move, median of {ROUNDS} interleaved rounds x {PER_ROUND} moves");
+    println!("tic-tac-toe move, median of {rounds} interleaved rounds x {PER_ROUND} moves");
     println!(
-        "guest: {} bytes, sha256 {}; fuel per move: {fuel}",
+        "guest: {} bytes, sha256 {}; fuel per move: {fuel:?}",
         wasm.wasm.len(),
         wasm.sha256
     );
-    println!("native (MockCtx-equivalent KvCtx, op parsed from bytes): {native:>8.2} us/move");
-    for ((name, _), times) in modules.iter().zip(wasm_times) {
-        let t = median(times);
-        println!("wasm {name:<10} (fresh instance + apply + host calls + fuel): {t:>8.2} us/move  ratio {:.2}x", t / native);
+    let native = time_native.then(|| median(native));
+    if let Some((native, min)) = native {
+        println!("native (MockCtx-equivalent KvCtx, op parsed from bytes): {native:>8.2} us/move  (min {min:.2})");
+    }
+    for ((name, what, _), times) in modules.iter().zip(wasm_times) {
+        let (t, min) = median(times);
+        let ratio = native.map_or(String::new(), |(n, n_min)| {
+            format!(
+                "  ratio {:.2}x  (min {min:.2}, ratio of mins {:.2}x)",
+                t / n,
+                min / n_min
+            )
+        });
+        println!("wasm {name:<10} ({what} + apply + host calls + fuel): {t:>8.2} us/move{ratio}");
     }
 }
