@@ -51,7 +51,8 @@ pub enum Command {
         #[command(flatten)]
         tx: TxArgs,
     },
-    /// Send GOLD to an address or a `module:<id>` account.
+    /// Send GOLD to an address (a `module:<id>` escrow account is refused: only its module moves
+    /// those funds).
     Transfer {
         /// The node.
         #[command(flatten)]

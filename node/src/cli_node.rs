@@ -32,6 +32,7 @@ pub fn init_logging(filter: &str) {
     // A second call (tests) keeps the first subscriber.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
 }

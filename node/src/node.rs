@@ -22,6 +22,10 @@ use crate::error::NodeError;
 use crate::genesis_setup::open_chain;
 use crate::sequencer;
 
+/// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
+/// SIGTERM or a sequencer failure) before the node closes them: 5 seconds.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A running node. Dropping it without [`NodeHandle::shutdown`] leaves the node running in the
 /// background until the async runtime ends.
 pub struct NodeHandle {
@@ -89,11 +93,23 @@ impl NodeHandle {
             if let Err(e) = &result {
                 tracing::error!("the sequencer stopped: {e}; shutting the node down");
             }
-            // Whatever ended the sequencer, the API goes too.
+            // Whatever ended the sequencer, the API goes too. Requests in flight get
+            // SHUTDOWN_GRACE to finish; a client holding a half-sent request cannot keep the
+            // node from exiting (everything committed is already durable).
             let _ = stop_on_failure.send(true);
-            let served = server
-                .await
-                .map_err(|e| NodeError::Runtime(format!("the API server panicked: {e}")))?;
+            let mut server = server;
+            let served = match tokio::time::timeout(SHUTDOWN_GRACE, &mut server).await {
+                Ok(joined) => joined
+                    .map_err(|e| NodeError::Runtime(format!("the API server panicked: {e}")))?,
+                Err(_) => {
+                    tracing::warn!(
+                        grace_ms = SHUTDOWN_GRACE.as_millis() as u64,
+                        "connections still open after the shutdown grace period; closing them"
+                    );
+                    server.abort();
+                    Ok(())
+                }
+            };
             result.and(served)
         });
         tracing::info!(%addr, chain_id = %chain.genesis().chain_id, "node listening");
@@ -641,6 +657,24 @@ mod tests {
             times.windows(2).all(|w| w[1] > w[0]),
             "block times increase: {times:?}"
         );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_client_holding_a_half_sent_request_cannot_keep_the_node_up() {
+        use tokio::io::AsyncWriteExt;
+        let dir = tempfile::tempdir().unwrap();
+        let node = NodeHandle::start(config(dir.path())).await.unwrap();
+        // Headers promise a body that never comes; the connection stays open.
+        let mut conn = tokio::net::TcpStream::connect(node.bound_addr())
+            .await
+            .unwrap();
+        conn.write_all(b"POST /v1/tx HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{")
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let down = tokio::time::timeout(SHUTDOWN_GRACE * 4, node.shutdown()).await;
+        assert!(matches!(down, Ok(Ok(()))), "shutdown did not end: {down:?}");
+        drop(conn);
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -160,9 +160,10 @@ fn main() {
     }
     println!("tic-tac-toe move, median of {rounds} interleaved rounds x {PER_ROUND} moves");
     println!(
-        "guest: {} bytes, sha256 {}; fuel per move: {fuel:?}",
+        "guest: {} bytes, sha256 {}; fuel per move: {}",
         wasm.wasm.len(),
-        wasm.sha256
+        wasm.sha256,
+        fuel.map_or_else(|| "n/a".to_string(), |f| f.to_string())
     );
     let native = time_native.then(|| median(native));
     if let Some((native, min)) = native {
