@@ -12,8 +12,10 @@
 //!   calls, multi-memory, component model, …);
 //! - one memory, at most `memory_limit_bytes`; one table of at most [`MAX_TABLE_ELEMENTS`]
 //!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]);
-//! - every module is instrumented at load (`instrument.rs`, its version is in the config hash)
-//!   and the instrumented module is what runs, so fuel counts the inserted instructions too.
+//! - every module is validated at load (`validate.rs`, its limits are in the config hash) and
+//!   instrumented (`instrument.rs` and `stack.rs`, their version and the stack limit are in the
+//!   config hash); the instrumented module is what runs, so fuel counts the inserted
+//!   instructions too.
 //!
 //! Allocation (pooling or on demand) is not consensus: both enforce the same limits through the
 //! same [`Limits`]; a module too large for a pool slot runs on the on-demand engine; a caller
@@ -46,10 +48,12 @@ pub const WASMTIME_VERSION: &str = "48.0.8";
 /// functions, usually a few hundred). Same bound as wasmtime's pooling default.
 pub const MAX_TABLE_ELEMENTS: usize = 20_000;
 
-/// Native stack, in bytes, that wasm code may use before `internal: trap: stack overflow`
-/// (wasmtime's default). The depth this allows depends on the machine code Cranelift emits, so
-/// it is identical across nodes of one architecture.
-pub const MAX_WASM_STACK: usize = 512 * 1024;
+/// Native stack, in bytes, that wasm code may use before `internal: trap: stack overflow`.
+/// A backstop only: the deterministic logical limit (`stack.rs`, [`crate::STACK_LIMIT`]) is
+/// reached first by every valid module (its worst case needs 557 KB on x86-64). Calls run on
+/// the calling thread's stack, so a thread that calls into wasm needs this much plus its own
+/// frames: Rust's default 2 MiB for spawned threads (and tokio's blocking threads) is enough.
+pub const MAX_WASM_STACK: usize = 1 << 20;
 
 /// Bytes of each pooled linear memory kept resident (reset with `memset`, not `madvise`) between
 /// instances: covers a Rust guest's 32 KiB stack, its static data and a typical call's heap
@@ -165,6 +169,12 @@ impl RuntimeConfig {
         ));
         s.push_str(&GAS_V1.canonical());
         s.push_str(&format!("instrumentation={}\n", crate::instrument::VERSION));
+        s.push_str(&format!(
+            "stack_limit={}\nstack_frame_overhead={}\n",
+            crate::stack::STACK_LIMIT,
+            crate::stack::FRAME_OVERHEAD
+        ));
+        s.push_str(&crate::validate::canonical());
         s
     }
 
@@ -562,7 +572,11 @@ mod tests {
             "abi_version=1",
             "gas.host_call_base=200",
             "fuel_apply=10000000",
-            "instrumentation=dirty-chunks-v1",
+            "instrumentation=dirty-chunks-v1,stack-height-v1\n",
+            "stack_limit=32768\n",
+            "max_wasm_stack=1048576\n",
+            "validation.max_code_bytes=1048576\n",
+            "validation.refused_features=relaxed_simd,simd,",
         ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }

@@ -57,8 +57,12 @@
 
 use wasmparser::{BinaryReader, FunctionBody, Operator, Parser, Payload, TypeRef, ValType};
 
-/// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`].
-pub(crate) const VERSION: &str = "dirty-chunks-v1";
+use crate::stack::{self, Costs};
+use crate::validate::ModuleInfo;
+
+/// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`]: the
+/// dirty-chunk marks (this file) and the stack-height limit (`stack.rs`).
+pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1";
 
 /// Chunks tracked by the `dirty` mask.
 pub(crate) const CHUNKS: u32 = 64;
@@ -95,6 +99,12 @@ pub(crate) struct Instrumented {
 pub(crate) struct Plan {
     /// The export name of the `dirty` global.
     pub(crate) dirty_export: String,
+    /// The export name of the stack-height global (`stack.rs`).
+    pub(crate) stack_export: String,
+    /// The export name of the module's start function, which the host calls right after
+    /// instantiation (the start section is removed, so that a trap in it can be told apart
+    /// from the stack limit; see `module.rs`). `None` without a start function.
+    pub(crate) start_export: Option<String>,
     /// The export names of the module's mutable globals, in index order.
     pub(crate) global_exports: Vec<String>,
     /// The memory's initial size in bytes.
@@ -146,10 +156,11 @@ pub(crate) fn chunk_mask(range: &std::ops::Range<usize>, shift: u32) -> u64 {
     upper & !((1u64 << lo) - 1)
 }
 
-/// Instruments `wasm` (see the module documentation). Never fails: bytes it cannot handle are
-/// returned unchanged with no plan.
-pub(crate) fn instrument(wasm: &[u8]) -> Instrumented {
-    match Rewriter::run(wasm) {
+/// Instruments `wasm` (see the module documentation), with the call costs of `info` (from
+/// `validate.rs`). Never fails: bytes it cannot handle are returned unchanged with no plan (a
+/// validated module always gets one; `module.rs` refuses one that does not).
+pub(crate) fn instrument(wasm: &[u8], info: &ModuleInfo) -> Instrumented {
+    match Rewriter::run(wasm, Costs::new(info)) {
         Ok(Some((bytes, plan))) => Instrumented {
             wasm: bytes,
             plan: Some(plan),
@@ -191,12 +202,18 @@ struct Rewriter<'a> {
     summaries: Vec<FuncSummary>,
     /// First reason found not to reuse instances.
     refuse: Option<String>,
+    /// What each call costs on the logical stack.
+    costs: Costs,
+    /// Index of the stack-height global.
+    stack_global: u32,
+    /// A function has too many locals to add the instrumentation's own.
+    unfit: bool,
 }
 
 type Res<T> = Result<T, wasmparser::BinaryReaderError>;
 
 impl<'a> Rewriter<'a> {
-    fn run(wasm: &'a [u8]) -> Res<Option<(Vec<u8>, Plan)>> {
+    fn run(wasm: &'a [u8], costs: Costs) -> Res<Option<(Vec<u8>, Plan)>> {
         let mut r = Rewriter {
             wasm,
             type_params: Vec::new(),
@@ -213,6 +230,9 @@ impl<'a> Rewriter<'a> {
             body_count: 0,
             summaries: Vec::new(),
             refuse: None,
+            costs,
+            stack_global: 0,
+            unfit: false,
         };
         // Pass 1: everything but the code; the memory's size is needed before the code.
         for payload in Parser::new(0).parse_all(wasm) {
@@ -290,6 +310,9 @@ impl<'a> Rewriter<'a> {
         let prefix = reserved_prefix(&r.exports);
         let dirty_index = r.global_imports + r.globals.len() as u32;
         let dirty_export = format!("{prefix}dirty");
+        r.stack_global = dirty_index + 1;
+        let stack_export = format!("{prefix}stack");
+        let start_export = r.start.map(|_| format!("{prefix}start"));
         let mutable: Vec<u32> = r
             .globals
             .iter()
@@ -301,12 +324,29 @@ impl<'a> Rewriter<'a> {
             .iter()
             .map(|i| format!("{prefix}global_{i}"))
             .collect();
+        // The exports added: `dirty`, the stack height, the mutable globals, the start function.
+        let mut added: Vec<(String, u8, u32)> = vec![
+            (dirty_export.clone(), 0x03, dirty_index),
+            (stack_export.clone(), 0x03, r.stack_global),
+        ];
+        added.extend(
+            global_exports
+                .iter()
+                .zip(&mutable)
+                .map(|(name, &i)| (name.clone(), 0x03, i)),
+        );
+        if let (Some(name), Some(f)) = (&start_export, r.start) {
+            added.push((name.clone(), 0x00, f));
+        }
 
         // Pass 2: the code.
         for payload in Parser::new(0).parse_all(wasm) {
             if let Payload::CodeSectionEntry(body) = payload? {
                 r.rewrite_body(body, dirty_index, chunk_shift, initial_bytes)?;
             }
+        }
+        if r.unfit {
+            return Ok(None);
         }
 
         // The plan's verdict on reuse.
@@ -346,45 +386,23 @@ impl<'a> Rewriter<'a> {
             let contents = reader.read_bytes(len)?;
             if id != 0 {
                 if !globals_done && rank(id) > rank(6) {
-                    section(&mut out, 6, &globals_with(&[], 0, DIRTY_GLOBAL));
+                    section(&mut out, 6, &globals_with(&[], 0));
                     globals_done = true;
                 }
                 if !exports_done && rank(id) > rank(7) {
-                    section(
-                        &mut out,
-                        7,
-                        &exports_with(
-                            &[],
-                            0,
-                            &dirty_export,
-                            dirty_index,
-                            &global_exports,
-                            &mutable,
-                        ),
-                    );
+                    section(&mut out, 7, &exports_with(&[], 0, &added));
                     exports_done = true;
                 }
             }
             match id {
                 6 => {
                     let (count, rest) = split_count(contents, start)?;
-                    section(&mut out, 6, &globals_with(rest, count, DIRTY_GLOBAL));
+                    section(&mut out, 6, &globals_with(rest, count));
                     globals_done = true;
                 }
                 7 => {
                     let (count, rest) = split_count(contents, start)?;
-                    section(
-                        &mut out,
-                        7,
-                        &exports_with(
-                            rest,
-                            count,
-                            &dirty_export,
-                            dirty_index,
-                            &global_exports,
-                            &mutable,
-                        ),
-                    );
+                    section(&mut out, 7, &exports_with(rest, count, &added));
                     exports_done = true;
                 }
                 10 => {
@@ -393,28 +411,21 @@ impl<'a> Rewriter<'a> {
                     code.extend_from_slice(&r.bodies);
                     section(&mut out, 10, &code);
                 }
+                // The start function becomes an export the host calls (see `Plan`).
+                8 => {}
                 _ => section(&mut out, id, contents),
             }
         }
         if !globals_done {
-            section(&mut out, 6, &globals_with(&[], 0, DIRTY_GLOBAL));
+            section(&mut out, 6, &globals_with(&[], 0));
         }
         if !exports_done {
-            section(
-                &mut out,
-                7,
-                &exports_with(
-                    &[],
-                    0,
-                    &dirty_export,
-                    dirty_index,
-                    &global_exports,
-                    &mutable,
-                ),
-            );
+            section(&mut out, 7, &exports_with(&[], 0, &added));
         }
         let plan = Plan {
             dirty_export,
+            stack_export,
+            start_export,
             global_exports,
             initial_bytes,
             chunk_shift,
@@ -454,7 +465,18 @@ impl<'a> Rewriter<'a> {
         false
     }
 
-    /// Rewrites one function body into `self.bodies` (see [`Marks`] for what is inserted).
+    /// What `op` costs on the logical stack (`stack.rs`): 0 for anything but a call that may
+    /// reach a wasm function.
+    fn call_cost(&self, op: &Operator<'_>) -> u32 {
+        match op {
+            Operator::Call { function_index } => self.costs.call(*function_index),
+            Operator::CallIndirect { type_index, .. } => self.costs.call_indirect(*type_index),
+            _ => 0,
+        }
+    }
+
+    /// Rewrites one function body into `self.bodies` (see [`Marks`] for what is inserted, and
+    /// `stack.rs` for the code around calls).
     fn rewrite_body(
         &mut self,
         body: FunctionBody<'_>,
@@ -514,23 +536,30 @@ impl<'a> Rewriter<'a> {
         self.summaries.push(summary);
 
         let marks = Marks::plan(&ops, params, initial as u64, shift);
-        let fits = base + ADDED_LOCALS.len() as u64 <= MAX_LOCALS;
-        let func = if marks.sites == 0 {
-            // Nothing written: the body as it was.
-            self.wasm[range.clone()].to_vec()
-        } else if !fits {
-            self.refuse("a function has too many locals to instrument");
+        let calls = ops.iter().any(|(_, op)| self.call_cost(op) > 0);
+        let func = if marks.sites == 0 && !calls {
+            // Nothing written, no counted call: the body as it was.
             self.wasm[range.clone()].to_vec()
         } else {
             let mut func = Vec::with_capacity(range.len() * 2);
-            leb_u32(&mut func, groups + ADDED_LOCALS.len() as u32);
-            func.extend_from_slice(&self.wasm[groups_start..locals_end]);
-            for ty in ADDED_LOCALS {
-                leb_u32(&mut func, 1);
-                func.push(ty);
+            if marks.sites == 0 {
+                // Only calls to count: the locals as they were.
+                func.extend_from_slice(&self.wasm[range.start..locals_end]);
+            } else {
+                if base + ADDED_LOCALS.len() as u64 > MAX_LOCALS {
+                    // Cannot be instrumented (the validator's locals limit prevents it).
+                    self.unfit = true;
+                }
+                leb_u32(&mut func, groups + ADDED_LOCALS.len() as u32);
+                func.extend_from_slice(&self.wasm[groups_start..locals_end]);
+                for ty in ADDED_LOCALS {
+                    leb_u32(&mut func, 1);
+                    func.push(ty);
+                }
             }
             let locals = Locals::at(base as u32);
-            marks.emit(&mut func, self.wasm, &ops, &locals, dirty, shift);
+            let stack = (&self.costs, self.stack_global);
+            marks.emit(&mut func, self.wasm, &ops, &locals, dirty, shift, stack);
             func
         };
         leb_u32(&mut self.bodies, func.len() as u32);
@@ -817,7 +846,9 @@ impl Marks {
         }
     }
 
-    /// Writes the instrumented operators of `ops` (bytes from `wasm`) into `out`.
+    /// Writes the instrumented operators of `ops` (bytes from `wasm`) into `out`, with the
+    /// stack-height code (`stack.rs`) around each call that costs something in `stack`'s costs.
+    #[allow(clippy::too_many_arguments)]
     fn emit(
         &self,
         out: &mut Vec<u8>,
@@ -826,6 +857,7 @@ impl Marks {
         locals: &Locals,
         dirty: u32,
         shift: u32,
+        (costs, stack_global): (&Costs, u32),
     ) {
         // `get; <mask on the stack>; i64.or; set` into the accumulator or `dirty`.
         let get = |out: &mut Vec<u8>| {
@@ -897,6 +929,14 @@ impl Marks {
         ranges_at(out, usize::MAX);
         for (i, (bytes, op)) in ops.iter().enumerate() {
             let original = &wasm[bytes.clone()];
+            let call_cost = match op {
+                Operator::Call { function_index } => costs.call(*function_index),
+                Operator::CallIndirect { type_index, .. } => costs.call_indirect(*type_index),
+                _ => 0,
+            };
+            if call_cost > 0 {
+                stack::before_call(out, stack_global, call_cost);
+            }
             if self.exits[i] && self.acc {
                 // dirty |= acc
                 op_idx(out, 0x23, dirty);
@@ -960,6 +1000,9 @@ impl Marks {
                 }
                 _ => out.extend_from_slice(original),
             }
+            if call_cost > 0 {
+                stack::after_call(out, stack_global, call_cost);
+            }
             ranges_at(out, i);
         }
     }
@@ -987,8 +1030,9 @@ fn rank(id: u8) -> u8 {
     }
 }
 
-/// The encoded `dirty` global: `(global (mut i64) (i64.const 0))`.
-const DIRTY_GLOBAL: [u8; 5] = [I64, 0x01, 0x42, 0x00, 0x0B];
+/// The globals added, in order: `dirty` = `(global (mut i64) (i64.const 0))`, then the stack
+/// height = `(global (mut i32) (i32.const 0))`.
+const ADDED_GLOBALS: [u8; 10] = [I64, 0x01, 0x42, 0x00, 0x0B, I32, 0x01, 0x41, 0x00, 0x0B];
 
 /// A vector section's item count and the bytes of its items.
 fn split_count(contents: &[u8], offset: usize) -> Res<(u32, &[u8])> {
@@ -997,35 +1041,25 @@ fn split_count(contents: &[u8], offset: usize) -> Res<(u32, &[u8])> {
     Ok((count, &contents[r.original_position() - offset..]))
 }
 
-fn globals_with(items: &[u8], count: u32, extra: [u8; 5]) -> Vec<u8> {
-    let mut s = Vec::with_capacity(items.len() + 10);
-    leb_u32(&mut s, count + 1);
+fn globals_with(items: &[u8], count: u32) -> Vec<u8> {
+    let mut s = Vec::with_capacity(items.len() + 15);
+    leb_u32(&mut s, count + 2);
     s.extend_from_slice(items);
-    s.extend_from_slice(&extra);
+    s.extend_from_slice(&ADDED_GLOBALS);
     s
 }
 
-fn exports_with(
-    items: &[u8],
-    count: u32,
-    dirty_name: &str,
-    dirty: u32,
-    names: &[String],
-    globals: &[u32],
-) -> Vec<u8> {
-    let mut s = Vec::with_capacity(items.len() + 32 * (names.len() + 1));
-    leb_u32(&mut s, count + 1 + names.len() as u32);
+/// The export section: the module's `count` exports (`items`), then `added` as
+/// `(name, kind byte, index)`.
+fn exports_with(items: &[u8], count: u32, added: &[(String, u8, u32)]) -> Vec<u8> {
+    let mut s = Vec::with_capacity(items.len() + 32 * added.len());
+    leb_u32(&mut s, count + added.len() as u32);
     s.extend_from_slice(items);
-    for (name, index) in std::iter::once((dirty_name, dirty)).chain(
-        names
-            .iter()
-            .map(String::as_str)
-            .zip(globals.iter().copied()),
-    ) {
+    for (name, kind, index) in added {
         leb_u32(&mut s, name.len() as u32);
         s.extend_from_slice(name.as_bytes());
-        s.push(0x03); // global
-        leb_u32(&mut s, index);
+        s.push(*kind);
+        leb_u32(&mut s, *index);
     }
     s
 }
@@ -1090,6 +1124,12 @@ mod tests {
         Engine::new(&c).unwrap()
     }
 
+    /// [`instrument`] with the call costs of `wasm` (none when it does not parse).
+    fn instr(wasm: &[u8]) -> Instrumented {
+        let info = crate::validate::analyze(wasm).unwrap_or_default();
+        instrument(wasm, &info)
+    }
+
     fn wat(text: &str) -> Vec<u8> {
         wat::parse_str(text).unwrap_or_else(|e| panic!("bad test WAT: {e}"))
     }
@@ -1135,7 +1175,7 @@ mod tests {
     /// the pristine memory lies in a range the `dirty` mask restores.
     fn check(original: &[u8], func: &str, args: &[Val], exported_globals: &[&str]) -> u64 {
         let engine = engine();
-        let out = instrument(original);
+        let out = instr(original);
         let plan = out.plan.expect("instrumentable");
         let (mut s0, i0) = instance(&engine, original);
         let (mut s1, i1) = instance(&engine, &out.wasm);
@@ -1277,7 +1317,7 @@ mod tests {
 
     #[test]
     fn the_plan_names_the_exports_and_the_chunk_size() {
-        let out = instrument(&wat(SCRIBBLER));
+        let out = instr(&wat(SCRIBBLER));
         let plan = out.plan.unwrap();
         assert_eq!(plan.reuse, Ok(()));
         assert_eq!(plan.initial_bytes, 2 << 16);
@@ -1292,12 +1332,12 @@ mod tests {
             ]
         );
         // Instrumenting is deterministic.
-        assert_eq!(instrument(&wat(SCRIBBLER)).wasm, out.wasm);
+        assert_eq!(instr(&wat(SCRIBBLER)).wasm, out.wasm);
         // Without stores, the code is untouched; the new global and export are still added.
         let quiet = wat(
             r#"(module (memory (export "memory") 1) (func (export "f") (result i32) (i32.const 1)))"#,
         );
-        let out = instrument(&quiet);
+        let out = instr(&quiet);
         let plan = out.plan.unwrap();
         let (mut store, inst) = instance(&engine(), &out.wasm);
         assert!(inst.get_global(&mut store, &plan.dirty_export).is_some());
@@ -1306,7 +1346,7 @@ mod tests {
 
     #[test]
     fn reserved_names_never_clash_with_the_modules_exports() {
-        let out = instrument(&wat(
+        let out = instr(&wat(
             r#"(module (memory (export "memory") 1) (global (export "__gamechain_dirty") (mut i32) (i32.const 0)))"#,
         ));
         let plan = out.plan.unwrap();
@@ -1322,7 +1362,7 @@ mod tests {
     #[test]
     fn modules_whose_state_cannot_be_reset_are_not_reused() {
         let reuse = |body: &str| {
-            instrument(&wat(&format!(
+            instr(&wat(&format!(
                 r#"(module {body} (memory (export "memory") 1))"#
             )))
             .plan
@@ -1384,15 +1424,17 @@ mod tests {
             Ok(())
         );
         // Not instrumentable at all: no memory, or a 64-bit one (refused by the engine anyway).
-        assert!(instrument(&wat("(module (func))")).plan.is_none());
-        assert!(instrument(b"not wasm").plan.is_none());
-        assert_eq!(instrument(b"not wasm").wasm, b"not wasm");
+        assert!(instr(&wat("(module (func))")).plan.is_none());
+        assert!(instr(b"not wasm").plan.is_none());
+        assert_eq!(instr(b"not wasm").wasm, b"not wasm");
     }
 
     #[test]
     fn restore_ranges_cover_runs_of_chunks_and_the_spill() {
         let plan = Plan {
             dirty_export: String::new(),
+            stack_export: String::new(),
+            start_export: None,
             global_exports: Vec::new(),
             initial_bytes: 128 << 10,
             chunk_shift: 11,

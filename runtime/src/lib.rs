@@ -8,7 +8,9 @@
 //! | `engine.rs` | [`RuntimeConfig`] (limits, [`RuntimeConfig::config_hash`]), [`Runtime`] (engine, linker, pool) |
 //! | `gas.rs` | [`GasTable`], [`GAS_V1`]: fuel per host call |
 //! | `module.rs` | [`WasmModule`]: load-time validation, the call driver (fresh or reset warm instances), `impl GameModule` |
+//! | `validate.rs` | [`ValidationError`]: the load-time rules (ABI imports/exports, limits, refused features), checked first |
 //! | `instrument.rs` | load-time instrumentation: dirty-chunk marks and global exports, so instances can be reset |
+//! | `stack.rs` | the deterministic stack-height limit: frame costs and the code counted around calls |
 //! | `host.rs` | the `gamechain_v1` imports and the per-call store data |
 //! | `trap.rs` | [`HostTrap`], [`HostError`], the mapping to ABI.md's fixed texts |
 //! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`WriteSet`] |
@@ -31,9 +33,11 @@ mod host;
 mod instrument;
 mod module;
 pub mod registry;
+mod stack;
 mod state;
 pub mod transition;
 mod trap;
+mod validate;
 
 pub use engine::{
     Allocation, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK,
@@ -43,6 +47,7 @@ pub use execute::{execute_apply, execute_end_block, run_view, Event, TxOutcome};
 pub use gas::{GasTable, GAS_V1};
 pub use module::{CallOutcome, LoadError, WasmModule};
 pub use registry::{ModuleEntry, Modules, RegistryError};
+pub use stack::{FRAME_OVERHEAD, STACK_LIMIT};
 pub use state::{MemState, Overlay, State, WriteSet};
 pub use transition::{
     account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key,
@@ -51,3 +56,8 @@ pub use transition::{
     GENESIS_HASH_KEY,
 };
 pub use trap::{HostError, HostTrap};
+pub use validate::{
+    ValidationError, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS,
+    MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, MAX_SEGMENTS, MAX_TABLES,
+    MAX_TYPES, REFUSED_FEATURES,
+};

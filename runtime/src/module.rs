@@ -1,8 +1,8 @@
 //! [`WasmModule`]: one guest module, compiled and validated once, called many times.
 //!
-//! Owns the load-time rules (ABI.md, "Guest exports" and "Host imports": only `gamechain_v1`
-//! function imports with exactly the ABI types; `memory`, `gc_abi_version` returning 1,
-//! `gc_alloc`, `gc_apply`, `gc_view`, optional `gc_end_block`), the per-call driver (a fresh
+//! Owns the load path (validation by `validate.rs` first, then instrumentation by
+//! `instrument.rs`, compilation, and the check that `gc_abi_version` returns 1), the per-call
+//! driver (a fresh
 //! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
 //! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
 //! module natively against `MockCtx` or through wasm.
@@ -40,14 +40,16 @@ use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wasmtime::{
-    Extern, ExternType, FuncType, Global, Instance, InstancePre, Memory, Module, ModuleExport,
-    Store, TypedFunc, Val, ValType, WasmParams, WasmResults,
+    Extern, Global, Instance, InstancePre, Memory, Module, ModuleExport, Store, TypedFunc, Val,
+    WasmParams, WasmResults,
 };
 
-use crate::engine::{Lease, Runtime, ABI_VERSION, MAX_TABLE_ELEMENTS};
-use crate::host::{span, HostState, Target, IMPORTS, IMPORT_MODULE};
+use crate::engine::{Lease, Runtime, ABI_VERSION};
+use crate::host::{span, HostState, Target};
 use crate::instrument::{self, Plan};
+use crate::stack::STACK_LIMIT;
 use crate::trap::{classify, HostError, HostTrap};
+use crate::validate::{self, ValidationError};
 
 /// What one entry-point call produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,121 +67,49 @@ pub struct CallOutcome<T> {
     pub log: Vec<String>,
 }
 
-/// Why a module was refused at load time. The texts name the rule broken (they may quote
-/// wasmtime's validation error: load errors are not receipts of a transaction's execution).
+/// Why a module was refused at load time. `Display` is a fixed text (no wasmtime or wasmparser
+/// words): the node puts it in the receipt of a refused deploy (`invalid: module code: <text>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LoadError {
-    /// Not a valid wasm binary, or it uses a refused feature (SIMD, threads, multi-memory, …).
-    Invalid(String),
-    /// An import from a module other than `gamechain_v1` (e.g. `wasi_snapshot_preview1`).
-    ForeignImport {
-        /// The import's module.
-        module: String,
-        /// The import's name.
-        name: String,
-    },
-    /// An import `gamechain_v1.<name>` that ABI v1 does not have.
-    UnknownImport(String),
-    /// An ABI import with another type than ABI.md gives (or not a function).
-    ImportType {
-        /// The import's name.
-        name: String,
-        /// The ABI type, e.g. `(i32, i32, i32, i32) -> i64`.
-        expected: String,
-    },
-    /// A required export is missing (`memory`, `gc_abi_version`, `gc_alloc`, `gc_apply`,
-    /// `gc_view`).
-    MissingExport(String),
-    /// An export has another type than ABI.md gives.
-    ExportType {
-        /// The export's name.
-        name: String,
-        /// The ABI type, e.g. `(i32) -> i32`.
-        expected: String,
-    },
-    /// The initial memory is larger than the chain's memory limit.
-    MemoryTooLarge {
-        /// The module's initial memory, bytes.
-        initial_bytes: u64,
-        /// The memory limit, bytes.
-        limit_bytes: usize,
-    },
-    /// More than one table.
-    TooManyTables(u32),
-    /// The table's initial size is above [`MAX_TABLE_ELEMENTS`].
-    TableTooLarge {
-        /// The module's initial table size, entries.
-        initial: u64,
-        /// The limit, entries.
-        limit: usize,
-    },
-    /// Instantiating the module (data segments, tables, start function) failed; the text is the
-    /// fixed receipt text of the failure or wasmtime's description of the refused resource.
+    /// A validation rule is broken (`validate.rs`; ABI.md, "Validation rules"). Displays as the
+    /// rule's text, e.g. `import gamechain_v1.foo is not in ABI v1`.
+    Invalid(ValidationError),
+    /// The module passed validation but could not be instrumented or compiled. Not expected for
+    /// any valid module (the validator's limits are below the engine's); a fixed text.
+    Engine,
+    /// Instantiating the module (data segments, start function) or `gc_abi_version` failed;
+    /// the text is the fixed receipt text of the failure (e.g. `internal: out of fuel`).
     Instantiate(String),
     /// `gc_abi_version` returned something other than 1.
     AbiVersion(i32),
-    /// The node could not try (pool or engine failure); loading may be retried.
+    /// The node could not try (pool or engine failure); loading may be retried. Not the
+    /// module's fault: it must not become a receipt. Displays as a fixed text; the details are
+    /// in the `HostError` (its `Debug`).
     Host(HostError),
 }
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Invalid(e) => write!(f, "not a valid module for this chain's wasm features: {e}"),
-            Self::ForeignImport { module, name } => {
-                write!(
-                    f,
-                    "imports `{module}.{name}`: a module may import only from `{IMPORT_MODULE}`"
-                )
-            }
-            Self::UnknownImport(name) => write!(
-                f,
-                "imports `{IMPORT_MODULE}.{name}`, which ABI v{ABI_VERSION} lacks"
-            ),
-            Self::ImportType { name, expected } => {
-                write!(
-                    f,
-                    "import `{IMPORT_MODULE}.{name}` must be a function of type {expected}"
-                )
-            }
-            Self::MissingExport(name) => write!(f, "does not export `{name}`"),
-            Self::ExportType { name, expected } => write!(f, "export `{name}` must be {expected}"),
-            Self::MemoryTooLarge {
-                initial_bytes,
-                limit_bytes,
-            } => {
-                write!(f, "initial memory of {initial_bytes} bytes exceeds the memory limit of {limit_bytes} bytes")
-            }
-            Self::TooManyTables(n) => {
-                write!(f, "defines {n} tables; a module may have at most one")
-            }
-            Self::TableTooLarge { initial, limit } => {
-                write!(
-                    f,
-                    "initial table of {initial} entries exceeds the limit of {limit}"
-                )
-            }
-            Self::Instantiate(e) => write!(f, "cannot be instantiated: {e}"),
+            Self::Invalid(e) => write!(f, "{e}"),
+            Self::Engine => f.write_str("the engine cannot compile the module"),
+            Self::Instantiate(e) => write!(f, "instantiation failed: {e}"),
             Self::AbiVersion(v) => write!(
                 f,
                 "gc_abi_version returned {v}, this runtime serves {ABI_VERSION}"
             ),
-            Self::Host(e) => write!(f, "node failure while loading: {e}"),
+            Self::Host(_) => f.write_str("node failure while loading the module"),
         }
     }
 }
 
 impl std::error::Error for LoadError {}
 
-/// The function exports of ABI v1: `(name, params, results, required)`, types as in
-/// [`IMPORTS`].
-const EXPORTS: &[(&str, &str, &str, bool)] = &[
-    ("gc_abi_version", "", "i", true),
-    ("gc_alloc", "i", "i", true),
-    ("gc_apply", "iiii", "i", true),
-    ("gc_view", "ii", "i", true),
-    ("gc_end_block", "", "i", false),
-];
+impl From<ValidationError> for LoadError {
+    fn from(e: ValidationError) -> Self {
+        Self::Invalid(e)
+    }
+}
 
 /// Export indices resolved once at load.
 struct Exports {
@@ -189,10 +119,13 @@ struct Exports {
     apply: ModuleExport,
     view: ModuleExport,
     end_block: Option<ModuleExport>,
-    /// The instrumentation's `dirty` global and the module's mutable globals (empty when the
-    /// module is not instrumented).
-    dirty: Option<ModuleExport>,
+    /// The instrumentation's `dirty` global and the module's mutable globals.
+    dirty: ModuleExport,
     globals: Vec<ModuleExport>,
+    /// The stack-height global (`stack.rs`).
+    stack: ModuleExport,
+    /// The module's start function, called right after instantiation.
+    start: Option<ModuleExport>,
 }
 
 /// An instance's typed exports, looked up once per instance.
@@ -206,6 +139,8 @@ pub(crate) struct Handles {
     /// `dirty` and the mutable globals, for an instance that will be reset.
     dirty: Option<Global>,
     globals: Vec<Global>,
+    /// The stack-height global.
+    stack: Global,
 }
 
 /// An idle instance of a reusable module, reset to pristine (see the module documentation).
@@ -260,8 +195,8 @@ pub struct WasmModule {
     exports: Exports,
     /// Identifies this module's warm instances in the runtime's idle list.
     uid: u64,
-    /// How instances are reset (`None`: the module could not be instrumented).
-    plan: Option<Plan>,
+    /// How instances are reset.
+    plan: Plan,
     /// The pristine snapshot; `Some` exactly when instances of this module may be reused.
     pristine: Option<Pristine>,
     /// Instances created so far (see [`WasmModule::instantiations`]).
@@ -283,135 +218,47 @@ impl fmt::Debug for WasmModule {
     }
 }
 
-/// The ABI notation of a type: `(i32, i32) -> i64`.
-fn abi_type(params: &str, results: &str) -> String {
-    let name = |c: char| if c == 'I' { "i64" } else { "i32" };
-    let params = params.chars().map(name).collect::<Vec<_>>().join(", ");
-    match results {
-        "" => format!("({params})"),
-        r => format!(
-            "({params}) -> {}",
-            r.chars().map(name).collect::<Vec<_>>().join(", ")
-        ),
-    }
-}
-
-/// `ty` in the letter notation of [`IMPORTS`] (`?` for anything but `i32`/`i64`).
-fn letters(ty: &FuncType) -> (String, String) {
-    let letter = |v: ValType| match v {
-        ValType::I32 => 'i',
-        ValType::I64 => 'I',
-        _ => '?',
-    };
-    (
-        ty.params().map(letter).collect(),
-        ty.results().map(letter).collect(),
-    )
-}
-
 impl WasmModule {
-    /// Compiles and validates `wasm` (a binary module) as module `id`, and checks
-    /// `gc_abi_version` in a first instance.
+    /// Validates (`validate.rs`), instruments (`instrument.rs`) and compiles `wasm` (a binary
+    /// module) as module `id`, and checks `gc_abi_version` in a first instance.
     ///
-    /// Errors: see [`LoadError`]; each names the rule broken.
+    /// Errors: see [`LoadError`]; each names the rule broken, in a fixed text.
     pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
-        let instrumented = instrument::instrument(wasm);
-        let (module, pooled) = compile(runtime, wasm, &instrumented.wasm)?;
-        let resources = module.resources_required();
-        if resources.num_tables > 1 {
-            return Err(LoadError::TooManyTables(resources.num_tables));
-        }
-        if let Some(initial) = resources
-            .max_initial_table_size
-            .filter(|&n| n > MAX_TABLE_ELEMENTS as u64)
-        {
-            return Err(LoadError::TableTooLarge {
-                initial,
-                limit: MAX_TABLE_ELEMENTS,
-            });
-        }
+        let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
+        let instrumented = instrument::instrument(wasm, &info);
+        let plan = instrumented.plan.ok_or(LoadError::Engine)?;
+        let (module, pooled) = compile(runtime, &instrumented.wasm)?;
 
-        for import in module.imports() {
-            let name = import.name();
-            if import.module() != IMPORT_MODULE {
-                return Err(LoadError::ForeignImport {
-                    module: import.module().to_string(),
-                    name: name.to_string(),
-                });
-            }
-            let Some(&(_, params, results)) = IMPORTS.iter().find(|(n, _, _)| *n == name) else {
-                return Err(LoadError::UnknownImport(name.to_string()));
-            };
-            let ok = match import.ty() {
-                ExternType::Func(ty) => letters(&ty) == (params.to_string(), results.to_string()),
-                _ => false,
-            };
-            if !ok {
-                return Err(LoadError::ImportType {
-                    name: name.to_string(),
-                    expected: abi_type(params, results),
-                });
-            }
-        }
-
-        match module.get_export("memory") {
-            None => return Err(LoadError::MissingExport("memory".into())),
-            Some(ExternType::Memory(mem)) if !mem.is_64() && !mem.is_shared() => {
-                let initial_bytes = mem.minimum().saturating_mul(mem.page_size());
-                if initial_bytes > runtime.config.memory_limit_bytes as u64 {
-                    return Err(LoadError::MemoryTooLarge {
-                        initial_bytes,
-                        limit_bytes: runtime.config.memory_limit_bytes,
-                    });
-                }
-            }
-            Some(_) => {
-                return Err(LoadError::ExportType {
-                    name: "memory".into(),
-                    expected: "a 32-bit unshared memory".into(),
-                })
-            }
-        }
-        for &(name, params, results, required) in EXPORTS {
-            match module.get_export(name) {
-                None if !required => {}
-                None => return Err(LoadError::MissingExport(name.to_string())),
-                Some(ExternType::Func(ty))
-                    if letters(&ty) == (params.to_string(), results.to_string()) => {}
-                Some(_) => {
-                    let expected = format!("a function of type {}", abi_type(params, results));
-                    return Err(LoadError::ExportType {
-                        name: name.to_string(),
-                        expected,
-                    });
-                }
-            }
-        }
         let index = |name: &str| module.get_export_index(name);
-        let missing = |name: &str| LoadError::MissingExport(name.to_string());
+        let missing = || LoadError::Engine;
         let exports = Exports {
-            memory: index("memory").ok_or_else(|| missing("memory"))?,
-            abi_version: index("gc_abi_version").ok_or_else(|| missing("gc_abi_version"))?,
-            alloc: index("gc_alloc").ok_or_else(|| missing("gc_alloc"))?,
-            apply: index("gc_apply").ok_or_else(|| missing("gc_apply"))?,
-            view: index("gc_view").ok_or_else(|| missing("gc_view"))?,
+            memory: index("memory").ok_or_else(missing)?,
+            abi_version: index("gc_abi_version").ok_or_else(missing)?,
+            alloc: index("gc_alloc").ok_or_else(missing)?,
+            apply: index("gc_apply").ok_or_else(missing)?,
+            view: index("gc_view").ok_or_else(missing)?,
             end_block: index("gc_end_block"),
-            dirty: instrumented
-                .plan
-                .as_ref()
-                .and_then(|p| index(&p.dirty_export)),
-            globals: instrumented.plan.as_ref().map_or_else(Vec::new, |p| {
-                p.global_exports.iter().filter_map(|n| index(n)).collect()
-            }),
+            dirty: index(&plan.dirty_export).ok_or_else(missing)?,
+            globals: plan
+                .global_exports
+                .iter()
+                .map(|n| index(n).ok_or_else(missing))
+                .collect::<Result<_, _>>()?,
+            stack: index(&plan.stack_export).ok_or_else(missing)?,
+            start: match &plan.start_export {
+                Some(name) => Some(index(name).ok_or_else(missing)?),
+                None => None,
+            },
         };
 
         let linker = match runtime.pooled() {
             Some(backend) if pooled => &backend.linker,
             _ => &runtime.on_demand().linker,
         };
+        // Every import was validated against the ABI, which the linker serves in full.
         let pre = linker
             .instantiate_pre(&module)
-            .map_err(|e| LoadError::Invalid(format!("{e:#}")))?;
+            .map_err(|_| LoadError::Engine)?;
         let mut this = Self {
             runtime: Arc::clone(runtime),
             pooled,
@@ -420,7 +267,7 @@ impl WasmModule {
             pre,
             exports,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-            plan: instrumented.plan,
+            plan,
             pristine: None,
             instantiations: AtomicU64::new(0),
         };
@@ -456,10 +303,13 @@ impl WasmModule {
     /// [`RuntimeConfig::reuse_instances`](crate::RuntimeConfig) on): `Err` says why not. Not
     /// consensus: results and fuel are the same either way.
     pub fn reusable(&self) -> Result<(), String> {
-        match (&self.plan, &self.pristine) {
-            (None, _) => Err("the module could not be instrumented".into()),
-            (Some(plan), None) => plan.reuse.clone().and(Err("no pristine snapshot".into())),
-            (Some(_), Some(_)) => Ok(()),
+        match &self.pristine {
+            None => self
+                .plan
+                .reuse
+                .clone()
+                .and(Err("no pristine snapshot".into())),
+            Some(_) => Ok(()),
         }
     }
 
@@ -608,7 +458,7 @@ impl WasmModule {
     fn new_store(&self) -> Store<HostState> {
         let engine = self.pre.module().engine();
         let mut state = HostState::new(self.id, Target::Detached, self.runtime.limits());
-        state.chunk_shift = self.plan.as_ref().map_or(0, |p| p.chunk_shift);
+        state.chunk_shift = self.plan.chunk_shift;
         let mut store = Store::new(engine, state);
         store.limiter(|st| &mut st.limits);
         store
@@ -644,7 +494,8 @@ impl WasmModule {
                 handles.insert(h)
             }
         };
-        match entry {
+        let stack = h.stack;
+        let called = match entry {
             Entry::AbiVersion => h.abi_version.call(&mut *store, ()),
             Entry::Apply { sender, op } => {
                 let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
@@ -659,7 +510,8 @@ impl WasmModule {
                 Some(end_block) => end_block.call(&mut *store, ()),
                 None => Ok(0),
             },
-        }
+        };
+        called.map_err(|e| stack_checked(store, stack, e))
     }
 
     /// A new instance in pristine state (data segments applied, start function run), with its
@@ -682,16 +534,24 @@ impl WasmModule {
                 .and_then(Extern::into_global)
                 .ok_or_else(|| wasmtime::Error::msg("instrumented global export is missing"))
         };
-        let (dirty, globals) = match (&self.exports.dirty, resettable) {
-            (Some(dirty), true) => (
-                Some(global(store, dirty)?),
+        let stack = global(store, &self.exports.stack)?;
+        if let Some(start) = &self.exports.start {
+            let start: TypedFunc<(), ()> = self.func(store, &instance, start)?;
+            start
+                .call(&mut *store, ())
+                .map_err(|e| stack_checked(store, stack, e))?;
+        }
+        let (dirty, globals) = if resettable {
+            (
+                Some(global(store, &self.exports.dirty)?),
                 self.exports
                     .globals
                     .iter()
                     .map(|g| global(store, g))
                     .collect::<wasmtime::Result<_>>()?,
-            ),
-            _ => (None, Vec::new()),
+            )
+        } else {
+            (None, Vec::new())
         };
         Ok(Handles {
             memory,
@@ -705,6 +565,7 @@ impl WasmModule {
             },
             dirty,
             globals,
+            stack,
         })
     }
 
@@ -712,10 +573,8 @@ impl WasmModule {
     /// instance, detached, read right after instantiation.
     fn snapshot(&self) -> Result<Option<Pristine>, HostError> {
         let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
-        let Some(plan) = self.plan.as_ref().filter(|p| p.reuse.is_ok()) else {
-            return Ok(None);
-        };
-        if self.exports.dirty.is_none() || self.exports.globals.len() != plan.global_exports.len() {
+        let plan = &self.plan;
+        if plan.reuse.is_err() {
             return Ok(None);
         }
         let config = &self.runtime.config;
@@ -746,7 +605,7 @@ impl WasmModule {
     /// module or the host), the mutable globals and `dirty`. `false` when it cannot be reset
     /// (its memory grew): drop it.
     fn reset(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine) -> bool {
-        let (Some(plan), Some(dirty)) = (&self.plan, h.dirty) else {
+        let (plan, Some(dirty)) = (&self.plan, h.dirty) else {
             return false;
         };
         if h.memory.data_size(&*store) != plan.initial_bytes {
@@ -766,6 +625,10 @@ impl WasmModule {
             }
         }
         if dirty.set(&mut *store, Val::I64(0)).is_err() {
+            return false;
+        }
+        // Back at 0 after any call that returned; set anyway, it is one store.
+        if h.stack.set(&mut *store, Val::I32(0)).is_err() {
             return false;
         }
         store.data_mut().host_writes = 0;
@@ -816,6 +679,11 @@ impl WasmModule {
             0,
             "module {id}: {what} has host write marks"
         );
+        assert_eq!(
+            h.stack.get(&mut *store).i32(),
+            Some(0),
+            "module {id}: {what} has a stack height"
+        );
     }
 
     /// A validated function export of `instance`, typed.
@@ -833,33 +701,32 @@ impl WasmModule {
     }
 }
 
-/// Compiles `wasm` for the pooled engine, or, when the pool's slots cannot hold it (or there is
-/// no pool), for the on-demand one; `true` when pooled. A module invalid for both reports the
-/// on-demand engine's reason, so the text does not depend on the allocation strategy.
-///
-/// `instrumented` (from `instrument.rs`) is what gets compiled; when it is refused, the reason
-/// reported is the one for the `original` bytes, so load errors name the module's own fault.
-fn compile(
-    runtime: &Runtime,
-    original: &[u8],
-    instrumented: &[u8],
-) -> Result<(Module, bool), LoadError> {
+/// Compiles `wasm` (validated and instrumented) for the pooled engine, or, when the pool's
+/// slots cannot hold it (or there is no pool), for the on-demand one; `true` when pooled. The
+/// engine's reason for refusing a module is never reported (it is wasmtime's text):
+/// [`LoadError::Engine`].
+fn compile(runtime: &Runtime, wasm: &[u8]) -> Result<(Module, bool), LoadError> {
     if let Some(backend) = runtime.pooled() {
-        if let Ok(module) = Module::from_binary(&backend.engine, instrumented) {
+        if let Ok(module) = Module::from_binary(&backend.engine, wasm) {
             return Ok((module, true));
         }
     }
-    let engine = &runtime.on_demand().engine;
-    Module::from_binary(engine, instrumented)
+    Module::from_binary(&runtime.on_demand().engine, wasm)
         .map(|module| (module, false))
-        .map_err(|e| {
-            let original_error = if instrumented == original {
-                None
-            } else {
-                Module::from_binary(engine, original).err()
-            };
-            LoadError::Invalid(format!("{:#}", original_error.unwrap_or(e)))
-        })
+        .map_err(|_| LoadError::Engine)
+}
+
+/// `err`, or [`HostTrap::StackLimit`] when the stack-height global is above the limit: the
+/// trap was the stack check's `unreachable` (`stack.rs`), the only code that leaves it there.
+fn stack_checked(
+    store: &mut Store<HostState>,
+    stack: Global,
+    err: wasmtime::Error,
+) -> wasmtime::Error {
+    match stack.get(&mut *store).i32() {
+        Some(height) if height as u32 > STACK_LIMIT => wasmtime::Error::new(HostTrap::StackLimit),
+        _ => err,
+    }
 }
 
 /// The bits of a numeric global's value (`None` for references), for comparisons.
@@ -971,17 +838,5 @@ impl GameModule for WasmModule {
             Ok(outcome) => outcome.result,
             Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn abi_types_are_spelled_like_abi_md() {
-        assert_eq!(abi_type("iiii", "I"), "(i32, i32, i32, i32) -> i64");
-        assert_eq!(abi_type("", "i"), "() -> i32");
-        assert_eq!(abi_type("ii", ""), "(i32, i32)");
     }
 }

@@ -35,6 +35,9 @@ pub enum HostTrap {
     MalformedOutput,
     /// `gc_alloc` returned 0 or a range outside the memory.
     AllocFailed,
+    /// The logical stack height passed [`crate::STACK_LIMIT`] (`stack.rs`): raised by the host
+    /// when an instrumented stack check trapped.
+    StackLimit,
 }
 
 impl HostTrap {
@@ -50,6 +53,7 @@ impl HostTrap {
             Self::ReadOnly => "state is read-only in a view",
             Self::MalformedOutput => "malformed module output",
             Self::AllocFailed => "guest allocation failed",
+            Self::StackLimit => "trap: stack limit exceeded",
         }
     }
 
@@ -149,6 +153,7 @@ mod tests {
                 "internal: malformed module output",
             ),
             (HostTrap::AllocFailed, "internal: guest allocation failed"),
+            (HostTrap::StackLimit, "internal: trap: stack limit exceeded"),
         ];
         for (trap, text) in table {
             let err = wasmtime::Error::new(trap);
