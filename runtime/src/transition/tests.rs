@@ -15,6 +15,8 @@ use crate::chain::{GenesisBalance, GenesisModule};
 use crate::registry::RegistryError;
 use crate::{MemState, WasmModule};
 
+mod deploy;
+
 const CHAIN: &str = "gamechain-test";
 const T0: u64 = 1_790_000_000_000;
 const FAUCET: u128 = 100_000;
