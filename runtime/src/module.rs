@@ -44,6 +44,7 @@ use wasmtime::{
     WasmParams, WasmResults,
 };
 
+use crate::cache::{CodeSource, ModuleCache};
 use crate::engine::{Lease, Runtime, ABI_VERSION};
 use crate::host::{span, HostState, Target};
 use crate::instrument::{self, Plan};
@@ -119,6 +120,7 @@ struct Exports {
     apply: ModuleExport,
     view: ModuleExport,
     end_block: Option<ModuleExport>,
+    migrate: Option<ModuleExport>,
     /// The instrumentation's `dirty` global and the module's mutable globals.
     dirty: ModuleExport,
     globals: Vec<ModuleExport>,
@@ -136,6 +138,7 @@ pub(crate) struct Handles {
     apply: TypedFunc<(i32, i32, i32, i32), i32>,
     view: TypedFunc<(i32, i32), i32>,
     end_block: Option<TypedFunc<(), i32>>,
+    migrate: Option<TypedFunc<(i32, i32, i32, i32), i32>>,
     /// `dirty` and the mutable globals, for an instance that will be reset.
     dirty: Option<Global>,
     globals: Vec<Global>,
@@ -175,6 +178,7 @@ enum Entry<'a> {
     Apply { sender: &'a [u8], op: &'a [u8] },
     View { query: &'a [u8] },
     EndBlock,
+    Migrate { sender: &'a [u8], input: &'a [u8] },
 }
 
 /// The raw result of a call: the entry point's return value and `output` bytes, or the error.
@@ -201,6 +205,8 @@ pub struct WasmModule {
     pristine: Option<Pristine>,
     /// Instances created so far (see [`WasmModule::instantiations`]).
     instantiations: AtomicU64,
+    /// Whether the machine code was compiled or read from a [`ModuleCache`], and how long it took.
+    source: CodeSource,
 }
 
 impl Drop for WasmModule {
@@ -224,10 +230,24 @@ impl WasmModule {
     ///
     /// Errors: see [`LoadError`]; each names the rule broken, in a fixed text.
     pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
+        Self::load(runtime, id, wasm, None)
+    }
+
+    /// [`WasmModule::new`], taking the compiled machine code from `cache` when it holds a valid
+    /// entry for these bytes and this engine, and storing it there after compiling otherwise
+    /// (`cache.rs`). Validation always runs first, cache or not. The result, including every
+    /// [`LoadError`], is the same with or without a cache: only [`WasmModule::code_source`]
+    /// differs.
+    pub fn load(
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+        cache: Option<&ModuleCache>,
+    ) -> Result<Self, LoadError> {
         let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
         let instrumented = instrument::instrument(wasm, &info);
         let plan = instrumented.plan.ok_or(LoadError::Engine)?;
-        let (module, pooled) = compile(runtime, &instrumented.wasm)?;
+        let (module, pooled, source) = compile(runtime, &instrumented.wasm, cache)?;
 
         let index = |name: &str| module.get_export_index(name);
         let missing = || LoadError::Engine;
@@ -238,6 +258,7 @@ impl WasmModule {
             apply: index("gc_apply").ok_or_else(missing)?,
             view: index("gc_view").ok_or_else(missing)?,
             end_block: index("gc_end_block"),
+            migrate: index("gc_migrate"),
             dirty: index(&plan.dirty_export).ok_or_else(missing)?,
             globals: plan
                 .global_exports
@@ -270,6 +291,7 @@ impl WasmModule {
             plan,
             pristine: None,
             instantiations: AtomicU64::new(0),
+            source,
         };
 
         let raw = this
@@ -297,6 +319,22 @@ impl WasmModule {
     /// SHA-256 of the module's bytes, lowercase hex.
     pub fn code_hash(&self) -> &str {
         &self.code_hash
+    }
+
+    /// Where the machine code came from (compiled now, or a cache entry) and how long that
+    /// took. Node logs and metrics only: never consensus.
+    pub fn code_source(&self) -> CodeSource {
+        self.source
+    }
+
+    /// Whether the module exports `gc_migrate` (run once when an upgrade installs it).
+    pub fn has_migrate(&self) -> bool {
+        self.exports.migrate.is_some()
+    }
+
+    /// Whether the module exports `gc_end_block`.
+    pub fn has_end_block(&self) -> bool {
+        self.exports.end_block.is_some()
     }
 
     /// Whether calls of this module may run in a reset warm instance (with
@@ -388,6 +426,35 @@ impl WasmModule {
         // SAFETY: as in `call_apply`.
         let target = unsafe { Target::apply(ctx) };
         let raw = self.run(target, self.runtime.config.fuel_end_block, Entry::EndBlock)?;
+        Ok(raw.into_unit())
+    }
+
+    /// Runs `gc_migrate(sender, input)` against `ctx` with `fuel_apply` fuel: the migration
+    /// entry point of an upgrade (ABI.md, "Upgrades"), with `gc_apply`'s calling convention.
+    /// A module without the export succeeds without running (0 fuel).
+    pub fn call_migrate(
+        &self,
+        ctx: &mut dyn Ctx,
+        sender: &str,
+        input: &[u8],
+    ) -> Result<CallOutcome<()>, HostError> {
+        if self.exports.migrate.is_none() {
+            return Ok(CallOutcome {
+                result: Ok(()),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
+        }
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_apply,
+            Entry::Migrate {
+                sender: sender.as_bytes(),
+                input,
+            },
+        )?;
         Ok(raw.into_unit())
     }
 
@@ -510,6 +577,14 @@ impl WasmModule {
                 Some(end_block) => end_block.call(&mut *store, ()),
                 None => Ok(0),
             },
+            Entry::Migrate { sender, input } => {
+                let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
+                let (ip, il) = place(store, &h.alloc, h.memory, input)?;
+                match &h.migrate {
+                    Some(migrate) => migrate.call(&mut *store, (sp, sl, ip, il)),
+                    None => Ok(0),
+                }
+            }
         };
         called.map_err(|e| stack_checked(store, stack, e))
     }
@@ -560,6 +635,10 @@ impl WasmModule {
             apply: self.func(store, &instance, &self.exports.apply)?,
             view: self.func(store, &instance, &self.exports.view)?,
             end_block: match &self.exports.end_block {
+                Some(e) => Some(self.func(store, &instance, e)?),
+                None => None,
+            },
+            migrate: match &self.exports.migrate {
                 Some(e) => Some(self.func(store, &instance, e)?),
                 None => None,
             },
@@ -705,14 +784,25 @@ impl WasmModule {
 /// slots cannot hold it (or there is no pool), for the on-demand one; `true` when pooled. The
 /// engine's reason for refusing a module is never reported (it is wasmtime's text):
 /// [`LoadError::Engine`].
-fn compile(runtime: &Runtime, wasm: &[u8]) -> Result<(Module, bool), LoadError> {
+///
+/// With a `cache`, each engine's machine code is looked up there first (`cache.rs`).
+fn compile(
+    runtime: &Runtime,
+    wasm: &[u8],
+    cache: Option<&ModuleCache>,
+) -> Result<(Module, bool, CodeSource), LoadError> {
+    let config_hash = runtime.config.config_hash();
+    let build = |engine: &wasmtime::Engine, backend: &str| match cache {
+        Some(cache) => cache.get_or_compile(engine, backend, &config_hash, wasm),
+        None => CodeSource::time(|| Module::from_binary(engine, wasm)),
+    };
     if let Some(backend) = runtime.pooled() {
-        if let Ok(module) = Module::from_binary(&backend.engine, wasm) {
-            return Ok((module, true));
+        if let Ok((module, source)) = build(&backend.engine, "pooled") {
+            return Ok((module, true, source));
         }
     }
-    Module::from_binary(&runtime.on_demand().engine, wasm)
-        .map(|module| (module, false))
+    build(&runtime.on_demand().engine, "on_demand")
+        .map(|(module, source)| (module, false, source))
         .map_err(|_| LoadError::Engine)
 }
 

@@ -1,26 +1,41 @@
-//! [`Modules`]: the guest modules a chain runs, loaded once from code bytes verified against
-//! their code hashes, in id order.
+//! [`Modules`]: the compiled guest modules of a chain, resolved from state.
 //!
-//! The order matters for consensus: every module's `end_block` runs after a block's
-//! transactions in ascending id order (byte order of the id), and the end-of-block receipts are
-//! committed in that order (see `transition.rs`). A `BTreeMap` gives that order by
-//! construction.
+//! Which module an id names is consensus and lives in the state: the record `module/<id>`
+//! ([`ModuleRecord`]) names its code hash, and `code/<hash>` holds the wasm bytes (`transition.rs`
+//! documents both keys). This registry only holds what is expensive to rebuild: the compiled
+//! [`WasmModule`]s, by (id, code hash), shared as `Arc`s. A module compiles once per (id, code
+//! hash) for the life of the process (a `WasmModule` runs under one id, its state prefix; the
+//! same code under two ids compiles twice in memory but once on disk, since the optional
+//! [`ModuleCache`] is keyed by code alone). [`Modules::resolve`] reads the record from the state it
+//! is given, so a module deployed by a transaction is live for the next transaction, with no
+//! restart and no registry update: the registry has no opinion about which modules exist.
 //!
-//! Which modules export `gc_end_block` is read from the module's export section here (ABI.md:
-//! the export is optional). Only those get an end-of-block call and a receipt.
+//! Which modules export `gc_end_block` and `gc_migrate` (both optional, ABI.md) is read by the
+//! runtime when it loads the module ([`WasmModule::has_end_block`], [`WasmModule::has_migrate`]).
 
 use core::fmt;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use sha2::{Digest, Sha256};
 
+use crate::cache::ModuleCache;
 use crate::chain::Genesis;
 use crate::engine::Runtime;
 use crate::module::{LoadError, WasmModule};
+use crate::state::State;
+use crate::transition::{module_record_key, ModuleRecord, MODULE_RECORD_PREFIX};
+use crate::trap::HostError;
 
-/// The optional end-of-block export of ABI v1.
-const END_BLOCK_EXPORT: &str = "gc_end_block";
+/// Prefix of the code keys: `code/<lowercase hex SHA-256 of the wasm>`.
+pub const CODE_PREFIX: &str = "code/";
+/// Records read per page by [`Modules::records`].
+const RECORD_PAGE: usize = 256;
+
+/// `code/<code_hash>`.
+pub fn code_key(code_hash: &str) -> String {
+    format!("{CODE_PREFIX}{code_hash}")
+}
 
 /// One loaded module.
 #[derive(Debug, Clone)]
@@ -30,12 +45,16 @@ pub struct ModuleEntry {
     pub module: Arc<WasmModule>,
     /// Whether it exports `gc_end_block` (only such modules run at end of block).
     pub has_end_block: bool,
+    /// Whether it exports `gc_migrate` (run once when an upgrade installs this code).
+    pub has_migrate: bool,
 }
 
-/// The chain's modules by id, in ascending id order.
-#[derive(Debug, Clone, Default)]
+/// The compiled modules by (id, code hash), and the optional on-disk cache new ones are
+/// compiled through. Shared by the block executor and views (`&self` everywhere).
+#[derive(Debug, Default)]
 pub struct Modules {
-    map: BTreeMap<String, ModuleEntry>,
+    loaded: RwLock<BTreeMap<(String, String), ModuleEntry>>,
+    cache: Option<Arc<ModuleCache>>,
 }
 
 /// Why a module could not be registered.
@@ -57,10 +76,8 @@ pub enum RegistryError {
         /// SHA-256 of the bytes given.
         found: String,
     },
-    /// A module with this id is registered already.
+    /// A module with this id and code hash is registered already.
     Duplicate(String),
-    /// The code is not a wasm binary whose export section can be read.
-    Malformed(String),
     /// The runtime refused the module.
     Load {
         /// The module id.
@@ -87,7 +104,6 @@ impl fmt::Display for RegistryError {
                 )
             }
             Self::Duplicate(id) => write!(f, "module `{id}` is registered twice"),
-            Self::Malformed(id) => write!(f, "module `{id}`: not a readable wasm binary"),
             Self::Load { id, error } => write!(f, "module `{id}` {error}"),
         }
     }
@@ -95,21 +111,85 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
+/// Why a module named by the state could not be resolved. Never a receipt: the block stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    /// `module/<id>` is not a [`ModuleRecord`], or `code/<hash>` is missing or does not hash to
+    /// its name: the node's state is corrupt.
+    CorruptState {
+        /// The key.
+        key: String,
+    },
+    /// Code the chain accepted does not load on this node (the engine failed, or this build
+    /// refuses what the chain's build accepted): a node failure, never a receipt.
+    Host(HostError),
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CorruptState { key } => write!(f, "state key `{key}` holds a malformed value"),
+            Self::Host(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+/// The record at `module/<id>` in `state`: `None` when absent.
+pub fn read_record(state: &dyn State, id: &str) -> Result<Option<ModuleRecord>, ResolveError> {
+    let key = module_record_key(id);
+    state
+        .get(&key)
+        .map(|bytes| parse_record(&key, &bytes))
+        .transpose()
+}
+
+fn parse_record(key: &str, bytes: &[u8]) -> Result<ModuleRecord, ResolveError> {
+    serde_json::from_slice(bytes).map_err(|_| ResolveError::CorruptState {
+        key: key.to_string(),
+    })
+}
+
 impl Modules {
-    /// An empty registry.
+    /// An empty registry without a disk cache.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// This registry compiling new modules through `cache` (module loads are the same with or
+    /// without it; only the time differs).
+    pub fn with_cache(mut self, cache: Arc<ModuleCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The disk cache, if any.
+    pub fn cache(&self) -> Option<&Arc<ModuleCache>> {
+        self.cache.as_ref()
+    }
+
     /// Loads every module genesis lists: its code is `codes[code_hash]` (code hash: lowercase hex
     /// SHA-256 of the bytes), checked against the hash, compiled into `runtime` under the
-    /// genesis id.
+    /// genesis id. (Optional: [`Modules::resolve`] would load them from the state on first use;
+    /// this fails early on bad code.)
     pub fn from_genesis(
         runtime: &Arc<Runtime>,
         genesis: &Genesis,
         codes: &BTreeMap<String, Vec<u8>>,
     ) -> Result<Self, RegistryError> {
-        let mut modules = Self::new();
+        let modules = Self::new();
+        modules.load_genesis(runtime, genesis, codes)?;
+        Ok(modules)
+    }
+
+    /// [`Modules::from_genesis`] into this registry (through its cache).
+    pub fn load_genesis(
+        &self,
+        runtime: &Arc<Runtime>,
+        genesis: &Genesis,
+        codes: &BTreeMap<String, Vec<u8>>,
+    ) -> Result<(), RegistryError> {
         for m in &genesis.modules {
             let wasm = codes
                 .get(&m.code_hash)
@@ -125,22 +205,19 @@ impl Modules {
                     found,
                 });
             }
-            if modules.map.contains_key(&m.id) {
-                return Err(RegistryError::Duplicate(m.id.clone()));
-            }
-            let module =
-                WasmModule::new(runtime, &m.id, wasm).map_err(|error| RegistryError::Load {
+            self.load(runtime, &m.id, wasm)
+                .map_err(|error| RegistryError::Load {
                     id: m.id.clone(),
                     error,
                 })?;
-            modules.insert(Arc::new(module), wasm)?;
         }
-        Ok(modules)
+        Ok(())
     }
 
-    /// Registers an already loaded `module` under its id; `wasm` must be the bytes it was loaded
-    /// from (they are checked against its code hash, and its exports are read from them).
-    pub fn insert(&mut self, module: Arc<WasmModule>, wasm: &[u8]) -> Result<(), RegistryError> {
+    /// Registers an already loaded `module` under its id and code hash; `wasm` must be the bytes
+    /// it was loaded from (they are checked against its code hash, and its exports are read
+    /// from them).
+    pub fn insert(&self, module: Arc<WasmModule>, wasm: &[u8]) -> Result<(), RegistryError> {
         let id = module.id().to_string();
         let found = hex::encode(Sha256::digest(wasm));
         if found != module.code_hash() {
@@ -150,143 +227,130 @@ impl Modules {
                 found,
             });
         }
-        if self.map.contains_key(&id) {
+        let entry = entry(module);
+        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+        let key = (id.clone(), found);
+        if loaded.contains_key(&key) {
             return Err(RegistryError::Duplicate(id));
         }
-        let has_end_block = exports_function(wasm, END_BLOCK_EXPORT)
-            .ok_or_else(|| RegistryError::Malformed(id.clone()))?;
-        self.map.insert(
-            id,
-            ModuleEntry {
-                module,
-                has_end_block,
-            },
-        );
+        loaded.insert(key, entry);
         Ok(())
     }
 
-    /// The module registered as `id`.
-    pub fn get(&self, id: &str) -> Option<&Arc<WasmModule>> {
-        self.map.get(id).map(|e| &e.module)
-    }
-
-    /// The entry registered as `id`.
-    pub fn entry(&self, id: &str) -> Option<&ModuleEntry> {
-        self.map.get(id)
-    }
-
-    /// Every entry, in ascending id order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &ModuleEntry)> {
-        self.map.iter().map(|(id, e)| (id.as_str(), e))
-    }
-
-    /// The modules that export `gc_end_block`, in ascending id order.
-    pub fn with_end_block(&self) -> impl Iterator<Item = &Arc<WasmModule>> {
-        self.map
-            .values()
-            .filter(|e| e.has_end_block)
-            .map(|e| &e.module)
-    }
-
-    /// Number of modules.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-}
-
-/// Reads an unsigned LEB128 `u32` at `*pos`.
-fn leb_u32(bytes: &[u8], pos: &mut usize) -> Option<u32> {
-    let mut result: u32 = 0;
-    for shift in (0..35).step_by(7) {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        result |= u32::from(b & 0x7f).checked_shl(shift)?;
-        if b & 0x80 == 0 {
-            return Some(result);
+    /// The module `id` running `wasm`: the loaded one, or `wasm` compiled now (through the
+    /// cache) into `runtime` and kept. The [`LoadError`] is the module's fault (a deploy's
+    /// receipt says it) except [`LoadError::Host`].
+    pub fn load(
+        &self,
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+    ) -> Result<ModuleEntry, LoadError> {
+        let key = (id.to_string(), hex::encode(Sha256::digest(wasm)));
+        if let Some(e) = self.read().get(&key) {
+            return Ok(e.clone());
         }
+        // Compiled without the lock (it takes a while); a racing load of the same key keeps the
+        // first entry.
+        let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref())?;
+        let source = module.code_source();
+        tracing::info!(module = id, code_hash = %key.1, ?source, "module loaded");
+        let entry = entry(Arc::new(module));
+        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+        Ok(loaded.entry(key).or_insert(entry).clone())
     }
-    None
-}
 
-/// Whether the wasm binary `wasm` exports a function named `name`; `None` when the header or the
-/// section layout cannot be read.
-pub(crate) fn exports_function(wasm: &[u8], name: &str) -> Option<bool> {
-    if wasm.len() < 8 || &wasm[..4] != b"\0asm" || wasm[4..8] != [1, 0, 0, 0] {
-        return None;
+    /// The loaded module `id` with code `code_hash`, if it is loaded.
+    pub fn get(&self, id: &str, code_hash: &str) -> Option<ModuleEntry> {
+        self.read()
+            .get(&(id.to_string(), code_hash.to_string()))
+            .cloned()
     }
-    let mut pos = 8;
-    while pos < wasm.len() {
-        let id = wasm[pos];
-        pos += 1;
-        let size = leb_u32(wasm, &mut pos)? as usize;
-        let end = pos.checked_add(size).filter(|&e| e <= wasm.len())?;
-        if id == 7 {
-            let section = &wasm[..end];
-            let mut p = pos;
-            let count = leb_u32(section, &mut p)?;
-            for _ in 0..count {
-                let len = leb_u32(section, &mut p)? as usize;
-                let field = section.get(p..p.checked_add(len)?)?;
-                p += len;
-                let kind = *section.get(p)?;
-                p += 1;
-                leb_u32(section, &mut p)?;
-                if kind == 0 && field == name.as_bytes() {
-                    return Some(true);
-                }
+
+    /// The module `id` as of `state`: `None` when `state` has no `module/<id>`; else the module
+    /// running the recorded code, loaded from `code/<hash>` (and compiled, through the cache)
+    /// on first use.
+    pub fn resolve(
+        &self,
+        runtime: &Arc<Runtime>,
+        state: &dyn State,
+        id: &str,
+    ) -> Result<Option<ModuleEntry>, ResolveError> {
+        let Some(record) = read_record(state, id)? else {
+            return Ok(None);
+        };
+        self.resolve_record(runtime, state, id, &record).map(Some)
+    }
+
+    /// The module `id` whose record (read from `state`) is `record`.
+    pub fn resolve_record(
+        &self,
+        runtime: &Arc<Runtime>,
+        state: &dyn State,
+        id: &str,
+        record: &ModuleRecord,
+    ) -> Result<ModuleEntry, ResolveError> {
+        if let Some(e) = self.get(id, &record.code_hash) {
+            return Ok(e);
+        }
+        let key = code_key(&record.code_hash);
+        let corrupt = || ResolveError::CorruptState { key: key.clone() };
+        let wasm = state.get(&key).ok_or_else(corrupt)?;
+        if hex::encode(Sha256::digest(&wasm)) != record.code_hash {
+            return Err(corrupt());
+        }
+        self.load(runtime, id, &wasm).map_err(|e| match e {
+            LoadError::Host(e) => ResolveError::Host(e),
+            other => ResolveError::Host(HostError::Engine(format!(
+                "module `{id}` (code {}) was accepted by the chain but this node refuses it: {other}",
+                record.code_hash
+            ))),
+        })
+    }
+
+    /// Every module record in `state`, in ascending id order.
+    pub fn records(state: &dyn State) -> Result<Vec<(String, ModuleRecord)>, ResolveError> {
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = state.scan(MODULE_RECORD_PREFIX, after.as_deref(), RECORD_PAGE);
+            let done = page.len() < RECORD_PAGE;
+            for (key, bytes) in page {
+                let record = parse_record(&key, &bytes)?;
+                out.push((key[MODULE_RECORD_PREFIX.len()..].to_string(), record));
+                after = Some(key);
             }
-            return Some(false);
+            if done {
+                return Ok(out);
+            }
         }
-        pos = end;
     }
-    Some(false)
+
+    /// Every loaded module, by ascending (id, code hash).
+    pub fn iter(&self) -> Vec<ModuleEntry> {
+        self.read().values().cloned().collect()
+    }
+
+    /// Number of loaded modules.
+    pub fn len(&self) -> usize {
+        self.read().len()
+    }
+
+    /// Whether none is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.read().is_empty()
+    }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<(String, String), ModuleEntry>> {
+        self.loaded.read().unwrap_or_else(|p| p.into_inner())
+    }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn reads_function_exports() {
-        let with = wat::parse_str(
-            r#"(module (memory (export "memory") 1) (func (export "gc_end_block") (result i32) i32.const 0)
-                (func (export "gc_apply") (result i32) i32.const 0))"#,
-        )
-        .unwrap();
-        assert_eq!(exports_function(&with, "gc_end_block"), Some(true));
-        assert_eq!(exports_function(&with, "gc_apply"), Some(true));
-        assert_eq!(
-            exports_function(&with, "memory"),
-            Some(false),
-            "a memory is not a function"
-        );
-        assert_eq!(exports_function(&with, "gc_view"), Some(false));
-        let without =
-            wat::parse_str(r#"(module (func (export "gc_end_blocks") (result i32) i32.const 0))"#)
-                .unwrap();
-        assert_eq!(exports_function(&without, "gc_end_block"), Some(false));
-        assert_eq!(exports_function(b"(module)", "gc_end_block"), None);
-        assert_eq!(exports_function(&with[..6], "gc_end_block"), None);
-        let mut bad_size = with[..8].to_vec();
-        bad_size.extend_from_slice(&[7, 0x7f, 1]);
-        assert_eq!(
-            exports_function(&bad_size, "gc_end_block"),
-            None,
-            "a section longer than the binary"
-        );
-    }
-
-    #[test]
-    fn leb_reads_multi_byte_values() {
-        let mut p = 0;
-        assert_eq!(leb_u32(&[0xe5, 0x8e, 0x26], &mut p), Some(624_485));
-        assert_eq!(p, 3);
-        let mut p = 0;
-        assert_eq!(leb_u32(&[0x80, 0x80], &mut p), None);
+/// The entry of `module`: which optional exports it has (read by the runtime at load).
+fn entry(module: Arc<WasmModule>) -> ModuleEntry {
+    ModuleEntry {
+        has_end_block: module.has_end_block(),
+        has_migrate: module.has_migrate(),
+        module,
     }
 }

@@ -17,7 +17,7 @@
 //!    (initial size within [`MAX_TABLE_ELEMENTS`]);
 //! 5. imports (only `gamechain_v1` functions of ABI v1 with exactly their types), in order;
 //! 6. exports (`memory`, `gc_abi_version`, `gc_alloc`, `gc_apply`, `gc_view`, optional
-//!    `gc_end_block`, with the ABI types);
+//!    `gc_end_block` and `gc_migrate`, with the ABI types);
 //! 7. each function, in index order: parameters plus locals ([`MAX_LOCALS`]) and the height of
 //!    its operand stack ([`MAX_OPERAND_STACK`]);
 //! 8. the start function: it may not reach a host import (directly or through other
@@ -115,6 +115,7 @@ pub(crate) const EXPORTS: &[(&str, &str, &str, bool)] = &[
     ("gc_apply", "iiii", "i", true),
     ("gc_view", "ii", "i", true),
     ("gc_end_block", "", "i", false),
+    ("gc_migrate", "iiii", "i", false),
 ];
 
 /// Why a module is refused. `Display` gives the fixed text naming the rule and the offending
