@@ -15,6 +15,7 @@
 //! | `execute.rs` | [`execute_apply`], [`execute_end_block`], [`run_view`], [`TxOutcome`], [`Event`] |
 //! | `registry.rs` | [`Modules`]: the chain's loaded modules by id, verified by code hash |
 //! | `transition.rs` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
+//! | `testkit.rs` (feature `testkit`) | the author kit's harness: one scenario body natively and on the built `.wasm` |
 //!
 //! ```ignore
 //! let rt = Runtime::new(RuntimeConfig::default())?;
@@ -32,6 +33,8 @@ mod instrument;
 mod module;
 pub mod registry;
 mod state;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod transition;
 mod trap;
 

@@ -58,7 +58,73 @@ pub struct BuiltGuest {
 /// the `PATH`. Errors: no workspace found, cargo could not start, the build failed (the message
 /// ends with cargo's stderr), or the build produced no `.wasm` for `package`.
 pub fn build_guest(package: &str) -> Result<BuiltGuest, String> {
-    let root = workspace_root()?;
+    build_guest_in(&workspace_root()?, package)
+}
+
+/// Builds the module crate whose directory (holding its `Cargo.toml`) is `crate_dir`, inside or
+/// outside this repository, with the recipe above: `cargo metadata` names its package and its
+/// workspace root (a standalone crate made by `gamechain module new` is its own workspace, with
+/// the `guest` profile in its `Cargo.toml`), then [`build_guest_in`]. Used by
+/// `gamechain module build` and the test harness (`gamechain_runtime::testkit`).
+///
+/// Errors: as [`build_guest_in`], plus `cargo metadata` failing (its stderr) or no package at
+/// `crate_dir`.
+pub fn build_guest_crate(crate_dir: &Path) -> Result<BuiltGuest, String> {
+    let (root, package) = crate_package(crate_dir)?;
+    build_guest_in(&root, &package)
+}
+
+/// The workspace root and the package name of the crate in `crate_dir`, from
+/// `cargo metadata --no-deps`. Errors: cargo fails (its stderr) or no package has its manifest
+/// in `crate_dir`.
+pub fn crate_package(crate_dir: &Path) -> Result<(PathBuf, String), String> {
+    let manifest = crate_dir.join("Cargo.toml");
+    let manifest = manifest
+        .canonicalize()
+        .map_err(|e| format!("no crate at {}: {e}", manifest.display()))?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let output = Command::new(&cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata for {} failed ({}):\n{}",
+            manifest.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let root = metadata["workspace_root"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or("cargo metadata printed no workspace_root")?;
+    let package = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| {
+            p["manifest_path"]
+                .as_str()
+                .and_then(|path| Path::new(path).canonicalize().ok())
+                .is_some_and(|path| path == manifest)
+        })
+        .and_then(|p| p["name"].as_str())
+        .ok_or_else(|| format!("no package has its manifest at {}", manifest.display()))?;
+    Ok((root, package.to_string()))
+}
+
+/// Builds `package` of the workspace at `root` (the directory of the `Cargo.toml` with
+/// `[workspace]`, which must define the `guest` profile) with the recipe above.
+///
+/// Errors: cargo could not start, the build failed (the message ends with cargo's stderr), or
+/// the build produced no `.wasm` for `package`.
+pub fn build_guest_in(root: &Path, package: &str) -> Result<BuiltGuest, String> {
+    let root = root.to_path_buf();
     ensure_guest_target(&root)?;
     let target_dir = root.join("target").join("guest");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
