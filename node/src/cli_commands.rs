@@ -129,6 +129,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
+        Command::Module(command) => crate::cli_module::run(command, out).await,
         Command::Node(_) | Command::Demo(_) => Err(CliError::Usage("not a client command".into())),
     }
 }
