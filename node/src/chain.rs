@@ -18,6 +18,7 @@ use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{
     genesis::check_module_id, Genesis, SignedHeader, SignedTx, StateHash,
 };
+use gamechain_runtime::registry::read_record;
 use gamechain_runtime::{account_nonce, run_view, ChainContext, MemState, State, WriteSet};
 use gamechain_sdk::Query;
 use serde_json::{json, Value};
@@ -192,7 +193,11 @@ impl Chain {
     pub fn account(&self, account: &str) -> Result<Value, ApiError> {
         let is_address = match account.strip_prefix("module:") {
             Some(id) => {
-                if check_module_id(id).is_err() || self.ctx.modules().get(id).is_none() {
+                let exists = check_module_id(id).is_ok()
+                    && read_record(&self.head().state, id)
+                        .map_err(|e| ApiError::internal(e.to_string()))?
+                        .is_some();
+                if !exists {
                     return Err(ApiError::not_found(format!("no module account {account}")));
                 }
                 false
@@ -243,12 +248,16 @@ impl Chain {
     /// limited (`fuel_view`). Errors: `not_found` for an unknown module; the view's own error
     /// (its code and status); `internal` when the node failed.
     pub fn view(&self, module: &str, query: &Query) -> Result<Value, ApiError> {
-        let module = self
-            .ctx
-            .modules()
-            .get(module)
-            .ok_or_else(|| ApiError::not_found(format!("no module {module}")))?;
         let head = self.head();
+        let entry = self
+            .ctx
+            .module(&head.state, module)
+            .map_err(|e| {
+                tracing::error!(module, "cannot load the module: {e}");
+                ApiError::internal(format!("the module could not be loaded: {e}"))
+            })?
+            .ok_or_else(|| ApiError::not_found(format!("no module {module}")))?;
+        let module = &entry.module;
         match run_view(module, &head.state, query) {
             Ok((Ok(value), _fuel)) => Ok(value),
             Ok((Err(e), _fuel)) => Err(ApiError::from_action_error(&e)),

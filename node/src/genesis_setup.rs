@@ -272,7 +272,7 @@ fn create_genesis_block(
         }
         code.insert(m.code_hash.clone(), TICTACTOE_WASM.to_vec());
     }
-    let gs = genesis_state(genesis).map_err(|e| NodeError::Refused(e.to_string()))?;
+    let gs = genesis_state(genesis, &code).map_err(|e| NodeError::Refused(e.to_string()))?;
     let block = BlockRecord {
         header: SignedHeader::sign(gs.header, key),
         txs: Vec::new(),

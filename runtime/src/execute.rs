@@ -67,6 +67,22 @@ pub fn execute_end_block(
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
 }
 
+/// Runs `gc_migrate` of `module` over `base` for the upgrade transaction `txid` signed by
+/// `sender` (the owner), with `input` (the migration input JSON, see `transition.rs`). Writes
+/// and events are kept on `Ok` and dropped on `Err`, as for a transaction.
+pub fn execute_migrate(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+    txid: &str,
+    sender: &str,
+    input: &[u8],
+) -> Result<TxOutcome, HostError> {
+    let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, txid, Some(sender));
+    let outcome = module.call_migrate(&mut ctx, sender, input)?;
+    Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
+}
+
 /// Answers a view of `module` over `state`: the JSON value or the error, and the fuel used.
 pub fn run_view(
     module: &WasmModule,

@@ -13,7 +13,8 @@
 //! | `trap.rs` | [`HostTrap`], [`HostError`], the mapping to ABI.md's fixed texts |
 //! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`WriteSet`] |
 //! | `execute.rs` | [`execute_apply`], [`execute_end_block`], [`run_view`], [`TxOutcome`], [`Event`] |
-//! | `registry.rs` | [`Modules`]: the chain's loaded modules by id, verified by code hash |
+//! | `registry.rs` | [`Modules`]: compiled modules by (id, code hash), resolved from `module/<id>` and `code/<hash>` in state |
+//! | `cache.rs` | [`ModuleCache`]: compiled modules on disk, keyed by code and engine, checked before use |
 //! | `transition.rs` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
 //! | `testkit.rs` (feature `testkit`) | the author kit's harness: one scenario body natively and on the built `.wasm` |
 //!
@@ -24,6 +25,7 @@
 //! if out.result.is_ok() { state.apply(out.writes) }
 //! ```
 
+pub mod cache;
 pub mod chain;
 mod engine;
 mod execute;
@@ -38,14 +40,15 @@ pub mod testkit;
 pub mod transition;
 mod trap;
 
+pub use cache::{CacheStats, CodeSource, ModuleCache};
 pub use engine::{
     Allocation, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK,
     WASMTIME_VERSION,
 };
-pub use execute::{execute_apply, execute_end_block, run_view, Event, TxOutcome};
+pub use execute::{execute_apply, execute_end_block, execute_migrate, run_view, Event, TxOutcome};
 pub use gas::{GasTable, GAS_V1};
 pub use module::{CallOutcome, LoadError, WasmModule};
-pub use registry::{ModuleEntry, Modules, RegistryError};
+pub use registry::{code_key, ModuleEntry, Modules, RegistryError, ResolveError, CODE_PREFIX};
 pub use state::{MemState, Overlay, State, WriteSet};
 pub use transition::{
     account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key,

@@ -2,7 +2,7 @@
 //!
 //! Owns the load-time rules (ABI.md, "Guest exports" and "Host imports": only `gamechain_v1`
 //! function imports with exactly the ABI types; `memory`, `gc_abi_version` returning 1,
-//! `gc_alloc`, `gc_apply`, `gc_view`, optional `gc_end_block`), the per-call driver (a fresh
+//! `gc_alloc`, `gc_apply`, `gc_view`, optional `gc_end_block` and `gc_migrate`), the per-call driver (a fresh
 //! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
 //! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
 //! module natively against `MockCtx` or through wasm.
@@ -44,6 +44,7 @@ use wasmtime::{
     Store, TypedFunc, Val, ValType, WasmParams, WasmResults,
 };
 
+use crate::cache::{CodeSource, ModuleCache};
 use crate::engine::{Lease, Runtime, ABI_VERSION, MAX_TABLE_ELEMENTS};
 use crate::host::{span, HostState, Target, IMPORTS, IMPORT_MODULE};
 use crate::instrument::{self, Plan};
@@ -179,6 +180,7 @@ const EXPORTS: &[(&str, &str, &str, bool)] = &[
     ("gc_apply", "iiii", "i", true),
     ("gc_view", "ii", "i", true),
     ("gc_end_block", "", "i", false),
+    ("gc_migrate", "iiii", "i", false),
 ];
 
 /// Export indices resolved once at load.
@@ -189,6 +191,7 @@ struct Exports {
     apply: ModuleExport,
     view: ModuleExport,
     end_block: Option<ModuleExport>,
+    migrate: Option<ModuleExport>,
     /// The instrumentation's `dirty` global and the module's mutable globals (empty when the
     /// module is not instrumented).
     dirty: Option<ModuleExport>,
@@ -203,6 +206,7 @@ pub(crate) struct Handles {
     apply: TypedFunc<(i32, i32, i32, i32), i32>,
     view: TypedFunc<(i32, i32), i32>,
     end_block: Option<TypedFunc<(), i32>>,
+    migrate: Option<TypedFunc<(i32, i32, i32, i32), i32>>,
     /// `dirty` and the mutable globals, for an instance that will be reset.
     dirty: Option<Global>,
     globals: Vec<Global>,
@@ -240,6 +244,7 @@ enum Entry<'a> {
     Apply { sender: &'a [u8], op: &'a [u8] },
     View { query: &'a [u8] },
     EndBlock,
+    Migrate { sender: &'a [u8], input: &'a [u8] },
 }
 
 /// The raw result of a call: the entry point's return value and `output` bytes, or the error.
@@ -266,6 +271,8 @@ pub struct WasmModule {
     pristine: Option<Pristine>,
     /// Instances created so far (see [`WasmModule::instantiations`]).
     instantiations: AtomicU64,
+    /// Whether the machine code was compiled or read from a [`ModuleCache`], and how long it took.
+    source: CodeSource,
 }
 
 impl Drop for WasmModule {
@@ -315,8 +322,21 @@ impl WasmModule {
     ///
     /// Errors: see [`LoadError`]; each names the rule broken.
     pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
+        Self::load(runtime, id, wasm, None)
+    }
+
+    /// [`WasmModule::new`], taking the compiled machine code from `cache` when it holds a valid
+    /// entry for these bytes and this engine, and storing it there after compiling otherwise
+    /// (`cache.rs`). The result, including every [`LoadError`], is the same with or without a
+    /// cache: only [`WasmModule::code_source`] differs.
+    pub fn load(
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+        cache: Option<&ModuleCache>,
+    ) -> Result<Self, LoadError> {
         let instrumented = instrument::instrument(wasm);
-        let (module, pooled) = compile(runtime, wasm, &instrumented.wasm)?;
+        let (module, pooled, source) = compile(runtime, wasm, &instrumented.wasm, cache)?;
         let resources = module.resources_required();
         if resources.num_tables > 1 {
             return Err(LoadError::TooManyTables(resources.num_tables));
@@ -396,6 +416,7 @@ impl WasmModule {
             apply: index("gc_apply").ok_or_else(|| missing("gc_apply"))?,
             view: index("gc_view").ok_or_else(|| missing("gc_view"))?,
             end_block: index("gc_end_block"),
+            migrate: index("gc_migrate"),
             dirty: instrumented
                 .plan
                 .as_ref()
@@ -423,6 +444,7 @@ impl WasmModule {
             plan: instrumented.plan,
             pristine: None,
             instantiations: AtomicU64::new(0),
+            source,
         };
 
         let raw = this
@@ -450,6 +472,22 @@ impl WasmModule {
     /// SHA-256 of the module's bytes, lowercase hex.
     pub fn code_hash(&self) -> &str {
         &self.code_hash
+    }
+
+    /// Where the machine code came from (compiled now, or a cache entry) and how long that
+    /// took. Node logs and metrics only: never consensus.
+    pub fn code_source(&self) -> CodeSource {
+        self.source
+    }
+
+    /// Whether the module exports `gc_migrate` (run once when an upgrade installs it).
+    pub fn has_migrate(&self) -> bool {
+        self.exports.migrate.is_some()
+    }
+
+    /// Whether the module exports `gc_end_block`.
+    pub fn has_end_block(&self) -> bool {
+        self.exports.end_block.is_some()
     }
 
     /// Whether calls of this module may run in a reset warm instance (with
@@ -538,6 +576,35 @@ impl WasmModule {
         // SAFETY: as in `call_apply`.
         let target = unsafe { Target::apply(ctx) };
         let raw = self.run(target, self.runtime.config.fuel_end_block, Entry::EndBlock)?;
+        Ok(raw.into_unit())
+    }
+
+    /// Runs `gc_migrate(sender, input)` against `ctx` with `fuel_apply` fuel: the migration
+    /// entry point of an upgrade (ABI.md, "Upgrades"), with `gc_apply`'s calling convention.
+    /// A module without the export succeeds without running (0 fuel).
+    pub fn call_migrate(
+        &self,
+        ctx: &mut dyn Ctx,
+        sender: &str,
+        input: &[u8],
+    ) -> Result<CallOutcome<()>, HostError> {
+        if self.exports.migrate.is_none() {
+            return Ok(CallOutcome {
+                result: Ok(()),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
+        }
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_apply,
+            Entry::Migrate {
+                sender: sender.as_bytes(),
+                input,
+            },
+        )?;
         Ok(raw.into_unit())
     }
 
@@ -659,6 +726,14 @@ impl WasmModule {
                 Some(end_block) => end_block.call(&mut *store, ()),
                 None => Ok(0),
             },
+            Entry::Migrate { sender, input } => {
+                let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
+                let (ip, il) = place(store, &h.alloc, h.memory, input)?;
+                match &h.migrate {
+                    Some(migrate) => migrate.call(&mut *store, (sp, sl, ip, il)),
+                    None => Ok(0),
+                }
+            }
         }
     }
 
@@ -700,6 +775,10 @@ impl WasmModule {
             apply: self.func(store, &instance, &self.exports.apply)?,
             view: self.func(store, &instance, &self.exports.view)?,
             end_block: match &self.exports.end_block {
+                Some(e) => Some(self.func(store, &instance, e)?),
+                None => None,
+            },
+            migrate: match &self.exports.migrate {
                 Some(e) => Some(self.func(store, &instance, e)?),
                 None => None,
             },
@@ -839,19 +918,26 @@ impl WasmModule {
 ///
 /// `instrumented` (from `instrument.rs`) is what gets compiled; when it is refused, the reason
 /// reported is the one for the `original` bytes, so load errors name the module's own fault.
+/// With a `cache`, each engine's machine code is looked up there first (`cache.rs`).
 fn compile(
     runtime: &Runtime,
     original: &[u8],
     instrumented: &[u8],
-) -> Result<(Module, bool), LoadError> {
+    cache: Option<&ModuleCache>,
+) -> Result<(Module, bool, CodeSource), LoadError> {
+    let config_hash = runtime.config.config_hash();
+    let build = |engine: &wasmtime::Engine, backend: &str| match cache {
+        Some(cache) => cache.get_or_compile(engine, backend, &config_hash, instrumented),
+        None => CodeSource::time(|| Module::from_binary(engine, instrumented)),
+    };
     if let Some(backend) = runtime.pooled() {
-        if let Ok(module) = Module::from_binary(&backend.engine, instrumented) {
-            return Ok((module, true));
+        if let Ok((module, source)) = build(&backend.engine, "pooled") {
+            return Ok((module, true, source));
         }
     }
     let engine = &runtime.on_demand().engine;
-    Module::from_binary(engine, instrumented)
-        .map(|module| (module, false))
+    build(engine, "on_demand")
+        .map(|(module, source)| (module, false, source))
         .map_err(|e| {
             let original_error = if instrumented == original {
                 None

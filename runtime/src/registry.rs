@@ -1,26 +1,45 @@
-//! [`Modules`]: the guest modules a chain runs, loaded once from code bytes verified against
-//! their code hashes, in id order.
+//! [`Modules`]: the compiled guest modules of a chain, resolved from state.
 //!
-//! The order matters for consensus: every module's `end_block` runs after a block's
-//! transactions in ascending id order (byte order of the id), and the end-of-block receipts are
-//! committed in that order (see `transition.rs`). A `BTreeMap` gives that order by
-//! construction.
+//! Which module an id names is consensus and lives in the state: the record `module/<id>`
+//! ([`ModuleRecord`]) names its code hash, and `code/<hash>` holds the wasm bytes (`transition.rs`
+//! documents both keys). This registry only holds what is expensive to rebuild: the compiled
+//! [`WasmModule`]s, by (id, code hash), shared as `Arc`s. A module compiles once per (id, code
+//! hash) for the life of the process (a `WasmModule` runs under one id, its state prefix; the
+//! same code under two ids compiles twice in memory but once on disk, since the optional
+//! [`ModuleCache`] is keyed by code alone). [`Modules::resolve`] reads the record from the state it
+//! is given, so a module deployed by a transaction is live for the next transaction, with no
+//! restart and no registry update: the registry has no opinion about which modules exist.
 //!
-//! Which modules export `gc_end_block` is read from the module's export section here (ABI.md:
-//! the export is optional). Only those get an end-of-block call and a receipt.
+//! Which modules export `gc_end_block` and `gc_migrate` is read from the module's export
+//! section here (ABI.md: both exports are optional).
 
 use core::fmt;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use sha2::{Digest, Sha256};
 
+use crate::cache::ModuleCache;
 use crate::chain::Genesis;
 use crate::engine::Runtime;
 use crate::module::{LoadError, WasmModule};
+use crate::state::State;
+use crate::transition::{module_record_key, ModuleRecord, MODULE_RECORD_PREFIX};
+use crate::trap::HostError;
 
 /// The optional end-of-block export of ABI v1.
 const END_BLOCK_EXPORT: &str = "gc_end_block";
+/// The optional migration export of ABI v1 (run once by an upgrade).
+const MIGRATE_EXPORT: &str = "gc_migrate";
+/// Prefix of the code keys: `code/<lowercase hex SHA-256 of the wasm>`.
+pub const CODE_PREFIX: &str = "code/";
+/// Records read per page by [`Modules::records`].
+const RECORD_PAGE: usize = 256;
+
+/// `code/<code_hash>`.
+pub fn code_key(code_hash: &str) -> String {
+    format!("{CODE_PREFIX}{code_hash}")
+}
 
 /// One loaded module.
 #[derive(Debug, Clone)]
@@ -30,12 +49,16 @@ pub struct ModuleEntry {
     pub module: Arc<WasmModule>,
     /// Whether it exports `gc_end_block` (only such modules run at end of block).
     pub has_end_block: bool,
+    /// Whether it exports `gc_migrate` (run once when an upgrade installs this code).
+    pub has_migrate: bool,
 }
 
-/// The chain's modules by id, in ascending id order.
-#[derive(Debug, Clone, Default)]
+/// The compiled modules by (id, code hash), and the optional on-disk cache new ones are
+/// compiled through. Shared by the block executor and views (`&self` everywhere).
+#[derive(Debug, Default)]
 pub struct Modules {
-    map: BTreeMap<String, ModuleEntry>,
+    loaded: RwLock<BTreeMap<(String, String), ModuleEntry>>,
+    cache: Option<Arc<ModuleCache>>,
 }
 
 /// Why a module could not be registered.
@@ -57,7 +80,7 @@ pub enum RegistryError {
         /// SHA-256 of the bytes given.
         found: String,
     },
-    /// A module with this id is registered already.
+    /// A module with this id and code hash is registered already.
     Duplicate(String),
     /// The code is not a wasm binary whose export section can be read.
     Malformed(String),
@@ -95,21 +118,85 @@ impl fmt::Display for RegistryError {
 
 impl std::error::Error for RegistryError {}
 
+/// Why a module named by the state could not be resolved. Never a receipt: the block stops.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResolveError {
+    /// `module/<id>` is not a [`ModuleRecord`], or `code/<hash>` is missing or does not hash to
+    /// its name: the node's state is corrupt.
+    CorruptState {
+        /// The key.
+        key: String,
+    },
+    /// Code the chain accepted does not load on this node (the engine failed, or this build
+    /// refuses what the chain's build accepted): a node failure, never a receipt.
+    Host(HostError),
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::CorruptState { key } => write!(f, "state key `{key}` holds a malformed value"),
+            Self::Host(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {}
+
+/// The record at `module/<id>` in `state`: `None` when absent.
+pub fn read_record(state: &dyn State, id: &str) -> Result<Option<ModuleRecord>, ResolveError> {
+    let key = module_record_key(id);
+    state
+        .get(&key)
+        .map(|bytes| parse_record(&key, &bytes))
+        .transpose()
+}
+
+fn parse_record(key: &str, bytes: &[u8]) -> Result<ModuleRecord, ResolveError> {
+    serde_json::from_slice(bytes).map_err(|_| ResolveError::CorruptState {
+        key: key.to_string(),
+    })
+}
+
 impl Modules {
-    /// An empty registry.
+    /// An empty registry without a disk cache.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// This registry compiling new modules through `cache` (module loads are the same with or
+    /// without it; only the time differs).
+    pub fn with_cache(mut self, cache: Arc<ModuleCache>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The disk cache, if any.
+    pub fn cache(&self) -> Option<&Arc<ModuleCache>> {
+        self.cache.as_ref()
+    }
+
     /// Loads every module genesis lists: its code is `codes[code_hash]` (code hash: lowercase hex
     /// SHA-256 of the bytes), checked against the hash, compiled into `runtime` under the
-    /// genesis id.
+    /// genesis id. (Optional: [`Modules::resolve`] would load them from the state on first use;
+    /// this fails early on bad code.)
     pub fn from_genesis(
         runtime: &Arc<Runtime>,
         genesis: &Genesis,
         codes: &BTreeMap<String, Vec<u8>>,
     ) -> Result<Self, RegistryError> {
-        let mut modules = Self::new();
+        let modules = Self::new();
+        modules.load_genesis(runtime, genesis, codes)?;
+        Ok(modules)
+    }
+
+    /// [`Modules::from_genesis`] into this registry (through its cache).
+    pub fn load_genesis(
+        &self,
+        runtime: &Arc<Runtime>,
+        genesis: &Genesis,
+        codes: &BTreeMap<String, Vec<u8>>,
+    ) -> Result<(), RegistryError> {
         for m in &genesis.modules {
             let wasm = codes
                 .get(&m.code_hash)
@@ -125,22 +212,19 @@ impl Modules {
                     found,
                 });
             }
-            if modules.map.contains_key(&m.id) {
-                return Err(RegistryError::Duplicate(m.id.clone()));
-            }
-            let module =
-                WasmModule::new(runtime, &m.id, wasm).map_err(|error| RegistryError::Load {
+            self.load(runtime, &m.id, wasm)
+                .map_err(|error| RegistryError::Load {
                     id: m.id.clone(),
                     error,
                 })?;
-            modules.insert(Arc::new(module), wasm)?;
         }
-        Ok(modules)
+        Ok(())
     }
 
-    /// Registers an already loaded `module` under its id; `wasm` must be the bytes it was loaded
-    /// from (they are checked against its code hash, and its exports are read from them).
-    pub fn insert(&mut self, module: Arc<WasmModule>, wasm: &[u8]) -> Result<(), RegistryError> {
+    /// Registers an already loaded `module` under its id and code hash; `wasm` must be the bytes
+    /// it was loaded from (they are checked against its code hash, and its exports are read
+    /// from them).
+    pub fn insert(&self, module: Arc<WasmModule>, wasm: &[u8]) -> Result<(), RegistryError> {
         let id = module.id().to_string();
         let found = hex::encode(Sha256::digest(wasm));
         if found != module.code_hash() {
@@ -150,53 +234,133 @@ impl Modules {
                 found,
             });
         }
-        if self.map.contains_key(&id) {
+        let entry = entry(module, wasm).ok_or_else(|| RegistryError::Malformed(id.clone()))?;
+        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+        let key = (id.clone(), found);
+        if loaded.contains_key(&key) {
             return Err(RegistryError::Duplicate(id));
         }
-        let has_end_block = exports_function(wasm, END_BLOCK_EXPORT)
-            .ok_or_else(|| RegistryError::Malformed(id.clone()))?;
-        self.map.insert(
-            id,
-            ModuleEntry {
-                module,
-                has_end_block,
-            },
-        );
+        loaded.insert(key, entry);
         Ok(())
     }
 
-    /// The module registered as `id`.
-    pub fn get(&self, id: &str) -> Option<&Arc<WasmModule>> {
-        self.map.get(id).map(|e| &e.module)
+    /// The module `id` running `wasm`: the loaded one, or `wasm` compiled now (through the
+    /// cache) into `runtime` and kept. The [`LoadError`] is the module's fault (a deploy's
+    /// receipt says it) except [`LoadError::Host`].
+    pub fn load(
+        &self,
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+    ) -> Result<ModuleEntry, LoadError> {
+        let key = (id.to_string(), hex::encode(Sha256::digest(wasm)));
+        if let Some(e) = self.read().get(&key) {
+            return Ok(e.clone());
+        }
+        // Compiled without the lock (it takes a while); a racing load of the same key keeps the
+        // first entry.
+        let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref())?;
+        let source = module.code_source();
+        tracing::info!(module = id, code_hash = %key.1, ?source, "module loaded");
+        let entry = entry(Arc::new(module), wasm)
+            .ok_or_else(|| LoadError::Invalid("the export section cannot be read".to_string()))?;
+        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+        Ok(loaded.entry(key).or_insert(entry).clone())
     }
 
-    /// The entry registered as `id`.
-    pub fn entry(&self, id: &str) -> Option<&ModuleEntry> {
-        self.map.get(id)
+    /// The loaded module `id` with code `code_hash`, if it is loaded.
+    pub fn get(&self, id: &str, code_hash: &str) -> Option<ModuleEntry> {
+        self.read()
+            .get(&(id.to_string(), code_hash.to_string()))
+            .cloned()
     }
 
-    /// Every entry, in ascending id order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &ModuleEntry)> {
-        self.map.iter().map(|(id, e)| (id.as_str(), e))
+    /// The module `id` as of `state`: `None` when `state` has no `module/<id>`; else the module
+    /// running the recorded code, loaded from `code/<hash>` (and compiled, through the cache)
+    /// on first use.
+    pub fn resolve(
+        &self,
+        runtime: &Arc<Runtime>,
+        state: &dyn State,
+        id: &str,
+    ) -> Result<Option<ModuleEntry>, ResolveError> {
+        let Some(record) = read_record(state, id)? else {
+            return Ok(None);
+        };
+        self.resolve_record(runtime, state, id, &record).map(Some)
     }
 
-    /// The modules that export `gc_end_block`, in ascending id order.
-    pub fn with_end_block(&self) -> impl Iterator<Item = &Arc<WasmModule>> {
-        self.map
-            .values()
-            .filter(|e| e.has_end_block)
-            .map(|e| &e.module)
+    /// The module `id` whose record (read from `state`) is `record`.
+    pub fn resolve_record(
+        &self,
+        runtime: &Arc<Runtime>,
+        state: &dyn State,
+        id: &str,
+        record: &ModuleRecord,
+    ) -> Result<ModuleEntry, ResolveError> {
+        if let Some(e) = self.get(id, &record.code_hash) {
+            return Ok(e);
+        }
+        let key = code_key(&record.code_hash);
+        let corrupt = || ResolveError::CorruptState { key: key.clone() };
+        let wasm = state.get(&key).ok_or_else(corrupt)?;
+        if hex::encode(Sha256::digest(&wasm)) != record.code_hash {
+            return Err(corrupt());
+        }
+        self.load(runtime, id, &wasm).map_err(|e| match e {
+            LoadError::Host(e) => ResolveError::Host(e),
+            other => ResolveError::Host(HostError::Engine(format!(
+                "module `{id}` (code {}) was accepted by the chain but this node refuses it: {other}",
+                record.code_hash
+            ))),
+        })
     }
 
-    /// Number of modules.
+    /// Every module record in `state`, in ascending id order.
+    pub fn records(state: &dyn State) -> Result<Vec<(String, ModuleRecord)>, ResolveError> {
+        let mut out = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = state.scan(MODULE_RECORD_PREFIX, after.as_deref(), RECORD_PAGE);
+            let done = page.len() < RECORD_PAGE;
+            for (key, bytes) in page {
+                let record = parse_record(&key, &bytes)?;
+                out.push((key[MODULE_RECORD_PREFIX.len()..].to_string(), record));
+                after = Some(key);
+            }
+            if done {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Every loaded module, by ascending (id, code hash).
+    pub fn iter(&self) -> Vec<ModuleEntry> {
+        self.read().values().cloned().collect()
+    }
+
+    /// Number of loaded modules.
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.read().len()
     }
 
-    /// Whether there are none.
+    /// Whether none is loaded.
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.read().is_empty()
     }
+
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<(String, String), ModuleEntry>> {
+        self.loaded.read().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The entry of `module` loaded from `wasm`; `None` when its export section cannot be read.
+fn entry(module: Arc<WasmModule>, wasm: &[u8]) -> Option<ModuleEntry> {
+    Some(ModuleEntry {
+        module,
+        has_end_block: exports_function(wasm, END_BLOCK_EXPORT)?,
+        has_migrate: exports_function(wasm, MIGRATE_EXPORT)?,
+    })
 }
 
 /// Reads an unsigned LEB128 `u32` at `*pos`.

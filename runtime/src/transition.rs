@@ -32,11 +32,15 @@
 //!        `amount` more than 0, both `invalid` otherwise; then `ledger::transfer` (its
 //!        `insufficient …` / `invalid …` errors); emits `transfer {"amount", "from", "to",
 //!        "token"}`. Fuel 0.
-//!      - `game`: `not found: module <id>` for an unknown module; else the module's `gc_apply`
-//!        with the sender and the op's bytes exactly as sent ([`execute_apply`]); the receipt has
-//!        its result, events and fuel.
-//! 4. `end_block` of every module that exports `gc_end_block`, in ascending id order, over the
-//!    block overlay; writes kept on success, dropped on failure; one receipt each.
+//!      - `game`: `not found: module <id>` when the block overlay has no `module/<id>`; else the
+//!        module running the recorded code hash ([`Modules::resolve`]: a module deployed by an
+//!        earlier transaction of the same block is live) gets `gc_apply` with the sender and the
+//!        op's bytes exactly as sent ([`execute_apply`]); the receipt has its result, events
+//!        and fuel.
+//!      - `deploy` (see "Deploy and upgrade" below).
+//! 4. `end_block` of every module in the block overlay's `module/` records (genesis and
+//!    deployed alike) that exports `gc_end_block`, in ascending id order, over the block
+//!    overlay; writes kept on success, dropped on failure; one receipt each.
 //! 5. The net writes: every key the block overlay wrote whose value differs from the state's
 //!    (writes that end where they started are left out). The state root is updated with exactly
 //!    those, `StateHash::apply(key, old, new)`: time proportional to the block's writes.
@@ -46,7 +50,46 @@
 //!    sequencer is genesis's. The caller signs it.
 //!
 //! A [`HostError`] (a failure of the node, e.g. the wasm engine) is never a receipt: it aborts the
-//! block ([`TransitionError::Host`]) and nothing may be committed.
+//! block ([`TransitionError::Host`]) and nothing may be committed. That includes code in the
+//! state that this node cannot load although the chain accepted it at deploy time.
+//!
+//! ## Deploy and upgrade
+//!
+//! `{"type": "deploy", "module": "<id>", "code": "<base64>"}` installs `code` as module `<id>`.
+//! Who may send one is the sequencer operator's policy, enforced at mempool admission, not here
+//! (a follower accepts whatever the sequencer included). Checks, in order; each failure is a
+//! receipt `{"ok": false}` with this fixed text, no writes and the nonce used:
+//!
+//! 1. the id ([`check_module_id`]: 1–32 of `a-z0-9_`, starting with a letter, not in
+//!    `RESERVED_MODULE_IDS`): ``invalid: module id `<id>` must be 1 to 32 of a-z, 0-9 and _,
+//!    starting with a letter`` / ``invalid: module id `<id>` is reserved``;
+//! 2. an existing `module/<id>` makes this an **upgrade**: ``invalid: module <id> is a genesis
+//!    module and cannot be upgraded`` when its owner is `system`; ``invalid: only the owner
+//!    <owner> may upgrade module <id>`` for anybody else; ``invalid: module <id> already runs
+//!    code <hash>`` for the same code;
+//! 3. the code loads under the runtime's load-time rules (`WasmModule::new`, ABI.md):
+//!    `invalid: module code: <LoadError>` (a [`LoadError::Host`] is a node failure instead).
+//!
+//! Then it writes `code/<hash>` (when absent; one copy however many ids run it) and
+//! `module/<id>`: a new module gets `{"abi_version": 1, "code_hash", "deployed_height": <this
+//! block>, "owner": <sender>}`; an upgrade keeps `deployed_height` and `owner`, sets the new
+//! `code_hash` and `"upgraded_height": <this block>`. The module's state `m/<id>/…`, escrow and
+//! tokens are untouched. The event is `deploy {"code_hash", "module", "owner", "upgrade":
+//! <bool>}`. The old code stays under `code/` (earlier blocks ran it; replay needs it).
+//!
+//! **Migration.** When an upgrade's new code exports `gc_migrate` (ABI.md, "Upgrades"), it runs
+//! once, in this transaction, after the writes above (it sees the new record): sender the owner,
+//! input `{"from_code_hash":"<old>","to_code_hash":"<new>"}`, `fuel_apply` fuel, the module's
+//! own context and state. Its events follow `deploy`. If it fails (error, trap, out of fuel),
+//! the whole deploy fails with its error text: the old code stays, nothing is written, the nonce
+//! is used. A new module's `gc_migrate` is not run.
+//!
+//! **Fuel.** A deploy's receipt fuel is its migration's (0 without one): loading is the node's
+//! work, bounded by the code size limit (`MAX_CODE_BYTES`) and the load-time rules.
+//!
+//! A deployed module is live from the next transaction (even in the same block): every game
+//! transaction and every end of block reads `module/<id>` from the block overlay. Compiled code
+//! is kept in memory by (id, code hash) and optionally on disk ([`Modules`], `cache.rs`).
 //!
 //! ## State keys
 //!
@@ -58,12 +101,14 @@
 //! | `bal/<account>/<TOKEN>` | canonical decimal base units; absent = 0 | the bank (`ledger`) |
 //! | `token/<TOKEN>` | JSON `TokenInfo` (GOLD: issuer `system`, 2 decimals) | genesis, the bank |
 //! | `nonce/<address>` | canonical decimal u64, absent = 0: transactions of `address` included so far (the next valid nonce) | [`BlockBuilder`] |
-//! | `module/<id>` | JSON [`ModuleRecord`]: `{"abi_version":1,"code_hash":"<hex>","deployed_height":0,"owner":"system"}` | genesis |
+//! | `module/<id>` | JSON [`ModuleRecord`]: `{"abi_version":1,"code_hash":"<hex>","deployed_height":0,"owner":"system"}`, plus `"upgraded_height":<n>` after an upgrade | genesis, `deploy` |
+//! | `code/<hash>` | the raw wasm bytes whose lowercase hex SHA-256 is `<hash>` (stored once, whatever number of ids run it) | genesis, `deploy` |
 //! | `chain/genesis` | lowercase hex of [`Genesis::hash`] (64 chars) | genesis |
 //!
 //! `chain/genesis` makes every state root, and so every block hash, commit to the genesis file
 //! (chain id, fuel limits, engine configuration, faucet), not only to the state it created.
-//! Module code is not in the state: `module/<id>` commits to its SHA-256.
+//! The state alone names (`module/<id>`) and holds (`code/<hash>`) every module's code, genesis
+//! modules included, so anyone holding the state can check what runs.
 
 use core::fmt;
 use std::collections::BTreeMap;
@@ -73,17 +118,19 @@ use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::{ledger, ActionError, BlockEnv, Checkpoint};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sha2::Digest;
 
 use crate::chain::address::{check_address, Network, SecretKey};
-use crate::chain::genesis::SYSTEM_ACCOUNT;
+use crate::chain::genesis::{check_module_id, SYSTEM_ACCOUNT};
 use crate::chain::merkle::merkle_root;
 use crate::chain::{
     genesis_writes, Action, Genesis, GenesisError, Header, Receipt, SignedTx, StateHash, TxBody,
     TxError,
 };
 use crate::engine::{Allocation, Runtime, RuntimeConfig, ABI_VERSION};
-use crate::execute::{execute_apply, execute_end_block, Event, TxOutcome};
-use crate::registry::Modules;
+use crate::execute::{execute_apply, execute_end_block, execute_migrate, Event, TxOutcome};
+use crate::module::LoadError;
+use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError};
 use crate::state::{Overlay, State, WriteSet};
 use crate::trap::HostError;
 
@@ -119,8 +166,12 @@ pub struct ModuleRecord {
     pub code_hash: String,
     /// The height it was deployed at (0 for genesis modules).
     pub deployed_height: u64,
-    /// Who deployed it: `system` for genesis modules, else an address.
+    /// Who deployed it: `system` for genesis modules, else an address. Only the owner may
+    /// upgrade it; genesis modules cannot be upgraded.
     pub owner: String,
+    /// The height of its last upgrade; absent (not `null`) when never upgraded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgraded_height: Option<u64>,
 }
 
 impl ModuleRecord {
@@ -175,19 +226,38 @@ pub struct GenesisState {
     pub header: Header,
 }
 
-/// The genesis state: [`genesis_writes`] (GOLD and the initial balances), a [`ModuleRecord`] per
-/// genesis module (`owner` `system`, `deployed_height` 0, `abi_version` 1) and `chain/genesis`.
-/// Validates `genesis` first. Module code is not needed: [`Modules::from_genesis`] checks it.
-pub fn genesis_state(genesis: &Genesis) -> Result<GenesisState, GenesisError> {
+/// The genesis state: [`genesis_writes`] (GOLD and the initial balances), per genesis module a
+/// [`ModuleRecord`] (`owner` `system`, `deployed_height` 0, `abi_version` 1) and its code at
+/// `code/<hash>`, and `chain/genesis`. `codes` maps code hashes to wasm bytes (extra entries
+/// are ignored). Validates `genesis` first; [`GenesisError::Invalid`] when a module's code is
+/// missing from `codes` or does not hash to its code hash.
+pub fn genesis_state(
+    genesis: &Genesis,
+    codes: &BTreeMap<String, Vec<u8>>,
+) -> Result<GenesisState, GenesisError> {
     let mut map: BTreeMap<String, Vec<u8>> = genesis_writes(genesis)?.into_iter().collect();
     for m in &genesis.modules {
+        let wasm = codes.get(&m.code_hash).ok_or_else(|| {
+            GenesisError::Invalid(format!(
+                "module `{}`: no code with hash {}",
+                m.id, m.code_hash
+            ))
+        })?;
+        if hex::encode(sha2::Sha256::digest(wasm)) != m.code_hash {
+            return Err(GenesisError::Invalid(format!(
+                "module `{}`: the code given does not hash to {}",
+                m.id, m.code_hash
+            )));
+        }
         let record = ModuleRecord {
             abi_version: ABI_VERSION,
             code_hash: m.code_hash.clone(),
             deployed_height: 0,
             owner: SYSTEM_ACCOUNT.to_string(),
+            upgraded_height: None,
         };
         map.insert(module_record_key(&m.id), record.to_bytes());
+        map.insert(code_key(&m.code_hash), wasm.clone());
     }
     map.insert(
         GENESIS_HASH_KEY.to_string(),
@@ -264,7 +334,7 @@ pub enum ContextError {
     Genesis(GenesisError),
     /// The runtime (or a module's runtime) does not run under genesis's configuration.
     Runtime(String),
-    /// The loaded modules are not exactly genesis's modules.
+    /// A loaded module belongs to another runtime.
     Modules(String),
 }
 
@@ -273,7 +343,7 @@ impl fmt::Display for ContextError {
         match self {
             Self::Genesis(e) => write!(f, "{e}"),
             Self::Runtime(m) => write!(f, "runtime does not match genesis: {m}"),
-            Self::Modules(m) => write!(f, "modules do not match genesis: {m}"),
+            Self::Modules(m) => write!(f, "modules do not match the context: {m}"),
         }
     }
 }
@@ -317,9 +387,10 @@ fn default_verify_threads() -> usize {
 }
 
 impl ChainContext {
-    /// Checks that `genesis` is valid, that `runtime` and every module's runtime run under
-    /// genesis's fuel and memory limits and `engine_config_hash`, and that `modules` are exactly
-    /// genesis's modules (same ids, same code hashes).
+    /// Checks that `genesis` is valid and that `runtime` and every module already loaded in
+    /// `modules` run under genesis's fuel and memory limits and `engine_config_hash`. (Which
+    /// modules exist is the state's business: `modules` may hold any, or none; see
+    /// [`Modules`].)
     pub fn new(
         genesis: Genesis,
         runtime: Arc<Runtime>,
@@ -327,33 +398,15 @@ impl ChainContext {
     ) -> Result<Self, ContextError> {
         genesis.validate().map_err(ContextError::Genesis)?;
         check_runtime(&genesis, runtime.config()).map_err(ContextError::Runtime)?;
-        let listed: BTreeMap<&str, &str> = genesis
-            .modules
-            .iter()
-            .map(|m| (m.id.as_str(), m.code_hash.as_str()))
-            .collect();
-        for (id, entry) in modules.iter() {
-            match listed.get(id) {
-                None => {
-                    return Err(ContextError::Modules(format!(
-                        "`{id}` is not a genesis module"
-                    )))
-                }
-                Some(&hash) if hash != entry.module.code_hash() => {
-                    return Err(ContextError::Modules(format!(
-                        "`{id}` has code hash {}, genesis says {hash}",
-                        entry.module.code_hash()
-                    )))
-                }
-                Some(_) => {}
-            }
+        for entry in modules.iter() {
+            let id = entry.module.id();
             check_runtime(&genesis, entry.module.runtime().config())
                 .map_err(|m| ContextError::Runtime(format!("module `{id}`: {m}")))?;
-        }
-        if let Some(id) = listed.keys().find(|id| modules.get(id).is_none()) {
-            return Err(ContextError::Modules(format!(
-                "genesis module `{id}` is not loaded"
-            )));
+            if !Arc::ptr_eq(entry.module.runtime(), &runtime) {
+                return Err(ContextError::Modules(format!(
+                    "module `{id}` was loaded into another runtime than the context's"
+                )));
+            }
         }
         Ok(Self {
             genesis,
@@ -380,9 +433,21 @@ impl ChainContext {
         &self.runtime
     }
 
-    /// The modules.
+    /// The compiled modules.
     pub fn modules(&self) -> &Modules {
         &self.modules
+    }
+
+    /// The module `id` as of `state` (a block overlay, or a node's committed state): `None`
+    /// when `state` has no `module/<id>`. See [`Modules::resolve`].
+    pub fn module(
+        &self,
+        state: &dyn State,
+        id: &str,
+    ) -> Result<Option<ModuleEntry>, TransitionError> {
+        self.modules
+            .resolve(&self.runtime, state, id)
+            .map_err(TransitionError::from)
     }
 
     /// Threads used for signature checks.
@@ -467,6 +532,15 @@ impl std::error::Error for TransitionError {}
 impl From<HostError> for TransitionError {
     fn from(e: HostError) -> Self {
         Self::Host(e)
+    }
+}
+
+impl From<ResolveError> for TransitionError {
+    fn from(e: ResolveError) -> Self {
+        match e {
+            ResolveError::CorruptState { key } => Self::CorruptState { key },
+            ResolveError::Host(e) => Self::Host(e),
+        }
     }
 }
 
@@ -601,7 +675,7 @@ pub struct BlockBuilder<'a> {
     txids: Vec<[u8; 32]>,
     receipts: Vec<Receipt>,
     logs: Vec<ModuleLog>,
-    failed: Option<HostError>,
+    failed: Option<TransitionError>,
 }
 
 /// What one action produced, before it is merged.
@@ -788,7 +862,7 @@ impl<'a> BlockBuilder<'a> {
         body: TxBody,
     ) -> Result<&Receipt, TransitionError> {
         if let Some(e) = &self.failed {
-            return Err(TransitionError::Host(e.clone()));
+            return Err(e.clone());
         }
         let index = self.receipts.len();
         let txid = tx.txid_bytes();
@@ -817,14 +891,15 @@ impl<'a> BlockBuilder<'a> {
             Ok(outcome) => outcome,
             Err(e) => {
                 self.failed = Some(e.clone());
-                return Err(TransitionError::Host(e));
+                return Err(e);
             }
         };
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
-            if let Action::Game { game, .. } = &body.action {
+            if let Action::Game { game: module, .. } | Action::Deploy { module, .. } = &body.action
+            {
                 self.logs.push(ModuleLog {
-                    module: game.clone(),
+                    module: module.clone(),
                     tx_index: Some(index),
                     lines: outcome.log,
                 });
@@ -835,7 +910,7 @@ impl<'a> BlockBuilder<'a> {
         Ok(self.receipts.last().expect("just pushed"))
     }
 
-    fn run_action(&self, txid: &str, body: &TxBody) -> Result<ActionOutcome, HostError> {
+    fn run_action(&self, txid: &str, body: &TxBody) -> Result<ActionOutcome, TransitionError> {
         let genesis = &self.ctx.genesis;
         let base: &dyn State = &self.overlay;
         Ok(match &body.action {
@@ -843,10 +918,10 @@ impl<'a> BlockBuilder<'a> {
             Action::Transfer { to, token, amount } => native(base, |kv| {
                 transfer(genesis.network, kv, &body.from, to, token, amount.0)
             }),
-            Action::Game { game, op } => match self.ctx.modules.get(game) {
+            Action::Game { game, op } => match self.ctx.module(base, game)? {
                 None => ActionOutcome::failure(ActionError::not_found(format!("module {game}"))),
-                Some(module) => ActionOutcome::from_tx(execute_apply(
-                    module,
+                Some(entry) => ActionOutcome::from_tx(execute_apply(
+                    &entry.module,
                     base,
                     &self.env,
                     txid,
@@ -854,6 +929,104 @@ impl<'a> BlockBuilder<'a> {
                     op.get().as_bytes(),
                 )?),
             },
+            Action::Deploy { module, code } => self.deploy(txid, &body.from, module, code)?,
+        })
+    }
+
+    /// The `deploy` action (see "Deploy and upgrade" in the module docs).
+    fn deploy(
+        &self,
+        txid: &str,
+        sender: &str,
+        id: &str,
+        code: &[u8],
+    ) -> Result<ActionOutcome, TransitionError> {
+        let refuse = |m: String| Ok(ActionOutcome::failure(ActionError::invalid(m)));
+        if let Err(GenesisError::Invalid(m) | GenesisError::Json(m)) = check_module_id(id) {
+            return refuse(m);
+        }
+        let base: &dyn State = &self.overlay;
+        let code_hash = hex::encode(sha2::Sha256::digest(code));
+        let previous = read_record(base, id)?;
+        if let Some(old) = &previous {
+            if old.owner == SYSTEM_ACCOUNT {
+                return refuse(format!(
+                    "module {id} is a genesis module and cannot be upgraded"
+                ));
+            }
+            if old.owner != sender {
+                return refuse(format!(
+                    "only the owner {} may upgrade module {id}",
+                    old.owner
+                ));
+            }
+            if old.code_hash == code_hash {
+                return refuse(format!("module {id} already runs code {code_hash}"));
+            }
+        }
+        let entry = match self.ctx.modules.load(&self.ctx.runtime, id, code) {
+            Ok(entry) => entry,
+            Err(LoadError::Host(e)) => return Err(TransitionError::Host(e)),
+            Err(e) => return refuse(format!("module code: {e}")),
+        };
+        let height = self.env.height;
+        let record = match &previous {
+            None => ModuleRecord {
+                abi_version: ABI_VERSION,
+                code_hash: code_hash.clone(),
+                deployed_height: height,
+                owner: sender.to_string(),
+                upgraded_height: None,
+            },
+            Some(old) => ModuleRecord {
+                code_hash: code_hash.clone(),
+                upgraded_height: Some(height),
+                ..old.clone()
+            },
+        };
+        let mut overlay = Overlay::new(base);
+        let code_key = code_key(&code_hash);
+        if base.get(&code_key).is_none() {
+            overlay.writes.insert(code_key, Some(code.to_vec()));
+        }
+        overlay
+            .writes
+            .insert(module_record_key(id), Some(record.to_bytes()));
+        let mut events = vec![Event {
+            kind: "deploy".to_string(),
+            data: json!({
+                "code_hash": code_hash,
+                "module": id,
+                "owner": record.owner,
+                "upgrade": previous.is_some(),
+            }),
+        }];
+        let (mut fuel_used, mut log) = (0, Vec::new());
+        if let (Some(old), true) = (&previous, entry.has_migrate) {
+            let input = json!({"from_code_hash": old.code_hash, "to_code_hash": code_hash});
+            let out = execute_migrate(
+                &entry.module,
+                &overlay,
+                &self.env,
+                txid,
+                sender,
+                input.to_string().as_bytes(),
+            )?;
+            (fuel_used, log) = (out.fuel_used, out.log);
+            if let Err(e) = out.result {
+                return Ok(ActionOutcome {
+                    receipt: Receipt::failure(e, fuel_used),
+                    writes: WriteSet::new(),
+                    log,
+                });
+            }
+            overlay.writes.extend(out.writes);
+            events.extend(out.events);
+        }
+        Ok(ActionOutcome {
+            receipt: Receipt::success(events, fuel_used),
+            writes: overlay.into_writes(),
+            log,
         })
     }
 
@@ -861,10 +1034,18 @@ impl<'a> BlockBuilder<'a> {
     /// the block.
     pub fn finish(mut self) -> Result<BlockOutput, TransitionError> {
         if let Some(e) = self.failed.take() {
-            return Err(TransitionError::Host(e));
+            return Err(e);
         }
         let mut end_block = Vec::new();
-        for module in self.ctx.modules.with_end_block() {
+        for (id, record) in Modules::records(&self.overlay)? {
+            let entry =
+                self.ctx
+                    .modules
+                    .resolve_record(&self.ctx.runtime, &self.overlay, &id, &record)?;
+            if !entry.has_end_block {
+                continue;
+            }
+            let module = &entry.module;
             let outcome =
                 ActionOutcome::from_tx(execute_end_block(module, &self.overlay, &self.env)?);
             self.overlay.writes.extend(outcome.writes);

@@ -46,8 +46,37 @@ pub const SYSTEM_ACCOUNT: &str = "system";
 pub const GOLD_NAME: &str = "Gold";
 /// GOLD's decimals: `"100"` base units are 1.00 GOLD.
 pub const GOLD_DECIMALS: u8 = 2;
-/// Module ids a chain may not register (they name node actions or accounts).
-pub const RESERVED_MODULE_IDS: &[&str] = &["system", "faucet", "transfer", "game", "node"];
+/// Module ids nobody may register, at genesis or by `deploy`: the system's own names, i.e. its
+/// accounts (`system`, `node`, `sequencer`), its actions (`faucet`, `transfer`, `game`,
+/// `deploy`, `upgrade`, `migrate`), the prefixes of its state keys (`m`, `bal`, `token`,
+/// `nonce`, `module`, `code`, `chain`), and names a user could mistake for the chain itself
+/// (`gamechain`, `genesis`, `admin`, `root`, `sdk`, `host`, `runtime`, `gold`).
+pub const RESERVED_MODULE_IDS: &[&str] = &[
+    "system",
+    "node",
+    "sequencer",
+    "faucet",
+    "transfer",
+    "game",
+    "deploy",
+    "upgrade",
+    "migrate",
+    "m",
+    "bal",
+    "token",
+    "nonce",
+    "module",
+    "code",
+    "chain",
+    "gamechain",
+    "genesis",
+    "admin",
+    "root",
+    "sdk",
+    "host",
+    "runtime",
+    "gold",
+];
 /// Longest module id, bytes (so `module:<id>` stays a valid account).
 pub const MAX_MODULE_ID_LEN: usize = 32;
 /// Longest chain id, bytes.
@@ -134,7 +163,10 @@ fn invalid(msg: impl Into<String>) -> GenesisError {
     GenesisError::Invalid(msg.into())
 }
 
-/// `Ok` when `id` is a usable module id: 1–32 of `a-z0-9_`, starting with a letter, not reserved.
+/// `Ok` when `id` is a usable module id: 1–32 of `a-z0-9_`, starting with a letter, not in
+/// [`RESERVED_MODULE_IDS`]. The one id pattern of genesis modules and deployed ones. Errors
+/// (fixed texts, they reach deploy receipts): ``module id `<id>` must be 1 to 32 of a-z, 0-9
+/// and _, starting with a letter`` or ``module id `<id>` is reserved``.
 pub fn check_module_id(id: &str) -> Result<(), GenesisError> {
     let b = id.as_bytes();
     let well_formed = (1..=MAX_MODULE_ID_LEN).contains(&b.len())

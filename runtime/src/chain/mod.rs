@@ -40,4 +40,6 @@ pub use signed_message::{
     message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,
 };
 pub use state_root::StateHash;
-pub use tx::{txid, Action, SignedTx, TxBody, TxError, MAX_BODY_BYTES};
+pub use tx::{
+    txid, Action, SignedTx, TxBody, TxError, MAX_BODY_BYTES, MAX_CODE_BYTES, MAX_DEPLOY_BODY_BYTES,
+};

@@ -13,9 +13,15 @@
 //! | faucet | `{"type": "faucet", "token": "GOLD"}` |
 //! | transfer | `{"type": "transfer", "to": "<account>", "token": "GOLD", "amount": "<base units>"}` |
 //! | game | `{"type": "game", "game": "tictactoe", "op": {...}}` (op kept byte for byte) |
+//! | deploy | `{"type": "deploy", "module": "<id>", "code": "<standard base64, padded, of the .wasm bytes>"}` |
+//!
+//! A deploy's `code` is at most [`MAX_CODE_BYTES`] once decoded; its body may be up to
+//! [`MAX_DEPLOY_BODY_BYTES`], every other body up to [`MAX_BODY_BYTES`]. The base64 must be
+//! canonical (RFC 4648 standard alphabet with `=` padding), so one code has one spelling.
 //!
 //! [`SignedTx::check`] verifies size, JSON shape, chain id, the sender address and the
-//! signature. The nonce, balances and the module are checked by the executor against state.
+//! signature. The nonce, balances, the module id and the code are checked by the executor
+//! against state.
 
 use core::fmt;
 
@@ -28,8 +34,16 @@ use super::address::{check_address, AddressError, Network, SecretKey};
 use super::hash::sha256;
 use super::signed_message::{sign_message, verify_message, SigError};
 
-/// Largest accepted body, in bytes (64 KiB). Larger bodies are refused with `too_large`.
+/// Largest accepted body of every action but `deploy`, in bytes (64 KiB). Larger bodies are
+/// refused with `too_large`.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
+
+/// Largest module code a `deploy` may carry, in bytes of wasm (1 MiB).
+pub const MAX_CODE_BYTES: usize = 1 << 20;
+
+/// Largest accepted body of a `deploy` transaction, in bytes (1.5 MiB): [`MAX_CODE_BYTES`] of
+/// code is 1,398,104 characters of base64, plus room for the rest of the body.
+pub const MAX_DEPLOY_BODY_BYTES: usize = 3 << 19;
 
 /// Lowercase hex SHA-256 of the signed body bytes (64 characters).
 pub fn txid(body: &[u8]) -> String {
@@ -58,18 +72,26 @@ impl SignedTx {
         sha256(self.body.as_bytes())
     }
 
-    /// The stateless checks, in this order: size ([`TxError::TooLarge`]), JSON shape
-    /// ([`TxError::BadJson`]), chain id ([`TxError::WrongChain`]), `from` is an address of
-    /// `network` ([`TxError::BadAddress`]), and the signature recovers to `from`
+    /// The stateless checks, in this order: size ([`TxError::TooLarge`]: above
+    /// [`MAX_DEPLOY_BODY_BYTES`], or above [`MAX_BODY_BYTES`] for anything but a deploy), JSON
+    /// shape ([`TxError::BadJson`]), chain id ([`TxError::WrongChain`]), `from` is an address
+    /// of `network` ([`TxError::BadAddress`]), and the signature recovers to `from`
     /// ([`TxError::BadSignature`]). Returns the parsed body.
     pub fn check(&self, chain_id: &str, network: Network) -> Result<TxBody, TxError> {
-        if self.body.len() > MAX_BODY_BYTES {
+        let len = self.body.len();
+        if len > MAX_DEPLOY_BODY_BYTES {
             return Err(TxError::TooLarge {
-                len: self.body.len(),
-                max: MAX_BODY_BYTES,
+                len,
+                max: MAX_DEPLOY_BODY_BYTES,
             });
         }
         let body = TxBody::parse(&self.body)?;
+        if len > MAX_BODY_BYTES && !matches!(body.action, Action::Deploy { .. }) {
+            return Err(TxError::TooLarge {
+                len,
+                max: MAX_BODY_BYTES,
+            });
+        }
         if body.chain_id != chain_id {
             return Err(TxError::WrongChain {
                 expected: chain_id.to_string(),
@@ -145,6 +167,33 @@ pub enum Action {
         /// The op exactly as sent (the guest receives these bytes); `op.get()` is its text.
         op: Box<RawValue>,
     },
+    /// Deploy `code` as module `module`, or upgrade it (its owner only): see `transition.rs`.
+    Deploy {
+        /// The module id: 1–32 of `a-z0-9_`, starting with a letter, not reserved
+        /// (`chain::genesis::check_module_id`; checked when the transaction runs).
+        module: String,
+        /// The wasm binary, at most [`MAX_CODE_BYTES`]; standard padded base64 on the wire.
+        #[serde(with = "code_base64")]
+        code: Vec<u8>,
+    },
+}
+
+/// The `code` field of a deploy: standard base64 with padding (RFC 4648 §4), canonical.
+mod code_base64 {
+    use base64::engine::general_purpose::STANDARD;
+    use base64::Engine as _;
+    use serde::Serializer;
+
+    pub fn serialize<S: Serializer>(code: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&STANDARD.encode(code))
+    }
+
+    /// Decodes `text`; the error says why (fixed text).
+    pub fn decode(text: &str) -> Result<Vec<u8>, String> {
+        STANDARD
+            .decode(text)
+            .map_err(|_| "a deploy's `code` must be standard base64 with padding".to_string())
+    }
 }
 
 impl Action {
@@ -157,12 +206,13 @@ impl Action {
         }
     }
 
-    /// The action's `type`: `faucet`, `transfer` or `game`.
+    /// The action's `type`: `faucet`, `transfer`, `game` or `deploy`.
     pub fn kind(&self) -> &'static str {
         match self {
             Action::Faucet { .. } => "faucet",
             Action::Transfer { .. } => "transfer",
             Action::Game { .. } => "game",
+            Action::Deploy { .. } => "deploy",
         }
     }
 }
@@ -186,6 +236,9 @@ impl PartialEq for Action {
             (Action::Game { game: a, op: b }, Action::Game { game: x, op: y }) => {
                 a == x && b.get() == y.get()
             }
+            (Action::Deploy { module: a, code: b }, Action::Deploy { module: x, code: y }) => {
+                (a, b) == (x, y)
+            }
             _ => false,
         }
     }
@@ -206,6 +259,8 @@ struct RawAction {
     amount: Option<Amount>,
     game: Option<String>,
     op: Option<Box<RawValue>>,
+    module: Option<String>,
+    code: Option<String>,
 }
 
 impl TryFrom<RawAction> for Action {
@@ -218,6 +273,8 @@ impl TryFrom<RawAction> for Action {
             amount,
             game,
             op,
+            module,
+            code,
         } = raw;
         let present = [
             ("token", token.is_some()),
@@ -225,14 +282,17 @@ impl TryFrom<RawAction> for Action {
             ("amount", amount.is_some()),
             ("game", game.is_some()),
             ("op", op.is_some()),
+            ("module", module.is_some()),
+            ("code", code.is_some()),
         ];
         let allowed: &[&str] = match kind.as_str() {
             "faucet" => &["token"],
             "transfer" => &["to", "token", "amount"],
             "game" => &["game", "op"],
+            "deploy" => &["module", "code"],
             other => {
                 return Err(format!(
-                    "unknown action type `{other}` (faucet, transfer or game)"
+                    "unknown action type `{other}` (faucet, transfer, game or deploy)"
                 ))
             }
         };
@@ -251,6 +311,19 @@ impl TryFrom<RawAction> for Action {
                 token: token.ok_or_else(|| missing("token"))?,
                 amount: amount.ok_or_else(|| missing("amount"))?,
             },
+            "deploy" => {
+                let code = code_base64::decode(&code.ok_or_else(|| missing("code"))?)?;
+                if code.len() > MAX_CODE_BYTES {
+                    return Err(format!(
+                        "a deploy's code is {} bytes, more than {MAX_CODE_BYTES}",
+                        code.len()
+                    ));
+                }
+                Action::Deploy {
+                    module: module.ok_or_else(|| missing("module"))?,
+                    code,
+                }
+            }
             _ => Action::Game {
                 game: game.ok_or_else(|| missing("game"))?,
                 op: op.ok_or_else(|| missing("op"))?,
@@ -262,7 +335,8 @@ impl TryFrom<RawAction> for Action {
 /// Why a transaction was refused before execution. Nothing about it is recorded on chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TxError {
-    /// The body is longer than [`MAX_BODY_BYTES`]. Code `too_large`.
+    /// The body is longer than [`MAX_BODY_BYTES`] ([`MAX_DEPLOY_BODY_BYTES`] for a deploy).
+    /// Code `too_large`.
     TooLarge {
         /// Body length, bytes.
         len: usize,
@@ -317,6 +391,7 @@ impl std::error::Error for TxError {}
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine as _;
     use serde_json::json;
 
     const CHAIN: &str = "gamechain-dev";
@@ -535,6 +610,100 @@ mod tests {
         assert!(
             err.to_string().contains("a transfer action needs `amount`"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn deploy_carries_base64_code_and_may_be_large() {
+        let sk = key(1);
+        let code = vec![0u8, 97, 115, 109, 1, 0, 0, 0, 0xff];
+        let b = body(
+            &sk,
+            0,
+            Action::Deploy {
+                module: "chess".into(),
+                code: code.clone(),
+            },
+        );
+        assert_eq!(b.action.kind(), "deploy");
+        assert!(b
+            .to_json()
+            .ends_with(r#""action":{"type":"deploy","module":"chess","code":"AGFzbQEAAAD/"}}"#));
+        let tx = b.sign(&sk);
+        assert_eq!(tx.check(CHAIN, Network::Testnet).unwrap(), b);
+
+        // A deploy may exceed MAX_BODY_BYTES, up to MAX_DEPLOY_BODY_BYTES.
+        let big = body(
+            &sk,
+            1,
+            Action::Deploy {
+                module: "big".into(),
+                code: vec![7; MAX_CODE_BYTES],
+            },
+        );
+        let tx = big.sign(&sk);
+        assert!(tx.body.len() > MAX_BODY_BYTES && tx.body.len() <= MAX_DEPLOY_BODY_BYTES);
+        assert_eq!(tx.check(CHAIN, Network::Testnet).unwrap(), big);
+
+        let resign = |text: String| SignedTx {
+            signature: sign_message(&sk, &text),
+            body: text,
+        };
+        let from = sk.address();
+        let deploy = |code: &str| {
+            format!(
+                r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"deploy","module":"m1","code":"{code}"}}}}"#
+            )
+        };
+        let too_much =
+            base64::engine::general_purpose::STANDARD.encode(vec![1u8; MAX_CODE_BYTES + 1]);
+        for (code, why) in [
+            ("AGFzbQ", "missing padding"),
+            ("AGFzbQ==x", "trailing garbage"),
+            ("AGFzbR==", "non-canonical trailing bits"),
+            ("AGF-bQ==", "URL-safe alphabet"),
+            (too_much.as_str(), "code above MAX_CODE_BYTES"),
+        ] {
+            let err = resign(deploy(code))
+                .check(CHAIN, Network::Testnet)
+                .unwrap_err();
+            assert_eq!(err.code(), "bad_json", "{why}: {err}");
+        }
+        let missing = resign(format!(
+            r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"deploy","module":"m1"}}}}"#
+        ));
+        assert!(missing
+            .check(CHAIN, Network::Testnet)
+            .unwrap_err()
+            .to_string()
+            .contains("a deploy action needs `code`"));
+        let stray = resign(format!(
+            r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"game","game":"t","op":{{}},"code":""}}}}"#
+        ));
+        assert_eq!(
+            stray.check(CHAIN, Network::Testnet).unwrap_err().code(),
+            "bad_json"
+        );
+
+        // Any other action is still limited to MAX_BODY_BYTES.
+        let padded = resign(format!(
+            r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"faucet","token":"GOLD"}}}}{}"#,
+            " ".repeat(MAX_BODY_BYTES)
+        ));
+        assert_eq!(
+            padded.check(CHAIN, Network::Testnet).unwrap_err(),
+            TxError::TooLarge {
+                len: padded.body.len(),
+                max: MAX_BODY_BYTES
+            }
+        );
+        let huge = resign(" ".repeat(MAX_DEPLOY_BODY_BYTES + 1));
+        assert_eq!(
+            huge.check(CHAIN, Network::Testnet).unwrap_err(),
+            TxError::TooLarge {
+                len: MAX_DEPLOY_BODY_BYTES + 1,
+                max: MAX_DEPLOY_BODY_BYTES
+            }
         );
     }
 

@@ -15,6 +15,8 @@ use crate::chain::{GenesisBalance, GenesisModule};
 use crate::registry::RegistryError;
 use crate::{MemState, WasmModule};
 
+mod deploy;
+
 const CHAIN: &str = "gamechain-test";
 const T0: u64 = 1_790_000_000_000;
 const FAUCET: u128 = 100_000;
@@ -136,11 +138,16 @@ fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
 
 fn context(modules: &[&Loaded], faucet: Option<u128>) -> ChainContext {
     let genesis = genesis_with(modules, faucet);
-    let mut registry = Modules::new();
+    let registry = Modules::new();
     for l in modules {
         registry.insert(l.module.clone(), &l.wasm).unwrap();
     }
     ChainContext::new(genesis, RUNTIME.clone(), registry).unwrap()
+}
+
+/// Code by hash of `modules` (for `genesis_state`).
+fn codes(modules: &[&Loaded]) -> BTreeMap<String, Vec<u8>> {
+    modules.iter().map(|l| (l.hash(), l.wasm.clone())).collect()
 }
 
 /// A chain in memory: the context, the committed state, its running hash and the head header.
@@ -154,7 +161,7 @@ struct Chain {
 impl Chain {
     fn new(modules: &[&Loaded], faucet: Option<u128>) -> Self {
         let ctx = context(modules, faucet);
-        let g = genesis_state(ctx.genesis()).unwrap();
+        let g = genesis_state(ctx.genesis(), &codes(modules)).unwrap();
         let state = MemState {
             map: g.entries.into_iter().collect(),
         };
@@ -251,18 +258,23 @@ fn ev(kind: &str, data: Value) -> Event {
 #[test]
 fn genesis_state_and_root_match_a_full_recompute() {
     let genesis = genesis_with(&[&TICKER, &COUNTER], Some(FAUCET));
-    let g = genesis_state(&genesis).unwrap();
+    let codes = codes(&[&TICKER, &COUNTER]);
+    let g = genesis_state(&genesis, &codes).unwrap();
     assert_eq!(
         g.state_hash,
         StateHash::from_entries(g.entries.iter().map(|(k, v)| (k, v)))
     );
     let keys: Vec<&str> = g.entries.iter().map(|(k, _)| k.as_str()).collect();
     let carol_bal = format!("bal/{}/GOLD", CAROL.address());
+    let mut code_keys = [code_key(&TICKER.hash()), code_key(&COUNTER.hash())];
+    code_keys.sort();
     assert_eq!(
         keys,
         [
             carol_bal.as_str(),
             "chain/genesis",
+            &code_keys[0],
+            &code_keys[1],
             "module/counter",
             "module/ticker",
             "token/GOLD"
@@ -281,6 +293,17 @@ fn genesis_state_and_root_match_a_full_recompute() {
         )
     );
     assert_eq!(map[&carol_bal], b"5000");
+    assert_eq!(map[&code_key(&TICKER.hash())], TICKER.wasm);
+    // Genesis needs every module's code, and the right code.
+    let mut wrong = codes.clone();
+    wrong.insert(TICKER.hash(), COUNTER.wasm.clone());
+    assert!(
+        matches!(genesis_state(&genesis, &wrong), Err(GenesisError::Invalid(m)) if m.contains("does not hash"))
+    );
+    wrong.remove(&TICKER.hash());
+    assert!(
+        matches!(genesis_state(&genesis, &wrong), Err(GenesisError::Invalid(m)) if m.contains("no code"))
+    );
 
     let h = &g.header;
     assert_eq!((h.height, h.prev_hash, h.time_ms), (0, [0; 32], T0));
@@ -292,19 +315,16 @@ fn genesis_state_and_root_match_a_full_recompute() {
     assert_eq!(genesis_header(&genesis, &g.state_hash), g.header);
 
     // The genesis file is part of the state: another faucet amount is another root.
-    let other = genesis_state(&genesis_with(&[&TICKER, &COUNTER], Some(1))).unwrap();
+    let other = genesis_state(&genesis_with(&[&TICKER, &COUNTER], Some(1)), &codes).unwrap();
     assert_ne!(other.header.state_root, g.header.state_root);
 
     // The modules load from the codes genesis names, by hash.
-    let codes: BTreeMap<String, Vec<u8>> = [&*TICKER, &*COUNTER]
-        .iter()
-        .map(|l| (l.hash(), l.wasm.clone()))
-        .collect();
     let modules = Modules::from_genesis(&RUNTIME, &genesis, &codes).unwrap();
     assert_eq!(
         modules
             .iter()
-            .map(|(id, e)| (id, e.has_end_block))
+            .iter()
+            .map(|e| (e.module.id(), e.has_end_block))
             .collect::<Vec<_>>(),
         [("counter", false), ("ticker", true)]
     );
@@ -783,7 +803,7 @@ fn the_parent_must_match() {
 #[test]
 fn the_context_checks_runtime_and_modules_against_genesis() {
     let registry = |mods: &[&Loaded]| {
-        let mut m = Modules::new();
+        let m = Modules::new();
         for l in mods {
             m.insert(l.module.clone(), &l.wasm).unwrap();
         }
@@ -791,12 +811,9 @@ fn the_context_checks_runtime_and_modules_against_genesis() {
     };
     let genesis = genesis_with(&[&TICKER], None);
     let new = |g: Genesis, m| ChainContext::new(g, RUNTIME.clone(), m);
-    assert!(
-        matches!(new(genesis.clone(), registry(&[])), Err(ContextError::Modules(m)) if m.contains("not loaded"))
-    );
-    assert!(
-        matches!(new(genesis.clone(), registry(&[&TICKER, &FAILER])), Err(ContextError::Modules(m)) if m.contains("not a genesis"))
-    );
+    // Which modules exist is the state's business: none or extra preloaded ones are fine.
+    new(genesis.clone(), registry(&[])).unwrap();
+    new(genesis.clone(), registry(&[&TICKER, &FAILER])).unwrap();
     let mut other_fuel = genesis.clone();
     other_fuel.fuel_apply += 1;
     assert!(
@@ -808,16 +825,23 @@ fn the_context_checks_runtime_and_modules_against_genesis() {
         new(other_hash, registry(&[&TICKER])),
         Err(ContextError::Runtime(_))
     ));
-    let mut swapped = genesis.clone();
-    swapped.modules[0].code_hash = FAILER.hash();
+    // A module of another runtime (same configuration) is refused.
+    let elsewhere = Runtime::new(RuntimeConfig::default()).unwrap();
+    let foreign = Modules::new();
+    foreign
+        .insert(
+            Arc::new(WasmModule::new(&elsewhere, "ticker", &TICKER.wasm).unwrap()),
+            &TICKER.wasm,
+        )
+        .unwrap();
     assert!(
-        matches!(new(swapped, registry(&[&TICKER])), Err(ContextError::Modules(m)) if m.contains("code hash"))
+        matches!(new(genesis.clone(), foreign), Err(ContextError::Modules(m)) if m.contains("another runtime"))
     );
     assert_eq!(
         runtime_config(&genesis, Allocation::OnDemand).config_hash(),
         genesis.engine_config_hash
     );
-    let mut dup = registry(&[&TICKER]);
+    let dup = registry(&[&TICKER]);
     assert_eq!(
         dup.insert(TICKER.module.clone(), &TICKER.wasm),
         Err(RegistryError::Duplicate("ticker".into()))
