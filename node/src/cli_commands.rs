@@ -157,7 +157,7 @@ fn key_new(path: Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
 /// waits for the receipt; prints `{"txid"}` or `{"txid", "height", "index", "ok", "error",
 /// "events", "fuel_used"}`. A receipt with `ok: false` is printed, then is a
 /// [`CliError::TxFailed`].
-async fn send(
+pub(crate) async fn send(
     url: &str,
     args: &TxArgs,
     action: Action,

@@ -16,8 +16,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use gamechain_runtime::chain::genesis::{check_module_id, GenesisError};
+use gamechain_runtime::chain::Action;
 use serde_json::json;
 
+use crate::cli::{NodeUrl, TxArgs};
 use crate::cli_commands::CliError;
 
 /// The gamechain checkout this binary was built from: `module new`'s default `--repo`.
@@ -46,6 +48,20 @@ pub enum ModuleCommand {
         /// Also copy the .wasm to FILE.
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
+    },
+    /// Upload a .wasm with a signed `deploy` transaction.
+    Deploy {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module's .wasm file (e.g. from `gamechain module build`).
+        file: PathBuf,
+        /// The module id to deploy it under: the id its code uses for itself.
+        #[arg(long)]
+        id: String,
     },
 }
 
@@ -82,6 +98,16 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             });
             let text = serde_json::to_string_pretty(&printed).expect("JSON values serialise");
             writeln!(out, "{text}").map_err(write_error)
+        }
+        ModuleCommand::Deploy { node, tx, file, id } => {
+            check_id(&id).map_err(CliError::Usage)?;
+            let wasm = std::fs::read(&file)
+                .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
+            let action = Action::Deploy {
+                module: id,
+                code: wasm,
+            };
+            crate::cli_commands::send(&node.url, &tx, action, out).await
         }
     }
 }
