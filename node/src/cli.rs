@@ -122,6 +122,9 @@ pub enum Command {
         #[command(flatten)]
         node: NodeUrl,
     },
+    /// The module author kit: `module new`, `module build`, `module deploy` (cli_module.rs).
+    #[command(subcommand)]
+    Module(crate::cli_module::ModuleCommand),
 }
 
 /// `gamechain node`.

@@ -129,6 +129,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
+        Command::Module(command) => crate::cli_module::run(command, out).await,
         Command::Node(_) | Command::Demo(_) => Err(CliError::Usage("not a client command".into())),
     }
 }
@@ -156,7 +157,7 @@ fn key_new(path: Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
 /// waits for the receipt; prints `{"txid"}` or `{"txid", "height", "index", "ok", "error",
 /// "events", "fuel_used"}`. A receipt with `ok: false` is printed, then is a
 /// [`CliError::TxFailed`].
-async fn send(
+pub(crate) async fn send(
     url: &str,
     args: &TxArgs,
     action: Action,

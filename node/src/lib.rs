@@ -42,6 +42,7 @@ pub use storage::{Storage, StorageError};
 // The client side (client library, CLI, demo): see each file's top comment.
 pub mod cli;
 pub mod cli_commands;
+pub mod cli_module;
 pub mod cli_node;
 pub mod client;
 pub mod demo;

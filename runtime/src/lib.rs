@@ -18,6 +18,7 @@
 //! | `registry.rs` | [`Modules`]: compiled modules by (id, code hash), resolved from `module/<id>` and `code/<hash>` in state |
 //! | `cache.rs` | [`ModuleCache`]: compiled modules on disk, keyed by code and engine, checked before use |
 //! | `transition.rs` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
+//! | `testkit.rs` (feature `testkit`) | the author kit's harness: one scenario body natively and on the built `.wasm` |
 //!
 //! ```ignore
 //! let rt = Runtime::new(RuntimeConfig::default())?;
@@ -37,6 +38,8 @@ mod module;
 pub mod registry;
 mod stack;
 mod state;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod transition;
 mod trap;
 mod validate;

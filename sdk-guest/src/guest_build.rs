@@ -9,13 +9,16 @@
 //! CARGO_ENCODED_RUSTFLAGS = -C link-arg=-zstack-size=32768
 //!                           --remap-path-prefix <root>=/gamechain
 //!                           --remap-path-prefix <CARGO_HOME>=/cargo
+//!                           [--remap-path-prefix <path dependency>=/path-deps/<its name>]…
 //! ```
 //!
 //! - The `guest` profile (root `Cargo.toml`) is release + LTO, one codegen unit, `panic = "abort"`.
 //! - A 32 KiB stack instead of rustc's 1 MiB keeps the initial memory small, which makes a fresh
 //!   instance cheap (`shared/notes/measured-facts.md`).
 //! - The path remapping removes the checkout's location from the binary (panic locations carry
-//!   source paths), so two checkouts of one commit build byte-identical modules.
+//!   source paths), so two checkouts of one commit build byte-identical modules. A crate outside
+//!   this repository (`gamechain module new`) has its path dependencies outside its root, e.g.
+//!   `gamechain-sdk`: each is remapped to `/path-deps/<package name>` for the same reason.
 //! - Its own target directory: the caller may be a `cargo test` that holds the main target
 //!   directory's lock, and different rustflags would otherwise rebuild the host's dependencies.
 //!   Inherited `RUSTFLAGS`, `CARGO_ENCODED_RUSTFLAGS`, `CARGO_TARGET_DIR` and `CARGO_BUILD_TARGET`
@@ -58,7 +61,106 @@ pub struct BuiltGuest {
 /// the `PATH`. Errors: no workspace found, cargo could not start, the build failed (the message
 /// ends with cargo's stderr), or the build produced no `.wasm` for `package`.
 pub fn build_guest(package: &str) -> Result<BuiltGuest, String> {
-    let root = workspace_root()?;
+    build_guest_in(&workspace_root()?, package)
+}
+
+/// Builds the module crate whose directory (holding its `Cargo.toml`) is `crate_dir`, inside or
+/// outside this repository, with the recipe above: `cargo metadata` names its package and its
+/// workspace root (a standalone crate made by `gamechain module new` is its own workspace, with
+/// the `guest` profile in its `Cargo.toml`), then [`build_guest_in`]. Used by
+/// `gamechain module build` and the test harness (`gamechain_runtime::testkit`).
+///
+/// Errors: as [`build_guest_in`], plus `cargo metadata` failing (its stderr) or no package at
+/// `crate_dir`.
+pub fn build_guest_crate(crate_dir: &Path) -> Result<BuiltGuest, String> {
+    let krate = crate_package(crate_dir)?;
+    let remaps: Vec<(PathBuf, String)> = krate
+        .path_deps
+        .iter()
+        .filter(|(dir, _)| !dir.starts_with(&krate.root))
+        .map(|(dir, name)| (dir.clone(), format!("/path-deps/{name}")))
+        .collect();
+    build(&krate.root, &krate.package, &remaps)
+}
+
+/// A crate as `cargo metadata --no-deps` describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CratePackage {
+    /// Its workspace root (the crate's own directory for a standalone crate).
+    pub root: PathBuf,
+    /// Its package name.
+    pub package: String,
+    /// Its non-dev path dependencies: (directory, package name).
+    pub path_deps: Vec<(PathBuf, String)>,
+}
+
+/// The workspace root, package name and path dependencies of the crate in `crate_dir`, from
+/// `cargo metadata --no-deps`. Errors: cargo fails (its stderr) or no package has its manifest
+/// in `crate_dir`.
+pub fn crate_package(crate_dir: &Path) -> Result<CratePackage, String> {
+    let manifest = crate_dir.join("Cargo.toml");
+    let manifest = manifest
+        .canonicalize()
+        .map_err(|e| format!("no crate at {}: {e}", manifest.display()))?;
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let output = Command::new(&cargo)
+        .args(["metadata", "--no-deps", "--format-version", "1"])
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
+    if !output.status.success() {
+        return Err(format!(
+            "cargo metadata for {} failed ({}):\n{}",
+            manifest.display(),
+            output.status,
+            String::from_utf8_lossy(&output.stderr)
+        ));
+    }
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .map_err(|e| format!("cargo metadata printed no JSON: {e}"))?;
+    let root = metadata["workspace_root"]
+        .as_str()
+        .map(PathBuf::from)
+        .ok_or("cargo metadata printed no workspace_root")?;
+    let found = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| {
+            p["manifest_path"]
+                .as_str()
+                .and_then(|path| Path::new(path).canonicalize().ok())
+                .is_some_and(|path| path == manifest)
+        })
+        .ok_or_else(|| format!("no package has its manifest at {}", manifest.display()))?;
+    let path_deps = found["dependencies"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|d| d["kind"].as_str() != Some("dev"))
+        .filter_map(|d| Some((PathBuf::from(d["path"].as_str()?), d["name"].as_str()?)))
+        .map(|(dir, name)| (dir.canonicalize().unwrap_or(dir), name.to_string()))
+        .collect();
+    Ok(CratePackage {
+        root,
+        package: found["name"].as_str().unwrap_or_default().to_string(),
+        path_deps,
+    })
+}
+
+/// Builds `package` of the workspace at `root` (the directory of the `Cargo.toml` with
+/// `[workspace]`, which must define the `guest` profile) with the recipe above.
+///
+/// Errors: cargo could not start, the build failed (the message ends with cargo's stderr), or
+/// the build produced no `.wasm` for `package`.
+pub fn build_guest_in(root: &Path, package: &str) -> Result<BuiltGuest, String> {
+    build(root, package, &[])
+}
+
+/// The recipe, with `remaps` (directory, replacement) added to the path remapping.
+fn build(root: &Path, package: &str, remaps: &[(PathBuf, String)]) -> Result<BuiltGuest, String> {
+    let root = root.to_path_buf();
     ensure_guest_target(&root)?;
     let target_dir = root.join("target").join("guest");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
@@ -83,7 +185,7 @@ pub fn build_guest(package: &str) -> Result<BuiltGuest, String> {
         .env_remove("CARGO_BUILD_TARGET")
         .env(
             "CARGO_ENCODED_RUSTFLAGS",
-            guest_rustflags(&root, &cargo_home()),
+            guest_rustflags(&root, &cargo_home(), remaps),
         )
         .output()
         .map_err(|e| format!("cannot run {}: {e}", Path::new(&cargo).display()))?;
@@ -173,12 +275,14 @@ fn cargo_home() -> PathBuf {
 /// The rustflags of the recipe, joined with `0x1f` as `CARGO_ENCODED_RUSTFLAGS` wants. Each
 /// directory is remapped as given and, when different, as its canonical path, since either may
 /// reach rustc.
-fn guest_rustflags(root: &Path, cargo_home: &Path) -> OsString {
+fn guest_rustflags(root: &Path, cargo_home: &Path, remaps: &[(PathBuf, String)]) -> OsString {
     let mut flags: Vec<OsString> = vec![
         "-C".into(),
         format!("link-arg=-zstack-size={GUEST_STACK_SIZE}").into(),
     ];
-    for (dir, to) in [(cargo_home, REMAPPED_CARGO_HOME), (root, REMAPPED_ROOT)] {
+    let fixed = [(cargo_home, REMAPPED_CARGO_HOME), (root, REMAPPED_ROOT)];
+    let extra = remaps.iter().map(|(dir, to)| (dir.as_path(), to.as_str()));
+    for (dir, to) in fixed.into_iter().chain(extra) {
         let mut dirs = vec![dir.to_path_buf()];
         if let Ok(canonical) = dir.canonicalize() {
             if canonical != dir {
@@ -217,7 +321,11 @@ mod tests {
 
     #[test]
     fn rustflags_remap_both_directories() {
-        let flags = guest_rustflags(Path::new("/no/such/root"), Path::new("/no/such/cargo"));
+        let flags = guest_rustflags(
+            Path::new("/no/such/root"),
+            Path::new("/no/such/cargo"),
+            &[(PathBuf::from("/no/such/sdk"), "/path-deps/sdk".to_string())],
+        );
         let flags: Vec<String> = flags
             .to_string_lossy()
             .split('\u{1f}')
@@ -232,6 +340,8 @@ mod tests {
                 "/no/such/cargo=/cargo",
                 "--remap-path-prefix",
                 "/no/such/root=/gamechain",
+                "--remap-path-prefix",
+                "/no/such/sdk=/path-deps/sdk",
             ]
         );
     }
@@ -251,6 +361,20 @@ mod tests {
             Some(PathBuf::from("/t/tictactoe.wasm"))
         );
         assert_eq!(wasm_artifact(b"{\"reason\":\"build-finished\"}\n"), None);
+    }
+
+    #[test]
+    fn cargo_metadata_names_the_crate_its_root_and_path_deps() {
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let krate = crate_package(sdk).unwrap();
+        assert_eq!(krate.package, "gamechain-sdk");
+        assert_eq!(
+            krate.root,
+            workspace_root().unwrap().canonicalize().unwrap()
+        );
+        assert!(krate.path_deps.is_empty(), "{:?}", krate.path_deps);
+        let err = crate_package(&sdk.join("src")).unwrap_err();
+        assert!(err.starts_with("no crate at "), "{err}");
     }
 
     #[test]

@@ -1,0 +1,174 @@
+//! The author kit's test harness (feature `testkit`, for a module's dev-dependencies): ONE
+//! scenario body runs natively against [`MockCtx`] and through this runtime on the module's
+//! built `.wasm`, so an author tests the code the chain will run.
+//!
+//! A scenario is a plain function `fn(&dyn GameModule) -> MockCtx` that sets up a [`MockCtx`],
+//! submits ops, asserts, and returns the final context. [`native_and_wasm_tests!`] expands a
+//! list of scenarios into two tests each:
+//!
+//! - `native::<name>`: the scenario against the native module value;
+//! - `wasm::<name>`: the crate is built to `.wasm` with the one reproducible recipe
+//!   ([`gamechain_sdk::guest_build::build_guest_crate`], once per test process), loaded into a
+//!   [`Runtime`] with the default configuration (fuel, limits and instance reuse as on a node),
+//!   and the scenario runs against that [`WasmModule`]; then the native run is repeated and
+//!   [`assert_same_outcome`] checks both left byte-identical state (balances included), events
+//!   and txids.
+//!
+//! ```ignore
+//! // tests/scenarios.rs of a module crate, with
+//! // [dev-dependencies] gamechain-runtime = { path = "…/runtime", features = ["testkit"] }
+//! use gamechain_sdk::{prelude::*, MockCtx};
+//!
+//! fn counts_up(m: &dyn GameModule) -> MockCtx {
+//!     let mut ctx = MockCtx::new("counter");
+//!     ctx.submit(m, "alice", json!({ "kind": "inc" })).unwrap();
+//!     assert_eq!(ctx.view(m, &Query::new()).unwrap()["n"], 1);
+//!     ctx
+//! }
+//!
+//! gamechain_runtime::native_and_wasm_tests!(counter::Counter; counts_up);
+//! ```
+//!
+//! The wasm build runs `cargo build --profile guest --target wasm32-unknown-unknown` in the
+//! crate's workspace (target directory `<workspace>/target/guest`), so the first test of a
+//! process takes as long as that build; later ones reuse it.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use gamechain_sdk::guest_build::{build_guest_crate, BuiltGuest};
+use gamechain_sdk::{GameModule, MockCtx};
+
+use crate::{Runtime, RuntimeConfig, WasmModule};
+
+/// One runtime with [`RuntimeConfig::default`] (a node's), shared by every test of a process.
+pub fn runtime() -> Arc<Runtime> {
+    static RUNTIME: LazyLock<Arc<Runtime>> = LazyLock::new(|| {
+        Runtime::new(RuntimeConfig::default()).expect("the default runtime configuration is valid")
+    });
+    RUNTIME.clone()
+}
+
+/// The crate in `crate_dir` built to `.wasm` (path, bytes, SHA-256), once per process and
+/// directory. Panics with cargo's output when the build fails.
+pub fn built_guest(crate_dir: &Path) -> BuiltGuest {
+    static BUILT: LazyLock<Mutex<BTreeMap<PathBuf, BuiltGuest>>> = LazyLock::new(Default::default);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(guest) = built.get(crate_dir) {
+        return guest.clone();
+    }
+    let guest = build_guest_crate(crate_dir)
+        .unwrap_or_else(|e| panic!("cannot build {} to wasm: {e}", crate_dir.display()));
+    built.insert(crate_dir.to_path_buf(), guest.clone());
+    guest
+}
+
+/// The crate in `crate_dir` (normally `env!("CARGO_MANIFEST_DIR")`) built to `.wasm` and loaded
+/// into [`runtime`] under `native.id()`, once per process and directory. Panics when the build
+/// fails or the runtime refuses the module (the [`crate::LoadError`]).
+pub fn wasm_module(crate_dir: impl AsRef<Path>, native: &dyn GameModule) -> Arc<WasmModule> {
+    static LOADED: LazyLock<Mutex<BTreeMap<(PathBuf, String), Arc<WasmModule>>>> =
+        LazyLock::new(Default::default);
+    let crate_dir = crate_dir.as_ref().to_path_buf();
+    let key = (crate_dir.clone(), native.id().to_string());
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(module) = loaded.get(&key) {
+        return module.clone();
+    }
+    let guest = built_guest(&crate_dir);
+    let module = WasmModule::new(&runtime(), native.id(), &guest.wasm).unwrap_or_else(|e| {
+        panic!(
+            "the runtime refuses {} as module `{}`: {e}",
+            guest.path.display(),
+            native.id()
+        )
+    });
+    let module = Arc::new(module);
+    loaded.insert(key, module.clone());
+    module
+}
+
+/// Asserts that scenario `name` left the same raw state (balances included), events and last
+/// txid natively and on wasm, and that it wrote something (a scenario that writes nothing
+/// proves nothing).
+pub fn assert_same_outcome(name: &str, native: &MockCtx, wasm: &MockCtx) {
+    assert!(
+        !native.kv.state.is_empty(),
+        "{name}: the scenario left no state; it proves nothing"
+    );
+    if native.kv.state != wasm.kv.state {
+        let differing: Vec<&String> = native
+            .kv
+            .state
+            .keys()
+            .chain(wasm.kv.state.keys())
+            .filter(|k| native.kv.state.get(*k) != wasm.kv.state.get(*k))
+            .collect();
+        panic!("{name}: native and wasm state differ at {differing:?}");
+    }
+    assert_eq!(
+        native.events, wasm.events,
+        "{name}: native and wasm events differ"
+    );
+    assert_eq!(
+        native.txid, wasm.txid,
+        "{name}: native and wasm txids differ"
+    );
+}
+
+/// Runs scenario `scenario` on the wasm build of the crate in `crate_dir` and natively, and
+/// checks both outcomes are the same ([`assert_same_outcome`]). What `wasm::<name>` tests of
+/// [`native_and_wasm_tests!`] call.
+pub fn run_on_wasm(
+    name: &str,
+    crate_dir: &str,
+    native: &dyn GameModule,
+    scenario: fn(&dyn GameModule) -> MockCtx,
+) {
+    let wasm = wasm_module(crate_dir, native);
+    let on_wasm = scenario(&*wasm);
+    let on_native = scenario(native);
+    assert_same_outcome(name, &on_native, &on_wasm);
+}
+
+/// Expands scenarios `fn <name>(&dyn GameModule) -> MockCtx` of the calling module into
+/// `native::<name>` and `wasm::<name>` tests (see the [module docs](crate::testkit)). The first
+/// argument is the native module value (any expression whose `&` is a `&dyn GameModule`); the
+/// crate built to wasm is the calling crate (`CARGO_MANIFEST_DIR`).
+///
+/// ```ignore
+/// gamechain_runtime::native_and_wasm_tests!(mnk::Mnk; x_wins_a_row, draw_refunds, resign);
+/// ```
+#[macro_export]
+macro_rules! native_and_wasm_tests {
+    ($module:expr; $($scenario:ident),+ $(,)?) => {
+        /// The scenarios against the native module and `MockCtx`.
+        mod native {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[test]
+                fn $scenario() {
+                    super::$scenario(&$module);
+                }
+            )+
+        }
+        /// The scenarios against the built `.wasm` in the runtime, compared with the native run.
+        mod wasm {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                #[test]
+                fn $scenario() {
+                    $crate::testkit::run_on_wasm(
+                        stringify!($scenario),
+                        env!("CARGO_MANIFEST_DIR"),
+                        &$module,
+                        super::$scenario,
+                    );
+                }
+            )+
+        }
+    };
+}
