@@ -121,6 +121,11 @@ pub enum Command {
         #[command(flatten)]
         node: NodeUrl,
     },
+    /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every
+    /// signature, receipt and state root; exit 4 naming the first divergence.
+    Verify(crate::cli_verify::VerifyArgs),
+    /// Write the chain (genesis, module code, blocks, state) to one file for `verify --file`.
+    Export(crate::cli_verify::ExportArgs),
 }
 
 /// `gamechain node`.

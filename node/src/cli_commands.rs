@@ -129,7 +129,9 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
-        Command::Node(_) | Command::Demo(_) => Err(CliError::Usage("not a client command".into())),
+        Command::Node(_) | Command::Demo(_) | Command::Verify(_) | Command::Export(_) => {
+            Err(CliError::Usage("not a client command".into()))
+        }
     }
 }
 

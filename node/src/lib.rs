@@ -19,6 +19,10 @@
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription |
 //! | `node.rs` | [`NodeHandle`], [`run_node`]: start, run, clean shutdown |
+//! | `replay.rs` | verifying one block against its re-execution; [`replay::Divergence`] |
+//! | `replay_source.rs` | [`replay_source::ChainSource`]: a data directory or a node's API to replay from |
+//! | `verify.rs` | `gamechain verify`'s engine: a whole chain replayed, [`verify::VerifyReport`] |
+//! | `export.rs` | the self-contained export file (`EXPORT.md`): writer and reader |
 pub mod api;
 pub mod api_error;
 pub mod chain;
@@ -29,8 +33,11 @@ pub mod mempool;
 pub mod node;
 pub mod rate_limit;
 pub mod record;
+pub mod replay;
+pub mod replay_source;
 pub mod sequencer;
 pub mod storage;
+pub mod verify;
 pub mod ws;
 
 pub use config::{ConfigError, NodeConfig};
@@ -43,8 +50,10 @@ pub use storage::{Storage, StorageError};
 pub mod cli;
 pub mod cli_commands;
 pub mod cli_node;
+pub mod cli_verify;
 pub mod client;
 pub mod demo;
 pub mod demo_checks;
+pub mod export;
 pub mod keyfile;
 pub mod local_node;
