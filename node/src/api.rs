@@ -33,6 +33,9 @@ pub struct AppState {
     pub chain: Arc<Chain>,
     /// Turns true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
+    /// A follower's sequencer: `POST /v1/tx` is forwarded there (`follower.rs`). `None` on
+    /// the sequencer itself.
+    pub upstream: Option<crate::client::Client>,
 }
 
 type ApiResult = Result<Json<Value>, ApiError>;
@@ -87,15 +90,21 @@ fn path_param(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError
 }
 
 /// `POST /v1/tx` `{"body", "signature"}` → `{"txid"}`.
-async fn post_tx(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> ApiResult {
+async fn post_tx(
+    State(app): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<axum::response::Response, ApiError> {
     let bytes = body?;
+    if let Some(upstream) = &app.upstream {
+        return crate::follower::forward_tx(upstream, bytes).await;
+    }
     let tx: SignedTx = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_json(format!(
             "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
         ))
     })?;
     let txid = blocking(move || app.chain.submit(tx)).await?;
-    Ok(Json(json!({ "txid": txid })))
+    Ok(Json(json!({ "txid": txid })).into_response())
 }
 
 /// `GET /v1/tx/<txid>`.

@@ -140,6 +140,10 @@ pub struct NodeArgs {
     /// The API's listen address (overrides the configuration's `listen`), e.g. 127.0.0.1:8645.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
+    /// Run a read replica of the sequencer at URL: pull, verify and store its blocks, serve the
+    /// read API, forward transactions to it (no sequencer key is used).
+    #[arg(long, value_name = "URL")]
+    pub follow: Option<String>,
 }
 
 /// `gamechain demo`.

@@ -19,6 +19,7 @@
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription |
 //! | `node.rs` | [`NodeHandle`], [`run_node`]: start, run, clean shutdown |
+//! | `follower.rs` | `gamechain node --follow URL`: a verifying read replica of a sequencer |
 //! | `replay.rs` | verifying one block against its re-execution; [`replay::Divergence`] |
 //! | `replay_source.rs` | [`replay_source::ChainSource`]: a data directory or a node's API to replay from |
 //! | `verify.rs` | `gamechain verify`'s engine: a whole chain replayed, [`verify::VerifyReport`] |
@@ -28,6 +29,7 @@ pub mod api_error;
 pub mod chain;
 pub mod config;
 pub mod error;
+pub mod follower;
 pub mod genesis_setup;
 pub mod mempool;
 pub mod node;

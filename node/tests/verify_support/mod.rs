@@ -116,3 +116,101 @@ pub async fn verify_json(cwd: &Path, source: &[&str]) -> (i32, Value) {
     });
     (out.status.code().unwrap_or(-1), report)
 }
+
+/// A `gamechain node --follow <upstream>` process on `node`'s configuration (data directory and
+/// port), logging to `<dir>/follower-<n>.log`.
+pub struct Follower {
+    /// Its configuration (the process field of it is unused).
+    pub node: crate::common::NodeProcess,
+    child: Option<std::process::Child>,
+    starts: u32,
+    upstream: String,
+}
+
+impl Follower {
+    /// A follower of `upstream` in `dir` (not started).
+    pub fn new(dir: &Path, upstream: &str) -> Follower {
+        Follower {
+            node: crate::common::NodeProcess::new(dir, ""),
+            child: None,
+            starts: 0,
+            upstream: upstream.to_string(),
+        }
+    }
+
+    /// The log of the latest start.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.node.dir.join(format!("follower-{}.log", self.starts)))
+            .unwrap_or_default()
+    }
+
+    /// Starts it and waits (60 s at most) until it answers `/v1/status`.
+    pub async fn start(&mut self) {
+        use std::process::{Command, Stdio};
+        self.starts += 1;
+        let log =
+            std::fs::File::create(self.node.dir.join(format!("follower-{}.log", self.starts)))
+                .unwrap();
+        self.child = Some(
+            Command::new(crate::common::BIN)
+                .arg("node")
+                .arg("--config")
+                .arg(self.node.dir.join("node.toml"))
+                .arg("--follow")
+                .arg(&self.upstream)
+                .stdin(Stdio::null())
+                .stdout(log.try_clone().unwrap())
+                .stderr(log)
+                .spawn()
+                .unwrap(),
+        );
+        let client = self.node.client();
+        let start = std::time::Instant::now();
+        while client.status().await.is_err() {
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!("the follower exited with {status}:\n{}", self.log());
+            }
+            assert!(
+                start.elapsed() < crate::common::READY_TIMEOUT,
+                "the follower does not answer:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+
+    /// SIGKILL.
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    /// Waits (60 s at most) until its head is at least `height`.
+    pub async fn reach(&self, height: u64) {
+        let client = self.node.client();
+        let start = std::time::Instant::now();
+        loop {
+            if let Ok(s) = client.status().await {
+                if s.height >= height {
+                    return;
+                }
+            }
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(60),
+                "the follower did not reach height {height}:\n{}",
+                self.log()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+    }
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
