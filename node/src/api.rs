@@ -33,6 +33,9 @@ pub struct AppState {
     pub chain: Arc<Chain>,
     /// Turns true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
+    /// A follower's sequencer: `POST /v1/tx` is forwarded there (`follower.rs`). `None` on
+    /// the sequencer itself.
+    pub upstream: Option<crate::client::Client>,
 }
 
 type ApiResult = Result<Json<Value>, ApiError>;
@@ -57,6 +60,7 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/blocks/{height}", get(get_block))
         .route("/v1/status", get(get_status))
         .route("/v1/genesis", get(get_genesis))
+        .route("/v1/code/{hash}", get(get_code))
         .route("/v1/ws", get(ws::subscribe))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -86,15 +90,21 @@ fn path_param(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError
 }
 
 /// `POST /v1/tx` `{"body", "signature"}` → `{"txid"}`.
-async fn post_tx(State(app): State<AppState>, body: Result<Bytes, BytesRejection>) -> ApiResult {
+async fn post_tx(
+    State(app): State<AppState>,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<axum::response::Response, ApiError> {
     let bytes = body?;
+    if let Some(upstream) = &app.upstream {
+        return crate::follower::forward_tx(upstream, bytes).await;
+    }
     let tx: SignedTx = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_json(format!(
             "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
         ))
     })?;
     let txid = blocking(move || app.chain.submit(tx)).await?;
-    Ok(Json(json!({ "txid": txid })))
+    Ok(Json(json!({ "txid": txid })).into_response())
 }
 
 /// `GET /v1/tx/<txid>`.
@@ -167,6 +177,25 @@ async fn get_genesis(State(app): State<AppState>) -> ApiResult {
     Ok(Json(
         serde_json::to_value(app.chain.genesis()).expect("a genesis serialises"),
     ))
+}
+
+/// `GET /v1/code/<hash>`: the module code with that lowercase hex SHA-256, raw
+/// `application/wasm`; `400 invalid` for a malformed hash, `404 not_found` for an unknown one.
+async fn get_code(
+    State(app): State<AppState>,
+    hash: Result<Path<String>, PathRejection>,
+) -> Result<axum::response::Response, ApiError> {
+    let hash = path_param(hash)?;
+    if hash.len() != 64 || !hash.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("`{hash}` is not a code hash (64 lowercase hex characters)"),
+        ));
+    }
+    let code = blocking(move || app.chain.read_db(|db| db.code_by_hash(&hash))).await?;
+    let wasm = code.ok_or_else(|| ApiError::not_found("no module code with this hash"))?;
+    Ok(([(header::CONTENT_TYPE, "application/wasm")], wasm).into_response())
 }
 
 async fn unknown_path(method: Method, uri: axum::http::Uri) -> ApiError {

@@ -125,6 +125,11 @@ pub enum Command {
     /// The module author kit: `module new`, `module build`, `module deploy` (cli_module.rs).
     #[command(subcommand)]
     Module(crate::cli_module::ModuleCommand),
+    /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every
+    /// signature, receipt and state root; exit 4 naming the first divergence.
+    Verify(crate::cli_verify::VerifyArgs),
+    /// Write the chain (genesis, module code, blocks, state) to one file for `verify --file`.
+    Export(crate::cli_verify::ExportArgs),
 }
 
 /// `gamechain node`.
@@ -139,6 +144,10 @@ pub struct NodeArgs {
     /// The API's listen address (overrides the configuration's `listen`), e.g. 127.0.0.1:8645.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
+    /// Run a read replica of the sequencer at URL: pull, verify and store its blocks, serve the
+    /// read API, forward transactions to it (no sequencer key is used).
+    #[arg(long, value_name = "URL")]
+    pub follow: Option<String>,
 }
 
 /// `gamechain demo`.

@@ -130,7 +130,9 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
         Command::Module(command) => crate::cli_module::run(command, out).await,
-        Command::Node(_) | Command::Demo(_) => Err(CliError::Usage("not a client command".into())),
+        Command::Node(_) | Command::Demo(_) | Command::Verify(_) | Command::Export(_) => {
+            Err(CliError::Usage("not a client command".into()))
+        }
     }
 }
 

@@ -1,4 +1,4 @@
-//! `gamechain node`: the configuration (embedded defaults, `--config FILE`, then the `--data`
+//! `gamechain node` (a sequencer, or with `--follow URL` a follower, `follower.rs`): the configuration (embedded defaults, `--config FILE`, then the `--data`
 //! and `--listen` overrides), logging through `tracing`, and the node's life until SIGINT or
 //! SIGTERM asks it to shut down cleanly.
 
@@ -68,9 +68,11 @@ pub async fn shutdown_signal() {
 pub async fn run(args: NodeArgs) -> Result<(), String> {
     let config = config_from(&args)?;
     init_logging(&config.log);
-    run_node(config, shutdown_signal())
-        .await
-        .map_err(|e| e.to_string())
+    match &args.follow {
+        Some(url) => crate::follower::run_follower(config, url, shutdown_signal()).await,
+        None => run_node(config, shutdown_signal()).await,
+    }
+    .map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -91,6 +93,7 @@ mod tests {
             config: Some(file.clone()),
             data: Some(PathBuf::from("/tmp/x")),
             listen: None,
+            follow: None,
         };
         let config = config_from(&args).unwrap();
         assert_eq!(
@@ -102,6 +105,7 @@ mod tests {
             config: None,
             data: None,
             listen: Some("127.0.0.1:1234".parse().unwrap()),
+            follow: None,
         };
         assert_eq!(config_from(&args).unwrap().listen.port(), 1234);
         std::fs::write(&file, "listn = 1\n").unwrap();
@@ -109,6 +113,7 @@ mod tests {
             config: Some(file),
             data: None,
             listen: None,
+            follow: None,
         };
         assert!(config_from(&args).is_err());
     }

@@ -19,18 +19,27 @@
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription |
 //! | `node.rs` | [`NodeHandle`], [`run_node`]: start, run, clean shutdown |
+//! | `follower.rs` | `gamechain node --follow URL`: a verifying read replica of a sequencer |
+//! | `replay.rs` | verifying one block against its re-execution; [`replay::Divergence`] |
+//! | `replay_source.rs` | [`replay_source::ChainSource`]: a data directory or a node's API to replay from |
+//! | `verify.rs` | `gamechain verify`'s engine: a whole chain replayed, [`verify::VerifyReport`] |
+//! | `export.rs` | the self-contained export file (`EXPORT.md`): writer and reader |
 pub mod api;
 pub mod api_error;
 pub mod chain;
 pub mod config;
 pub mod error;
+pub mod follower;
 pub mod genesis_setup;
 pub mod mempool;
 pub mod node;
 pub mod rate_limit;
 pub mod record;
+pub mod replay;
+pub mod replay_source;
 pub mod sequencer;
 pub mod storage;
+pub mod verify;
 pub mod ws;
 
 pub use config::{ConfigError, NodeConfig};
@@ -44,8 +53,10 @@ pub mod cli;
 pub mod cli_commands;
 pub mod cli_module;
 pub mod cli_node;
+pub mod cli_verify;
 pub mod client;
 pub mod demo;
 pub mod demo_checks;
+pub mod export;
 pub mod keyfile;
 pub mod local_node;

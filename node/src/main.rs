@@ -1,7 +1,8 @@
 //! The `gamechain` binary: parses the command line (`cli.rs`) and runs the command — the node
 //! (`cli_node.rs`), the demo (`demo.rs`) or a client command (`cli_commands.rs`). Errors are
 //! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code:
-//! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`.
+//! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`,
+//! 4 for `verify` finding a divergence.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -9,7 +10,7 @@ use std::time::Duration;
 use clap::Parser;
 use gamechain_node::cli::{Cli, Command};
 use gamechain_node::cli_commands::run_client_command;
-use gamechain_node::{cli_node, demo};
+use gamechain_node::{cli_node, cli_verify, demo};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -40,6 +41,18 @@ fn main() -> ExitCode {
                         ExitCode::SUCCESS
                     }
                     Err(e) => fail(&e.to_string(), 1),
+                }
+            }
+            Command::Verify(args) => {
+                match cli_verify::run_verify(args, &mut std::io::stdout()).await {
+                    Ok(code) => ExitCode::from(code),
+                    Err(e) => fail(&e, 1),
+                }
+            }
+            Command::Export(args) => {
+                match cli_verify::run_export(args, &mut std::io::stdout()).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fail(&e, 1),
                 }
             }
             command => match run_client_command(command, &mut std::io::stdout()).await {

@@ -72,6 +72,7 @@ impl NodeHandle {
         let app = api::router(AppState {
             chain: chain.clone(),
             shutdown: stopped.clone(),
+            upstream: None,
         });
         let mut server_stop = stopped.clone();
         let server = async move {

@@ -466,6 +466,24 @@ impl Storage {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// The module code whose lowercase hex SHA-256 is `hash`, `None` when not stored.
+    pub fn code_by_hash(&self, hash: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self
+            .conn
+            .query_row("SELECT wasm FROM code WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    /// The height of the highest stored block, `None` when none is stored.
+    pub fn head_height(&self) -> Result<Option<u64>, StorageError> {
+        let height: Option<i64> =
+            self.conn
+                .query_row("SELECT MAX(height) FROM blocks", [], |r| r.get(0))?;
+        Ok(height.map(|h| h as u64))
+    }
+
     /// The whole committed state, as an in-memory mirror.
     pub fn load_state(&self) -> Result<MemState, StorageError> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM state")?;

@@ -1,0 +1,156 @@
+//! `gamechain node --follow URL` on the real binary: one sequencer and two followers on
+//! loopback under a game workload. Transactions go to the sequencer and, forwarded, through a
+//! follower; one follower is SIGKILLed half-way and restarted (it catches up from its own head).
+//! Both followers then serve exactly the sequencer's block, and so state root, at every height,
+//! and each follower's own data directory passes `gamechain verify`. A follower of a sequencer
+//! that serves a block whose receipt was changed stops before it, names the block, the
+//! transaction and the field in its log, and keeps serving the blocks it verified.
+
+mod common;
+mod verify_support;
+
+use std::time::Duration;
+
+use common::NodeProcess;
+use gamechain_node::client::BlockRef;
+use gamechain_runtime::chain::{Action, Network, SecretKey};
+use verify_support::{verify_json, workload, Follower};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_followers_reach_the_sequencers_root_at_every_height() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seq_dir, a_dir, b_dir) = (
+        tmp.path().join("seq"),
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+    );
+    for d in [&seq_dir, &a_dir, &b_dir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 200");
+    sequencer.start().await;
+    let seq = sequencer.client();
+    let mut a = Follower::new(&a_dir, &sequencer.url());
+    let mut b = Follower::new(&b_dir, &sequencer.url());
+    a.start().await;
+    b.start().await;
+
+    workload(&seq, 4).await;
+    // A transaction sent to a follower is forwarded, included, and served by the follower.
+    let key = SecretKey::generate(Network::Testnet);
+    let via_a = a
+        .node
+        .client()
+        .send_and_wait(
+            &key,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            Duration::from_secs(30),
+        )
+        .await
+        .unwrap();
+    assert!(via_a.receipt.ok);
+    assert_eq!(seq.tx(&via_a.txid).await.unwrap().txid, via_a.txid);
+
+    // B dies; the chain goes on; B restarts and catches up.
+    b.kill();
+    workload(&seq, 4).await;
+    b.start().await;
+    workload(&seq, 2).await;
+
+    let head = seq.status().await.unwrap().height;
+    a.reach(head).await;
+    b.reach(head).await;
+    let (ca, cb) = (a.node.client(), b.node.client());
+    for h in 0..=head {
+        let want = seq.block(BlockRef::Height(h)).await.unwrap();
+        for (name, c) in [("a", &ca), ("b", &cb)] {
+            let got = c.block(BlockRef::Height(h)).await.unwrap();
+            assert_eq!(
+                got.header.state_root, want.header.state_root,
+                "follower {name}, height {h}"
+            );
+            assert_eq!(got, want, "follower {name}, block {h}");
+        }
+    }
+    let account = ca.account(&key.address()).await.unwrap();
+    assert_eq!(account.nonce, 1);
+    // Followers are caught up and live: a new block reaches them over the WebSocket.
+    let next = seq.status().await.unwrap().height + 2;
+    a.reach(next).await;
+    b.reach(next).await;
+
+    // Each follower's own database verifies from genesis.
+    for dir in [&a_dir, &b_dir] {
+        let (code, report) =
+            verify_json(dir, &["--data", dir.join("data").to_str().unwrap()]).await;
+        assert_eq!(code, 0, "{report}");
+        assert!(report["head_height"].as_u64().unwrap() >= head);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_stops_at_a_block_that_does_not_verify_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seq_dir, f_dir) = (tmp.path().join("seq"), tmp.path().join("f"));
+    std::fs::create_dir_all(&seq_dir).unwrap();
+    std::fs::create_dir_all(&f_dir).unwrap();
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 60000");
+    sequencer.start().await;
+    workload(&sequencer.client(), 2).await;
+    assert!(sequencer.terminate(Duration::from_secs(20)).success());
+
+    // The sequencer now serves one receipt that is not what its transaction does.
+    let db = rusqlite::Connection::open(seq_dir.join("data/chain.sqlite")).unwrap();
+    let (height, txid, text): (i64, String, String) = db
+        .query_row(
+            "SELECT height, txid, receipt FROM receipts WHERE receipt LIKE '%tictactoe.moved%' \
+             ORDER BY height LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    let mut receipt: serde_json::Value = serde_json::from_str(&text).unwrap();
+    receipt["fuel_used"] = (receipt["fuel_used"].as_u64().unwrap() + 7).into();
+    db.execute(
+        "UPDATE receipts SET receipt = ?1 WHERE txid = ?2",
+        rusqlite::params![receipt.to_string(), txid],
+    )
+    .unwrap();
+    drop(db);
+    sequencer.start().await;
+    let head = sequencer.client().status().await.unwrap().height;
+    assert!(head > height as u64);
+
+    let mut f = Follower::new(&f_dir, &sequencer.url());
+    f.start().await;
+    f.reach(height as u64 - 1).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !f.log().contains("does not verify") {
+        assert!(std::time::Instant::now() < deadline, "{}", f.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = f.log();
+    assert!(
+        log.contains(&format!("block {height} does not verify"))
+            && log.contains("receipt.fuel_used")
+            && log.contains(&txid),
+        "{log}"
+    );
+    // It applied nothing from that block on, and still serves what it verified.
+    let status = f.node.client().status().await.unwrap();
+    assert_eq!(status.height, height as u64 - 1);
+    let below = f
+        .node
+        .client()
+        .block(BlockRef::Height(height as u64 - 1))
+        .await
+        .unwrap();
+    let want = sequencer
+        .client()
+        .block(BlockRef::Height(height as u64 - 1))
+        .await
+        .unwrap();
+    assert_eq!(below, want);
+}
