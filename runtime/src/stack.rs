@@ -80,19 +80,25 @@ impl Costs {
         let direct: Vec<u32> = (0..info.func_types.len() as u32)
             .map(|f| info.frame(f).map_or(0, frame_cost))
             .collect();
+        // Each type's first equal type (signatures compare structurally), then the largest cost
+        // of the functions of each signature.
+        let canonical: Vec<usize> = info
+            .types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| info.types[..i].iter().position(|t| t == ty).unwrap_or(i))
+            .collect();
+        let mut largest = vec![0u32; info.types.len()];
+        for (&t, &cost) in info.func_types.iter().zip(&direct) {
+            if let Some(&c) = canonical.get(t as usize) {
+                largest[c] = largest[c].max(cost);
+            }
+        }
         let indirect = info
             .types
             .iter()
-            .map(|ty| {
-                let Some(ty) = ty else { return 0 };
-                info.func_types
-                    .iter()
-                    .zip(&direct)
-                    .filter(|(&t, _)| info.types.get(t as usize) == Some(&Some(ty.clone())))
-                    .map(|(_, &cost)| cost)
-                    .max()
-                    .unwrap_or(0)
-            })
+            .zip(&canonical)
+            .map(|(ty, &c)| if ty.is_some() { largest[c] } else { 0 })
             .collect();
         Self { direct, indirect }
     }

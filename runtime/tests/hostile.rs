@@ -502,3 +502,61 @@ fn state_passed_in_is_what_the_calls_read() {
     assert_eq!(state.get(&format!("m/{ID}/k/1999")), Some(b"v".to_vec()));
     assert!(state.get("token/GEM").is_some());
 }
+
+#[test]
+fn mutated_modules_never_panic_the_loader_and_get_fixed_texts() {
+    // Byte flips, truncations and insertions of valid modules (a deterministic generator): the
+    // loader answers every one with a module or a fixed text, the same text twice, and never
+    // with the parser's or the engine's own words.
+    let counter = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/wat/counter.wat"
+    ))
+    .unwrap();
+    let seeds = [
+        wasm(&counter),
+        corpus_wasm("bad_pointers.wat"),
+        recursion_module(),
+    ];
+    let rt = &runtimes()[1];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let (mut loaded, mut refused) = (0, 0);
+    for seed in &seeds {
+        for _ in 0..150 {
+            let mut bytes = seed.clone();
+            match next(3) {
+                0 => {
+                    let i = next(bytes.len());
+                    bytes[i] ^= 1 << next(8);
+                }
+                1 => bytes.truncate(next(bytes.len())),
+                _ => {
+                    let i = next(bytes.len());
+                    bytes.insert(i, next(256) as u8);
+                }
+            }
+            let first = WasmModule::new(rt, ID, &bytes).map(|_| ());
+            let second = WasmModule::new(rt, ID, &bytes).map(|_| ());
+            assert_eq!(first, second);
+            if let Err(e) = first {
+                let text = e.to_string();
+                for word in ["wasmparser", "wasmtime", "\n", "backtrace", "0x"] {
+                    assert!(!text.contains(word), "{text:?}");
+                }
+                refused += 1;
+            } else {
+                loaded += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 100 && loaded > 0,
+        "{refused} refused, {loaded} loaded"
+    );
+}
