@@ -373,6 +373,7 @@ pub(crate) fn validate(wasm: &[u8], memory_limit: u64) -> Result<ModuleInfo, Val
     check_memory_and_table(&c, memory_limit)?;
     check_imports(&c)?;
     check_exports(&c)?;
+    check_frames(&c)?;
     check_start(&c)?;
     Ok(c.info)
 }
@@ -566,7 +567,7 @@ fn collect(wasm: &[u8]) -> wasmparser::Result<Collected<'_>> {
     Ok(c)
 }
 
-/// Rule 3 (counts and sizes), and rule 7 (each function's frame).
+/// Rule 3: counts and sizes.
 fn check_counts(c: &Collected<'_>) -> Result<(), ValidationError> {
     let too_many = |what, count: u64, limit: u32| {
         if count > u64::from(limit) {
@@ -612,7 +613,11 @@ fn check_counts(c: &Collected<'_>) -> Result<(), ValidationError> {
         MAX_TABLE_ELEMENTS as u32,
     )?;
     too_large("code", c.code_bytes, MAX_CODE_BYTES)?;
-    too_large("data", c.data_bytes, MAX_DATA_BYTES)?;
+    too_large("data", c.data_bytes, MAX_DATA_BYTES)
+}
+
+/// Rule 7: each function's frame, in index order.
+fn check_frames(c: &Collected<'_>) -> Result<(), ValidationError> {
     for (i, frame) in c.info.frames.iter().enumerate() {
         let func = c.info.func_imports + i as u32;
         if frame.locals > MAX_LOCALS {

@@ -8,11 +8,11 @@
 use std::sync::{Arc, OnceLock};
 
 use gamechain_runtime::{
-    execute_apply, execute_end_block, Allocation, MemState, Overlay, Runtime, RuntimeConfig, State,
-    TxOutcome, WasmModule, FRAME_OVERHEAD, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_FUNCTIONS,
-    MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, STACK_LIMIT,
+    execute_apply, execute_end_block, run_view, Allocation, MemState, Overlay, Runtime,
+    RuntimeConfig, State, TxOutcome, WasmModule, WriteSet, FRAME_OVERHEAD, MAX_CODE_BYTES,
+    MAX_DATA_BYTES, MAX_FUNCTIONS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, STACK_LIMIT,
 };
-use gamechain_sdk::{ledger, BlockEnv, Checkpoint};
+use gamechain_sdk::{ledger, BlockEnv, Checkpoint, Query};
 
 const TXID: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const ID: &str = "hostile";
@@ -91,6 +91,7 @@ enum Call {
     Load,
     Apply(Vec<u8>),
     EndBlock,
+    View,
 }
 
 /// The rows of README.md's case table: `| case | `file` | `call` | `outcome` |`.
@@ -116,6 +117,7 @@ fn cases() -> Vec<Case> {
                 None if call == "load" => Call::Load,
                 None if call == "apply" => Call::Apply(b"{}".to_vec()),
                 None if call == "end_block" => Call::EndBlock,
+                None if call == "view" => Call::View,
                 Some(("apply", op)) => Call::Apply(op.as_bytes().to_vec()),
                 _ => panic!("bad call in row: {line}"),
             };
@@ -147,6 +149,17 @@ fn run_case(rt: &Arc<Runtime>, case: &Case, state: &MemState) -> Vec<TxOutcome> 
         .map(|_| match &case.call {
             Call::Apply(op) => execute_apply(&module, state, &env(), TXID, SENDER, op).unwrap(),
             Call::EndBlock => execute_end_block(&module, state, &env()).unwrap(),
+            Call::View => {
+                // A view has no writes or events; its outcome in the same shape.
+                let (result, fuel_used) = run_view(&module, state, &Query::new()).unwrap();
+                TxOutcome {
+                    result: result.map(|_| ()),
+                    fuel_used,
+                    events: Vec::new(),
+                    writes: WriteSet::new(),
+                    log: Vec::new(),
+                }
+            }
             Call::Load => unreachable!(),
         })
         .collect()
