@@ -48,7 +48,7 @@
 //! **Consensus.** The instrumented module is what every node compiles and runs, in both call
 //! paths (fresh instance and reused instance), so fuel is identical between the two by
 //! construction; the inserted instructions cost fuel like any other (the tic-tac-toe move:
-//! 53,100 fuel instead of 42,812 with the dirty-chunk marks, 57,396 with the stack-height code
+//! 53,100 fuel instead of 42,812 with the dirty-chunk marks, 56,040 with the stack-height code
 //! of `stack.rs` around calls too). [`VERSION`] is part of the runtime's configuration hash: a
 //! change to this file that changes its output must change it. The output depends only on the
 //! module's bytes.

@@ -317,6 +317,8 @@ pub(crate) struct ModuleInfo {
     pub(crate) frames: Vec<Frame>,
     /// Each type's signature (`None`: not a function type).
     pub(crate) types: Vec<Option<FuncType>>,
+    /// What each defined function calls.
+    pub(crate) calls: Vec<Calls>,
 }
 
 impl ModuleInfo {
@@ -327,11 +329,13 @@ impl ModuleInfo {
     }
 }
 
-/// What one defined function calls (for the start function rule).
-#[derive(Default)]
-struct Calls {
-    direct: Vec<u32>,
-    indirect: bool,
+/// What one defined function calls (for the start function rule and `stack.rs`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Calls {
+    /// Functions it calls directly (imports included), in code order.
+    pub(crate) direct: Vec<u32>,
+    /// Whether it has a `call_indirect`.
+    pub(crate) indirect: bool,
 }
 
 /// Everything the rules need, collected in one pass.
@@ -350,7 +354,6 @@ struct Collected<'a> {
     element_items: u64,
     code_bytes: u64,
     start: Option<u32>,
-    calls: Vec<Calls>,
 }
 
 /// Validates `wasm` against the chain's rules (see the module documentation); `memory_limit` is
@@ -558,7 +561,7 @@ fn collect(wasm: &[u8]) -> wasmparser::Result<Collected<'_>> {
                 ops.get_binary_reader()
                     .finish_expression(&fv.visitor(ops.original_position()))?;
                 c.info.frames.push(frame);
-                c.calls.push(calls);
+                c.info.calls.push(calls);
                 allocs = fv.into_allocations();
             }
             _ => {}
@@ -734,7 +737,7 @@ fn check_start(c: &Collected<'_>) -> Result<(), ValidationError> {
         return Ok(());
     };
     let imports = c.info.func_imports;
-    let mut seen = vec![false; c.calls.len()];
+    let mut seen = vec![false; c.info.calls.len()];
     // Functions to visit, in a fixed (depth-first) order so the error names the same function
     // every time.
     let mut todo = vec![start];
@@ -747,7 +750,7 @@ fn check_start(c: &Collected<'_>) -> Result<(), ValidationError> {
         if std::mem::replace(&mut seen[i], true) {
             continue;
         }
-        let calls = &c.calls[i];
+        let calls = &c.info.calls[i];
         if let Some(&host) = calls.direct.iter().find(|&&g| g < imports) {
             return Err(start_error(c, start, f, host));
         }
