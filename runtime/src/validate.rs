@@ -11,8 +11,8 @@
 //!    with every feature wasmparser knows: if that fails too the module is
 //!    [`ValidationError::Malformed`] (only the byte offset is kept, never wasmparser's text),
 //!    otherwise the first refused feature it uses, in [`REFUSED_FEATURES`] order, is named;
-//! 3. counts and sizes: types, imports, functions, globals, exports, tables, memories, data
-//!    and element segments, code and data bytes;
+//! 3. counts and sizes: types, imports, functions, globals, exports, tables, data and element
+//!    segments, table elements in element segments, code and data bytes;
 //! 4. the memory (exactly one, initial size within the chain's memory limit) and the table
 //!    (initial size within [`MAX_TABLE_ELEMENTS`]);
 //! 5. imports (only `gamechain_v1` functions of ABI v1 with exactly their types), in order;
@@ -53,7 +53,7 @@ pub const MAX_DATA_BYTES: usize = 1 << 20;
 pub const MAX_FUNCTIONS: u32 = 10_000;
 
 /// Most parameters plus declared locals of one function (the largest tic-tac-toe function has
-/// 53). Bounds the frame of one call (see `stack.rs`).
+/// about 50). Bounds the frame of one call (see `stack.rs`).
 pub const MAX_LOCALS: u32 = 1_024;
 
 /// Most values on one function's operand stack at any point (all blocks together). Bounds the
@@ -319,14 +319,6 @@ pub(crate) struct ModuleInfo {
     pub(crate) types: Vec<Option<FuncType>>,
     /// What each defined function calls.
     pub(crate) calls: Vec<Calls>,
-}
-
-impl ModuleInfo {
-    /// The frame of function `f` (`None` for an import: host functions have no wasm frame).
-    pub(crate) fn frame(&self, f: u32) -> Option<Frame> {
-        let i = f.checked_sub(self.func_imports)?;
-        self.frames.get(i as usize).copied()
-    }
 }
 
 /// What one defined function calls (for the start function rule and `stack.rs`).
