@@ -50,7 +50,7 @@ pub const MAX_TABLE_ELEMENTS: usize = 20_000;
 
 /// Native stack, in bytes, that wasm code may use before `internal: trap: stack overflow`.
 /// A backstop only: the deterministic logical limit (`stack.rs`, [`crate::STACK_LIMIT`]) is
-/// reached first by every valid module (its worst case needs 557 KB on x86-64). Calls run on
+/// reached first by every valid module (its worst case needs 590 KB on x86-64). Calls run on
 /// the calling thread's stack, so a thread that calls into wasm needs this much plus its own
 /// frames: Rust's default 2 MiB for spawned threads (and tokio's blocking threads) is enough.
 pub const MAX_WASM_STACK: usize = 1 << 20;

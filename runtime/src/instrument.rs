@@ -25,6 +25,13 @@
 //! - Exports of `dirty` and of every mutable global (`<prefix>dirty`, `<prefix>global_<index>`;
 //!   the prefix is `__gamechain_` plus as many `_` as needed to clash with no export of the
 //!   module), so the host can read and reset them.
+//! - The stack-height limit (`stack.rs`): a mutable `i32` global after `dirty`, exported as
+//!   `<prefix>stack`, and the code that counts it around every call that may reach a wasm
+//!   function.
+//! - The start section is removed and the start function exported as `<prefix>start`; the host
+//!   calls it right after instantiation (`module.rs`), so that when it traps the host can still
+//!   read the stack-height global and tell the stack limit from an `unreachable`. Nothing else
+//!   can run in between, so the module sees no difference.
 //!
 //! An address at or past the initial size is only written after a `memory.grow` (otherwise the
 //! store traps), and the host never reuses an instance whose memory grew or whose call trapped
@@ -41,7 +48,8 @@
 //! **Consensus.** The instrumented module is what every node compiles and runs, in both call
 //! paths (fresh instance and reused instance), so fuel is identical between the two by
 //! construction; the inserted instructions cost fuel like any other (the tic-tac-toe move:
-//! 53,100 fuel instead of 42,812). [`VERSION`] is part of the runtime's configuration hash: a
+//! 53,100 fuel instead of 42,812 with the dirty-chunk marks, 56,040 with the stack-height code
+//! of `stack.rs` around calls too). [`VERSION`] is part of the runtime's configuration hash: a
 //! change to this file that changes its output must change it. The output depends only on the
 //! module's bytes.
 //!
@@ -49,11 +57,12 @@
 //! host does not restore — `table.set/grow/fill/copy/init`, `elem.drop`, `data.drop`, more than
 //! one table, imported tables, memories or globals, a mutable global of a reference type, more
 //! than [`MAX_RESET_GLOBALS`] mutable globals, a start function that can reach a host import or
-//! an indirect call (its effect could depend on the call's context), a function too close to
-//! the locals limit to instrument. Such a module runs in a fresh instance per call (still
-//! instrumented where possible: reuse is decided per node, fuel never depends on it). A module
-//! that cannot be instrumented at all (not exactly one 32-bit memory of 64 KiB pages, or bytes
-//! that do not parse) is compiled as it is, and wasmtime reports why it is invalid.
+//! an indirect call (its effect could depend on the call's context; `validate.rs` refuses such
+//! a start function anyway). Such a module runs in a fresh instance per call (still
+//! instrumented: reuse is decided per node, fuel never depends on it). Bytes that cannot be
+//! instrumented at all (not exactly one 32-bit memory of 64 KiB pages, bytes that do not parse,
+//! a function too close to wasmparser's locals limit) get no plan, and `module.rs` refuses them;
+//! `validate.rs` refuses all of those first, so a valid module is always instrumented.
 
 use wasmparser::{BinaryReader, FunctionBody, Operator, Parser, Payload, TypeRef, ValType};
 

@@ -8,8 +8,8 @@
 //! instrumented at load with a *logical* stack counter whose limit is reached long before the
 //! native one, for any frame the validator lets through.
 //!
-//! **What is added** (by `instrument.rs`, around every `call` and `call_indirect` whose callee
-//! may be a wasm function):
+//! **What is added** (by `instrument.rs`, around every `call` of a wasm function that is not a
+//! leaf, and every `call_indirect` that may reach a wasm function):
 //!
 //! ```text
 //! global.get $sh  i32.const COST  i32.add  global.set $sh          ;; before the call
@@ -19,11 +19,15 @@
 //! ```
 //!
 //! `$sh` is a new mutable `i32` global starting at 0 (exported as `<prefix>stack`, see
-//! `instrument.rs`). `COST` is the callee's [`frame_cost`]; for `call_indirect` it is the largest
-//! frame of any function defined with the call's signature (the only functions it can reach
-//! without trapping). A call to a host import adds nothing: host functions never call back
-//! into wasm. The entry point the host calls (and the start function) is not counted: its
-//! frame is bounded by the validator's [`MAX_LOCALS`](crate::validate::MAX_LOCALS) and
+//! `instrument.rs`). `COST` is the callee's [`frame_cost`] plus the largest [`frame_cost`] of the
+//! *leaves* it calls directly (functions that call no wasm function): a direct call of a leaf is
+//! not counted at all, its frame was reserved by its caller (this saves the check on the many
+//! small helpers a compiler emits). For `call_indirect`, `COST` is the largest such cost of any
+//! function defined with the call's signature (the only functions it can reach without
+//! trapping), leaves included. A call to a host import adds nothing: host functions never call
+//! back into wasm. The entry point the host calls (and the start function) is not counted, nor
+//! a leaf it calls directly: both frames are bounded by the validator's
+//! [`MAX_LOCALS`](crate::validate::MAX_LOCALS) and
 //! [`MAX_OPERAND_STACK`](crate::validate::MAX_OPERAND_STACK).
 //!
 //! When the check fails, `$sh` stays above [`STACK_LIMIT`]: the host reads it after an
@@ -40,8 +44,8 @@
 //! `the_largest_frames_hit_the_logical_limit_before_the_native_one`): a frame of 1,024 `f64`
 //! locals and 1,002 `f64` operands (cost 2,034 before the overhead) takes 32,768 bytes, 16 per
 //! value; a small recursive function takes 48 bytes. So a full logical stack needs at most
-//! `16 * (STACK_LIMIT + largest entry frame)` = `16 * (32,768 + 2,056)` = 557 KB of native
-//! stack, plus the host's own frames: [`crate::MAX_WASM_STACK`] is 1 MiB, so wasmtime's own
+//! `16 * (STACK_LIMIT + 2 * largest frame)` = `16 * (32,768 + 2 * 2,056)` = 590 KB of native
+//! stack (the uncounted entry point and a leaf it calls on top), plus the host's own frames: [`crate::MAX_WASM_STACK`] is 1 MiB, so wasmtime's own
 //! limit (`internal: trap: stack overflow`) is a backstop that valid modules never reach.
 //!
 //! The instrumentation's version (`stack-height-v1`, in `instrument.rs`'s `VERSION`),
@@ -50,8 +54,9 @@
 use crate::validate::{Frame, ModuleInfo};
 
 /// The logical stack limit, in values: the sum of the [`frame_cost`]s of the calls in progress
-/// may not exceed it. A small recursive function `(param i32) (result i32)` (cost 12) gets
-/// 2,730 calls deep; one of the largest frames the validator allows (cost 2,056) gets 15.
+/// may not exceed it. A small recursive function `(param i32) (result i32)` (cost 11) gets
+/// 2,978 calls deep; one of the largest frames the validator allows (cost 2,056) gets 15.
+/// A direct call of a leaf is reserved by its caller, see [`Costs`].
 pub const STACK_LIMIT: u32 = 32_768;
 
 /// The part of every frame's cost that does not depend on the function, in values (8 values =
@@ -66,8 +71,15 @@ pub(crate) fn frame_cost(frame: Frame) -> u32 {
 }
 
 /// What calls cost, per callee, for one module.
+///
+/// A *leaf* is a defined function that calls no wasm function (host imports only, or
+/// nothing). A direct call of a leaf is not counted: its frame is reserved by its caller, whose
+/// cost is [`frame_cost`] plus the largest frame of the leaves it calls directly. Since a leaf
+/// calls nothing, it is always the top frame, and the frame below it was counted with that
+/// reservation (or is the entry point, see the module documentation).
 pub(crate) struct Costs {
-    /// Per function index (imports first): the cost of a direct call (0: a host import).
+    /// Per function index (imports first): the cost of a direct call (0: a host import or a
+    /// leaf).
     direct: Vec<u32>,
     /// Per type index: the cost of a `call_indirect` of that type (0: no defined function has
     /// the signature).
@@ -77,27 +89,58 @@ pub(crate) struct Costs {
 impl Costs {
     /// The costs of the functions and types in `info`.
     pub(crate) fn new(info: &ModuleInfo) -> Self {
-        let direct: Vec<u32> = (0..info.func_types.len() as u32)
-            .map(|f| info.frame(f).map_or(0, frame_cost))
+        let imports = info.func_imports;
+        let own: Vec<u32> = info.frames.iter().map(|&f| frame_cost(f)).collect();
+        let is_leaf = |i: usize| {
+            let calls = &info.calls[i];
+            !calls.indirect && calls.direct.iter().all(|&g| g < imports)
+        };
+        // What a counted call of each defined function adds: its frame and its largest leaf's.
+        let reserved: Vec<u32> = (0..own.len())
+            .map(|i| {
+                let leaves = info.calls[i]
+                    .direct
+                    .iter()
+                    .filter_map(|&g| g.checked_sub(imports).map(|j| j as usize))
+                    .filter(|&j| is_leaf(j))
+                    .map(|j| own[j])
+                    .max()
+                    .unwrap_or(0);
+                own[i] + leaves
+            })
             .collect();
+        let direct: Vec<u32> = (0..info.func_types.len())
+            .map(|f| match f.checked_sub(imports as usize) {
+                Some(i) if !is_leaf(i) => reserved[i],
+                _ => 0,
+            })
+            .collect();
+        // Each type's first equal type (signatures compare structurally), then the largest
+        // reservation of the functions of each signature: the callee of an indirect call is
+        // unknown, so even a leaf is counted there.
+        let canonical: Vec<usize> = info
+            .types
+            .iter()
+            .enumerate()
+            .map(|(i, ty)| info.types[..i].iter().position(|t| t == ty).unwrap_or(i))
+            .collect();
+        let mut largest = vec![0u32; info.types.len()];
+        let defined = info.func_types.iter().skip(imports as usize);
+        for (&t, &cost) in defined.zip(&reserved) {
+            if let Some(&c) = canonical.get(t as usize) {
+                largest[c] = largest[c].max(cost);
+            }
+        }
         let indirect = info
             .types
             .iter()
-            .map(|ty| {
-                let Some(ty) = ty else { return 0 };
-                info.func_types
-                    .iter()
-                    .zip(&direct)
-                    .filter(|(&t, _)| info.types.get(t as usize) == Some(&Some(ty.clone())))
-                    .map(|(_, &cost)| cost)
-                    .max()
-                    .unwrap_or(0)
-            })
+            .zip(&canonical)
+            .map(|(ty, &c)| if ty.is_some() { largest[c] } else { 0 })
             .collect();
         Self { direct, indirect }
     }
 
-    /// Cost of `call f` (0 for a host import or an unknown index).
+    /// Cost of `call f` (0 for a host import, a leaf or an unknown index).
     pub(crate) fn call(&self, f: u32) -> u32 {
         self.direct.get(f as usize).copied().unwrap_or(0)
     }
@@ -165,24 +208,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn costs_count_frames_and_call_indirect_takes_the_largest_of_its_signature() {
+    fn costs_count_frames_and_leaves_are_reserved_by_their_callers() {
         let wasm = wat::parse_str(
             r#"(module
                  (type $v (func))
                  (import "m" "f" (func $host))
-                 (func $small)
-                 (func $big (local i64 i64 i64) (drop (i32.add (i32.const 1) (i32.const 2))))
-                 (func $other (param i32))
+                 (func $leaf (call $host))
+                 (func $big_leaf (local i64 i64 i64) (drop (i32.add (i32.const 1) (i32.const 2))))
+                 (func $caller (param i32) (call $leaf) (call $big_leaf) (call $caller (i32.const 0)))
+                 (func $indirect (call_indirect (type $v) (i32.const 0)))
+                 (table 1 funcref)
                  (memory 1))"#,
         )
         .unwrap();
         let info = crate::validate::analyze(&wasm).unwrap();
         let costs = Costs::new(&info);
         assert_eq!(costs.call(0), 0, "host import");
-        assert_eq!(costs.call(1), FRAME_OVERHEAD);
-        assert_eq!(costs.call(2), FRAME_OVERHEAD + 3 + 2);
-        assert_eq!(costs.call(3), FRAME_OVERHEAD + 1);
-        assert_eq!(costs.call_indirect(0), FRAME_OVERHEAD + 5);
-        assert_eq!(costs.call_indirect(1), FRAME_OVERHEAD + 1);
+        assert_eq!(costs.call(1), 0, "leaf");
+        assert_eq!(costs.call(2), 0, "leaf");
+        // Its own frame (1 parameter, operand stack 1) and its largest leaf's (3 locals, 2).
+        let big_leaf = FRAME_OVERHEAD + 3 + 2;
+        assert_eq!(costs.call(3), FRAME_OVERHEAD + 2 + big_leaf);
+        assert_eq!(
+            costs.call(4),
+            FRAME_OVERHEAD + 1,
+            "calls indirectly: not a leaf"
+        );
+        // `call_indirect (type $v)` may reach any `() -> ()` function, leaves included.
+        assert_eq!(costs.call_indirect(0), big_leaf.max(FRAME_OVERHEAD + 1));
+        assert_eq!(costs.call_indirect(1), FRAME_OVERHEAD + 2 + big_leaf);
     }
 }

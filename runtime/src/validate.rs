@@ -11,8 +11,8 @@
 //!    with every feature wasmparser knows: if that fails too the module is
 //!    [`ValidationError::Malformed`] (only the byte offset is kept, never wasmparser's text),
 //!    otherwise the first refused feature it uses, in [`REFUSED_FEATURES`] order, is named;
-//! 3. counts and sizes: types, imports, functions, globals, exports, tables, memories, data
-//!    and element segments, code and data bytes;
+//! 3. counts and sizes: types, imports, functions, globals, exports, tables, data and element
+//!    segments, table elements in element segments, code and data bytes;
 //! 4. the memory (exactly one, initial size within the chain's memory limit) and the table
 //!    (initial size within [`MAX_TABLE_ELEMENTS`]);
 //! 5. imports (only `gamechain_v1` functions of ABI v1 with exactly their types), in order;
@@ -53,7 +53,7 @@ pub const MAX_DATA_BYTES: usize = 1 << 20;
 pub const MAX_FUNCTIONS: u32 = 10_000;
 
 /// Most parameters plus declared locals of one function (the largest tic-tac-toe function has
-/// 53). Bounds the frame of one call (see `stack.rs`).
+/// about 50). Bounds the frame of one call (see `stack.rs`).
 pub const MAX_LOCALS: u32 = 1_024;
 
 /// Most values on one function's operand stack at any point (all blocks together). Bounds the
@@ -318,21 +318,17 @@ pub(crate) struct ModuleInfo {
     pub(crate) frames: Vec<Frame>,
     /// Each type's signature (`None`: not a function type).
     pub(crate) types: Vec<Option<FuncType>>,
+    /// What each defined function calls.
+    pub(crate) calls: Vec<Calls>,
 }
 
-impl ModuleInfo {
-    /// The frame of function `f` (`None` for an import: host functions have no wasm frame).
-    pub(crate) fn frame(&self, f: u32) -> Option<Frame> {
-        let i = f.checked_sub(self.func_imports)?;
-        self.frames.get(i as usize).copied()
-    }
-}
-
-/// What one defined function calls (for the start function rule).
-#[derive(Default)]
-struct Calls {
-    direct: Vec<u32>,
-    indirect: bool,
+/// What one defined function calls (for the start function rule and `stack.rs`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Calls {
+    /// Functions it calls directly (imports included), in code order.
+    pub(crate) direct: Vec<u32>,
+    /// Whether it has a `call_indirect`.
+    pub(crate) indirect: bool,
 }
 
 /// Everything the rules need, collected in one pass.
@@ -351,7 +347,6 @@ struct Collected<'a> {
     element_items: u64,
     code_bytes: u64,
     start: Option<u32>,
-    calls: Vec<Calls>,
 }
 
 /// Validates `wasm` against the chain's rules (see the module documentation); `memory_limit` is
@@ -374,6 +369,7 @@ pub(crate) fn validate(wasm: &[u8], memory_limit: u64) -> Result<ModuleInfo, Val
     check_memory_and_table(&c, memory_limit)?;
     check_imports(&c)?;
     check_exports(&c)?;
+    check_frames(&c)?;
     check_start(&c)?;
     Ok(c.info)
 }
@@ -558,7 +554,7 @@ fn collect(wasm: &[u8]) -> wasmparser::Result<Collected<'_>> {
                 ops.get_binary_reader()
                     .finish_expression(&fv.visitor(ops.original_position()))?;
                 c.info.frames.push(frame);
-                c.calls.push(calls);
+                c.info.calls.push(calls);
                 allocs = fv.into_allocations();
             }
             _ => {}
@@ -567,7 +563,7 @@ fn collect(wasm: &[u8]) -> wasmparser::Result<Collected<'_>> {
     Ok(c)
 }
 
-/// Rule 3 (counts and sizes), and rule 7 (each function's frame).
+/// Rule 3: counts and sizes.
 fn check_counts(c: &Collected<'_>) -> Result<(), ValidationError> {
     let too_many = |what, count: u64, limit: u32| {
         if count > u64::from(limit) {
@@ -613,7 +609,11 @@ fn check_counts(c: &Collected<'_>) -> Result<(), ValidationError> {
         MAX_TABLE_ELEMENTS as u32,
     )?;
     too_large("code", c.code_bytes, MAX_CODE_BYTES)?;
-    too_large("data", c.data_bytes, MAX_DATA_BYTES)?;
+    too_large("data", c.data_bytes, MAX_DATA_BYTES)
+}
+
+/// Rule 7: each function's frame, in index order.
+fn check_frames(c: &Collected<'_>) -> Result<(), ValidationError> {
     for (i, frame) in c.info.frames.iter().enumerate() {
         let func = c.info.func_imports + i as u32;
         if frame.locals > MAX_LOCALS {
@@ -730,7 +730,7 @@ fn check_start(c: &Collected<'_>) -> Result<(), ValidationError> {
         return Ok(());
     };
     let imports = c.info.func_imports;
-    let mut seen = vec![false; c.calls.len()];
+    let mut seen = vec![false; c.info.calls.len()];
     // Functions to visit, in a fixed (depth-first) order so the error names the same function
     // every time.
     let mut todo = vec![start];
@@ -743,7 +743,7 @@ fn check_start(c: &Collected<'_>) -> Result<(), ValidationError> {
         if std::mem::replace(&mut seen[i], true) {
             continue;
         }
-        let calls = &c.calls[i];
+        let calls = &c.info.calls[i];
         if let Some(&host) = calls.direct.iter().find(|&&g| g < imports) {
             return Err(start_error(c, start, f, host));
         }

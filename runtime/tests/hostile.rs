@@ -8,11 +8,11 @@
 use std::sync::{Arc, OnceLock};
 
 use gamechain_runtime::{
-    execute_apply, execute_end_block, Allocation, MemState, Overlay, Runtime, RuntimeConfig, State,
-    TxOutcome, WasmModule, FRAME_OVERHEAD, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_FUNCTIONS,
-    MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, STACK_LIMIT,
+    execute_apply, execute_end_block, run_view, Allocation, MemState, Overlay, Runtime,
+    RuntimeConfig, State, TxOutcome, WasmModule, WriteSet, FRAME_OVERHEAD, MAX_CODE_BYTES,
+    MAX_DATA_BYTES, MAX_FUNCTIONS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, STACK_LIMIT,
 };
-use gamechain_sdk::{ledger, BlockEnv, Checkpoint};
+use gamechain_sdk::{ledger, BlockEnv, Checkpoint, Query};
 
 const TXID: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const ID: &str = "hostile";
@@ -91,6 +91,7 @@ enum Call {
     Load,
     Apply(Vec<u8>),
     EndBlock,
+    View,
 }
 
 /// The rows of README.md's case table: `| case | `file` | `call` | `outcome` |`.
@@ -116,6 +117,7 @@ fn cases() -> Vec<Case> {
                 None if call == "load" => Call::Load,
                 None if call == "apply" => Call::Apply(b"{}".to_vec()),
                 None if call == "end_block" => Call::EndBlock,
+                None if call == "view" => Call::View,
                 Some(("apply", op)) => Call::Apply(op.as_bytes().to_vec()),
                 _ => panic!("bad call in row: {line}"),
             };
@@ -147,6 +149,17 @@ fn run_case(rt: &Arc<Runtime>, case: &Case, state: &MemState) -> Vec<TxOutcome> 
         .map(|_| match &case.call {
             Call::Apply(op) => execute_apply(&module, state, &env(), TXID, SENDER, op).unwrap(),
             Call::EndBlock => execute_end_block(&module, state, &env()).unwrap(),
+            Call::View => {
+                // A view has no writes or events; its outcome in the same shape.
+                let (result, fuel_used) = run_view(&module, state, &Query::new()).unwrap();
+                TxOutcome {
+                    result: result.map(|_| ()),
+                    fuel_used,
+                    events: Vec::new(),
+                    writes: WriteSet::new(),
+                    log: Vec::new(),
+                }
+            }
             Call::Load => unreachable!(),
         })
         .collect()
@@ -501,4 +514,62 @@ fn state_passed_in_is_what_the_calls_read() {
     let state = base_state();
     assert_eq!(state.get(&format!("m/{ID}/k/1999")), Some(b"v".to_vec()));
     assert!(state.get("token/GEM").is_some());
+}
+
+#[test]
+fn mutated_modules_never_panic_the_loader_and_get_fixed_texts() {
+    // Byte flips, truncations and insertions of valid modules (a deterministic generator): the
+    // loader answers every one with a module or a fixed text, the same text twice, and never
+    // with the parser's or the engine's own words.
+    let counter = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/wat/counter.wat"
+    ))
+    .unwrap();
+    let seeds = [
+        wasm(&counter),
+        corpus_wasm("bad_pointers.wat"),
+        recursion_module(),
+    ];
+    let rt = &runtimes()[1];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |n: usize| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x % n as u64) as usize
+    };
+    let (mut loaded, mut refused) = (0, 0);
+    for seed in &seeds {
+        for _ in 0..150 {
+            let mut bytes = seed.clone();
+            match next(3) {
+                0 => {
+                    let i = next(bytes.len());
+                    bytes[i] ^= 1 << next(8);
+                }
+                1 => bytes.truncate(next(bytes.len())),
+                _ => {
+                    let i = next(bytes.len());
+                    bytes.insert(i, next(256) as u8);
+                }
+            }
+            let first = WasmModule::new(rt, ID, &bytes).map(|_| ());
+            let second = WasmModule::new(rt, ID, &bytes).map(|_| ());
+            assert_eq!(first, second);
+            if let Err(e) = first {
+                let text = e.to_string();
+                for word in ["wasmparser", "wasmtime", "\n", "backtrace", "0x"] {
+                    assert!(!text.contains(word), "{text:?}");
+                }
+                refused += 1;
+            } else {
+                loaded += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 100 && loaded > 0,
+        "{refused} refused, {loaded} loaded"
+    );
 }
