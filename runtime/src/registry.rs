@@ -10,8 +10,8 @@
 //! is given, so a module deployed by a transaction is live for the next transaction, with no
 //! restart and no registry update: the registry has no opinion about which modules exist.
 //!
-//! Which modules export `gc_end_block` and `gc_migrate` (both optional, ABI.md) is read by the
-//! runtime when it loads the module ([`WasmModule::has_end_block`], [`WasmModule::has_migrate`]).
+//! Whether a module exports `gc_end_block` and `gc_migrate` (both optional, ABI.md) is what the
+//! loaded module found at load ([`WasmModule::has_end_block`], [`WasmModule::has_migrate`]).
 
 use core::fmt;
 use std::collections::BTreeMap;
@@ -215,8 +215,7 @@ impl Modules {
     }
 
     /// Registers an already loaded `module` under its id and code hash; `wasm` must be the bytes
-    /// it was loaded from (they are checked against its code hash, and its exports are read
-    /// from them).
+    /// it was loaded from (they are checked against its code hash).
     pub fn insert(&self, module: Arc<WasmModule>, wasm: &[u8]) -> Result<(), RegistryError> {
         let id = module.id().to_string();
         let found = hex::encode(Sha256::digest(wasm));
@@ -346,11 +345,97 @@ impl Modules {
     }
 }
 
-/// The entry of `module`: which optional exports it has (read by the runtime at load).
+/// The entry of `module`.
 fn entry(module: Arc<WasmModule>) -> ModuleEntry {
     ModuleEntry {
         has_end_block: module.has_end_block(),
         has_migrate: module.has_migrate(),
         module,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chain::genesis::SYSTEM_ACCOUNT;
+    use crate::{Allocation, MemState, RuntimeConfig};
+
+    fn runtime() -> Arc<Runtime> {
+        Runtime::new(RuntimeConfig {
+            allocation: Allocation::OnDemand,
+            ..RuntimeConfig::default()
+        })
+        .unwrap()
+    }
+
+    fn record(code: &[u8]) -> ModuleRecord {
+        ModuleRecord {
+            abi_version: 1,
+            code_hash: hex::encode(Sha256::digest(code)),
+            deployed_height: 0,
+            owner: SYSTEM_ACCOUNT.into(),
+            upgraded_height: None,
+        }
+    }
+
+    #[test]
+    fn modules_resolve_from_state_and_compile_once() {
+        let rt = runtime();
+        let counter = wat::parse_str(include_str!("../tests/wat/counter.wat")).unwrap();
+        let mut state = MemState::new();
+        let modules = Modules::new();
+        assert_eq!(modules.resolve(&rt, &state, "b").unwrap().map(|_| ()), None);
+
+        for id in ["b", "a"] {
+            state
+                .map
+                .insert(module_record_key(id), record(&counter).to_bytes());
+        }
+        let hash = record(&counter).code_hash;
+        let missing = ResolveError::CorruptState {
+            key: code_key(&hash),
+        };
+        assert_eq!(modules.resolve(&rt, &state, "a").unwrap_err(), missing);
+        state.map.insert(code_key(&hash), b"not the code".to_vec());
+        assert_eq!(modules.resolve(&rt, &state, "a").unwrap_err(), missing);
+
+        state.map.insert(code_key(&hash), counter.clone());
+        let a = modules.resolve(&rt, &state, "a").unwrap().unwrap();
+        assert_eq!((a.module.id(), a.module.code_hash()), ("a", hash.as_str()));
+        assert!(!a.has_end_block && !a.has_migrate);
+        let again = modules.resolve(&rt, &state, "a").unwrap().unwrap();
+        assert!(Arc::ptr_eq(&a.module, &again.module), "compiled once");
+        let b = modules.resolve(&rt, &state, "b").unwrap().unwrap();
+        assert_eq!(b.module.id(), "b", "the same code under another id");
+        assert_eq!(modules.len(), 2);
+        let ids: Vec<String> = Modules::records(&state)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+
+        // A record that is not a record; code the chain holds but this node refuses.
+        state
+            .map
+            .insert(module_record_key("c"), b"{\"abi_version\":1}".to_vec());
+        assert_eq!(
+            modules.resolve(&rt, &state, "c").unwrap_err(),
+            ResolveError::CorruptState {
+                key: module_record_key("c")
+            }
+        );
+        assert!(Modules::records(&state).is_err());
+        let refused = b"\0asm\x01\0\0\0".to_vec();
+        state
+            .map
+            .insert(module_record_key("c"), record(&refused).to_bytes());
+        state
+            .map
+            .insert(code_key(&record(&refused).code_hash), refused);
+        assert!(matches!(
+            modules.resolve(&rt, &state, "c"),
+            Err(ResolveError::Host(HostError::Engine(m))) if m.contains("this node refuses it")
+        ));
     }
 }
