@@ -68,8 +68,9 @@ pub fn built_guest(crate_dir: &Path) -> BuiltGuest {
 /// into [`runtime`] under `native.id()`, once per process and directory. Panics when the build
 /// fails or the runtime refuses the module (the [`crate::LoadError`]).
 pub fn wasm_module(crate_dir: impl AsRef<Path>, native: &dyn GameModule) -> Arc<WasmModule> {
-    static LOADED: LazyLock<Mutex<BTreeMap<(PathBuf, String), Arc<WasmModule>>>> =
-        LazyLock::new(Default::default);
+    /// Loaded modules by (crate directory, module id).
+    type Loaded = BTreeMap<(PathBuf, String), Arc<WasmModule>>;
+    static LOADED: LazyLock<Mutex<Loaded>> = LazyLock::new(Default::default);
     let crate_dir = crate_dir.as_ref().to_path_buf();
     let key = (crate_dir.clone(), native.id().to_string());
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
