@@ -14,7 +14,7 @@ use axum::http::{header, Method, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
-use gamechain_runtime::chain::SignedTx;
+use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -37,6 +37,12 @@ pub struct AppState {
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
+/// Largest `POST /v1/tx` request, bytes: a deploy body of [`MAX_DEPLOY_BODY_BYTES`] inside the
+/// `{"body": …, "signature": …}` JSON (its quotes escaped) with room to spare. Other endpoints
+/// keep the configuration's `max_body_bytes`; the transaction checks still refuse any body over
+/// its action's limit.
+pub const MAX_TX_REQUEST_BYTES: usize = MAX_DEPLOY_BODY_BYTES + (64 << 10);
+
 /// The router of the whole API (`/v1/...`), with its layers.
 pub fn router(app: AppState) -> Router {
     let config = &app.chain.config;
@@ -50,13 +56,21 @@ pub fn router(app: AppState) -> Router {
         .allow_headers([header::CONTENT_TYPE])
         .expose_headers([header::RETRY_AFTER]);
     Router::new()
-        .route("/v1/tx", post(post_tx))
+        .route(
+            "/v1/tx",
+            post(post_tx).layer(DefaultBodyLimit::max(
+                MAX_TX_REQUEST_BYTES.max(config.max_body_bytes),
+            )),
+        )
         .route("/v1/tx/{txid}", get(get_tx))
         .route("/v1/account/{account}", get(get_account))
         .route("/v1/games/{module}", get(get_view))
         .route("/v1/blocks/{height}", get(get_block))
         .route("/v1/status", get(get_status))
         .route("/v1/genesis", get(get_genesis))
+        .route("/v1/modules", get(get_modules))
+        .route("/v1/modules/{id}", get(get_module))
+        .route("/v1/code/{code_hash}", get(get_code))
         .route("/v1/ws", get(ws::subscribe))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
@@ -167,6 +181,32 @@ async fn get_genesis(State(app): State<AppState>) -> ApiResult {
     Ok(Json(
         serde_json::to_value(app.chain.genesis()).expect("a genesis serialises"),
     ))
+}
+
+/// `GET /v1/modules`.
+async fn get_modules(State(app): State<AppState>) -> ApiResult {
+    blocking(move || app.chain.modules()).await.map(Json)
+}
+
+/// `GET /v1/modules/<id>`.
+async fn get_module(
+    State(app): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> ApiResult {
+    let id = path_param(id)?;
+    blocking(move || app.chain.module_record(&id))
+        .await
+        .map(Json)
+}
+
+/// `GET /v1/code/<code_hash>`: the raw wasm bytes, `application/wasm`.
+async fn get_code(
+    State(app): State<AppState>,
+    hash: Result<Path<String>, PathRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let hash = path_param(hash)?;
+    let wasm = blocking(move || app.chain.code(&hash)).await?;
+    Ok(([(header::CONTENT_TYPE, "application/wasm")], wasm))
 }
 
 async fn unknown_path(method: Method, uri: axum::http::Uri) -> ApiError {

@@ -88,7 +88,7 @@ impl ApiError {
     }
 
     /// The error a mempool refusal gives (`duplicate` 409, `bad_nonce` 409 naming the expected
-    /// nonce, `mempool_full` 503).
+    /// nonce, `mempool_full` 503, also when too many deploys are pending).
     pub fn from_refusal(r: &Refusal) -> Self {
         match r {
             Refusal::Duplicate => Self::new(
@@ -105,6 +105,11 @@ impl ApiError {
                 StatusCode::SERVICE_UNAVAILABLE,
                 "mempool_full",
                 format!("{max} transactions are pending already; retry later"),
+            ),
+            Refusal::DeploysFull { max } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "mempool_full",
+                format!("{max} deploy transactions are pending already; retry later"),
             ),
         }
     }

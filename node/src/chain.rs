@@ -14,9 +14,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use axum::extract::ws::Utf8Bytes;
+use axum::http::StatusCode;
 use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{
-    genesis::check_module_id, Genesis, SignedHeader, SignedTx, StateHash,
+    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash,
 };
 use gamechain_runtime::registry::read_record;
 use gamechain_runtime::{account_nonce, run_view, ChainContext, MemState, State, WriteSet};
@@ -130,14 +131,26 @@ impl Chain {
         result
     }
 
-    /// `POST /v1/tx`: the stateless checks, then mempool admission. Returns the txid.
-    /// Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`, `bad_address`,
-    /// `bad_signature`), `duplicate`, `bad_nonce`, `mempool_full`, or `internal`.
+    /// `POST /v1/tx`: the stateless checks, the deploy policy, then mempool admission. Returns
+    /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
+    /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
+    /// configuration's `deploy` policy does not admit), `duplicate`, `bad_nonce`,
+    /// `mempool_full`, or `internal`.
     pub fn submit(&self, tx: SignedTx) -> Result<String, ApiError> {
         let genesis = self.genesis();
         let body = tx
             .check(&genesis.chain_id, genesis.network)
             .map_err(|e| ApiError::from_tx_error(&e))?;
+        if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "deploy_forbidden",
+                format!(
+                    "this node's operator does not admit module deploys from {}",
+                    body.from
+                ),
+            ));
+        }
         let txid = tx.txid();
         let pending = PendingTx {
             tx,

@@ -261,6 +261,29 @@ impl std::str::FromStr for BlockRef {
 }
 
 #[derive(Deserialize)]
+struct ModuleList {
+    modules: Vec<ModuleInfo>,
+}
+
+/// A module of the chain: its `module/<id>` record (`GET /v1/modules/<id>`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModuleInfo {
+    /// The module id.
+    pub id: String,
+    /// The guest ABI version (1).
+    pub abi_version: u32,
+    /// Lowercase hex SHA-256 of the wasm it runs (`GET /v1/code/<code_hash>` serves it).
+    pub code_hash: String,
+    /// The height it was first deployed at (0: genesis).
+    pub deployed_height: u64,
+    /// `system` for genesis modules, else the deployer's address (the only one who may upgrade).
+    pub owner: String,
+    /// The height of its last upgrade, if any.
+    #[serde(default)]
+    pub upgraded_height: Option<u64>,
+}
+
+#[derive(Deserialize)]
 struct TxidAnswer {
     txid: String,
 }
@@ -364,6 +387,52 @@ impl Client {
     /// of fuel.
     pub async fn view(&self, module: &str, query: &[(&str, &str)]) -> ClientResult<Value> {
         self.get(&["v1", "games", module], query).await
+    }
+
+    /// `GET /v1/modules`: every module of the chain (genesis and deployed), in id order.
+    pub async fn modules(&self) -> ClientResult<Vec<ModuleInfo>> {
+        let list: ModuleList = self.get(&["v1", "modules"], &[]).await?;
+        Ok(list.modules)
+    }
+
+    /// `GET /v1/modules/<id>`: the module's record. Errors: `not_found` (404).
+    pub async fn module(&self, id: &str) -> ClientResult<ModuleInfo> {
+        self.get(&["v1", "modules", id], &[]).await
+    }
+
+    /// `GET /v1/code/<code_hash>`: the wasm bytes the chain stores under `code_hash` (hash them
+    /// to check). Errors: `invalid` (400) for a malformed hash, `not_found` (404).
+    pub async fn code(&self, code_hash: &str) -> ClientResult<Vec<u8>> {
+        let response = self
+            .http
+            .get(self.url(&["v1", "code", code_hash]))
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(transport)?;
+        if status.is_success() {
+            return Ok(bytes.to_vec());
+        }
+        decode::<Value>(status, &bytes).and_then(|_| {
+            Err(ClientError::Protocol {
+                status: status.as_u16(),
+                message: "an error status with a success body".into(),
+            })
+        })
+    }
+
+    /// Deploys `code` (a wasm binary) as module `module`, or upgrades it when `key` owns it:
+    /// [`Client::send`] of `{"type": "deploy", …}`; returns the txid (the receipt says whether
+    /// the chain accepted the code). Errors: as [`Client::send`], plus `deploy_forbidden` (403)
+    /// when the node's operator does not admit deploys from `key`, `too_large` (413) above
+    /// 1 MiB of code.
+    pub async fn deploy(&self, key: &SecretKey, module: &str, code: &[u8]) -> ClientResult<String> {
+        let action = Action::Deploy {
+            module: module.to_string(),
+            code: code.to_vec(),
+        };
+        self.send(key, action).await
     }
 
     /// `POST /v1/tx` of a signed transaction; returns its txid. Errors: the API's refusals

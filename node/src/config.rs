@@ -15,12 +15,20 @@
 //! block_interval_ms = 60000
 //! faucet = "100000"          # or "none" (TOML has no null) to start a chain without a faucet
 //! log = "info"
+//! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
+//! deploy_allow = ["yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"]
 //! ```
+//!
+//! `deploy` / `deploy_allow` are this node's admission policy for `deploy` transactions, not a
+//! consensus rule: `POST /v1/tx` refuses a deploy from anybody else with `403 deploy_forbidden`
+//! before it reaches the mempool, so this sequencer never includes one; a follower or replay
+//! verifier never applies the policy and accepts whatever deploys the sequencer's blocks hold.
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::Network;
 use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
@@ -75,6 +83,26 @@ pub struct NodeConfig {
     /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
     /// `RUST_LOG` environment variable overrides it. Default `info`.
     pub log: String,
+    /// Who may send `deploy` transactions (module uploads and upgrades) to this node: `anyone`,
+    /// `allowlist` (only the addresses in `deploy_allow`) or `nobody`. Operator policy, checked
+    /// at admission (`403 deploy_forbidden`), not consensus. Default `anyone`.
+    pub deploy: DeployPolicy,
+    /// With `deploy = "allowlist"`: the addresses (of `network`) that may deploy. Must be empty
+    /// otherwise. Default empty.
+    pub deploy_allow: Vec<String>,
+}
+
+/// Who may deploy modules through this node (see [`NodeConfig::deploy`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeployPolicy {
+    /// Every address.
+    #[default]
+    Anyone,
+    /// Only the addresses in `deploy_allow`.
+    Allowlist,
+    /// Nobody: the node admits no deploy transaction.
+    Nobody,
 }
 
 impl Default for NodeConfig {
@@ -99,6 +127,8 @@ impl Default for NodeConfig {
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
             log: "info".to_string(),
+            deploy: DeployPolicy::Anyone,
+            deploy_allow: Vec::new(),
         }
     }
 }
@@ -175,7 +205,35 @@ impl NodeConfig {
         }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| ConfigError(format!("log filter `{}`: {e}", self.log)))?;
+        if self.deploy != DeployPolicy::Allowlist && !self.deploy_allow.is_empty() {
+            return Err(ConfigError(
+                "deploy_allow is set but deploy is not \"allowlist\": set deploy = \"allowlist\" to use it"
+                    .into(),
+            ));
+        }
+        for address in &self.deploy_allow {
+            check_address(address, self.network).map_err(|e| {
+                ConfigError(format!(
+                    "deploy_allow: `{address}` is not an address of the {} network: {e}",
+                    self.network.as_str()
+                ))
+            })?;
+        }
         Ok(())
+    }
+
+    /// Whether this node admits a `deploy` transaction from `sender` (see [`Self::deploy`]).
+    pub fn may_deploy(&self, sender: &str) -> bool {
+        match self.deploy {
+            DeployPolicy::Anyone => true,
+            DeployPolicy::Allowlist => self.deploy_allow.iter().any(|a| a == sender),
+            DeployPolicy::Nobody => false,
+        }
+    }
+
+    /// `<data_dir>/compiled/`: the compiled-module cache (`gamechain_runtime::ModuleCache`).
+    pub fn compiled_dir(&self) -> PathBuf {
+        self.data_dir.join("compiled")
     }
 
     /// The runtime configuration these limits give (pooling allocation of `wasm_instances`).
@@ -282,6 +340,23 @@ mod tests {
     }
 
     #[test]
+    fn the_deploy_policy_names_who_may_deploy() {
+        let sk = |n| gamechain_runtime::chain::SecretKey::from_bytes(Network::Testnet, [n; 32]);
+        let (a, b) = (sk(1).unwrap().address(), sk(2).unwrap().address());
+        let anyone = NodeConfig::default();
+        assert!(anyone.may_deploy(&a) && anyone.may_deploy(&b));
+        let listed =
+            NodeConfig::from_toml(&format!("deploy = \"allowlist\"\ndeploy_allow = [\"{a}\"]"))
+                .unwrap();
+        assert!(listed.may_deploy(&a) && !listed.may_deploy(&b));
+        let nobody = NodeConfig::from_toml("deploy = \"nobody\"").unwrap();
+        assert!(!nobody.may_deploy(&a));
+        let empty = NodeConfig::from_toml("deploy = \"allowlist\"").unwrap();
+        assert!(!empty.may_deploy(&a), "an empty allowlist admits nobody");
+        assert_eq!(NodeConfig::from_toml(&listed.to_toml()).unwrap(), listed);
+    }
+
+    #[test]
     fn bad_values_are_refused_with_the_field_name() {
         for (text, needle) in [
             ("bogus = 1", "bogus"),
@@ -291,6 +366,12 @@ mod tests {
             ("listen = \"nowhere\"", "listen"),
             ("network = \"regtest\"", "network"),
             ("log = \"a=b=c\"", "log"),
+            ("deploy = \"some\"", "deploy"),
+            ("deploy_allow = [\"x\"]", "deploy_allow"),
+            (
+                "deploy = \"allowlist\"\ndeploy_allow = [\"not-an-address\"]",
+                "deploy_allow",
+            ),
         ] {
             let err = NodeConfig::from_toml(text).unwrap_err().to_string();
             assert!(err.contains(needle), "{text}: {err}");

@@ -17,6 +17,12 @@
 //! is missing or does not match its hash, or whose stored state does not hash to the head
 //! block's `state_root`.
 //!
+//! Modules compile through the compiled-module cache `<data>/compiled/`
+//! (`gamechain_runtime::ModuleCache`), so a restart deserialises instead of recompiling; every
+//! module of the state (genesis and deployed) is loaded at start, and the log says for each
+//! whether it was compiled or read from the cache, and how long that took. A cache directory
+//! that cannot be created only costs compile time (logged).
+//!
 //! The chain runs the module code stored in its database. When the binary embeds another
 //! tic-tac-toe build than the chain's, a warning says so; the embedded module only seeds new
 //! chains.
@@ -28,7 +34,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader, StateHash};
 use gamechain_runtime::{
-    genesis_state, Allocation, ChainContext, MemState, Modules, Runtime, RuntimeConfig,
+    genesis_state, Allocation, ChainContext, MemState, ModuleCache, Modules, Runtime, RuntimeConfig,
 };
 use sha2::{Digest, Sha256};
 
@@ -162,7 +168,15 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
 
     let runtime = Runtime::new(runtime_config).map_err(|e| NodeError::Runtime(e.to_string()))?;
     let code = storage.code()?;
-    let modules = Modules::from_genesis(&runtime, &genesis, &code)
+    let modules = match ModuleCache::open(config.compiled_dir()) {
+        Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
+        Err(e) => {
+            tracing::warn!(dir = %config.compiled_dir().display(), "no compiled-module cache (every start recompiles): {e}");
+            Modules::new()
+        }
+    };
+    modules
+        .load_genesis(&runtime, &genesis, &code)
         .map_err(|e| NodeError::Refused(format!("module code in {}: {e}", db_path.display())))?;
     if let Some(m) = genesis.modules.iter().find(|m| m.id == TICTACTOE_ID) {
         let embedded = tictactoe_code_hash();
@@ -200,6 +214,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
             )));
         }
     }
+    preload_modules(&ctx, &state)?;
     tracing::info!(
         chain_id = %genesis.chain_id,
         height = head.header.header.height,
@@ -217,6 +232,34 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         head,
         state,
     })
+}
+
+/// Loads every module the state names (compiled, or read from the cache), so the first
+/// transaction or view of each does not wait for it. A module the state names but this build
+/// cannot load is logged: blocks touching it will fail as node failures, so the operator must
+/// look, but the node still serves everything else.
+fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
+    let records = Modules::records(state)
+        .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
+    for (id, record) in records {
+        match ctx
+            .modules()
+            .resolve_record(ctx.runtime(), state, &id, &record)
+        {
+            Ok(entry) => {
+                let source = entry.module.code_source();
+                tracing::info!(
+                    module = %id,
+                    code_hash = %record.code_hash,
+                    from_cache = source.is_cached(),
+                    ms = source.duration().as_secs_f64() * 1e3,
+                    "module ready"
+                );
+            }
+            Err(e) => tracing::error!(module = %id, "cannot load the module the chain runs: {e}"),
+        }
+    }
+    Ok(())
 }
 
 /// The genesis of a new chain (see the module docs).

@@ -26,6 +26,7 @@ pub mod config;
 pub mod error;
 pub mod genesis_setup;
 pub mod mempool;
+pub mod module_info;
 pub mod node;
 pub mod rate_limit;
 pub mod record;

@@ -1,5 +1,6 @@
 //! [`Mempool`]: the transactions accepted by `POST /v1/tx` and not yet in a block, in arrival
-//! order, with the admission rules (duplicate, nonce, capacity).
+//! order, with the admission rules (duplicate, nonce, capacity, and at most
+//! [`MAX_PENDING_DEPLOYS`] deploys, whose bodies may be 1.5 MiB each).
 //!
 //! The nonce rule: a sender's transaction must carry its committed nonce plus the number of its
 //! transactions already pending, so each sender's pending transactions have consecutive nonces
@@ -12,7 +13,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use gamechain_runtime::chain::{SignedTx, TxBody};
+use gamechain_runtime::chain::{Action, SignedTx, TxBody};
+
+/// Most `deploy` transactions pending at once (each up to `MAX_DEPLOY_BODY_BYTES`, 1.5 MiB), so
+/// the mempool holds at most ~24 MiB of module code whatever `max_pending` is.
+pub const MAX_PENDING_DEPLOYS: usize = 16;
 
 /// A pending transaction: as sent, its parsed body (checks passed) and its txid.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +47,11 @@ pub enum Refusal {
         /// The limit.
         max: usize,
     },
+    /// [`MAX_PENDING_DEPLOYS`] deploy transactions are waiting already.
+    DeploysFull {
+        /// The limit.
+        max: usize,
+    },
 }
 
 /// Pending transactions in arrival order.
@@ -53,6 +63,8 @@ pub struct Mempool {
     by_txid: HashMap<String, u64>,
     /// Pending transactions per sender: nonce → arrival sequence number.
     by_sender: HashMap<String, BTreeMap<u64, u64>>,
+    /// Pending deploy transactions.
+    deploys: usize,
 }
 
 impl Mempool {
@@ -64,6 +76,7 @@ impl Mempool {
             queue: BTreeMap::new(),
             by_txid: HashMap::new(),
             by_sender: HashMap::new(),
+            deploys: 0,
         }
     }
 
@@ -112,6 +125,15 @@ impl Mempool {
         if self.queue.len() >= self.max {
             return Err(Refusal::Full { max: self.max });
         }
+        let is_deploy = matches!(pending.body.action, Action::Deploy { .. });
+        if is_deploy {
+            if self.deploys >= MAX_PENDING_DEPLOYS {
+                return Err(Refusal::DeploysFull {
+                    max: MAX_PENDING_DEPLOYS,
+                });
+            }
+            self.deploys += 1;
+        }
         let seq = self.next_seq;
         self.next_seq += 1;
         self.by_txid.insert(pending.txid.clone(), seq);
@@ -138,6 +160,9 @@ impl Mempool {
             let Some(p) = self.queue.remove(&seq) else {
                 continue;
             };
+            if matches!(p.body.action, Action::Deploy { .. }) {
+                self.deploys -= 1;
+            }
             if let Some(nonces) = self.by_sender.get_mut(&p.body.from) {
                 nonces.remove(&p.body.nonce);
                 if nonces.is_empty() {
@@ -245,6 +270,46 @@ mod tests {
             (1, 1, 0)
         );
         m.admit(tx(&a, 5), 4, |_| false).unwrap();
+    }
+
+    #[test]
+    fn deploys_have_their_own_cap() {
+        let mut m = Mempool::new(100);
+        let deploy = |sk: &SecretKey| {
+            let body = TxBody {
+                chain_id: "c".into(),
+                from: sk.address(),
+                nonce: 0,
+                action: Action::Deploy {
+                    module: "m".into(),
+                    code: vec![0, 97, 115, 109],
+                },
+            };
+            let tx = body.sign(sk);
+            PendingTx {
+                txid: tx.txid(),
+                tx,
+                body,
+            }
+        };
+        let keys: Vec<SecretKey> = (1..=MAX_PENDING_DEPLOYS as u8 + 1).map(key).collect();
+        for sk in &keys[..MAX_PENDING_DEPLOYS] {
+            m.admit(deploy(sk), 0, |_| false).unwrap();
+        }
+        let last = &keys[MAX_PENDING_DEPLOYS];
+        assert_eq!(
+            m.admit(deploy(last), 0, |_| false),
+            Err(Refusal::DeploysFull {
+                max: MAX_PENDING_DEPLOYS
+            })
+        );
+        m.admit(tx(last, 0), 0, |_| false)
+            .expect("other transactions still fit");
+        m.remove([deploy(&keys[0]).txid.as_str()]);
+        m.admit(tx(&keys[0], 0), 0, |_| false).unwrap();
+        let other = key(200);
+        m.admit(deploy(&other), 0, |_| false)
+            .expect("a deploy left, so one fits again");
     }
 
     #[test]

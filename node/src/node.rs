@@ -424,7 +424,12 @@ mod tests {
                 400,
                 "bad_json",
             ),
-            ("oversize body", vec![b' '; 70 * 1024], 413, "too_large"),
+            (
+                "oversize body",
+                vec![b' '; crate::api::MAX_TX_REQUEST_BYTES + 1],
+                413,
+                "too_large",
+            ),
             (
                 "bad signature",
                 serde_json::to_vec(&forged).unwrap(),

@@ -1,0 +1,260 @@
+//! Module deploys through an in-process node: a deploy over the 64 KiB body limit is admitted,
+//! the module is live at once (transactions, views, its escrow account), `GET /v1/modules`,
+//! `/v1/modules/<id>` and `/v1/code/<hash>` show what runs, the operator's deploy policy refuses
+//! other senders with `403 deploy_forbidden`, and after a restart the deployed module is served
+//! from the compiled-module cache without recompiling.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use gamechain_node::client::{Client, ClientError};
+use gamechain_node::config::DeployPolicy;
+use gamechain_node::genesis_setup::{tictactoe_code_hash, TICTACTOE_WASM};
+use gamechain_node::node::NodeHandle;
+use gamechain_node::NodeConfig;
+use gamechain_runtime::chain::{Action, Network, SecretKey, MAX_BODY_BYTES};
+use serde_json::json;
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn config(dir: &std::path::Path) -> NodeConfig {
+    NodeConfig {
+        data_dir: dir.to_path_buf(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        block_interval_ms: 3_600_000,
+        rate_limit_per_sec: 0,
+        ..NodeConfig::default()
+    }
+}
+
+fn api_code(e: ClientError) -> (u16, String) {
+    match e {
+        ClientError::Api { status, code, .. } => (status, code),
+        other => panic!("not an API error: {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = NodeHandle::start(config(dir.path())).await.unwrap();
+    let client = Client::new(&node.url()).unwrap();
+    let alice = SecretKey::generate(Network::Testnet);
+    let bob = SecretKey::generate(Network::Testnet);
+    let hash = tictactoe_code_hash();
+    assert!(
+        TICTACTOE_WASM.len() * 4 / 3 > MAX_BODY_BYTES,
+        "the deploy body is over the ordinary limit"
+    );
+
+    let txid = client.deploy(&alice, "ttt2", TICTACTOE_WASM).await.unwrap();
+    let included = client.wait_for_receipt(&txid, WAIT).await.unwrap();
+    assert!(included.receipt.ok, "{:?}", included.receipt);
+    assert_eq!(included.receipt.events[0].kind, "deploy");
+    assert_eq!(
+        included.receipt.events[0].data,
+        json!({"code_hash": hash, "module": "ttt2", "owner": alice.address(), "upgrade": false})
+    );
+
+    // Listed, in id order, with the genesis module.
+    let modules = client.modules().await.unwrap();
+    let ids: Vec<&str> = modules.iter().map(|m| m.id.as_str()).collect();
+    assert_eq!(ids, ["tictactoe", "ttt2"]);
+    let ttt2 = client.module("ttt2").await.unwrap();
+    assert_eq!(ttt2, modules[1]);
+    assert_eq!(
+        (
+            ttt2.code_hash.as_str(),
+            ttt2.owner.as_str(),
+            ttt2.deployed_height
+        ),
+        (hash.as_str(), alice.address().as_str(), included.height)
+    );
+    assert_eq!(ttt2.upgraded_height, None);
+    assert_eq!(modules[0].owner, "system");
+    assert_eq!(
+        api_code(client.module("nope").await.unwrap_err()),
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        api_code(client.module("Bad-Id").await.unwrap_err()),
+        (404, "not_found".into())
+    );
+
+    // The code itself, once for both ids.
+    assert_eq!(client.code(&hash).await.unwrap(), TICTACTOE_WASM);
+    assert_eq!(
+        client.code(&hash.to_uppercase()).await.unwrap(),
+        TICTACTOE_WASM
+    );
+    let response = reqwest::get(client.url(&["v1", "code", &hash]))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "application/wasm");
+    assert_eq!(
+        api_code(client.code("zz").await.unwrap_err()),
+        (400, "invalid".into())
+    );
+    assert_eq!(
+        api_code(client.code(&"0".repeat(64)).await.unwrap_err()),
+        (404, "not_found".into())
+    );
+
+    // Live: a game, a view and the escrow account of the new id.
+    client
+        .send_and_wait(
+            &bob,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let create = client
+        .send_and_wait(
+            &bob,
+            Action::game("ttt2", &json!({"kind": "create", "stake": "100"})),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(create.receipt.ok, "{:?}", create.receipt);
+    let game_id = create.txid[..16].to_string();
+    // (tictactoe's views read `m/tictactoe/…` by name, so only its transactions follow the id.)
+    let escrow = client.account("module:ttt2").await.unwrap();
+    assert_eq!(escrow.balance("GOLD").0, 100);
+    let genesis_escrow = client.account("module:tictactoe").await.unwrap();
+    assert_eq!(genesis_escrow.balance("GOLD").0, 0, "state is per id");
+
+    // An upgrade by a non-owner is included and fails.
+    let refused = client
+        .wait_for_receipt(
+            &client
+                .deploy(&bob, "ttt2", b"\0asm\x01\0\0\0")
+                .await
+                .unwrap(),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        refused.receipt.error.as_deref(),
+        Some(
+            format!(
+                "invalid: only the owner {} may upgrade module ttt2",
+                alice.address()
+            )
+            .as_str()
+        )
+    );
+
+    let before = node.chain().ctx.modules().cache().unwrap().stats();
+    assert_eq!(
+        before.stored, 1,
+        "genesis and ttt2 share one compiled entry"
+    );
+    node.shutdown().await.unwrap();
+
+    // Restart: the same data directory; both modules come from the cache, none is compiled.
+    let node = NodeHandle::start(config(dir.path())).await.unwrap();
+    let modules = node.chain().ctx.modules();
+    let stats = modules.cache().unwrap().stats();
+    assert_eq!(
+        (stats.hits, stats.misses, stats.rejected, stats.stored),
+        (2, 0, 0, 0),
+        "{stats:?}"
+    );
+    let entry = modules.get("ttt2", &hash).expect("preloaded at start");
+    assert!(entry.module.code_source().is_cached());
+    let client = Client::new(&node.url()).unwrap();
+    let carol = SecretKey::generate(Network::Testnet);
+    client
+        .send_and_wait(
+            &carol,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let join = client
+        .send_and_wait(
+            &carol,
+            Action::game("ttt2", &json!({"kind": "join", "id": game_id})),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(
+        join.receipt.ok,
+        "the game survived the restart: {:?}",
+        join.receipt
+    );
+    node.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deploy_policy_refuses_unlisted_senders() {
+    let dir = tempfile::tempdir().unwrap();
+    let alice = SecretKey::generate(Network::Testnet);
+    let bob = SecretKey::generate(Network::Testnet);
+    let node = NodeHandle::start(NodeConfig {
+        deploy: DeployPolicy::Allowlist,
+        deploy_allow: vec![alice.address()],
+        ..config(dir.path())
+    })
+    .await
+    .unwrap();
+    let client = Client::new(&node.url()).unwrap();
+    let err = client
+        .deploy(&bob, "bobs", TICTACTOE_WASM)
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(err), (403, "deploy_forbidden".into()));
+    assert_eq!(
+        client.account(&bob.address()).await.unwrap().next_nonce,
+        0,
+        "nothing was admitted"
+    );
+    // Bob's other transactions are admitted as usual.
+    client
+        .send_and_wait(
+            &bob,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let ok = client
+        .wait_for_receipt(
+            &client
+                .deploy(&alice, "alices", TICTACTOE_WASM)
+                .await
+                .unwrap(),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(ok.receipt.ok, "{:?}", ok.receipt);
+    node.shutdown().await.unwrap();
+
+    // Nobody: the same refusal for everyone.
+    let dir = tempfile::tempdir().unwrap();
+    let node = NodeHandle::start(NodeConfig {
+        deploy: DeployPolicy::Nobody,
+        ..config(dir.path())
+    })
+    .await
+    .unwrap();
+    let client = Client::new(&node.url()).unwrap();
+    let err = client
+        .deploy(&alice, "alices", TICTACTOE_WASM)
+        .await
+        .unwrap_err();
+    assert_eq!(api_code(err), (403, "deploy_forbidden".into()));
+    node.shutdown().await.unwrap();
+}
