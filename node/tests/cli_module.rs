@@ -121,8 +121,8 @@ async fn module_new_build_deploy_and_play() {
         "no crate at nowhere/Cargo.toml",
     );
 
-    // deploy to a node whose body limit fits the module, then play.
-    let mut node = NodeProcess::new(cwd, "max_body_bytes = 2097152");
+    // deploy to a node with the default configuration, then play.
+    let mut node = NodeProcess::new(cwd, "");
     node.start().await;
     let url = node.url();
     let key = run(cwd, &["key", "new", "--out", "alice.wif"]).await;
