@@ -13,6 +13,7 @@
 //! | `storage.rs` | [`Storage`]: the SQLite schema, migrations, the one-transaction block commit |
 //! | `mempool.rs` | [`mempool::Mempool`]: pending transactions, the nonce and duplicate rules |
 //! | `chain.rs` | [`chain::Chain`]: state mirror, head, mempool and readers shared by API and sequencer |
+//! | `module_info.rs` | `GET /v1/modules`, `/v1/modules/<id>`, `/v1/code/<hash>`: module records and code from the state |
 //! | `sequencer.rs` | the block-making task |
 //! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors and their status codes |
 //! | `api.rs` | the axum router and handlers of `node/API.md` |

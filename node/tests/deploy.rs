@@ -193,6 +193,34 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
         join.receipt
     );
     node.shutdown().await.unwrap();
+
+    // A corrupt cache entry is detected, deleted and rebuilt: the node starts and runs.
+    let compiled = dir.path().join("compiled");
+    for entry in std::fs::read_dir(&compiled).unwrap() {
+        let path = entry.unwrap().path();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&path, bytes).unwrap();
+    }
+    let node = NodeHandle::start(config(dir.path())).await.unwrap();
+    let stats = node.chain().ctx.modules().cache().unwrap().stats();
+    assert_eq!(
+        (stats.rejected, stats.stored, stats.hits),
+        (1, 1, 1),
+        "rebuilt for tictactoe, then served to ttt2: {stats:?}"
+    );
+    let client = Client::new(&node.url()).unwrap();
+    let r#move = client
+        .send_and_wait(
+            &bob,
+            Action::game("ttt2", &json!({"kind": "move", "id": game_id, "cell": 4})),
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(r#move.receipt.ok, "{:?}", r#move.receipt);
+    node.shutdown().await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

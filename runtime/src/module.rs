@@ -2,10 +2,10 @@
 //!
 //! Owns the load-time rules (ABI.md, "Guest exports" and "Host imports": only `gamechain_v1`
 //! function imports with exactly the ABI types; `memory`, `gc_abi_version` returning 1,
-//! `gc_alloc`, `gc_apply`, `gc_view`, optional `gc_end_block` and `gc_migrate`), the per-call driver (a fresh
-//! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
-//! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
-//! module natively against `MockCtx` or through wasm.
+//! `gc_alloc`, `gc_apply`, `gc_view`, optional `gc_end_block` and `gc_migrate`), the per-call
+//! driver (a fresh instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`,
+//! the entry point's return code and `output` interpreted), and `impl GameModule`, so the same
+//! test body can run a module natively against `MockCtx` or through wasm.
 //!
 //! Every call starts from the state of a fresh instance (ABI.md). Everything that can be done
 //! once per module (instrumentation, compilation, import resolution, export lookup by index, the

@@ -10,8 +10,8 @@
 //! is given, so a module deployed by a transaction is live for the next transaction, with no
 //! restart and no registry update: the registry has no opinion about which modules exist.
 //!
-//! Which modules export `gc_end_block` and `gc_migrate` is read from the module's export
-//! section here (ABI.md: both exports are optional).
+//! Whether a module exports `gc_end_block` and `gc_migrate` (both optional, ABI.md) is what the
+//! loaded module found at load ([`WasmModule::has_end_block`], [`WasmModule::has_migrate`]).
 
 use core::fmt;
 use std::collections::BTreeMap;
@@ -27,10 +27,6 @@ use crate::state::State;
 use crate::transition::{module_record_key, ModuleRecord, MODULE_RECORD_PREFIX};
 use crate::trap::HostError;
 
-/// The optional end-of-block export of ABI v1.
-const END_BLOCK_EXPORT: &str = "gc_end_block";
-/// The optional migration export of ABI v1 (run once by an upgrade).
-const MIGRATE_EXPORT: &str = "gc_migrate";
 /// Prefix of the code keys: `code/<lowercase hex SHA-256 of the wasm>`.
 pub const CODE_PREFIX: &str = "code/";
 /// Records read per page by [`Modules::records`].
@@ -82,8 +78,6 @@ pub enum RegistryError {
     },
     /// A module with this id and code hash is registered already.
     Duplicate(String),
-    /// The code is not a wasm binary whose export section can be read.
-    Malformed(String),
     /// The runtime refused the module.
     Load {
         /// The module id.
@@ -110,7 +104,6 @@ impl fmt::Display for RegistryError {
                 )
             }
             Self::Duplicate(id) => write!(f, "module `{id}` is registered twice"),
-            Self::Malformed(id) => write!(f, "module `{id}`: not a readable wasm binary"),
             Self::Load { id, error } => write!(f, "module `{id}` {error}"),
         }
     }
@@ -222,8 +215,7 @@ impl Modules {
     }
 
     /// Registers an already loaded `module` under its id and code hash; `wasm` must be the bytes
-    /// it was loaded from (they are checked against its code hash, and its exports are read
-    /// from them).
+    /// it was loaded from (they are checked against its code hash).
     pub fn insert(&self, module: Arc<WasmModule>, wasm: &[u8]) -> Result<(), RegistryError> {
         let id = module.id().to_string();
         let found = hex::encode(Sha256::digest(wasm));
@@ -234,7 +226,7 @@ impl Modules {
                 found,
             });
         }
-        let entry = entry(module, wasm).ok_or_else(|| RegistryError::Malformed(id.clone()))?;
+        let entry = entry(module);
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         let key = (id.clone(), found);
         if loaded.contains_key(&key) {
@@ -262,8 +254,7 @@ impl Modules {
         let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref())?;
         let source = module.code_source();
         tracing::info!(module = id, code_hash = %key.1, ?source, "module loaded");
-        let entry = entry(Arc::new(module), wasm)
-            .ok_or_else(|| LoadError::Invalid("the export section cannot be read".to_string()))?;
+        let entry = entry(Arc::new(module));
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         Ok(loaded.entry(key).or_insert(entry).clone())
     }
@@ -354,103 +345,97 @@ impl Modules {
     }
 }
 
-/// The entry of `module` loaded from `wasm`; `None` when its export section cannot be read.
-fn entry(module: Arc<WasmModule>, wasm: &[u8]) -> Option<ModuleEntry> {
-    Some(ModuleEntry {
+/// The entry of `module`.
+fn entry(module: Arc<WasmModule>) -> ModuleEntry {
+    ModuleEntry {
+        has_end_block: module.has_end_block(),
+        has_migrate: module.has_migrate(),
         module,
-        has_end_block: exports_function(wasm, END_BLOCK_EXPORT)?,
-        has_migrate: exports_function(wasm, MIGRATE_EXPORT)?,
-    })
-}
-
-/// Reads an unsigned LEB128 `u32` at `*pos`.
-fn leb_u32(bytes: &[u8], pos: &mut usize) -> Option<u32> {
-    let mut result: u32 = 0;
-    for shift in (0..35).step_by(7) {
-        let b = *bytes.get(*pos)?;
-        *pos += 1;
-        result |= u32::from(b & 0x7f).checked_shl(shift)?;
-        if b & 0x80 == 0 {
-            return Some(result);
-        }
     }
-    None
-}
-
-/// Whether the wasm binary `wasm` exports a function named `name`; `None` when the header or the
-/// section layout cannot be read.
-pub(crate) fn exports_function(wasm: &[u8], name: &str) -> Option<bool> {
-    if wasm.len() < 8 || &wasm[..4] != b"\0asm" || wasm[4..8] != [1, 0, 0, 0] {
-        return None;
-    }
-    let mut pos = 8;
-    while pos < wasm.len() {
-        let id = wasm[pos];
-        pos += 1;
-        let size = leb_u32(wasm, &mut pos)? as usize;
-        let end = pos.checked_add(size).filter(|&e| e <= wasm.len())?;
-        if id == 7 {
-            let section = &wasm[..end];
-            let mut p = pos;
-            let count = leb_u32(section, &mut p)?;
-            for _ in 0..count {
-                let len = leb_u32(section, &mut p)? as usize;
-                let field = section.get(p..p.checked_add(len)?)?;
-                p += len;
-                let kind = *section.get(p)?;
-                p += 1;
-                leb_u32(section, &mut p)?;
-                if kind == 0 && field == name.as_bytes() {
-                    return Some(true);
-                }
-            }
-            return Some(false);
-        }
-        pos = end;
-    }
-    Some(false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chain::genesis::SYSTEM_ACCOUNT;
+    use crate::{Allocation, MemState, RuntimeConfig};
 
-    #[test]
-    fn reads_function_exports() {
-        let with = wat::parse_str(
-            r#"(module (memory (export "memory") 1) (func (export "gc_end_block") (result i32) i32.const 0)
-                (func (export "gc_apply") (result i32) i32.const 0))"#,
-        )
-        .unwrap();
-        assert_eq!(exports_function(&with, "gc_end_block"), Some(true));
-        assert_eq!(exports_function(&with, "gc_apply"), Some(true));
-        assert_eq!(
-            exports_function(&with, "memory"),
-            Some(false),
-            "a memory is not a function"
-        );
-        assert_eq!(exports_function(&with, "gc_view"), Some(false));
-        let without =
-            wat::parse_str(r#"(module (func (export "gc_end_blocks") (result i32) i32.const 0))"#)
-                .unwrap();
-        assert_eq!(exports_function(&without, "gc_end_block"), Some(false));
-        assert_eq!(exports_function(b"(module)", "gc_end_block"), None);
-        assert_eq!(exports_function(&with[..6], "gc_end_block"), None);
-        let mut bad_size = with[..8].to_vec();
-        bad_size.extend_from_slice(&[7, 0x7f, 1]);
-        assert_eq!(
-            exports_function(&bad_size, "gc_end_block"),
-            None,
-            "a section longer than the binary"
-        );
+    fn runtime() -> Arc<Runtime> {
+        Runtime::new(RuntimeConfig {
+            allocation: Allocation::OnDemand,
+            ..RuntimeConfig::default()
+        })
+        .unwrap()
+    }
+
+    fn record(code: &[u8]) -> ModuleRecord {
+        ModuleRecord {
+            abi_version: 1,
+            code_hash: hex::encode(Sha256::digest(code)),
+            deployed_height: 0,
+            owner: SYSTEM_ACCOUNT.into(),
+            upgraded_height: None,
+        }
     }
 
     #[test]
-    fn leb_reads_multi_byte_values() {
-        let mut p = 0;
-        assert_eq!(leb_u32(&[0xe5, 0x8e, 0x26], &mut p), Some(624_485));
-        assert_eq!(p, 3);
-        let mut p = 0;
-        assert_eq!(leb_u32(&[0x80, 0x80], &mut p), None);
+    fn modules_resolve_from_state_and_compile_once() {
+        let rt = runtime();
+        let counter = wat::parse_str(include_str!("../tests/wat/counter.wat")).unwrap();
+        let mut state = MemState::new();
+        let modules = Modules::new();
+        assert_eq!(modules.resolve(&rt, &state, "b").unwrap().map(|_| ()), None);
+
+        for id in ["b", "a"] {
+            state
+                .map
+                .insert(module_record_key(id), record(&counter).to_bytes());
+        }
+        let hash = record(&counter).code_hash;
+        let missing = ResolveError::CorruptState {
+            key: code_key(&hash),
+        };
+        assert_eq!(modules.resolve(&rt, &state, "a").unwrap_err(), missing);
+        state.map.insert(code_key(&hash), b"not the code".to_vec());
+        assert_eq!(modules.resolve(&rt, &state, "a").unwrap_err(), missing);
+
+        state.map.insert(code_key(&hash), counter.clone());
+        let a = modules.resolve(&rt, &state, "a").unwrap().unwrap();
+        assert_eq!((a.module.id(), a.module.code_hash()), ("a", hash.as_str()));
+        assert!(!a.has_end_block && !a.has_migrate);
+        let again = modules.resolve(&rt, &state, "a").unwrap().unwrap();
+        assert!(Arc::ptr_eq(&a.module, &again.module), "compiled once");
+        let b = modules.resolve(&rt, &state, "b").unwrap().unwrap();
+        assert_eq!(b.module.id(), "b", "the same code under another id");
+        assert_eq!(modules.len(), 2);
+        let ids: Vec<String> = Modules::records(&state)
+            .unwrap()
+            .into_iter()
+            .map(|(id, _)| id)
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+
+        // A record that is not a record; code the chain holds but this node refuses.
+        state
+            .map
+            .insert(module_record_key("c"), b"{\"abi_version\":1}".to_vec());
+        assert_eq!(
+            modules.resolve(&rt, &state, "c").unwrap_err(),
+            ResolveError::CorruptState {
+                key: module_record_key("c")
+            }
+        );
+        assert!(Modules::records(&state).is_err());
+        let refused = b"\0asm\x01\0\0\0".to_vec();
+        state
+            .map
+            .insert(module_record_key("c"), record(&refused).to_bytes());
+        state
+            .map
+            .insert(code_key(&record(&refused).code_hash), refused);
+        assert!(matches!(
+            modules.resolve(&rt, &state, "c"),
+            Err(ResolveError::Host(HostError::Engine(m))) if m.contains("this node refuses it")
+        ));
     }
 }

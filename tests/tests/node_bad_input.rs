@@ -210,9 +210,12 @@ async fn bad_requests_get_their_code_and_change_nothing() {
         400,
     );
 
-    // Over the 64 KiB request limit.
+    // Over the request limit of POST /v1/tx (room for a deploy's 1.5 MiB body).
     let mut huge = serde_json::to_vec(&body(1, transfer(5)).sign(&key)).unwrap();
-    huge.extend(std::iter::repeat_n(b' ', 70 * 1024));
+    huge.extend(std::iter::repeat_n(
+        b' ',
+        gamechain_node::api::MAX_TX_REQUEST_BYTES,
+    ));
     assert_refused(
         "oversize request",
         client.post_tx_bytes(huge).await,
