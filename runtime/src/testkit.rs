@@ -33,7 +33,7 @@
 //! crate's workspace (target directory `<workspace>/target/guest`), so the first test of a
 //! process takes as long as that build; later ones reuse it.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -68,8 +68,9 @@ pub fn built_guest(crate_dir: &Path) -> BuiltGuest {
 /// into [`runtime`] under `native.id()`, once per process and directory. Panics when the build
 /// fails or the runtime refuses the module (the [`crate::LoadError`]).
 pub fn wasm_module(crate_dir: impl AsRef<Path>, native: &dyn GameModule) -> Arc<WasmModule> {
-    static LOADED: LazyLock<Mutex<BTreeMap<(PathBuf, String), Arc<WasmModule>>>> =
-        LazyLock::new(Default::default);
+    /// Loaded modules by (crate directory, module id).
+    type Loaded = BTreeMap<(PathBuf, String), Arc<WasmModule>>;
+    static LOADED: LazyLock<Mutex<Loaded>> = LazyLock::new(Default::default);
     let crate_dir = crate_dir.as_ref().to_path_buf();
     let key = (crate_dir.clone(), native.id().to_string());
     let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
@@ -98,7 +99,7 @@ pub fn assert_same_outcome(name: &str, native: &MockCtx, wasm: &MockCtx) {
         "{name}: the scenario left no state; it proves nothing"
     );
     if native.kv.state != wasm.kv.state {
-        let differing: Vec<&String> = native
+        let differing: BTreeSet<&String> = native
             .kv
             .state
             .keys()
@@ -171,4 +172,42 @@ macro_rules! native_and_wasm_tests {
             )+
         }
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gamechain_sdk::Ctx;
+    use serde_json::json;
+
+    fn wrote(value: &[u8]) -> MockCtx {
+        let mut ctx = MockCtx::new("probe");
+        ctx.put("k", value.to_vec());
+        ctx
+    }
+
+    #[test]
+    fn equal_outcomes_pass() {
+        assert_same_outcome("same", &wrote(b"1"), &wrote(b"1"));
+    }
+
+    #[test]
+    #[should_panic(expected = "same_key: native and wasm state differ at {\"m/probe/k\"}")]
+    fn a_differing_value_is_named() {
+        assert_same_outcome("same_key", &wrote(b"1"), &wrote(b"2"));
+    }
+
+    #[test]
+    #[should_panic(expected = "native and wasm events differ")]
+    fn differing_events_fail() {
+        let mut wasm = wrote(b"1");
+        wasm.emit("probe.extra", json!({}));
+        assert_same_outcome("events", &wrote(b"1"), &wasm);
+    }
+
+    #[test]
+    #[should_panic(expected = "the scenario left no state; it proves nothing")]
+    fn a_scenario_that_writes_nothing_fails() {
+        assert_same_outcome("empty", &MockCtx::new("probe"), &MockCtx::new("probe"));
+    }
 }

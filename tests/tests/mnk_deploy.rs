@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use gamechain_node::client::{Client, Included};
 use gamechain_node::local_node::LocalNode;
-use gamechain_node::NodeConfig;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::GOLD;
 use serde_json::{json, Value};
@@ -134,12 +133,7 @@ async fn checked_log(client: &Client, id: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mnk_is_deployed_by_a_transaction_then_won_drawn_and_resigned() {
     let built = gamechain_tests::guest("mnk");
-    // The default HTTP body limit (64 KiB) is below a deploy of a ~300 KB module.
-    let config = NodeConfig {
-        max_body_bytes: 2 << 20,
-        ..LocalNode::config()
-    };
-    let node = LocalNode::start_with(config)
+    let node = LocalNode::start()
         .await
         .expect("the in-process node starts");
     let client = node.client();
@@ -171,6 +165,17 @@ async fn mnk_is_deployed_by_a_transaction_then_won_drawn_and_resigned() {
             "upgrade": false,
         })
     );
+    let record = client.module("mnk").await.expect("GET /v1/modules/mnk");
+    assert_eq!(
+        (record.code_hash.as_str(), record.owner.as_str()),
+        (built.sha256.as_str(), deployer.address().as_str())
+    );
+    assert_eq!(record.deployed_height, included.height);
+    let code = client
+        .code(&built.sha256)
+        .await
+        .expect("GET /v1/code/<hash>");
+    assert!(code == built.wasm, "the chain serves the deployed bytes");
     assert_eq!(
         view(&client, &[]).await,
         json!({ "game": "mnk", "timeout_blocks": 150, "max_stake": "100000", "max_side": 19 })

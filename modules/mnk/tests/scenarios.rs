@@ -326,7 +326,9 @@ fn x_wins_a_row_and_takes_the_pot(m: &dyn GameModule) -> MockCtx {
 fn lines_in_every_direction(m: &dyn GameModule) -> MockCtx {
     let mut ctx = setup();
     // Each case: Alice's cells (the last completes her line) and Bob's replies, never a line.
-    let cases: [(&str, [(u32, u32); 4], [(u32, u32); 3]); 4] = [
+    /// (name, x's four cells, o's three replies).
+    type Case = (&'static str, [(u32, u32); 4], [(u32, u32); 3]);
+    let cases: [Case; 4] = [
         (
             "across",
             [(2, 1), (2, 2), (2, 3), (2, 4)],
@@ -783,7 +785,7 @@ fn views_by_id_log_open_and_player(m: &dyn GameModule) -> MockCtx {
     let err = view(&ctx, m, &[("id", "nope")]).unwrap_err();
     assert!(matches!(err, ActionError::NotFound(_)), "{err:?}");
 
-    assert_eq!(listed(&ctx, m, &[("open", "1")]), [open.clone()]);
+    assert_eq!(listed(&ctx, m, &[("open", "1")]), [open.as_str()]);
     assert_eq!(
         listed(&ctx, m, &[("player", ALICE)]),
         [open, playing.clone()]

@@ -1,0 +1,209 @@
+//! `gamechain module new | build | deploy` as an author types them, with the real binary:
+//! a new crate outside the workspace builds to a reproducible `.wasm` (path, size and SHA-256
+//! printed), is deployed to a `gamechain node` process by a `deploy` transaction, and its
+//! example ops and view answer through `gamechain game` / `gamechain view`; bad names, files
+//! and repeated deploys fail with one clear line and the documented exit codes.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::{gamechain, NodeProcess, BIN};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// Runs `gamechain <args>` in `cwd` on a blocking thread (the test's runtime keeps going).
+async fn run(cwd: &Path, args: &[&str]) -> Output {
+    let cwd = cwd.to_path_buf();
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    tokio::task::spawn_blocking(move || {
+        gamechain(
+            &cwd,
+            None,
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        )
+    })
+    .await
+    .unwrap()
+}
+
+/// [`run`] with `--node <url>` appended.
+async fn run_on(cwd: &Path, url: &str, args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    args.extend(["--node", url]);
+    run(cwd, &args).await
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Asserts success and parses stdout as JSON.
+fn json_ok(what: &str, out: &Output) -> Value {
+    assert!(
+        out.status.success(),
+        "{what}: {}\nstderr: {}",
+        out.status,
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: stdout is not JSON ({e}): {}", text(&out.stdout)))
+}
+
+/// Asserts exit `code` and one stderr line starting with `error: <prefix>`.
+fn failed(what: &str, out: &Output, code: i32, prefix: &str) {
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(code), "{what}: stderr {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
+    assert!(
+        stderr.starts_with(&format!("error: {prefix}")),
+        "{what}: {stderr}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn module_new_build_deploy_and_play() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+
+    // new: the crate's files, then refusals.
+    let out = run(cwd, &["module", "new", "tally"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "tests/scenarios.rs",
+        "Cargo.lock",
+    ] {
+        assert!(
+            stdout.contains(&format!("created tally/{file}")),
+            "{stdout}"
+        );
+    }
+    failed(
+        "new over a crate",
+        &run(cwd, &["module", "new", "tally"]).await,
+        1,
+        "tally exists and is not empty",
+    );
+    failed(
+        "new with a bad id",
+        &run(cwd, &["module", "new", "9lives"]).await,
+        1,
+        "module id `9lives` must be 1 to 32 of a-z, 0-9 and _, starting with a letter",
+    );
+
+    // build: a nested cargo build that may take longer than `gamechain()`'s 60 s limit.
+    let out = {
+        let cwd = cwd.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            Command::new(BIN)
+                .args(["module", "build", "--path", "tally", "--out", "tally.wasm"])
+                .current_dir(cwd)
+                .output()
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    };
+    let built = json_ok("module build", &out);
+    let wasm = std::fs::read(cwd.join("tally.wasm")).unwrap();
+    let sha256 = hex::encode(Sha256::digest(&wasm));
+    assert_eq!(built["path"], "tally.wasm");
+    assert_eq!(built["size"], wasm.len());
+    assert_eq!(built["sha256"], sha256.as_str());
+    failed(
+        "build where there is no crate",
+        &run(cwd, &["module", "build", "--path", "nowhere"]).await,
+        1,
+        "no crate at nowhere/Cargo.toml",
+    );
+
+    // deploy to a node with the default configuration, then play.
+    let mut node = NodeProcess::new(cwd, "");
+    node.start().await;
+    let url = node.url();
+    let key = run(cwd, &["key", "new", "--out", "alice.wif"]).await;
+    let alice = text(&key.stdout).trim().to_string();
+    let deploy = &[
+        "module",
+        "deploy",
+        "tally.wasm",
+        "--id",
+        "tally",
+        "--key",
+        "alice.wif",
+    ];
+    let receipt = json_ok("module deploy", &run_on(cwd, &url, deploy).await);
+    assert_eq!(receipt["ok"], true);
+    assert_eq!(receipt["events"][0]["kind"], "deploy");
+    assert_eq!(receipt["events"][0]["data"]["code_hash"], sha256.as_str());
+    assert_eq!(receipt["events"][0]["data"]["owner"], alice.as_str());
+
+    let add = &[
+        "game",
+        "tally",
+        r#"{"kind":"add","amount":5}"#,
+        "--key",
+        "alice.wif",
+    ];
+    let receipt = json_ok("game tally add", &run_on(cwd, &url, add).await);
+    assert_eq!(receipt["events"][0]["kind"], "tally.added");
+    assert_eq!(receipt["events"][0]["data"]["tally"], 5);
+    let player = format!("player={alice}");
+    let view = &["view", "tally", &player];
+    let answer = json_ok("view tally", &run_on(cwd, &url, view).await);
+    assert_eq!(answer, serde_json::json!({ "player": alice, "tally": 5 }));
+
+    let too_much = &[
+        "game",
+        "tally",
+        r#"{"kind":"add","amount":500}"#,
+        "--key",
+        "alice.wif",
+    ];
+    failed(
+        "an op the module refuses",
+        &run_on(cwd, &url, too_much).await,
+        3,
+        "transaction failed: invalid: `amount` must be a number from 1 to 100",
+    );
+    failed(
+        "the same code again",
+        &run_on(cwd, &url, deploy).await,
+        3,
+        &format!("transaction failed: invalid: module tally already runs code {sha256}"),
+    );
+    let bad_id = &[
+        "module",
+        "deploy",
+        "tally.wasm",
+        "--id",
+        "Tally",
+        "--key",
+        "alice.wif",
+    ];
+    failed(
+        "a bad id",
+        &run_on(cwd, &url, bad_id).await,
+        1,
+        "module id `Tally` must be",
+    );
+    let no_file = &[
+        "module",
+        "deploy",
+        "none.wasm",
+        "--id",
+        "tally",
+        "--key",
+        "alice.wif",
+    ];
+    failed(
+        "no such file",
+        &run_on(cwd, &url, no_file).await,
+        1,
+        "cannot read none.wasm",
+    );
+}
