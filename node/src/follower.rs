@@ -164,7 +164,7 @@ fn open_replica(
             .block_on(upstream.block(BlockRef::Height(0)))
             .map_err(upstream_error)?;
         let block0 = record_from_api(block0).map_err(upstream_error)?;
-        let (state, state_hash) = verify_genesis(&ctx, &block0)
+        let (state, state_hash) = verify_genesis(&ctx, &block0, &code)
             .map_err(|d| refused(format!("the sequencer's block 0 does not verify: {d}")))?;
         let entries: Vec<(String, Vec<u8>)> = state.map.into_iter().collect();
         storage.commit_genesis(

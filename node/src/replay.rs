@@ -19,6 +19,7 @@
 //!    (with the block's replayed net writes, since stored data has no per-block writes);
 //! 6. the sequencer's signature of the header (`header.signature`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use gamechain_runtime::chain::{BlockError, Header, Receipt, StateHash, TxError};
@@ -295,14 +296,16 @@ fn check_signature(block: &BlockRecord, sequencer: &str) -> Result<(), Box<Diver
 }
 
 /// Checks block 0 against `ctx`'s genesis: its header is exactly [`genesis_state`]'s (field by
-/// field), signed by the sequencer, without transactions or end-of-block receipts. Returns the
+/// field), signed by the sequencer, without transactions or end-of-block receipts. `codes` maps
+/// code hashes to the genesis modules' wasm (genesis writes it at `code/<hash>`). Returns the
 /// genesis state and its running hash.
 pub fn verify_genesis(
     ctx: &ChainContext,
     block: &BlockRecord,
+    codes: &BTreeMap<String, Vec<u8>>,
 ) -> Result<(MemState, StateHash), Box<Divergence>> {
     let genesis = ctx.genesis();
-    let gs = genesis_state(genesis)
+    let gs = genesis_state(genesis, codes)
         .map_err(|e| Divergence::new(0, "genesis", "a valid genesis".into(), e.to_string()))?;
     if let Some((field, e, g)) = header_differences(&block.header.header, &gs.header)
         .into_iter()
@@ -482,12 +485,14 @@ pub struct Replayer {
 }
 
 impl Replayer {
-    /// Starts at block 0, checked by [`verify_genesis`].
+    /// Starts at block 0, checked by [`verify_genesis`] (`codes`: the genesis modules' wasm
+    /// by code hash).
     pub fn new(
         ctx: std::sync::Arc<ChainContext>,
         block0: &BlockRecord,
+        codes: &BTreeMap<String, Vec<u8>>,
     ) -> Result<Self, Box<Divergence>> {
-        let (state, state_hash) = verify_genesis(&ctx, block0)?;
+        let (state, state_hash) = verify_genesis(&ctx, block0, codes)?;
         Ok(Replayer {
             ctx,
             state,

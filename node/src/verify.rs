@@ -157,13 +157,18 @@ enum Read {
     State(Option<ExpectedState>),
 }
 
+/// The genesis modules' wasm by code hash, as [`chain_context`] read it from the source.
+pub type GenesisCodes = BTreeMap<String, Vec<u8>>;
+
 /// Builds the chain context of `source`'s chain: genesis, this build's runtime under genesis's
-/// limits, and the modules compiled from the source's code for each genesis code hash. Code
-/// that does not hash to its hash is a divergence at height 0 (`module_code[<id>]`).
+/// limits, and the modules compiled from the source's code for each genesis code hash (returned
+/// too: genesis writes it at `code/<hash>`). Modules deployed later compile from the replayed
+/// state. Code that does not hash to its hash is a divergence at height 0
+/// (`module_code[<id>]`).
 pub fn chain_context(
     source: &mut dyn ChainSource,
     options: &VerifyOptions,
-) -> Result<Result<Arc<ChainContext>, Divergence>, VerifyError> {
+) -> Result<Result<(Arc<ChainContext>, GenesisCodes), Divergence>, VerifyError> {
     let genesis = source.genesis()?;
     let mut codes = BTreeMap::new();
     for m in &genesis.modules {
@@ -197,7 +202,7 @@ pub fn chain_context(
     if let Some(threads) = options.verify_threads {
         ctx = ctx.with_verify_threads(threads);
     }
-    Ok(Ok(Arc::new(ctx)))
+    Ok(Ok((Arc::new(ctx), codes)))
 }
 
 /// Replays `source`'s chain from genesis to its head (see the module docs). `progress` is
@@ -223,8 +228,8 @@ pub fn verify(
         elapsed: Duration::ZERO,
         divergence: None,
     };
-    let ctx = match chain_context(source.as_mut(), options)? {
-        Ok(ctx) => ctx,
+    let (ctx, codes) = match chain_context(source.as_mut(), options)? {
+        Ok(found) => found,
         Err(d) => {
             report.divergence = Some(d);
             report.elapsed = start.elapsed();
@@ -251,7 +256,7 @@ pub fn verify(
             Err(_) => Err(VerifyError::Source("the reader stopped".into())),
         }
     };
-    let result = replay_all(&ctx, head, &mut next, &mut report, start, progress);
+    let result = replay_all(&ctx, &codes, head, &mut next, &mut report, start, progress);
     drop(next);
     let _ = reader.join();
     result?;
@@ -261,6 +266,7 @@ pub fn verify(
 
 fn replay_all(
     ctx: &Arc<ChainContext>,
+    codes: &GenesisCodes,
     head: u64,
     next: &mut dyn FnMut() -> Result<Read, VerifyError>,
     report: &mut VerifyReport,
@@ -272,7 +278,7 @@ fn replay_all(
         Read::State(_) => Err(VerifyError::Source("the source ended early".into())),
     };
     let block0 = expect_block(next()?)?;
-    let mut replayer = match Replayer::new(ctx.clone(), &block0) {
+    let mut replayer = match Replayer::new(ctx.clone(), &block0, codes) {
         Ok(r) => r,
         Err(d) => {
             report.divergence = Some(*d);
