@@ -8,7 +8,9 @@
 //! is the most specific one):
 //! 1. `header.height` is the parent's + 1, `header.prev_hash` the parent's hash,
 //!    `header.sequencer` genesis's, `header.time_ms` not before the parent's;
-//! 2. the block re-executed ([`execute_block`]) with the header's time and checkpoint and the
+//! 2. the block re-executed (exactly `execute_block`, split in two so the signature checks of
+//!    the next block can run while this one executes: [`check_block`], then
+//!    `BlockBuilder::push_checked` and `finish`) with the header's time and checkpoint and the
 //!    recorded transactions: every transaction's stateless checks and signature (`tx.body`,
 //!    `tx.signature`) and nonce (`tx.nonce`);
 //! 3. each transaction receipt, field by field: `receipt.ok`, `receipt.error`,
@@ -21,9 +23,9 @@
 
 use std::fmt;
 
-use gamechain_runtime::chain::{BlockError, Header, Receipt, StateHash, TxError};
+use gamechain_runtime::chain::{BlockError, Header, Receipt, SignedTx, StateHash, TxBody, TxError};
 use gamechain_runtime::{
-    execute_block, genesis_state, BlockInput, BlockOutput, ChainContext, MemState, State,
+    check_txs, genesis_state, BlockBuilder, BlockOutput, ChainContext, MemState, State,
     TransitionError, TxRejection, WriteSet,
 };
 use serde_json::{json, Value};
@@ -251,6 +253,10 @@ fn header_differences(expected: &Header, got: &Header) -> Vec<(&'static str, Str
 /// The first field of `expected` (the chain's) that differs from `got` (the replay's):
 /// `ok`, `error`, `events`, `fuel_used`, as `(field, expected, got)` JSON texts.
 fn receipt_difference(expected: &Receipt, got: &Receipt) -> Option<(&'static str, String, String)> {
+    if expected == got {
+        // Equal receipts hash equally: `Event` data are JSON values, hashed canonically.
+        return None;
+    }
     let pairs = [
         ("ok", to_json_text(&expected.ok), to_json_text(&got.ok)),
         (
@@ -337,7 +343,55 @@ fn rejection_field(reason: &TxRejection) -> &'static str {
     }
 }
 
-/// Re-executes `block` on `state` (the state after `parent`, whose running hash is
+/// A block with the stateless checks (size, shape, chain id, address, signature) of each of its
+/// transactions done: what [`check_block`] returns, on any thread, ahead of [`verify_block`].
+#[derive(Debug, Clone)]
+pub struct CheckedBlock {
+    /// The block.
+    pub block: BlockRecord,
+    /// [`SignedTx::check`] of each transaction, in block order.
+    pub checks: Vec<Result<TxBody, TxError>>,
+}
+
+/// Runs the stateless checks of `block`'s transactions on up to `threads` threads
+/// ([`check_txs`]). Pure: can run while the previous block executes.
+pub fn check_block(ctx: &ChainContext, block: BlockRecord, threads: usize) -> CheckedBlock {
+    let txs: Vec<SignedTx> = block.txs.iter().map(|t| t.tx.clone()).collect();
+    let genesis = ctx.genesis();
+    let checks = check_txs(&txs, &genesis.chain_id, genesis.network, threads);
+    CheckedBlock { block, checks }
+}
+
+/// Exactly [`execute_block`] of the block's header time and checkpoint and its transactions,
+/// with the stateless checks already done ([`BlockBuilder::push_checked`] then `finish`).
+fn execute_checked(
+    ctx: &ChainContext,
+    state: &dyn State,
+    state_hash: &StateHash,
+    parent: &Header,
+    checked: &CheckedBlock,
+) -> Result<BlockOutput, TransitionError> {
+    let header = &checked.block.header.header;
+    let mut builder = BlockBuilder::new(
+        ctx,
+        state,
+        state_hash,
+        parent,
+        header.time_ms,
+        header.checkpoint.clone(),
+    )?;
+    for (index, (t, check)) in checked.block.txs.iter().zip(&checked.checks).enumerate() {
+        let body = check.clone().map_err(|e| TransitionError::InvalidTx {
+            index,
+            txid: t.tx.txid(),
+            reason: TxRejection::Check(e),
+        })?;
+        builder.push_checked(&t.tx, body)?;
+    }
+    builder.finish()
+}
+
+/// Re-executes `checked`'s block on `state` (the state after `parent`, whose running hash is
 /// `state_hash`) and compares everything it recorded (module docs, in that order). Returns the
 /// replay's output (net writes, new state hash) when the block is exactly what the chain says;
 /// the first [`Divergence`] otherwise; [`ReplayError::Host`] when this machine failed.
@@ -347,8 +401,9 @@ pub fn verify_block(
     state: &dyn State,
     state_hash: &StateHash,
     parent: &Header,
-    block: &BlockRecord,
+    checked: &CheckedBlock,
 ) -> Result<BlockOutput, ReplayError> {
+    let block = &checked.block;
     let header = &block.header.header;
     let height = header.height;
     let genesis = ctx.genesis();
@@ -384,12 +439,7 @@ pub fn verify_block(
         header.time_ms.to_string(),
     )?;
 
-    let input = BlockInput {
-        time_ms: header.time_ms,
-        checkpoint: header.checkpoint.clone(),
-        txs: block.txs.iter().map(|t| t.tx.clone()).collect(),
-    };
-    let out = match execute_block(ctx, state, state_hash, parent, &input) {
+    let out = match execute_checked(ctx, state, state_hash, parent, checked) {
         Ok(out) => out,
         Err(TransitionError::InvalidTx {
             index,
@@ -496,15 +546,27 @@ impl Replayer {
         })
     }
 
-    /// Verifies `block` ([`verify_block`]) on top of the replay's head and, when it matches,
+    /// Verifies `checked` ([`verify_block`]) on top of the replay's head and, when it matches,
     /// applies its writes. Returns the replay's output for the block. On an error nothing
     /// changes.
-    pub fn apply(&mut self, block: &BlockRecord) -> Result<BlockOutput, ReplayError> {
-        let out = verify_block(&self.ctx, &self.state, &self.state_hash, &self.head, block)?;
+    pub fn apply_checked(&mut self, checked: &CheckedBlock) -> Result<BlockOutput, ReplayError> {
+        let out = verify_block(
+            &self.ctx,
+            &self.state,
+            &self.state_hash,
+            &self.head,
+            checked,
+        )?;
         self.state.apply(out.writes.clone());
         self.state_hash = out.state_hash.clone();
-        self.head = block.header.header.clone();
+        self.head = checked.block.header.header.clone();
         Ok(out)
+    }
+
+    /// [`check_block`] (on the context's verify threads) then [`Replayer::apply_checked`].
+    pub fn apply(&mut self, block: &BlockRecord) -> Result<BlockOutput, ReplayError> {
+        let checked = check_block(&self.ctx, block.clone(), self.ctx.verify_threads());
+        self.apply_checked(&checked)
     }
 
     /// The state after the head, with `writes` applied (what the state would be had a

@@ -1,0 +1,197 @@
+//! A tic-tac-toe chain made in process, for replay benchmarks and determinism tests: waves of
+//! concurrent games, each block holding one step of every game of its wave, executed and
+//! signed the way the node's sequencer does it (`BlockBuilder::push` per transaction, which
+//! checks its signature, then `finish` and the header signature), with the sequencer's own
+//! execution time measured.
+//!
+//! A game's steps (one per block): faucet x, faucet o, create (stake 10), join, then x 0, o 4,
+//! x 1, o 8, x 2 (x wins on the top row); every `FAIL_EVERY`-th game also gets a move on a taken
+//! cell (a failed receipt whose nonce still counts) after o's first move.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gamechain_node::record::{BlockRecord, IncludedTx};
+use gamechain_runtime::chain::{
+    Action, Genesis, GenesisModule, Network, SecretKey, SignedHeader, SignedTx,
+};
+use gamechain_runtime::{
+    genesis_state, sign_tx, Allocation, BlockBuilder, ChainContext, MemState, Modules, Runtime,
+};
+use gamechain_sdk::{Amount, Checkpoint};
+use serde_json::json;
+
+use crate::guest;
+
+/// Chain id of generated chains.
+pub const CHAIN_ID: &str = "bench-chain";
+/// Every this-many-th game gets one failing move.
+pub const FAIL_EVERY: usize = 4;
+/// Milliseconds between generated blocks.
+const BLOCK_MS: u64 = 1_000;
+
+/// A generated chain: blocks 0..=head as the node stores them, and the sequencer's timing.
+pub struct GameChain {
+    /// The genesis.
+    pub genesis: Genesis,
+    /// The tic-tac-toe code (the genesis's only module).
+    pub wasm: Vec<u8>,
+    /// Blocks from 0, signed, with their receipts.
+    pub blocks: Vec<BlockRecord>,
+    /// Transactions in all blocks.
+    pub txs: usize,
+    /// Time the sequencer spent making the blocks (push with signature check, finish, sign).
+    pub sequencer_time: Duration,
+    /// The state after the head (the sequencer's).
+    pub state: MemState,
+}
+
+/// A deterministic key: the index in the first 8 bytes, the rest 1.
+fn key(i: u64) -> SecretKey {
+    let mut bytes = [1u8; 32];
+    bytes[..8].copy_from_slice(&(i + 1).to_le_bytes());
+    SecretKey::from_bytes(Network::Testnet, bytes).expect("a valid scalar")
+}
+
+/// The chain context for `genesis` with `wasm`, under `allocation`.
+pub fn context(genesis: &Genesis, wasm: &[u8], allocation: Allocation) -> Arc<ChainContext> {
+    let runtime = Runtime::new(gamechain_runtime::runtime_config(genesis, allocation)).unwrap();
+    let codes = [(genesis.modules[0].code_hash.clone(), wasm.to_vec())]
+        .into_iter()
+        .collect();
+    let modules = Modules::from_genesis(&runtime, genesis, &codes).unwrap();
+    Arc::new(ChainContext::new(genesis.clone(), runtime, modules).unwrap())
+}
+
+/// `waves` waves of `games` concurrent games (see the module docs).
+pub fn game_chain(games: usize, waves: usize) -> GameChain {
+    let wasm = guest("tictactoe").wasm;
+    let sequencer = key(u64::MAX - 1);
+    let config = gamechain_runtime::RuntimeConfig::default();
+    let genesis = Genesis {
+        chain_id: CHAIN_ID.into(),
+        network: Network::Testnet,
+        sequencer: sequencer.address(),
+        time_ms: 1_764_000_000_000,
+        faucet: Some(Amount(100_000)),
+        modules: vec![GenesisModule {
+            id: "tictactoe".into(),
+            code_hash: guest("tictactoe").sha256,
+        }],
+        balances: Vec::new(),
+        fuel_apply: config.fuel_apply,
+        fuel_view: config.fuel_view,
+        fuel_end_block: config.fuel_end_block,
+        memory_limit_bytes: config.memory_limit_bytes as u64,
+        engine_config_hash: config.config_hash(),
+    };
+    let ctx = context(&genesis, &wasm, Allocation::Pooling { instances: 4 });
+    let gs = genesis_state(&genesis).unwrap();
+    let mut state = MemState {
+        map: gs.entries.into_iter().collect(),
+    };
+    let mut hash = gs.state_hash;
+    let mut head = gs.header.clone();
+    let mut blocks = vec![BlockRecord {
+        header: SignedHeader::sign(gs.header, &sequencer),
+        txs: Vec::new(),
+        end_block: Vec::new(),
+    }];
+    let mut sequencer_time = Duration::ZERO;
+    let mut txs = 0;
+    let mut next_key = 0u64;
+    for _ in 0..waves {
+        // (x, o, nonce of x, nonce of o, game id)
+        let mut players: Vec<(SecretKey, SecretKey, u64, u64, String)> = (0..games)
+            .map(|_| {
+                next_key += 2;
+                (key(next_key - 2), key(next_key - 1), 0, 0, String::new())
+            })
+            .collect();
+        for step in 0..10 {
+            let mut block_txs: Vec<SignedTx> = Vec::with_capacity(games);
+            for (g, (x, o, nx, no, id)) in players.iter_mut().enumerate() {
+                let mv = |id: &str, cell: u32| {
+                    Action::game(
+                        "tictactoe",
+                        &json!({"kind": "move", "id": id, "cell": cell}),
+                    )
+                };
+                let (who, nonce, action) = match step {
+                    0 => (
+                        &*x,
+                        nx,
+                        Action::Faucet {
+                            token: "GOLD".into(),
+                        },
+                    ),
+                    1 => (
+                        &*o,
+                        no,
+                        Action::Faucet {
+                            token: "GOLD".into(),
+                        },
+                    ),
+                    2 => (
+                        &*x,
+                        nx,
+                        Action::game("tictactoe", &json!({"kind": "create", "stake": "10"})),
+                    ),
+                    3 => (
+                        &*o,
+                        no,
+                        Action::game("tictactoe", &json!({"kind": "join", "id": id})),
+                    ),
+                    4 => (&*x, nx, mv(id, 0)),
+                    5 => (&*o, no, mv(id, 4)),
+                    6 if g % FAIL_EVERY == 0 => (&*o, no, mv(id, 0)),
+                    6 => continue,
+                    7 => (&*x, nx, mv(id, 1)),
+                    8 => (&*o, no, mv(id, 8)),
+                    _ => (&*x, nx, mv(id, 2)),
+                };
+                let tx = sign_tx(who, CHAIN_ID, *nonce, action);
+                *nonce += 1;
+                if step == 2 {
+                    *id = tx.txid()[..16].to_string();
+                }
+                block_txs.push(tx);
+            }
+            let start = Instant::now();
+            let mut builder = BlockBuilder::new(
+                &ctx,
+                &state,
+                &hash,
+                &head,
+                head.time_ms + BLOCK_MS,
+                Checkpoint::default(),
+            )
+            .unwrap();
+            let mut included = Vec::with_capacity(block_txs.len());
+            for tx in block_txs {
+                let receipt = builder.push(&tx).unwrap().clone();
+                included.push(IncludedTx { tx, receipt });
+            }
+            let out = builder.finish().unwrap();
+            let header = SignedHeader::sign(out.header.clone(), &sequencer);
+            sequencer_time += start.elapsed();
+            txs += included.len();
+            state.apply(out.writes);
+            hash = out.state_hash;
+            head = out.header;
+            blocks.push(BlockRecord {
+                header,
+                txs: included,
+                end_block: out.end_block,
+            });
+        }
+    }
+    GameChain {
+        genesis,
+        wasm,
+        blocks,
+        txs,
+        sequencer_time,
+        state,
+    }
+}
