@@ -546,6 +546,24 @@ impl Replayer {
         })
     }
 
+    /// Continues a replay from `head` with `state` (the state after it) and its running hash,
+    /// e.g. the stored state of a restarted node. Trusted as given: nothing before `head` is
+    /// checked again, and a `state_hash` that does not hash `state` shows as a divergence at the
+    /// next block.
+    pub fn resume(
+        ctx: std::sync::Arc<ChainContext>,
+        state: MemState,
+        state_hash: StateHash,
+        head: Header,
+    ) -> Self {
+        Replayer {
+            ctx,
+            state,
+            state_hash,
+            head,
+        }
+    }
+
     /// Verifies `checked` ([`verify_block`]) on top of the replay's head and, when it matches,
     /// applies its writes. Returns the replay's output for the block. On an error nothing
     /// changes.
