@@ -67,7 +67,10 @@ fn every_replay_setting_reaches_the_same_roots() {
         .flat_map(|b| &b.txs)
         .filter(|t| !t.receipt.ok)
         .count();
-    assert_eq!(failed, 9, "every fourth game's move on a taken cell fails, 3 waves");
+    assert_eq!(
+        failed, 9,
+        "every fourth game's move on a taken cell fails, 3 waves"
+    );
     for allocation in [Allocation::Pooling { instances: 2 }, Allocation::OnDemand] {
         for reuse in [true, false] {
             for threads in [1, 2] {
@@ -114,6 +117,9 @@ fn a_replay_restarted_at_random_heights_ends_the_same() {
     }
     assert_eq!(r.state(), &chain.state);
 }
+
+/// One change to a block.
+type Tamper = Box<dyn Fn(&mut BlockRecord)>;
 
 /// The generated chain as a [`ChainSource`].
 struct MemSource {
@@ -190,7 +196,7 @@ fn verify_from_memory_and_from_an_export_agree_and_name_tampering() {
 
     // One field changed each time: the replay names the block, the transaction and the field.
     let (h, i) = (5usize, 3usize);
-    let cases: [(&str, Box<dyn Fn(&mut BlockRecord)>); 3] = [
+    let cases: [(&str, Tamper); 3] = [
         (
             "receipt.events",
             Box::new(move |b| b.txs[i].receipt.events[0].data = json!({"forged": true})),
