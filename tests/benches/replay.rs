@@ -44,13 +44,13 @@ fn main() {
     let waves = want_txs.div_ceil(per_wave).max(1);
 
     let made = Instant::now();
-    let chain = game_chain(games, waves);
+    let chain = game_chain(games, waves, false);
     let made = made.elapsed();
     let head = chain.blocks.len() - 1;
 
     let ctx = context(
         &chain.genesis,
-        &chain.wasm,
+        &chain.codes,
         Allocation::Pooling { instances: 4 },
     );
     let ctx = std::sync::Arc::new(

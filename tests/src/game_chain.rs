@@ -5,9 +5,14 @@
 //! execution time measured.
 //!
 //! A game's steps (one per block): faucet x, faucet o, create (stake 10), join, then x 0, o 4,
-//! x 1, o 8, x 2 (x wins on the top row); every `FAIL_EVERY`-th game also gets a move on a taken
-//! cell (a failed receipt whose nonce still counts) after o's first move.
+//! x 1, o 8, x 2 (x wins on the top row); every `FAIL_EVERY`-th game also gets a second move by o
+//! right after o's first (`not allowed: not your turn`: a failed receipt whose nonce counts).
+//!
+//! With `chaos`, genesis also deploys [`CHAOS_WAT`] and every block gets one of its writes, every
+//! other block one trapping call and one block per wave an out-of-fuel loop; its `end_block`
+//! writes every block.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -20,13 +25,47 @@ use gamechain_runtime::{
 };
 use gamechain_sdk::{Amount, Checkpoint};
 use serde_json::json;
+use sha2::{Digest, Sha256};
 
 use crate::guest;
 
 /// Chain id of generated chains.
 pub const CHAIN_ID: &str = "bench-chain";
-/// Every this-many-th game gets one failing move.
+/// Every this-many-th game gets one move out of turn.
 pub const FAIL_EVERY: usize = 4;
+/// Module `chaos`, by hand in the ABI v1: `gc_apply` looks at byte 6 of the op (`{"k":"t"}`):
+/// `t` traps (`unreachable`), `l` loops until its fuel runs out, anything else writes the op
+/// under key `w`; `gc_end_block` bumps the one-byte counter `n`.
+pub const CHAOS_WAT: &str = r#"
+(module
+  (import "gamechain_v1" "get" (func $get (param i32 i32 i32 i32) (result i64)))
+  (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 4096))
+  (data (i32.const 16) "n")
+  (data (i32.const 17) "w")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param $len i32) (result i32)
+    (local $ptr i32)
+    (local.set $ptr (global.get $heap))
+    (global.set $heap (i32.add (local.get $ptr) (local.get $len)))
+    (local.get $ptr))
+  (func (export "gc_apply") (param i32 i32) (param $op i32) (param $len i32) (result i32)
+    (local $c i32)
+    (local.set $c (i32.load8_u offset=6 (local.get $op)))
+    (if (i32.eq (local.get $c) (i32.const 116)) (then unreachable))
+    (if (i32.eq (local.get $c) (i32.const 108)) (then (loop $forever (br $forever))))
+    (call $put (i32.const 17) (i32.const 1) (local.get $op) (local.get $len))
+    (i32.const 0))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 1))
+  (func (export "gc_end_block") (result i32)
+    (if (i64.lt_s (call $get (i32.const 16) (i32.const 1) (i32.const 32) (i32.const 1)) (i64.const 0))
+      (then (i32.store8 (i32.const 32) (i32.const 48))))
+    (i32.store8 (i32.const 32) (i32.add (i32.load8_u (i32.const 32)) (i32.const 1)))
+    (call $put (i32.const 16) (i32.const 1) (i32.const 32) (i32.const 1))
+    (i32.const 0)))
+"#;
+
 /// Milliseconds between generated blocks.
 const BLOCK_MS: u64 = 1_000;
 
@@ -34,8 +73,8 @@ const BLOCK_MS: u64 = 1_000;
 pub struct GameChain {
     /// The genesis.
     pub genesis: Genesis,
-    /// The tic-tac-toe code (the genesis's only module).
-    pub wasm: Vec<u8>,
+    /// The modules' code by code hash (tic-tac-toe, and `chaos` when asked for).
+    pub codes: BTreeMap<String, Vec<u8>>,
     /// Blocks from 0, signed, with their receipts.
     pub blocks: Vec<BlockRecord>,
     /// Transactions in all blocks.
@@ -68,19 +107,37 @@ fn key(i: u64) -> SecretKey {
     SecretKey::from_bytes(Network::Testnet, bytes).expect("a valid scalar")
 }
 
-/// The chain context for `genesis` with `wasm`, under `allocation`.
-pub fn context(genesis: &Genesis, wasm: &[u8], allocation: Allocation) -> Arc<ChainContext> {
+/// The chain context for `genesis` with `codes`, under `allocation`.
+pub fn context(
+    genesis: &Genesis,
+    codes: &BTreeMap<String, Vec<u8>>,
+    allocation: Allocation,
+) -> Arc<ChainContext> {
     let runtime = Runtime::new(gamechain_runtime::runtime_config(genesis, allocation)).unwrap();
-    let codes = [(genesis.modules[0].code_hash.clone(), wasm.to_vec())]
-        .into_iter()
-        .collect();
-    let modules = Modules::from_genesis(&runtime, genesis, &codes).unwrap();
+    let modules = Modules::from_genesis(&runtime, genesis, codes).unwrap();
     Arc::new(ChainContext::new(genesis.clone(), runtime, modules).unwrap())
 }
 
-/// `waves` waves of `games` concurrent games (see the module docs).
-pub fn game_chain(games: usize, waves: usize) -> GameChain {
-    let wasm = guest("tictactoe").wasm;
+/// `waves` waves of `games` concurrent games, with the `chaos` module's calls when `chaos` (see
+/// the module docs).
+pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
+    let built = guest("tictactoe");
+    let mut codes = BTreeMap::from([(built.sha256.clone(), built.wasm)]);
+    let mut modules = vec![GenesisModule {
+        id: "tictactoe".into(),
+        code_hash: built.sha256,
+    }];
+    if chaos {
+        let wasm = wat::parse_str(CHAOS_WAT).expect("CHAOS_WAT parses");
+        let hash = hex::encode(Sha256::digest(&wasm));
+        codes.insert(hash.clone(), wasm);
+        modules.push(GenesisModule {
+            id: "chaos".into(),
+            code_hash: hash,
+        });
+    }
+    let chaos_key = key(u64::MAX - 2);
+    let mut chaos_nonce = 0;
     let sequencer = key(u64::MAX - 1);
     let config = gamechain_runtime::RuntimeConfig::default();
     let genesis = Genesis {
@@ -89,10 +146,7 @@ pub fn game_chain(games: usize, waves: usize) -> GameChain {
         sequencer: sequencer.address(),
         time_ms: 1_764_000_000_000,
         faucet: Some(Amount(100_000)),
-        modules: vec![GenesisModule {
-            id: "tictactoe".into(),
-            code_hash: guest("tictactoe").sha256,
-        }],
+        modules,
         balances: Vec::new(),
         fuel_apply: config.fuel_apply,
         fuel_view: config.fuel_view,
@@ -100,7 +154,7 @@ pub fn game_chain(games: usize, waves: usize) -> GameChain {
         memory_limit_bytes: config.memory_limit_bytes as u64,
         engine_config_hash: config.config_hash(),
     };
-    let ctx = context(&genesis, &wasm, Allocation::Pooling { instances: 4 });
+    let ctx = context(&genesis, &codes, Allocation::Pooling { instances: 4 });
     let gs = genesis_state(&genesis).unwrap();
     let mut state = MemState {
         map: gs.entries.into_iter().collect(),
@@ -173,6 +227,20 @@ pub fn game_chain(games: usize, waves: usize) -> GameChain {
                 }
                 block_txs.push(tx);
             }
+            if chaos {
+                let mut ops = vec![format!("w{step}")];
+                if step % 2 == 0 {
+                    ops.push("t".into());
+                }
+                if step == 5 {
+                    ops.push("l".into());
+                }
+                for op in ops {
+                    let action = Action::game("chaos", &json!({ "k": op }));
+                    block_txs.push(sign_tx(&chaos_key, CHAIN_ID, chaos_nonce, action));
+                    chaos_nonce += 1;
+                }
+            }
             let start = Instant::now();
             let cpu = thread_cpu();
             let mut builder = BlockBuilder::new(
@@ -206,7 +274,7 @@ pub fn game_chain(games: usize, waves: usize) -> GameChain {
     }
     GameChain {
         genesis,
-        wasm,
+        codes,
         blocks,
         txs,
         sequencer_time,

@@ -1,5 +1,5 @@
 //! The determinism matrix, in process, on one generated chain (`gamechain_tests::game_chain`:
-//! concurrent tic-tac-toe games with failing moves, staked escrow and payouts, faucets): the
+//! concurrent tic-tac-toe games with moves out of turn, staked escrow and payouts, faucets): the
 //! chain is replayed under every setting that must not matter, and every replay verifies every
 //! block (so reaches the sequencer's state root at every height) and ends on the sequencer's
 //! exact state:
@@ -10,12 +10,14 @@
 //! - a replay "restarted" at random heights: resumed from the state it had, on a new runtime;
 //! - `verify` from an in-memory source vs from an export file of it.
 //!
+//! The chain also runs the hand-written `chaos` module: trapping calls, calls that run out of
+//! fuel, writes, and an `end_block` that writes every block.
+//!
 //! And the checker is not blind: one changed event, one changed fuel figure, one changed
 //! transaction byte are each named by height, index and field.
 //!
 //! Not covered here: Cranelift optimisation levels (the runtime fixes `OptLevel::Speed`; no
-//! setting exists), out-of-fuel and trapping transactions and `end_block` writes (tic-tac-toe
-//! has none; the runtime's own tests cover them), timeouts (150 blocks).
+//! setting exists), tic-tac-toe timeouts (150 blocks).
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
@@ -30,7 +32,7 @@ use gamechain_runtime::{Allocation, ChainContext, MemState};
 use gamechain_tests::game_chain::{context, game_chain, GameChain};
 use serde_json::json;
 
-static CHAIN: LazyLock<GameChain> = LazyLock::new(|| game_chain(12, 3));
+static CHAIN: LazyLock<GameChain> = LazyLock::new(|| game_chain(12, 3, true));
 
 /// Replays the whole chain on `ctx`; panics at a divergence; returns the final state.
 fn replay(ctx: &Arc<ChainContext>, chain: &GameChain) -> MemState {
@@ -46,10 +48,7 @@ fn ctx_with(allocation: Allocation, reuse: bool, threads: usize) -> Arc<ChainCon
     let mut config = gamechain_runtime::runtime_config(&c.genesis, allocation);
     config.reuse_instances = reuse;
     let runtime = gamechain_runtime::Runtime::new(config).unwrap();
-    let codes = [(c.genesis.modules[0].code_hash.clone(), c.wasm.clone())]
-        .into_iter()
-        .collect();
-    let modules = gamechain_runtime::Modules::from_genesis(&runtime, &c.genesis, &codes).unwrap();
+    let modules = gamechain_runtime::Modules::from_genesis(&runtime, &c.genesis, &c.codes).unwrap();
     Arc::new(
         ChainContext::new(c.genesis.clone(), runtime, modules)
             .unwrap()
@@ -60,17 +59,30 @@ fn ctx_with(allocation: Allocation, reuse: bool, threads: usize) -> Arc<ChainCon
 #[test]
 fn every_replay_setting_reaches_the_same_roots() {
     let chain = &*CHAIN;
-    assert!(chain.txs > 300 && chain.blocks.len() == 31, "{}", chain.txs);
-    let failed = chain
+    // 12 games x 9 transactions + 3 failing moves, and 16 chaos calls, per wave.
+    assert_eq!((chain.txs, chain.blocks.len()), (3 * (111 + 16), 31));
+    let errors: Vec<&str> = chain
         .blocks
         .iter()
         .flat_map(|b| &b.txs)
-        .filter(|t| !t.receipt.ok)
-        .count();
-    assert_eq!(
-        failed, 9,
-        "every fourth game's move on a taken cell fails, 3 waves"
-    );
+        .filter_map(|t| t.receipt.error.as_deref())
+        .collect();
+    let count = |text: &str| errors.iter().filter(|e| **e == text).count();
+    // Every fourth game's move out of turn, 3 waves; chaos traps every other block and
+    // runs out of fuel once a wave.
+    assert_eq!(count("not allowed: not your turn"), 9, "{errors:?}");
+    assert_eq!(count("internal: trap: unreachable"), 15, "{errors:?}");
+    assert_eq!(count("internal: out of fuel"), 3, "{errors:?}");
+    assert_eq!(errors.len(), 27, "{errors:?}");
+    for b in &chain.blocks[1..] {
+        let chaos = b.end_block.iter().find(|(m, _)| m == "chaos");
+        assert!(
+            chaos.is_some_and(|(_, r)| r.ok),
+            "block {}: {:?}",
+            b.height(),
+            b.end_block
+        );
+    }
     for allocation in [Allocation::Pooling { instances: 2 }, Allocation::OnDemand] {
         for reuse in [true, false] {
             for threads in [1, 2] {
@@ -95,7 +107,7 @@ fn a_replay_restarted_at_random_heights_ends_the_same() {
     restarts.sort();
     println!("restarts after heights {restarts:?} (seed {seed})");
     let mut r = Replayer::new(
-        context(&chain.genesis, &chain.wasm, Allocation::OnDemand),
+        context(&chain.genesis, &chain.codes, Allocation::OnDemand),
         &chain.blocks[0],
     )
     .unwrap();
@@ -104,7 +116,7 @@ fn a_replay_restarted_at_random_heights_ends_the_same() {
         if restarts.contains(&b.height()) {
             let ctx = context(
                 &chain.genesis,
-                &chain.wasm,
+                &chain.codes,
                 Allocation::Pooling { instances: 3 },
             );
             r = Replayer::resume(
@@ -124,7 +136,7 @@ type Tamper = Box<dyn Fn(&mut BlockRecord)>;
 /// The generated chain as a [`ChainSource`].
 struct MemSource {
     genesis: Genesis,
-    wasm: Vec<u8>,
+    codes: std::collections::BTreeMap<String, Vec<u8>>,
     blocks: Vec<BlockRecord>,
     state: Option<MemState>,
 }
@@ -133,7 +145,7 @@ impl MemSource {
     fn of(chain: &GameChain) -> MemSource {
         MemSource {
             genesis: chain.genesis.clone(),
-            wasm: chain.wasm.clone(),
+            codes: chain.codes.clone(),
             blocks: chain.blocks.clone(),
             state: Some(chain.state.clone()),
         }
@@ -148,8 +160,7 @@ impl ChainSource for MemSource {
         Ok(self.genesis.clone())
     }
     fn code(&mut self, hash: &str) -> Result<Vec<u8>, SourceError> {
-        assert_eq!(hash, self.genesis.modules[0].code_hash);
-        Ok(self.wasm.clone())
+        Ok(self.codes[hash].clone())
     }
     fn head_height(&mut self) -> Result<u64, SourceError> {
         Ok(self.blocks.len() as u64 - 1)
