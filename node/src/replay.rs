@@ -615,3 +615,70 @@ impl Replayer {
         &self.ctx
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(pairs: &[(&str, &str)]) -> MemState {
+        MemState {
+            map: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn state_differences_list_changed_added_and_removed_keys_in_order() {
+        let expected = state(&[("a", "1"), ("b", "2"), ("c", "3")]);
+        let got = state(&[("a", "1"), ("b", "20"), ("d", "4")]);
+        let diff = state_differences(&expected, &got);
+        let keys: Vec<&str> = diff.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, ["b", "c", "d"]);
+        assert_eq!(diff[0].expected.as_deref(), Some(&b"2"[..]));
+        assert_eq!(diff[0].got.as_deref(), Some(&b"20"[..]));
+        assert_eq!(
+            (diff[1].got.is_none(), diff[2].expected.is_none()),
+            (true, true)
+        );
+        assert!(state_differences(&expected, &expected).is_empty());
+    }
+
+    #[test]
+    fn values_show_as_text_or_hex_and_divergences_name_everything() {
+        assert_eq!(show_value(b"12"), "12");
+        assert_eq!(show_value(&[0xff, 0x00]), "0xff00");
+        let mut d = Divergence::new(7, "receipt.fuel_used", "10".into(), "11".into())
+            .at_tx(2, "ab".repeat(32));
+        d.state_diff = vec![KeyDiff {
+            key: "bal/x/GOLD".into(),
+            expected: Some(b"5".to_vec()),
+            got: None,
+        }];
+        let text = d.to_string();
+        assert!(text.starts_with(&format!(
+            "divergence at height 7, transaction 2 ({}): receipt.fuel_used differs",
+            "ab".repeat(32)
+        )));
+        assert!(text.contains("expected: 10") && text.contains("got:      11"));
+        assert!(text.contains("bal/x/GOLD: 5 -> (absent)"), "{text}");
+        let json = d.to_json();
+        assert_eq!(json["tx_index"], 2);
+        assert_eq!(json["state_diff"][0]["got"], Value::Null);
+        assert_eq!(json["state_diff"][0]["expected"], "5");
+    }
+
+    #[test]
+    fn receipts_differ_by_their_first_field() {
+        let a = Receipt::success(Vec::new(), 10);
+        assert_eq!(receipt_difference(&a, &a.clone()), None);
+        let b = Receipt::success(Vec::new(), 11);
+        assert_eq!(
+            receipt_difference(&a, &b),
+            Some(("fuel_used", "10".into(), "11".into()))
+        );
+        let c = Receipt::failure("invalid: no", 10);
+        assert_eq!(receipt_difference(&a, &c).unwrap().0, "ok");
+    }
+}
