@@ -37,7 +37,7 @@ use crate::client::{BlockRef, Client};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::record::BlockRecord;
-use crate::replay::{verify_block, verify_genesis, ReplayError};
+use crate::replay::{check_block, verify_block, verify_genesis, ReplayError};
 use crate::replay_source::{fetch_code, fetch_genesis, record_from_api};
 use crate::storage::Storage;
 
@@ -216,17 +216,19 @@ fn apply_block(
     storage: &mut Storage,
     block: &BlockRecord,
 ) -> Result<Result<Applied, ReplayError>, NodeError> {
+    if block.height() != chain.head().header.header.height + 1 {
+        return Ok(Ok(Applied::Skipped));
+    }
+    let checked = check_block(&chain.ctx, block.clone(), chain.ctx.verify_threads());
     let out = {
+        // Only this task commits: the head cannot move between the look above and here.
         let head = chain.head();
-        if block.height() != head.header.header.height + 1 {
-            return Ok(Ok(Applied::Skipped));
-        }
         match verify_block(
             &chain.ctx,
             &head.state,
             &head.state_hash,
             &head.header.header,
-            block,
+            &checked,
         ) {
             Ok(out) => out,
             Err(e) => return Ok(Err(e)),

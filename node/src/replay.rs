@@ -8,7 +8,9 @@
 //! is the most specific one):
 //! 1. `header.height` is the parent's + 1, `header.prev_hash` the parent's hash,
 //!    `header.sequencer` genesis's, `header.time_ms` not before the parent's;
-//! 2. the block re-executed ([`execute_block`]) with the header's time and checkpoint and the
+//! 2. the block re-executed (exactly `execute_block`, split in two so the signature checks of
+//!    the next block can run while this one executes: [`check_block`], then
+//!    `BlockBuilder::push_checked` and `finish`) with the header's time and checkpoint and the
 //!    recorded transactions: every transaction's stateless checks and signature (`tx.body`,
 //!    `tx.signature`) and nonce (`tx.nonce`);
 //! 3. each transaction receipt, field by field: `receipt.ok`, `receipt.error`,
@@ -22,9 +24,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use gamechain_runtime::chain::{BlockError, Header, Receipt, StateHash, TxError};
+use gamechain_runtime::chain::{BlockError, Header, Receipt, SignedTx, StateHash, TxBody, TxError};
 use gamechain_runtime::{
-    execute_block, genesis_state, BlockInput, BlockOutput, ChainContext, MemState, State,
+    check_txs, genesis_state, BlockBuilder, BlockOutput, ChainContext, MemState, State,
     TransitionError, TxRejection, WriteSet,
 };
 use serde_json::{json, Value};
@@ -252,6 +254,10 @@ fn header_differences(expected: &Header, got: &Header) -> Vec<(&'static str, Str
 /// The first field of `expected` (the chain's) that differs from `got` (the replay's):
 /// `ok`, `error`, `events`, `fuel_used`, as `(field, expected, got)` JSON texts.
 fn receipt_difference(expected: &Receipt, got: &Receipt) -> Option<(&'static str, String, String)> {
+    if expected == got {
+        // Equal receipts hash equally: `Event` data are JSON values, hashed canonically.
+        return None;
+    }
     let pairs = [
         ("ok", to_json_text(&expected.ok), to_json_text(&got.ok)),
         (
@@ -340,7 +346,55 @@ fn rejection_field(reason: &TxRejection) -> &'static str {
     }
 }
 
-/// Re-executes `block` on `state` (the state after `parent`, whose running hash is
+/// A block with the stateless checks (size, shape, chain id, address, signature) of each of its
+/// transactions done: what [`check_block`] returns, on any thread, ahead of [`verify_block`].
+#[derive(Debug, Clone)]
+pub struct CheckedBlock {
+    /// The block.
+    pub block: BlockRecord,
+    /// [`SignedTx::check`] of each transaction, in block order.
+    pub checks: Vec<Result<TxBody, TxError>>,
+}
+
+/// Runs the stateless checks of `block`'s transactions on up to `threads` threads
+/// ([`check_txs`]). Pure: can run while the previous block executes.
+pub fn check_block(ctx: &ChainContext, block: BlockRecord, threads: usize) -> CheckedBlock {
+    let txs: Vec<SignedTx> = block.txs.iter().map(|t| t.tx.clone()).collect();
+    let genesis = ctx.genesis();
+    let checks = check_txs(&txs, &genesis.chain_id, genesis.network, threads);
+    CheckedBlock { block, checks }
+}
+
+/// Exactly [`execute_block`] of the block's header time and checkpoint and its transactions,
+/// with the stateless checks already done ([`BlockBuilder::push_checked`] then `finish`).
+fn execute_checked(
+    ctx: &ChainContext,
+    state: &dyn State,
+    state_hash: &StateHash,
+    parent: &Header,
+    checked: &CheckedBlock,
+) -> Result<BlockOutput, TransitionError> {
+    let header = &checked.block.header.header;
+    let mut builder = BlockBuilder::new(
+        ctx,
+        state,
+        state_hash,
+        parent,
+        header.time_ms,
+        header.checkpoint.clone(),
+    )?;
+    for (index, (t, check)) in checked.block.txs.iter().zip(&checked.checks).enumerate() {
+        let body = check.clone().map_err(|e| TransitionError::InvalidTx {
+            index,
+            txid: t.tx.txid(),
+            reason: TxRejection::Check(e),
+        })?;
+        builder.push_checked(&t.tx, body)?;
+    }
+    builder.finish()
+}
+
+/// Re-executes `checked`'s block on `state` (the state after `parent`, whose running hash is
 /// `state_hash`) and compares everything it recorded (module docs, in that order). Returns the
 /// replay's output (net writes, new state hash) when the block is exactly what the chain says;
 /// the first [`Divergence`] otherwise; [`ReplayError::Host`] when this machine failed.
@@ -350,8 +404,9 @@ pub fn verify_block(
     state: &dyn State,
     state_hash: &StateHash,
     parent: &Header,
-    block: &BlockRecord,
+    checked: &CheckedBlock,
 ) -> Result<BlockOutput, ReplayError> {
+    let block = &checked.block;
     let header = &block.header.header;
     let height = header.height;
     let genesis = ctx.genesis();
@@ -387,12 +442,7 @@ pub fn verify_block(
         header.time_ms.to_string(),
     )?;
 
-    let input = BlockInput {
-        time_ms: header.time_ms,
-        checkpoint: header.checkpoint.clone(),
-        txs: block.txs.iter().map(|t| t.tx.clone()).collect(),
-    };
-    let out = match execute_block(ctx, state, state_hash, parent, &input) {
+    let out = match execute_checked(ctx, state, state_hash, parent, checked) {
         Ok(out) => out,
         Err(TransitionError::InvalidTx {
             index,
@@ -501,15 +551,45 @@ impl Replayer {
         })
     }
 
-    /// Verifies `block` ([`verify_block`]) on top of the replay's head and, when it matches,
+    /// Continues a replay from `head` with `state` (the state after it) and its running hash,
+    /// e.g. the stored state of a restarted node. Trusted as given: nothing before `head` is
+    /// checked again, and a `state_hash` that does not hash `state` shows as a divergence at the
+    /// next block.
+    pub fn resume(
+        ctx: std::sync::Arc<ChainContext>,
+        state: MemState,
+        state_hash: StateHash,
+        head: Header,
+    ) -> Self {
+        Replayer {
+            ctx,
+            state,
+            state_hash,
+            head,
+        }
+    }
+
+    /// Verifies `checked` ([`verify_block`]) on top of the replay's head and, when it matches,
     /// applies its writes. Returns the replay's output for the block. On an error nothing
     /// changes.
-    pub fn apply(&mut self, block: &BlockRecord) -> Result<BlockOutput, ReplayError> {
-        let out = verify_block(&self.ctx, &self.state, &self.state_hash, &self.head, block)?;
+    pub fn apply_checked(&mut self, checked: &CheckedBlock) -> Result<BlockOutput, ReplayError> {
+        let out = verify_block(
+            &self.ctx,
+            &self.state,
+            &self.state_hash,
+            &self.head,
+            checked,
+        )?;
         self.state.apply(out.writes.clone());
         self.state_hash = out.state_hash.clone();
-        self.head = block.header.header.clone();
+        self.head = checked.block.header.header.clone();
         Ok(out)
+    }
+
+    /// [`check_block`] (on the context's verify threads) then [`Replayer::apply_checked`].
+    pub fn apply(&mut self, block: &BlockRecord) -> Result<BlockOutput, ReplayError> {
+        let checked = check_block(&self.ctx, block.clone(), self.ctx.verify_threads());
+        self.apply_checked(&checked)
     }
 
     /// The state after the head, with `writes` applied (what the state would be had a
@@ -538,5 +618,72 @@ impl Replayer {
     /// The chain context it replays under.
     pub fn ctx(&self) -> &std::sync::Arc<ChainContext> {
         &self.ctx
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(pairs: &[(&str, &str)]) -> MemState {
+        MemState {
+            map: pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.as_bytes().to_vec()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn state_differences_list_changed_added_and_removed_keys_in_order() {
+        let expected = state(&[("a", "1"), ("b", "2"), ("c", "3")]);
+        let got = state(&[("a", "1"), ("b", "20"), ("d", "4")]);
+        let diff = state_differences(&expected, &got);
+        let keys: Vec<&str> = diff.iter().map(|d| d.key.as_str()).collect();
+        assert_eq!(keys, ["b", "c", "d"]);
+        assert_eq!(diff[0].expected.as_deref(), Some(&b"2"[..]));
+        assert_eq!(diff[0].got.as_deref(), Some(&b"20"[..]));
+        assert_eq!(
+            (diff[1].got.is_none(), diff[2].expected.is_none()),
+            (true, true)
+        );
+        assert!(state_differences(&expected, &expected).is_empty());
+    }
+
+    #[test]
+    fn values_show_as_text_or_hex_and_divergences_name_everything() {
+        assert_eq!(show_value(b"12"), "12");
+        assert_eq!(show_value(&[0xff, 0x00]), "0xff00");
+        let mut d = Divergence::new(7, "receipt.fuel_used", "10".into(), "11".into())
+            .at_tx(2, "ab".repeat(32));
+        d.state_diff = vec![KeyDiff {
+            key: "bal/x/GOLD".into(),
+            expected: Some(b"5".to_vec()),
+            got: None,
+        }];
+        let text = d.to_string();
+        assert!(text.starts_with(&format!(
+            "divergence at height 7, transaction 2 ({}): receipt.fuel_used differs",
+            "ab".repeat(32)
+        )));
+        assert!(text.contains("expected: 10") && text.contains("got:      11"));
+        assert!(text.contains("bal/x/GOLD: 5 -> (absent)"), "{text}");
+        let json = d.to_json();
+        assert_eq!(json["tx_index"], 2);
+        assert_eq!(json["state_diff"][0]["got"], Value::Null);
+        assert_eq!(json["state_diff"][0]["expected"], "5");
+    }
+
+    #[test]
+    fn receipts_differ_by_their_first_field() {
+        let a = Receipt::success(Vec::new(), 10);
+        assert_eq!(receipt_difference(&a, &a.clone()), None);
+        let b = Receipt::success(Vec::new(), 11);
+        assert_eq!(
+            receipt_difference(&a, &b),
+            Some(("fuel_used", "10".into(), "11".into()))
+        );
+        let c = Receipt::failure("invalid: no", 10);
+        assert_eq!(receipt_difference(&a, &c).unwrap().0, "ok");
     }
 }

@@ -4,9 +4,9 @@
 //!
 //! The modules are the chain's own: genesis names them by code hash and their code comes from
 //! the source ([`ChainSource::code`]), checked against the hash before it is compiled. A source
-//! is read on its own thread, a bounded queue ahead of the replay, so fetching and decoding
-//! overlap execution (signature checks run on up to `verify_threads` threads inside
-//! `execute_block`).
+//! is read on its own thread, a bounded queue ahead of the replay, which also runs each
+//! block's signature checks (on up to `verify_threads` threads), so fetching, decoding and
+//! checking signatures overlap execution.
 //!
 //! State keys: storage keeps only the state at the head, not per-block writes. So the replay
 //! compares its whole state with the source's head state ([`ChainSource::expected_state`], a
@@ -25,8 +25,9 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
-use crate::record::BlockRecord;
-use crate::replay::{state_differences, Divergence, ReplayError, Replayer};
+use crate::replay::{
+    check_block, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
+};
 use crate::replay_source::{ChainSource, ExpectedState, SourceError};
 
 /// Blocks the reader thread may be ahead of the replay.
@@ -153,7 +154,7 @@ impl VerifyReport {
 
 /// What the reader thread sends, in order: blocks 0..=head, then the expected state.
 enum Read {
-    Block(Box<BlockRecord>),
+    Block(Box<CheckedBlock>),
     State(Option<ExpectedState>),
 }
 
@@ -240,9 +241,14 @@ pub fn verify(
     report.head_height = head;
 
     let (tx, rx) = mpsc::sync_channel::<Result<Read, SourceError>>(READ_AHEAD);
+    let reader_ctx = ctx.clone();
     let reader = std::thread::spawn(move || {
+        let threads = reader_ctx.verify_threads();
         for height in 0..=head {
-            let item = source.block(height).map(|b| Read::Block(Box::new(b)));
+            // The signature checks run here, while the replay executes earlier blocks.
+            let item = source
+                .block(height)
+                .map(|b| Read::Block(Box::new(check_block(&reader_ctx, b, threads))));
             let failed = item.is_err();
             if tx.send(item).is_err() || failed {
                 return;
@@ -278,7 +284,7 @@ fn replay_all(
         Read::State(_) => Err(VerifyError::Source("the source ended early".into())),
     };
     let block0 = expect_block(next()?)?;
-    let mut replayer = match Replayer::new(ctx.clone(), &block0, codes) {
+    let mut replayer = match Replayer::new(ctx.clone(), &block0.block, codes) {
         Ok(r) => r,
         Err(d) => {
             report.divergence = Some(*d);
@@ -299,7 +305,7 @@ fn replay_all(
     });
     for height in 1..=head {
         let block = expect_block(next()?)?;
-        match replayer.apply(&block) {
+        match replayer.apply_checked(&block) {
             Ok(_) => {}
             Err(ReplayError::Host(m)) => return Err(VerifyError::Host(m)),
             Err(ReplayError::Diverged(mut d)) => {
@@ -315,7 +321,7 @@ fn replay_all(
                 return Ok(());
             }
         }
-        report.txs += block.txs.len() as u64;
+        report.txs += block.block.txs.len() as u64;
         mark(report, &replayer);
         progress(&Progress {
             height,

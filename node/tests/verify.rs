@@ -1,4 +1,5 @@
-//! `gamechain verify` and `gamechain export` as a user runs them, on the real binary:
+//! `gamechain verify` and `gamechain export` as a user runs them, on the real binary (and
+//! `GET /v1/code/<hash>`, which `verify --node` reads module code from):
 //!
 //! - `a_chain_verifies_from_its_data_the_api_and_an_export`: a node plays concurrent games
 //!   (failed moves, transfers, stakes); `verify --node` while it runs, `export --node`, then
@@ -72,6 +73,38 @@ async fn a_chain_verifies_from_its_data_the_api_and_an_export() {
     node.start().await;
     let client = node.client();
     workload(&client, GAMES).await;
+
+    // GET /v1/code/<hash>: the raw module code, 404 unknown, 400 malformed.
+    let genesis = client.genesis().await.unwrap();
+    let hash = genesis["modules"][0]["code_hash"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let http = reqwest::Client::new();
+    let code = http
+        .get(format!("{}/v1/code/{hash}", node.url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(code.status().as_u16(), 200);
+    assert_eq!(code.headers()["content-type"], "application/wasm");
+    let wasm = code.bytes().await.unwrap();
+    use sha2::Digest;
+    assert_eq!(hex::encode(sha2::Sha256::digest(&wasm)), hash);
+    for (path, status) in [
+        ("00".repeat(32), 404),
+        ("xyz".to_string(), 400),
+        (hash.to_uppercase(), 400),
+    ] {
+        let r = http
+            .get(format!("{}/v1/code/{path}", node.url()))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), status, "{path}");
+        let body: Value = r.json().await.unwrap();
+        assert!(body["error"]["code"].is_string(), "{body}");
+    }
 
     // While the node runs (and keeps making empty blocks): from its API, and an export of it.
     let (code, live) = verify_json(dir, &["--node", &node.url()]).await;

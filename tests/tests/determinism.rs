@@ -1,0 +1,241 @@
+//! The determinism matrix, in process, on one generated chain (`gamechain_tests::game_chain`:
+//! concurrent tic-tac-toe games with moves out of turn, staked escrow and payouts, faucets): the
+//! chain is replayed under every setting that must not matter, and every replay verifies every
+//! block (so reaches the sequencer's state root at every height) and ends on the sequencer's
+//! exact state:
+//!
+//! - pooling vs on-demand instance allocation, warm-instance reuse on vs off, 1 vs 2 signature
+//!   threads (all 8 combinations);
+//! - compiled modules cold (a new runtime) vs warm (the same context replayed twice);
+//! - a replay "restarted" at random heights: resumed from the state it had, on a new runtime;
+//! - `verify` from an in-memory source vs from an export file of it.
+//!
+//! The chain also runs the hand-written `chaos` module: trapping calls, calls that run out of
+//! fuel, writes, and an `end_block` that writes every block.
+//!
+//! And the checker is not blind: one changed event, one changed fuel figure, one changed
+//! transaction byte are each named by height, index and field.
+//!
+//! Not covered here: Cranelift optimisation levels (the runtime fixes `OptLevel::Speed`; no
+//! setting exists), tic-tac-toe timeouts (150 blocks).
+
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, LazyLock};
+
+use gamechain_node::export::{export, FileSource};
+use gamechain_node::record::BlockRecord;
+use gamechain_node::replay::Replayer;
+use gamechain_node::replay_source::{ChainSource, ExpectedState, SourceError};
+use gamechain_node::verify::{verify, VerifyOptions};
+use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::{Allocation, ChainContext, MemState};
+use gamechain_tests::game_chain::{context, game_chain, GameChain};
+use serde_json::json;
+
+static CHAIN: LazyLock<GameChain> = LazyLock::new(|| game_chain(12, 3, true));
+
+/// Replays the whole chain on `ctx`; panics at a divergence; returns the final state.
+fn replay(ctx: &Arc<ChainContext>, chain: &GameChain) -> MemState {
+    let mut r = Replayer::new(ctx.clone(), &chain.blocks[0], &chain.codes).unwrap();
+    for b in &chain.blocks[1..] {
+        r.apply(b).unwrap_or_else(|e| panic!("{e}"));
+    }
+    r.state().clone()
+}
+
+fn ctx_with(allocation: Allocation, reuse: bool, threads: usize) -> Arc<ChainContext> {
+    let c = &*CHAIN;
+    let mut config = gamechain_runtime::runtime_config(&c.genesis, allocation);
+    config.reuse_instances = reuse;
+    let runtime = gamechain_runtime::Runtime::new(config).unwrap();
+    let modules = gamechain_runtime::Modules::from_genesis(&runtime, &c.genesis, &c.codes).unwrap();
+    Arc::new(
+        ChainContext::new(c.genesis.clone(), runtime, modules)
+            .unwrap()
+            .with_verify_threads(threads),
+    )
+}
+
+#[test]
+fn every_replay_setting_reaches_the_same_roots() {
+    let chain = &*CHAIN;
+    // 12 games x 9 transactions + 3 failing moves, and 16 chaos calls, per wave.
+    assert_eq!((chain.txs, chain.blocks.len()), (3 * (111 + 16), 31));
+    let errors: Vec<&str> = chain
+        .blocks
+        .iter()
+        .flat_map(|b| &b.txs)
+        .filter_map(|t| t.receipt.error.as_deref())
+        .collect();
+    let count = |text: &str| errors.iter().filter(|e| **e == text).count();
+    // Every fourth game's move out of turn, 3 waves; chaos traps every other block and
+    // runs out of fuel once a wave.
+    assert_eq!(count("not allowed: not your turn"), 9, "{errors:?}");
+    assert_eq!(count("internal: trap: unreachable"), 15, "{errors:?}");
+    assert_eq!(count("internal: out of fuel"), 3, "{errors:?}");
+    assert_eq!(errors.len(), 27, "{errors:?}");
+    for b in &chain.blocks[1..] {
+        let chaos = b.end_block.iter().find(|(m, _)| m == "chaos");
+        assert!(
+            chaos.is_some_and(|(_, r)| r.ok),
+            "block {}: {:?}",
+            b.height(),
+            b.end_block
+        );
+    }
+    for allocation in [Allocation::Pooling { instances: 2 }, Allocation::OnDemand] {
+        for reuse in [true, false] {
+            for threads in [1, 2] {
+                let ctx = ctx_with(allocation, reuse, threads);
+                let what = format!("{allocation:?}, reuse {reuse}, {threads} threads");
+                assert_eq!(replay(&ctx, chain), chain.state, "{what}: cold");
+                assert_eq!(replay(&ctx, chain), chain.state, "{what}: warm");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_replay_restarted_at_random_heights_ends_the_same() {
+    let chain = &*CHAIN;
+    let seed = RandomState::new().hash_one(0u8);
+    let head = chain.blocks.len() as u64 - 1;
+    // Three restart heights from a random seed (printed, so a failure can be reproduced).
+    let mut restarts: Vec<u64> = (0..3u64)
+        .map(|i| 1 + seed.rotate_left(i as u32 * 21) % (head - 1))
+        .collect();
+    restarts.sort();
+    println!("restarts after heights {restarts:?} (seed {seed})");
+    let mut r = Replayer::new(
+        context(&chain.genesis, &chain.codes, Allocation::OnDemand),
+        &chain.blocks[0],
+        &chain.codes,
+    )
+    .unwrap();
+    for b in &chain.blocks[1..] {
+        r.apply(b).unwrap_or_else(|e| panic!("{e}"));
+        if restarts.contains(&b.height()) {
+            let ctx = context(
+                &chain.genesis,
+                &chain.codes,
+                Allocation::Pooling { instances: 3 },
+            );
+            r = Replayer::resume(
+                ctx,
+                r.state().clone(),
+                r.state_hash().clone(),
+                r.head().clone(),
+            );
+        }
+    }
+    assert_eq!(r.state(), &chain.state);
+}
+
+/// One change to a block.
+type Tamper = Box<dyn Fn(&mut BlockRecord)>;
+
+/// The generated chain as a [`ChainSource`].
+struct MemSource {
+    genesis: Genesis,
+    codes: std::collections::BTreeMap<String, Vec<u8>>,
+    blocks: Vec<BlockRecord>,
+    state: Option<MemState>,
+}
+
+impl MemSource {
+    fn of(chain: &GameChain) -> MemSource {
+        MemSource {
+            genesis: chain.genesis.clone(),
+            codes: chain.codes.clone(),
+            blocks: chain.blocks.clone(),
+            state: Some(chain.state.clone()),
+        }
+    }
+}
+
+impl ChainSource for MemSource {
+    fn describe(&self) -> String {
+        "memory".into()
+    }
+    fn genesis(&mut self) -> Result<Genesis, SourceError> {
+        Ok(self.genesis.clone())
+    }
+    fn code(&mut self, hash: &str) -> Result<Vec<u8>, SourceError> {
+        Ok(self.codes[hash].clone())
+    }
+    fn head_height(&mut self) -> Result<u64, SourceError> {
+        Ok(self.blocks.len() as u64 - 1)
+    }
+    fn block(&mut self, height: u64) -> Result<BlockRecord, SourceError> {
+        Ok(self.blocks[height as usize].clone())
+    }
+    fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
+        Ok(self.state.take().map(|state| ExpectedState {
+            height: self.blocks.len() as u64 - 1,
+            state,
+        }))
+    }
+}
+
+#[test]
+fn verify_from_memory_and_from_an_export_agree_and_name_tampering() {
+    let chain = &*CHAIN;
+    let options = VerifyOptions::default();
+    let direct = verify(Box::new(MemSource::of(chain)), &options, &mut |_| {}).unwrap();
+    assert_eq!(direct.divergence, None);
+    assert_eq!(direct.txs as usize, chain.txs);
+    assert_eq!(direct.state_entries_checked, Some(chain.state.map.len()));
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.export");
+    let summary = export(&mut MemSource::of(chain), &path, |_, _| {}).unwrap();
+    assert_eq!(summary.blocks as usize, chain.blocks.len());
+    let from_file = verify(
+        Box::new(FileSource::open(&path).unwrap()),
+        &VerifyOptions {
+            allocation: Allocation::OnDemand,
+            verify_threads: Some(1),
+            reuse_instances: false,
+        },
+        &mut |_| {},
+    )
+    .unwrap();
+    assert_eq!(from_file.divergence, None);
+    assert_eq!(
+        (&from_file.state_root, from_file.blocks),
+        (&direct.state_root, direct.blocks)
+    );
+
+    // One field changed each time: the replay names the block, the transaction and the field.
+    let (h, i) = (5usize, 3usize);
+    let cases: [(&str, Tamper); 3] = [
+        (
+            "receipt.events",
+            Box::new(move |b| b.txs[i].receipt.events[0].data = json!({"forged": true})),
+        ),
+        (
+            "receipt.fuel_used",
+            Box::new(move |b| b.txs[i].receipt.fuel_used += 1),
+        ),
+        (
+            "tx.signature",
+            Box::new(move |b| {
+                b.txs[i].tx.body = b.txs[i].tx.body.replacen("\"nonce\":", "\"nonce\": ", 1)
+            }),
+        ),
+    ];
+    for (field, tamper) in cases {
+        let mut source = MemSource::of(chain);
+        assert!(!source.blocks[h].txs[i].receipt.events.is_empty());
+        tamper(&mut source.blocks[h]);
+        let report = verify(Box::new(source), &options, &mut |_| {}).unwrap();
+        let d = report
+            .divergence
+            .unwrap_or_else(|| panic!("{field}: not found"));
+        assert_eq!(
+            (d.height, d.tx_index, d.field.as_str()),
+            (h as u64, Some(i), field)
+        );
+        assert_eq!(report.blocks, h as u64, "{field}: blocks below verified");
+    }
+}
