@@ -262,15 +262,15 @@ fn refusals_have_fixed_texts_write_nothing_and_use_the_nonce() {
         ),
         (
             deploy(&BOB, 7, "fresh", &wasm(NO_VIEW_WAT)),
-            "invalid: module code: does not export `gc_view`".into(),
+            "invalid: module code: export gc_view is missing, ABI v1 requires it".into(),
         ),
         (
             deploy(&ALICE, 2, "mine", &wasm(NO_VIEW_WAT)),
-            "invalid: module code: does not export `gc_view`".into(),
+            "invalid: module code: export gc_view is missing, ABI v1 requires it".into(),
         ),
         (
             deploy(&ALICE, 3, "mine", &wasm(BAD_MIGRATE_WAT)),
-            "invalid: module code: export `gc_migrate` must be a function of type (i32, i32, i32, i32) -> i32".into(),
+            "invalid: module code: export gc_migrate has type () -> i32, ABI v1 requires (i32, i32, i32, i32) -> i32".into(),
         ),
     ];
     let (txs, texts): (Vec<_>, Vec<_>) = cases.into_iter().unzip();
