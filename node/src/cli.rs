@@ -39,7 +39,7 @@ pub enum Command {
         /// How to sign and wait.
         #[command(flatten)]
         tx: TxArgs,
-        /// The action: {"type":"faucet"|"transfer"|"game", ...} (node/API.md).
+        /// The action: {"type":"faucet"|"transfer"|"game"|"deploy", ...} (node/API.md).
         action: String,
     },
     /// Ask the faucet for GOLD.
@@ -122,7 +122,7 @@ pub enum Command {
         #[command(flatten)]
         node: NodeUrl,
     },
-    /// The module author kit: `module new`, `module build`, `module deploy` (cli_module.rs).
+    /// The module author kit: `module new`, `module build`, `module deploy`.
     #[command(subcommand)]
     Module(crate::cli_module::ModuleCommand),
     /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every

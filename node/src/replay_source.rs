@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use gamechain_runtime::chain::{Genesis, SignedHeader, SignedTx};
 use gamechain_runtime::MemState;
 
-use crate::client::{Block, BlockRef, Client};
+use crate::client::{Block, BlockRef, Client, ClientError};
 use crate::record::{BlockRecord, IncludedTx};
 use crate::storage::Storage;
 
@@ -258,6 +258,27 @@ pub async fn fetch_code(
     Ok(bytes.to_vec())
 }
 
+/// Most attempts [`block_retrying`] makes for one block answered `429 rate_limited`.
+pub const RATE_LIMITED_ATTEMPTS: u32 = 20;
+
+/// `GET /v1/blocks/<height>`, waiting and retrying while the node answers `429 rate_limited`
+/// (a node's default rate limit is below what a replay asks for): 100 ms, then doubling up to
+/// 2 s between attempts, [`RATE_LIMITED_ATTEMPTS`] at most. Other errors are returned at once.
+async fn block_retrying(client: &Client, height: u64) -> Result<Block, ClientError> {
+    let mut wait = std::time::Duration::from_millis(100);
+    let mut attempt = 1;
+    loop {
+        match client.block(BlockRef::Height(height)).await {
+            Err(e) if e.code() == Some("rate_limited") && attempt < RATE_LIMITED_ATTEMPTS => {
+                tokio::time::sleep(wait).await;
+                wait = (wait * 2).min(std::time::Duration::from_secs(2));
+                attempt += 1;
+            }
+            other => return other,
+        }
+    }
+}
+
 /// `GET /v1/genesis` as a [`Genesis`].
 pub async fn fetch_genesis(client: &Client) -> Result<Genesis, SourceError> {
     let value = client.genesis().await.map_err(|e| err(e.to_string()))?;
@@ -300,7 +321,7 @@ impl ChainSource for NodeSource {
             .min(height + NODE_FETCH_AHEAD as u64 - 1);
         let client = &self.client;
         let fetched = self.rt.block_on(futures_util::future::join_all(
-            (height..=last).map(|h| client.block(BlockRef::Height(h))),
+            (height..=last).map(|h| block_retrying(client, h)),
         ));
         for (h, result) in (height..=last).zip(fetched) {
             let block = result.map_err(|e| err(format!("GET /v1/blocks/{h}: {e}")))?;

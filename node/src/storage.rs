@@ -24,6 +24,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -90,6 +91,8 @@ pub enum StorageError {
         /// The newest this node knows.
         known: u32,
     },
+    /// Another process (or another writer in this one) has the database open for writing.
+    InUse(PathBuf),
 }
 
 impl fmt::Display for StorageError {
@@ -100,6 +103,12 @@ impl fmt::Display for StorageError {
             StorageError::TooNew { found, known } => write!(
                 f,
                 "the database has schema version {found}, this gamechain knows up to {known}: run a newer gamechain"
+            ),
+            StorageError::InUse(path) => write!(
+                f,
+                "{} is in use by another gamechain process (lock {}): stop it first",
+                path.display(),
+                lock_path(path).display()
             ),
         }
     }
@@ -130,6 +139,16 @@ pub struct StoredHead {
 pub struct Storage {
     conn: Connection,
     path: PathBuf,
+    /// The writer's exclusive lock on `<path>.lock` (`None` for readers); released on drop.
+    _lock: Option<File>,
+}
+
+/// `<db path>.lock`: the file a writer holds an exclusive lock on, so that two nodes never
+/// write (and sign blocks for) one database.
+pub fn lock_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
 }
 
 impl fmt::Debug for Storage {
@@ -141,12 +160,32 @@ impl fmt::Debug for Storage {
 impl Storage {
     /// Opens (creating it if absent) the database at `path` for writing: WAL mode,
     /// `synchronous=FULL`, foreign keys on, then every pending migration. Errors: SQLite
-    /// cannot open or migrate the file; [`StorageError::TooNew`].
+    /// cannot open or migrate the file; [`StorageError::TooNew`]; [`StorageError::InUse`] when
+    /// another writer holds the lock on `<path>.lock` ([`lock_path`]).
     pub fn open(path: &Path) -> Result<Storage, StorageError> {
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lock_path(path))
+            .map_err(|e| {
+                StorageError::Sqlite(format!("cannot open {}: {e}", lock_path(path).display()))
+            })?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Err(StorageError::InUse(path.to_path_buf())),
+            Err(TryLockError::Error(e)) => {
+                return Err(StorageError::Sqlite(format!(
+                    "cannot lock {}: {e}",
+                    lock_path(path).display()
+                )))
+            }
+        }
         let conn = Connection::open(path)?;
         let mut storage = Storage {
             conn,
             path: path.to_path_buf(),
+            _lock: Some(lock),
         };
         storage.configure()?;
         let mode: String = storage
@@ -171,6 +210,7 @@ impl Storage {
         let storage = Storage {
             conn,
             path: path.to_path_buf(),
+            _lock: None,
         };
         storage.configure()?;
         let version = storage.schema_version()?;
@@ -640,6 +680,18 @@ mod tests {
             Storage::open(&path),
             Err(StorageError::TooNew { found: 99, .. })
         ));
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_until_the_first_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chain.sqlite");
+        let first = Storage::open(&path).unwrap();
+        assert!(matches!(Storage::open(&path), Err(StorageError::InUse(p)) if p == path));
+        let reader = Storage::open_reader(&path).expect("readers need no lock");
+        drop(reader);
+        drop(first);
+        Storage::open(&path).expect("the lock went with the first writer");
     }
 
     #[test]

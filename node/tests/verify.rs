@@ -457,3 +457,26 @@ async fn tampering_is_named_by_height_and_field() {
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn verify_over_the_api_waits_out_the_nodes_rate_limit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    // Far below what a replay asks for (16 blocks at once).
+    let mut node = NodeProcess::new(
+        dir,
+        "block_interval_ms = 50\nrate_limit_per_sec = 8\nrate_limit_burst = 8",
+    );
+    node.start().await;
+    let client = node.client();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while client.status().await.map_or(0, |s| s.height) < 40 {
+        assert!(std::time::Instant::now() < deadline, "no 40 blocks");
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    let (code, report) = verify_json(dir, &["--node", &node.url()]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["result"], "verified", "{report}");
+    assert!(report["blocks"].as_u64().unwrap() > 40, "{report}");
+    assert!(node.terminate(std::time::Duration::from_secs(20)).success());
+}

@@ -40,11 +40,17 @@ pub struct NodeProcess {
 
 impl NodeProcess {
     /// Writes `dir/node.toml` (data in `dir/data`, listening on a free loopback port, no rate
-    /// limit, `extra` TOML lines appended). Does not start anything.
+    /// limit unless `extra` sets `rate_limit_per_sec`, `extra` TOML lines appended). Does not start anything.
     pub fn new(dir: &Path, extra: &str) -> NodeProcess {
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
+        // No rate limit unless `extra` sets one.
+        let limit = if extra.contains("rate_limit_per_sec") {
+            ""
+        } else {
+            "rate_limit_per_sec = 0\n"
+        };
         let config = format!(
-            "data_dir = \"{}\"\nlisten = \"{addr}\"\nrate_limit_per_sec = 0\nlog = \"info\"\n{extra}\n",
+            "data_dir = \"{}\"\nlisten = \"{addr}\"\n{limit}log = \"info\"\n{extra}\n",
             dir.join("data").display()
         );
         std::fs::write(dir.join("node.toml"), config).unwrap();
