@@ -3,8 +3,8 @@
 //! divergence report.
 //!
 //! Exit codes of `verify`: 0 every block verified, [`EXIT_DIVERGED`] a divergence (reported on
-//! stdout), 1 the replay could not run (unreadable source, unreachable node, a build that
-//! cannot run this chain).
+//! stdout), [`EXIT_ERROR`] the replay could not run (unreadable source, unreachable node, a build
+//! that cannot run this chain; with `--json`, stdout still gets `{"result": "error", "error"}`).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -20,6 +20,8 @@ use crate::verify::{verify, Progress, VerifyOptions};
 
 /// Exit code of `gamechain verify` when the chain diverges from its replay.
 pub const EXIT_DIVERGED: u8 = 4;
+/// Exit code of `gamechain verify` when the replay could not run.
+pub const EXIT_ERROR: u8 = 1;
 
 /// Where the chain is read from (exactly one).
 #[derive(Debug, Args)]
@@ -134,10 +136,22 @@ pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, Str
         report
     })
     .await
-    .map_err(|e| format!("the replay panicked: {e}"))??;
+    .map_err(|e| format!("the replay panicked: {e}"))?;
 
     let write = |out: &mut dyn Write, text: String| {
         writeln!(out, "{text}").map_err(|e| format!("cannot write the report: {e}"))
+    };
+    let report = match report {
+        Ok(report) => report,
+        // Machines get JSON whatever happened: {"result": "error", "error": "<why>"}, exit 1.
+        Err(e) if json => {
+            write(
+                out,
+                serde_json::json!({"result": "error", "error": e}).to_string(),
+            )?;
+            return Ok(EXIT_ERROR);
+        }
+        Err(e) => return Err(e),
     };
     if json {
         write(out, report.to_json().to_string())?;

@@ -45,12 +45,30 @@ pub struct KeyDiff {
     pub got: Option<Vec<u8>>,
 }
 
+/// Longest value [`show_value`] shows whole, bytes; longer ones (module code, say) are cut.
+pub const SHOW_VALUE_MAX: usize = 256;
+
 /// A value for people and JSON: its UTF-8 text when it is UTF-8, else `0x` and lowercase hex.
+/// A value longer than [`SHOW_VALUE_MAX`] bytes shows its first 64 bytes, then `… (<n> bytes,
+/// sha256 <hex>)`.
 pub fn show_value(value: &[u8]) -> String {
-    match std::str::from_utf8(value) {
+    let text = |v: &[u8]| match std::str::from_utf8(v) {
         Ok(text) => text.to_string(),
-        Err(_) => format!("0x{}", hex::encode(value)),
+        Err(_) => format!("0x{}", hex::encode(v)),
+    };
+    if value.len() <= SHOW_VALUE_MAX {
+        return text(value);
     }
+    use sha2::Digest;
+    let head = match std::str::from_utf8(value) {
+        Ok(t) => t.chars().take(64).collect::<String>(),
+        Err(_) => text(&value[..64]),
+    };
+    format!(
+        "{head}… ({} bytes, sha256 {})",
+        value.len(),
+        hex::encode(sha2::Sha256::digest(value))
+    )
 }
 
 fn show_opt(value: &Option<Vec<u8>>) -> Value {
@@ -624,6 +642,33 @@ impl Replayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_values_are_cut_and_named_by_their_hash() {
+        assert_eq!(show_value(b"42"), "42");
+        assert_eq!(show_value(&[0, 255]), "0x00ff");
+        let code = vec![0xffu8; 700_000];
+        let shown = show_value(&code);
+        assert!(shown.len() < 300, "{}", shown.len());
+        assert!(
+            shown.starts_with(&format!("0x{}", "ff".repeat(64))),
+            "{shown}"
+        );
+        use sha2::Digest;
+        let hash = hex::encode(sha2::Sha256::digest(&code));
+        assert!(
+            shown.ends_with(&format!("… (700000 bytes, sha256 {hash})")),
+            "{shown}"
+        );
+        let text = "é".repeat(200);
+        assert_eq!(
+            show_value(text.as_bytes())
+                .chars()
+                .take(64)
+                .collect::<String>(),
+            "é".repeat(64)
+        );
+    }
 
     fn state(pairs: &[(&str, &str)]) -> MemState {
         MemState {
