@@ -455,7 +455,13 @@ async fn tampering_is_named_by_height_and_field() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
-    assert!(String::from_utf8_lossy(&out.stderr).contains("truncated"));
+    // With --json the error is a JSON object on stdout.
+    let error: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(error["result"], "error", "{error}");
+    assert!(
+        error["error"].as_str().unwrap().contains("truncated"),
+        "{error}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
