@@ -13,6 +13,7 @@
 //! gamechain.module-cache.v1
 //! code=<SHA-256 of the instrumented wasm bytes that are compiled>
 //! config=<RuntimeConfig::config_hash: ABI, features, limits, gas, instrumentation version>
+//! opt_level=<RuntimeConfig::opt_level: none | speed | speed_and_size>
 //! backend=<pooled | on_demand>
 //! wasmtime=<WASMTIME_VERSION>
 //! engine=<SHA-256 of wasmtime's Engine::precompile_compatibility_hash>
@@ -56,7 +57,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use wasmtime::{Engine, Module};
 
-use crate::engine::WASMTIME_VERSION;
+use crate::engine::{OptLevel, WASMTIME_VERSION};
 
 /// First bytes of every entry file.
 pub const MAGIC: &[u8; 8] = b"GCMCACH1";
@@ -138,18 +139,26 @@ impl Hasher for ShaHasher {
     }
 }
 
-/// The key of `wasm` compiled for `engine` (see the module docs), 32 bytes.
-pub(crate) fn entry_key(
-    engine: &Engine,
-    backend: &str,
-    config_hash: &str,
-    wasm: &[u8],
-) -> [u8; 32] {
+/// What a compiled module depends on besides its code and wasmtime's engine: the runtime's
+/// config hash, its Cranelift optimisation level (not consensus, but it changes the machine
+/// code) and the backend (`pooled` or `on_demand`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Build<'a> {
+    pub(crate) config_hash: &'a str,
+    pub(crate) opt_level: OptLevel,
+    pub(crate) backend: &'a str,
+}
+
+/// The key of `wasm` compiled for `engine` as `build` says (see the module docs), 32 bytes.
+pub(crate) fn entry_key(engine: &Engine, build: Build<'_>, wasm: &[u8]) -> [u8; 32] {
     let mut compat = ShaHasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut compat);
     let text = format!(
-        "gamechain.module-cache.v1\ncode={}\nconfig={config_hash}\nbackend={backend}\nwasmtime={WASMTIME_VERSION}\nengine={}\ntarget={}-{}\n",
+        "gamechain.module-cache.v1\ncode={}\nconfig={}\nopt_level={}\nbackend={}\nwasmtime={WASMTIME_VERSION}\nengine={}\ntarget={}-{}\n",
         hex::encode(Sha256::digest(wasm)),
+        build.config_hash,
+        build.opt_level.name(),
+        build.backend,
         hex::encode(compat.0.finalize()),
         std::env::consts::ARCH,
         std::env::consts::OS,
@@ -229,17 +238,17 @@ impl ModuleCache {
         self.dir.join(format!("{}.{EXTENSION}", hex::encode(key)))
     }
 
-    /// `wasm` compiled for `engine`: from a valid entry, or compiled (and stored). Errors are
-    /// the compiler's (the same as without a cache); cache trouble is never an error.
+    /// `wasm` compiled for `engine` as `build` says: from a valid entry, or compiled (and
+    /// stored). Errors are the compiler's (the same as without a cache); cache trouble is never
+    /// an error.
     pub(crate) fn get_or_compile(
         &self,
         engine: &Engine,
-        backend: &str,
-        config_hash: &str,
+        build: Build<'_>,
         wasm: &[u8],
     ) -> wasmtime::Result<(Module, CodeSource)> {
         let start = Instant::now();
-        let key = entry_key(engine, backend, config_hash, wasm);
+        let key = entry_key(engine, build, wasm);
         let path = self.path(&key);
         match fs::read(&path) {
             Ok(file) => match self.deserialize(engine, &key, &file) {
@@ -440,6 +449,36 @@ mod tests {
         .unwrap();
         assert!(!load(&other, &cache, &wasm).is_cached());
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 2);
+        // Another optimisation level (not consensus, same config hash): other machine code, so
+        // another entry, which the next load at that level uses.
+        let unoptimised = Runtime::new(RuntimeConfig {
+            allocation: Allocation::OnDemand,
+            opt_level: crate::OptLevel::None,
+            ..RuntimeConfig::default()
+        })
+        .unwrap();
+        assert_eq!(
+            unoptimised.config().config_hash(),
+            rt.config().config_hash()
+        );
+        let files = || -> Vec<PathBuf> {
+            let mut v: Vec<PathBuf> = fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .collect();
+            v.sort();
+            v
+        };
+        let before = files();
+        assert!(!load(&unoptimised, &cache, &wasm).is_cached());
+        assert!(load(&unoptimised, &cache, &wasm).is_cached());
+        let added: Vec<PathBuf> = files()
+            .into_iter()
+            .filter(|f| !before.contains(f))
+            .collect();
+        assert_eq!(added.len(), 1, "{added:?}");
+        // (Removed again: the copy below needs exactly the two entries of `rt` and `other`.)
+        fs::remove_file(&added[0]).unwrap();
         // An entry copied under another key's name is refused (its embedded key differs).
         let mut names: Vec<PathBuf> = fs::read_dir(dir.path())
             .unwrap()

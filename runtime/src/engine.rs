@@ -22,14 +22,18 @@
 //! waits for a free slot ([`Instances`]), and a slot wasmtime still refuses is a [`HostError`],
 //! never a receipt. Neither is instance reuse ([`RuntimeConfig::reuse_instances`]): a reused
 //! instance is reset to exactly the state of a fresh one and charged the same fuel
-//! (`module.rs`).
+//! (`module.rs`). Nor is the Cranelift optimisation level ([`RuntimeConfig::opt_level`]):
+//! fuel is counted per wasm operator, before Cranelift sees the code, and NaNs are canonicalised
+//! at every level, so only the machine code (and its speed) differs; it is part of the
+//! compiled-module cache key (`cache.rs`), not of the config hash. The determinism matrix
+//! (`tests/tests/determinism.rs`) replays a chain under every level.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use sha2::{Digest, Sha256};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, Linker, OptLevel, PoolingAllocationConfig,
-    ResourceLimiter, WasmBacktraceDetails, WasmFeatures,
+    Config, Engine, InstanceAllocationStrategy, Linker, PoolingAllocationConfig, ResourceLimiter,
+    WasmBacktraceDetails, WasmFeatures,
 };
 
 use crate::gas::GAS_V1;
@@ -93,6 +97,42 @@ pub enum Allocation {
     OnDemand,
 }
 
+/// The Cranelift optimisation level modules are compiled at. Not consensus (see the module
+/// docs): it changes the machine code and its speed, never a result, a fuel figure or a load
+/// error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OptLevel {
+    /// No optimisation (fastest compile).
+    None,
+    /// Optimise for speed (the default).
+    #[default]
+    Speed,
+    /// Optimise for speed and code size.
+    SpeedAndSize,
+}
+
+impl OptLevel {
+    /// Every level, for tests that must not see a difference.
+    pub const ALL: [OptLevel; 3] = [OptLevel::None, OptLevel::Speed, OptLevel::SpeedAndSize];
+
+    /// The name used in the compiled-module cache key: `none`, `speed` or `speed_and_size`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptLevel::None => "none",
+            OptLevel::Speed => "speed",
+            OptLevel::SpeedAndSize => "speed_and_size",
+        }
+    }
+
+    fn wasmtime(self) -> wasmtime::OptLevel {
+        match self {
+            OptLevel::None => wasmtime::OptLevel::None,
+            OptLevel::Speed => wasmtime::OptLevel::Speed,
+            OptLevel::SpeedAndSize => wasmtime::OptLevel::SpeedAndSize,
+        }
+    }
+}
+
 /// The chain's runtime parameters. `fuel_apply`, `fuel_end_block` and `memory_limit_bytes` are
 /// consensus rules recorded in genesis through [`RuntimeConfig::config_hash`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,6 +156,11 @@ pub struct RuntimeConfig {
     /// a reusable module against the snapshot; panic on any difference. For tests and
     /// verifiers (it costs a full memory comparison per call). Not consensus.
     pub verify_reuse: bool,
+    /// The Cranelift optimisation level (default [`OptLevel::Speed`]). Not consensus, so not in
+    /// [`config_hash`](Self::config_hash): every level gives the same results, state writes,
+    /// fuel and load errors (the determinism matrix checks it); it is part of the
+    /// compiled-module cache key, since the machine code differs.
+    pub opt_level: OptLevel,
 }
 
 impl Default for RuntimeConfig {
@@ -139,6 +184,7 @@ impl Default for RuntimeConfig {
             allocation: Allocation::Pooling { instances: 64 },
             reuse_instances: true,
             verify_reuse: false,
+            opt_level: OptLevel::Speed,
         }
     }
 }
@@ -233,7 +279,10 @@ impl Runtime {
                         MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes),
                     )
                     .table_keep_resident(TABLE_KEEP_RESIDENT);
-                Some(backend(InstanceAllocationStrategy::Pooling(p))?)
+                Some(backend(
+                    InstanceAllocationStrategy::Pooling(p),
+                    config.opt_level,
+                )?)
             }
             Allocation::OnDemand => None,
         };
@@ -241,7 +290,7 @@ impl Runtime {
             Allocation::Pooling { instances } => instances as usize,
             Allocation::OnDemand => 0,
         };
-        let on_demand = backend(InstanceAllocationStrategy::OnDemand)?;
+        let on_demand = backend(InstanceAllocationStrategy::OnDemand, config.opt_level)?;
         Ok(Arc::new(Self {
             instances: Instances::new(slots),
             config,
@@ -285,14 +334,18 @@ impl Runtime {
     }
 }
 
-/// An engine with the chain's deterministic configuration and `allocation`, and its linker.
-fn backend(allocation: InstanceAllocationStrategy) -> Result<Backend, HostError> {
+/// An engine with the chain's deterministic configuration, `allocation` and `opt_level`, and its
+/// linker.
+fn backend(
+    allocation: InstanceAllocationStrategy,
+    opt_level: OptLevel,
+) -> Result<Backend, HostError> {
     let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
     let mut c = Config::new();
     c.consume_fuel(true)
         .epoch_interruption(false)
         .cranelift_nan_canonicalization(true)
-        .cranelift_opt_level(OptLevel::Speed)
+        .cranelift_opt_level(opt_level.wasmtime())
         .max_wasm_stack(MAX_WASM_STACK)
         // Traps carry no backtrace: cheaper, and nothing build-dependent to leak.
         .wasm_backtrace_max_frames(None)
@@ -557,12 +610,13 @@ mod tests {
         for c in changed {
             assert_ne!(c.config_hash(), h, "{c:?}");
         }
-        // Not consensus: views and the allocation strategy.
+        // Not consensus: views, the allocation strategy, instance reuse and the opt level.
         let not_consensus = RuntimeConfig {
             fuel_view: 1,
             allocation: Allocation::OnDemand,
             reuse_instances: !base.reuse_instances,
             verify_reuse: !base.verify_reuse,
+            opt_level: OptLevel::None,
             ..base.clone()
         };
         assert_eq!(not_consensus.config_hash(), h);

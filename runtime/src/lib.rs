@@ -46,7 +46,7 @@ mod validate;
 
 pub use cache::{CacheStats, CodeSource, ModuleCache};
 pub use engine::{
-    Allocation, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK,
+    Allocation, OptLevel, Runtime, RuntimeConfig, ABI_VERSION, MAX_TABLE_ELEMENTS, MAX_WASM_STACK,
     WASMTIME_VERSION,
 };
 pub use execute::{execute_apply, execute_end_block, execute_migrate, run_view, Event, TxOutcome};

@@ -44,7 +44,7 @@ use wasmtime::{
     WasmParams, WasmResults,
 };
 
-use crate::cache::{CodeSource, ModuleCache};
+use crate::cache::{Build, CodeSource, ModuleCache};
 use crate::engine::{Lease, Runtime, ABI_VERSION};
 use crate::host::{span, HostState, Target};
 use crate::instrument::{self, Plan};
@@ -793,7 +793,14 @@ fn compile(
 ) -> Result<(Module, bool, CodeSource), LoadError> {
     let config_hash = runtime.config.config_hash();
     let build = |engine: &wasmtime::Engine, backend: &str| match cache {
-        Some(cache) => cache.get_or_compile(engine, backend, &config_hash, wasm),
+        Some(cache) => {
+            let build = Build {
+                config_hash: &config_hash,
+                opt_level: runtime.config.opt_level,
+                backend,
+            };
+            cache.get_or_compile(engine, build, wasm)
+        }
         None => CodeSource::time(|| Module::from_binary(engine, wasm)),
     };
     if let Some(backend) = runtime.pooled() {

@@ -7,6 +7,9 @@
 //! - pooling vs on-demand instance allocation, warm-instance reuse on vs off, 1 vs 2 signature
 //!   threads (all 8 combinations);
 //! - compiled modules cold (a new runtime) vs warm (the same context replayed twice);
+//! - every Cranelift optimisation level (`RuntimeConfig::opt_level`, not consensus), each
+//!   through a disk compiled-module cache (`ModuleCache`) first cold (empty: every module
+//!   compiled and stored) then warm (a reopened cache: every module deserialised);
 //! - a replay "restarted" at random heights: resumed from the state it had, on a new runtime;
 //! - `verify` from an in-memory source vs from an export file of it.
 //!
@@ -16,8 +19,7 @@
 //! And the checker is not blind: one changed event, one changed fuel figure, one changed
 //! transaction byte are each named by height, index and field.
 //!
-//! Not covered here: Cranelift optimisation levels (the runtime fixes `OptLevel::Speed`; no
-//! setting exists), tic-tac-toe timeouts (150 blocks).
+//! Not covered here: tic-tac-toe timeouts (150 blocks).
 
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
@@ -28,7 +30,7 @@ use gamechain_node::replay::Replayer;
 use gamechain_node::replay_source::{ChainSource, ExpectedState, SourceError};
 use gamechain_node::verify::{verify, VerifyOptions};
 use gamechain_runtime::chain::Genesis;
-use gamechain_runtime::{Allocation, ChainContext, MemState};
+use gamechain_runtime::{Allocation, ChainContext, MemState, ModuleCache, Modules, OptLevel};
 use gamechain_tests::game_chain::{context, game_chain, GameChain};
 use serde_json::json;
 
@@ -92,6 +94,65 @@ fn every_replay_setting_reaches_the_same_roots() {
                 assert_eq!(replay(&ctx, chain), chain.state, "{what}: warm");
             }
         }
+    }
+}
+
+/// A context at `opt_level` whose modules are compiled through `cache`; with them, whether each
+/// module's machine code came from the cache.
+fn ctx_cached(opt_level: OptLevel, cache: &Arc<ModuleCache>) -> (Arc<ChainContext>, Vec<bool>) {
+    let c = &*CHAIN;
+    let mut config =
+        gamechain_runtime::runtime_config(&c.genesis, Allocation::Pooling { instances: 2 });
+    config.opt_level = opt_level;
+    let runtime = gamechain_runtime::Runtime::new(config).unwrap();
+    let modules = Modules::new().with_cache(cache.clone());
+    modules
+        .load_genesis(&runtime, &c.genesis, &c.codes)
+        .unwrap();
+    let cached = modules
+        .iter()
+        .iter()
+        .map(|e| e.module.code_source().is_cached())
+        .collect();
+    let ctx = ChainContext::new(c.genesis.clone(), runtime, modules).unwrap();
+    (Arc::new(ctx), cached)
+}
+
+#[test]
+fn every_opt_level_and_a_cold_then_warm_cache_reach_the_same_roots() {
+    let chain = &*CHAIN;
+    let modules = chain.genesis.modules.len();
+    assert_eq!(modules, 2, "tictactoe and chaos");
+    let dir = tempfile::tempdir().unwrap();
+    for (i, opt_level) in OptLevel::ALL.into_iter().enumerate() {
+        // Cold: a level's first use finds no entry (the level is in the cache key), so every
+        // module is compiled now and stored.
+        let cold_cache = Arc::new(ModuleCache::open(dir.path()).unwrap());
+        let (cold, cached) = ctx_cached(opt_level, &cold_cache);
+        assert_eq!(cached, vec![false; modules], "{opt_level:?}: cold");
+        assert_eq!(replay(&cold, chain), chain.state, "{opt_level:?}: cold");
+        let stats = cold_cache.stats();
+        assert_eq!(
+            (stats.hits, stats.stored),
+            (0, modules as u64),
+            "{opt_level:?}"
+        );
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            (i + 1) * modules,
+            "{opt_level:?}: one entry per module and level"
+        );
+        drop(cold);
+        // Warm: a reopened cache (a restarted node) serves every module.
+        let warm_cache = Arc::new(ModuleCache::open(dir.path()).unwrap());
+        let (warm, cached) = ctx_cached(opt_level, &warm_cache);
+        assert_eq!(cached, vec![true; modules], "{opt_level:?}: warm");
+        assert_eq!(replay(&warm, chain), chain.state, "{opt_level:?}: warm");
+        let stats = warm_cache.stats();
+        assert_eq!(
+            (stats.hits, stats.misses, stats.rejected),
+            (modules as u64, 0, 0)
+        );
     }
 }
 
