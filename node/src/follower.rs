@@ -9,7 +9,9 @@
 //! to `<data>/genesis.json`), its module code (`GET /v1/code/<hash>`) and block 0, checked
 //! against the genesis ([`verify_genesis`]), become the local chain. Every start checks that
 //! the directory's genesis is the sequencer's and that the stored state hashes to the head's
-//! state root; a restarted follower catches up from its own head.
+//! state root; a restarted follower catches up from its own head. Modules compile through the
+//! same compiled-module cache as a sequencer's (`<data>/compiled/`), so a restart deserialises
+//! them, and the log says for each module whether it was compiled or read from the cache.
 //!
 //! A block that does not verify is never applied: the follower logs the divergence (height,
 //! field, expected and got), stops following and keeps serving what it has verified. A node
@@ -25,9 +27,7 @@ use axum::body::Bytes;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use gamechain_runtime::chain::{Genesis, StateHash};
-use gamechain_runtime::{
-    runtime_config, Allocation, ChainContext, Modules, Runtime, RuntimeConfig,
-};
+use gamechain_runtime::{runtime_config, Allocation, ChainContext, Runtime, RuntimeConfig};
 use tokio::sync::watch;
 
 use crate::api::{self, AppState};
@@ -36,6 +36,7 @@ use crate::chain::{Chain, Head};
 use crate::client::{BlockRef, Client};
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::genesis_setup::{cached_modules, preload_modules};
 use crate::record::BlockRecord;
 use crate::replay::{check_block, verify_block, verify_genesis, ReplayError};
 use crate::replay_source::{fetch_code, fetch_genesis, record_from_api};
@@ -153,7 +154,11 @@ fn open_replica(
             code
         }
     };
-    let modules = Modules::from_genesis(&runtime, &genesis, &code)
+    // The same compiled-module cache as a sequencer's (`<data>/compiled/`): a restart
+    // deserialises instead of recompiling.
+    let modules = cached_modules(config);
+    modules
+        .load_genesis(&runtime, &genesis, &code)
         .map_err(|e| refused(format!("module code: {e}")))?;
     let ctx = Arc::new(
         ChainContext::new(genesis.clone(), runtime, modules)
@@ -189,6 +194,8 @@ fn open_replica(
             head.header.header.height
         )));
     }
+    // Every module of the state (genesis and deployed) now, logging where each came from.
+    preload_modules(&ctx, &state)?;
     Ok(Opened {
         ctx,
         genesis_hash,

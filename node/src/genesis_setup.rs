@@ -168,13 +168,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
 
     let runtime = Runtime::new(runtime_config).map_err(|e| NodeError::Runtime(e.to_string()))?;
     let code = storage.code()?;
-    let modules = match ModuleCache::open(config.compiled_dir()) {
-        Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
-        Err(e) => {
-            tracing::warn!(dir = %config.compiled_dir().display(), "no compiled-module cache (every start recompiles): {e}");
-            Modules::new()
-        }
-    };
+    let modules = cached_modules(config);
     modules
         .load_genesis(&runtime, &genesis, &code)
         .map_err(|e| NodeError::Refused(format!("module code in {}: {e}", db_path.display())))?;
@@ -234,11 +228,25 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     })
 }
 
+/// An empty module registry compiling through the data directory's compiled-module cache
+/// (`<data>/compiled/`); without a cache (logged: every start recompiles) when the directory
+/// cannot be created. Used by the sequencer and the follower alike.
+pub(crate) fn cached_modules(config: &NodeConfig) -> Modules {
+    match ModuleCache::open(config.compiled_dir()) {
+        Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
+        Err(e) => {
+            tracing::warn!(dir = %config.compiled_dir().display(), "no compiled-module cache (every start recompiles): {e}");
+            Modules::new()
+        }
+    }
+}
+
 /// Loads every module the state names (compiled, or read from the cache), so the first
-/// transaction or view of each does not wait for it. A module the state names but this build
+/// transaction or view of each does not wait for it, and logs for each whether it was compiled
+/// or read from the cache and how long that took. A module the state names but this build
 /// cannot load is logged: blocks touching it will fail as node failures, so the operator must
 /// look, but the node still serves everything else.
-fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
+pub(crate) fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
     let records = Modules::records(state)
         .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
     for (id, record) in records {

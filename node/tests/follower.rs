@@ -53,10 +53,25 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
     assert!(via_a.receipt.ok);
     assert_eq!(seq.tx(&via_a.txid).await.unwrap().txid, via_a.txid);
 
-    // B dies; the chain goes on; B restarts and catches up.
+    // B dies; the chain goes on; B restarts and catches up. It compiled the modules through
+    // its compiled-module cache, and the restart reads them from there: no entry is rewritten.
+    let compiled = b_dir.join("data").join("compiled");
+    let entries = || -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(&compiled)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "gcm"))
+            .map(|e| (e.path(), e.metadata().unwrap().modified().unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let cached = entries();
+    assert!(!cached.is_empty(), "{}", compiled.display());
     b.kill();
     workload(&seq, 4).await;
     b.start().await;
+    assert_eq!(entries(), cached, "the restart recompiled");
     workload(&seq, 2).await;
 
     let head = seq.status().await.unwrap().height;
