@@ -23,6 +23,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::api_error::ApiError;
 use crate::chain::Chain;
+use crate::config::NodeConfig;
 use crate::rate_limit::{self, RateLimiter};
 use crate::ws;
 
@@ -46,6 +47,12 @@ type ApiResult = Result<Json<Value>, ApiError>;
 /// its action's limit.
 pub const MAX_TX_REQUEST_BYTES: usize = MAX_DEPLOY_BODY_BYTES + (64 << 10);
 
+/// The request body limit of `POST /v1/tx` under `config`, bytes: [`MAX_TX_REQUEST_BYTES`] or
+/// the configuration's `max_body_bytes`, whichever is larger.
+fn tx_request_limit(config: &NodeConfig) -> usize {
+    MAX_TX_REQUEST_BYTES.max(config.max_body_bytes)
+}
+
 /// The router of the whole API (`/v1/...`), with its layers.
 pub fn router(app: AppState) -> Router {
     let config = &app.chain.config;
@@ -61,9 +68,7 @@ pub fn router(app: AppState) -> Router {
     Router::new()
         .route(
             "/v1/tx",
-            post(post_tx).layer(DefaultBodyLimit::max(
-                MAX_TX_REQUEST_BYTES.max(config.max_body_bytes),
-            )),
+            post(post_tx).layer(DefaultBodyLimit::max(tx_request_limit(config))),
         )
         .route("/v1/tx/{txid}", get(get_tx))
         .route("/v1/account/{account}", get(get_account))
@@ -107,7 +112,13 @@ async fn post_tx(
     State(app): State<AppState>,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::response::Response, ApiError> {
-    let bytes = body?;
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::body_over(tx_request_limit(&app.chain.config), "POST /v1/tx")
+        } else {
+            ApiError::from(r)
+        }
+    })?;
     if let Some(upstream) = &app.upstream {
         return crate::follower::forward_tx(upstream, bytes).await;
     }

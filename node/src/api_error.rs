@@ -78,13 +78,23 @@ impl ApiError {
     /// `wrong_chain` 400, `bad_address` 400, `bad_signature` 401).
     pub fn from_tx_error(e: &TxError) -> Self {
         let status = match e {
-            TxError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            TxError::TooLarge { .. } | TxError::CodeTooLarge { .. } => {
+                StatusCode::PAYLOAD_TOO_LARGE
+            }
             TxError::BadSignature(_) => StatusCode::UNAUTHORIZED,
             TxError::BadJson(_) | TxError::WrongChain { .. } | TxError::BadAddress(_) => {
                 StatusCode::BAD_REQUEST
             }
         };
         Self::new(status, e.code(), e.to_string())
+    }
+
+    /// `413 too_large` for a request body over `limit` bytes on `route` (e.g. `POST /v1/tx`):
+    /// `the request body is more than <limit> bytes (the limit for <route>)`.
+    pub fn body_over(limit: usize, route: &str) -> Self {
+        Self::too_large(format!(
+            "the request body is more than {limit} bytes (the limit for {route})"
+        ))
     }
 
     /// The error a mempool refusal gives (`duplicate` 409, `bad_nonce` 409 naming the expected
@@ -130,13 +140,11 @@ impl ApiError {
 }
 
 impl From<BytesRejection> for ApiError {
-    /// A body over `max_body_bytes` is `too_large`; any other failure to read it `bad_json`.
+    /// A body over `max_body_bytes` is `too_large` (in our words: endpoints that know their
+    /// limit name it, see [`ApiError::body_over`]); any other failure to read it `bad_json`.
     fn from(r: BytesRejection) -> Self {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::too_large(format!(
-                "the request body is over the limit: {}",
-                r.body_text()
-            ))
+            ApiError::too_large("the request body is more than this endpoint's limit")
         } else {
             ApiError::bad_json(format!("cannot read the request body: {}", r.body_text()))
         }

@@ -9,14 +9,14 @@
 //! - `module build [--path DIR] [--out FILE]`: the crate built to `.wasm` with the one
 //!   reproducible recipe (`gamechain_sdk::guest_build`); prints its path, size and SHA-256.
 //! - `module deploy <FILE> --id <id> --key <FILE> [--node URL]`: uploads a `.wasm` with a signed
-//!   `deploy` transaction.
+//!   `deploy` transaction; a file over `MAX_CODE_BYTES` is refused before anything is sent.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 use gamechain_runtime::chain::genesis::{check_module_id, GenesisError};
-use gamechain_runtime::chain::Action;
+use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
 use serde_json::json;
 
 use crate::cli::{NodeUrl, TxArgs};
@@ -101,8 +101,13 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
         }
         ModuleCommand::Deploy { node, tx, file, id } => {
             check_id(&id).map_err(CliError::Usage)?;
-            let wasm = std::fs::read(&file)
-                .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
+            let cannot_read =
+                |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
+            // Refused before reading a huge file, and again on what was read.
+            let len = std::fs::metadata(&file).map_err(cannot_read)?.len();
+            check_code_size(&file, len).map_err(CliError::Usage)?;
+            let wasm = std::fs::read(&file).map_err(cannot_read)?;
+            check_code_size(&file, wasm.len() as u64).map_err(CliError::Usage)?;
             let action = Action::Deploy {
                 module: id,
                 code: wasm,
@@ -110,6 +115,19 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             crate::cli_commands::send(&node.url, &tx, action, out).await
         }
     }
+}
+
+/// Refuses module code of `len` bytes read from `file` when it is over what a deploy may carry
+/// ([`MAX_CODE_BYTES`]; the node would answer `413 too_large` after the upload).
+fn check_code_size(file: &Path, len: u64) -> Result<(), String> {
+    if len > MAX_CODE_BYTES as u64 {
+        return Err(format!(
+            "{} is {len} bytes, more than a deploy may carry: the limit is {MAX_CODE_BYTES} bytes \
+             of wasm (MAX_CODE_BYTES); nothing was sent",
+            file.display()
+        ));
+    }
+    Ok(())
 }
 
 fn write_error(e: std::io::Error) -> CliError {
@@ -227,6 +245,19 @@ fn toml_path(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn code_over_the_limit_is_refused_before_upload() {
+        let file = Path::new("big.wasm");
+        assert_eq!(check_code_size(file, MAX_CODE_BYTES as u64), Ok(()));
+        let err = check_code_size(file, MAX_CODE_BYTES as u64 + 1).unwrap_err();
+        assert!(
+            err.starts_with(
+                "big.wasm is 1048577 bytes, more than a deploy may carry: the limit is 1048576"
+            ),
+            "{err}"
+        );
+    }
 
     #[test]
     fn names_become_type_names() {

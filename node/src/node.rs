@@ -513,6 +513,33 @@ mod tests {
                 assert!(message.contains("expected 1"), "{what}: {message}");
             }
         }
+        // Both ways of being too large are 413 too_large in our words, naming the limit.
+        let code_over = tx(
+            &alice,
+            CHAIN,
+            1,
+            Action::Deploy {
+                module: "big".into(),
+                code: vec![0; gamechain_runtime::chain::MAX_CODE_BYTES + 1],
+            },
+        );
+        let limit = crate::api::MAX_TX_REQUEST_BYTES;
+        for (body, want) in [
+            (
+                serde_json::to_vec(&code_over).unwrap(),
+                "a deploy's code is 1048577 bytes, the limit is 1048576 (MAX_CODE_BYTES)"
+                    .to_string(),
+            ),
+            (
+                vec![b' '; limit + 1],
+                format!("the request body is more than {limit} bytes (the limit for POST /v1/tx)"),
+            ),
+        ] {
+            let (status, answer) = api.post(body).await;
+            assert_eq!(status, 413, "{answer}");
+            assert_eq!(answer["error"]["code"], "too_large", "{answer}");
+            assert_eq!(answer["error"]["message"], want.as_str(), "{answer}");
+        }
         let gets: [(&str, u16, &str); 7] = [
             ("/v1/account/notanaddress", 400, "bad_address"),
             ("/v1/account/module:chess", 404, "not_found"),

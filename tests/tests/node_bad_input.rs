@@ -62,6 +62,14 @@ fn assert_refused<T: std::fmt::Debug>(
     }
 }
 
+/// Asserts `result` is an API error whose message is exactly `message`.
+fn assert_message<T: std::fmt::Debug>(result: &Result<T, ClientError>, message: &str) {
+    match result {
+        Err(ClientError::Api { message: m, .. }) => assert_eq!(m, message),
+        other => panic!("expected an API error saying {message:?}, got {other:?}"),
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_requests_get_their_code_and_change_nothing() {
     let config = gamechain_node::NodeConfig {
@@ -216,12 +224,31 @@ async fn bad_requests_get_their_code_and_change_nothing() {
         b' ',
         gamechain_node::api::MAX_TX_REQUEST_BYTES,
     ));
-    assert_refused(
-        "oversize request",
-        client.post_tx_bytes(huge).await,
-        "too_large",
-        413,
+    let oversize = client.post_tx_bytes(huge).await;
+    assert_message(
+        &oversize,
+        &format!(
+            "the request body is more than {} bytes (the limit for POST /v1/tx)",
+            gamechain_node::api::MAX_TX_REQUEST_BYTES
+        ),
     );
+    assert_refused("oversize request", oversize, "too_large", 413);
+    // A deploy whose code is one byte over MAX_CODE_BYTES (its body is under the body limit):
+    // too_large too, in our words, without serde's line and column.
+    let code_over = body(
+        1,
+        Action::Deploy {
+            module: "big".into(),
+            code: vec![0; gamechain_runtime::chain::MAX_CODE_BYTES + 1],
+        },
+    )
+    .sign(&key);
+    let code_over = client.post_tx(&code_over).await;
+    assert_message(
+        &code_over,
+        "a deploy's code is 1048577 bytes, the limit is 1048576 (MAX_CODE_BYTES)",
+    );
+    assert_refused("oversize code", code_over, "too_large", 413);
 
     // Unknown transactions, blocks and paths.
     assert_refused(

@@ -123,8 +123,18 @@ pub struct TxBody {
 impl TxBody {
     /// Parses body text. [`TxError::BadJson`] with serde_json's message (or ours, for an
     /// action of the wrong shape) when it is not exactly a body object.
+    ///
+    /// A deploy whose code is over [`MAX_CODE_BYTES`] is [`TxError::CodeTooLarge`]. (This is
+    /// where the code size is checked: deserialising a `TxBody` with serde alone does not.)
     pub fn parse(body: &str) -> Result<TxBody, TxError> {
-        serde_json::from_str(body).map_err(|e| TxError::BadJson(e.to_string()))
+        let body: TxBody =
+            serde_json::from_str(body).map_err(|e| TxError::BadJson(e.to_string()))?;
+        if let Action::Deploy { code, .. } = &body.action {
+            if code.len() > MAX_CODE_BYTES {
+                return Err(TxError::CodeTooLarge { len: code.len() });
+            }
+        }
+        Ok(body)
     }
 
     /// The body as compact JSON, fields in the order `chain_id, from, nonce, action`.
@@ -312,13 +322,9 @@ impl TryFrom<RawAction> for Action {
                 amount: amount.ok_or_else(|| missing("amount"))?,
             },
             "deploy" => {
+                // Its size is checked by `TxBody::parse` (`TxError::CodeTooLarge`, not
+                // `bad_json`).
                 let code = code_base64::decode(&code.ok_or_else(|| missing("code"))?)?;
-                if code.len() > MAX_CODE_BYTES {
-                    return Err(format!(
-                        "a deploy's code is {} bytes, more than {MAX_CODE_BYTES}",
-                        code.len()
-                    ));
-                }
                 Action::Deploy {
                     module: module.ok_or_else(|| missing("module"))?,
                     code,
@@ -343,6 +349,11 @@ pub enum TxError {
         /// The limit.
         max: usize,
     },
+    /// A deploy's code (decoded) is longer than [`MAX_CODE_BYTES`]. Code `too_large`.
+    CodeTooLarge {
+        /// Code length, bytes of wasm.
+        len: usize,
+    },
     /// The body is not a JSON body object of the right shape. Code `bad_json`.
     BadJson(String),
     /// `chain_id` is not this chain's. Code `wrong_chain`.
@@ -363,7 +374,7 @@ impl TxError {
     /// `bad_signature`.
     pub fn code(&self) -> &'static str {
         match self {
-            TxError::TooLarge { .. } => "too_large",
+            TxError::TooLarge { .. } | TxError::CodeTooLarge { .. } => "too_large",
             TxError::BadJson(_) => "bad_json",
             TxError::WrongChain { .. } => "wrong_chain",
             TxError::BadAddress(_) => "bad_address",
@@ -376,6 +387,10 @@ impl fmt::Display for TxError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TxError::TooLarge { len, max } => write!(f, "body is {len} bytes, more than {max}"),
+            TxError::CodeTooLarge { len } => write!(
+                f,
+                "a deploy's code is {len} bytes, the limit is {MAX_CODE_BYTES} (MAX_CODE_BYTES)"
+            ),
             TxError::BadJson(msg) => write!(f, "body is not a valid transaction: {msg}"),
             TxError::WrongChain { expected, found } => {
                 write!(f, "chain id is `{found}`, this chain is `{expected}`")
@@ -662,13 +677,28 @@ mod tests {
             ("AGFzbQ==x", "trailing garbage"),
             ("AGFzbR==", "non-canonical trailing bits"),
             ("AGF-bQ==", "URL-safe alphabet"),
-            (too_much.as_str(), "code above MAX_CODE_BYTES"),
         ] {
             let err = resign(deploy(code))
                 .check(CHAIN, Network::Testnet)
                 .unwrap_err();
             assert_eq!(err.code(), "bad_json", "{why}: {err}");
         }
+        // Code over MAX_CODE_BYTES (in a body under MAX_DEPLOY_BODY_BYTES) is too_large, in our
+        // words, without serde's position.
+        let err = resign(deploy(&too_much))
+            .check(CHAIN, Network::Testnet)
+            .unwrap_err();
+        assert_eq!(
+            err,
+            TxError::CodeTooLarge {
+                len: MAX_CODE_BYTES + 1
+            }
+        );
+        assert_eq!(err.code(), "too_large");
+        assert_eq!(
+            err.to_string(),
+            "a deploy's code is 1048577 bytes, the limit is 1048576 (MAX_CODE_BYTES)"
+        );
         let missing = resign(format!(
             r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{{"type":"deploy","module":"m1"}}}}"#
         ));
