@@ -1084,7 +1084,8 @@ fn op_idx(out: &mut Vec<u8>, opcode: u8, index: u32) {
     leb_u32(out, index);
 }
 
-fn i32_const(out: &mut Vec<u8>, v: i32) {
+/// `i32.const v` (signed LEB128 immediate).
+pub(crate) fn i32_const(out: &mut Vec<u8>, v: i32) {
     out.push(0x41);
     leb_i64(out, i64::from(v));
 }
@@ -1094,7 +1095,8 @@ fn i64_const(out: &mut Vec<u8>, v: i64) {
     leb_i64(out, v);
 }
 
-fn leb_u32(out: &mut Vec<u8>, mut v: u32) {
+/// Unsigned LEB128 of `v`, as the wasm binary format writes indices and sizes.
+pub(crate) fn leb_u32(out: &mut Vec<u8>, mut v: u32) {
     loop {
         let byte = (v & 0x7F) as u8;
         v >>= 7;

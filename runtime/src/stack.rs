@@ -51,6 +51,7 @@
 //! The instrumentation's version (`stack-height-v1`, in `instrument.rs`'s `VERSION`),
 //! [`STACK_LIMIT`] and [`FRAME_OVERHEAD`] are in the runtime's configuration hash.
 
+use crate::instrument::{i32_const, leb_u32};
 use crate::validate::{Frame, ModuleInfo};
 
 /// The logical stack limit, in values: the sum of the [`frame_cost`]s of the calls in progress
@@ -156,8 +157,7 @@ pub(crate) fn before_call(out: &mut Vec<u8>, global: u32, cost: u32) {
     adjust(out, global, cost, 0x6A); // i32.add
     out.push(0x23); // global.get
     leb_u32(out, global);
-    out.push(0x41); // i32.const
-    leb_i32(out, STACK_LIMIT as i32);
+    i32_const(out, STACK_LIMIT as i32);
     out.push(0x4B); // i32.gt_u
     out.extend_from_slice(&[0x04, 0x40, 0x00, 0x0B]); // if (empty) unreachable end
 }
@@ -171,36 +171,10 @@ pub(crate) fn after_call(out: &mut Vec<u8>, global: u32, cost: u32) {
 fn adjust(out: &mut Vec<u8>, global: u32, cost: u32, op: u8) {
     out.push(0x23);
     leb_u32(out, global);
-    out.push(0x41);
-    leb_i32(out, cost as i32);
+    i32_const(out, cost as i32);
     out.push(op);
     out.push(0x24);
     leb_u32(out, global);
-}
-
-fn leb_u32(out: &mut Vec<u8>, mut v: u32) {
-    loop {
-        let byte = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-fn leb_i32(out: &mut Vec<u8>, mut v: i32) {
-    loop {
-        let byte = (v & 0x7F) as u8;
-        v >>= 7;
-        let done = (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0);
-        if done {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
 }
 
 #[cfg(test)]
