@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::config::ConfigError;
-use crate::storage::StorageError;
+use crate::ledger::storage::StorageError;
 
 /// Why a node could not start or stopped.
 #[derive(Debug)]

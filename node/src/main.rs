@@ -8,9 +8,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
+use gamechain_node::cli::commands::run_client_command;
+use gamechain_node::cli::{demo, node as cli_node, verify as cli_verify};
 use gamechain_node::cli::{Cli, Command};
-use gamechain_node::cli_commands::run_client_command;
-use gamechain_node::{cli_node, cli_verify, demo};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();

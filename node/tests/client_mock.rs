@@ -1,4 +1,4 @@
-//! The HTTP client (`gamechain_node::client`) against a tiny axum mock of `node/API.md`: what
+//! The HTTP client (`gamechain_client::client`) against a tiny axum mock of `node/API.md`: what
 //! `send` signs and posts, how `wait_for_receipt` polls and gives up, and how API errors and
 //! non-API answers come back. The real node is exercised by `tests/tests/node_*.rs`.
 
@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use gamechain_node::client::{Client, ClientError, TxStatus};
+use gamechain_client::client::{Client, ClientError, TxStatus};
 use gamechain_runtime::chain::{Action, Network, SecretKey, SignedTx};
 use serde_json::{json, Value};
 
@@ -70,10 +70,10 @@ async fn post_tx(State(mock): State<Shared>, body: String) -> Response {
         );
     }
     let txid = tx.txid();
-    mock.lock()
-        .unwrap()
-        .txs
-        .insert(txid.clone(), (tx.body, tx.signature, 0));
+    mock.lock().unwrap().txs.insert(
+        txid.clone(),
+        (tx.body().to_string(), tx.signature().to_string(), 0),
+    );
     Json(json!({ "txid": txid })).into_response()
 }
 
@@ -142,7 +142,10 @@ async fn send_signs_the_next_nonce_and_wait_polls_until_included() {
     );
 
     let pending = client.tx(&txid).await.unwrap();
-    assert_eq!((pending.status, pending.receipt), (TxStatus::Pending, None));
+    assert_eq!(
+        (pending.status.clone(), pending.receipt()),
+        (TxStatus::Pending, None)
+    );
     let included = client
         .wait_for_receipt(&txid, Duration::from_secs(10))
         .await
@@ -200,7 +203,7 @@ async fn wait_gives_up_at_its_timeout_and_errors_carry_the_api_code() {
     assert_eq!(err.code(), Some("bad_json"));
 
     let err = client
-        .block(gamechain_node::client::BlockRef::Latest)
+        .block(gamechain_client::client::BlockRef::Latest)
         .await
         .unwrap_err();
     assert_eq!(

@@ -12,7 +12,7 @@ mod verify_support;
 use std::time::Duration;
 
 use common::NodeProcess;
-use gamechain_node::client::BlockRef;
+use gamechain_client::client::BlockRef;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use verify_support::{verify_json, workload, Follower};
 
@@ -51,7 +51,7 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
         .await
         .unwrap();
     assert!(via_a.receipt.ok);
-    assert_eq!(seq.tx(&via_a.txid).await.unwrap().txid, via_a.txid);
+    assert_eq!(seq.tx(&via_a.txid).await.unwrap().txid(), via_a.txid);
 
     // B dies; the chain goes on; B restarts and catches up. It compiled the modules through
     // its compiled-module cache, and the restart reads them from there: no entry is rewritten.
@@ -83,7 +83,7 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
         for (name, c) in [("a", &ca), ("b", &cb)] {
             let got = c.block(BlockRef::Height(h)).await.unwrap();
             assert_eq!(
-                got.header.state_root, want.header.state_root,
+                got.header.header.state_root, want.header.header.state_root,
                 "follower {name}, height {h}"
             );
             assert_eq!(got, want, "follower {name}, block {h}");
@@ -102,10 +102,10 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
         .unwrap()
         .unwrap()
         .unwrap();
-    assert!(pushed.height > head);
+    assert!(pushed.height() > head);
     assert_eq!(
         pushed,
-        seq.block(BlockRef::Height(pushed.height)).await.unwrap()
+        seq.block(BlockRef::Height(pushed.height())).await.unwrap()
     );
 
     // Each follower's own database verifies from genesis.

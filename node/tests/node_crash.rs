@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::{check_chain, NodeProcess};
-use gamechain_node::client::{Client, Included};
+use gamechain_client::client::{Client, Included};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;
 use serde_json::json;
@@ -94,7 +94,7 @@ async fn check_recorded(client: &Client, seen: &[Included]) {
             .await
             .unwrap_or_else(|e| panic!("tx {} after restart: {e}", want.txid));
         assert_eq!(
-            (got.height, got.index, got.receipt.as_ref()),
+            (got.height(), got.index(), got.receipt()),
             (Some(want.height), Some(want.index), Some(&want.receipt)),
             "tx {} changed after the restart",
             want.txid
@@ -175,7 +175,7 @@ async fn sigkill_under_load_loses_no_receipt() {
         let client = node.client();
         check_recorded(&client, &recorded).await;
         let head = check_chain(&client).await;
-        assert!(head.height >= recorded.iter().map(|i| i.height).max().unwrap_or(0));
+        assert!(head.height() >= recorded.iter().map(|i| i.height).max().unwrap_or(0));
         accepts_new_transactions(&client).await;
     }
     assert!(

@@ -119,10 +119,10 @@ async fn a_chain_verifies_from_its_data_the_api_and_an_export() {
     assert_eq!(code, 0, "{live}");
     let live_height = live["head_height"].as_u64().unwrap();
     let at = client
-        .block(gamechain_node::client::BlockRef::Height(live_height))
+        .block(gamechain_client::client::BlockRef::Height(live_height))
         .await
         .unwrap();
-    assert_eq!(live["state_root"], hex::encode(at.header.state_root));
+    assert_eq!(live["state_root"], hex::encode(at.header.header.state_root));
     assert!(
         live["txs"].as_u64().unwrap() >= (GAMES * 13) as u64,
         "{live}"

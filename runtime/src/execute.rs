@@ -6,21 +6,13 @@
 //! did is dropped with the overlay: the outcome has no writes and no events.
 
 use gamechain_sdk::{ActionError, BlockEnv, KvCtx, Query};
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::module::WasmModule;
-use crate::state::{Overlay, State, WriteSet};
-use crate::trap::HostError;
+pub use gamechain_chain::Event;
 
-/// An event in a receipt: `{"kind": …, "data": …}` (data with sorted object keys).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Event {
-    /// Event kind, e.g. `"tictactoe.moved"`.
-    pub kind: String,
-    /// Event data, any JSON value.
-    pub data: Value,
-}
+use crate::state::{Overlay, State, WriteSet};
+use gamechain_vm::HostError;
+use gamechain_vm::WasmModule;
 
 /// The result of one transaction (or one end-of-block call).
 #[derive(Debug, Clone, PartialEq)]

@@ -19,13 +19,13 @@ use std::sync::{Arc, RwLock};
 
 use sha2::{Digest, Sha256};
 
-use crate::cache::ModuleCache;
 use crate::chain::Genesis;
-use crate::engine::Runtime;
-use crate::module::{LoadError, WasmModule};
+use crate::layout::{module_record_key, ModuleRecord, MODULE_RECORD_PREFIX};
 use crate::state::State;
-use crate::transition::{module_record_key, ModuleRecord, MODULE_RECORD_PREFIX};
-use crate::trap::HostError;
+use gamechain_vm::HostError;
+use gamechain_vm::ModuleCache;
+use gamechain_vm::Runtime;
+use gamechain_vm::{LoadError, WasmModule};
 
 /// Prefix of the code keys: `code/<lowercase hex SHA-256 of the wasm>`.
 pub const CODE_PREFIX: &str = "code/";

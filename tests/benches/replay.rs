@@ -23,8 +23,8 @@
 
 use std::time::Instant;
 
-use gamechain_node::record::BlockRecord;
-use gamechain_node::replay::{check_block, Replayer};
+use gamechain_chain::wire::Block;
+use gamechain_node::verify::replay::{check_block, Replayer};
 use gamechain_runtime::Allocation;
 use gamechain_tests::game_chain::{context, game_chain, thread_cpu, FAIL_EVERY};
 
@@ -58,7 +58,7 @@ fn main() {
             .expect("one owner")
             .with_verify_threads(threads),
     );
-    let blocks: Vec<BlockRecord> = chain.blocks[1..].to_vec();
+    let blocks: Vec<Block> = chain.blocks[1..].to_vec();
     let start = Instant::now();
     let mut replayer = Replayer::new(ctx.clone(), &chain.blocks[0], &chain.codes).unwrap();
     // As `gamechain verify` does it: the next blocks' signature checks on a second thread (a

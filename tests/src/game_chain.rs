@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gamechain_node::record::{BlockRecord, IncludedTx};
+use gamechain_chain::wire::{Block, IncludedTx};
 use gamechain_runtime::chain::{
     Action, Genesis, GenesisModule, Network, SecretKey, SignedHeader, SignedTx,
 };
@@ -76,7 +76,7 @@ pub struct GameChain {
     /// The modules' code by code hash (tic-tac-toe, and `chaos` when asked for).
     pub codes: BTreeMap<String, Vec<u8>>,
     /// Blocks from 0, signed, with their receipts.
-    pub blocks: Vec<BlockRecord>,
+    pub blocks: Vec<Block>,
     /// Transactions in all blocks.
     pub txs: usize,
     /// Wall time the sequencer spent making the blocks (push with signature check, finish,
@@ -161,7 +161,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
     };
     let mut hash = gs.state_hash;
     let mut head = gs.header.clone();
-    let mut blocks = vec![BlockRecord {
+    let mut blocks = vec![Block {
         header: SignedHeader::sign(gs.header, &sequencer),
         txs: Vec::new(),
         end_block: Vec::new(),
@@ -265,7 +265,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
             state.apply(out.writes);
             hash = out.state_hash;
             head = out.header;
-            blocks.push(BlockRecord {
+            blocks.push(Block {
                 header,
                 txs: included,
                 end_block: out.end_block,

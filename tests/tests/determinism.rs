@@ -24,12 +24,12 @@
 use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, LazyLock};
 
-use gamechain_node::export::{export, FileSource};
-use gamechain_node::record::BlockRecord;
-use gamechain_node::replay::Replayer;
-use gamechain_node::replay_source::{ChainSource, ExpectedState, SourceError};
-use gamechain_node::verify::{verify, VerifyOptions};
-use gamechain_runtime::chain::Genesis;
+use gamechain_chain::wire::Block;
+use gamechain_node::verify::export::{export, FileSource};
+use gamechain_node::verify::replay::Replayer;
+use gamechain_node::verify::source::{ChainSource, ExpectedState, SourceError};
+use gamechain_node::verify::verifier::{verify, VerifyOptions};
+use gamechain_runtime::chain::{Genesis, SignedTx};
 use gamechain_runtime::{Allocation, ChainContext, MemState, ModuleCache, Modules, OptLevel};
 use gamechain_tests::game_chain::{context, game_chain, GameChain};
 use serde_json::json;
@@ -193,13 +193,13 @@ fn a_replay_restarted_at_random_heights_ends_the_same() {
 }
 
 /// One change to a block.
-type Tamper = Box<dyn Fn(&mut BlockRecord)>;
+type Tamper = Box<dyn Fn(&mut Block)>;
 
 /// The generated chain as a [`ChainSource`].
 struct MemSource {
     genesis: Genesis,
     codes: std::collections::BTreeMap<String, Vec<u8>>,
-    blocks: Vec<BlockRecord>,
+    blocks: Vec<Block>,
     state: Option<MemState>,
 }
 
@@ -227,7 +227,7 @@ impl ChainSource for MemSource {
     fn head_height(&mut self) -> Result<u64, SourceError> {
         Ok(self.blocks.len() as u64 - 1)
     }
-    fn block(&mut self, height: u64) -> Result<BlockRecord, SourceError> {
+    fn block(&mut self, height: u64) -> Result<Block, SourceError> {
         Ok(self.blocks[height as usize].clone())
     }
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
@@ -281,7 +281,9 @@ fn verify_from_memory_and_from_an_export_agree_and_name_tampering() {
         (
             "tx.signature",
             Box::new(move |b| {
-                b.txs[i].tx.body = b.txs[i].tx.body.replacen("\"nonce\":", "\"nonce\": ", 1)
+                let tx = &b.txs[i].tx;
+                let body = tx.body().replacen("\"nonce\":", "\"nonce\": ", 1);
+                b.txs[i].tx = SignedTx::new(body, tx.signature().to_string());
             }),
         ),
     ];

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gamechain_node::client::{Client, Included};
-use gamechain_node::local_node::LocalNode;
+use gamechain_client::client::{Client, Included};
+use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::json;
 

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use gamechain_node::client::{Account, Client, ClientError, Status};
-use gamechain_node::local_node::LocalNode;
+use gamechain_client::client::{Account, Client, ClientError, Status};
+use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey, SignedTx, TxBody};
 use gamechain_sdk::Amount;
 use serde_json::json;
@@ -119,18 +119,21 @@ async fn bad_requests_get_their_code_and_change_nothing() {
     assert_eq!(before.sender.balance("GOLD"), Amount(100_000));
 
     // A signature by another key.
-    let mut forged = body(1, transfer(5)).sign(&key);
-    forged.signature = sign_message(&other, &forged.body);
+    let forged = body(1, transfer(5)).sign(&key);
+    let forged = SignedTx::new(
+        forged.body().to_string(),
+        sign_message(&other, forged.body()),
+    );
     assert_refused(
         "bad signature",
         client.post_tx(&forged).await,
         "bad_signature",
         401,
     );
-    let garbage = SignedTx {
-        signature: "AAAA".into(),
-        ..body(1, transfer(5)).sign(&key)
-    };
+    let garbage = SignedTx::new(
+        body(1, transfer(5)).sign(&key).body().to_string(),
+        "AAAA".into(),
+    );
     assert_refused(
         "garbage signature",
         client.post_tx(&garbage).await,
@@ -164,10 +167,7 @@ async fn bad_requests_get_their_code_and_change_nothing() {
     );
 
     // Replays: the included faucet transaction byte for byte, and a new body at the used nonce.
-    let replay = SignedTx {
-        body: included_faucet.body.clone(),
-        signature: included_faucet.signature.clone(),
-    };
+    let replay = included_faucet.tx.clone();
     assert_refused(
         "replayed transaction",
         client.post_tx(&replay).await,
@@ -207,10 +207,8 @@ async fn bad_requests_get_their_code_and_change_nothing() {
         r#"{{"chain_id":"{chain_id}","from":"{}","nonce":"one","action":{{"type":"faucet","token":"GOLD"}}}}"#,
         key.address()
     );
-    let bad_body = SignedTx {
-        signature: sign_message(&key, &text),
-        body: text,
-    };
+    let signature = sign_message(&key, &text);
+    let bad_body = SignedTx::new(text, signature);
     assert_refused(
         "a body of the wrong shape",
         client.post_tx(&bad_body).await,
@@ -222,14 +220,14 @@ async fn bad_requests_get_their_code_and_change_nothing() {
     let mut huge = serde_json::to_vec(&body(1, transfer(5)).sign(&key)).unwrap();
     huge.extend(std::iter::repeat_n(
         b' ',
-        gamechain_node::api::MAX_TX_REQUEST_BYTES,
+        gamechain_node::server::api::MAX_TX_REQUEST_BYTES,
     ));
     let oversize = client.post_tx_bytes(huge).await;
     assert_message(
         &oversize,
         &format!(
             "the request body is more than {} bytes (the limit for POST /v1/tx)",
-            gamechain_node::api::MAX_TX_REQUEST_BYTES
+            gamechain_node::server::api::MAX_TX_REQUEST_BYTES
         ),
     );
     assert_refused("oversize request", oversize, "too_large", 413);
@@ -261,7 +259,7 @@ async fn bad_requests_get_their_code_and_change_nothing() {
     assert_refused(
         "block above the head",
         client
-            .block(gamechain_node::client::BlockRef::Height(
+            .block(gamechain_client::client::BlockRef::Height(
                 before.height + 100,
             ))
             .await,

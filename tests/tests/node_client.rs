@@ -4,8 +4,8 @@
 
 use std::time::Duration;
 
-use gamechain_node::client::BlockRef;
-use gamechain_node::local_node::LocalNode;
+use gamechain_client::client::BlockRef;
+use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -46,19 +46,18 @@ async fn the_block_stream_follows_the_chain_and_ends_at_shutdown() {
             .expect("a block in time")
             .unwrap()
             .expect("open");
-        assert_eq!(block.height, start_height + 1 + n as u64);
-        assert_eq!(block.height, included.height);
+        assert_eq!(block.height(), start_height + 1 + n as u64);
+        assert_eq!(block.height(), included.height);
         assert_eq!(
-            block
-                .txs
-                .iter()
-                .map(|t| t.txid.as_str())
-                .collect::<Vec<_>>(),
-            [included.txid.as_str()]
+            block.txs.iter().map(|t| t.tx.txid()).collect::<Vec<_>>(),
+            [included.txid.clone()]
         );
         assert_eq!(
             block,
-            client.block(BlockRef::Height(block.height)).await.unwrap()
+            client
+                .block(BlockRef::Height(block.height()))
+                .await
+                .unwrap()
         );
     }
 

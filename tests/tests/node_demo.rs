@@ -1,13 +1,13 @@
 //! `gamechain demo` end to end: the seed's section-6 game played over real HTTP against a node
 //! started in-process on a fresh data directory. Every seed outcome is checked by the demo's
-//! own checks (`gamechain_node::demo_checks`), which stop the run at the first difference; this
+//! own checks (`gamechain_node::cli::demo_checks`), which stop the run at the first difference; this
 //! test then checks the fresh-chain values (escrow 0 before and after) and the transcript's
 //! shape line by line against the seed's.
 
 use std::time::Duration;
 
-use gamechain_node::demo::{self, DemoOptions};
-use gamechain_node::local_node::LocalNode;
+use gamechain_node::cli::demo::{self, DemoOptions};
+use gamechain_node::cli::local_node::LocalNode;
 use gamechain_sdk::Amount;
 
 /// The transcript's lines with the run's values blanked: `<addr>`, `<txid>`, `<h>`, `<id>`.

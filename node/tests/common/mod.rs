@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use gamechain_node::client::{Block, BlockRef, Client};
-use gamechain_runtime::chain::{receipt_root, tx_root, SignedHeader, SignedTx};
+use gamechain_client::client::{Block, BlockRef, Client};
+use gamechain_runtime::chain::{receipt_root, tx_root, SignedTx};
 
 /// The `gamechain` binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_gamechain");
@@ -203,72 +203,66 @@ pub fn gamechain(cwd: &Path, node_env: Option<&str>, args: &[&str]) -> Output {
 pub async fn check_chain(client: &Client) -> Block {
     let status = client.status().await.unwrap();
     let head = client.block(BlockRef::Latest).await.unwrap();
-    assert_eq!(status.height, head.height, "status height vs head block");
+    assert_eq!(status.height, head.height(), "status height vs head block");
     assert_eq!(
-        status.head_hash, head.hash,
+        status.head_hash,
+        head.hash_hex(),
         "status head hash vs head block"
     );
     assert_eq!(
         status.state_root,
-        hex::encode(head.header.state_root),
+        hex::encode(head.header.header.state_root),
         "status state root vs head header"
     );
     let mut block = head.clone();
     loop {
-        assert_eq!(block.header.height, block.height);
+        let header = &block.header.header;
+        // The client refuses a block whose `height` or `hash` is not its header's (see
+        // `gamechain_chain::wire::Block`), so these hold for every block it returns.
+        assert_eq!(header.height, block.height());
         assert_eq!(
-            block.hash,
-            block.header.hash_hex(),
+            block.hash_hex(),
+            header.hash_hex(),
             "block {} hash",
-            block.height
+            block.height()
         );
-        let signed = SignedHeader {
-            header: block.header.clone(),
-            signature: block.signature.clone(),
-        };
-        signed
+        block
+            .header
             .verify_from(&status.sequencer)
-            .unwrap_or_else(|e| panic!("block {}: {e}", block.height));
-        let txs: Vec<SignedTx> = block
-            .txs
-            .iter()
-            .map(|t| SignedTx {
-                body: t.body.clone(),
-                signature: t.signature.clone(),
-            })
-            .collect();
+            .unwrap_or_else(|e| panic!("block {}: {e}", block.height()));
+        let txs: Vec<SignedTx> = block.txs.iter().map(|t| t.tx.clone()).collect();
         // Receipts of the transactions, then of each module's end_block, in block order.
         let receipts: Vec<_> = block
             .txs
             .iter()
             .map(|t| &t.receipt)
-            .chain(block.end_block.iter().map(|e| &e.receipt))
+            .chain(block.end_block.iter().map(|(_, receipt)| receipt))
             .cloned()
             .collect();
         assert_eq!(
-            block.header.tx_root,
+            header.tx_root,
             tx_root(&txs),
             "block {} tx_root",
-            block.height
+            block.height()
         );
         assert_eq!(
-            block.header.receipt_root,
+            header.receipt_root,
             receipt_root(&receipts),
             "block {} receipt_root",
-            block.height
+            block.height()
         );
-        if block.height == 0 {
+        if block.height() == 0 {
             return head;
         }
         let parent = client
-            .block(BlockRef::Height(block.height - 1))
+            .block(BlockRef::Height(block.height() - 1))
             .await
             .unwrap();
         assert_eq!(
-            hex::encode(block.header.prev_hash),
-            parent.hash,
+            hex::encode(header.prev_hash),
+            parent.hash_hex(),
             "block {} prev_hash",
-            block.height
+            block.height()
         );
         block = parent;
     }

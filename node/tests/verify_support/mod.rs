@@ -6,7 +6,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use gamechain_node::client::Client;
+use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;
 use serde_json::{json, Value};

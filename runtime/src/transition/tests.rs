@@ -564,10 +564,8 @@ fn invalid_transactions_name_their_index() {
         action: faucet_action(),
     }
     .to_json();
-    let forged = SignedTx {
-        signature: sign_message(&BOB, body.as_bytes()),
-        body,
-    };
+    let signature = sign_message(&BOB, body.as_bytes());
+    let forged = SignedTx::new(body, signature);
     let (index, _, reason) = invalid(vec![good.clone(), forged]);
     assert_eq!(index, 1);
     assert!(
@@ -857,10 +855,10 @@ fn parallel_checks_keep_block_order() {
     let txs: Vec<SignedTx> = (0..40u64)
         .map(|n| match n % 7 {
             3 => sign_tx(&ALICE, "other", n, faucet_action()),
-            5 => SignedTx {
-                signature: "AAAA".into(),
-                ..tx(&BOB, n, faucet_action())
-            },
+            5 => SignedTx::new(
+                tx(&BOB, n, faucet_action()).body().to_string(),
+                "AAAA".into(),
+            ),
             _ => tx(&key(10 + n as u8), n, faucet_action()),
         })
         .collect();

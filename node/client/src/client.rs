@@ -1,0 +1,679 @@
+//! The HTTP client of a gamechain node: one typed async method per endpoint of `node/API.md`,
+//! plus [`Client::send`] (next nonce, sign, post), [`Client::wait_for_receipt`] (poll until
+//! the transaction is in a block) and [`Client::subscribe_blocks`] (the `/v1/ws` block stream).
+//! Every failure is a [`ClientError`]; an error the node answered carries the API's `code` and
+//! `message`.
+//!
+//! ```no_run
+//! # use std::time::Duration;
+//! # use gamechain_client::{Client, ClientError};
+//! # use gamechain_chain::{Action, Network, SecretKey};
+//! # async fn example() -> Result<(), ClientError> {
+//! let client = Client::new("http://127.0.0.1:8645")?;
+//! let key = SecretKey::generate(Network::Testnet);
+//! let txid = client.send(&key, Action::Faucet { token: "GOLD".into() }).await?;
+//! let included = client.wait_for_receipt(&txid, Duration::from_secs(30)).await?;
+//! assert!(included.receipt.ok);
+//! # Ok(())
+//! # }
+//! ```
+
+use std::fmt;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// The answers' types: `gamechain-chain`'s wire types, the ones the node serialises.
+pub use gamechain_chain::wire::{
+    Account, Block, IncludedTx, ModuleInfo, Status, TxRecord, TxStatus,
+};
+use gamechain_chain::wire::{BlockMessage, ErrorAnswer, ModuleList, TxidAnswer};
+use gamechain_chain::{Action, Receipt, SecretKey, SignedTx, TxBody};
+use reqwest::{StatusCode, Url};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// The node a client talks to when none is given: the default `listen` address of `gamechain node`.
+pub const DEFAULT_NODE_URL: &str = "http://127.0.0.1:8645";
+
+/// How long one HTTP request may take, connection included, before it fails with
+/// [`ClientError::Transport`].
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// First and longest pause between two polls of [`Client::wait_for_receipt`].
+const POLL_FIRST: Duration = Duration::from_millis(20);
+const POLL_MAX: Duration = Duration::from_millis(250);
+
+/// Why a client call failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientError {
+    /// The node answered with an API error (`{"error": {"code", "message"}}`).
+    Api {
+        /// The HTTP status (e.g. 409).
+        status: u16,
+        /// The API's machine code (`bad_nonce`, `not_found`, …).
+        code: String,
+        /// The API's message for a person.
+        message: String,
+    },
+    /// The node answered with a status or a body that is not the API's (e.g. a proxy page, or
+    /// JSON of another shape). Carries the status and what was wrong.
+    Protocol {
+        /// The HTTP status.
+        status: u16,
+        /// What did not match the API.
+        message: String,
+    },
+    /// No answer: the node is unreachable, the connection broke or the request timed out.
+    Transport(String),
+    /// [`Client::wait_for_receipt`] gave up: the transaction was still pending (or unknown)
+    /// when its timeout ran out.
+    Timeout {
+        /// The transaction waited for.
+        txid: String,
+        /// How long it waited.
+        waited: Duration,
+    },
+    /// A caller-side mistake found before anything was sent (a bad URL, a key of the wrong
+    /// network).
+    Usage(String),
+}
+
+impl ClientError {
+    /// The API code of an [`ClientError::Api`] error, else `None`.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ClientError::Api { code, .. } => Some(code),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Api { code, message, .. } => write!(f, "{code}: {message}"),
+            ClientError::Protocol { status, message } => {
+                write!(f, "unexpected answer (HTTP {status}): {message}")
+            }
+            ClientError::Transport(m) => write!(f, "cannot reach the node: {m}"),
+            ClientError::Timeout { txid, waited } => {
+                write!(
+                    f,
+                    "timeout: transaction {txid} is not in a block after {:.1} s",
+                    waited.as_secs_f64()
+                )
+            }
+            ClientError::Usage(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// `Result` of every client call.
+pub type ClientResult<T> = Result<T, ClientError>;
+
+/// A transaction that is in a block: what [`Client::wait_for_receipt`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Included {
+    /// The txid.
+    pub txid: String,
+    /// The block height.
+    pub height: u64,
+    /// The position in the block.
+    pub index: u64,
+    /// The outcome.
+    pub receipt: Receipt,
+}
+
+/// Which block [`Client::block`] fetches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockRef {
+    /// The head.
+    Latest,
+    /// The block at this height.
+    Height(u64),
+}
+
+impl std::str::FromStr for BlockRef {
+    type Err = String;
+    /// `latest` or a height.
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "latest" {
+            return Ok(BlockRef::Latest);
+        }
+        s.parse()
+            .map(BlockRef::Height)
+            .map_err(|_| format!("`{s}` is neither a block height nor `latest`"))
+    }
+}
+
+/// An async client of one node. Cheap to clone (the connection pool is shared).
+#[derive(Debug, Clone)]
+pub struct Client {
+    base: Url,
+    http: reqwest::Client,
+    /// The node's chain id, fetched once from `/v1/status` by [`Client::send`].
+    chain_id: std::sync::Arc<OnceLock<String>>,
+}
+
+impl Client {
+    /// A client of the node at `base_url` (e.g. `http://127.0.0.1:8645`; a trailing `/` is
+    /// fine). [`ClientError::Usage`] when it is not an `http://` URL (this build has no TLS).
+    pub fn new(base_url: &str) -> ClientResult<Client> {
+        let mut base = Url::parse(base_url)
+            .map_err(|e| ClientError::Usage(format!("bad node URL `{base_url}`: {e}")))?;
+        if base.scheme() != "http" {
+            return Err(ClientError::Usage(format!(
+                "bad node URL `{base_url}`: only http:// is supported"
+            )));
+        }
+        if base.cannot_be_a_base() {
+            return Err(ClientError::Usage(format!("bad node URL `{base_url}`")));
+        }
+        base.path_segments_mut()
+            .expect("checked above")
+            .pop_if_empty();
+        let http = reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .connect_timeout(Duration::from_secs(5))
+            .build()
+            .map_err(|e| ClientError::Transport(e.to_string()))?;
+        Ok(Client {
+            base,
+            http,
+            chain_id: Default::default(),
+        })
+    }
+
+    /// The node's base URL.
+    pub fn base_url(&self) -> &Url {
+        &self.base
+    }
+
+    /// The URL of `segments` under the base, each segment percent-encoded.
+    pub fn url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .expect("checked in new")
+            .extend(segments);
+        url
+    }
+
+    /// `GET /v1/status`.
+    pub async fn status(&self) -> ClientResult<Status> {
+        self.get(&["v1", "status"], &[]).await
+    }
+
+    /// `GET /v1/genesis`: the genesis file as JSON.
+    pub async fn genesis(&self) -> ClientResult<Value> {
+        self.get(&["v1", "genesis"], &[]).await
+    }
+
+    /// `GET /v1/account/<account>`: balances and nonces of an address or `module:<id>`.
+    /// Errors: `bad_address` (400) for a string that is not an account.
+    pub async fn account(&self, account: &str) -> ClientResult<Account> {
+        self.get(&["v1", "account", account], &[]).await
+    }
+
+    /// `GET /v1/tx/<txid>`. Errors: `not_found` (404) for an unknown txid.
+    pub async fn tx(&self, txid: &str) -> ClientResult<TxRecord> {
+        self.get(&["v1", "tx", txid], &[]).await
+    }
+
+    /// `GET /v1/blocks/<height>` or `/v1/blocks/latest`. Errors: `not_found` (404) above the
+    /// head.
+    pub async fn block(&self, which: BlockRef) -> ClientResult<Block> {
+        match which {
+            BlockRef::Latest => self.get(&["v1", "blocks", "latest"], &[]).await,
+            BlockRef::Height(h) => self.get(&["v1", "blocks", &h.to_string()], &[]).await,
+        }
+    }
+
+    /// `GET /v1/games/<module>?<query>`: the module's view of `query` (pairs in order, e.g.
+    /// `[("id", "80566b04265ced78")]`). Errors: the view's own (`not_found` 404 for
+    /// `not found: game …`, `invalid` 400, …) and `internal` (500) when it traps or runs out
+    /// of fuel.
+    pub async fn view(&self, module: &str, query: &[(&str, &str)]) -> ClientResult<Value> {
+        self.get(&["v1", "games", module], query).await
+    }
+
+    /// `GET /v1/modules`: every module of the chain (genesis and deployed), in id order.
+    pub async fn modules(&self) -> ClientResult<Vec<ModuleInfo>> {
+        let list: ModuleList = self.get(&["v1", "modules"], &[]).await?;
+        Ok(list.modules)
+    }
+
+    /// `GET /v1/modules/<id>`: the module's record. Errors: `not_found` (404).
+    pub async fn module(&self, id: &str) -> ClientResult<ModuleInfo> {
+        self.get(&["v1", "modules", id], &[]).await
+    }
+
+    /// `GET /v1/code/<code_hash>`: the wasm bytes the chain stores under `code_hash` (hash them
+    /// to check). Errors: `invalid` (400) for a malformed hash, `not_found` (404).
+    pub async fn code(&self, code_hash: &str) -> ClientResult<Vec<u8>> {
+        let response = self
+            .http
+            .get(self.url(&["v1", "code", code_hash]))
+            .send()
+            .await
+            .map_err(transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(transport)?;
+        if status.is_success() {
+            return Ok(bytes.to_vec());
+        }
+        decode::<Value>(status, &bytes).and_then(|_| {
+            Err(ClientError::Protocol {
+                status: status.as_u16(),
+                message: "an error status with a success body".into(),
+            })
+        })
+    }
+
+    /// Deploys `code` (a wasm binary) as module `module`, or upgrades it when `key` owns it:
+    /// [`Client::send`] of `{"type": "deploy", …}`; returns the txid (the receipt says whether
+    /// the chain accepted the code). Errors: as [`Client::send`], plus `deploy_forbidden` (403)
+    /// when the node's operator does not admit deploys from `key`, `too_large` (413) above
+    /// 1 MiB of code.
+    pub async fn deploy(&self, key: &SecretKey, module: &str, code: &[u8]) -> ClientResult<String> {
+        let action = Action::Deploy {
+            module: module.to_string(),
+            code: code.to_vec(),
+        };
+        self.send(key, action).await
+    }
+
+    /// `POST /v1/tx` of a signed transaction; returns its txid. Errors: the API's refusals
+    /// (`bad_json`, `too_large`, `wrong_chain`, `bad_address`, `bad_signature`, `bad_nonce`,
+    /// `duplicate`, `mempool_full`, `rate_limited`).
+    pub async fn post_tx(&self, tx: &SignedTx) -> ClientResult<String> {
+        let body = serde_json::to_vec(tx).expect("a SignedTx always serialises");
+        self.post_tx_bytes(body).await
+    }
+
+    /// `POST /v1/tx` of arbitrary bytes as `application/json` (for tools and tests that send
+    /// what a well-behaved client would not); returns the txid the node answered.
+    pub async fn post_tx_bytes(&self, body: Vec<u8>) -> ClientResult<String> {
+        let request = self
+            .http
+            .post(self.url(&["v1", "tx"]))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        let answer: TxidAnswer = self.call(request).await?;
+        Ok(answer.txid)
+    }
+
+    /// The chain id, fetched from `/v1/status` on first use and then remembered.
+    pub async fn chain_id(&self) -> ClientResult<String> {
+        if let Some(id) = self.chain_id.get() {
+            return Ok(id.clone());
+        }
+        let id = self.status().await?.chain_id;
+        Ok(self.chain_id.get_or_init(|| id).clone())
+    }
+
+    /// The body `key` would sign next for `action`: this chain's id, `key`'s address and its
+    /// `next_nonce` from `/v1/account`.
+    pub async fn next_body(&self, key: &SecretKey, action: Action) -> ClientResult<TxBody> {
+        let chain_id = self.chain_id().await?;
+        let from = key.address();
+        let nonce = self.account(&from).await?.next_nonce;
+        Ok(TxBody {
+            chain_id,
+            from,
+            nonce,
+            action,
+        })
+    }
+
+    /// Signs `action` with `key` at the account's `next_nonce` and posts it; returns the txid.
+    /// Does not wait for a block (see [`Client::wait_for_receipt`]). Errors: as
+    /// [`Client::account`] and [`Client::post_tx`]; `bad_nonce` when another transaction of
+    /// the same key was accepted between the nonce look-up and the post.
+    pub async fn send(&self, key: &SecretKey, action: Action) -> ClientResult<String> {
+        let body = self.next_body(key, action).await?;
+        self.post_tx(&body.sign(key)).await
+    }
+
+    /// Polls `GET /v1/tx/<txid>` until the transaction is `included` and returns where it is
+    /// and its receipt. `not_found` (a node may answer before it has recorded a just-accepted
+    /// transaction) and `rate_limited` answers are retried too. Errors: [`ClientError::Timeout`]
+    /// after `timeout`; any other error of [`Client::tx`] at once.
+    pub async fn wait_for_receipt(&self, txid: &str, timeout: Duration) -> ClientResult<Included> {
+        let start = Instant::now();
+        let mut pause = POLL_FIRST;
+        loop {
+            match self.tx(txid).await {
+                Ok(TxRecord {
+                    status:
+                        TxStatus::Included {
+                            height,
+                            index,
+                            receipt,
+                        },
+                    ..
+                }) => {
+                    return Ok(Included {
+                        txid: txid.to_string(),
+                        height,
+                        index: u64::from(index),
+                        receipt,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) if matches!(e.code(), Some("not_found" | "rate_limited")) => {}
+                Err(e) => return Err(e),
+            }
+            let waited = start.elapsed();
+            if waited >= timeout {
+                return Err(ClientError::Timeout {
+                    txid: txid.to_string(),
+                    waited,
+                });
+            }
+            tokio::time::sleep(pause.min(timeout - waited)).await;
+            pause = (pause * 2).min(POLL_MAX);
+        }
+    }
+
+    /// Opens `GET /v1/ws`: every block committed from now on, in height order. Errors:
+    /// [`ClientError::Transport`] when the upgrade fails.
+    pub async fn subscribe_blocks(&self) -> ClientResult<BlockSubscription> {
+        let mut url = self.url(&["v1", "ws"]);
+        url.set_scheme("ws").expect("http URLs can become ws URLs");
+        let connect = tokio_tungstenite::connect_async(url.as_str());
+        let (ws, _) = tokio::time::timeout(REQUEST_TIMEOUT, connect)
+            .await
+            .map_err(|_| {
+                ClientError::Transport(format!(
+                    "{url}: no WebSocket upgrade in {REQUEST_TIMEOUT:?}"
+                ))
+            })?
+            .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
+        Ok(BlockSubscription { ws, closed: None })
+    }
+
+    /// [`Client::send`], then [`Client::wait_for_receipt`] with `timeout`.
+    pub async fn send_and_wait(
+        &self,
+        key: &SecretKey,
+        action: Action,
+        timeout: Duration,
+    ) -> ClientResult<Included> {
+        let txid = self.send(key, action).await?;
+        self.wait_for_receipt(&txid, timeout).await
+    }
+
+    async fn get<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        query: &[(&str, &str)],
+    ) -> ClientResult<T> {
+        let mut request = self.http.get(self.url(segments));
+        if !query.is_empty() {
+            request = request.query(query);
+        }
+        self.call(request).await
+    }
+
+    /// Sends `request`; decodes a 2xx body as `T` and anything else as the API's error.
+    async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> ClientResult<T> {
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        let bytes = response.bytes().await.map_err(transport)?;
+        decode(status, &bytes)
+    }
+}
+
+/// The node's block stream (`GET /v1/ws`), from [`Client::subscribe_blocks`].
+pub struct BlockSubscription {
+    ws: tokio_tungstenite::WebSocketStream<
+        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+    >,
+    closed: Option<(u16, String)>,
+}
+
+impl BlockSubscription {
+    /// Waits for the next block. `Ok(None)` once the node has closed the subscription (see
+    /// [`BlockSubscription::close_reason`]: 1001 when it shuts down, 4000 when this client fell
+    /// too far behind and should resume from `GET /v1/blocks/<height>`). Errors:
+    /// [`ClientError::Transport`] (connection lost), [`ClientError::Protocol`] (a message that
+    /// is not a block).
+    pub async fn next(&mut self) -> ClientResult<Option<Block>> {
+        use futures_util::StreamExt;
+        use tokio_tungstenite::tungstenite::Message;
+        loop {
+            if self.closed.is_some() {
+                return Ok(None);
+            }
+            let message = match self.ws.next().await {
+                None => {
+                    self.closed = Some((1006, "connection closed without a close frame".into()));
+                    continue;
+                }
+                Some(message) => message.map_err(|e| ClientError::Transport(e.to_string()))?,
+            };
+            match message {
+                Message::Text(text) => {
+                    let parsed: BlockMessage =
+                        serde_json::from_str(text.as_str()).map_err(|e| ClientError::Protocol {
+                            status: 101,
+                            message: format!("not a block message: {e}"),
+                        })?;
+                    let BlockMessage::Block { block } = parsed;
+                    return Ok(Some(block));
+                }
+                Message::Close(frame) => {
+                    let (code, reason) = frame
+                        .map(|f| (u16::from(f.code), f.reason.to_string()))
+                        .unwrap_or((1005, String::new()));
+                    self.closed = Some((code, reason));
+                }
+                // Pings are answered by the library; nothing else is sent by the node.
+                _ => {}
+            }
+        }
+    }
+
+    /// Why the node closed the subscription (close code and reason), once it has.
+    pub fn close_reason(&self) -> Option<(u16, &str)> {
+        self.closed
+            .as_ref()
+            .map(|(code, reason)| (*code, reason.as_str()))
+    }
+}
+
+fn transport(e: reqwest::Error) -> ClientError {
+    // reqwest's top-level message is generic ("error sending request"); the cause says why.
+    let mut message = e.to_string();
+    let mut source = std::error::Error::source(&e);
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    ClientError::Transport(message)
+}
+
+/// Decodes one answer: a 2xx body as `T`, else the API's error object.
+fn decode<T: DeserializeOwned>(status: StatusCode, bytes: &[u8]) -> ClientResult<T> {
+    if status.is_success() {
+        return serde_json::from_slice(bytes).map_err(|e| ClientError::Protocol {
+            status: status.as_u16(),
+            message: format!("the body is not the JSON expected: {e}"),
+        });
+    }
+    match serde_json::from_slice::<ErrorAnswer>(bytes) {
+        Ok(ErrorAnswer { error }) => Err(ClientError::Api {
+            status: status.as_u16(),
+            code: error.code,
+            message: error.message,
+        }),
+        Err(_) => Err(ClientError::Protocol {
+            status: status.as_u16(),
+            message: snippet(bytes),
+        }),
+    }
+}
+
+/// The start of a body that is not the API's, for an error message.
+fn snippet(bytes: &[u8]) -> String {
+    const MAX: usize = 200;
+    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(MAX)]);
+    if text.trim().is_empty() {
+        "empty body".to_string()
+    } else if bytes.len() > MAX {
+        format!("{text}…")
+    } else {
+        text.into_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_are_built_and_escaped() {
+        let c = Client::new("http://127.0.0.1:8645/").unwrap();
+        assert_eq!(
+            c.url(&["v1", "account", "module:tictactoe"]).as_str(),
+            "http://127.0.0.1:8645/v1/account/module:tictactoe"
+        );
+        assert_eq!(
+            c.url(&["v1", "tx", "a/b?c"]).as_str(),
+            "http://127.0.0.1:8645/v1/tx/a%2Fb%3Fc"
+        );
+        let prefixed = Client::new("http://example.test/chain").unwrap();
+        assert_eq!(
+            prefixed.url(&["v1", "status"]).as_str(),
+            "http://example.test/chain/v1/status"
+        );
+        assert!(matches!(
+            Client::new("https://x.test"),
+            Err(ClientError::Usage(_))
+        ));
+        assert!(matches!(
+            Client::new("127.0.0.1:8645"),
+            Err(ClientError::Usage(_))
+        ));
+    }
+
+    #[test]
+    fn errors_decode_to_the_api_code_and_message() {
+        let body = br#"{"error":{"code":"bad_nonce","message":"nonce 5, expected 3"}}"#;
+        let err = decode::<Value>(StatusCode::CONFLICT, body).unwrap_err();
+        assert_eq!(
+            err,
+            ClientError::Api {
+                status: 409,
+                code: "bad_nonce".into(),
+                message: "nonce 5, expected 3".into()
+            }
+        );
+        assert_eq!(err.to_string(), "bad_nonce: nonce 5, expected 3");
+        assert_eq!(err.code(), Some("bad_nonce"));
+
+        let err =
+            decode::<Value>(StatusCode::BAD_GATEWAY, b"<html>bad gateway</html>").unwrap_err();
+        assert_eq!(
+            err,
+            ClientError::Protocol {
+                status: 502,
+                message: "<html>bad gateway</html>".into()
+            }
+        );
+        let err = decode::<Value>(StatusCode::INTERNAL_SERVER_ERROR, b"").unwrap_err();
+        assert_eq!(err.to_string(), "unexpected answer (HTTP 500): empty body");
+        let err = decode::<Status>(StatusCode::OK, br#"{"height": 1}"#).unwrap_err();
+        assert!(
+            matches!(err, ClientError::Protocol { status: 200, .. }),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn api_md_examples_decode() {
+        // A txid is checked against its body when read: "{}" hashes to this one.
+        let txid = gamechain_chain::txid(b"{}");
+        let tx: TxRecord = decode(
+            StatusCode::OK,
+            format!(
+                r#"{{"txid":"{txid}","status":"included","body":"{{}}","signature":"s","height":12,"index":0,
+                "receipt":{{"ok":false,"error":"invalid: cell is taken","events":[],"fuel_used":41234}}}}"#
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let TxStatus::Included {
+            height,
+            index,
+            receipt,
+        } = tx.status
+        else {
+            panic!("{tx:?}")
+        };
+        assert_eq!((height, index), (12, 0));
+        assert_eq!(receipt.error.as_deref(), Some("invalid: cell is taken"));
+        let pending: TxRecord = decode(
+            StatusCode::OK,
+            format!(
+                r#"{{"txid":"{txid}","status":"pending","body":"{{}}","signature":"s","height":null,"index":null,"receipt":null}}"#
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        assert_eq!(
+            (pending.status, pending.tx.txid()),
+            (TxStatus::Pending, txid.clone())
+        );
+        let forged = format!(
+            r#"{{"txid":"{}","status":"pending","body":"{{}}","signature":"s","height":null,"index":null,"receipt":null}}"#,
+            "0".repeat(64)
+        );
+        assert!(decode::<TxRecord>(StatusCode::OK, forged.as_bytes()).is_err());
+
+        let account: Account = decode(
+            StatusCode::OK,
+            br#"{"account":"module:tictactoe","balances":{"GOLD":"200"},"nonce":2,"next_nonce":3}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            (account.balance("GOLD"), account.balance("SILVER")),
+            (gamechain_sdk::Amount(200), gamechain_sdk::Amount(0))
+        );
+
+        let zero = "0".repeat(64);
+        let header = format!(
+            r#"{{"height":1,"prev_hash":"{zero}","time_ms":5,"sequencer":"x",
+              "checkpoint":{{"height":0,"hash":""}},"tx_root":"{zero}","receipt_root":"{zero}","state_root":"{zero}"}}"#
+        );
+        let hash = serde_json::from_str::<gamechain_chain::Header>(&header)
+            .unwrap()
+            .hash_hex();
+        let block = format!(
+            r#"{{"height":1,"hash":"{hash}","header":{header},
+              "signature":"s","txs":[{{"txid":"{txid}","body":"{{}}","signature":"s","receipt":{{"ok":true,"error":null,"events":[],"fuel_used":0}}}}],
+              "end_block":[]}}"#
+        );
+        let block: Block = decode(StatusCode::OK, block.as_bytes()).unwrap();
+        assert_eq!((block.height(), block.txs.len()), (1, 1));
+        // A block whose hash is not its header's is refused.
+        let forged = block_json_with_hash(&block, &zero);
+        assert!(decode::<Block>(StatusCode::OK, forged.as_bytes()).is_err());
+    }
+
+    fn block_json_with_hash(block: &Block, hash: &str) -> String {
+        let mut value = serde_json::to_value(block).unwrap();
+        value["hash"] = Value::String(hash.into());
+        value.to_string()
+    }
+
+    #[test]
+    fn block_refs_parse() {
+        assert_eq!("latest".parse::<BlockRef>(), Ok(BlockRef::Latest));
+        assert_eq!("12".parse::<BlockRef>(), Ok(BlockRef::Height(12)));
+        assert!("-1".parse::<BlockRef>().is_err());
+    }
+}

@@ -1,0 +1,380 @@
+//! The `gamechain` command line: its arguments (clap) and the parsing of the values they carry
+//! (action JSON, `key=value` view queries). Running the commands is `commands.rs` (client
+//! commands), `module.rs` (the module kit), `node.rs` (`gamechain node`), `verify.rs`
+//! (`verify`, `export`) and `demo.rs` (`gamechain demo`).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use gamechain_runtime::chain::Action;
+use gamechain_sdk::Amount;
+
+use gamechain_client::client::{BlockRef, DEFAULT_NODE_URL};
+
+use crate::cli::verify::{ExportArgs, VerifyArgs};
+
+/// gamechain: a chain node whose games run as wasm modules, and its client.
+#[derive(Debug, Parser)]
+#[command(name = "gamechain", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a node (sequencer, storage, HTTP/WebSocket API) until SIGINT or SIGTERM.
+    Node(NodeArgs),
+    /// Play the seed's tic-tac-toe game over HTTP and check every outcome (starts a node
+    /// in-process unless --node is given).
+    Demo(DemoArgs),
+    /// Manage key files.
+    #[command(subcommand)]
+    Key(KeyCommand),
+    /// Sign and send one action given as JSON, e.g. '{"type":"faucet","token":"GOLD"}'.
+    Send {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The action: {"type":"faucet"|"transfer"|"game"|"deploy", ...} (node/API.md).
+        action: String,
+    },
+    /// Ask the faucet for GOLD.
+    Faucet {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+    },
+    /// Send GOLD to an address (a `module:<id>` escrow account is refused: only its module moves
+    /// those funds).
+    Transfer {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The receiving account.
+        #[arg(long)]
+        to: String,
+        /// Base units (GOLD has 2 decimals: 100 is 1.00 GOLD).
+        #[arg(long)]
+        amount: Amount,
+    },
+    /// Send one op to a game module, e.g. `game tictactoe '{"kind":"create","stake":"100"}'`.
+    Game {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module id.
+        module: String,
+        /// The op JSON.
+        op: String,
+    },
+    /// Show an account's balances and nonces (an address or `module:<id>`).
+    Account {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The account.
+        account: String,
+    },
+    /// Show a transaction and its receipt.
+    Tx {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The txid (64 hex).
+        txid: String,
+    },
+    /// Show a block.
+    Block {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// A height, or `latest`.
+        #[arg(default_value = "latest")]
+        which: BlockRef,
+    },
+    /// Run a module's view, e.g. `view tictactoe open=1` or `view tictactoe id=80566b04265ced78`.
+    View {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The module id.
+        module: String,
+        /// Query parameters.
+        #[arg(value_name = "KEY=VALUE", value_parser = parse_query_pair)]
+        query: Vec<(String, String)>,
+    },
+    /// Show the node's status (chain id, height, head, state root, mempool size).
+    Status {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+    },
+    /// The module author kit: `module new`, `module build`, `module deploy`.
+    #[command(subcommand)]
+    Module(ModuleCommand),
+    /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every
+    /// signature, receipt and state root; exit 4 naming the first divergence.
+    Verify(VerifyArgs),
+    /// Write the chain (genesis, module code, blocks, state) to one file for `verify --file`.
+    Export(ExportArgs),
+}
+
+/// `gamechain node`.
+#[derive(Debug, Args)]
+pub struct NodeArgs {
+    /// A TOML configuration file (every field optional; defaults are embedded).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// The data directory (overrides the configuration's `data_dir`).
+    #[arg(long, value_name = "DIR")]
+    pub data: Option<PathBuf>,
+    /// The API's listen address (overrides the configuration's `listen`), e.g. 127.0.0.1:8645.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<SocketAddr>,
+    /// Run a read replica of the sequencer at URL: pull, verify and store its blocks, serve the
+    /// read API, forward transactions to it (no sequencer key is used).
+    #[arg(long, value_name = "URL")]
+    pub follow: Option<String>,
+}
+
+/// `gamechain demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Play on this node instead of starting one in-process.
+    #[arg(long, value_name = "URL")]
+    pub node: Option<String>,
+    /// Also write the players' keys to DIR/alice.wif and DIR/bob.wif (mode 0600).
+    #[arg(long, value_name = "DIR")]
+    pub keys_dir: Option<PathBuf>,
+    /// Seconds to wait for each transaction's receipt.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+}
+
+/// `gamechain key …`.
+#[derive(Debug, Subcommand)]
+pub enum KeyCommand {
+    /// Make a new testnet key: its WIF goes to a new 0600 file, its address to stdout.
+    New {
+        /// The key file to create (never overwritten). Default: ./<address>.wif.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// The node a client command talks to.
+#[derive(Debug, Args)]
+pub struct NodeUrl {
+    /// The node's base URL.
+    #[arg(long = "node", value_name = "URL", env = "GAMECHAIN_NODE", default_value = DEFAULT_NODE_URL)]
+    pub url: String,
+}
+
+/// Signing and waiting options of the commands that send a transaction.
+#[derive(Debug, Args)]
+pub struct TxArgs {
+    /// The sender's key file (one WIF line, e.g. from `gamechain key new`).
+    #[arg(long, value_name = "FILE")]
+    pub key: PathBuf,
+    /// Print the txid as soon as the node accepts the transaction; do not wait for a block.
+    #[arg(long)]
+    pub no_wait: bool,
+    /// Seconds to wait for the receipt.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+}
+
+/// `key=value` → `(key, value)`; the value may itself contain `=`.
+pub fn parse_query_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("`{s}` is not KEY=VALUE")),
+    }
+}
+
+/// Parses an action as JSON (`{"type": "faucet" | "transfer" | "game", …}`) with the chain's
+/// own rules, so a malformed one is refused before it is signed. Errors: the JSON or shape
+/// problem, as text.
+pub fn parse_action(text: &str) -> Result<Action, String> {
+    serde_json::from_str(text).map_err(|e| format!("not an action: {e}"))
+}
+
+/// Parses a game op: any JSON object, kept byte for byte as written. Errors: not JSON, or not an
+/// object.
+pub fn parse_game_action(module: &str, op: &str) -> Result<Action, String> {
+    let raw: Box<serde_json::value::RawValue> =
+        serde_json::from_str(op).map_err(|e| format!("op is not JSON: {e}"))?;
+    if !raw.get().trim_start().starts_with('{') {
+        return Err("op must be a JSON object, e.g. {\"kind\":\"create\"}".to_string());
+    }
+    Ok(Action::Game {
+        game: module.to_string(),
+        op: raw,
+    })
+}
+
+/// `gamechain module …`.
+#[derive(Debug, Subcommand)]
+pub enum ModuleCommand {
+    /// Make a new module crate that builds and tests out of the box.
+    New {
+        /// The module id and crate name: 1–32 of a-z, 0-9 and _, starting with a letter.
+        name: String,
+        /// The crate's directory, which must not exist or be empty. Default: ./<name>.
+        #[arg(long, value_name = "DIR")]
+        path: Option<PathBuf>,
+        /// The gamechain checkout whose `sdk-guest/` and `runtime/` the crate depends on.
+        /// Default: the one this binary was built from.
+        #[arg(long, value_name = "DIR")]
+        repo: Option<PathBuf>,
+    },
+    /// Build a module crate to a reproducible .wasm; print its path, size and SHA-256.
+    Build {
+        /// The crate's directory (holding its Cargo.toml).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        path: PathBuf,
+        /// Also copy the .wasm to FILE.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Upload a .wasm with a signed `deploy` transaction.
+    Deploy {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module's .wasm file (e.g. from `gamechain module build`).
+        file: PathBuf,
+        /// The module id to deploy it under: the id its code uses for itself.
+        #[arg(long)]
+        id: String,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn client_commands_parse() {
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "view",
+            "tictactoe",
+            "open=1",
+            "--node",
+            "http://127.0.0.1:1",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::View {
+                node,
+                module,
+                query,
+            } => {
+                assert_eq!(
+                    (node.url.as_str(), module.as_str()),
+                    ("http://127.0.0.1:1", "tictactoe")
+                );
+                assert_eq!(query, [("open".to_string(), "1".to_string())]);
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "transfer",
+            "--key",
+            "a.wif",
+            "--to",
+            "xyz",
+            "--amount",
+            "250",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Transfer {
+                amount: Amount(250),
+                ..
+            }
+        ));
+        assert!(Cli::try_parse_from([
+            "gamechain",
+            "transfer",
+            "--key",
+            "a",
+            "--to",
+            "x",
+            "--amount",
+            "1.5"
+        ])
+        .is_err());
+        let cli = Cli::try_parse_from(["gamechain", "block"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Block {
+                which: BlockRef::Latest,
+                ..
+            }
+        ));
+        let cli = Cli::try_parse_from(["gamechain", "block", "7"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Block {
+                which: BlockRef::Height(7),
+                ..
+            }
+        ));
+        assert!(Cli::try_parse_from(["gamechain", "view", "tictactoe", "open"]).is_err());
+    }
+
+    #[test]
+    fn actions_are_checked_before_signing() {
+        assert!(matches!(
+            parse_action(r#"{"type":"faucet","token":"GOLD"}"#),
+            Ok(Action::Faucet { .. })
+        ));
+        assert!(parse_action(r#"{"type":"mint"}"#)
+            .unwrap_err()
+            .contains("unknown action type"));
+        assert!(parse_action("nope").is_err());
+        match parse_game_action("tictactoe", r#"{"kind": "move", "cell": 0}"#).unwrap() {
+            Action::Game { game, op } => assert_eq!(
+                (game.as_str(), op.get()),
+                ("tictactoe", r#"{"kind": "move", "cell": 0}"#)
+            ),
+            other => panic!("{other:?}"),
+        }
+        assert!(parse_game_action("tictactoe", "[1]").is_err());
+        assert!(parse_game_action("tictactoe", "{").is_err());
+        assert_eq!(
+            parse_query_pair("id=a=b").unwrap(),
+            ("id".to_string(), "a=b".to_string())
+        );
+        assert!(parse_query_pair("=1").is_err());
+    }
+}

@@ -1,0 +1,207 @@
+//! Runs the client commands of the `gamechain` CLI (`key`, `send`, `faucet`, `transfer`,
+//! `game`, `account`, `tx`, `block`, `view`, `status`): data goes to stdout as pretty JSON,
+//! failures come back as a [`CliError`] whose one line `main` prints to stderr.
+
+use std::fmt;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use gamechain_runtime::chain::{Action, Event, Network, SecretKey};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::cli::{parse_action, parse_game_action, Command, KeyCommand, TxArgs};
+use gamechain_client::client::{Client, ClientError, Included};
+use gamechain_client::keyfile::{read_key_file, write_key_file};
+
+/// Process exit code of a transaction that is in a block with `ok: false`.
+pub const EXIT_TX_FAILED: u8 = 3;
+
+/// Why a command failed; its `Display` is the one line printed on stderr.
+#[derive(Debug)]
+pub enum CliError {
+    /// The node refused or could not be reached (`code: message` for API errors).
+    Client(ClientError),
+    /// A bad argument or a local file problem.
+    Usage(String),
+    /// The transaction is in a block but failed; its receipt was printed.
+    TxFailed(String),
+}
+
+impl CliError {
+    /// The process exit code: [`EXIT_TX_FAILED`] for a failed transaction, else 1.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::TxFailed(_) => EXIT_TX_FAILED,
+            _ => 1,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Client(e) => e.fmt(f),
+            CliError::Usage(m) => f.write_str(m),
+            CliError::TxFailed(e) => write!(f, "transaction failed: {e}"),
+        }
+    }
+}
+
+impl From<ClientError> for CliError {
+    fn from(e: ClientError) -> Self {
+        CliError::Client(e)
+    }
+}
+
+/// Runs one client command (every [`Command`] but `node` and `demo`), printing its data to
+/// `out`. Errors: see [`CliError`].
+pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
+    match command {
+        Command::Key(KeyCommand::New { out: path }) => key_new(path, out),
+        Command::Send { node, tx, action } => {
+            send(
+                &node.url,
+                &tx,
+                parse_action(&action).map_err(CliError::Usage)?,
+                out,
+            )
+            .await
+        }
+        Command::Faucet { node, tx } => {
+            send(
+                &node.url,
+                &tx,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                out,
+            )
+            .await
+        }
+        Command::Transfer {
+            node,
+            tx,
+            to,
+            amount,
+        } => {
+            send(
+                &node.url,
+                &tx,
+                Action::Transfer {
+                    to,
+                    token: "GOLD".into(),
+                    amount,
+                },
+                out,
+            )
+            .await
+        }
+        Command::Game {
+            node,
+            tx,
+            module,
+            op,
+        } => {
+            send(
+                &node.url,
+                &tx,
+                parse_game_action(&module, &op).map_err(CliError::Usage)?,
+                out,
+            )
+            .await
+        }
+        Command::Account { node, account } => {
+            print(out, &client(&node.url)?.account(&account).await?)
+        }
+        Command::Tx { node, txid } => print(out, &client(&node.url)?.tx(&txid).await?),
+        Command::Block { node, which } => print(out, &client(&node.url)?.block(which).await?),
+        Command::View {
+            node,
+            module,
+            query,
+        } => {
+            let pairs: Vec<(&str, &str)> = query
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            print(out, &client(&node.url)?.view(&module, &pairs).await?)
+        }
+        Command::Status { node } => print(out, &client(&node.url)?.status().await?),
+        Command::Module(command) => crate::cli::module::run(command, out).await,
+        Command::Node(_) | Command::Demo(_) | Command::Verify(_) | Command::Export(_) => {
+            Err(CliError::Usage("not a client command".into()))
+        }
+    }
+}
+
+fn client(url: &str) -> Result<Client, CliError> {
+    Ok(Client::new(url)?)
+}
+
+fn print<T: Serialize>(out: &mut dyn Write, value: &T) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).expect("API values always serialise");
+    writeln!(out, "{text}").map_err(|e| CliError::Usage(format!("cannot write the output: {e}")))
+}
+
+/// `key new`: a testnet key to a new 0600 file (default `./<address>.wif`); prints the address.
+fn key_new(path: Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
+    let key = SecretKey::generate(Network::Testnet);
+    let address = key.address();
+    let path = path.unwrap_or_else(|| PathBuf::from(format!("{address}.wif")));
+    write_key_file(&path, &key).map_err(CliError::Usage)?;
+    eprintln!("key written to {} (mode 0600)", path.display());
+    writeln!(out, "{address}").map_err(|e| CliError::Usage(format!("cannot write the output: {e}")))
+}
+
+/// Signs `action` with the key file's key at its next nonce, posts it and (unless `--no-wait`)
+/// waits for the receipt; prints `{"txid"}` or `{"txid", "height", "index", "ok", "error",
+/// "events", "fuel_used"}`. A receipt with `ok: false` is printed, then is a
+/// [`CliError::TxFailed`].
+pub(crate) async fn send(
+    url: &str,
+    args: &TxArgs,
+    action: Action,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    let key = read_key_file(&args.key).map_err(CliError::Usage)?;
+    let client = client(url)?;
+    let txid = client.send(&key, action).await?;
+    if args.no_wait {
+        return print(out, &json!({ "txid": txid }));
+    }
+    let included = client
+        .wait_for_receipt(&txid, Duration::from_secs(args.timeout))
+        .await?;
+    print(out, &receipt_json(&included))?;
+    match included.receipt {
+        r if r.ok => Ok(()),
+        r => Err(CliError::TxFailed(r.error.unwrap_or_default())),
+    }
+}
+
+/// The printed form of an included transaction (fields in this order).
+#[derive(Serialize)]
+struct SentTx<'a> {
+    txid: &'a str,
+    height: u64,
+    index: u64,
+    ok: bool,
+    error: &'a Option<String>,
+    events: &'a [Event],
+    fuel_used: u64,
+}
+
+fn receipt_json(included: &Included) -> SentTx<'_> {
+    let r = &included.receipt;
+    SentTx {
+        txid: &included.txid,
+        height: included.height,
+        index: included.index,
+        ok: r.ok,
+        error: &r.error,
+        events: &r.events,
+        fuel_used: r.fuel_used,
+    }
+}

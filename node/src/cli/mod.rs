@@ -1,0 +1,26 @@
+//! The `gamechain` command line: the arguments, and running each command.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `args.rs` | [`Cli`], [`Command`] and every subcommand's arguments (clap); parsing their values |
+//! | `commands.rs` | the client commands (`key`, `send`, `faucet`, `transfer`, `game`, `account`, `tx`, `block`, `view`, `status`) |
+//! | `module.rs` | `gamechain module new / build / deploy`: the author kit |
+//! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |
+//! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
+//! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
+//! | `demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
+//! | `local_node.rs` | [`local_node::LocalNode`]: an in-process node on a temporary directory |
+//!
+//! Layers: `args` → (`verify`); `commands`, `module`, `demo` → `args`; nothing imports `mod.rs`
+//! but through these re-exports.
+
+pub mod args;
+pub mod commands;
+pub mod demo;
+pub mod demo_checks;
+pub mod local_node;
+pub mod module;
+pub mod node;
+pub mod verify;
+
+pub use args::*;

@@ -1,0 +1,274 @@
+//! `gamechain module …`: the author kit's commands.
+//!
+//! - `module new <name> [--path DIR] [--repo DIR]`: a new module crate (the files of
+//!   `node/templates/module/`) that builds and tests out of the box: an example module, its
+//!   scenarios run natively and on the built `.wasm`, and a standalone workspace that depends
+//!   on this repository's `sdk-guest/` (and `runtime/` for the tests) by path, with this
+//!   repository's `Cargo.lock` and `rust-toolchain.toml`, so it builds with the chain's own
+//!   dependency versions and compiler.
+//! - `module build [--path DIR] [--out FILE]`: the crate built to `.wasm` with the one
+//!   reproducible recipe (`gamechain_sdk::guest_build`); prints its path, size and SHA-256.
+//! - `module deploy <FILE> --id <id> --key <FILE> [--node URL]`: uploads a `.wasm` with a signed
+//!   `deploy` transaction; a file over `MAX_CODE_BYTES` is refused before anything is sent.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use gamechain_runtime::chain::genesis::{check_module_id, GenesisError};
+use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
+use serde_json::json;
+
+use crate::cli::args::ModuleCommand;
+use crate::cli::commands::CliError;
+
+/// The gamechain checkout this binary was built from: `module new`'s default `--repo`.
+pub const BUILT_FROM_REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+
+/// Runs a `module` subcommand, printing its result to `out`. Errors: [`CliError::Usage`] for a
+/// bad name, directory or build (cargo's errors included); the client's errors for `deploy`.
+pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliError> {
+    match command {
+        ModuleCommand::New { name, path, repo } => {
+            let dir = path.unwrap_or_else(|| PathBuf::from(&name));
+            let repo = repo.unwrap_or_else(|| PathBuf::from(BUILT_FROM_REPO));
+            let files = new_module(&name, &dir, &repo).map_err(CliError::Usage)?;
+            for file in &files {
+                writeln!(out, "created {}", file.display()).map_err(write_error)?;
+            }
+            writeln!(
+                out,
+                "next: cd {} && cargo test && gamechain module build",
+                dir.display()
+            )
+            .map_err(write_error)
+        }
+        ModuleCommand::Build { path, out: copy } => {
+            let built =
+                gamechain_sdk::guest_build::build_guest_crate(&path).map_err(CliError::Usage)?;
+            if let Some(copy) = &copy {
+                std::fs::write(copy, &built.wasm).map_err(|e| {
+                    CliError::Usage(format!("cannot write {}: {e}", copy.display()))
+                })?;
+            }
+            let printed = json!({
+                "path": copy.as_ref().unwrap_or(&built.path),
+                "size": built.wasm.len(),
+                "sha256": built.sha256,
+            });
+            let text = serde_json::to_string_pretty(&printed).expect("JSON values serialise");
+            writeln!(out, "{text}").map_err(write_error)
+        }
+        ModuleCommand::Deploy { node, tx, file, id } => {
+            check_id(&id).map_err(CliError::Usage)?;
+            let cannot_read =
+                |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
+            // Refused before reading a huge file, and again on what was read.
+            let len = std::fs::metadata(&file).map_err(cannot_read)?.len();
+            check_code_size(&file, len).map_err(CliError::Usage)?;
+            let wasm = std::fs::read(&file).map_err(cannot_read)?;
+            check_code_size(&file, wasm.len() as u64).map_err(CliError::Usage)?;
+            let action = Action::Deploy {
+                module: id,
+                code: wasm,
+            };
+            crate::cli::commands::send(&node.url, &tx, action, out).await
+        }
+    }
+}
+
+/// Refuses module code of `len` bytes read from `file` when it is over what a deploy may carry
+/// ([`MAX_CODE_BYTES`]; the node would answer `413 too_large` after the upload).
+fn check_code_size(file: &Path, len: u64) -> Result<(), String> {
+    if len > MAX_CODE_BYTES as u64 {
+        return Err(format!(
+            "{} is {len} bytes, more than a deploy may carry: the limit is {MAX_CODE_BYTES} bytes \
+             of wasm (MAX_CODE_BYTES); nothing was sent",
+            file.display()
+        ));
+    }
+    Ok(())
+}
+
+fn write_error(e: std::io::Error) -> CliError {
+    CliError::Usage(format!("cannot write the output: {e}"))
+}
+
+/// `Ok` when `id` is a usable module id (the chain's rule); else the reason.
+pub fn check_id(id: &str) -> Result<(), String> {
+    check_module_id(id).map_err(|e| match e {
+        GenesisError::Invalid(m) => m,
+        other => other.to_string(),
+    })
+}
+
+/// The template files: (path inside the crate, text with `__NAME__`, `__TYPE__`, `__SDK__` and
+/// `__RUNTIME__` placeholders).
+const TEMPLATE: [(&str, &str); 5] = [
+    (
+        "Cargo.toml",
+        include_str!("../../templates/module/Cargo.toml.tmpl"),
+    ),
+    (
+        "src/lib.rs",
+        include_str!("../../templates/module/lib.rs.tmpl"),
+    ),
+    (
+        "tests/scenarios.rs",
+        include_str!("../../templates/module/scenarios.rs.tmpl"),
+    ),
+    (
+        "README.md",
+        include_str!("../../templates/module/README.md.tmpl"),
+    ),
+    (
+        ".gitignore",
+        include_str!("../../templates/module/gitignore.tmpl"),
+    ),
+];
+
+/// Files copied from the checkout when it has them: the dependency versions and the compiler
+/// the chain's own modules are built with.
+const COPIED: [&str; 2] = ["Cargo.lock", "rust-toolchain.toml"];
+
+/// Writes the module crate `name` into `dir` (created; must not exist or be empty), depending on
+/// `repo`'s `sdk-guest/` and `runtime/` by absolute path. Returns the files written. Errors: a
+/// bad module id, no gamechain checkout at `repo`, a non-empty `dir`, or an I/O failure.
+pub fn new_module(name: &str, dir: &Path, repo: &Path) -> Result<Vec<PathBuf>, String> {
+    check_id(name)?;
+    let repo = repo
+        .canonicalize()
+        .map_err(|e| format!("no gamechain checkout at {}: {e}", repo.display()))?;
+    let (sdk, runtime) = (repo.join("sdk-guest"), repo.join("runtime"));
+    if !sdk.join("Cargo.toml").is_file() || !runtime.join("Cargo.toml").is_file() {
+        return Err(format!(
+            "no gamechain checkout at {} (no sdk-guest/ and runtime/; pass --repo DIR)",
+            repo.display()
+        ));
+    }
+    if dir.exists()
+        && std::fs::read_dir(dir)
+            .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+            .next()
+            .is_some()
+    {
+        return Err(format!("{} exists and is not empty", dir.display()));
+    }
+    let type_name = type_name(name);
+    let mut written = Vec::new();
+    let mut write = |path: &str, text: &str| -> Result<(), String> {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        }
+        std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        written.push(path);
+        Ok(())
+    };
+    for (path, template) in TEMPLATE {
+        let text = template
+            .replace("__NAME__", name)
+            .replace("__TYPE__", &type_name)
+            .replace("__SDK__", &toml_path(&sdk))
+            .replace("__RUNTIME__", &toml_path(&runtime));
+        write(path, &text)?;
+    }
+    for file in COPIED {
+        if let Ok(text) = std::fs::read_to_string(repo.join(file)) {
+            write(file, &text)?;
+        }
+    }
+    Ok(written)
+}
+
+/// The module type's name: `my_game` → `MyGame`.
+pub fn type_name(name: &str) -> String {
+    name.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            first.into_iter().chain(chars).collect::<String>()
+        })
+        .collect()
+}
+
+/// A path as the inside of a TOML basic string (`\` and `"` escaped).
+fn toml_path(path: &Path) -> String {
+    path.display()
+        .to_string()
+        .replace('\\', "\\\\")
+        .replace('"', "\\\"")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn code_over_the_limit_is_refused_before_upload() {
+        let file = Path::new("big.wasm");
+        assert_eq!(check_code_size(file, MAX_CODE_BYTES as u64), Ok(()));
+        let err = check_code_size(file, MAX_CODE_BYTES as u64 + 1).unwrap_err();
+        assert!(
+            err.starts_with(
+                "big.wasm is 1048577 bytes, more than a deploy may carry: the limit is 1048576"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn names_become_type_names() {
+        assert_eq!(type_name("mnk"), "Mnk");
+        assert_eq!(type_name("my_game_2"), "MyGame2");
+        assert_eq!(type_name("a__b"), "AB");
+    }
+
+    #[test]
+    fn new_writes_a_crate_and_refuses_bad_names_and_full_dirs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("tally_game");
+        let files = new_module("tally_game", &dir, Path::new(BUILT_FROM_REPO)).unwrap();
+        let names: Vec<String> = files
+            .iter()
+            .map(|f| f.strip_prefix(&dir).unwrap().display().to_string())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "Cargo.toml",
+                "src/lib.rs",
+                "tests/scenarios.rs",
+                "README.md",
+                ".gitignore",
+                "Cargo.lock",
+                "rust-toolchain.toml"
+            ]
+        );
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let sdk = Path::new(BUILT_FROM_REPO)
+            .canonicalize()
+            .unwrap()
+            .join("sdk-guest");
+        assert!(manifest.contains(&format!(
+            "gamechain-sdk = {{ path = \"{}\" }}",
+            sdk.display()
+        )));
+        assert!(manifest.contains("name = \"tally_game\""));
+        let lib = std::fs::read_to_string(dir.join("src/lib.rs")).unwrap();
+        assert!(lib.contains("pub struct TallyGame;"));
+        assert!(lib.contains("pub const ID: &str = \"tally_game\";"));
+        assert!(!lib.contains("__"), "every placeholder is replaced");
+
+        let err = new_module("tally_game", &dir, Path::new(BUILT_FROM_REPO)).unwrap_err();
+        assert!(err.ends_with("exists and is not empty"), "{err}");
+        let err = new_module("Tally", &tmp.path().join("x"), Path::new(BUILT_FROM_REPO));
+        assert_eq!(
+            err.unwrap_err(),
+            "module id `Tally` must be 1 to 32 of a-z, 0-9 and _, starting with a letter"
+        );
+        let err = new_module("ok", &tmp.path().join("y"), tmp.path()).unwrap_err();
+        assert!(err.starts_with("no gamechain checkout at "), "{err}");
+    }
+}

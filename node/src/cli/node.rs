@@ -1,0 +1,120 @@
+//! `gamechain node` (a sequencer, or with `--follow URL` a follower, `follower.rs`): the configuration (embedded defaults, `--config FILE`, then the `--data`
+//! and `--listen` overrides), logging through `tracing`, and the node's life until SIGINT or
+//! SIGTERM asks it to shut down cleanly.
+
+use crate::cli::NodeArgs;
+use crate::config::NodeConfig;
+use crate::server::node::run_node;
+
+/// The configuration `args` describe: `--config FILE` (or the embedded defaults), with
+/// `--data` and `--listen` replacing `data_dir` and `listen`. Errors: the file's (unreadable,
+/// not TOML of the config's shape, a value out of range).
+pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
+    let mut config = match &args.config {
+        Some(path) => NodeConfig::load(path).map_err(|e| e.to_string())?,
+        None => NodeConfig::default(),
+    };
+    if let Some(dir) = &args.data {
+        config.data_dir = dir.clone();
+    }
+    if let Some(addr) = args.listen {
+        config.listen = addr;
+    }
+    config.validate().map_err(|e| e.to_string())?;
+    Ok(config)
+}
+
+/// Installs the `tracing` subscriber: `RUST_LOG` if set, else the configuration's `log` filter;
+/// to stderr, in colour only when stderr is a terminal.
+pub fn init_logging(filter: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(filter));
+    // A second call (tests) keeps the first subscriber.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM ({e}); only Ctrl-C stops the node");
+                let _ = tokio::signal::ctrl_c().await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received, shutting down"),
+            _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("Ctrl-C received, shutting down");
+    }
+}
+
+/// Runs the node described by `args` until SIGINT or SIGTERM, then shuts it down cleanly.
+/// Errors: the configuration's, or the node's (cannot open its data directory, cannot bind,
+/// failed while running), as one line.
+pub async fn run(args: NodeArgs) -> Result<(), String> {
+    let config = config_from(&args)?;
+    init_logging(&config.log);
+    match &args.follow {
+        Some(url) => crate::server::replica::run_follower(config, url, shutdown_signal()).await,
+        None => run_node(config, shutdown_signal()).await,
+    }
+    .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn flags_override_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("node.toml");
+        std::fs::write(
+            &file,
+            "listen = \"127.0.0.1:9000\"\nblock_interval_ms = 500\n",
+        )
+        .unwrap();
+        let args = NodeArgs {
+            config: Some(file.clone()),
+            data: Some(PathBuf::from("/tmp/x")),
+            listen: None,
+            follow: None,
+        };
+        let config = config_from(&args).unwrap();
+        assert_eq!(
+            (config.listen.port(), config.block_interval_ms),
+            (9000, 500)
+        );
+        assert_eq!(config.data_dir, PathBuf::from("/tmp/x"));
+        let args = NodeArgs {
+            config: None,
+            data: None,
+            listen: Some("127.0.0.1:1234".parse().unwrap()),
+            follow: None,
+        };
+        assert_eq!(config_from(&args).unwrap().listen.port(), 1234);
+        std::fs::write(&file, "listn = 1\n").unwrap();
+        let args = NodeArgs {
+            config: Some(file),
+            data: None,
+            listen: None,
+            follow: None,
+        };
+        assert!(config_from(&args).is_err());
+    }
+}

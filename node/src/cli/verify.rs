@@ -1,0 +1,236 @@
+//! `gamechain verify` and `gamechain export`: their arguments, the progress bar (indicatif, on
+//! stderr, only when stderr is a terminal and `--json` is not given), and the summary or
+//! divergence report.
+//!
+//! Exit codes of `verify`: 0 every block verified, [`EXIT_DIVERGED`] a divergence (reported on
+//! stdout), [`EXIT_ERROR`] the replay could not run (unreadable source, unreachable node, a build
+//! that cannot run this chain; with `--json`, stdout still gets `{"result": "error", "error"}`).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgGroup, Args, ValueEnum};
+use gamechain_runtime::Allocation;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::verify::export::{export, FileSource};
+use crate::verify::source::{ChainSource, DataDirSource, NodeSource};
+use crate::verify::verifier::{verify, Progress, VerifyOptions};
+
+/// Exit code of `gamechain verify` when the chain diverges from its replay.
+pub const EXIT_DIVERGED: u8 = 4;
+/// Exit code of `gamechain verify` when the replay could not run.
+pub const EXIT_ERROR: u8 = 1;
+
+/// Where the chain is read from (exactly one).
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("source").required(true).multiple(false)))]
+pub struct SourceArgs {
+    /// A node's data directory (genesis.json, chain.sqlite); a running node may keep writing it.
+    #[arg(long, value_name = "DIR", group = "source")]
+    pub data: Option<PathBuf>,
+    /// A running node's API, e.g. http://127.0.0.1:8645 (needs GET /v1/code/<hash>).
+    #[arg(long, value_name = "URL", group = "source")]
+    pub node: Option<String>,
+    /// A file written by `gamechain export` (verify only).
+    #[arg(long, value_name = "FILE", group = "source")]
+    pub file: Option<PathBuf>,
+}
+
+/// The instance allocation of the replaying runtime (not consensus: results are identical).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AllocationArg {
+    /// Preallocated pool slots.
+    Pooling,
+    /// An mmap per instance.
+    OnDemand,
+}
+
+/// `gamechain verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// The chain to replay.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Print one JSON object (summary and divergence) instead of text; no progress bar.
+    #[arg(long)]
+    pub json: bool,
+    /// Instance allocation of the replaying runtime.
+    #[arg(long, value_enum, default_value_t = AllocationArg::Pooling)]
+    pub allocation: AllocationArg,
+    /// Threads for signature checks (default: the machine's, at most 8).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Run every call in a fresh instance instead of a reset warm one.
+    #[arg(long)]
+    pub no_reuse: bool,
+}
+
+/// `gamechain export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The chain to export (`--data` or `--node`).
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// The file to write (replaced when it exists).
+    #[arg(long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+fn open_source(
+    args: &SourceArgs,
+    rt: tokio::runtime::Handle,
+) -> Result<Box<dyn ChainSource>, String> {
+    if let Some(dir) = &args.data {
+        return Ok(Box::new(
+            DataDirSource::open(dir).map_err(|e| e.to_string())?,
+        ));
+    }
+    if let Some(url) = &args.node {
+        return Ok(Box::new(
+            NodeSource::new(url, rt).map_err(|e| e.to_string())?,
+        ));
+    }
+    if let Some(file) = &args.file {
+        return Ok(Box::new(FileSource::open(file).map_err(|e| e.to_string())?));
+    }
+    Err("give --data, --node or --file".into())
+}
+
+fn progress_bar(enabled: bool, unit: &str) -> ProgressBar {
+    if !enabled || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::stderr());
+    let template = format!("{{bar:40}} {{pos}}/{{len}} {unit} {{msg}} ETA {{eta}}");
+    bar.set_style(ProgressStyle::with_template(&template).expect("a valid template"));
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// Runs `gamechain verify`: writes the summary or the divergence to `out`; returns the exit
+/// code (0, [`EXIT_DIVERGED`]), or the error that stopped the replay.
+pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, String> {
+    let rt = tokio::runtime::Handle::current();
+    let options = VerifyOptions {
+        allocation: match args.allocation {
+            AllocationArg::Pooling => Allocation::Pooling { instances: 4 },
+            AllocationArg::OnDemand => Allocation::OnDemand,
+        },
+        verify_threads: args.threads,
+        reuse_instances: !args.no_reuse,
+    };
+    let json = args.json;
+    let report = tokio::task::spawn_blocking(move || {
+        let source = open_source(&args.source, rt)?;
+        let bar = progress_bar(!json, "blocks");
+        let mut on_progress = |p: &Progress| {
+            bar.set_length(p.head);
+            bar.set_position(p.height);
+            let secs = p.elapsed.as_secs_f64().max(1e-9);
+            bar.set_message(format!("{} txs, {:.0} tx/s", p.txs, p.txs as f64 / secs));
+        };
+        let report = verify(source, &options, &mut on_progress).map_err(|e| e.to_string());
+        bar.finish_and_clear();
+        report
+    })
+    .await
+    .map_err(|e| format!("the replay panicked: {e}"))?;
+
+    let write = |out: &mut dyn Write, text: String| {
+        writeln!(out, "{text}").map_err(|e| format!("cannot write the report: {e}"))
+    };
+    let report = match report {
+        Ok(report) => report,
+        // Machines get JSON whatever happened: {"result": "error", "error": "<why>"}, exit 1.
+        Err(e) if json => {
+            write(
+                out,
+                serde_json::json!({"result": "error", "error": e}).to_string(),
+            )?;
+            return Ok(EXIT_ERROR);
+        }
+        Err(e) => return Err(e),
+    };
+    if json {
+        write(out, report.to_json().to_string())?;
+    } else {
+        let verdict = match &report.divergence {
+            None => "verified",
+            Some(_) => "DIVERGED",
+        };
+        write(
+            out,
+            format!(
+                "{verdict}: chain {} (genesis {}) from {}\n\
+                 blocks:      {} verified of {} (heights 0..={})\n\
+                 txs:         {}\n\
+                 state root:  {} (after block {})\n\
+                 head hash:   {}\n\
+                 state check: {}\n\
+                 time:        {:.2} s ({:.0} tx/s)",
+                report.chain_id,
+                report.genesis_hash,
+                report.source,
+                report.blocks,
+                report.head_height + 1,
+                report.head_height,
+                report.txs,
+                report.state_root,
+                report.blocks.saturating_sub(1),
+                report.head_hash,
+                match report.state_entries_checked {
+                    Some(n) => format!("{n} entries compared with the recorded head state"),
+                    None => "the source has no head state to compare".into(),
+                },
+                report.elapsed.as_secs_f64(),
+                report.txs_per_sec()
+            ),
+        )?;
+        if let Some(d) = &report.divergence {
+            write(out, d.to_string())?;
+        }
+    }
+    Ok(if report.divergence.is_some() {
+        EXIT_DIVERGED
+    } else {
+        0
+    })
+}
+
+/// Runs `gamechain export`: writes the file and a one-line summary to `out`.
+pub async fn run_export(args: ExportArgs, out: &mut dyn Write) -> Result<(), String> {
+    if args.source.file.is_some() {
+        return Err("export reads --data or --node, not --file".into());
+    }
+    let rt = tokio::runtime::Handle::current();
+    let path = args.out.clone();
+    let summary = tokio::task::spawn_blocking(move || {
+        let mut source = open_source(&args.source, rt)?;
+        let bar = progress_bar(true, "blocks");
+        let summary = export(source.as_mut(), &args.out, |height, head| {
+            bar.set_length(head);
+            bar.set_position(height);
+        })
+        .map_err(|e| e.to_string());
+        bar.finish_and_clear();
+        summary
+    })
+    .await
+    .map_err(|e| format!("the export panicked: {e}"))??;
+    writeln!(
+        out,
+        "exported {} blocks ({} txs, {} module codes, {}) to {}; head {}",
+        summary.blocks,
+        summary.txs,
+        summary.codes,
+        match summary.state_entries {
+            Some(n) => format!("{n} state entries"),
+            None => "no state".into(),
+        },
+        path.display(),
+        summary.head_hash
+    )
+    .map_err(|e| e.to_string())
+}

@@ -1,0 +1,355 @@
+//! [`Chain`]: what the API handlers and the sequencer of one running node share: the chain
+//! context, the in-memory mirror of the committed state with the head block, the mempool,
+//! read-only database connections and the block broadcast.
+//!
+//! Locking: the mempool lock is always taken before the state lock. Admission holds the
+//! mempool lock while it reads the committed nonce; the sequencer holds it while it applies a
+//! committed block to the mirror and removes the block's transactions from the mempool, so a
+//! reader never sees a transaction both pending and committed, or neither.
+//!
+//! All methods block (locks, SQLite, wasm): async callers run them on `spawn_blocking`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use gamechain_runtime::chain::address::check_address;
+use gamechain_runtime::chain::{
+    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash,
+};
+use gamechain_runtime::registry::read_record;
+use gamechain_runtime::{account_nonce, run_view, ChainContext, MemState, State, WriteSet};
+use gamechain_sdk::Amount;
+use gamechain_sdk::Query;
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::config::NodeConfig;
+use crate::ledger::error::ChainError;
+use crate::ledger::mempool::{Mempool, PendingTx};
+use crate::ledger::storage::{Storage, StorageError};
+use gamechain_chain::wire::{Account, Block, Status, TxRecord, TxStatus};
+
+/// Most idle read-only connections kept for reuse.
+const MAX_IDLE_READERS: usize = 4;
+
+/// The committed state and the head block, replaced together by each commit.
+pub struct Head {
+    /// The committed state after `header`.
+    pub state: MemState,
+    /// The head block's signed header.
+    pub header: SignedHeader,
+    /// The running state hash after it.
+    pub state_hash: StateHash,
+}
+
+/// The shared core of a running node.
+pub struct Chain {
+    /// Genesis, runtime and modules.
+    pub ctx: Arc<ChainContext>,
+    /// Lowercase hex of the genesis hash.
+    pub genesis_hash: String,
+    /// The node's configuration.
+    pub config: NodeConfig,
+    head: RwLock<Head>,
+    mempool: Mutex<Mempool>,
+    db_path: PathBuf,
+    readers: Mutex<Vec<Storage>>,
+    /// Told of each committed block, in height order (the server's WebSocket feed).
+    sink: Arc<dyn BlockSink>,
+    /// Woken when a transaction is admitted (the sequencer waits on it).
+    pub wake: Notify,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn storage_error(e: StorageError) -> ChainError {
+    tracing::error!("database read failed: {e}");
+    ChainError::Internal("the node's database failed; see its log".into())
+}
+
+/// What the core tells of each block it commits (the server's WebSocket feed implements it).
+/// Called after the block is applied, outside the core's locks; it must not block.
+pub trait BlockSink: Send + Sync {
+    /// `block` was committed and is the new head.
+    fn committed(&self, block: &Block);
+}
+
+/// A [`BlockSink`] that tells no one (tools and tests without subscribers).
+pub struct NoSink;
+
+impl BlockSink for NoSink {
+    fn committed(&self, _block: &Block) {}
+}
+
+impl Chain {
+    /// The shared core over an opened chain.
+    pub fn new(
+        config: NodeConfig,
+        ctx: Arc<ChainContext>,
+        genesis_hash: String,
+        head: Head,
+        db_path: PathBuf,
+        sink: Arc<dyn BlockSink>,
+    ) -> Chain {
+        Chain {
+            mempool: Mutex::new(Mempool::new(config.max_pending)),
+            ctx,
+            genesis_hash,
+            config,
+            head: RwLock::new(head),
+            db_path,
+            readers: Mutex::new(Vec::new()),
+            sink,
+            wake: Notify::new(),
+        }
+    }
+
+    /// The genesis.
+    pub fn genesis(&self) -> &Genesis {
+        self.ctx.genesis()
+    }
+
+    /// Read access to the committed state and head.
+    pub fn head(&self) -> RwLockReadGuard<'_, Head> {
+        self.head.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn head_mut(&self) -> RwLockWriteGuard<'_, Head> {
+        self.head.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The mempool (take this lock before [`Chain::head`] when holding both).
+    pub fn mempool(&self) -> MutexGuard<'_, Mempool> {
+        lock(&self.mempool)
+    }
+
+    /// Runs `f` on a read-only database connection (reused, or opened on demand).
+    pub fn read_db<T>(
+        &self,
+        f: impl FnOnce(&Storage) -> Result<T, StorageError>,
+    ) -> Result<T, ChainError> {
+        let reader = lock(&self.readers).pop();
+        let reader = match reader {
+            Some(r) => r,
+            None => Storage::open_reader(&self.db_path).map_err(storage_error)?,
+        };
+        let result = f(&reader).map_err(storage_error);
+        let mut idle = lock(&self.readers);
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(reader);
+        }
+        result
+    }
+
+    /// `POST /v1/tx`: the stateless checks, the deploy policy, then mempool admission. Returns
+    /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
+    /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
+    /// configuration's `deploy` policy does not admit), `duplicate`, `bad_nonce`,
+    /// `mempool_full`, or `internal`.
+    pub fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
+        let genesis = self.genesis();
+        let body = tx
+            .check(&genesis.chain_id, genesis.network)
+            .map_err(ChainError::Tx)?;
+        if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
+            return Err(ChainError::DeployForbidden { from: body.from });
+        }
+        let txid = tx.txid();
+        let pending = PendingTx {
+            tx,
+            body,
+            txid: txid.clone(),
+        };
+        let mut mempool = self.mempool();
+        let committed = {
+            let head = self.head();
+            account_nonce(&head.state, &pending.body.from)
+                .map_err(|e| ChainError::Internal(e.to_string()))?
+        };
+        // A nonce below the expected one is either a replay (duplicate) or stale (bad_nonce):
+        // only then is the database asked.
+        let mut db_error = None;
+        let admitted = mempool.admit(pending, committed, |txid| {
+            match self.read_db(|db| db.has_tx(txid)) {
+                Ok(included) => included,
+                Err(e) => {
+                    db_error = Some(e);
+                    false
+                }
+            }
+        });
+        if let Some(e) = db_error {
+            return Err(e);
+        }
+        admitted.map_err(ChainError::Refused)?;
+        drop(mempool);
+        self.wake.notify_one();
+        tracing::debug!(%txid, "transaction accepted");
+        Ok(txid)
+    }
+
+    /// `GET /v1/tx/<txid>`: pending or included; `not_found` otherwise.
+    pub fn tx(&self, txid: &str) -> Result<TxRecord, ChainError> {
+        if let Some(p) = self.mempool().get(txid) {
+            return Ok(TxRecord {
+                tx: p.tx.clone(),
+                status: TxStatus::Pending,
+            });
+        }
+        // Not pending: included, or it was committed between the two looks (the database is
+        // written before the mempool forgets), or unknown.
+        self.read_db(|db| db.tx(txid))?
+            .ok_or_else(|| ChainError::NotFound(format!("no transaction {txid}")))
+    }
+
+    /// `GET /v1/account/<account>`: balances (token → base units), `nonce` (included
+    /// transactions) and `next_nonce` (plus pending ones). `account` is an address of this
+    /// chain's network (`bad_address` otherwise) or `module:<id>` of a module of this chain
+    /// (`not_found` otherwise).
+    pub fn account(&self, account: &str) -> Result<Account, ChainError> {
+        let is_address = match account.strip_prefix("module:") {
+            Some(id) => {
+                let exists = check_module_id(id).is_ok()
+                    && read_record(&self.head().state, id)
+                        .map_err(|e| ChainError::Internal(e.to_string()))?
+                        .is_some();
+                if !exists {
+                    return Err(ChainError::NotFound(format!("no module account {account}")));
+                }
+                false
+            }
+            None => {
+                check_address(account, self.genesis().network).map_err(|e| {
+                    ChainError::BadAddress(format!(
+                        "`{account}` is not an address of this chain: {e}"
+                    ))
+                })?;
+                true
+            }
+        };
+        let mempool = self.mempool();
+        let head = self.head();
+        let prefix = format!("bal/{account}/");
+        let mut balances = BTreeMap::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = head.state.scan(&prefix, after.as_deref(), 256);
+            let done = page.len() < 256;
+            for (key, value) in page {
+                let token = key[prefix.len()..].to_string();
+                let amount = std::str::from_utf8(&value)
+                    .ok()
+                    .and_then(|v| v.parse::<Amount>().ok())
+                    .ok_or_else(|| {
+                        tracing::error!(%key, "the committed state holds a malformed balance");
+                        ChainError::Internal("the node's state is corrupt; see its log".into())
+                    })?;
+                balances.insert(token, amount);
+                after = Some(key);
+            }
+            if done {
+                break;
+            }
+        }
+        let nonce = if is_address {
+            account_nonce(&head.state, account).map_err(|e| ChainError::Internal(e.to_string()))?
+        } else {
+            0
+        };
+        let next_nonce = nonce
+            + if is_address {
+                mempool.pending_of(account)
+            } else {
+                0
+            };
+        Ok(Account {
+            account: account.to_string(),
+            balances,
+            nonce,
+            next_nonce,
+        })
+    }
+
+    /// `GET /v1/games/<module>?<query>`: the module's view over the committed state, fuel
+    /// limited (`fuel_view`). Errors: `not_found` for an unknown module; the view's own error
+    /// (its code and status); `internal` when the node failed.
+    pub fn view(&self, module: &str, query: &Query) -> Result<Value, ChainError> {
+        let head = self.head();
+        let entry = self
+            .ctx
+            .module(&head.state, module)
+            .map_err(|e| {
+                tracing::error!(module, "cannot load the module: {e}");
+                ChainError::Internal(format!("the module could not be loaded: {e}"))
+            })?
+            .ok_or_else(|| ChainError::NotFound(format!("no module {module}")))?;
+        let module = &entry.module;
+        match run_view(module, &head.state, query) {
+            Ok((Ok(value), _fuel)) => Ok(value),
+            Ok((Err(e), _fuel)) => Err(ChainError::View(e)),
+            Err(e) => {
+                tracing::error!(module = module.id(), "view failed in the node: {e}");
+                Err(ChainError::Internal(format!("the view could not run: {e}")))
+            }
+        }
+    }
+
+    /// `GET /v1/blocks/<height>` (`None`: the head). `not_found` above the head.
+    pub fn block(&self, height: Option<u64>) -> Result<Block, ChainError> {
+        let height = height.unwrap_or_else(|| self.head().header.header.height);
+        self.read_db(|db| db.block(height))?
+            .ok_or_else(|| ChainError::NotFound(format!("no block at height {height}")))
+    }
+
+    /// `GET /v1/status`.
+    pub fn status(&self) -> Status {
+        let pending = self.mempool().len() as u64;
+        let head = self.head();
+        let h = &head.header.header;
+        let g = self.genesis();
+        Status {
+            chain_id: g.chain_id.clone(),
+            network: g.network.to_string(),
+            height: h.height,
+            head_hash: h.hash_hex(),
+            state_root: hex::encode(h.state_root),
+            sequencer: g.sequencer.clone(),
+            genesis_hash: self.genesis_hash.clone(),
+            engine_config_hash: g.engine_config_hash.clone(),
+            pending,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+
+    /// Commits `block`, the next height, the one way both the sequencer and a follower do:
+    /// first to SQLite (its rows, the state `writes` and `state_hash`, in one transaction; see
+    /// [`Storage::commit_block`]), then to memory (the state, the head and hash, and the
+    /// removal of its transactions from the mempool, under both locks), then tells the
+    /// [`BlockSink`]. `senders` gives each transaction's `(from, nonce)`, in block order, from
+    /// the bodies the caller already parsed. Errors: the database refused the block (nothing
+    /// changed).
+    pub fn commit(
+        &self,
+        storage: &mut Storage,
+        block: &Block,
+        senders: &[(&str, u64)],
+        writes: WriteSet,
+        state_hash: StateHash,
+    ) -> Result<(), StorageError> {
+        storage.commit_block(block, senders, &writes, &state_hash)?;
+        {
+            let mut mempool = self.mempool();
+            let mut head = self.head_mut();
+            head.state.apply(writes);
+            head.header = block.header.clone();
+            head.state_hash = state_hash;
+            let txids: Vec<String> = block.txs.iter().map(|t| t.tx.txid()).collect();
+            mempool.remove(txids.iter().map(String::as_str));
+        }
+        self.sink.committed(block);
+        Ok(())
+    }
+}

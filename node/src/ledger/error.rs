@@ -1,0 +1,71 @@
+//! [`ChainError`]: why the node's core refused or failed a request, in the core's own terms.
+//! `server/api_error.rs` maps each to its HTTP status and API code (`node/API.md`, "Errors").
+
+use core::fmt;
+
+use gamechain_chain::TxError;
+use gamechain_sdk::ActionError;
+
+use crate::ledger::mempool::Refusal;
+
+/// A refusal or failure of [`Chain`](crate::ledger::chain::Chain)'s requests.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChainError {
+    /// The transaction failed a stateless check (size, JSON shape, chain id, address,
+    /// signature).
+    Tx(TxError),
+    /// A deploy from a sender this node's `deploy` policy does not admit.
+    DeployForbidden {
+        /// The sender.
+        from: String,
+    },
+    /// The mempool refused the transaction (duplicate, nonce, full).
+    Refused(Refusal),
+    /// No such transaction, block, module, module account or code.
+    NotFound(String),
+    /// A string that is not an address of this chain's network.
+    BadAddress(String),
+    /// A malformed parameter (e.g. a code hash that is not 64 hex characters).
+    Invalid(String),
+    /// A module's view refused its query with this error.
+    View(ActionError),
+    /// The node itself failed (database, corrupt state, a module it cannot load); the details
+    /// are in its log.
+    Internal(String),
+}
+
+impl ChainError {
+    /// The API code of the error (`bad_signature`, `not_found`, …).
+    pub fn code(&self) -> &'static str {
+        match self {
+            ChainError::Tx(e) => e.code(),
+            ChainError::DeployForbidden { .. } => "deploy_forbidden",
+            ChainError::Refused(r) => r.code(),
+            ChainError::NotFound(_) => "not_found",
+            ChainError::BadAddress(_) => "bad_address",
+            ChainError::Invalid(_) => "invalid",
+            ChainError::View(e) => e.code(),
+            ChainError::Internal(_) => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ChainError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ChainError::Tx(e) => write!(f, "{e}"),
+            ChainError::DeployForbidden { from } => write!(
+                f,
+                "this node's operator does not admit module deploys from {from}"
+            ),
+            ChainError::Refused(r) => write!(f, "{r}"),
+            ChainError::View(e) => write!(f, "{e}"),
+            ChainError::NotFound(m)
+            | ChainError::BadAddress(m)
+            | ChainError::Invalid(m)
+            | ChainError::Internal(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for ChainError {}

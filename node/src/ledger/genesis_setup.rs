@@ -1,0 +1,384 @@
+//! Opening a data directory: on the first start, the sequencer key, `genesis.json` and the
+//! signed genesis block; on every start, the checks that the directory, its database and this
+//! binary belong to one chain, and the loading of the state.
+//!
+//! First start (each step is skipped when its file already exists, so a start interrupted
+//! half-way simply resumes):
+//! 1. `<data>/sequencer.wif` (mode 0600): a new key of the configured network;
+//! 2. `<data>/genesis.json`: chain id, network, the key's address as sequencer, `time_ms` = now,
+//!    faucet and fuel/memory limits from the configuration, the embedded tic-tac-toe module by
+//!    code hash, no initial balances, `engine_config_hash` of this build's runtime;
+//! 3. `<data>/chain.sqlite`: the module code, the genesis state and block 0 signed by the key,
+//!    in one transaction.
+//!
+//! Every start refuses ([`NodeError::Refused`]) a directory whose key is not genesis's
+//! sequencer, whose `genesis.json` hashes differently from the one the database was created
+//! with, whose engine configuration hash differs from this build's runtime, whose module code
+//! is missing or does not match its hash, or whose stored state does not hash to the head
+//! block's `state_root`.
+//!
+//! Modules compile through the compiled-module cache `<data>/compiled/`
+//! (`gamechain_runtime::ModuleCache`), so a restart deserialises instead of recompiling; every
+//! module of the state (genesis and deployed) is loaded at start, and the log says for each
+//! whether it was compiled or read from the cache, and how long that took. A cache directory
+//! that cannot be created only costs compile time (logged).
+//!
+//! The chain runs the module code stored in its database. When the binary embeds another
+//! tic-tac-toe build than the chain's, a warning says so; the embedded module only seeds new
+//! chains.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader, StateHash};
+use gamechain_runtime::{
+    genesis_state, Allocation, ChainContext, MemState, ModuleCache, Modules, Runtime, RuntimeConfig,
+};
+use sha2::{Digest, Sha256};
+
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::ledger::storage::{Storage, StoredHead};
+use gamechain_chain::wire::Block;
+use gamechain_client::keyfile::{read_key_file, write_key_file};
+
+/// The tic-tac-toe guest this binary embeds (built by `build.rs` from `modules/tictactoe`).
+pub const TICTACTOE_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tictactoe.wasm"));
+
+/// The id the embedded tic-tac-toe is deployed under on a new chain.
+pub const TICTACTOE_ID: &str = "tictactoe";
+
+/// Lowercase hex SHA-256 of [`TICTACTOE_WASM`].
+pub fn tictactoe_code_hash() -> String {
+    hex::encode(Sha256::digest(TICTACTOE_WASM))
+}
+
+/// Milliseconds since the Unix epoch from the system clock (0 if the clock is before 1970).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// A data directory opened and checked: everything the node runs on.
+pub struct OpenedChain {
+    /// The chain's genesis (from `genesis.json`).
+    pub genesis: Genesis,
+    /// Lowercase hex of [`Genesis::hash`].
+    pub genesis_hash: String,
+    /// The sequencer's key.
+    pub key: SecretKey,
+    /// The database, open for writing.
+    pub storage: Storage,
+    /// Genesis, runtime and loaded modules.
+    pub ctx: Arc<ChainContext>,
+    /// The head block and the running state hash after it.
+    pub head: StoredHead,
+    /// The committed state after the head block.
+    pub state: MemState,
+}
+
+fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
+    NodeError::Io(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// Opens `config.data_dir`, creating the chain on the first start (see the module docs).
+/// Blocking (file and database I/O, compiling the modules): call it off the async executor.
+pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
+    let dir = &config.data_dir;
+    std::fs::create_dir_all(dir).map_err(|e| io_err("create the data directory", dir, e))?;
+
+    let key_path = config.key_path();
+    let key = if key_path.exists() {
+        read_key_file(&key_path).map_err(NodeError::Io)?
+    } else {
+        let key = SecretKey::generate(config.network);
+        write_key_file(&key_path, &key).map_err(NodeError::Io)?;
+        tracing::info!(path = %key_path.display(), address = %key.address(), "generated the sequencer key");
+        key
+    };
+
+    let genesis_path = config.genesis_path();
+    let genesis = if genesis_path.exists() {
+        let text =
+            std::fs::read_to_string(&genesis_path).map_err(|e| io_err("read", &genesis_path, e))?;
+        Genesis::from_json(&text)
+            .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?
+    } else {
+        let genesis = new_genesis(config, &key)?;
+        write_new_file(&genesis_path, genesis.to_json_pretty().as_bytes())?;
+        tracing::info!(path = %genesis_path.display(), chain_id = %genesis.chain_id, "wrote a new genesis");
+        genesis
+    };
+    let genesis_hash = hex::encode(genesis.hash());
+    if key.address() != genesis.sequencer {
+        return Err(NodeError::Refused(format!(
+            "{} is the key of {}, but {} names the sequencer {}",
+            key_path.display(),
+            key.address(),
+            genesis_path.display(),
+            genesis.sequencer
+        )));
+    }
+    warn_about_ignored_settings(config, &genesis);
+
+    let runtime_config = RuntimeConfig {
+        fuel_view: config.fuel_view,
+        ..gamechain_runtime::runtime_config(
+            &genesis,
+            Allocation::Pooling {
+                instances: config.wasm_instances,
+            },
+        )
+    };
+    let engine_hash = runtime_config.config_hash();
+    if engine_hash != genesis.engine_config_hash {
+        return Err(NodeError::Refused(format!(
+            "this build's engine configuration hash is {engine_hash}, the chain's ({}) is {}: the wasm runtime \
+             (wasmtime version, gas table or ABI) differs from the one the chain was created with; run the \
+             gamechain build that created it",
+            genesis_path.display(),
+            genesis.engine_config_hash
+        )));
+    }
+
+    let db_path = config.db_path();
+    let mut storage = Storage::open(&db_path)?;
+    match storage.chain_identity()? {
+        None => create_genesis_block(&mut storage, &genesis, &genesis_hash, &engine_hash, &key)?,
+        Some((stored_genesis, stored_engine)) => {
+            if stored_genesis != genesis_hash {
+                return Err(NodeError::Refused(format!(
+                    "{} hashes to {genesis_hash}, but {} was created from a genesis hashing to {stored_genesis}: \
+                     the genesis file was changed or belongs to another chain",
+                    genesis_path.display(),
+                    db_path.display()
+                )));
+            }
+            if stored_engine != engine_hash {
+                return Err(NodeError::Refused(format!(
+                    "{} was created under engine configuration {stored_engine}, this build's is {engine_hash}",
+                    db_path.display()
+                )));
+            }
+        }
+    }
+
+    let runtime = Runtime::new(runtime_config).map_err(|e| NodeError::Runtime(e.to_string()))?;
+    let code = storage.code()?;
+    let modules = cached_modules(config);
+    modules
+        .load_genesis(&runtime, &genesis, &code)
+        .map_err(|e| NodeError::Refused(format!("module code in {}: {e}", db_path.display())))?;
+    if let Some(m) = genesis.modules.iter().find(|m| m.id == TICTACTOE_ID) {
+        let embedded = tictactoe_code_hash();
+        if m.code_hash != embedded {
+            tracing::warn!(
+                chain = %m.code_hash,
+                embedded = %embedded,
+                "this binary embeds another tictactoe build than the chain's; the chain keeps running its own code"
+            );
+        }
+    }
+    let ctx = ChainContext::new(genesis.clone(), runtime, modules)
+        .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?;
+
+    let head = storage
+        .head()?
+        .ok_or_else(|| NodeError::Refused(format!("{} holds no block", db_path.display())))?;
+    head.header.verify_from(&genesis.sequencer).map_err(|e| {
+        NodeError::Refused(format!("head block {}: {e}", head.header.header.height))
+    })?;
+    let state = storage.load_state()?;
+    let recomputed = StateHash::from_entries(state.map.iter());
+    let want = head.header.header.state_root;
+    for (what, root) in [
+        ("the stored state", recomputed.root()),
+        ("the saved running state hash", head.state_hash.root()),
+    ] {
+        if root != want {
+            return Err(NodeError::Refused(format!(
+                "{what} in {} hashes to state root {}, but head block {} has state root {}",
+                db_path.display(),
+                hex::encode(root),
+                head.header.header.height,
+                hex::encode(want)
+            )));
+        }
+    }
+    preload_modules(&ctx, &state)?;
+    tracing::info!(
+        chain_id = %genesis.chain_id,
+        height = head.header.header.height,
+        head = %head.header.header.hash_hex(),
+        state_root = %hex::encode(want),
+        entries = state.map.len(),
+        "chain opened"
+    );
+    Ok(OpenedChain {
+        genesis,
+        genesis_hash,
+        key,
+        storage,
+        ctx: Arc::new(ctx),
+        head,
+        state,
+    })
+}
+
+/// An empty module registry compiling through the data directory's compiled-module cache
+/// (`<data>/compiled/`); without a cache (logged: every start recompiles) when the directory
+/// cannot be created. Used by the sequencer and the follower alike.
+pub(crate) fn cached_modules(config: &NodeConfig) -> Modules {
+    match ModuleCache::open(config.compiled_dir()) {
+        Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
+        Err(e) => {
+            tracing::warn!(dir = %config.compiled_dir().display(), "no compiled-module cache (every start recompiles): {e}");
+            Modules::new()
+        }
+    }
+}
+
+/// Loads every module the state names (compiled, or read from the cache), so the first
+/// transaction or view of each does not wait for it, and logs for each whether it was compiled
+/// or read from the cache and how long that took. A module the state names but this build
+/// cannot load is logged: blocks touching it will fail as node failures, so the operator must
+/// look, but the node still serves everything else.
+pub(crate) fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
+    let records = Modules::records(state)
+        .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
+    for (id, record) in records {
+        match ctx
+            .modules()
+            .resolve_record(ctx.runtime(), state, &id, &record)
+        {
+            Ok(entry) => {
+                let source = entry.module.code_source();
+                tracing::info!(
+                    module = %id,
+                    code_hash = %record.code_hash,
+                    from_cache = source.is_cached(),
+                    ms = source.duration().as_secs_f64() * 1e3,
+                    "module ready"
+                );
+            }
+            Err(e) => tracing::error!(module = %id, "cannot load the module the chain runs: {e}"),
+        }
+    }
+    Ok(())
+}
+
+/// The genesis of a new chain (see the module docs).
+fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
+    if key.network() != config.network {
+        return Err(NodeError::Refused(format!(
+            "the sequencer key is a {} key, the configuration asks for a {} chain",
+            key.network().as_str(),
+            config.network.as_str()
+        )));
+    }
+    let runtime = config.runtime_config();
+    let genesis = Genesis {
+        chain_id: config.chain_id.clone(),
+        network: config.network,
+        sequencer: key.address(),
+        time_ms: now_ms(),
+        faucet: config.faucet,
+        modules: vec![GenesisModule {
+            id: TICTACTOE_ID.to_string(),
+            code_hash: tictactoe_code_hash(),
+        }],
+        balances: Vec::new(),
+        fuel_apply: runtime.fuel_apply,
+        fuel_view: runtime.fuel_view,
+        fuel_end_block: runtime.fuel_end_block,
+        memory_limit_bytes: config.memory_limit_bytes,
+        engine_config_hash: runtime.config_hash(),
+    };
+    genesis
+        .validate()
+        .map_err(|e| NodeError::Config(crate::config::ConfigError(e.to_string())))?;
+    Ok(genesis)
+}
+
+/// Stores block 0: the genesis state, signed by the sequencer, with the module code.
+fn create_genesis_block(
+    storage: &mut Storage,
+    genesis: &Genesis,
+    genesis_hash: &str,
+    engine_hash: &str,
+    key: &SecretKey,
+) -> Result<(), NodeError> {
+    let mut code = BTreeMap::new();
+    for m in &genesis.modules {
+        if m.code_hash != tictactoe_code_hash() {
+            return Err(NodeError::Refused(format!(
+                "genesis module `{}` has code hash {}; this binary can only provide tictactoe {}",
+                m.id,
+                m.code_hash,
+                tictactoe_code_hash()
+            )));
+        }
+        code.insert(m.code_hash.clone(), TICTACTOE_WASM.to_vec());
+    }
+    let gs = genesis_state(genesis, &code).map_err(|e| NodeError::Refused(e.to_string()))?;
+    let block = Block {
+        header: SignedHeader::sign(gs.header, key),
+        txs: Vec::new(),
+        end_block: Vec::new(),
+    };
+    storage.commit_genesis(
+        &block,
+        &gs.entries,
+        &gs.state_hash,
+        &code,
+        genesis_hash,
+        engine_hash,
+    )?;
+    tracing::info!(hash = %block.header.header.hash_hex(), "stored the genesis block");
+    Ok(())
+}
+
+/// Writes `bytes` to a new file `path` through a temporary file and a rename, so a crash
+/// never leaves a half-written file under the final name.
+fn write_new_file(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
+    f.write_all(bytes)
+        .and_then(|()| f.sync_all())
+        .map_err(|e| io_err("write", &tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io_err("rename into place", path, e))?;
+    if let Some(dir) = path.parent() {
+        // Persist the rename itself.
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
+}
+
+/// Logs each chain-defining configuration value that differs from the existing genesis (which
+/// wins).
+fn warn_about_ignored_settings(config: &NodeConfig, genesis: &Genesis) {
+    let differ = [
+        ("chain_id", config.chain_id != genesis.chain_id),
+        ("network", config.network != genesis.network),
+        ("faucet", config.faucet != genesis.faucet),
+        ("fuel_apply", config.fuel_apply != genesis.fuel_apply),
+        (
+            "fuel_end_block",
+            config.fuel_end_block != genesis.fuel_end_block,
+        ),
+        (
+            "memory_limit_bytes",
+            config.memory_limit_bytes != genesis.memory_limit_bytes,
+        ),
+    ];
+    for (field, _) in differ.iter().filter(|(_, d)| *d) {
+        tracing::warn!(
+            field,
+            "the configuration's {field} differs from genesis.json, which is used"
+        );
+    }
+}

@@ -1,0 +1,366 @@
+//! [`Mempool`]: the transactions accepted by `POST /v1/tx` and not yet in a block, in arrival
+//! order, with the admission rules (duplicate, nonce, capacity, and at most
+//! [`MAX_PENDING_DEPLOYS`] deploys, whose bodies may be 1.5 MiB each).
+//!
+//! The nonce rule: a sender's transaction must carry its committed nonce plus the number of its
+//! transactions already pending, so each sender's pending transactions have consecutive nonces
+//! in arrival order and a block that takes them in arrival order includes them all. The caller
+//! (`chain.rs`) holds the mempool lock while it reads the committed nonce and while the
+//! sequencer moves a block's transactions from here into the state, so the two never disagree.
+//!
+//! Pure data structure: no clock, no I/O. `HashMap`s here are lookups only; nothing iterates
+//! them into a block (blocks are taken from the arrival-ordered `BTreeMap`).
+
+use std::collections::{BTreeMap, HashMap};
+
+use gamechain_runtime::chain::{Action, SignedTx, TxBody};
+
+/// Most `deploy` transactions pending at once (each up to `MAX_DEPLOY_BODY_BYTES`, 1.5 MiB), so
+/// the mempool holds at most ~24 MiB of module code whatever `max_pending` is.
+pub const MAX_PENDING_DEPLOYS: usize = 16;
+
+/// A pending transaction: as sent, its parsed body (checks passed) and its txid.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingTx {
+    /// The transaction as sent.
+    pub tx: SignedTx,
+    /// Its body, as `SignedTx::check` returned it.
+    pub body: TxBody,
+    /// Its txid (lowercase hex).
+    pub txid: String,
+}
+
+/// Why the mempool refused a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// This txid is pending already, or (as the caller's lookup said) included in a block.
+    Duplicate,
+    /// The nonce is not the sender's next one.
+    BadNonce {
+        /// The nonce the sender must sign next.
+        expected: u64,
+        /// The transaction's nonce.
+        found: u64,
+    },
+    /// `max_pending` transactions are waiting already.
+    Full {
+        /// The limit.
+        max: usize,
+    },
+    /// [`MAX_PENDING_DEPLOYS`] deploy transactions are waiting already.
+    DeploysFull {
+        /// The limit.
+        max: usize,
+    },
+}
+
+impl Refusal {
+    /// The API code: `duplicate`, `bad_nonce` or `mempool_full`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Refusal::Duplicate => "duplicate",
+            Refusal::BadNonce { .. } => "bad_nonce",
+            Refusal::Full { .. } | Refusal::DeploysFull { .. } => "mempool_full",
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Duplicate => {
+                f.write_str("a transaction with this txid is already pending or included")
+            }
+            Refusal::BadNonce { expected, found } => write!(
+                f,
+                "nonce is {found}, expected {expected} (the sender's next nonce)"
+            ),
+            Refusal::Full { max } => {
+                write!(f, "{max} transactions are pending already; retry later")
+            }
+            Refusal::DeploysFull { max } => {
+                write!(
+                    f,
+                    "{max} deploy transactions are pending already; retry later"
+                )
+            }
+        }
+    }
+}
+
+/// Pending transactions in arrival order.
+#[derive(Debug)]
+pub struct Mempool {
+    max: usize,
+    next_seq: u64,
+    queue: BTreeMap<u64, PendingTx>,
+    by_txid: HashMap<String, u64>,
+    /// Pending transactions per sender: nonce → arrival sequence number.
+    by_sender: HashMap<String, BTreeMap<u64, u64>>,
+    /// Pending deploy transactions.
+    deploys: usize,
+}
+
+impl Mempool {
+    /// An empty mempool that holds at most `max` transactions.
+    pub fn new(max: usize) -> Self {
+        Mempool {
+            max,
+            next_seq: 0,
+            queue: BTreeMap::new(),
+            by_txid: HashMap::new(),
+            by_sender: HashMap::new(),
+            deploys: 0,
+        }
+    }
+
+    /// Number of pending transactions.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.queue.is_empty()
+    }
+
+    /// The pending transaction `txid`.
+    pub fn get(&self, txid: &str) -> Option<&PendingTx> {
+        self.by_txid.get(txid).and_then(|seq| self.queue.get(seq))
+    }
+
+    /// How many transactions of `sender` are pending.
+    pub fn pending_of(&self, sender: &str) -> u64 {
+        self.by_sender.get(sender).map_or(0, |m| m.len() as u64)
+    }
+
+    /// Admits `pending` if its txid is not pending, its nonce is `committed_nonce` (the sender's
+    /// nonce in the committed state) plus the sender's pending count, and there is room.
+    /// `is_included(txid)` is asked only for a nonce below the expected one, to tell a replay of
+    /// an included transaction ([`Refusal::Duplicate`]) from a stale nonce
+    /// ([`Refusal::BadNonce`]).
+    pub fn admit(
+        &mut self,
+        pending: PendingTx,
+        committed_nonce: u64,
+        is_included: impl FnOnce(&str) -> bool,
+    ) -> Result<(), Refusal> {
+        if self.by_txid.contains_key(&pending.txid) {
+            return Err(Refusal::Duplicate);
+        }
+        let expected = committed_nonce.saturating_add(self.pending_of(&pending.body.from));
+        let found = pending.body.nonce;
+        if found != expected {
+            if found < expected && is_included(&pending.txid) {
+                return Err(Refusal::Duplicate);
+            }
+            return Err(Refusal::BadNonce { expected, found });
+        }
+        if self.queue.len() >= self.max {
+            return Err(Refusal::Full { max: self.max });
+        }
+        let is_deploy = matches!(pending.body.action, Action::Deploy { .. });
+        if is_deploy {
+            if self.deploys >= MAX_PENDING_DEPLOYS {
+                return Err(Refusal::DeploysFull {
+                    max: MAX_PENDING_DEPLOYS,
+                });
+            }
+            self.deploys += 1;
+        }
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.by_txid.insert(pending.txid.clone(), seq);
+        self.by_sender
+            .entry(pending.body.from.clone())
+            .or_default()
+            .insert(found, seq);
+        self.queue.insert(seq, pending);
+        Ok(())
+    }
+
+    /// Copies of the first `max` pending transactions in arrival order (they stay pending until
+    /// [`Mempool::remove`]).
+    pub fn batch(&self, max: usize) -> Vec<PendingTx> {
+        self.queue.values().take(max).cloned().collect()
+    }
+
+    /// Removes the transactions `txids` (unknown ones are ignored).
+    pub fn remove<'a>(&mut self, txids: impl IntoIterator<Item = &'a str>) {
+        for txid in txids {
+            let Some(seq) = self.by_txid.remove(txid) else {
+                continue;
+            };
+            let Some(p) = self.queue.remove(&seq) else {
+                continue;
+            };
+            if matches!(p.body.action, Action::Deploy { .. }) {
+                self.deploys -= 1;
+            }
+            if let Some(nonces) = self.by_sender.get_mut(&p.body.from) {
+                nonces.remove(&p.body.nonce);
+                if nonces.is_empty() {
+                    self.by_sender.remove(&p.body.from);
+                }
+            }
+        }
+    }
+
+    /// Removes `txid` and every later-nonce transaction of the same sender (which can no
+    /// longer be included without it). Returns the txids removed, `txid` first; empty if it
+    /// was not pending.
+    pub fn evict_from(&mut self, txid: &str) -> Vec<String> {
+        let Some(p) = self.get(txid) else {
+            return Vec::new();
+        };
+        let (sender, nonce) = (p.body.from.clone(), p.body.nonce);
+        let seqs: Vec<u64> = self
+            .by_sender
+            .get(&sender)
+            .map(|m| m.range(nonce..).map(|(_, s)| *s).collect())
+            .unwrap_or_default();
+        let txids: Vec<String> = seqs
+            .iter()
+            .filter_map(|s| self.queue.get(s))
+            .map(|p| p.txid.clone())
+            .collect();
+        self.remove(txids.iter().map(String::as_str));
+        txids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gamechain_runtime::chain::{Action, Network, SecretKey};
+
+    fn key(n: u8) -> SecretKey {
+        SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
+    }
+
+    fn tx(sk: &SecretKey, nonce: u64) -> PendingTx {
+        let body = TxBody {
+            chain_id: "c".into(),
+            from: sk.address(),
+            nonce,
+            action: Action::Faucet {
+                token: "GOLD".into(),
+            },
+        };
+        let tx = body.sign(sk);
+        PendingTx {
+            txid: tx.txid(),
+            tx,
+            body,
+        }
+    }
+
+    #[test]
+    fn nonces_follow_the_committed_nonce_and_the_pending_count() {
+        let (a, b) = (key(1), key(2));
+        let mut m = Mempool::new(10);
+        m.admit(tx(&a, 3), 3, |_| false).unwrap();
+        assert_eq!(m.admit(tx(&a, 3), 3, |_| false), Err(Refusal::Duplicate));
+        assert_eq!(
+            m.admit(tx(&a, 5), 3, |_| false),
+            Err(Refusal::BadNonce {
+                expected: 4,
+                found: 5
+            })
+        );
+        assert_eq!(
+            m.admit(tx(&a, 2), 3, |_| false),
+            Err(Refusal::BadNonce {
+                expected: 4,
+                found: 2
+            })
+        );
+        assert_eq!(
+            m.admit(tx(&a, 2), 3, |_| true),
+            Err(Refusal::Duplicate),
+            "a replay of an included tx"
+        );
+        m.admit(tx(&b, 0), 0, |_| false).unwrap();
+        m.admit(tx(&a, 4), 3, |_| false).unwrap();
+        assert_eq!(
+            (
+                m.len(),
+                m.pending_of(&a.address()),
+                m.pending_of(&b.address())
+            ),
+            (3, 2, 1)
+        );
+        let order: Vec<u64> = m.batch(10).iter().map(|p| p.body.nonce).collect();
+        assert_eq!(order, [3, 0, 4], "arrival order");
+        assert_eq!(m.batch(2).len(), 2);
+        // The block with a:3 and b:0 commits: a's committed nonce is now 4 with one pending.
+        m.remove([tx(&a, 3).txid.as_str(), tx(&b, 0).txid.as_str()]);
+        assert_eq!(
+            (
+                m.len(),
+                m.pending_of(&a.address()),
+                m.pending_of(&b.address())
+            ),
+            (1, 1, 0)
+        );
+        m.admit(tx(&a, 5), 4, |_| false).unwrap();
+    }
+
+    #[test]
+    fn deploys_have_their_own_cap() {
+        let mut m = Mempool::new(100);
+        let deploy = |sk: &SecretKey| {
+            let body = TxBody {
+                chain_id: "c".into(),
+                from: sk.address(),
+                nonce: 0,
+                action: Action::Deploy {
+                    module: "m".into(),
+                    code: vec![0, 97, 115, 109],
+                },
+            };
+            let tx = body.sign(sk);
+            PendingTx {
+                txid: tx.txid(),
+                tx,
+                body,
+            }
+        };
+        let keys: Vec<SecretKey> = (1..=MAX_PENDING_DEPLOYS as u8 + 1).map(key).collect();
+        for sk in &keys[..MAX_PENDING_DEPLOYS] {
+            m.admit(deploy(sk), 0, |_| false).unwrap();
+        }
+        let last = &keys[MAX_PENDING_DEPLOYS];
+        assert_eq!(
+            m.admit(deploy(last), 0, |_| false),
+            Err(Refusal::DeploysFull {
+                max: MAX_PENDING_DEPLOYS
+            })
+        );
+        m.admit(tx(last, 0), 0, |_| false)
+            .expect("other transactions still fit");
+        m.remove([deploy(&keys[0]).txid.as_str()]);
+        m.admit(tx(&keys[0], 0), 0, |_| false).unwrap();
+        let other = key(200);
+        m.admit(deploy(&other), 0, |_| false)
+            .expect("a deploy left, so one fits again");
+    }
+
+    #[test]
+    fn full_and_eviction() {
+        let a = key(1);
+        let mut m = Mempool::new(3);
+        for n in 0..3 {
+            m.admit(tx(&a, n), 0, |_| false).unwrap();
+        }
+        assert_eq!(
+            m.admit(tx(&a, 3), 0, |_| false),
+            Err(Refusal::Full { max: 3 })
+        );
+        let gone = m.evict_from(&tx(&a, 1).txid);
+        assert_eq!(gone, [tx(&a, 1).txid, tx(&a, 2).txid]);
+        assert_eq!((m.len(), m.pending_of(&a.address())), (1, 1));
+        assert!(m.get(&tx(&a, 0).txid).is_some());
+        assert!(m.evict_from("nope").is_empty());
+    }
+}

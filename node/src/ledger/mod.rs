@@ -1,0 +1,24 @@
+//! The chain a node keeps: its SQLite storage, the mempool, the shared core the API reads, the
+//! block-making sequencer, the verifying follower, and the one routine that opens a data
+//! directory and the one that commits a block (to SQLite, then to memory). No HTTP here: errors
+//! are domain errors ([`chain::ChainError`]); `server/` maps them to statuses.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `storage.rs` | [`storage::Storage`]: the SQLite schema, migrations, the one-transaction block commit |
+//! | `mempool.rs` | [`mempool::Mempool`]: pending transactions, the nonce and duplicate rules |
+//! | `error.rs` | [`error::ChainError`]: the core's refusals and failures |
+//! | `modules.rs` | the module records and code the API serves, from the committed state |
+//! | `chain.rs` | [`chain::Chain`]: state mirror, head, mempool and readers shared by API and sequencer |
+//! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
+//! | `sequencer.rs` | the block-making task |
+//! | `follower.rs` | `gamechain node --follow URL`: a verifying read replica of a sequencer |
+
+pub mod chain;
+pub mod error;
+pub mod follower;
+pub mod genesis_setup;
+pub mod mempool;
+pub mod modules;
+pub mod sequencer;
+pub mod storage;

@@ -1,0 +1,181 @@
+//! The sequencer: the one task that makes blocks. It owns the database writer and the
+//! sequencer key.
+//!
+//! A block is made as soon as the mempool holds transactions (up to `max_block_txs`, in
+//! arrival order), and otherwise `block_interval_ms` after the previous one (an empty block).
+//! Its time is `max(now_ms, parent.time_ms + 1)`: the only clock reading that reaches the chain.
+//! Making a block runs on a blocking thread (wasm and SQLite never run on the async executor):
+//! each transaction goes through `BlockBuilder::push_checked`; one the builder refuses
+//! (`InvalidTx`) is dropped from the mempool with a log line, together with the sender's later
+//! transactions, and the block goes on without them. The block is signed, committed to SQLite
+//! in one transaction, applied to the in-memory state and broadcast.
+//!
+//! A node failure while executing (`TransitionError::Host`, e.g. the wasm engine) commits
+//! nothing and is retried after [`HOST_RETRY`]; a database failure stops the node (the
+//! operator must look), as does a transition error that means the stored chain is corrupt.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use gamechain_runtime::chain::{SecretKey, SignedHeader};
+use gamechain_runtime::{BlockBuilder, TransitionError};
+use gamechain_sdk::Checkpoint;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::error::NodeError;
+use crate::ledger::chain::Chain;
+use crate::ledger::genesis_setup::now_ms;
+use crate::ledger::storage::Storage;
+use gamechain_chain::wire::{Block, IncludedTx};
+
+/// Wait before retrying a block whose execution failed in the node (not in a module).
+pub const HOST_RETRY: Duration = Duration::from_secs(1);
+
+/// What one attempt at a block did.
+enum Made {
+    /// Block committed at this height with this many transactions.
+    Block { height: u64, txs: usize },
+    /// A node failure: nothing committed, try again later.
+    Retry(String),
+}
+
+/// Runs the sequencer until `shutdown` turns true. A block being made when it does is finished
+/// and committed first. Errors: the database failed, or the chain's state is corrupt.
+pub async fn run(
+    chain: Arc<Chain>,
+    mut storage: Storage,
+    key: SecretKey,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<(), NodeError> {
+    let interval = Duration::from_millis(chain.config.block_interval_ms);
+    let key = Arc::new(key);
+    let mut last_block = Instant::now();
+    loop {
+        // Wait for a transaction, the interval, or shutdown.
+        loop {
+            if *shutdown.borrow() {
+                tracing::info!("sequencer stopped");
+                return Ok(());
+            }
+            if !chain.mempool().is_empty() || Instant::now() >= last_block + interval {
+                break;
+            }
+            tokio::select! {
+                _ = chain.wake.notified() => {}
+                _ = tokio::time::sleep_until(last_block + interval) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+        let (c, k) = (chain.clone(), key.clone());
+        let (returned, made) = tokio::task::spawn_blocking(move || {
+            let made = make_block(&c, &mut storage, &k);
+            (storage, made)
+        })
+        .await
+        .map_err(|e| NodeError::Runtime(format!("the block task panicked: {e}")))?;
+        storage = returned;
+        match made? {
+            Made::Block { height, txs } => {
+                last_block = Instant::now();
+                tracing::info!(height, txs, "block committed");
+            }
+            Made::Retry(why) => {
+                tracing::error!("block not made, retrying in {HOST_RETRY:?}: {why}");
+                tokio::select! {
+                    _ = tokio::time::sleep(HOST_RETRY) => {}
+                    _ = shutdown.changed() => {}
+                }
+            }
+        }
+    }
+}
+
+/// Makes, signs, commits and applies one block (blocking).
+fn make_block(chain: &Chain, storage: &mut Storage, key: &SecretKey) -> Result<Made, NodeError> {
+    let batch = chain.mempool().batch(chain.config.max_block_txs);
+    let ctx = &chain.ctx;
+    let (out, included, senders, evict) = {
+        let head = chain.head();
+        let parent = &head.header.header;
+        let time_ms = now_ms().max(parent.time_ms + 1);
+        let mut builder = match BlockBuilder::new(
+            ctx,
+            &head.state,
+            &head.state_hash,
+            parent,
+            time_ms,
+            Checkpoint::default(),
+        ) {
+            Ok(b) => b,
+            Err(e) => {
+                return Err(NodeError::Refused(format!(
+                    "cannot start block {}: {e}",
+                    parent.height + 1
+                )))
+            }
+        };
+        let mut included = Vec::with_capacity(batch.len());
+        let mut senders: Vec<(String, u64)> = Vec::with_capacity(batch.len());
+        let mut evict: Vec<String> = Vec::new();
+        for p in batch {
+            let sender = (p.body.from.clone(), p.body.nonce);
+            match builder.push_checked(&p.tx, p.body) {
+                Ok(_) => {
+                    included.push(p.tx);
+                    senders.push(sender);
+                }
+                Err(TransitionError::InvalidTx { txid, reason, .. }) => {
+                    tracing::warn!(%txid, %reason, "dropping a pending transaction that can no longer be included");
+                    evict.push(txid);
+                }
+                Err(TransitionError::Host(e)) => return Ok(Made::Retry(e.to_string())),
+                Err(e) => {
+                    return Err(NodeError::Refused(format!(
+                        "block {}: {e}",
+                        parent.height + 1
+                    )))
+                }
+            }
+        }
+        let out = match builder.finish() {
+            Ok(out) => out,
+            Err(TransitionError::Host(e)) => return Ok(Made::Retry(e.to_string())),
+            Err(e) => {
+                return Err(NodeError::Refused(format!(
+                    "block {}: {e}",
+                    parent.height + 1
+                )))
+            }
+        };
+        (out, included, senders, evict)
+    };
+    if !evict.is_empty() {
+        let mut mempool = chain.mempool();
+        for txid in &evict {
+            for gone in mempool.evict_from(txid).iter().skip(1) {
+                tracing::warn!(txid = %gone, "dropping a pending transaction whose predecessor was dropped");
+            }
+        }
+    }
+    for log in &out.logs {
+        for line in &log.lines {
+            tracing::debug!(module = %log.module, tx_index = ?log.tx_index, "{line}");
+        }
+    }
+    let height = out.header.height;
+    let txs: Vec<IncludedTx> = included
+        .into_iter()
+        .zip(out.receipts)
+        .map(|(tx, receipt)| IncludedTx { tx, receipt })
+        .collect();
+    let count = txs.len();
+    let block = Block {
+        header: SignedHeader::sign(out.header, key),
+        txs,
+        end_block: out.end_block,
+    };
+    let senders: Vec<(&str, u64)> = senders.iter().map(|(f, n)| (f.as_str(), *n)).collect();
+    chain.commit(storage, &block, &senders, out.writes, out.state_hash)?;
+    Ok(Made::Block { height, txs: count })
+}

@@ -1,0 +1,810 @@
+//! The node's SQLite database, one file `<data_dir>/chain.sqlite`: schema and migrations, the
+//! one-transaction block commit, and the reads the API and the start-up need.
+//!
+//! Connections run in WAL mode with `synchronous=FULL`, so a committed block survives a crash
+//! or power loss and readers never block the writer. One [`Storage`] opened with
+//! [`Storage::open`] writes (the sequencer's); any number opened with [`Storage::open_reader`]
+//! only read (the API's).
+//!
+//! Schema (version 1; `meta.schema_version` counts the [`MIGRATIONS`] applied):
+//!
+//! | table | columns | what |
+//! |---|---|---|
+//! | `meta` | `key` TEXT PK, `value` BLOB | `schema_version`, `genesis_hash` (hex), `engine_config_hash` (hex), `lthash` (the running [`StateHash`], 2048 bytes), `lthash_height` |
+//! | `blocks` | `height` PK, `hash` (32 bytes, unique), `header` (borsh), `header_json`, `signature`, `tx_count` | one row per block, genesis is height 0 |
+//! | `txs` | `txid` TEXT PK, `height`, `idx`, `body`, `signature`, `sender`, `nonce` | every included transaction, exact body bytes |
+//! | `receipts` | (`height`, `idx`) PK, `txid`, `ok`, `receipt` (JSON) | one per transaction |
+//! | `end_block_receipts` | (`height`, `idx`) PK, `module`, `ok`, `receipt` (JSON) | one per module with `end_block`, id order |
+//! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
+//! | `code` | `hash` TEXT PK, `wasm` BLOB | module code by lowercase hex SHA-256 |
+//!
+//! A block and everything it changes (its rows, its receipts, its state writes, the LtHash) are
+//! written by [`Storage::commit_block`] in one SQLite transaction: after a crash the database
+//! holds either the whole block or none of it.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::fs::{File, TryLockError};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use gamechain_runtime::chain::{Header, Receipt, SignedHeader, SignedTx, StateHash};
+use gamechain_runtime::{MemState, WriteSet};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+
+use gamechain_chain::wire::{Block, IncludedTx, TxRecord, TxStatus};
+
+/// The schema steps, applied in order, each in its own transaction together with the new
+/// `schema_version` (its 1-based position). Never edit a released step: append a new one.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: the initial schema.
+    "CREATE TABLE blocks (
+        height INTEGER PRIMARY KEY,
+        hash BLOB NOT NULL UNIQUE,
+        header BLOB NOT NULL,
+        header_json TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        tx_count INTEGER NOT NULL
+    );
+    CREATE TABLE txs (
+        txid TEXT PRIMARY KEY,
+        height INTEGER NOT NULL REFERENCES blocks(height),
+        idx INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        sender TEXT NOT NULL,
+        nonce INTEGER NOT NULL,
+        UNIQUE (height, idx)
+    );
+    CREATE INDEX txs_by_sender ON txs (sender, nonce);
+    CREATE TABLE receipts (
+        height INTEGER NOT NULL REFERENCES blocks(height),
+        idx INTEGER NOT NULL,
+        txid TEXT NOT NULL UNIQUE REFERENCES txs(txid),
+        ok INTEGER NOT NULL,
+        receipt TEXT NOT NULL,
+        PRIMARY KEY (height, idx)
+    );
+    CREATE TABLE end_block_receipts (
+        height INTEGER NOT NULL REFERENCES blocks(height),
+        idx INTEGER NOT NULL,
+        module TEXT NOT NULL,
+        ok INTEGER NOT NULL,
+        receipt TEXT NOT NULL,
+        PRIMARY KEY (height, idx)
+    );
+    CREATE TABLE state (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+    CREATE TABLE code (hash TEXT PRIMARY KEY, wasm BLOB NOT NULL);",
+];
+
+/// A database failure, or a database whose content this node cannot use.
+#[derive(Debug)]
+pub enum StorageError {
+    /// SQLite refused an operation (the text says which and why).
+    Sqlite(String),
+    /// The content is not what this node wrote (the text says what is wrong).
+    Corrupt(String),
+    /// The database was written by a newer node (`found` > this node's [`MIGRATIONS`] count).
+    TooNew {
+        /// The database's schema version.
+        found: u32,
+        /// The newest this node knows.
+        known: u32,
+    },
+    /// Another process (or another writer in this one) has the database open for writing.
+    InUse(PathBuf),
+}
+
+impl fmt::Display for StorageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StorageError::Sqlite(m) => write!(f, "database error: {m}"),
+            StorageError::Corrupt(m) => write!(f, "database content is not usable: {m}"),
+            StorageError::TooNew { found, known } => write!(
+                f,
+                "the database has schema version {found}, this gamechain knows up to {known}: run a newer gamechain"
+            ),
+            StorageError::InUse(path) => write!(
+                f,
+                "{} is in use by another gamechain process (lock {}): stop it first",
+                path.display(),
+                lock_path(path).display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StorageError {}
+
+impl From<rusqlite::Error> for StorageError {
+    fn from(e: rusqlite::Error) -> Self {
+        StorageError::Sqlite(e.to_string())
+    }
+}
+
+fn corrupt(msg: impl Into<String>) -> StorageError {
+    StorageError::Corrupt(msg.into())
+}
+
+/// The head of the stored chain: its signed header and the running state hash after it.
+#[derive(Debug, Clone)]
+pub struct StoredHead {
+    /// The highest block's signed header.
+    pub header: SignedHeader,
+    /// The LtHash of the state after it (its `root()` is the header's `state_root`).
+    pub state_hash: StateHash,
+}
+
+/// One connection to `chain.sqlite`.
+pub struct Storage {
+    conn: Connection,
+    path: PathBuf,
+    /// The writer's exclusive lock on `<path>.lock` (`None` for readers); released on drop.
+    _lock: Option<File>,
+}
+
+/// `<db path>.lock`: the file a writer holds an exclusive lock on, so that two nodes never
+/// write (and sign blocks for) one database.
+pub fn lock_path(db: &Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+impl fmt::Debug for Storage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Storage").field("path", &self.path).finish()
+    }
+}
+
+impl Storage {
+    /// Opens (creating it if absent) the database at `path` for writing: WAL mode,
+    /// `synchronous=FULL`, foreign keys on, then every pending migration. Errors: SQLite
+    /// cannot open or migrate the file; [`StorageError::TooNew`]; [`StorageError::InUse`] when
+    /// another writer holds the lock on `<path>.lock` ([`lock_path`]).
+    pub fn open(path: &Path) -> Result<Storage, StorageError> {
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(lock_path(path))
+            .map_err(|e| {
+                StorageError::Sqlite(format!("cannot open {}: {e}", lock_path(path).display()))
+            })?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => return Err(StorageError::InUse(path.to_path_buf())),
+            Err(TryLockError::Error(e)) => {
+                return Err(StorageError::Sqlite(format!(
+                    "cannot lock {}: {e}",
+                    lock_path(path).display()
+                )))
+            }
+        }
+        let conn = Connection::open(path)?;
+        let mut storage = Storage {
+            conn,
+            path: path.to_path_buf(),
+            _lock: Some(lock),
+        };
+        storage.configure()?;
+        let mode: String = storage
+            .conn
+            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StorageError::Sqlite(format!(
+                "{} cannot use WAL mode (got `{mode}`)",
+                path.display()
+            )));
+        }
+        storage.migrate()?;
+        Ok(storage)
+    }
+
+    /// Opens the database at `path` (which [`Storage::open`] created) read-only, for the API.
+    pub fn open_reader(path: &Path) -> Result<Storage, StorageError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let conn = Connection::open_with_flags(path, flags)?;
+        let storage = Storage {
+            conn,
+            path: path.to_path_buf(),
+            _lock: None,
+        };
+        storage.configure()?;
+        let version = storage.schema_version()?;
+        if version as usize != MIGRATIONS.len() {
+            return Err(corrupt(format!(
+                "reader expects schema version {}, found {version}",
+                MIGRATIONS.len()
+            )));
+        }
+        Ok(storage)
+    }
+
+    fn configure(&self) -> Result<(), StorageError> {
+        self.conn.busy_timeout(Duration::from_secs(5))?;
+        self.conn
+            .execute_batch("PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;")?;
+        Ok(())
+    }
+
+    /// The number of migrations applied to this database (0 for a new file).
+    pub fn schema_version(&self) -> Result<u32, StorageError> {
+        let has_meta: bool = self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta')",
+            [],
+            |r| r.get(0),
+        )?;
+        if !has_meta {
+            return Ok(0);
+        }
+        match self.meta_text("schema_version")? {
+            None => Ok(0),
+            Some(v) => v
+                .parse()
+                .map_err(|_| corrupt(format!("meta.schema_version is `{v}`"))),
+        }
+    }
+
+    fn migrate(&mut self) -> Result<(), StorageError> {
+        self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value BLOB NOT NULL)",
+        )?;
+        let known = MIGRATIONS.len() as u32;
+        let found = self.schema_version()?;
+        if found > known {
+            return Err(StorageError::TooNew { found, known });
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
+            let version = i as u32 + 1;
+            let tx = self.conn.transaction()?;
+            tx.execute_batch(step)
+                .map_err(|e| StorageError::Sqlite(format!("migration {version}: {e}")))?;
+            set_meta(&tx, "schema_version", version.to_string().as_bytes())?;
+            tx.commit()?;
+            tracing::info!(path = %self.path.display(), version, "database migrated");
+        }
+        Ok(())
+    }
+
+    fn meta(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self
+            .conn
+            .query_row("SELECT value FROM meta WHERE key = ?1", [key], |r| r.get(0))
+            .optional()?)
+    }
+
+    fn meta_text(&self, key: &str) -> Result<Option<String>, StorageError> {
+        self.meta(key)?
+            .map(|v| String::from_utf8(v).map_err(|_| corrupt(format!("meta.{key} is not text"))))
+            .transpose()
+    }
+
+    /// The genesis hash (lowercase hex) and engine config hash recorded when the chain was
+    /// created, `None` before genesis is stored.
+    pub fn chain_identity(&self) -> Result<Option<(String, String)>, StorageError> {
+        match (
+            self.meta_text("genesis_hash")?,
+            self.meta_text("engine_config_hash")?,
+        ) {
+            (Some(g), Some(e)) => Ok(Some((g, e))),
+            (None, None) => Ok(None),
+            _ => Err(corrupt(
+                "meta has only one of genesis_hash and engine_config_hash",
+            )),
+        }
+    }
+
+    /// Stores the genesis block (height 0, no transactions) with the state `entries` it
+    /// creates, the running hash of that state, the module `code` by hash and the chain's
+    /// identity, in one transaction. Errors if any block is stored already.
+    pub fn commit_genesis(
+        &mut self,
+        block: &Block,
+        entries: &[(String, Vec<u8>)],
+        state_hash: &StateHash,
+        code: &BTreeMap<String, Vec<u8>>,
+        genesis_hash: &str,
+        engine_config_hash: &str,
+    ) -> Result<(), StorageError> {
+        if block.height() != 0 || !block.txs.is_empty() {
+            return Err(corrupt("a genesis block is height 0 without transactions"));
+        }
+        let tx = self.conn.transaction()?;
+        let existing: i64 = tx.query_row("SELECT COUNT(*) FROM blocks", [], |r| r.get(0))?;
+        if existing != 0 {
+            return Err(corrupt("genesis is stored already"));
+        }
+        for (hash, wasm) in code {
+            tx.execute(
+                "INSERT OR REPLACE INTO code (hash, wasm) VALUES (?1, ?2)",
+                params![hash, wasm],
+            )?;
+        }
+        set_meta(&tx, "genesis_hash", genesis_hash.as_bytes())?;
+        set_meta(&tx, "engine_config_hash", engine_config_hash.as_bytes())?;
+        let writes: WriteSet = entries
+            .iter()
+            .map(|(k, v)| (k.clone(), Some(v.clone())))
+            .collect();
+        write_block(&tx, block, &[], &writes, state_hash)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// Stores `block` (the next height after the head), applies its state `writes` (`None`
+    /// deletes) and saves `state_hash` (the LtHash after the block), all in one SQLite
+    /// transaction. `senders` is each transaction's `(from, nonce)` in block order (the bodies
+    /// were parsed by whoever checked them; they are indexed, not parsed again here). Errors:
+    /// SQLite failed (nothing was written), `block` does not extend the head (wrong height or
+    /// `prev_hash`), or `senders` does not have one entry per transaction.
+    pub fn commit_block(
+        &mut self,
+        block: &Block,
+        senders: &[(&str, u64)],
+        writes: &WriteSet,
+        state_hash: &StateHash,
+    ) -> Result<(), StorageError> {
+        let tx = self.conn.transaction()?;
+        let head: Option<(i64, Vec<u8>)> = tx
+            .query_row(
+                "SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        let h = &block.header.header;
+        match head {
+            Some((height, hash)) if height as u64 + 1 == h.height && hash == h.prev_hash => {}
+            other => {
+                return Err(corrupt(format!(
+                    "block {} does not extend the stored head {:?}",
+                    h.height,
+                    other.map(|(height, hash)| (height, hex::encode(hash)))
+                )))
+            }
+        }
+        write_block(&tx, block, senders, writes, state_hash)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The head block's signed header and the saved running state hash; `None` when no block
+    /// is stored. Errors when the saved hash is missing, malformed or saved at another height.
+    pub fn head(&self) -> Result<Option<StoredHead>, StorageError> {
+        let Some(height) = self
+            .conn
+            .query_row("SELECT MAX(height) FROM blocks", [], |r| {
+                r.get::<_, Option<i64>>(0)
+            })?
+        else {
+            return Ok(None);
+        };
+        let header = self
+            .signed_header(height as u64)?
+            .ok_or_else(|| corrupt("head block vanished"))?;
+        let saved_at = self.meta_text("lthash_height")?;
+        if saved_at.as_deref() != Some(height.to_string().as_str()) {
+            return Err(corrupt(format!(
+                "the saved state hash is for height {saved_at:?}, the head is {height}"
+            )));
+        }
+        let bytes = self
+            .meta("lthash")?
+            .ok_or_else(|| corrupt("no saved state hash"))?;
+        let state_hash = StateHash::from_bytes(&bytes)
+            .ok_or_else(|| corrupt("the saved state hash is not 2048 bytes"))?;
+        Ok(Some(StoredHead { header, state_hash }))
+    }
+
+    /// The signed header of block `height`, `None` above the head.
+    pub fn signed_header(&self, height: u64) -> Result<Option<SignedHeader>, StorageError> {
+        let row: Option<(Vec<u8>, Vec<u8>, String)> = self
+            .conn
+            .query_row(
+                "SELECT header, hash, signature FROM blocks WHERE height = ?1",
+                [height as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?;
+        let Some((borsh_bytes, hash, signature)) = row else {
+            return Ok(None);
+        };
+        let header: Header = borsh::from_slice(&borsh_bytes)
+            .map_err(|e| corrupt(format!("header of block {height}: {e}")))?;
+        if header.hash().as_slice() != hash.as_slice() {
+            return Err(corrupt(format!(
+                "block {height}: stored hash does not match its header"
+            )));
+        }
+        Ok(Some(SignedHeader { header, signature }))
+    }
+
+    /// Block `height` with its transactions and receipts, `None` above the head.
+    pub fn block(&self, height: u64) -> Result<Option<Block>, StorageError> {
+        let Some(header) = self.signed_header(height)? else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT t.body, t.signature, r.receipt FROM txs t JOIN receipts r ON r.txid = t.txid
+             WHERE t.height = ?1 ORDER BY t.idx",
+        )?;
+        let rows = stmt.query_map([height as i64], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+            ))
+        })?;
+        let mut txs = Vec::new();
+        for row in rows {
+            let (body, signature, receipt) = row?;
+            txs.push(IncludedTx {
+                tx: SignedTx::new(body, signature),
+                receipt: parse_receipt(&receipt)?,
+            });
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT module, receipt FROM end_block_receipts WHERE height = ?1 ORDER BY idx",
+        )?;
+        let rows = stmt.query_map([height as i64], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })?;
+        let mut end_block = Vec::new();
+        for row in rows {
+            let (module, receipt) = row?;
+            end_block.push((module, parse_receipt(&receipt)?));
+        }
+        Ok(Some(Block {
+            header,
+            txs,
+            end_block,
+        }))
+    }
+
+    /// The included transaction `txid` with its block position and receipt, `None` if no
+    /// block holds it.
+    pub fn tx(&self, txid: &str) -> Result<Option<TxRecord>, StorageError> {
+        let row: Option<(String, String, i64, i64, String)> = self
+            .conn
+            .query_row(
+                "SELECT t.body, t.signature, t.height, t.idx, r.receipt FROM txs t JOIN receipts r ON r.txid = t.txid
+                 WHERE t.txid = ?1",
+                [txid],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+            )
+            .optional()?;
+        let Some((body, signature, height, index, receipt)) = row else {
+            return Ok(None);
+        };
+        Ok(Some(TxRecord {
+            tx: SignedTx::new(body, signature),
+            status: TxStatus::Included {
+                height: height as u64,
+                index: index as u32,
+                receipt: parse_receipt(&receipt)?,
+            },
+        }))
+    }
+
+    /// Whether a block holds the transaction `txid`.
+    pub fn has_tx(&self, txid: &str) -> Result<bool, StorageError> {
+        Ok(self.conn.query_row(
+            "SELECT EXISTS (SELECT 1 FROM txs WHERE txid = ?1)",
+            [txid],
+            |r| r.get(0),
+        )?)
+    }
+
+    /// Every stored module code by hash.
+    pub fn code(&self) -> Result<BTreeMap<String, Vec<u8>>, StorageError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT hash, wasm FROM code ORDER BY hash")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The module code whose lowercase hex SHA-256 is `hash`, `None` when not stored.
+    pub fn code_by_hash(&self, hash: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        Ok(self
+            .conn
+            .query_row("SELECT wasm FROM code WHERE hash = ?1", [hash], |r| {
+                r.get(0)
+            })
+            .optional()?)
+    }
+
+    /// The height of the highest stored block, `None` when none is stored.
+    pub fn head_height(&self) -> Result<Option<u64>, StorageError> {
+        let height: Option<i64> =
+            self.conn
+                .query_row("SELECT MAX(height) FROM blocks", [], |r| r.get(0))?;
+        Ok(height.map(|h| h as u64))
+    }
+
+    /// The whole committed state, as an in-memory mirror.
+    pub fn load_state(&self) -> Result<MemState, StorageError> {
+        let mut stmt = self.conn.prepare("SELECT key, value FROM state")?;
+        let rows = stmt.query_map([], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        let mut state = MemState::new();
+        for row in rows {
+            let (k, v) = row?;
+            state.map.insert(k, v);
+        }
+        Ok(state)
+    }
+}
+
+fn set_meta(tx: &Transaction<'_>, key: &str, value: &[u8]) -> Result<(), StorageError> {
+    tx.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+        params![key, value],
+    )?;
+    Ok(())
+}
+
+fn parse_receipt(text: &str) -> Result<Receipt, StorageError> {
+    serde_json::from_str(text).map_err(|e| corrupt(format!("stored receipt: {e}")))
+}
+
+/// The rows of one block, its state writes and the running hash, inside the caller's
+/// transaction.
+fn write_block(
+    tx: &Transaction<'_>,
+    block: &Block,
+    senders: &[(&str, u64)],
+    writes: &WriteSet,
+    state_hash: &StateHash,
+) -> Result<(), StorageError> {
+    let h = &block.header.header;
+    if senders.len() != block.txs.len() {
+        return Err(corrupt(format!(
+            "block {}: {} senders for {} transactions",
+            h.height,
+            senders.len(),
+            block.txs.len()
+        )));
+    }
+    let height = i64::try_from(h.height).map_err(|_| corrupt("height above i64"))?;
+    let header_json = serde_json::to_string(h).expect("a header serialises");
+    tx.execute(
+        "INSERT INTO blocks (height, hash, header, header_json, signature, tx_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![height, h.hash().as_slice(), h.to_borsh(), header_json, block.header.signature, block.txs.len() as i64],
+    )?;
+    let mut insert_tx = tx.prepare_cached(
+        "INSERT INTO txs (txid, height, idx, body, signature, sender, nonce) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+    )?;
+    let mut insert_receipt = tx.prepare_cached(
+        "INSERT INTO receipts (height, idx, txid, ok, receipt) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )?;
+    for (idx, (t, (sender, nonce))) in block.txs.iter().zip(senders).enumerate() {
+        let txid = t.tx.txid();
+        let nonce = i64::try_from(*nonce).map_err(|_| corrupt("nonce above i64"))?;
+        insert_tx.execute(params![
+            txid,
+            height,
+            idx as i64,
+            t.tx.body(),
+            t.tx.signature(),
+            sender,
+            nonce
+        ])?;
+        let receipt = serde_json::to_string(&t.receipt).expect("a receipt serialises");
+        insert_receipt.execute(params![height, idx as i64, txid, t.receipt.ok, receipt])?;
+    }
+    let mut insert_end =
+        tx.prepare_cached("INSERT INTO end_block_receipts (height, idx, module, ok, receipt) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+    for (idx, (module, receipt)) in block.end_block.iter().enumerate() {
+        let text = serde_json::to_string(receipt).expect("a receipt serialises");
+        insert_end.execute(params![height, idx as i64, module, receipt.ok, text])?;
+    }
+    let mut put = tx.prepare_cached("INSERT OR REPLACE INTO state (key, value) VALUES (?1, ?2)")?;
+    let mut delete = tx.prepare_cached("DELETE FROM state WHERE key = ?1")?;
+    for (key, value) in writes {
+        match value {
+            Some(v) => put.execute(params![key, v])?,
+            None => delete.execute([key])?,
+        };
+    }
+    set_meta(tx, "lthash", &state_hash.to_bytes())?;
+    set_meta(tx, "lthash_height", h.height.to_string().as_bytes())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gamechain_runtime::chain::{
+        receipt_root, tx_root, Action, Event, Network, SecretKey, TxBody,
+    };
+    use gamechain_sdk::Checkpoint;
+    use serde_json::json;
+
+    fn key(n: u8) -> SecretKey {
+        SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
+    }
+
+    fn block(height: u64, prev: [u8; 32], txs: Vec<IncludedTx>, state_root: [u8; 32]) -> Block {
+        let seq = key(9);
+        let receipts: Vec<Receipt> = txs.iter().map(|t| t.receipt.clone()).collect();
+        let signed: Vec<SignedTx> = txs.iter().map(|t| t.tx.clone()).collect();
+        let header = Header {
+            height,
+            prev_hash: prev,
+            time_ms: 1_000 + height,
+            sequencer: seq.address(),
+            checkpoint: Checkpoint::default(),
+            tx_root: tx_root(&signed),
+            receipt_root: receipt_root(&receipts),
+            state_root,
+        };
+        Block {
+            header: SignedHeader::sign(header, &seq),
+            txs,
+            end_block: vec![("tictactoe".into(), Receipt::success(vec![], 7))],
+        }
+    }
+
+    #[test]
+    fn migrations_run_once_from_an_empty_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chain.sqlite");
+        let s = Storage::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
+        assert!(s.head().unwrap().is_none());
+        assert!(s.chain_identity().unwrap().is_none());
+        let mode: String = s
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(mode, "wal");
+        let sync: i64 = s
+            .conn
+            .query_row("PRAGMA synchronous", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(sync, 2, "FULL");
+        drop(s);
+        // Reopening applies nothing new; a newer schema is refused.
+        let s = Storage::open(&path).unwrap();
+        assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
+        s.conn
+            .execute(
+                "UPDATE meta SET value = CAST('99' AS BLOB) WHERE key = 'schema_version'",
+                [],
+            )
+            .unwrap();
+        drop(s);
+        assert!(matches!(
+            Storage::open(&path),
+            Err(StorageError::TooNew { found: 99, .. })
+        ));
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_until_the_first_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chain.sqlite");
+        let first = Storage::open(&path).unwrap();
+        assert!(matches!(Storage::open(&path), Err(StorageError::InUse(p)) if p == path));
+        let reader = Storage::open_reader(&path).expect("readers need no lock");
+        drop(reader);
+        drop(first);
+        Storage::open(&path).expect("the lock went with the first writer");
+    }
+
+    #[test]
+    fn blocks_state_and_receipts_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chain.sqlite");
+        let mut s = Storage::open(&path).unwrap();
+
+        let entries = vec![
+            ("token/GOLD".to_string(), b"{}".to_vec()),
+            ("bal/a/GOLD".to_string(), b"5".to_vec()),
+        ];
+        let mut hash =
+            StateHash::from_entries(entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+        let g = block(0, [0; 32], vec![], hash.root());
+        let code = BTreeMap::from([("ab".repeat(32), vec![0u8, 97, 115, 109])]);
+        s.commit_genesis(
+            &g,
+            &entries,
+            &hash,
+            &code,
+            &"11".repeat(32),
+            &"22".repeat(32),
+        )
+        .unwrap();
+        assert!(
+            s.commit_genesis(&g, &entries, &hash, &code, "x", "y")
+                .is_err(),
+            "genesis twice"
+        );
+
+        let alice = key(1);
+        let t = TxBody {
+            chain_id: "c".into(),
+            from: alice.address(),
+            nonce: 0,
+            action: Action::Faucet {
+                token: "GOLD".into(),
+            },
+        }
+        .sign(&alice);
+        let receipt = Receipt::success(
+            vec![Event {
+                kind: "faucet".into(),
+                data: json!({"b": 1, "a": "x"}),
+            }],
+            0,
+        );
+        let mut writes = WriteSet::new();
+        writes.insert("bal/a/GOLD".into(), None);
+        writes.insert("nonce/x".into(), Some(b"1".to_vec()));
+        hash.apply("bal/a/GOLD", Some(b"5"), None);
+        hash.apply("nonce/x", None, Some(b"1"));
+        let b1 = block(
+            1,
+            g.header.header.hash(),
+            vec![IncludedTx {
+                tx: t.clone(),
+                receipt: receipt.clone(),
+            }],
+            hash.root(),
+        );
+        let from = alice.address();
+        s.commit_block(&b1, &[(&from, 0)], &writes, &hash).unwrap();
+        // A block that does not extend the head is refused and changes nothing.
+        let stray = block(5, [1; 32], vec![], hash.root());
+        assert!(s
+            .commit_block(&stray, &[], &WriteSet::new(), &hash)
+            .is_err());
+        drop(s);
+
+        let r = Storage::open_reader(&path).unwrap();
+        assert_eq!(
+            r.chain_identity().unwrap(),
+            Some(("11".repeat(32), "22".repeat(32)))
+        );
+        let head = r.head().unwrap().unwrap();
+        assert_eq!(head.header, b1.header);
+        assert_eq!(head.state_hash.root(), hash.root());
+        assert_eq!(r.block(0).unwrap().unwrap(), g);
+        assert_eq!(r.block(1).unwrap().unwrap(), b1);
+        assert!(r.block(2).unwrap().is_none());
+        let rec = r.tx(&t.txid()).unwrap().unwrap();
+        assert_eq!(
+            rec.status,
+            TxStatus::Included {
+                height: 1,
+                index: 0,
+                receipt
+            }
+        );
+        assert!(r.has_tx(&t.txid()).unwrap());
+        assert!(!r.has_tx(&"00".repeat(32)).unwrap());
+        let state = r.load_state().unwrap();
+        assert_eq!(
+            state.map.keys().collect::<Vec<_>>(),
+            ["nonce/x", "token/GOLD"],
+            "the delete and the put were applied"
+        );
+        assert_eq!(
+            StateHash::from_entries(state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice())))
+                .root(),
+            hash.root()
+        );
+        assert_eq!(r.code().unwrap(), code);
+        assert!(
+            r.conn.execute("DELETE FROM state", []).is_err(),
+            "the reader is read-only"
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! The node's outside: the HTTP API of `node/API.md` and its WebSocket, the JSON errors and
+//! their status codes, the per-IP rate limit, and the node's lifecycle.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `api.rs` | the axum router and handlers |
+//! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors; the mapping of the core's domain errors to HTTP statuses |
+//! | `rate_limit.rs` | the per-IP token bucket |
+//! | `ws.rs` | `GET /v1/ws`, the block subscription |
+//! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
+//! | `node.rs` | [`node::NodeHandle`], [`node::run_node`]: start, run, clean shutdown |
+
+pub mod api;
+pub mod api_error;
+pub mod node;
+pub mod rate_limit;
+pub mod replica;
+pub mod ws;

@@ -1,0 +1,117 @@
+//! A per-client-IP token bucket for the HTTP API: each IP may make `rate_limit_per_sec`
+//! requests per second on average and `rate_limit_burst` at once; past that it gets
+//! `429 rate_limited` with a `retry-after` header (seconds). A rate of 0 disables the limit.
+//!
+//! The clock used here is the machine's monotonic clock; nothing of it reaches the chain.
+
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use axum::extract::{ConnectInfo, Request, State};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::server::api_error::ApiError;
+
+/// Buckets kept before idle (full) ones are forgotten.
+const MAX_TRACKED_IPS: usize = 10_000;
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// The buckets of every client IP seen recently.
+#[derive(Debug)]
+pub struct RateLimiter {
+    per_sec: f64,
+    burst: f64,
+    buckets: Mutex<HashMap<IpAddr, Bucket>>,
+}
+
+impl RateLimiter {
+    /// `per_sec` requests per second on average (0: unlimited), `burst` at once.
+    pub fn new(per_sec: u32, burst: u32) -> Self {
+        RateLimiter {
+            per_sec: f64::from(per_sec),
+            burst: f64::from(burst.max(1)),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes one request of `ip` at `now`: `Ok` when allowed, else `Err(seconds to wait)`
+    /// (at least 1).
+    pub fn check(&self, ip: IpAddr, now: Instant) -> Result<(), u64> {
+        if self.per_sec <= 0.0 {
+            return Ok(());
+        }
+        let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+        if buckets.len() >= MAX_TRACKED_IPS && !buckets.contains_key(&ip) {
+            let (per_sec, burst) = (self.per_sec, self.burst);
+            buckets
+                .retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_sec < burst);
+        }
+        let bucket = buckets.entry(ip).or_insert(Bucket {
+            tokens: self.burst,
+            at: now,
+        });
+        let refill = now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_sec;
+        bucket.tokens = (bucket.tokens + refill).min(self.burst);
+        bucket.at = now;
+        if bucket.tokens >= 1.0 {
+            bucket.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - bucket.tokens) / self.per_sec).ceil().max(1.0) as u64)
+        }
+    }
+}
+
+/// The axum middleware: limits by the peer's IP (connections without one, as in in-process
+/// router tests, share the bucket of `0.0.0.0`).
+pub async fn limit(
+    State(limiter): State<Arc<RateLimiter>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let ip = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
+    match limiter.check(ip, Instant::now()) {
+        Ok(()) => next.run(request).await,
+        Err(wait_s) => ApiError::rate_limited(wait_s).into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn burst_then_the_rate() {
+        let l = RateLimiter::new(2, 3);
+        let t0 = Instant::now();
+        let a: IpAddr = "10.0.0.1".parse().unwrap();
+        let b: IpAddr = "10.0.0.2".parse().unwrap();
+        for _ in 0..3 {
+            l.check(a, t0).unwrap();
+        }
+        assert_eq!(l.check(a, t0), Err(1));
+        l.check(b, t0).unwrap();
+        // Half a second later one token is back (2 per second).
+        l.check(a, t0 + Duration::from_millis(500)).unwrap();
+        assert!(l.check(a, t0 + Duration::from_millis(500)).is_err());
+        let slow = RateLimiter::new(1, 1);
+        slow.check(a, t0).unwrap();
+        assert_eq!(slow.check(a, t0), Err(1));
+        let off = RateLimiter::new(0, 0);
+        for _ in 0..100 {
+            off.check(a, t0).unwrap();
+        }
+    }
+}

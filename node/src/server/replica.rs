@@ -1,0 +1,78 @@
+//! `gamechain node --follow URL` as a process: the follower's data directory opened
+//! (`ledger/follower.rs`), its read API served with `POST /v1/tx` forwarded to the sequencer,
+//! and the follow task run until shutdown.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use gamechain_client::Client;
+use tokio::sync::watch;
+
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::ledger::chain::Chain;
+use crate::ledger::follower::{follow, open_replica, refused};
+use crate::server::api::{self, AppState};
+use crate::server::ws::BlockFeed;
+
+/// Runs a follower of `upstream_url` with `config` until `shutdown` resolves, serving the read
+/// API on `config.listen`. Errors: the configuration, the data directory (another chain's, a
+/// build that cannot run the chain), an unreachable sequencer at the first start, the database.
+pub async fn run_follower(
+    config: NodeConfig,
+    upstream_url: &str,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), NodeError> {
+    config.validate()?;
+    let upstream = Client::new(upstream_url).map_err(|e| refused(e.to_string()))?;
+    let (listener, addr) = api::bind(&config).await?;
+    let (open_config, open_upstream, rt) = (
+        config.clone(),
+        upstream.clone(),
+        tokio::runtime::Handle::current(),
+    );
+    let opened =
+        tokio::task::spawn_blocking(move || open_replica(&open_config, &open_upstream, &rt))
+            .await
+            .map_err(|e| NodeError::Runtime(format!("opening the chain panicked: {e}")))??;
+    let feed = Arc::new(BlockFeed::new(config.ws_buffer_blocks));
+    let chain = Arc::new(Chain::new(
+        config.clone(),
+        opened.ctx,
+        opened.genesis_hash,
+        opened.head,
+        config.db_path(),
+        feed.clone(),
+    ));
+    let (stop, stopped) = watch::channel(false);
+    let server = tokio::spawn(api::serve(
+        listener,
+        AppState {
+            chain: chain.clone(),
+            feed,
+            shutdown: stopped.clone(),
+            upstream: Some(upstream.clone()),
+        },
+    ));
+    tracing::info!(%addr, upstream = %upstream.base_url(), "follower listening");
+    let mut following = tokio::spawn(follow(chain, opened.storage, upstream, stopped));
+    let early = tokio::select! {
+        () = shutdown => None,
+        r = &mut following => Some(r),
+    };
+    let _ = stop.send(true);
+    let followed = match early {
+        Some(r) => r,
+        None => {
+            tracing::info!("shutting down");
+            // The follow task sees the stop and returns after the block it is committing.
+            following.await
+        }
+    };
+    let served = server
+        .await
+        .map_err(|e| NodeError::Runtime(format!("the API server panicked: {e}")))?;
+    followed
+        .map_err(|e| NodeError::Runtime(format!("the follow task panicked: {e}")))?
+        .and(served)
+}

@@ -1,0 +1,14 @@
+//! Replaying a chain from genesis with this build and comparing every signature, receipt and
+//! state root: `gamechain verify`, `gamechain export`, and the block check the follower uses.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `replay.rs` | verifying one block against its re-execution; [`replay::Divergence`] |
+//! | `source.rs` | [`source::ChainSource`]: a data directory or a node's API to replay from |
+//! | `verifier.rs` | the whole chain replayed, [`verifier::VerifyReport`] |
+//! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
+
+pub mod export;
+pub mod replay;
+pub mod source;
+pub mod verifier;

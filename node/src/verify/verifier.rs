@@ -1,0 +1,362 @@
+//! `gamechain verify`'s engine: [`verify`] replays a whole chain from a [`ChainSource`] on a
+//! fresh state with this build's runtime, block by block through `replay.rs`, and returns a
+//! [`VerifyReport`]: the summary, and the first [`Divergence`] if there is one.
+//!
+//! The modules are the chain's own: genesis names them by code hash and their code comes from
+//! the source ([`ChainSource::code`]), checked against the hash before it is compiled. A source
+//! is read on its own thread, a bounded queue ahead of the replay, which also runs each
+//! block's signature checks (on up to `verify_threads` threads), so fetching, decoding and
+//! checking signatures overlap execution.
+//!
+//! State keys: storage keeps only the state at the head, not per-block writes. So the replay
+//! compares its whole state with the source's head state ([`ChainSource::expected_state`], a
+//! data directory or an export) after the last block, and reports every key that differs
+//! (`field` `state`). A `header.state_root` difference below the head names the height and
+//! lists the block's replayed net writes (the only keys that block could have got wrong); at the
+//! head, the keys that differ from the stored state are listed as well.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gamechain_runtime::{
+    runtime_config, Allocation, ChainContext, Modules, RegistryError, Runtime, WriteSet,
+};
+use serde_json::{json, Value};
+
+use crate::verify::replay::{
+    check_block, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
+};
+use crate::verify::source::{ChainSource, ExpectedState, SourceError};
+
+/// Blocks the reader thread may be ahead of the replay.
+const READ_AHEAD: usize = 64;
+
+/// How to replay. None of it can change a result (none is consensus).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyOptions {
+    /// Instance allocation of the replaying runtime.
+    pub allocation: Allocation,
+    /// Threads for signature checks (`None`: the machine's parallelism, at most 8).
+    pub verify_threads: Option<usize>,
+    /// Serve calls from reset warm instances (the runtime's default) or fresh ones.
+    pub reuse_instances: bool,
+}
+
+impl Default for VerifyOptions {
+    /// Pooling with 4 instances, default verify threads, instance reuse on.
+    fn default() -> Self {
+        VerifyOptions {
+            allocation: Allocation::Pooling { instances: 4 },
+            verify_threads: None,
+            reuse_instances: true,
+        }
+    }
+}
+
+/// Where a replay is, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// The last verified height.
+    pub height: u64,
+    /// The head height being replayed to.
+    pub head: u64,
+    /// Transactions verified so far.
+    pub txs: u64,
+    /// Since the replay started.
+    pub elapsed: Duration,
+}
+
+/// Why a replay could not run to a verdict.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyError {
+    /// The source failed (unreadable, unreachable, malformed).
+    Source(String),
+    /// This build cannot replay this chain (engine configuration, module that does not load).
+    Setup(String),
+    /// This machine failed while executing (the wasm engine).
+    Host(String),
+}
+
+impl std::fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            VerifyError::Source(m) => write!(f, "cannot read the chain: {m}"),
+            VerifyError::Setup(m) => write!(f, "cannot replay this chain: {m}"),
+            VerifyError::Host(m) => write!(f, "the replay failed on this machine: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+impl From<SourceError> for VerifyError {
+    fn from(e: SourceError) -> Self {
+        VerifyError::Source(e.0)
+    }
+}
+
+/// The outcome of [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// What was read ([`ChainSource::describe`]).
+    pub source: String,
+    /// The chain id.
+    pub chain_id: String,
+    /// Lowercase hex genesis hash.
+    pub genesis_hash: String,
+    /// The head height replayed to.
+    pub head_height: u64,
+    /// Blocks verified, genesis included (`head_height + 1` when the chain verified).
+    pub blocks: u64,
+    /// Transactions verified.
+    pub txs: u64,
+    /// State root after the last verified block, lowercase hex.
+    pub state_root: String,
+    /// Hash of the last verified block, lowercase hex.
+    pub head_hash: String,
+    /// State entries compared with the source's head state (`None`: the source has none).
+    pub state_entries_checked: Option<usize>,
+    /// Wall time of the replay (module compilation included).
+    pub elapsed: Duration,
+    /// The first divergence; `None` when every block verified.
+    pub divergence: Option<Divergence>,
+}
+
+impl VerifyReport {
+    /// Transactions per second of wall time.
+    pub fn txs_per_sec(&self) -> f64 {
+        self.txs as f64 / self.elapsed.as_secs_f64().max(1e-9)
+    }
+
+    /// `gamechain verify --json`'s object: `{"result": "verified" | "diverged", "source",
+    /// "chain_id", "genesis_hash", "head_height", "blocks", "txs", "state_root", "head_hash",
+    /// "state_entries_checked", "seconds", "txs_per_sec", "divergence": null | {…}}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "result": if self.divergence.is_some() { "diverged" } else { "verified" },
+            "source": self.source,
+            "chain_id": self.chain_id,
+            "genesis_hash": self.genesis_hash,
+            "head_height": self.head_height,
+            "blocks": self.blocks,
+            "txs": self.txs,
+            "state_root": self.state_root,
+            "head_hash": self.head_hash,
+            "state_entries_checked": self.state_entries_checked,
+            "seconds": self.elapsed.as_secs_f64(),
+            "txs_per_sec": self.txs_per_sec(),
+            "divergence": self.divergence.as_ref().map(Divergence::to_json),
+        })
+    }
+}
+
+/// What the reader thread sends, in order: blocks 0..=head, then the expected state.
+enum Read {
+    Block(Box<CheckedBlock>),
+    State(Option<ExpectedState>),
+}
+
+/// The genesis modules' wasm by code hash, as [`chain_context`] read it from the source.
+pub type GenesisCodes = BTreeMap<String, Vec<u8>>;
+
+/// Builds the chain context of `source`'s chain: genesis, this build's runtime under genesis's
+/// limits, and the modules compiled from the source's code for each genesis code hash (returned
+/// too: genesis writes it at `code/<hash>`). Modules deployed later compile from the replayed
+/// state. Code that does not hash to its hash is a divergence at height 0
+/// (`module_code[<id>]`).
+pub fn chain_context(
+    source: &mut dyn ChainSource,
+    options: &VerifyOptions,
+) -> Result<Result<(Arc<ChainContext>, GenesisCodes), Divergence>, VerifyError> {
+    let genesis = source.genesis()?;
+    let mut codes = BTreeMap::new();
+    for m in &genesis.modules {
+        codes.insert(m.code_hash.clone(), source.code(&m.code_hash)?);
+    }
+    let mut config = runtime_config(&genesis, options.allocation);
+    config.reuse_instances = options.reuse_instances;
+    let runtime = Runtime::new(config).map_err(|e| VerifyError::Setup(e.to_string()))?;
+    let modules = match Modules::from_genesis(&runtime, &genesis, &codes) {
+        Ok(m) => m,
+        Err(RegistryError::CodeHash {
+            id,
+            expected,
+            found,
+        }) => {
+            return Ok(Err(Divergence {
+                height: 0,
+                tx_index: None,
+                txid: None,
+                field: format!("module_code[{id}]"),
+                expected,
+                got: found,
+                state_diff: Vec::new(),
+                block_writes: Vec::new(),
+            }))
+        }
+        Err(e) => return Err(VerifyError::Setup(e.to_string())),
+    };
+    let mut ctx = ChainContext::new(genesis, runtime, modules)
+        .map_err(|e| VerifyError::Setup(e.to_string()))?;
+    if let Some(threads) = options.verify_threads {
+        ctx = ctx.with_verify_threads(threads);
+    }
+    Ok(Ok((Arc::new(ctx), codes)))
+}
+
+/// Replays `source`'s chain from genesis to its head (see the module docs). `progress` is
+/// called after every block. Errors: [`VerifyError`]; a divergence is not an error but
+/// [`VerifyReport::divergence`].
+pub fn verify(
+    mut source: Box<dyn ChainSource>,
+    options: &VerifyOptions,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<VerifyReport, VerifyError> {
+    let start = Instant::now();
+    let genesis = source.genesis()?;
+    let mut report = VerifyReport {
+        source: source.describe(),
+        chain_id: genesis.chain_id.clone(),
+        genesis_hash: hex::encode(genesis.hash()),
+        head_height: 0,
+        blocks: 0,
+        txs: 0,
+        state_root: String::new(),
+        head_hash: String::new(),
+        state_entries_checked: None,
+        elapsed: Duration::ZERO,
+        divergence: None,
+    };
+    let (ctx, codes) = match chain_context(source.as_mut(), options)? {
+        Ok(found) => found,
+        Err(d) => {
+            report.divergence = Some(d);
+            report.elapsed = start.elapsed();
+            return Ok(report);
+        }
+    };
+    let head = source.head_height()?;
+    report.head_height = head;
+
+    let (tx, rx) = mpsc::sync_channel::<Result<Read, SourceError>>(READ_AHEAD);
+    let reader_ctx = ctx.clone();
+    let reader = std::thread::spawn(move || {
+        let threads = reader_ctx.verify_threads();
+        for height in 0..=head {
+            // The signature checks run here, while the replay executes earlier blocks.
+            let item = source
+                .block(height)
+                .map(|b| Read::Block(Box::new(check_block(&reader_ctx, b, threads))));
+            let failed = item.is_err();
+            if tx.send(item).is_err() || failed {
+                return;
+            }
+        }
+        let _ = tx.send(source.expected_state().map(Read::State));
+    });
+    let mut next = move || -> Result<Read, VerifyError> {
+        match rx.recv() {
+            Ok(item) => Ok(item?),
+            Err(_) => Err(VerifyError::Source("the reader stopped".into())),
+        }
+    };
+    let result = replay_all(&ctx, &codes, head, &mut next, &mut report, start, progress);
+    drop(next);
+    let _ = reader.join();
+    result?;
+    report.elapsed = start.elapsed();
+    Ok(report)
+}
+
+fn replay_all(
+    ctx: &Arc<ChainContext>,
+    codes: &GenesisCodes,
+    head: u64,
+    next: &mut dyn FnMut() -> Result<Read, VerifyError>,
+    report: &mut VerifyReport,
+    start: Instant,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<(), VerifyError> {
+    let expect_block = |read: Read| match read {
+        Read::Block(b) => Ok(b),
+        Read::State(_) => Err(VerifyError::Source("the source ended early".into())),
+    };
+    let block0 = expect_block(next()?)?;
+    let mut replayer = match Replayer::new(ctx.clone(), &block0.block, codes) {
+        Ok(r) => r,
+        Err(d) => {
+            report.divergence = Some(*d);
+            return Ok(());
+        }
+    };
+    let mark = |report: &mut VerifyReport, replayer: &Replayer| {
+        report.blocks += 1;
+        report.state_root = hex::encode(replayer.head().state_root);
+        report.head_hash = replayer.head().hash_hex();
+    };
+    mark(report, &replayer);
+    progress(&Progress {
+        height: 0,
+        head,
+        txs: 0,
+        elapsed: start.elapsed(),
+    });
+    for height in 1..=head {
+        let block = expect_block(next()?)?;
+        match replayer.apply_checked(&block) {
+            Ok(_) => {}
+            Err(ReplayError::Host(m)) => return Err(VerifyError::Host(m)),
+            Err(ReplayError::Diverged(mut d)) => {
+                if height == head && d.field == "header.state_root" {
+                    // The stored head state is the expected state after this very block.
+                    let writes: WriteSet = d.block_writes.iter().cloned().collect();
+                    if let Read::State(Some(expected)) = next()? {
+                        d.state_diff =
+                            state_differences(&expected.state, &replayer.state_with(&writes));
+                    }
+                }
+                report.divergence = Some(*d);
+                return Ok(());
+            }
+        }
+        report.txs += block.block.txs.len() as u64;
+        mark(report, &replayer);
+        progress(&Progress {
+            height,
+            head,
+            txs: report.txs,
+            elapsed: start.elapsed(),
+        });
+    }
+    let Read::State(expected) = next()? else {
+        return Err(VerifyError::Source(
+            "the source gave more blocks than its head".into(),
+        ));
+    };
+    if let Some(expected) = expected {
+        let diff = state_differences(&expected.state, replayer.state());
+        report.state_entries_checked = Some(expected.state.map.len());
+        if !diff.is_empty() {
+            report.divergence = Some(Divergence {
+                height: head,
+                tx_index: None,
+                txid: None,
+                field: "state".into(),
+                expected: format!(
+                    "the recorded state after block {head} ({} entries)",
+                    expected.state.map.len()
+                ),
+                got: format!(
+                    "{} keys differ in the replayed state ({} entries)",
+                    diff.len(),
+                    replayer.state().map.len()
+                ),
+                state_diff: diff,
+                block_writes: Vec::new(),
+            });
+        }
+    }
+    Ok(())
+}

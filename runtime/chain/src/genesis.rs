@@ -1,0 +1,544 @@
+//! The genesis file: [`Genesis`] (chain id, network, sequencer, modules by code hash, initial
+//! balances, fuel and memory limits), its validation, its hash, and [`genesis_writes`], the
+//! state entries genesis creates (the GOLD token record and the initial balances).
+//!
+//! The file is JSON, read by nodes and by replay verifiers alike, e.g.:
+//!
+//! ```json
+//! {
+//!   "chain_id": "gamechain-testnet-1",
+//!   "network": "testnet",
+//!   "sequencer": "xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7",
+//!   "time_ms": 1790000000000,
+//!   "faucet": "100000",
+//!   "modules": [{"id": "tictactoe", "code_hash": "<64 hex: sha256 of the .wasm>"}],
+//!   "balances": [{"account": "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki", "token": "GOLD", "amount": "500000"}],
+//!   "fuel_apply": 10000000, "fuel_view": 50000000, "fuel_end_block": 50000000,
+//!   "memory_limit_bytes": 16777216,
+//!   "engine_config_hash": "<64 hex>"
+//! }
+//! ```
+//!
+//! `faucet` is the amount (base units) one faucet call pays, or absent/`null` for a chain
+//! without a faucet. The hash ([`Genesis::hash`]) is SHA-256 of the borsh encoding, fields in
+//! declaration order: `chain_id` String ‖ `network` u8 (its address version byte, 30 or 139) ‖
+//! `sequencer` String ‖ `time_ms` u64 ‖ `faucet` `Option<u128>` ‖ `modules` (u32 count, each `id`
+//! String ‖ `code_hash` String) ‖ `balances` (u32 count, each `account` String ‖ `token` String
+//! ‖ `amount` u128) ‖ `fuel_apply` ‖ `fuel_view` ‖ `fuel_end_block` ‖ `memory_limit_bytes` (u64
+//! each) ‖ `engine_config_hash` String. Strings are u32 LE length ‖ UTF-8; integers LE.
+
+use core::fmt;
+use std::collections::BTreeSet;
+use std::io;
+
+use borsh::BorshSerialize;
+use serde::{Deserialize, Serialize};
+
+use gamechain_sdk::keys::GOLD;
+use gamechain_sdk::{ledger, Amount, MockKv};
+
+use crate::address::{check_address, Network};
+use crate::hash::{parse_hex32, sha256};
+
+/// The issuer of GOLD: an account name nobody can sign as.
+pub const SYSTEM_ACCOUNT: &str = "system";
+/// GOLD's display name.
+pub const GOLD_NAME: &str = "Gold";
+/// GOLD's decimals: `"100"` base units are 1.00 GOLD.
+pub const GOLD_DECIMALS: u8 = 2;
+/// Module ids nobody may register, at genesis or by `deploy`: the system's own names, i.e. its
+/// accounts (`system`, `node`, `sequencer`), its actions (`faucet`, `transfer`, `game`,
+/// `deploy`, `upgrade`, `migrate`), the prefixes of its state keys (`m`, `bal`, `token`,
+/// `nonce`, `module`, `code`, `chain`), and names a user could mistake for the chain itself
+/// (`gamechain`, `genesis`, `admin`, `root`, `sdk`, `host`, `runtime`, `gold`).
+pub const RESERVED_MODULE_IDS: &[&str] = &[
+    "system",
+    "node",
+    "sequencer",
+    "faucet",
+    "transfer",
+    "game",
+    "deploy",
+    "upgrade",
+    "migrate",
+    "m",
+    "bal",
+    "token",
+    "nonce",
+    "module",
+    "code",
+    "chain",
+    "gamechain",
+    "genesis",
+    "admin",
+    "root",
+    "sdk",
+    "host",
+    "runtime",
+    "gold",
+];
+/// Longest module id, bytes (so `module:<id>` stays a valid account).
+pub const MAX_MODULE_ID_LEN: usize = 32;
+/// Longest chain id, bytes.
+pub const MAX_CHAIN_ID_LEN: usize = 64;
+
+/// A module deployed at genesis: its id and the SHA-256 of its `.wasm` bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenesisModule {
+    /// The id used in `{"type": "game", "game": "<id>"}` and in `m/<id>/` keys: 1–32 of
+    /// `a-z0-9_`, starting with a letter.
+    pub id: String,
+    /// Lowercase hex SHA-256 of the module's wasm bytes (64 characters).
+    pub code_hash: String,
+}
+
+/// An initial balance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenesisBalance {
+    /// An address of the chain's network, or a `module:<id>` account.
+    pub account: String,
+    /// The token symbol; only `GOLD` exists at genesis.
+    pub token: String,
+    /// Base units, a decimal string, more than zero.
+    pub amount: Amount,
+}
+
+/// The genesis file (see the module docs for its JSON and its hashed encoding).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Genesis {
+    /// The chain id every transaction body names: 1–64 of `A-Za-z0-9._-`.
+    pub chain_id: String,
+    /// The Divi network of the chain's addresses.
+    pub network: Network,
+    /// The sequencer's address (of `network`): the only key that signs blocks.
+    pub sequencer: String,
+    /// Genesis block time, ms since the Unix epoch.
+    pub time_ms: u64,
+    /// Base units one faucet call pays (dev chains: `"100000"` = 1000 GOLD); `None` = no faucet.
+    #[serde(default)]
+    pub faucet: Option<Amount>,
+    /// Modules deployed at genesis, by code hash; ids unique.
+    pub modules: Vec<GenesisModule>,
+    /// Initial balances; each (account, token) at most once.
+    pub balances: Vec<GenesisBalance>,
+    /// Fuel limit of one `apply` call.
+    pub fuel_apply: u64,
+    /// Fuel limit of one `view` call.
+    pub fuel_view: u64,
+    /// Fuel limit of one module's `end_block` call.
+    pub fuel_end_block: u64,
+    /// Linear memory limit of one guest instance, bytes.
+    pub memory_limit_bytes: u64,
+    /// Lowercase hex SHA-256 (64 characters) of the runtime's engine configuration, so a
+    /// verifier knows it runs the modules under the same consensus-relevant settings.
+    pub engine_config_hash: String,
+}
+
+/// Why a genesis file cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GenesisError {
+    /// Not JSON of the genesis shape (serde_json's message).
+    Json(String),
+    /// A field has an invalid value (the message names it).
+    Invalid(String),
+}
+
+impl fmt::Display for GenesisError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenesisError::Json(m) => {
+                write!(f, "genesis is not valid JSON of the genesis shape: {m}")
+            }
+            GenesisError::Invalid(m) => write!(f, "invalid genesis: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for GenesisError {}
+
+fn invalid(msg: impl Into<String>) -> GenesisError {
+    GenesisError::Invalid(msg.into())
+}
+
+/// `Ok` when `id` is a usable module id: 1–32 of `a-z0-9_`, starting with a letter, not in
+/// [`RESERVED_MODULE_IDS`]. The one id pattern of genesis modules and deployed ones. Errors
+/// (fixed texts, they reach deploy receipts): ``module id `<id>` must be 1 to 32 of a-z, 0-9
+/// and _, starting with a letter`` or ``module id `<id>` is reserved``.
+pub fn check_module_id(id: &str) -> Result<(), GenesisError> {
+    let b = id.as_bytes();
+    let well_formed = (1..=MAX_MODULE_ID_LEN).contains(&b.len())
+        && b[0].is_ascii_lowercase()
+        && b.iter()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_');
+    if !well_formed {
+        return Err(invalid(format!(
+            "module id `{id}` must be 1 to 32 of a-z, 0-9 and _, starting with a letter"
+        )));
+    }
+    if RESERVED_MODULE_IDS.contains(&id) {
+        return Err(invalid(format!("module id `{id}` is reserved")));
+    }
+    Ok(())
+}
+
+impl Genesis {
+    /// Parses and [validates](Genesis::validate) a genesis file.
+    pub fn from_json(text: &str) -> Result<Genesis, GenesisError> {
+        let genesis: Genesis =
+            serde_json::from_str(text).map_err(|e| GenesisError::Json(e.to_string()))?;
+        genesis.validate()?;
+        Ok(genesis)
+    }
+
+    /// The file as pretty JSON.
+    pub fn to_json_pretty(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a Genesis always serialises")
+    }
+
+    /// Checks every field; [`GenesisError::Invalid`] names the first bad one.
+    pub fn validate(&self) -> Result<(), GenesisError> {
+        let id = self.chain_id.as_bytes();
+        if id.is_empty()
+            || id.len() > MAX_CHAIN_ID_LEN
+            || !id
+                .iter()
+                .all(|c| c.is_ascii_alphanumeric() || b"._-".contains(c))
+        {
+            return Err(invalid(
+                "chain_id must be 1 to 64 of A-Z, a-z, 0-9, `.`, `_` and `-`",
+            ));
+        }
+        check_address(&self.sequencer, self.network)
+            .map_err(|e| invalid(format!("sequencer `{}`: {e}", self.sequencer)))?;
+        if self.faucet == Some(Amount(0)) {
+            return Err(invalid(
+                "faucet must be more than 0 (or absent for no faucet)",
+            ));
+        }
+        let mut ids = BTreeSet::new();
+        for m in &self.modules {
+            check_module_id(&m.id)?;
+            if !ids.insert(m.id.as_str()) {
+                return Err(invalid(format!("module `{}` is listed twice", m.id)));
+            }
+            if parse_hex32(&m.code_hash).is_none() {
+                return Err(invalid(format!(
+                    "code_hash of `{}` must be 64 lowercase hex characters",
+                    m.id
+                )));
+            }
+        }
+        let mut seen = BTreeSet::new();
+        let mut supply: u128 = 0;
+        for b in &self.balances {
+            if b.token != GOLD {
+                return Err(invalid(format!(
+                    "balance of `{}` in `{}`: only GOLD exists at genesis",
+                    b.account, b.token
+                )));
+            }
+            if let Some(module) = b.account.strip_prefix("module:") {
+                if !ids.contains(module) {
+                    return Err(invalid(format!(
+                        "balance of `{}`: no such module at genesis",
+                        b.account
+                    )));
+                }
+            } else {
+                check_address(&b.account, self.network)
+                    .map_err(|e| invalid(format!("balance account `{}`: {e}", b.account)))?;
+            }
+            if b.amount.0 == 0 {
+                return Err(invalid(format!(
+                    "balance of `{}` is 0 (leave it out)",
+                    b.account
+                )));
+            }
+            if !seen.insert((b.account.as_str(), b.token.as_str())) {
+                return Err(invalid(format!(
+                    "balance of `{}` in {} is listed twice",
+                    b.account, b.token
+                )));
+            }
+            supply = supply
+                .checked_add(b.amount.0)
+                .ok_or_else(|| invalid("total GOLD supply overflows u128"))?;
+        }
+        for (name, value) in [
+            ("fuel_apply", self.fuel_apply),
+            ("fuel_view", self.fuel_view),
+            ("fuel_end_block", self.fuel_end_block),
+            ("memory_limit_bytes", self.memory_limit_bytes),
+        ] {
+            if value == 0 {
+                return Err(invalid(format!("{name} must be more than 0")));
+            }
+        }
+        if parse_hex32(&self.engine_config_hash).is_none() {
+            return Err(invalid(
+                "engine_config_hash must be 64 lowercase hex characters",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The canonical binary encoding (borsh, see the module docs).
+    pub fn to_borsh(&self) -> Vec<u8> {
+        borsh::to_vec(self).expect("writing to a Vec cannot fail")
+    }
+
+    /// SHA-256 of [`Genesis::to_borsh`]: identifies the chain's starting point.
+    pub fn hash(&self) -> [u8; 32] {
+        sha256(&self.to_borsh())
+    }
+
+    /// Total GOLD at genesis (sum of the balances), base units. Saturates on overflow, which
+    /// [`Genesis::validate`] refuses.
+    pub fn gold_supply(&self) -> u128 {
+        self.balances
+            .iter()
+            .filter(|b| b.token == GOLD)
+            .fold(0u128, |s, b| s.saturating_add(b.amount.0))
+    }
+}
+
+impl BorshSerialize for Genesis {
+    fn serialize<W: io::Write>(&self, w: &mut W) -> io::Result<()> {
+        BorshSerialize::serialize(&self.chain_id, w)?;
+        BorshSerialize::serialize(&self.network.pubkey_version(), w)?;
+        BorshSerialize::serialize(&self.sequencer, w)?;
+        BorshSerialize::serialize(&self.time_ms, w)?;
+        BorshSerialize::serialize(&self.faucet.map(|a| a.0), w)?;
+        BorshSerialize::serialize(&(self.modules.len() as u32), w)?;
+        for m in &self.modules {
+            BorshSerialize::serialize(&m.id, w)?;
+            BorshSerialize::serialize(&m.code_hash, w)?;
+        }
+        BorshSerialize::serialize(&(self.balances.len() as u32), w)?;
+        for b in &self.balances {
+            BorshSerialize::serialize(&b.account, w)?;
+            BorshSerialize::serialize(&b.token, w)?;
+            BorshSerialize::serialize(&b.amount.0, w)?;
+        }
+        BorshSerialize::serialize(&self.fuel_apply, w)?;
+        BorshSerialize::serialize(&self.fuel_view, w)?;
+        BorshSerialize::serialize(&self.fuel_end_block, w)?;
+        BorshSerialize::serialize(&self.memory_limit_bytes, w)?;
+        BorshSerialize::serialize(&self.engine_config_hash, w)
+    }
+}
+
+/// The state entries genesis creates, sorted by key, with no module code involved: the GOLD
+/// token record at `token/GOLD` (JSON `TokenInfo`: symbol `GOLD`, name `Gold`, decimals 2,
+/// issuer `system`, no max supply, supply = sum of the balances) and each balance at
+/// `bal/<account>/GOLD`, both written through the sdk ledger so the encoding is the one the
+/// ledger reads. No nonces (absent = 0). Module registration entries are the caller's.
+///
+/// Validates `genesis` first; [`GenesisError::Invalid`] if it is not valid.
+pub fn genesis_writes(genesis: &Genesis) -> Result<Vec<(String, Vec<u8>)>, GenesisError> {
+    genesis.validate()?;
+    let mut kv = MockKv::default();
+    ledger::create_token(
+        &mut kv,
+        SYSTEM_ACCOUNT,
+        GOLD,
+        GOLD_NAME,
+        GOLD_DECIMALS,
+        None,
+    )
+    .map_err(|e| invalid(format!("creating GOLD: {e}")))?;
+    for b in &genesis.balances {
+        ledger::mint(&mut kv, SYSTEM_ACCOUNT, &b.account, &b.token, b.amount.0)
+            .map_err(|e| invalid(format!("balance of `{}`: {e}", b.account)))?;
+    }
+    Ok(kv.state.into_iter().collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::address::SecretKey;
+    use gamechain_sdk::TokenInfo;
+
+    type Change = Box<dyn Fn(&mut Genesis)>;
+
+    fn sample() -> Genesis {
+        let seq = SecretKey::from_bytes(Network::Testnet, [1; 32]).unwrap();
+        let alice = SecretKey::from_bytes(Network::Testnet, [2; 32]).unwrap();
+        Genesis {
+            chain_id: "gamechain-dev".into(),
+            network: Network::Testnet,
+            sequencer: seq.address(),
+            time_ms: 1_790_000_000_000,
+            faucet: Some(Amount(100_000)),
+            modules: vec![GenesisModule {
+                id: "tictactoe".into(),
+                code_hash: "ab".repeat(32),
+            }],
+            balances: vec![
+                GenesisBalance {
+                    account: alice.address(),
+                    token: GOLD.into(),
+                    amount: Amount(500_000),
+                },
+                GenesisBalance {
+                    account: "module:tictactoe".into(),
+                    token: GOLD.into(),
+                    amount: Amount(7),
+                },
+            ],
+            fuel_apply: 10_000_000,
+            fuel_view: 50_000_000,
+            fuel_end_block: 50_000_000,
+            memory_limit_bytes: 16 << 20,
+            engine_config_hash: "cd".repeat(32),
+        }
+    }
+
+    #[test]
+    fn json_round_trip() {
+        let g = sample();
+        let text = g.to_json_pretty();
+        assert_eq!(Genesis::from_json(&text).unwrap(), g);
+        let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["network"], "testnet");
+        assert_eq!(v["faucet"], "100000");
+        assert_eq!(v["balances"][0]["amount"], "500000");
+        // No faucet: the field may be absent.
+        let mut no_faucet = v.clone();
+        no_faucet.as_object_mut().unwrap().remove("faucet");
+        assert_eq!(
+            Genesis::from_json(&no_faucet.to_string()).unwrap().faucet,
+            None
+        );
+        let mut extra = v;
+        extra["bogus"] = serde_json::json!(1);
+        assert!(matches!(
+            Genesis::from_json(&extra.to_string()),
+            Err(GenesisError::Json(_))
+        ));
+    }
+
+    #[test]
+    fn hash_covers_every_field() {
+        let g = sample();
+        let base = g.hash();
+        let changes: Vec<Change> = vec![
+            Box::new(|g| g.chain_id.push('x')),
+            Box::new(|g| g.network = Network::Mainnet),
+            Box::new(|g| g.time_ms += 1),
+            Box::new(|g| g.faucet = None),
+            Box::new(|g| g.modules[0].code_hash = "ef".repeat(32)),
+            Box::new(|g| g.balances[0].amount = Amount(1)),
+            Box::new(|g| g.balances.swap(0, 1)),
+            Box::new(|g| g.fuel_apply += 1),
+            Box::new(|g| g.fuel_view += 1),
+            Box::new(|g| g.fuel_end_block += 1),
+            Box::new(|g| g.memory_limit_bytes += 1),
+            Box::new(|g| g.engine_config_hash = "00".repeat(32)),
+        ];
+        for (i, change) in changes.iter().enumerate() {
+            let mut h = g.clone();
+            change(&mut h);
+            assert_ne!(h.hash(), base, "change {i}");
+        }
+        // Fixed prefix of the encoding: chain id, then the network's version byte.
+        let bytes = g.to_borsh();
+        assert_eq!(&bytes[..4], &13u32.to_le_bytes());
+        assert_eq!(&bytes[4..17], b"gamechain-dev");
+        assert_eq!(bytes[17], 139);
+    }
+
+    #[test]
+    fn writes_create_gold_and_balances() {
+        let g = sample();
+        let writes = genesis_writes(&g).unwrap();
+        let keys: Vec<&str> = writes.iter().map(|(k, _)| k.as_str()).collect();
+        let alice = &g.balances[0].account;
+        // Sorted by key: `m` (module:) sorts before `y` (a testnet address).
+        assert_eq!(
+            keys,
+            [
+                "bal/module:tictactoe/GOLD",
+                format!("bal/{alice}/GOLD").as_str(),
+                "token/GOLD"
+            ]
+        );
+        assert_eq!(
+            (writes[0].1.as_slice(), writes[1].1.as_slice()),
+            (&b"7"[..], &b"500000"[..])
+        );
+        let info: TokenInfo = serde_json::from_slice(&writes[2].1).unwrap();
+        assert_eq!(
+            info,
+            TokenInfo {
+                symbol: "GOLD".into(),
+                name: "Gold".into(),
+                decimals: 2,
+                issuer: "system".into(),
+                max_supply: None,
+                supply: Amount(500_007),
+            }
+        );
+        assert_eq!(g.gold_supply(), 500_007);
+        // The ledger reads what genesis wrote.
+        let mut kv = MockKv::default();
+        kv.state.extend(writes);
+        assert_eq!(ledger::balance(&kv, alice, GOLD), 500_000);
+    }
+
+    #[test]
+    fn validation_names_the_bad_field() {
+        let bad: Vec<(&str, Change)> = vec![
+            ("chain_id", Box::new(|g| g.chain_id = "has space".into())),
+            ("sequencer", Box::new(|g| g.network = Network::Mainnet)),
+            ("faucet", Box::new(|g| g.faucet = Some(Amount(0)))),
+            (
+                "module id",
+                Box::new(|g| g.modules[0].id = "TicTacToe".into()),
+            ),
+            ("reserved", Box::new(|g| g.modules[0].id = "system".into())),
+            (
+                "listed twice",
+                Box::new(|g| g.modules.push(g.modules[0].clone())),
+            ),
+            (
+                "code_hash",
+                Box::new(|g| g.modules[0].code_hash = "AB".repeat(32)),
+            ),
+            (
+                "only GOLD",
+                Box::new(|g| g.balances[0].token = "GEM".into()),
+            ),
+            (
+                "no such module",
+                Box::new(|g| g.balances[1].account = "module:chess".into()),
+            ),
+            ("is 0", Box::new(|g| g.balances[0].amount = Amount(0))),
+            (
+                "listed twice",
+                Box::new(|g| g.balances.push(g.balances[0].clone())),
+            ),
+            (
+                "overflows",
+                Box::new(|g| g.balances[1].amount = Amount(u128::MAX)),
+            ),
+            ("fuel_view", Box::new(|g| g.fuel_view = 0)),
+            (
+                "engine_config_hash",
+                Box::new(|g| g.engine_config_hash = "x".into()),
+            ),
+        ];
+        for (needle, change) in bad {
+            let mut g = sample();
+            change(&mut g);
+            let err = g.validate().unwrap_err().to_string();
+            assert!(err.contains(needle), "{needle}: {err}");
+            assert!(genesis_writes(&g).is_err());
+        }
+        sample().validate().unwrap();
+    }
+}

@@ -1,0 +1,51 @@
+//! # gamechain-chain: the data primitives of gamechain
+//!
+//! Everything a node, a sequencer and a replay verifier must compute identically: keys and
+//! addresses, signed messages, transactions, receipts, block headers, the state root and the
+//! genesis file. All of it is pure (no I/O, no clock; OS randomness only in
+//! [`SecretKey::generate`]), so the same code gives the same bytes everywhere.
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`hash`] | SHA-256 / SHA-256d helpers, hex for 32-byte hashes (serde) |
+//! | [`canonical`] | canonical JSON text (sorted keys) of a `serde_json::Value` |
+//! | [`address`] | [`Network`], [`SecretKey`], base58check P2PKH addresses and WIF |
+//! | [`signed_message`] | the Divi (Bitcoin-style) signed message: hash, sign, recover, verify |
+//! | [`tx`] | [`SignedTx`], [`TxBody`], [`Action`], txid, stateless checks |
+//! | [`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
+//! | [`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
+//! | [`block`] | [`Header`], [`SignedHeader`], block hashes |
+//! | [`state_root`] | [`StateHash`]: the incremental (LtHash) state commitment |
+//! | [`genesis`] | [`Genesis`]: the genesis file and the state entries it creates |
+//! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
+//!
+//! Every hashed record (header, receipt, state entry, genesis) is hashed over one canonical
+//! binary encoding, [borsh](https://borsh.io), never over JSON text.
+
+pub mod address;
+pub mod block;
+pub mod canonical;
+pub mod genesis;
+pub mod hash;
+pub mod merkle;
+pub mod receipt;
+pub mod signed_message;
+pub mod state_root;
+pub mod tx;
+pub mod wire;
+
+pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
+pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};
+pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
+pub use receipt::{Event, Receipt};
+pub use signed_message::{
+    message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,
+};
+pub use state_root::StateHash;
+pub use tx::{
+    txid, Action, SignedTx, TxBody, TxError, MAX_BODY_BYTES, MAX_CODE_BYTES, MAX_DEPLOY_BODY_BYTES,
+};
+pub use wire::{
+    Account, Block, BlockMessage, ErrorAnswer, ErrorBody, IncludedTx, ModuleInfo, ModuleList,
+    Status, TxRecord, TxStatus, TxidAnswer,
+};

@@ -1,0 +1,20 @@
+//! The JSON wire types of `node/API.md`: the one serde definition of each object the node
+//! serves and every client, follower, verifier and export file reads. The node serialises
+//! these types, the client deserialises the same types; nothing writes the JSON by hand.
+//!
+//! | file | owns |
+//! |---|---|
+//! | [`block`] | [`Block`], [`IncludedTx`]: `GET /v1/blocks/<height>`, the WebSocket's `block` |
+//! | [`tx`] | [`TxRecord`], [`TxStatus`]: `GET /v1/tx/<txid>`; [`TxidAnswer`]: `POST /v1/tx` |
+//! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
+//!
+//! Deserialising checks what a reader could otherwise take on trust: a block's `height` and
+//! `hash` against its header, each transaction's `txid` against its body.
+
+pub mod block;
+pub mod node;
+pub mod tx;
+
+pub use block::{Block, BlockMessage, IncludedTx};
+pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
+pub use tx::{TxRecord, TxStatus, TxidAnswer};

@@ -1,0 +1,445 @@
+//! [`BlockBuilder`]: executes transactions one by one into a block (the sequencer pushes them;
+//! [`execute_block`](super::execute_block) replays a block's list), then finishes the header.
+
+use super::*;
+
+/// A block under construction, one transaction at a time: what [`execute_block`] runs, and what
+/// a sequencer uses to leave out transactions that would make the block invalid. A rejected
+/// [`push`](Self::push) changes nothing; after a [`TransitionError::Host`] the builder refuses
+/// everything (drop it). Pushing transactions `t` and then [`finish`](Self::finish) gives exactly
+/// `execute_block` of `t`.
+pub struct BlockBuilder<'a> {
+    pub(super) ctx: &'a ChainContext,
+    pub(super) state: &'a dyn State,
+    pub(super) state_hash: StateHash,
+    pub(super) env: BlockEnv,
+    pub(super) prev_hash: [u8; 32],
+    pub(super) overlay: Overlay<'a>,
+    pub(super) txids: Vec<[u8; 32]>,
+    pub(super) receipts: Vec<Receipt>,
+    pub(super) logs: Vec<ModuleLog>,
+    pub(super) failed: Option<TransitionError>,
+}
+
+/// What one action produced, before it is merged.
+pub(super) struct ActionOutcome {
+    pub(super) receipt: Receipt,
+    pub(super) writes: WriteSet,
+    pub(super) log: Vec<String>,
+}
+
+impl ActionOutcome {
+    pub(super) fn from_tx(out: TxOutcome) -> Self {
+        let receipt = match out.result {
+            Ok(()) => Receipt::success(out.events, out.fuel_used),
+            Err(e) => Receipt::failure(e, out.fuel_used),
+        };
+        let writes = if receipt.ok {
+            out.writes
+        } else {
+            WriteSet::new()
+        };
+        Self {
+            receipt,
+            writes,
+            log: out.log,
+        }
+    }
+
+    pub(super) fn failure(e: ActionError) -> Self {
+        Self {
+            receipt: Receipt::failure(e, 0),
+            writes: WriteSet::new(),
+            log: Vec::new(),
+        }
+    }
+}
+
+/// Runs an action of the node itself (fuel 0) in an overlay over `base`.
+pub(super) fn native(
+    base: &dyn State,
+    f: impl FnOnce(&mut Overlay<'_>) -> Result<Vec<Event>, ActionError>,
+) -> ActionOutcome {
+    let mut overlay = Overlay::new(base);
+    match f(&mut overlay) {
+        Ok(events) => ActionOutcome {
+            receipt: Receipt::success(events, 0),
+            writes: overlay.into_writes(),
+            log: Vec::new(),
+        },
+        Err(e) => ActionOutcome::failure(e),
+    }
+}
+
+pub(super) fn faucet(
+    genesis: &Genesis,
+    kv: &mut Overlay<'_>,
+    to: &str,
+    token: &str,
+) -> Result<Vec<Event>, ActionError> {
+    let amount = genesis
+        .faucet
+        .ok_or_else(|| ActionError::invalid("this chain has no faucet"))?;
+    if token != GOLD {
+        return Err(ActionError::invalid(format!("the faucet pays only {GOLD}")));
+    }
+    ledger::mint(kv, SYSTEM_ACCOUNT, to, GOLD, amount.0)?;
+    let data = json!({"amount": amount.0.to_string(), "to": to, "token": GOLD});
+    Ok(vec![Event {
+        kind: "faucet".to_string(),
+        data,
+    }])
+}
+
+pub(super) fn transfer(
+    network: Network,
+    kv: &mut Overlay<'_>,
+    from: &str,
+    to: &str,
+    token: &str,
+    amount: u128,
+) -> Result<Vec<Event>, ActionError> {
+    check_address(to, network).map_err(|e| {
+        ActionError::invalid(format!("`{to}` is not an address of this chain: {e}"))
+    })?;
+    if amount == 0 {
+        return Err(ActionError::invalid("amount must be more than 0"));
+    }
+    ledger::transfer(kv, from, to, token, amount)?;
+    let data = json!({"amount": amount.to_string(), "from": from, "to": to, "token": token});
+    Ok(vec![Event {
+        kind: "transfer".to_string(),
+        data,
+    }])
+}
+
+impl<'a> BlockBuilder<'a> {
+    /// Starts block `parent.height + 1` at `time_ms` with `checkpoint` over `state`, the state
+    /// after `parent`, whose running hash is `state_hash`. [`TransitionError::BadParent`] when
+    /// `state_hash` does not have `parent.state_root` or `time_ms < parent.time_ms`.
+    pub fn new(
+        ctx: &'a ChainContext,
+        state: &'a dyn State,
+        state_hash: &StateHash,
+        parent: &Header,
+        time_ms: u64,
+        checkpoint: Checkpoint,
+    ) -> Result<Self, TransitionError> {
+        if state_hash.root() != parent.state_root {
+            return Err(TransitionError::BadParent(format!(
+                "the state hash has root {}, the parent's state root is {}",
+                hex::encode(state_hash.root()),
+                hex::encode(parent.state_root)
+            )));
+        }
+        if time_ms < parent.time_ms {
+            return Err(TransitionError::BadParent(format!(
+                "block time {time_ms} is before the parent's {}",
+                parent.time_ms
+            )));
+        }
+        let height = parent
+            .height
+            .checked_add(1)
+            .ok_or_else(|| TransitionError::BadParent("height overflows".into()))?;
+        let env = BlockEnv {
+            height,
+            block_time_ms: time_ms,
+            checkpoint,
+            sequencer: ctx.genesis.sequencer.clone(),
+        };
+        Ok(Self {
+            ctx,
+            state,
+            state_hash: state_hash.clone(),
+            env,
+            prev_hash: parent.hash(),
+            overlay: Overlay::new(state),
+            txids: Vec::new(),
+            receipts: Vec::new(),
+            logs: Vec::new(),
+            failed: None,
+        })
+    }
+
+    /// The block's height.
+    pub fn height(&self) -> u64 {
+        self.env.height
+    }
+
+    /// Transactions included so far.
+    pub fn len(&self) -> usize {
+        self.receipts.len()
+    }
+
+    /// Whether none is included yet.
+    pub fn is_empty(&self) -> bool {
+        self.receipts.is_empty()
+    }
+
+    /// The current nonce of `address` in the block so far.
+    pub fn nonce(&self, address: &str) -> Result<u64, TransitionError> {
+        account_nonce(&self.overlay, address)
+    }
+
+    /// Checks `tx` ([`SignedTx::check`]) and includes it: see [`push_checked`](Self::push_checked).
+    pub fn push(&mut self, tx: &SignedTx) -> Result<&Receipt, TransitionError> {
+        let genesis = &self.ctx.genesis;
+        match tx.check(&genesis.chain_id, genesis.network) {
+            Ok(body) => self.push_checked(tx, body),
+            Err(e) => Err(TransitionError::InvalidTx {
+                index: self.receipts.len(),
+                txid: tx.txid(),
+                reason: TxRejection::Check(e),
+            }),
+        }
+    }
+
+    /// Includes `tx`, whose stateless checks passed with `body` (`body` must be what
+    /// `tx.check(chain_id, network)` returned). Returns its receipt, or
+    /// [`TransitionError::InvalidTx`] with a wrong nonce (nothing changed, the builder is still
+    /// usable), or [`TransitionError::Host`] (the block is lost).
+    pub fn push_checked(
+        &mut self,
+        tx: &SignedTx,
+        body: TxBody,
+    ) -> Result<&Receipt, TransitionError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
+        let index = self.receipts.len();
+        let txid = tx.txid_bytes();
+        let txid_hex = hex::encode(txid);
+        let key = nonce_key(&body.from);
+        let current = read_nonce(&self.overlay, &key)?;
+        let invalid = |reason| TransitionError::InvalidTx {
+            index,
+            txid: txid_hex.clone(),
+            reason,
+        };
+        if body.nonce != current {
+            return Err(invalid(TxRejection::Nonce {
+                expected: current,
+                found: body.nonce,
+            }));
+        }
+        let next = current
+            .checked_add(1)
+            .ok_or_else(|| invalid(TxRejection::NonceExhausted))?;
+        self.overlay
+            .writes
+            .insert(key, Some(next.to_string().into_bytes()));
+
+        let outcome = match self.run_action(&txid_hex, &body) {
+            Ok(outcome) => outcome,
+            Err(e) => {
+                self.failed = Some(e.clone());
+                return Err(e);
+            }
+        };
+        self.overlay.writes.extend(outcome.writes);
+        if !outcome.log.is_empty() {
+            if let Action::Game { game: module, .. } | Action::Deploy { module, .. } = &body.action
+            {
+                self.logs.push(ModuleLog {
+                    module: module.clone(),
+                    tx_index: Some(index),
+                    lines: outcome.log,
+                });
+            }
+        }
+        self.txids.push(txid);
+        self.receipts.push(outcome.receipt);
+        Ok(self.receipts.last().expect("just pushed"))
+    }
+
+    pub(super) fn run_action(
+        &self,
+        txid: &str,
+        body: &TxBody,
+    ) -> Result<ActionOutcome, TransitionError> {
+        let genesis = &self.ctx.genesis;
+        let base: &dyn State = &self.overlay;
+        Ok(match &body.action {
+            Action::Faucet { token } => native(base, |kv| faucet(genesis, kv, &body.from, token)),
+            Action::Transfer { to, token, amount } => native(base, |kv| {
+                transfer(genesis.network, kv, &body.from, to, token, amount.0)
+            }),
+            Action::Game { game, op } => match self.ctx.module(base, game)? {
+                None => ActionOutcome::failure(ActionError::not_found(format!("module {game}"))),
+                Some(entry) => ActionOutcome::from_tx(execute_apply(
+                    &entry.module,
+                    base,
+                    &self.env,
+                    txid,
+                    &body.from,
+                    op.get().as_bytes(),
+                )?),
+            },
+            Action::Deploy { module, code } => self.deploy(txid, &body.from, module, code)?,
+        })
+    }
+
+    /// The `deploy` action (see "Deploy and upgrade" in the module docs).
+    pub(super) fn deploy(
+        &self,
+        txid: &str,
+        sender: &str,
+        id: &str,
+        code: &[u8],
+    ) -> Result<ActionOutcome, TransitionError> {
+        let refuse = |m: String| Ok(ActionOutcome::failure(ActionError::invalid(m)));
+        if let Err(GenesisError::Invalid(m) | GenesisError::Json(m)) = check_module_id(id) {
+            return refuse(m);
+        }
+        let base: &dyn State = &self.overlay;
+        let code_hash = hex::encode(sha2::Sha256::digest(code));
+        let previous = read_record(base, id)?;
+        if let Some(old) = &previous {
+            if old.owner == SYSTEM_ACCOUNT {
+                return refuse(format!(
+                    "module {id} is a genesis module and cannot be upgraded"
+                ));
+            }
+            if old.owner != sender {
+                return refuse(format!(
+                    "only the owner {} may upgrade module {id}",
+                    old.owner
+                ));
+            }
+            if old.code_hash == code_hash {
+                return refuse(format!("module {id} already runs code {code_hash}"));
+            }
+        }
+        let entry = match self.ctx.modules.load(&self.ctx.runtime, id, code) {
+            Ok(entry) => entry,
+            Err(LoadError::Host(e)) => return Err(TransitionError::Host(e)),
+            Err(e) => return refuse(format!("module code: {e}")),
+        };
+        let height = self.env.height;
+        let record = match &previous {
+            None => ModuleRecord {
+                abi_version: ABI_VERSION,
+                code_hash: code_hash.clone(),
+                deployed_height: height,
+                owner: sender.to_string(),
+                upgraded_height: None,
+            },
+            Some(old) => ModuleRecord {
+                code_hash: code_hash.clone(),
+                upgraded_height: Some(height),
+                ..old.clone()
+            },
+        };
+        let mut overlay = Overlay::new(base);
+        let code_key = code_key(&code_hash);
+        if base.get(&code_key).is_none() {
+            overlay.writes.insert(code_key, Some(code.to_vec()));
+        }
+        overlay
+            .writes
+            .insert(module_record_key(id), Some(record.to_bytes()));
+        let mut events = vec![Event {
+            kind: "deploy".to_string(),
+            data: json!({
+                "code_hash": code_hash,
+                "module": id,
+                "owner": record.owner,
+                "upgrade": previous.is_some(),
+            }),
+        }];
+        let (mut fuel_used, mut log) = (0, Vec::new());
+        if let (Some(old), true) = (&previous, entry.has_migrate) {
+            let input = json!({"from_code_hash": old.code_hash, "to_code_hash": code_hash});
+            let out = execute_migrate(
+                &entry.module,
+                &overlay,
+                &self.env,
+                txid,
+                sender,
+                input.to_string().as_bytes(),
+            )?;
+            (fuel_used, log) = (out.fuel_used, out.log);
+            if let Err(e) = out.result {
+                return Ok(ActionOutcome {
+                    receipt: Receipt::failure(e, fuel_used),
+                    writes: WriteSet::new(),
+                    log,
+                });
+            }
+            overlay.writes.extend(out.writes);
+            events.extend(out.events);
+        }
+        Ok(ActionOutcome {
+            receipt: Receipt::success(events, fuel_used),
+            writes: overlay.into_writes(),
+            log,
+        })
+    }
+
+    /// Runs every module's `end_block`, computes the net writes and the state root, and returns
+    /// the block.
+    pub fn finish(mut self) -> Result<BlockOutput, TransitionError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        let mut end_block = Vec::new();
+        for (id, record) in Modules::records(&self.overlay)? {
+            let entry =
+                self.ctx
+                    .modules
+                    .resolve_record(&self.ctx.runtime, &self.overlay, &id, &record)?;
+            if !entry.has_end_block {
+                continue;
+            }
+            let module = &entry.module;
+            let outcome =
+                ActionOutcome::from_tx(execute_end_block(module, &self.overlay, &self.env)?);
+            self.overlay.writes.extend(outcome.writes);
+            if !outcome.log.is_empty() {
+                self.logs.push(ModuleLog {
+                    module: module.id().to_string(),
+                    tx_index: None,
+                    lines: outcome.log,
+                });
+            }
+            end_block.push((module.id().to_string(), outcome.receipt));
+        }
+
+        let mut state_hash = self.state_hash;
+        let mut writes = WriteSet::new();
+        for (key, new) in std::mem::take(&mut self.overlay.writes) {
+            let old = self.state.get(&key);
+            if old != new {
+                state_hash.apply(&key, old.as_deref(), new.as_deref());
+                writes.insert(key, new);
+            }
+        }
+
+        let receipt_hashes: Vec<[u8; 32]> = self
+            .receipts
+            .iter()
+            .chain(end_block.iter().map(|(_, r)| r))
+            .map(Receipt::hash)
+            .collect();
+        let header = Header {
+            height: self.env.height,
+            prev_hash: self.prev_hash,
+            time_ms: self.env.block_time_ms,
+            sequencer: self.env.sequencer,
+            checkpoint: self.env.checkpoint,
+            tx_root: merkle_root(&self.txids),
+            receipt_root: merkle_root(&receipt_hashes),
+            state_root: state_hash.root(),
+        };
+        Ok(BlockOutput {
+            header,
+            txids: self.txids.iter().map(hex::encode).collect(),
+            receipts: self.receipts,
+            end_block,
+            writes,
+            state_hash,
+            logs: self.logs,
+        })
+    }
+}

@@ -1,0 +1,298 @@
+//! # The state transition
+//!
+//! One pure function from (state, block input) to (receipts, writes, state root, header):
+//! [`execute_block`]. The node's sequencer builds blocks with it (through [`BlockBuilder`], which
+//! lets it drop a transaction that would make the block invalid), and a replay verifier re-runs
+//! it on the blocks it is given and compares the header. No I/O, no clock, no randomness: the
+//! only inputs are the arguments.
+//!
+//! ## Steps of a block
+//!
+//! 1. The parent: the block's height is the parent's + 1, `prev_hash` the parent's hash; the
+//!    given running state hash must have the parent's `state_root`, and the block time may not be
+//!    before the parent's ([`TransitionError::BadParent`]).
+//! 2. The stateless checks of every transaction ([`SignedTx::check`]: size, shape, chain id,
+//!    sender address, signature), run in parallel ([`check_txs`]); results keep block order.
+//! 3. For each transaction in order, over one block overlay of the state:
+//!    - its check result, then `body.nonce == nonce/<from>` (absent = 0). A transaction failing
+//!      either makes the whole block invalid ([`TransitionError::InvalidTx`], naming the first
+//!      such index): such a transaction is never included;
+//!    - `nonce/<from>` is incremented, whatever the action does (a failed transaction is
+//!      included and uses its nonce); the action already sees the incremented value;
+//!    - the action runs in its own overlay over the block overlay; on success its writes are
+//!      merged into the block overlay, on failure they are dropped and the receipt is
+//!      `{"ok": false, "error": "<text>", "events": []}`:
+//!      - `faucet`: `invalid: this chain has no faucet` when genesis has none; `invalid: the
+//!        faucet pays only GOLD` for another token; else mints `genesis.faucet` GOLD base units to
+//!        the sender (issuer `system`, through `gamechain_sdk::ledger::mint`, so GOLD's supply
+//!        grows) and emits `faucet {"amount": "<base units>", "to": <sender>, "token": "GOLD"}`.
+//!        Fuel 0.
+//!      - `transfer`: `to` must be an address of the chain's network (not a `module:<id>`
+//!        escrow: funds a module did not take through `escrow_in` would be stranded) and
+//!        `amount` more than 0, both `invalid` otherwise; then `ledger::transfer` (its
+//!        `insufficient …` / `invalid …` errors); emits `transfer {"amount", "from", "to",
+//!        "token"}`. Fuel 0.
+//!      - `game`: `not found: module <id>` when the block overlay has no `module/<id>`; else the
+//!        module running the recorded code hash ([`Modules::resolve`]: a module deployed by an
+//!        earlier transaction of the same block is live) gets `gc_apply` with the sender and the
+//!        op's bytes exactly as sent ([`execute_apply`]); the receipt has its result, events
+//!        and fuel.
+//!      - `deploy` (see "Deploy and upgrade" below).
+//! 4. `end_block` of every module in the block overlay's `module/` records (genesis and
+//!    deployed alike) that exports `gc_end_block`, in ascending id order, over the block
+//!    overlay; writes kept on success, dropped on failure; one receipt each.
+//! 5. The net writes: every key the block overlay wrote whose value differs from the state's
+//!    (writes that end where they started are left out). The state root is updated with exactly
+//!    those, `StateHash::apply(key, old, new)`: time proportional to the block's writes.
+//! 6. The header: `tx_root` over the txids; `receipt_root` over the transaction receipts in
+//!    block order **followed by** the end-of-block receipts in module id order (the count of
+//!    transactions is fixed by `tx_root`, so the split is unambiguous); `state_root`; the
+//!    sequencer is genesis's. The caller signs it.
+//!
+//! A [`HostError`] (a failure of the node, e.g. the wasm engine) is never a receipt: it aborts the
+//! block ([`TransitionError::Host`]) and nothing may be committed. That includes code in the
+//! state that this node cannot load although the chain accepted it at deploy time.
+//!
+//! ## Deploy and upgrade
+//!
+//! `{"type": "deploy", "module": "<id>", "code": "<base64>"}` installs `code` as module `<id>`.
+//! Who may send one is the sequencer operator's policy, enforced at mempool admission, not here
+//! (a follower accepts whatever the sequencer included). Checks, in order; each failure is a
+//! receipt `{"ok": false}` with this fixed text, no writes and the nonce used:
+//!
+//! 1. the id ([`check_module_id`]: 1–32 of `a-z0-9_`, starting with a letter, not in
+//!    `RESERVED_MODULE_IDS`): ``invalid: module id `<id>` must be 1 to 32 of a-z, 0-9 and _,
+//!    starting with a letter`` / ``invalid: module id `<id>` is reserved``;
+//! 2. an existing `module/<id>` makes this an **upgrade**: ``invalid: module <id> is a genesis
+//!    module and cannot be upgraded`` when its owner is `system`; ``invalid: only the owner
+//!    <owner> may upgrade module <id>`` for anybody else; ``invalid: module <id> already runs
+//!    code <hash>`` for the same code;
+//! 3. the code loads under the runtime's load-time rules (`WasmModule::new`, ABI.md):
+//!    `invalid: module code: <LoadError>` (a [`LoadError::Host`] is a node failure instead).
+//!
+//! Then it writes `code/<hash>` (when absent; one copy however many ids run it) and
+//! `module/<id>`: a new module gets `{"abi_version": 1, "code_hash", "deployed_height": <this
+//! block>, "owner": <sender>}`; an upgrade keeps `deployed_height` and `owner`, sets the new
+//! `code_hash` and `"upgraded_height": <this block>`. The module's state `m/<id>/…`, escrow and
+//! tokens are untouched. The event is `deploy {"code_hash", "module", "owner", "upgrade":
+//! <bool>}`. The old code stays under `code/` (earlier blocks ran it; replay needs it).
+//!
+//! **Migration.** When an upgrade's new code exports `gc_migrate` (ABI.md, "Upgrades"), it runs
+//! once, in this transaction, after the writes above (it sees the new record): sender the owner,
+//! input `{"from_code_hash":"<old>","to_code_hash":"<new>"}`, `fuel_apply` fuel, the module's
+//! own context and state. Its events follow `deploy`. If it fails (error, trap, out of fuel),
+//! the whole deploy fails with its error text: the old code stays, nothing is written, the nonce
+//! is used. A new module's `gc_migrate` is not run.
+//!
+//! **Fuel.** A deploy's receipt fuel is its migration's (0 without one): loading is the node's
+//! work, bounded by the code size limit (`MAX_CODE_BYTES`) and the load-time rules.
+//!
+//! A deployed module is live from the next transaction (even in the same block): every game
+//! transaction and every end of block reads `module/<id>` from the block overlay. Compiled code
+//! is kept in memory by (id, code hash) and optionally on disk ([`Modules`], `cache.rs`).
+//!
+//! ## State keys
+//!
+//! The sdk's layout (`sdk-guest/src/keys.rs`) plus the chain's own:
+//!
+//! | key | value | written by |
+//! |---|---|---|
+//! | `m/<module>/<key>` | module state, bytes chosen by the module | the module (`put`) |
+//! | `bal/<account>/<TOKEN>` | canonical decimal base units; absent = 0 | the bank (`ledger`) |
+//! | `token/<TOKEN>` | JSON `TokenInfo` (GOLD: issuer `system`, 2 decimals) | genesis, the bank |
+//! | `nonce/<address>` | canonical decimal u64, absent = 0: transactions of `address` included so far (the next valid nonce) | [`BlockBuilder`] |
+//! | `module/<id>` | JSON [`ModuleRecord`]: `{"abi_version":1,"code_hash":"<hex>","deployed_height":0,"owner":"system"}`, plus `"upgraded_height":<n>` after an upgrade | genesis, `deploy` |
+//! | `code/<hash>` | the raw wasm bytes whose lowercase hex SHA-256 is `<hash>` (stored once, whatever number of ids run it) | genesis, `deploy` |
+//! | `chain/genesis` | lowercase hex of [`Genesis::hash`] (64 chars) | genesis |
+//!
+//! `chain/genesis` makes every state root, and so every block hash, commit to the genesis file
+//! (chain id, fuel limits, engine configuration, faucet), not only to the state it created.
+//! The state alone names (`module/<id>`) and holds (`code/<hash>`) every module's code, genesis
+//! modules included, so anyone holding the state can check what runs.
+
+use core::fmt;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use gamechain_sdk::keys::GOLD;
+use gamechain_sdk::{ledger, ActionError, BlockEnv, Checkpoint};
+use serde_json::json;
+use sha2::Digest;
+
+use crate::chain::address::{check_address, Network, SecretKey};
+use crate::chain::genesis::{check_module_id, SYSTEM_ACCOUNT};
+use crate::chain::merkle::merkle_root;
+use crate::chain::{
+    genesis_writes, Action, Genesis, GenesisError, Header, Receipt, SignedTx, StateHash, TxBody,
+    TxError,
+};
+use crate::execute::{execute_apply, execute_end_block, execute_migrate, Event, TxOutcome};
+use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError};
+use crate::state::{Overlay, State, WriteSet};
+use gamechain_vm::HostError;
+use gamechain_vm::LoadError;
+use gamechain_vm::{Allocation, Runtime, RuntimeConfig, ABI_VERSION};
+
+mod builder;
+mod context;
+mod error;
+mod genesis;
+
+pub use crate::layout::{
+    module_record_key, nonce_key, ModuleRecord, GENESIS_HASH_KEY, MODULE_RECORD_PREFIX,
+    NONCE_PREFIX,
+};
+pub use builder::*;
+pub use context::*;
+pub use error::*;
+pub use genesis::*;
+
+/// The nonce of `address` in `state`: the number of its transactions included so far, which is
+/// the nonce its next transaction must carry. [`TransitionError::CorruptState`] when the stored
+/// value is not a canonical decimal u64.
+pub fn account_nonce(state: &dyn State, address: &str) -> Result<u64, TransitionError> {
+    read_nonce(state, &nonce_key(address))
+}
+
+fn read_nonce(state: &dyn State, key: &str) -> Result<u64, TransitionError> {
+    let Some(bytes) = state.get(key) else {
+        return Ok(0);
+    };
+    std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok().filter(|n| n.to_string() == s))
+        .ok_or_else(|| TransitionError::CorruptState {
+            key: key.to_string(),
+        })
+}
+
+/// Signs a transaction of `sk`'s address with `nonce` and `action` for chain `chain_id` (for
+/// clients and tests): [`TxBody::sign`] of `{chain_id, from: sk.address(), nonce, action}`.
+pub fn sign_tx(sk: &SecretKey, chain_id: &str, nonce: u64, action: Action) -> SignedTx {
+    TxBody {
+        chain_id: chain_id.to_string(),
+        from: sk.address(),
+        nonce,
+        action,
+    }
+    .sign(sk)
+}
+
+/// What the sequencer chooses for a block (height and `prev_hash` come from the parent header,
+/// the sequencer from genesis).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockInput {
+    /// Block time, ms since the Unix epoch; not before the parent's.
+    pub time_ms: u64,
+    /// The parent-chain anchor.
+    pub checkpoint: Checkpoint,
+    /// The transactions, in block order.
+    pub txs: Vec<SignedTx>,
+}
+
+/// `log` lines a module wrote during a block (node log only; not hashed, not consensus).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleLog {
+    /// The module.
+    pub module: String,
+    /// The transaction's index, or `None` for `end_block`.
+    pub tx_index: Option<usize>,
+    /// The lines.
+    pub lines: Vec<String>,
+}
+
+/// What a block did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockOutput {
+    /// The header to sign (`SignedHeader::sign`).
+    pub header: Header,
+    /// The txids, in block order.
+    pub txids: Vec<String>,
+    /// One receipt per transaction, in block order.
+    pub receipts: Vec<Receipt>,
+    /// One receipt per module exporting `gc_end_block`, in ascending id order.
+    pub end_block: Vec<(String, Receipt)>,
+    /// The block's net writes: keys whose value changed (`None`: deleted), sorted.
+    pub writes: WriteSet,
+    /// The running state hash after the block (persist it with `to_bytes`).
+    pub state_hash: StateHash,
+    /// Module log lines, in execution order.
+    pub logs: Vec<ModuleLog>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Signature checks
+
+/// [`SignedTx::check`] of every transaction, on up to `threads` threads (contiguous chunks, at
+/// least [`MIN_TXS_PER_THREAD`] transactions each); results in `txs` order whatever `threads` is.
+pub fn check_txs(
+    txs: &[SignedTx],
+    chain_id: &str,
+    network: Network,
+    threads: usize,
+) -> Vec<Result<TxBody, TxError>> {
+    let check = |chunk: &[SignedTx]| {
+        chunk
+            .iter()
+            .map(|tx| tx.check(chain_id, network))
+            .collect::<Vec<_>>()
+    };
+    let threads = threads.min(txs.len() / MIN_TXS_PER_THREAD).max(1);
+    if threads == 1 {
+        return check(txs);
+    }
+    let mut chunks = txs.chunks(txs.len().div_ceil(threads));
+    let first = chunks.next().unwrap_or_default();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = chunks.map(|chunk| s.spawn(move || check(chunk))).collect();
+        let mut out = check(first);
+        for h in handles {
+            out.extend(
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        out
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Execution
+
+/// Executes a block on top of `parent` (whose state is `state`, with running hash
+/// `state_hash`): checks every transaction's signature (in parallel), then runs the block as the
+/// module docs describe. Pure: the same arguments give the same output on every machine.
+pub fn execute_block(
+    ctx: &ChainContext,
+    state: &dyn State,
+    state_hash: &StateHash,
+    parent: &Header,
+    input: &BlockInput,
+) -> Result<BlockOutput, TransitionError> {
+    let mut builder = BlockBuilder::new(
+        ctx,
+        state,
+        state_hash,
+        parent,
+        input.time_ms,
+        input.checkpoint.clone(),
+    )?;
+    let checks = check_txs(
+        &input.txs,
+        &ctx.genesis.chain_id,
+        ctx.genesis.network,
+        ctx.verify_threads,
+    );
+    for (index, (tx, checked)) in input.txs.iter().zip(checks).enumerate() {
+        let body = checked.map_err(|e| TransitionError::InvalidTx {
+            index,
+            txid: tx.txid(),
+            reason: TxRejection::Check(e),
+        })?;
+        builder.push_checked(tx, body)?;
+    }
+    builder.finish()
+}
+
+#[cfg(test)]
+mod tests;

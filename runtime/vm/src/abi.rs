@@ -1,0 +1,87 @@
+//! The host/guest boundary of ABI version 1 as data (`sdk-guest/ABI.md`): the version, the
+//! import module and every import with its type, the exports a module must or may have, and the
+//! wasm features a module may use. Validation (`load/validate.rs`), the instrumenter and the
+//! host functions (`run/host.rs`) all read these tables; nothing here depends on wasmtime's
+//! engine.
+
+use wasmparser::WasmFeatures;
+
+/// The ABI version this runtime serves (the `gamechain_v1` import module).
+pub const ABI_VERSION: u32 = 1;
+
+/// Most entries in the module's one table (a Rust module's table holds its address-taken
+/// functions, usually a few hundred). Same bound as wasmtime's pooling default.
+pub const MAX_TABLE_ELEMENTS: usize = 20_000;
+
+/// The wasm features a module may use (ABI.md, "Wasm features"): the MVP (with floats), mutable
+/// globals, sign extension, non-trapping float-to-int, multi-value, bulk memory and reference
+/// types, which is what `rustc` emits for `wasm32-unknown-unknown`.
+pub fn allowed_features() -> WasmFeatures {
+    WasmFeatures::FLOATS
+        | WasmFeatures::MUTABLE_GLOBAL
+        | WasmFeatures::SIGN_EXTENSION
+        | WasmFeatures::SATURATING_FLOAT_TO_INT
+        | WasmFeatures::MULTI_VALUE
+        | WasmFeatures::BULK_MEMORY
+        | WasmFeatures::REFERENCE_TYPES
+}
+
+/// The features in [`allowed_features`], as named in the config hash.
+pub(crate) const FEATURE_NAMES: &str =
+    "floats,mutable_global,sign_extension,saturating_float_to_int,multi_value,bulk_memory,reference_types";
+
+/// The import module of ABI version 1.
+pub(crate) const IMPORT_MODULE: &str = "gamechain_v1";
+
+/// Every import of ABI v1 with its type, for load-time validation: `(name, params, results)`,
+/// one letter per value, `i` = `i32`, `I` = `i64`.
+pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
+    ("height", "", "I"),
+    ("block_time_ms", "", "I"),
+    ("module_id", "ii", "i"),
+    ("txid", "ii", "i"),
+    ("sequencer", "ii", "i"),
+    ("checkpoint", "ii", "i"),
+    ("get", "iiii", "I"),
+    ("put", "iiii", ""),
+    ("delete", "ii", ""),
+    ("scan", "iiiiiii", "I"),
+    ("read_raw", "iiii", "I"),
+    ("scan_raw", "iiiiiii", "I"),
+    ("balance", "iiiii", ""),
+    ("escrow_in", "iiiiII", "i"),
+    ("escrow_out", "iiiiII", "i"),
+    ("create_token", "iiiiiiII", "i"),
+    ("mint", "iiiiII", "i"),
+    ("burn", "iiiiII", "i"),
+    ("last_error", "ii", "i"),
+    ("emit", "iiii", ""),
+    ("public_random", "i", ""),
+    ("output", "ii", ""),
+    ("abort", "ii", ""),
+    ("log", "ii", ""),
+];
+
+/// The exports of ABI v1: `(name, params, results, required)`, one letter per value as in
+/// [`IMPORTS`] (`i` = `i32`, `I` = `i64`).
+pub(crate) const EXPORTS: &[(&str, &str, &str, bool)] = &[
+    ("gc_abi_version", "", "i", true),
+    ("gc_alloc", "i", "i", true),
+    ("gc_apply", "iiii", "i", true),
+    ("gc_view", "ii", "i", true),
+    ("gc_end_block", "", "i", false),
+    ("gc_migrate", "iiii", "i", false),
+];
+
+/// The ABI notation of a letter type (`i` = `i32`, `I` = `i64`): `(i32, i32) -> i64`.
+pub(crate) fn abi_type(params: &str, results: &str) -> String {
+    let name = |c: char| if c == 'I' { "i64" } else { "i32" };
+    let params = params.chars().map(name).collect::<Vec<_>>().join(", ");
+    match results {
+        "" => format!("({params})"),
+        r => format!(
+            "({params}) -> {}",
+            r.chars().map(name).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}

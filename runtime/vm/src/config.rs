@@ -1,0 +1,267 @@
+//! The chain's runtime configuration ([`RuntimeConfig`]) and its consensus hash
+//! ([`RuntimeConfig::config_hash`]).
+//!
+//! Determinism choices (each one is in the config hash):
+//! - fuel metering on (`consume_fuel`), wasmtime 48's default per-operator costs; no epoch
+//!   interruption, no clock, no WASI;
+//! - NaN canonicalisation on, so float results have the same bits everywhere;
+//! - the wasm feature set is spelled out rather than taken from wasmtime's defaults: exactly
+//!   ABI.md's "Wasm features" (no SIMD, relaxed SIMD, threads, memory64, exceptions, GC, tail
+//!   calls, multi-memory, component model, …);
+//! - one memory, at most `memory_limit_bytes`; one table of at most [`MAX_TABLE_ELEMENTS`]
+//!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]);
+//! - every module is validated at load (`validate.rs`, its limits are in the config hash) and
+//!   instrumented (`instrument.rs` and `stack.rs`, their version and the stack limit are in the
+//!   config hash); the instrumented module is what runs, so fuel counts the inserted
+//!   instructions too.
+//!
+//! Allocation (pooling or on demand) is not consensus: both enforce the same limits through the
+//! same [`Limits`]; a module too large for a pool slot runs on the on-demand engine; a caller
+//! waits for a free slot ([`Instances`]), and a slot wasmtime still refuses is a [`HostError`],
+//! never a receipt. Neither is instance reuse ([`RuntimeConfig::reuse_instances`]): a reused
+//! instance is reset to exactly the state of a fresh one and charged the same fuel
+//! (`module.rs`). Nor is the Cranelift optimisation level ([`RuntimeConfig::opt_level`]):
+//! fuel is counted per wasm operator, before Cranelift sees the code, and NaNs are canonicalised
+//! at every level, so only the machine code (and its speed) differs; it is part of the
+//! compiled-module cache key (`cache.rs`), not of the config hash. The determinism matrix
+//! (`tests/tests/determinism.rs`) replays a chain under every level.
+
+use sha2::{Digest, Sha256};
+
+use crate::abi::{ABI_VERSION, FEATURE_NAMES, MAX_TABLE_ELEMENTS};
+use crate::gas::GAS_V1;
+
+/// The wasmtime release fuel and trap semantics come from. Pinned with `=` in `Cargo.toml`; a
+/// test checks `Cargo.lock` agrees.
+pub const WASMTIME_VERSION: &str = "48.0.8";
+
+/// Native stack, in bytes, that wasm code may use before `internal: trap: stack overflow`.
+/// A backstop only: the deterministic logical limit (`stack.rs`, [`crate::STACK_LIMIT`]) is
+/// reached first by every valid module (its worst case needs 590 KB on x86-64). Calls run on
+/// the calling thread's stack, so a thread that calls into wasm needs this much plus its own
+/// frames: Rust's default 2 MiB for spawned threads (and tokio's blocking threads) is enough.
+pub const MAX_WASM_STACK: usize = 1 << 20;
+
+/// Bytes of each pooled linear memory kept resident (reset with `memset`, not `madvise`) between
+/// instances: covers a Rust guest's 32 KiB stack, its static data and a typical call's heap
+/// (`shared/notes/measured-facts.md`).
+pub(crate) const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
+
+/// Bytes of each pooled table kept resident between instances (8192 entries).
+pub(crate) const TABLE_KEEP_RESIDENT: usize = 64 << 10;
+
+/// How instances get their memory and tables. Not consensus: both give identical results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allocation {
+    /// Preallocated slots, reused across calls (fast). At most `instances` calls run at once; a
+    /// further call waits for a slot.
+    Pooling {
+        /// Concurrent instances (and memories, and tables) the pool holds.
+        instances: u32,
+    },
+    /// `mmap` per instance (slower, no preallocation); for tools and tests.
+    OnDemand,
+}
+
+/// The Cranelift optimisation level modules are compiled at. Not consensus (see the module
+/// docs): it changes the machine code and its speed, never a result, a fuel figure or a load
+/// error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OptLevel {
+    /// No optimisation (fastest compile).
+    None,
+    /// Optimise for speed (the default).
+    #[default]
+    Speed,
+    /// Optimise for speed and code size.
+    SpeedAndSize,
+}
+
+impl OptLevel {
+    /// Every level, for tests that must not see a difference.
+    pub const ALL: [OptLevel; 3] = [OptLevel::None, OptLevel::Speed, OptLevel::SpeedAndSize];
+
+    /// The name used in the compiled-module cache key: `none`, `speed` or `speed_and_size`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptLevel::None => "none",
+            OptLevel::Speed => "speed",
+            OptLevel::SpeedAndSize => "speed_and_size",
+        }
+    }
+
+    pub(crate) fn wasmtime(self) -> wasmtime::OptLevel {
+        match self {
+            OptLevel::None => wasmtime::OptLevel::None,
+            OptLevel::Speed => wasmtime::OptLevel::Speed,
+            OptLevel::SpeedAndSize => wasmtime::OptLevel::SpeedAndSize,
+        }
+    }
+}
+
+/// The chain's runtime parameters. `fuel_apply`, `fuel_end_block` and `memory_limit_bytes` are
+/// consensus rules recorded in genesis through [`RuntimeConfig::config_hash`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RuntimeConfig {
+    /// Fuel for one `gc_apply` call, including instantiation, `gc_alloc` and host calls.
+    pub fuel_apply: u64,
+    /// Fuel for one `gc_view` call. Not consensus (views never touch state), so not hashed.
+    pub fuel_view: u64,
+    /// Fuel for one `gc_end_block` call.
+    pub fuel_end_block: u64,
+    /// Largest linear memory of an instance, bytes (a multiple of 64 KiB makes sense).
+    pub memory_limit_bytes: usize,
+    /// Instance allocation strategy (not consensus).
+    pub allocation: Allocation,
+    /// Serve calls from warm instances reset to the module's pristine state instead of a new
+    /// instance each time (not consensus: results, state writes and fuel are identical either
+    /// way; a module whose state this host cannot reset runs in fresh instances regardless).
+    pub reuse_instances: bool,
+    /// Check every reset: after each reset of a reused instance compare its whole memory and
+    /// every mutable global with the module's pristine snapshot, and check each new instance of
+    /// a reusable module against the snapshot; panic on any difference. For tests and
+    /// verifiers (it costs a full memory comparison per call). Not consensus.
+    pub verify_reuse: bool,
+    /// The Cranelift optimisation level (default [`OptLevel::Speed`]). Not consensus, so not in
+    /// [`config_hash`](Self::config_hash): every level gives the same results, state writes,
+    /// fuel and load errors (the determinism matrix checks it); it is part of the
+    /// compiled-module cache key, since the machine code differs.
+    pub opt_level: OptLevel,
+}
+
+impl Default for RuntimeConfig {
+    /// - `fuel_apply` 10,000,000 and `fuel_end_block` 10,000,000: a tic-tac-toe move (JSON parse,
+    ///   a state read, a write, an event) is tens of thousands of fuel, so this leaves room for
+    ///   games a hundred times heavier while bounding a transaction to roughly 10–30 ms of wasm.
+    /// - `fuel_view` 50,000,000: views may scan and decode many records (a full 1024-entry scan
+    ///   page with JSON decoding is a few million), they run off the consensus path, and the
+    ///   bound keeps an HTTP request under ~0.1 s.
+    /// - `memory_limit_bytes` 16 MiB (256 pages): a Rust guest needs its 32 KiB stack, ~150 KB of
+    ///   code data and a bump heap that is never freed within a call; 16 MiB is far above that
+    ///   while keeping a full pool of 64 slots at most 1 GiB resident.
+    /// - `allocation`: a pool of 64 instances, far above the concurrency of one block executor
+    ///   plus the view threads of a 2-core node.
+    fn default() -> Self {
+        Self {
+            fuel_apply: 10_000_000,
+            fuel_view: 50_000_000,
+            fuel_end_block: 10_000_000,
+            memory_limit_bytes: 16 << 20,
+            allocation: Allocation::Pooling { instances: 64 },
+            reuse_instances: true,
+            verify_reuse: false,
+            opt_level: OptLevel::Speed,
+        }
+    }
+}
+
+impl RuntimeConfig {
+    /// The canonical text [`config_hash`](Self::config_hash) hashes: `key=value` lines covering
+    /// everything that changes a receipt, the state or the fuel used: ABI version, wasmtime
+    /// version, features, NaN canonicalisation, operator costs, stack, table and memory limits,
+    /// fuel limits for apply and end_block, the gas table, the scan cap and the load-time
+    /// instrumentation.
+    pub fn canonical_description(&self) -> String {
+        let mut s = String::new();
+        s.push_str("gamechain.runtime.config.v1\n");
+        s.push_str(&format!("abi_version={ABI_VERSION}\n"));
+        s.push_str(&format!("wasmtime={WASMTIME_VERSION}\n"));
+        s.push_str(&format!("features={FEATURE_NAMES}\n"));
+        s.push_str("nan_canonicalization=true\n");
+        s.push_str("operator_cost=wasmtime-default\n");
+        s.push_str(&format!("max_wasm_stack={MAX_WASM_STACK}\n"));
+        s.push_str("max_memories=1\nmax_tables=1\n");
+        s.push_str(&format!("max_table_elements={MAX_TABLE_ELEMENTS}\n"));
+        s.push_str(&format!("memory_limit_bytes={}\n", self.memory_limit_bytes));
+        s.push_str(&format!("fuel_apply={}\n", self.fuel_apply));
+        s.push_str(&format!("fuel_end_block={}\n", self.fuel_end_block));
+        s.push_str(&format!(
+            "max_scan_limit={}\n",
+            gamechain_sdk::MAX_SCAN_LIMIT
+        ));
+        s.push_str(&GAS_V1.canonical());
+        s.push_str(&format!(
+            "instrumentation={}\n",
+            crate::load::instrument::VERSION
+        ));
+        s.push_str(&format!(
+            "stack_limit={}\nstack_frame_overhead={}\n",
+            crate::load::stack::STACK_LIMIT,
+            crate::load::stack::FRAME_OVERHEAD
+        ));
+        s.push_str(&crate::load::validate::canonical());
+        s
+    }
+
+    /// SHA-256 of [`canonical_description`](Self::canonical_description), lowercase hex (64
+    /// chars). Genesis carries it; a node whose runtime hashes differently must not join.
+    pub fn config_hash(&self) -> String {
+        hex::encode(Sha256::digest(self.canonical_description().as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_hash_is_stable_and_covers_consensus_fields() {
+        let base = RuntimeConfig::default();
+        let h = base.config_hash();
+        assert_eq!(h.len(), 64);
+        assert_eq!(h, RuntimeConfig::default().config_hash());
+        let changed = [
+            RuntimeConfig {
+                fuel_apply: 1,
+                ..base.clone()
+            },
+            RuntimeConfig {
+                fuel_end_block: 1,
+                ..base.clone()
+            },
+            RuntimeConfig {
+                memory_limit_bytes: 1 << 20,
+                ..base.clone()
+            },
+        ];
+        for c in changed {
+            assert_ne!(c.config_hash(), h, "{c:?}");
+        }
+        // Not consensus: views, the allocation strategy, instance reuse and the opt level.
+        let not_consensus = RuntimeConfig {
+            fuel_view: 1,
+            allocation: Allocation::OnDemand,
+            reuse_instances: !base.reuse_instances,
+            verify_reuse: !base.verify_reuse,
+            opt_level: OptLevel::None,
+            ..base.clone()
+        };
+        assert_eq!(not_consensus.config_hash(), h);
+        let text = base.canonical_description();
+        for needle in [
+            "wasmtime=48.0.8",
+            "abi_version=1",
+            "gas.host_call_base=200",
+            "fuel_apply=10000000",
+            "instrumentation=dirty-chunks-v1,stack-height-v1\n",
+            "stack_limit=32768\n",
+            "max_wasm_stack=1048576\n",
+            "validation.max_code_bytes=1048576\n",
+            "validation.refused_features=relaxed_simd,simd,",
+        ] {
+            assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+    }
+
+    #[test]
+    fn wasmtime_version_matches_the_lock_file() {
+        let lock =
+            std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../Cargo.lock"))
+                .unwrap();
+        let expected = format!("name = \"wasmtime\"\nversion = \"{WASMTIME_VERSION}\"");
+        assert!(
+            lock.contains(&expected),
+            "Cargo.lock has another wasmtime than {WASMTIME_VERSION}"
+        );
+    }
+}

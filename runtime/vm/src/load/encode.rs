@@ -1,0 +1,50 @@
+//! The wasm binary encoders the load-time rewriting needs: LEB128 integers, `*.const`
+//! instructions, an instruction with one index immediate, and a section with its size prefix.
+
+pub(crate) fn section(out: &mut Vec<u8>, id: u8, contents: &[u8]) {
+    out.push(id);
+    leb_u32(out, contents.len() as u32);
+    out.extend_from_slice(contents);
+}
+
+pub(crate) fn op_idx(out: &mut Vec<u8>, opcode: u8, index: u32) {
+    out.push(opcode);
+    leb_u32(out, index);
+}
+
+/// `i32.const v` (signed LEB128 immediate).
+pub(crate) fn i32_const(out: &mut Vec<u8>, v: i32) {
+    out.push(0x41);
+    leb_i64(out, i64::from(v));
+}
+
+pub(crate) fn i64_const(out: &mut Vec<u8>, v: i64) {
+    out.push(0x42);
+    leb_i64(out, v);
+}
+
+/// Unsigned LEB128 of `v`, as the wasm binary format writes indices and sizes.
+pub(crate) fn leb_u32(out: &mut Vec<u8>, mut v: u32) {
+    loop {
+        let byte = (v & 0x7F) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+pub(crate) fn leb_i64(out: &mut Vec<u8>, mut v: i64) {
+    loop {
+        let byte = (v & 0x7F) as u8;
+        v >>= 7;
+        let done = (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0);
+        if done {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}

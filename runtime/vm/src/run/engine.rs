@@ -1,0 +1,180 @@
+//! The [`Runtime`]: the `wasmtime::Engine`s of a node (pooled, plus an on-demand fallback) with
+//! the chain's deterministic configuration (`config.rs`), their `Linker`s with every host
+//! import, and the instance pool (`pool.rs`).
+
+use std::sync::Arc;
+
+use wasmtime::{
+    Config, Engine, InstanceAllocationStrategy, Linker, PoolingAllocationConfig,
+    WasmBacktraceDetails, WasmFeatures,
+};
+
+use crate::abi::{allowed_features, MAX_TABLE_ELEMENTS};
+use crate::config::{
+    Allocation, OptLevel, RuntimeConfig, MAX_WASM_STACK, MEMORY_KEEP_RESIDENT, TABLE_KEEP_RESIDENT,
+};
+use crate::run::host::{self, HostState};
+use crate::run::limits::Limits;
+use crate::run::pool::{Instances, Lease};
+use crate::run::trap::HostError;
+
+/// One wasmtime engine and its linker (every host import registered).
+pub(crate) struct Backend {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+}
+
+/// The wasm engine of a node: compiled modules of one `Runtime` share its code, host functions
+/// and instance pool. Create one per process and share it behind an `Arc`.
+///
+/// With [`Allocation::Pooling`] it holds two engines with the same configuration apart from the
+/// allocator: a module is compiled for the pooled one, and only a module the pool's fixed slot
+/// sizes cannot hold (e.g. a very large instance context) falls back to the on-demand one. So
+/// which modules load, and how they run, never depends on the allocation strategy.
+pub struct Runtime {
+    /// Pool slots and idle warm instances (first, so idle stores are dropped before the engines).
+    instances: Instances,
+    pub(crate) config: RuntimeConfig,
+    pooled: Option<Backend>,
+    on_demand: Backend,
+}
+
+impl Runtime {
+    /// Builds the engine(s) and registers the host imports.
+    ///
+    /// Errors: [`HostError::Engine`] when wasmtime refuses the configuration (e.g. a pool too
+    /// large for the address space, a zero memory limit).
+    pub fn new(config: RuntimeConfig) -> Result<Arc<Self>, HostError> {
+        if config.memory_limit_bytes == 0 {
+            return Err(HostError::Engine(
+                "memory_limit_bytes must be positive".into(),
+            ));
+        }
+        let pooled = match config.allocation {
+            Allocation::Pooling { instances } => {
+                // The pool's own `max_memory_size` stays at its default: a slot reserves the
+                // 4 GiB static-bounds region anyway, and the memory limit is enforced in one
+                // place (`Limits`, plus the load-time check), identically in both engines.
+                let mut p = PoolingAllocationConfig::new();
+                p.total_core_instances(instances)
+                    .total_memories(instances)
+                    .total_tables(instances)
+                    .max_memories_per_module(1)
+                    .max_tables_per_module(1)
+                    .table_elements(MAX_TABLE_ELEMENTS)
+                    .linear_memory_keep_resident(
+                        MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes),
+                    )
+                    .table_keep_resident(TABLE_KEEP_RESIDENT);
+                Some(backend(
+                    InstanceAllocationStrategy::Pooling(p),
+                    config.opt_level,
+                )?)
+            }
+            Allocation::OnDemand => None,
+        };
+        let slots = match config.allocation {
+            Allocation::Pooling { instances } => instances as usize,
+            Allocation::OnDemand => 0,
+        };
+        let on_demand = backend(InstanceAllocationStrategy::OnDemand, config.opt_level)?;
+        Ok(Arc::new(Self {
+            instances: Instances::new(slots),
+            config,
+            pooled,
+            on_demand,
+        }))
+    }
+
+    /// The configuration this runtime was built with.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// The pooled backend, if the runtime pools instances.
+    pub(crate) fn pooled(&self) -> Option<&Backend> {
+        self.pooled.as_ref()
+    }
+
+    /// The on-demand backend (the only one without pooling, the fallback with it).
+    pub(crate) fn on_demand(&self) -> &Backend {
+        &self.on_demand
+    }
+
+    /// What one call of module `uid` runs in: an idle warm instance of that module when `reuse`
+    /// and there is one, else the right to create a new instance (for a `pooled` module, a pool
+    /// slot, waited for). Keep the lease alive while the call's `Store` lives.
+    pub(crate) fn lease(&self, uid: u64, pooled: bool, reuse: bool) -> Lease<'_> {
+        self.instances.lease(uid, pooled, reuse)
+    }
+
+    /// Drops the idle warm instances of module `uid` (the module is going away).
+    pub(crate) fn forget_module(&self, uid: u64) {
+        self.instances.forget(uid);
+    }
+
+    /// Fresh per-store limits for one call.
+    pub(crate) fn limits(&self) -> Limits {
+        Limits {
+            memory_bytes: self.config.memory_limit_bytes,
+        }
+    }
+}
+
+/// An engine with the chain's deterministic configuration, `allocation` and `opt_level`, and its
+/// linker.
+fn backend(
+    allocation: InstanceAllocationStrategy,
+    opt_level: OptLevel,
+) -> Result<Backend, HostError> {
+    let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
+    let mut c = Config::new();
+    c.consume_fuel(true)
+        .epoch_interruption(false)
+        .cranelift_nan_canonicalization(true)
+        .cranelift_opt_level(opt_level.wasmtime())
+        .max_wasm_stack(MAX_WASM_STACK)
+        // Traps carry no backtrace: cheaper, and nothing build-dependent to leak.
+        .wasm_backtrace_max_frames(None)
+        .wasm_backtrace_details(WasmBacktraceDetails::Disable)
+        .generate_address_map(false)
+        .parallel_compilation(true)
+        // Everything off, then exactly the allowed set on.
+        .wasm_features(WasmFeatures::all(), false)
+        .wasm_features(allowed_features(), true)
+        .allocation_strategy(allocation);
+    let engine = Engine::new(&c).map_err(engine_err)?;
+    let mut linker = Linker::new(&engine);
+    host::register(&mut linker).map_err(engine_err)?;
+    Ok(Backend { engine, linker })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Allocation, RuntimeConfig};
+
+    #[test]
+    fn both_allocation_strategies_build() {
+        Runtime::new(RuntimeConfig::default()).unwrap();
+        Runtime::new(RuntimeConfig {
+            allocation: Allocation::OnDemand,
+            ..RuntimeConfig::default()
+        })
+        .unwrap();
+    }
+
+    #[test]
+    fn a_lease_holds_a_slot_until_dropped() {
+        let instances = Instances::new(1);
+        let lease = instances.lease(1, true, true);
+        assert!(lease.holds_slot());
+        assert_eq!(instances.lock().free, 0);
+        drop(lease);
+        assert_eq!(instances.lock().free, 1);
+        // On-demand modules take no slot.
+        let lease = instances.lease(1, false, true);
+        assert!(!lease.holds_slot());
+        assert_eq!(instances.lock().free, 1);
+    }
+}

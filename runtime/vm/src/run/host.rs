@@ -1,0 +1,811 @@
+//! The host side of ABI version 1: every import of module `gamechain_v1` (ABI.md, "Host
+//! imports"), registered once on the `Linker`, and [`HostState`], the data of a call's `Store`.
+//!
+//! Host functions never implement `Ctx` semantics themselves: they decode guest memory, charge
+//! fuel from [`GAS_V1`], and call the `Ctx` (apply, end_block) or `StateRead` (view) the caller of
+//! the entry point passed in. That is what makes a module behave the same natively against
+//! `MockCtx` and through wasm.
+//!
+//! Rules every host function follows, in this order:
+//! 1. charge `host_call_base` (out of fuel → `internal: out of fuel`);
+//! 2. in a view, a write call traps `internal: state is read-only in a view`;
+//! 3. validate every `(ptr, len)` against the memory (`internal: bad pointer from module`) —
+//!    including the `(out_ptr, out_cap)` buffer, whether or not the result will fit;
+//! 4. charge the bytes read (`per_byte_in`, plus `per_byte_stored` / `per_byte_event`);
+//! 5. decode text (`internal: invalid UTF-8 from module`) and JSON, do the work, charge
+//!    `per_scan_entry` per scan entry;
+//! 6. charge `per_byte_out` for the bytes actually written into guest memory, then write.
+//!
+//! Nothing here panics on guest input; every failure is a [`HostTrap`] inside a
+//! `wasmtime::Error`, downcast by [`crate::run::trap::classify`].
+
+use std::ops::Range;
+
+use gamechain_sdk::keys::{balance_key, module_key, module_prefix};
+use gamechain_sdk::{ActionError, Checkpoint, Ctx, StateRead, MAX_SCAN_LIMIT};
+use serde_json::Value;
+use wasmtime::{Caller, Extern, Linker, Memory};
+
+use crate::abi::IMPORT_MODULE;
+use crate::gas::{bytes, GAS_V1 as GAS};
+use crate::run::limits::Limits;
+use crate::run::trap::HostTrap;
+
+/// Lines of `log`/`abort` text kept per call, and bytes kept per line (the rest is dropped).
+const LOG_LINES: usize = 64;
+const LOG_LINE_BYTES: usize = 1024;
+
+/// What the host calls of one entry-point call act on.
+pub(crate) enum Target {
+    /// No caller context: reads see an empty state, writes are refused (used while loading, and
+    /// after a call).
+    Detached,
+    /// `gc_apply` / `gc_end_block`: the caller's `Ctx`, lifetime erased.
+    Apply(*mut (dyn Ctx + 'static)),
+    /// `gc_view`: the caller's `StateRead`, lifetime erased.
+    View(*const (dyn StateRead + 'static)),
+}
+
+// SAFETY: a `Target` other than `Detached` exists only inside one entry-point call, on the thread
+// that made it (the caller's borrow outlives it, see `Target::apply`), and the call detaches it
+// before returning. Only then may the store holding it (a warm instance waiting for its next
+// call) move to another thread, and a detached target points at nothing.
+unsafe impl Send for Target {}
+
+impl Target {
+    /// Points the host calls at `ctx`.
+    ///
+    /// # Safety
+    /// The returned value (and the `HostState` it is put in) must not be used after `ctx`'s
+    /// borrow ends: the caller must detach it (see [`HostState::detach`]) or drop the store before
+    /// returning, and must not touch `ctx` while the store can still reach it.
+    pub(crate) unsafe fn apply(ctx: &mut dyn Ctx) -> Self {
+        let ptr: *mut (dyn Ctx + '_) = ctx;
+        // SAFETY: only the trait object's lifetime bound changes; the layout is identical. The
+        // caller guarantees the pointer is not used past the borrow (see above).
+        Self::Apply(unsafe {
+            std::mem::transmute::<*mut (dyn Ctx + '_), *mut (dyn Ctx + 'static)>(ptr)
+        })
+    }
+
+    /// Points the host calls at `state`, read-only.
+    ///
+    /// # Safety
+    /// As [`Target::apply`].
+    pub(crate) unsafe fn view(state: &dyn StateRead) -> Self {
+        let ptr: *const (dyn StateRead + '_) = state;
+        // SAFETY: as in `Target::apply`.
+        Self::View(unsafe {
+            std::mem::transmute::<*const (dyn StateRead + '_), *const (dyn StateRead + 'static)>(
+                ptr,
+            )
+        })
+    }
+}
+
+/// The state nothing was written to.
+struct EmptyState;
+
+impl StateRead for EmptyState {
+    fn read_raw(&self, _key: &str) -> Option<Vec<u8>> {
+        None
+    }
+    fn scan_raw(
+        &self,
+        _prefix: &str,
+        _start_after: Option<&str>,
+        _limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        Vec::new()
+    }
+}
+
+/// The data of one call's `Store`.
+pub(crate) struct HostState {
+    /// What host calls act on, set for the duration of one entry-point call.
+    target: Target,
+    /// The module's id (scope of `get`/`put`/`scan` in a view, where there is no `Ctx`).
+    module_id: &'static str,
+    /// The instance's memory, attached after instantiation (or on first use from a start
+    /// function).
+    memory: Option<Memory>,
+    /// The bytes of the last `output` call.
+    pub(crate) output: Option<Vec<u8>>,
+    /// The error object (JSON) of the last failed bank call; empty when none.
+    last_error: Vec<u8>,
+    /// `public_random` calls so far in a view (in apply the `Ctx` counts).
+    view_random: u64,
+    /// `log` and `abort` lines, for the node's log only.
+    pub(crate) log: Vec<String>,
+    /// The store's resource limiter.
+    pub(crate) limits: Limits,
+    /// Chunks of the initial memory (`instrument.rs`) the host wrote into during this call:
+    /// reset with the chunks the module marked in its `dirty` global.
+    pub(crate) host_writes: u64,
+    /// `log2` of the module's chunk size (see [`crate::load::instrument::Plan`]).
+    pub(crate) chunk_shift: u32,
+}
+
+impl HostState {
+    pub(crate) fn new(module_id: &'static str, target: Target, limits: Limits) -> Self {
+        Self {
+            target,
+            module_id,
+            memory: None,
+            output: None,
+            last_error: Vec::new(),
+            view_random: 0,
+            log: Vec::new(),
+            limits,
+            host_writes: 0,
+            chunk_shift: 0,
+        }
+    }
+
+    /// Starts an entry-point call on a reused store: `target` attached, and everything a
+    /// previous call left here (output, last error, random counter, log lines) forgotten, as in
+    /// a new `HostState`.
+    pub(crate) fn begin(&mut self, target: Target) {
+        self.target = target;
+        self.output = None;
+        self.last_error.clear();
+        self.view_random = 0;
+        self.log.clear();
+        self.host_writes = 0;
+    }
+
+    /// Records that the host wrote guest bytes `range`.
+    pub(crate) fn wrote(&mut self, range: &Range<usize>) {
+        self.host_writes |= crate::load::instrument::chunk_mask(range, self.chunk_shift);
+    }
+
+    /// Forgets the caller's context: from now on host calls see an empty, read-only state.
+    pub(crate) fn detach(&mut self) {
+        self.target = Target::Detached;
+    }
+
+    pub(crate) fn attach_memory(&mut self, memory: Memory) {
+        self.memory = Some(memory);
+    }
+
+    /// The caller's `Ctx` in apply / end_block.
+    fn ctx(&self) -> Option<&dyn Ctx> {
+        match self.target {
+            // SAFETY: the pointer is live while it is attached (`Target::apply`'s contract), and
+            // host calls run only inside the entry-point call that attached it.
+            Target::Apply(ptr) => Some(unsafe { &*ptr }),
+            _ => None,
+        }
+    }
+
+    /// The caller's `Ctx` for a write; in a view (or detached) the read-only trap.
+    fn ctx_mut(&mut self) -> Result<&mut dyn Ctx, HostTrap> {
+        match self.target {
+            // SAFETY: as in `ctx`; the caller of the entry point gave a unique borrow and does
+            // not use it until the call returns.
+            Target::Apply(ptr) => Ok(unsafe { &mut *ptr }),
+            _ => Err(HostTrap::ReadOnly),
+        }
+    }
+
+    /// The state a view reads (an empty one when detached). `None` in apply.
+    fn view_state(&self) -> Option<&dyn StateRead> {
+        match self.target {
+            // SAFETY: as in `ctx`.
+            Target::View(ptr) => Some(unsafe { &*ptr }),
+            Target::Detached => Some(&EmptyState),
+            Target::Apply(_) => None,
+        }
+    }
+
+    fn is_writable(&self) -> bool {
+        matches!(self.target, Target::Apply(_))
+    }
+
+    fn module(&self) -> &str {
+        self.ctx().map_or(self.module_id, |c| c.module())
+    }
+
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        match self.ctx() {
+            Some(c) => c.get(key),
+            None => self
+                .view_state()?
+                .read_raw(&module_key(self.module_id, key)),
+        }
+    }
+
+    fn scan(&self, prefix: &str, start: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+        match self.ctx() {
+            Some(c) => c.scan(prefix, start, limit),
+            None => {
+                let Some(state) = self.view_state() else {
+                    return Vec::new();
+                };
+                let scope = module_prefix(self.module_id);
+                let start = start.map(|s| module_key(self.module_id, s));
+                let mut entries =
+                    state.scan_raw(&module_key(self.module_id, prefix), start.as_deref(), limit);
+                for (key, _) in &mut entries {
+                    key.replace_range(..scope.len(), "");
+                }
+                entries
+            }
+        }
+    }
+
+    fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
+        match self.ctx() {
+            Some(c) => c.read_raw(key),
+            None => self.view_state()?.read_raw(key),
+        }
+    }
+
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, HostTrap> {
+        match self.ctx() {
+            Some(c) => Ok(c.scan_raw(prefix, start, limit)),
+            None => Ok(self
+                .view_state()
+                .map(|s| s.scan_raw(prefix, start, limit))
+                .unwrap_or_default()),
+        }
+    }
+
+    fn balance(&self, account: &str, token: &str) -> u128 {
+        match self.ctx() {
+            Some(c) => c.balance(account, token),
+            // As `ledger::balance`: a canonical decimal string, absent (or unreadable) = 0.
+            None => self
+                .read_raw(&balance_key(account, token))
+                .and_then(|b| std::str::from_utf8(&b).ok()?.parse::<u128>().ok())
+                .unwrap_or(0),
+        }
+    }
+
+    fn public_random(&mut self) -> [u8; 32] {
+        match self.ctx_mut() {
+            Ok(c) => c.public_random(),
+            Err(_) => {
+                let n = self.view_random;
+                self.view_random += 1;
+                gamechain_sdk::public_random("", 0, n)
+            }
+        }
+    }
+
+    /// Records a bank call's result: `0` on success, `1` with `last_error` set on failure.
+    fn bank_status(&mut self, result: Result<(), ActionError>) -> i32 {
+        match result {
+            Ok(()) => 0,
+            Err(e) => {
+                self.last_error =
+                    serde_json::to_vec(&e.to_json()).expect("an error object always serialises");
+                1
+            }
+        }
+    }
+
+    fn push_log(&mut self, bytes: &[u8]) {
+        if self.log.len() < LOG_LINES {
+            let line =
+                String::from_utf8_lossy(&bytes[..bytes.len().min(LOG_LINE_BYTES)]).into_owned();
+            self.log.push(line);
+        }
+    }
+}
+
+type Cx<'a> = Caller<'a, HostState>;
+type R<T> = wasmtime::Result<T>;
+
+fn fail(trap: HostTrap) -> wasmtime::Error {
+    wasmtime::Error::new(trap)
+}
+
+/// Takes `fuel` from the store; when it has less, empties it and traps out of fuel.
+fn charge(cx: &mut Cx<'_>, fuel: u64) -> R<()> {
+    let left = cx.get_fuel()?;
+    match left.checked_sub(fuel) {
+        Some(rest) => cx.set_fuel(rest),
+        None => {
+            cx.set_fuel(0)?;
+            Err(fail(HostTrap::OutOfFuel))
+        }
+    }
+}
+
+/// The instance's memory: attached after instantiation, or looked up once when a start function
+/// calls the host before that. A module is validated to export one, so `None` cannot happen for
+/// a loaded module; it is still a guest-visible trap rather than a panic.
+fn memory(cx: &mut Cx<'_>) -> R<Memory> {
+    if let Some(m) = cx.data().memory {
+        return Ok(m);
+    }
+    let m = cx
+        .get_export("memory")
+        .and_then(Extern::into_memory)
+        .ok_or_else(|| fail(HostTrap::BadPointer))?;
+    cx.data_mut().memory = Some(m);
+    Ok(m)
+}
+
+/// `(ptr, len)` as a byte range of a memory of `size` bytes: `ptr` is an unsigned offset, `len`
+/// must be non-negative and the range must end inside the memory.
+pub(crate) fn span(ptr: i32, len: i32, size: usize) -> Result<Range<usize>, HostTrap> {
+    let len = usize::try_from(len).map_err(|_| HostTrap::BadPointer)?;
+    let start = ptr as u32 as usize;
+    let end = start.checked_add(len).ok_or(HostTrap::BadPointer)?;
+    if end > size {
+        return Err(HostTrap::BadPointer);
+    }
+    Ok(start..end)
+}
+
+/// Validates `N` ranges against the current memory.
+fn spans<const N: usize>(
+    cx: &mut Cx<'_>,
+    mem: Memory,
+    raw: [(i32, i32); N],
+) -> R<[Range<usize>; N]> {
+    let size = mem.data_size(&*cx);
+    let mut out: [Range<usize>; N] = std::array::from_fn(|_| 0..0);
+    for (slot, (ptr, len)) in out.iter_mut().zip(raw) {
+        *slot = span(ptr, len, size).map_err(fail)?;
+    }
+    Ok(out)
+}
+
+/// The text at `range`.
+fn text<'m>(mem: &'m [u8], range: &Range<usize>) -> Result<&'m str, HostTrap> {
+    std::str::from_utf8(&mem[range.clone()]).map_err(|_| HostTrap::InvalidUtf8)
+}
+
+/// Writes a variable-length result into the caller buffer `out` when it fits (charging
+/// `per_byte_out`), and returns its full length either way.
+fn write_out(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<i64> {
+    if result.len() <= out.len() {
+        charge(cx, bytes(GAS.per_byte_out, result.len()))?;
+        let written = out.start..out.start + result.len();
+        cx.data_mut().wrote(&written);
+        mem.data_mut(&mut *cx)[written].copy_from_slice(result);
+    }
+    Ok(result.len() as i64)
+}
+
+/// Writes a fixed-size result (balance, public_random) at `out`.
+fn write_fixed(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<()> {
+    debug_assert_eq!(out.len(), result.len());
+    charge(cx, bytes(GAS.per_byte_out, result.len()))?;
+    cx.data_mut().wrote(&out);
+    mem.data_mut(&mut *cx)[out].copy_from_slice(result);
+    Ok(())
+}
+
+/// The borsh encoding of a scan result: `u32 count`, then `u32 key_len, key, u32 value_len,
+/// value` per entry, little-endian.
+fn encode_scan(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let size = 4 + entries
+        .iter()
+        .map(|(k, v)| 8 + k.len() + v.len())
+        .sum::<usize>();
+    let mut out = Vec::with_capacity(size);
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for (k, v) in entries {
+        out.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        out.extend_from_slice(k.as_bytes());
+        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        out.extend_from_slice(v);
+    }
+    out
+}
+
+/// A `u128` from the ABI's two `i64` halves.
+fn amount(lo: i64, hi: i64) -> u128 {
+    (u128::from(hi as u64) << 64) | u128::from(lo as u64)
+}
+
+/// A context text (`module_id`, `txid`, …) into the caller buffer; returns its length.
+fn context_text(
+    mut cx: Cx<'_>,
+    out_ptr: i32,
+    out_cap: i32,
+    value: impl FnOnce(&HostState) -> String,
+) -> R<i32> {
+    charge(&mut cx, GAS.host_call_base)?;
+    let mem = memory(&mut cx)?;
+    let [out] = spans(&mut cx, mem, [(out_ptr, out_cap)])?;
+    let value = value(cx.data());
+    let n = write_out(&mut cx, mem, out, value.as_bytes())?;
+    Ok(n as i32)
+}
+
+/// `get` and `read_raw`: a value into the caller buffer, `-1` when absent.
+fn get_like(
+    mut cx: Cx<'_>,
+    key: (i32, i32),
+    out: (i32, i32),
+    read: fn(&HostState, &str) -> Option<Vec<u8>>,
+) -> R<i64> {
+    charge(&mut cx, GAS.host_call_base)?;
+    let mem = memory(&mut cx)?;
+    let [key_r, out_r] = spans(&mut cx, mem, [key, out])?;
+    charge(&mut cx, bytes(GAS.per_byte_in, key_r.len()))?;
+    let value = {
+        let (data, st) = mem.data_and_store_mut(&mut cx);
+        read(st, text(data, &key_r).map_err(fail)?)
+    };
+    match value {
+        None => Ok(-1),
+        Some(v) => write_out(&mut cx, mem, out_r, &v),
+    }
+}
+
+/// A scan of the host state: `(prefix, start_after, limit)` to entries.
+type ScanFn = fn(&HostState, &str, Option<&str>, usize) -> Result<Vec<(String, Vec<u8>)>, HostTrap>;
+
+/// `scan` and `scan_raw`: the encoded entries into the caller buffer.
+fn scan_like(
+    mut cx: Cx<'_>,
+    prefix: (i32, i32),
+    start: (i32, i32),
+    limit: i32,
+    out: (i32, i32),
+    scan: ScanFn,
+) -> R<i64> {
+    charge(&mut cx, GAS.host_call_base)?;
+    let mem = memory(&mut cx)?;
+    let has_start = start.1 != -1;
+    let [prefix_r, out_r, start_r] = spans(
+        &mut cx,
+        mem,
+        [prefix, out, if has_start { start } else { (0, 0) }],
+    )?;
+    // A negative limit is refused like a negative length.
+    let limit = usize::try_from(limit)
+        .map_err(|_| fail(HostTrap::BadPointer))?
+        .min(MAX_SCAN_LIMIT);
+    charge(
+        &mut cx,
+        bytes(GAS.per_byte_in, prefix_r.len() + start_r.len()),
+    )?;
+    let entries = {
+        let (data, st) = mem.data_and_store_mut(&mut cx);
+        let prefix = text(data, &prefix_r).map_err(fail)?;
+        let start = if has_start {
+            Some(text(data, &start_r).map_err(fail)?)
+        } else {
+            None
+        };
+        scan(st, prefix, start, limit).map_err(fail)?
+    };
+    charge(&mut cx, bytes(GAS.per_scan_entry, entries.len()))?;
+    write_out(&mut cx, mem, out_r, &encode_scan(&entries))
+}
+
+/// The account/token/amount bank calls (`escrow_in`, `escrow_out`, `mint`, `burn`).
+fn transfer_like(
+    mut cx: Cx<'_>,
+    account: (i32, i32),
+    token: (i32, i32),
+    amount: u128,
+    op: fn(&mut dyn Ctx, &str, &str, u128) -> Result<(), ActionError>,
+) -> R<i32> {
+    charge(&mut cx, GAS.host_call_base)?;
+    if !cx.data().is_writable() {
+        return Err(fail(HostTrap::ReadOnly));
+    }
+    let mem = memory(&mut cx)?;
+    let [acct_r, token_r] = spans(&mut cx, mem, [account, token])?;
+    charge(
+        &mut cx,
+        bytes(GAS.per_byte_in, acct_r.len() + token_r.len()),
+    )?;
+    let (data, st) = mem.data_and_store_mut(&mut cx);
+    let (account, token) = (
+        text(data, &acct_r).map_err(fail)?,
+        text(data, &token_r).map_err(fail)?,
+    );
+    let result = op(st.ctx_mut().map_err(fail)?, account, token, amount);
+    Ok(st.bank_status(result))
+}
+
+/// `output`, `abort` and `log`: the bytes at `(ptr, len)`, charged as read.
+fn read_input(cx: &mut Cx<'_>, ptr: i32, len: i32) -> R<Vec<u8>> {
+    charge(cx, GAS.host_call_base)?;
+    let mem = memory(cx)?;
+    let [r] = spans(cx, mem, [(ptr, len)])?;
+    charge(cx, bytes(GAS.per_byte_in, r.len()))?;
+    Ok(mem.data(&*cx)[r].to_vec())
+}
+
+/// Registers every import of [`IMPORTS`] on `linker`.
+pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
+    let m = IMPORT_MODULE;
+
+    // Context.
+    linker.func_wrap(m, "height", |mut cx: Cx<'_>| -> R<i64> {
+        charge(&mut cx, GAS.host_call_base)?;
+        Ok(cx.data().ctx().map_or(0, |c| c.height()) as i64)
+    })?;
+    linker.func_wrap(m, "block_time_ms", |mut cx: Cx<'_>| -> R<i64> {
+        charge(&mut cx, GAS.host_call_base)?;
+        Ok(cx.data().ctx().map_or(0, |c| c.block_time_ms()) as i64)
+    })?;
+    linker.func_wrap(m, "module_id", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| st.module().to_string())
+    })?;
+    linker.func_wrap(m, "txid", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| {
+            st.ctx().map_or(String::new(), |c| c.txid().to_string())
+        })
+    })?;
+    linker.func_wrap(m, "sequencer", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| {
+            st.ctx()
+                .map_or(String::new(), |c| c.sequencer().to_string())
+        })
+    })?;
+    linker.func_wrap(m, "checkpoint", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| {
+            let default = Checkpoint::default();
+            let cp = st.ctx().map_or(&default, |c| c.checkpoint());
+            // `serde_json::Value` maps are sorted: {"hash":…,"height":…}.
+            serde_json::json!({ "hash": cp.hash, "height": cp.height }).to_string()
+        })
+    })?;
+
+    // State.
+    linker.func_wrap(
+        m,
+        "get",
+        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
+            get_like(cx, (kp, kl), (op, oc), HostState::get)
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "read_raw",
+        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
+            get_like(cx, (kp, kl), (op, oc), HostState::read_raw)
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "put",
+        |mut cx: Cx<'_>, kp: i32, kl: i32, vp: i32, vl: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            if !cx.data().is_writable() {
+                return Err(fail(HostTrap::ReadOnly));
+            }
+            let mem = memory(&mut cx)?;
+            let [key_r, val_r] = spans(&mut cx, mem, [(kp, kl), (vp, vl)])?;
+            let n = key_r.len() + val_r.len();
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
+            )?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let key = text(data, &key_r).map_err(fail)?;
+            let value = data[val_r].to_vec();
+            st.ctx_mut().map_err(fail)?.put(key, value);
+            Ok(())
+        },
+    )?;
+    linker.func_wrap(m, "delete", |mut cx: Cx<'_>, kp: i32, kl: i32| -> R<()> {
+        charge(&mut cx, GAS.host_call_base)?;
+        if !cx.data().is_writable() {
+            return Err(fail(HostTrap::ReadOnly));
+        }
+        let mem = memory(&mut cx)?;
+        let [key_r] = spans(&mut cx, mem, [(kp, kl)])?;
+        charge(&mut cx, bytes(GAS.per_byte_in, key_r.len()))?;
+        let (data, st) = mem.data_and_store_mut(&mut cx);
+        let key = text(data, &key_r).map_err(fail)?;
+        st.ctx_mut().map_err(fail)?.delete(key);
+        Ok(())
+    })?;
+    linker.func_wrap(
+        m,
+        "scan",
+        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
+            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), |st, p, s, l| {
+                Ok(st.scan(p, s, l))
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "scan_raw",
+        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
+            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), HostState::scan_raw)
+        },
+    )?;
+
+    // Bank.
+    linker.func_wrap(
+        m,
+        "balance",
+        |mut cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, op: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [acct_r, token_r, out_r] = spans(&mut cx, mem, [(ap, al), (tp, tl), (op, 16)])?;
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, acct_r.len() + token_r.len()),
+            )?;
+            let balance = {
+                let (data, st) = mem.data_and_store_mut(&mut cx);
+                st.balance(
+                    text(data, &acct_r).map_err(fail)?,
+                    text(data, &token_r).map_err(fail)?,
+                )
+            };
+            write_fixed(&mut cx, mem, out_r, &balance.to_le_bytes())
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "escrow_in",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.escrow_in(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "escrow_out",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.escrow_out(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "mint",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.mint(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "burn",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.burn(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "create_token",
+        |mut cx: Cx<'_>,
+         sp: i32,
+         sl: i32,
+         np: i32,
+         nl: i32,
+         decimals: i32,
+         has_max: i32,
+         lo: i64,
+         hi: i64|
+         -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            if !cx.data().is_writable() {
+                return Err(fail(HostTrap::ReadOnly));
+            }
+            let mem = memory(&mut cx)?;
+            let [sym_r, name_r] = spans(&mut cx, mem, [(sp, sl), (np, nl)])?;
+            charge(&mut cx, bytes(GAS.per_byte_in, sym_r.len() + name_r.len()))?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let (symbol, name) = (
+                text(data, &sym_r).map_err(fail)?,
+                text(data, &name_r).map_err(fail)?,
+            );
+            // Out of `u8` range counts as too many decimals: the ledger refuses anything above 18.
+            let decimals = u8::try_from(decimals).unwrap_or(u8::MAX);
+            let max = (has_max != 0).then(|| amount(lo, hi));
+            let result = st
+                .ctx_mut()
+                .map_err(fail)?
+                .create_token(symbol, name, decimals, max);
+            Ok(st.bank_status(result))
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "last_error",
+        |mut cx: Cx<'_>, op: i32, oc: i32| -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [out] = spans(&mut cx, mem, [(op, oc)])?;
+            let err = std::mem::take(&mut cx.data_mut().last_error);
+            let n = write_out(&mut cx, mem, out, &err);
+            cx.data_mut().last_error = err;
+            Ok(n? as i32)
+        },
+    )?;
+
+    // Events, randomness, output.
+    linker.func_wrap(
+        m,
+        "emit",
+        |mut cx: Cx<'_>, kp: i32, kl: i32, dp: i32, dl: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
+            let n = kind_r.len() + data_r.len();
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_event, n)),
+            )?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let kind = text(data, &kind_r).map_err(fail)?;
+            let value: Value =
+                serde_json::from_slice(&data[data_r]).map_err(|_| fail(HostTrap::BadEventJson))?;
+            // A view has no receipt: its events are checked and dropped.
+            if let Ok(ctx) = st.ctx_mut() {
+                ctx.emit(kind, value);
+            }
+            Ok(())
+        },
+    )?;
+    linker.func_wrap(m, "public_random", |mut cx: Cx<'_>, op: i32| -> R<()> {
+        charge(&mut cx, GAS.host_call_base)?;
+        let mem = memory(&mut cx)?;
+        let [out] = spans(&mut cx, mem, [(op, 32)])?;
+        let random = cx.data_mut().public_random();
+        write_fixed(&mut cx, mem, out, &random)
+    })?;
+    linker.func_wrap(m, "output", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        let bytes = read_input(&mut cx, p, l)?;
+        cx.data_mut().output = Some(bytes);
+        Ok(())
+    })?;
+    linker.func_wrap(m, "abort", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        let msg = read_input(&mut cx, p, l)?;
+        cx.data_mut().push_log(&msg);
+        Err(fail(HostTrap::Panicked))
+    })?;
+    linker.func_wrap(m, "log", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        let msg = read_input(&mut cx, p, l)?;
+        cx.data_mut().push_log(&msg);
+        Ok(())
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_refuse_negative_overflowing_and_outside_ranges() {
+        assert_eq!(span(0, 0, 0), Ok(0..0));
+        assert_eq!(span(10, 5, 15), Ok(10..15));
+        assert_eq!(span(10, 6, 15), Err(HostTrap::BadPointer));
+        assert_eq!(span(0, -1, 100), Err(HostTrap::BadPointer));
+        assert_eq!(span(-1, 1, 100), Err(HostTrap::BadPointer));
+        assert_eq!(span(-1, 0, usize::MAX), Ok(0xFFFF_FFFF..0xFFFF_FFFF));
+        assert_eq!(span(i32::MAX, i32::MAX, 1 << 20), Err(HostTrap::BadPointer));
+    }
+
+    #[test]
+    fn amounts_and_scan_records_use_the_abi_layout() {
+        assert_eq!(amount(-1, 0), u64::MAX as u128);
+        assert_eq!(amount(0, 1), 1u128 << 64);
+        assert_eq!(amount(-1, -1), u128::MAX);
+        let enc = encode_scan(&[("ab".into(), vec![1, 2, 3])]);
+        assert_eq!(
+            enc,
+            [1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b', 3, 0, 0, 0, 1, 2, 3]
+        );
+        assert_eq!(encode_scan(&[]), [0, 0, 0, 0]);
+    }
+}

@@ -1,0 +1,21 @@
+//! Running a loaded module: the [`Runtime`](engine::Runtime) (engines, linker, pool), the host
+//! functions of `gamechain_v1` and the per-call store data, fuel and traps, and the
+//! [`WasmModule`](module::WasmModule) call driver.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `engine.rs` | [`Runtime`](engine::Runtime): the wasmtime engines and their linkers |
+//! | `pool.rs` | pool slots, idle warm instances, the lease a call runs in |
+//! | `warm.rs` | an instance's export handles, a warm instance, the pristine snapshot |
+//! | `limits.rs` | the per-store resource limiter |
+//! | `host.rs` | the `gamechain_v1` host functions and the per-call store data |
+//! | `trap.rs` | [`HostTrap`](trap::HostTrap), [`HostError`](trap::HostError), the fixed texts |
+//! | `module.rs` | [`WasmModule`](module::WasmModule): load, call, reset, `impl GameModule` |
+
+pub(crate) mod engine;
+pub(crate) mod host;
+pub(crate) mod limits;
+pub(crate) mod module;
+pub(crate) mod pool;
+pub(crate) mod trap;
+pub(crate) mod warm;

@@ -1,0 +1,906 @@
+//! [`WasmModule`]: one guest module, compiled and validated once, called many times.
+//!
+//! Owns the load path (validation by `validate.rs` first, then instrumentation by
+//! `instrument.rs`, compilation, and the check that `gc_abi_version` returns 1), the per-call
+//! driver (a fresh
+//! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
+//! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
+//! module natively against `MockCtx` or through wasm.
+//!
+//! Every call starts from the state of a fresh instance (ABI.md). Everything that can be done
+//! once per module (instrumentation, compilation, import resolution, export lookup by index, the
+//! pristine snapshot) is done in [`WasmModule::new`]. A call then runs in one of:
+//!
+//! - **a fresh instance** (`Store` + instance from the pool, dropped after the call): always for
+//!   a module `instrument.rs` cannot reset, and for every module with
+//!   [`RuntimeConfig::reuse_instances`](crate::RuntimeConfig) off;
+//! - **a warm instance**: an instance an earlier call of this module left, reset to pristine.
+//!   After a call that returned normally (return code 0 or 1) the host restores the memory
+//!   chunks the module marked in its `dirty` global plus those the host itself wrote (inputs
+//!   placed through `gc_alloc`, output buffers), every mutable global, and `dirty`, from the
+//!   snapshot taken right after the module's first instantiation; then the instance waits on
+//!   the runtime's idle list (`engine.rs`, [`Instances`](crate::run::engine::Instances)). An instance
+//!   whose call trapped (including running out of fuel and every host trap) or whose memory
+//!   grew is dropped instead, so the next call instantiates afresh. Tables and passive segments
+//!   need no reset: a reusable module cannot change them (`instrument.rs`).
+//!
+//! **Identical results.** The same instrumented code runs both ways, from the same state, with
+//! the same fuel left when the entry point starts: a fresh instance is given `fuel` and its
+//! start function uses some; a warm one is given `fuel - start_fuel`, the start function's fuel
+//! measured at load. (That is deterministic: a reusable module's start function cannot reach a
+//! host import or an indirect call, so it computes the same thing every time.) A call with no
+//! more fuel than that runs in a fresh instance. [`RuntimeConfig::verify_reuse`](crate::RuntimeConfig)
+//! checks every reset against the whole snapshot.
+
+use core::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use wasmtime::{
+    Extern, Global, Instance, InstancePre, Memory, Module, ModuleExport, Store, TypedFunc, Val,
+    WasmParams, WasmResults,
+};
+
+use crate::abi::ABI_VERSION;
+use crate::cache::{Build, CodeSource, ModuleCache};
+use crate::load::instrument::{self, Plan};
+use crate::load::stack::STACK_LIMIT;
+use crate::load::validate::{self, ValidationError};
+use crate::run::engine::Runtime;
+use crate::run::host::{span, HostState, Target};
+use crate::run::pool::Lease;
+use crate::run::trap::{classify, HostError, HostTrap};
+use crate::run::warm::{Handles, Pristine, Warm};
+
+/// What one entry-point call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CallOutcome<T> {
+    /// The entry point's result, or the receipt error (a module error object, or one of the
+    /// fixed `internal: …` texts of ABI.md).
+    pub result: Result<T, ActionError>,
+    /// Fuel consumed: instantiation (start function), `gc_alloc`, the entry point and its host
+    /// calls, counting the instructions `instrument.rs` added. Equal to the limit when the call
+    /// ran out of fuel. A call served by a reused instance is charged exactly the same: the
+    /// start function's fuel (measured once at load) is charged to it as if it had run.
+    pub fuel_used: u64,
+    /// Lines the module sent to `log` (and an `abort` message), for the node's log only: never
+    /// part of a receipt or a hash. At most 64 lines of 1 KiB.
+    pub log: Vec<String>,
+}
+
+/// Why a module was refused at load time. `Display` is a fixed text (no wasmtime or wasmparser
+/// words): the node puts it in the receipt of a refused deploy (`invalid: module code: <text>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadError {
+    /// A validation rule is broken (`validate.rs`; ABI.md, "Validation rules"). Displays as the
+    /// rule's text, e.g. `import gamechain_v1.foo is not in ABI v1`.
+    Invalid(ValidationError),
+    /// The module passed validation but could not be instrumented or compiled. Not expected for
+    /// any valid module (the validator's limits are below the engine's); a fixed text.
+    Engine,
+    /// Instantiating the module (data segments, start function) or `gc_abi_version` failed;
+    /// the text is the fixed receipt text of the failure (e.g. `internal: out of fuel`).
+    Instantiate(String),
+    /// `gc_abi_version` returned something other than 1.
+    AbiVersion(i32),
+    /// The node could not try (pool or engine failure); loading may be retried. Not the
+    /// module's fault: it must not become a receipt. Displays as a fixed text; the details are
+    /// in the `HostError` (its `Debug`).
+    Host(HostError),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Invalid(e) => write!(f, "{e}"),
+            Self::Engine => f.write_str("the engine cannot compile the module"),
+            Self::Instantiate(e) => write!(f, "instantiation failed: {e}"),
+            Self::AbiVersion(v) => write!(
+                f,
+                "gc_abi_version returned {v}, this runtime serves {ABI_VERSION}"
+            ),
+            Self::Host(_) => f.write_str("node failure while loading the module"),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
+
+impl From<ValidationError> for LoadError {
+    fn from(e: ValidationError) -> Self {
+        Self::Invalid(e)
+    }
+}
+
+/// Export indices resolved once at load.
+struct Exports {
+    memory: ModuleExport,
+    abi_version: ModuleExport,
+    alloc: ModuleExport,
+    apply: ModuleExport,
+    view: ModuleExport,
+    end_block: Option<ModuleExport>,
+    migrate: Option<ModuleExport>,
+    /// The instrumentation's `dirty` global and the module's mutable globals.
+    dirty: ModuleExport,
+    globals: Vec<ModuleExport>,
+    /// The stack-height global (`stack.rs`).
+    stack: ModuleExport,
+    /// The module's start function, called right after instantiation.
+    start: Option<ModuleExport>,
+}
+
+/// What [`WasmModule::verify`] calls an instance just created.
+const NEW_INSTANCE: &str = "a new instance";
+
+/// Source of [`WasmModule`]'s `uid`s.
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+/// Which entry point a call runs, with its inputs.
+enum Entry<'a> {
+    AbiVersion,
+    Apply { sender: &'a [u8], op: &'a [u8] },
+    View { query: &'a [u8] },
+    EndBlock,
+    Migrate { sender: &'a [u8], input: &'a [u8] },
+}
+
+/// The raw result of a call: the entry point's return value and `output` bytes, or the error.
+struct Raw {
+    result: Result<(i32, Option<Vec<u8>>), ActionError>,
+    fuel_used: u64,
+    log: Vec<String>,
+}
+
+/// A loaded guest module. Cheap to share (`Arc`); calls may run concurrently from many threads.
+pub struct WasmModule {
+    runtime: Arc<Runtime>,
+    /// Whether the module runs on the pooled engine (else on the on-demand one).
+    pooled: bool,
+    id: &'static str,
+    code_hash: String,
+    pre: InstancePre<HostState>,
+    exports: Exports,
+    /// Identifies this module's warm instances in the runtime's idle list.
+    uid: u64,
+    /// How instances are reset.
+    plan: Plan,
+    /// The pristine snapshot; `Some` exactly when instances of this module may be reused.
+    pristine: Option<Pristine>,
+    /// Instances created so far (see [`WasmModule::instantiations`]).
+    instantiations: AtomicU64,
+    /// Whether the machine code was compiled or read from a [`ModuleCache`], and how long it took.
+    source: CodeSource,
+}
+
+impl Drop for WasmModule {
+    fn drop(&mut self) {
+        self.runtime.forget_module(self.uid);
+    }
+}
+
+impl fmt::Debug for WasmModule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WasmModule")
+            .field("id", &self.id)
+            .field("code_hash", &self.code_hash)
+            .finish()
+    }
+}
+
+impl WasmModule {
+    /// Validates (`validate.rs`), instruments (`instrument.rs`) and compiles `wasm` (a binary
+    /// module) as module `id`, and checks `gc_abi_version` in a first instance.
+    ///
+    /// Errors: see [`LoadError`]; each names the rule broken, in a fixed text.
+    pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
+        Self::load(runtime, id, wasm, None)
+    }
+
+    /// [`WasmModule::new`], taking the compiled machine code from `cache` when it holds a valid
+    /// entry for these bytes and this engine, and storing it there after compiling otherwise
+    /// (`cache.rs`). Validation always runs first, cache or not. The result, including every
+    /// [`LoadError`], is the same with or without a cache: only [`WasmModule::code_source`]
+    /// differs.
+    pub fn load(
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+        cache: Option<&ModuleCache>,
+    ) -> Result<Self, LoadError> {
+        let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
+        let instrumented = instrument::instrument(wasm, &info);
+        let plan = instrumented.plan.ok_or(LoadError::Engine)?;
+        let (module, pooled, source) = compile(runtime, &instrumented.wasm, cache)?;
+
+        let index = |name: &str| module.get_export_index(name);
+        let missing = || LoadError::Engine;
+        let exports = Exports {
+            memory: index("memory").ok_or_else(missing)?,
+            abi_version: index("gc_abi_version").ok_or_else(missing)?,
+            alloc: index("gc_alloc").ok_or_else(missing)?,
+            apply: index("gc_apply").ok_or_else(missing)?,
+            view: index("gc_view").ok_or_else(missing)?,
+            end_block: index("gc_end_block"),
+            migrate: index("gc_migrate"),
+            dirty: index(&plan.dirty_export).ok_or_else(missing)?,
+            globals: plan
+                .global_exports
+                .iter()
+                .map(|n| index(n).ok_or_else(missing))
+                .collect::<Result<_, _>>()?,
+            stack: index(&plan.stack_export).ok_or_else(missing)?,
+            start: match &plan.start_export {
+                Some(name) => Some(index(name).ok_or_else(missing)?),
+                None => None,
+            },
+        };
+
+        let linker = match runtime.pooled() {
+            Some(backend) if pooled => &backend.linker,
+            _ => &runtime.on_demand().linker,
+        };
+        // Every import was validated against the ABI, which the linker serves in full.
+        let pre = linker
+            .instantiate_pre(&module)
+            .map_err(|_| LoadError::Engine)?;
+        let mut this = Self {
+            runtime: Arc::clone(runtime),
+            pooled,
+            id: Box::leak(id.to_string().into_boxed_str()),
+            code_hash: hex::encode(Sha256::digest(wasm)),
+            pre,
+            exports,
+            uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+            plan,
+            pristine: None,
+            instantiations: AtomicU64::new(0),
+            source,
+        };
+
+        let raw = this
+            .run(
+                Target::Detached,
+                runtime.config.fuel_view,
+                Entry::AbiVersion,
+            )
+            .map_err(LoadError::Host)?;
+        match raw.result {
+            Ok((v, _)) if v == ABI_VERSION as i32 => {
+                this.pristine = this.snapshot().map_err(LoadError::Host)?;
+                Ok(this)
+            }
+            Ok((v, _)) => Err(LoadError::AbiVersion(v)),
+            Err(e) => Err(LoadError::Instantiate(e.to_string())),
+        }
+    }
+
+    /// The id the module runs under (its state prefix `m/<id>/`, its escrow `module:<id>`).
+    pub fn id(&self) -> &'static str {
+        self.id
+    }
+
+    /// SHA-256 of the module's bytes, lowercase hex.
+    pub fn code_hash(&self) -> &str {
+        &self.code_hash
+    }
+
+    /// Where the machine code came from (compiled now, or a cache entry) and how long that
+    /// took. Node logs and metrics only: never consensus.
+    pub fn code_source(&self) -> CodeSource {
+        self.source
+    }
+
+    /// Whether the module exports `gc_migrate` (run once when an upgrade installs it).
+    pub fn has_migrate(&self) -> bool {
+        self.exports.migrate.is_some()
+    }
+
+    /// Whether the module exports `gc_end_block`.
+    pub fn has_end_block(&self) -> bool {
+        self.exports.end_block.is_some()
+    }
+
+    /// Whether calls of this module may run in a reset warm instance (with
+    /// [`RuntimeConfig::reuse_instances`](crate::RuntimeConfig) on): `Err` says why not. Not
+    /// consensus: results and fuel are the same either way.
+    pub fn reusable(&self) -> Result<(), String> {
+        match &self.pristine {
+            None => self
+                .plan
+                .reuse
+                .clone()
+                .and(Err("no pristine snapshot".into())),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// How many instances of this module were created (for calls, and for the load-time checks):
+    /// with instance reuse, far fewer than calls. For tests and metrics.
+    pub fn instantiations(&self) -> u64 {
+        self.instantiations.load(Ordering::Relaxed)
+    }
+
+    /// Whether calls take an instance from the pool: `false` without pooling, and for a module
+    /// whose instance does not fit a pool slot (it then runs with on-demand allocation, with the
+    /// same results).
+    pub fn pooled(&self) -> bool {
+        self.pooled
+    }
+
+    /// The runtime the module was loaded into.
+    pub fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
+    }
+
+    /// Runs `gc_apply(sender, op)` against `ctx` with `fuel_apply` fuel. `op` is the op's JSON
+    /// bytes exactly as in the transaction.
+    ///
+    /// On `Err` in the outcome, `ctx` may hold the call's partial writes and events: the caller
+    /// discards them (as `execute_apply` does by dropping its overlay). `Err(HostError)` means
+    /// the node failed, not the module: no receipt.
+    pub fn call_apply(
+        &self,
+        ctx: &mut dyn Ctx,
+        sender: &str,
+        op: &[u8],
+    ) -> Result<CallOutcome<()>, HostError> {
+        // SAFETY: `run` drops the store (and with it the target) before returning, and `ctx` is
+        // not used until then.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_apply,
+            Entry::Apply {
+                sender: sender.as_bytes(),
+                op,
+            },
+        )?;
+        Ok(raw.into_unit())
+    }
+
+    /// Runs `gc_view(query)` over `state` with `fuel_view` fuel; `query` crosses as a JSON object
+    /// of strings. Writes trap `internal: state is read-only in a view`.
+    pub fn call_view(
+        &self,
+        state: &dyn StateRead,
+        query: &Query,
+    ) -> Result<CallOutcome<Value>, HostError> {
+        let query = serde_json::to_vec(query).expect("a map of strings always serialises");
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::view(state) };
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_view,
+            Entry::View { query: &query },
+        )?;
+        Ok(raw.into_value())
+    }
+
+    /// Runs `gc_end_block()` against `ctx` with `fuel_end_block` fuel. A module without the
+    /// export succeeds without running (0 fuel).
+    pub fn call_end_block(&self, ctx: &mut dyn Ctx) -> Result<CallOutcome<()>, HostError> {
+        if self.exports.end_block.is_none() {
+            return Ok(CallOutcome {
+                result: Ok(()),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
+        }
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(target, self.runtime.config.fuel_end_block, Entry::EndBlock)?;
+        Ok(raw.into_unit())
+    }
+
+    /// Runs `gc_migrate(sender, input)` against `ctx` with `fuel_apply` fuel: the migration
+    /// entry point of an upgrade (ABI.md, "Upgrades"), with `gc_apply`'s calling convention.
+    /// A module without the export succeeds without running (0 fuel).
+    pub fn call_migrate(
+        &self,
+        ctx: &mut dyn Ctx,
+        sender: &str,
+        input: &[u8],
+    ) -> Result<CallOutcome<()>, HostError> {
+        if self.exports.migrate.is_none() {
+            return Ok(CallOutcome {
+                result: Ok(()),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
+        }
+        // SAFETY: as in `call_apply`.
+        let target = unsafe { Target::apply(ctx) };
+        let raw = self.run(
+            target,
+            self.runtime.config.fuel_apply,
+            Entry::Migrate {
+                sender: sender.as_bytes(),
+                input,
+            },
+        )?;
+        Ok(raw.into_unit())
+    }
+
+    /// One entry-point call with `fuel`, host calls acting on `target`: in a warm instance when
+    /// the module is reusable, reuse is on and one is idle, else in a new instance (kept for the
+    /// next call when reusable).
+    fn run(&self, target: Target, fuel: u64, entry: Entry<'_>) -> Result<Raw, HostError> {
+        let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
+        let reuse = match (&self.pristine, &entry) {
+            (_, Entry::AbiVersion) => None,
+            (Some(p), _) if self.runtime.config.reuse_instances && fuel > p.start_fuel => Some(p),
+            _ => None,
+        };
+        // Declared before the store: dropped after it, releasing its pool slot.
+        let mut lease: Lease<'_> = self.runtime.lease(self.uid, self.pooled, reuse.is_some());
+        let (mut store, mut handles, start_fuel) = match lease.take_warm() {
+            Some(warm) => {
+                let start_fuel = reuse.map_or(0, |p| p.start_fuel);
+                (warm.store, Some(warm.handles), start_fuel)
+            }
+            None => (self.new_store(), None, 0),
+        };
+        store.data_mut().begin(target);
+        store.set_fuel(fuel - start_fuel).map_err(engine_err)?;
+
+        let called = self.invoke(&mut store, &mut handles, reuse.is_some(), fuel, entry);
+
+        let left = store.get_fuel().map_err(engine_err)?;
+        let st = store.data_mut();
+        // The caller's context is unreachable from here on.
+        st.detach();
+        let output = st.output.take();
+        let log = std::mem::take(&mut st.log);
+        match (reuse, &called, handles) {
+            (Some(pristine), Ok(_), Some(handles)) => {
+                if self.reset(&mut store, &handles, pristine) {
+                    lease.keep(Warm {
+                        uid: self.uid,
+                        holds_slot: false,
+                        store,
+                        handles,
+                    });
+                }
+            }
+            // Dropped before the lease, which then frees its pool slot.
+            _ => drop(store),
+        }
+
+        let mut fuel_used = fuel.saturating_sub(left);
+        let result = match called {
+            Ok(code) => Ok((code, output)),
+            Err(e) => {
+                let err = classify(&e)?;
+                if err == HostTrap::OutOfFuel.to_action_error() {
+                    fuel_used = fuel;
+                }
+                Err(err)
+            }
+        };
+        Ok(Raw {
+            result,
+            fuel_used,
+            log,
+        })
+    }
+
+    /// A new store for this module, detached.
+    fn new_store(&self) -> Store<HostState> {
+        let engine = self.pre.module().engine();
+        let mut state = HostState::new(self.id, Target::Detached, self.runtime.limits());
+        state.chunk_shift = self.plan.chunk_shift;
+        let mut store = Store::new(engine, state);
+        store.limiter(|st| &mut st.limits);
+        store
+    }
+
+    /// Runs `entry`, instantiating first when `handles` is `None` (`fuel` is what the store was
+    /// given, for the check of a new reusable instance); the `i32` is the entry point's return.
+    fn invoke(
+        &self,
+        store: &mut Store<HostState>,
+        handles: &mut Option<Handles>,
+        reusable: bool,
+        fuel: u64,
+        entry: Entry<'_>,
+    ) -> wasmtime::Result<i32> {
+        let h = match handles {
+            Some(h) => h,
+            None => {
+                let h = self.instantiate(store, reusable)?;
+                if reusable && self.runtime.config.verify_reuse {
+                    let pristine = self
+                        .pristine
+                        .as_ref()
+                        .expect("reusable modules have a snapshot");
+                    let used = fuel - store.get_fuel()?;
+                    assert_eq!(
+                        used, pristine.start_fuel,
+                        "module {}: a new instance used other start fuel",
+                        self.id
+                    );
+                    self.verify(store, &h, pristine, NEW_INSTANCE);
+                }
+                handles.insert(h)
+            }
+        };
+        let stack = h.stack;
+        let called = match entry {
+            Entry::AbiVersion => h.abi_version.call(&mut *store, ()),
+            Entry::Apply { sender, op } => {
+                let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
+                let (op_ptr, ol) = place(store, &h.alloc, h.memory, op)?;
+                h.apply.call(&mut *store, (sp, sl, op_ptr, ol))
+            }
+            Entry::View { query } => {
+                let (qp, ql) = place(store, &h.alloc, h.memory, query)?;
+                h.view.call(&mut *store, (qp, ql))
+            }
+            Entry::EndBlock => match &h.end_block {
+                Some(end_block) => end_block.call(&mut *store, ()),
+                None => Ok(0),
+            },
+            Entry::Migrate { sender, input } => {
+                let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
+                let (ip, il) = place(store, &h.alloc, h.memory, input)?;
+                match &h.migrate {
+                    Some(migrate) => migrate.call(&mut *store, (sp, sl, ip, il)),
+                    None => Ok(0),
+                }
+            }
+        };
+        called.map_err(|e| stack_checked(store, stack, e))
+    }
+
+    /// A new instance in pristine state (data segments applied, start function run), with its
+    /// memory attached to the store data; with `resettable`, the handles a reset needs too.
+    fn instantiate(
+        &self,
+        store: &mut Store<HostState>,
+        resettable: bool,
+    ) -> wasmtime::Result<Handles> {
+        self.instantiations.fetch_add(1, Ordering::Relaxed);
+        let instance = self.pre.instantiate(&mut *store)?;
+        let memory = instance
+            .get_module_export(&mut *store, &self.exports.memory)
+            .and_then(Extern::into_memory)
+            .ok_or_else(|| wasmtime::Error::msg("validated memory export is missing"))?;
+        store.data_mut().attach_memory(memory);
+        let global = |store: &mut Store<HostState>, export: &ModuleExport| {
+            instance
+                .get_module_export(&mut *store, export)
+                .and_then(Extern::into_global)
+                .ok_or_else(|| wasmtime::Error::msg("instrumented global export is missing"))
+        };
+        let stack = global(store, &self.exports.stack)?;
+        if let Some(start) = &self.exports.start {
+            let start: TypedFunc<(), ()> = self.func(store, &instance, start)?;
+            start
+                .call(&mut *store, ())
+                .map_err(|e| stack_checked(store, stack, e))?;
+        }
+        let (dirty, globals) = if resettable {
+            (
+                Some(global(store, &self.exports.dirty)?),
+                self.exports
+                    .globals
+                    .iter()
+                    .map(|g| global(store, g))
+                    .collect::<wasmtime::Result<_>>()?,
+            )
+        } else {
+            (None, Vec::new())
+        };
+        Ok(Handles {
+            memory,
+            abi_version: self.func(store, &instance, &self.exports.abi_version)?,
+            alloc: self.func(store, &instance, &self.exports.alloc)?,
+            apply: self.func(store, &instance, &self.exports.apply)?,
+            view: self.func(store, &instance, &self.exports.view)?,
+            end_block: match &self.exports.end_block {
+                Some(e) => Some(self.func(store, &instance, e)?),
+                None => None,
+            },
+            migrate: match &self.exports.migrate {
+                Some(e) => Some(self.func(store, &instance, e)?),
+                None => None,
+            },
+            dirty,
+            globals,
+            stack,
+        })
+    }
+
+    /// The pristine snapshot of a module whose instances may be reused (`None` otherwise): one
+    /// instance, detached, read right after instantiation.
+    fn snapshot(&self) -> Result<Option<Pristine>, HostError> {
+        let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
+        let plan = &self.plan;
+        if plan.reuse.is_err() {
+            return Ok(None);
+        }
+        let config = &self.runtime.config;
+        let budget = config
+            .fuel_apply
+            .max(config.fuel_view)
+            .max(config.fuel_end_block);
+        let _lease = self.runtime.lease(self.uid, self.pooled, false);
+        let mut store = self.new_store();
+        store.set_fuel(budget).map_err(engine_err)?;
+        let Ok(h) = self.instantiate(&mut store, true) else {
+            return Ok(None);
+        };
+        let start_fuel = budget - store.get_fuel().map_err(engine_err)?;
+        let memory = h.memory.data(&store).to_vec();
+        if memory.len() != plan.initial_bytes {
+            return Ok(None);
+        }
+        let globals = h.globals.iter().map(|g| g.get(&mut store)).collect();
+        Ok(Some(Pristine {
+            memory,
+            globals,
+            start_fuel,
+        }))
+    }
+
+    /// Resets a warm instance after a call that returned normally: the chunks written (by the
+    /// module or the host), the mutable globals and `dirty`. `false` when it cannot be reset
+    /// (its memory grew): drop it.
+    fn reset(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine) -> bool {
+        let (plan, Some(dirty)) = (&self.plan, h.dirty) else {
+            return false;
+        };
+        if h.memory.data_size(&*store) != plan.initial_bytes {
+            return false;
+        }
+        let Some(marked) = dirty.get(&mut *store).i64() else {
+            return false;
+        };
+        let written = marked as u64 | store.data().host_writes;
+        let memory = h.memory.data_mut(&mut *store);
+        for range in plan.restore_ranges(written) {
+            memory[range.clone()].copy_from_slice(&pristine.memory[range]);
+        }
+        for (global, value) in h.globals.iter().zip(&pristine.globals) {
+            if global.set(&mut *store, *value).is_err() {
+                return false;
+            }
+        }
+        if dirty.set(&mut *store, Val::I64(0)).is_err() {
+            return false;
+        }
+        // Back at 0 after any call that returned; set anyway, it is one store.
+        if h.stack.set(&mut *store, Val::I32(0)).is_err() {
+            return false;
+        }
+        store.data_mut().host_writes = 0;
+        if self.runtime.config.verify_reuse {
+            self.verify(store, h, pristine, "a reset instance");
+        }
+        true
+    }
+
+    /// Panics unless the instance's memory, mutable globals and `dirty` equal the snapshot.
+    fn verify(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine, what: &str) {
+        let id = self.id;
+        let memory = h.memory.data(&*store);
+        assert_eq!(
+            memory.len(),
+            pristine.memory.len(),
+            "module {id}: {what} has another memory size"
+        );
+        if let Some(at) = memory
+            .iter()
+            .zip(&pristine.memory)
+            .position(|(a, b)| a != b)
+        {
+            panic!(
+                "module {id}: {what} differs from the pristine memory at byte {at} ({} != {})",
+                memory[at], pristine.memory[at]
+            );
+        }
+        for (i, (global, value)) in h.globals.iter().zip(&pristine.globals).enumerate() {
+            let now = global.get(&mut *store);
+            assert_eq!(
+                bits(&now),
+                bits(value),
+                "module {id}: {what} differs in mutable global #{i}"
+            );
+        }
+        // A new instance's `dirty` may hold its start function's marks (restored with the rest
+        // after its first call); a reset one's must be clear.
+        if let Some(dirty) = h.dirty.filter(|_| what != NEW_INSTANCE) {
+            assert_eq!(
+                dirty.get(&mut *store).i64(),
+                Some(0),
+                "module {id}: {what} has dirty marks"
+            );
+        }
+        assert_eq!(
+            store.data().host_writes,
+            0,
+            "module {id}: {what} has host write marks"
+        );
+        assert_eq!(
+            h.stack.get(&mut *store).i32(),
+            Some(0),
+            "module {id}: {what} has a stack height"
+        );
+    }
+
+    /// A validated function export of `instance`, typed.
+    fn func<P: WasmParams, R: WasmResults>(
+        &self,
+        store: &mut Store<HostState>,
+        instance: &Instance,
+        export: &ModuleExport,
+    ) -> wasmtime::Result<TypedFunc<P, R>> {
+        instance
+            .get_module_export(&mut *store, export)
+            .and_then(Extern::into_func)
+            .ok_or_else(|| wasmtime::Error::msg("validated function export is missing"))?
+            .typed::<P, R>(&*store)
+    }
+}
+
+/// Compiles `wasm` (validated and instrumented) for the pooled engine, or, when the pool's
+/// slots cannot hold it (or there is no pool), for the on-demand one; `true` when pooled. The
+/// engine's reason for refusing a module is never reported (it is wasmtime's text):
+/// [`LoadError::Engine`].
+///
+/// With a `cache`, each engine's machine code is looked up there first (`cache.rs`).
+fn compile(
+    runtime: &Runtime,
+    wasm: &[u8],
+    cache: Option<&ModuleCache>,
+) -> Result<(Module, bool, CodeSource), LoadError> {
+    let config_hash = runtime.config.config_hash();
+    let build = |engine: &wasmtime::Engine, backend: &str| match cache {
+        Some(cache) => {
+            let build = Build {
+                config_hash: &config_hash,
+                opt_level: runtime.config.opt_level,
+                backend,
+            };
+            cache.get_or_compile(engine, build, wasm)
+        }
+        None => CodeSource::time(|| Module::from_binary(engine, wasm)),
+    };
+    if let Some(backend) = runtime.pooled() {
+        if let Ok((module, source)) = build(&backend.engine, "pooled") {
+            return Ok((module, true, source));
+        }
+    }
+    build(&runtime.on_demand().engine, "on_demand")
+        .map(|(module, source)| (module, false, source))
+        .map_err(|_| LoadError::Engine)
+}
+
+/// `err`, or [`HostTrap::StackLimit`] when the stack-height global is above the limit: the
+/// trap was the stack check's `unreachable` (`stack.rs`), the only code that leaves it there.
+fn stack_checked(
+    store: &mut Store<HostState>,
+    stack: Global,
+    err: wasmtime::Error,
+) -> wasmtime::Error {
+    match stack.get(&mut *store).i32() {
+        Some(height) if height as u32 > STACK_LIMIT => wasmtime::Error::new(HostTrap::StackLimit),
+        _ => err,
+    }
+}
+
+/// The bits of a numeric global's value (`None` for references), for comparisons.
+fn bits(v: &Val) -> Option<u64> {
+    match *v {
+        Val::I32(x) => Some(x as u32 as u64),
+        Val::I64(x) => Some(x as u64),
+        Val::F32(x) => Some(u64::from(x)),
+        Val::F64(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// Copies `bytes` into a buffer obtained from the guest's `gc_alloc`; `(ptr, len)`. Empty input
+/// is passed as `(0, 0)` without calling `gc_alloc`. A null or out-of-memory pointer traps
+/// `internal: guest allocation failed`.
+fn place(
+    store: &mut Store<HostState>,
+    alloc: &TypedFunc<i32, i32>,
+    memory: Memory,
+    bytes: &[u8],
+) -> wasmtime::Result<(i32, i32)> {
+    if bytes.is_empty() {
+        return Ok((0, 0));
+    }
+    let alloc_failed = || wasmtime::Error::new(HostTrap::AllocFailed);
+    let len = i32::try_from(bytes.len()).map_err(|_| alloc_failed())?;
+    let ptr = alloc.call(&mut *store, len)?;
+    if ptr == 0 {
+        return Err(alloc_failed());
+    }
+    let range = span(ptr, len, memory.data_size(&*store)).map_err(|_| alloc_failed())?;
+    store.data_mut().wrote(&range);
+    memory.data_mut(&mut *store)[range].copy_from_slice(bytes);
+    Ok((ptr, len))
+}
+
+/// The error object in an entry point's `output`, or `internal: malformed module output`.
+fn error_object(output: Option<Vec<u8>>) -> ActionError {
+    output
+        .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+        .and_then(|v| ActionError::from_json(&v))
+        .unwrap_or_else(|| HostTrap::MalformedOutput.to_action_error())
+}
+
+impl Raw {
+    /// `gc_apply` / `gc_end_block`: `0` succeeds (output ignored), `1` fails with the error
+    /// object.
+    fn into_unit(self) -> CallOutcome<()> {
+        let result = self.result.and_then(|(code, output)| match code {
+            0 => Ok(()),
+            1 => Err(error_object(output)),
+            _ => Err(HostTrap::MalformedOutput.to_action_error()),
+        });
+        CallOutcome {
+            result,
+            fuel_used: self.fuel_used,
+            log: self.log,
+        }
+    }
+
+    /// `gc_view`: `0` with a JSON value output, `1` with an error object.
+    fn into_value(self) -> CallOutcome<Value> {
+        let result = self.result.and_then(|(code, output)| match code {
+            0 => output
+                .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
+                .ok_or_else(|| HostTrap::MalformedOutput.to_action_error()),
+            1 => Err(error_object(output)),
+            _ => Err(HostTrap::MalformedOutput.to_action_error()),
+        });
+        CallOutcome {
+            result,
+            fuel_used: self.fuel_used,
+            log: self.log,
+        }
+    }
+}
+
+/// Runs the module through wasm behind the `GameModule` interface, for tests and tools that
+/// treat native and wasm modules alike. The op is re-encoded from the `Value` (the chain passes
+/// the transaction's bytes through [`WasmModule::call_apply`] instead).
+///
+/// # Panics
+/// On a [`HostError`] (instance pool or engine failure): it is a node failure, which has no
+/// receipt, so it cannot be returned as an `ActionError`. Consensus code uses
+/// [`crate::execute_apply`] and friends, which return it.
+impl GameModule for WasmModule {
+    fn id(&self) -> &'static str {
+        self.id
+    }
+
+    fn apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
+        let op = serde_json::to_vec(op).expect("a JSON value always serialises");
+        match self.call_apply(ctx, sender, &op) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+
+    fn view(&self, state: &dyn StateRead, query: &Query) -> Result<Value, ActionError> {
+        match self.call_view(state, query) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+
+    fn end_block(&self, ctx: &mut dyn Ctx) -> Result<(), ActionError> {
+        match self.call_end_block(ctx) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+}
