@@ -21,14 +21,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gamechain_runtime::chain::{Genesis, StateHash};
-use gamechain_runtime::{runtime_config, Allocation, ChainContext, Runtime, RuntimeConfig};
+use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::ChainContext;
 use tokio::sync::watch;
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::{Chain, Head};
-use crate::ledger::genesis_setup::{cached_modules, preload_modules};
+use crate::ledger::open::{chain_context, node_runtime_config, open_head};
 use crate::ledger::storage::Storage;
 use crate::verify::replay::{check_block, verify_block, verify_genesis, ReplayError};
 use crate::verify::source::{fetch_code, fetch_genesis};
@@ -94,18 +94,8 @@ pub fn open_replica(
             hex::encode(remote.hash())
         )));
     }
-    let runtime_config = RuntimeConfig {
-        fuel_view: config.fuel_view,
-        ..runtime_config(
-            &genesis,
-            Allocation::Pooling {
-                instances: config.wasm_instances,
-            },
-        )
-    };
+    let runtime_config = node_runtime_config(config, &genesis);
     let engine_hash = runtime_config.config_hash();
-    let runtime = Runtime::new(runtime_config).map_err(|e| NodeError::Runtime(e.to_string()))?;
-
     let db_path = config.db_path();
     let mut storage = Storage::open(&db_path)?;
     let code = match storage.chain_identity()? {
@@ -130,14 +120,7 @@ pub fn open_replica(
     };
     // The same compiled-module cache as a sequencer's (`<data>/compiled/`): a restart
     // deserialises instead of recompiling.
-    let modules = cached_modules(config);
-    modules
-        .load_genesis(&runtime, &genesis, &code)
-        .map_err(|e| refused(format!("module code: {e}")))?;
-    let ctx = Arc::new(
-        ChainContext::new(genesis.clone(), runtime, modules)
-            .map_err(|e| refused(format!("this build cannot run the sequencer's chain: {e}")))?,
-    );
+    let ctx = chain_context(config, &genesis, runtime_config, &code)?;
     if storage.chain_identity()?.is_none() {
         let block0 = rt
             .block_on(upstream.block(BlockRef::Height(0)))
@@ -155,28 +138,11 @@ pub fn open_replica(
         )?;
         tracing::info!(hash = %block0.header.header.hash_hex(), "stored the sequencer's genesis block");
     }
-    let head = storage
-        .head()?
-        .ok_or_else(|| refused(format!("{} holds no block", db_path.display())))?;
-    let state = storage.load_state()?;
-    let root = StateHash::from_entries(state.map.iter()).root();
-    if root != head.header.header.state_root || head.state_hash.root() != root {
-        return Err(refused(format!(
-            "the state in {} does not hash to head block {}'s state root",
-            db_path.display(),
-            head.header.header.height
-        )));
-    }
-    // Every module of the state (genesis and deployed) now, logging where each came from.
-    preload_modules(&ctx, &state)?;
+    let head = open_head(&ctx, &storage, &db_path)?;
     Ok(Opened {
         ctx,
         genesis_hash,
-        head: Head {
-            state,
-            header: head.header,
-            state_hash: head.state_hash,
-        },
+        head,
         storage,
     })
 }

@@ -32,15 +32,15 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader, StateHash};
-use gamechain_runtime::{
-    genesis_state, Allocation, ChainContext, MemState, ModuleCache, Modules, Runtime, RuntimeConfig,
-};
+use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader};
+use gamechain_runtime::{genesis_state, ChainContext};
 use sha2::{Digest, Sha256};
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
-use crate::ledger::storage::{Storage, StoredHead};
+use crate::ledger::chain::Head;
+use crate::ledger::open::{chain_context, node_runtime_config, open_head};
+use crate::ledger::storage::Storage;
 use gamechain_chain::wire::Block;
 use gamechain_client::keyfile::{read_key_file, write_key_file};
 
@@ -74,10 +74,8 @@ pub struct OpenedChain {
     pub storage: Storage,
     /// Genesis, runtime and loaded modules.
     pub ctx: Arc<ChainContext>,
-    /// The head block and the running state hash after it.
-    pub head: StoredHead,
-    /// The committed state after the head block.
-    pub state: MemState,
+    /// The head block, the committed state after it and its running hash.
+    pub head: Head,
 }
 
 fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
@@ -90,28 +88,9 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     let dir = &config.data_dir;
     std::fs::create_dir_all(dir).map_err(|e| io_err("create the data directory", dir, e))?;
 
-    let key_path = config.key_path();
-    let key = if key_path.exists() {
-        read_key_file(&key_path).map_err(NodeError::Io)?
-    } else {
-        let key = SecretKey::generate(config.network);
-        write_key_file(&key_path, &key).map_err(NodeError::Io)?;
-        tracing::info!(path = %key_path.display(), address = %key.address(), "generated the sequencer key");
-        key
-    };
-
-    let genesis_path = config.genesis_path();
-    let genesis = if genesis_path.exists() {
-        let text =
-            std::fs::read_to_string(&genesis_path).map_err(|e| io_err("read", &genesis_path, e))?;
-        Genesis::from_json(&text)
-            .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?
-    } else {
-        let genesis = new_genesis(config, &key)?;
-        write_new_file(&genesis_path, genesis.to_json_pretty().as_bytes())?;
-        tracing::info!(path = %genesis_path.display(), chain_id = %genesis.chain_id, "wrote a new genesis");
-        genesis
-    };
+    let (key_path, genesis_path) = (config.key_path(), config.genesis_path());
+    let key = load_or_create_key(config)?;
+    let genesis = load_or_create_genesis(config, &key)?;
     let genesis_hash = hex::encode(genesis.hash());
     if key.address() != genesis.sequencer {
         return Err(NodeError::Refused(format!(
@@ -124,15 +103,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     }
     warn_about_ignored_settings(config, &genesis);
 
-    let runtime_config = RuntimeConfig {
-        fuel_view: config.fuel_view,
-        ..gamechain_runtime::runtime_config(
-            &genesis,
-            Allocation::Pooling {
-                instances: config.wasm_instances,
-            },
-        )
-    };
+    let runtime_config = node_runtime_config(config, &genesis);
     let engine_hash = runtime_config.config_hash();
     if engine_hash != genesis.engine_config_hash {
         return Err(NodeError::Refused(format!(
@@ -148,30 +119,14 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     let mut storage = Storage::open(&db_path)?;
     match storage.chain_identity()? {
         None => create_genesis_block(&mut storage, &genesis, &genesis_hash, &engine_hash, &key)?,
-        Some((stored_genesis, stored_engine)) => {
-            if stored_genesis != genesis_hash {
-                return Err(NodeError::Refused(format!(
-                    "{} hashes to {genesis_hash}, but {} was created from a genesis hashing to {stored_genesis}: \
-                     the genesis file was changed or belongs to another chain",
-                    genesis_path.display(),
-                    db_path.display()
-                )));
-            }
-            if stored_engine != engine_hash {
-                return Err(NodeError::Refused(format!(
-                    "{} was created under engine configuration {stored_engine}, this build's is {engine_hash}",
-                    db_path.display()
-                )));
-            }
-        }
+        Some((stored_genesis, stored_engine)) => check_identity(
+            config,
+            (&genesis_hash, &engine_hash),
+            (&stored_genesis, &stored_engine),
+        )?,
     }
 
-    let runtime = Runtime::new(runtime_config).map_err(|e| NodeError::Runtime(e.to_string()))?;
     let code = storage.code()?;
-    let modules = cached_modules(config);
-    modules
-        .load_genesis(&runtime, &genesis, &code)
-        .map_err(|e| NodeError::Refused(format!("module code in {}: {e}", db_path.display())))?;
     if let Some(m) = genesis.modules.iter().find(|m| m.id == TICTACTOE_ID) {
         let embedded = tictactoe_code_hash();
         if m.code_hash != embedded {
@@ -182,90 +137,67 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
             );
         }
     }
-    let ctx = ChainContext::new(genesis.clone(), runtime, modules)
-        .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())))?;
-
-    let head = storage
-        .head()?
-        .ok_or_else(|| NodeError::Refused(format!("{} holds no block", db_path.display())))?;
-    head.header.verify_from(&genesis.sequencer).map_err(|e| {
-        NodeError::Refused(format!("head block {}: {e}", head.header.header.height))
-    })?;
-    let state = storage.load_state()?;
-    let recomputed = StateHash::from_entries(state.map.iter());
-    let want = head.header.header.state_root;
-    for (what, root) in [
-        ("the stored state", recomputed.root()),
-        ("the saved running state hash", head.state_hash.root()),
-    ] {
-        if root != want {
-            return Err(NodeError::Refused(format!(
-                "{what} in {} hashes to state root {}, but head block {} has state root {}",
-                db_path.display(),
-                hex::encode(root),
-                head.header.header.height,
-                hex::encode(want)
-            )));
-        }
-    }
-    preload_modules(&ctx, &state)?;
-    tracing::info!(
-        chain_id = %genesis.chain_id,
-        height = head.header.header.height,
-        head = %head.header.header.hash_hex(),
-        state_root = %hex::encode(want),
-        entries = state.map.len(),
-        "chain opened"
-    );
+    let ctx = chain_context(config, &genesis, runtime_config, &code)?;
+    let head = open_head(&ctx, &storage, &db_path)?;
     Ok(OpenedChain {
         genesis,
         genesis_hash,
         key,
         storage,
-        ctx: Arc::new(ctx),
+        ctx,
         head,
-        state,
     })
 }
 
-/// An empty module registry compiling through the data directory's compiled-module cache
-/// (`<data>/compiled/`); without a cache (logged: every start recompiles) when the directory
-/// cannot be created. Used by the sequencer and the follower alike.
-pub(crate) fn cached_modules(config: &NodeConfig) -> Modules {
-    match ModuleCache::open(config.compiled_dir()) {
-        Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
-        Err(e) => {
-            tracing::warn!(dir = %config.compiled_dir().display(), "no compiled-module cache (every start recompiles): {e}");
-            Modules::new()
-        }
+/// The sequencer key at `<data>/sequencer.wif`, generated (mode 0600) on the first start.
+fn load_or_create_key(config: &NodeConfig) -> Result<SecretKey, NodeError> {
+    let key_path = config.key_path();
+    if key_path.exists() {
+        return read_key_file(&key_path).map_err(NodeError::Io);
     }
+    let key = SecretKey::generate(config.network);
+    write_key_file(&key_path, &key).map_err(NodeError::Io)?;
+    tracing::info!(path = %key_path.display(), address = %key.address(), "generated the sequencer key");
+    Ok(key)
 }
 
-/// Loads every module the state names (compiled, or read from the cache), so the first
-/// transaction or view of each does not wait for it, and logs for each whether it was compiled
-/// or read from the cache and how long that took. A module the state names but this build
-/// cannot load is logged: blocks touching it will fail as node failures, so the operator must
-/// look, but the node still serves everything else.
-pub(crate) fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
-    let records = Modules::records(state)
-        .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
-    for (id, record) in records {
-        match ctx
-            .modules()
-            .resolve_record(ctx.runtime(), state, &id, &record)
-        {
-            Ok(entry) => {
-                let source = entry.module.code_source();
-                tracing::info!(
-                    module = %id,
-                    code_hash = %record.code_hash,
-                    from_cache = source.is_cached(),
-                    ms = source.duration().as_secs_f64() * 1e3,
-                    "module ready"
-                );
-            }
-            Err(e) => tracing::error!(module = %id, "cannot load the module the chain runs: {e}"),
-        }
+/// `<data>/genesis.json`, written for a new chain of `key` on the first start.
+fn load_or_create_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
+    let genesis_path = config.genesis_path();
+    if genesis_path.exists() {
+        let text =
+            std::fs::read_to_string(&genesis_path).map_err(|e| io_err("read", &genesis_path, e))?;
+        return Genesis::from_json(&text)
+            .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())));
+    }
+    let genesis = new_genesis(config, key)?;
+    write_new_file(&genesis_path, genesis.to_json_pretty().as_bytes())?;
+    tracing::info!(path = %genesis_path.display(), chain_id = %genesis.chain_id, "wrote a new genesis");
+    Ok(genesis)
+}
+
+/// Refuses a database created from another genesis (`stored.0`) or under another engine
+/// configuration (`stored.1`) than this directory's genesis and this build (`ours`).
+fn check_identity(
+    config: &NodeConfig,
+    ours: (&str, &str),
+    stored: (&str, &str),
+) -> Result<(), NodeError> {
+    let ((genesis_hash, engine_hash), (stored_genesis, stored_engine)) = (ours, stored);
+    let db_path = config.db_path();
+    if stored_genesis != genesis_hash {
+        return Err(NodeError::Refused(format!(
+            "{} hashes to {genesis_hash}, but {} was created from a genesis hashing to {stored_genesis}: \
+             the genesis file was changed or belongs to another chain",
+            config.genesis_path().display(),
+            db_path.display()
+        )));
+    }
+    if stored_engine != engine_hash {
+        return Err(NodeError::Refused(format!(
+            "{} was created under engine configuration {stored_engine}, this build's is {engine_hash}",
+            db_path.display()
+        )));
     }
     Ok(())
 }

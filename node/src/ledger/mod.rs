@@ -11,6 +11,7 @@
 //! | `modules.rs` | the module records and code the API serves, from the committed state |
 //! | `chain.rs` | [`chain::Chain`]: state mirror, head, mempool and readers shared by API and sequencer |
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
+//! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
 //! | `sequencer.rs` | the block-making task |
 //! | `follower.rs` | `gamechain node --follow URL`: a verifying read replica of a sequencer |
 
@@ -20,5 +21,6 @@ pub mod follower;
 pub mod genesis_setup;
 pub mod mempool;
 pub mod modules;
+pub mod open;
 pub mod sequencer;
 pub mod storage;

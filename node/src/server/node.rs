@@ -17,7 +17,7 @@ use tokio::task::JoinHandle;
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
-use crate::ledger::chain::{Chain, Head};
+use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::sequencer;
 use crate::server::api::{self, AppState};
@@ -50,17 +50,12 @@ impl NodeHandle {
         let opened = tokio::task::spawn_blocking(move || open_chain(&open_config))
             .await
             .map_err(|e| NodeError::Runtime(format!("opening the chain panicked: {e}")))??;
-        let head = Head {
-            state: opened.state,
-            header: opened.head.header,
-            state_hash: opened.head.state_hash,
-        };
         let feed = Arc::new(BlockFeed::new(config.ws_buffer_blocks));
         let chain = Arc::new(Chain::new(
             config.clone(),
             opened.ctx,
             opened.genesis_hash,
-            head,
+            opened.head,
             config.db_path(),
             feed.clone(),
         ));

@@ -1,0 +1,141 @@
+//! The part of opening a data directory that a sequencer (`genesis_setup.rs`) and a follower
+//! (`follower.rs`) share, once the genesis is known and block 0 is stored: this node's runtime
+//! for the genesis, the genesis modules loaded through the compiled-module cache
+//! (`<data>/compiled/`), and the head checked against the stored state before anything runs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use gamechain_chain::{Genesis, StateHash};
+use gamechain_runtime::{
+    runtime_config, Allocation, ChainContext, MemState, ModuleCache, Modules, Runtime,
+    RuntimeConfig,
+};
+
+use crate::config::NodeConfig;
+use crate::error::NodeError;
+use crate::ledger::chain::Head;
+use crate::ledger::storage::Storage;
+
+/// The runtime configuration of this node for `genesis`: the chain's consensus limits, this
+/// node's view fuel (`fuel_view`) and pool size (`wasm_instances`).
+pub fn node_runtime_config(config: &NodeConfig, genesis: &Genesis) -> RuntimeConfig {
+    RuntimeConfig {
+        fuel_view: config.fuel_view,
+        ..runtime_config(
+            genesis,
+            Allocation::Pooling {
+                instances: config.wasm_instances,
+            },
+        )
+    }
+}
+
+/// The chain context of `genesis`: a runtime built from `runtime`, and the genesis modules
+/// (their wasm in `code`, by hash) loaded through the data directory's compiled-module cache.
+/// Errors: [`NodeError::Runtime`] (the engine), [`NodeError::Refused`] (code missing or not
+/// matching its hash; a runtime that cannot run this genesis).
+pub fn chain_context(
+    config: &NodeConfig,
+    genesis: &Genesis,
+    runtime: RuntimeConfig,
+    code: &BTreeMap<String, Vec<u8>>,
+) -> Result<Arc<ChainContext>, NodeError> {
+    let runtime = Runtime::new(runtime).map_err(|e| NodeError::Runtime(e.to_string()))?;
+    let modules = cached_modules(config);
+    modules
+        .load_genesis(&runtime, genesis, code)
+        .map_err(|e| NodeError::Refused(format!("module code: {e}")))?;
+    let ctx = ChainContext::new(genesis.clone(), runtime, modules).map_err(|e| {
+        NodeError::Refused(format!("this build cannot run the chain's genesis: {e}"))
+    })?;
+    Ok(Arc::new(ctx))
+}
+
+/// The stored head, checked: signed by the genesis sequencer, and the stored state and the
+/// saved running state hash both hash to its `state_root`. Then every module the state names
+/// is loaded (see [`preload_modules`]). Errors: [`NodeError::Refused`] naming what does not
+/// match, [`NodeError::Storage`].
+pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Result<Head, NodeError> {
+    let genesis = ctx.genesis();
+    let head = storage
+        .head()?
+        .ok_or_else(|| NodeError::Refused(format!("{} holds no block", db_path.display())))?;
+    head.header.verify_from(&genesis.sequencer).map_err(|e| {
+        NodeError::Refused(format!("head block {}: {e}", head.header.header.height))
+    })?;
+    let state = storage.load_state()?;
+    let recomputed = StateHash::from_entries(state.map.iter());
+    let want = head.header.header.state_root;
+    for (what, root) in [
+        ("the stored state", recomputed.root()),
+        ("the saved running state hash", head.state_hash.root()),
+    ] {
+        if root != want {
+            return Err(NodeError::Refused(format!(
+                "{what} in {} hashes to state root {}, but head block {} has state root {}",
+                db_path.display(),
+                hex::encode(root),
+                head.header.header.height,
+                hex::encode(want)
+            )));
+        }
+    }
+    preload_modules(ctx, &state)?;
+    tracing::info!(
+        chain_id = %genesis.chain_id,
+        height = head.header.header.height,
+        head = %head.header.header.hash_hex(),
+        state_root = %hex::encode(want),
+        entries = state.map.len(),
+        "chain opened"
+    );
+    Ok(Head {
+        state,
+        header: head.header,
+        state_hash: head.state_hash,
+    })
+}
+
+/// An empty module registry compiling through the data directory's compiled-module cache
+/// (`<data>/compiled/`); without a cache (logged: every start recompiles) when the directory
+/// cannot be created.
+fn cached_modules(config: &NodeConfig) -> Modules {
+    match ModuleCache::open(config.compiled_dir()) {
+        Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
+        Err(e) => {
+            tracing::warn!(dir = %config.compiled_dir().display(), "no compiled-module cache (every start recompiles): {e}");
+            Modules::new()
+        }
+    }
+}
+
+/// Loads every module the state names (compiled, or read from the cache), so the first
+/// transaction or view of each does not wait for it, and logs for each whether it was compiled
+/// or read from the cache and how long that took. A module the state names but this build
+/// cannot load is logged: blocks touching it will fail as node failures, so the operator must
+/// look, but the node still serves everything else.
+fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
+    let records = Modules::records(state)
+        .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
+    for (id, record) in records {
+        match ctx
+            .modules()
+            .resolve_record(ctx.runtime(), state, &id, &record)
+        {
+            Ok(entry) => {
+                let source = entry.module.code_source();
+                tracing::info!(
+                    module = %id,
+                    code_hash = %record.code_hash,
+                    from_cache = source.is_cached(),
+                    ms = source.duration().as_secs_f64() * 1e3,
+                    "module ready"
+                );
+            }
+            Err(e) => tracing::error!(module = %id, "cannot load the module the chain runs: {e}"),
+        }
+    }
+    Ok(())
+}
