@@ -10,6 +10,7 @@
 //! | [`ActionError`] | the six error kinds (`error.rs`) |
 //! | [`Amount`], [`op_str`], [`op_amount`], [`op_amount_or_zero`], [`Query`] | op and amount helpers |
 //! | [`keys`] | the state key layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …) |
+//! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
 //! | [`export_module!`] | exports a type as the wasm entry points (`export.rs`; expands to nothing natively) |
 //! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`mock.rs`) |
 //! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime |
@@ -39,6 +40,7 @@ mod export;
 pub mod keys;
 mod module;
 mod op;
+pub mod table;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
