@@ -95,7 +95,7 @@ use gamechain_sdk::prelude::*;
 use gamechain_sdk::table::{self, NewTable, Seats, SeatsMut, TableGame, TableRules};
 pub use gamechain_sdk::table::{game_key, open_key, player_key, Mark, Status};
 
-#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "scenarios")))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "scenarios"))]
 pub mod scenarios;
 
 /// The module id: `action.game` and the state prefix `m/tictactoe/`.
@@ -327,9 +327,4 @@ fn play(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> 
         table::save(ctx, &game);
         Ok(())
     }
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
-    crate::seed_tests!(crate::TicTacToe);
 }
