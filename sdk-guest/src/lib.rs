@@ -16,7 +16,7 @@
 //! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime |
 //! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` |
 //!
-//! ```ignore
+//! ```
 //! use gamechain_sdk::prelude::*;
 //!
 //! pub struct Counter;
@@ -32,6 +32,14 @@
 //!     }
 //! }
 //! gamechain_sdk::export_module!(Counter);
+//!
+//! # fn main() {
+//! // Natively, the same type runs against `MockCtx`:
+//! let mut ctx = gamechain_sdk::MockCtx::new("counter");
+//! ctx.submit(&Counter, "alice", json!({ "kind": "inc" })).unwrap();
+//! ctx.submit(&Counter, "bob", json!({ "kind": "inc" })).unwrap();
+//! assert_eq!(ctx.view(&Counter, &Query::new()).unwrap(), json!({ "n": 2 }));
+//! # }
 //! ```
 
 mod amount;
