@@ -1,11 +1,11 @@
 //! # The m,n,k game, with an optional GOLD stake and a hash-chained game log
 //!
-//! `docs/mnk.md`: two players take turns marking cells of a board of `rows` ×
-//! `cols` chosen at create; the first with `k` marks in a row (horizontally, vertically or
-//! diagonally) wins. Tic-tac-toe is `rows = cols = k = 3`; gomoku is 15, 15, 5. Stakes, escrow,
-//! timeouts, events and views follow our tic-tac-toe (`docs/tictactoe.md`; the table is
-//! `gamechain_sdk::table`) with these additions: cells as `{row, col}`, a `resign` op, and every start, move
-//! and resignation appended to a per-game log whose records chain by SHA-256. Module id `mnk`,
+//! `docs/mnk.md`: two players take turns marking cells of a board of `rows` × `cols` chosen at
+//! create; the first with `k` marks in a row (horizontally, vertically or diagonally) wins.
+//! Tic-tac-toe is `rows = cols = k = 3`; gomoku is 15, 15, 5. Stakes, escrow, timeouts, events
+//! and views follow our tic-tac-toe (`docs/tictactoe.md`; the table is `gamechain_sdk::table`)
+//! with these additions: cells as `{row, col}`, a `resign` op, and every start, move and
+//! resignation appended to a per-game log whose records chain by SHA-256. Module id `mnk`,
 //! installed by a `deploy` transaction (not at genesis). Amounts are GOLD base units (2
 //! decimals, `"100"` = 1.00 GOLD) as decimal strings. Written only against the public SDK
 //! (`gamechain-sdk`), as any third-party author would.

@@ -1,7 +1,13 @@
 //! # Tic-tac-toe, with an optional GOLD stake
 //!
-//! The reference gamechain module (`docs/tictactoe.md`): two players, a 3×3 board, the creator is `x` and moves first, the winner takes both stakes. Module id
-//! `tictactoe`. Amounts are GOLD base units (2 decimals, `"100"` = 1.00 GOLD) as decimal strings.
+//! The reference gamechain module (`docs/tictactoe.md`): two players, a 3×3 board, the creator
+//! is `x` and moves first, the winner takes both stakes. Module id `tictactoe`. Amounts are GOLD
+//! base units (2 decimals, `"100"` = 1.00 GOLD) as decimal strings.
+//!
+//! The table (the stake and opponent checks of `create`, `join`, `cancel`, `claim_timeout`, the
+//! payouts and the `?id=`/`?open=`/`?player=` views) is `gamechain_sdk::table`, shared with the
+//! m,n,k game; the board, `move` and the `tictactoe.created`/`tictactoe.moved` events are this
+//! file's.
 //!
 //! ## Ops
 //!

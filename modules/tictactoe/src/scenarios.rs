@@ -1,9 +1,9 @@
 //! Tic-tac-toe's 11 scenarios (`docs/tictactoe.md`, "Tests"), written once and run against any
 //! [`GameModule`]: this crate's `tests/scenarios.rs` runs each natively against
 //! [`TicTacToe`](crate::TicTacToe) and on the built `.wasm` (the author kit's
-//! `gamechain_runtime::native_and_wasm_tests!`, names from [`for_each_scenario!`]
-//! (crate::for_each_scenario)); other crates take [`SCENARIOS`] (e.g. `gamechain-tests`'
-//! instance-reuse test).
+//! `gamechain_runtime::native_and_wasm_tests!`, with the names of
+//! [`for_each_scenario!`](crate::for_each_scenario), listed once in `scenarios/list.rs`); other
+//! crates take [`SCENARIOS`] (e.g. `gamechain-tests`' instance-reuse test).
 //!
 //! Each scenario starts from [`setup`] (Alice and Bob hold 1_000 GOLD base units, Carol none,
 //! height 10), panics on the first failed assertion and returns the final [`MockCtx`] for further

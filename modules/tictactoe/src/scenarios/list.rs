@@ -1,5 +1,5 @@
-//! The list of tic-tac-toe's scenario names, written once: [`for_each_scenario!`]
-//! (crate::for_each_scenario) hands the names to a macro (the testkit's
+//! The list of tic-tac-toe's scenario names, written once:
+//! [`for_each_scenario!`](crate::for_each_scenario) hands the names to a macro (the testkit's
 //! `native_and_wasm_tests!` in `tests/scenarios.rs`), [`SCENARIOS`] holds them as values.
 
 use gamechain_sdk::{GameModule, MockCtx};
