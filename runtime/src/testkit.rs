@@ -14,10 +14,25 @@
 //!   [`assert_same_outcome`] checks both left byte-identical state (balances included), events
 //!   and txids.
 //!
-//! ```ignore
+//! ```
 //! // tests/scenarios.rs of a module crate, with
 //! // [dev-dependencies] gamechain-runtime = { path = "…/runtime", features = ["testkit"] }
 //! use gamechain_sdk::{prelude::*, MockCtx};
+//! # mod counter {
+//! #     use gamechain_sdk::prelude::*;
+//! #     pub struct Counter;
+//! #     impl GameModule for Counter {
+//! #         fn id(&self) -> &'static str { "counter" }
+//! #         fn apply(&self, ctx: &mut dyn Ctx, _: &str, _: &Value) -> Result<(), ActionError> {
+//! #             let n: u64 = ctx.get_json("n")?.unwrap_or(0);
+//! #             ctx.put_json("n", &(n + 1));
+//! #             Ok(())
+//! #         }
+//! #         fn view(&self, state: &dyn StateRead, _: &Query) -> Result<Value, ActionError> {
+//! #             Ok(json!({ "n": state.module_json::<u64>("counter", "n")?.unwrap_or(0) }))
+//! #         }
+//! #     }
+//! # }
 //!
 //! fn counts_up(m: &dyn GameModule) -> MockCtx {
 //!     let mut ctx = MockCtx::new("counter");
@@ -27,7 +42,14 @@
 //! }
 //!
 //! gamechain_runtime::native_and_wasm_tests!(counter::Counter; counts_up);
+//! # fn main() {
+//! #     counts_up(&counter::Counter); // the native half; the wasm half needs a built crate
+//! # }
 //! ```
+//!
+//! A crate that shares its scenario list with other crates can keep the names in one
+//! `macro_rules!` that hands them to this macro (see `tictactoe::for_each_scenario!` in
+//! `modules/tictactoe/src/scenarios/list.rs`).
 //!
 //! The wasm build runs `cargo build --profile guest --target wasm32-unknown-unknown` in the
 //! crate's workspace (target directory `<workspace>/target/guest`), so the first test of a

@@ -1,7 +1,7 @@
 //! `Amount`: a token quantity in base units, written on the wire as a decimal string.
 //!
-//! GOLD has 2 decimals, so `Amount(100)` is 1.00 GOLD and serialises as `"100"` (seed
-//! `000_a84a33e6fd262b23.txt`, section 1). Strings keep u128 exact in JavaScript clients.
+//! GOLD has 2 decimals, so `Amount(100)` is 1.00 GOLD and serialises as `"100"` (`docs/tictactoe.md`,
+//! "Amounts"). Strings keep u128 exact in JavaScript clients.
 
 use core::fmt;
 use core::str::FromStr;

@@ -1,6 +1,6 @@
 //! `ActionError`: why an op, a view or a host call failed.
 //!
-//! Owns the six error kinds of the seed (`000_a84a33e6fd262b23.txt`, "Errors and events"), their
+//! Owns the six error kinds (`docs/tictactoe.md`, "Errors"), their
 //! exact display texts (which receipts carry), their short machine codes (which the API and tests
 //! match on), and the JSON form in which an error crosses the host/guest boundary (ABI.md,
 //! "Errors").
@@ -150,7 +150,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn display_texts_and_codes_follow_the_seed() {
+    fn display_texts_and_codes_follow_the_errors_table() {
         let cases = [
             (
                 ActionError::invalid("cell is taken"),

@@ -6,8 +6,16 @@
 ///
 /// Write it once at the top level of the module crate (whose `crate-type` includes `"cdylib"`):
 ///
-/// ```ignore
+/// ```
+/// # use gamechain_sdk::prelude::*;
+/// # pub struct TicTacToe;
+/// # impl GameModule for TicTacToe {
+/// #     fn id(&self) -> &'static str { "tictactoe" }
+/// #     fn apply(&self, _: &mut dyn Ctx, _: &str, _: &Value) -> Result<(), ActionError> { Ok(()) }
+/// #     fn view(&self, _: &dyn StateRead, _: &Query) -> Result<Value, ActionError> { Ok(json!({})) }
+/// # }
 /// gamechain_sdk::export_module!(TicTacToe);
+/// # fn main() {}
 /// ```
 ///
 /// The argument is an expression evaluated on every call, normally a unit struct. On

@@ -10,12 +10,13 @@
 //! | [`ActionError`] | the six error kinds (`error.rs`) |
 //! | [`Amount`], [`op_str`], [`op_amount`], [`op_amount_or_zero`], [`Query`] | op and amount helpers |
 //! | [`keys`] | the state key layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …) |
+//! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
 //! | [`export_module!`] | exports a type as the wasm entry points (`export.rs`; expands to nothing natively) |
 //! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`mock.rs`) |
 //! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime |
 //! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` |
 //!
-//! ```ignore
+//! ```
 //! use gamechain_sdk::prelude::*;
 //!
 //! pub struct Counter;
@@ -31,6 +32,14 @@
 //!     }
 //! }
 //! gamechain_sdk::export_module!(Counter);
+//!
+//! # fn main() {
+//! // Natively, the same type runs against `MockCtx`:
+//! let mut ctx = gamechain_sdk::MockCtx::new("counter");
+//! ctx.submit(&Counter, "alice", json!({ "kind": "inc" })).unwrap();
+//! ctx.submit(&Counter, "bob", json!({ "kind": "inc" })).unwrap();
+//! assert_eq!(ctx.view(&Counter, &Query::new()).unwrap(), json!({ "n": 2 }));
+//! # }
 //! ```
 
 mod amount;
@@ -39,6 +48,7 @@ mod export;
 pub mod keys;
 mod module;
 mod op;
+pub mod table;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]

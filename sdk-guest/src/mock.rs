@@ -1,5 +1,5 @@
-//! `MockCtx`: an in-memory [`Ctx`](crate::Ctx) for native unit tests of a module, as the seed's
-//! `mock.rs` (`000_a84a33e6fd262b23.txt`, section 4): a BTreeMap for state, balances at
+//! `MockCtx`: an in-memory [`Ctx`](crate::Ctx) for native unit tests of a module, as the tests of
+//! `docs/tictactoe.md` ("Tests") use it: a BTreeMap for state, balances at
 //! `bal/<account>/<TOKEN>`, a settable height, recorded events, and `submit`, which gives each op
 //! a fresh txid and rolls every write and event back when `apply` fails, as the chain does.
 //!
@@ -93,7 +93,7 @@ impl KvCtx<MockKv> {
         KvCtx::for_call(MockKv::default(), module, &env, "", None)
     }
 
-    /// Same as [`MockCtx::new_mock`]; the seed's spelling, `MockCtx::new(ID)`.
+    /// Same as [`MockCtx::new_mock`]; the spelling tests use, `MockCtx::new(ID)`.
     #[allow(clippy::new_ret_no_self)]
     pub fn new(module: &str) -> Self {
         Self::new_mock(module)

@@ -1,8 +1,9 @@
 //! The module interface: `GameModule` (what an author implements), `Ctx` (what `apply` and
 //! `end_block` may touch), `StateRead` (what `view` may read), and the JSON helpers on both.
 //!
-//! Follows seed `000_a84a33e6fd262b23.txt`, section 1 (`crates/dg-core/src/module.rs`). The one
-//! rename: the seed's `divi_checkpoint` is [`Ctx::checkpoint`]. Additions: [`Ctx::public_random`],
+//! The interface every module is written against (`docs/tictactoe.md` shows one module end to
+//! end; `docs/modules.md` the author's workflow). [`Ctx::checkpoint`] is the parent-chain anchor;
+//! beyond the plain state, balance, token and event calls there are [`Ctx::public_random`],
 //! [`CtxExt::get_json`]/[`CtxExt::put_json`], [`StateReadExt::module_json`].
 //!
 //! In a wasm guest these calls cross the ABI (ABI.md); natively they run against [`crate::MockCtx`]
@@ -21,7 +22,7 @@ use crate::ActionError;
 /// `{"id": "80566b04265ced78"}`). Crosses the ABI as a JSON object of strings.
 pub type Query = BTreeMap<String, String>;
 
-/// The parent-chain anchor a block carries (the seed's `DiviCheckpoint`): the height and block
+/// The parent-chain anchor a block carries (named `DiviCheckpoint` in the reference design): the height and block
 /// hash (lowercase hex) of a block of the parent chain that the sequencer had seen when it made
 /// this block. A dev chain without a parent chain uses height 0 and an empty hash.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]

@@ -1,5 +1,5 @@
-//! Helpers that read fields out of an op (a JSON object), with the seed's error texts
-//! (`000_a84a33e6fd262b23.txt`, section 1).
+//! Helpers that read fields out of an op (a JSON object), with the error texts of
+//! `docs/tictactoe.md`, "Errors".
 
 use serde_json::Value;
 
@@ -39,7 +39,7 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn reads_fields_with_the_seed_errors() {
+    fn reads_fields_with_the_documented_errors() {
         let op = json!({ "kind": "create", "stake": "100", "n": 5 });
         assert_eq!(op_str(&op, "kind"), Ok("create"));
         assert_eq!(

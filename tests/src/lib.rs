@@ -7,7 +7,7 @@ pub mod game_chain;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
-use gamechain_runtime::{Runtime, RuntimeConfig, WasmModule};
+use gamechain_runtime::{Runtime, RuntimeConfig};
 use gamechain_sdk::guest_build::{build_guest, BuiltGuest};
 
 /// The guest `package` built for wasm32 from the current source, once per test process.
@@ -30,9 +30,3 @@ pub fn runtime() -> Arc<Runtime> {
     });
     RUNTIME.clone()
 }
-
-/// The tic-tac-toe guest, built from `modules/tictactoe` and compiled under id `tictactoe`.
-pub static TICTACTOE_WASM: LazyLock<WasmModule> = LazyLock::new(|| {
-    WasmModule::new(&runtime(), tictactoe::ID, &guest("tictactoe").wasm)
-        .expect("tictactoe.wasm loads")
-});

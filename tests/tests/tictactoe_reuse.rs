@@ -7,9 +7,9 @@ use gamechain_runtime::{
     execute_apply, run_view, Allocation, MemState, Runtime, RuntimeConfig, TxOutcome, WasmModule,
     WriteSet,
 };
-use gamechain_sdk::{BlockEnv, GameModule, MockCtx, Query, GOLD};
+use gamechain_sdk::{BlockEnv, MockCtx, Query, GOLD};
 use gamechain_tests::guest;
-use tictactoe::scenarios;
+use tictactoe::scenarios::SCENARIOS;
 
 /// The guest in a runtime of its own: reuse and verification on, or reuse off.
 fn module(reuse: bool) -> WasmModule {
@@ -22,52 +22,6 @@ fn module(reuse: bool) -> WasmModule {
     let runtime = Runtime::new(config).unwrap();
     WasmModule::new(&runtime, tictactoe::ID, &guest("tictactoe").wasm).unwrap()
 }
-
-type Scenario = fn(&dyn GameModule) -> MockCtx;
-
-const SCENARIOS: [(&str, Scenario); 11] = [
-    ("bad_ops_are_invalid", scenarios::bad_ops_are_invalid),
-    (
-        "cancel_refunds_and_only_while_open",
-        scenarios::cancel_refunds_and_only_while_open,
-    ),
-    (
-        "invited_opponent_is_enforced",
-        scenarios::invited_opponent_is_enforced,
-    ),
-    (
-        "free_game_moves_no_gold",
-        scenarios::free_game_moves_no_gold,
-    ),
-    (
-        "occupied_or_bad_cell_is_invalid",
-        scenarios::occupied_or_bad_cell_is_invalid,
-    ),
-    (
-        "draw_refunds_both_players",
-        scenarios::draw_refunds_both_players,
-    ),
-    (
-        "join_without_enough_gold_fails",
-        scenarios::join_without_enough_gold_fails,
-    ),
-    (
-        "timeout_after_150_blocks",
-        scenarios::timeout_after_150_blocks,
-    ),
-    (
-        "only_the_player_to_move_may_move",
-        scenarios::only_the_player_to_move_may_move,
-    ),
-    (
-        "view_by_id_open_and_player",
-        scenarios::view_by_id_open_and_player,
-    ),
-    (
-        "x_wins_a_row_and_takes_the_pot",
-        scenarios::x_wins_a_row_and_takes_the_pot,
-    ),
-];
 
 #[test]
 fn the_seed_scenarios_end_identically_with_and_without_instance_reuse() {

@@ -1,11 +1,11 @@
 //! # The m,n,k game, with an optional GOLD stake and a hash-chained game log
 //!
-//! Seed `003_e100614d79d04bdb.txt`: two players take turns marking cells of a board of `rows` ×
-//! `cols` chosen at create; the first with `k` marks in a row (horizontally, vertically or
-//! diagonally) wins. Tic-tac-toe is `rows = cols = k = 3`; gomoku is 15, 15, 5. Stakes, escrow,
-//! timeouts, events and views follow our tic-tac-toe (seed `000_a84a33e6fd262b23.txt`, sections
-//! 2–4) with the seed-003 additions: cells as `{row, col}`, a `resign` op, and every start, move
-//! and resignation appended to a per-game log whose records chain by SHA-256. Module id `mnk`,
+//! `docs/mnk.md`: two players take turns marking cells of a board of `rows` × `cols` chosen at
+//! create; the first with `k` marks in a row (horizontally, vertically or diagonally) wins.
+//! Tic-tac-toe is `rows = cols = k = 3`; gomoku is 15, 15, 5. Stakes, escrow, timeouts, events
+//! and views follow our tic-tac-toe (`docs/tictactoe.md`; the table is `gamechain_sdk::table`)
+//! with these additions: cells as `{row, col}`, a `resign` op, and every start, move and
+//! resignation appended to a per-game log whose records chain by SHA-256. Module id `mnk`,
 //! installed by a `deploy` transaction (not at genesis). Amounts are GOLD base units (2
 //! decimals, `"100"` = 1.00 GOLD) as decimal strings. Written only against the public SDK
 //! (`gamechain-sdk`), as any third-party author would.
@@ -60,7 +60,7 @@
 //!   `move` record is logged; emits `mnk.moved`. `k` in a row through the new mark finishes the
 //!   game for the mover (`reason` `line`), else a full board finishes it as a draw (`reason`
 //!   `draw`).
-//! - **`resign`** `{id}`: concede (seed 003: the only way to concede; silence is not).
+//! - **`resign`** `{id}`: concede (the only way to concede; silence is not).
 //!   1. not `playing` → `invalid: game is not in play`
 //!   2. the sender is not `x` or `o` → `not allowed: not a player in this game`
 //!
@@ -84,16 +84,16 @@
 //! gives each player its stake back (`result` `draw`); status `finished`; emits `mnk.finished`.
 //! Every ending (line, draw, resign, timeout, cancel) empties the game's escrow.
 //!
-//! ## The game log (seed 003)
+//! ## The game log (`docs/mnk.md`, "The game log")
 //!
-//! Each game keeps the seed's event chain: record `seq` 0 is X's `start` (written by `create`,
+//! Each game keeps a hash-chained log: record `seq` 0 is X's `start` (written by `create`,
 //! never carrying a move), then one record per `move` (X on odd seq, O on even) and a final
 //! `resign` if a player resigns. A record is the JSON object
 //! `{"game": <id>, "seq": n, "prevHash": h, "player": "X"|"O", "action": "start"|"move"|"resign",
 //! "status": "in_progress"|"win"|"draw"}` plus `"move": {"row", "col"}` on moves and
 //! `"protocol": "gamechain:mnk", "rules": {"rows", "cols", "winLength"}` on the start.
 //! `prevHash` is the lowercase hex SHA-256 of the previous record's canonical JSON (keys sorted
-//! at every level, no whitespace; the seed's JCS rule), `""` for the start. `status` is the
+//! at every level, no whitespace; `docs/mnk.md`), `""` for the start. `status` is the
 //! game after the record: `win` on the winning move and on a resignation (the resigner's
 //! opponent won), `draw` on the move that fills the board. Timeouts and cancels are chain
 //! endings, not log records. The game's `log_head` is the hash of its last record, so editing,
@@ -135,6 +135,8 @@
 //! - no parameter: `{"game":"mnk","timeout_blocks":150,"max_stake":"100000","max_side":19}`.
 
 use gamechain_sdk::prelude::*;
+use gamechain_sdk::table::{self, NewTable, Seats, SeatsMut, TableGame, TableRules};
+pub use gamechain_sdk::table::{game_key, open_key, player_key, Mark, Status};
 use sha2::{Digest, Sha256};
 
 /// The module id: `action.game` and the state prefix `m/mnk/`.
@@ -145,10 +147,19 @@ pub const TIMEOUT_BLOCKS: u64 = 150;
 pub const MAX_STAKE: u128 = 100_000;
 /// Largest `rows` and `cols` (a 19×19 go board).
 pub const MAX_SIDE: u64 = 19;
-/// The seed-003 `protocol` of the log's start record.
+/// The `protocol` of the log's start record (`docs/mnk.md`, "The game log").
 pub const PROTOCOL: &str = "gamechain:mnk";
 /// Most keys a list view scans.
 const LIST_LIMIT: usize = 50;
+/// The table this module seats its players at (`gamechain_sdk::table`).
+pub const RULES: TableRules = TableRules {
+    module: ID,
+    joined_event: "mnk.joined",
+    finished_event: "mnk.finished",
+    timeout_blocks: TIMEOUT_BLOCKS,
+    max_stake: MAX_STAKE,
+    list_limit: LIST_LIMIT,
+};
 /// Most records one `?log=` view returns.
 pub const LOG_PAGE: usize = 100;
 /// The four line directions (row step, col step): across, down, and both diagonals.
@@ -157,64 +168,6 @@ const DIRECTIONS: [(i64, i64); 4] = [(0, 1), (1, 0), (1, 1), (1, -1)];
 /// The module: `gamechain_sdk::export_module!(Mnk)` exports it as wasm.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Mnk;
-
-/// A player's mark. Serialised as `"x"` / `"o"` (the log writes `"X"` / `"O"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mark {
-    /// The creator; moves first.
-    X,
-    /// The joiner.
-    O,
-}
-
-impl Mark {
-    /// The opponent's mark.
-    pub fn other(self) -> Mark {
-        match self {
-            Mark::X => Mark::O,
-            Mark::O => Mark::X,
-        }
-    }
-
-    /// The character on the board.
-    pub fn as_char(self) -> char {
-        match self {
-            Mark::X => 'x',
-            Mark::O => 'o',
-        }
-    }
-
-    /// The seed-003 `player` of a log record: `"X"` / `"O"`.
-    pub fn player(self) -> &'static str {
-        match self {
-            Mark::X => "X",
-            Mark::O => "O",
-        }
-    }
-
-    /// The game's `result` when this mark wins: `x_won` / `o_won`.
-    pub fn won(self) -> &'static str {
-        match self {
-            Mark::X => "x_won",
-            Mark::O => "o_won",
-        }
-    }
-}
-
-/// Where a game is in its life. Serialised in lowercase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Waiting for an opponent.
-    Open,
-    /// Both players seated.
-    Playing,
-    /// Won, drawn, resigned or timed out.
-    Finished,
-    /// Cancelled by the creator before anyone joined.
-    Cancelled,
-}
 
 /// A cell, 0-indexed from the top-left. JSON `{"row": r, "col": c}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -274,21 +227,12 @@ pub struct Game {
 impl Game {
     /// The mark `address` plays in this game, if it is a player.
     pub fn mark_of(&self, address: &str) -> Option<Mark> {
-        if address == self.x {
-            Some(Mark::X)
-        } else if self.o.as_deref() == Some(address) {
-            Some(Mark::O)
-        } else {
-            None
-        }
+        self.seats().mark_of(address)
     }
 
     /// The address playing `mark` (empty for `o` before anyone joined).
     pub fn address(&self, mark: Mark) -> &str {
-        match mark {
-            Mark::X => &self.x,
-            Mark::O => self.o.as_deref().unwrap_or_default(),
-        }
+        self.seats().address(mark)
     }
 
     /// The character at (`row`, `col`): `.`, `x` or `o`; `.` outside the board.
@@ -331,32 +275,47 @@ impl Game {
     }
 }
 
-/// `game/<id>`: the game record.
-pub fn game_key(id: &str) -> String {
-    format!("game/{id}")
-}
-
-/// `open/<id>`: present while the game waits for an opponent.
-pub fn open_key(id: &str) -> String {
-    format!("open/{id}")
-}
-
-/// `player/<address>/<id>`: one per game the address created or joined.
-pub fn player_key(address: &str, id: &str) -> String {
-    format!("player/{address}/{id}")
-}
-
 /// `log/<id>/<seq>`: one log entry; `seq` zero-padded to 4 digits so keys sort by `seq`.
 pub fn log_key(id: &str, seq: u32) -> String {
     format!("log/{id}/{seq:04}")
 }
 
 /// Lowercase hex SHA-256 of `record`'s canonical JSON: keys sorted at every level (serde_json's
-/// map is a `BTreeMap`), no whitespace. Seed 003's `prevHash` rule for records of small integers
-/// and ASCII strings.
+/// map is a `BTreeMap`), no whitespace. The `prevHash` rule of `docs/mnk.md` for records of small
+/// integers and ASCII strings.
 pub fn record_hash(record: &Value) -> String {
     let bytes = serde_json::to_vec(record).expect("a JSON value always serialises");
     hex::encode(Sha256::digest(&bytes))
+}
+
+impl TableGame for Game {
+    fn seats(&self) -> Seats<'_> {
+        Seats {
+            id: &self.id,
+            x: &self.x,
+            o: self.o.as_deref(),
+            opponent: self.opponent.as_deref(),
+            stake: self.stake.0,
+            turn: self.turn,
+            status: self.status,
+            winner: self.winner.as_deref(),
+            result: self.result.as_deref(),
+            reason: self.reason.as_deref(),
+            created_height: self.created_height,
+            last_move_height: self.last_move_height,
+        }
+    }
+
+    fn seats_mut(&mut self) -> SeatsMut<'_> {
+        SeatsMut {
+            o: &mut self.o,
+            status: &mut self.status,
+            winner: &mut self.winner,
+            result: &mut self.result,
+            reason: &mut self.reason,
+            last_move_height: &mut self.last_move_height,
+        }
+    }
 }
 
 impl GameModule for Mnk {
@@ -367,28 +326,25 @@ impl GameModule for Mnk {
     fn apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
         match op_str(op, "kind")? {
             "create" => create(ctx, sender, op),
-            "join" => join(ctx, sender, op),
+            "join" => table::join::<Game>(ctx, sender, op, &RULES),
             "move" => play(ctx, sender, op),
             "resign" => resign(ctx, sender, op),
-            "cancel" => cancel(ctx, sender, op),
-            "claim_timeout" => claim_timeout(ctx, sender, op),
+            "cancel" => table::cancel::<Game>(ctx, sender, op, &RULES),
+            "claim_timeout" => table::claim_timeout::<Game>(ctx, sender, op, &RULES),
             other => Err(ActionError::invalid(format!("unknown mnk op `{other}`"))),
         }
     }
 
     fn view(&self, state: &dyn StateRead, query: &Query) -> Result<Value, ActionError> {
         if let Some(id) = query.get("id") {
-            return serde_json::to_value(view_game(state, id)?)
-                .map_err(|e| ActionError::Internal(e.to_string()));
+            let game: Game = table::view_game(state, &RULES, id)?;
+            return serde_json::to_value(&game).map_err(|e| ActionError::Internal(e.to_string()));
         }
         if let Some(id) = query.get("log") {
             return view_log(state, id, query.get("after").map(String::as_str));
         }
-        if query.contains_key("open") {
-            return list_games(state, "open/", |g| g.opponent.is_none());
-        }
-        if let Some(player) = query.get("player") {
-            return list_games(state, &format!("player/{player}/"), |_| true);
+        if let Some(list) = table::list_view::<Game>(state, &RULES, query) {
+            return list;
         }
         Ok(json!({
             "game": ID,
@@ -400,17 +356,6 @@ impl GameModule for Mnk {
 }
 
 gamechain_sdk::export_module!(Mnk);
-
-/// The game named by the op's `id`; `not found: game <id>` when there is none.
-fn load(ctx: &dyn Ctx, op: &Value) -> Result<Game, ActionError> {
-    let id = op_str(op, "id")?;
-    ctx.get_json::<Game>(&game_key(id))?
-        .ok_or_else(|| ActionError::not_found(format!("game {id}")))
-}
-
-fn save(ctx: &mut dyn Ctx, game: &Game) {
-    ctx.put_json(&game_key(&game.id), game);
-}
 
 /// The op's `field` as a JSON number from `min` to `max`, else
 /// ``invalid: `<field>` must be a number from <min> to <max>``.
@@ -424,7 +369,7 @@ fn op_number(op: &Value, field: &str, min: u64, max: u64) -> Result<u32, ActionE
         })
 }
 
-/// Appends the seed-003 record `{game, seq, prevHash, player, action, status}` + `extra` to the
+/// Appends the log record `{game, seq, prevHash, player, action, status}` + `extra` to the
 /// game's log and advances `log_len` / `log_head`. Returns the record's `(seq, hash)`.
 fn log(
     ctx: &mut dyn Ctx,
@@ -460,40 +405,19 @@ fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError
     let rows = op_number(op, "rows", 1, MAX_SIDE)?;
     let cols = op_number(op, "cols", 1, MAX_SIDE)?;
     let k = op_number(op, "k", 1, u64::from(rows.max(cols)))?;
-    let stake = op_amount_or_zero(op, "stake")?;
-    if stake > MAX_STAKE {
-        return Err(ActionError::invalid(format!(
-            "stake is at most {MAX_STAKE} base units"
-        )));
-    }
-    let opponent = match op.get("opponent") {
-        None | Some(Value::Null) => None,
-        Some(_) => Some(op_str(op, "opponent")?.to_string()),
-    };
-    if let Some(opponent) = &opponent {
-        if opponent.is_empty() || opponent == sender {
-            return Err(ActionError::invalid("opponent must be another address"));
-        }
-    }
-    let id = ctx
-        .txid()
-        .get(..16)
-        .ok_or_else(|| ActionError::Internal("txid is too short".into()))?
-        .to_string();
-    if ctx.get(&game_key(&id)).is_some() {
-        return Err(ActionError::Conflict(format!("game {id} exists")));
-    }
-
-    if stake > 0 {
-        ctx.escrow_in(sender, GOLD, stake)?;
-    }
-    let height = ctx.height();
+    let NewTable {
+        id,
+        x,
+        opponent,
+        stake,
+        height,
+    } = table::new_table(ctx, sender, op, &RULES)?;
     let mut game = Game {
-        id: id.clone(),
-        x: sender.to_string(),
+        id,
+        x,
         o: None,
         opponent,
-        stake: Amount(stake),
+        stake,
         rows,
         cols,
         k,
@@ -515,65 +439,19 @@ fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError
         "rules": { "rows": rows, "cols": cols, "winLength": k },
     });
     log(ctx, &mut game, Mark::X, "start", "in_progress", rules);
-    save(ctx, &game);
-    ctx.put(&open_key(&id), b"1".to_vec());
-    ctx.put(&player_key(sender, &id), b"1".to_vec());
+    table::open_table(ctx, &game);
     let data = json!({
-        "id": id, "x": game.x, "stake": game.stake, "opponent": game.opponent,
+        "id": game.id, "x": game.x, "stake": game.stake, "opponent": game.opponent,
         "rows": rows, "cols": cols, "k": k,
     });
     ctx.emit("mnk.created", data);
     Ok(())
 }
 
-fn join(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    if game.status != Status::Open {
-        return Err(ActionError::invalid("game is not open"));
-    }
-    if sender == game.x {
-        return Err(ActionError::invalid("cannot join your own game"));
-    }
-    if game
-        .opponent
-        .as_deref()
-        .is_some_and(|invited| invited != sender)
-    {
-        return Err(ActionError::unauthorized(
-            "game is reserved for another player",
-        ));
-    }
-
-    if game.stake.0 > 0 {
-        ctx.escrow_in(sender, GOLD, game.stake.0)?;
-    }
-    game.o = Some(sender.to_string());
-    game.status = Status::Playing;
-    game.last_move_height = ctx.height();
-    save(ctx, &game);
-    ctx.delete(&open_key(&game.id));
-    ctx.put(&player_key(sender, &game.id), b"1".to_vec());
-    ctx.emit("mnk.joined", json!({ "id": game.id, "o": sender }));
-    Ok(())
-}
-
-/// The sender's mark in a game in play: `invalid: game is not in play` /
-/// `not allowed: not a player in this game`.
-fn player_in_play(game: &Game, sender: &str) -> Result<Mark, ActionError> {
-    if game.status != Status::Playing {
-        return Err(ActionError::invalid("game is not in play"));
-    }
-    game.mark_of(sender)
-        .ok_or_else(|| ActionError::unauthorized("not a player in this game"))
-}
-
 /// The `move` op (`move` is a Rust keyword).
 fn play(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    let mark = player_in_play(&game, sender)?;
-    if mark != game.turn {
-        return Err(ActionError::unauthorized("not your turn"));
-    }
+    let mut game: Game = table::load(ctx, op)?;
+    let mark = table::player_to_move(&game, sender)?;
     let row = op_number(op, "row", 0, u64::from(game.rows) - 1)?;
     let col = op_number(op, "col", 0, u64::from(game.cols) - 1)?;
     if game.cell(i64::from(row), i64::from(col)) != '.' {
@@ -608,119 +486,29 @@ fn play(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> 
     ctx.emit("mnk.moved", data);
 
     if won {
-        finish(ctx, game, Some(mark), "line")
+        table::finish(ctx, game, Some(mark), "line", &RULES)
     } else if drawn {
-        finish(ctx, game, None, "draw")
+        table::finish(ctx, game, None, "draw", &RULES)
     } else {
-        save(ctx, &game);
+        table::save(ctx, &game);
         Ok(())
     }
 }
 
 fn resign(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    let mark = player_in_play(&game, sender)?;
+    let mut game: Game = table::load(ctx, op)?;
+    let mark = table::player_in_play(&game, sender)?;
     let (seq, hash) = log(ctx, &mut game, mark, "resign", "win", json!({}));
     ctx.emit(
         "mnk.resigned",
         json!({ "id": game.id, "by": sender, "seq": seq, "hash": hash }),
     );
-    finish(ctx, game, Some(mark.other()), "resign")
-}
-
-fn cancel(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    if sender != game.x {
-        return Err(ActionError::unauthorized("only the creator can cancel"));
-    }
-    if game.status != Status::Open {
-        return Err(ActionError::invalid("only an open game can be cancelled"));
-    }
-
-    if game.stake.0 > 0 {
-        ctx.escrow_out(&game.x, GOLD, game.stake.0)?;
-    }
-    game.status = Status::Cancelled;
-    game.result = Some("cancelled".to_string());
-    game.reason = Some("cancelled".to_string());
-    save(ctx, &game);
-    ctx.delete(&open_key(&game.id));
-    emit_finished(ctx, &game, game.stake.0);
-    Ok(())
-}
-
-fn claim_timeout(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let game = load(ctx, op)?;
-    let mark = player_in_play(&game, sender)?;
-    if mark == game.turn {
-        return Err(ActionError::invalid("it is your turn"));
-    }
-    let due = game.last_move_height.saturating_add(TIMEOUT_BLOCKS);
-    if ctx.height() < due {
-        return Err(ActionError::invalid(format!(
-            "timeout can be claimed from height {due}"
-        )));
-    }
-    finish(ctx, game, Some(mark), "timeout")
-}
-
-/// Pay out, mark the game finished and emit `mnk.finished`. `winner` is `None` for a draw.
-fn finish(
-    ctx: &mut dyn Ctx,
-    mut game: Game,
-    winner: Option<Mark>,
-    reason: &str,
-) -> Result<(), ActionError> {
-    let stake = game.stake.0;
-    let payout = match winner {
-        Some(mark) => {
-            let address = game.address(mark).to_string();
-            let pot = 2 * stake;
-            if pot > 0 {
-                ctx.escrow_out(&address, GOLD, pot)?;
-            }
-            game.winner = Some(address);
-            game.result = Some(mark.won().to_string());
-            pot
-        }
-        None => {
-            if stake > 0 {
-                ctx.escrow_out(game.address(Mark::X), GOLD, stake)?;
-                ctx.escrow_out(game.address(Mark::O), GOLD, stake)?;
-            }
-            game.result = Some("draw".to_string());
-            stake
-        }
-    };
-    game.status = Status::Finished;
-    game.reason = Some(reason.to_string());
-    save(ctx, &game);
-    emit_finished(ctx, &game, payout);
-    Ok(())
-}
-
-/// `mnk.finished` for a game that has just ended; `payout` in base units.
-fn emit_finished(ctx: &mut dyn Ctx, game: &Game, payout: u128) {
-    let data = json!({
-        "id": game.id,
-        "result": game.result,
-        "winner": game.winner,
-        "reason": game.reason,
-        "payout": Amount(payout),
-    });
-    ctx.emit("mnk.finished", data);
-}
-
-/// The game `id`, or `not found: game <id>`.
-fn view_game(state: &dyn StateRead, id: &str) -> Result<Game, ActionError> {
-    state
-        .module_json::<Game>(ID, &game_key(id))?
-        .ok_or_else(|| ActionError::not_found(format!("game {id}")))
+    table::finish(ctx, game, Some(mark.other()), "resign", &RULES)
 }
 
 /// `?log=<id>[&after=<seq>]`: up to [`LOG_PAGE`] log entries in `seq` order.
 fn view_log(state: &dyn StateRead, id: &str, after: Option<&str>) -> Result<Value, ActionError> {
-    let game = view_game(state, id)?;
+    let game: Game = table::view_game(state, &RULES, id)?;
     let after = match after {
         None => None,
         Some(text) => Some(
@@ -738,24 +526,4 @@ fn view_log(state: &dyn StateRead, id: &str, after: Option<&str>) -> Result<Valu
         entries.push(entry);
     }
     Ok(json!({ "id": id, "head": game.log_head, "entries": entries }))
-}
-
-/// Games whose ids are the last path segment of the keys under `m/mnk/<prefix>` (at most
-/// [`LIST_LIMIT`] keys scanned), kept by `keep`, sorted by `created_height`.
-fn list_games(
-    state: &dyn StateRead,
-    prefix: &str,
-    keep: impl Fn(&Game) -> bool,
-) -> Result<Value, ActionError> {
-    let prefix = module_key(ID, prefix);
-    let mut games = Vec::new();
-    for (key, _) in state.scan_raw(&prefix, None, LIST_LIMIT) {
-        if let Some(game) = state.module_json::<Game>(ID, &game_key(&key[prefix.len()..]))? {
-            if keep(&game) {
-                games.push(game);
-            }
-        }
-    }
-    games.sort_by_key(|g| g.created_height);
-    Ok(json!({ "games": games }))
 }

@@ -263,7 +263,7 @@ fn bad_ops_are_invalid(m: &dyn GameModule) -> MockCtx {
     ctx
 }
 
-/// The seed-000 winning game on a 3×3, k 3 board: x takes the top row and the whole pot.
+/// Tic-tac-toe's winning game (`docs/tictactoe.md`, "Tests") on a 3×3, k 3 board: x takes the top row and the whole pot.
 fn x_wins_a_row_and_takes_the_pot(m: &dyn GameModule) -> MockCtx {
     let mut ctx = setup();
     let id = started(&mut ctx, m, (3, 3, 3), "100");
@@ -689,7 +689,7 @@ fn join_without_enough_gold_fails(m: &dyn GameModule) -> MockCtx {
     ctx
 }
 
-/// The seed-003 log: a start record with the rules, one record per move with X on odd and O
+/// The game log (`docs/mnk.md`): a start record with the rules, one record per move with X on odd and O
 /// on even seq, each `prevHash` the SHA-256 of the previous record's canonical JSON, the head
 /// the last hash; `?log=` pages with `after`.
 fn game_log_chains_hashes(m: &dyn GameModule) -> MockCtx {

@@ -1,8 +1,13 @@
 //! # Tic-tac-toe, with an optional GOLD stake
 //!
-//! The reference gamechain module (seed `000_a84a33e6fd262b23.txt`, sections 2–4): two players,
-//! a 3×3 board, the creator is `x` and moves first, the winner takes both stakes. Module id
-//! `tictactoe`. Amounts are GOLD base units (2 decimals, `"100"` = 1.00 GOLD) as decimal strings.
+//! The reference gamechain module (`docs/tictactoe.md`): two players, a 3×3 board, the creator
+//! is `x` and moves first, the winner takes both stakes. Module id `tictactoe`. Amounts are GOLD
+//! base units (2 decimals, `"100"` = 1.00 GOLD) as decimal strings.
+//!
+//! The table (the stake and opponent checks of `create`, `join`, `cancel`, `claim_timeout`, the
+//! payouts and the `?id=`/`?open=`/`?player=` views) is `gamechain_sdk::table`, shared with the
+//! m,n,k game; the board, `move` and the `tictactoe.created`/`tictactoe.moved` events are this
+//! file's.
 //!
 //! ## Ops
 //!
@@ -93,8 +98,10 @@
 //! - no parameter: `{"game":"tictactoe","timeout_blocks":150,"max_stake":"100000"}`.
 
 use gamechain_sdk::prelude::*;
+use gamechain_sdk::table::{self, NewTable, Seats, SeatsMut, TableGame, TableRules};
+pub use gamechain_sdk::table::{game_key, open_key, player_key, Mark, Status};
 
-#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "scenarios")))]
+#[cfg(all(not(target_arch = "wasm32"), feature = "scenarios"))]
 pub mod scenarios;
 
 /// The module id: `action.game` and the state prefix `m/tictactoe/`.
@@ -105,6 +112,15 @@ pub const TIMEOUT_BLOCKS: u64 = 150;
 pub const MAX_STAKE: u128 = 100_000;
 /// Most keys a list view scans.
 const LIST_LIMIT: usize = 50;
+/// The table this module seats its players at (`gamechain_sdk::table`).
+pub const RULES: TableRules = TableRules {
+    module: ID,
+    joined_event: "tictactoe.joined",
+    finished_event: "tictactoe.finished",
+    timeout_blocks: TIMEOUT_BLOCKS,
+    max_stake: MAX_STAKE,
+    list_limit: LIST_LIMIT,
+};
 /// A board with no marks.
 const EMPTY_BOARD: &str = ".........";
 /// The eight winning lines, as cell indexes.
@@ -122,56 +138,6 @@ const LINES: [[usize; 3]; 8] = [
 /// The module: `gamechain_sdk::export_module!(TicTacToe)` exports it as wasm.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TicTacToe;
-
-/// A player's mark. Serialised as `"x"` / `"o"`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Mark {
-    /// The creator; moves first.
-    X,
-    /// The joiner.
-    O,
-}
-
-impl Mark {
-    /// The opponent's mark.
-    pub fn other(self) -> Mark {
-        match self {
-            Mark::X => Mark::O,
-            Mark::O => Mark::X,
-        }
-    }
-
-    /// The character on the board.
-    pub fn as_char(self) -> char {
-        match self {
-            Mark::X => 'x',
-            Mark::O => 'o',
-        }
-    }
-
-    /// The game's `result` when this mark wins: `x_won` / `o_won`.
-    pub fn won(self) -> &'static str {
-        match self {
-            Mark::X => "x_won",
-            Mark::O => "o_won",
-        }
-    }
-}
-
-/// Where a game is in its life. Serialised in lowercase.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Waiting for an opponent.
-    Open,
-    /// Both players seated.
-    Playing,
-    /// Won, drawn or timed out.
-    Finished,
-    /// Cancelled by the creator before anyone joined.
-    Cancelled,
-}
 
 /// One game, stored as JSON at `game/<id>` and returned by the views. Every field is always
 /// present; unset optional fields are `null`.
@@ -210,21 +176,12 @@ pub struct Game {
 impl Game {
     /// The mark `address` plays in this game, if it is a player.
     pub fn mark_of(&self, address: &str) -> Option<Mark> {
-        if address == self.x {
-            Some(Mark::X)
-        } else if self.o.as_deref() == Some(address) {
-            Some(Mark::O)
-        } else {
-            None
-        }
+        self.seats().mark_of(address)
     }
 
     /// The address playing `mark` (empty for `o` before anyone joined).
     pub fn address(&self, mark: Mark) -> &str {
-        match mark {
-            Mark::X => &self.x,
-            Mark::O => self.o.as_deref().unwrap_or_default(),
-        }
+        self.seats().address(mark)
     }
 
     /// The character at `cell` (0–8): `.`, `x` or `o`.
@@ -251,19 +208,34 @@ impl Game {
     }
 }
 
-/// `game/<id>`: the game record.
-pub fn game_key(id: &str) -> String {
-    format!("game/{id}")
-}
+impl TableGame for Game {
+    fn seats(&self) -> Seats<'_> {
+        Seats {
+            id: &self.id,
+            x: &self.x,
+            o: self.o.as_deref(),
+            opponent: self.opponent.as_deref(),
+            stake: self.stake.0,
+            turn: self.turn,
+            status: self.status,
+            winner: self.winner.as_deref(),
+            result: self.result.as_deref(),
+            reason: self.reason.as_deref(),
+            created_height: self.created_height,
+            last_move_height: self.last_move_height,
+        }
+    }
 
-/// `open/<id>`: present while the game waits for an opponent.
-pub fn open_key(id: &str) -> String {
-    format!("open/{id}")
-}
-
-/// `player/<address>/<id>`: one per game the address created or joined.
-pub fn player_key(address: &str, id: &str) -> String {
-    format!("player/{address}/{id}")
+    fn seats_mut(&mut self) -> SeatsMut<'_> {
+        SeatsMut {
+            o: &mut self.o,
+            status: &mut self.status,
+            winner: &mut self.winner,
+            result: &mut self.result,
+            reason: &mut self.reason,
+            last_move_height: &mut self.last_move_height,
+        }
+    }
 }
 
 impl GameModule for TicTacToe {
@@ -274,10 +246,10 @@ impl GameModule for TicTacToe {
     fn apply(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
         match op_str(op, "kind")? {
             "create" => create(ctx, sender, op),
-            "join" => join(ctx, sender, op),
+            "join" => table::join::<Game>(ctx, sender, op, &RULES),
             "move" => play(ctx, sender, op),
-            "cancel" => cancel(ctx, sender, op),
-            "claim_timeout" => claim_timeout(ctx, sender, op),
+            "cancel" => table::cancel::<Game>(ctx, sender, op, &RULES),
+            "claim_timeout" => table::claim_timeout::<Game>(ctx, sender, op, &RULES),
             other => Err(ActionError::invalid(format!(
                 "unknown tictactoe op `{other}`"
             ))),
@@ -286,16 +258,11 @@ impl GameModule for TicTacToe {
 
     fn view(&self, state: &dyn StateRead, query: &Query) -> Result<Value, ActionError> {
         if let Some(id) = query.get("id") {
-            let game: Game = state
-                .module_json::<Game>(ID, &game_key(id))?
-                .ok_or_else(|| ActionError::not_found(format!("game {id}")))?;
+            let game: Game = table::view_game(state, &RULES, id)?;
             return serde_json::to_value(&game).map_err(|e| ActionError::Internal(e.to_string()));
         }
-        if query.contains_key("open") {
-            return list_games(state, "open/", |g| g.opponent.is_none());
-        }
-        if let Some(player) = query.get("player") {
-            return list_games(state, &format!("player/{player}/"), |_| true);
+        if let Some(list) = table::list_view::<Game>(state, &RULES, query) {
+            return list;
         }
         Ok(json!({ "game": ID, "timeout_blocks": TIMEOUT_BLOCKS, "max_stake": Amount(MAX_STAKE) }))
     }
@@ -303,52 +270,20 @@ impl GameModule for TicTacToe {
 
 gamechain_sdk::export_module!(TicTacToe);
 
-/// The game named by the op's `id`; `not found: game <id>` when there is none.
-fn load(ctx: &dyn Ctx, op: &Value) -> Result<Game, ActionError> {
-    let id = op_str(op, "id")?;
-    ctx.get_json::<Game>(&game_key(id))?
-        .ok_or_else(|| ActionError::not_found(format!("game {id}")))
-}
-
-fn save(ctx: &mut dyn Ctx, game: &Game) {
-    ctx.put_json(&game_key(&game.id), game);
-}
-
 fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let stake = op_amount_or_zero(op, "stake")?;
-    if stake > MAX_STAKE {
-        return Err(ActionError::invalid(format!(
-            "stake is at most {MAX_STAKE} base units"
-        )));
-    }
-    let opponent = match op.get("opponent") {
-        None | Some(Value::Null) => None,
-        Some(_) => Some(op_str(op, "opponent")?.to_string()),
-    };
-    if let Some(opponent) = &opponent {
-        if opponent.is_empty() || opponent == sender {
-            return Err(ActionError::invalid("opponent must be another address"));
-        }
-    }
-    let id = ctx
-        .txid()
-        .get(..16)
-        .ok_or_else(|| ActionError::Internal("txid is too short".into()))?
-        .to_string();
-    if ctx.get(&game_key(&id)).is_some() {
-        return Err(ActionError::Conflict(format!("game {id} exists")));
-    }
-
-    if stake > 0 {
-        ctx.escrow_in(sender, GOLD, stake)?;
-    }
-    let height = ctx.height();
+    let NewTable {
+        id,
+        x,
+        opponent,
+        stake,
+        height,
+    } = table::new_table(ctx, sender, op, &RULES)?;
     let game = Game {
-        id: id.clone(),
-        x: sender.to_string(),
+        id,
+        x,
         o: None,
         opponent,
-        stake: Amount(stake),
+        stake,
         board: EMPTY_BOARD.to_string(),
         turn: Mark::X,
         status: Status::Open,
@@ -359,59 +294,18 @@ fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError
         last_move_height: height,
         moves: 0,
     };
-    save(ctx, &game);
-    ctx.put(&open_key(&id), b"1".to_vec());
-    ctx.put(&player_key(sender, &id), b"1".to_vec());
+    table::open_table(ctx, &game);
     ctx.emit(
         "tictactoe.created",
-        json!({ "id": id, "x": game.x, "stake": game.stake, "opponent": game.opponent }),
+        json!({ "id": game.id, "x": game.x, "stake": game.stake, "opponent": game.opponent }),
     );
-    Ok(())
-}
-
-fn join(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    if game.status != Status::Open {
-        return Err(ActionError::invalid("game is not open"));
-    }
-    if sender == game.x {
-        return Err(ActionError::invalid("cannot join your own game"));
-    }
-    if game
-        .opponent
-        .as_deref()
-        .is_some_and(|invited| invited != sender)
-    {
-        return Err(ActionError::unauthorized(
-            "game is reserved for another player",
-        ));
-    }
-
-    if game.stake.0 > 0 {
-        ctx.escrow_in(sender, GOLD, game.stake.0)?;
-    }
-    game.o = Some(sender.to_string());
-    game.status = Status::Playing;
-    game.last_move_height = ctx.height();
-    save(ctx, &game);
-    ctx.delete(&open_key(&game.id));
-    ctx.put(&player_key(sender, &game.id), b"1".to_vec());
-    ctx.emit("tictactoe.joined", json!({ "id": game.id, "o": sender }));
     Ok(())
 }
 
 /// The `move` op (`move` is a Rust keyword).
 fn play(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    if game.status != Status::Playing {
-        return Err(ActionError::invalid("game is not in play"));
-    }
-    let mark = game
-        .mark_of(sender)
-        .ok_or_else(|| ActionError::unauthorized("not a player in this game"))?;
-    if mark != game.turn {
-        return Err(ActionError::unauthorized("not your turn"));
-    }
+    let mut game: Game = table::load(ctx, op)?;
+    let mark = table::player_to_move(&game, sender)?;
     let cell = op
         .get("cell")
         .and_then(Value::as_u64)
@@ -432,124 +326,11 @@ fn play(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> 
     ctx.emit("tictactoe.moved", data);
 
     if game.has_line(mark) {
-        finish(ctx, game, Some(mark), "line")
+        table::finish(ctx, game, Some(mark), "line", &RULES)
     } else if game.is_full() {
-        finish(ctx, game, None, "draw")
+        table::finish(ctx, game, None, "draw", &RULES)
     } else {
-        save(ctx, &game);
+        table::save(ctx, &game);
         Ok(())
     }
-}
-
-fn cancel(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let mut game = load(ctx, op)?;
-    if sender != game.x {
-        return Err(ActionError::unauthorized("only the creator can cancel"));
-    }
-    if game.status != Status::Open {
-        return Err(ActionError::invalid("only an open game can be cancelled"));
-    }
-
-    if game.stake.0 > 0 {
-        ctx.escrow_out(&game.x, GOLD, game.stake.0)?;
-    }
-    game.status = Status::Cancelled;
-    game.result = Some("cancelled".to_string());
-    game.reason = Some("cancelled".to_string());
-    save(ctx, &game);
-    ctx.delete(&open_key(&game.id));
-    emit_finished(ctx, &game, game.stake.0);
-    Ok(())
-}
-
-fn claim_timeout(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-    let game = load(ctx, op)?;
-    if game.status != Status::Playing {
-        return Err(ActionError::invalid("game is not in play"));
-    }
-    let mark = game
-        .mark_of(sender)
-        .ok_or_else(|| ActionError::unauthorized("not a player in this game"))?;
-    if mark == game.turn {
-        return Err(ActionError::invalid("it is your turn"));
-    }
-    let due = game.last_move_height.saturating_add(TIMEOUT_BLOCKS);
-    if ctx.height() < due {
-        return Err(ActionError::invalid(format!(
-            "timeout can be claimed from height {due}"
-        )));
-    }
-    finish(ctx, game, Some(mark), "timeout")
-}
-
-/// Pay out, mark the game finished and emit `tictactoe.finished`. `winner` is `None` for a draw.
-fn finish(
-    ctx: &mut dyn Ctx,
-    mut game: Game,
-    winner: Option<Mark>,
-    reason: &str,
-) -> Result<(), ActionError> {
-    let stake = game.stake.0;
-    let payout = match winner {
-        Some(mark) => {
-            let address = game.address(mark).to_string();
-            let pot = 2 * stake;
-            if pot > 0 {
-                ctx.escrow_out(&address, GOLD, pot)?;
-            }
-            game.winner = Some(address);
-            game.result = Some(mark.won().to_string());
-            pot
-        }
-        None => {
-            if stake > 0 {
-                ctx.escrow_out(game.address(Mark::X), GOLD, stake)?;
-                ctx.escrow_out(game.address(Mark::O), GOLD, stake)?;
-            }
-            game.result = Some("draw".to_string());
-            stake
-        }
-    };
-    game.status = Status::Finished;
-    game.reason = Some(reason.to_string());
-    save(ctx, &game);
-    emit_finished(ctx, &game, payout);
-    Ok(())
-}
-
-/// `tictactoe.finished` for a game that has just ended; `payout` in base units.
-fn emit_finished(ctx: &mut dyn Ctx, game: &Game, payout: u128) {
-    let data = json!({
-        "id": game.id,
-        "result": game.result,
-        "winner": game.winner,
-        "reason": game.reason,
-        "payout": Amount(payout),
-    });
-    ctx.emit("tictactoe.finished", data);
-}
-
-/// Games whose ids are the last path segment of the keys under `m/tictactoe/<prefix>` (at most
-/// [`LIST_LIMIT`] keys scanned), kept by `keep`, sorted by `created_height`.
-fn list_games(
-    state: &dyn StateRead,
-    prefix: &str,
-    keep: impl Fn(&Game) -> bool,
-) -> Result<Value, ActionError> {
-    let prefix = module_key(ID, prefix);
-    let mut games = Vec::new();
-    for (key, _) in state.scan_raw(&prefix, None, LIST_LIMIT) {
-        if let Some(game) = state.module_json::<Game>(ID, &game_key(&key[prefix.len()..]))? {
-            if keep(&game) {
-                games.push(game);
-            }
-        }
-    }
-    games.sort_by_key(|g| g.created_height);
-    Ok(json!({ "games": games }))
-}
-
-#[cfg(all(test, not(target_arch = "wasm32")))]
-mod tests {
-    crate::seed_tests!(crate::TicTacToe);
 }

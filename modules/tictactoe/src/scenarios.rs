@@ -1,10 +1,13 @@
-//! The seed's 11 tic-tac-toe tests (`000_a84a33e6fd262b23.txt`, section 4), written once and run
-//! against any [`GameModule`]: the native [`TicTacToe`](crate::TicTacToe) in this crate's unit
-//! tests, and a wasm-backed module in another crate through [`seed_tests!`](crate::seed_tests).
+//! Tic-tac-toe's 11 scenarios (`docs/tictactoe.md`, "Tests"), written once and run against any
+//! [`GameModule`]: this crate's `tests/scenarios.rs` runs each natively against
+//! [`TicTacToe`](crate::TicTacToe) and on the built `.wasm` (the author kit's
+//! `gamechain_runtime::native_and_wasm_tests!`, with the names of
+//! [`for_each_scenario!`](crate::for_each_scenario), listed once in `scenarios/list.rs`); other
+//! crates take [`SCENARIOS`] (e.g. `gamechain-tests`' instance-reuse test).
 //!
 //! Each scenario starts from [`setup`] (Alice and Bob hold 1_000 GOLD base units, Carol none,
 //! height 10), panics on the first failed assertion and returns the final [`MockCtx`] for further
-//! checks. Compiled natively for `cfg(test)` and with the `scenarios` feature.
+//! checks. Compiled natively with the `scenarios` feature.
 
 use gamechain_sdk::prelude::*;
 use gamechain_sdk::MockCtx;
@@ -18,44 +21,11 @@ pub const BOB: &str = "bob";
 /// A third account with no GOLD.
 pub const CAROL: &str = "carol";
 
-/// Expands to the seed's 11 tests,
-/// `#[test] fn <name>() { tictactoe::scenarios::<name>(&$module) }`, so another crate (with
-/// this crate's `scenarios` feature) runs them under the same names:
-///
-/// ```ignore
-/// mod tictactoe_wasm {
-///     tictactoe::seed_tests!(*WASM_TICTACTOE); // any expression whose `&` is a `&dyn GameModule`
-/// }
-/// ```
-#[macro_export]
-macro_rules! seed_tests {
-    ($module:expr) => {
-        $crate::seed_tests!(@each $module;
-            bad_ops_are_invalid,
-            cancel_refunds_and_only_while_open,
-            invited_opponent_is_enforced,
-            free_game_moves_no_gold,
-            occupied_or_bad_cell_is_invalid,
-            draw_refunds_both_players,
-            join_without_enough_gold_fails,
-            timeout_after_150_blocks,
-            only_the_player_to_move_may_move,
-            view_by_id_open_and_player,
-            x_wins_a_row_and_takes_the_pot,
-        );
-    };
-    (@each $module:expr; $($name:ident,)*) => {
-        $(
-            #[test]
-            fn $name() {
-                $crate::scenarios::$name(&$module);
-            }
-        )*
-    };
-}
+mod list;
+pub use list::{Scenario, SCENARIOS};
 
 // ---------------------------------------------------------------------------------------------
-// Helpers (the seed's, with the module under test passed in).
+// Helpers (with the module under test passed in).
 
 /// Alice and Bob with 1_000 GOLD base units each, at height 10.
 pub fn setup() -> MockCtx {
@@ -163,9 +133,9 @@ fn listed(ctx: &MockCtx, m: &dyn GameModule, query: &[(&str, &str)]) -> Vec<Stri
 }
 
 // ---------------------------------------------------------------------------------------------
-// The scenarios, in the seed's order.
+// The scenarios, in the order of `docs/tictactoe.md`, "Tests".
 
-/// Malformed ops fail as `invalid` with the seed's texts, and write nothing.
+/// Malformed ops fail as `invalid` with the texts of `docs/tictactoe.md`, and write nothing.
 pub fn bad_ops_are_invalid(m: &dyn GameModule) -> MockCtx {
     let mut ctx = setup();
     let state_before = ctx.kv.state.clone();
@@ -568,7 +538,7 @@ pub fn join_without_enough_gold_fails(m: &dyn GameModule) -> MockCtx {
     ctx
 }
 
-/// The seed's timeout test, verbatim: one block too early is invalid; the player whose turn it
+/// The reference timeout test: one block too early is invalid; the player whose turn it
 /// is cannot claim; a stranger is unauthorized; then the claim pays the pot.
 pub fn timeout_after_150_blocks(m: &dyn GameModule) -> MockCtx {
     let mut ctx = setup();
@@ -738,7 +708,7 @@ pub fn view_by_id_open_and_player(m: &dyn GameModule) -> MockCtx {
     ctx
 }
 
-/// The seed's first test, verbatim: the game of the live transcript, checking balances, board,
+/// The reference winning game (`docs/tictactoe.md`, "Tests"), the game of the live transcript, checking balances, board,
 /// events and payout along the way.
 pub fn x_wins_a_row_and_takes_the_pot(m: &dyn GameModule) -> MockCtx {
     let mut ctx = setup();
