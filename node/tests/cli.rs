@@ -5,56 +5,9 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Output;
-
+use common::cli::{failed, json_ok, run_on as run, text};
 use common::{free_port, gamechain, NodeProcess};
 use serde_json::Value;
-
-/// Runs `gamechain <args> --node <url>` on a blocking thread (the test's runtime keeps going).
-async fn run(cwd: &Path, url: &str, args: &[&str]) -> Output {
-    let (cwd, mut args) = (
-        cwd.to_path_buf(),
-        args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-    );
-    args.extend(["--node".to_string(), url.to_string()]);
-    tokio::task::spawn_blocking(move || {
-        gamechain(
-            &cwd,
-            None,
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        )
-    })
-    .await
-    .unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Asserts success and parses stdout as JSON.
-fn json_ok(what: &str, out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{what}: {}\nstderr: {}",
-        out.status,
-        text(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{what}: stdout is not JSON ({e}): {}", text(&out.stdout)))
-}
-
-/// Asserts exit `code` and a single stderr line starting with `error: <prefix>`.
-fn failed(what: &str, out: &Output, code: i32, prefix: &str) {
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{what}: stderr {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
-    assert!(
-        stderr.starts_with(&format!("error: {prefix}")),
-        "{what}: {stderr}"
-    );
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_commands_work_and_fail_clearly() {

@@ -6,61 +6,11 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::{gamechain, NodeProcess, BIN};
-use serde_json::Value;
+use common::cli::{failed, json_ok, run, run_on, text};
+use common::{NodeProcess, BIN};
 use sha2::{Digest, Sha256};
-
-/// Runs `gamechain <args>` in `cwd` on a blocking thread (the test's runtime keeps going).
-async fn run(cwd: &Path, args: &[&str]) -> Output {
-    let cwd = cwd.to_path_buf();
-    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-    tokio::task::spawn_blocking(move || {
-        gamechain(
-            &cwd,
-            None,
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        )
-    })
-    .await
-    .unwrap()
-}
-
-/// [`run`] with `--node <url>` appended.
-async fn run_on(cwd: &Path, url: &str, args: &[&str]) -> Output {
-    let mut args = args.to_vec();
-    args.extend(["--node", url]);
-    run(cwd, &args).await
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// Asserts success and parses stdout as JSON.
-fn json_ok(what: &str, out: &Output) -> Value {
-    assert!(
-        out.status.success(),
-        "{what}: {}\nstderr: {}",
-        out.status,
-        text(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{what}: stdout is not JSON ({e}): {}", text(&out.stdout)))
-}
-
-/// Asserts exit `code` and one stderr line starting with `error: <prefix>`.
-fn failed(what: &str, out: &Output, code: i32, prefix: &str) {
-    let stderr = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(code), "{what}: stderr {stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{what}: {stderr}");
-    assert!(
-        stderr.starts_with(&format!("error: {prefix}")),
-        "{what}: {stderr}"
-    );
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn module_new_build_deploy_and_play() {

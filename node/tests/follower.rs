@@ -7,14 +7,13 @@
 //! transaction and the field in its log, and keeps serving the blocks it verified.
 
 mod common;
-mod verify_support;
 
 use std::time::Duration;
 
+use common::replay::{verify_json, workload, Follower};
 use common::NodeProcess;
 use gamechain_client::client::BlockRef;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
-use verify_support::{verify_json, workload, Follower};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_followers_reach_the_sequencers_root_at_every_height() {

@@ -12,15 +12,14 @@
 //!   and the field (and the state key with its expected and replayed values).
 
 mod common;
-mod verify_support;
 
 use std::path::{Path, PathBuf};
 
+use common::replay::{run, verify_json, workload};
 use common::NodeProcess;
 use gamechain_runtime::chain::Header;
 use rusqlite::{params, Connection};
 use serde_json::Value;
-use verify_support::{run, verify_json, workload};
 
 /// Games played at once by the workload.
 const GAMES: usize = 6;

@@ -14,7 +14,7 @@
 //!
 //! - The `guest` profile (root `Cargo.toml`) is release + LTO, one codegen unit, `panic = "abort"`.
 //! - A 32 KiB stack instead of rustc's 1 MiB keeps the initial memory small, which makes a fresh
-//!   instance cheap (`shared/notes/measured-facts.md`).
+//!   instance cheap (the `move` bench in `tests/benches/move.rs` measures it).
 //! - The path remapping removes the checkout's location from the binary (panic locations carry
 //!   source paths), so two checkouts of one commit build byte-identical modules. A crate outside
 //!   this repository (`gamechain module new`) has its path dependencies outside its root, e.g.

@@ -104,7 +104,7 @@ async fn view(client: &Client, query: &[(&str, &str)]) -> Value {
     client.view("mnk", query).await.expect("the mnk view")
 }
 
-/// Checks game `id`'s log through `?log=`: seq order, `prevHash` chaining with the seed's
+/// Checks game `id`'s log through `?log=`: seq order, `prevHash` chaining with the reference's (`docs/mnk.md`)
 /// canonical-JSON SHA-256, the head equal to the game's `log_head`; returns the records.
 async fn checked_log(client: &Client, id: &str) -> Vec<Value> {
     let log = view(client, &[("log", id)]).await;

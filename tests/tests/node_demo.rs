@@ -1,8 +1,8 @@
-//! `gamechain demo` end to end: the seed's section-6 game played over real HTTP against a node
-//! started in-process on a fresh data directory. Every seed outcome is checked by the demo's
+//! `gamechain demo` end to end: the reference live game (`docs/tictactoe.md`, "Live game") played over real HTTP against a node
+//! started in-process on a fresh data directory. Every reference outcome is checked by the demo's
 //! own checks (`gamechain_node::cli::demo_checks`), which stop the run at the first difference; this
 //! test then checks the fresh-chain values (escrow 0 before and after) and the transcript's
-//! shape line by line against the seed's.
+//! shape line by line against the reference's.
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ use gamechain_node::cli::local_node::LocalNode;
 use gamechain_sdk::Amount;
 
 /// The transcript's lines with the run's values blanked: `<addr>`, `<txid>`, `<h>`, `<id>`.
-/// The seed's lines are the same text with its own values (section 6).
+/// The reference run's lines are the same text with its own values.
 const SEED_SHAPE: &[&str] = &[
     "alice <addr>",
     "bob   <addr>",
@@ -137,7 +137,7 @@ async fn demo_reproduces_every_seed_outcome_over_http() {
 
 #[test]
 fn blanking_turns_the_seed_transcript_into_its_shape() {
-    // Lines of the seed's own transcript (section 6) blank to the same shape.
+    // Lines of the reference run's own transcript blank to the same shape.
     let alice = "xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7";
     let bob = "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki";
     let id = "80566b04265ced78";

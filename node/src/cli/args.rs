@@ -28,7 +28,7 @@ pub struct Cli {
 pub enum Command {
     /// Run a node (sequencer, storage, HTTP/WebSocket API) until SIGINT or SIGTERM.
     Node(NodeArgs),
-    /// Play the seed's tic-tac-toe game over HTTP and check every outcome (starts a node
+    /// Play the reference tic-tac-toe game (docs/tictactoe.md) over HTTP and check every outcome (starts a node
     /// in-process unless --node is given).
     Demo(DemoArgs),
     /// Manage key files.

@@ -1,6 +1,6 @@
-//! `gamechain demo`: the seed's live game (`000_a84a33e6fd262b23.txt`, section 6, `play.mjs`)
+//! `gamechain demo`: the reference live game (`docs/tictactoe.md`, "Live game")
 //! played through the HTTP API with real keys and signatures, printed line by line like the
-//! seed's transcript, and checked against the seed's outcomes as it goes ([`crate::cli::demo_checks`]).
+//! reference transcript, and checked against the reference outcomes as it goes ([`crate::cli::demo_checks`]).
 //!
 //! [`play`] is the game itself against any node; [`run`] also starts a node in-process on a
 //! fresh temporary data directory when no node URL is given ([`crate::cli::local_node`]).
@@ -20,7 +20,7 @@ use crate::cli::local_node::LocalNode;
 use gamechain_client::client::{Client, ClientError};
 use gamechain_client::keyfile::write_key_file;
 
-/// How long the demo waits for one transaction's receipt by default (the seed's script waited
+/// How long the demo waits for one transaction's receipt by default (the reference script waited
 /// 90 s on the live chain; a local node answers in well under a second).
 pub const DEFAULT_RECEIPT_TIMEOUT: Duration = Duration::from_secs(60);
 
@@ -48,7 +48,7 @@ impl Default for DemoOptions {
 /// Why the demo stopped.
 #[derive(Debug)]
 pub enum DemoError {
-    /// An outcome differs from the seed's (the first one found).
+    /// An outcome differs from the reference game's (the first one found).
     Mismatch(Mismatch),
     /// A request failed at `step`.
     Client {
@@ -93,7 +93,7 @@ pub struct Step {
     pub receipt: Receipt,
 }
 
-/// Everything a finished demo observed (all of it already checked against the seed).
+/// Everything a finished demo observed (all of it already checked against the reference game).
 #[derive(Debug, Clone, PartialEq)]
 pub struct DemoOutcome {
     /// Alice's address (plays `x`).
@@ -156,8 +156,8 @@ pub async fn run(options: &DemoOptions, out: &mut dyn Write) -> Result<DemoOutco
     }
 }
 
-/// Plays the seed's game on the node `client` talks to, printing each step to `out` and
-/// checking each outcome against the seed; stops at the first difference. The node must have
+/// Plays the reference game (`docs/tictactoe.md`, "Live game") on the node `client` talks to, printing each step to `out` and
+/// checking each outcome against the reference; stops at the first difference. The node must have
 /// the `tictactoe` module and a faucet paying 100000 base units of GOLD.
 pub async fn play(
     client: &Client,

@@ -1,10 +1,10 @@
-//! What the seed's live game (`000_a84a33e6fd262b23.txt`, section 6) says each step of
+//! What the reference live game (`docs/tictactoe.md`, "Live game") says each step of
 //! `gamechain demo` must produce, and the comparisons that find the first difference.
 //!
 //! Pure functions only: the expected receipts, events and views are built from the players'
-//! addresses, the game id and block heights of this run (the seed's own were `xxURsC5w…`,
-//! `80566b04265ced78`, heights 1410–1420); everything else is the seed's literal value.
-//! `demo.rs` calls them as it plays; the unit tests below run them against the seed transcript.
+//! addresses, the game id and block heights of this run (the reference run's were `xxURsC5w…`,
+//! `80566b04265ced78`, heights 1410–1420); everything else is the reference's literal value.
+//! `demo.rs` calls them as it plays; the unit tests below run them against the reference transcript.
 
 use std::fmt;
 
@@ -18,7 +18,7 @@ pub const MODULE: &str = "tictactoe";
 pub const FAUCET_AMOUNT: Amount = Amount(100_000);
 /// The stake Alice puts up, base units (1.00 GOLD).
 pub const STAKE: Amount = Amount(100);
-/// Blocks after the last move before a timeout can be claimed (the seed: move at 1414, claim
+/// Blocks after the last move before a timeout can be claimed (the reference run: move at 1414, claim
 /// from 1564).
 pub const TIMEOUT_BLOCKS: u64 = 150;
 /// The error of a move on an occupied cell.
@@ -26,12 +26,12 @@ pub const CELL_TAKEN: &str = "invalid: cell is taken";
 /// The final board after Alice's win.
 pub const FINAL_BOARD: &str = "xxxoo....";
 
-/// The first outcome of a run that differs from the seed.
+/// The first outcome of a run that differs from the reference game.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mismatch {
     /// Which outcome (e.g. `move bob 0 (taken): error`).
     pub check: String,
-    /// The seed's value.
+    /// The reference value.
     pub expected: String,
     /// This run's value.
     pub found: String,
@@ -137,7 +137,7 @@ pub fn faucet(to: &str) -> ExpectedReceipt {
     )])
 }
 
-/// `create`: an open table of `id` for `x` with the seed's stake, open to anyone.
+/// `create`: an open table of `id` for `x` with the reference stake, open to anyone.
 pub fn created(id: &str, x: &str) -> ExpectedReceipt {
     ExpectedReceipt::success(vec![event(
         "tictactoe.created",
@@ -228,7 +228,7 @@ fn list_games(list: &Value) -> Vec<&Value> {
         .unwrap_or_default()
 }
 
-/// `?open=1` right after create: the table is listed once, exactly as the seed shows it.
+/// `?open=1` right after create: the table is listed once, exactly as the reference shows it.
 pub fn check_open_before_join(
     open: &Value,
     id: &str,

@@ -18,33 +18,17 @@ use axum::{middleware, Json, Router};
 use gamechain_chain::wire::TxidAnswer;
 use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
 use serde_json::Value;
-use tokio::sync::watch;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
-use crate::ledger::chain::Chain;
 use crate::ledger::error::ChainError;
 use crate::server::api_error::ApiError;
 use crate::server::rate_limit::{self, RateLimiter};
+use crate::server::state::AppState;
 use crate::server::ws;
-use crate::server::ws::BlockFeed;
-
-/// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
-#[derive(Clone)]
-pub struct AppState {
-    /// The running chain.
-    pub chain: Arc<Chain>,
-    /// The committed blocks, for WebSocket subscribers (the chain's [`BlockSink`](crate::ledger::chain::BlockSink)).
-    pub feed: Arc<BlockFeed>,
-    /// Turns true when the node shuts down.
-    pub shutdown: watch::Receiver<bool>,
-    /// A follower's sequencer: `POST /v1/tx` is forwarded there (`follower.rs`). `None` on
-    /// the sequencer itself.
-    pub upstream: Option<gamechain_client::client::Client>,
-}
 
 type ApiResult = Result<Json<Value>, ApiError>;
 

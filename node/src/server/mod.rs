@@ -6,6 +6,7 @@
 //! | `api.rs` | the axum router and handlers |
 //! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors; the mapping of the core's domain errors to HTTP statuses |
 //! | `rate_limit.rs` | the per-IP token bucket |
+//! | `state.rs` | [`state::AppState`]: what every handler gets |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription |
 //! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
 //! | `node.rs` | [`node::NodeHandle`], [`node::run_node`]: start, run, clean shutdown |
@@ -15,4 +16,5 @@ pub mod api_error;
 pub mod node;
 pub mod rate_limit;
 pub mod replica;
+pub mod state;
 pub mod ws;

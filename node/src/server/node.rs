@@ -20,7 +20,8 @@ use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::sequencer;
-use crate::server::api::{self, AppState};
+use crate::server::api;
+use crate::server::state::AppState;
 use crate::server::ws::BlockFeed;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,

@@ -12,7 +12,8 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::follower::{follow, open_replica, refused};
-use crate::server::api::{self, AppState};
+use crate::server::api;
+use crate::server::state::AppState;
 use crate::server::ws::BlockFeed;
 
 /// Runs a follower of `upstream_url` with `config` until `shutdown` resolves, serving the read

@@ -15,8 +15,8 @@ use tokio::sync::{broadcast, watch};
 use gamechain_chain::wire::Block;
 
 use crate::ledger::chain::BlockSink;
-use crate::server::api::AppState;
 use crate::server::api_error::ApiError;
+use crate::server::state::AppState;
 
 /// Close code sent to a subscriber that fell too far behind.
 pub const CLOSE_LAGGED: u16 = 4000;

@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn seed_addresses_parse_as_testnet() {
-        // Addresses printed by the live testnet game (seed 000_a84a33e6fd262b23.txt, section 6).
+        // Addresses printed by the reference live testnet game (`docs/tictactoe.md`, "Live game").
         for addr in [
             "xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7",
             "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki",

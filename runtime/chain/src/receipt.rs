@@ -1,7 +1,7 @@
 //! Receipts and events: what executing one transaction produced, in the JSON form the API
 //! serves and in the canonical binary form (borsh) that `receipt_root` commits to.
 //!
-//! JSON (seed `000_a84a33e6fd262b23.txt`): `{"ok": false, "error": "invalid: cell is taken",
+//! JSON (`node/API.md`, `docs/tictactoe.md`): `{"ok": false, "error": "invalid: cell is taken",
 //! "events": [], "fuel_used": 1234}`; a successful one has `"error": null` and its events, each
 //! `{"kind": "tictactoe.moved", "data": {...}}`.
 //!

@@ -440,7 +440,7 @@ fn a_block_plays_the_seed_game() {
         serde_json::from_slice(&chain.state.map["token/GOLD"]).unwrap();
     assert_eq!(gold.supply, Amount(5_000 + 2 * FAUCET), "the faucet mints");
 
-    // The seed's failed move alone in a block: only the nonce changes.
+    // The reference game's failed move (`docs/tictactoe.md`, "Live game") alone in a block: only the nonce changes.
     assert_eq!(chain.nonce(&BOB), 4);
     let before = chain.balance(&b);
     let out = chain.block(vec![tx(

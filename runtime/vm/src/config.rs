@@ -44,7 +44,7 @@ pub const MAX_WASM_STACK: usize = 1 << 20;
 
 /// Bytes of each pooled linear memory kept resident (reset with `memset`, not `madvise`) between
 /// instances: covers a Rust guest's 32 KiB stack, its static data and a typical call's heap
-/// (`shared/notes/measured-facts.md`).
+/// (measured: see `runtime/benches/module_load.rs`).
 pub(crate) const MEMORY_KEEP_RESIDENT: usize = 1 << 20;
 
 /// Bytes of each pooled table kept resident between instances (8192 entries).

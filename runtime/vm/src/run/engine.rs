@@ -13,7 +13,8 @@ use crate::abi::{allowed_features, MAX_TABLE_ELEMENTS};
 use crate::config::{
     Allocation, OptLevel, RuntimeConfig, MAX_WASM_STACK, MEMORY_KEEP_RESIDENT, TABLE_KEEP_RESIDENT,
 };
-use crate::run::host::{self, HostState};
+use crate::run::host::HostState;
+use crate::run::imports;
 use crate::run::limits::Limits;
 use crate::run::pool::{Instances, Lease};
 use crate::run::trap::HostError;
@@ -145,7 +146,7 @@ fn backend(
         .allocation_strategy(allocation);
     let engine = Engine::new(&c).map_err(engine_err)?;
     let mut linker = Linker::new(&engine);
-    host::register(&mut linker).map_err(engine_err)?;
+    imports::register(&mut linker).map_err(engine_err)?;
     Ok(Backend { engine, linker })
 }
 

@@ -1,5 +1,5 @@
-//! The host side of ABI version 1: every import of module `gamechain_v1` (ABI.md, "Host
-//! imports"), registered once on the `Linker`, and [`HostState`], the data of a call's `Store`.
+//! The host side of ABI version 1: [`HostState`], the data of a call's `Store`, and the helpers
+//! every host function of `imports.rs` (ABI.md, "Host imports") is written with.
 //!
 //! Host functions never implement `Ctx` semantics themselves: they decode guest memory, charge
 //! fuel from [`GAS_V1`], and call the `Ctx` (apply, end_block) or `StateRead` (view) the caller of
@@ -22,18 +22,16 @@
 use std::ops::Range;
 
 use gamechain_sdk::keys::{balance_key, module_key, module_prefix};
-use gamechain_sdk::{ActionError, Checkpoint, Ctx, StateRead, MAX_SCAN_LIMIT};
-use serde_json::Value;
-use wasmtime::{Caller, Extern, Linker, Memory};
+use gamechain_sdk::{ActionError, Ctx, StateRead, MAX_SCAN_LIMIT};
+use wasmtime::{Caller, Extern, Memory};
 
-use crate::abi::IMPORT_MODULE;
 use crate::gas::{bytes, GAS_V1 as GAS};
 use crate::run::limits::Limits;
 use crate::run::trap::HostTrap;
 
 /// Lines of `log`/`abort` text kept per call, and bytes kept per line (the rest is dropped).
-const LOG_LINES: usize = 64;
-const LOG_LINE_BYTES: usize = 1024;
+pub(crate) const LOG_LINES: usize = 64;
+pub(crate) const LOG_LINE_BYTES: usize = 1024;
 
 /// What the host calls of one entry-point call act on.
 pub(crate) enum Target {
@@ -103,18 +101,18 @@ impl StateRead for EmptyState {
 /// The data of one call's `Store`.
 pub(crate) struct HostState {
     /// What host calls act on, set for the duration of one entry-point call.
-    target: Target,
+    pub(crate) target: Target,
     /// The module's id (scope of `get`/`put`/`scan` in a view, where there is no `Ctx`).
-    module_id: &'static str,
+    pub(crate) module_id: &'static str,
     /// The instance's memory, attached after instantiation (or on first use from a start
     /// function).
-    memory: Option<Memory>,
+    pub(crate) memory: Option<Memory>,
     /// The bytes of the last `output` call.
     pub(crate) output: Option<Vec<u8>>,
     /// The error object (JSON) of the last failed bank call; empty when none.
-    last_error: Vec<u8>,
+    pub(crate) last_error: Vec<u8>,
     /// `public_random` calls so far in a view (in apply the `Ctx` counts).
-    view_random: u64,
+    pub(crate) view_random: u64,
     /// `log` and `abort` lines, for the node's log only.
     pub(crate) log: Vec<String>,
     /// The store's resource limiter.
@@ -169,7 +167,7 @@ impl HostState {
     }
 
     /// The caller's `Ctx` in apply / end_block.
-    fn ctx(&self) -> Option<&dyn Ctx> {
+    pub(crate) fn ctx(&self) -> Option<&dyn Ctx> {
         match self.target {
             // SAFETY: the pointer is live while it is attached (`Target::apply`'s contract), and
             // host calls run only inside the entry-point call that attached it.
@@ -179,7 +177,7 @@ impl HostState {
     }
 
     /// The caller's `Ctx` for a write; in a view (or detached) the read-only trap.
-    fn ctx_mut(&mut self) -> Result<&mut dyn Ctx, HostTrap> {
+    pub(crate) fn ctx_mut(&mut self) -> Result<&mut dyn Ctx, HostTrap> {
         match self.target {
             // SAFETY: as in `ctx`; the caller of the entry point gave a unique borrow and does
             // not use it until the call returns.
@@ -189,7 +187,7 @@ impl HostState {
     }
 
     /// The state a view reads (an empty one when detached). `None` in apply.
-    fn view_state(&self) -> Option<&dyn StateRead> {
+    pub(crate) fn view_state(&self) -> Option<&dyn StateRead> {
         match self.target {
             // SAFETY: as in `ctx`.
             Target::View(ptr) => Some(unsafe { &*ptr }),
@@ -198,15 +196,15 @@ impl HostState {
         }
     }
 
-    fn is_writable(&self) -> bool {
+    pub(crate) fn is_writable(&self) -> bool {
         matches!(self.target, Target::Apply(_))
     }
 
-    fn module(&self) -> &str {
+    pub(crate) fn module(&self) -> &str {
         self.ctx().map_or(self.module_id, |c| c.module())
     }
 
-    fn get(&self, key: &str) -> Option<Vec<u8>> {
+    pub(crate) fn get(&self, key: &str) -> Option<Vec<u8>> {
         match self.ctx() {
             Some(c) => c.get(key),
             None => self
@@ -215,7 +213,12 @@ impl HostState {
         }
     }
 
-    fn scan(&self, prefix: &str, start: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    pub(crate) fn scan(
+        &self,
+        prefix: &str,
+        start: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         match self.ctx() {
             Some(c) => c.scan(prefix, start, limit),
             None => {
@@ -234,14 +237,14 @@ impl HostState {
         }
     }
 
-    fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
+    pub(crate) fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
         match self.ctx() {
             Some(c) => c.read_raw(key),
             None => self.view_state()?.read_raw(key),
         }
     }
 
-    fn scan_raw(
+    pub(crate) fn scan_raw(
         &self,
         prefix: &str,
         start: Option<&str>,
@@ -256,7 +259,7 @@ impl HostState {
         }
     }
 
-    fn balance(&self, account: &str, token: &str) -> u128 {
+    pub(crate) fn balance(&self, account: &str, token: &str) -> u128 {
         match self.ctx() {
             Some(c) => c.balance(account, token),
             // As `ledger::balance`: a canonical decimal string, absent (or unreadable) = 0.
@@ -267,7 +270,7 @@ impl HostState {
         }
     }
 
-    fn public_random(&mut self) -> [u8; 32] {
+    pub(crate) fn public_random(&mut self) -> [u8; 32] {
         match self.ctx_mut() {
             Ok(c) => c.public_random(),
             Err(_) => {
@@ -279,7 +282,7 @@ impl HostState {
     }
 
     /// Records a bank call's result: `0` on success, `1` with `last_error` set on failure.
-    fn bank_status(&mut self, result: Result<(), ActionError>) -> i32 {
+    pub(crate) fn bank_status(&mut self, result: Result<(), ActionError>) -> i32 {
         match result {
             Ok(()) => 0,
             Err(e) => {
@@ -290,7 +293,7 @@ impl HostState {
         }
     }
 
-    fn push_log(&mut self, bytes: &[u8]) {
+    pub(crate) fn push_log(&mut self, bytes: &[u8]) {
         if self.log.len() < LOG_LINES {
             let line =
                 String::from_utf8_lossy(&bytes[..bytes.len().min(LOG_LINE_BYTES)]).into_owned();
@@ -299,15 +302,15 @@ impl HostState {
     }
 }
 
-type Cx<'a> = Caller<'a, HostState>;
-type R<T> = wasmtime::Result<T>;
+pub(crate) type Cx<'a> = Caller<'a, HostState>;
+pub(crate) type R<T> = wasmtime::Result<T>;
 
-fn fail(trap: HostTrap) -> wasmtime::Error {
+pub(crate) fn fail(trap: HostTrap) -> wasmtime::Error {
     wasmtime::Error::new(trap)
 }
 
 /// Takes `fuel` from the store; when it has less, empties it and traps out of fuel.
-fn charge(cx: &mut Cx<'_>, fuel: u64) -> R<()> {
+pub(crate) fn charge(cx: &mut Cx<'_>, fuel: u64) -> R<()> {
     let left = cx.get_fuel()?;
     match left.checked_sub(fuel) {
         Some(rest) => cx.set_fuel(rest),
@@ -321,7 +324,7 @@ fn charge(cx: &mut Cx<'_>, fuel: u64) -> R<()> {
 /// The instance's memory: attached after instantiation, or looked up once when a start function
 /// calls the host before that. A module is validated to export one, so `None` cannot happen for
 /// a loaded module; it is still a guest-visible trap rather than a panic.
-fn memory(cx: &mut Cx<'_>) -> R<Memory> {
+pub(crate) fn memory(cx: &mut Cx<'_>) -> R<Memory> {
     if let Some(m) = cx.data().memory {
         return Ok(m);
     }
@@ -346,7 +349,7 @@ pub(crate) fn span(ptr: i32, len: i32, size: usize) -> Result<Range<usize>, Host
 }
 
 /// Validates `N` ranges against the current memory.
-fn spans<const N: usize>(
+pub(crate) fn spans<const N: usize>(
     cx: &mut Cx<'_>,
     mem: Memory,
     raw: [(i32, i32); N],
@@ -360,13 +363,13 @@ fn spans<const N: usize>(
 }
 
 /// The text at `range`.
-fn text<'m>(mem: &'m [u8], range: &Range<usize>) -> Result<&'m str, HostTrap> {
+pub(crate) fn text<'m>(mem: &'m [u8], range: &Range<usize>) -> Result<&'m str, HostTrap> {
     std::str::from_utf8(&mem[range.clone()]).map_err(|_| HostTrap::InvalidUtf8)
 }
 
 /// Writes a variable-length result into the caller buffer `out` when it fits (charging
 /// `per_byte_out`), and returns its full length either way.
-fn write_out(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<i64> {
+pub(crate) fn write_out(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<i64> {
     if result.len() <= out.len() {
         charge(cx, bytes(GAS.per_byte_out, result.len()))?;
         let written = out.start..out.start + result.len();
@@ -377,7 +380,7 @@ fn write_out(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> 
 }
 
 /// Writes a fixed-size result (balance, public_random) at `out`.
-fn write_fixed(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<()> {
+pub(crate) fn write_fixed(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -> R<()> {
     debug_assert_eq!(out.len(), result.len());
     charge(cx, bytes(GAS.per_byte_out, result.len()))?;
     cx.data_mut().wrote(&out);
@@ -387,7 +390,7 @@ fn write_fixed(cx: &mut Cx<'_>, mem: Memory, out: Range<usize>, result: &[u8]) -
 
 /// The borsh encoding of a scan result: `u32 count`, then `u32 key_len, key, u32 value_len,
 /// value` per entry, little-endian.
-fn encode_scan(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn encode_scan(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
     let size = 4 + entries
         .iter()
         .map(|(k, v)| 8 + k.len() + v.len())
@@ -404,12 +407,12 @@ fn encode_scan(entries: &[(String, Vec<u8>)]) -> Vec<u8> {
 }
 
 /// A `u128` from the ABI's two `i64` halves.
-fn amount(lo: i64, hi: i64) -> u128 {
+pub(crate) fn amount(lo: i64, hi: i64) -> u128 {
     (u128::from(hi as u64) << 64) | u128::from(lo as u64)
 }
 
 /// A context text (`module_id`, `txid`, …) into the caller buffer; returns its length.
-fn context_text(
+pub(crate) fn context_text(
     mut cx: Cx<'_>,
     out_ptr: i32,
     out_cap: i32,
@@ -424,7 +427,7 @@ fn context_text(
 }
 
 /// `get` and `read_raw`: a value into the caller buffer, `-1` when absent.
-fn get_like(
+pub(crate) fn get_like(
     mut cx: Cx<'_>,
     key: (i32, i32),
     out: (i32, i32),
@@ -445,10 +448,11 @@ fn get_like(
 }
 
 /// A scan of the host state: `(prefix, start_after, limit)` to entries.
-type ScanFn = fn(&HostState, &str, Option<&str>, usize) -> Result<Vec<(String, Vec<u8>)>, HostTrap>;
+pub(crate) type ScanFn =
+    fn(&HostState, &str, Option<&str>, usize) -> Result<Vec<(String, Vec<u8>)>, HostTrap>;
 
 /// `scan` and `scan_raw`: the encoded entries into the caller buffer.
-fn scan_like(
+pub(crate) fn scan_like(
     mut cx: Cx<'_>,
     prefix: (i32, i32),
     start: (i32, i32),
@@ -487,7 +491,7 @@ fn scan_like(
 }
 
 /// The account/token/amount bank calls (`escrow_in`, `escrow_out`, `mint`, `burn`).
-fn transfer_like(
+pub(crate) fn transfer_like(
     mut cx: Cx<'_>,
     account: (i32, i32),
     token: (i32, i32),
@@ -514,271 +518,12 @@ fn transfer_like(
 }
 
 /// `output`, `abort` and `log`: the bytes at `(ptr, len)`, charged as read.
-fn read_input(cx: &mut Cx<'_>, ptr: i32, len: i32) -> R<Vec<u8>> {
+pub(crate) fn read_input(cx: &mut Cx<'_>, ptr: i32, len: i32) -> R<Vec<u8>> {
     charge(cx, GAS.host_call_base)?;
     let mem = memory(cx)?;
     let [r] = spans(cx, mem, [(ptr, len)])?;
     charge(cx, bytes(GAS.per_byte_in, r.len()))?;
     Ok(mem.data(&*cx)[r].to_vec())
-}
-
-/// Registers every import of [`IMPORTS`] on `linker`.
-pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
-    let m = IMPORT_MODULE;
-
-    // Context.
-    linker.func_wrap(m, "height", |mut cx: Cx<'_>| -> R<i64> {
-        charge(&mut cx, GAS.host_call_base)?;
-        Ok(cx.data().ctx().map_or(0, |c| c.height()) as i64)
-    })?;
-    linker.func_wrap(m, "block_time_ms", |mut cx: Cx<'_>| -> R<i64> {
-        charge(&mut cx, GAS.host_call_base)?;
-        Ok(cx.data().ctx().map_or(0, |c| c.block_time_ms()) as i64)
-    })?;
-    linker.func_wrap(m, "module_id", |cx: Cx<'_>, p: i32, c: i32| {
-        context_text(cx, p, c, |st| st.module().to_string())
-    })?;
-    linker.func_wrap(m, "txid", |cx: Cx<'_>, p: i32, c: i32| {
-        context_text(cx, p, c, |st| {
-            st.ctx().map_or(String::new(), |c| c.txid().to_string())
-        })
-    })?;
-    linker.func_wrap(m, "sequencer", |cx: Cx<'_>, p: i32, c: i32| {
-        context_text(cx, p, c, |st| {
-            st.ctx()
-                .map_or(String::new(), |c| c.sequencer().to_string())
-        })
-    })?;
-    linker.func_wrap(m, "checkpoint", |cx: Cx<'_>, p: i32, c: i32| {
-        context_text(cx, p, c, |st| {
-            let default = Checkpoint::default();
-            let cp = st.ctx().map_or(&default, |c| c.checkpoint());
-            // `serde_json::Value` maps are sorted: {"hash":…,"height":…}.
-            serde_json::json!({ "hash": cp.hash, "height": cp.height }).to_string()
-        })
-    })?;
-
-    // State.
-    linker.func_wrap(
-        m,
-        "get",
-        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
-            get_like(cx, (kp, kl), (op, oc), HostState::get)
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "read_raw",
-        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
-            get_like(cx, (kp, kl), (op, oc), HostState::read_raw)
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "put",
-        |mut cx: Cx<'_>, kp: i32, kl: i32, vp: i32, vl: i32| -> R<()> {
-            charge(&mut cx, GAS.host_call_base)?;
-            if !cx.data().is_writable() {
-                return Err(fail(HostTrap::ReadOnly));
-            }
-            let mem = memory(&mut cx)?;
-            let [key_r, val_r] = spans(&mut cx, mem, [(kp, kl), (vp, vl)])?;
-            let n = key_r.len() + val_r.len();
-            charge(
-                &mut cx,
-                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
-            )?;
-            let (data, st) = mem.data_and_store_mut(&mut cx);
-            let key = text(data, &key_r).map_err(fail)?;
-            let value = data[val_r].to_vec();
-            st.ctx_mut().map_err(fail)?.put(key, value);
-            Ok(())
-        },
-    )?;
-    linker.func_wrap(m, "delete", |mut cx: Cx<'_>, kp: i32, kl: i32| -> R<()> {
-        charge(&mut cx, GAS.host_call_base)?;
-        if !cx.data().is_writable() {
-            return Err(fail(HostTrap::ReadOnly));
-        }
-        let mem = memory(&mut cx)?;
-        let [key_r] = spans(&mut cx, mem, [(kp, kl)])?;
-        charge(&mut cx, bytes(GAS.per_byte_in, key_r.len()))?;
-        let (data, st) = mem.data_and_store_mut(&mut cx);
-        let key = text(data, &key_r).map_err(fail)?;
-        st.ctx_mut().map_err(fail)?.delete(key);
-        Ok(())
-    })?;
-    linker.func_wrap(
-        m,
-        "scan",
-        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
-            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), |st, p, s, l| {
-                Ok(st.scan(p, s, l))
-            })
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "scan_raw",
-        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
-            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), HostState::scan_raw)
-        },
-    )?;
-
-    // Bank.
-    linker.func_wrap(
-        m,
-        "balance",
-        |mut cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, op: i32| -> R<()> {
-            charge(&mut cx, GAS.host_call_base)?;
-            let mem = memory(&mut cx)?;
-            let [acct_r, token_r, out_r] = spans(&mut cx, mem, [(ap, al), (tp, tl), (op, 16)])?;
-            charge(
-                &mut cx,
-                bytes(GAS.per_byte_in, acct_r.len() + token_r.len()),
-            )?;
-            let balance = {
-                let (data, st) = mem.data_and_store_mut(&mut cx);
-                st.balance(
-                    text(data, &acct_r).map_err(fail)?,
-                    text(data, &token_r).map_err(fail)?,
-                )
-            };
-            write_fixed(&mut cx, mem, out_r, &balance.to_le_bytes())
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "escrow_in",
-        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
-                c.escrow_in(a, t, n)
-            })
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "escrow_out",
-        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
-                c.escrow_out(a, t, n)
-            })
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "mint",
-        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
-                c.mint(a, t, n)
-            })
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "burn",
-        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
-            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
-                c.burn(a, t, n)
-            })
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "create_token",
-        |mut cx: Cx<'_>,
-         sp: i32,
-         sl: i32,
-         np: i32,
-         nl: i32,
-         decimals: i32,
-         has_max: i32,
-         lo: i64,
-         hi: i64|
-         -> R<i32> {
-            charge(&mut cx, GAS.host_call_base)?;
-            if !cx.data().is_writable() {
-                return Err(fail(HostTrap::ReadOnly));
-            }
-            let mem = memory(&mut cx)?;
-            let [sym_r, name_r] = spans(&mut cx, mem, [(sp, sl), (np, nl)])?;
-            charge(&mut cx, bytes(GAS.per_byte_in, sym_r.len() + name_r.len()))?;
-            let (data, st) = mem.data_and_store_mut(&mut cx);
-            let (symbol, name) = (
-                text(data, &sym_r).map_err(fail)?,
-                text(data, &name_r).map_err(fail)?,
-            );
-            // Out of `u8` range counts as too many decimals: the ledger refuses anything above 18.
-            let decimals = u8::try_from(decimals).unwrap_or(u8::MAX);
-            let max = (has_max != 0).then(|| amount(lo, hi));
-            let result = st
-                .ctx_mut()
-                .map_err(fail)?
-                .create_token(symbol, name, decimals, max);
-            Ok(st.bank_status(result))
-        },
-    )?;
-    linker.func_wrap(
-        m,
-        "last_error",
-        |mut cx: Cx<'_>, op: i32, oc: i32| -> R<i32> {
-            charge(&mut cx, GAS.host_call_base)?;
-            let mem = memory(&mut cx)?;
-            let [out] = spans(&mut cx, mem, [(op, oc)])?;
-            let err = std::mem::take(&mut cx.data_mut().last_error);
-            let n = write_out(&mut cx, mem, out, &err);
-            cx.data_mut().last_error = err;
-            Ok(n? as i32)
-        },
-    )?;
-
-    // Events, randomness, output.
-    linker.func_wrap(
-        m,
-        "emit",
-        |mut cx: Cx<'_>, kp: i32, kl: i32, dp: i32, dl: i32| -> R<()> {
-            charge(&mut cx, GAS.host_call_base)?;
-            let mem = memory(&mut cx)?;
-            let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
-            let n = kind_r.len() + data_r.len();
-            charge(
-                &mut cx,
-                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_event, n)),
-            )?;
-            let (data, st) = mem.data_and_store_mut(&mut cx);
-            let kind = text(data, &kind_r).map_err(fail)?;
-            let value: Value =
-                serde_json::from_slice(&data[data_r]).map_err(|_| fail(HostTrap::BadEventJson))?;
-            // A view has no receipt: its events are checked and dropped.
-            if let Ok(ctx) = st.ctx_mut() {
-                ctx.emit(kind, value);
-            }
-            Ok(())
-        },
-    )?;
-    linker.func_wrap(m, "public_random", |mut cx: Cx<'_>, op: i32| -> R<()> {
-        charge(&mut cx, GAS.host_call_base)?;
-        let mem = memory(&mut cx)?;
-        let [out] = spans(&mut cx, mem, [(op, 32)])?;
-        let random = cx.data_mut().public_random();
-        write_fixed(&mut cx, mem, out, &random)
-    })?;
-    linker.func_wrap(m, "output", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
-        let bytes = read_input(&mut cx, p, l)?;
-        cx.data_mut().output = Some(bytes);
-        Ok(())
-    })?;
-    linker.func_wrap(m, "abort", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
-        let msg = read_input(&mut cx, p, l)?;
-        cx.data_mut().push_log(&msg);
-        Err(fail(HostTrap::Panicked))
-    })?;
-    linker.func_wrap(m, "log", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
-        let msg = read_input(&mut cx, p, l)?;
-        cx.data_mut().push_log(&msg);
-        Ok(())
-    })?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wasmtime::{
-    Extern, Global, Instance, InstancePre, Memory, Module, ModuleExport, Store, TypedFunc, Val,
+    Extern, Global, Instance, InstancePre, Memory, Module, ModuleExport, Store, TypedFunc,
     WasmParams, WasmResults,
 };
 
@@ -134,7 +134,7 @@ struct Exports {
 }
 
 /// What [`WasmModule::verify`] calls an instance just created.
-const NEW_INSTANCE: &str = "a new instance";
+pub(crate) const NEW_INSTANCE: &str = "a new instance";
 
 /// Source of [`WasmModule`]'s `uid`s.
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
@@ -157,17 +157,17 @@ struct Raw {
 
 /// A loaded guest module. Cheap to share (`Arc`); calls may run concurrently from many threads.
 pub struct WasmModule {
-    runtime: Arc<Runtime>,
+    pub(crate) runtime: Arc<Runtime>,
     /// Whether the module runs on the pooled engine (else on the on-demand one).
     pooled: bool,
-    id: &'static str,
+    pub(crate) id: &'static str,
     code_hash: String,
     pre: InstancePre<HostState>,
     exports: Exports,
     /// Identifies this module's warm instances in the runtime's idle list.
     uid: u64,
     /// How instances are reset.
-    plan: Plan,
+    pub(crate) plan: Plan,
     /// The pristine snapshot; `Some` exactly when instances of this module may be reused.
     pristine: Option<Pristine>,
     /// Instances created so far (see [`WasmModule::instantiations`]).
@@ -647,91 +647,6 @@ impl WasmModule {
         }))
     }
 
-    /// Resets a warm instance after a call that returned normally: the chunks written (by the
-    /// module or the host), the mutable globals and `dirty`. `false` when it cannot be reset
-    /// (its memory grew): drop it.
-    fn reset(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine) -> bool {
-        let (plan, Some(dirty)) = (&self.plan, h.dirty) else {
-            return false;
-        };
-        if h.memory.data_size(&*store) != plan.initial_bytes {
-            return false;
-        }
-        let Some(marked) = dirty.get(&mut *store).i64() else {
-            return false;
-        };
-        let written = marked as u64 | store.data().host_writes;
-        let memory = h.memory.data_mut(&mut *store);
-        for range in plan.restore_ranges(written) {
-            memory[range.clone()].copy_from_slice(&pristine.memory[range]);
-        }
-        for (global, value) in h.globals.iter().zip(&pristine.globals) {
-            if global.set(&mut *store, *value).is_err() {
-                return false;
-            }
-        }
-        if dirty.set(&mut *store, Val::I64(0)).is_err() {
-            return false;
-        }
-        // Back at 0 after any call that returned; set anyway, it is one store.
-        if h.stack.set(&mut *store, Val::I32(0)).is_err() {
-            return false;
-        }
-        store.data_mut().host_writes = 0;
-        if self.runtime.config.verify_reuse {
-            self.verify(store, h, pristine, "a reset instance");
-        }
-        true
-    }
-
-    /// Panics unless the instance's memory, mutable globals and `dirty` equal the snapshot.
-    fn verify(&self, store: &mut Store<HostState>, h: &Handles, pristine: &Pristine, what: &str) {
-        let id = self.id;
-        let memory = h.memory.data(&*store);
-        assert_eq!(
-            memory.len(),
-            pristine.memory.len(),
-            "module {id}: {what} has another memory size"
-        );
-        if let Some(at) = memory
-            .iter()
-            .zip(&pristine.memory)
-            .position(|(a, b)| a != b)
-        {
-            panic!(
-                "module {id}: {what} differs from the pristine memory at byte {at} ({} != {})",
-                memory[at], pristine.memory[at]
-            );
-        }
-        for (i, (global, value)) in h.globals.iter().zip(&pristine.globals).enumerate() {
-            let now = global.get(&mut *store);
-            assert_eq!(
-                bits(&now),
-                bits(value),
-                "module {id}: {what} differs in mutable global #{i}"
-            );
-        }
-        // A new instance's `dirty` may hold its start function's marks (restored with the rest
-        // after its first call); a reset one's must be clear.
-        if let Some(dirty) = h.dirty.filter(|_| what != NEW_INSTANCE) {
-            assert_eq!(
-                dirty.get(&mut *store).i64(),
-                Some(0),
-                "module {id}: {what} has dirty marks"
-            );
-        }
-        assert_eq!(
-            store.data().host_writes,
-            0,
-            "module {id}: {what} has host write marks"
-        );
-        assert_eq!(
-            h.stack.get(&mut *store).i32(),
-            Some(0),
-            "module {id}: {what} has a stack height"
-        );
-    }
-
     /// A validated function export of `instance`, typed.
     fn func<P: WasmParams, R: WasmResults>(
         &self,
@@ -790,17 +705,6 @@ fn stack_checked(
     match stack.get(&mut *store).i32() {
         Some(height) if height as u32 > STACK_LIMIT => wasmtime::Error::new(HostTrap::StackLimit),
         _ => err,
-    }
-}
-
-/// The bits of a numeric global's value (`None` for references), for comparisons.
-fn bits(v: &Val) -> Option<u64> {
-    match *v {
-        Val::I32(x) => Some(x as u32 as u64),
-        Val::I64(x) => Some(x as u64),
-        Val::F32(x) => Some(u64::from(x)),
-        Val::F64(x) => Some(x),
-        _ => None,
     }
 }
 

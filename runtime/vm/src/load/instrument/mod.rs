@@ -3,7 +3,7 @@
 //! instance").
 //!
 //! **Why.** A fresh instance per call costs several times the call itself
-//! (`shared/notes/measured-facts.md`: instantiation, and the operating system's page faults and
+//! (measured on the project's 2-core machines: instantiation, and the operating system's page faults and
 //! `madvise` when a pooled memory is reset; the tic-tac-toe move bench: ~6x native with a fresh
 //! pooled instance). A reused instance only needs back what the call changed. Asking the OS
 //! which pages were written costs system calls per call; copying the whole initial memory back

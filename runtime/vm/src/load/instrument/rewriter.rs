@@ -70,77 +70,12 @@ impl<'a> Rewriter<'a> {
             unfit: false,
         };
         // Pass 1: everything but the code; the memory's size is needed before the code.
-        for payload in Parser::new(0).parse_all(wasm) {
-            match payload? {
-                Payload::Version {
-                    encoding: wasmparser::Encoding::Module,
-                    ..
-                } => {}
-                Payload::Version { .. } => return Ok(None),
-                Payload::TypeSection(s) => {
-                    for group in s {
-                        for sub in group?.into_types() {
-                            r.type_params.push(match &sub.composite_type.inner {
-                                wasmparser::CompositeInnerType::Func(f) => {
-                                    Some(f.params().len() as u32)
-                                }
-                                _ => None,
-                            });
-                        }
-                    }
-                }
-                Payload::ImportSection(s) => {
-                    for import in s.into_imports() {
-                        match import?.ty {
-                            TypeRef::Func(_) | TypeRef::FuncExact(_) => r.func_imports += 1,
-                            TypeRef::Global(_) => {
-                                r.global_imports += 1;
-                                r.other_imports = true;
-                            }
-                            _ => r.other_imports = true,
-                        }
-                    }
-                }
-                Payload::FunctionSection(s) => {
-                    for t in s {
-                        r.func_types.push(t?);
-                    }
-                }
-                Payload::TableSection(s) => r.tables += s.count(),
-                Payload::MemorySection(s) => {
-                    for m in s {
-                        r.memories.push(m?);
-                    }
-                }
-                Payload::GlobalSection(s) => {
-                    for g in s {
-                        r.globals.push(g?.ty);
-                    }
-                }
-                Payload::ExportSection(s) => {
-                    for e in s {
-                        r.exports.push(e?.name.to_string());
-                    }
-                }
-                Payload::StartSection { func, .. } => r.start = Some(func),
-                _ => {}
-            }
+        if !r.read_sections()? {
+            return Ok(None);
         }
-        let [memory] = r.memories[..] else {
+        let Some((initial_bytes, chunk_shift)) = r.memory_geometry() else {
             return Ok(None);
         };
-        if memory.memory64 || memory.shared || memory.page_size_log2.is_some_and(|p| p != 16) {
-            return Ok(None);
-        }
-        let initial_bytes =
-            usize::try_from(memory.initial.saturating_mul(1 << 16)).unwrap_or(usize::MAX);
-        if initial_bytes > 1 << 32 {
-            return Ok(None);
-        }
-        let chunk = (initial_bytes.div_ceil(CHUNKS as usize))
-            .max(1)
-            .next_power_of_two();
-        let chunk_shift = chunk.trailing_zeros();
 
         let prefix = reserved_prefix(&r.exports);
         let dirty_index = r.global_imports + r.globals.len() as u32;
@@ -184,79 +119,9 @@ impl<'a> Rewriter<'a> {
             return Ok(None);
         }
 
-        // The plan's verdict on reuse.
-        if r.tables > 1 {
-            r.refuse("more than one table");
-        }
-        if r.other_imports {
-            r.refuse("imports something other than functions");
-        }
-        if r.globals.iter().any(|g| {
-            g.mutable
-                && !matches!(
-                    g.content_type,
-                    ValType::I32 | ValType::I64 | ValType::F32 | ValType::F64
-                )
-        }) {
-            r.refuse("a mutable global of a reference type");
-        }
-        if mutable.len() > MAX_RESET_GLOBALS {
-            r.refuse("too many mutable globals to reset cheaply");
-        }
-        if let Some(start) = r.start {
-            if r.may_call_out(start) {
-                r.refuse("the start function may call the host");
-            }
-        }
+        r.judge_reuse(mutable.len());
 
-        // Assemble: every section verbatim, except globals, exports and code.
-        let mut out = Vec::with_capacity(wasm.len() + wasm.len() / 4);
-        out.extend_from_slice(&wasm[..8]);
-        let mut reader = BinaryReader::new(&wasm[8..], 8);
-        let (mut globals_done, mut exports_done) = (false, false);
-        while !reader.eof() {
-            let id = reader.read_u8()?;
-            let len = reader.read_var_u32()? as usize;
-            let start = reader.original_position();
-            let contents = reader.read_bytes(len)?;
-            if id != 0 {
-                if !globals_done && rank(id) > rank(6) {
-                    section(&mut out, 6, &globals_with(&[], 0));
-                    globals_done = true;
-                }
-                if !exports_done && rank(id) > rank(7) {
-                    section(&mut out, 7, &exports_with(&[], 0, &added));
-                    exports_done = true;
-                }
-            }
-            match id {
-                6 => {
-                    let (count, rest) = split_count(contents, start)?;
-                    section(&mut out, 6, &globals_with(rest, count));
-                    globals_done = true;
-                }
-                7 => {
-                    let (count, rest) = split_count(contents, start)?;
-                    section(&mut out, 7, &exports_with(rest, count, &added));
-                    exports_done = true;
-                }
-                10 => {
-                    let mut code = Vec::with_capacity(r.bodies.len() + 5);
-                    leb_u32(&mut code, r.body_count);
-                    code.extend_from_slice(&r.bodies);
-                    section(&mut out, 10, &code);
-                }
-                // The start function becomes an export the host calls (see `Plan`).
-                8 => {}
-                _ => section(&mut out, id, contents),
-            }
-        }
-        if !globals_done {
-            section(&mut out, 6, &globals_with(&[], 0));
-        }
-        if !exports_done {
-            section(&mut out, 7, &exports_with(&[], 0, &added));
-        }
+        let out = r.assemble(&added)?;
         let plan = Plan {
             dirty_export,
             stack_export,
@@ -270,6 +135,170 @@ impl<'a> Rewriter<'a> {
             },
         };
         Ok(Some((out, plan)))
+    }
+
+    /// Pass 1: the types, imports, functions, tables, memories, globals, exports and start
+    /// function, everything but the code. `false` when the bytes are not a core module.
+    fn read_sections(&mut self) -> Res<bool> {
+        for payload in Parser::new(0).parse_all(self.wasm) {
+            match payload? {
+                Payload::Version {
+                    encoding: wasmparser::Encoding::Module,
+                    ..
+                } => {}
+                Payload::Version { .. } => return Ok(false),
+                Payload::TypeSection(s) => {
+                    for group in s {
+                        for sub in group?.into_types() {
+                            self.type_params.push(match &sub.composite_type.inner {
+                                wasmparser::CompositeInnerType::Func(f) => {
+                                    Some(f.params().len() as u32)
+                                }
+                                _ => None,
+                            });
+                        }
+                    }
+                }
+                Payload::ImportSection(s) => {
+                    for import in s.into_imports() {
+                        match import?.ty {
+                            TypeRef::Func(_) | TypeRef::FuncExact(_) => self.func_imports += 1,
+                            TypeRef::Global(_) => {
+                                self.global_imports += 1;
+                                self.other_imports = true;
+                            }
+                            _ => self.other_imports = true,
+                        }
+                    }
+                }
+                Payload::FunctionSection(s) => {
+                    for t in s {
+                        self.func_types.push(t?);
+                    }
+                }
+                Payload::TableSection(s) => self.tables += s.count(),
+                Payload::MemorySection(s) => {
+                    for m in s {
+                        self.memories.push(m?);
+                    }
+                }
+                Payload::GlobalSection(s) => {
+                    for g in s {
+                        self.globals.push(g?.ty);
+                    }
+                }
+                Payload::ExportSection(s) => {
+                    for e in s {
+                        self.exports.push(e?.name.to_string());
+                    }
+                }
+                Payload::StartSection { func, .. } => self.start = Some(func),
+                _ => {}
+            }
+        }
+        Ok(true)
+    }
+
+    /// The memory's initial size in bytes and the dirty-chunk shift (chunk = initial size / 64,
+    /// rounded up to a power of two). `None` unless there is exactly one 32-bit memory of
+    /// 64 KiB pages of at most 4 GiB.
+    fn memory_geometry(&self) -> Option<(usize, u32)> {
+        let [memory] = self.memories[..] else {
+            return None;
+        };
+        if memory.memory64 || memory.shared || memory.page_size_log2.is_some_and(|p| p != 16) {
+            return None;
+        }
+        let initial_bytes =
+            usize::try_from(memory.initial.saturating_mul(1 << 16)).unwrap_or(usize::MAX);
+        if initial_bytes > 1 << 32 {
+            return None;
+        }
+        let chunk = (initial_bytes.div_ceil(CHUNKS as usize))
+            .max(1)
+            .next_power_of_two();
+        let chunk_shift = chunk.trailing_zeros();
+        Some((initial_bytes, chunk_shift))
+    }
+
+    /// The plan's verdict on reuse (see [`Plan::reuse`]): what the host could not restore.
+    fn judge_reuse(&mut self, mutable_globals: usize) {
+        if self.tables > 1 {
+            self.refuse("more than one table");
+        }
+        if self.other_imports {
+            self.refuse("imports something other than functions");
+        }
+        if self.globals.iter().any(|g| {
+            g.mutable
+                && !matches!(
+                    g.content_type,
+                    ValType::I32 | ValType::I64 | ValType::F32 | ValType::F64
+                )
+        }) {
+            self.refuse("a mutable global of a reference type");
+        }
+        if mutable_globals > MAX_RESET_GLOBALS {
+            self.refuse("too many mutable globals to reset cheaply");
+        }
+        if let Some(start) = self.start {
+            if self.may_call_out(start) {
+                self.refuse("the start function may call the host");
+            }
+        }
+    }
+
+    /// The instrumented module: every section verbatim, except globals, exports (plus `added`)
+    /// and code (the rewritten bodies); the start section is dropped (its function is exported).
+    fn assemble(&self, added: &[(String, u8, u32)]) -> Res<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.wasm.len() + self.wasm.len() / 4);
+        out.extend_from_slice(&self.wasm[..8]);
+        let mut reader = BinaryReader::new(&self.wasm[8..], 8);
+        let (mut globals_done, mut exports_done) = (false, false);
+        while !reader.eof() {
+            let id = reader.read_u8()?;
+            let len = reader.read_var_u32()? as usize;
+            let start = reader.original_position();
+            let contents = reader.read_bytes(len)?;
+            if id != 0 {
+                if !globals_done && rank(id) > rank(6) {
+                    section(&mut out, 6, &globals_with(&[], 0));
+                    globals_done = true;
+                }
+                if !exports_done && rank(id) > rank(7) {
+                    section(&mut out, 7, &exports_with(&[], 0, added));
+                    exports_done = true;
+                }
+            }
+            match id {
+                6 => {
+                    let (count, rest) = split_count(contents, start)?;
+                    section(&mut out, 6, &globals_with(rest, count));
+                    globals_done = true;
+                }
+                7 => {
+                    let (count, rest) = split_count(contents, start)?;
+                    section(&mut out, 7, &exports_with(rest, count, added));
+                    exports_done = true;
+                }
+                10 => {
+                    let mut code = Vec::with_capacity(self.bodies.len() + 5);
+                    leb_u32(&mut code, self.body_count);
+                    code.extend_from_slice(&self.bodies);
+                    section(&mut out, 10, &code);
+                }
+                // The start function becomes an export the host calls (see `Plan`).
+                8 => {}
+                _ => section(&mut out, id, contents),
+            }
+        }
+        if !globals_done {
+            section(&mut out, 6, &globals_with(&[], 0));
+        }
+        if !exports_done {
+            section(&mut out, 7, &exports_with(&[], 0, added));
+        }
+        Ok(out)
     }
 
     pub(super) fn refuse(&mut self, why: &str) {

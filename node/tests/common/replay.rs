@@ -1,17 +1,14 @@
 //! Helpers of the replay tests (`verify.rs`, `follower.rs`): a game workload sent to a node
-//! over HTTP, and running `gamechain verify` / `export` and reading their JSON.
-
-#![allow(dead_code, reason = "each test file uses a different part")]
+//! over HTTP, running `gamechain verify` and reading its JSON, and a follower process.
 
 use std::path::Path;
-use std::process::Output;
 
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;
 use serde_json::{json, Value};
 
-use crate::common::gamechain;
+pub use super::cli::run;
 
 fn game(op: Value) -> Action {
     Action::game("tictactoe", &op)
@@ -84,23 +81,6 @@ pub async fn workload(client: &Client, games: usize) {
     }
 }
 
-/// Runs `gamechain <args>` on a blocking thread.
-pub async fn run(cwd: &Path, args: &[&str]) -> Output {
-    let (cwd, args) = (
-        cwd.to_path_buf(),
-        args.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-    );
-    tokio::task::spawn_blocking(move || {
-        gamechain(
-            &cwd,
-            None,
-            &args.iter().map(String::as_str).collect::<Vec<_>>(),
-        )
-    })
-    .await
-    .unwrap()
-}
-
 /// `gamechain verify <source...> --json`: the exit code and the report.
 pub async fn verify_json(cwd: &Path, source: &[&str]) -> (i32, Value) {
     let mut args = vec!["verify"];
@@ -121,7 +101,7 @@ pub async fn verify_json(cwd: &Path, source: &[&str]) -> (i32, Value) {
 /// port), logging to `<dir>/follower-<n>.log`.
 pub struct Follower {
     /// Its configuration (the process field of it is unused).
-    pub node: crate::common::NodeProcess,
+    pub node: super::NodeProcess,
     child: Option<std::process::Child>,
     starts: u32,
     upstream: String,
@@ -131,7 +111,7 @@ impl Follower {
     /// A follower of `upstream` in `dir` (not started).
     pub fn new(dir: &Path, upstream: &str) -> Follower {
         Follower {
-            node: crate::common::NodeProcess::new(dir, ""),
+            node: super::NodeProcess::new(dir, ""),
             child: None,
             starts: 0,
             upstream: upstream.to_string(),

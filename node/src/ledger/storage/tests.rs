@@ -1,0 +1,185 @@
+//! Tests of the SQLite storage: migrations, the writer lock, blocks, state and receipts round-trip.
+
+use super::*;
+use gamechain_runtime::chain::{receipt_root, tx_root, Action, Event, Network, SecretKey, TxBody};
+use gamechain_sdk::Checkpoint;
+use serde_json::json;
+
+fn key(n: u8) -> SecretKey {
+    SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
+}
+
+fn block(height: u64, prev: [u8; 32], txs: Vec<IncludedTx>, state_root: [u8; 32]) -> Block {
+    let seq = key(9);
+    let receipts: Vec<Receipt> = txs.iter().map(|t| t.receipt.clone()).collect();
+    let signed: Vec<SignedTx> = txs.iter().map(|t| t.tx.clone()).collect();
+    let header = Header {
+        height,
+        prev_hash: prev,
+        time_ms: 1_000 + height,
+        sequencer: seq.address(),
+        checkpoint: Checkpoint::default(),
+        tx_root: tx_root(&signed),
+        receipt_root: receipt_root(&receipts),
+        state_root,
+    };
+    Block {
+        header: SignedHeader::sign(header, &seq),
+        txs,
+        end_block: vec![("tictactoe".into(), Receipt::success(vec![], 7))],
+    }
+}
+
+#[test]
+fn migrations_run_once_from_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let s = Storage::open(&path).unwrap();
+    assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
+    assert!(s.head().unwrap().is_none());
+    assert!(s.chain_identity().unwrap().is_none());
+    let mode: String = s
+        .conn
+        .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+    let sync: i64 = s
+        .conn
+        .query_row("PRAGMA synchronous", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(sync, 2, "FULL");
+    drop(s);
+    // Reopening applies nothing new; a newer schema is refused.
+    let s = Storage::open(&path).unwrap();
+    assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
+    s.conn
+        .execute(
+            "UPDATE meta SET value = CAST('99' AS BLOB) WHERE key = 'schema_version'",
+            [],
+        )
+        .unwrap();
+    drop(s);
+    assert!(matches!(
+        Storage::open(&path),
+        Err(StorageError::TooNew { found: 99, .. })
+    ));
+}
+
+#[test]
+fn a_second_writer_is_refused_until_the_first_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let first = Storage::open(&path).unwrap();
+    assert!(matches!(Storage::open(&path), Err(StorageError::InUse(p)) if p == path));
+    let reader = Storage::open_reader(&path).expect("readers need no lock");
+    drop(reader);
+    drop(first);
+    Storage::open(&path).expect("the lock went with the first writer");
+}
+
+#[test]
+fn blocks_state_and_receipts_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+
+    let entries = vec![
+        ("token/GOLD".to_string(), b"{}".to_vec()),
+        ("bal/a/GOLD".to_string(), b"5".to_vec()),
+    ];
+    let mut hash = StateHash::from_entries(entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+    let g = block(0, [0; 32], vec![], hash.root());
+    let code = BTreeMap::from([("ab".repeat(32), vec![0u8, 97, 115, 109])]);
+    s.commit_genesis(
+        &g,
+        &entries,
+        &hash,
+        &code,
+        &"11".repeat(32),
+        &"22".repeat(32),
+    )
+    .unwrap();
+    assert!(
+        s.commit_genesis(&g, &entries, &hash, &code, "x", "y")
+            .is_err(),
+        "genesis twice"
+    );
+
+    let alice = key(1);
+    let t = TxBody {
+        chain_id: "c".into(),
+        from: alice.address(),
+        nonce: 0,
+        action: Action::Faucet {
+            token: "GOLD".into(),
+        },
+    }
+    .sign(&alice);
+    let receipt = Receipt::success(
+        vec![Event {
+            kind: "faucet".into(),
+            data: json!({"b": 1, "a": "x"}),
+        }],
+        0,
+    );
+    let mut writes = WriteSet::new();
+    writes.insert("bal/a/GOLD".into(), None);
+    writes.insert("nonce/x".into(), Some(b"1".to_vec()));
+    hash.apply("bal/a/GOLD", Some(b"5"), None);
+    hash.apply("nonce/x", None, Some(b"1"));
+    let b1 = block(
+        1,
+        g.header.header.hash(),
+        vec![IncludedTx {
+            tx: t.clone(),
+            receipt: receipt.clone(),
+        }],
+        hash.root(),
+    );
+    let from = alice.address();
+    s.commit_block(&b1, &[(&from, 0)], &writes, &hash).unwrap();
+    // A block that does not extend the head is refused and changes nothing.
+    let stray = block(5, [1; 32], vec![], hash.root());
+    assert!(s
+        .commit_block(&stray, &[], &WriteSet::new(), &hash)
+        .is_err());
+    drop(s);
+
+    let r = Storage::open_reader(&path).unwrap();
+    assert_eq!(
+        r.chain_identity().unwrap(),
+        Some(("11".repeat(32), "22".repeat(32)))
+    );
+    let head = r.head().unwrap().unwrap();
+    assert_eq!(head.header, b1.header);
+    assert_eq!(head.state_hash.root(), hash.root());
+    assert_eq!(r.block(0).unwrap().unwrap(), g);
+    assert_eq!(r.block(1).unwrap().unwrap(), b1);
+    assert!(r.block(2).unwrap().is_none());
+    let rec = r.tx(&t.txid()).unwrap().unwrap();
+    assert_eq!(
+        rec.status,
+        TxStatus::Included {
+            height: 1,
+            index: 0,
+            receipt
+        }
+    );
+    assert!(r.has_tx(&t.txid()).unwrap());
+    assert!(!r.has_tx(&"00".repeat(32)).unwrap());
+    let state = r.load_state().unwrap();
+    assert_eq!(
+        state.map.keys().collect::<Vec<_>>(),
+        ["nonce/x", "token/GOLD"],
+        "the delete and the put were applied"
+    );
+    assert_eq!(
+        StateHash::from_entries(state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))).root(),
+        hash.root()
+    );
+    assert_eq!(r.code().unwrap(), code);
+    assert!(
+        r.conn.execute("DELETE FROM state", []).is_err(),
+        "the reader is read-only"
+    );
+}

@@ -1,0 +1,287 @@
+//! The `gamechain_v1` host functions (ABI.md, "Host imports"), registered once on the
+//! `Linker`: context, state, bank, and events/randomness/output, each group in its own function.
+//! Every one follows the rules in `host.rs`'s documentation, using its helpers.
+
+use gamechain_sdk::Checkpoint;
+use serde_json::Value;
+use wasmtime::Linker;
+
+use crate::abi::IMPORT_MODULE;
+use crate::gas::{bytes, GAS_V1 as GAS};
+use crate::run::host::*;
+use crate::run::trap::HostTrap;
+
+/// Registers every import of [`IMPORTS`] on `linker`.
+pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
+    let m = IMPORT_MODULE;
+    register_context(linker, m)?;
+    register_state(linker, m)?;
+    register_bank(linker, m)?;
+    register_output(linker, m)?;
+    Ok(())
+}
+
+/// `height`, `block_time_ms`, `module_id`, `txid`, `sequencer`, `checkpoint`.
+fn register_context(linker: &mut Linker<HostState>, m: &str) -> R<()> {
+    linker.func_wrap(m, "height", |mut cx: Cx<'_>| -> R<i64> {
+        charge(&mut cx, GAS.host_call_base)?;
+        Ok(cx.data().ctx().map_or(0, |c| c.height()) as i64)
+    })?;
+    linker.func_wrap(m, "block_time_ms", |mut cx: Cx<'_>| -> R<i64> {
+        charge(&mut cx, GAS.host_call_base)?;
+        Ok(cx.data().ctx().map_or(0, |c| c.block_time_ms()) as i64)
+    })?;
+    linker.func_wrap(m, "module_id", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| st.module().to_string())
+    })?;
+    linker.func_wrap(m, "txid", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| {
+            st.ctx().map_or(String::new(), |c| c.txid().to_string())
+        })
+    })?;
+    linker.func_wrap(m, "sequencer", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| {
+            st.ctx()
+                .map_or(String::new(), |c| c.sequencer().to_string())
+        })
+    })?;
+    linker.func_wrap(m, "checkpoint", |cx: Cx<'_>, p: i32, c: i32| {
+        context_text(cx, p, c, |st| {
+            let default = Checkpoint::default();
+            let cp = st.ctx().map_or(&default, |c| c.checkpoint());
+            // `serde_json::Value` maps are sorted: {"hash":…,"height":…}.
+            serde_json::json!({ "hash": cp.hash, "height": cp.height }).to_string()
+        })
+    })?;
+    Ok(())
+}
+
+/// `get`, `put`, `delete`, `scan`, `read_raw`, `scan_raw`.
+fn register_state(linker: &mut Linker<HostState>, m: &str) -> R<()> {
+    linker.func_wrap(
+        m,
+        "get",
+        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
+            get_like(cx, (kp, kl), (op, oc), HostState::get)
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "read_raw",
+        |cx: Cx<'_>, kp: i32, kl: i32, op: i32, oc: i32| {
+            get_like(cx, (kp, kl), (op, oc), HostState::read_raw)
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "put",
+        |mut cx: Cx<'_>, kp: i32, kl: i32, vp: i32, vl: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            if !cx.data().is_writable() {
+                return Err(fail(HostTrap::ReadOnly));
+            }
+            let mem = memory(&mut cx)?;
+            let [key_r, val_r] = spans(&mut cx, mem, [(kp, kl), (vp, vl)])?;
+            let n = key_r.len() + val_r.len();
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
+            )?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let key = text(data, &key_r).map_err(fail)?;
+            let value = data[val_r].to_vec();
+            st.ctx_mut().map_err(fail)?.put(key, value);
+            Ok(())
+        },
+    )?;
+    linker.func_wrap(m, "delete", |mut cx: Cx<'_>, kp: i32, kl: i32| -> R<()> {
+        charge(&mut cx, GAS.host_call_base)?;
+        if !cx.data().is_writable() {
+            return Err(fail(HostTrap::ReadOnly));
+        }
+        let mem = memory(&mut cx)?;
+        let [key_r] = spans(&mut cx, mem, [(kp, kl)])?;
+        charge(&mut cx, bytes(GAS.per_byte_in, key_r.len()))?;
+        let (data, st) = mem.data_and_store_mut(&mut cx);
+        let key = text(data, &key_r).map_err(fail)?;
+        st.ctx_mut().map_err(fail)?.delete(key);
+        Ok(())
+    })?;
+    linker.func_wrap(
+        m,
+        "scan",
+        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
+            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), |st, p, s, l| {
+                Ok(st.scan(p, s, l))
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "scan_raw",
+        |cx: Cx<'_>, pp: i32, pl: i32, sp: i32, sl: i32, limit: i32, op: i32, oc: i32| {
+            scan_like(cx, (pp, pl), (sp, sl), limit, (op, oc), HostState::scan_raw)
+        },
+    )?;
+    Ok(())
+}
+
+/// `balance`, `escrow_in`, `escrow_out`, `create_token`, `mint`, `burn`, `last_error`.
+fn register_bank(linker: &mut Linker<HostState>, m: &str) -> R<()> {
+    linker.func_wrap(
+        m,
+        "balance",
+        |mut cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, op: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [acct_r, token_r, out_r] = spans(&mut cx, mem, [(ap, al), (tp, tl), (op, 16)])?;
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, acct_r.len() + token_r.len()),
+            )?;
+            let balance = {
+                let (data, st) = mem.data_and_store_mut(&mut cx);
+                st.balance(
+                    text(data, &acct_r).map_err(fail)?,
+                    text(data, &token_r).map_err(fail)?,
+                )
+            };
+            write_fixed(&mut cx, mem, out_r, &balance.to_le_bytes())
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "escrow_in",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.escrow_in(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "escrow_out",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.escrow_out(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "mint",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.mint(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "burn",
+        |cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, lo: i64, hi: i64| {
+            transfer_like(cx, (ap, al), (tp, tl), amount(lo, hi), |c, a, t, n| {
+                c.burn(a, t, n)
+            })
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "create_token",
+        |mut cx: Cx<'_>,
+         sp: i32,
+         sl: i32,
+         np: i32,
+         nl: i32,
+         decimals: i32,
+         has_max: i32,
+         lo: i64,
+         hi: i64|
+         -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            if !cx.data().is_writable() {
+                return Err(fail(HostTrap::ReadOnly));
+            }
+            let mem = memory(&mut cx)?;
+            let [sym_r, name_r] = spans(&mut cx, mem, [(sp, sl), (np, nl)])?;
+            charge(&mut cx, bytes(GAS.per_byte_in, sym_r.len() + name_r.len()))?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let (symbol, name) = (
+                text(data, &sym_r).map_err(fail)?,
+                text(data, &name_r).map_err(fail)?,
+            );
+            // Out of `u8` range counts as too many decimals: the ledger refuses anything above 18.
+            let decimals = u8::try_from(decimals).unwrap_or(u8::MAX);
+            let max = (has_max != 0).then(|| amount(lo, hi));
+            let result = st
+                .ctx_mut()
+                .map_err(fail)?
+                .create_token(symbol, name, decimals, max);
+            Ok(st.bank_status(result))
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "last_error",
+        |mut cx: Cx<'_>, op: i32, oc: i32| -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [out] = spans(&mut cx, mem, [(op, oc)])?;
+            let err = std::mem::take(&mut cx.data_mut().last_error);
+            let n = write_out(&mut cx, mem, out, &err);
+            cx.data_mut().last_error = err;
+            Ok(n? as i32)
+        },
+    )?;
+    Ok(())
+}
+
+/// `emit`, `public_random`, `output`, `abort`, `log`.
+fn register_output(linker: &mut Linker<HostState>, m: &str) -> R<()> {
+    linker.func_wrap(
+        m,
+        "emit",
+        |mut cx: Cx<'_>, kp: i32, kl: i32, dp: i32, dl: i32| -> R<()> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
+            let n = kind_r.len() + data_r.len();
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_event, n)),
+            )?;
+            let (data, st) = mem.data_and_store_mut(&mut cx);
+            let kind = text(data, &kind_r).map_err(fail)?;
+            let value: Value =
+                serde_json::from_slice(&data[data_r]).map_err(|_| fail(HostTrap::BadEventJson))?;
+            // A view has no receipt: its events are checked and dropped.
+            if let Ok(ctx) = st.ctx_mut() {
+                ctx.emit(kind, value);
+            }
+            Ok(())
+        },
+    )?;
+    linker.func_wrap(m, "public_random", |mut cx: Cx<'_>, op: i32| -> R<()> {
+        charge(&mut cx, GAS.host_call_base)?;
+        let mem = memory(&mut cx)?;
+        let [out] = spans(&mut cx, mem, [(op, 32)])?;
+        let random = cx.data_mut().public_random();
+        write_fixed(&mut cx, mem, out, &random)
+    })?;
+    linker.func_wrap(m, "output", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        let bytes = read_input(&mut cx, p, l)?;
+        cx.data_mut().output = Some(bytes);
+        Ok(())
+    })?;
+    linker.func_wrap(m, "abort", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        let msg = read_input(&mut cx, p, l)?;
+        cx.data_mut().push_log(&msg);
+        Err(fail(HostTrap::Panicked))
+    })?;
+    linker.func_wrap(m, "log", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        let msg = read_input(&mut cx, p, l)?;
+        cx.data_mut().push_log(&msg);
+        Ok(())
+    })?;
+    Ok(())
+}
