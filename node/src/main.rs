@@ -1,5 +1,5 @@
-//! The `gamechain` binary: parses the command line (`cli.rs`) and runs the command — the node
-//! (`cli_node.rs`), the demo (`demo.rs`) or a client command (`cli_commands.rs`). Errors are
+//! The `gamechain` binary: parses the command line (`cli/args.rs`) and runs the command — the node
+//! (`cli/node.rs`), the demo (`cli/demo.rs`) or a client command (`cli/commands.rs`). Errors are
 //! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code:
 //! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`,
 //! 4 for `verify` finding a divergence.
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use gamechain_node::cli::commands::run_client_command;
-use gamechain_node::cli::{demo, node as cli_node, verify as cli_verify};
+use gamechain_node::cli::{demo, module as cli_module, node as cli_node, verify as cli_verify};
 use gamechain_node::cli::{Cli, Command};
 
 fn main() -> ExitCode {
@@ -53,6 +53,12 @@ fn main() -> ExitCode {
                 match cli_verify::run_export(args, &mut std::io::stdout()).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => fail(&e, 1),
+                }
+            }
+            Command::Module(command) => {
+                match cli_module::run(command, &mut std::io::stdout()).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fail(&e.to_string(), e.exit_code()),
                 }
             }
             command => match run_client_command(command, &mut std::io::stdout()).await {

@@ -60,7 +60,7 @@ pub fn execute_end_block(
 }
 
 /// Runs `gc_migrate` of `module` over `base` for the upgrade transaction `txid` signed by
-/// `sender` (the owner), with `input` (the migration input JSON, see `transition.rs`). Writes
+/// `sender` (the owner), with `input` (the migration input JSON, see `transition/mod.rs`). Writes
 /// and events are kept on `Ok` and dropped on `Err`, as for a transaction.
 pub fn execute_migrate(
     module: &WasmModule,

@@ -12,7 +12,7 @@
 //! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`WriteSet`] |
 //! | `execute.rs` | [`execute_apply`], [`execute_end_block`], [`run_view`], [`TxOutcome`] |
 //! | `registry.rs` | [`Modules`]: compiled modules by (id, code hash), resolved from `module/<id>` and `code/<hash>` in state |
-//! | `transition.rs` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
+//! | `transition/` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
 //! | `testkit.rs` (feature `testkit`) | the author kit's harness: one scenario body natively and on the built `.wasm` |
 //!
 //! The chain's data types are `gamechain-chain`'s (re-exported as [`chain`]); the wasm host is

@@ -1,7 +1,7 @@
 //! [`Modules`]: the compiled guest modules of a chain, resolved from state.
 //!
 //! Which module an id names is consensus and lives in the state: the record `module/<id>`
-//! ([`ModuleRecord`]) names its code hash, and `code/<hash>` holds the wasm bytes (`transition.rs`
+//! ([`ModuleRecord`]) names its code hash, and `code/<hash>` holds the wasm bytes (`transition/mod.rs`
 //! documents both keys). This registry only holds what is expensive to rebuild: the compiled
 //! [`WasmModule`]s, by (id, code hash), shared as `Arc`s. A module compiles once per (id, code
 //! hash) for the life of the process (a `WasmModule` runs under one id, its state prefix; the

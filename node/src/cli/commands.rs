@@ -2,7 +2,6 @@
 //! `game`, `account`, `tx`, `block`, `view`, `status`): data goes to stdout as pretty JSON,
 //! failures come back as a [`CliError`] whose one line `main` prints to stderr.
 
-use std::fmt;
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,51 +10,13 @@ use gamechain_runtime::chain::{Action, Event, Network, SecretKey};
 use serde::Serialize;
 use serde_json::json;
 
+pub use crate::cli::error::{CliError, EXIT_TX_FAILED};
 use crate::cli::{parse_action, parse_game_action, Command, KeyCommand, TxArgs};
-use gamechain_client::client::{Client, ClientError, Included};
+use gamechain_client::client::{Client, Included};
 use gamechain_client::keyfile::{read_key_file, write_key_file};
 
-/// Process exit code of a transaction that is in a block with `ok: false`.
-pub const EXIT_TX_FAILED: u8 = 3;
-
-/// Why a command failed; its `Display` is the one line printed on stderr.
-#[derive(Debug)]
-pub enum CliError {
-    /// The node refused or could not be reached (`code: message` for API errors).
-    Client(ClientError),
-    /// A bad argument or a local file problem.
-    Usage(String),
-    /// The transaction is in a block but failed; its receipt was printed.
-    TxFailed(String),
-}
-
-impl CliError {
-    /// The process exit code: [`EXIT_TX_FAILED`] for a failed transaction, else 1.
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CliError::TxFailed(_) => EXIT_TX_FAILED,
-            _ => 1,
-        }
-    }
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CliError::Client(e) => e.fmt(f),
-            CliError::Usage(m) => f.write_str(m),
-            CliError::TxFailed(e) => write!(f, "transaction failed: {e}"),
-        }
-    }
-}
-
-impl From<ClientError> for CliError {
-    fn from(e: ClientError) -> Self {
-        CliError::Client(e)
-    }
-}
-
-/// Runs one client command (every [`Command`] but `node` and `demo`), printing its data to
+/// Runs one client command (every [`Command`] but `node`, `demo`, `verify`, `export` and
+/// `module`), printing its data to
 /// `out`. Errors: see [`CliError`].
 pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
     match command {
@@ -129,10 +90,11 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
-        Command::Module(command) => crate::cli::module::run(command, out).await,
-        Command::Node(_) | Command::Demo(_) | Command::Verify(_) | Command::Export(_) => {
-            Err(CliError::Usage("not a client command".into()))
-        }
+        Command::Node(_)
+        | Command::Demo(_)
+        | Command::Verify(_)
+        | Command::Export(_)
+        | Command::Module(_) => Err(CliError::Usage("not a client command".into())),
     }
 }
 

@@ -19,7 +19,7 @@ use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
 use serde_json::json;
 
 use crate::cli::args::ModuleCommand;
-use crate::cli::commands::CliError;
+use crate::cli::error::CliError;
 
 /// The gamechain checkout this binary was built from: `module new`'s default `--repo`.
 pub const BUILT_FROM_REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");

@@ -8,7 +8,7 @@ use gamechain_sdk::ActionError;
 
 use crate::ledger::mempool::Refusal;
 
-/// A refusal or failure of [`Chain`](crate::ledger::chain::Chain)'s requests.
+/// A refusal or failure of the shared core's (`chain.rs`) requests.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChainError {
     /// The transaction failed a stateless check (size, JSON shape, chain id, address,

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `api.rs` | the axum router and handlers |
 //! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors; the mapping of the core's domain errors to HTTP statuses |
+//! | `feed.rs` | [`feed::BlockFeed`]: committed blocks serialised once for all subscribers |
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `state.rs` | [`state::AppState`]: what every handler gets |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription |
@@ -13,6 +14,7 @@
 
 pub mod api;
 pub mod api_error;
+pub mod feed;
 pub mod node;
 pub mod rate_limit;
 pub mod replica;

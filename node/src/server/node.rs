@@ -21,8 +21,8 @@ use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::sequencer;
 use crate::server::api;
+use crate::server::feed::BlockFeed;
 use crate::server::state::AppState;
-use crate::server::ws::BlockFeed;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
 /// SIGTERM or a sequencer failure) before the node closes them: 5 seconds.

@@ -13,8 +13,8 @@ use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::follower::{follow, open_replica, refused};
 use crate::server::api;
+use crate::server::feed::BlockFeed;
 use crate::server::state::AppState;
-use crate::server::ws::BlockFeed;
 
 /// Runs a follower of `upstream_url` with `config` until `shutdown` resolves, serving the read
 /// API on `config.listen`. Errors: the configuration, the data directory (another chain's, a

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tokio::sync::watch;
 
 use crate::ledger::chain::Chain;
-use crate::server::ws::BlockFeed;
+use crate::server::feed::BlockFeed;
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
 #[derive(Clone)]

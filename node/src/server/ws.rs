@@ -12,9 +12,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{broadcast, watch};
 
-use gamechain_chain::wire::Block;
-
-use crate::ledger::chain::BlockSink;
 use crate::server::api_error::ApiError;
 use crate::server::state::AppState;
 
@@ -22,42 +19,6 @@ use crate::server::state::AppState;
 pub const CLOSE_LAGGED: u16 = 4000;
 /// Close code sent when the node shuts down (RFC 6455 "going away").
 pub const CLOSE_GOING_AWAY: u16 = 1001;
-
-/// The committed blocks as WebSocket message text (`gamechain_chain::wire::BlockMessage`), for
-/// every subscriber: the chain's
-/// [`BlockSink`]. Each block is serialised once, whatever the number of subscribers, and only
-/// when there is one; a subscriber more than `capacity` blocks behind misses blocks and is
-/// closed with [`CLOSE_LAGGED`].
-pub struct BlockFeed {
-    sender: broadcast::Sender<Utf8Bytes>,
-}
-
-impl BlockFeed {
-    /// A feed that buffers at most `capacity` blocks per subscriber (`ws_buffer_blocks`).
-    pub fn new(capacity: usize) -> Self {
-        let (sender, _) = broadcast::channel(capacity.max(1));
-        BlockFeed { sender }
-    }
-
-    /// Every block committed from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<Utf8Bytes> {
-        self.sender.subscribe()
-    }
-}
-
-impl BlockSink for BlockFeed {
-    fn committed(&self, block: &Block) {
-        if self.sender.receiver_count() == 0 {
-            return;
-        }
-        // The shape of `BlockMessage`, through `Value` as every API answer (keys sorted), without
-        // a copy of the block.
-        let block = serde_json::to_value(block).expect("the wire types always serialise");
-        let text = serde_json::json!({"type": "block", "block": block}).to_string();
-        // Every subscriber may have gone since: not an error.
-        let _ = self.sender.send(Utf8Bytes::from(text));
-    }
-}
 
 /// The upgrade handler. The subscription starts before the upgrade completes, so no block
 /// committed after the request is missed.

@@ -1,6 +1,6 @@
 //! Where a replay reads the chain from: the [`ChainSource`] trait and two of its sources, a
 //! node's data directory ([`DataDirSource`]) and a running node's HTTP API ([`NodeSource`]). The
-//! third, an export file, is `export.rs`'s [`crate::verify::export::FileSource`].
+//! third, an export file, is `export.rs`'s `FileSource`.
 //!
 //! Module code comes from one place per source, [`ChainSource::code`] ("code for hash"): the
 //! data directory's `code` table, `GET /v1/code/<hash>`, or the export's code records. Code is

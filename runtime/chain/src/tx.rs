@@ -229,7 +229,7 @@ pub enum Action {
         /// The op exactly as sent (the guest receives these bytes); `op.get()` is its text.
         op: Box<RawValue>,
     },
-    /// Deploy `code` as module `module`, or upgrade it (its owner only): see `transition.rs`.
+    /// Deploy `code` as module `module`, or upgrade it (its owner only): see `transition/mod.rs`.
     Deploy {
         /// The module id: 1–32 of `a-z0-9_`, starting with a letter, not reserved
         /// (`chain::genesis::check_module_id`; checked when the transaction runs).

@@ -11,7 +11,7 @@
 //! - one memory, at most `memory_limit_bytes`; one table of at most [`MAX_TABLE_ELEMENTS`]
 //!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]);
 //! - every module is validated at load (`validate.rs`, its limits are in the config hash) and
-//!   instrumented (`instrument.rs` and `stack.rs`, their version and the stack limit are in the
+//!   instrumented (`instrument/` and `stack.rs`, their version and the stack limit are in the
 //!   config hash); the instrumented module is what runs, so fuel counts the inserted
 //!   instructions too.
 //!

@@ -8,7 +8,7 @@
 //! instrumented at load with a *logical* stack counter whose limit is reached long before the
 //! native one, for any frame the validator lets through.
 //!
-//! **What is added** (by `instrument.rs`, around every `call` of a wasm function that is not a
+//! **What is added** (by `instrument/`, around every `call` of a wasm function that is not a
 //! leaf, and every `call_indirect` that may reach a wasm function):
 //!
 //! ```text
@@ -19,7 +19,7 @@
 //! ```
 //!
 //! `$sh` is a new mutable `i32` global starting at 0 (exported as `<prefix>stack`, see
-//! `instrument.rs`). `COST` is the callee's [`frame_cost`] plus the largest [`frame_cost`] of the
+//! `instrument/`). `COST` is the callee's [`frame_cost`] plus the largest [`frame_cost`] of the
 //! *leaves* it calls directly (functions that call no wasm function): a direct call of a leaf is
 //! not counted at all, its frame was reserved by its caller (this saves the check on the many
 //! small helpers a compiler emits). For `call_indirect`, `COST` is the largest such cost of any
@@ -48,7 +48,7 @@
 //! stack (the uncounted entry point and a leaf it calls on top), plus the host's own frames: [`crate::MAX_WASM_STACK`] is 1 MiB, so wasmtime's own
 //! limit (`internal: trap: stack overflow`) is a backstop that valid modules never reach.
 //!
-//! The instrumentation's version (`stack-height-v1`, in `instrument.rs`'s `VERSION`),
+//! The instrumentation's version (`stack-height-v1`, in `instrument/`'s `VERSION`),
 //! [`STACK_LIMIT`] and [`FRAME_OVERHEAD`] are in the runtime's configuration hash.
 
 use crate::load::encode::{i32_const, leb_u32};

@@ -7,7 +7,7 @@
 //!
 //! 1. the module's size ([`MAX_MODULE_BYTES`]);
 //! 2. well-formedness and the wasm feature set: the module is validated with exactly the
-//!    chain's features (`engine.rs`, `allowed_features`); when that fails it is validated again
+//!    chain's features (`abi.rs`, `allowed_features`); when that fails it is validated again
 //!    with every feature wasmparser knows: if that fails too the module is
 //!    [`ValidationError::Malformed`] (only the byte offset is kept, never wasmparser's text),
 //!    otherwise the first refused feature it uses, in [`REFUSED_FEATURES`] order, is named;

@@ -117,7 +117,7 @@ pub(crate) struct HostState {
     pub(crate) log: Vec<String>,
     /// The store's resource limiter.
     pub(crate) limits: Limits,
-    /// Chunks of the initial memory (`instrument.rs`) the host wrote into during this call:
+    /// Chunks of the initial memory (`instrument/`) the host wrote into during this call:
     /// reset with the chunks the module marked in its `dirty` global.
     pub(crate) host_writes: u64,
     /// `log2` of the module's chunk size (see [`crate::load::instrument::Plan`]).

@@ -1,7 +1,7 @@
 //! [`WasmModule`]: one guest module, compiled and validated once, called many times.
 //!
 //! Owns the load path (validation by `validate.rs` first, then instrumentation by
-//! `instrument.rs`, compilation, and the check that `gc_abi_version` returns 1), the per-call
+//! `instrument/`, compilation, and the check that `gc_abi_version` returns 1), the per-call
 //! driver (a fresh
 //! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
 //! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
@@ -12,7 +12,7 @@
 //! pristine snapshot) is done in [`WasmModule::new`]. A call then runs in one of:
 //!
 //! - **a fresh instance** (`Store` + instance from the pool, dropped after the call): always for
-//!   a module `instrument.rs` cannot reset, and for every module with
+//!   a module `instrument/` cannot reset, and for every module with
 //!   [`RuntimeConfig::reuse_instances`](crate::RuntimeConfig) off;
 //! - **a warm instance**: an instance an earlier call of this module left, reset to pristine.
 //!   After a call that returned normally (return code 0 or 1) the host restores the memory
@@ -22,7 +22,7 @@
 //!   the runtime's idle list (`engine.rs`, [`Instances`](crate::run::engine::Instances)). An instance
 //!   whose call trapped (including running out of fuel and every host trap) or whose memory
 //!   grew is dropped instead, so the next call instantiates afresh. Tables and passive segments
-//!   need no reset: a reusable module cannot change them (`instrument.rs`).
+//!   need no reset: a reusable module cannot change them (`instrument/`).
 //!
 //! **Identical results.** The same instrumented code runs both ways, from the same state, with
 //! the same fuel left when the entry point starts: a fresh instance is given `fuel` and its
@@ -53,7 +53,7 @@ use crate::run::engine::Runtime;
 use crate::run::host::{span, HostState, Target};
 use crate::run::pool::Lease;
 use crate::run::trap::{classify, HostError, HostTrap};
-use crate::run::warm::{Handles, Pristine, Warm};
+use crate::run::warm::{reset, verify, Handles, Pristine, Warm, NEW_INSTANCE};
 
 /// What one entry-point call produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -62,7 +62,7 @@ pub struct CallOutcome<T> {
     /// fixed `internal: …` texts of ABI.md).
     pub result: Result<T, ActionError>,
     /// Fuel consumed: instantiation (start function), `gc_alloc`, the entry point and its host
-    /// calls, counting the instructions `instrument.rs` added. Equal to the limit when the call
+    /// calls, counting the instructions `instrument/` added. Equal to the limit when the call
     /// ran out of fuel. A call served by a reused instance is charged exactly the same: the
     /// start function's fuel (measured once at load) is charged to it as if it had run.
     pub fuel_used: u64,
@@ -133,9 +133,6 @@ struct Exports {
     start: Option<ModuleExport>,
 }
 
-/// What [`WasmModule::verify`] calls an instance just created.
-pub(crate) const NEW_INSTANCE: &str = "a new instance";
-
 /// Source of [`WasmModule`]'s `uid`s.
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
@@ -192,7 +189,7 @@ impl fmt::Debug for WasmModule {
 }
 
 impl WasmModule {
-    /// Validates (`validate.rs`), instruments (`instrument.rs`) and compiles `wasm` (a binary
+    /// Validates (`validate.rs`), instruments (`instrument/`) and compiles `wasm` (a binary
     /// module) as module `id`, and checks `gc_abi_version` in a first instance.
     ///
     /// Errors: see [`LoadError`]; each names the rule broken, in a fixed text.
@@ -457,7 +454,14 @@ impl WasmModule {
         let log = std::mem::take(&mut st.log);
         match (reuse, &called, handles) {
             (Some(pristine), Ok(_), Some(handles)) => {
-                if self.reset(&mut store, &handles, pristine) {
+                if reset(
+                    &self.plan,
+                    self.id,
+                    &self.runtime.config,
+                    &mut store,
+                    &handles,
+                    pristine,
+                ) {
                     lease.keep(Warm {
                         uid: self.uid,
                         holds_slot: false,
@@ -523,7 +527,7 @@ impl WasmModule {
                         "module {}: a new instance used other start fuel",
                         self.id
                     );
-                    self.verify(store, &h, pristine, NEW_INSTANCE);
+                    verify(self.id, store, &h, pristine, NEW_INSTANCE);
                 }
                 handles.insert(h)
             }

@@ -1,12 +1,16 @@
 //! What a reusable instance is made of: its typed export [`Handles`], an idle [`Warm`] instance
 //! waiting in the runtime's pool (`pool.rs`), the [`Pristine`] snapshot it is reset to
-//! (`module.rs` takes it at load), and the reset itself ([`WasmModule::reset`], checked against
-//! the whole snapshot by [`WasmModule::verify`] when `verify_reuse` is on).
+//! (`module.rs` takes it at load), and the reset itself ([`reset`], checked against
+//! the whole snapshot by [`verify`] when `verify_reuse` is on).
 
 use wasmtime::{Global, Memory, Store, TypedFunc, Val};
 
+use crate::config::RuntimeConfig;
+use crate::load::instrument::Plan;
 use crate::run::host::HostState;
-use crate::run::module::{WasmModule, NEW_INSTANCE};
+
+/// What [`verify`] calls an instance just created.
+pub(crate) const NEW_INSTANCE: &str = "a new instance";
 
 /// An instance's typed exports, looked up once per instance.
 pub(crate) struct Handles {
@@ -44,102 +48,101 @@ pub(crate) struct Pristine {
     pub(crate) start_fuel: u64,
 }
 
-impl WasmModule {
-    /// Resets a warm instance after a call that returned normally: the chunks written (by the
-    /// module or the host), the mutable globals and `dirty`. `false` when it cannot be reset
-    /// (its memory grew): drop it.
-    pub(crate) fn reset(
-        &self,
-        store: &mut Store<HostState>,
-        h: &Handles,
-        pristine: &Pristine,
-    ) -> bool {
-        let (plan, Some(dirty)) = (&self.plan, h.dirty) else {
-            return false;
-        };
-        if h.memory.data_size(&*store) != plan.initial_bytes {
-            return false;
-        }
-        let Some(marked) = dirty.get(&mut *store).i64() else {
-            return false;
-        };
-        let written = marked as u64 | store.data().host_writes;
-        let memory = h.memory.data_mut(&mut *store);
-        for range in plan.restore_ranges(written) {
-            memory[range.clone()].copy_from_slice(&pristine.memory[range]);
-        }
-        for (global, value) in h.globals.iter().zip(&pristine.globals) {
-            if global.set(&mut *store, *value).is_err() {
-                return false;
-            }
-        }
-        if dirty.set(&mut *store, Val::I64(0)).is_err() {
-            return false;
-        }
-        // Back at 0 after any call that returned; set anyway, it is one store.
-        if h.stack.set(&mut *store, Val::I32(0)).is_err() {
-            return false;
-        }
-        store.data_mut().host_writes = 0;
-        if self.runtime.config.verify_reuse {
-            self.verify(store, h, pristine, "a reset instance");
-        }
-        true
+/// Resets a warm instance of the module `id` (instrumented by `plan`) after a call that
+/// returned normally: the chunks written (by the module or the host), the mutable globals and
+/// `dirty`. `false` when it cannot be reset (its memory grew): drop it.
+pub(crate) fn reset(
+    plan: &Plan,
+    id: &str,
+    config: &RuntimeConfig,
+    store: &mut Store<HostState>,
+    h: &Handles,
+    pristine: &Pristine,
+) -> bool {
+    let Some(dirty) = h.dirty else {
+        return false;
+    };
+    if h.memory.data_size(&*store) != plan.initial_bytes {
+        return false;
     }
+    let Some(marked) = dirty.get(&mut *store).i64() else {
+        return false;
+    };
+    let written = marked as u64 | store.data().host_writes;
+    let memory = h.memory.data_mut(&mut *store);
+    for range in plan.restore_ranges(written) {
+        memory[range.clone()].copy_from_slice(&pristine.memory[range]);
+    }
+    for (global, value) in h.globals.iter().zip(&pristine.globals) {
+        if global.set(&mut *store, *value).is_err() {
+            return false;
+        }
+    }
+    if dirty.set(&mut *store, Val::I64(0)).is_err() {
+        return false;
+    }
+    // Back at 0 after any call that returned; set anyway, it is one store.
+    if h.stack.set(&mut *store, Val::I32(0)).is_err() {
+        return false;
+    }
+    store.data_mut().host_writes = 0;
+    if config.verify_reuse {
+        verify(id, store, h, pristine, "a reset instance");
+    }
+    true
+}
 
-    /// Panics unless the instance's memory, mutable globals and `dirty` equal the snapshot.
-    pub(crate) fn verify(
-        &self,
-        store: &mut Store<HostState>,
-        h: &Handles,
-        pristine: &Pristine,
-        what: &str,
-    ) {
-        let id = self.id;
-        let memory = h.memory.data(&*store);
-        assert_eq!(
-            memory.len(),
-            pristine.memory.len(),
-            "module {id}: {what} has another memory size"
-        );
-        if let Some(at) = memory
-            .iter()
-            .zip(&pristine.memory)
-            .position(|(a, b)| a != b)
-        {
-            panic!(
-                "module {id}: {what} differs from the pristine memory at byte {at} ({} != {})",
-                memory[at], pristine.memory[at]
-            );
-        }
-        for (i, (global, value)) in h.globals.iter().zip(&pristine.globals).enumerate() {
-            let now = global.get(&mut *store);
-            assert_eq!(
-                bits(&now),
-                bits(value),
-                "module {id}: {what} differs in mutable global #{i}"
-            );
-        }
-        // A new instance's `dirty` may hold its start function's marks (restored with the rest
-        // after its first call); a reset one's must be clear.
-        if let Some(dirty) = h.dirty.filter(|_| what != NEW_INSTANCE) {
-            assert_eq!(
-                dirty.get(&mut *store).i64(),
-                Some(0),
-                "module {id}: {what} has dirty marks"
-            );
-        }
-        assert_eq!(
-            store.data().host_writes,
-            0,
-            "module {id}: {what} has host write marks"
-        );
-        assert_eq!(
-            h.stack.get(&mut *store).i32(),
-            Some(0),
-            "module {id}: {what} has a stack height"
+/// Panics unless the instance's memory, mutable globals and `dirty` equal the snapshot.
+pub(crate) fn verify(
+    id: &str,
+    store: &mut Store<HostState>,
+    h: &Handles,
+    pristine: &Pristine,
+    what: &str,
+) {
+    let memory = h.memory.data(&*store);
+    assert_eq!(
+        memory.len(),
+        pristine.memory.len(),
+        "module {id}: {what} has another memory size"
+    );
+    if let Some(at) = memory
+        .iter()
+        .zip(&pristine.memory)
+        .position(|(a, b)| a != b)
+    {
+        panic!(
+            "module {id}: {what} differs from the pristine memory at byte {at} ({} != {})",
+            memory[at], pristine.memory[at]
         );
     }
+    for (i, (global, value)) in h.globals.iter().zip(&pristine.globals).enumerate() {
+        let now = global.get(&mut *store);
+        assert_eq!(
+            bits(&now),
+            bits(value),
+            "module {id}: {what} differs in mutable global #{i}"
+        );
+    }
+    // A new instance's `dirty` may hold its start function's marks (restored with the rest
+    // after its first call); a reset one's must be clear.
+    if let Some(dirty) = h.dirty.filter(|_| what != NEW_INSTANCE) {
+        assert_eq!(
+            dirty.get(&mut *store).i64(),
+            Some(0),
+            "module {id}: {what} has dirty marks"
+        );
+    }
+    assert_eq!(
+        store.data().host_writes,
+        0,
+        "module {id}: {what} has host write marks"
+    );
+    assert_eq!(
+        h.stack.get(&mut *store).i32(),
+        Some(0),
+        "module {id}: {what} has a stack height"
+    );
 }
 
 /// The bits of a numeric global's value (`None` for references), for comparisons.
