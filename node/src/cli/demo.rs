@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gamechain_runtime::chain::{Action, Network, Receipt, SecretKey};
+use gamechain_sdk::Amount;
 use serde_json::{json, Value};
 
 use crate::cli::demo_checks::{
@@ -174,6 +175,14 @@ pub async fn play(
     .await
 }
 
+/// The two players of a run: their keys and addresses (alice plays `x`).
+struct Players {
+    alice_key: SecretKey,
+    bob_key: SecretKey,
+    alice: String,
+    bob: String,
+}
+
 /// The state of one run: the client, the transcript writer and the steps so far.
 struct Demo<'a> {
     client: &'a Client,
@@ -286,7 +295,32 @@ impl Demo<'_> {
     }
 
     async fn play(mut self, options: &DemoOptions) -> Result<DemoOutcome, DemoError> {
-        // Two fresh testnet keys; the WIFs go to 0600 files (when asked), never to the terminal.
+        let p = self.players(options)?;
+        let (escrow_at_start, before) = self.fund(&p).await?;
+        let (create, id, open_before_join) = self.create_table(&p).await?;
+        let open_after_join = self.join_and_open(&p, &id).await?;
+        let bob_nonce = self.move_on_taken_cell(&p, &id).await?;
+        let last = self.play_to_a_win(&p, &id).await?;
+        let (after, game, player_games) = self
+            .final_state(&p, &id, escrow_at_start, create.height, last.height)
+            .await?;
+        Ok(DemoOutcome {
+            alice: p.alice,
+            bob: p.bob,
+            game_id: id,
+            steps: self.steps,
+            before,
+            after,
+            open_before_join,
+            open_after_join,
+            bob_nonce,
+            game,
+            player_games,
+        })
+    }
+
+    /// Two fresh testnet keys; the WIFs go to 0600 files (when asked), never to the terminal.
+    fn players(&mut self, options: &DemoOptions) -> Result<Players, DemoError> {
         let alice_key = SecretKey::generate(Network::Testnet);
         let bob_key = SecretKey::generate(Network::Testnet);
         if let Some(dir) = &options.keys_dir {
@@ -297,30 +331,45 @@ impl Demo<'_> {
         let (alice, bob) = (alice_key.address(), bob_key.address());
         self.line(format!("alice {alice}"))?;
         self.line(format!("bob   {bob}"))?;
+        Ok(Players {
+            alice_key,
+            bob_key,
+            alice,
+            bob,
+        })
+    }
 
-        // 1. GOLD for both players (1000 GOLD each from the faucet).
+    /// 1. GOLD for both players (1000 GOLD each from the faucet). Returns the escrow's GOLD at
+    ///    the start and the balances before the game.
+    async fn fund(&mut self, p: &Players) -> Result<(Amount, Balances), DemoError> {
         let faucet = || Action::Faucet {
             token: "GOLD".into(),
         };
-        self.send(&alice_key, faucet(), "faucet alice", |_| {
-            seed::faucet(&alice)
+        let (alice, bob) = (&p.alice, &p.bob);
+        self.send(&p.alice_key, faucet(), "faucet alice", |_| {
+            seed::faucet(alice)
         })
         .await?;
-        self.send(&bob_key, faucet(), "faucet bob", |_| seed::faucet(&bob))
+        self.send(&p.bob_key, faucet(), "faucet bob", |_| seed::faucet(bob))
             .await?;
         let escrow_at_start = self.gold(&format!("module:{MODULE}")).await?;
-        let before = self.balances("before:", &alice, &bob).await?;
+        let before = self.balances("before:", alice, bob).await?;
         expect_eq(
             "balances before the game",
             &seed::balances_before(escrow_at_start),
             &before,
         )?;
+        Ok((escrow_at_start, before))
+    }
 
-        // 2. Alice creates a table with a 1.00 GOLD stake ("100" base units).
+    /// 2. Alice creates a table with a 1.00 GOLD stake ("100" base units). Returns the create
+    ///    step, the game id and `?open=1` before anyone joins.
+    async fn create_table(&mut self, p: &Players) -> Result<(Step, String, Value), DemoError> {
+        let alice = &p.alice;
         let create_op = json!({"kind": "create", "stake": seed::STAKE});
         let create = self
-            .send(&alice_key, ttt(create_op), "create", |txid| {
-                seed::created(seed::game_id_of(txid), &alice)
+            .send(&p.alice_key, ttt(create_op), "create", |txid| {
+                seed::created(seed::game_id_of(txid), alice)
             })
             .await?;
         let id = create.receipt.events[0].data["id"]
@@ -332,42 +381,56 @@ impl Demo<'_> {
         expect_eq("game id == first 16 hex of the create txid", &true, &same)?;
         let open_before_join = self.view(&[("open", "1")]).await?;
         self.line(format!("open tables: {open_before_join}"))?;
-        seed::check_open_before_join(&open_before_join, &id, &alice, create.height)?;
+        seed::check_open_before_join(&open_before_join, &id, alice, create.height)?;
+        Ok((create, id, open_before_join))
+    }
 
-        // 3. Bob joins; Alice (x) moves first.
+    /// 3. Bob joins; Alice (x) moves first, then claims the timeout too early. Returns
+    ///    `?open=1` after the join.
+    async fn join_and_open(&mut self, p: &Players, id: &str) -> Result<Value, DemoError> {
+        let (alice, bob) = (&p.alice, &p.bob);
         self.send(
-            &bob_key,
+            &p.bob_key,
             ttt(json!({"kind": "join", "id": id})),
             "join bob",
-            |_| seed::joined(&id, &bob),
+            |_| seed::joined(id, bob),
         )
         .await?;
         let open_after_join = self.view(&[("open", "1")]).await?;
-        seed::check_open_after_join(&open_after_join, &id)?;
+        seed::check_open_after_join(&open_after_join, id)?;
         let first_move = self
             .send(
-                &alice_key,
+                &p.alice_key,
                 ttt(json!({"kind": "move", "id": id, "cell": 0})),
                 "move alice 0",
-                |_| seed::moved(&id, &alice, 0, "x........", "o"),
+                |_| seed::moved(id, alice, 0, "x........", "o"),
             )
             .await?;
         let claim = ttt(json!({"kind": "claim_timeout", "id": id}));
-        self.send(&alice_key, claim, "claim_timeout alice (too early)", |_| {
-            seed::claim_too_early(first_move.height)
-        })
+        let height = first_move.height;
+        self.send(
+            &p.alice_key,
+            claim,
+            "claim_timeout alice (too early)",
+            |_| seed::claim_too_early(height),
+        )
         .await?;
+        Ok(open_after_join)
+    }
 
-        // 4. A bad move: Bob tries the cell Alice took. The tx fails but still uses a nonce.
-        let nonce_before = self.nonce(&bob).await?;
+    /// 4. A bad move: Bob tries the cell Alice took. The tx fails but still uses a nonce, and
+    ///    moves no GOLD. Returns Bob's nonce before and after.
+    async fn move_on_taken_cell(&mut self, p: &Players, id: &str) -> Result<(u64, u64), DemoError> {
+        let bob = &p.bob;
+        let nonce_before = self.nonce(bob).await?;
         self.line(format!("bob nonce before {nonce_before}"))?;
-        let bob_gold_before = self.gold(&bob).await?;
+        let bob_gold_before = self.gold(bob).await?;
         let taken = ttt(json!({"kind": "move", "id": id, "cell": 0}));
-        self.send(&bob_key, taken, "move bob 0 (taken)", |_| {
+        self.send(&p.bob_key, taken, "move bob 0 (taken)", |_| {
             seed::cell_taken()
         })
         .await?;
-        let nonce_after = self.nonce(&bob).await?;
+        let nonce_after = self.nonce(bob).await?;
         self.line(format!("bob nonce after  {nonce_after}"))?;
         expect_eq(
             "bob nonce before the move on the taken cell",
@@ -379,68 +442,69 @@ impl Demo<'_> {
             &(nonce_before + 1),
             &nonce_after,
         )?;
-        let bob_gold_after = self.gold(&bob).await?;
+        let bob_gold_after = self.gold(bob).await?;
         expect_eq(
             "bob's GOLD after the move on the taken cell",
             &bob_gold_before,
             &bob_gold_after,
         )?;
+        Ok((nonce_before, nonce_after))
+    }
 
-        // 5. Play on to a win for x: the same moves as the first test in tictactoe.rs.
+    /// 5. Play on to a win for x: the same moves as the first test in tictactoe.rs. Returns the
+    ///    winning move.
+    async fn play_to_a_win(&mut self, p: &Players, id: &str) -> Result<Step, DemoError> {
+        let (alice, bob) = (&p.alice, &p.bob);
         let moves = [
-            (&bob_key, &bob, 3, "x..o.....", "x"),
-            (&alice_key, &alice, 1, "xx.o.....", "o"),
-            (&bob_key, &bob, 4, "xx.oo....", "x"),
+            (&p.bob_key, bob, 3, "x..o.....", "x"),
+            (&p.alice_key, alice, 1, "xx.o.....", "o"),
+            (&p.bob_key, bob, 4, "xx.oo....", "x"),
         ];
         for (key, who, cell, board, turn) in moves {
-            let name = if *who == alice { "alice" } else { "bob" };
+            let name = if *who == *alice { "alice" } else { "bob" };
             let op = ttt(json!({"kind": "move", "id": id, "cell": cell}));
             self.send(key, op, &format!("move {name} {cell}"), |_| {
-                seed::moved(&id, who, cell, board, turn)
+                seed::moved(id, who, cell, board, turn)
             })
             .await?;
         }
         let win = ttt(json!({"kind": "move", "id": id, "cell": 2}));
-        let last = self
-            .send(&alice_key, win, "move alice 2", |_| {
-                seed::winning_move(&id, &alice)
-            })
-            .await?;
+        self.send(&p.alice_key, win, "move alice 2", |_| {
+            seed::winning_move(id, alice)
+        })
+        .await
+    }
 
-        // 6. What the chain says afterwards.
-        let after = self.balances("after: ", &alice, &bob).await?;
+    /// 6. What the chain says afterwards: balances, the finished game, each player's games.
+    async fn final_state(
+        &mut self,
+        p: &Players,
+        id: &str,
+        escrow_at_start: Amount,
+        created: u64,
+        last: u64,
+    ) -> Result<(Balances, Value, (Vec<String>, Vec<String>)), DemoError> {
+        let (alice, bob) = (&p.alice, &p.bob);
+        let after = self.balances("after: ", alice, bob).await?;
         expect_eq(
             "balances after the game",
             &seed::balances_after(escrow_at_start),
             &after,
         )?;
-        let game = self.view(&[("id", &id)]).await?;
+        let game = self.view(&[("id", id)]).await?;
         self.line(format!("game: {game}"))?;
         expect_eq(
             "game",
-            &seed::finished_game(&id, &alice, &bob, create.height, last.height),
+            &seed::finished_game(id, alice, bob, created, last),
             &game,
         )?;
-        let alice_games = seed::game_ids(&self.view(&[("player", &alice)]).await?);
+        let alice_games = seed::game_ids(&self.view(&[("player", alice)]).await?);
         self.line(format!("alice games: {}", js_array(&alice_games)))?;
-        let bob_games = seed::game_ids(&self.view(&[("player", &bob)]).await?);
+        let bob_games = seed::game_ids(&self.view(&[("player", bob)]).await?);
         self.line(format!("bob games:   {}", js_array(&bob_games)))?;
-        expect_eq("alice games", &vec![id.clone()], &alice_games)?;
-        expect_eq("bob games", &vec![id.clone()], &bob_games)?;
-
-        Ok(DemoOutcome {
-            alice,
-            bob,
-            game_id: id,
-            steps: self.steps,
-            before,
-            after,
-            open_before_join,
-            open_after_join,
-            bob_nonce: (nonce_before, nonce_after),
-            game,
-            player_games: (alice_games, bob_games),
-        })
+        expect_eq("alice games", &vec![id.to_string()], &alice_games)?;
+        expect_eq("bob games", &vec![id.to_string()], &bob_games)?;
+        Ok((after, game, (alice_games, bob_games)))
     }
 }
 

@@ -91,7 +91,7 @@ impl Block {
 }
 
 #[derive(Serialize)]
-struct BlockOut<'a> {
+struct FieldsOut<'a> {
     height: u64,
     hash: String,
     header: &'a Header,
@@ -101,7 +101,7 @@ struct BlockOut<'a> {
 }
 
 #[derive(Deserialize)]
-struct BlockIn {
+struct FieldsIn {
     height: u64,
     hash: String,
     header: Header,
@@ -113,7 +113,7 @@ struct BlockIn {
 
 impl Serialize for Block {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        BlockOut {
+        FieldsOut {
             height: self.height(),
             hash: self.hash_hex(),
             header: &self.header.header,
@@ -134,7 +134,7 @@ impl Serialize for Block {
 
 impl<'de> Deserialize<'de> for Block {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let b = BlockIn::deserialize(deserializer)?;
+        let b = FieldsIn::deserialize(deserializer)?;
         if b.header.height != b.height || b.header.hash_hex() != b.hash {
             return Err(serde::de::Error::custom(format!(
                 "block {}: its `height` or `hash` does not match its header",

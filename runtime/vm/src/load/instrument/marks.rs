@@ -297,74 +297,18 @@ impl Marks {
         shift: u32,
         (costs, stack_global): (&Costs, u32),
     ) {
-        // `get; <mask on the stack>; i64.or; set` into the accumulator or `dirty`.
-        let get = |out: &mut Vec<u8>| {
-            if self.acc {
-                op_idx(out, 0x20, locals.acc)
-            } else {
-                op_idx(out, 0x23, dirty)
-            }
+        let e = Emitter {
+            marks: self,
+            locals,
+            dirty,
+            shift,
         };
-        let set = |out: &mut Vec<u8>| {
-            out.push(0x84); // i64.or
-            if self.acc {
-                op_idx(out, 0x21, locals.acc)
-            } else {
-                op_idx(out, 0x24, dirty)
-            }
-        };
-        // The bit of the chunk of `local.get l + offset`.
-        let bit = |out: &mut Vec<u8>, l: u32, offset: u64| {
-            i64_const(out, 1);
-            op_idx(out, 0x20, l);
-            if offset != 0 {
-                i32_const(out, offset as u32 as i32);
-                out.push(0x6A); // i32.add
-            }
-            i32_const(out, shift as i32);
-            out.push(0x76); // i32.shr_u
-            out.push(0xAD); // i64.extend_i32_u
-            out.push(0x86); // i64.shl
-        };
-        // The chunks of `l + min` to `l + max`: `lo = (l + min) >> shift`, and the chunk of
-        // `l + max` is at most `lo + ((max - min) >> shift) + 1`, so a run of that many more
-        // ones shifted left by `lo`. Bits shifted out are chunks past the initial memory, where
-        // no store succeeds without a `memory.grow`; a store's spill past the last chunk is
-        // restored with it (`Plan::restore_ranges`).
-        let range = |out: &mut Vec<u8>, l: u32, min: u64, max: u64| {
-            let extra = ((max - min) >> shift) + 1;
-            let run = if extra >= 63 {
-                u64::MAX
-            } else {
-                (1u64 << (extra + 1)) - 1
-            };
-            i64_const(out, run as i64);
-            op_idx(out, 0x20, l);
-            if min != 0 {
-                i32_const(out, min as u32 as i32);
-                out.push(0x6A); // i32.add
-            }
-            i32_const(out, shift as i32);
-            out.push(0x76); // i32.shr_u
-            out.push(0xAD); // i64.extend_i32_u
-            out.push(0x86); // i64.shl
-        };
-        let ranges_at = |out: &mut Vec<u8>, at: usize| {
-            for &(anchor, l, min, max) in &self.ranges {
-                if anchor == at {
-                    get(out);
-                    range(out, l, min, max);
-                    set(out);
-                }
-            }
-        };
-
         if self.entry_mask != 0 {
-            get(out);
+            e.get(out);
             i64_const(out, self.entry_mask as i64);
-            set(out);
+            e.set(out);
         }
-        ranges_at(out, usize::MAX);
+        e.ranges_at(out, usize::MAX);
         for (i, (bytes, op)) in ops.iter().enumerate() {
             let original = &wasm[bytes.clone()];
             let call_cost = match op {
@@ -384,64 +328,154 @@ impl Marks {
             }
             match (self.stores[i], store_kind(op)) {
                 (Some(StoreMark::Saved), Some((kind, offset))) => {
-                    let value = match kind {
-                        I32 => locals.b,
-                        I64 => locals.v64,
-                        F32 => locals.vf32,
-                        _ => locals.vf64,
-                    };
-                    // [addr, value] -> value saved, address kept, store as before.
-                    op_idx(out, 0x21, value); // local.set value
-                    op_idx(out, 0x22, locals.a); // local.tee a
-                    op_idx(out, 0x20, value); // local.get value
-                    out.extend_from_slice(original);
-                    get(out);
-                    bit(out, locals.a, offset);
-                    set(out);
+                    e.saved_store(out, original, kind, offset)
                 }
                 (Some(StoreMark::Local(l)), Some((_, offset))) => {
                     out.extend_from_slice(original);
-                    get(out);
-                    bit(out, l, offset);
-                    set(out);
+                    e.get(out);
+                    e.bit(out, l, offset);
+                    e.set(out);
                 }
-                _ if is_bulk(op) => {
-                    // [dst, x, n] -> saved in (a, b, c), operation as before.
-                    op_idx(out, 0x21, locals.c);
-                    op_idx(out, 0x21, locals.b);
-                    op_idx(out, 0x22, locals.a);
-                    op_idx(out, 0x20, locals.b);
-                    op_idx(out, 0x20, locals.c);
-                    out.extend_from_slice(original);
-                    // (-1 << (a >> shift)) & (-1 >>u (63 - ((a + n - 1) >> shift)))
-                    get(out);
-                    i64_const(out, -1);
-                    op_idx(out, 0x20, locals.a);
-                    i32_const(out, shift as i32);
-                    out.push(0x76);
-                    out.push(0xAD);
-                    out.push(0x86);
-                    i64_const(out, -1);
-                    i64_const(out, 63);
-                    op_idx(out, 0x20, locals.a);
-                    op_idx(out, 0x20, locals.c);
-                    out.push(0x6A); // i32.add
-                    i32_const(out, 1);
-                    out.push(0x6B); // i32.sub
-                    i32_const(out, shift as i32);
-                    out.push(0x76);
-                    out.push(0xAD);
-                    out.push(0x7D);
-                    out.push(0x88);
-                    out.push(0x83);
-                    set(out);
-                }
+                _ if is_bulk(op) => e.bulk(out, original),
                 _ => out.extend_from_slice(original),
             }
             if call_cost > 0 {
                 stack::after_call(out, stack_global, call_cost);
             }
-            ranges_at(out, i);
+            e.ranges_at(out, i);
         }
+    }
+}
+
+/// The instructions of one function's marks ([`Marks::emit`]): OR-ing chunk bits into the
+/// function's accumulator (or straight into `dirty`).
+struct Emitter<'m> {
+    marks: &'m Marks,
+    locals: &'m Locals,
+    /// Index of the `dirty` global.
+    dirty: u32,
+    /// log2 of the chunk size.
+    shift: u32,
+}
+
+impl Emitter<'_> {
+    /// `local.get acc` or `global.get dirty`: the first half of `target |= <mask>`.
+    fn get(&self, out: &mut Vec<u8>) {
+        if self.marks.acc {
+            op_idx(out, 0x20, self.locals.acc)
+        } else {
+            op_idx(out, 0x23, self.dirty)
+        }
+    }
+
+    /// `i64.or` and `local.set acc` or `global.set dirty`: the second half.
+    fn set(&self, out: &mut Vec<u8>) {
+        out.push(0x84); // i64.or
+        if self.marks.acc {
+            op_idx(out, 0x21, self.locals.acc)
+        } else {
+            op_idx(out, 0x24, self.dirty)
+        }
+    }
+
+    /// The bit of the chunk of `local.get l + offset`.
+    fn bit(&self, out: &mut Vec<u8>, l: u32, offset: u64) {
+        i64_const(out, 1);
+        op_idx(out, 0x20, l);
+        if offset != 0 {
+            i32_const(out, offset as u32 as i32);
+            out.push(0x6A); // i32.add
+        }
+        i32_const(out, self.shift as i32);
+        out.push(0x76); // i32.shr_u
+        out.push(0xAD); // i64.extend_i32_u
+        out.push(0x86); // i64.shl
+    }
+
+    /// The chunks of `l + min` to `l + max`: `lo = (l + min) >> shift`, and the chunk of
+    /// `l + max` is at most `lo + ((max - min) >> shift) + 1`, so a run of that many more ones
+    /// shifted left by `lo`. Bits shifted out are chunks past the initial memory, where no store
+    /// succeeds without a `memory.grow`; a store's spill past the last chunk is restored with it
+    /// (`Plan::restore_ranges`).
+    fn range(&self, out: &mut Vec<u8>, l: u32, min: u64, max: u64) {
+        let extra = ((max - min) >> self.shift) + 1;
+        let run = if extra >= 63 {
+            u64::MAX
+        } else {
+            (1u64 << (extra + 1)) - 1
+        };
+        i64_const(out, run as i64);
+        op_idx(out, 0x20, l);
+        if min != 0 {
+            i32_const(out, min as u32 as i32);
+            out.push(0x6A); // i32.add
+        }
+        i32_const(out, self.shift as i32);
+        out.push(0x76); // i32.shr_u
+        out.push(0xAD); // i64.extend_i32_u
+        out.push(0x86); // i64.shl
+    }
+
+    /// The range marks anchored after operator `at` (`usize::MAX`: at function entry).
+    fn ranges_at(&self, out: &mut Vec<u8>, at: usize) {
+        for &(anchor, l, min, max) in &self.marks.ranges {
+            if anchor == at {
+                self.get(out);
+                self.range(out, l, min, max);
+                self.set(out);
+            }
+        }
+    }
+
+    /// A store whose address is not simply a local: `[addr, value]` → value saved, address
+    /// kept, the store as before, then the mark of the saved address.
+    fn saved_store(&self, out: &mut Vec<u8>, original: &[u8], kind: u8, offset: u64) {
+        let locals = self.locals;
+        let value = match kind {
+            I32 => locals.b,
+            I64 => locals.v64,
+            F32 => locals.vf32,
+            _ => locals.vf64,
+        };
+        op_idx(out, 0x21, value); // local.set value
+        op_idx(out, 0x22, locals.a); // local.tee a
+        op_idx(out, 0x20, value); // local.get value
+        out.extend_from_slice(original);
+        self.get(out);
+        self.bit(out, locals.a, offset);
+        self.set(out);
+    }
+
+    /// A bulk memory write: `[dst, x, n]` → saved in (a, b, c), the operation as before, then
+    /// the chunks of `dst..dst + n`: `(-1 << (a >> shift)) & (-1 >>u (63 - ((a + n - 1) >> shift)))`.
+    fn bulk(&self, out: &mut Vec<u8>, original: &[u8]) {
+        let (locals, shift) = (self.locals, self.shift);
+        op_idx(out, 0x21, locals.c);
+        op_idx(out, 0x21, locals.b);
+        op_idx(out, 0x22, locals.a);
+        op_idx(out, 0x20, locals.b);
+        op_idx(out, 0x20, locals.c);
+        out.extend_from_slice(original);
+        self.get(out);
+        i64_const(out, -1);
+        op_idx(out, 0x20, locals.a);
+        i32_const(out, shift as i32);
+        out.push(0x76);
+        out.push(0xAD);
+        out.push(0x86);
+        i64_const(out, -1);
+        i64_const(out, 63);
+        op_idx(out, 0x20, locals.a);
+        op_idx(out, 0x20, locals.c);
+        out.push(0x6A); // i32.add
+        i32_const(out, 1);
+        out.push(0x6B); // i32.sub
+        i32_const(out, shift as i32);
+        out.push(0x76);
+        out.push(0xAD);
+        out.push(0x7D);
+        out.push(0x88);
+        out.push(0x83);
+        self.set(out);
     }
 }
