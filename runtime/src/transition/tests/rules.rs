@@ -1,0 +1,383 @@
+//! The transition's rules one at a time: invalid transactions named by index, the same block
+//! giving the same output, end-of-block writes, node actions, the builder, the parent, the
+//! context checks, parallel signature checks, canonical nonces.
+
+use super::*;
+
+#[test]
+fn invalid_transactions_name_their_index() {
+    let chain = Chain::new(&[], Some(FAUCET));
+    let good = tx(&ALICE, 0, faucet_action());
+    let invalid = |txs: Vec<SignedTx>| match chain.try_block(txs) {
+        Err(TransitionError::InvalidTx {
+            index,
+            txid,
+            reason,
+        }) => (index, txid, reason),
+        other => panic!("expected InvalidTx, got {other:?}"),
+    };
+
+    let wrong_nonce = tx(&ALICE, 5, faucet_action());
+    assert_eq!(
+        invalid(vec![good.clone(), wrong_nonce.clone()]),
+        (
+            1,
+            wrong_nonce.txid(),
+            TxRejection::Nonce {
+                expected: 1,
+                found: 5
+            }
+        )
+    );
+    assert_eq!(
+        invalid(vec![good.clone(), good.clone()]).2,
+        TxRejection::Nonce {
+            expected: 1,
+            found: 0
+        },
+        "a replayed transaction has a used nonce"
+    );
+
+    let wrong_chain = sign_tx(&ALICE, "other-chain", 0, faucet_action());
+    let (index, txid, reason) = invalid(vec![wrong_chain.clone(), good.clone()]);
+    assert_eq!((index, txid), (0, wrong_chain.txid()));
+    assert!(
+        matches!(reason, TxRejection::Check(TxError::WrongChain { .. })),
+        "{reason}"
+    );
+
+    let body = TxBody {
+        chain_id: CHAIN.into(),
+        from: ALICE.address(),
+        nonce: 1,
+        action: faucet_action(),
+    }
+    .to_json();
+    let signature = sign_message(&BOB, body.as_bytes());
+    let forged = SignedTx::new(body, signature);
+    let (index, _, reason) = invalid(vec![good.clone(), forged]);
+    assert_eq!(index, 1);
+    assert!(
+        matches!(reason, TxRejection::Check(TxError::BadSignature(_))),
+        "{reason}"
+    );
+
+    // The first invalid transaction in block order is named, whatever kind of check fails.
+    assert_eq!(invalid(vec![good.clone(), wrong_nonce, wrong_chain]).0, 1);
+}
+
+#[test]
+fn the_same_block_gives_the_same_output() {
+    let mut chain = Chain::new(&[&TICTACTOE, &TICKER, &FAILER], Some(FAUCET));
+    chain.block(vec![tx(&ALICE, 0, faucet_action())]);
+    let txs = vec![
+        tx(&ALICE, 1, ttt(json!({"kind": "create", "stake": "250"}))),
+        tx(&BOB, 0, ttt(json!({"kind": "create"}))),
+        tx(&BOB, 1, pay(&ALICE.address(), 1)),
+        tx(&CAROL, 0, pay(&BOB.address(), 1)),
+    ];
+    let first = chain.try_block(txs.clone()).unwrap();
+    let second = chain.try_block(txs.clone()).unwrap();
+    assert_eq!(first, second);
+    assert!(first.receipts.iter().filter(|r| r.ok).count() == 3 && first.receipts[0].fuel_used > 0);
+    assert_eq!(
+        first.receipts[2].error.as_deref(),
+        Some("insufficient GOLD: need 1, have 0")
+    );
+
+    // One thread or several, or the builder one by one: the same block.
+    let single = execute_block(
+        &context(&[&TICTACTOE, &TICKER, &FAILER], Some(FAUCET)).with_verify_threads(1),
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        &chain.input(txs.clone()),
+    );
+    // (A second context has other Arc<WasmModule>s but the same code: identical output.)
+    assert_eq!(single.unwrap(), first);
+    let input = chain.input(txs.clone());
+    let mut builder = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        input.time_ms,
+        input.checkpoint,
+    )
+    .unwrap();
+    for t in &txs {
+        builder.push(t).unwrap();
+    }
+    assert_eq!(builder.finish().unwrap(), first);
+}
+
+#[test]
+fn end_block_writes_are_kept_on_ok_and_dropped_on_err() {
+    let mut chain = Chain::new(&[&TICKER, &FAILER, &COUNTER], None);
+    let out = chain.block(vec![]);
+    let ids: Vec<&str> = out.end_block.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(
+        ids,
+        ["failer", "ticker"],
+        "id order; counter has no gc_end_block"
+    );
+    let (failer, ticker) = (&out.end_block[0].1, &out.end_block[1].1);
+    assert_eq!(failer.error.as_deref(), Some("invalid: end_block refused"));
+    assert!(failer.fuel_used > 0 && failer.events.is_empty());
+    assert!(ticker.ok && ticker.fuel_used > 0);
+    assert_eq!(out.writes.keys().collect::<Vec<_>>(), ["m/ticker/n"]);
+    assert!(!chain.state.map.contains_key("m/failer/x"));
+    assert_eq!(
+        out.header.receipt_root,
+        crate::chain::receipt_root(&[failer.clone(), ticker.clone()])
+    );
+
+    // Transaction receipts come first in receipt_root, then the end_block ones.
+    let t = tx(&ALICE, 0, Action::game("counter", &json!({})));
+    let out = chain.block(vec![t]);
+    let mut all = out.receipts.clone();
+    all.extend(out.end_block.iter().map(|(_, r)| r.clone()));
+    assert_eq!(all.len(), 3);
+    assert_eq!(out.header.receipt_root, crate::chain::receipt_root(&all));
+    assert_eq!(chain.state.map["m/ticker/n"], b"2");
+}
+
+#[test]
+fn node_actions_fail_with_receipts_and_use_their_nonce() {
+    let mut chain = Chain::new(&[&COUNTER], None);
+    let c = CAROL.address();
+    let mainnet = SecretKey::from_bytes(Network::Mainnet, [9; 32])
+        .unwrap()
+        .address();
+    let cases: Vec<(Action, String)> = vec![
+        (faucet_action(), "invalid: this chain has no faucet".into()),
+        (
+            Action::game("chess", &json!({})),
+            "not found: module chess".into(),
+        ),
+        (
+            pay("module:counter", 1),
+            "invalid: `module:counter` is not an address of this chain".into(),
+        ),
+        (
+            pay(&mainnet, 1),
+            format!("invalid: `{mainnet}` is not an address of this chain"),
+        ),
+        (
+            pay(&ALICE.address(), 0),
+            "invalid: amount must be more than 0".into(),
+        ),
+        (
+            pay(&ALICE.address(), 5_001),
+            "insufficient GOLD: need 5001, have 5000".into(),
+        ),
+    ];
+    let txs = cases
+        .iter()
+        .enumerate()
+        .map(|(n, (a, _))| tx(&CAROL, n as u64, a.clone()))
+        .collect();
+    let out = chain.block(txs);
+    for ((_, want), r) in cases.iter().zip(&out.receipts) {
+        assert!(!r.ok && r.events.is_empty() && r.fuel_used == 0, "{r:?}");
+        assert!(
+            r.error.as_deref().unwrap().starts_with(want.as_str()),
+            "{:?} vs {want}",
+            r.error
+        );
+    }
+    assert_eq!(out.writes.keys().collect::<Vec<_>>(), [&nonce_key(&c)]);
+    assert_eq!((chain.nonce(&CAROL), chain.balance(&c)), (6, 5_000));
+
+    let mut chain = Chain::new(&[], Some(FAUCET));
+    let out = chain.block(vec![tx(
+        &ALICE,
+        0,
+        Action::Faucet {
+            token: "GEM".into(),
+        },
+    )]);
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some("invalid: the faucet pays only GOLD")
+    );
+}
+
+#[test]
+fn the_builder_lets_a_sequencer_leave_transactions_out() {
+    let chain = Chain::new(&[&TICKER], Some(FAUCET));
+    let (t0, bad, t1) = (
+        tx(&ALICE, 0, faucet_action()),
+        tx(&ALICE, 7, faucet_action()),
+        tx(&ALICE, 1, pay(&CAROL.address(), 10)),
+    );
+    let input = chain.input(vec![]);
+    let mut b = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        input.time_ms,
+        input.checkpoint,
+    )
+    .unwrap();
+    assert_eq!(b.height(), 1);
+    b.push(&t0).unwrap();
+    let err = b.push(&bad).unwrap_err();
+    assert!(matches!(
+        err,
+        TransitionError::InvalidTx {
+            index: 1,
+            reason: TxRejection::Nonce {
+                expected: 1,
+                found: 7
+            },
+            ..
+        }
+    ));
+    assert_eq!(b.nonce(&ALICE.address()).unwrap(), 1);
+    assert!(b.push(&tx(&ALICE, 1, faucet_action())).is_ok());
+    let mut b2 = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        input.time_ms,
+        Checkpoint {
+            height: 7,
+            hash: "ab".repeat(32),
+        },
+    )
+    .unwrap();
+    b2.push(&t0).unwrap();
+    assert!(b2.push(&bad).is_err());
+    b2.push(&t1).unwrap();
+    assert_eq!(b2.len(), 2);
+    assert_eq!(b2.finish().unwrap(), chain.try_block(vec![t0, t1]).unwrap());
+}
+
+#[test]
+fn the_parent_must_match() {
+    let chain = Chain::new(&[], Some(FAUCET));
+    let wrong = StateHash::new();
+    let input = chain.input(vec![]);
+    assert!(matches!(
+        execute_block(&chain.ctx, &chain.state, &wrong, &chain.head, &input),
+        Err(TransitionError::BadParent(_))
+    ));
+    let early = BlockInput {
+        time_ms: T0 - 1,
+        ..input.clone()
+    };
+    assert!(matches!(
+        execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &early),
+        Err(TransitionError::BadParent(m)) if m.contains("before")
+    ));
+    let same_time = BlockInput {
+        time_ms: T0,
+        ..input
+    };
+    execute_block(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        &same_time,
+    )
+    .unwrap();
+}
+
+#[test]
+fn the_context_checks_runtime_and_modules_against_genesis() {
+    let registry = |mods: &[&Loaded]| {
+        let m = Modules::new();
+        for l in mods {
+            m.insert(l.module.clone(), &l.wasm).unwrap();
+        }
+        m
+    };
+    let genesis = genesis_with(&[&TICKER], None);
+    let new = |g: Genesis, m| ChainContext::new(g, RUNTIME.clone(), m);
+    // Which modules exist is the state's business: none or extra preloaded ones are fine.
+    new(genesis.clone(), registry(&[])).unwrap();
+    new(genesis.clone(), registry(&[&TICKER, &FAILER])).unwrap();
+    let mut other_fuel = genesis.clone();
+    other_fuel.fuel_apply += 1;
+    assert!(
+        matches!(new(other_fuel, registry(&[&TICKER])), Err(ContextError::Runtime(m)) if m.contains("fuel_apply"))
+    );
+    let mut other_hash = genesis.clone();
+    other_hash.engine_config_hash = "00".repeat(32);
+    assert!(matches!(
+        new(other_hash, registry(&[&TICKER])),
+        Err(ContextError::Runtime(_))
+    ));
+    // A module of another runtime (same configuration) is refused.
+    let elsewhere = Runtime::new(RuntimeConfig::default()).unwrap();
+    let foreign = Modules::new();
+    foreign
+        .insert(
+            Arc::new(WasmModule::new(&elsewhere, "ticker", &TICKER.wasm).unwrap()),
+            &TICKER.wasm,
+        )
+        .unwrap();
+    assert!(
+        matches!(new(genesis.clone(), foreign), Err(ContextError::Modules(m)) if m.contains("another runtime"))
+    );
+    assert_eq!(
+        runtime_config(&genesis, Allocation::OnDemand).config_hash(),
+        genesis.engine_config_hash
+    );
+    let dup = registry(&[&TICKER]);
+    assert_eq!(
+        dup.insert(TICKER.module.clone(), &TICKER.wasm),
+        Err(RegistryError::Duplicate("ticker".into()))
+    );
+    assert!(matches!(
+        dup.insert(FAILER.module.clone(), &TICKER.wasm),
+        Err(RegistryError::CodeHash { .. })
+    ));
+}
+
+#[test]
+fn parallel_checks_keep_block_order() {
+    let txs: Vec<SignedTx> = (0..40u64)
+        .map(|n| match n % 7 {
+            3 => sign_tx(&ALICE, "other", n, faucet_action()),
+            5 => SignedTx::new(
+                tx(&BOB, n, faucet_action()).body().to_string(),
+                "AAAA".into(),
+            ),
+            _ => tx(&key(10 + n as u8), n, faucet_action()),
+        })
+        .collect();
+    let one = check_txs(&txs, CHAIN, Network::Testnet, 1);
+    assert_eq!(one.len(), 40);
+    assert_eq!(one.iter().filter(|r| r.is_err()).count(), 11);
+    for threads in [2, 3, 5, 64] {
+        assert_eq!(
+            check_txs(&txs, CHAIN, Network::Testnet, threads),
+            one,
+            "{threads} threads"
+        );
+    }
+    assert!(check_txs(&[], CHAIN, Network::Testnet, 2).is_empty());
+}
+
+#[test]
+fn nonces_are_canonical_decimals() {
+    let mut state = MemState::new();
+    assert_eq!(account_nonce(&state, "x").unwrap(), 0);
+    state.map.insert(nonce_key("x"), b"12".to_vec());
+    assert_eq!(account_nonce(&state, "x").unwrap(), 12);
+    for bad in [&b"012"[..], b"-1", b"", b"1 ", b"18446744073709551616"] {
+        state.map.insert(nonce_key("x"), bad.to_vec());
+        assert_eq!(
+            account_nonce(&state, "x"),
+            Err(TransitionError::CorruptState {
+                key: "nonce/x".into()
+            }),
+            "{bad:?}"
+        );
+    }
+}
