@@ -11,12 +11,14 @@
 //! | `host.rs` | the per-call store data and the helpers every host function uses |
 //! | `imports.rs` | the `gamechain_v1` host functions, registered on the linker |
 //! | `trap.rs` | [`HostTrap`](trap::HostTrap), [`HostError`](trap::HostError), the fixed texts |
+//! | `load_error.rs` | [`LoadError`](load_error::LoadError): why a module was refused at load |
 //! | `module.rs` | [`WasmModule`](module::WasmModule): load, call, reset, `impl GameModule` |
 
 pub(crate) mod engine;
 pub(crate) mod host;
 pub(crate) mod imports;
 pub(crate) mod limits;
+pub(crate) mod load_error;
 pub(crate) mod module;
 pub(crate) mod pool;
 pub(crate) mod trap;
