@@ -9,12 +9,12 @@
 //! |---|---|
 //! | `config.rs` | [`NodeConfig`]: the TOML configuration, defaults, validation |
 //! | `error.rs` | [`NodeError`]: why a node could not start or stopped |
-//! | `ledger/` | the chain a node keeps: SQLite storage, the mempool, the shared core, the sequencer, the follower, opening a data directory and committing a block |
+//! | `ledger/` | the chain a node keeps: SQLite storage, the mempool, the shared core, the sequencer, opening a data directory and committing a block |
 //! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
-//! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files |
+//! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower |
 //! | `cli/` | the command line: arguments, client commands, `gamechain node`, `verify`, the module kit, the demo |
 //!
-//! Layers: `cli` → `server` → `ledger` → `verify::replay`; the wire types are
+//! Layers: `cli` → `server` → `verify` → `ledger`; nothing imports upwards. The wire types are
 //! `gamechain-chain`'s, the client is `gamechain-client`.
 
 pub mod cli;

@@ -7,6 +7,8 @@ pub mod game_chain;
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock, Mutex};
 
+use gamechain_client::{Client, Included};
+use gamechain_runtime::chain::{Action, SecretKey};
 use gamechain_runtime::{Runtime, RuntimeConfig};
 use gamechain_sdk::guest_build::{build_guest, BuiltGuest};
 
@@ -29,4 +31,16 @@ pub fn runtime() -> Arc<Runtime> {
         Runtime::new(RuntimeConfig::default()).expect("the default runtime configuration is valid")
     });
     RUNTIME.clone()
+}
+
+/// How long the end-to-end tests wait for one transaction's receipt.
+pub const RECEIPT_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Sends `action` signed by `key` and waits for its receipt ([`RECEIPT_WAIT`]); panics unless
+/// the node accepts and includes it (the receipt itself may say `ok: false`).
+pub async fn send_included(client: &Client, key: &SecretKey, action: Action) -> Included {
+    client
+        .send_and_wait(key, action, RECEIPT_WAIT)
+        .await
+        .expect("the node accepts and includes the transaction")
 }

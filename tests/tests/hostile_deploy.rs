@@ -9,14 +9,12 @@
 //! unchanged); this test shows the same outcomes reach users through the chain.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
-use gamechain_client::client::{Client, Included};
 use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
+use gamechain_tests::send_included as send;
 use serde_json::json;
 
-const WAIT: Duration = Duration::from_secs(60);
 const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../runtime/tests/wat/hostile");
 
 /// One row of the corpus table: (case, file stem, call, expected outcome).
@@ -46,13 +44,6 @@ fn rows() -> Vec<Row> {
             })
         })
         .collect()
-}
-
-async fn send(client: &Client, key: &SecretKey, action: Action) -> Included {
-    client
-        .send_and_wait(key, action, WAIT)
-        .await
-        .expect("the node accepts and includes the transaction")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

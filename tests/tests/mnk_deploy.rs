@@ -4,25 +4,15 @@
 //! resignation, each with a stake; balances, escrow, receipts, events and the views (`?id`,
 //! `?log` with its hash chain, `?player`, `?open`) are checked after every game.
 
-use std::time::Duration;
-
-use gamechain_client::client::{Client, Included};
+use gamechain_client::client::Client;
 use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::GOLD;
+use gamechain_tests::send_included as send;
 use serde_json::{json, Value};
 
-const WAIT: Duration = Duration::from_secs(60);
 /// What one faucet call pays on a default chain.
 const FAUCET: u128 = 100_000;
-
-/// Sends `action` signed by `key` and waits for its block.
-async fn send(client: &Client, key: &SecretKey, action: Action) -> Included {
-    client
-        .send_and_wait(key, action, WAIT)
-        .await
-        .expect("the node accepts and includes the transaction")
-}
 
 /// Sends the mnk op `op` and returns the receipt's events as `(kind, data)`; panics unless it
 /// succeeded.

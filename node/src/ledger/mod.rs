@@ -1,5 +1,5 @@
 //! The chain a node keeps: its SQLite storage, the mempool, the shared core the API reads, the
-//! block-making sequencer, the verifying follower, and the one routine that opens a data
+//! block-making sequencer, and the one routine that opens a data
 //! directory and the one that commits a block (to SQLite, then to memory). No HTTP here: errors
 //! are domain errors ([`chain::ChainError`]); `server/` maps them to statuses.
 //!
@@ -13,11 +13,9 @@
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
 //! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
 //! | `sequencer.rs` | the block-making task |
-//! | `follower.rs` | `gamechain node --follow URL`: a verifying read replica of a sequencer |
 
 pub mod chain;
 pub mod error;
-pub mod follower;
 pub mod genesis_setup;
 pub mod mempool;
 pub mod modules;

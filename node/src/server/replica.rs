@@ -11,10 +11,10 @@ use tokio::sync::watch;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::Chain;
-use crate::ledger::follower::{follow, open_replica, refused};
 use crate::server::api;
 use crate::server::feed::BlockFeed;
 use crate::server::state::AppState;
+use crate::verify::follower::{follow, open_replica, refused};
 
 /// Runs a follower of `upstream_url` with `config` until `shutdown` resolves, serving the read
 /// API on `config.listen`. Errors: the configuration, the data directory (another chain's, a

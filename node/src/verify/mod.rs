@@ -6,9 +6,11 @@
 //! | `replay.rs` | verifying one block against its re-execution; [`replay::Divergence`] |
 //! | `source.rs` | [`source::ChainSource`]: a data directory or a node's API to replay from |
 //! | `verifier.rs` | the whole chain replayed, [`verifier::VerifyReport`] |
+//! | `follower.rs` | `gamechain node --follow URL`: a read replica that verifies each block as `verify` does, then commits it |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
 
 pub mod export;
+pub mod follower;
 pub mod replay;
 pub mod source;
 pub mod verifier;
