@@ -185,6 +185,60 @@ pub trait TableGame: Serialize + DeserializeOwned {
     fn seats_mut(&mut self) -> SeatsMut<'_>;
 }
 
+/// Implements [`TableGame`] for a game record struct whose shared fields carry the helper's
+/// names and types: `id: String`, `x: String`, `o: Option<String>`, `opponent: Option<String>`,
+/// `stake: Amount`, `turn: Mark`, `status: Status`, `winner`, `result`, `reason`:
+/// `Option<String>`, `created_height: u64`, `last_move_height: u64`. Any other field is the
+/// module's own. Use `impl TableGame` by hand for another layout.
+///
+/// ```
+/// use gamechain_sdk::table::{Mark, Status, TableGame};
+/// use gamechain_sdk::Amount;
+///
+/// #[derive(serde::Serialize, serde::Deserialize)]
+/// struct Game {
+///     id: String, x: String, o: Option<String>, opponent: Option<String>, stake: Amount,
+///     turn: Mark, status: Status, winner: Option<String>, result: Option<String>,
+///     reason: Option<String>, created_height: u64, last_move_height: u64,
+///     board: String,
+/// }
+/// gamechain_sdk::impl_table_game!(Game);
+/// ```
+#[macro_export]
+macro_rules! impl_table_game {
+    ($game:ty) => {
+        impl $crate::table::TableGame for $game {
+            fn seats(&self) -> $crate::table::Seats<'_> {
+                $crate::table::Seats {
+                    id: &self.id,
+                    x: &self.x,
+                    o: self.o.as_deref(),
+                    opponent: self.opponent.as_deref(),
+                    stake: self.stake.0,
+                    turn: self.turn,
+                    status: self.status,
+                    winner: self.winner.as_deref(),
+                    result: self.result.as_deref(),
+                    reason: self.reason.as_deref(),
+                    created_height: self.created_height,
+                    last_move_height: self.last_move_height,
+                }
+            }
+
+            fn seats_mut(&mut self) -> $crate::table::SeatsMut<'_> {
+                $crate::table::SeatsMut {
+                    o: &mut self.o,
+                    status: &mut self.status,
+                    winner: &mut self.winner,
+                    result: &mut self.result,
+                    reason: &mut self.reason,
+                    last_move_height: &mut self.last_move_height,
+                }
+            }
+        }
+    };
+}
+
 /// `game/<id>`: the game record.
 pub fn game_key(id: &str) -> String {
     format!("game/{id}")

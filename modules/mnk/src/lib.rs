@@ -135,7 +135,7 @@
 //! - no parameter: `{"game":"mnk","timeout_blocks":150,"max_stake":"100000","max_side":19}`.
 
 use gamechain_sdk::prelude::*;
-use gamechain_sdk::table::{self, NewTable, Seats, SeatsMut, TableGame, TableRules};
+use gamechain_sdk::table::{self, NewTable, TableGame, TableRules};
 pub use gamechain_sdk::table::{game_key, open_key, player_key, Mark, Status};
 use sha2::{Digest, Sha256};
 
@@ -288,35 +288,7 @@ pub fn record_hash(record: &Value) -> String {
     hex::encode(Sha256::digest(&bytes))
 }
 
-impl TableGame for Game {
-    fn seats(&self) -> Seats<'_> {
-        Seats {
-            id: &self.id,
-            x: &self.x,
-            o: self.o.as_deref(),
-            opponent: self.opponent.as_deref(),
-            stake: self.stake.0,
-            turn: self.turn,
-            status: self.status,
-            winner: self.winner.as_deref(),
-            result: self.result.as_deref(),
-            reason: self.reason.as_deref(),
-            created_height: self.created_height,
-            last_move_height: self.last_move_height,
-        }
-    }
-
-    fn seats_mut(&mut self) -> SeatsMut<'_> {
-        SeatsMut {
-            o: &mut self.o,
-            status: &mut self.status,
-            winner: &mut self.winner,
-            result: &mut self.result,
-            reason: &mut self.reason,
-            last_move_height: &mut self.last_move_height,
-        }
-    }
-}
+gamechain_sdk::impl_table_game!(Game);
 
 impl GameModule for Mnk {
     fn id(&self) -> &'static str {

@@ -21,7 +21,6 @@ use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::sequencer;
 use crate::server::api;
-use crate::server::feed::BlockFeed;
 use crate::server::state::AppState;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
@@ -51,25 +50,10 @@ impl NodeHandle {
         let opened = tokio::task::spawn_blocking(move || open_chain(&open_config))
             .await
             .map_err(|e| NodeError::Runtime(format!("opening the chain panicked: {e}")))??;
-        let feed = Arc::new(BlockFeed::new(config.ws_buffer_blocks));
-        let chain = Arc::new(Chain::new(
-            config.clone(),
-            opened.ctx,
-            opened.genesis_hash,
-            opened.head,
-            config.db_path(),
-            feed.clone(),
-        ));
-        let (stop, stopped) = watch::channel(false);
-        let server = api::serve(
-            listener,
-            AppState {
-                chain: chain.clone(),
-                feed,
-                shutdown: stopped.clone(),
-                upstream: None,
-            },
-        );
+        let (app, stop) =
+            AppState::new(&config, opened.ctx, opened.genesis_hash, opened.head, None);
+        let (chain, stopped) = (app.chain.clone(), app.shutdown.clone());
+        let server = api::serve(listener, app);
         let seq = sequencer::run(chain.clone(), opened.storage, opened.key, stopped);
         let stop_on_failure = stop.clone();
         let task = tokio::spawn(async move {

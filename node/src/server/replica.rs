@@ -3,16 +3,12 @@
 //! and the follow task run until shutdown.
 
 use std::future::Future;
-use std::sync::Arc;
 
 use gamechain_client::Client;
-use tokio::sync::watch;
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
-use crate::ledger::chain::Chain;
 use crate::server::api;
-use crate::server::feed::BlockFeed;
 use crate::server::state::AppState;
 use crate::verify::follower::{follow, open_replica, refused};
 
@@ -36,25 +32,15 @@ pub async fn run_follower(
         tokio::task::spawn_blocking(move || open_replica(&open_config, &open_upstream, &rt))
             .await
             .map_err(|e| NodeError::Runtime(format!("opening the chain panicked: {e}")))??;
-    let feed = Arc::new(BlockFeed::new(config.ws_buffer_blocks));
-    let chain = Arc::new(Chain::new(
-        config.clone(),
+    let (app, stop) = AppState::new(
+        &config,
         opened.ctx,
         opened.genesis_hash,
         opened.head,
-        config.db_path(),
-        feed.clone(),
-    ));
-    let (stop, stopped) = watch::channel(false);
-    let server = tokio::spawn(api::serve(
-        listener,
-        AppState {
-            chain: chain.clone(),
-            feed,
-            shutdown: stopped.clone(),
-            upstream: Some(upstream.clone()),
-        },
-    ));
+        Some(upstream.clone()),
+    );
+    let (chain, stopped) = (app.chain.clone(), app.shutdown.clone());
+    let server = tokio::spawn(api::serve(listener, app));
     tracing::info!(%addr, upstream = %upstream.base_url(), "follower listening");
     let mut following = tokio::spawn(follow(chain, opened.storage, upstream, stopped));
     let early = tokio::select! {

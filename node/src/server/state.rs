@@ -4,7 +4,10 @@ use std::sync::Arc;
 
 use tokio::sync::watch;
 
-use crate::ledger::chain::Chain;
+use gamechain_runtime::ChainContext;
+
+use crate::config::NodeConfig;
+use crate::ledger::chain::{Chain, Head};
 use crate::server::feed::BlockFeed;
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
@@ -19,4 +22,35 @@ pub struct AppState {
     /// A follower's sequencer: `POST /v1/tx` is forwarded there (`follower.rs`). `None` on
     /// the sequencer itself.
     pub upstream: Option<gamechain_client::client::Client>,
+}
+
+impl AppState {
+    /// The shared core of an opened chain (`ctx`, its genesis hash and `head`) with a WebSocket
+    /// feed of `config.ws_buffer_blocks`, and the sender that shuts the API down (send `true`).
+    /// `upstream`: a follower's sequencer, `None` on the sequencer.
+    pub fn new(
+        config: &NodeConfig,
+        ctx: Arc<ChainContext>,
+        genesis_hash: String,
+        head: Head,
+        upstream: Option<gamechain_client::Client>,
+    ) -> (AppState, watch::Sender<bool>) {
+        let feed = Arc::new(BlockFeed::new(config.ws_buffer_blocks));
+        let chain = Arc::new(Chain::new(
+            config.clone(),
+            ctx,
+            genesis_hash,
+            head,
+            config.db_path(),
+            feed.clone(),
+        ));
+        let (stop, shutdown) = watch::channel(false);
+        let app = AppState {
+            chain,
+            feed,
+            shutdown,
+            upstream,
+        };
+        (app, stop)
+    }
 }

@@ -31,34 +31,7 @@ struct Duel {
     last_move_height: u64,
 }
 
-impl TableGame for Duel {
-    fn seats(&self) -> Seats<'_> {
-        Seats {
-            id: &self.id,
-            x: &self.x,
-            o: self.o.as_deref(),
-            opponent: self.opponent.as_deref(),
-            stake: self.stake.0,
-            turn: self.turn,
-            status: self.status,
-            winner: self.winner.as_deref(),
-            result: self.result.as_deref(),
-            reason: self.reason.as_deref(),
-            created_height: self.created_height,
-            last_move_height: self.last_move_height,
-        }
-    }
-    fn seats_mut(&mut self) -> SeatsMut<'_> {
-        SeatsMut {
-            o: &mut self.o,
-            status: &mut self.status,
-            winner: &mut self.winner,
-            result: &mut self.result,
-            reason: &mut self.reason,
-            last_move_height: &mut self.last_move_height,
-        }
-    }
-}
+crate::impl_table_game!(Duel);
 
 struct DuelModule;
 impl GameModule for DuelModule {
