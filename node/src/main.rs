@@ -1,14 +1,18 @@
 //! The `gamechain` binary: parses the command line (`cli/args.rs`) and runs the command — the node
 //! (`cli/node.rs`), the demo (`cli/demo.rs`) or a client command (`cli/commands.rs`). Errors are
-//! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code:
+//! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code
+//! (a closed stdout pipe ends the process quietly with 0, `cli/stdout.rs`):
 //! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`,
 //! 4 for `verify` finding a divergence.
 
 use std::process::ExitCode;
 use std::time::Duration;
 
+use std::io::Write;
+
 use clap::Parser;
 use gamechain_node::cli::commands::run_client_command;
+use gamechain_node::cli::stdout::PipeStdout;
 use gamechain_node::cli::{demo, module as cli_module, node as cli_node, verify as cli_verify};
 use gamechain_node::cli::{Cli, Command};
 
@@ -35,33 +39,27 @@ fn main() -> ExitCode {
                     keys_dir: args.keys_dir,
                     receipt_timeout: Duration::from_secs(args.timeout),
                 };
-                match demo::run(&options, &mut std::io::stdout()).await {
+                match demo::run(&options, &mut PipeStdout).await {
                     Ok(_) => {
-                        println!("demo: every outcome matches the seed");
+                        let _ = writeln!(PipeStdout, "demo: every outcome matches the seed");
                         ExitCode::SUCCESS
                     }
                     Err(e) => fail(&e.to_string(), 1),
                 }
             }
-            Command::Verify(args) => {
-                match cli_verify::run_verify(args, &mut std::io::stdout()).await {
-                    Ok(code) => ExitCode::from(code),
-                    Err(e) => fail(&e, 1),
-                }
-            }
-            Command::Export(args) => {
-                match cli_verify::run_export(args, &mut std::io::stdout()).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => fail(&e, 1),
-                }
-            }
-            Command::Module(command) => {
-                match cli_module::run(command, &mut std::io::stdout()).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => fail(&e.to_string(), e.exit_code()),
-                }
-            }
-            command => match run_client_command(command, &mut std::io::stdout()).await {
+            Command::Verify(args) => match cli_verify::run_verify(args, &mut PipeStdout).await {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => fail(&e, 1),
+            },
+            Command::Export(args) => match cli_verify::run_export(args, &mut PipeStdout).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e, 1),
+            },
+            Command::Module(command) => match cli_module::run(command, &mut PipeStdout).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e.to_string(), e.exit_code()),
+            },
+            command => match run_client_command(command, &mut PipeStdout).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string(), e.exit_code()),
             },

@@ -205,6 +205,48 @@ async fn client_commands_work_and_fail_clearly() {
         1,
         "not_found: ",
     );
+    // The code is said once: `not_found: game …`, not `not_found: not found: game …`.
+    let unknown = run(cwd, &url, &["view", "tictactoe", "id=0000000000000000"]).await;
+    assert!(
+        !text(&unknown.stderr).contains("not_found: not found"),
+        "{}",
+        text(&unknown.stderr)
+    );
+    // A bare key is the API's bare `?open`.
+    let open = json_ok(
+        "view open",
+        &run(cwd, &url, &["view", "tictactoe", "open"]).await,
+    );
+    assert_eq!(
+        open,
+        json_ok(
+            "view open=",
+            &run(cwd, &url, &["view", "tictactoe", "open="]).await
+        )
+    );
+    // A reader that closed its end of the pipe (`| head -c 10`) ends the command quietly.
+    let closed_pipe = tokio::task::spawn_blocking({
+        let (cwd, url) = (cwd.to_path_buf(), url.clone());
+        move || {
+            let mut child = std::process::Command::new(common::BIN)
+                .args(["block", "0", "--node", &url])
+                .current_dir(&cwd)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            drop(child.stdout.take());
+            child.wait_with_output().unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert_eq!(
+        (closed_pipe.status.code(), text(&closed_pipe.stderr)),
+        (Some(0), String::new()),
+        "a closed stdout pipe"
+    );
+
     let closed = format!("http://127.0.0.1:{}", free_port());
     failed(
         "no node",

@@ -298,3 +298,184 @@ async fn bad_requests_get_their_code_and_change_nothing() {
     );
     node.stop().await.expect("the node stops cleanly");
 }
+
+/// Sends `request` as raw bytes to `addr` on a new connection (a blocking TCP client, so
+/// oversized and malformed requests reach the node exactly as written) and returns the status
+/// and the body parsed as JSON. Write errors are ignored: the node may answer and close before
+/// it has read an oversized request.
+async fn raw(addr: std::net::SocketAddr, request: Vec<u8>) -> (u16, serde_json::Value) {
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(WAIT)).unwrap();
+        let mut reader = stream.try_clone().unwrap();
+        let writer = std::thread::spawn(move || {
+            let _ = stream.write_all(&request);
+        });
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 8192];
+        // Read up to the end of the answer's body (content-length), or the connection's end.
+        loop {
+            match reader.read(&mut chunk) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => answer.extend_from_slice(&chunk[..n]),
+            }
+            let text = String::from_utf8_lossy(&answer).to_string();
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| {
+                        l.to_ascii_lowercase()
+                            .strip_prefix("content-length: ")
+                            .map(|v| v.trim().parse::<usize>().unwrap())
+                    })
+                    .unwrap_or(usize::MAX);
+                if body.len() >= length {
+                    break;
+                }
+            }
+        }
+        let _ = writer.join();
+        let text = String::from_utf8_lossy(&answer).to_string();
+        let (head, body) = text
+            .split_once("\r\n\r\n")
+            .unwrap_or_else(|| panic!("no HTTP answer: {text:?}"));
+        let status = head
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no status: {head}"));
+        let json = serde_json::from_str(body)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {head}\r\n\r\n{body:?}"));
+        (status, json)
+    })
+    .await
+    .unwrap()
+}
+
+/// Asserts an answer is `{"error": {"code": code, "message": <not empty>}}` with `status`.
+fn assert_json_error(what: &str, (status, body): &(u16, serde_json::Value), code: &str, want: u16) {
+    assert_eq!(
+        (*status, body["error"]["code"].as_str()),
+        (want, Some(code)),
+        "{what}: {body}"
+    );
+    let message = body["error"]["message"].as_str().unwrap_or("");
+    assert!(!message.is_empty(), "{what}: no message in {body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_is_the_apis_json() {
+    let config = gamechain_node::NodeConfig {
+        block_interval_ms: 3_600_000,
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the in-process node starts");
+    let addr = node.addr();
+    let client = node.client();
+    let get = |target: &str, headers: &str| {
+        format!("GET {target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{headers}\r\n")
+            .into_bytes()
+    };
+
+    // hyper's own answers: a URI over 64 KiB, a header section over its buffer, too many
+    // headers, a request line it cannot parse.
+    let long_query = format!("/v1/games/tictactoe?open=1&x={}", "a".repeat(100 << 10));
+    let answer = raw(addr, get(&long_query, "")).await;
+    assert_json_error("100 KB query", &answer, "too_large", 414);
+    let big_header = format!("x-big: {}\r\n", "b".repeat(1 << 20));
+    let answer = raw(addr, get("/v1/status", &big_header)).await;
+    assert_json_error("1 MB header", &answer, "too_large", 431);
+    let many: String = (0..200).map(|i| format!("x-h{i}: 1\r\n")).collect();
+    let answer = raw(addr, get("/v1/status", &many)).await;
+    assert_json_error("200 headers", &answer, "too_large", 431);
+    let answer = raw(addr, b"GET\x01 / HTTP/1.1\r\n\r\n".to_vec()).await;
+    assert_json_error("garbage request line", &answer, "invalid", 400);
+
+    // Ours: a wrong method, a body over the limit of another endpoint, an unknown path.
+    let answer = raw(
+        addr,
+        b"DELETE /v1/status HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n".to_vec(),
+    )
+    .await;
+    assert_json_error("DELETE", &answer, "not_found", 405);
+    let answer = raw(addr, get("/nope", "")).await;
+    assert_json_error("unknown path", &answer, "not_found", 404);
+
+    // A query that is not UTF-8 once decoded is refused, not read as U+FFFD.
+    let answer = raw(addr, get("/v1/games/tictactoe?id=%ff", "")).await;
+    assert_json_error("%ff", &answer, "invalid", 400);
+    assert!(
+        answer.1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not UTF-8"),
+        "{}",
+        answer.1
+    );
+    // A bare key (`?open`) is a key with an empty value, as before.
+    let open = raw(addr, get("/v1/games/tictactoe?open", "")).await;
+    assert_eq!(open.0, 200, "{}", open.1);
+
+    // POST /v1/tx wants `content-type: application/json`; without it nothing is admitted.
+    let chain_id = client.chain_id().await.unwrap();
+    let key = SecretKey::generate(Network::Testnet);
+    let tx = TxBody {
+        chain_id: chain_id.clone(),
+        from: key.address(),
+        nonce: 0,
+        action: Action::Faucet {
+            token: "GOLD".into(),
+        },
+    }
+    .sign(&key);
+    let json = serde_json::to_string(&tx).unwrap();
+    let post = |content_type: &str| {
+        format!(
+            "POST /v1/tx HTTP/1.1\r\nhost: x\r\nconnection: close\r\n{content_type}content-length: {}\r\n\r\n{json}",
+            json.len()
+        )
+        .into_bytes()
+    };
+    let before = snapshot(&client, &key.address()).await;
+    let answer = raw(addr, post("")).await;
+    assert_json_error("no content-type", &answer, "bad_content_type", 415);
+    let answer = raw(addr, post("content-type: text/plain\r\n")).await;
+    assert_json_error("text/plain", &answer, "bad_content_type", 415);
+    assert_eq!(snapshot(&client, &key.address()).await, before);
+    let answer = raw(
+        addr,
+        post("content-type: Application/JSON; charset=utf-8\r\n"),
+    )
+    .await;
+    assert_eq!(answer.0, 200, "{}", answer.1);
+    client.wait_for_receipt(&tx.txid(), WAIT).await.unwrap();
+
+    // A transfer to a module's escrow account is refused at admission, its nonce unused.
+    let before = snapshot(&client, &key.address()).await;
+    let to_escrow = TxBody {
+        chain_id,
+        from: key.address(),
+        nonce: 1,
+        action: Action::Transfer {
+            to: "module:tictactoe".into(),
+            token: "GOLD".into(),
+            amount: Amount(5),
+        },
+    }
+    .sign(&key);
+    let refused = client.post_tx(&to_escrow).await;
+    assert_message(
+        &refused,
+        "`module:tictactoe` is a module's escrow account; escrow accounts cannot receive \
+         transfers (a module moves stakes into its escrow itself)",
+    );
+    assert_refused("to escrow", refused, "escrow_recipient", 400);
+    assert_eq!(snapshot(&client, &key.address()).await, before);
+
+    // The node still serves.
+    assert_eq!(client.status().await.unwrap().height, before.height);
+    node.stop().await.expect("the node stops cleanly");
+}

@@ -116,7 +116,7 @@ pub enum Command {
         /// The module id.
         module: String,
         /// Query parameters.
-        #[arg(value_name = "KEY=VALUE", value_parser = parse_query_pair)]
+        #[arg(value_name = "KEY[=VALUE]", value_parser = parse_query_pair)]
         query: Vec<(String, String)>,
     },
     /// Show the node's status (chain id, height, head, state root, mempool size).
@@ -200,12 +200,14 @@ pub struct TxArgs {
     pub timeout: u64,
 }
 
-/// `key=value` → `(key, value)`; the value may itself contain `=`.
+/// `key=value` → `(key, value)`; the value may itself contain `=`. A bare `key` is `(key, "")`,
+/// as the API reads `?open`. An empty key is refused.
 pub fn parse_query_pair(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
-        _ => Err(format!("`{s}` is not KEY=VALUE")),
+    let (k, v) = s.split_once('=').unwrap_or((s, ""));
+    if k.is_empty() {
+        return Err(format!("`{s}` is not KEY=VALUE or KEY"));
     }
+    Ok((k.to_string(), v.to_string()))
 }
 
 /// Parses an action as JSON (`{"type": "faucet" | "transfer" | "game", …}`) with the chain's
@@ -349,7 +351,15 @@ mod tests {
                 ..
             }
         ));
-        assert!(Cli::try_parse_from(["gamechain", "view", "tictactoe", "open"]).is_err());
+        // A bare key is the API's bare `?open`: the key with an empty value.
+        match Cli::try_parse_from(["gamechain", "view", "tictactoe", "open"])
+            .unwrap()
+            .command
+        {
+            Command::View { query, .. } => assert_eq!(query, [("open".to_string(), String::new())]),
+            other => panic!("{other:?}"),
+        }
+        assert!(Cli::try_parse_from(["gamechain", "view", "tictactoe", "=1"]).is_err());
     }
 
     #[test]
@@ -376,5 +386,27 @@ mod tests {
             ("id".to_string(), "a=b".to_string())
         );
         assert!(parse_query_pair("=1").is_err());
+        assert!(parse_query_pair("").is_err());
+        assert_eq!(
+            parse_query_pair("open").unwrap(),
+            ("open".to_string(), String::new())
+        );
+    }
+
+    /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.
+    #[test]
+    fn no_usage_line_shows_node_as_required() {
+        use clap::CommandFactory;
+        fn check(command: &mut clap::Command, path: &str) {
+            let usage = command.render_usage().to_string();
+            assert!(!usage.contains(" --node <URL>"), "{path}: {usage}");
+            for sub in command.get_subcommands_mut() {
+                let path = format!("{path} {}", sub.get_name());
+                check(sub, &path);
+            }
+        }
+        let mut cli = Cli::command();
+        cli.build();
+        check(&mut cli, "gamechain");
     }
 }

@@ -10,7 +10,8 @@ pub const EXIT_TX_FAILED: u8 = 3;
 /// Why a command failed; its `Display` is the one line printed on stderr.
 #[derive(Debug)]
 pub enum CliError {
-    /// The node refused or could not be reached (`code: message` for API errors).
+    /// The node refused or could not be reached (`code: message` for API errors, the code
+    /// said once).
     Client(ClientError),
     /// A bad argument or a local file problem.
     Usage(String),
@@ -31,6 +32,13 @@ impl CliError {
 impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            // The API's `code: message`, without the code said twice when the message
+            // starts with it in words (`not_found: not found: game …` → `not_found: game …`).
+            CliError::Client(ClientError::Api { code, message, .. }) => {
+                let words = format!("{}: ", code.replace('_', " "));
+                let message = message.strip_prefix(words.as_str()).unwrap_or(message);
+                write!(f, "{code}: {message}")
+            }
             CliError::Client(e) => e.fmt(f),
             CliError::Usage(m) => f.write_str(m),
             CliError::TxFailed(e) => write!(f, "transaction failed: {e}"),
@@ -41,5 +49,24 @@ impl fmt::Display for CliError {
 impl From<ClientError> for CliError {
     fn from(e: ClientError) -> Self {
         CliError::Client(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_api_error_says_its_code_once() {
+        let api = |code: &str, message: &str| {
+            CliError::Client(ClientError::Api {
+                status: 404,
+                code: code.into(),
+                message: message.into(),
+            })
+            .to_string()
+        };
+        assert_eq!(api("not_found", "not found: game 00"), "not_found: game 00");
+        assert_eq!(api("bad_nonce", "expected 1"), "bad_nonce: expected 1");
     }
 }

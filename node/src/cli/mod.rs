@@ -10,6 +10,7 @@
 //! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
 //! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
 //! | `demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
+//! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
 //! | `local_node.rs` | [`local_node::LocalNode`]: an in-process node on a temporary directory |
 //!
 //! Layers: `args` → (`verify`); `commands`, `module`, `demo` → `args`; nothing imports `mod.rs`
@@ -23,6 +24,7 @@ pub mod error;
 pub mod local_node;
 pub mod module;
 pub mod node;
+pub mod stdout;
 pub mod verify;
 
 pub use args::*;

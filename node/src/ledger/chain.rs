@@ -147,7 +147,8 @@ impl Chain {
     /// `POST /v1/tx`: the stateless checks, the deploy policy, then mempool admission. Returns
     /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
     /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
-    /// configuration's `deploy` policy does not admit), `duplicate`, `bad_nonce`,
+    /// configuration's `deploy` policy does not admit), `escrow_recipient` (400: a transfer to a
+    /// module's escrow account), `duplicate`, `bad_nonce`,
     /// `mempool_full`, or `internal`.
     pub fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
         let genesis = self.genesis();
@@ -156,6 +157,11 @@ impl Chain {
             .map_err(ChainError::Tx)?;
         if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
             return Err(ChainError::DeployForbidden { from: body.from });
+        }
+        if let Action::Transfer { to, .. } = &body.action {
+            if to.starts_with("module:") {
+                return Err(ChainError::EscrowRecipient { to: to.clone() });
+            }
         }
         let txid = tx.txid();
         let pending = PendingTx {

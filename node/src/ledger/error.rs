@@ -27,6 +27,12 @@ pub enum ChainError {
     BadAddress(String),
     /// A malformed parameter (e.g. a code hash that is not 64 hex characters).
     Invalid(String),
+    /// A transfer to a module's escrow account (`module:<id>`), refused at admission: only
+    /// modules move funds into escrow.
+    EscrowRecipient {
+        /// The recipient as sent.
+        to: String,
+    },
     /// A module's view refused its query with this error.
     View(ActionError),
     /// The node itself failed (database, corrupt state, a module it cannot load); the details
@@ -40,6 +46,7 @@ impl ChainError {
         match self {
             ChainError::Tx(e) => e.code(),
             ChainError::DeployForbidden { .. } => "deploy_forbidden",
+            ChainError::EscrowRecipient { .. } => "escrow_recipient",
             ChainError::Refused(r) => r.code(),
             ChainError::NotFound(_) => "not_found",
             ChainError::BadAddress(_) => "bad_address",
@@ -57,6 +64,11 @@ impl fmt::Display for ChainError {
             ChainError::DeployForbidden { from } => write!(
                 f,
                 "this node's operator does not admit module deploys from {from}"
+            ),
+            ChainError::EscrowRecipient { to } => write!(
+                f,
+                "`{to}` is a module's escrow account; escrow accounts cannot receive transfers \
+                 (a module moves stakes into its escrow itself)"
             ),
             ChainError::Refused(r) => write!(f, "{r}"),
             ChainError::View(e) => write!(f, "{e}"),

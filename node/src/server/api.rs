@@ -1,17 +1,20 @@
 //! The HTTP API of `node/API.md`: the axum router, its handlers, and the layers around them
-//! (body limit, per-IP rate limit, CORS, panic catcher, request tracing).
+//! (body limit, per-IP rate limit, CORS, panic catcher, request timeout, request tracing).
 //!
 //! Handlers parse and validate the request, then run the work on a blocking thread
 //! (`spawn_blocking`: SQLite, locks, wasm views) and answer JSON. Every failure, including
-//! axum's own rejections, unknown paths and wrong methods, is an [`ApiError`] JSON body.
+//! axum's own rejections, unknown paths and wrong methods, a panic and a request over
+//! [`REQUEST_TIMEOUT`], is an [`ApiError`] JSON body; hyper's own answers to requests it
+//! cannot read (URI or headers too large) are rewritten to JSON by `http_io.rs`.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
-use axum::http::{header, Method, StatusCode};
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
@@ -26,6 +29,7 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::error::ChainError;
 use crate::server::api_error::ApiError;
+use crate::server::http_io::{JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
 use crate::server::ws;
@@ -44,6 +48,10 @@ fn tx_request_limit(config: &NodeConfig) -> usize {
     MAX_TX_REQUEST_BYTES.max(config.max_body_bytes)
 }
 
+/// How long a request may take before the node answers `503 timeout` in its place (the
+/// follower's forwarding of `POST /v1/tx` gives up after 30 s, before this).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The router of the whole API (`/v1/...`), with its layers.
 pub fn router(app: AppState) -> Router {
     let config = &app.chain.config;
@@ -56,7 +64,7 @@ pub fn router(app: AppState) -> Router {
         .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::CONTENT_TYPE])
         .expose_headers([header::RETRY_AFTER]);
-    Router::new()
+    let router = Router::new()
         .route(
             "/v1/tx",
             post(post_tx).layer(DefaultBodyLimit::max(tx_request_limit(config))),
@@ -73,14 +81,32 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/ws", get(ws::subscribe))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
-        .layer(DefaultBodyLimit::max(config.max_body_bytes))
-        .layer(CatchPanicLayer::custom(|_| {
-            ApiError::internal("the node failed on this request").into_response()
-        }))
+        .layer(DefaultBodyLimit::max(config.max_body_bytes));
+    json_layers(router, REQUEST_TIMEOUT)
         .layer(middleware::from_fn_with_state(limiter, rate_limit::limit))
         .layer(cors)
         .layer(TraceLayer::new_for_http())
         .with_state(app)
+}
+
+/// `router` with the layers that keep failures in the API's JSON: a panic in a handler is
+/// `500 internal`, a request that takes longer than `timeout` is `503 timeout`.
+pub fn json_layers<S: Clone + Send + Sync + 'static>(
+    router: Router<S>,
+    timeout: Duration,
+) -> Router<S> {
+    router
+        .layer(middleware::from_fn(
+            move |request: Request, next: middleware::Next| async move {
+                match tokio::time::timeout(timeout, next.run(request)).await {
+                    Ok(response) => response,
+                    Err(_) => ApiError::timeout(timeout).into_response(),
+                }
+            },
+        ))
+        .layer(CatchPanicLayer::custom(|_| {
+            ApiError::internal("the node failed on this request").into_response()
+        }))
 }
 
 /// Runs `f` (a call into the core) on a blocking thread; its [`ChainError`] becomes the API's.
@@ -110,8 +136,10 @@ fn path_param(p: Result<Path<String>, PathRejection>) -> Result<String, ApiError
 /// `POST /v1/tx` `{"body", "signature"}` → `{"txid"}`.
 async fn post_tx(
     State(app): State<AppState>,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::response::Response, ApiError> {
+    require_json(&headers)?;
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::body_over(tx_request_limit(&app.chain.config), "POST /v1/tx")
@@ -129,6 +157,75 @@ async fn post_tx(
     })?;
     let txid = blocking(move || app.chain.submit(tx)).await?;
     Ok(sorted_json(&TxidAnswer { txid }).into_response())
+}
+
+/// `415 bad_content_type` unless `headers` say `content-type: application/json` (any case,
+/// parameters such as `; charset=utf-8` allowed).
+fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+    let sent = headers
+        .get(header::CONTENT_TYPE)
+        .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
+    let is_json = sent.as_deref().is_some_and(|v| {
+        v.split(';')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .eq_ignore_ascii_case("application/json")
+    });
+    if is_json {
+        return Ok(());
+    }
+    let sent = match sent {
+        Some(v) => format!("`{v}`"),
+        None => "none".to_string(),
+    };
+    Err(ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "bad_content_type",
+        format!("POST /v1/tx takes `content-type: application/json`; this request sent {sent}"),
+    ))
+}
+
+/// The query string `raw` as the map a view gets: `&`-separated `key=value` pairs (a key
+/// without `=` has the value `""`, a later key replaces an earlier one), `+` a space and
+/// `%XX` a byte; `400 invalid` when a decoded key or value is not UTF-8.
+pub fn parse_query(raw: Option<&str>) -> Result<gamechain_sdk::Query, ApiError> {
+    let mut query = gamechain_sdk::Query::new();
+    for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        query.insert(percent_decode(key)?, percent_decode(value)?);
+    }
+    Ok(query)
+}
+
+/// `+` → space and `%XX` → the byte (a `%` not followed by two hex digits stays as it is);
+/// `400 invalid` when the bytes are not UTF-8.
+fn percent_decode(s: &str) -> Result<String, ApiError> {
+    let bytes = s.as_bytes();
+    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h << 4 | l);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8(out).map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("the query `{s}` is not UTF-8 once percent-decoded"),
+        )
+    })
 }
 
 /// `GET /v1/tx/<txid>`.
@@ -160,11 +257,10 @@ async fn get_account(
 async fn get_view(
     State(app): State<AppState>,
     module: Result<Path<String>, PathRejection>,
-    query: Result<Query<gamechain_sdk::Query>, QueryRejection>,
+    RawQuery(query): RawQuery,
 ) -> ApiResult {
     let module = path_param(module)?;
-    let Query(query) =
-        query.map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
+    let query = parse_query(query.as_deref())?;
     blocking(move || app.chain.view(&module, &query))
         .await
         .map(Json)
@@ -281,16 +377,97 @@ pub async fn bind(config: &NodeConfig) -> Result<(tokio::net::TcpListener, Socke
 }
 
 /// Serves the API of `app` on `listener` until `app.shutdown` turns true (then in-flight
-/// requests finish and new connections are refused).
+/// requests finish and new connections are refused). Connections go through
+/// [`JsonListener`], so hyper's own error answers are JSON too.
 pub async fn serve(listener: tokio::net::TcpListener, app: AppState) -> Result<(), NodeError> {
     let mut stop = app.shutdown.clone();
-    axum::serve(
-        listener,
-        router(app).into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
+    serve_router(listener, router(app), async move {
         let _ = stop.wait_for(|s| *s).await;
     })
     .await
+}
+
+/// Serves `router` on `listener` through [`JsonListener`] until `stop` resolves; each request
+/// carries the peer as `ConnectInfo<SocketAddr>` (the rate limit's key).
+pub async fn serve_router(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), NodeError> {
+    let router = router.layer(middleware::from_fn(
+        |mut request: Request, next: middleware::Next| async move {
+            if let Some(ConnectInfo(PeerAddr(addr))) =
+                request.extensions().get::<ConnectInfo<PeerAddr>>().copied()
+            {
+                request.extensions_mut().insert(ConnectInfo(addr));
+            }
+            next.run(request).await
+        },
+    ));
+    axum::serve(
+        JsonListener(listener),
+        router.into_make_service_with_connect_info::<PeerAddr>(),
+    )
+    .with_graceful_shutdown(stop)
+    .await
     .map_err(|e| NodeError::Bind(format!("the API server failed: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn boom() -> &'static str {
+        panic!("a handler bug")
+    }
+
+    /// A panic in a handler and a handler slower than the timeout both answer the API's JSON,
+    /// through a real server and connection.
+    #[tokio::test]
+    async fn panics_and_timeouts_answer_json() {
+        let router = Router::new()
+            .route("/panic", get(|| async { boom() }))
+            .route(
+                "/slow",
+                get(|| async {
+                    tokio::time::sleep(Duration::from_secs(30)).await;
+                    "late"
+                }),
+            )
+            .route("/fast", get(|| async { "ok" }));
+        let router = json_layers(router, Duration::from_millis(200));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(serve_router(listener, router, async move {
+            let _ = stopped.await;
+        }));
+        let http = reqwest::Client::new();
+        let get = |path: &str| http.get(format!("http://{addr}{path}")).send();
+        let answer = get("/panic").await.unwrap();
+        assert_eq!(answer.status().as_u16(), 500);
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "internal", "{body}");
+        let answer = get("/slow").await.unwrap();
+        assert_eq!(answer.status().as_u16(), 503);
+        let body: Value = answer.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "timeout", "{body}");
+        assert_eq!(get("/fast").await.unwrap().text().await.unwrap(), "ok");
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn queries_decode_to_utf8_or_are_refused() {
+        let q = parse_query(Some("open&id=a%20b+c&id=2&x=%zz&=&")).unwrap();
+        assert_eq!(q.get("open").map(String::as_str), Some(""));
+        assert_eq!(q.get("id").map(String::as_str), Some("2"));
+        assert_eq!(q.get("x").map(String::as_str), Some("%zz"));
+        assert_eq!(parse_query(Some("id=a%20b+c")).unwrap()["id"], "a b c");
+        assert_eq!(parse_query(Some("k=%C3%A9")).unwrap()["k"], "é");
+        assert!(parse_query(None).unwrap().is_empty());
+        let e = parse_query(Some("id=%ff")).unwrap_err();
+        assert_eq!((e.status.as_u16(), e.code), (400, "invalid"));
+        assert!(parse_query(Some("%fe=1")).is_err());
+    }
 }

@@ -75,6 +75,18 @@ impl ApiError {
         Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
     }
 
+    /// `503 timeout`: the request took longer than `limit`.
+    pub fn timeout(limit: std::time::Duration) -> Self {
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "timeout",
+            format!(
+                "the node did not answer within {} s; retry later",
+                limit.as_secs_f64()
+            ),
+        )
+    }
+
     /// The error a transaction's stateless check gives (`too_large` 413, `bad_json` 400,
     /// `wrong_chain` 400, `bad_address` 400, `bad_signature` 401).
     pub fn from_tx_error(e: &TxError) -> Self {
@@ -132,6 +144,9 @@ impl From<ChainError> for ApiError {
             ChainError::Tx(t) => Self::from_tx_error(t),
             ChainError::DeployForbidden { .. } => {
                 Self::new(StatusCode::FORBIDDEN, e.code(), e.to_string())
+            }
+            ChainError::EscrowRecipient { .. } => {
+                Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
             }
             ChainError::Refused(r) => Self::from_refusal(r),
             ChainError::NotFound(m) => Self::not_found(m.clone()),

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `api.rs` | the axum router and handlers |
 //! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors; the mapping of the core's domain errors to HTTP statuses |
+//! | `http_io.rs` | the API's listener and connections: hyper's own bare `400`/`414`/`431` answers rewritten to JSON |
 //! | `feed.rs` | [`feed::BlockFeed`]: committed blocks serialised once for all subscribers |
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `state.rs` | [`state::AppState`]: what every handler gets |
@@ -15,6 +16,7 @@
 pub mod api;
 pub mod api_error;
 pub mod feed;
+pub mod http_io;
 pub mod node;
 pub mod rate_limit;
 pub mod replica;

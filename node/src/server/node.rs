@@ -224,6 +224,7 @@ mod tests {
             let r = self
                 .http
                 .post(format!("{}/v1/tx", self.base))
+                .header("content-type", "application/json")
                 .body(body)
                 .send()
                 .await

@@ -1,0 +1,204 @@
+//! The connections the API serves on: a [`JsonListener`] around the TCP listener whose
+//! connections ([`JsonErrorsIo`]) turn hyper's own answers into the API's JSON errors.
+//!
+//! hyper answers some requests before axum (and so any handler or layer) sees them: a request
+//! line whose URI is over 65,534 bytes (`414`), a header section over hyper's read buffer
+//! (about 400 KiB) or with more than 100 headers (`431`), and a request it cannot parse at
+//! all (`400`). Those answers have an empty body. No configuration makes hyper call us for
+//! them, so the connection rewrites them on their way out: a response hyper writes that starts
+//! with `HTTP/1.1 400`, `414` or `431` and has `content-length: 0` (our own answers with those
+//! statuses always carry a JSON body, so they never match) is replaced by the same status with
+//! `{"error": {"code", "message"}}` and `connection: close` (hyper closes the connection after
+//! such an answer anyway).
+
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{ready, Context, Poll};
+
+use axum::extract::connect_info::Connected;
+use axum::serve::{IncomingStream, Listener};
+use gamechain_chain::wire::{ErrorAnswer, ErrorBody};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+
+/// The TCP listener of the API, handing out [`JsonErrorsIo`] connections.
+pub struct JsonListener(pub TcpListener);
+
+impl Listener for JsonListener {
+    type Io = JsonErrorsIo<TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
+        let (io, addr) = Listener::accept(&mut self.0).await;
+        (JsonErrorsIo::new(io), addr)
+    }
+
+    fn local_addr(&self) -> io::Result<Self::Addr> {
+        Listener::local_addr(&self.0)
+    }
+}
+
+/// The peer address of a [`JsonListener`] connection (axum's connect info); `api::serve`
+/// hands it on to the layers as `ConnectInfo<SocketAddr>`.
+#[derive(Debug, Clone, Copy)]
+pub struct PeerAddr(pub SocketAddr);
+
+impl Connected<IncomingStream<'_, JsonListener>> for PeerAddr {
+    fn connect_info(stream: IncomingStream<'_, JsonListener>) -> Self {
+        PeerAddr(*stream.remote_addr())
+    }
+}
+
+/// A connection whose hyper-made error answers (`400`, `414`, `431` with an empty body) are
+/// rewritten to the API's JSON; every other byte passes through unchanged.
+pub struct JsonErrorsIo<T> {
+    inner: T,
+    /// A rewritten answer not yet fully written, and how much of it has been.
+    out: Vec<u8>,
+    sent: usize,
+}
+
+impl<T> JsonErrorsIo<T> {
+    /// Wraps `inner`.
+    pub fn new(inner: T) -> Self {
+        JsonErrorsIo {
+            inner,
+            out: Vec::new(),
+            sent: 0,
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> JsonErrorsIo<T> {
+    /// Writes what is left of a rewritten answer.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while self.sent < self.out.len() {
+            let n = ready!(Pin::new(&mut self.inner).poll_write(cx, &self.out[self.sent..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.sent += n;
+        }
+        self.out.clear();
+        self.sent = 0;
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// The JSON answer replacing hyper's bare answer `head`, or `None` when `head` is not one.
+pub fn rewrite(head: &[u8]) -> Option<Vec<u8>> {
+    let (status, reason, code, message) = if head.starts_with(b"HTTP/1.1 414 ") {
+        (
+            414,
+            "URI Too Long",
+            "too_large",
+            "the request's URI is more than 65534 bytes",
+        )
+    } else if head.starts_with(b"HTTP/1.1 431 ") {
+        (
+            431,
+            "Request Header Fields Too Large",
+            "too_large",
+            "the request's header section is more than the node reads (about 400 KiB, or 100 headers)",
+        )
+    } else if head.starts_with(b"HTTP/1.1 400 ") {
+        (
+            400,
+            "Bad Request",
+            "invalid",
+            "the request is not HTTP/1.1 the node can read",
+        )
+    } else {
+        return None;
+    };
+    let end = head.windows(4).position(|w| w == b"\r\n\r\n")?;
+    if end + 4 != head.len() {
+        return None;
+    }
+    let text = std::str::from_utf8(&head[..end]).ok()?.to_ascii_lowercase();
+    if !text.split("\r\n").any(|line| line == "content-length: 0") {
+        return None;
+    }
+    let body = serde_json::to_vec(&ErrorAnswer {
+        error: ErrorBody {
+            code: code.to_string(),
+            message: message.to_string(),
+        },
+    })
+    .ok()?;
+    let mut out = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    Some(out)
+}
+
+impl<T: AsyncRead + Unpin> AsyncRead for JsonErrorsIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_read(cx, buf)
+    }
+}
+
+impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorsIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        ready!(this.drain(cx))?;
+        if let Some(answer) = rewrite(buf) {
+            this.out = answer;
+            this.sent = 0;
+            // The rest goes out on the next write, flush or shutdown.
+            if let Poll::Ready(Err(e)) = this.drain(cx) {
+                return Poll::Ready(Err(e));
+            }
+            return Poll::Ready(Ok(buf.len()));
+        }
+        Pin::new(&mut this.inner).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.drain(cx))?;
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        ready!(self.drain(cx))?;
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+
+    /// `false`: hyper then writes each response head in one buffer, which [`rewrite`] reads.
+    fn is_write_vectored(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_hypers_bare_answers_are_rewritten() {
+        let bare =
+            b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-length: 0\r\ndate: x\r\n\r\n";
+        let out = String::from_utf8(rewrite(bare).unwrap()).unwrap();
+        assert!(out.starts_with("HTTP/1.1 431 "), "{out}");
+        let body: serde_json::Value =
+            serde_json::from_str(out.split("\r\n\r\n").nth(1).unwrap()).unwrap();
+        assert_eq!(body["error"]["code"], "too_large");
+        assert!(rewrite(b"HTTP/1.1 414 URI Too Long\r\ncontent-length: 0\r\n\r\n").is_some());
+        // Our own 400 (a JSON body), a 200, a head followed by body bytes: untouched.
+        assert!(rewrite(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 20\r\n\r\n").is_none());
+        assert!(rewrite(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n").is_none());
+        assert!(rewrite(b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n{}").is_none());
+    }
+}
