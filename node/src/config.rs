@@ -90,6 +90,11 @@ pub struct NodeConfig {
     /// With `deploy = "allowlist"`: the addresses (of `network`) that may deploy. Must be empty
     /// otherwise. Default empty.
     pub deploy_allow: Vec<String>,
+    /// Not a file setting: `gamechain node --restore-from URL`. When the database's head is
+    /// below the sign state's height (`<data>/sign-state.json`), fetch, verify and commit the
+    /// missing blocks from the node at this URL before starting. Default none.
+    #[serde(skip)]
+    pub restore_from: Option<String>,
 }
 
 /// Who may deploy modules through this node (see [`NodeConfig::deploy`]).
@@ -128,6 +133,7 @@ impl Default for NodeConfig {
             ws_buffer_blocks: 256,
             log: "info".to_string(),
             deploy: DeployPolicy::Anyone,
+            restore_from: None,
             deploy_allow: Vec::new(),
         }
     }

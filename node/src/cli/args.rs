@@ -151,6 +151,11 @@ pub struct NodeArgs {
     /// read API, forward transactions to it (no sequencer key is used).
     #[arg(long, value_name = "URL")]
     pub follow: Option<String>,
+    /// A sequencer whose database lost blocks it had signed (its head is below
+    /// `<data>/sign-state.json`): fetch them from the node at URL (a follower, or any node of
+    /// the chain), verify and commit them, then start. Not with --follow.
+    #[arg(long, value_name = "URL", conflicts_with = "follow")]
+    pub restore_from: Option<String>,
 }
 
 /// `gamechain demo`.

@@ -1,5 +1,5 @@
 //! `gamechain node` (a sequencer, or with `--follow URL` a follower, `follower.rs`): the configuration (embedded defaults, `--config FILE`, then the `--data`
-//! and `--listen` overrides), logging through `tracing`, and the node's life until SIGINT or
+//! and `--listen` overrides, and `--restore-from URL`, `verify/restore.rs`), logging through `tracing`, and the node's life until SIGINT or
 //! SIGTERM asks it to shut down cleanly.
 
 use crate::cli::NodeArgs;
@@ -20,6 +20,7 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
     if let Some(addr) = args.listen {
         config.listen = addr;
     }
+    config.restore_from = args.restore_from.clone();
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)
 }
@@ -94,6 +95,7 @@ mod tests {
             data: Some(PathBuf::from("/tmp/x")),
             listen: None,
             follow: None,
+            restore_from: None,
         };
         let config = config_from(&args).unwrap();
         assert_eq!(
@@ -106,6 +108,7 @@ mod tests {
             data: None,
             listen: Some("127.0.0.1:1234".parse().unwrap()),
             follow: None,
+            restore_from: None,
         };
         assert_eq!(config_from(&args).unwrap().listen.port(), 1234);
         std::fs::write(&file, "listn = 1\n").unwrap();
@@ -114,6 +117,7 @@ mod tests {
             data: None,
             listen: None,
             follow: None,
+            restore_from: None,
         };
         assert!(config_from(&args).is_err());
     }

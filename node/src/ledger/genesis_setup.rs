@@ -11,6 +11,15 @@
 //! 3. `<data>/chain.sqlite`: the module code, the genesis state and block 0 signed by the key,
 //!    in one transaction.
 //!
+//! Block 0, like every block the sequencer signs, is recorded in `<data>/sign-state.json`
+//! (`sign_state.rs`) before it is committed. Every start compares the database's head with
+//! that file: a head below the signed height (the database lost blocks it had published) is
+//! refused, unless `--restore-from URL` is given (`config.restore_from`): then the opened chain
+//! says how far it is behind ([`OpenedChain::behind`]) and the caller restores it
+//! (`verify/restore.rs`) before anything is signed; another hash at the signed height is
+//! refused. A missing file
+//! beside a database with blocks is recreated from the head (a warning).
+//!
 //! Every start refuses ([`NodeError::Refused`]) a directory whose key is not genesis's
 //! sequencer, whose `genesis.json` hashes differently from the one the database was created
 //! with, whose engine configuration hash differs from this build's runtime, whose module code
@@ -40,6 +49,7 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::Head;
 use crate::ledger::open::{chain_context, node_runtime_config, open_head};
+use crate::ledger::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignStateFile};
 use crate::ledger::storage::Storage;
 use gamechain_chain::wire::Block;
 use gamechain_client::keyfile::{read_key_file, write_key_file};
@@ -76,6 +86,12 @@ pub struct OpenedChain {
     pub ctx: Arc<ChainContext>,
     /// The head block, the committed state after it and its running hash.
     pub head: Head,
+    /// `<data>/sign-state.json`: the highest block signed (the head's, once open).
+    pub sign_state: SignStateFile,
+    /// With `config.restore_from` only: the signed block the head is below. The caller must
+    /// restore up to it (`verify::restore::restore_opened`) before the sequencer runs (whose
+    /// sign state refuses any height at or below it anyway).
+    pub behind: Option<SignState>,
 }
 
 fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
@@ -116,9 +132,17 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     }
 
     let db_path = config.db_path();
+    let mut sign_state = SignStateFile::open(dir)?;
     let mut storage = Storage::open(&db_path)?;
     match storage.chain_identity()? {
-        None => create_genesis_block(&mut storage, &genesis, &genesis_hash, &engine_hash, &key)?,
+        None => create_genesis_block(
+            &mut storage,
+            &mut sign_state,
+            &genesis,
+            &genesis_hash,
+            &engine_hash,
+            &key,
+        )?,
         Some((stored_genesis, stored_engine)) => check_identity(
             config,
             (&genesis_hash, &engine_hash),
@@ -139,6 +163,14 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     }
     let ctx = chain_context(config, &genesis, runtime_config, &code)?;
     let head = open_head(&ctx, &storage, &db_path)?;
+    let head_hash = head.header.header.hash_hex();
+    let behind = match check_head(&mut sign_state, head.header.header.height, &head_hash)? {
+        HeadCheck::Matches => None,
+        HeadCheck::Behind { head: at, signed } => match &config.restore_from {
+            None => return Err(behind_refusal(&sign_state, at, &signed, None)),
+            Some(_) => Some(signed),
+        },
+    };
     Ok(OpenedChain {
         genesis,
         genesis_hash,
@@ -146,6 +178,8 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         storage,
         ctx,
         head,
+        sign_state,
+        behind,
     })
 }
 
@@ -235,9 +269,11 @@ fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeErro
     Ok(genesis)
 }
 
-/// Stores block 0: the genesis state, signed by the sequencer, with the module code.
+/// Stores block 0: the genesis state, signed by the sequencer (and recorded in the sign state
+/// first), with the module code.
 fn create_genesis_block(
     storage: &mut Storage,
+    sign_state: &mut SignStateFile,
     genesis: &Genesis,
     genesis_hash: &str,
     engine_hash: &str,
@@ -261,6 +297,17 @@ fn create_genesis_block(
         txs: Vec::new(),
         end_block: Vec::new(),
     };
+    let hash = block.header.header.hash_hex();
+    // Block 0 is a function of genesis.json: signing it again gives the same header hash, so
+    // it is no second block. A sign state already here means either a first start interrupted
+    // between this record and the commit, or a database that lost every block (then the head
+    // check after opening refuses, or restores, the blocks above 0). Another block 0 recorded
+    // is refused by `record`.
+    match sign_state.current() {
+        None => sign_state.record(0, &hash)?,
+        Some(s) if s.height == 0 && s.hash != hash => sign_state.record(0, &hash)?,
+        Some(_) => {}
+    }
     storage.commit_genesis(
         &block,
         &gs.entries,

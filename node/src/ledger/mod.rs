@@ -12,7 +12,8 @@
 //! | `chain.rs` | [`chain::Chain`]: state mirror, head, mempool and readers shared by API and sequencer |
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
 //! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
-//! | `sequencer.rs` | the block-making task |
+//! | `sign_state.rs` | [`sign_state::SignStateFile`]: `<data>/sign-state.json`, the highest block signed; the start-up check of the head against it |
+//! | `sequencer.rs` | the block-making task (records each block in the sign state before committing it) |
 
 pub mod chain;
 pub mod error;
@@ -21,4 +22,5 @@ pub mod mempool;
 pub mod modules;
 pub mod open;
 pub mod sequencer;
+pub mod sign_state;
 pub mod storage;

@@ -7,8 +7,14 @@
 //! Making a block runs on a blocking thread (wasm and SQLite never run on the async executor):
 //! each transaction goes through `BlockBuilder::push_checked`; one the builder refuses
 //! (`InvalidTx`) is dropped from the mempool with a log line, together with the sender's later
-//! transactions, and the block goes on without them. The block is signed, committed to SQLite
-//! in one transaction, applied to the in-memory state and broadcast.
+//! transactions, and the block goes on without them. The block is signed, recorded in
+//! `<data>/sign-state.json` (durably, `sign_state.rs`: the sequencer never signs another block
+//! at that height), committed to SQLite in one transaction, applied to the in-memory state and
+//! broadcast.
+//!
+//! Empty blocks are logged at debug level, blocks with transactions at info; every
+//! [`SUMMARY_EVERY`] an info line sums up (height, blocks and transactions since the last
+//! summary, mempool size).
 //!
 //! A node failure while executing (`TransitionError::Host`, e.g. the wasm engine) commits
 //! nothing and is retried after [`HOST_RETRY`]; a database failure stops the node (the
@@ -26,11 +32,51 @@ use tokio::time::Instant;
 use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::now_ms;
+use crate::ledger::sign_state::SignStateFile;
 use crate::ledger::storage::Storage;
 use gamechain_chain::wire::{Block, IncludedTx};
 
 /// Wait before retrying a block whose execution failed in the node (not in a module).
 pub const HOST_RETRY: Duration = Duration::from_secs(1);
+
+/// How often the sequencer logs its summary line at info level.
+pub const SUMMARY_EVERY: Duration = Duration::from_secs(10);
+
+/// Blocks and transactions since the last summary line.
+struct Summary {
+    since: Instant,
+    blocks: u64,
+    txs: u64,
+}
+
+impl Summary {
+    fn new() -> Summary {
+        Summary {
+            since: Instant::now(),
+            blocks: 0,
+            txs: 0,
+        }
+    }
+
+    /// Counts a block; logs the summary line when [`SUMMARY_EVERY`] has passed.
+    fn block(&mut self, chain: &Chain, height: u64, txs: usize) {
+        self.blocks += 1;
+        self.txs += txs as u64;
+        if self.since.elapsed() >= SUMMARY_EVERY {
+            tracing::info!(
+                height,
+                blocks = self.blocks,
+                txs = self.txs,
+                mempool = chain.mempool().len(),
+                "summary: {} blocks, {} transactions in the last {:.0} s",
+                self.blocks,
+                self.txs,
+                self.since.elapsed().as_secs_f64()
+            );
+            *self = Summary::new();
+        }
+    }
+}
 
 /// What one attempt at a block did.
 enum Made {
@@ -41,13 +87,17 @@ enum Made {
 }
 
 /// Runs the sequencer until `shutdown` turns true. A block being made when it does is finished
-/// and committed first. Errors: the database failed, or the chain's state is corrupt.
+/// and committed first. Errors: the database or the sign state (`sign_state`) failed, or the
+/// chain's state is corrupt.
 pub async fn run(
     chain: Arc<Chain>,
-    mut storage: Storage,
+    storage: Storage,
+    sign_state: SignStateFile,
     key: SecretKey,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), NodeError> {
+    let mut summary = Summary::new();
+    let mut writer = (storage, sign_state);
     let interval = Duration::from_millis(chain.config.block_interval_ms);
     let key = Arc::new(key);
     let mut last_block = Instant::now();
@@ -69,16 +119,21 @@ pub async fn run(
         }
         let (c, k) = (chain.clone(), key.clone());
         let (returned, made) = tokio::task::spawn_blocking(move || {
-            let made = make_block(&c, &mut storage, &k);
-            (storage, made)
+            let made = make_block(&c, &mut writer.0, &mut writer.1, &k);
+            (writer, made)
         })
         .await
         .map_err(|e| NodeError::Runtime(format!("the block task panicked: {e}")))?;
-        storage = returned;
+        writer = returned;
         match made? {
             Made::Block { height, txs } => {
                 last_block = Instant::now();
-                tracing::info!(height, txs, "block committed");
+                if txs == 0 {
+                    tracing::debug!(height, txs, "block committed");
+                } else {
+                    tracing::info!(height, txs, "block committed");
+                }
+                summary.block(&chain, height, txs);
             }
             Made::Retry(why) => {
                 tracing::error!("block not made, retrying in {HOST_RETRY:?}: {why}");
@@ -91,8 +146,13 @@ pub async fn run(
     }
 }
 
-/// Makes, signs, commits and applies one block (blocking).
-fn make_block(chain: &Chain, storage: &mut Storage, key: &SecretKey) -> Result<Made, NodeError> {
+/// Makes, signs, records (in the sign state), commits and applies one block (blocking).
+fn make_block(
+    chain: &Chain,
+    storage: &mut Storage,
+    sign_state: &mut SignStateFile,
+    key: &SecretKey,
+) -> Result<Made, NodeError> {
     let batch = chain.mempool().batch(chain.config.max_block_txs);
     let ctx = &chain.ctx;
     let (out, included, senders, evict) = {
@@ -175,6 +235,8 @@ fn make_block(chain: &Chain, storage: &mut Storage, key: &SecretKey) -> Result<M
         txs,
         end_block: out.end_block,
     };
+    // Durably recorded before the block is committed or leaves the process.
+    sign_state.record(height, &block.header.header.hash_hex())?;
     let senders: Vec<(&str, u64)> = senders.iter().map(|(f, n)| (f.as_str(), *n)).collect();
     chain.commit(storage, &block, &senders, out.writes, out.state_hash)?;
     Ok(Made::Block { height, txs: count })

@@ -22,6 +22,7 @@ use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::sequencer;
 use crate::server::api;
 use crate::server::state::AppState;
+use crate::verify::restore::restore_opened;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
 /// SIGTERM or a sequencer failure) before the node closes them: 5 seconds.
@@ -47,14 +48,26 @@ impl NodeHandle {
         config.validate()?;
         let (listener, addr) = api::bind(&config).await?;
         let open_config = config.clone();
-        let opened = tokio::task::spawn_blocking(move || open_chain(&open_config))
-            .await
-            .map_err(|e| NodeError::Runtime(format!("opening the chain panicked: {e}")))??;
+        let opened = tokio::task::spawn_blocking(move || {
+            let mut opened = open_chain(&open_config)?;
+            if let Some(url) = &open_config.restore_from {
+                restore_opened(&mut opened, url)?;
+            }
+            Ok::<_, NodeError>(opened)
+        })
+        .await
+        .map_err(|e| NodeError::Runtime(format!("opening the chain panicked: {e}")))??;
         let (app, stop) =
             AppState::new(&config, opened.ctx, opened.genesis_hash, opened.head, None);
         let (chain, stopped) = (app.chain.clone(), app.shutdown.clone());
         let server = api::serve(listener, app);
-        let seq = sequencer::run(chain.clone(), opened.storage, opened.key, stopped);
+        let seq = sequencer::run(
+            chain.clone(),
+            opened.storage,
+            opened.sign_state,
+            opened.key,
+            stopped,
+        );
         let stop_on_failure = stop.clone();
         let task = tokio::spawn(async move {
             let server = tokio::spawn(server);

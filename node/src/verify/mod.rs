@@ -7,10 +7,12 @@
 //! | `source.rs` | [`source::ChainSource`]: a data directory or a node's API to replay from |
 //! | `verifier.rs` | the whole chain replayed, [`verifier::VerifyReport`] |
 //! | `follower.rs` | `gamechain node --follow URL`: a read replica that verifies each block as `verify` does, then commits it |
+//! | `restore.rs` | `gamechain node --restore-from URL`: fetching, verifying (as the follower does) and committing the signed blocks a sequencer's database lost |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
 
 pub mod export;
 pub mod follower;
 pub mod replay;
+pub mod restore;
 pub mod source;
 pub mod verifier;

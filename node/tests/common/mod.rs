@@ -80,6 +80,12 @@ impl NodeProcess {
     /// until it answers `/v1/status`. Panics with the log when it exits or does not answer in
     /// [`READY_TIMEOUT`].
     pub async fn start(&mut self) {
+        self.start_with(&[]).await
+    }
+
+    /// [`start`](Self::start) with `extra` arguments after `node --config dir/node.toml`
+    /// (e.g. `--restore-from URL`).
+    pub async fn start_with(&mut self, extra: &[&str]) {
         assert!(self.child.is_none(), "already running");
         self.starts += 1;
         let log_path = self.dir.join(format!("node-{}.log", self.starts));
@@ -88,6 +94,7 @@ impl NodeProcess {
             .arg("node")
             .arg("--config")
             .arg(self.dir.join("node.toml"))
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(log.try_clone().unwrap())
             .stderr(log)

@@ -1,0 +1,324 @@
+//! [`SignState`]: the highest block the sequencer ever signed, kept in `<data>/sign-state.json`
+//! beside the database so the sequencer never signs two different blocks at one height (like a
+//! validator's sign-state file).
+//!
+//! The file is `{"height": <u64>, "hash": "<64 hex: the header hash>"}`. It is written through
+//! a temporary file (`sign-state.json.tmp`), fsynced, renamed over the old one, and the
+//! directory fsynced, before the signed block is committed or leaves the process (the
+//! sequencer for every block, `genesis_setup.rs` for block 0). It only moves forward: a
+//! record at or below the recorded height is refused ([`SignStateFile::record`]).
+//!
+//! At start (`genesis_setup.rs::open_chain`), [`check_head`] compares the database's head with
+//! it: a head below the signed height, or another hash at the signed height, means the
+//! database lost blocks after the last signed one, and the node refuses to start (the remedy
+//! is `gamechain node --restore-from URL`, `verify/restore.rs`, confirmed by
+//! [`confirm_restored`]).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::NodeError;
+
+/// The file name of the sign state inside the data directory.
+pub const SIGN_STATE_FILE: &str = "sign-state.json";
+
+/// The highest block signed: its height and header hash (lowercase hex).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignState {
+    /// The block's height.
+    pub height: u64,
+    /// Lowercase hex of the block's header hash.
+    pub hash: String,
+}
+
+/// `<data>/sign-state.json` and what it holds now.
+#[derive(Debug)]
+pub struct SignStateFile {
+    path: PathBuf,
+    current: Option<SignState>,
+}
+
+fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
+    NodeError::Io(format!("cannot {what} {}: {e}", path.display()))
+}
+
+impl SignStateFile {
+    /// Reads `<data_dir>/sign-state.json` (`current` is `None` when the file does not exist).
+    /// Errors: it cannot be read, or is not a sign state ([`NodeError::Refused`]: the operator
+    /// must look; it is never overwritten silently).
+    pub fn open(data_dir: &Path) -> Result<SignStateFile, NodeError> {
+        let path = data_dir.join(SIGN_STATE_FILE);
+        let current = match std::fs::read(&path) {
+            Ok(bytes) => Some(serde_json::from_slice::<SignState>(&bytes).map_err(|e| {
+                NodeError::Refused(format!(
+                    "{} is not a sign state ({{\"height\", \"hash\"}}): {e}",
+                    path.display()
+                ))
+            })?),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(io_err("read", &path, e)),
+        };
+        Ok(SignStateFile { path, current })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The highest block signed, if any was recorded.
+    pub fn current(&self) -> Option<&SignState> {
+        self.current.as_ref()
+    }
+
+    /// Records that block `height` with header hash `hash` is about to be signed and
+    /// published: durably (temporary file, fsync, rename, directory fsync) before it returns.
+    /// Errors: `height` is not above the recorded height ([`NodeError::Refused`]: signing it
+    /// could equivocate), or the file cannot be written ([`NodeError::Io`]).
+    pub fn record(&mut self, height: u64, hash: &str) -> Result<(), NodeError> {
+        if let Some(signed) = &self.current {
+            if height <= signed.height {
+                return Err(NodeError::Refused(format!(
+                    "the sequencer was about to sign block {height} ({hash}), but {} records block {} \
+                     ({}) as signed already: signing again at or below it could publish two different \
+                     blocks at one height",
+                    self.path.display(),
+                    signed.height,
+                    signed.hash
+                )));
+            }
+        }
+        self.write(SignState {
+            height,
+            hash: hash.to_string(),
+        })
+    }
+
+    /// Writes `state` as the file's content, whatever was recorded before: only for
+    /// recreating a missing file from the database's head, or catching the file up with a
+    /// head above it (`check_head`).
+    fn write(&mut self, state: SignState) -> Result<(), NodeError> {
+        let tmp = self.path.with_extension("json.tmp");
+        let bytes = serde_json::to_vec(&state).expect("a sign state serialises");
+        let mut f = std::fs::File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
+        f.write_all(&bytes)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| io_err("write", &tmp, e))?;
+        drop(f);
+        std::fs::rename(&tmp, &self.path)
+            .map_err(|e| io_err("rename into place", &self.path, e))?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::File::open(dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| io_err("sync the directory of", &self.path, e))?;
+        }
+        self.current = Some(state);
+        Ok(())
+    }
+}
+
+/// How the database's head stands against the sign state.
+#[derive(Debug, PartialEq, Eq)]
+pub enum HeadCheck {
+    /// Same height and hash (or the file was missing or behind, and now records the head).
+    Matches,
+    /// The head is below the signed height: blocks `head + 1 ..= signed` are missing.
+    Behind {
+        /// The database's head height.
+        head: u64,
+        /// The signed height and hash.
+        signed: SignState,
+    },
+}
+
+/// Compares the database head (`height`, `hash`) with `file`. A missing file is recreated from
+/// the head (logged as a warning: a data directory from before sign states); a file below the
+/// head is moved up to it (warning: it was restored from an older copy). A head below the
+/// signed height is [`HeadCheck::Behind`]. Errors: another hash at the signed height
+/// ([`NodeError::Refused`], saying what happened and what to do), or the file cannot be
+/// written.
+pub fn check_head(
+    file: &mut SignStateFile,
+    height: u64,
+    hash: &str,
+) -> Result<HeadCheck, NodeError> {
+    let head = SignState {
+        height,
+        hash: hash.to_string(),
+    };
+    let Some(signed) = file.current.clone() else {
+        tracing::warn!(
+            path = %file.path.display(),
+            height,
+            "no sign state beside an existing database: recreating it from the head (a data directory from an older gamechain)"
+        );
+        file.write(head)?;
+        return Ok(HeadCheck::Matches);
+    };
+    if signed.height < height {
+        tracing::warn!(
+            path = %file.path.display(),
+            signed = signed.height,
+            head = height,
+            "the sign state is below the database's head (the file was restored from an older copy): moving it up to the head"
+        );
+        file.write(head)?;
+        return Ok(HeadCheck::Matches);
+    }
+    if signed.height > height {
+        return Ok(HeadCheck::Behind {
+            head: height,
+            signed,
+        });
+    }
+    if signed.hash != hash {
+        return Err(NodeError::Refused(format!(
+            "{} records block {} as signed with hash {}, but the database's block {} has hash {hash}: \
+             the database is not the chain this sequencer published (it was replaced or restored from \
+             another copy). Restore this directory's database from the copy that holds block {} {}, or \
+             start with --restore-from <URL of a follower> after moving the database aside",
+            file.path.display(),
+            signed.height,
+            signed.hash,
+            height,
+            signed.height,
+            signed.hash,
+        )));
+    }
+    Ok(HeadCheck::Matches)
+}
+
+/// The refusal for a head below the signed height (no `--restore-from`, or a restore that
+/// could not reach the signed block): what happened and what the operator can do.
+pub fn behind_refusal(
+    file: &SignStateFile,
+    head: u64,
+    signed: &SignState,
+    why: Option<&str>,
+) -> NodeError {
+    let mut text = format!(
+        "{} records block {} ({}) as signed, but the database's head is block {head}: the database \
+         lost the blocks after the last one it kept ({}..={}), e.g. its write-ahead log \
+         (chain.sqlite-wal) was damaged or deleted, or the directory was restored from a backup. \
+         Signing new blocks now would publish a second, different block at heights others already \
+         have. Start the node with --restore-from <URL of a follower or any node of this chain> to \
+         fetch, verify and commit the missing blocks",
+        file.path.display(),
+        signed.height,
+        signed.hash,
+        head + 1,
+        signed.height,
+    );
+    if let Some(why) = why {
+        text.push_str(&format!("; the restore failed: {why}"));
+    }
+    NodeError::Refused(text)
+}
+
+/// After a restore towards `signed` (`verify/restore.rs`; `failed`: why it stopped, if it
+/// did): `Ok` when the head (`height`, `hash`) is now the signed block itself, else the
+/// refusal naming the sign state, the head and the failure.
+pub fn confirm_restored(
+    file: &mut SignStateFile,
+    height: u64,
+    hash: &str,
+    signed: &SignState,
+    failed: Option<String>,
+) -> Result<(), NodeError> {
+    if let Some(why) = failed {
+        return Err(behind_refusal(file, height, signed, Some(&why)));
+    }
+    match check_head(file, height, hash)? {
+        HeadCheck::Matches if height == signed.height => {
+            tracing::info!(height, %hash, "restored up to the signed block");
+            Ok(())
+        }
+        HeadCheck::Matches => Err(behind_refusal(
+            file,
+            height,
+            signed,
+            Some("the head moved past the signed block"),
+        )),
+        HeadCheck::Behind { head, signed } => Err(behind_refusal(file, head, &signed, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_move_forward_durably_and_never_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = SignStateFile::open(dir.path()).unwrap();
+        assert_eq!(file.current(), None);
+        file.record(0, "aa").unwrap();
+        file.record(1, "bb").unwrap();
+        // Read back from disk: the last record, no temporary file left.
+        let again = SignStateFile::open(dir.path()).unwrap();
+        assert_eq!(
+            again.current(),
+            Some(&SignState {
+                height: 1,
+                hash: "bb".into()
+            })
+        );
+        assert!(!dir.path().join("sign-state.json.tmp").exists());
+        let text = std::fs::read_to_string(dir.path().join(SIGN_STATE_FILE)).unwrap();
+        assert_eq!(text, r#"{"height":1,"hash":"bb"}"#);
+        // Not the same height again (another hash or the same), not below.
+        for (height, hash) in [(1, "cc"), (1, "bb"), (0, "aa")] {
+            let e = file.record(height, hash).unwrap_err();
+            assert!(matches!(e, NodeError::Refused(_)), "{e}");
+        }
+        assert_eq!(
+            SignStateFile::open(dir.path())
+                .unwrap()
+                .current()
+                .unwrap()
+                .height,
+            1
+        );
+        file.record(2, "dd").unwrap();
+    }
+
+    #[test]
+    fn the_head_is_checked_against_the_sign_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = SignStateFile::open(dir.path()).unwrap();
+        // Missing: recreated from the head.
+        assert_eq!(check_head(&mut file, 5, "h5").unwrap(), HeadCheck::Matches);
+        assert_eq!(
+            SignStateFile::open(dir.path())
+                .unwrap()
+                .current()
+                .unwrap()
+                .height,
+            5
+        );
+        assert_eq!(check_head(&mut file, 5, "h5").unwrap(), HeadCheck::Matches);
+        // Another hash at the signed height.
+        let e = check_head(&mut file, 5, "other").unwrap_err().to_string();
+        assert!(
+            e.contains("sign-state.json") && e.contains("h5") && e.contains("other"),
+            "{e}"
+        );
+        // Behind.
+        match check_head(&mut file, 3, "h3").unwrap() {
+            HeadCheck::Behind { head, signed } => assert_eq!((head, signed.height), (3, 5)),
+            other => panic!("{other:?}"),
+        }
+        // A head above the file: the file moves up.
+        assert_eq!(check_head(&mut file, 7, "h7").unwrap(), HeadCheck::Matches);
+        assert_eq!(file.current().unwrap().height, 7);
+        // Not a sign state: refused, not overwritten.
+        std::fs::write(dir.path().join(SIGN_STATE_FILE), "{").unwrap();
+        assert!(matches!(
+            SignStateFile::open(dir.path()),
+            Err(NodeError::Refused(_))
+        ));
+    }
+}
