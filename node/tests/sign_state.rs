@@ -4,7 +4,8 @@
 //! Each time the restart refuses (non-zero exit, the message names `sign-state.json` and
 //! `--restore-from`) and signs nothing; `--restore-from <follower>` fetches, verifies and
 //! commits the lost blocks, the node resumes at the signed block, and the follower follows
-//! the new blocks (no second block at a published height).
+//! the new blocks (no second block at a published height). A follower that is shown a
+//! second signed block at a height it has names the equivocation and stops following.
 
 mod common;
 
@@ -197,4 +198,72 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
         serde_json::json!({"height": status.height, "hash": status.head_hash})
     );
     assert!(sequencer.terminate(WAIT).success());
+}
+
+/// A follower that sees a second block, signed by the sequencer, at a height it already has
+/// logs the equivocation with both signed headers, stops following, and keeps serving. (The
+/// sequencer is made to equivocate by deleting its write-ahead log *and* its sign state.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_names_an_equivocation_and_stops_following() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seq_dir, f_dir) = (tmp.path().join("seq"), tmp.path().join("f"));
+    for d in [&seq_dir, &f_dir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 3600000");
+    sequencer.start().await;
+    let mut follower = Follower::new(&f_dir, &sequencer.url());
+    follower.start().await;
+    let height = blocks(&sequencer.client(), 3).await;
+    follower.reach(height).await;
+
+    sequencer.kill();
+    let data = seq_dir.join("data");
+    for f in ["chain.sqlite-wal", "chain.sqlite-shm", "sign-state.json"] {
+        let _ = std::fs::remove_file(data.join(f));
+    }
+    sequencer.start().await;
+    let client = sequencer.client();
+    let fclient = follower.node.client();
+    // New blocks at heights the follower has, until it has seen one (it reconnects within a
+    // second, so it sees block 1 or a later one live).
+    let mut seen = None;
+    for _ in 0..height {
+        blocks(&client, 1).await;
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_secs(5) && seen.is_none() {
+            let log = follower.log();
+            seen = log.find("equivocation at height ").map(|at| {
+                let rest = &log[at + "equivocation at height ".len()..];
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<u64>().unwrap()
+            });
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        if seen.is_some() {
+            break;
+        }
+    }
+    let at = seen.unwrap_or_else(|| panic!("no equivocation logged:\n{}", follower.log()));
+    assert!(at <= height);
+    let ours = fclient.block(BlockRef::Height(at)).await.unwrap().header;
+    let theirs = client.block(BlockRef::Height(at)).await.unwrap().header;
+    assert_ne!(ours.header.hash_hex(), theirs.header.hash_hex());
+    let log = follower.log();
+    for header in [&ours, &theirs] {
+        assert!(
+            log.contains(&serde_json::to_string(header).unwrap()),
+            "{log}"
+        );
+    }
+    // It no longer follows (the sequencer passes its height), and still serves its own chain.
+    let past = blocks(&client, height as usize + 1).await;
+    assert!(past > height);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let status = fclient.status().await.unwrap();
+    assert_eq!(status.height, height, "{}", follower.log());
+    assert_eq!(
+        fclient.block(BlockRef::Height(at)).await.unwrap().header,
+        ours
+    );
 }

@@ -461,6 +461,52 @@ async fn tampering_is_named_by_height_and_field() {
         error["error"].as_str().unwrap().contains("truncated"),
         "{error}"
     );
+
+    // A second block at height 1, signed by the sequencer's own key (an equivocation): a
+    // divergence at height 1 naming both signed headers. A repeated identical line is not.
+    let key = gamechain_client::keyfile::read_key_file(&data.join("sequencer.wif")).unwrap();
+    let mut first_time = 0;
+    let mut second = String::new();
+    let mut repeated = Vec::new();
+    let mut at = 0;
+    for line in text.lines() {
+        repeated.push(line.to_string());
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["type"] == "block" && v["block"]["height"] == 1 {
+            repeated.push(line.to_string());
+            at = repeated.len() - 1;
+            let mut header: Header = serde_json::from_value(v["block"]["header"].clone()).unwrap();
+            first_time = header.time_ms;
+            header.time_ms += 1;
+            let signed = gamechain_runtime::chain::SignedHeader::sign(header, &key);
+            let mut w = v.clone();
+            w["block"]["header"] = serde_json::to_value(&signed.header).unwrap();
+            w["block"]["signature"] = Value::String(signed.signature.clone());
+            w["block"]["hash"] = Value::String(signed.header.hash_hex());
+            second = w.to_string();
+        }
+    }
+    std::fs::write(&bad_export, repeated.join("\n") + "\n").unwrap();
+    assert_verified(
+        "a repeated block line",
+        &verify_json(dir, &["--file", s(&bad_export)]).await,
+        &root,
+        head,
+    );
+    repeated[at] = second;
+    std::fs::write(&bad_export, repeated.join("\n") + "\n").unwrap();
+    let report = verify_json(dir, &["--file", s(&bad_export)]).await;
+    assert_diverged("two blocks at height 1", &report, 1, "equivocation");
+    let d = &report.1["divergence"];
+    let (expected, got) = (d["expected"].as_str().unwrap(), d["got"].as_str().unwrap());
+    assert!(
+        expected.contains(&format!("\"time_ms\":{first_time},")),
+        "{expected}"
+    );
+    assert!(
+        got.contains(&format!("\"time_ms\":{},", first_time + 1)),
+        "{got}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
-use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::MemState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -217,6 +217,9 @@ pub struct FileSource {
     header: ExportHeader,
     genesis: Genesis,
     codes: BTreeMap<String, Vec<u8>>,
+    /// The signed header of the last block given, and two different ones found at one height.
+    last: Option<SignedHeader>,
+    equivocation: Option<(SignedHeader, SignedHeader)>,
 }
 
 impl FileSource {
@@ -272,6 +275,8 @@ impl FileSource {
             header,
             genesis,
             codes,
+            last: None,
+            equivocation: None,
         })
     }
 
@@ -312,17 +317,31 @@ impl ChainSource for FileSource {
         Ok(self.header.head_height)
     }
 
+    /// Block `height`, the next block line. A line repeating the last block given (same
+    /// hash) is skipped; a different block at the last height is an equivocation
+    /// ([`ChainSource::equivocation`]).
     fn block(&mut self, height: u64) -> Result<Block, SourceError> {
-        match self.lines.next()? {
-            Some(Line::Block { block }) if block.height() == height => Ok(*block),
-            Some(Line::Block { block }) => Err(self.lines.bad(&format!(
-                "block {} where block {height} was expected",
-                block.height()
-            ))),
-            _ => Err(self.lines.bad(&format!("block {height} expected"))),
+        loop {
+            let line = self.lines.next()?;
+            if let (Some(Line::Block { block }), Some(last)) = (&line, &self.last) {
+                if block.height() == last.header.height {
+                    if block.header.header.hash() == last.header.hash() {
+                        continue;
+                    }
+                    self.equivocation = Some((last.clone(), block.header.clone()));
+                    return Err(self.lines.bad(&format!(
+                        "a second, different block at height {}",
+                        block.height()
+                    )));
+                }
+            }
+            return self.block_line(line, height);
         }
     }
 
+    fn equivocation(&mut self) -> Option<(SignedHeader, SignedHeader)> {
+        self.equivocation.take()
+    }
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
         let mut state = MemState::new();
         loop {
@@ -349,6 +368,19 @@ impl ChainSource for FileSource {
                         state,
                     }));
                 }
+                Some(Line::Block { block }) if state.map.is_empty() => {
+                    // A second block at the head's height, or a repeat of it.
+                    if let Some(last) = &self.last {
+                        if block.height() == last.header.height
+                            && block.header.header.hash() != last.header.hash()
+                        {
+                            self.equivocation = Some((last.clone(), block.header.clone()));
+                        } else if block.height() == last.header.height {
+                            continue;
+                        }
+                    }
+                    return Err(self.lines.bad("a state or end line expected"));
+                }
                 Some(_) => return Err(self.lines.bad("a state or end line expected")),
                 None => {
                     return Err(self
@@ -356,6 +388,23 @@ impl ChainSource for FileSource {
                         .bad("the file ends without its end line (truncated?)"))
                 }
             }
+        }
+    }
+}
+
+impl FileSource {
+    /// `line` as block `height`, remembered as the last block given.
+    fn block_line(&mut self, line: Option<Line>, height: u64) -> Result<Block, SourceError> {
+        match line {
+            Some(Line::Block { block }) if block.height() == height => {
+                self.last = Some(block.header.clone());
+                Ok(*block)
+            }
+            Some(Line::Block { block }) => Err(self.lines.bad(&format!(
+                "block {} where block {height} was expected",
+                block.height()
+            ))),
+            _ => Err(self.lines.bad(&format!("block {height} expected"))),
         }
     }
 }

@@ -14,14 +14,19 @@
 //! them, and the log says for each module whether it was compiled or read from the cache.
 //!
 //! A block that does not verify is never applied: the follower logs the divergence (height,
-//! field, expected and got), stops following and keeps serving what it has verified. A node
+//! field, expected and got), stops following and keeps serving what it has verified. A block
+//! for a height it already has is compared with its own: the same hash is skipped; another
+//! hash with a valid signature by the genesis sequencer is proof that the sequencer
+//! equivocated: the follower logs `equivocation at height <h>` with both signed headers (JSON),
+//! stops following and keeps serving (one with an invalid signature is ignored, with a
+//! warning). A node
 //! failure while executing (the wasm engine) is retried; a database failure stops the node.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::ChainContext;
 use tokio::sync::watch;
 
@@ -153,6 +158,39 @@ enum Applied {
     Block,
     /// Not the next height (already have it, or a gap): nothing done.
     Skipped,
+    /// A second, different block signed by the sequencer at a height already committed:
+    /// ours, then the new one.
+    Equivocation(Box<(SignedHeader, SignedHeader)>),
+}
+
+/// For a block at a height already committed: [`Applied::Equivocation`] when its hash differs
+/// from ours and the genesis sequencer signed it, else [`Applied::Skipped`] (the same block,
+/// or one not signed by the sequencer: logged and ignored).
+fn compare_with_ours(chain: &Chain, block: &Block) -> Applied {
+    let height = block.height();
+    let ours = match chain.block(Some(height)) {
+        Ok(b) => b.header,
+        Err(e) => {
+            tracing::warn!(
+                height,
+                "cannot read our block to compare with the sequencer's: {e}"
+            );
+            return Applied::Skipped;
+        }
+    };
+    if ours.header.hash() == block.header.header.hash() {
+        return Applied::Skipped;
+    }
+    let sequencer = &chain.ctx.genesis().sequencer;
+    if let Err(e) = block.header.verify_from(sequencer) {
+        tracing::warn!(
+            height,
+            hash = %block.header.header.hash_hex(),
+            "ignoring another block at a height we have, not signed by the sequencer: {e}"
+        );
+        return Applied::Skipped;
+    }
+    Applied::Equivocation(Box::new((ours, block.header.clone())))
 }
 
 /// Verifies `block` on the chain's head and commits it (blocking). A divergence or a node
@@ -162,7 +200,11 @@ fn apply_block(
     storage: &mut Storage,
     block: &Block,
 ) -> Result<Result<Applied, ReplayError>, NodeError> {
-    if block.height() != chain.head().header.header.height + 1 {
+    let head = chain.head().header.header.height;
+    if block.height() <= head {
+        return Ok(Ok(compare_with_ours(chain, block)));
+    }
+    if block.height() != head + 1 {
         return Ok(Ok(Applied::Skipped));
     }
     let checked = check_block(&chain.ctx, block.clone(), chain.ctx.verify_threads());
@@ -252,6 +294,15 @@ async fn apply_async(
             Ok(None)
         }
         Ok(Applied::Skipped) => Ok(None),
+        Ok(Applied::Equivocation(pair)) => {
+            let show = |h: &SignedHeader| serde_json::to_string(h).expect("a header serialises");
+            tracing::error!(
+                "equivocation at height {height}: the sequencer signed two different blocks; no longer following.\n  ours:       {}\n  sequencer's: {}",
+                show(&pair.0),
+                show(&pair.1)
+            );
+            Ok(Some(Stop::Diverged))
+        }
         Err(ReplayError::Host(m)) => Err(format!("block {height}: {m}")),
         Err(ReplayError::Diverged(d)) => {
             tracing::error!(

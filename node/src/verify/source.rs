@@ -10,7 +10,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::MemState;
 
 use crate::ledger::storage::Storage;
@@ -62,6 +62,12 @@ pub trait ChainSource: Send {
     /// The chain's state after the head, if the source has it (`None`: the API serves none).
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
         Ok(None)
+    }
+    /// After [`block`](Self::block) failed: the two different signed headers the source gave
+    /// at one height, when that is why (an export file with a second block at a height). The
+    /// verifier reports them as a divergence (`equivocation`), not as an unreadable source.
+    fn equivocation(&mut self) -> Option<(SignedHeader, SignedHeader)> {
+        None
     }
 }
 

@@ -14,12 +14,17 @@
 //! (`field` `state`). A `header.state_root` difference below the head names the height and
 //! lists the block's replayed net writes (the only keys that block could have got wrong); at the
 //! head, the keys that differ from the stored state are listed as well.
+//!
+//! A source that gives two different blocks at one height (an export file with a second block
+//! at a height, [`ChainSource::equivocation`]) is a divergence at that height, field
+//! `equivocation`, naming both signed headers ([`equivocation`]).
 
 use std::collections::BTreeMap;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use gamechain_runtime::chain::SignedHeader;
 use gamechain_runtime::{
     runtime_config, Allocation, ChainContext, Modules, RegistryError, Runtime, WriteSet,
 };
@@ -156,6 +161,46 @@ impl VerifyReport {
 enum Read {
     Block(Box<CheckedBlock>),
     State(Option<ExpectedState>),
+    /// Two different signed headers at one height (the source's `equivocation`).
+    Equivocation(Box<(SignedHeader, SignedHeader)>),
+}
+
+/// The divergence of two different blocks at one height: field `equivocation`, the first
+/// signed header as `expected`, the second as `got` (both as JSON). When the second is not
+/// signed by `sequencer` it proves nothing about the sequencer, and the field is
+/// `header.signature`.
+pub fn equivocation(first: &SignedHeader, second: &SignedHeader, sequencer: &str) -> Divergence {
+    let show = |h: &SignedHeader| serde_json::to_string(h).expect("a header serialises");
+    let signed = second.verify_from(sequencer).is_ok();
+    Divergence {
+        height: first.header.height,
+        tx_index: None,
+        txid: None,
+        field: if signed {
+            "equivocation"
+        } else {
+            "header.signature"
+        }
+        .into(),
+        expected: format!(
+            "one block at height {}: {}",
+            first.header.height,
+            show(first)
+        ),
+        got: if signed {
+            format!(
+                "a second block, also signed by {sequencer}: {}",
+                show(second)
+            )
+        } else {
+            format!(
+                "a second block whose signature is not {sequencer}'s: {}",
+                show(second)
+            )
+        },
+        state_diff: Vec::new(),
+        block_writes: Vec::new(),
+    }
 }
 
 /// The genesis modules' wasm by code hash, as [`chain_context`] read it from the source.
@@ -246,15 +291,26 @@ pub fn verify(
         let threads = reader_ctx.verify_threads();
         for height in 0..=head {
             // The signature checks run here, while the replay executes earlier blocks.
-            let item = source
-                .block(height)
-                .map(|b| Read::Block(Box::new(check_block(&reader_ctx, b, threads))));
+            let item = match source.block(height) {
+                Ok(b) => Ok(Read::Block(Box::new(check_block(&reader_ctx, b, threads)))),
+                Err(e) => match source.equivocation() {
+                    Some(pair) => Ok(Read::Equivocation(Box::new(pair))),
+                    None => Err(e),
+                },
+            };
             let failed = item.is_err();
             if tx.send(item).is_err() || failed {
                 return;
             }
         }
-        let _ = tx.send(source.expected_state().map(Read::State));
+        let state = match source.expected_state() {
+            Ok(state) => Ok(Read::State(state)),
+            Err(e) => match source.equivocation() {
+                Some(pair) => Ok(Read::Equivocation(Box::new(pair))),
+                None => Err(e),
+            },
+        };
+        let _ = tx.send(state);
     });
     let mut next = move || -> Result<Read, VerifyError> {
         match rx.recv() {
@@ -279,11 +335,19 @@ fn replay_all(
     start: Instant,
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<(), VerifyError> {
+    let sequencer = ctx.genesis().sequencer.clone();
     let expect_block = |read: Read| match read {
-        Read::Block(b) => Ok(b),
+        Read::Block(b) => Ok(Ok(b)),
+        Read::Equivocation(pair) => Ok(Err(Box::new(equivocation(&pair.0, &pair.1, &sequencer)))),
         Read::State(_) => Err(VerifyError::Source("the source ended early".into())),
     };
-    let block0 = expect_block(next()?)?;
+    let block0 = match expect_block(next()?)? {
+        Ok(b) => b,
+        Err(d) => {
+            report.divergence = Some(*d);
+            return Ok(());
+        }
+    };
     let mut replayer = match Replayer::new(ctx.clone(), &block0.block, codes) {
         Ok(r) => r,
         Err(d) => {
@@ -304,7 +368,13 @@ fn replay_all(
         elapsed: start.elapsed(),
     });
     for height in 1..=head {
-        let block = expect_block(next()?)?;
+        let block = match expect_block(next()?)? {
+            Ok(b) => b,
+            Err(d) => {
+                report.divergence = Some(*d);
+                return Ok(());
+            }
+        };
         match replayer.apply_checked(&block) {
             Ok(_) => {}
             Err(ReplayError::Host(m)) => return Err(VerifyError::Host(m)),
@@ -330,10 +400,17 @@ fn replay_all(
             elapsed: start.elapsed(),
         });
     }
-    let Read::State(expected) = next()? else {
-        return Err(VerifyError::Source(
-            "the source gave more blocks than its head".into(),
-        ));
+    let expected = match next()? {
+        Read::State(expected) => expected,
+        Read::Equivocation(pair) => {
+            report.divergence = Some(equivocation(&pair.0, &pair.1, &sequencer));
+            return Ok(());
+        }
+        Read::Block(_) => {
+            return Err(VerifyError::Source(
+                "the source gave more blocks than its head".into(),
+            ))
+        }
     };
     if let Some(expected) = expected {
         let diff = state_differences(&expected.state, replayer.state());
