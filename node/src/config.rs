@@ -83,6 +83,10 @@ pub struct NodeConfig {
     /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
     /// `RUST_LOG` environment variable overrides it. Default `info`.
     pub log: String,
+    /// Seconds between the sequencer's summary lines at info level (height, blocks and
+    /// transactions since the last one, mempool size); 0: none. Empty blocks are logged at
+    /// debug level only. Default 10.
+    pub log_summary_secs: u64,
     /// Who may send `deploy` transactions (module uploads and upgrades) to this node: `anyone`,
     /// `allowlist` (only the addresses in `deploy_allow`) or `nobody`. Operator policy, checked
     /// at admission (`403 deploy_forbidden`), not consensus. Default `anyone`.
@@ -132,6 +136,7 @@ impl Default for NodeConfig {
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
             log: "info".to_string(),
+            log_summary_secs: 10,
             deploy: DeployPolicy::Anyone,
             restore_from: None,
             deploy_allow: Vec::new(),

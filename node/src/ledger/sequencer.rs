@@ -13,8 +13,8 @@
 //! broadcast.
 //!
 //! Empty blocks are logged at debug level, blocks with transactions at info; every
-//! [`SUMMARY_EVERY`] an info line sums up (height, blocks and transactions since the last
-//! summary, mempool size).
+//! `log_summary_secs` (default 10) an info line sums up (height, blocks and transactions since
+//! the last summary, mempool size).
 //!
 //! A node failure while executing (`TransitionError::Host`, e.g. the wasm engine) commits
 //! nothing and is retried after [`HOST_RETRY`]; a database failure stops the node (the
@@ -39,30 +39,31 @@ use gamechain_chain::wire::{Block, IncludedTx};
 /// Wait before retrying a block whose execution failed in the node (not in a module).
 pub const HOST_RETRY: Duration = Duration::from_secs(1);
 
-/// How often the sequencer logs its summary line at info level.
-pub const SUMMARY_EVERY: Duration = Duration::from_secs(10);
-
-/// Blocks and transactions since the last summary line.
+/// Blocks and transactions since the last summary line, which is due every `every`
+/// (`None`: never).
 struct Summary {
+    every: Option<Duration>,
     since: Instant,
     blocks: u64,
     txs: u64,
 }
 
 impl Summary {
-    fn new() -> Summary {
+    fn new(every: Option<Duration>) -> Summary {
         Summary {
+            every,
             since: Instant::now(),
             blocks: 0,
             txs: 0,
         }
     }
 
-    /// Counts a block; logs the summary line when [`SUMMARY_EVERY`] has passed.
+    /// Counts a block; logs the summary line when it is due.
     fn block(&mut self, chain: &Chain, height: u64, txs: usize) {
         self.blocks += 1;
         self.txs += txs as u64;
-        if self.since.elapsed() >= SUMMARY_EVERY {
+        let Some(every) = self.every else { return };
+        if self.since.elapsed() >= every {
             tracing::info!(
                 height,
                 blocks = self.blocks,
@@ -73,7 +74,7 @@ impl Summary {
                 self.txs,
                 self.since.elapsed().as_secs_f64()
             );
-            *self = Summary::new();
+            *self = Summary::new(self.every);
         }
     }
 }
@@ -96,7 +97,8 @@ pub async fn run(
     key: SecretKey,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), NodeError> {
-    let mut summary = Summary::new();
+    let every = chain.config.log_summary_secs;
+    let mut summary = Summary::new((every > 0).then(|| Duration::from_secs(every)));
     let mut writer = (storage, sign_state);
     let interval = Duration::from_millis(chain.config.block_interval_ms);
     let key = Arc::new(key);
