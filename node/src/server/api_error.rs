@@ -137,7 +137,7 @@ impl ApiError {
 
 impl From<ChainError> for ApiError {
     /// The status of each of the core's errors: a transaction check's (`from_tx_error`),
-    /// `deploy_forbidden` 403, a mempool refusal's (`from_refusal`), `not_found` 404,
+    /// `deploy_forbidden` 403, `escrow_recipient` 400, a mempool refusal's (`from_refusal`), `not_found` 404,
     /// `bad_address` 400, `invalid` 400, a view's own (`from_action_error`), `internal` 500.
     fn from(e: ChainError) -> Self {
         match &e {
