@@ -78,6 +78,11 @@ pub struct NodeConfig {
     pub rate_limit_per_sec: u32,
     /// Requests one client IP may make in a burst above the average. Default 100.
     pub rate_limit_burst: u32,
+    /// Seconds a connection may go without the node writing to it before it is closed: a
+    /// request head that never completes (a client trickling bytes), or an idle keep-alive
+    /// connection; WebSocket subscriptions are exempt. 0: never. Default 120 (more than the
+    /// 60 s any request may take).
+    pub idle_timeout_secs: u64,
     /// Blocks a WebSocket subscriber may fall behind before it is disconnected. Default 256.
     pub ws_buffer_blocks: usize,
     /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
@@ -135,6 +140,7 @@ impl Default for NodeConfig {
             rate_limit_per_sec: 50,
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
+            idle_timeout_secs: 120,
             log: "info".to_string(),
             log_summary_secs: 10,
             deploy: DeployPolicy::Anyone,

@@ -479,3 +479,77 @@ async fn every_answer_is_the_apis_json() {
     assert_eq!(client.status().await.unwrap().height, before.height);
     node.stop().await.expect("the node stops cleanly");
 }
+
+/// A client that never finishes its request head (trickling a header line every 300 ms) is
+/// cut off after `idle_timeout_secs`; a WebSocket subscriber that only listens is not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_head_that_never_ends_is_cut_off_but_subscribers_stay() {
+    let config = gamechain_node::NodeConfig {
+        block_interval_ms: 3_600_000,
+        idle_timeout_secs: 1,
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the in-process node starts");
+    let addr = node.addr();
+    let client = node.client();
+    let mut blocks = client.subscribe_blocks().await.unwrap();
+
+    let cut_after = tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let start = std::time::Instant::now();
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        stream
+            .write_all(b"GET /v1/status HTTP/1.1\r\nhost: x\r\n")
+            .unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut byte = [0u8; 1];
+        for i in 0..100 {
+            // Closed by the node: a failed write, the end of the stream, or a reset.
+            if stream
+                .write_all(format!("x-{i}: 1\r\n").as_bytes())
+                .is_err()
+            {
+                return start.elapsed();
+            }
+            match stream.read(&mut byte) {
+                Ok(0) => return start.elapsed(),
+                Ok(_) => panic!("the node answered an unfinished request head"),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) => {}
+                Err(_) => return start.elapsed(),
+            }
+        }
+        panic!("the connection was still open after 30 s");
+    })
+    .await
+    .unwrap();
+    assert!(cut_after < Duration::from_secs(5), "{cut_after:?}");
+
+    // The subscription has been idle for more than a second, and still gets the next block.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let key = SecretKey::generate(Network::Testnet);
+    let sent = client
+        .send_and_wait(
+            &key,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    let block = tokio::time::timeout(WAIT, blocks.next())
+        .await
+        .expect("the subscriber gets the block")
+        .unwrap()
+        .expect("the subscription is open");
+    assert_eq!(block.height(), sent.height);
+    node.stop().await.expect("the node stops cleanly");
+}

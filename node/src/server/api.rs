@@ -381,17 +381,21 @@ pub async fn bind(config: &NodeConfig) -> Result<(tokio::net::TcpListener, Socke
 /// [`JsonListener`], so hyper's own error answers are JSON too.
 pub async fn serve(listener: tokio::net::TcpListener, app: AppState) -> Result<(), NodeError> {
     let mut stop = app.shutdown.clone();
-    serve_router(listener, router(app), async move {
+    let idle = app.chain.config.idle_timeout_secs;
+    let idle = (idle > 0).then(|| Duration::from_secs(idle));
+    serve_router(listener, router(app), idle, async move {
         let _ = stop.wait_for(|s| *s).await;
     })
     .await
 }
 
-/// Serves `router` on `listener` through [`JsonListener`] until `stop` resolves; each request
-/// carries the peer as `ConnectInfo<SocketAddr>` (the rate limit's key).
+/// Serves `router` on `listener` through [`JsonListener`] (connections closed after `idle`
+/// without an answer, `None`: never) until `stop` resolves; each request carries the peer as
+/// `ConnectInfo<SocketAddr>` (the rate limit's key).
 pub async fn serve_router(
     listener: tokio::net::TcpListener,
     router: Router,
+    idle: Option<Duration>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), NodeError> {
     let router = router.layer(middleware::from_fn(
@@ -405,7 +409,7 @@ pub async fn serve_router(
         },
     ));
     axum::serve(
-        JsonListener(listener),
+        JsonListener { listener, idle },
         router.into_make_service_with_connect_info::<PeerAddr>(),
     )
     .with_graceful_shutdown(stop)
@@ -439,7 +443,7 @@ mod tests {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(serve_router(listener, router, async move {
+        let server = tokio::spawn(serve_router(listener, router, None, async move {
             let _ = stopped.await;
         }));
         let http = reqwest::Client::new();

@@ -10,32 +10,47 @@
 //! statuses always carry a JSON body, so they never match) is replaced by the same status with
 //! `{"error": {"code", "message"}}` and `connection: close` (hyper closes the connection after
 //! such an answer anyway).
+//!
+//! A connection the node has not written to for `idle` (config `idle_timeout_secs`) is closed
+//! on its next read: a request head that never completes (a slow-loris client trickling bytes;
+//! reads do not count, only the node's answers do), or an idle keep-alive connection. Every
+//! request is answered within `api::REQUEST_TIMEOUT`, which is shorter. A connection upgraded
+//! to a WebSocket (`101`) is exempt: subscribers only read, and blocks may be an hour apart.
 
+use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{ready, Context, Poll};
+use std::time::Duration;
 
 use axum::extract::connect_info::Connected;
 use axum::serve::{IncomingStream, Listener};
 use gamechain_chain::wire::{ErrorAnswer, ErrorBody};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::time::{Instant, Sleep};
 
-/// The TCP listener of the API, handing out [`JsonErrorsIo`] connections.
-pub struct JsonListener(pub TcpListener);
+/// The TCP listener of the API, handing out [`JsonErrorsIo`] connections that close after
+/// `idle` without a write (`None`: never).
+pub struct JsonListener {
+    /// The bound listener.
+    pub listener: TcpListener,
+    /// The connections' idle limit.
+    pub idle: Option<Duration>,
+}
 
 impl Listener for JsonListener {
     type Io = JsonErrorsIo<TcpStream>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = Listener::accept(&mut self.0).await;
-        (JsonErrorsIo::new(io), addr)
+        let (io, addr) = Listener::accept(&mut self.listener).await;
+        (JsonErrorsIo::new(io, self.idle), addr)
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
-        Listener::local_addr(&self.0)
+        Listener::local_addr(&self.listener)
     }
 }
 
@@ -51,21 +66,37 @@ impl Connected<IncomingStream<'_, JsonListener>> for PeerAddr {
 }
 
 /// A connection whose hyper-made error answers (`400`, `414`, `431` with an empty body) are
-/// rewritten to the API's JSON; every other byte passes through unchanged.
+/// rewritten to the API's JSON; every other byte passes through unchanged. A read after
+/// `idle` without a write fails (`TimedOut`), so hyper closes the connection.
 pub struct JsonErrorsIo<T> {
     inner: T,
     /// A rewritten answer not yet fully written, and how much of it has been.
     out: Vec<u8>,
     sent: usize,
+    /// The idle limit, and when it runs out (`None` once upgraded to a WebSocket).
+    idle: Option<Duration>,
+    deadline: Option<Pin<Box<Sleep>>>,
 }
 
 impl<T> JsonErrorsIo<T> {
-    /// Wraps `inner`.
-    pub fn new(inner: T) -> Self {
+    /// Wraps `inner`; `idle`: see [`JsonErrorsIo`] (`None`: no limit). Call it inside a tokio
+    /// runtime (the idle timer).
+    pub fn new(inner: T, idle: Option<Duration>) -> Self {
         JsonErrorsIo {
             inner,
             out: Vec::new(),
             sent: 0,
+            idle,
+            deadline: idle.map(|d| Box::pin(tokio::time::sleep(d))),
+        }
+    }
+
+    /// The node wrote `buf`: the idle limit starts again, and ends for good at a `101`.
+    fn wrote(&mut self, buf: &[u8]) {
+        if buf.starts_with(b"HTTP/1.1 101 ") {
+            self.deadline = None;
+        } else if let (Some(deadline), Some(idle)) = (&mut self.deadline, self.idle) {
+            deadline.as_mut().reset(Instant::now() + idle);
         }
     }
 }
@@ -142,6 +173,14 @@ impl<T: AsyncRead + Unpin> AsyncRead for JsonErrorsIo<T> {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        if let Some(deadline) = &mut self.deadline {
+            if deadline.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the connection was idle too long",
+                )));
+            }
+        }
         Pin::new(&mut self.inner).poll_read(cx, buf)
     }
 }
@@ -155,6 +194,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorsIo<T> {
         let this = &mut *self;
         ready!(this.drain(cx))?;
         if let Some(answer) = rewrite(buf) {
+            this.wrote(&answer);
             this.out = answer;
             this.sent = 0;
             // The rest goes out on the next write, flush or shutdown.
@@ -163,7 +203,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorsIo<T> {
             }
             return Poll::Ready(Ok(buf.len()));
         }
-        Pin::new(&mut this.inner).poll_write(cx, buf)
+        let written = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        if written > 0 {
+            this.wrote(buf);
+        }
+        Poll::Ready(Ok(written))
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
