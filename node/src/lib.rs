@@ -11,7 +11,7 @@
 //! | `error.rs` | [`NodeError`]: why a node could not start or stopped |
 //! | `ledger/` | the chain a node keeps: SQLite storage, the mempool, the shared core, the sequencer, opening a data directory and committing a block |
 //! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
-//! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower |
+//! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
 //! | `cli/` | the command line: arguments, client commands, `gamechain node`, `verify`, the module kit, the demo |
 //!
 //! Layers: `cli` → `server` → `verify` → `ledger`; nothing imports upwards. The wire types are
