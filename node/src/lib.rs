@@ -9,6 +9,7 @@
 //! |---|---|
 //! | `config.rs` | [`NodeConfig`]: the TOML configuration, defaults, validation |
 //! | `error.rs` | [`NodeError`]: why a node could not start or stopped |
+//! | `metrics.rs` | [`metrics::Metrics`]: the node's counters, gauges and timings for `GET /metrics` |
 //! | `ledger/` | the chain a node keeps: SQLite storage, the mempool, the shared core, the sequencer, opening a data directory and committing a block |
 //! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
 //! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
@@ -21,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod ledger;
+pub mod metrics;
 pub mod server;
 pub mod verify;
 

@@ -28,6 +28,7 @@ use crate::config::NodeConfig;
 use crate::ledger::error::ChainError;
 use crate::ledger::mempool::{Mempool, PendingTx};
 use crate::ledger::storage::{Storage, StorageError};
+use crate::metrics::Metrics;
 use gamechain_chain::wire::{Account, Block, Status, TxRecord, TxStatus};
 
 /// Most idle read-only connections kept for reuse.
@@ -59,6 +60,8 @@ pub struct Chain {
     sink: Arc<dyn BlockSink>,
     /// Woken when a transaction is admitted (the sequencer waits on it).
     pub wake: Notify,
+    /// What the node counts for `GET /metrics`.
+    pub metrics: Metrics,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -104,6 +107,7 @@ impl Chain {
             readers: Mutex::new(Vec::new()),
             sink,
             wake: Notify::new(),
+            metrics: Metrics::new(),
         }
     }
 
@@ -151,6 +155,17 @@ impl Chain {
     /// module's escrow account), `duplicate`, `bad_nonce`,
     /// `mempool_full`, or `internal`.
     pub fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
+        let result = self.admit(tx);
+        let code = match &result {
+            Ok(_) => "accepted",
+            Err(e) => e.code(),
+        };
+        self.metrics.admission.with_label_values(&[code]).inc();
+        result
+    }
+
+    /// [`Chain::submit`] without the count of its outcome.
+    fn admit(&self, tx: SignedTx) -> Result<String, ChainError> {
         let genesis = self.genesis();
         let body = tx
             .check(&genesis.chain_id, genesis.network)
@@ -345,6 +360,7 @@ impl Chain {
         writes: WriteSet,
         state_hash: StateHash,
     ) -> Result<(), StorageError> {
+        let timer = self.metrics.commit_seconds.start_timer();
         storage.commit_block(block, senders, &writes, &state_hash)?;
         {
             let mut mempool = self.mempool();
@@ -355,6 +371,11 @@ impl Chain {
             let txids: Vec<String> = block.txs.iter().map(|t| t.tx.txid()).collect();
             mempool.remove(txids.iter().map(String::as_str));
         }
+        timer.observe_duration();
+        let m = &self.metrics;
+        m.height.set(block.height() as i64);
+        m.blocks.inc();
+        m.txs.inc_by(block.txs.len() as u64);
         self.sink.committed(block);
         Ok(())
     }

@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use gamechain_runtime::chain::{SecretKey, SignedHeader};
+use gamechain_runtime::chain::{Action, SecretKey, SignedHeader};
 use gamechain_runtime::{BlockBuilder, TransitionError};
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
@@ -156,8 +156,9 @@ fn make_block(
     key: &SecretKey,
 ) -> Result<Made, NodeError> {
     let batch = chain.mempool().batch(chain.config.max_block_txs);
+    let build = chain.metrics.build_seconds.start_timer();
     let ctx = &chain.ctx;
-    let (out, included, senders, evict) = {
+    let (out, included, senders, games, evict) = {
         let head = chain.head();
         let parent = &head.header.header;
         let time_ms = now_ms().max(parent.time_ms + 1);
@@ -179,13 +180,21 @@ fn make_block(
         };
         let mut included = Vec::with_capacity(batch.len());
         let mut senders: Vec<(String, u64)> = Vec::with_capacity(batch.len());
+        // The game module of each included transaction (`None`: a node action), for the fuel
+        // metric.
+        let mut games: Vec<Option<String>> = Vec::with_capacity(batch.len());
         let mut evict: Vec<String> = Vec::new();
         for p in batch {
             let sender = (p.body.from.clone(), p.body.nonce);
+            let game = match &p.body.action {
+                Action::Game { game, .. } => Some(game.clone()),
+                _ => None,
+            };
             match builder.push_checked(&p.tx, p.body) {
                 Ok(_) => {
                     included.push(p.tx);
                     senders.push(sender);
+                    games.push(game);
                 }
                 Err(TransitionError::InvalidTx { txid, reason, .. }) => {
                     tracing::warn!(%txid, %reason, "dropping a pending transaction that can no longer be included");
@@ -210,8 +219,9 @@ fn make_block(
                 )))
             }
         };
-        (out, included, senders, evict)
+        (out, included, senders, games, evict)
     };
+    build.observe_duration();
     if !evict.is_empty() {
         let mut mempool = chain.mempool();
         for txid in &evict {
@@ -232,6 +242,15 @@ fn make_block(
         .map(|(tx, receipt)| IncludedTx { tx, receipt })
         .collect();
     let count = txs.len();
+    for (t, game) in txs.iter().zip(&games) {
+        if let Some(module) = game {
+            chain
+                .metrics
+                .fuel
+                .with_label_values(&[module.as_str()])
+                .inc_by(t.receipt.fuel_used);
+        }
+    }
     let block = Block {
         header: SignedHeader::sign(out.header, key),
         txs,

@@ -79,6 +79,7 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/modules/{id}", get(get_module))
         .route("/v1/code/{code_hash}", get(get_code))
         .route("/v1/ws", get(ws::subscribe))
+        .route("/metrics", get(get_metrics))
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));
@@ -290,6 +291,20 @@ async fn get_block(
 async fn get_status(State(app): State<AppState>) -> ApiResult {
     let status = blocking(move || Ok(app.chain.status())).await?;
     Ok(sorted_json(&status))
+}
+
+/// `GET /metrics`: the node's metrics in the Prometheus text format (`node/API.md`, "Metrics").
+async fn get_metrics(State(app): State<AppState>) -> axum::response::Response {
+    let mempool = app.chain.mempool().len();
+    let text = app.chain.metrics.render(mempool, app.feed.subscribers());
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        text,
+    )
+        .into_response()
 }
 
 /// `GET /v1/genesis`: the genesis file.

@@ -26,6 +26,11 @@ impl BlockFeed {
     pub fn subscribe(&self) -> broadcast::Receiver<Utf8Bytes> {
         self.sender.subscribe()
     }
+
+    /// Open subscriptions.
+    pub fn subscribers(&self) -> usize {
+        self.sender.receiver_count()
+    }
 }
 
 impl BlockSink for BlockFeed {

@@ -39,7 +39,7 @@ pub async fn subscribe(
     };
     let blocks = app.feed.subscribe();
     let shutdown = app.shutdown.clone();
-    upgrade.on_upgrade(move |socket| serve(socket, blocks, shutdown))
+    upgrade.on_upgrade(move |socket| serve(socket, blocks, shutdown, app))
 }
 
 async fn close(mut socket: WebSocket, code: u16, reason: &str) {
@@ -54,6 +54,7 @@ async fn serve(
     mut socket: WebSocket,
     mut blocks: broadcast::Receiver<Utf8Bytes>,
     mut shutdown: watch::Receiver<bool>,
+    app: AppState,
 ) {
     loop {
         if *shutdown.borrow() {
@@ -68,6 +69,7 @@ async fn serve(
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {
                     tracing::debug!(missed, "closing a WebSocket subscriber that fell behind");
+                    app.chain.metrics.ws_lagged.inc();
                     let reason = format!("{missed} blocks behind; resume from GET /v1/blocks/<height>");
                     return close(socket, CLOSE_LAGGED, &reason).await;
                 }

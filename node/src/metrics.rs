@@ -1,0 +1,172 @@
+//! [`Metrics`]: what a node counts for its operator, served by `GET /metrics` in the Prometheus
+//! text format (`node/API.md`, "Metrics"). One registry per node (tests run several nodes in
+//! one process). Label values come from fixed sets (API codes) or from module ids the chain
+//! already holds, so a client cannot grow them.
+//!
+//! Nothing here reaches state, receipts or hashes: these are node policy figures only.
+
+use prometheus::{
+    Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
+    TextEncoder,
+};
+
+/// The node's metrics. Cheap to update from any thread.
+pub struct Metrics {
+    registry: Registry,
+    /// `gamechain_height`: the head block's height.
+    pub height: IntGauge,
+    /// `gamechain_blocks_committed_total`.
+    pub blocks: IntCounter,
+    /// `gamechain_txs_committed_total`: transactions in committed blocks (failed ones included).
+    pub txs: IntCounter,
+    /// `gamechain_admission_total{code}`: `POST /v1/tx` outcomes, `accepted` or the refusal code.
+    pub admission: IntCounterVec,
+    /// `gamechain_block_build_seconds`: executing a block's transactions and end-of-block calls
+    /// (sequencer).
+    pub build_seconds: Histogram,
+    /// `gamechain_block_commit_seconds`: writing a block to SQLite and applying it to memory.
+    pub commit_seconds: Histogram,
+    /// `gamechain_fuel_used_total{module}`: fuel of committed game transactions by module
+    /// (sequencer).
+    pub fuel: IntCounterVec,
+    /// `gamechain_ws_lagged_closes_total`: WebSocket subscribers closed for falling behind.
+    pub ws_lagged: IntCounter,
+    mempool_txs: IntGauge,
+    ws_subscribers: IntGauge,
+    resident_bytes: IntGauge,
+}
+
+fn register<T: prometheus::core::Collector + Clone + 'static>(registry: &Registry, m: T) -> T {
+    registry
+        .register(Box::new(m.clone()))
+        .expect("every metric name is registered once");
+    m
+}
+
+/// Buckets of the timing histograms, seconds: 0.25 ms to about 8 s, doubling.
+fn time_buckets() -> Vec<f64> {
+    prometheus::exponential_buckets(0.000_25, 2.0, 16).expect("valid buckets")
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Metrics {
+    /// Every metric at zero.
+    pub fn new() -> Self {
+        let r = Registry::new();
+        let gauge =
+            |name: &str, help: &str| register(&r, IntGauge::new(name, help).expect("valid gauge"));
+        let counter = |name: &str, help: &str| {
+            register(&r, IntCounter::new(name, help).expect("valid counter"))
+        };
+        let histogram = |name: &str, help: &str| {
+            let opts = HistogramOpts::new(name, help).buckets(time_buckets());
+            register(&r, Histogram::with_opts(opts).expect("valid histogram"))
+        };
+        Metrics {
+            height: gauge("gamechain_height", "Height of the head block."),
+            blocks: counter("gamechain_blocks_committed_total", "Blocks committed."),
+            txs: counter(
+                "gamechain_txs_committed_total",
+                "Transactions in committed blocks, failed ones included.",
+            ),
+            admission: register(
+                &r,
+                IntCounterVec::new(
+                    Opts::new(
+                        "gamechain_admission_total",
+                        "POST /v1/tx outcomes: accepted, or the refusal's API code.",
+                    ),
+                    &["code"],
+                )
+                .expect("valid counter"),
+            ),
+            build_seconds: histogram(
+                "gamechain_block_build_seconds",
+                "Time to execute a block's transactions and end-of-block calls (sequencer).",
+            ),
+            commit_seconds: histogram(
+                "gamechain_block_commit_seconds",
+                "Time to write a block to SQLite and apply it to memory.",
+            ),
+            fuel: register(
+                &r,
+                IntCounterVec::new(
+                    Opts::new(
+                        "gamechain_fuel_used_total",
+                        "Fuel of committed game transactions by module (sequencer).",
+                    ),
+                    &["module"],
+                )
+                .expect("valid counter"),
+            ),
+            ws_lagged: counter(
+                "gamechain_ws_lagged_closes_total",
+                "WebSocket subscribers closed for falling too far behind.",
+            ),
+            mempool_txs: gauge("gamechain_mempool_txs", "Transactions in the mempool."),
+            ws_subscribers: gauge("gamechain_ws_subscribers", "Open WebSocket subscriptions."),
+            resident_bytes: gauge(
+                "gamechain_process_resident_bytes",
+                "Resident memory of the node process (VmRSS), bytes.",
+            ),
+            registry: r,
+        }
+    }
+
+    /// The text exposition of every metric, with the gauges read at scrape time set first:
+    /// `mempool_txs`, `ws_subscribers`, and the process's resident memory (Linux `VmRSS`;
+    /// 0 where unknown).
+    pub fn render(&self, mempool_txs: usize, ws_subscribers: usize) -> String {
+        self.mempool_txs.set(mempool_txs as i64);
+        self.ws_subscribers.set(ws_subscribers as i64);
+        self.resident_bytes
+            .set(resident_bytes().unwrap_or(0) as i64);
+        let mut out = Vec::new();
+        TextEncoder::new()
+            .encode(&self.registry.gather(), &mut out)
+            .expect("the text encoder writes to memory");
+        String::from_utf8(out).expect("the text format is UTF-8")
+    }
+}
+
+/// `VmRSS` of `/proc/self/status`, bytes.
+fn resident_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_every_metric_with_its_labels() {
+        let m = Metrics::new();
+        m.blocks.inc();
+        m.admission.with_label_values(&["bad_nonce"]).inc();
+        m.fuel.with_label_values(&["tictactoe"]).inc_by(52_742);
+        m.commit_seconds.observe(0.003);
+        let text = m.render(7, 2);
+        for line in [
+            "gamechain_blocks_committed_total 1",
+            "gamechain_admission_total{code=\"bad_nonce\"} 1",
+            "gamechain_fuel_used_total{module=\"tictactoe\"} 52742",
+            "gamechain_mempool_txs 7",
+            "gamechain_ws_subscribers 2",
+            "gamechain_block_commit_seconds_count 1",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{line} missing from\n{text}"
+            );
+        }
+        assert!(text.contains("gamechain_process_resident_bytes "), "{text}");
+    }
+}
