@@ -85,6 +85,10 @@ pub struct NodeConfig {
     pub idle_timeout_secs: u64,
     /// Blocks a WebSocket subscriber may fall behind before it is disconnected. Default 256.
     pub ws_buffer_blocks: usize,
+    /// Milliseconds one block message to a WebSocket subscriber may take to send (the client
+    /// must read it) before the subscriber is dropped: a client that stops reading holds at
+    /// most one message for this long. Default 10,000.
+    pub ws_send_timeout_ms: u64,
     /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
     /// `RUST_LOG` environment variable overrides it. Default `info`.
     pub log: String,
@@ -140,6 +144,7 @@ impl Default for NodeConfig {
             rate_limit_per_sec: 50,
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
+            ws_send_timeout_ms: 10_000,
             idle_timeout_secs: 120,
             log: "info".to_string(),
             log_summary_secs: 10,
@@ -199,6 +204,7 @@ impl NodeConfig {
             ("memory_limit_bytes", self.memory_limit_bytes),
             ("wasm_instances", u64::from(self.wasm_instances)),
             ("ws_buffer_blocks", self.ws_buffer_blocks as u64),
+            ("ws_send_timeout_ms", self.ws_send_timeout_ms),
         ];
         for (name, value) in positive {
             if value == 0 {

@@ -31,6 +31,9 @@ pub struct Metrics {
     pub fuel: IntCounterVec,
     /// `gamechain_ws_lagged_closes_total`: WebSocket subscribers closed for falling behind.
     pub ws_lagged: IntCounter,
+    /// `gamechain_ws_stalled_drops_total`: WebSocket subscribers dropped because a block message
+    /// could not be sent within `ws_send_timeout_ms` (they stopped reading).
+    pub ws_stalled: IntCounter,
     mempool_txs: IntGauge,
     ws_subscribers: IntGauge,
     resident_bytes: IntGauge,
@@ -107,6 +110,10 @@ impl Metrics {
             ws_lagged: counter(
                 "gamechain_ws_lagged_closes_total",
                 "WebSocket subscribers closed for falling too far behind.",
+            ),
+            ws_stalled: counter(
+                "gamechain_ws_stalled_drops_total",
+                "WebSocket subscribers dropped because they stopped reading (ws_send_timeout_ms).",
             ),
             mempool_txs: gauge("gamechain_mempool_txs", "Transactions in the mempool."),
             ws_subscribers: gauge("gamechain_ws_subscribers", "Open WebSocket subscriptions."),

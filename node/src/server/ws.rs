@@ -5,6 +5,8 @@
 //! [`CLOSE_LAGGED`] and should resume from `GET /v1/blocks/<height>`; at shutdown clients get
 //! close code 1001 (going away).
 
+use std::time::Duration;
+
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket, WebSocketUpgrade};
 use axum::extract::State;
@@ -63,8 +65,16 @@ async fn serve(
         tokio::select! {
             block = blocks.recv() => match block {
                 Ok(text) => {
-                    if socket.send(Message::Text(text)).await.is_err() {
-                        return;
+                    let limit = Duration::from_millis(app.chain.config.ws_send_timeout_ms);
+                    match tokio::time::timeout(limit, socket.send(Message::Text(text))).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(_)) => return,
+                        Err(_) => {
+                            // The client stopped reading: no close frame can reach it either.
+                            tracing::debug!("dropping a WebSocket subscriber that does not read");
+                            app.chain.metrics.ws_stalled.inc();
+                            return;
+                        }
                     }
                 }
                 Err(broadcast::error::RecvError::Lagged(missed)) => {

@@ -1,0 +1,114 @@
+//! A WebSocket subscriber that stops reading cannot hold the node's memory: once one block
+//! message has waited `ws_send_timeout_ms` to be sent, the node drops it (counted in
+//! `/metrics`), while a subscriber that reads gets every block in order.
+
+use std::time::{Duration, Instant};
+
+use gamechain_node::cli::local_node::LocalNode;
+use gamechain_runtime::chain::{Action, Network, SecretKey};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+/// A `/v1/ws` upgrade on a socket with a 4 KiB receive buffer; returns it once the `101` head
+/// is read. The test then never reads it again until the end.
+async fn silent_subscriber(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let request = format!(
+        "GET /v1/ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        stream.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    stream
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscriber_that_stops_reading_is_dropped_and_a_reader_misses_nothing() {
+    let config = gamechain_node::NodeConfig {
+        ws_send_timeout_ms: 500,
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the node starts");
+    let client = node.client();
+    let mut reader = client.subscribe_blocks().await.unwrap();
+    // The reader reads all along, on its own task.
+    let (heights_tx, mut heights_rx) = tokio::sync::mpsc::unbounded_channel();
+    let reading = tokio::spawn(async move {
+        while let Ok(Some(block)) = reader.next().await {
+            if heights_tx.send(block.height()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut silent = silent_subscriber(node.addr()).await;
+
+    // Blocks of about 1.4 MB each (a deploy carries its code; refused code is still included):
+    // a few fill the kernel's buffers towards the silent client.
+    let key = SecretKey::generate(Network::Testnet);
+    let mut heights = Vec::new();
+    for i in 0..8u8 {
+        let code: Vec<u8> = (0..1_000_000u32).map(|n| (n as u8) ^ i).collect();
+        let action = Action::Deploy {
+            module: format!("junk{i}"),
+            code,
+        };
+        let included = client.send_and_wait(&key, action, WAIT).await.unwrap();
+        heights.push(included.height);
+    }
+
+    // The reader saw every block up to the last deploy's, in order, none twice.
+    let last = *heights.last().unwrap();
+    let mut seen = Vec::new();
+    while seen.last().is_none_or(|h| *h < last) {
+        let height = tokio::time::timeout(WAIT, heights_rx.recv())
+            .await
+            .expect("a block in time")
+            .expect("the reader is still subscribed");
+        seen.push(height);
+    }
+    assert!(seen.windows(2).all(|w| w[1] == w[0] + 1), "{seen:?}");
+    for h in &heights {
+        assert!(seen.contains(h), "block {h} missing from {seen:?}");
+    }
+
+    // The silent client was dropped: draining its socket now ends (EOF or reset) in time.
+    let started = Instant::now();
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match tokio::time::timeout(WAIT, silent.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => break,
+            Ok(Ok(_)) => {}
+            Err(_) => panic!("the silent subscriber is still connected after {WAIT:?}"),
+        }
+        assert!(started.elapsed() < WAIT, "still reading after {WAIT:?}");
+    }
+    let metrics = reqwest::get(format!("{}/metrics", node.url().trim_end_matches('/')))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics
+            .lines()
+            .any(|l| l == "gamechain_ws_stalled_drops_total 1"),
+        "{metrics}"
+    );
+    reading.abort();
+    node.stop().await.unwrap();
+}
