@@ -92,6 +92,10 @@ pub struct OpenedChain {
     /// restore up to it (`verify::restore::restore_opened`) before the sequencer runs (whose
     /// sign state refuses any height at or below it anyway).
     pub behind: Option<SignState>,
+    /// The signed block the sequencer recorded but did not commit before it stopped
+    /// ([`HeadCheck::Unfinished`]): `verify::restore::finish_unfinished` commits it before the
+    /// sequencer runs.
+    pub unfinished: Option<Block>,
 }
 
 fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
@@ -164,13 +168,15 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     let ctx = chain_context(config, &genesis, runtime_config, &code)?;
     let head = open_head(&ctx, &storage, &db_path)?;
     let head_hash = head.header.header.hash_hex();
-    let behind = match check_head(&mut sign_state, head.header.header.height, &head_hash)? {
-        HeadCheck::Matches => None,
-        HeadCheck::Behind { head: at, signed } => match &config.restore_from {
-            None => return Err(behind_refusal(&sign_state, at, &signed, None)),
-            Some(_) => Some(signed),
-        },
-    };
+    let (behind, unfinished) =
+        match check_head(&mut sign_state, head.header.header.height, &head_hash)? {
+            HeadCheck::Matches => (None, None),
+            HeadCheck::Unfinished { block } => (None, Some(block)),
+            HeadCheck::Behind { head: at, signed } => match &config.restore_from {
+                None => return Err(behind_refusal(&sign_state, at, &signed, None)),
+                Some(_) => (Some(signed), None),
+            },
+        };
     Ok(OpenedChain {
         genesis,
         genesis_hash,
@@ -180,6 +186,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         head,
         sign_state,
         behind,
+        unfinished,
     })
 }
 

@@ -257,7 +257,7 @@ fn make_block(
         end_block: out.end_block,
     };
     // Durably recorded before the block is committed or leaves the process.
-    sign_state.record(height, &block.header.header.hash_hex())?;
+    sign_state.record_block(&block)?;
     let senders: Vec<(&str, u64)> = senders.iter().map(|(f, n)| (f.as_str(), *n)).collect();
     chain.commit(storage, &block, &senders, out.writes, out.state_hash)?;
     Ok(Made::Block { height, txs: count })

@@ -19,12 +19,15 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use gamechain_chain::wire::Block;
+
 use crate::error::NodeError;
 
 /// The file name of the sign state inside the data directory.
 pub const SIGN_STATE_FILE: &str = "sign-state.json";
 
-/// The highest block signed: its height and header hash (lowercase hex).
+/// The highest block signed: its height and header hash (lowercase hex), and the signed block
+/// itself when the sequencer recorded it ([`SignStateFile::record_block`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SignState {
@@ -32,6 +35,11 @@ pub struct SignState {
     pub height: u64,
     /// Lowercase hex of the block's header hash.
     pub hash: String,
+    /// The whole signed block (API JSON), so that a crash between recording it and committing
+    /// it is finished by committing this very block ([`HeadCheck::Unfinished`]), never by
+    /// signing another one at its height.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<Block>,
 }
 
 /// `<data>/sign-state.json` and what it holds now.
@@ -79,6 +87,21 @@ impl SignStateFile {
     /// Errors: `height` is not above the recorded height ([`NodeError::Refused`]: signing it
     /// could equivocate), or the file cannot be written ([`NodeError::Io`]).
     pub fn record(&mut self, height: u64, hash: &str) -> Result<(), NodeError> {
+        self.record_state(height, hash, None)
+    }
+
+    /// [`SignStateFile::record`] of `block`, keeping the whole block in the file (the
+    /// sequencer's record of every block it signs; see [`HeadCheck::Unfinished`]).
+    pub fn record_block(&mut self, block: &Block) -> Result<(), NodeError> {
+        self.record_state(block.height(), &block.hash_hex(), Some(block.clone()))
+    }
+
+    fn record_state(
+        &mut self,
+        height: u64,
+        hash: &str,
+        block: Option<Block>,
+    ) -> Result<(), NodeError> {
         if let Some(signed) = &self.current {
             if height <= signed.height {
                 return Err(NodeError::Refused(format!(
@@ -94,6 +117,7 @@ impl SignStateFile {
         self.write(SignState {
             height,
             hash: hash.to_string(),
+            block,
         })
     }
 
@@ -125,6 +149,14 @@ impl SignStateFile {
 pub enum HeadCheck {
     /// Same height and hash (or the file was missing or behind, and now records the head).
     Matches,
+    /// The sequencer recorded the signed block `block` (the head's child) and stopped before
+    /// committing it: the block never left the process (it is published only once committed),
+    /// or it was the last block and the database lost it. Either way committing this very
+    /// block finishes the work without signing anything new.
+    Unfinished {
+        /// The recorded signed block.
+        block: Block,
+    },
     /// The head is below the signed height: blocks `head + 1 ..= signed` are missing.
     Behind {
         /// The database's head height.
@@ -148,6 +180,7 @@ pub fn check_head(
     let head = SignState {
         height,
         hash: hash.to_string(),
+        block: None,
     };
     let Some(signed) = file.current.clone() else {
         tracing::warn!(
@@ -167,6 +200,16 @@ pub fn check_head(
         );
         file.write(head)?;
         return Ok(HeadCheck::Matches);
+    }
+    if signed.height == height + 1 {
+        if let Some(block) = &signed.block {
+            if block.hash_hex() == signed.hash && hex::encode(block.header.header.prev_hash) == hash
+            {
+                return Ok(HeadCheck::Unfinished {
+                    block: block.clone(),
+                });
+            }
+        }
     }
     if signed.height > height {
         return Ok(HeadCheck::Behind {
@@ -243,6 +286,15 @@ pub fn confirm_restored(
             Some("the head moved past the signed block"),
         )),
         HeadCheck::Behind { head, signed } => Err(behind_refusal(file, head, &signed, None)),
+        HeadCheck::Unfinished { block } => Err(behind_refusal(
+            file,
+            height,
+            signed,
+            Some(&format!(
+                "block {} is still to be committed",
+                block.height()
+            )),
+        )),
     }
 }
 
@@ -262,6 +314,7 @@ mod tests {
         assert_eq!(
             again.current(),
             Some(&SignState {
+                block: None,
                 height: 1,
                 hash: "bb".into()
             })
@@ -319,6 +372,48 @@ mod tests {
         assert!(matches!(
             SignStateFile::open(dir.path()),
             Err(NodeError::Refused(_))
+        ));
+    }
+
+    #[test]
+    fn a_recorded_but_uncommitted_block_is_unfinished_not_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = SignStateFile::open(dir.path()).unwrap();
+        let parent = "07".repeat(32);
+        let zero = "0".repeat(64);
+        let header: gamechain_chain::Header = serde_json::from_str(&format!(
+            r#"{{"height":6,"prev_hash":"{parent}","time_ms":5,"sequencer":"x",
+              "checkpoint":{{"height":0,"hash":""}},"tx_root":"{zero}","receipt_root":"{zero}","state_root":"{zero}"}}"#
+        ))
+        .unwrap();
+        let block = Block {
+            header: gamechain_chain::SignedHeader {
+                header,
+                signature: "s".into(),
+            },
+            txs: Vec::new(),
+            end_block: Vec::new(),
+        };
+        file.record(5, &parent).unwrap();
+        file.record_block(&block).unwrap();
+        // Read back from disk, the block included.
+        let mut file = SignStateFile::open(dir.path()).unwrap();
+        assert_eq!(file.current().unwrap().block.as_ref(), Some(&block));
+        // Its parent is the head: the block is to be committed, nothing new signed.
+        assert_eq!(
+            check_head(&mut file, 5, &parent).unwrap(),
+            HeadCheck::Unfinished {
+                block: block.clone()
+            }
+        );
+        // Another head at 5, or a head further behind: blocks were lost, as before.
+        assert!(matches!(
+            check_head(&mut file, 5, &zero).unwrap(),
+            HeadCheck::Behind { head: 5, .. }
+        ));
+        assert!(matches!(
+            check_head(&mut file, 4, &parent).unwrap(),
+            HeadCheck::Behind { head: 4, .. }
         ));
     }
 }

@@ -22,7 +22,7 @@ use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::sequencer;
 use crate::server::api;
 use crate::server::state::AppState;
-use crate::verify::restore::restore_opened;
+use crate::verify::restore::{finish_unfinished, restore_opened};
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
 /// SIGTERM or a sequencer failure) before the node closes them: 5 seconds.
@@ -50,6 +50,7 @@ impl NodeHandle {
         let open_config = config.clone();
         let opened = tokio::task::spawn_blocking(move || {
             let mut opened = open_chain(&open_config)?;
+            finish_unfinished(&mut opened)?;
             if let Some(url) = &open_config.restore_from {
                 restore_opened(&mut opened, url)?;
             }

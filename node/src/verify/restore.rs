@@ -87,36 +87,72 @@ pub fn restore(
                 block.height()
             ));
         }
-        let checked = check_block(ctx, block, ctx.verify_threads());
-        let out = verify_block(
-            ctx,
-            &head.state,
-            &head.state_hash,
-            &head.header.header,
-            &checked,
-        )
-        .map_err(|e| format!("block {height} from {url} does not verify: {e}"))?;
-        let block = &checked.block;
-        let hash = block.header.header.hash_hex();
+        let hash = commit_verified(ctx, storage, head, block)
+            .map_err(|e| format!("block {height} from {url}: {e}"))?;
         if height == signed.height && hash != signed.hash {
             return Err(format!(
                 "{url}'s block {height} has hash {hash}, not the signed {}",
                 signed.hash
             ));
         }
-        let senders: Vec<(&str, u64)> = checked
-            .checks
-            .iter()
-            .filter_map(|c| c.as_ref().ok())
-            .map(|body| (body.from.as_str(), body.nonce))
-            .collect();
-        storage
-            .commit_block(block, &senders, &out.writes, &out.state_hash)
-            .map_err(|e| format!("committing block {height}: {e}"))?;
-        head.state.apply(out.writes);
-        head.header = block.header.clone();
-        head.state_hash = out.state_hash;
         tracing::info!(height, %hash, "restored block verified and committed");
     }
+    Ok(())
+}
+
+/// Verifies `block` on `head` exactly as a follower does ([`verify_block`], which checks the
+/// sequencer's signature too) and commits it (storage, then `head`). Returns its hash. Errors:
+/// it does not verify, or the database refused it.
+fn commit_verified(
+    ctx: &ChainContext,
+    storage: &mut Storage,
+    head: &mut Head,
+    block: gamechain_chain::wire::Block,
+) -> Result<String, String> {
+    let checked = check_block(ctx, block, ctx.verify_threads());
+    let out = verify_block(
+        ctx,
+        &head.state,
+        &head.state_hash,
+        &head.header.header,
+        &checked,
+    )
+    .map_err(|e| format!("does not verify: {e}"))?;
+    let block = &checked.block;
+    let senders: Vec<(&str, u64)> = checked
+        .checks
+        .iter()
+        .filter_map(|c| c.as_ref().ok())
+        .map(|body| (body.from.as_str(), body.nonce))
+        .collect();
+    storage
+        .commit_block(block, &senders, &out.writes, &out.state_hash)
+        .map_err(|e| format!("committing it: {e}"))?;
+    head.state.apply(out.writes);
+    head.header = block.header.clone();
+    head.state_hash = out.state_hash;
+    Ok(block.hash_hex())
+}
+
+/// Commits the signed block the sequencer recorded in its sign state but had not committed
+/// when it stopped ([`OpenedChain::unfinished`]; nothing to do otherwise): verified on the head
+/// like any block, so the chain goes on with that very block and nothing new is signed at its
+/// height. Blocking. Errors: the block does not verify or cannot be committed
+/// ([`NodeError::Refused`]).
+pub fn finish_unfinished(opened: &mut OpenedChain) -> Result<(), NodeError> {
+    let Some(block) = opened.unfinished.take() else {
+        return Ok(());
+    };
+    let height = block.height();
+    commit_verified(&opened.ctx, &mut opened.storage, &mut opened.head, block).map_err(|e| {
+        NodeError::Refused(format!(
+            "the signed block {height} recorded in {} but not committed before the node stopped: {e}",
+            opened.sign_state.path().display()
+        ))
+    })?;
+    tracing::warn!(
+        height,
+        "committed the signed block the sequencer had recorded but not committed when it stopped"
+    );
     Ok(())
 }
