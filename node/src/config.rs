@@ -89,6 +89,15 @@ pub struct NodeConfig {
     /// must read it) before the subscriber is dropped: a client that stops reading holds at
     /// most one message for this long. Default 10,000.
     pub ws_send_timeout_ms: u64,
+    /// Milliseconds a deploy's code may take to validate and compile when the node admits it
+    /// (node policy, never consensus): past it the deploy is refused with `too_costly` and never
+    /// enters a block. Uploaded code is compiled by Winch, linear in its size (about 0.5 ms per
+    /// KB here), so only an overloaded node reaches it. Default 10,000.
+    pub compile_budget_ms: u64,
+    /// Views (`GET /v1/games/<module>`) run at once; further ones wait their turn (within the
+    /// request timeout). Each holds a wasm instance (up to `memory_limit_bytes`) and an output
+    /// of up to 1 MiB, so this bounds what views can make the node hold. Default 8.
+    pub max_concurrent_views: usize,
     /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
     /// `RUST_LOG` environment variable overrides it. Default `info`.
     pub log: String,
@@ -145,6 +154,8 @@ impl Default for NodeConfig {
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
             ws_send_timeout_ms: 10_000,
+            compile_budget_ms: 10_000,
+            max_concurrent_views: 8,
             idle_timeout_secs: 120,
             log: "info".to_string(),
             log_summary_secs: 10,
@@ -205,6 +216,8 @@ impl NodeConfig {
             ("wasm_instances", u64::from(self.wasm_instances)),
             ("ws_buffer_blocks", self.ws_buffer_blocks as u64),
             ("ws_send_timeout_ms", self.ws_send_timeout_ms),
+            ("compile_budget_ms", self.compile_budget_ms),
+            ("max_concurrent_views", self.max_concurrent_views as u64),
         ];
         for (name, value) in positive {
             if value == 0 {

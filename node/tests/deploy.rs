@@ -127,13 +127,13 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
     let genesis_escrow = client.account("module:tictactoe").await.unwrap();
     assert_eq!(genesis_escrow.balance("GOLD").0, 0, "state is per id");
 
-    // An upgrade by a non-owner is included and fails.
+    // An upgrade by a non-owner (of valid code: invalid code is refused at admission) is
+    // included and fails. The code: tic-tac-toe plus an empty custom section `xyz`.
+    let mut other_code = TICTACTOE_WASM.to_vec();
+    other_code.extend_from_slice(&[0, 4, 3, b'x', b'y', b'z']);
     let refused = client
         .wait_for_receipt(
-            &client
-                .deploy(&bob, "ttt2", b"\0asm\x01\0\0\0")
-                .await
-                .unwrap(),
+            &client.deploy(&bob, "ttt2", &other_code).await.unwrap(),
             WAIT,
         )
         .await
@@ -151,13 +151,15 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
 
     let before = node.chain().ctx.modules().cache().unwrap().stats();
     assert_eq!(
-        before.stored, 1,
-        "genesis and ttt2 share one compiled entry"
+        before.stored, 3,
+        "genesis tic-tac-toe (Cranelift), ttt2 (the same code uploaded: Winch) and bob's \
+         refused upgrade (compiled at admission) are three compiled entries"
     );
     node.shutdown().await.unwrap();
 
     // Restart: the same data directory; both modules come from the cache, none is compiled.
     let node = NodeHandle::start(config(dir.path())).await.unwrap();
+    node.ready().await;
     let modules = node.chain().ctx.modules();
     let stats = modules.cache().unwrap().stats();
     assert_eq!(
@@ -204,11 +206,12 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
         std::fs::write(&path, bytes).unwrap();
     }
     let node = NodeHandle::start(config(dir.path())).await.unwrap();
+    node.ready().await;
     let stats = node.chain().ctx.modules().cache().unwrap().stats();
     assert_eq!(
         (stats.rejected, stats.stored, stats.hits),
-        (1, 1, 1),
-        "rebuilt for tictactoe, then served to ttt2: {stats:?}"
+        (2, 2, 0),
+        "rebuilt for tictactoe (Cranelift) and for ttt2 (Winch): {stats:?}"
     );
     let client = Client::new(&node.url()).unwrap();
     let r#move = client

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use gamechain_node::cli::local_node::LocalNode;
+use gamechain_node::ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -35,6 +36,28 @@ async fn silent_subscriber(addr: std::net::SocketAddr) -> tokio::net::TcpStream 
     stream
 }
 
+/// The tic-tac-toe guest plus a custom section named `p` of bytes varying with `i`: a valid
+/// module of 1,000,000 bytes.
+fn padded_module(i: u8) -> Vec<u8> {
+    let mut code = TICTACTOE_WASM.to_vec();
+    let payload = 1_000_000 - code.len() - 6;
+    let mut section = vec![1u8, b'p'];
+    section.extend((0..payload as u32 - 2).map(|n| (n as u8) ^ i));
+    code.push(0);
+    let mut len = section.len();
+    loop {
+        let byte = (len & 0x7f) as u8;
+        len >>= 7;
+        if len == 0 {
+            code.push(byte);
+            break;
+        }
+        code.push(byte | 0x80);
+    }
+    code.extend(section);
+    code
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscriber_that_stops_reading_is_dropped_and_a_reader_misses_nothing() {
     let config = gamechain_node::NodeConfig {
@@ -57,12 +80,12 @@ async fn a_subscriber_that_stops_reading_is_dropped_and_a_reader_misses_nothing(
     });
     let mut silent = silent_subscriber(node.addr()).await;
 
-    // Blocks of about 1.4 MB each (a deploy carries its code; refused code is still included):
-    // a few fill the kernel's buffers towards the silent client.
+    // Blocks of about 1.4 MB each (a deploy carries its code: tic-tac-toe padded with a custom
+    // section to 1 MB): a few fill the kernel's buffers towards the silent client.
     let key = SecretKey::generate(Network::Testnet);
     let mut heights = Vec::new();
     for i in 0..8u8 {
-        let code: Vec<u8> = (0..1_000_000u32).map(|n| (n as u8) ^ i).collect();
+        let code = padded_module(i);
         let action = Action::Deploy {
             module: format!("junk{i}"),
             code,

@@ -19,7 +19,9 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gamechain_runtime::{run_view, MemState, ModuleCache, Runtime, RuntimeConfig, WasmModule};
+use gamechain_runtime::{
+    run_view, MemState, ModuleCache, Origin, Runtime, RuntimeConfig, WasmModule,
+};
 use gamechain_sdk::guest_build::build_guest;
 
 const CALLS: usize = 2_000;
@@ -51,7 +53,7 @@ fn loads(
     for _ in 0..rounds {
         let cache = cache();
         let start = Instant::now();
-        let m = WasmModule::load(rt, "tictactoe", wasm, cache.as_deref()).unwrap();
+        let m = WasmModule::load(rt, "tictactoe", wasm, cache.as_deref(), Origin::Genesis).unwrap();
         whole.push(start.elapsed());
         let s = m.code_source();
         assert_eq!(s.is_cached(), want_cached, "{s:?}");

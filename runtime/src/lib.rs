@@ -46,14 +46,16 @@ pub mod transition;
 pub use execute::{execute_apply, execute_end_block, execute_migrate, run_view, Event, TxOutcome};
 pub use gamechain_vm::cache;
 pub use gamechain_vm::{
-    Allocation, CacheStats, CallOutcome, CodeSource, GasTable, HostError, HostTrap, LoadError,
-    ModuleCache, OptLevel, Runtime, RuntimeConfig, ValidationError, WasmModule, ABI_VERSION,
-    FRAME_OVERHEAD, GAS_V1, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS,
-    MAX_GLOBALS, MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, MAX_SEGMENTS,
-    MAX_TABLES, MAX_TABLE_ELEMENTS, MAX_TYPES, MAX_WASM_STACK, REFUSED_FEATURES, STACK_LIMIT,
-    WASMTIME_VERSION,
+    Allocation, CacheStats, CallOutcome, CodeSource, Compiler, GasTable, HostError, HostTrap,
+    LoadError, ModuleCache, OptLevel, Origin, Runtime, RuntimeConfig, ValidationError, WasmModule,
+    ABI_VERSION, FRAME_OVERHEAD, GAS_V1, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS,
+    MAX_FUNCTIONS, MAX_GLOBALS, MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK,
+    MAX_SEGMENTS, MAX_TABLES, MAX_TABLE_ELEMENTS, MAX_TYPES, MAX_WASM_STACK, REFUSED_FEATURES,
+    STACK_LIMIT, WASMTIME_VERSION,
 };
-pub use registry::{code_key, ModuleEntry, Modules, RegistryError, ResolveError, CODE_PREFIX};
+pub use registry::{
+    code_key, record_origin, ModuleEntry, Modules, RegistryError, ResolveError, CODE_PREFIX,
+};
 pub use state::{MemState, Overlay, State, WriteSet};
 pub use transition::{
     account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key,

@@ -14,8 +14,8 @@
 //! loaded module found at load ([`WasmModule::has_end_block`], [`WasmModule::has_migrate`]).
 
 use core::fmt;
-use std::collections::BTreeMap;
-use std::sync::{Arc, RwLock};
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::{Arc, Mutex, RwLock};
 
 use sha2::{Digest, Sha256};
 
@@ -25,7 +25,7 @@ use crate::state::State;
 use gamechain_vm::HostError;
 use gamechain_vm::ModuleCache;
 use gamechain_vm::Runtime;
-use gamechain_vm::{LoadError, WasmModule};
+use gamechain_vm::{LoadError, Origin, WasmModule};
 
 /// Prefix of the code keys: `code/<lowercase hex SHA-256 of the wasm>`.
 pub const CODE_PREFIX: &str = "code/";
@@ -49,11 +49,18 @@ pub struct ModuleEntry {
     pub has_migrate: bool,
 }
 
+/// Most modules compiled ahead of the transaction that deploys them ([`Modules::prepare`]) and
+/// not used yet; past it the oldest is dropped (it compiles again if its deploy still runs).
+/// Twice a node's bound on pending deploys, so staging memory is bounded whatever is uploaded.
+pub const MAX_STAGED: usize = 32;
+
 /// The compiled modules by (id, code hash), and the optional on-disk cache new ones are
 /// compiled through. Shared by the block executor and views (`&self` everywhere).
 #[derive(Debug, Default)]
 pub struct Modules {
     loaded: RwLock<BTreeMap<(String, String), ModuleEntry>>,
+    /// Compiled ahead of their deploy, oldest first (at most [`MAX_STAGED`]).
+    staged: Mutex<VecDeque<((String, String), Arc<WasmModule>)>>,
     cache: Option<Arc<ModuleCache>>,
 }
 
@@ -205,7 +212,7 @@ impl Modules {
                     found,
                 });
             }
-            self.load(runtime, &m.id, wasm)
+            self.load(runtime, &m.id, wasm, Origin::Genesis)
                 .map_err(|error| RegistryError::Load {
                     id: m.id.clone(),
                     error,
@@ -237,26 +244,79 @@ impl Modules {
     }
 
     /// The module `id` running `wasm`: the loaded one, or `wasm` compiled now (through the
-    /// cache) into `runtime` and kept. The [`LoadError`] is the module's fault (a deploy's
-    /// receipt says it) except [`LoadError::Host`].
+    /// cache, by the compiler for `origin`) into `runtime` and kept. The [`LoadError`] is the
+    /// module's fault (a deploy's receipt says it) except [`LoadError::Host`].
     pub fn load(
         &self,
         runtime: &Arc<Runtime>,
         id: &str,
         wasm: &[u8],
+        origin: Origin,
     ) -> Result<ModuleEntry, LoadError> {
         let key = (id.to_string(), hex::encode(Sha256::digest(wasm)));
         if let Some(e) = self.read().get(&key) {
             return Ok(e.clone());
         }
+        let staged = {
+            let mut staged = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+            let at = staged.iter().position(|(k, _)| *k == key);
+            at.and_then(|i| staged.remove(i)).map(|(_, m)| m)
+        };
+        if let Some(module) = staged {
+            let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+            return Ok(loaded.entry(key).or_insert(entry(module)).clone());
+        }
         // Compiled without the lock (it takes a while); a racing load of the same key keeps the
         // first entry.
-        let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref())?;
+        let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref(), origin)?;
         let source = module.code_source();
         tracing::info!(module = id, code_hash = %key.1, ?source, "module loaded");
         let entry = entry(Arc::new(module));
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         Ok(loaded.entry(key).or_insert(entry).clone())
+    }
+
+    /// Compiles `wasm` as module `id` (by the compiler for `origin`, through the cache) ahead of
+    /// the transaction that deploys it, so that [`Modules::load`] finds it ready: a node calls
+    /// this when it admits a deploy, off the thread that makes blocks. Returns whether it
+    /// compiled (`false`: already loaded or staged). Staged modules are kept until a `load`
+    /// takes them, at most [`MAX_STAGED`] (the oldest is dropped first).
+    ///
+    /// Errors: the [`LoadError`] the deploy's receipt would carry.
+    pub fn prepare(
+        &self,
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+        origin: Origin,
+    ) -> Result<bool, LoadError> {
+        let key = (id.to_string(), hex::encode(Sha256::digest(wasm)));
+        let known = |staged: &VecDeque<((String, String), Arc<WasmModule>)>| {
+            self.read().contains_key(&key) || staged.iter().any(|(k, _)| *k == key)
+        };
+        if known(&self.staged.lock().unwrap_or_else(|p| p.into_inner())) {
+            return Ok(false);
+        }
+        let module = Arc::new(WasmModule::load(
+            runtime,
+            id,
+            wasm,
+            self.cache.as_deref(),
+            origin,
+        )?);
+        let mut staged = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+        if !known(&staged) {
+            staged.push_back((key, module));
+            while staged.len() > MAX_STAGED {
+                staged.pop_front();
+            }
+        }
+        Ok(true)
+    }
+
+    /// How many modules are staged ([`Modules::prepare`]) and not used yet.
+    pub fn staged(&self) -> usize {
+        self.staged.lock().unwrap_or_else(|p| p.into_inner()).len()
     }
 
     /// The loaded module `id` with code `code_hash`, if it is loaded.
@@ -298,7 +358,8 @@ impl Modules {
         if hex::encode(Sha256::digest(&wasm)) != record.code_hash {
             return Err(corrupt());
         }
-        self.load(runtime, id, &wasm).map_err(|e| match e {
+        self.load(runtime, id, &wasm, record_origin(record))
+            .map_err(|e| match e {
             LoadError::Host(e) => ResolveError::Host(e),
             other => ResolveError::Host(HostError::Engine(format!(
                 "module `{id}` (code {}) was accepted by the chain but this node refuses it: {other}",
@@ -345,6 +406,16 @@ impl Modules {
     }
 }
 
+/// Where the code a record names comes from: genesis modules (owner `system`, never upgraded)
+/// are [`Origin::Genesis`], everything deployed or upgraded by a transaction [`Origin::Upload`].
+pub fn record_origin(record: &ModuleRecord) -> Origin {
+    if record.owner == crate::chain::genesis::SYSTEM_ACCOUNT && record.upgraded_height.is_none() {
+        Origin::Genesis
+    } else {
+        Origin::Upload
+    }
+}
+
 /// The entry of `module`.
 fn entry(module: Arc<WasmModule>) -> ModuleEntry {
     ModuleEntry {
@@ -376,6 +447,48 @@ mod tests {
             owner: SYSTEM_ACCOUNT.into(),
             upgraded_height: None,
         }
+    }
+
+    #[test]
+    fn a_prepared_module_is_what_load_returns_and_staging_is_bounded() {
+        let rt = runtime();
+        let counter = wat::parse_str(include_str!("../tests/wat/counter.wat")).unwrap();
+        let modules = Modules::new();
+        assert_eq!(
+            modules.prepare(&rt, "a", &counter, Origin::Upload),
+            Ok(true)
+        );
+        assert_eq!(
+            modules.prepare(&rt, "a", &counter, Origin::Upload),
+            Ok(false)
+        );
+        assert_eq!((modules.staged(), modules.len()), (1, 0));
+        let staged_uid = modules.staged.lock().unwrap()[0].1.instantiations();
+        let a = modules.load(&rt, "a", &counter, Origin::Upload).unwrap();
+        // Taken from the stage (no new compile: its first instance already ran at prepare).
+        assert_eq!(a.module.instantiations(), staged_uid);
+        assert_eq!((modules.staged(), modules.len()), (0, 1));
+        assert_eq!(a.module.compiler(), gamechain_vm::Compiler::Winch);
+        // Loaded already: nothing to stage.
+        assert_eq!(
+            modules.prepare(&rt, "a", &counter, Origin::Upload),
+            Ok(false)
+        );
+        // A refused module is the load error, and nothing is staged.
+        assert!(modules
+            .prepare(&rt, "bad", b"\0asm", Origin::Upload)
+            .is_err());
+        // At most MAX_STAGED wait; the oldest goes first.
+        for i in 0..MAX_STAGED + 3 {
+            let id = format!("m{i}");
+            assert_eq!(
+                modules.prepare(&rt, &id, &counter, Origin::Upload),
+                Ok(true)
+            );
+        }
+        assert_eq!(modules.staged(), MAX_STAGED);
+        let first = modules.staged.lock().unwrap()[0].0 .0.clone();
+        assert_eq!(first, "m3");
     }
 
     #[test]

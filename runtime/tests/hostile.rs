@@ -3,12 +3,13 @@
 //! exact fixed outcome, no surviving writes, unchanged state, identical results, and a good
 //! module served right after. Plus the limits that are easier to build in Rust than to write as
 //! WAT (code, data, functions, operand stack, module size), the exact stack-depth boundary, the
-//! largest frames against the native stack, and the NaN bits.
+//! largest frames against the native stack (under both compilers), and the NaN bits. Modules
+//! load as uploads (compiled by Winch), as a deploy's code would.
 
 use std::sync::{Arc, OnceLock};
 
 use gamechain_runtime::{
-    execute_apply, execute_end_block, run_view, Allocation, MemState, Overlay, Runtime,
+    execute_apply, execute_end_block, run_view, Allocation, MemState, Origin, Overlay, Runtime,
     RuntimeConfig, State, TxOutcome, WasmModule, WriteSet, FRAME_OVERHEAD, MAX_CODE_BYTES,
     MAX_DATA_BYTES, MAX_FUNCTIONS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, STACK_LIMIT,
 };
@@ -483,11 +484,15 @@ fn the_largest_frames_hit_the_logical_limit_before_the_native_one() {
     // way round, the text would be `internal: trap: stack overflow`.
     let wasm = largest_frame_module();
     for rt in runtimes() {
-        let module = WasmModule::new(rt, ID, &wasm).unwrap();
-        for _ in 0..2 {
-            let out =
-                execute_apply(&module, &MemState::new(), &env(), TXID, SENDER, b"{}").unwrap();
-            assert_eq!(outcome_text(&out), "internal: trap: stack limit exceeded");
+        // As an upload (Winch) and as a genesis module (Cranelift).
+        for origin in [Origin::Upload, Origin::Genesis] {
+            let module = WasmModule::load(rt, ID, &wasm, None, origin).unwrap();
+            assert_eq!(module.compiler(), rt.config().compiler_for(origin));
+            for _ in 0..2 {
+                let out =
+                    execute_apply(&module, &MemState::new(), &env(), TXID, SENDER, b"{}").unwrap();
+                assert_eq!(outcome_text(&out), "internal: trap: stack limit exceeded");
+            }
         }
         assert_serving(rt, "the largest frames");
     }
@@ -500,9 +505,12 @@ fn a_thread_with_rusts_default_stack_survives_the_worst_case() {
     let wasm = largest_frame_module();
     let rt = Arc::clone(&runtimes()[1]);
     std::thread::spawn(move || {
-        let module = WasmModule::new(&rt, ID, &wasm).unwrap();
-        let out = execute_apply(&module, &MemState::new(), &env(), TXID, SENDER, b"{}").unwrap();
-        assert_eq!(outcome_text(&out), "internal: trap: stack limit exceeded");
+        for origin in [Origin::Upload, Origin::Genesis] {
+            let module = WasmModule::load(&rt, ID, &wasm, None, origin).unwrap();
+            let out =
+                execute_apply(&module, &MemState::new(), &env(), TXID, SENDER, b"{}").unwrap();
+            assert_eq!(outcome_text(&out), "internal: trap: stack limit exceeded");
+        }
     })
     .join()
     .unwrap();

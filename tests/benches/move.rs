@@ -7,11 +7,14 @@
 //!   trap mapping, events converted for the receipt; in three setups:
 //!   - `pooling`: a fresh pooled instance per move (`reuse_instances: false`);
 //!   - `reuse`: a warm pooled instance reset to pristine after each move (the default);
-//!   - `on-demand`: a fresh `mmap`ed instance per move.
+//!   - `on-demand`: a fresh `mmap`ed instance per move;
+//!   - `winch`: as `reuse`, but compiled by Winch, as an uploaded module is (the three above are
+//!     compiled by Cranelift, as genesis modules are). Winch charges 1 more fuel per function
+//!     entry, so its fuel figure is printed apart.
 //!
 //! Run: `cargo bench -p gamechain-tests --bench move`. Prints the median time per move of each
 //! side over interleaved rounds (so machine noise hits both alike) and their ratio.
-//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`) times only
+//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`) times only
 //! those setups (e.g. one alone for `perf stat` / `strace -c`); `MOVE_BENCH_ROUNDS` sets the
 //! number of rounds.
 
@@ -19,7 +22,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use gamechain_runtime::{
-    execute_apply, Allocation, MemState, Overlay, Runtime, RuntimeConfig, WasmModule, WriteSet,
+    execute_apply, Allocation, MemState, Origin, Overlay, Runtime, RuntimeConfig, WasmModule,
+    WriteSet,
 };
 use gamechain_sdk::{BlockEnv, GameModule, KvCtx, MockCtx, GOLD};
 use serde_json::{json, Value};
@@ -99,9 +103,28 @@ fn main() {
 
     let pooling = Allocation::Pooling { instances: 8 };
     let modes = [
-        ("pooling", "fresh instance", pooling, false),
-        ("reuse", "reset warm instance", pooling, true),
-        ("on-demand", "fresh instance", Allocation::OnDemand, false),
+        ("pooling", "fresh instance", pooling, false, Origin::Genesis),
+        (
+            "reuse",
+            "reset warm instance",
+            pooling,
+            true,
+            Origin::Genesis,
+        ),
+        (
+            "on-demand",
+            "fresh instance",
+            Allocation::OnDemand,
+            false,
+            Origin::Genesis,
+        ),
+        (
+            "winch",
+            "reset warm instance",
+            pooling,
+            true,
+            Origin::Upload,
+        ),
     ];
     let only = std::env::var("MOVE_BENCH_ONLY").ok();
     let wanted = |setup: &str| {
@@ -115,24 +138,22 @@ fn main() {
     let modules: Vec<(&str, &str, WasmModule)> = modes
         .into_iter()
         .filter(|(name, ..)| wanted(name))
-        .map(|(name, what, allocation, reuse_instances)| {
+        .map(|(name, what, allocation, reuse_instances, origin)| {
             let config = RuntimeConfig {
                 allocation,
                 reuse_instances,
                 ..RuntimeConfig::default()
             };
             let runtime = Runtime::new(config).unwrap();
-            (
-                name,
-                what,
-                WasmModule::new(&runtime, tictactoe::ID, &wasm.wasm).unwrap(),
-            )
+            let module =
+                WasmModule::load(&runtime, tictactoe::ID, &wasm.wasm, None, origin).unwrap();
+            (name, what, module)
         })
         .collect();
 
     // Same results every way before timing anything (twice: the second reuse call runs in a
     // reset instance), and the same fuel.
-    let mut fuel = None;
+    let mut fuel = std::collections::BTreeMap::new();
     for (name, _, module) in &modules {
         for _ in 0..2 {
             assert_eq!(
@@ -143,7 +164,8 @@ fn main() {
             let used = execute_apply(module, &state, &env, TXID, ALICE, &op)
                 .unwrap()
                 .fuel_used;
-            assert_eq!(*fuel.get_or_insert(used), used, "{name}: fuel differs");
+            let first = *fuel.entry(module.compiler().name()).or_insert(used);
+            assert_eq!(first, used, "{name}: fuel differs");
         }
     }
     let time_native = wanted("native");
@@ -163,7 +185,14 @@ fn main() {
         "guest: {} bytes, sha256 {}; fuel per move: {}",
         wasm.wasm.len(),
         wasm.sha256,
-        fuel.map_or_else(|| "n/a".to_string(), |f| f.to_string())
+        if fuel.is_empty() {
+            "n/a".to_string()
+        } else {
+            fuel.iter()
+                .map(|(compiler, f)| format!("{f} ({compiler})"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
     );
     let native = time_native.then(|| median(native));
     if let Some((native, min)) = native {

@@ -30,7 +30,9 @@ use gamechain_node::verify::replay::Replayer;
 use gamechain_node::verify::source::{ChainSource, ExpectedState, SourceError};
 use gamechain_node::verify::verifier::{verify, VerifyOptions};
 use gamechain_runtime::chain::{Genesis, SignedTx};
-use gamechain_runtime::{Allocation, ChainContext, MemState, ModuleCache, Modules, OptLevel};
+use gamechain_runtime::{
+    Allocation, ChainContext, Compiler, MemState, ModuleCache, Modules, OptLevel,
+};
 use gamechain_tests::game_chain::{context, game_chain, GameChain};
 use serde_json::json;
 
@@ -154,6 +156,28 @@ fn every_opt_level_and_a_cold_then_warm_cache_reach_the_same_roots() {
             (modules as u64, 0, 0)
         );
     }
+}
+
+#[test]
+fn the_compiler_of_each_origin_is_consensus() {
+    // Winch charges one more fuel per function entry than Cranelift, so compiling the genesis
+    // modules with Winch reaches other receipts: the config hash names each origin's compiler
+    // and a node configured otherwise is refused before it runs anything.
+    let c = &*CHAIN;
+    let mut config = gamechain_runtime::runtime_config(&c.genesis, Allocation::OnDemand);
+    config.genesis_compiler = Compiler::Winch;
+    let runtime = gamechain_runtime::Runtime::new(config).unwrap();
+    let modules = Modules::from_genesis(&runtime, &c.genesis, &c.codes).unwrap();
+    for e in modules.iter() {
+        assert_eq!(e.module.compiler(), Compiler::Winch);
+    }
+    let refused = ChainContext::new(c.genesis.clone(), runtime, modules)
+        .err()
+        .expect("a runtime compiling genesis modules with Winch must be refused");
+    assert!(
+        refused.to_string().contains("engine config hash is"),
+        "{refused}"
+    );
 }
 
 #[test]

@@ -25,6 +25,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::config::NodeConfig;
+use crate::ledger::compile::{prepare_deploy, CompileGate};
 use crate::ledger::error::ChainError;
 use crate::ledger::mempool::{Mempool, PendingTx};
 use crate::ledger::storage::{Storage, StorageError};
@@ -62,6 +63,8 @@ pub struct Chain {
     pub wake: Notify,
     /// What the node counts for `GET /metrics`.
     pub metrics: Metrics,
+    /// One upload compiles at a time at admission (`compile.rs`).
+    compile_gate: Arc<CompileGate>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -108,6 +111,7 @@ impl Chain {
             sink,
             wake: Notify::new(),
             metrics: Metrics::new(),
+            compile_gate: Arc::new(CompileGate::default()),
         }
     }
 
@@ -152,8 +156,10 @@ impl Chain {
     /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
     /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
     /// configuration's `deploy` policy does not admit), `escrow_recipient` (400: a transfer to a
-    /// module's escrow account), `duplicate`, `bad_nonce`,
-    /// `mempool_full`, or `internal`.
+    /// module's escrow account), `module_refused` (400: a deploy whose code the load rules
+    /// refuse), `too_costly` (503: a deploy that did not compile within `compile_budget_ms`),
+    /// `duplicate`, `bad_nonce`, `mempool_full`, or `internal`. A deploy is compiled here
+    /// (`compile.rs`), so the block that includes it never waits for a compiler.
     pub fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
         let result = self.admit(tx);
         let code = match &result {
@@ -177,6 +183,10 @@ impl Chain {
             if to.starts_with("module:") {
                 return Err(ChainError::EscrowRecipient { to: to.clone() });
             }
+        }
+        if let Action::Deploy { module, code } = &body.action {
+            let budget = std::time::Duration::from_millis(self.config.compile_budget_ms);
+            prepare_deploy(&self.compile_gate, &self.ctx, module, code, budget)?;
         }
         let txid = tx.txid();
         let pending = PendingTx {

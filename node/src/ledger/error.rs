@@ -33,6 +33,12 @@ pub enum ChainError {
         /// The recipient as sent.
         to: String,
     },
+    /// A deploy whose code the chain's load rules refuse (validation, instantiation, ABI
+    /// version): refused at admission with the fixed text its receipt would carry.
+    ModuleRefused(String),
+    /// A deploy whose code did not compile within the node's `compile_budget_ms`, or that
+    /// arrived while the node was compiling its limit of uploads already.
+    TooCostly(String),
     /// A module's view refused its query with this error.
     View(ActionError),
     /// The node itself failed (database, corrupt state, a module it cannot load); the details
@@ -51,6 +57,8 @@ impl ChainError {
             ChainError::NotFound(_) => "not_found",
             ChainError::BadAddress(_) => "bad_address",
             ChainError::Invalid(_) => "invalid",
+            ChainError::ModuleRefused(_) => "module_refused",
+            ChainError::TooCostly(_) => "too_costly",
             ChainError::View(e) => e.code(),
             ChainError::Internal(_) => "internal",
         }
@@ -72,7 +80,9 @@ impl fmt::Display for ChainError {
             ),
             ChainError::Refused(r) => write!(f, "{r}"),
             ChainError::View(e) => write!(f, "{e}"),
+            ChainError::ModuleRefused(m) => write!(f, "module code: {m}"),
             ChainError::NotFound(m)
+            | ChainError::TooCostly(m)
             | ChainError::BadAddress(m)
             | ChainError::Invalid(m)
             | ChainError::Internal(m) => f.write_str(m),

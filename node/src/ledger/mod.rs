@@ -10,12 +10,14 @@
 //! | `error.rs` | [`error::ChainError`]: the core's refusals and failures |
 //! | `modules.rs` | the module records and code the API serves, from the committed state |
 //! | `chain.rs` | [`chain::Chain`]: state mirror, head, mempool and readers shared by API and sequencer |
+//! | `compile.rs` | deploys compiled at admission, off the sequencer, within `compile_budget_ms`, one at a time |
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
 //! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
 //! | `sign_state.rs` | [`sign_state::SignStateFile`]: `<data>/sign-state.json`, the highest block signed; the start-up check of the head against it |
 //! | `sequencer.rs` | the block-making task (records each block in the sign state before committing it) |
 
 pub mod chain;
+pub mod compile;
 pub mod error;
 pub mod genesis_setup;
 pub mod mempool;

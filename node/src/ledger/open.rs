@@ -54,8 +54,8 @@ pub fn chain_context(
 }
 
 /// The stored head, checked: signed by the genesis sequencer, and the stored state and the
-/// saved running state hash both hash to its `state_root`. Then every module the state names
-/// is loaded (see [`preload_modules`]). Errors: [`NodeError::Refused`] naming what does not
+/// saved running state hash both hash to its `state_root`. The modules the state names are not
+/// loaded here: see [`preload_modules`]. Errors: [`NodeError::Refused`] naming what does not
 /// match, [`NodeError::Storage`].
 pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Result<Head, NodeError> {
     let genesis = ctx.genesis();
@@ -82,7 +82,6 @@ pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Resul
             )));
         }
     }
-    preload_modules(ctx, &state)?;
     tracing::info!(
         chain_id = %genesis.chain_id,
         height = head.header.header.height,
@@ -115,8 +114,9 @@ fn cached_modules(config: &NodeConfig) -> Modules {
 /// transaction or view of each does not wait for it, and logs for each whether it was compiled
 /// or read from the cache and how long that took. A module the state names but this build
 /// cannot load is logged: blocks touching it will fail as node failures, so the operator must
-/// look, but the node still serves everything else.
-fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
+/// look, but the node still serves everything else. A node runs this after its API is up and
+/// before its sequencer starts (`server/node.rs`); a follower before it follows.
+pub fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
     let records = Modules::records(state)
         .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
     for (id, record) in records {

@@ -262,9 +262,16 @@ async fn get_view(
 ) -> ApiResult {
     let module = path_param(module)?;
     let query = parse_query(query.as_deref())?;
-    blocking(move || app.chain.view(&module, &query))
+    // Waits for a view slot (bounded by the request timeout); held until the view returns.
+    let slot = app
+        .views
+        .clone()
+        .acquire_owned()
         .await
-        .map(Json)
+        .map_err(|_| ApiError::internal("the node is shutting down".to_string()))?;
+    let result = blocking(move || app.chain.view(&module, &query)).await;
+    drop(slot);
+    result.map(Json)
 }
 
 /// `GET /v1/blocks/<height | latest>`.

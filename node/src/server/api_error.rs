@@ -137,7 +137,7 @@ impl ApiError {
 
 impl From<ChainError> for ApiError {
     /// The status of each of the core's errors: a transaction check's (`from_tx_error`),
-    /// `deploy_forbidden` 403, `escrow_recipient` 400, a mempool refusal's (`from_refusal`), `not_found` 404,
+    /// `deploy_forbidden` 403, `escrow_recipient` 400, `module_refused` 400, `too_costly` 503, a mempool refusal's (`from_refusal`), `not_found` 404,
     /// `bad_address` 400, `invalid` 400, a view's own (`from_action_error`), `internal` 500.
     fn from(e: ChainError) -> Self {
         match &e {
@@ -152,6 +152,12 @@ impl From<ChainError> for ApiError {
             ChainError::NotFound(m) => Self::not_found(m.clone()),
             ChainError::BadAddress(m) => Self::bad_address(m.clone()),
             ChainError::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "invalid", m.clone()),
+            ChainError::ModuleRefused(_) => {
+                Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
+            }
+            ChainError::TooCostly(_) => {
+                Self::new(StatusCode::SERVICE_UNAVAILABLE, e.code(), e.to_string())
+            }
             ChainError::View(a) => Self::from_action_error(a),
             ChainError::Internal(m) => Self::internal(m.clone()),
         }

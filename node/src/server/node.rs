@@ -19,6 +19,7 @@ use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::open_chain;
+use crate::ledger::open::preload_modules;
 use crate::ledger::sequencer;
 use crate::server::api;
 use crate::server::state::AppState;
@@ -35,11 +36,15 @@ pub struct NodeHandle {
     chain: Arc<Chain>,
     stop: watch::Sender<bool>,
     task: JoinHandle<Result<(), NodeError>>,
+    /// `true` once the modules are loaded and the sequencer runs.
+    ready: watch::Receiver<bool>,
 }
 
 impl NodeHandle {
     /// Opens (or creates) the chain in `config.data_dir`, binds `config.listen` and starts the
-    /// API and the sequencer. Returns once the API accepts connections.
+    /// API and the sequencer. Returns once the API accepts connections; the modules the state
+    /// names are then loaded in the background (compiled if the compiled-module cache lacks
+    /// them) before the sequencer makes its first block ([`NodeHandle::ready`]).
     ///
     /// Errors: [`NodeError::Config`] (invalid configuration), [`NodeError::Io`] (data
     /// directory), [`NodeError::Storage`], [`NodeError::Refused`] (the data directory belongs
@@ -62,13 +67,28 @@ impl NodeHandle {
             AppState::new(&config, opened.ctx, opened.genesis_hash, opened.head, None);
         let (chain, stopped) = (app.chain.clone(), app.shutdown.clone());
         let server = api::serve(listener, app);
-        let seq = sequencer::run(
+        // The API serves at once; the modules the state names are loaded (compiled when the
+        // compiled-module cache lacks them) before the sequencer makes its first block.
+        let preload = chain.clone();
+        let run = sequencer::run(
             chain.clone(),
             opened.storage,
             opened.sign_state,
             opened.key,
             stopped,
         );
+        let (ready_tx, ready) = watch::channel(false);
+        let seq = async move {
+            tokio::task::spawn_blocking(move || {
+                // A read lock: nothing writes the head before the sequencer starts.
+                let head = preload.head();
+                preload_modules(&preload.ctx, &head.state)
+            })
+            .await
+            .map_err(|e| NodeError::Runtime(format!("loading the modules panicked: {e}")))??;
+            let _ = ready_tx.send(true);
+            run.await
+        };
         let stop_on_failure = stop.clone();
         let task = tokio::spawn(async move {
             let server = tokio::spawn(server);
@@ -101,7 +121,16 @@ impl NodeHandle {
             chain,
             stop,
             task,
+            ready,
         })
+    }
+
+    /// Waits until every module the state names is loaded and the sequencer runs (the API
+    /// serves from the start; see [`NodeHandle::start`]). Returns at once if the node stopped
+    /// before that.
+    pub async fn ready(&self) {
+        let mut ready = self.ready.clone();
+        let _ = ready.wait_for(|r| *r).await;
     }
 
     /// The address the API listens on (the real port when `listen` had port 0).

@@ -22,6 +22,9 @@ pub struct AppState {
     /// A follower's sequencer: `POST /v1/tx` is forwarded there (`follower.rs`). `None` on
     /// the sequencer itself.
     pub upstream: Option<gamechain_client::client::Client>,
+    /// Views running at once (`max_concurrent_views`): each holds a wasm instance of up to the
+    /// memory limit, so this bounds the memory views take; further view requests wait.
+    pub views: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -50,6 +53,7 @@ impl AppState {
             feed,
             shutdown,
             upstream,
+            views: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_views)),
         };
         (app, stop)
     }

@@ -33,7 +33,7 @@ use tokio::sync::watch;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::{Chain, Head};
-use crate::ledger::open::{chain_context, node_runtime_config, open_head};
+use crate::ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
 use crate::ledger::storage::Storage;
 use crate::verify::replay::{check_block, verify_block, verify_genesis, ReplayError};
 use crate::verify::source::{fetch_code, fetch_genesis};
@@ -144,6 +144,7 @@ pub fn open_replica(
         tracing::info!(hash = %block0.header.header.hash_hex(), "stored the sequencer's genesis block");
     }
     let head = open_head(&ctx, &storage, &db_path)?;
+    preload_modules(&ctx, &head.state)?;
     Ok(Opened {
         ctx,
         genesis_hash,

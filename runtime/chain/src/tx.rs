@@ -45,6 +45,38 @@ pub const MAX_CODE_BYTES: usize = 1 << 20;
 /// code is 1,398,104 characters of base64, plus room for the rest of the body.
 pub const MAX_DEPLOY_BODY_BYTES: usize = 3 << 19;
 
+/// Deepest nesting of arrays and objects a game op may have (32 levels). Guests parse ops
+/// recursively on a small wasm stack (a Rust guest's serde_json exhausted tic-tac-toe's 32 KiB
+/// stack at about 90 levels); a deeper op is refused before any guest runs, as `bad_json`.
+pub const MAX_OP_DEPTH: usize = 32;
+
+/// The deepest nesting of arrays and objects in JSON text `json` (0 for a scalar). Linear,
+/// no recursion; brackets inside strings do not count.
+pub fn json_depth(json: &str) -> usize {
+    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for b in json.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    max
+}
+
 /// Lowercase hex SHA-256 of the signed body bytes (64 characters).
 pub fn txid(body: &[u8]) -> String {
     hex::encode(sha256(body))
@@ -176,15 +208,25 @@ impl TxBody {
     /// Parses body text. [`TxError::BadJson`] with serde_json's message (or ours, for an
     /// action of the wrong shape) when it is not exactly a body object.
     ///
-    /// A deploy whose code is over [`MAX_CODE_BYTES`] is [`TxError::CodeTooLarge`]. (This is
-    /// where the code size is checked: deserialising a `TxBody` with serde alone does not.)
+    /// A deploy whose code is over [`MAX_CODE_BYTES`] is [`TxError::CodeTooLarge`], a game op
+    /// nested deeper than [`MAX_OP_DEPTH`] is [`TxError::BadJson`]. (This is where both are
+    /// checked: deserialising a `TxBody` with serde alone does not.)
     pub fn parse(body: &str) -> Result<TxBody, TxError> {
         let body: TxBody =
             serde_json::from_str(body).map_err(|e| TxError::BadJson(e.to_string()))?;
-        if let Action::Deploy { code, .. } = &body.action {
-            if code.len() > MAX_CODE_BYTES {
+        match &body.action {
+            Action::Deploy { code, .. } if code.len() > MAX_CODE_BYTES => {
                 return Err(TxError::CodeTooLarge { len: code.len() });
             }
+            Action::Game { op, .. } => {
+                let depth = json_depth(op.get());
+                if depth > MAX_OP_DEPTH {
+                    return Err(TxError::BadJson(format!(
+                        "op is nested {depth} levels deep, the limit is {MAX_OP_DEPTH}"
+                    )));
+                }
+            }
+            _ => {}
         }
         Ok(body)
     }
@@ -474,6 +516,35 @@ mod tests {
             nonce,
             action,
         }
+    }
+
+    #[test]
+    fn json_depth_counts_brackets_outside_strings() {
+        for (text, depth) in [
+            ("1", 0),
+            ("{}", 1),
+            (r#"{"a":[1,{"b":[]}]}"#, 4),
+            (r#"{"a":"[[[[{{{{\"]]"}"#, 1),
+            (r#"["\\",[]]"#, 2),
+        ] {
+            assert_eq!(json_depth(text), depth, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_game_op_nested_too_deep_is_refused_before_any_guest_runs() {
+        let sk = key(1);
+        let nested = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let op = |n: usize| -> serde_json::Value { serde_json::from_str(&nested(n)).unwrap() };
+        let ok = body(&sk, 0, Action::game("tictactoe", &op(MAX_OP_DEPTH))).sign(&sk);
+        assert!(ok.check(CHAIN, Network::Testnet).is_ok());
+        let deep = body(&sk, 0, Action::game("tictactoe", &op(90))).sign(&sk);
+        let err = deep.check(CHAIN, Network::Testnet).unwrap_err();
+        assert_eq!(err.code(), "bad_json");
+        assert_eq!(
+            err.to_string(),
+            "body is not a valid transaction: op is nested 90 levels deep, the limit is 32"
+        );
     }
 
     #[test]

@@ -311,7 +311,11 @@ impl<'a> BlockBuilder<'a> {
                 return refuse(format!("module {id} already runs code {code_hash}"));
             }
         }
-        let entry = match self.ctx.modules.load(&self.ctx.runtime, id, code) {
+        let entry = match self
+            .ctx
+            .modules
+            .load(&self.ctx.runtime, id, code, Origin::Upload)
+        {
             Ok(entry) => entry,
             Err(LoadError::Host(e)) => return Err(TransitionError::Host(e)),
             Err(e) => return refuse(format!("module code: {e}")),

@@ -131,7 +131,7 @@ use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError}
 use crate::state::{Overlay, State, WriteSet};
 use gamechain_vm::HostError;
 use gamechain_vm::LoadError;
-use gamechain_vm::{Allocation, Runtime, RuntimeConfig, ABI_VERSION};
+use gamechain_vm::{Allocation, Origin, Runtime, RuntimeConfig, ABI_VERSION};
 
 mod builder;
 mod context;

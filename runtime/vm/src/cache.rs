@@ -14,6 +14,7 @@
 //! code=<SHA-256 of the instrumented wasm bytes that are compiled>
 //! config=<RuntimeConfig::config_hash: ABI, features, limits, gas, instrumentation version>
 //! opt_level=<RuntimeConfig::opt_level: none | speed | speed_and_size>
+//! compiler=<cranelift | winch>
 //! backend=<pooled | on_demand>
 //! wasmtime=<WASMTIME_VERSION>
 //! engine=<SHA-256 of wasmtime's Engine::precompile_compatibility_hash>
@@ -57,7 +58,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use wasmtime::{Engine, Module};
 
-use crate::config::{OptLevel, WASMTIME_VERSION};
+use crate::config::{Compiler, OptLevel, WASMTIME_VERSION};
 
 /// First bytes of every entry file.
 pub const MAGIC: &[u8; 8] = b"GCMCACH1";
@@ -140,12 +141,13 @@ impl Hasher for ShaHasher {
 }
 
 /// What a compiled module depends on besides its code and wasmtime's engine: the runtime's
-/// config hash, its Cranelift optimisation level (not consensus, but it changes the machine
-/// code) and the backend (`pooled` or `on_demand`).
+/// config hash, its Cranelift optimisation level and the compiler (not consensus, but they
+/// change the machine code) and the backend (`pooled` or `on_demand`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Build<'a> {
     pub(crate) config_hash: &'a str,
     pub(crate) opt_level: OptLevel,
+    pub(crate) compiler: Compiler,
     pub(crate) backend: &'a str,
 }
 
@@ -154,10 +156,11 @@ pub(crate) fn entry_key(engine: &Engine, build: Build<'_>, wasm: &[u8]) -> [u8; 
     let mut compat = ShaHasher(Sha256::new());
     engine.precompile_compatibility_hash().hash(&mut compat);
     let text = format!(
-        "gamechain.module-cache.v1\ncode={}\nconfig={}\nopt_level={}\nbackend={}\nwasmtime={WASMTIME_VERSION}\nengine={}\ntarget={}-{}\n",
+        "gamechain.module-cache.v1\ncode={}\nconfig={}\nopt_level={}\ncompiler={}\nbackend={}\nwasmtime={WASMTIME_VERSION}\nengine={}\ntarget={}-{}\n",
         hex::encode(Sha256::digest(wasm)),
         build.config_hash,
         build.opt_level.name(),
+        build.compiler.name(),
         build.backend,
         hex::encode(compat.0.finalize()),
         std::env::consts::ARCH,
@@ -353,7 +356,7 @@ mod tests {
     /// Loads `wasm` through `cache` and checks the module works (its ABI check ran at load; a
     /// view call runs it again).
     fn load(rt: &Arc<Runtime>, cache: &ModuleCache, wasm: &[u8]) -> CodeSource {
-        let m = WasmModule::load(rt, "counter", wasm, Some(cache)).unwrap();
+        let m = WasmModule::load(rt, "counter", wasm, Some(cache), crate::Origin::Upload).unwrap();
         let state = gamechain_sdk::MockKv::default();
         let out = m.call_view(&state, &Default::default()).unwrap();
         assert!(out.fuel_used > 0, "the view ran");

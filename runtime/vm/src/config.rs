@@ -13,7 +13,9 @@
 //! - every module is validated at load (`validate.rs`, its limits are in the config hash) and
 //!   instrumented (`instrument/` and `stack.rs`, their version and the stack limit are in the
 //!   config hash); the instrumented module is what runs, so fuel counts the inserted
-//!   instructions too.
+//!   instructions too;
+//! - the compiler of each module ([`Compiler`]): Cranelift for genesis modules, Winch (linear
+//!   compile time) for uploaded ones; a trap is charged the call's whole fuel limit.
 //!
 //! Allocation (pooling or on demand) is not consensus: both enforce the same limits through the
 //! same [`Limits`]; a module too large for a pool slot runs on the on-demand engine; a caller
@@ -63,7 +65,7 @@ pub enum Allocation {
     OnDemand,
 }
 
-/// The Cranelift optimisation level modules are compiled at. Not consensus (see the module
+/// The Cranelift optimisation level modules are compiled at (Winch has none). Not consensus (see the module
 /// docs): it changes the machine code and its speed, never a result, a fuel figure or a load
 /// error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -99,6 +101,53 @@ impl OptLevel {
     }
 }
 
+/// The wasmtime compiler that turns a module into machine code. **Consensus**: the two count
+/// the same per-operator fuel, but Winch also charges 1 fuel on every function entry, so which
+/// compiler compiles which code ([`RuntimeConfig::genesis_compiler`],
+/// [`RuntimeConfig::upload_compiler`]) is in the config hash. Traps are charged the call's whole
+/// fuel limit (`module.rs`), so where a compiler flushes its fuel counter never shows. Both
+/// canonicalise NaNs; the logical stack limit is reached before either's native stack runs out
+/// (`stack.rs`). Part of the compiled-module cache key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compiler {
+    /// Cranelift, the optimising compiler (at [`RuntimeConfig::opt_level`]): the fastest code,
+    /// but its compile time grows faster than linearly with some shapes of code (locals live
+    /// across deeply nested loops: 64 s for 10 KB of wasm), so it is for trusted code only.
+    Cranelift,
+    /// Winch, wasmtime's single-pass baseline compiler (x86-64): compile time and memory linear
+    /// in the code's size whatever its shape, slower machine code. For uploaded code.
+    Winch,
+}
+
+impl Compiler {
+    /// Both compilers, for tests that must not see a difference.
+    pub const ALL: [Compiler; 2] = [Compiler::Cranelift, Compiler::Winch];
+
+    /// The name in configuration files and in the cache key: `cranelift` or `winch`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compiler::Cranelift => "cranelift",
+            Compiler::Winch => "winch",
+        }
+    }
+
+    /// The compiler named `name` (see [`Compiler::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        Compiler::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
+
+/// Where a module's code comes from, which picks its [`Compiler`]
+/// ([`RuntimeConfig::compiler_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Named in the chain's genesis: chosen by whoever made the chain, trusted by everyone who
+    /// runs it.
+    Genesis,
+    /// Uploaded by a transaction (a deploy or an upgrade): anyone's code, never reviewed.
+    Upload,
+}
+
 /// The chain's runtime parameters. `fuel_apply`, `fuel_end_block` and `memory_limit_bytes` are
 /// consensus rules recorded in genesis through [`RuntimeConfig::config_hash`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,6 +176,12 @@ pub struct RuntimeConfig {
     /// fuel and load errors (the determinism matrix checks it); it is part of the
     /// compiled-module cache key, since the machine code differs.
     pub opt_level: OptLevel,
+    /// The compiler of genesis modules (default [`Compiler::Cranelift`]: the code every node
+    /// trusts gets the fastest machine code). Consensus (in the config hash).
+    pub genesis_compiler: Compiler,
+    /// The compiler of uploaded modules (default [`Compiler::Winch`], whose compile time is
+    /// linear in the code's size: an upload cannot stall a node). Consensus (in the config hash).
+    pub upload_compiler: Compiler,
 }
 
 impl Default for RuntimeConfig {
@@ -151,11 +206,21 @@ impl Default for RuntimeConfig {
             reuse_instances: true,
             verify_reuse: false,
             opt_level: OptLevel::Speed,
+            genesis_compiler: Compiler::Cranelift,
+            upload_compiler: Compiler::Winch,
         }
     }
 }
 
 impl RuntimeConfig {
+    /// The compiler for code of `origin`.
+    pub fn compiler_for(&self, origin: Origin) -> Compiler {
+        match origin {
+            Origin::Genesis => self.genesis_compiler,
+            Origin::Upload => self.upload_compiler,
+        }
+    }
+
     /// The canonical text [`config_hash`](Self::config_hash) hashes: `key=value` lines covering
     /// everything that changes a receipt, the state or the fuel used: ABI version, wasmtime
     /// version, features, NaN canonicalisation, operator costs, stack, table and memory limits,
@@ -169,6 +234,12 @@ impl RuntimeConfig {
         s.push_str(&format!("features={FEATURE_NAMES}\n"));
         s.push_str("nan_canonicalization=true\n");
         s.push_str("operator_cost=wasmtime-default\n");
+        s.push_str("trap_fuel=limit\n");
+        s.push_str(&format!(
+            "compiler.genesis={}\ncompiler.upload={}\n",
+            self.genesis_compiler.name(),
+            self.upload_compiler.name()
+        ));
         s.push_str(&format!("max_wasm_stack={MAX_WASM_STACK}\n"));
         s.push_str("max_memories=1\nmax_tables=1\n");
         s.push_str(&format!("max_table_elements={MAX_TABLE_ELEMENTS}\n"));
@@ -190,6 +261,7 @@ impl RuntimeConfig {
             crate::load::stack::FRAME_OVERHEAD
         ));
         s.push_str(&crate::load::validate::canonical());
+        s.push_str(&crate::run::bounds::canonical());
         s
     }
 
@@ -223,6 +295,14 @@ mod tests {
                 memory_limit_bytes: 1 << 20,
                 ..base.clone()
             },
+            RuntimeConfig {
+                genesis_compiler: Compiler::Winch,
+                ..base.clone()
+            },
+            RuntimeConfig {
+                upload_compiler: Compiler::Cranelift,
+                ..base.clone()
+            },
         ];
         for c in changed {
             assert_ne!(c.config_hash(), h, "{c:?}");
@@ -243,6 +323,7 @@ mod tests {
             "abi_version=1",
             "gas.host_call_base=200",
             "fuel_apply=10000000",
+            "trap_fuel=limit\ncompiler.genesis=cranelift\ncompiler.upload=winch\n",
             "instrumentation=dirty-chunks-v1,stack-height-v1\n",
             "stack_limit=32768\n",
             "max_wasm_stack=1048576\n",

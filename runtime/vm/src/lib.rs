@@ -36,13 +36,18 @@ mod run;
 
 pub use abi::{ABI_VERSION, MAX_TABLE_ELEMENTS};
 pub use cache::{CacheStats, CodeSource, ModuleCache};
-pub use config::{Allocation, OptLevel, RuntimeConfig, MAX_WASM_STACK, WASMTIME_VERSION};
+pub use config::{
+    Allocation, Compiler, OptLevel, Origin, RuntimeConfig, MAX_WASM_STACK, WASMTIME_VERSION,
+};
 pub use gas::{GasTable, GAS_V1};
 pub use load::stack::{FRAME_OVERHEAD, STACK_LIMIT};
 pub use load::validate::{
     ValidationError, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS,
     MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, MAX_SEGMENTS, MAX_TABLES,
     MAX_TYPES, REFUSED_FEATURES,
+};
+pub use run::bounds::{
+    MAX_CALL_EVENTS, MAX_CALL_EVENT_BYTES, MAX_CALL_WRITE_BYTES, MAX_KEY_BYTES, MAX_OUTPUT_BYTES,
 };
 pub use run::engine::Runtime;
 pub use run::module::{CallOutcome, LoadError, WasmModule};

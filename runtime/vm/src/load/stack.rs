@@ -45,7 +45,9 @@
 //! locals and 1,002 `f64` operands (cost 2,034 before the overhead) takes 32,768 bytes, 16 per
 //! value; a small recursive function takes 48 bytes. So a full logical stack needs at most
 //! `16 * (STACK_LIMIT + 2 * largest frame)` = `16 * (32,768 + 2 * 2,056)` = 590 KB of native
-//! stack (the uncounted entry point and a leaf it calls on top), plus the host's own frames: [`crate::MAX_WASM_STACK`] is 1 MiB, so wasmtime's own
+//! stack (the uncounted entry point and a leaf it calls on top), plus the host's own frames
+//! (the same test runs the largest frame under Winch, which compiles uploads: it too reaches the
+//! logical limit first): [`crate::MAX_WASM_STACK`] is 1 MiB, so wasmtime's own
 //! limit (`internal: trap: stack overflow`) is a backstop that valid modules never reach.
 //!
 //! The instrumentation's version (`stack-height-v1`, in `instrument/`'s `VERSION`),

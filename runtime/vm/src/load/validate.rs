@@ -41,7 +41,7 @@ use crate::abi::{allowed_features, ABI_VERSION, MAX_TABLE_ELEMENTS};
 pub const MAX_MODULE_BYTES: usize = 4 << 20;
 
 /// Largest code section, bytes. A Rust guest with `serde_json` is ~200 KB of code; 1 MiB bounds
-/// Cranelift's compile time (and memory) per upload.
+/// the compile time (and memory) of an upload: Winch, which compiles uploads, is linear in it.
 pub const MAX_CODE_BYTES: usize = 1 << 20;
 
 /// Most bytes in all data segments together (the tic-tac-toe guest has 38 KB).

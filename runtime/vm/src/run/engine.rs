@@ -1,17 +1,18 @@
-//! The [`Runtime`]: the `wasmtime::Engine`s of a node (pooled, plus an on-demand fallback) with
-//! the chain's deterministic configuration (`config.rs`), their `Linker`s with every host
-//! import, and the instance pool (`pool.rs`).
+//! The [`Runtime`]: the `wasmtime::Engine`s of a node (for each compiler, Cranelift and Winch:
+//! pooled, plus an on-demand fallback) with the chain's deterministic configuration
+//! (`config.rs`), their `Linker`s with every host import, and the instance pool (`pool.rs`).
 
 use std::sync::Arc;
 
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, Linker, PoolingAllocationConfig,
+    Config, Engine, InstanceAllocationStrategy, Linker, PoolingAllocationConfig, Strategy,
     WasmBacktraceDetails, WasmFeatures,
 };
 
 use crate::abi::{allowed_features, MAX_TABLE_ELEMENTS};
 use crate::config::{
-    Allocation, OptLevel, RuntimeConfig, MAX_WASM_STACK, MEMORY_KEEP_RESIDENT, TABLE_KEEP_RESIDENT,
+    Allocation, Compiler, OptLevel, RuntimeConfig, MAX_WASM_STACK, MEMORY_KEEP_RESIDENT,
+    TABLE_KEEP_RESIDENT,
 };
 use crate::run::host::HostState;
 use crate::run::imports;
@@ -25,19 +26,27 @@ pub(crate) struct Backend {
     pub(crate) linker: Linker<HostState>,
 }
 
+/// The engines of one compiler: pooled (when the runtime pools) and on demand.
+pub(crate) struct Backends {
+    pub(crate) pooled: Option<Backend>,
+    pub(crate) on_demand: Backend,
+}
+
 /// The wasm engine of a node: compiled modules of one `Runtime` share its code, host functions
 /// and instance pool. Create one per process and share it behind an `Arc`.
 ///
-/// With [`Allocation::Pooling`] it holds two engines with the same configuration apart from the
-/// allocator: a module is compiled for the pooled one, and only a module the pool's fixed slot
-/// sizes cannot hold (e.g. a very large instance context) falls back to the on-demand one. So
-/// which modules load, and how they run, never depends on the allocation strategy.
+/// With [`Allocation::Pooling`] it holds, for each [`Compiler`], two engines with the same
+/// configuration apart from the allocator: a module is compiled for the pooled one, and only a
+/// module the pool's fixed slot sizes cannot hold (e.g. a very large instance context) falls
+/// back to the on-demand one. So which modules load, and how they run, never depends on the
+/// allocation strategy. The pools of the two compilers share one count of slots (`instances`):
+/// together they never hold more instances than the configuration allows.
 pub struct Runtime {
     /// Pool slots and idle warm instances (first, so idle stores are dropped before the engines).
     instances: Instances,
     pub(crate) config: RuntimeConfig,
-    pooled: Option<Backend>,
-    on_demand: Backend,
+    cranelift: Backends,
+    winch: Backends,
 }
 
 impl Runtime {
@@ -51,39 +60,17 @@ impl Runtime {
                 "memory_limit_bytes must be positive".into(),
             ));
         }
-        let pooled = match config.allocation {
-            Allocation::Pooling { instances } => {
-                // The pool's own `max_memory_size` stays at its default: a slot reserves the
-                // 4 GiB static-bounds region anyway, and the memory limit is enforced in one
-                // place (`Limits`, plus the load-time check), identically in both engines.
-                let mut p = PoolingAllocationConfig::new();
-                p.total_core_instances(instances)
-                    .total_memories(instances)
-                    .total_tables(instances)
-                    .max_memories_per_module(1)
-                    .max_tables_per_module(1)
-                    .table_elements(MAX_TABLE_ELEMENTS)
-                    .linear_memory_keep_resident(
-                        MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes),
-                    )
-                    .table_keep_resident(TABLE_KEEP_RESIDENT);
-                Some(backend(
-                    InstanceAllocationStrategy::Pooling(p),
-                    config.opt_level,
-                )?)
-            }
-            Allocation::OnDemand => None,
-        };
         let slots = match config.allocation {
             Allocation::Pooling { instances } => instances as usize,
             Allocation::OnDemand => 0,
         };
-        let on_demand = backend(InstanceAllocationStrategy::OnDemand, config.opt_level)?;
+        let cranelift = backends(&config, Compiler::Cranelift)?;
+        let winch = backends(&config, Compiler::Winch)?;
         Ok(Arc::new(Self {
             instances: Instances::new(slots),
             config,
-            pooled,
-            on_demand,
+            cranelift,
+            winch,
         }))
     }
 
@@ -92,14 +79,12 @@ impl Runtime {
         &self.config
     }
 
-    /// The pooled backend, if the runtime pools instances.
-    pub(crate) fn pooled(&self) -> Option<&Backend> {
-        self.pooled.as_ref()
-    }
-
-    /// The on-demand backend (the only one without pooling, the fallback with it).
-    pub(crate) fn on_demand(&self) -> &Backend {
-        &self.on_demand
+    /// The engines of `compiler`.
+    pub(crate) fn backends(&self, compiler: Compiler) -> &Backends {
+        match compiler {
+            Compiler::Cranelift => &self.cranelift,
+            Compiler::Winch => &self.winch,
+        }
     }
 
     /// What one call of module `uid` runs in: an idle warm instance of that module when `reuse`
@@ -122,14 +107,52 @@ impl Runtime {
     }
 }
 
-/// An engine with the chain's deterministic configuration, `allocation` and `opt_level`, and its
-/// linker.
+/// The engines of `compiler` for `config`'s allocation.
+fn backends(config: &RuntimeConfig, compiler: Compiler) -> Result<Backends, HostError> {
+    let pooled = match config.allocation {
+        Allocation::Pooling { instances } => {
+            // The pool's own `max_memory_size` stays at its default: a slot reserves the
+            // 4 GiB static-bounds region anyway, and the memory limit is enforced in one
+            // place (`Limits`, plus the load-time check), identically in every engine.
+            let mut p = PoolingAllocationConfig::new();
+            p.total_core_instances(instances)
+                .total_memories(instances)
+                .total_tables(instances)
+                .max_memories_per_module(1)
+                .max_tables_per_module(1)
+                .table_elements(MAX_TABLE_ELEMENTS)
+                .linear_memory_keep_resident(MEMORY_KEEP_RESIDENT.min(config.memory_limit_bytes))
+                .table_keep_resident(TABLE_KEEP_RESIDENT);
+            Some(backend(
+                InstanceAllocationStrategy::Pooling(p),
+                compiler,
+                config.opt_level,
+            )?)
+        }
+        Allocation::OnDemand => None,
+    };
+    let on_demand = backend(
+        InstanceAllocationStrategy::OnDemand,
+        compiler,
+        config.opt_level,
+    )?;
+    Ok(Backends { pooled, on_demand })
+}
+
+/// An engine with the chain's deterministic configuration, `allocation`, `compiler` and (for
+/// Cranelift) `opt_level`, and its linker. NaN canonicalisation is a setting both compilers
+/// obey.
 fn backend(
     allocation: InstanceAllocationStrategy,
+    compiler: Compiler,
     opt_level: OptLevel,
 ) -> Result<Backend, HostError> {
     let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
     let mut c = Config::new();
+    c.strategy(match compiler {
+        Compiler::Cranelift => Strategy::Cranelift,
+        Compiler::Winch => Strategy::Winch,
+    });
     c.consume_fuel(true)
         .epoch_interruption(false)
         .cranelift_nan_canonicalization(true)

@@ -26,6 +26,7 @@ use gamechain_sdk::{ActionError, Ctx, StateRead, MAX_SCAN_LIMIT};
 use wasmtime::{Caller, Extern, Memory};
 
 use crate::gas::{bytes, GAS_V1 as GAS};
+use crate::run::bounds::CallUse;
 use crate::run::limits::Limits;
 use crate::run::trap::HostTrap;
 
@@ -122,6 +123,8 @@ pub(crate) struct HostState {
     pub(crate) host_writes: u64,
     /// `log2` of the module's chunk size (see [`crate::load::instrument::Plan`]).
     pub(crate) chunk_shift: u32,
+    /// What this call has used of its per-call bounds (`bounds.rs`).
+    pub(crate) used: CallUse,
 }
 
 impl HostState {
@@ -137,6 +140,7 @@ impl HostState {
             limits,
             host_writes: 0,
             chunk_shift: 0,
+            used: CallUse::default(),
         }
     }
 
@@ -150,6 +154,7 @@ impl HostState {
         self.view_random = 0;
         self.log.clear();
         self.host_writes = 0;
+        self.used = CallUse::default();
     }
 
     /// Records that the host wrote guest bytes `range`.

@@ -82,6 +82,10 @@ fn register_state(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             }
             let mem = memory(&mut cx)?;
             let [key_r, val_r] = spans(&mut cx, mem, [(kp, kl), (vp, vl)])?;
+            cx.data_mut()
+                .used
+                .write(key_r.len(), val_r.len())
+                .map_err(fail)?;
             let n = key_r.len() + val_r.len();
             charge(
                 &mut cx,
@@ -101,6 +105,7 @@ fn register_state(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         }
         let mem = memory(&mut cx)?;
         let [key_r] = spans(&mut cx, mem, [(kp, kl)])?;
+        cx.data_mut().used.write(key_r.len(), 0).map_err(fail)?;
         charge(&mut cx, bytes(GAS.per_byte_in, key_r.len()))?;
         let (data, st) = mem.data_and_store_mut(&mut cx);
         let key = text(data, &key_r).map_err(fail)?;
@@ -246,6 +251,7 @@ fn register_output(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             let mem = memory(&mut cx)?;
             let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
             let n = kind_r.len() + data_r.len();
+            cx.data_mut().used.event(n).map_err(fail)?;
             charge(
                 &mut cx,
                 bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_event, n)),
@@ -269,6 +275,7 @@ fn register_output(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         write_fixed(&mut cx, mem, out, &random)
     })?;
     linker.func_wrap(m, "output", |mut cx: Cx<'_>, p: i32, l: i32| -> R<()> {
+        crate::run::bounds::output(usize::try_from(l).unwrap_or(0)).map_err(fail)?;
         let bytes = read_input(&mut cx, p, l)?;
         cx.data_mut().output = Some(bytes);
         Ok(())

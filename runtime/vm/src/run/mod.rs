@@ -8,12 +8,14 @@
 //! | `pool.rs` | pool slots, idle warm instances, the lease a call runs in |
 //! | `warm.rs` | an instance's export handles, a warm instance, the pristine snapshot |
 //! | `limits.rs` | the per-store resource limiter |
+//! | `bounds.rs` | the per-call bounds: bytes written, events, key length, output |
 //! | `host.rs` | the per-call store data and the helpers every host function uses |
 //! | `imports.rs` | the `gamechain_v1` host functions, registered on the linker |
 //! | `trap.rs` | [`HostTrap`](trap::HostTrap), [`HostError`](trap::HostError), the fixed texts |
 //! | `load_error.rs` | [`LoadError`](load_error::LoadError): why a module was refused at load |
 //! | `module.rs` | [`WasmModule`](module::WasmModule): load, call, reset, `impl GameModule` |
 
+pub(crate) mod bounds;
 pub(crate) mod engine;
 pub(crate) mod host;
 pub(crate) mod imports;

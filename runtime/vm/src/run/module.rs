@@ -46,6 +46,7 @@ use wasmtime::{
 
 use crate::abi::ABI_VERSION;
 use crate::cache::{Build, CodeSource, ModuleCache};
+use crate::config::{Compiler, Origin};
 use crate::load::instrument::{self, Plan};
 use crate::load::stack::STACK_LIMIT;
 use crate::load::validate;
@@ -114,6 +115,8 @@ pub struct WasmModule {
     pub(crate) runtime: Arc<Runtime>,
     /// Whether the module runs on the pooled engine (else on the on-demand one).
     pooled: bool,
+    /// The compiler of its machine code.
+    compiler: Compiler,
     pub(crate) id: &'static str,
     code_hash: String,
     pre: InstancePre<HostState>,
@@ -150,25 +153,30 @@ impl WasmModule {
     /// module) as module `id`, and checks `gc_abi_version` in a first instance.
     ///
     /// Errors: see [`LoadError`]; each names the rule broken, in a fixed text.
+    /// The code is treated as uploaded ([`Origin::Upload`]: compiled by the runtime's
+    /// `upload_compiler`).
     pub fn new(runtime: &Arc<Runtime>, id: &str, wasm: &[u8]) -> Result<Self, LoadError> {
-        Self::load(runtime, id, wasm, None)
+        Self::load(runtime, id, wasm, None, Origin::Upload)
     }
 
     /// [`WasmModule::new`], taking the compiled machine code from `cache` when it holds a valid
     /// entry for these bytes and this engine, and storing it there after compiling otherwise
     /// (`cache.rs`). Validation always runs first, cache or not. The result, including every
     /// [`LoadError`], is the same with or without a cache: only [`WasmModule::code_source`]
-    /// differs.
+    /// differs. `origin` picks the compiler ([`crate::RuntimeConfig::compiler_for`]); neither the
+    /// result nor any fuel figure depends on it.
     pub fn load(
         runtime: &Arc<Runtime>,
         id: &str,
         wasm: &[u8],
         cache: Option<&ModuleCache>,
+        origin: Origin,
     ) -> Result<Self, LoadError> {
         let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
         let instrumented = instrument::instrument(wasm, &info);
         let plan = instrumented.plan.ok_or(LoadError::Engine)?;
-        let (module, pooled, source) = compile(runtime, &instrumented.wasm, cache)?;
+        let compiler = runtime.config.compiler_for(origin);
+        let (module, pooled, source) = compile(runtime, compiler, &instrumented.wasm, cache)?;
 
         let index = |name: &str| module.get_export_index(name);
         let missing = || LoadError::Engine;
@@ -193,9 +201,10 @@ impl WasmModule {
             },
         };
 
-        let linker = match runtime.pooled() {
+        let backends = runtime.backends(compiler);
+        let linker = match &backends.pooled {
             Some(backend) if pooled => &backend.linker,
-            _ => &runtime.on_demand().linker,
+            _ => &backends.on_demand.linker,
         };
         // Every import was validated against the ABI, which the linker serves in full.
         let pre = linker
@@ -204,6 +213,7 @@ impl WasmModule {
         let mut this = Self {
             runtime: Arc::clone(runtime),
             pooled,
+            compiler,
             id: Box::leak(id.to_string().into_boxed_str()),
             code_hash: hex::encode(Sha256::digest(wasm)),
             pre,
@@ -283,6 +293,11 @@ impl WasmModule {
     /// same results).
     pub fn pooled(&self) -> bool {
         self.pooled
+    }
+
+    /// The compiler of its machine code.
+    pub fn compiler(&self) -> Compiler {
+        self.compiler
     }
 
     /// The runtime the module was loaded into.
@@ -435,10 +450,11 @@ impl WasmModule {
         let result = match called {
             Ok(code) => Ok((code, output)),
             Err(e) => {
+                // A trap (running out of fuel included) is charged the whole limit: how much
+                // fuel the machine code had counted when a trap hit depends on where the
+                // compiler flushes its fuel counter, so only the limit is the same everywhere.
                 let err = classify(&e)?;
-                if err == HostTrap::OutOfFuel.to_action_error() {
-                    fuel_used = fuel;
-                }
+                fuel_used = fuel;
                 Err(err)
             }
         };
@@ -631,6 +647,7 @@ impl WasmModule {
 /// With a `cache`, each engine's machine code is looked up there first (`cache.rs`).
 fn compile(
     runtime: &Runtime,
+    compiler: Compiler,
     wasm: &[u8],
     cache: Option<&ModuleCache>,
 ) -> Result<(Module, bool, CodeSource), LoadError> {
@@ -640,18 +657,20 @@ fn compile(
             let build = Build {
                 config_hash: &config_hash,
                 opt_level: runtime.config.opt_level,
+                compiler,
                 backend,
             };
             cache.get_or_compile(engine, build, wasm)
         }
         None => CodeSource::time(|| Module::from_binary(engine, wasm)),
     };
-    if let Some(backend) = runtime.pooled() {
+    let backends = runtime.backends(compiler);
+    if let Some(backend) = &backends.pooled {
         if let Ok((module, source)) = build(&backend.engine, "pooled") {
             return Ok((module, true, source));
         }
     }
-    build(&runtime.on_demand().engine, "on_demand")
+    build(&backends.on_demand.engine, "on_demand")
         .map(|(module, source)| (module, false, source))
         .map_err(|_| LoadError::Engine)
 }

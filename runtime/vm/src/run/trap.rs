@@ -38,6 +38,14 @@ pub enum HostTrap {
     /// The logical stack height passed [`crate::STACK_LIMIT`] (`stack.rs`): raised by the host
     /// when an instrumented stack check trapped.
     StackLimit,
+    /// A `put` or `delete` key over `bounds::MAX_KEY_BYTES`.
+    KeyTooLong,
+    /// One call's writes over `bounds::MAX_CALL_WRITE_BYTES`.
+    WriteLimit,
+    /// One call's events over `bounds::MAX_CALL_EVENTS` or `bounds::MAX_CALL_EVENT_BYTES`.
+    EventLimit,
+    /// An `output` over `bounds::MAX_OUTPUT_BYTES`.
+    OutputLimit,
 }
 
 impl HostTrap {
@@ -54,6 +62,10 @@ impl HostTrap {
             Self::MalformedOutput => "malformed module output",
             Self::AllocFailed => "guest allocation failed",
             Self::StackLimit => "trap: stack limit exceeded",
+            Self::KeyTooLong => "key longer than 1024 bytes",
+            Self::WriteLimit => "state writes over 262144 bytes in one call",
+            Self::EventLimit => "more than 256 events or 65536 bytes of events in one call",
+            Self::OutputLimit => "output over 1048576 bytes",
         }
     }
 
@@ -154,6 +166,16 @@ mod tests {
             ),
             (HostTrap::AllocFailed, "internal: guest allocation failed"),
             (HostTrap::StackLimit, "internal: trap: stack limit exceeded"),
+            (HostTrap::KeyTooLong, "internal: key longer than 1024 bytes"),
+            (
+                HostTrap::WriteLimit,
+                "internal: state writes over 262144 bytes in one call",
+            ),
+            (
+                HostTrap::EventLimit,
+                "internal: more than 256 events or 65536 bytes of events in one call",
+            ),
+            (HostTrap::OutputLimit, "internal: output over 1048576 bytes"),
         ];
         for (trap, text) in table {
             let err = wasmtime::Error::new(trap);
