@@ -160,8 +160,8 @@ fn every_opt_level_and_a_cold_then_warm_cache_reach_the_same_roots() {
 
 #[test]
 fn the_compiler_of_each_origin_is_consensus() {
-    // Winch charges one more fuel per function entry than Cranelift, so compiling the genesis
-    // modules with Winch reaches other receipts: the config hash names each origin's compiler
+    // Cranelift charges wasmtime's per-byte fuel for bulk memory operations and Winch does
+    // not, so compiling the genesis modules with Winch reaches other receipts: the config hash names each origin's compiler
     // and a node configured otherwise is refused before it runs anything.
     let c = &*CHAIN;
     let mut config = gamechain_runtime::runtime_config(&c.genesis, Allocation::OnDemand);

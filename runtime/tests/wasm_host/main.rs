@@ -133,6 +133,7 @@ fn apply_guest(extra: &str, apply: &str) -> String {
     guest(extra, apply, "(i32.const 0)")
 }
 
+mod compilers;
 mod state;
 mod traps;
 mod validation;

@@ -102,7 +102,9 @@ impl OptLevel {
 }
 
 /// The wasmtime compiler that turns a module into machine code. **Consensus**: the two count
-/// the same per-operator fuel, but Winch also charges 1 fuel on every function entry, so which
+/// the same per-operator fuel, but Cranelift also charges wasmtime's 1 fuel per byte of bulk
+/// memory operations, which Winch does not (the instrumentation charges both for them, see
+/// `instrument/`), so which
 /// compiler compiles which code ([`RuntimeConfig::genesis_compiler`],
 /// [`RuntimeConfig::upload_compiler`]) is in the config hash. Traps are charged the call's whole
 /// fuel limit (`module.rs`), so where a compiler flushes its fuel counter never shows. Both
@@ -324,7 +326,7 @@ mod tests {
             "gas.host_call_base=200",
             "fuel_apply=10000000",
             "trap_fuel=limit\ncompiler.genesis=cranelift\ncompiler.upload=winch\n",
-            "instrumentation=dirty-chunks-v1,stack-height-v1\n",
+            "instrumentation=dirty-chunks-v1,stack-height-v1,bulk-fuel-v1\n",
             "stack_limit=32768\n",
             "max_wasm_stack=1048576\n",
             "validation.max_code_bytes=1048576\n",

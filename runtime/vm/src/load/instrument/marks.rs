@@ -446,13 +446,33 @@ impl Emitter<'_> {
         self.set(out);
     }
 
-    /// A bulk memory write: `[dst, x, n]` → saved in (a, b, c), the operation as before, then
-    /// the chunks of `dst..dst + n`: `(-1 << (a >> shift)) & (-1 >>u (63 - ((a + n - 1) >> shift)))`.
+    /// A bulk memory write: `[dst, x, n]` → saved in (a, b, c), its fuel (a loop of
+    /// `ceil(n / 32)` iterations of 8 operators, counted down in `v64`, see the module docs), the
+    /// operation as before, then the chunks of `dst..dst + n`:
+    /// `(-1 << (a >> shift)) & (-1 >>u (63 - ((a + n - 1) >> shift)))`.
     fn bulk(&self, out: &mut Vec<u8>, original: &[u8]) {
         let (locals, shift) = (self.locals, self.shift);
         op_idx(out, 0x21, locals.c);
         op_idx(out, 0x21, locals.b);
         op_idx(out, 0x22, locals.a);
+        // v64 = (u64(n) + 31) >> 5
+        op_idx(out, 0x20, locals.c);
+        out.push(0xAD); // i64.extend_i32_u
+        i64_const(out, 31);
+        out.push(0x7C); // i64.add
+        i64_const(out, 5);
+        out.push(0x88); // i64.shr_u
+        op_idx(out, 0x21, locals.v64);
+        // block loop (br_if 1 (i64.eqz v64)) (v64 -= 1) (br 0) end end
+        out.extend_from_slice(&[0x02, 0x40, 0x03, 0x40]);
+        op_idx(out, 0x20, locals.v64);
+        out.push(0x50); // i64.eqz
+        out.extend_from_slice(&[0x0D, 0x01]); // br_if 1
+        op_idx(out, 0x20, locals.v64);
+        i64_const(out, 1);
+        out.push(0x7D); // i64.sub
+        op_idx(out, 0x21, locals.v64);
+        out.extend_from_slice(&[0x0C, 0x00, 0x0B, 0x0B]); // br 0, end, end
         op_idx(out, 0x20, locals.b);
         op_idx(out, 0x20, locals.c);
         out.extend_from_slice(original);

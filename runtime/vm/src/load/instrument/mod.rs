@@ -28,6 +28,11 @@
 //! - The stack-height limit (`stack.rs`): a mutable `i32` global after `dirty`, exported as
 //!   `<prefix>stack`, and the code that counts it around every call that may reach a wasm
 //!   function.
+//! - Fuel for bulk memory writes: before every `memory.fill`, `memory.copy` and `memory.init`
+//!   of `n` bytes, a counted loop of `ceil(n / 32)` iterations (8 operators each: 1 fuel per 4
+//!   bytes). Cranelift charges wasmtime's own per-byte fuel for these operations but Winch, which
+//!   compiles uploads, charges 1 whatever `n`: without this a loop of 16 MiB `memory.fill`s
+//!   would cost about 5 fuel per 16 MiB. The loop's time is a fraction of the copy's.
 //! - The start section is removed and the start function exported as `<prefix>start`; the host
 //!   calls it right after instantiation (`module.rs`), so that when it traps the host can still
 //!   read the stack-height global and tell the stack limit from an `unreachable`. Nothing else
@@ -68,8 +73,9 @@ use crate::load::stack::Costs;
 use crate::load::validate::ModuleInfo;
 
 /// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`]: the
-/// dirty-chunk marks (this file) and the stack-height limit (`stack.rs`).
-pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1";
+/// dirty-chunk marks (this file), the stack-height limit (`stack.rs`) and the fuel of bulk
+/// memory operations (`marks.rs`, `Emitter::bulk`).
+pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,bulk-fuel-v1";
 
 /// Chunks tracked by the `dirty` mask.
 pub(crate) const CHUNKS: u32 = 64;
