@@ -27,6 +27,9 @@ use serde_json::json;
 const MAX_INCLUSION: Duration = Duration::from_secs(5);
 /// `/v1/status` must answer within this throughout.
 const MAX_STATUS: Duration = Duration::from_secs(1);
+/// The test process's peak resident memory, MiB (node, clients and test harness together; a
+/// Cranelift compile of the largest bomb alone took 7.8 GB).
+const MAX_PEAK_MIB: u64 = 1024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn compile_bombs_never_stall_blocks_or_the_api() {
@@ -119,12 +122,21 @@ async fn compile_bombs_never_stall_blocks_or_the_api() {
         other => panic!("a module over a limit must be refused at admission: {other:?}"),
     }
     let elapsed = started.elapsed();
+    // The peak resident memory of this process (node and clients), from the kernel.
+    let peak_mib = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmHWM:"))?.to_string();
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map(|kib| kib / 1024);
     done.store(true, Ordering::Relaxed);
     let (slowest_tx, sent) = traffic.await.unwrap();
     let (slowest_status, blocks) = poller.await.unwrap();
     println!(
         "uploads: {} bombs deployed and played in {:.2} s; meanwhile {sent} transfers (slowest \
-         submit->included {:.0} ms), {blocks} blocks, slowest /v1/status {:.0} ms",
+         submit->included {:.0} ms), {blocks} blocks, slowest /v1/status {:.0} ms, peak RSS \
+         {peak_mib:?} MiB",
         bombs.len(),
         elapsed.as_secs_f64(),
         slowest_tx.as_secs_f64() * 1e3,
