@@ -151,5 +151,8 @@ async fn compile_bombs_never_stall_blocks_or_the_api() {
         slowest_status < MAX_STATUS,
         "status took {slowest_status:?}"
     );
+    if let Some(peak) = peak_mib {
+        assert!(peak < MAX_PEAK_MIB, "peak RSS {peak} MiB");
+    }
     node.stop().await.expect("a clean stop");
 }

@@ -24,7 +24,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gamechain_runtime::chain::{Action, SecretKey, SignedHeader};
-use gamechain_runtime::{BlockBuilder, TransitionError};
+use gamechain_runtime::{BlockBuilder, TransitionError, TxRejection};
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
 use tokio::time::Instant;
@@ -195,6 +195,14 @@ fn make_block(
                     included.push(p.tx);
                     senders.push(sender);
                     games.push(game);
+                }
+                Err(TransitionError::InvalidTx {
+                    reason: TxRejection::BlockFull { what, limit },
+                    ..
+                }) => {
+                    // Full: the rest waits for the next block (nothing of this one changed).
+                    tracing::debug!(what, limit, "block full");
+                    break;
                 }
                 Err(TransitionError::InvalidTx { txid, reason, .. }) => {
                     tracing::warn!(%txid, %reason, "dropping a pending transaction that can no longer be included");

@@ -361,6 +361,7 @@ fn rejection_field(reason: &TxRejection) -> &'static str {
         TxRejection::Check(TxError::BadSignature(_)) => "tx.signature",
         TxRejection::Check(_) => "tx.body",
         TxRejection::Nonce { .. } | TxRejection::NonceExhausted => "tx.nonce",
+        TxRejection::BlockFull { .. } => "block.bounds",
     }
 }
 

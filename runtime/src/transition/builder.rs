@@ -19,6 +19,8 @@ pub struct BlockBuilder<'a> {
     pub(super) receipts: Vec<Receipt>,
     pub(super) logs: Vec<ModuleLog>,
     pub(super) failed: Option<TransitionError>,
+    /// What the included transactions used of the block's bounds (`block_limits.rs`).
+    pub(super) used: BlockUse,
 }
 
 /// What one action produced, before it is merged.
@@ -159,6 +161,7 @@ impl<'a> BlockBuilder<'a> {
             receipts: Vec::new(),
             logs: Vec::new(),
             failed: None,
+            used: BlockUse::default(),
         })
     }
 
@@ -226,9 +229,14 @@ impl<'a> BlockBuilder<'a> {
         let next = current
             .checked_add(1)
             .ok_or_else(|| invalid(TxRejection::NonceExhausted))?;
-        self.overlay
-            .writes
-            .insert(key, Some(next.to_string().into_bytes()));
+        let full = |(what, limit)| invalid(TxRejection::BlockFull { what, limit });
+        let body_only = BlockUse {
+            body_bytes: tx.body().len() as u64,
+            ..BlockUse::default()
+        };
+        self.used.add(body_only).map_err(full)?;
+        let nonce_write = (key.clone(), Some(next.to_string().into_bytes()));
+        let before = self.overlay.writes.insert(nonce_write.0, nonce_write.1);
 
         let outcome = match self.run_action(&txid_hex, &body) {
             Ok(outcome) => outcome,
@@ -237,6 +245,18 @@ impl<'a> BlockBuilder<'a> {
                 return Err(e);
             }
         };
+        let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
+        match self.used.add(tx_use) {
+            Ok(used) => self.used = used,
+            Err(crossed) => {
+                // Left out: the nonce write undone, nothing else was merged.
+                match before {
+                    Some(v) => self.overlay.writes.insert(key, v),
+                    None => self.overlay.writes.remove(&key),
+                };
+                return Err(full(crossed));
+            }
+        }
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
             if let Action::Game { game: module, .. } | Action::Deploy { module, .. } = &body.action

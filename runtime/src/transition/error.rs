@@ -19,6 +19,15 @@ pub enum TxRejection {
     },
     /// The sender's nonce is `u64::MAX`: it can send nothing more.
     NonceExhausted,
+    /// Including it would take the block over one of its bounds (`block_limits.rs`): a
+    /// sequencer leaves it for a later block; a block that includes it is invalid.
+    BlockFull {
+        /// Which bound: `fuel`, `bytes written`, `bytes of events`, `bytes of transaction
+        /// bodies`.
+        what: &'static str,
+        /// Its limit.
+        limit: u64,
+    },
 }
 
 impl fmt::Display for TxRejection {
@@ -29,6 +38,10 @@ impl fmt::Display for TxRejection {
                 write!(f, "nonce is {found}, the sender's next nonce is {expected}")
             }
             Self::NonceExhausted => f.write_str("the sender's nonce is exhausted"),
+            Self::BlockFull { what, limit } => write!(
+                f,
+                "it would take the block over its bound of {limit} {what}"
+            ),
         }
     }
 }

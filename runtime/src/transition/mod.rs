@@ -133,6 +133,7 @@ use gamechain_vm::HostError;
 use gamechain_vm::LoadError;
 use gamechain_vm::{Allocation, Origin, Runtime, RuntimeConfig, ABI_VERSION};
 
+mod block_limits;
 mod builder;
 mod context;
 mod error;
@@ -142,6 +143,7 @@ pub use crate::layout::{
     module_record_key, nonce_key, ModuleRecord, GENESIS_HASH_KEY, MODULE_RECORD_PREFIX,
     NONCE_PREFIX,
 };
+pub use block_limits::*;
 pub use builder::*;
 pub use context::*;
 pub use error::*;

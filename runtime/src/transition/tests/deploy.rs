@@ -430,3 +430,90 @@ fn deploys_replay_to_the_same_block_on_a_fresh_context() {
     assert_eq!(replay.writes, out.writes);
     assert_eq!(replay.header.state_root, out.header.state_root);
 }
+
+/// `MIGRATOR_WAT` with a custom section of about `bytes` bytes whose contents depend on `n`.
+fn padded(n: u8, bytes: usize) -> Vec<u8> {
+    let mut code = wasm(MIGRATOR_WAT);
+    let mut section = vec![1u8, b'p'];
+    section.extend((0..bytes as u32).map(|i| (i as u8) ^ n));
+    code.push(0);
+    let mut len = section.len();
+    loop {
+        let byte = (len & 0x7f) as u8;
+        len >>= 7;
+        if len == 0 {
+            code.push(byte);
+            break;
+        }
+        code.push(byte | 0x80);
+    }
+    code.extend(section);
+    code
+}
+
+#[test]
+fn a_block_stops_at_its_bounds_and_a_block_over_them_is_invalid() {
+    let chain = Chain::new(&[], Some(1_000));
+    let author = key(9);
+    // Deploys of ~1 MB of code: bodies of ~1.33 MB, so the 26th crosses 32 MiB of bodies.
+    let txs: Vec<SignedTx> = (0..30u8)
+        .map(|i| {
+            deploy(
+                &author,
+                u64::from(i),
+                &format!("m{i}"),
+                &padded(i, 1_000_000),
+            )
+        })
+        .collect();
+    let mut builder = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        chain.input(vec![]).time_ms,
+        chain.input(vec![]).checkpoint,
+    )
+    .unwrap();
+    let mut included = Vec::new();
+    let mut full = None;
+    for t in &txs {
+        match builder.push(t) {
+            Ok(r) => {
+                assert!(r.ok, "{:?}", r.error);
+                included.push(t.clone());
+            }
+            Err(TransitionError::InvalidTx { reason, .. }) => {
+                full = Some(reason);
+                break;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let body_bytes: usize = included.iter().map(|t| t.body().len()).sum();
+    assert_eq!(
+        full,
+        Some(TxRejection::BlockFull {
+            what: "bytes of transaction bodies",
+            limit: MAX_BLOCK_BODY_BYTES
+        })
+    );
+    assert!(body_bytes as u64 <= MAX_BLOCK_BODY_BYTES);
+    assert!(body_bytes as u64 + txs[included.len()].body().len() as u64 > MAX_BLOCK_BODY_BYTES);
+    // What the builder made is a valid block; one more transaction makes it invalid.
+    let made = builder.finish().unwrap();
+    let replayed = chain.try_block(included.clone()).unwrap();
+    assert_eq!(made.header, replayed.header);
+    let mut over = included.clone();
+    over.push(txs[included.len()].clone());
+    match chain.try_block(over) {
+        Err(TransitionError::InvalidTx { index, reason, .. }) => {
+            assert_eq!(index, included.len());
+            assert!(matches!(reason, TxRejection::BlockFull { .. }), "{reason}");
+        }
+        other => panic!(
+            "a block over its bounds must be invalid: {:?}",
+            other.map(|o| o.header)
+        ),
+    }
+}
