@@ -185,8 +185,19 @@ impl Chain {
             }
         }
         if let Action::Deploy { module, code } = &body.action {
-            let budget = std::time::Duration::from_millis(self.config.compile_budget_ms);
-            prepare_deploy(&self.compile_gate, &self.ctx, module, code, budget)?;
+            // Only a deploy with the sender's next nonce costs a compile; any other is refused
+            // by the mempool below with its own code (`bad_nonce`, `duplicate`).
+            let expected = {
+                let pending = self.mempool().pending_of(&body.from);
+                let head = self.head();
+                account_nonce(&head.state, &body.from)
+                    .map_err(|e| ChainError::Internal(e.to_string()))?
+                    + pending
+            };
+            if body.nonce == expected {
+                let budget = std::time::Duration::from_millis(self.config.compile_budget_ms);
+                prepare_deploy(&self.compile_gate, &self.ctx, module, code, budget)?;
+            }
         }
         let txid = tx.txid();
         let pending = PendingTx {
