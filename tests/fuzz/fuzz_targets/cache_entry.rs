@@ -21,9 +21,9 @@ use std::sync::OnceLock;
 
 use gamechain_fuzz::runtime;
 use gamechain_sdk::{MockCtx, MockKv, Query};
-use serde_json::Value;
 use gamechain_vm::{CallOutcome, ModuleCache, WasmModule};
 use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
 
 const COUNTER: &str = include_str!("../../../runtime/tests/wat/counter.wat");
 const HEADER: usize = 80;
@@ -39,7 +39,9 @@ struct Fixture {
 
 /// What the module answers: a view and an apply (`{"by": 3}` on an empty state).
 fn behaviour(m: &WasmModule) -> (CallOutcome<Value>, CallOutcome<()>, MockCtx) {
-    let view = m.call_view(&MockKv::default(), &Query::new()).expect("no host error");
+    let view = m
+        .call_view(&MockKv::default(), &Query::new())
+        .expect("no host error");
     let mut ctx = MockCtx::new("counter");
     let apply = m
         .call_apply(&mut ctx, "ySender", br#"{"by":3}"#)
@@ -64,7 +66,14 @@ fn fixture() -> &'static Fixture {
         assert_eq!(entries.len(), 1, "{entries:?}");
         let path = entries[0].clone();
         let good = fs::read(&path).unwrap();
-        Fixture { _dir: dir, cache, wasm, path, good, expected }
+        Fixture {
+            _dir: dir,
+            cache,
+            wasm,
+            path,
+            good,
+            expected,
+        }
     })
 }
 
@@ -159,7 +168,11 @@ fuzz_target!(|data: &[u8]| {
         }
         Some(_) => {
             assert!(!m.code_source().is_cached(), "a damaged entry was used");
-            assert_eq!(after.rejected, before.rejected + 1, "the damaged entry is counted");
+            assert_eq!(
+                after.rejected,
+                before.rejected + 1,
+                "the damaged entry is counted"
+            );
             assert_eq!(fs::read(&f.path).unwrap(), f.good, "the entry is rebuilt");
         }
         None => {
@@ -170,7 +183,16 @@ fuzz_target!(|data: &[u8]| {
     }
     let got = behaviour(&m);
     assert_eq!(got.0, f.expected.0, "view differs from the uncached module");
-    assert_eq!(got.1, f.expected.1, "apply differs from the uncached module");
-    assert_eq!(got.2.kv.state, f.expected.2.kv.state, "apply wrote differently");
-    assert_eq!(got.2.events, f.expected.2.events, "apply emitted differently");
+    assert_eq!(
+        got.1, f.expected.1,
+        "apply differs from the uncached module"
+    );
+    assert_eq!(
+        got.2.kv.state, f.expected.2.kv.state,
+        "apply wrote differently"
+    );
+    assert_eq!(
+        got.2.events, f.expected.2.events,
+        "apply emitted differently"
+    );
 });

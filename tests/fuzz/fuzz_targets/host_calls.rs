@@ -96,7 +96,11 @@ fn guest_wat() -> String {
             w += "        (if (i32.and (i32.load8_u (local.get $c)) (i32.const 1)) (then (local.set $v (i64.add (local.get $v) (i64.extend_i32_u (local.get $p))))))\n";
             w += "        (if (i32.and (i32.load8_u (local.get $c)) (i32.const 2)) (then (local.set $v (i64.add (local.get $v) (i64.const 0x8000)))))\n";
             w += "        (local.set $c (i32.add (local.get $c) (i32.const 9)))\n";
-            w += if c == 'I' { "        local.get $v\n" } else { "        (i32.wrap_i64 (local.get $v))\n" };
+            w += if c == 'I' {
+                "        local.get $v\n"
+            } else {
+                "        (i32.wrap_i64 (local.get $v))\n"
+            };
         }
         w += &format!("        call ${name}\n");
         if !results.is_empty() {
@@ -161,7 +165,13 @@ fn check<T: PartialEq + std::fmt::Debug>(outcome: &CallOutcome<T>, rc: u8) {
         Err(e) => {
             assert_fixed(e);
             let text = e.to_string();
-            stat(FIXED_TEXTS.iter().find(|t| **t == text).copied().unwrap_or("other error"));
+            stat(
+                FIXED_TEXTS
+                    .iter()
+                    .find(|t| **t == text)
+                    .copied()
+                    .unwrap_or("other error"),
+            );
         }
     }
 }
@@ -192,8 +202,12 @@ fuzz_target!(|data: &[u8]| {
         }
         2 => {
             let kv = seeded(Some(script));
-            let a = m.call_view(&kv, &Default::default()).expect("no host error");
-            let b = m.call_view(&kv, &Default::default()).expect("no host error");
+            let a = m
+                .call_view(&kv, &Default::default())
+                .expect("no host error");
+            let b = m
+                .call_view(&kv, &Default::default())
+                .expect("no host error");
             check(&a, if script.is_empty() { 0 } else { rc });
             assert_eq!(a, b, "the same view twice differs");
         }

@@ -26,7 +26,14 @@ fn key() -> &'static SecretKey {
 fn check_error(e: &TxError) {
     let code = e.code();
     assert!(
-        ["too_large", "bad_json", "wrong_chain", "bad_address", "bad_signature"].contains(&code),
+        [
+            "too_large",
+            "bad_json",
+            "wrong_chain",
+            "bad_address",
+            "bad_signature"
+        ]
+        .contains(&code),
         "{code}"
     );
     let _ = e.to_string();
@@ -44,7 +51,11 @@ fn signed_round_trip(tx: &SignedTx) {
     if let Err(e) = &first {
         check_error(e);
     }
-    assert_eq!(first, again.check(CHAIN, NETWORK), "check is a function of the bytes");
+    assert_eq!(
+        first,
+        again.check(CHAIN, NETWORK),
+        "check is a function of the bytes"
+    );
 }
 
 /// A body that parses: `to_json` parses back to an equal body and is a fixed point; signed by

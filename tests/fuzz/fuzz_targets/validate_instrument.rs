@@ -204,7 +204,10 @@ fn store() -> Store<StoreLimits> {
     store
 }
 
-fn end_of(result: wasmtime::Result<Vec<Val>>, stack: Option<(&mut Store<StoreLimits>, &Instance, &str)>) -> End {
+fn end_of(
+    result: wasmtime::Result<Vec<Val>>,
+    stack: Option<(&mut Store<StoreLimits>, &Instance, &str)>,
+) -> End {
     match result {
         Ok(vals) => End::Ok(vals.iter().map(bits).collect()),
         Err(e) => {
@@ -276,22 +279,41 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         }
         Err(e) => (end_of(Err(e), None), None),
     };
-    assert!(agrees(&o_start, &i_start), "start: original {o_start:?}, instrumented {i_start:?}");
-    stat(if matches!(i_start, End::Ok(_)) { "instantiated" } else { "start trapped" });
+    assert!(
+        agrees(&o_start, &i_start),
+        "start: original {o_start:?}, instrumented {i_start:?}"
+    );
+    stat(if matches!(i_start, End::Ok(_)) {
+        "instantiated"
+    } else {
+        "start trapped"
+    });
     let (Some(o_inst), Some(i_inst), End::Ok(_)) = (o_inst, i_inst, &i_start) else {
         return;
     };
-    let mut o = Side { store: o_store, instance: o_inst };
-    let mut i = Side { store: i_store, instance: i_inst };
+    let mut o = Side {
+        store: o_store,
+        instance: o_inst,
+    };
+    let mut i = Side {
+        store: i_store,
+        instance: i_inst,
+    };
     let o_used = FUEL - o.store.get_fuel().unwrap();
     let i_used = FUEL - i.store.get_fuel().unwrap();
-    assert!(i_used >= o_used, "start: instrumented used less fuel ({i_used} < {o_used})");
+    assert!(
+        i_used >= o_used,
+        "start: instrumented used less fuel ({i_used} < {o_used})"
+    );
 
     let exports: Vec<(String, FuncType)> = orig
         .exports()
         .filter_map(|e| e.ty().func().map(|f| (e.name().to_string(), f.clone())))
         .collect();
-    let dirty = i.instance.get_global(&mut i.store, &ins.dirty_export).expect("dirty global");
+    let dirty = i
+        .instance
+        .get_global(&mut i.store, &ins.dirty_export)
+        .expect("dirty global");
     for (name, ty) in exports.iter().take(8) {
         let params = args(u, ty);
         let n = ty.results().len();
@@ -299,18 +321,26 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         i.store.set_fuel(FUEL).unwrap();
         dirty.set(&mut i.store, Val::I64(0)).unwrap();
         let i_mem = i.instance.get_memory(&mut i.store, "memory").or_else(|| {
-            i.instance.exports(&mut i.store).find_map(|e| e.into_memory())
+            i.instance
+                .exports(&mut i.store)
+                .find_map(|e| e.into_memory())
         });
         let before: Option<Vec<u8>> = i_mem.map(|m| m.data(&i.store).to_vec());
 
         let mut o_out = vec![Val::I32(0); n];
         let of = o.instance.get_func(&mut o.store, name).unwrap();
-        let o_end = end_of(of.call(&mut o.store, &params, &mut o_out).map(|()| o_out), None);
+        let o_end = end_of(
+            of.call(&mut o.store, &params, &mut o_out).map(|()| o_out),
+            None,
+        );
         let mut i_out = vec![Val::I32(0); n];
         let f = i.instance.get_func(&mut i.store, name).unwrap();
         let r = f.call(&mut i.store, &params, &mut i_out).map(|()| i_out);
         let i_end = end_of(r, Some((&mut i.store, &i.instance, &ins.stack_export)));
-        assert!(agrees(&o_end, &i_end), "{name}: original {o_end:?}, instrumented {i_end:?}");
+        assert!(
+            agrees(&o_end, &i_end),
+            "{name}: original {o_end:?}, instrumented {i_end:?}"
+        );
         stat(match (&o_end, &i_end) {
             (End::Ok(_), End::Ok(_)) => "call ok",
             (_, End::StackLimit) => "call stack limit",
@@ -322,13 +352,27 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         };
         let o_used = FUEL - o.store.get_fuel().unwrap();
         let i_used = FUEL - i.store.get_fuel().unwrap();
-        assert!(i_used >= o_used, "{name}: instrumented used less fuel ({i_used} < {o_used})");
-        let sh = i.instance.get_global(&mut i.store, &ins.stack_export).unwrap();
-        assert_eq!(sh.get(&mut i.store).i32(), Some(0), "{name}: stack counter not back at 0");
+        assert!(
+            i_used >= o_used,
+            "{name}: instrumented used less fuel ({i_used} < {o_used})"
+        );
+        let sh = i
+            .instance
+            .get_global(&mut i.store, &ins.stack_export)
+            .unwrap();
+        assert_eq!(
+            sh.get(&mut i.store).i32(),
+            Some(0),
+            "{name}: stack counter not back at 0"
+        );
 
         // Same memory and exported globals.
         let mems = |s: &mut Side| -> Vec<Vec<u8>> {
-            let v: Vec<Extern> = s.instance.exports(&mut s.store).map(|e| e.into_extern()).collect();
+            let v: Vec<Extern> = s
+                .instance
+                .exports(&mut s.store)
+                .map(|e| e.into_extern())
+                .collect();
             v.into_iter()
                 .filter_map(|e| e.into_memory())
                 .map(|m| m.data(&s.store).to_vec())
@@ -350,7 +394,11 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         };
         let i_mems = mems(&mut i);
         assert!(mems(&mut o) == i_mems, "{name}: memories differ");
-        assert_eq!(globals(&mut o), globals(&mut i), "{name}: exported globals differ");
+        assert_eq!(
+            globals(&mut o),
+            globals(&mut i),
+            "{name}: exported globals differ"
+        );
 
         // Every changed byte is in a chunk `dirty` names (when memory did not grow).
         if let (Some(before), Some(m)) = (before, i_mem) {
@@ -376,7 +424,11 @@ fn chain_load(wasm: &[u8]) {
     let rt = runtime();
     let m = match WasmModule::new(rt, "fuzz", wasm) {
         Ok(m) => {
-            stat(if m.reusable().is_ok() { "loaded reusable" } else { "loaded" });
+            stat(if m.reusable().is_ok() {
+                "loaded reusable"
+            } else {
+                "loaded"
+            });
             m
         }
         Err(LoadError::Instantiate(text)) => {
@@ -394,12 +446,19 @@ fn chain_load(wasm: &[u8]) {
     for _ in 0..2 {
         let mut ctx = MockCtx::new("fuzz");
         ctx.set_balance(sender, "GOLD", 1_000);
-        let a = m.call_apply(&mut ctx, sender, b"{\"kind\":\"x\"}").expect("no host error");
+        let a = m
+            .call_apply(&mut ctx, sender, b"{\"kind\":\"x\"}")
+            .expect("no host error");
         let mut ctx2 = MockCtx::new("fuzz");
         ctx2.set_balance(sender, "GOLD", 1_000);
-        let b = m.call_apply(&mut ctx2, sender, b"{\"kind\":\"x\"}").expect("no host error");
+        let b = m
+            .call_apply(&mut ctx2, sender, b"{\"kind\":\"x\"}")
+            .expect("no host error");
         assert_eq!(a, b, "two identical applies differ");
-        assert_eq!(ctx.kv.state, ctx2.kv.state, "two identical applies wrote differently");
+        assert_eq!(
+            ctx.kv.state, ctx2.kv.state,
+            "two identical applies wrote differently"
+        );
         if let Err(e) = &a.result {
             assert_fixed(e);
         }
@@ -452,7 +511,9 @@ fuzz_target!(|data: &[u8]| {
                 (Source::SmithAbi, ValidationError::TooMany { .. }) => "abi refused: count",
                 (Source::SmithAbi, ValidationError::StartCallsOut { .. }) => "abi refused: start",
                 (Source::SmithAbi, ValidationError::MemoryCount(_)) => "abi refused: memories",
-                (Source::SmithAbi, ValidationError::MemoryTooLarge { .. }) => "abi refused: memory size",
+                (Source::SmithAbi, ValidationError::MemoryTooLarge { .. }) => {
+                    "abi refused: memory size"
+                }
                 (Source::SmithAbi, _) => "abi refused: other",
                 _ => "refused",
             });

@@ -78,7 +78,9 @@ const VALIDATOR_TEXTS: &[&str] = &[
 
 /// Whether `text` is one of the validator's fixed texts (see `VALIDATOR_TEXTS`).
 pub fn is_validator_text(text: &str) -> bool {
-    VALIDATOR_TEXTS.iter().any(|p| matches(p.as_bytes(), text.as_bytes()))
+    VALIDATOR_TEXTS
+        .iter()
+        .any(|p| matches(p.as_bytes(), text.as_bytes()))
 }
 
 /// `text` matches `pattern` (`#` digits, `*` any text, `{a|b}` one word).
@@ -91,10 +93,13 @@ fn matches(pattern: &[u8], text: &[u8]) -> bool {
         }
         Some(b'*') => (0..=text.len()).any(|n| matches(&pattern[1..], &text[n..])),
         Some(b'{') => {
-            let end = pattern.iter().position(|&c| c == b'}').expect("closed brace");
-            pattern[1..end]
-                .split(|&c| c == b'|')
-                .any(|word| text.starts_with(word) && matches(&pattern[end + 1..], &text[word.len()..]))
+            let end = pattern
+                .iter()
+                .position(|&c| c == b'}')
+                .expect("closed brace");
+            pattern[1..end].split(|&c| c == b'|').any(|word| {
+                text.starts_with(word) && matches(&pattern[end + 1..], &text[word.len()..])
+            })
         }
         Some(&c) => text.first() == Some(&c) && matches(&pattern[1..], &text[1..]),
     }
@@ -138,14 +143,20 @@ mod tests {
 
     #[test]
     fn validator_patterns_match_their_texts() {
-        assert!(is_validator_text("not a valid wasm module (at byte offset 8)"));
-        assert!(is_validator_text("module has 2 memories, exactly 1 is required"));
+        assert!(is_validator_text(
+            "not a valid wasm module (at byte offset 8)"
+        ));
+        assert!(is_validator_text(
+            "module has 2 memories, exactly 1 is required"
+        ));
         assert!(is_validator_text("feature simd is not allowed"));
         assert!(is_validator_text(
             "import gamechain_v1.get has type (i32) -> i64, ABI v1 requires (i32, i32, i32, i32) -> i64"
         ));
         assert!(is_validator_text("module has 3 tables, the limit is 1"));
-        assert!(!is_validator_text("type mismatch: expected i32 (at offset 0x20)"));
+        assert!(!is_validator_text(
+            "type mismatch: expected i32 (at offset 0x20)"
+        ));
         assert!(!is_validator_text("feature foo is not allowed"));
     }
 }
