@@ -14,8 +14,10 @@
 //!
 //! Invariants: no host panic and no `HostError`; every `internal` error is one of ABI.md's
 //! "Fixed error texts" (unless the script returned 1, when the error object is the module's
-//! own); `Ok` only with return code 0; the same call on the same state gives the same outcome
-//! (result, fuel, log) and the same writes, from a new or a reset instance.
+//! own); `Ok` only with return code 0; a call that succeeded changed only keys under
+//! `m/fuzz/`, balances and token records, and left the GOLD supply as it was; the same call on
+//! the same state gives the same outcome (result, fuel, log) and the same writes, from a new or
+//! a reset instance.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -176,6 +178,34 @@ fn check<T: PartialEq + std::fmt::Debug>(outcome: &CallOutcome<T>, rc: u8) {
     }
 }
 
+/// GOLD across every `bal/<account>/GOLD` key.
+fn gold(kv: &MockKv) -> u128 {
+    kv.state
+        .keys()
+        .filter_map(|k| k.strip_prefix("bal/")?.strip_suffix("/GOLD"))
+        .map(|account| gamechain_sdk::ledger::balance(kv, account, "GOLD"))
+        .sum()
+}
+
+/// After a call that succeeded: it changed only its own keys (`m/fuzz/…`), balances and token
+/// records, and GOLD (which the module did not issue) was only moved, never made or destroyed.
+fn check_writes(before: &MockKv, after: &MockKv) {
+    for (k, v) in before.state.iter().chain(after.state.iter()) {
+        if before.state.get(k) != after.state.get(k) {
+            assert!(
+                k.starts_with("m/fuzz/") || k.starts_with("bal/") || k.starts_with("token/"),
+                "a module call wrote key {k:?} ({} bytes)",
+                v.len()
+            );
+        }
+    }
+    assert_eq!(
+        gold(before),
+        gold(after),
+        "GOLD made or destroyed by a module"
+    );
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&entry, script)) = data.split_first() else {
         return;
@@ -196,6 +226,9 @@ fuzz_target!(|data: &[u8]| {
                 }
                 .expect("no host error");
                 check(&out, if script.is_empty() { 0 } else { rc });
+                if out.result.is_ok() {
+                    check_writes(&seeded(None), &ctx.kv);
+                }
                 outs.push((out, ctx.kv.state, ctx.events));
             }
             assert_eq!(outs[0], outs[1], "the same call twice differs");
@@ -217,6 +250,9 @@ fuzz_target!(|data: &[u8]| {
                 let mut ctx = KvCtx::for_call(seeded(Some(script)), MODULE, &env(), "", None);
                 let out = m.call_end_block(&mut ctx).expect("no host error");
                 check(&out, if script.is_empty() { 0 } else { rc });
+                if out.result.is_ok() {
+                    check_writes(&seeded(Some(script)), &ctx.kv);
+                }
                 outs.push((out, ctx.kv.state, ctx.events));
             }
             assert_eq!(outs[0], outs[1], "the same end_block twice differs");

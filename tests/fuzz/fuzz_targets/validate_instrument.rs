@@ -507,7 +507,7 @@ fuzz_target!(|data: &[u8]| {
         Err(e) => {
             stat(match (&source, &e) {
                 (Source::SmithAbi, ValidationError::Malformed { .. }) => "abi refused: malformed",
-                (Source::SmithAbi, ValidationError::Feature(_)) => "abi refused: feature",
+                (Source::SmithAbi, ValidationError::Feature(name)) => name,
                 (Source::SmithAbi, ValidationError::TooMany { .. }) => "abi refused: count",
                 (Source::SmithAbi, ValidationError::StartCallsOut { .. }) => "abi refused: start",
                 (Source::SmithAbi, ValidationError::MemoryCount(_)) => "abi refused: memories",
