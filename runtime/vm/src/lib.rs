@@ -13,6 +13,7 @@
 //! | `load/` | validation ([`ValidationError`]), the stack-height limit, instrumentation |
 //! | `run/` | [`Runtime`] (engines, linker, pool), host functions, traps ([`HostTrap`], [`HostError`]), [`WasmModule`] |
 //! | `cache.rs` | [`ModuleCache`]: compiled modules on disk, keyed by code and engine, checked before use |
+//! | `fuzzing.rs` | feature `fuzzing` only (hidden): the validator and instrumenter for `tests/fuzz/` |
 //!
 //! Layers: `abi`, `gas` → `load` → `config` → `cache` → `run`; nothing imports upwards.
 //!
@@ -30,6 +31,10 @@
 mod abi;
 pub mod cache;
 mod config;
+/// Validator and instrumenter for the cargo-fuzz targets (`tests/fuzz/`); feature `fuzzing`.
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod gas;
 mod load;
 mod run;

@@ -1,0 +1,162 @@
+//! gamechain-fuzz: what the cargo-fuzz targets (`fuzz_targets/`) share: the oracles for error
+//! texts (ABI.md "Fixed error texts" and "Validation rules") and the runtime configuration the
+//! targets load modules with. See `README.md` for the targets and their invariants.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use gamechain_sdk::ActionError;
+use gamechain_vm::{Allocation, Runtime, RuntimeConfig};
+
+/// Memory limit of every runtime here, bytes: the chain's default (16 MiB).
+pub const MEMORY_LIMIT: u64 = 16 << 20;
+
+/// Fuel of every entry-point call of the fuzzing runtime: small, so a looping module costs
+/// milliseconds, not the chain's 10,000,000.
+pub const FUEL: u64 = 1_000_000;
+
+/// The receipt texts of ABI.md, "Fixed error texts": the only `internal: …` texts the host may
+/// produce.
+pub const FIXED_TEXTS: &[&str] = &[
+    "internal: out of fuel",
+    "internal: memory limit exceeded",
+    "internal: module panicked",
+    "internal: bad pointer from module",
+    "internal: invalid UTF-8 from module",
+    "internal: event data is not valid JSON",
+    "internal: state is read-only in a view",
+    "internal: malformed module output",
+    "internal: guest allocation failed",
+    "internal: trap: unreachable",
+    "internal: trap: integer divide by zero",
+    "internal: trap: integer overflow",
+    "internal: trap: invalid conversion to integer",
+    "internal: trap: out of bounds memory access",
+    "internal: trap: indirect call",
+    "internal: trap: stack limit exceeded",
+    "internal: trap: stack overflow",
+    "internal: trap",
+];
+
+/// Whether `text` is one of [`FIXED_TEXTS`].
+pub fn is_fixed_text(text: &str) -> bool {
+    FIXED_TEXTS.contains(&text)
+}
+
+/// Panics unless `err` is an `internal` error with a fixed text, or an error of another code
+/// (those only come from a module's own error object or from the bank's rules).
+pub fn assert_fixed(err: &ActionError) {
+    if let ActionError::Internal(_) = err {
+        let text = err.to_string();
+        assert!(is_fixed_text(&text), "not a fixed error text: {text:?}");
+    }
+}
+
+/// The validator's texts (ABI.md, "Validation rules"): `#` stands for a decimal number, `*`
+/// for any text, empty included (a name or a type taken from the module), `{…|…}` for one of the listed words.
+const VALIDATOR_TEXTS: &[&str] = &[
+    "module is # bytes, the limit is 4194304",
+    "code is # bytes, the limit is 1048576",
+    "data is # bytes, the limit is 1048576",
+    "not a valid wasm module (at byte offset #)",
+    "not a valid wasm module",
+    "feature {relaxed_simd|simd|shared_everything_threads|threads|memory64|multi_memory|custom_page_sizes|memory_control|legacy_exceptions|exceptions|tail_call|gc|function_references|gc_types|stack_switching|extended_const|wide_arithmetic|custom_descriptors|compact_imports|component_model|unknown} is not allowed",
+    "module has # {types|imports|functions|globals|exports|tables|data segments|element segments|table elements in segments}, the limit is #",
+    "module has # memories, exactly 1 is required",
+    "memory starts at # bytes, the limit is 16777216",
+    "table starts at # elements, the limit is 20000",
+    "import *.* is not in ABI v1: only gamechain_v1 functions may be imported",
+    "import gamechain_v1.* is not in ABI v1",
+    "import gamechain_v1.* has type *, ABI v1 requires *",
+    "export {memory|gc_abi_version|gc_alloc|gc_apply|gc_view} is missing, ABI v1 requires it",
+    "export {memory|gc_abi_version|gc_alloc|gc_apply|gc_view|gc_end_block|gc_migrate} has type *, ABI v1 requires *",
+    "function # has # locals, the limit is 1024",
+    "function # has an operand stack of # values, the limit is 1024",
+    "start function # may call host import gamechain_v1.* (in function #); a start function may not call the host",
+    "start function # may call call_indirect (in function #); a start function may not call the host",
+];
+
+/// Whether `text` is one of the validator's fixed texts (see `VALIDATOR_TEXTS`).
+pub fn is_validator_text(text: &str) -> bool {
+    VALIDATOR_TEXTS
+        .iter()
+        .any(|p| matches(p.as_bytes(), text.as_bytes()))
+}
+
+/// `text` matches `pattern` (`#` digits, `*` any text, `{a|b}` one word).
+fn matches(pattern: &[u8], text: &[u8]) -> bool {
+    match pattern.first() {
+        None => text.is_empty(),
+        Some(b'#') => {
+            let digits = text.iter().take_while(|c| c.is_ascii_digit()).count();
+            (1..=digits).any(|n| matches(&pattern[1..], &text[n..]))
+        }
+        Some(b'*') => (0..=text.len()).any(|n| matches(&pattern[1..], &text[n..])),
+        Some(b'{') => {
+            let end = pattern
+                .iter()
+                .position(|&c| c == b'}')
+                .expect("closed brace");
+            pattern[1..end].split(|&c| c == b'|').any(|word| {
+                text.starts_with(word) && matches(&pattern[end + 1..], &text[word.len()..])
+            })
+        }
+        Some(&c) => text.first() == Some(&c) && matches(&pattern[1..], &text[1..]),
+    }
+}
+
+/// Counts one outcome named `what` (e.g. `refused`, `ran`); every 2,048 counts the tally goes
+/// to stderr as `stats: {…}`, so a run's log shows which paths the inputs reach.
+pub fn stat(what: &'static str) {
+    static STATS: Mutex<(u64, BTreeMap<&'static str, u64>)> = Mutex::new((0, BTreeMap::new()));
+    let mut s = STATS.lock().unwrap_or_else(|e| e.into_inner());
+    *s.1.entry(what).or_default() += 1;
+    s.0 += 1;
+    if s.0 % 2048 == 0 {
+        eprintln!("stats: {:?}", s.1);
+    }
+}
+
+/// The runtime the targets load modules into: the chain's configuration with on-demand
+/// allocation (no pool to exhaust), [`FUEL`] per call, instance reuse on and every reset
+/// checked against the pristine snapshot (`verify_reuse` panics on a difference).
+pub fn runtime() -> &'static Arc<Runtime> {
+    static RT: OnceLock<Arc<Runtime>> = OnceLock::new();
+    RT.get_or_init(|| {
+        Runtime::new(RuntimeConfig {
+            fuel_apply: FUEL,
+            fuel_view: FUEL,
+            fuel_end_block: FUEL,
+            memory_limit_bytes: MEMORY_LIMIT as usize,
+            allocation: Allocation::OnDemand,
+            reuse_instances: true,
+            verify_reuse: true,
+            ..RuntimeConfig::default()
+        })
+        .expect("the fuzzing runtime builds")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validator_patterns_match_their_texts() {
+        assert!(is_validator_text(
+            "not a valid wasm module (at byte offset 8)"
+        ));
+        assert!(is_validator_text(
+            "module has 2 memories, exactly 1 is required"
+        ));
+        assert!(is_validator_text("feature simd is not allowed"));
+        assert!(is_validator_text(
+            "import gamechain_v1.get has type (i32) -> i64, ABI v1 requires (i32, i32, i32, i32) -> i64"
+        ));
+        assert!(is_validator_text("module has 3 tables, the limit is 1"));
+        assert!(!is_validator_text(
+            "type mismatch: expected i32 (at offset 0x20)"
+        ));
+        assert!(!is_validator_text("feature foo is not allowed"));
+    }
+}
