@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use gamechain_fuzz::runtime;
 use gamechain_sdk::{MockCtx, MockKv, Query};
-use gamechain_vm::{CallOutcome, ModuleCache, WasmModule};
+use gamechain_vm::{CallOutcome, ModuleCache, Origin, WasmModule};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
@@ -57,7 +57,7 @@ fn fixture() -> &'static Fixture {
         let wasm = wat::parse_str(COUNTER).expect("counter.wat");
         let uncached = WasmModule::new(runtime(), "counter", &wasm).expect("counter loads");
         let expected = behaviour(&uncached);
-        let m = WasmModule::load(runtime(), "counter", &wasm, Some(&cache)).expect("loads");
+        let m = WasmModule::load(runtime(), "counter", &wasm, Some(&cache), Origin::Upload).expect("loads");
         assert!(!m.code_source().is_cached());
         let entries: Vec<PathBuf> = fs::read_dir(dir.path())
             .unwrap()
@@ -158,7 +158,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let before = f.cache.stats();
-    let m = WasmModule::load(runtime(), "counter", &f.wasm, Some(&f.cache))
+    let m = WasmModule::load(runtime(), "counter", &f.wasm, Some(&f.cache), Origin::Upload)
         .expect("a damaged cache entry never fails a load");
     let after = f.cache.stats();
     match &damaged {
