@@ -2,7 +2,7 @@
 //! default ([`NodeConfig::default`] is the embedded configuration), loaded with
 //! [`NodeConfig::load`] and checked with [`NodeConfig::validate`].
 //!
-//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fuel_apply`, `fuel_end_block`,
+//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fees`, `fuel_apply`, `fuel_end_block`,
 //! `memory_limit_bytes`) are used once, to write `genesis.json` on the first start; afterwards
 //! the genesis file is authoritative and a differing value only logs a warning (see
 //! `genesis_setup.rs`). Everything else takes effect at every start.
@@ -17,6 +17,13 @@
 //! log = "info"
 //! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
 //! deploy_allow = ["yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"]
+//!
+//! [fees]                      # absent (the default): transactions are free
+//! collector = "yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"
+//! tx_micro = "1000000"        # 1 base unit per transaction
+//! fuel_micro = "10"           # per unit of fuel
+//! write_byte_micro = "1000"   # per byte of state written
+//! event_byte_micro = "500"    # per byte of events
 //! ```
 //!
 //! `deploy` / `deploy_allow` are this node's admission policy for `deploy` transactions, not a
@@ -29,7 +36,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use gamechain_runtime::chain::address::check_address;
-use gamechain_runtime::chain::Network;
+use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
@@ -58,6 +65,10 @@ pub struct NodeConfig {
     /// for a chain without a faucet. Default `"100000"`.
     #[serde(with = "faucet_field")]
     pub faucet: Option<Amount>,
+    /// The fee schedule of a new chain (consensus; a `[fees]` table with `collector`,
+    /// `tx_micro`, `fuel_micro`, `write_byte_micro`, `event_byte_micro`: prices in millionths of
+    /// a base unit, `runtime/chain/src/fees.rs`). Default none: transactions are free.
+    pub fees: Option<FeeSchedule>,
     /// Fuel of one transaction's `apply` (new chains; consensus). Default 10,000,000.
     pub fuel_apply: u64,
     /// Fuel of one view (`GET /v1/games/...`); not consensus, applies at every start.
@@ -143,6 +154,7 @@ impl Default for NodeConfig {
             block_interval_ms: 60_000,
             max_block_txs: 1000,
             faucet: Some(Amount(100_000)),
+            fees: None,
             fuel_apply: runtime.fuel_apply,
             fuel_view: runtime.fuel_view,
             fuel_end_block: runtime.fuel_end_block,
@@ -238,6 +250,15 @@ impl NodeConfig {
             return Err(ConfigError(
                 "faucet must be more than 0, or \"none\"".into(),
             ));
+        }
+        if let Some(fees) = &self.fees {
+            check_address(&fees.collector, self.network).map_err(|e| {
+                ConfigError(format!(
+                    "fees.collector: `{}` is not an address of the {} network: {e}",
+                    fees.collector,
+                    self.network.as_str()
+                ))
+            })?;
         }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| ConfigError(format!("log filter `{}`: {e}", self.log)))?;

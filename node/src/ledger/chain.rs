@@ -18,8 +18,11 @@ use gamechain_runtime::chain::{
     genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash,
 };
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{account_nonce, run_view, ChainContext, MemState, State, WriteSet};
-use gamechain_sdk::Amount;
+use gamechain_runtime::{
+    account_nonce, run_view, ChainContext, MemState, Overlay, State, WriteSet,
+};
+use gamechain_sdk::keys::GOLD;
+use gamechain_sdk::{ledger, Amount};
 use gamechain_sdk::Query;
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -156,7 +159,8 @@ impl Chain {
     /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
     /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
     /// configuration's `deploy` policy does not admit), `escrow_recipient` (400: a transfer to a
-    /// module's escrow account), `module_refused` (400: a deploy whose code the load rules
+    /// module's escrow account), `cannot_pay_fee` (402: on a chain with fees, a sender holding
+    /// less GOLD than the minimum fee; never for a faucet call), `module_refused` (400: a deploy whose code the load rules
     /// refuse), `too_costly` (503: a deploy that did not compile within `compile_budget_ms`),
     /// `duplicate`, `bad_nonce`, `mempool_full`, or `internal`. A deploy is compiled here
     /// (`compile.rs`), so the block that includes it never waits for a compiler.
@@ -182,6 +186,19 @@ impl Chain {
         if let Action::Transfer { to, .. } = &body.action {
             if to.starts_with("module:") {
                 return Err(ChainError::EscrowRecipient { to: to.clone() });
+            }
+        }
+        if let (Some(fees), false) = (&genesis.fees, matches!(body.action, Action::Faucet { .. })) {
+            // A sender with pending transactions is not checked again: its first was admitted
+            // on its balance or is a faucet call (so a new key can send right after its faucet
+            // call); what it cannot pay for when its turn comes, no block includes.
+            let minimum = fees.minimum();
+            if minimum > 0 && self.mempool().pending_of(&body.from) == 0 {
+                let head = self.head();
+                let balance = ledger::balance(&Overlay::new(&head.state), &body.from, GOLD);
+                if balance < minimum {
+                    return Err(ChainError::CannotPayFee { minimum, balance });
+                }
             }
         }
         if let Action::Deploy { module, code } = &body.action {

@@ -269,6 +269,7 @@ fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeErro
         fuel_end_block: runtime.fuel_end_block,
         memory_limit_bytes: config.memory_limit_bytes,
         engine_config_hash: runtime.config_hash(),
+        fees: config.fees.clone(),
     };
     genesis
         .validate()
@@ -351,6 +352,7 @@ fn warn_about_ignored_settings(config: &NodeConfig, genesis: &Genesis) {
         ("chain_id", config.chain_id != genesis.chain_id),
         ("network", config.network != genesis.network),
         ("faucet", config.faucet != genesis.faucet),
+        ("fees", config.fees != genesis.fees),
         ("fuel_apply", config.fuel_apply != genesis.fuel_apply),
         (
             "fuel_end_block",

@@ -148,6 +148,9 @@ impl From<ChainError> for ApiError {
             ChainError::EscrowRecipient { .. } => {
                 Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
             }
+            ChainError::CannotPayFee { .. } => {
+                Self::new(StatusCode::PAYMENT_REQUIRED, e.code(), e.to_string())
+            }
             ChainError::Refused(r) => Self::from_refusal(r),
             ChainError::NotFound(m) => Self::not_found(m.clone()),
             ChainError::BadAddress(m) => Self::bad_address(m.clone()),

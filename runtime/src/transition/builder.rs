@@ -245,18 +245,31 @@ impl<'a> BlockBuilder<'a> {
                 return Err(e);
             }
         };
-        let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
-        match self.used.add(tx_use) {
-            Ok(used) => self.used = used,
-            Err(crossed) => {
+        let charged = match &self.ctx.genesis.fees {
+            None => Ok(outcome),
+            Some(fees) => fees::charge(fees, &self.overlay, &body.from, outcome),
+        };
+        let included = charged.and_then(|outcome| {
+            let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
+            let used = self.used.add(tx_use).map_err(|(what, limit)| {
+                TxRejection::BlockFull { what, limit }
+            })?;
+            Ok((outcome, used))
+        });
+        let outcome = match included {
+            Ok((outcome, used)) => {
+                self.used = used;
+                outcome
+            }
+            Err(rejection) => {
                 // Left out: the nonce write undone, nothing else was merged.
                 match before {
                     Some(v) => self.overlay.writes.insert(key, v),
                     None => self.overlay.writes.remove(&key),
                 };
-                return Err(full(crossed));
+                return Err(invalid(rejection));
             }
-        }
+        };
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
             if let Action::Game { game: module, .. } | Action::Deploy { module, .. } = &body.action
