@@ -46,7 +46,10 @@ async fn a_chain_with_fees_charges_refuses_and_replays() {
             message,
         }) => {
             assert_eq!((status, code.as_str()), (402, "cannot_pay_fee"));
-            assert!(message.contains("holds 0") && message.contains("minimum fee of 3"), "{message}");
+            assert!(
+                message.contains("holds 0") && message.contains("minimum fee of 3"),
+                "{message}"
+            );
         }
         other => panic!("expected 402 cannot_pay_fee, got {other:?}"),
     }
@@ -69,13 +72,22 @@ async fn a_chain_with_fees_charges_refuses_and_replays() {
 
     // Games (ok, failed and out-of-turn moves, stakes, transfers), then every receipt's fee.
     workload(&client, 3).await;
-    let head = client.block(BlockRef::Latest).await.unwrap().header.header.height;
+    let head = client
+        .block(BlockRef::Latest)
+        .await
+        .unwrap()
+        .header
+        .header
+        .height;
     let (mut fees, mut txs, mut failed_paid) = (0u128, 0, 0);
     for h in 1..=head {
         let block = client.block(BlockRef::Height(h)).await.unwrap();
         for t in &block.txs {
             let r = &t.receipt;
-            assert!(r.fee.0 >= 3, "every transaction pays at least the minimum: {r:?}");
+            assert!(
+                r.fee.0 >= 3,
+                "every transaction pays at least the minimum: {r:?}"
+            );
             if !r.ok {
                 failed_paid += 1;
             }
@@ -83,9 +95,15 @@ async fn a_chain_with_fees_charges_refuses_and_replays() {
             txs += 1;
         }
     }
-    assert!(failed_paid >= 3, "failed transactions pay too ({failed_paid})");
+    assert!(
+        failed_paid >= 3,
+        "failed transactions pay too ({failed_paid})"
+    );
     let collected = client.account(&collector).await.unwrap();
-    assert_eq!(collected.balances["GOLD"].0, fees, "the collector holds every fee");
+    assert_eq!(
+        collected.balances["GOLD"].0, fees,
+        "the collector holds every fee"
+    );
     eprintln!("{txs} transactions paid {fees} base units of fees");
 
     // Replay from the data directory reaches the node's state root.

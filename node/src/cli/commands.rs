@@ -94,6 +94,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
         | Command::Demo(_)
         | Command::Verify(_)
         | Command::Export(_)
+        | Command::Bench(_)
         | Command::Module(_) => Err(CliError::Usage("not a client command".into())),
     }
 }

@@ -22,8 +22,8 @@ use gamechain_runtime::{
     account_nonce, run_view, ChainContext, MemState, Overlay, State, WriteSet,
 };
 use gamechain_sdk::keys::GOLD;
-use gamechain_sdk::{ledger, Amount};
 use gamechain_sdk::Query;
+use gamechain_sdk::{ledger, Amount};
 use serde_json::Value;
 use tokio::sync::Notify;
 

@@ -128,7 +128,11 @@ mod tests {
         // 1,000,000 + 580,000 + 300,000 + 100,000 = 1,980,000 micro → 2 base units.
         assert_eq!(s.fee(u), 2);
         assert_eq!(s.minimum(), 1);
-        assert_eq!(schedule(1, 0, 0, 0).minimum(), 1, "any part of a unit rounds up");
+        assert_eq!(
+            schedule(1, 0, 0, 0).minimum(),
+            1,
+            "any part of a unit rounds up"
+        );
         assert_eq!(schedule(0, 0, 0, 0).fee(u), 0);
         assert!(schedule(0, 0, 0, 0).is_free() && !s.is_free());
     }

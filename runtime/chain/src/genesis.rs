@@ -294,9 +294,8 @@ impl Genesis {
             ));
         }
         if let Some(fees) = &self.fees {
-            check_address(&fees.collector, self.network).map_err(|e| {
-                invalid(format!("fees.collector `{}`: {e}", fees.collector))
-            })?;
+            check_address(&fees.collector, self.network)
+                .map_err(|e| invalid(format!("fees.collector `{}`: {e}", fees.collector)))?;
         }
         Ok(())
     }

@@ -240,7 +240,10 @@ mod tests {
         );
         let mut zero = failed.to_borsh();
         zero.extend_from_slice(&0u128.to_le_bytes());
-        assert!(borsh::from_slice::<Receipt>(&zero).is_err(), "a 0 fee is never encoded");
+        assert!(
+            borsh::from_slice::<Receipt>(&zero).is_err(),
+            "a 0 fee is never encoded"
+        );
         let mut short = failed.to_borsh();
         short.extend_from_slice(&[1, 2, 3]);
         assert!(borsh::from_slice::<Receipt>(&short).is_err());

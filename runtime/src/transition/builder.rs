@@ -251,9 +251,10 @@ impl<'a> BlockBuilder<'a> {
         };
         let included = charged.and_then(|outcome| {
             let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
-            let used = self.used.add(tx_use).map_err(|(what, limit)| {
-                TxRejection::BlockFull { what, limit }
-            })?;
+            let used = self
+                .used
+                .add(tx_use)
+                .map_err(|(what, limit)| TxRejection::BlockFull { what, limit })?;
             Ok((outcome, used))
         });
         let outcome = match included {

@@ -155,7 +155,10 @@ fn out_of_fuel_pays_its_whole_fuel_limit() {
     let before = chain.balance(&ALICE.address());
     let out = chain.block(vec![tx(&ALICE, 1, Action::game("spinner", &json!({})))]);
     let r = &out.receipts[0];
-    assert!(!r.ok && r.error.as_deref().unwrap().contains("fuel"), "{r:?}");
+    assert!(
+        !r.ok && r.error.as_deref().unwrap().contains("fuel"),
+        "{r:?}"
+    );
     assert_eq!(r.fuel_used, chain.ctx.genesis().fuel_apply);
     assert_eq!(
         r.fee.0,
@@ -177,7 +180,11 @@ fn a_sender_below_the_minimum_is_never_included() {
     match chain.try_block(vec![broke.clone()]) {
         Err(TransitionError::InvalidTx {
             index: 0,
-            reason: TxRejection::CannotPayFee { minimum: 2, balance: 0 },
+            reason:
+                TxRejection::CannotPayFee {
+                    minimum: 2,
+                    balance: 0,
+                },
             ..
         }) => {}
         other => panic!("expected CannotPayFee, got {other:?}"),
@@ -194,11 +201,19 @@ fn a_sender_below_the_minimum_is_never_included() {
     )
     .unwrap();
     assert!(builder.push(&broke).is_err());
-    assert_eq!(builder.nonce(&BOB.address()).unwrap(), 0, "the nonce write is undone");
+    assert_eq!(
+        builder.nonce(&BOB.address()).unwrap(),
+        0,
+        "the nonce write is undone"
+    );
     assert!(builder.push(&tx(&BOB, 0, faucet_action())).unwrap().ok);
     // A failed transaction from a sender holding less than its fee pays what it holds: Carol
     // (5,000 at genesis) sends an out-of-fuel call after giving away all but 3.
-    chain.block(vec![tx(&CAROL, 0, pay(&ALICE.address(), 5_000 - 2 - 3 - 1))]);
+    chain.block(vec![tx(
+        &CAROL,
+        0,
+        pay(&ALICE.address(), 5_000 - 2 - 3 - 1),
+    )]);
     let left = chain.balance(&CAROL.address());
     assert!(left >= 2, "{left}");
     let out = chain.block(vec![tx(&CAROL, 1, Action::game("spinner", &json!({})))]);
@@ -236,8 +251,16 @@ fn an_action_its_sender_cannot_pay_for_is_undone() {
         )
     );
     assert!(r.events.is_empty());
-    assert_eq!(r.fee.0, fees.minimum(), "a failed transfer pays the per-transaction price");
-    assert_eq!(chain.balance(&ALICE.address()), 0, "the transfer was undone");
+    assert_eq!(
+        r.fee.0,
+        fees.minimum(),
+        "a failed transfer pays the per-transaction price"
+    );
+    assert_eq!(
+        chain.balance(&ALICE.address()),
+        0,
+        "the transfer was undone"
+    );
     assert_eq!(chain.balance(&carol), 5_000 - fees.minimum());
 }
 
