@@ -40,6 +40,7 @@ fn args(kind: Kind, txs: usize, accounts: usize, connections: usize, rate: u64) 
         connections,
         txs,
         rate,
+        batch: 1,
         module: None,
         op: None,
         funder: None,

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuar
 
 use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{
-    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash,
+    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::registry::read_record;
 use gamechain_runtime::{
@@ -165,7 +165,22 @@ impl Chain {
     /// `duplicate`, `bad_nonce`, `mempool_full`, or `internal`. A deploy is compiled here
     /// (`compile.rs`), so the block that includes it never waits for a compiler.
     pub fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
-        let result = self.admit(tx);
+        let genesis = self.genesis();
+        let checked = tx.check(&genesis.chain_id, genesis.network);
+        self.submit_checked(tx, checked)
+    }
+
+    /// [`Chain::submit`] of `tx` whose stateless checks ([`SignedTx::check`] for this chain)
+    /// gave `checked`: lets callers run the signature checks of many transactions in parallel
+    /// and admit them in order.
+    pub fn submit_checked(
+        &self,
+        tx: SignedTx,
+        checked: Result<TxBody, TxError>,
+    ) -> Result<String, ChainError> {
+        let result = checked
+            .map_err(ChainError::Tx)
+            .and_then(|body| self.admit(tx, body));
         let code = match &result {
             Ok(_) => "accepted",
             Err(e) => e.code(),
@@ -174,12 +189,9 @@ impl Chain {
         result
     }
 
-    /// [`Chain::submit`] without the count of its outcome.
-    fn admit(&self, tx: SignedTx) -> Result<String, ChainError> {
+    /// [`Chain::submit_checked`] of a checked transaction, without the count of its outcome.
+    fn admit(&self, tx: SignedTx, body: TxBody) -> Result<String, ChainError> {
         let genesis = self.genesis();
-        let body = tx
-            .check(&genesis.chain_id, genesis.network)
-            .map_err(ChainError::Tx)?;
         if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
             return Err(ChainError::DeployForbidden { from: body.from });
         }

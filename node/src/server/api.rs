@@ -18,7 +18,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use axum::{middleware, Json, Router};
-use gamechain_chain::wire::TxidAnswer;
+use gamechain_chain::wire::{BatchResult, ErrorBody, TxBatch, TxBatchAnswer, TxidAnswer};
 use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
 use serde_json::Value;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -28,6 +28,7 @@ use tower_http::trace::TraceLayer;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::error::ChainError;
+use crate::server::admission::MAX_BATCH_TXS;
 use crate::server::api_error::ApiError;
 use crate::server::http_io::{JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
@@ -68,6 +69,10 @@ pub fn router(app: AppState) -> Router {
         .route(
             "/v1/tx",
             post(post_tx).layer(DefaultBodyLimit::max(tx_request_limit(config))),
+        )
+        .route(
+            "/v1/txs",
+            post(post_txs).layer(DefaultBodyLimit::max(MAX_BATCH_REQUEST_BYTES)),
         )
         .route("/v1/tx/{txid}", get(get_tx))
         .route("/v1/account/{account}", get(get_account))
@@ -156,8 +161,76 @@ async fn post_tx(
             "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
         ))
     })?;
-    let txid = blocking(move || app.chain.submit(tx)).await?;
+    let txid = app.admission.submit(tx).await?;
     Ok(sorted_json(&TxidAnswer { txid }).into_response())
+}
+
+/// Most bytes of a `POST /v1/txs` request (8 MiB).
+pub const MAX_BATCH_REQUEST_BYTES: usize = 8 << 20;
+
+/// `POST /v1/txs` `{"txs": [{"body", "signature"}, …]}` → `{"results": [{"txid"} | {"error",
+/// "status"}, …]}`: up to [`MAX_BATCH_TXS`] transactions admitted in order, each answered as
+/// `POST /v1/tx` would have. With a rate limit, a batch takes one token per transaction (so it
+/// holds at most `rate_limit_burst`).
+async fn post_txs(
+    State(app): State<AppState>,
+    charge: Option<axum::Extension<rate_limit::Charge>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<axum::response::Response, ApiError> {
+    require_json(&headers)?;
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::body_over(MAX_BATCH_REQUEST_BYTES, "POST /v1/txs")
+        } else {
+            ApiError::from(r)
+        }
+    })?;
+    if let Some(upstream) = &app.upstream {
+        return forward(upstream, "txs", bytes).await;
+    }
+    let batch: TxBatch = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_json(format!(
+            "expected {{\"txs\": [{{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}, …]}}: {e}"
+        ))
+    })?;
+    let n = batch.txs.len();
+    if n > MAX_BATCH_TXS {
+        return Err(ApiError::too_large(format!(
+            "a batch holds {n} transactions, the limit is {MAX_BATCH_TXS}"
+        )));
+    }
+    if let Some(axum::Extension(charge)) = charge.filter(|c| c.limiter.enabled()) {
+        let burst = charge.limiter.burst();
+        if n as u64 > burst {
+            return Err(ApiError::too_large(format!(
+                "a batch holds {n} transactions; with this node's rate limit a batch may hold at most {burst} (rate_limit_burst)"
+            )));
+        }
+        charge
+            .take((n as u64).saturating_sub(1))
+            .map_err(ApiError::rate_limited)?;
+    }
+    let results = app
+        .admission
+        .submit_batch(batch.txs)
+        .await?
+        .into_iter()
+        .map(|r| match r {
+            Ok(txid) => BatchResult::Accepted { txid },
+            Err(e) => {
+                let e = ApiError::from(e);
+                BatchResult::Refused {
+                    status: e.status.as_u16(),
+                    error: ErrorBody {
+                        code: e.code.to_string(),
+                        message: e.message,
+                    },
+                }
+            }
+        })
+        .collect();
+    Ok(sorted_json(&TxBatchAnswer { results }).into_response())
 }
 
 /// `415 bad_content_type` unless `headers` say `content-type: application/json` (any case,
@@ -365,7 +438,16 @@ pub async fn forward_tx(
     upstream: &gamechain_client::Client,
     body: Bytes,
 ) -> Result<axum::response::Response, ApiError> {
-    let url = upstream.url(&["v1", "tx"]);
+    forward(upstream, "tx", body).await
+}
+
+/// Posts `body` to the sequencer's `POST /v1/<path>` and passes its answer back.
+async fn forward(
+    upstream: &gamechain_client::Client,
+    path: &str,
+    body: Bytes,
+) -> Result<axum::response::Response, ApiError> {
+    let url = upstream.url(&["v1", path]);
     let unreachable = |e: reqwest::Error| {
         ApiError::new(
             StatusCode::BAD_GATEWAY,

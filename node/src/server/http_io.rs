@@ -11,6 +11,8 @@
 //! `{"error": {"code", "message"}}` and `connection: close` (hyper closes the connection after
 //! such an answer anyway).
 //!
+//! Every accepted socket has `TCP_NODELAY` set (WebSocket subscriptions included).
+//!
 //! A connection the node has not written to for `idle` (config `idle_timeout_secs`) is closed
 //! on its next read: a request head that never completes (a slow-loris client trickling bytes;
 //! reads do not count, only the node's answers do), or an idle keep-alive connection. Every
@@ -46,6 +48,11 @@ impl Listener for JsonListener {
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         let (io, addr) = Listener::accept(&mut self.listener).await;
+        // Answers and WebSocket pushes are small writes: never hold one back for Nagle's
+        // algorithm (a client's delayed ACK would add up to ~40 ms to it).
+        if let Err(e) = io.set_nodelay(true) {
+            tracing::debug!(%addr, "cannot set TCP_NODELAY: {e}");
+        }
         (JsonErrorsIo::new(io, self.idle), addr)
     }
 

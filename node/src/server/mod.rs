@@ -4,6 +4,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `api.rs` | the axum router and handlers |
+//! | `admission.rs` | [`admission::Admission`]: the worker threads that admit posted transactions (single and batches) |
 //! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors; the mapping of the core's domain errors to HTTP statuses |
 //! | `http_io.rs` | the API's listener and connections: hyper's own bare `400`/`414`/`431` answers rewritten to JSON |
 //! | `feed.rs` | [`feed::BlockFeed`]: committed blocks serialised once for all subscribers |
@@ -13,6 +14,7 @@
 //! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
 //! | `node.rs` | [`node::NodeHandle`], [`node::run_node`]: start, run, clean shutdown |
 
+pub mod admission;
 pub mod api;
 pub mod api_error;
 pub mod feed;

@@ -8,6 +8,7 @@ use gamechain_runtime::ChainContext;
 
 use crate::config::NodeConfig;
 use crate::ledger::chain::{Chain, Head};
+use crate::server::admission::Admission;
 use crate::server::feed::BlockFeed;
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
@@ -25,6 +26,8 @@ pub struct AppState {
     /// Views running at once (`max_concurrent_views`): each holds a wasm instance of up to the
     /// memory limit, so this bounds the memory views take; further view requests wait.
     pub views: Arc<tokio::sync::Semaphore>,
+    /// The admission pool `POST /v1/tx` and `POST /v1/txs` submit through (`admission.rs`).
+    pub admission: Admission,
 }
 
 impl AppState {
@@ -48,12 +51,15 @@ impl AppState {
             feed.clone(),
         ));
         let (stop, shutdown) = watch::channel(false);
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let admission = Admission::start(chain.clone(), cores);
         let app = AppState {
             chain,
             feed,
             shutdown,
             upstream,
             views: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_views)),
+            admission,
         };
         (app, stop)
     }

@@ -48,12 +48,13 @@ struct Shared {
 }
 
 /// Posts `lanes` to the node at `url` (one connection each) at `rate` tx/s in all (0: flat
-/// out) and waits until every accepted transaction is in a block, or `wait` has passed since
+/// out), `batch` transactions a request (1: `POST /v1/tx`, more: `POST /v1/txs`), and waits until every accepted transaction is in a block, or `wait` has passed since
 /// the last post. `label` names the phase on the progress bar (hidden when `progress` is false).
 pub async fn drive(
     url: &str,
     lanes: Vec<Vec<SignedTx>>,
     rate: u64,
+    batch: usize,
     wait: Duration,
     label: &str,
     progress: bool,
@@ -88,7 +89,7 @@ pub async fn drive(
         let shared = shared.clone();
         let url = url.to_string();
         tasks.push(tokio::spawn(async move {
-            let result = post_lane(&url, lane, rate, start, &shared).await;
+            let result = post_lane(&url, lane, rate, batch, start, &shared).await;
             shared.lanes_left.fetch_sub(1, Ordering::SeqCst);
             result
         }));
@@ -167,6 +168,7 @@ async fn post_lane(
     url: &str,
     lane: Vec<SignedTx>,
     rate: u64,
+    batch: usize,
     start: Instant,
     shared: &Shared,
 ) -> Lane {
@@ -183,28 +185,40 @@ async fn post_lane(
             return out;
         }
     };
-    for tx in lane {
+    let code_of = |e: &ClientError| match e {
+        ClientError::Api { code, .. } => code.clone(),
+        _ => "transport".to_string(),
+    };
+    for chunk in lane.chunks(batch.max(1)) {
         if rate > 0 {
-            let slot = shared.slot.fetch_add(1, Ordering::Relaxed);
+            let slot = shared.slot.fetch_add(chunk.len() as u64, Ordering::Relaxed);
             let at = start + Duration::from_secs_f64(slot as f64 / rate as f64);
             tokio::time::sleep_until(at.into()).await;
         }
-        let txid = tx.txid();
-        shared
-            .waiting
-            .lock()
-            .expect("not poisoned")
-            .insert(txid.clone(), Instant::now());
-        out.submitted += 1;
-        match client.post_tx(&tx).await {
-            Ok(_) => out.accepted += 1,
-            Err(e) => {
-                shared.waiting.lock().expect("not poisoned").remove(&txid);
-                let code = match &e {
-                    ClientError::Api { code, .. } => code.clone(),
-                    _ => "transport".to_string(),
-                };
-                *out.refused.entry(code).or_default() += 1;
+        let txids: Vec<String> = chunk.iter().map(SignedTx::txid).collect();
+        {
+            let now = Instant::now();
+            let mut waiting = shared.waiting.lock().expect("not poisoned");
+            for txid in &txids {
+                waiting.insert(txid.clone(), now);
+            }
+        }
+        out.submitted += chunk.len();
+        let results: Vec<Result<(), String>> = if chunk.len() == 1 {
+            vec![client.post_tx(&chunk[0]).await.map(drop).map_err(|e| code_of(&e))]
+        } else {
+            match client.post_txs(chunk).await {
+                Ok(each) => each.into_iter().map(|r| r.map(drop).map_err(|e| code_of(&e))).collect(),
+                Err(e) => vec![Err(code_of(&e)); chunk.len()],
+            }
+        };
+        for (txid, result) in txids.iter().zip(results) {
+            match result {
+                Ok(()) => out.accepted += 1,
+                Err(code) => {
+                    shared.waiting.lock().expect("not poisoned").remove(txid);
+                    *out.refused.entry(code).or_default() += 1;
+                }
             }
         }
         out.last_answer = Instant::now();

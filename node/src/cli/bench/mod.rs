@@ -51,6 +51,10 @@ pub struct BenchArgs {
     /// Transactions to send in all (tic-tac-toe rounds up to whole games of 7).
     #[arg(long, default_value_t = 20_000)]
     pub txs: usize,
+    /// Transactions per request: 1 posts each to `POST /v1/tx`, more sends them in batches of
+    /// this size to `POST /v1/txs` (at most 1,000).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub batch: u16,
     /// Target rate, transactions per second over all connections; 0 = as fast as the node
     /// answers.
     #[arg(long, default_value_t = 0)]
@@ -183,7 +187,7 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
 
     let keys = workload::keys(network, args.accounts);
     let funding = funding_lanes(&args, &client, &keys, &status.chain_id, has_faucet).await?;
-    let funded = drive::drive(&url, funding, 0, wait, "funding", progress).await?;
+    let funded = drive::drive(&url, funding, 0, 1, wait, "funding", progress).await?;
     if funded.committed != keys.len() || funded.failed_receipts > 0 {
         return Err(format!(
             "funding the accounts failed: {} of {} funded, refusals {:?}, {} failed receipts",
@@ -214,7 +218,8 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
     };
     let disk = || target.data_dir.as_deref().map(dir_bytes);
     let (cpu_before, disk_before) = (cpu_of_node(), disk());
-    let d = drive::drive(&url, work.lanes, args.rate, wait, "bench", progress).await?;
+    let batch = usize::from(args.batch);
+    let d = drive::drive(&url, work.lanes, args.rate, batch, wait, "bench", progress).await?;
     let cpu_after = cpu_of_node();
     // The last block is committed before it is pushed over the WebSocket; give SQLite's WAL
     // its moment to settle (sizes only grow until a checkpoint folds the WAL in).
