@@ -59,6 +59,11 @@ pub struct NodeConfig {
     /// Longest time between two blocks, milliseconds: an empty block is made when no
     /// transaction arrives for this long. Default 60000 (one minute).
     pub block_interval_ms: u64,
+    /// Shortest time from the end of one block to the start of the next while transactions
+    /// keep arriving, milliseconds: a steady trickle makes one block per window instead of one
+    /// per transaction (a transaction arriving after a quiet spell gets its block at once; a full
+    /// mempool, `max_block_txs`, does not wait). 0 = no window. Default 5.
+    pub block_coalesce_ms: u64,
     /// Most transactions in one block. Default 1000.
     pub max_block_txs: usize,
     /// Base units one faucet call pays on a new chain (`"100000"` = 1000.00 GOLD), or `"none"`
@@ -152,6 +157,7 @@ impl Default for NodeConfig {
             chain_id: "gamechain-dev".to_string(),
             network: Network::Testnet,
             block_interval_ms: 60_000,
+            block_coalesce_ms: 5,
             max_block_txs: 1000,
             faucet: Some(Amount(100_000)),
             fees: None,

@@ -36,21 +36,27 @@ async fn a_batch_is_admitted_in_order_with_one_result_each() {
     node.start().await;
     let client = node.client();
     let chain_id = client.chain_id().await.unwrap();
-    let (a, b) = (SecretKey::generate(Network::Testnet), SecretKey::generate(Network::Testnet));
+    let (a, b) = (
+        SecretKey::generate(Network::Testnet),
+        SecretKey::generate(Network::Testnet),
+    );
     let pay = |to: &SecretKey| Action::Transfer {
         to: to.address(),
         token: "GOLD".into(),
         amount: Amount(7),
     };
     let mut forged = signed(&b, &chain_id, 1, pay(&a));
-    forged = SignedTx::new(forged.body().to_string(), signed(&a, &chain_id, 1, pay(&b)).signature().to_string());
+    forged = SignedTx::new(
+        forged.body().to_string(),
+        signed(&a, &chain_id, 1, pay(&b)).signature().to_string(),
+    );
     let batch = vec![
         signed(&a, &chain_id, 0, faucet()),
         signed(&a, &chain_id, 1, pay(&b)),
         signed(&a, &chain_id, 5, pay(&b)), // a gap: bad_nonce
         signed(&b, &chain_id, 0, faucet()),
         forged,                             // b's body, a's signature
-        signed(&a, &chain_id, 2, pay(&b)), // still in order after the refusals
+        signed(&a, &chain_id, 2, pay(&b)),  // still in order after the refusals
         signed(&a, &chain_id, 0, faucet()), // the first one again
     ];
     let results = client.post_txs(&batch).await.unwrap();
@@ -77,15 +83,25 @@ async fn a_batch_is_admitted_in_order_with_one_result_each() {
             .unwrap();
         assert!(included.receipt.ok, "{i}: {:?}", included.receipt);
     }
-    assert_eq!(client.account(&b.address()).await.unwrap().balances["GOLD"].0, 100_014);
+    assert_eq!(
+        client.account(&b.address()).await.unwrap().balances["GOLD"].0,
+        100_014
+    );
 
     // An empty batch has no results; over 1,000 is too large; not the shape is bad_json.
     assert!(client.post_txs(&[]).await.unwrap().is_empty());
     let many = vec![batch[0].clone(); 1001];
     match client.post_txs(&many).await {
-        Err(ClientError::Api { status: 413, code, message }) => {
+        Err(ClientError::Api {
+            status: 413,
+            code,
+            message,
+        }) => {
             assert_eq!(code, "too_large");
-            assert!(message.contains("1001") && message.contains("1000"), "{message}");
+            assert!(
+                message.contains("1001") && message.contains("1000"),
+                "{message}"
+            );
         }
         other => panic!("expected 413, got {other:?}"),
     }
@@ -109,20 +125,31 @@ async fn with_a_rate_limit_a_batch_costs_a_token_per_transaction() {
     node.start().await;
     let client = node.client();
     let chain_id = client.chain_id().await.unwrap();
-    let keys: Vec<SecretKey> = (0..21).map(|_| SecretKey::generate(Network::Testnet)).collect();
-    let txs: Vec<SignedTx> = keys.iter().map(|k| signed(k, &chain_id, 0, faucet())).collect();
+    let keys: Vec<SecretKey> = (0..21)
+        .map(|_| SecretKey::generate(Network::Testnet))
+        .collect();
+    let txs: Vec<SignedTx> = keys
+        .iter()
+        .map(|k| signed(k, &chain_id, 0, faucet()))
+        .collect();
     // A full bucket (20 tokens at 5 a second) takes a batch of 20, and then nothing more.
     tokio::time::sleep(Duration::from_secs(5)).await;
     let results = client.post_txs(&txs[..20]).await.unwrap();
     assert!(results.iter().all(Result::is_ok), "{results:?}");
     match client.post_txs(&txs[20..]).await {
-        Err(ClientError::Api { status: 429, code, .. }) => assert_eq!(code, "rate_limited"),
+        Err(ClientError::Api {
+            status: 429, code, ..
+        }) => assert_eq!(code, "rate_limited"),
         other => panic!("expected 429, got {other:?}"),
     }
     // 21 > the burst of 20 never fits, whatever the bucket holds.
     tokio::time::sleep(Duration::from_secs(5)).await;
     match client.post_txs(&txs).await {
-        Err(ClientError::Api { status: 413, message, .. }) => {
+        Err(ClientError::Api {
+            status: 413,
+            message,
+            ..
+        }) => {
             assert!(message.contains("rate_limit_burst"), "{message}")
         }
         other => panic!("expected 413, got {other:?}"),

@@ -2,7 +2,9 @@
 //! sequencer key.
 //!
 //! A block is made as soon as the mempool holds transactions (up to `max_block_txs`, in
-//! arrival order), and otherwise `block_interval_ms` after the previous one (an empty block).
+//! arrival order), but not sooner than `block_coalesce_ms` after the previous block ended
+//! (unless the mempool already fills a block), and otherwise `block_interval_ms` after the
+//! previous one (an empty block).
 //! Its time is `max(now_ms, parent.time_ms + 1)`: the only clock reading that reaches the chain.
 //! Making a block runs on a blocking thread (wasm and SQLite never run on the async executor):
 //! each transaction goes through `BlockBuilder::push_checked`; one the builder refuses
@@ -101,6 +103,7 @@ pub async fn run(
     let mut summary = Summary::new((every > 0).then(|| Duration::from_secs(every)));
     let mut writer = (storage, sign_state);
     let interval = Duration::from_millis(chain.config.block_interval_ms);
+    let coalesce = Duration::from_millis(chain.config.block_coalesce_ms);
     let key = Arc::new(key);
     let mut last_block = Instant::now();
     loop {
@@ -116,6 +119,15 @@ pub async fn run(
             tokio::select! {
                 _ = chain.wake.notified() => {}
                 _ = tokio::time::sleep_until(last_block + interval) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+        // The coalescing window: while transactions keep arriving, at most one block per
+        // window, so that a trickle fills blocks instead of making one per transaction.
+        let window = last_block + coalesce;
+        if Instant::now() < window && chain.mempool().len() < chain.config.max_block_txs {
+            tokio::select! {
+                _ = tokio::time::sleep_until(window) => {}
                 _ = shutdown.changed() => {}
             }
         }

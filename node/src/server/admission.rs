@@ -24,7 +24,10 @@ pub const MAX_BATCH_TXS: usize = 1000;
 
 enum Job {
     One(SignedTx, oneshot::Sender<Result<String, ChainError>>),
-    Batch(Vec<SignedTx>, oneshot::Sender<Vec<Result<String, ChainError>>>),
+    Batch(
+        Vec<SignedTx>,
+        oneshot::Sender<Vec<Result<String, ChainError>>>,
+    ),
 }
 
 /// A handle of the pool (cheap to clone); the workers stop when every handle is dropped.
@@ -53,14 +56,23 @@ impl Admission {
     /// has stopped).
     pub async fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
         let (answer, result) = oneshot::channel();
-        self.queue.send(Job::One(tx, answer)).await.map_err(|_| stopped())?;
+        self.queue
+            .send(Job::One(tx, answer))
+            .await
+            .map_err(|_| stopped())?;
         result.await.map_err(|_| stopped())?
     }
 
     /// Admits `txs` in order (at most [`MAX_BATCH_TXS`]; the caller checks): one result each.
-    pub async fn submit_batch(&self, txs: Vec<SignedTx>) -> Result<Vec<Result<String, ChainError>>, ChainError> {
+    pub async fn submit_batch(
+        &self,
+        txs: Vec<SignedTx>,
+    ) -> Result<Vec<Result<String, ChainError>>, ChainError> {
         let (answer, result) = oneshot::channel();
-        self.queue.send(Job::Batch(txs, answer)).await.map_err(|_| stopped())?;
+        self.queue
+            .send(Job::Batch(txs, answer))
+            .await
+            .map_err(|_| stopped())?;
         result.await.map_err(|_| stopped())
     }
 }

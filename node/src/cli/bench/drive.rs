@@ -205,10 +205,17 @@ async fn post_lane(
         }
         out.submitted += chunk.len();
         let results: Vec<Result<(), String>> = if chunk.len() == 1 {
-            vec![client.post_tx(&chunk[0]).await.map(drop).map_err(|e| code_of(&e))]
+            vec![client
+                .post_tx(&chunk[0])
+                .await
+                .map(drop)
+                .map_err(|e| code_of(&e))]
         } else {
             match client.post_txs(chunk).await {
-                Ok(each) => each.into_iter().map(|r| r.map(drop).map_err(|e| code_of(&e))).collect(),
+                Ok(each) => each
+                    .into_iter()
+                    .map(|r| r.map(drop).map_err(|e| code_of(&e)))
+                    .collect(),
                 Err(e) => vec![Err(code_of(&e)); chunk.len()],
             }
         };
