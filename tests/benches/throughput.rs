@@ -16,7 +16,8 @@
 //!
 //! Run: `cargo bench -p gamechain-tests --bench throughput`. Sizes: `THROUGHPUT_TXS` (default
 //! 100000) per flat-out row, `THROUGHPUT_ACCOUNTS` (2000), `THROUGHPUT_CONNECTIONS` (32),
-//! `THROUGHPUT_RATE` (1000) and `THROUGHPUT_STEADY_SECS` (10) for row 3.
+//! `THROUGHPUT_RATE` (1000) and `THROUGHPUT_STEADY_SECS` (10) for row 3, `THROUGHPUT_COALESCE_MS`
+//! (5) the node's `block_coalesce_ms`.
 
 use gamechain_node::cli::bench::report::Report;
 use gamechain_node::cli::bench::workload::Kind;
@@ -74,7 +75,11 @@ async fn main() {
     let connections = env("THROUGHPUT_CONNECTIONS", 32);
     let rate = env("THROUGHPUT_RATE", 1_000) as u64;
     let steady = env("THROUGHPUT_STEADY_SECS", 10);
-    let node = LocalNode::start_with(bench_config())
+    let config = gamechain_node::NodeConfig {
+        block_coalesce_ms: env("THROUGHPUT_COALESCE_MS", 5) as u64,
+        ..bench_config()
+    };
+    let node = LocalNode::start_with(config)
         .await
         .expect("the node starts");
     let target = local_target(&node);
