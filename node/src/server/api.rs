@@ -16,7 +16,8 @@ use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, Request, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::handler::Handler;
+use axum::routing::{get, post, MethodRouter};
 use axum::{middleware, Json, Router};
 use gamechain_chain::wire::TxidAnswer;
 use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
@@ -32,7 +33,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::ws;
+use crate::server::{openapi, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -64,22 +65,11 @@ pub fn router(app: AppState) -> Router {
         .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::CONTENT_TYPE])
         .expose_headers([header::RETRY_AFTER]);
-    let router = Router::new()
-        .route(
-            "/v1/tx",
-            post(post_tx).layer(DefaultBodyLimit::max(tx_request_limit(config))),
-        )
-        .route("/v1/tx/{txid}", get(get_tx))
-        .route("/v1/account/{account}", get(get_account))
-        .route("/v1/games/{module}", get(get_view))
-        .route("/v1/blocks/{height}", get(get_block))
-        .route("/v1/status", get(get_status))
-        .route("/v1/genesis", get(get_genesis))
-        .route("/v1/modules", get(get_modules))
-        .route("/v1/modules/{id}", get(get_module))
-        .route("/v1/code/{code_hash}", get(get_code))
-        .route("/v1/ws", get(ws::subscribe))
-        .route("/metrics", get(get_metrics))
+    let mut router = Router::new();
+    for endpoint in endpoints(config) {
+        router = router.route(endpoint.path, endpoint.handler);
+    }
+    let router = router
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));
@@ -88,6 +78,62 @@ pub fn router(app: AppState) -> Router {
         .layer(cors)
         .layer(TraceLayer::new_for_http())
         .with_state(app)
+}
+
+/// One endpoint of the API: its method, its path (axum's syntax, `{param}` for a path segment,
+/// the same as the OpenAPI document's) and its handler.
+pub struct Endpoint {
+    /// The HTTP method.
+    pub method: Method,
+    /// The path, e.g. `/v1/tx/{txid}`.
+    pub path: &'static str,
+    handler: MethodRouter<AppState>,
+}
+
+impl Endpoint {
+    /// `GET path` answered by `handler`.
+    fn get<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Endpoint {
+            method: Method::GET,
+            path,
+            handler: get(handler),
+        }
+    }
+
+    /// `POST path` answered by `handler`, reading a body of at most `limit` bytes.
+    fn post<H: Handler<T, AppState>, T: 'static>(
+        path: &'static str,
+        handler: H,
+        limit: usize,
+    ) -> Self {
+        Endpoint {
+            method: Method::POST,
+            path,
+            handler: post(handler).layer(DefaultBodyLimit::max(limit)),
+        }
+    }
+}
+
+/// Every endpoint of the API (`node/API.md`; `node/openapi.json` describes the same set, and
+/// `server::openapi`'s test holds them in step): the one table [`router`] is built from.
+/// `config` gives `POST /v1/tx` its body limit. Static pages served beside the API are not
+/// endpoints of it and are not listed here.
+pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
+    vec![
+        Endpoint::post("/v1/tx", post_tx, tx_request_limit(config)),
+        Endpoint::get("/v1/tx/{txid}", get_tx),
+        Endpoint::get("/v1/account/{account}", get_account),
+        Endpoint::get("/v1/games/{module}", get_view),
+        Endpoint::get("/v1/blocks/{height}", get_block),
+        Endpoint::get("/v1/status", get_status),
+        Endpoint::get("/v1/genesis", get_genesis),
+        Endpoint::get("/v1/modules", get_modules),
+        Endpoint::get("/v1/modules/{id}", get_module),
+        Endpoint::get("/v1/code/{code_hash}", get_code),
+        Endpoint::get("/v1/ws", ws::subscribe),
+        Endpoint::get("/v1/openapi.json", openapi::get_openapi),
+        Endpoint::get("/metrics", get_metrics),
+    ]
 }
 
 /// `router` with the layers that keep failures in the API's JSON: a panic in a handler is

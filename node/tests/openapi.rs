@@ -1,0 +1,357 @@
+//! The OpenAPI document against a live in-process node: `GET /v1/openapi.json` serves
+//! `node/openapi.json`, the router answers every documented operation (and `405` for the
+//! methods a documented path does not take), and `schemathesis` (PyPI, the version pinned in
+//! `node/tests/requirements.txt`, installed by `.ci/run`) finds no 5xx and no answer that breaks
+//! the document.
+//!
+//! schemathesis is found as `$SCHEMATHESIS` or `schemathesis` on `PATH`; when it is missing the
+//! test fails and says how to install it. `SCHEMATHESIS_MAX_EXAMPLES` (default 40 per
+//! operation) and `SCHEMATHESIS_SEED` (default 1, so a run is reproducible) tune the run.
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gamechain_node::cli::local_node::LocalNode;
+use gamechain_runtime::chain::{Action, Network, SecretKey, SignedTx};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+/// The pinned schemathesis requirement, e.g. `schemathesis==4.32.5`.
+const REQUIREMENT: &str = include_str!("requirements.txt");
+
+/// Longest a schemathesis run may take before the test kills it and fails.
+const SCHEMATHESIS_LIMIT: Duration = Duration::from_secs(300);
+
+fn requirement() -> &'static str {
+    REQUIREMENT
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("schemathesis=="))
+        .expect("node/tests/requirements.txt pins schemathesis")
+}
+
+fn document() -> Value {
+    serde_json::from_str(gamechain_node::server::openapi::OPENAPI_JSON).unwrap()
+}
+
+/// A value for path parameter `name` of `op`: its example, else its first named example,
+/// else `x`.
+fn path_value(op: &Value, name: &str) -> String {
+    let param = op["parameters"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["in"] == "path" && p["name"] == name)
+        .unwrap_or_else(|| panic!("path parameter {name} is declared"));
+    let example = param
+        .get("example")
+        .or_else(|| param["examples"].as_object()?.values().next()?.get("value"));
+    match example {
+        Some(Value::String(s)) => s.clone(),
+        Some(v) => v.to_string(),
+        None => "x".into(),
+    }
+}
+
+/// The served document is the embedded one; each documented operation reaches its handler
+/// (no router fallback: neither `no such endpoint` nor `405`), and every other method on a
+/// documented path is `405` with the API's JSON error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_router_answers_every_documented_operation() {
+    let node = LocalNode::start().await.expect("the node starts");
+    let url = node.url();
+    let url = url.trim_end_matches('/');
+    let http = reqwest::Client::new();
+
+    let served = http
+        .get(format!("{url}/v1/openapi.json"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(served.status(), 200);
+    assert_eq!(served.headers()["content-type"], "application/json");
+    let served: Value = served.json().await.unwrap();
+    let doc = document();
+    assert_eq!(served, doc, "GET /v1/openapi.json serves node/openapi.json");
+
+    let all_methods = ["GET", "POST", "PUT", "DELETE", "PATCH"];
+    let mut operations = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        let item = item.as_object().unwrap();
+        for method in all_methods {
+            let op = item.get(&method.to_ascii_lowercase());
+            let mut concrete = path.clone();
+            for segment in path.split('/') {
+                if let Some(name) = segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                    let any_op = op.or_else(|| item.values().next()).unwrap();
+                    concrete = concrete.replace(segment, &path_value(any_op, name));
+                }
+            }
+            let request = http
+                .request(method.parse().unwrap(), format!("{url}{concrete}"))
+                .header("content-type", "application/json")
+                .body("{}");
+            let answer = request.send().await.unwrap();
+            let status = answer.status().as_u16();
+            let body = answer.text().await.unwrap();
+            if op.is_some() {
+                operations += 1;
+                assert_ne!(status, 405, "{method} {concrete}: {body}");
+                assert!(
+                    !body.contains("no such endpoint"),
+                    "{method} {concrete} is documented but not routed: {status} {body}"
+                );
+            } else {
+                assert_eq!(status, 405, "{method} {concrete} is not documented: {body}");
+                let error: Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(error["error"]["code"], "not_found", "{body}");
+            }
+        }
+    }
+    assert_eq!(operations, 13, "every documented operation was tried");
+    node.stop().await.unwrap();
+}
+
+/// Values of the seeded chain for schemathesis' examples phase.
+struct ChainFacts {
+    /// A funded address.
+    address: String,
+    /// The txid of its tic-tac-toe `create`.
+    txid: String,
+    /// The height of the block that included it.
+    height: u64,
+    /// The game id (the txid's first 16 hex).
+    game: String,
+    /// tic-tac-toe's code hash.
+    code_hash: String,
+    /// A signed faucet transaction of a fresh key, not sent: `{"body", "signature"}`.
+    signed: Value,
+}
+
+/// Some state for schemathesis to find: a funded account with a tic-tac-toe table, and a
+/// valid transaction it may submit.
+async fn seed_chain(node: &LocalNode) -> ChainFacts {
+    let client = node.client();
+    let key = SecretKey::generate(Network::Testnet);
+    let faucet = || Action::Faucet {
+        token: "GOLD".into(),
+    };
+    client.send_and_wait(&key, faucet(), WAIT).await.unwrap();
+    let create = Action::game("tictactoe", &json!({"kind": "create", "stake": "100"}));
+    let included = client.send_and_wait(&key, create, WAIT).await.unwrap();
+    assert!(included.receipt.ok, "{:?}", included.receipt);
+    let txid = included.txid.clone();
+    let fresh = SecretKey::generate(Network::Testnet);
+    let (body, signature) = client
+        .next_body(&fresh, faucet())
+        .await
+        .unwrap()
+        .sign(&fresh)
+        .into_parts();
+    ChainFacts {
+        address: key.address(),
+        height: included.height,
+        game: txid[..16].to_string(),
+        txid,
+        code_hash: client.module("tictactoe").await.unwrap().code_hash,
+        signed: json!({"body": body, "signature": signature}),
+    }
+}
+
+/// `doc` with the examples of its parameters (and of `POST /v1/tx`'s body) extended by values
+/// of the seeded chain, so that examples reach found records and an admitted transaction.
+fn with_chain_examples(mut doc: Value, facts: &ChainFacts) -> Value {
+    let value_of = |name: &str| -> Option<Value> {
+        Some(match name {
+            "txid" => json!(facts.txid),
+            "account" => json!(facts.address),
+            "player" => json!(facts.address),
+            "id" => json!(facts.game),
+            "height" => json!(facts.height),
+            "code_hash" => json!(facts.code_hash),
+            _ => return None,
+        })
+    };
+    for item in doc["paths"].as_object_mut().unwrap().values_mut() {
+        for op in item.as_object_mut().unwrap().values_mut() {
+            let params = op.get_mut("parameters").and_then(Value::as_array_mut);
+            for param in params.into_iter().flatten() {
+                let name = param["name"].as_str().unwrap().to_string();
+                let Some(value) = value_of(&name) else {
+                    continue;
+                };
+                let param = param.as_object_mut().unwrap();
+                let mut examples = param
+                    .remove("examples")
+                    .and_then(|e| e.as_object().cloned())
+                    .unwrap_or_default();
+                if let Some(example) = param.remove("example") {
+                    examples.insert("doc".into(), json!({ "value": example }));
+                }
+                examples.insert("chain".into(), json!({ "value": value }));
+                param.insert("examples".into(), Value::Object(examples));
+            }
+        }
+    }
+    let body = &mut doc["paths"]["/v1/tx"]["post"]["requestBody"]["content"]["application/json"];
+    let body = body.as_object_mut().unwrap();
+    let example = body.remove("example").expect("POST /v1/tx has an example");
+    body.insert(
+        "examples".into(),
+        json!({"unsigned": {"value": example}, "signed": {"value": facts.signed}}),
+    );
+    doc
+}
+
+/// Runs `program args`, killing it after `limit`; returns (exit success, stdout + stderr).
+fn run_bounded(program: &str, args: &[String], cwd: &Path, limit: Duration) -> (bool, String) {
+    let mut child = match Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env("PYTHONUNBUFFERED", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => panic!(
+            "schemathesis is not installed (`{program}` was not found): install it with \
+             `python3 -m pip install -r node/tests/requirements.txt` ({}), as .ci/run does, \
+             or point $SCHEMATHESIS at its executable",
+            requirement()
+        ),
+        Err(e) => panic!("cannot run `{program}`: {e}"),
+    };
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let text = format!("{}{}", out.join().unwrap(), err.join().unwrap());
+    match status {
+        Some(s) => (s.success(), text),
+        None => panic!(
+            "schemathesis ran over {} s and was stopped:\n{text}",
+            limit.as_secs()
+        ),
+    }
+}
+
+/// schemathesis against a live node with a dev chain: every check but
+/// `positive_data_acceptance` (a schema-valid transaction is still unsigned, a schema-valid
+/// txid is still unknown: those are refused, as documented), over the examples (with the
+/// seeded chain's values), coverage, fuzzing and stateful (`POST /v1/tx` → `GET /v1/tx/{txid}`)
+/// phases. Fails on any 5xx, status, content type, header or body that breaks the
+/// document, a schema-violating request accepted, or a wrong answer to an undocumented method.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_no_breakage() {
+    let program = std::env::var("SCHEMATHESIS").unwrap_or_else(|_| "schemathesis".into());
+    let max_examples = std::env::var("SCHEMATHESIS_MAX_EXAMPLES").unwrap_or_else(|_| "40".into());
+    let seed = std::env::var("SCHEMATHESIS_SEED").unwrap_or_else(|_| "1".into());
+
+    let node = LocalNode::start().await.expect("the node starts");
+    let facts = seed_chain(&node).await;
+    let url = node.url();
+    let url = url.trim_end_matches('/').to_string();
+    let work = tempfile::tempdir().unwrap();
+    // The served document (the other test checks it is node/openapi.json) with the seeded
+    // chain's values as extra examples.
+    let served: Value = reqwest::get(format!("{url}/v1/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let schema_file = work.path().join("openapi.json");
+    std::fs::write(
+        &schema_file,
+        serde_json::to_vec_pretty(&with_chain_examples(served, &facts)).unwrap(),
+    )
+    .unwrap();
+    let args: Vec<String> = [
+        "run",
+        &schema_file.display().to_string(),
+        "--url",
+        &url,
+        "--checks",
+        "all",
+        "--exclude-checks",
+        "positive_data_acceptance",
+        "--phases",
+        "examples,coverage,fuzzing,stateful",
+        "--max-examples",
+        &max_examples,
+        "--seed",
+        &seed,
+        "--workers",
+        "2",
+        "--request-timeout",
+        "30",
+        "--no-shrink",
+        "--suppress-health-check",
+        "all",
+        "--report",
+        "junit",
+        "--report-dir",
+        &work.path().display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let start = Instant::now();
+    let (ok, output) = tokio::task::spawn_blocking({
+        let cwd = work.path().to_path_buf();
+        move || run_bounded(&program, &args, &cwd, SCHEMATHESIS_LIMIT)
+    })
+    .await
+    .unwrap();
+    let took = start.elapsed();
+    assert!(
+        ok,
+        "schemathesis found responses that break node/openapi.json (or 5xx):\n{output}"
+    );
+    // The examples phase reached the chain: the signed example transaction was admitted.
+    let signed = SignedTx::new(
+        facts.signed["body"].as_str().unwrap().to_string(),
+        facts.signed["signature"].as_str().unwrap().to_string(),
+    );
+    node.client()
+        .tx(&signed.txid())
+        .await
+        .expect("schemathesis submitted the signed example transaction");
+    node.stop().await.unwrap();
+    let summary: Vec<&str> = output
+        .lines()
+        .skip_while(|l| !l.contains(" SUMMARY "))
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("  - JUnit"))
+        .collect();
+    println!(
+        "schemathesis: {:.1} s, at most {max_examples} examples per operation, seed {seed}\n{}",
+        took.as_secs_f64(),
+        summary.join("\n")
+    );
+}
