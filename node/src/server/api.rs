@@ -14,9 +14,9 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, Request, State};
+use axum::handler::Handler;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
-use axum::handler::Handler;
 use axum::routing::{get, post, MethodRouter};
 use axum::{middleware, Json, Router};
 use gamechain_chain::wire::TxidAnswer;
@@ -197,6 +197,13 @@ async fn post_tx(
     if let Some(upstream) = &app.upstream {
         return forward_tx(upstream, bytes).await;
     }
+    // serde reads a struct from a JSON array too (`["<body>", "<signature>"]`); the API takes
+    // only the object it documents.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::bad_json(
+            "expected {\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}: the request body is not a JSON object",
+        ));
+    }
     let tx: SignedTx = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_json(format!(
             "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
@@ -320,22 +327,36 @@ async fn get_view(
     result.map(Json)
 }
 
+/// The `<height>` of `GET /v1/blocks/<height>`: `latest` (`None`) or a height written as
+/// decimal digits without a sign or leading zeros (`0`, `12`), at most `u64::MAX`; anything
+/// else (`+1`, `01`, `-0`, ` 1`) is `400 invalid`, so each block has one URL.
+pub fn parse_height(h: &str) -> Result<Option<u64>, ApiError> {
+    if h == "latest" {
+        return Ok(None);
+    }
+    let canonical =
+        !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit()) && (h == "0" || !h.starts_with('0'));
+    canonical
+        .then(|| h.parse::<u64>().ok())
+        .flatten()
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!(
+                    "`{h}` is not a block height (decimal digits, no leading zeros) or `latest`"
+                ),
+            )
+        })
+}
+
 /// `GET /v1/blocks/<height | latest>`.
 async fn get_block(
     State(app): State<AppState>,
     height: Result<Path<String>, PathRejection>,
 ) -> ApiResult {
-    let height = path_param(height)?;
-    let height = match height.as_str() {
-        "latest" => None,
-        h => Some(h.parse::<u64>().map_err(|_| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid",
-                format!("`{h}` is not a block height or `latest`"),
-            )
-        })?),
-    };
+    let height = parse_height(&path_param(height)?)?;
     let block = blocking(move || app.chain.block(height)).await?;
     Ok(sorted_json(&block))
 }
@@ -527,6 +548,32 @@ mod tests {
         assert_eq!(get("/fast").await.unwrap().text().await.unwrap(), "ok");
         let _ = stop.send(());
         server.await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn heights_are_canonical_decimals_or_latest() {
+        assert_eq!(parse_height("latest").unwrap(), None);
+        assert_eq!(parse_height("0").unwrap(), Some(0));
+        assert_eq!(parse_height("12").unwrap(), Some(12));
+        assert_eq!(
+            parse_height("18446744073709551615").unwrap(),
+            Some(u64::MAX)
+        );
+        for bad in [
+            "",
+            "+1",
+            "01",
+            "00",
+            "-0",
+            " 1",
+            "1 ",
+            "0x1",
+            "18446744073709551616",
+            "Latest",
+        ] {
+            let e = parse_height(bad).unwrap_err();
+            assert_eq!((e.status.as_u16(), e.code), (400, "invalid"), "{bad:?}");
+        }
     }
 
     #[test]

@@ -124,7 +124,10 @@ mod tests {
                 table.insert(code.to_string());
             }
         }
-        assert!(table.len() > 10, "API.md's error table was not found: {table:?}");
+        assert!(
+            table.len() > 10,
+            "API.md's error table was not found: {table:?}"
+        );
         let doc = document();
         let codes: BTreeSet<String> = doc["components"]["schemas"]["ErrorCode"]["enum"]
             .as_array()
@@ -132,7 +135,10 @@ mod tests {
             .iter()
             .map(|c| c.as_str().unwrap().to_string())
             .collect();
-        assert_eq!(codes, table, "ErrorCode of node/openapi.json vs API.md's table");
+        assert_eq!(
+            codes, table,
+            "ErrorCode of node/openapi.json vs API.md's table"
+        );
         // Each code appears in an operation's error answer (as `const` or in an `enum` of a
         // `Code…` schema).
         let schemas = doc["components"]["schemas"].as_object().unwrap();
@@ -156,6 +162,9 @@ mod tests {
                 "{name} is used by no answer"
             );
         }
-        assert_eq!(answered, table, "codes some operation answers vs API.md's table");
+        assert_eq!(
+            answered, table,
+            "codes some operation answers vs API.md's table"
+        );
     }
 }
