@@ -10,7 +10,7 @@
 //! so a run is reproducible) tune the run.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -349,37 +349,18 @@ fn run_bounded(program: &str, args: &[String], cwd: &Path, limit: Duration) -> (
     }
 }
 
-/// schemathesis against a live node with a dev chain: every check but
-/// `positive_data_acceptance` (a schema-valid transaction is still unsigned, a schema-valid
-/// txid is still unknown: those are refused, as documented), over the examples (with the
-/// seeded chain's values), coverage, fuzzing and stateful (`POST /v1/tx` → `GET /v1/tx/{txid}`)
-/// phases. Fails on any 5xx, status, content type, header or body that breaks the
-/// document, a schema-violating request accepted, or a wrong answer to an undocumented method.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn schemathesis_finds_no_breakage() {
+/// Runs schemathesis on the document `schema_file` against the node at `url` with every check
+/// but `positive_data_acceptance`, over `phases`, at most `max_examples` per operation; fails
+/// the test with its output when it finds anything, else prints its summary and duration and
+/// returns its output.
+async fn run_schemathesis(
+    url: &str,
+    schema_file: &Path,
+    phases: &str,
+    max_examples: &str,
+) -> String {
     let command = schemathesis_command();
-    let max_examples = std::env::var("SCHEMATHESIS_MAX_EXAMPLES").unwrap_or_else(|_| "100".into());
     let seed = std::env::var("SCHEMATHESIS_SEED").unwrap_or_else(|_| "1".into());
-
-    let node = LocalNode::start().await.expect("the node starts");
-    let facts = seed_chain(&node).await;
-    let url = node.url();
-    let url = url.trim_end_matches('/').to_string();
-    let work = tempfile::tempdir().unwrap();
-    // The served document (the other test checks it is node/openapi.json) with the seeded
-    // chain's values as extra examples.
-    let served: Value = reqwest::get(format!("{url}/v1/openapi.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let schema_file = work.path().join("openapi.json");
-    std::fs::write(
-        &schema_file,
-        serde_json::to_vec_pretty(&with_chain_examples(served, &facts)).unwrap(),
-    )
-    .unwrap();
     let args: Vec<String> = command[1..]
         .iter()
         .map(String::as_str)
@@ -387,15 +368,15 @@ async fn schemathesis_finds_no_breakage() {
             "run",
             &schema_file.display().to_string(),
             "--url",
-            &url,
+            url,
             "--checks",
             "all",
             "--exclude-checks",
             "positive_data_acceptance",
             "--phases",
-            "examples,coverage,fuzzing,stateful",
+            phases,
             "--max-examples",
-            &max_examples,
+            max_examples,
             "--seed",
             &seed,
             "--workers",
@@ -405,26 +386,72 @@ async fn schemathesis_finds_no_breakage() {
             "--no-shrink",
             "--suppress-health-check",
             "all",
-            "--report",
-            "junit",
-            "--report-dir",
-            &work.path().display().to_string(),
         ])
         .map(str::to_string)
         .collect();
     let program = command[0].clone();
+    let cwd = schema_file.parent().unwrap().to_path_buf();
     let start = Instant::now();
-    let (ok, output) = tokio::task::spawn_blocking({
-        let cwd = work.path().to_path_buf();
-        move || run_bounded(&program, &args, &cwd, SCHEMATHESIS_LIMIT)
-    })
-    .await
-    .unwrap();
+    let (ok, output) =
+        tokio::task::spawn_blocking(move || run_bounded(&program, &args, &cwd, SCHEMATHESIS_LIMIT))
+            .await
+            .unwrap();
     let took = start.elapsed();
     assert!(
         ok,
         "schemathesis found responses that break node/openapi.json (or 5xx):\n{output}"
     );
+    let summary: Vec<&str> = output
+        .lines()
+        .skip_while(|l| !l.contains(" SUMMARY "))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    println!(
+        "schemathesis: {:.1} s, phases {phases}, at most {max_examples} examples per operation, \
+         seed {seed}\n{}",
+        took.as_secs_f64(),
+        summary.join("\n")
+    );
+    output
+}
+
+/// The served document as a file in `dir`, passed through `edit`.
+async fn document_file(url: &str, dir: &Path, edit: impl FnOnce(Value) -> Value) -> PathBuf {
+    let served: Value = reqwest::get(format!("{url}/v1/openapi.json"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let file = dir.join("openapi.json");
+    std::fs::write(&file, serde_json::to_vec_pretty(&edit(served)).unwrap()).unwrap();
+    file
+}
+
+/// schemathesis against a live node with a dev chain: every check but
+/// `positive_data_acceptance` (a schema-valid transaction is still unsigned, a schema-valid
+/// txid is still unknown: those are refused, as documented), over the examples (with the
+/// seeded chain's values), coverage, fuzzing and stateful (`POST /v1/tx` → `GET /v1/tx/{txid}`)
+/// phases. Fails on any 5xx, status, content type, header or body that breaks the
+/// document, a schema-violating request accepted, or a wrong answer to an undocumented method.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_no_breakage() {
+    let max_examples = std::env::var("SCHEMATHESIS_MAX_EXAMPLES").unwrap_or_else(|_| "100".into());
+    let node = LocalNode::start().await.expect("the node starts");
+    let facts = seed_chain(&node).await;
+    let url = node.url();
+    let url = url.trim_end_matches('/');
+    let work = tempfile::tempdir().unwrap();
+    // The served document (the test above checks it is node/openapi.json) with the seeded
+    // chain's values as extra examples.
+    let file = document_file(url, work.path(), |doc| with_chain_examples(doc, &facts)).await;
+    run_schemathesis(
+        url,
+        &file,
+        "examples,coverage,fuzzing,stateful",
+        &max_examples,
+    )
+    .await;
     // The examples phase reached the chain: the signed example transaction was admitted.
     let signed = SignedTx::new(
         facts.signed["body"].as_str().unwrap().to_string(),
@@ -435,14 +462,29 @@ async fn schemathesis_finds_no_breakage() {
         .await
         .expect("schemathesis submitted the signed example transaction");
     node.stop().await.unwrap();
-    let summary: Vec<&str> = output
-        .lines()
-        .skip_while(|l| !l.contains(" SUMMARY "))
-        .filter(|l| !l.trim().is_empty() && !l.starts_with("  - JUnit"))
-        .collect();
-    println!(
-        "schemathesis: {:.1} s, at most {max_examples} examples per operation, seed {seed}\n{}",
-        took.as_secs_f64(),
-        summary.join("\n")
+}
+
+/// schemathesis against a node with a tight per-IP rate limit (20 requests a second, bursts of
+/// 10): most answers are `429 rate_limited`, and they too must match the document (status,
+/// JSON body, the required `retry-after` header).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_rate_limited_answers_documented() {
+    let config = gamechain_node::NodeConfig {
+        rate_limit_per_sec: 20,
+        rate_limit_burst: 10,
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the node starts");
+    let url = node.url();
+    let url = url.trim_end_matches('/');
+    let work = tempfile::tempdir().unwrap();
+    let file = document_file(url, work.path(), |doc| doc).await;
+    let output = run_schemathesis(url, &file, "examples,coverage,fuzzing", "30").await;
+    assert!(
+        output.contains("429"),
+        "the run met the rate limit (schemathesis reports 429 answers):\n{output}"
     );
+    node.stop().await.unwrap();
 }
