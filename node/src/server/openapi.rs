@@ -63,6 +63,52 @@ mod tests {
         );
     }
 
+    /// Every endpoint `node/API.md` names (`` `GET /v1/tx/<txid>` ``, `` `POST /v1/tx` ``, …) is
+    /// an operation of the document, and every operation is named there.
+    #[test]
+    fn api_md_names_exactly_the_documented_endpoints() {
+        let doc = document();
+        let documented = documented(&doc);
+        let matches = |method: &str, path: &str| -> Option<(String, String)> {
+            let segments: Vec<&str> = path.split('/').collect();
+            documented
+                .iter()
+                .find(|(m, p)| {
+                    let ps: Vec<&str> = p.split('/').collect();
+                    m == method
+                        && ps.len() == segments.len()
+                        && ps.iter().zip(&segments).all(|(d, s)| {
+                            d == s
+                                || (d.starts_with('{')
+                                    && (s.starts_with('<') || s.starts_with('{') || !s.is_empty()))
+                        })
+                })
+                .cloned()
+        };
+        let api_md = include_str!("../../API.md");
+        let mut named = BTreeSet::new();
+        for mention in api_md.split('`').skip(1).step_by(2) {
+            let Some((method, path)) = mention.split_once(' ') else {
+                continue;
+            };
+            if !["GET", "POST", "PUT", "DELETE", "PATCH"].contains(&method)
+                || !path.starts_with('/')
+            {
+                continue;
+            }
+            let path = path.split('?').next().unwrap();
+            let op = matches(method, path).unwrap_or_else(|| {
+                panic!("API.md names `{method} {path}`, node/openapi.json does not")
+            });
+            named.insert(op);
+        }
+        let unnamed: Vec<_> = documented.difference(&named).collect();
+        assert!(
+            unnamed.is_empty(),
+            "operations API.md does not name: {unnamed:?}"
+        );
+    }
+
     /// Every `$ref` of the document points at something it defines, and every path parameter
     /// `{name}` is declared by its operation.
     #[test]
