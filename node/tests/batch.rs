@@ -155,3 +155,30 @@ async fn with_a_rate_limit_a_batch_costs_a_token_per_transaction() {
         other => panic!("expected 413, got {other:?}"),
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_batch_must_be_the_documented_objects() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut node = NodeProcess::new(tmp.path(), "");
+    node.start().await;
+    let http = reqwest::Client::new();
+    // serde alone would read these as a batch (arrays in place of objects).
+    for body in [
+        "[[]]",
+        r#"{"txs": [["b", "s"]]}"#,
+        r#"[[["b", "s"]]]"#,
+        r#"{"txs": [1]}"#,
+        "{}",
+    ] {
+        let answer = http
+            .post(format!("{}/v1/txs", node.url()))
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status().as_u16(), 400, "{body}");
+        let error: serde_json::Value = answer.json().await.unwrap();
+        assert_eq!(error["error"]["code"], "bad_json", "{body}");
+    }
+}

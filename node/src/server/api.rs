@@ -14,9 +14,10 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, Request, State};
+use axum::handler::Handler;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::{middleware, Json, Router};
 use gamechain_chain::wire::{BatchResult, ErrorBody, TxBatch, TxBatchAnswer, TxidAnswer};
 use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
@@ -33,7 +34,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::ws;
+use crate::server::{openapi, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -65,26 +66,11 @@ pub fn router(app: AppState) -> Router {
         .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::CONTENT_TYPE])
         .expose_headers([header::RETRY_AFTER]);
-    let router = Router::new()
-        .route(
-            "/v1/tx",
-            post(post_tx).layer(DefaultBodyLimit::max(tx_request_limit(config))),
-        )
-        .route(
-            "/v1/txs",
-            post(post_txs).layer(DefaultBodyLimit::max(MAX_BATCH_REQUEST_BYTES)),
-        )
-        .route("/v1/tx/{txid}", get(get_tx))
-        .route("/v1/account/{account}", get(get_account))
-        .route("/v1/games/{module}", get(get_view))
-        .route("/v1/blocks/{height}", get(get_block))
-        .route("/v1/status", get(get_status))
-        .route("/v1/genesis", get(get_genesis))
-        .route("/v1/modules", get(get_modules))
-        .route("/v1/modules/{id}", get(get_module))
-        .route("/v1/code/{code_hash}", get(get_code))
-        .route("/v1/ws", get(ws::subscribe))
-        .route("/metrics", get(get_metrics))
+    let mut router = Router::new();
+    for endpoint in endpoints(config) {
+        router = router.route(endpoint.path, endpoint.handler);
+    }
+    let router = router
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));
@@ -93,6 +79,63 @@ pub fn router(app: AppState) -> Router {
         .layer(cors)
         .layer(TraceLayer::new_for_http())
         .with_state(app)
+}
+
+/// One endpoint of the API: its method, its path (axum's syntax, `{param}` for a path segment,
+/// the same as the OpenAPI document's) and its handler.
+pub struct Endpoint {
+    /// The HTTP method.
+    pub method: Method,
+    /// The path, e.g. `/v1/tx/{txid}`.
+    pub path: &'static str,
+    handler: MethodRouter<AppState>,
+}
+
+impl Endpoint {
+    /// `GET path` answered by `handler`.
+    fn get<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Endpoint {
+            method: Method::GET,
+            path,
+            handler: get(handler),
+        }
+    }
+
+    /// `POST path` answered by `handler`, reading a body of at most `limit` bytes.
+    fn post<H: Handler<T, AppState>, T: 'static>(
+        path: &'static str,
+        handler: H,
+        limit: usize,
+    ) -> Self {
+        Endpoint {
+            method: Method::POST,
+            path,
+            handler: post(handler).layer(DefaultBodyLimit::max(limit)),
+        }
+    }
+}
+
+/// Every endpoint of the API (`node/API.md`; `node/openapi.json` describes the same set, and
+/// `server::openapi`'s test holds them in step): the one table [`router`] is built from.
+/// `config` gives `POST /v1/tx` its body limit. Static pages served beside the API are not
+/// endpoints of it and are not listed here.
+pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
+    vec![
+        Endpoint::post("/v1/tx", post_tx, tx_request_limit(config)),
+        Endpoint::post("/v1/txs", post_txs, MAX_BATCH_REQUEST_BYTES),
+        Endpoint::get("/v1/tx/{txid}", get_tx),
+        Endpoint::get("/v1/account/{account}", get_account),
+        Endpoint::get("/v1/games/{module}", get_view),
+        Endpoint::get("/v1/blocks/{height}", get_block),
+        Endpoint::get("/v1/status", get_status),
+        Endpoint::get("/v1/genesis", get_genesis),
+        Endpoint::get("/v1/modules", get_modules),
+        Endpoint::get("/v1/modules/{id}", get_module),
+        Endpoint::get("/v1/code/{code_hash}", get_code),
+        Endpoint::get("/v1/ws", ws::subscribe),
+        Endpoint::get("/v1/openapi.json", openapi::get_openapi),
+        Endpoint::get("/metrics", get_metrics),
+    ]
 }
 
 /// `router` with the layers that keep failures in the API's JSON: a panic in a handler is
@@ -156,6 +199,13 @@ async fn post_tx(
     if let Some(upstream) = &app.upstream {
         return forward_tx(upstream, bytes).await;
     }
+    // serde reads a struct from a JSON array too (`["<body>", "<signature>"]`); the API takes
+    // only the object it documents.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::bad_json(
+            "expected {\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}: the request body is not a JSON object",
+        ));
+    }
     let tx: SignedTx = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_json(format!(
             "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
@@ -189,11 +239,25 @@ async fn post_txs(
     if let Some(upstream) = &app.upstream {
         return forward(upstream, "txs", bytes).await;
     }
-    let batch: TxBatch = serde_json::from_slice(&bytes).map_err(|e| {
+    let shape = |e: &dyn std::fmt::Display| {
         ApiError::bad_json(format!(
             "expected {{\"txs\": [{{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}, …]}}: {e}"
         ))
-    })?;
+    };
+    // serde reads a struct from a JSON array too; the API takes only the objects it documents,
+    // so the shape is checked on the parsed value first.
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| shape(&e))?;
+    let objects = value
+        .as_object()
+        .and_then(|o| o.get("txs"))
+        .and_then(Value::as_array)
+        .is_some_and(|txs| txs.iter().all(Value::is_object));
+    if !objects {
+        return Err(shape(
+            &"the request or one of its transactions is not a JSON object",
+        ));
+    }
+    let batch: TxBatch = serde_json::from_value(value).map_err(|e| shape(&e))?;
     let n = batch.txs.len();
     if n > MAX_BATCH_TXS {
         return Err(ApiError::too_large(format!(
@@ -347,22 +411,36 @@ async fn get_view(
     result.map(Json)
 }
 
+/// The `<height>` of `GET /v1/blocks/<height>`: `latest` (`None`) or a height written as
+/// decimal digits without a sign or leading zeros (`0`, `12`), at most `u64::MAX`; anything
+/// else (`+1`, `01`, `-0`, ` 1`) is `400 invalid`, so each block has one URL.
+pub fn parse_height(h: &str) -> Result<Option<u64>, ApiError> {
+    if h == "latest" {
+        return Ok(None);
+    }
+    let canonical =
+        !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit()) && (h == "0" || !h.starts_with('0'));
+    canonical
+        .then(|| h.parse::<u64>().ok())
+        .flatten()
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!(
+                    "`{h}` is not a block height (decimal digits, no leading zeros) or `latest`"
+                ),
+            )
+        })
+}
+
 /// `GET /v1/blocks/<height | latest>`.
 async fn get_block(
     State(app): State<AppState>,
     height: Result<Path<String>, PathRejection>,
 ) -> ApiResult {
-    let height = path_param(height)?;
-    let height = match height.as_str() {
-        "latest" => None,
-        h => Some(h.parse::<u64>().map_err(|_| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid",
-                format!("`{h}` is not a block height or `latest`"),
-            )
-        })?),
-    };
+    let height = parse_height(&path_param(height)?)?;
     let block = blocking(move || app.chain.block(height)).await?;
     Ok(sorted_json(&block))
 }
@@ -563,6 +641,32 @@ mod tests {
         assert_eq!(get("/fast").await.unwrap().text().await.unwrap(), "ok");
         let _ = stop.send(());
         server.await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn heights_are_canonical_decimals_or_latest() {
+        assert_eq!(parse_height("latest").unwrap(), None);
+        assert_eq!(parse_height("0").unwrap(), Some(0));
+        assert_eq!(parse_height("12").unwrap(), Some(12));
+        assert_eq!(
+            parse_height("18446744073709551615").unwrap(),
+            Some(u64::MAX)
+        );
+        for bad in [
+            "",
+            "+1",
+            "01",
+            "00",
+            "-0",
+            " 1",
+            "1 ",
+            "0x1",
+            "18446744073709551616",
+            "Latest",
+        ] {
+            let e = parse_height(bad).unwrap_err();
+            assert_eq!((e.status.as_u16(), e.code), (400, "invalid"), "{bad:?}");
+        }
     }
 
     #[test]

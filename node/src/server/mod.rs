@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `api.rs` | the axum router and handlers |
 //! | `admission.rs` | [`admission::Admission`]: the worker threads that admit posted transactions (single and batches) |
+//! | `openapi.rs` | `GET /v1/openapi.json`: the API's OpenAPI document (`node/openapi.json`), held in step with the router by its tests |
 //! | `api_error.rs` | [`api_error::ApiError`]: the JSON errors; the mapping of the core's domain errors to HTTP statuses |
 //! | `http_io.rs` | the API's listener and connections: hyper's own bare `400`/`414`/`431` answers rewritten to JSON |
 //! | `feed.rs` | [`feed::BlockFeed`]: committed blocks serialised once for all subscribers |
@@ -20,6 +21,7 @@ pub mod api_error;
 pub mod feed;
 pub mod http_io;
 pub mod node;
+pub mod openapi;
 pub mod rate_limit;
 pub mod replica;
 pub mod state;
