@@ -62,7 +62,8 @@ pub struct NodeConfig {
     /// Shortest time from the end of one block to the start of the next while transactions
     /// keep arriving, milliseconds: a steady trickle makes one block per window instead of one
     /// per transaction (a transaction arriving after a quiet spell gets its block at once; a full
-    /// mempool, `max_block_txs`, does not wait). 0 = no window. Default 5.
+    /// mempool, `max_block_txs`, does not wait). 0 = no window; at most 1,000 (never longer
+    /// than `block_interval_ms` in effect). Default 5.
     pub block_coalesce_ms: u64,
     /// Most transactions in one block. Default 1000.
     pub max_block_txs: usize,
@@ -184,6 +185,9 @@ impl Default for NodeConfig {
     }
 }
 
+/// Largest `block_coalesce_ms`: a window longer than this would only add latency.
+pub const MAX_BLOCK_COALESCE_MS: u64 = 1_000;
+
 /// Why a configuration cannot be used; the message names the file and the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError(pub String);
@@ -241,6 +245,11 @@ impl NodeConfig {
             if value == 0 {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
+        }
+        if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
+            return Err(ConfigError(format!(
+                "block_coalesce_ms must be at most {MAX_BLOCK_COALESCE_MS}"
+            )));
         }
         if self.rate_limit_per_sec > 0 && self.rate_limit_burst == 0 {
             return Err(ConfigError(
@@ -424,6 +433,7 @@ mod tests {
         for (text, needle) in [
             ("bogus = 1", "bogus"),
             ("block_interval_ms = 0", "block_interval_ms"),
+            ("block_coalesce_ms = 1001", "block_coalesce_ms"),
             ("faucet = \"1.5\"", "faucet"),
             ("faucet = \"0\"", "faucet"),
             ("listen = \"nowhere\"", "listen"),

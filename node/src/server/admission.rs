@@ -4,6 +4,9 @@
 //! job: its signature checks run on every core at once ([`check_txs`]), then its transactions
 //! are admitted in order, so one sender's consecutive nonces in a batch are all accepted.
 //!
+//! A transaction (or batch) that may be a deploy is admitted on a blocking-pool thread instead:
+//! it can wait seconds on the compile gate and must not hold a worker the others need.
+//!
 //! The queue holds [`QUEUE_JOBS`] jobs; a request that finds it full waits (the API's request
 //! timeout bounds the wait), so a flood of posts queues in the kernel's sockets, not in memory.
 
@@ -34,12 +37,22 @@ enum Job {
 #[derive(Clone)]
 pub struct Admission {
     queue: mpsc::Sender<Job>,
+    chain: Arc<Chain>,
+    threads: usize,
+}
+
+/// Whether `tx` may be a deploy (its body names the action type): those can wait on the compile
+/// gate for seconds, so they are admitted on a blocking-pool thread and never hold a worker that
+/// every other transaction needs. A false positive only costs that thread.
+fn may_deploy(tx: &SignedTx) -> bool {
+    tx.body().contains("\"deploy\"")
 }
 
 impl Admission {
     /// Starts `workers` threads (at least 1) named `gc-admit` admitting into `chain`.
     pub fn start(chain: Arc<Chain>, workers: usize) -> Admission {
         let (queue, jobs) = mpsc::channel(QUEUE_JOBS);
+        let keep = chain.clone();
         let jobs = Arc::new(Mutex::new(jobs));
         let threads = workers.max(1);
         for _ in 0..threads {
@@ -49,12 +62,22 @@ impl Admission {
                 .spawn(move || work(&chain, &jobs, threads))
                 .expect("a thread can be started");
         }
-        Admission { queue }
+        Admission {
+            queue,
+            chain: keep,
+            threads,
+        }
     }
 
     /// Admits `tx`: its txid, or why not ([`Chain::submit`]'s errors; `internal` when the pool
     /// has stopped).
     pub async fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
+        if may_deploy(&tx) {
+            let chain = self.chain.clone();
+            return tokio::task::spawn_blocking(move || chain.submit(tx))
+                .await
+                .map_err(|_| stopped())?;
+        }
         let (answer, result) = oneshot::channel();
         self.queue
             .send(Job::One(tx, answer))
@@ -68,6 +91,12 @@ impl Admission {
         &self,
         txs: Vec<SignedTx>,
     ) -> Result<Vec<Result<String, ChainError>>, ChainError> {
+        if txs.iter().any(may_deploy) {
+            let (chain, threads) = (self.chain.clone(), self.threads);
+            return tokio::task::spawn_blocking(move || admit_batch(&chain, txs, threads))
+                .await
+                .map_err(|_| stopped());
+        }
         let (answer, result) = oneshot::channel();
         self.queue
             .send(Job::Batch(txs, answer))
@@ -94,15 +123,22 @@ fn work(chain: &Chain, jobs: &Mutex<mpsc::Receiver<Job>>, threads: usize) {
                 let _ = answer.send(chain.submit(tx));
             }
             Some(Job::Batch(txs, answer)) => {
-                let genesis = chain.genesis();
-                let checks = check_txs(&txs, &genesis.chain_id, genesis.network, threads);
-                let results = txs
-                    .into_iter()
-                    .zip(checks)
-                    .map(|(tx, checked)| chain.submit_checked(tx, checked))
-                    .collect();
-                let _ = answer.send(results);
+                let _ = answer.send(admit_batch(chain, txs, threads));
             }
         }
     }
+}
+
+/// A batch: its signature checks on `threads` threads, then each admitted in order.
+fn admit_batch(
+    chain: &Chain,
+    txs: Vec<SignedTx>,
+    threads: usize,
+) -> Vec<Result<String, ChainError>> {
+    let genesis = chain.genesis();
+    let checks = check_txs(&txs, &genesis.chain_id, genesis.network, threads);
+    txs.into_iter()
+        .zip(checks)
+        .map(|(tx, checked)| chain.submit_checked(tx, checked))
+        .collect()
 }

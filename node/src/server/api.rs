@@ -188,7 +188,7 @@ async fn post_tx(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::response::Response, ApiError> {
-    require_json(&headers)?;
+    require_json(&headers, "POST /v1/tx")?;
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::body_over(tx_request_limit(&app.chain.config), "POST /v1/tx")
@@ -228,7 +228,7 @@ async fn post_txs(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::response::Response, ApiError> {
-    require_json(&headers)?;
+    require_json(&headers, "POST /v1/txs")?;
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::body_over(MAX_BATCH_REQUEST_BYTES, "POST /v1/txs")
@@ -299,7 +299,7 @@ async fn post_txs(
 
 /// `415 bad_content_type` unless `headers` say `content-type: application/json` (any case,
 /// parameters such as `; charset=utf-8` allowed).
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+fn require_json(headers: &HeaderMap, route: &str) -> Result<(), ApiError> {
     let sent = headers
         .get(header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -320,7 +320,7 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     Err(ApiError::new(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         "bad_content_type",
-        format!("POST /v1/tx takes `content-type: application/json`; this request sent {sent}"),
+        format!("{route} takes `content-type: application/json`; this request sent {sent}"),
     ))
 }
 

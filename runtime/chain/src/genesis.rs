@@ -296,6 +296,22 @@ impl Genesis {
         if let Some(fees) = &self.fees {
             check_address(&fees.collector, self.network)
                 .map_err(|e| invalid(format!("fees.collector `{}`: {e}", fees.collector)))?;
+            if !fees.is_free() && fees.minimum() == 0 {
+                return Err(invalid(
+                    "fees.tx_micro must be more than 0 when any price is set: with a minimum fee \
+                     of 0 a key holding nothing could run code for free",
+                ));
+            }
+            if let Some(faucet) = self.faucet {
+                if fees.minimum() > faucet.0 {
+                    return Err(invalid(format!(
+                        "the minimum fee ({} base units) is more than a faucet call pays ({}): \
+                         no new key could ever send a transaction",
+                        fees.minimum(),
+                        faucet.0
+                    )));
+                }
+            }
         }
         Ok(())
     }
@@ -381,6 +397,33 @@ pub fn genesis_writes(genesis: &Genesis) -> Result<Vec<(String, Vec<u8>)>, Genes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fee_schedule_must_charge_every_transaction_and_leave_the_faucet_usable() {
+        use crate::fees::FeeSchedule;
+        let mut g = sample();
+        let schedule = |tx: u128, fuel: u128| FeeSchedule {
+            collector: g.sequencer.clone(),
+            tx_micro: Amount(tx),
+            fuel_micro: Amount(fuel),
+            write_byte_micro: Amount(0),
+            event_byte_micro: Amount(0),
+        };
+        let (free_fuel, zero, ok, too_dear) = (
+            schedule(0, 100),
+            schedule(0, 0),
+            schedule(1_000_000, 100),
+            schedule(100_001_000_000, 0),
+        );
+        g.fees = Some(free_fuel);
+        assert!(matches!(g.validate(), Err(GenesisError::Invalid(m)) if m.contains("tx_micro")));
+        for fine in [zero, ok] {
+            g.fees = Some(fine);
+            g.validate().unwrap();
+        }
+        g.fees = Some(too_dear);
+        assert!(matches!(g.validate(), Err(GenesisError::Invalid(m)) if m.contains("faucet")));
+    }
     use crate::address::SecretKey;
     use gamechain_sdk::TokenInfo;
 

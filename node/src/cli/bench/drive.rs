@@ -89,7 +89,7 @@ pub async fn drive(
         let shared = shared.clone();
         let url = url.to_string();
         tasks.push(tokio::spawn(async move {
-            let result = post_lane(&url, lane, rate, batch, start, &shared).await;
+            let result = post_lane(&url, lane, rate, batch, wait, start, &shared).await;
             shared.lanes_left.fetch_sub(1, Ordering::SeqCst);
             result
         }));
@@ -111,10 +111,10 @@ pub async fn drive(
             Err(_) => continue,
             Ok(Ok(Some(block))) => block,
             Ok(Ok(None)) => {
+                let (code, reason) = blocks.close_reason().unwrap_or((1006, ""));
                 return Err(format!(
-                    "the node closed the block subscription: {:?}",
-                    blocks.close_reason()
-                ))
+                    "the node closed the block subscription ({code} {reason})"
+                ));
             }
             Ok(Err(e)) => return Err(format!("the block subscription failed: {e}")),
         };
@@ -169,9 +169,13 @@ async fn post_lane(
     lane: Vec<SignedTx>,
     rate: u64,
     batch: usize,
+    wait: Duration,
     start: Instant,
     shared: &Shared,
 ) -> Lane {
+    // A node that stops answering must not hold the run forever: a post gets `wait` (at least
+    // 10 s) and then counts as refused with `timeout`.
+    let limit = wait.max(Duration::from_secs(10));
     let mut out = Lane {
         submitted: 0,
         accepted: 0,
@@ -204,19 +208,20 @@ async fn post_lane(
             }
         }
         out.submitted += chunk.len();
+        let timeout = || vec![Err("timeout".to_string()); chunk.len()];
         let results: Vec<Result<(), String>> = if chunk.len() == 1 {
-            vec![client
-                .post_tx(&chunk[0])
-                .await
-                .map(drop)
-                .map_err(|e| code_of(&e))]
+            match tokio::time::timeout(limit, client.post_tx(&chunk[0])).await {
+                Ok(r) => vec![r.map(drop).map_err(|e| code_of(&e))],
+                Err(_) => timeout(),
+            }
         } else {
-            match client.post_txs(chunk).await {
-                Ok(each) => each
+            match tokio::time::timeout(limit, client.post_txs(chunk)).await {
+                Ok(Ok(each)) => each
                     .into_iter()
                     .map(|r| r.map(drop).map_err(|e| code_of(&e)))
                     .collect(),
-                Err(e) => vec![Err(code_of(&e)); chunk.len()],
+                Ok(Err(e)) => vec![Err(code_of(&e)); chunk.len()],
+                Err(_) => timeout(),
             }
         };
         for (txid, result) in txids.iter().zip(results) {

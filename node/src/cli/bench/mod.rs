@@ -43,14 +43,14 @@ pub struct BenchArgs {
     #[arg(long, value_enum, default_value = "transfer")]
     pub workload: Kind,
     /// Accounts to make and fund.
-    #[arg(long, default_value_t = 200)]
-    pub accounts: usize,
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(2..=1_000_000))]
+    pub accounts: u32,
     /// HTTP connections (each posts its share of the accounts' transactions in order).
-    #[arg(long, default_value_t = 32)]
-    pub connections: usize,
+    #[arg(long, default_value_t = 32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub connections: u32,
     /// Transactions to send in all (tic-tac-toe rounds up to whole games of 7).
-    #[arg(long, default_value_t = 20_000)]
-    pub txs: usize,
+    #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
+    pub txs: u32,
     /// Transactions per request: 1 posts each to `POST /v1/tx`, more sends them in batches of
     /// this size to `POST /v1/txs` (at most 1,000).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=1000))]
@@ -185,7 +185,7 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
     let progress = !args.json && std::io::stderr().is_terminal();
     let wait = Duration::from_secs(args.wait);
 
-    let keys = workload::keys(network, args.accounts);
+    let keys = workload::keys(network, args.accounts as usize);
     let funding = funding_lanes(&args, &client, &keys, &status.chain_id, has_faucet).await?;
     let funded = drive::drive(&url, funding, 0, 1, wait, "funding", progress).await?;
     if funded.committed != keys.len() || funded.failed_receipts > 0 {
@@ -201,9 +201,9 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
     let nonces = vec![u64::from(args.funder.is_none()); keys.len()];
     let plan = Plan {
         kind: args.workload.clone(),
-        accounts: args.accounts,
-        txs: args.txs,
-        lanes: args.connections,
+        accounts: args.accounts as usize,
+        txs: args.txs as usize,
+        lanes: args.connections as usize,
         module: args.module.clone().zip(args.op.clone()),
     };
     let work = workload::build(&plan, &keys, nonces, &status.chain_id)?;
@@ -226,6 +226,18 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let disk_after = disk();
 
+    if d.committed == 0 {
+        return Err(format!(
+            "no transaction of the run reached a block within --wait {} s: {} submitted, refusals {:?}",
+            args.wait, d.submitted, d.refused
+        ));
+    }
+    if d.failed_receipts == d.committed {
+        return Err(format!(
+            "every one of the {} committed transactions failed (ok: false): check --module and --op",
+            d.committed
+        ));
+    }
     let seconds = d.elapsed.as_secs_f64();
     let node_cpu = cpu_before.zip(cpu_after).map(|(a, b)| b.saturating_sub(a));
     let mut sizes = d.block_sizes.clone();
@@ -233,7 +245,7 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
     Ok(Report {
         node: target.label.clone(),
         workload: args.workload,
-        accounts: args.accounts,
+        accounts: args.accounts as usize,
         connections,
         rate: args.rate,
         submitted: d.submitted,
@@ -314,7 +326,7 @@ async fn funding_lanes(
             Ok(vec![lane])
         }
         (None, true) => {
-            let lanes = args.connections.max(1).min(keys.len());
+            let lanes = (args.connections as usize).max(1).min(keys.len());
             let mut out = vec![Vec::new(); lanes];
             for (i, k) in keys.iter().enumerate() {
                 let faucet = Action::Faucet {

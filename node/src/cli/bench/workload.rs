@@ -134,6 +134,11 @@ pub fn build(
     if n < 2 {
         return Err("bench needs at least 2 accounts".into());
     }
+    if plan.kind == Kind::Mix && n < 4 {
+        return Err(
+            "--workload mix needs at least 4 accounts (2 that play, 2 that transfer)".into(),
+        );
+    }
     let mut signer = Signer {
         keys,
         nonces,
