@@ -32,7 +32,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::ws;
+use crate::server::{web, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -80,6 +80,7 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/code/{code_hash}", get(get_code))
         .route("/v1/ws", get(ws::subscribe))
         .route("/metrics", get(get_metrics))
+        .merge(web::routes())
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));
