@@ -26,7 +26,13 @@ see node/web/README.md).');\n";
 pub fn embed_web(root: &Path, out_dir: &Path) {
     let web = root.join("node/web");
     let sdk = web.join("sdk");
-    for path in ["site", "sdk/src", "sdk/scripts", "sdk/package.json", "sdk/package-lock.json"] {
+    for path in [
+        "site",
+        "sdk/src",
+        "sdk/scripts",
+        "sdk/package.json",
+        "sdk/package-lock.json",
+    ] {
         println!("cargo:rerun-if-changed={}", web.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=GAMECHAIN_WEB_BUNDLE");
@@ -60,7 +66,9 @@ pub fn embed_web(root: &Path, out_dir: &Path) {
 }
 
 fn collect(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with('.') {
@@ -90,7 +98,12 @@ fn content_type(file: &Path) -> &'static str {
 
 /// `npm ci` when needed, then the bundler; false (with a warning) when either cannot run.
 fn make_bundle(sdk: &Path, bundle: &Path) -> bool {
-    if Command::new("node").arg("--version").stdout(Stdio::null()).status().map_or(true, |s| !s.success()) {
+    if Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .map_or(true, |s| !s.success())
+    {
         println!("cargo:warning=Node.js is not on PATH: the node's pages are built without the JavaScript SDK bundle (they say how to get it)");
         return false;
     }
@@ -142,7 +155,10 @@ fn make_bundle(sdk: &Path, bundle: &Path) -> bool {
             println!(
                 "cargo:warning=the SDK bundler failed ({}): {}",
                 o.status,
-                String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("")
+                String::from_utf8_lossy(&o.stderr)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
             );
             false
         }

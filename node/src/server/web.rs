@@ -32,7 +32,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>() -> Router<S> {
         if let Some(folder) = path.strip_suffix("index.html") {
             router = router.route(folder, get(serve));
             if let Some(bare) = folder.strip_suffix('/').filter(|b| !b.is_empty()) {
-                router = router.route(bare, get(move || async move { Redirect::permanent(folder) }));
+                router = router.route(
+                    bare,
+                    get(move || async move { Redirect::permanent(folder) }),
+                );
             }
         }
     }
@@ -44,8 +47,14 @@ fn page(content_type: &'static str, bytes: &'static [u8]) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
     response
 }
 
@@ -65,7 +74,10 @@ mod tests {
         ] {
             assert!(paths.contains(&want), "{want} missing from {paths:?}");
         }
-        let bundle = WEB_ASSETS.iter().find(|a| a.0 == "/sdk/gamechain.js").unwrap();
+        let bundle = WEB_ASSETS
+            .iter()
+            .find(|a| a.0 == "/sdk/gamechain.js")
+            .unwrap();
         if bundle_built() {
             assert!(bundle.2.len() > 10_000, "a real bundle");
         } else {

@@ -25,7 +25,8 @@ export async function player(browser, url, name) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
   await page.goto(url);
-  await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+  await page.waitForSelector('body[data-ready="1"], #fatal:not([hidden])', { timeout: 30000 });
+  if (await page.isVisible('#fatal')) throw new Error(`${url}: ${await page.textContent('#fatal')}`);
   // A marker that a reload would wipe: redraws must come from the WebSocket, not reloads.
   await page.evaluate(() => { window.__noReload = true; });
   return { name, page, context, errors, address: await page.textContent('#address') };
