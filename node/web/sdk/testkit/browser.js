@@ -29,7 +29,8 @@ export async function player(browser, url, name) {
   if (await page.isVisible('#fatal')) throw new Error(`${url}: ${await page.textContent('#fatal')}`);
   // A marker that a reload would wipe: redraws must come from the WebSocket, not reloads.
   await page.evaluate(() => { window.__noReload = true; });
-  return { name, page, context, errors, address: await page.textContent('#address') };
+  const address = (await page.$('#address')) ? await page.textContent('#address') : null;
+  return { name, page, context, errors, address };
 }
 
 /** Waits until the element's text contains `text` (or matches a RegExp). */
