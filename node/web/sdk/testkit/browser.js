@@ -15,7 +15,7 @@ export async function launch() {
   if (!fs.existsSync(executablePath)) {
     throw new Error(`no Chromium at ${executablePath}: install it (Debian: apt-get install -y chromium) or set CHROMIUM`);
   }
-  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-dev-shm-usage'] });
+  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
 }
 
 /** A player: a new context and page at `url`, ready (the SDK loaded, the first redraw asked). */
