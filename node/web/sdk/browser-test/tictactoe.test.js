@@ -2,7 +2,7 @@
 // contexts (alice, bob) against a node this test starts: faucet, create with a stake, the table
 // appearing in bob's lobby without a reload, join, a refused move's error text, play to a win,
 // both pages showing the result and the balances; then, on a node with a 100 ms block interval,
-// a draw and a timeout claim from the height the page announces. Screenshots of the lobby and of
+// a draw, a cancel, an invitation and a timeout claim from the height the page announces. Screenshots of the lobby and of
 // finished games go to testkit/browser.js's SCREENSHOTS folder.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -132,6 +132,30 @@ test('a draw, then a timeout claimed from the height the page shows (100 ms bloc
     await waitText(alice.page, '#balance', '1000.00');
     await waitText(bob.page, '#balance', '1000.00');
     await shot(bob.page, 'finished-draw.png');
+
+    // An open table its creator cancels: the stake comes back.
+    await alice.page.evaluate(() => { location.hash = ''; });
+    await alice.page.fill('#stake', '4');
+    await act(alice, '#create-btn');
+    await waitText(alice.page, '#balance', '996.00');
+    await act(alice, '#cancel-btn');
+    await waitText(alice.page, '#result', 'Cancelled: 4.00 GOLD back to you.');
+    await waitText(alice.page, '#balance', '1000.00');
+
+    // An invitation: not in the open list, but the invited player can open it by its id and join.
+    await alice.page.evaluate(() => { location.hash = ''; });
+    await alice.page.fill('#stake', '');
+    await alice.page.fill('#opponent', bob.address);
+    await act(alice, '#create-btn');
+    await alice.page.waitForFunction(() => /^#[0-9a-f]{16}$/.test(location.hash));
+    const invited = (await alice.page.evaluate(() => location.hash)).slice(1);
+    await waitText(alice.page, '#players', `invited ${bob.address.slice(0, 8)}`);
+    await bob.page.evaluate((id) => { location.hash = id; }, invited);
+    await waitText(bob.page, '#turn', 'Open: join to play o');
+    assert.equal(await bob.page.$(`#open-list li[data-id="${invited}"]`), null);
+    await act(bob, '#join-btn');
+    await waitText(alice.page, '#turn', 'Your turn (x)');
+    await alice.page.fill('#opponent', '');
 
     await alice.page.evaluate(() => { location.hash = ''; });
     const slow = await createAndJoin(alice, bob, '1');

@@ -29,7 +29,10 @@ export async function startTable(game) {
   function loadKey() {
     const stored = localStorage.getItem(KEY_STORAGE);
     if (stored) {
-      try { return Key.fromWif(stored); } catch { /* replaced below */ }
+      try {
+        const k = Key.fromWif(stored);
+        if (k.network === status.network) return k;
+      } catch { /* replaced below */ }
     }
     const k = Key.generate(status.network);
     localStorage.setItem(KEY_STORAGE, k.toWif());
