@@ -34,7 +34,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::{openapi, ws};
+use crate::server::{openapi, web, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -71,6 +71,7 @@ pub fn router(app: AppState) -> Router {
         router = router.route(endpoint.path, endpoint.handler);
     }
     let router = router
+        .merge(web::routes())
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));

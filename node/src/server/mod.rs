@@ -13,6 +13,7 @@
 //! | `state.rs` | [`state::AppState`]: what every handler gets |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription |
 //! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
+//! | `web.rs` | the embedded pages: explorer, games, SDK bundle |
 //! | `node.rs` | [`node::NodeHandle`], [`node::run_node`]: start, run, clean shutdown |
 
 pub mod admission;
@@ -25,4 +26,5 @@ pub mod openapi;
 pub mod rate_limit;
 pub mod replica;
 pub mod state;
+pub mod web;
 pub mod ws;
