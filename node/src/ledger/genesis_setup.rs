@@ -47,10 +47,12 @@ use sha2::{Digest, Sha256};
 
 use crate::config::{IntegrityCheck, NodeConfig};
 use crate::error::NodeError;
-use crate::ledger::head_record::{check_head_record, lost_refusal, RecordCheck};
-use crate::ledger::run_marker::{mark_running, previous_run_unclean};
 use crate::ledger::chain::Head;
+use crate::ledger::head_record::{
+    check_head_record, lost_refusal, HeadRecord, RecordCheck, RecordState,
+};
 use crate::ledger::open::{chain_context, node_runtime_config, open_head};
+use crate::ledger::run_marker::{mark_running, previous_run_unclean};
 use crate::ledger::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignStateFile};
 use crate::ledger::storage::{Storage, StorageError};
 use gamechain_chain::wire::Block;
@@ -157,6 +159,24 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         integrity_check(&storage, &db_path, unclean)?;
     }
     match storage.chain_identity()? {
+        // No chain in the database, but its head record names committed blocks: the database
+        // lost everything (its WAL or main file). Refused before anything is signed, unless a
+        // restore will fetch the blocks onto a new block 0.
+        None if config.restore_from.is_none()
+            && matches!(
+                storage.head_record().map(HeadRecord::at_open),
+                Some(RecordState::Head(r)) if r.height > 0
+            ) =>
+        {
+            if let Some(signed) = sign_state.current().filter(|s| s.height > 0) {
+                return Err(behind_refusal(&sign_state, 0, signed, None));
+            }
+            let record = storage.head_record().expect("matched above");
+            let RecordState::Head(lost) = record.at_open() else {
+                unreachable!("matched above")
+            };
+            return Err(lost_refusal(record, 0, lost));
+        }
         None => create_genesis_block(
             &mut storage,
             &mut sign_state,
@@ -189,7 +209,9 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     let height = head.header.header.height;
     // The head record (written after each commit) first: it must be read before a missing
     // sign state is recreated from a head that may have lost blocks.
-    let mut record = storage.take_head_record().expect("a writer has a head record");
+    let mut record = storage
+        .take_head_record()
+        .expect("a writer has a head record");
     let record_check = check_head_record(&mut record, height, &head_hash, |at| {
         Ok(storage.signed_header(at)?.map(|s| s.header.hash_hex()))
     });

@@ -305,9 +305,7 @@ mod tests {
     fn the_head_is_checked_against_the_record() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("chain.sqlite");
-        let at = |hashes: Vec<String>| {
-            move |height: u64| Ok(hashes.get(height as usize).cloned())
-        };
+        let at = |hashes: Vec<String>| move |height: u64| Ok(hashes.get(height as usize).cloned());
         let chain: Vec<String> = (0..6).map(h).collect();
         // Missing: written from the head.
         let mut r = HeadRecord::open(&db).unwrap();

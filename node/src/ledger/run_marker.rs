@@ -25,8 +25,11 @@ pub fn previous_run_unclean(data_dir: &Path) -> bool {
 /// ([`NodeError::Io`]).
 pub fn mark_running(data_dir: &Path) -> Result<(), NodeError> {
     let path = run_marker_path(data_dir);
-    std::fs::write(&path, b"a gamechain node runs on this directory, or did not stop cleanly\n")
-        .map_err(|e| NodeError::Io(format!("cannot write {}: {e}", path.display())))
+    std::fs::write(
+        &path,
+        b"a gamechain node runs on this directory, or did not stop cleanly\n",
+    )
+    .map_err(|e| NodeError::Io(format!("cannot write {}: {e}", path.display())))
 }
 
 /// Removes the marker after a clean stop (the database is closed). A failure is logged: the

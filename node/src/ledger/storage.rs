@@ -416,6 +416,11 @@ impl Storage {
         self.record.take()
     }
 
+    /// The writer's head record (`None` for readers, or while taken out).
+    pub fn head_record(&self) -> Option<&HeadRecord> {
+        self.record.as_ref()
+    }
+
     /// Puts a head record taken by [`Storage::take_head_record`] back.
     pub fn put_head_record(&mut self, record: HeadRecord) {
         self.record = Some(record);
