@@ -25,6 +25,11 @@ pub struct AppState {
     /// Views running at once (`max_concurrent_views`): each holds a wasm instance of up to the
     /// memory limit, so this bounds the memory views take; further view requests wait.
     pub views: Arc<tokio::sync::Semaphore>,
+    /// WebSocket subscriptions open at once (`max_ws_subscribers`): a subscriber holds a
+    /// permit; an upgrade finding none left is refused (`ws.rs`).
+    pub ws_slots: Arc<tokio::sync::Semaphore>,
+    /// Open TCP connections of the API (`http_io.rs` counts them; at most `max_connections`).
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl AppState {
@@ -54,6 +59,8 @@ impl AppState {
             shutdown,
             upstream,
             views: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_views)),
+            ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_ws_subscribers)),
+            connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         };
         (app, stop)
     }
