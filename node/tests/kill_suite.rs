@@ -135,7 +135,7 @@ async fn send_loop(
 ) {
     let mut i = 0u64;
     while !stop.load(Ordering::SeqCst) {
-        let action = if i % 2 == 0 {
+        let action = if i.is_multiple_of(2) {
             Action::Faucet {
                 token: "GOLD".into(),
             }
