@@ -104,7 +104,10 @@ impl Chain {
         sink: Arc<dyn BlockSink>,
     ) -> Chain {
         Chain {
-            mempool: Mutex::new(Mempool::new(config.max_pending)),
+            mempool: Mutex::new(Mempool::with_bytes(
+                config.max_pending,
+                config.max_pending_bytes,
+            )),
             ctx,
             genesis_hash,
             config,
@@ -377,7 +380,10 @@ impl Chain {
 
     /// `GET /v1/status`.
     pub fn status(&self) -> Status {
-        let pending = self.mempool().len() as u64;
+        let (pending, pending_bytes) = {
+            let m = self.mempool();
+            (m.len() as u64, m.bytes())
+        };
         let head = self.head();
         let h = &head.header.header;
         let g = self.genesis();
@@ -391,6 +397,9 @@ impl Chain {
             genesis_hash: self.genesis_hash.clone(),
             engine_config_hash: g.engine_config_hash.clone(),
             pending,
+            pending_bytes,
+            ws_subscribers: 0,
+            connections: 0,
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }

@@ -31,7 +31,7 @@ use crate::error::NodeError;
 use crate::ledger::error::ChainError;
 use crate::server::admission::MAX_BATCH_TXS;
 use crate::server::api_error::ApiError;
-use crate::server::http_io::{JsonListener, PeerAddr};
+use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
 use crate::server::{openapi, web, ws};
@@ -448,14 +448,28 @@ async fn get_block(
 
 /// `GET /v1/status`.
 async fn get_status(State(app): State<AppState>) -> ApiResult {
-    let status = blocking(move || Ok(app.chain.status())).await?;
+    let (subscribers, connections) = (
+        app.feed.subscribers() as u64,
+        app.connections.load(std::sync::atomic::Ordering::Relaxed) as u64,
+    );
+    let mut status = blocking(move || Ok(app.chain.status())).await?;
+    status.ws_subscribers = subscribers;
+    status.connections = connections;
     Ok(sorted_json(&status))
 }
 
 /// `GET /metrics`: the node's metrics in the Prometheus text format (`node/API.md`, "Metrics").
 async fn get_metrics(State(app): State<AppState>) -> axum::response::Response {
-    let mempool = app.chain.mempool().len();
-    let text = app.chain.metrics.render(mempool, app.feed.subscribers());
+    let (mempool_txs, mempool_bytes) = {
+        let m = app.chain.mempool();
+        (m.len(), m.bytes())
+    };
+    let text = app.chain.metrics.render(crate::metrics::ScrapeGauges {
+        mempool_txs,
+        mempool_bytes,
+        ws_subscribers: app.feed.subscribers(),
+        connections: app.connections.load(std::sync::atomic::Ordering::Relaxed),
+    });
     (
         [(
             header::CONTENT_TYPE,
@@ -566,7 +580,11 @@ pub async fn serve(listener: tokio::net::TcpListener, app: AppState) -> Result<(
     let mut stop = app.shutdown.clone();
     let idle = app.chain.config.idle_timeout_secs;
     let idle = (idle > 0).then(|| Duration::from_secs(idle));
-    serve_router(listener, router(app), idle, async move {
+    let limits = ConnectionLimit {
+        open: app.connections.clone(),
+        max: app.chain.config.max_connections,
+    };
+    serve_router_limited(listener, router(app), idle, Some(limits), async move {
         let _ = stop.wait_for(|s| *s).await;
     })
     .await
@@ -581,6 +599,18 @@ pub async fn serve_router(
     idle: Option<Duration>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), NodeError> {
+    serve_router_limited(listener, router, idle, None, stop).await
+}
+
+/// [`serve_router`] counting open connections in `limit` and refusing those above its max
+/// (`None`: no limit).
+pub async fn serve_router_limited(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    idle: Option<Duration>,
+    limit: Option<ConnectionLimit>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), NodeError> {
     let router = router.layer(middleware::from_fn(
         |mut request: Request, next: middleware::Next| async move {
             if let Some(ConnectInfo(PeerAddr(addr))) =
@@ -592,7 +622,11 @@ pub async fn serve_router(
         },
     ));
     axum::serve(
-        JsonListener { listener, idle },
+        JsonListener {
+            listener,
+            idle,
+            limit,
+        },
         router.into_make_service_with_connect_info::<PeerAddr>(),
     )
     .with_graceful_shutdown(stop)

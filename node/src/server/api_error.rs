@@ -115,7 +115,9 @@ impl ApiError {
     pub fn from_refusal(r: &Refusal) -> Self {
         let status = match r {
             Refusal::Duplicate | Refusal::BadNonce { .. } => StatusCode::CONFLICT,
-            Refusal::Full { .. } | Refusal::DeploysFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Refusal::Full { .. } | Refusal::BytesFull { .. } | Refusal::DeploysFull { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         };
         Self::new(status, r.code(), r.to_string())
     }

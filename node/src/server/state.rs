@@ -28,6 +28,11 @@ pub struct AppState {
     pub views: Arc<tokio::sync::Semaphore>,
     /// The admission pool `POST /v1/tx` and `POST /v1/txs` submit through (`admission.rs`).
     pub admission: Admission,
+    /// WebSocket subscriptions open at once (`max_ws_subscribers`): a subscriber holds a
+    /// permit; an upgrade finding none left is refused (`ws.rs`).
+    pub ws_slots: Arc<tokio::sync::Semaphore>,
+    /// Open TCP connections of the API (`http_io.rs` counts them; at most `max_connections`).
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl AppState {
@@ -60,6 +65,8 @@ impl AppState {
             upstream,
             views: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_views)),
             admission,
+            ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_ws_subscribers)),
+            connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         };
         (app, stop)
     }
