@@ -133,11 +133,6 @@ impl NodeProcess {
             .unwrap_or_default()
     }
 
-    /// The running process's id.
-    pub fn pid(&self) -> u32 {
-        self.child.as_ref().expect("running").id()
-    }
-
     /// SIGKILL: the process dies at once, wherever it was.
     pub fn kill(&mut self) {
         let mut child = self.child.take().expect("running");
