@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use gamechain_runtime::chain::{sign_message, verify_message, Network, SecretKey};
-use gamechain_runtime::{MemState, Runtime, RuntimeConfig, WasmModule, GAS_V1};
+use gamechain_runtime::{MemState, Overlay, Runtime, RuntimeConfig, WasmModule, GAS_V1};
 
 fn main() {
     let sk = SecretKey::from_bytes(Network::Testnet, [5; 32]).unwrap();
@@ -24,7 +24,8 @@ fn main() {
     let rt = Runtime::new(RuntimeConfig::default()).unwrap();
     let wat = wat::parse_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wat/hostile/pure/callee.wat")).unwrap();
     let callee = WasmModule::new(&rt, "callee", &wat).unwrap();
-    let state = MemState::new();
+    let committed = MemState::new();
+    let state = Overlay::new(&committed);
     // Plain wasm: the looping entry point burns exactly its fuel.
     let spin_fuel = 200_000_000u64;
     let t = Instant::now();

@@ -51,6 +51,20 @@ pub const GUARD_TRAP: &str = r#"
   (func (export "gc_pure_admit") (param i32 i32) (result i64) unreachable))
 "#;
 
+/// Rules whose `mover_at` names seat 5 (the seed's `BadRules`): refused by the usability check.
+pub const BAD_RULES: &str = r#"
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 16) "\00\05")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_pure_initial_state") (param i32 i32) (result i64) (i64.const 0x1000000001))
+  (func (export "gc_pure_is_over") (param i32 i32) (result i64) (i64.const 0x1000000001))
+  (func (export "gc_pure_mover_at") (param i32 i32) (result i64) (i64.const 0x1100000001)))
+"#;
+
 /// A test key.
 pub fn key(n: u8) -> SecretKey {
     SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
@@ -66,6 +80,7 @@ fn codes() -> &'static [(String, Vec<u8>)] {
             ("rps_rules".into(), guest("rps_rules").wasm),
             ("guard_yes".into(), wat::parse_str(GUARD_YES).unwrap()),
             ("guard_trap".into(), wat::parse_str(GUARD_TRAP).unwrap()),
+            ("bad_rules".into(), wat::parse_str(BAD_RULES).unwrap()),
         ]
     });
     &CODES

@@ -105,6 +105,11 @@ fn rules_that_fail_the_usability_check_and_bad_windows_are_refused() {
         );
         assert!(e.contains("is not usable"), "{rules}: {e}");
     }
+    let e = net.refused(
+        &p.alice,
+        json!({"kind":"offer","rules":"bad_rules","stake":"10","window":WINDOW}),
+    );
+    assert!(e.contains("is not usable: rules module bad_rules named no seat for move 0"), "{e}");
     for window in [WINDOW - 1, 259_201] {
         let e = net.refused(
             &p.alice,
@@ -455,10 +460,16 @@ fn stale_challenge_is_answered_from_the_checkpoint() {
     // … but Alice challenges with the stale one-move history first.
     net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":stale}));
     net.ok(&p.bob, cp);
-    // Bob answers from the checkpoint with his next move.
+    // Zero moves answer from the checkpoint: the challenge passes to whoever is due there (Bob).
+    net.ok(&p.bob, json!({"kind":"respond_from_checkpoint","game":id,"moves":[]}));
+    let rec = net.record(&format!("game/{id}"));
+    assert_eq!((rec["challenge"]["moves"].as_u64(), rec["challenge"]["due"].as_u64()), (Some(3), Some(1)));
+    let e = net.refused(&p.bob, json!({"kind":"respond_from_checkpoint","game":id,"moves":[]}));
+    assert!(e.contains("no checkpoint later than the challenged move"), "{e}");
+    // Bob answers with his next move.
     let m = g.play(&[2]);
-    let r = net.ok(&p.bob, json!({"kind":"respond_from_checkpoint","game":id,"moves":[m]}));
-    println!("fuel: respond_from_checkpoint with 1 move: {}", r.fuel_used);
+    let r = net.ok(&p.bob, json!({"kind":"respond","game":id,"moves":[m]}));
+    println!("fuel: respond with 1 move after a checkpoint: {}", r.fuel_used);
     let rec = net.record(&format!("game/{id}"));
     assert_eq!(rec["challenge"]["moves"], 4);
     assert_eq!(rec["challenge"]["due"], 0);

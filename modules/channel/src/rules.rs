@@ -133,8 +133,11 @@ impl<'a> Rules<'a> {
 
     /// The lobby's usability check: `mover_at(0)` is a seat and the initial state is not over.
     pub fn check_usable(&self) -> Result<(), ActionError> {
-        let unusable =
-            |e: ActionError| ActionError::invalid(format!("rules module {} is not usable: {e}", self.id));
+        let unusable = |e: ActionError| {
+            let why = e.to_string();
+            let why = why.strip_prefix("invalid: ").unwrap_or(&why).to_string();
+            ActionError::invalid(format!("rules module {} is not usable: {why}", self.id))
+        };
         let s = self.initial_state().map_err(unusable)?;
         self.mover_at(0).map_err(unusable)?;
         if self.is_over(&s).map_err(unusable)? {

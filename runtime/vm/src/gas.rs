@@ -34,7 +34,7 @@ pub const GAS_V1: GasTable = GasTable {
     per_byte_stored: 10,
     per_byte_event: 5,
     per_scan_entry: 50,
-    verify_signed: 40_000,
+    verify_signed: 60_000,
     pure_call_base: 10_000,
 };
 
@@ -75,7 +75,7 @@ mod tests {
         assert_eq!(
             GAS_V1.canonical(),
             "gas.host_call_base=200\ngas.per_byte_in=1\ngas.per_byte_out=1\ngas.per_byte_stored=10\n\
-             gas.per_byte_event=5\ngas.per_scan_entry=50\ngas.verify_signed=40000\n\
+             gas.per_byte_event=5\ngas.per_scan_entry=50\ngas.verify_signed=60000\n\
              gas.pure_call_base=10000\n"
         );
         assert_eq!(bytes(10, 3), 30);
