@@ -22,14 +22,20 @@ fn main() {
     let verify_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
 
     let rt = Runtime::new(RuntimeConfig::default()).unwrap();
-    let wat = wat::parse_file(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/wat/hostile/pure/callee.wat")).unwrap();
+    let wat = wat::parse_file(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/wat/hostile/pure/callee.wat"
+    ))
+    .unwrap();
     let callee = WasmModule::new(&rt, "callee", &wat).unwrap();
     let committed = MemState::new();
     let state = Overlay::new(&committed);
     // Plain wasm: the looping entry point burns exactly its fuel.
     let spin_fuel = 200_000_000u64;
     let t = Instant::now();
-    let out = callee.call_pure(&state, "spin", b"", spin_fuel, None).unwrap();
+    let out = callee
+        .call_pure(&state, "spin", b"", spin_fuel, None)
+        .unwrap();
     let spin_us = t.elapsed().as_secs_f64() * 1e6;
     assert!(out.result.is_err());
     let fuel_per_us = spin_fuel as f64 / spin_us;
@@ -38,7 +44,9 @@ fn main() {
     let mut fuel = 0;
     let t = Instant::now();
     for _ in 0..calls {
-        let out = callee.call_pure(&state, "echo", b"in", 1_000_000, None).unwrap();
+        let out = callee
+            .call_pure(&state, "echo", b"in", 1_000_000, None)
+            .unwrap();
         assert_eq!(out.result.unwrap(), b"echo:in");
         fuel = out.fuel_used;
     }

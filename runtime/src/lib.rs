@@ -51,9 +51,9 @@ pub use gamechain_vm::cache;
 pub use gamechain_vm::{
     Allocation, CacheStats, CallOutcome, CodeSource, Compiler, GasTable, HostError, HostTrap,
     LoadError, ModuleCache, ModuleResolver, OptLevel, Origin, PureError, PureOutcome, Runtime,
-    RuntimeConfig, ValidationError, WasmModule, MAX_PURE_DEPTH, MAX_PURE_OUTPUT_BYTES,
-    ABI_VERSION, FRAME_OVERHEAD, GAS_V1, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS,
-    MAX_FUNCTIONS, MAX_GLOBALS, MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK,
+    RuntimeConfig, ValidationError, WasmModule, ABI_VERSION, FRAME_OVERHEAD, GAS_V1,
+    MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_IMPORTS,
+    MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, MAX_PURE_DEPTH, MAX_PURE_OUTPUT_BYTES,
     MAX_SEGMENTS, MAX_TABLES, MAX_TABLE_ELEMENTS, MAX_TYPES, MAX_WASM_STACK, REFUSED_FEATURES,
     STACK_LIMIT, WASMTIME_VERSION,
 };

@@ -31,7 +31,10 @@ impl ModuleResolver for Registry {
 }
 
 fn wat(name: &str) -> Vec<u8> {
-    let path = format!("{}/tests/wat/hostile/pure/{name}.wat", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/tests/wat/hostile/pure/{name}.wat",
+        env!("CARGO_MANIFEST_DIR")
+    );
     wat::parse_file(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
@@ -73,7 +76,10 @@ fn run(module: &str, sender: &str, op: &[u8]) -> TxOutcome {
     }
     for o in &outcomes[1..] {
         assert_eq!(o.result, outcomes[0].result);
-        assert_eq!(o.fuel_used, outcomes[0].fuel_used, "fuel differs between runs");
+        assert_eq!(
+            o.fuel_used, outcomes[0].fuel_used,
+            "fuel differs between runs"
+        );
         assert_eq!(o.writes, outcomes[0].writes);
     }
     outcomes.swap_remove(0)
@@ -83,12 +89,7 @@ fn run(module: &str, sender: &str, op: &[u8]) -> TxOutcome {
 fn call(module: &str, entry: &str) -> (i64, Option<Vec<u8>>, u64) {
     let out = run("caller", module, entry.as_bytes());
     assert_eq!(out.result, Ok(()), "the caller never fails");
-    let get = |k: &str| {
-        out.writes
-            .get(&format!("m/caller/{k}"))
-            .cloned()
-            .flatten()
-    };
+    let get = |k: &str| out.writes.get(&format!("m/caller/{k}")).cloned().flatten();
     let r = i64::from_le_bytes(get("r").expect("r written").try_into().unwrap());
     (r, get("out"), out.fuel_used)
 }
@@ -113,7 +114,10 @@ fn mutual_recursion_stops_at_the_depth_limit() {
 fn a_looping_callee_uses_only_its_fuel_cap() {
     let (r, _, fuel) = call("callee", "spin");
     assert_eq!(r, PureError::OutOfFuel.code());
-    assert!(fuel > 1_000_000 && fuel < 1_100_000, "the cap was charged, not more: {fuel}");
+    assert!(
+        fuel > 1_000_000 && fuel < 1_100_000,
+        "the cap was charged, not more: {fuel}"
+    );
 }
 
 #[test]
@@ -161,7 +165,10 @@ fn without_a_resolver_every_module_is_unknown() {
     )
     .unwrap();
     let r = out.writes.get("m/caller/r").cloned().flatten().unwrap();
-    assert_eq!(i64::from_le_bytes(r.try_into().unwrap()), PureError::NotFound.code());
+    assert_eq!(
+        i64::from_le_bytes(r.try_into().unwrap()),
+        PureError::NotFound.code()
+    );
 }
 
 #[test]
@@ -189,5 +196,8 @@ fn verify_signed_answers_and_never_traps() {
     assert_eq!(ok(&sk.address(), b"").0, 0, "an empty signature");
     let (bad, fuel_bad) = ok(&sk.address(), &[b'A'; 88]);
     assert_eq!(bad, 0);
-    assert_eq!(fuel_bad, fuel_good, "a bad signature is charged as a good one");
+    assert_eq!(
+        fuel_bad, fuel_good,
+        "a bad signature is charged as a good one"
+    );
 }

@@ -354,13 +354,24 @@ fn host_call_pure(
     input: &[u8],
     fuel: u64,
 ) -> Result<Vec<u8>, crate::PureError> {
-    let ((mp, ml), (ep, el), (ip, il)) = (arg(module.as_bytes()), arg(entry.as_bytes()), arg(input));
+    let ((mp, ml), (ep, el), (ip, il)) =
+        (arg(module.as_bytes()), arg(entry.as_bytes()), arg(input));
     let fuel = i64::try_from(fuel).unwrap_or(i64::MAX);
     let mut buf: Vec<u8> = Vec::with_capacity(1024);
     loop {
         // SAFETY: live buffers; the host writes at most `out_cap` bytes at `out_ptr`.
         let n = unsafe {
-            abi::call_pure(mp, ml, ep, el, ip, il, fuel, buf.as_mut_ptr(), len_i32(buf.capacity()))
+            abi::call_pure(
+                mp,
+                ml,
+                ep,
+                el,
+                ip,
+                il,
+                fuel,
+                buf.as_mut_ptr(),
+                len_i32(buf.capacity()),
+            )
         };
         if n < 0 {
             return Err(crate::PureError::from_code(n).unwrap_or(crate::PureError::Trapped));

@@ -297,11 +297,19 @@ mod tests {
         assert_eq!(dispatch(r, "apply_move", &good), Some(vec![1]));
         let bad = encode_move(0, 0, &[0], &[2]);
         assert_eq!(dispatch(r, "validate_move", &bad), Some(vec![0]));
-        assert_eq!(dispatch(r, "apply_move", &bad), None, "an invalid move is refused");
+        assert_eq!(
+            dispatch(r, "apply_move", &bad),
+            None,
+            "an invalid move is refused"
+        );
         let seat9 = encode_move(0, 9, &[0], &[1]);
         assert_eq!(dispatch(r, "validate_move", &seat9), Some(vec![0]));
         assert_eq!(dispatch(r, "is_over", &[0]), Some(vec![0]));
-        assert_eq!(dispatch(r, "winner", &[0]), None, "no winner before the end");
+        assert_eq!(
+            dispatch(r, "winner", &[0]),
+            None,
+            "no winner before the end"
+        );
         assert_eq!(dispatch(r, "winner", &[2]), Some(vec![1]));
         assert_eq!(dispatch(r, "nope", b""), None);
     }
@@ -311,6 +319,9 @@ mod tests {
         assert!(usable(&OneMove));
         assert_eq!(replay(&OneMove, &[&[1]]), Ok(vec![1]));
         assert_eq!(replay(&OneMove, &[&[2]]), Err(ReplayError::Illegal(0)));
-        assert_eq!(replay(&OneMove, &[&[1], &[1]]), Err(ReplayError::AfterOver(1)));
+        assert_eq!(
+            replay(&OneMove, &[&[1], &[1]]),
+            Err(ReplayError::AfterOver(1))
+        );
     }
 }

@@ -354,7 +354,10 @@ impl<'r> OffChain<'r> {
     /// Makes move `data` (checked by the rules, as a receiving client does); its signed move.
     pub fn play(&mut self, data: &[u8]) -> Value {
         let seat = self.rules.mover_at(self.n);
-        assert!(self.rules.validate_move(&self.state, self.n, seat, data), "illegal test move");
+        assert!(
+            self.rules.validate_move(&self.state, self.n, seat, data),
+            "illegal test move"
+        );
         let signed = self.sign(data);
         self.state = self.rules.apply_move(&self.state, self.n, seat, data);
         self.n += 1;
@@ -370,13 +373,17 @@ impl<'r> OffChain<'r> {
     /// The final/draw agreement over the current state, valid until `valid_until`, signed by
     /// seat `seat`.
     pub fn sign_final(&self, seat: usize, valid_until: u64) -> String {
-        let msg = self.domain.final_message(&self.game, &self.hash(), valid_until);
+        let msg = self
+            .domain
+            .final_message(&self.game, &self.hash(), valid_until);
         sign_message(&self.keys[seat], msg)
     }
 
     /// Seat `seat`'s signature of a checkpoint at the current position.
     pub fn sign_checkpoint(&self, seat: usize) -> String {
-        let msg = self.domain.checkpoint_message(&self.game, self.n, &self.hash());
+        let msg = self
+            .domain
+            .checkpoint_message(&self.game, self.n, &self.hash());
         sign_message(&self.keys[seat], msg)
     }
 }

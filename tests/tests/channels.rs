@@ -49,7 +49,13 @@ fn count_offers(net: &Net) -> u64 {
 }
 
 fn ttt<'r>(net: &Net, p: &Players, game: &str) -> OffChain<'r> {
-    OffChain::new(&TicTacToeRules, net, game, [&p.alice, &p.bob], [&p.alice, &p.bob])
+    OffChain::new(
+        &TicTacToeRules,
+        net,
+        game,
+        [&p.alice, &p.bob],
+        [&p.alice, &p.bob],
+    )
 }
 
 /// X (Alice) wins on the top row: moves 0 4 1 8 2.
@@ -79,7 +85,10 @@ fn offer_join_cancel_statuses_and_refund_at_once() {
     assert!(e.contains("your own offer"), "{e}");
     let e = net.refused(&p.bob, json!({"kind":"cancel","offer":"0000000000000000"}));
     assert!(e.contains("only the creator"), "{e}");
-    net.ok(&p.alice, json!({"kind":"cancel","offer":"0000000000000000"}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"cancel","offer":"0000000000000000"}),
+    );
     assert_eq!(net.record("offer/0000000000000000")["status"], "cancelled");
     assert_eq!(net.balance(&p.alice.address()), START, "refunded at once");
     let e = net.refused(&p.bob, json!({"kind":"join","offer":"0000000000000000"}));
@@ -109,7 +118,10 @@ fn rules_that_fail_the_usability_check_and_bad_windows_are_refused() {
         &p.alice,
         json!({"kind":"offer","rules":"bad_rules","stake":"10","window":WINDOW}),
     );
-    assert!(e.contains("is not usable: rules module bad_rules named no seat for move 0"), "{e}");
+    assert!(
+        e.contains("is not usable: rules module bad_rules named no seat for move 0"),
+        "{e}"
+    );
     for window in [WINDOW - 1, 259_201] {
         let e = net.refused(
             &p.alice,
@@ -131,7 +143,10 @@ fn a_guard_that_traps_blocks_only_its_own_offer() {
     net.ok(&p.alice, guarded("guard_trap"));
     net.ok(&p.alice, guarded("guard_yes"));
     let e = net.refused(&p.bob, json!({"kind":"join","offer":"0000000000000000"}));
-    assert!(e.contains("guard guard_trap.admit failed: the callee trapped"), "{e}");
+    assert!(
+        e.contains("guard guard_trap.admit failed: the callee trapped"),
+        "{e}"
+    );
     net.ok(&p.bob, json!({"kind":"join","offer":"0000000000000001"}));
     assert_eq!(net.record("game/0000000000000001")["status"], "open");
 }
@@ -156,12 +171,22 @@ fn join_with_a_separate_game_key_counts_only_that_key() {
     x_wins(&mut wrong);
     let e = net.refused(&p.carol, settle(id, &wrong.moves));
     assert!(e.contains("is not signed by"), "{e}");
-    let mut g = OffChain::new(&TicTacToeRules, &net, id, [&p.alice, &p.bob], [&alice_key, &bob_key]);
+    let mut g = OffChain::new(
+        &TicTacToeRules,
+        &net,
+        id,
+        [&p.alice, &p.bob],
+        [&alice_key, &bob_key],
+    );
     x_wins(&mut g);
     net.ok(&p.carol, settle(id, &g.moves));
     net.idle(WINDOW);
     withdraw(&mut net, &p.carol, id);
-    assert_eq!(net.balance(&p.alice.address()), START + STAKE, "paid to the player, not the key");
+    assert_eq!(
+        net.balance(&p.alice.address()),
+        START + STAKE,
+        "paid to the player, not the key"
+    );
 }
 
 #[test]
@@ -266,7 +291,10 @@ fn draw_offer_accepted_before_valid_until_is_a_draw() {
     let op = json!({"kind":"settle_cooperative","game":id,"state":hex::encode(&g.state),
                     "valid_until":until,"sigs":[g.sign_final(0, until), g.sign_final(1, until)]});
     net.ok(&p.bob, op);
-    assert_eq!(net.record(&format!("game/{id}"))["outcome"]["winner"], Value::Null);
+    assert_eq!(
+        net.record(&format!("game/{id}"))["outcome"]["winner"],
+        Value::Null
+    );
     withdraw(&mut net, &p.bob, &id);
     assert_eq!(net.balance(&p.alice.address()), START);
     assert_eq!(net.balance(&p.bob.address()), START);
@@ -286,7 +314,10 @@ fn expired_draw_offer_is_refused() {
     let op = json!({"kind":"settle_cooperative","game":id,"state":hex::encode(&g.state),
                     "valid_until":until,"sigs":[sig0, g.sign_final(1, until)]});
     let e = net.refused(&p.bob, op);
-    assert!(e.contains(&format!("the agreement expired at height {until}")), "{e}");
+    assert!(
+        e.contains(&format!("the agreement expired at height {until}")),
+        "{e}"
+    );
     // One signature alone is no agreement either.
     let until = net.height() + 5;
     let op = json!({"kind":"settle_cooperative","game":id,"state":hex::encode(&g.state),
@@ -322,14 +353,20 @@ fn challenge_respond_continues_then_the_next_staller_forfeits() {
     let id = open_game(&mut net, &p, "ttt_rules");
     let mut g = ttt(&net, &p, &id);
     g.play(&[4]);
-    let r = net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    let r = net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     println!("fuel: challenge with a 1-move history: {}", r.fuel_used);
     let deadline = net.record(&format!("game/{id}"))["challenge"]["deadline"]
         .as_u64()
         .unwrap();
     assert_eq!(deadline, net.height() + WINDOW);
     let e = net.refused(&p.alice, json!({"kind":"claim_forfeit","game":id}));
-    assert!(e.contains(&format!("may answer until height {deadline}")), "{e}");
+    assert!(
+        e.contains(&format!("may answer until height {deadline}")),
+        "{e}"
+    );
     // Bob answers on-chain with his move; the challenge passes to Alice with a fresh window.
     let answer = g.play(&[0]);
     let r = net.ok(&p.bob, json!({"kind":"respond","game":id,"moves":[answer]}));
@@ -341,7 +378,10 @@ fn challenge_respond_continues_then_the_next_staller_forfeits() {
     assert_eq!(rec["challenge"]["deadline"], net.height() + WINDOW);
     // Alice stalls past the deadline: anyone claims the forfeit, Bob wins at once.
     net.idle(WINDOW);
-    let e = net.refused(&p.alice, json!({"kind":"respond","game":id,"moves":[g.sign(&[8])]}));
+    let e = net.refused(
+        &p.alice,
+        json!({"kind":"respond","game":id,"moves":[g.sign(&[8])]}),
+    );
     assert!(e.contains("deadline passed"), "{e}");
     let mut late = ttt(&net, &p, &id);
     for c in [4u8, 0, 1, 2, 7] {
@@ -365,7 +405,10 @@ fn a_game_finished_on_chain_through_responses_settles_by_history() {
     let id = open_game(&mut net, &p, "ttt_rules");
     let mut g = ttt(&net, &p, &id);
     g.play(&[0]);
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     for (who, cell) in [(&p.bob, 4u8), (&p.alice, 1), (&p.bob, 8)] {
         let m = g.play(&[cell]);
         net.ok(who, json!({"kind":"respond","game":id,"moves":[m]}));
@@ -384,7 +427,10 @@ fn a_challenge_whose_moves_end_the_game_settles_instead() {
     let id = open_game(&mut net, &p, "ttt_rules");
     let mut g = ttt(&net, &p, &id);
     x_wins(&mut g);
-    net.ok(&p.bob, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.bob,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     assert_eq!(net.record(&format!("game/{id}"))["status"], "concluding");
 }
 
@@ -458,18 +504,39 @@ fn stale_challenge_is_answered_from_the_checkpoint() {
     let cp = json!({"kind":"checkpoint","game":id,"moves":g.n,"state":hex::encode(&g.state),
                     "sigs":[g.sign_checkpoint(0), g.sign_checkpoint(1)]});
     // … but Alice challenges with the stale one-move history first.
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":stale}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":stale}),
+    );
     net.ok(&p.bob, cp);
     // Zero moves answer from the checkpoint: the challenge passes to whoever is due there (Bob).
-    net.ok(&p.bob, json!({"kind":"respond_from_checkpoint","game":id,"moves":[]}));
+    net.ok(
+        &p.bob,
+        json!({"kind":"respond_from_checkpoint","game":id,"moves":[]}),
+    );
     let rec = net.record(&format!("game/{id}"));
-    assert_eq!((rec["challenge"]["moves"].as_u64(), rec["challenge"]["due"].as_u64()), (Some(3), Some(1)));
-    let e = net.refused(&p.bob, json!({"kind":"respond_from_checkpoint","game":id,"moves":[]}));
-    assert!(e.contains("no checkpoint later than the challenged move"), "{e}");
+    assert_eq!(
+        (
+            rec["challenge"]["moves"].as_u64(),
+            rec["challenge"]["due"].as_u64()
+        ),
+        (Some(3), Some(1))
+    );
+    let e = net.refused(
+        &p.bob,
+        json!({"kind":"respond_from_checkpoint","game":id,"moves":[]}),
+    );
+    assert!(
+        e.contains("no checkpoint later than the challenged move"),
+        "{e}"
+    );
     // Bob answers with his next move.
     let m = g.play(&[2]);
     let r = net.ok(&p.bob, json!({"kind":"respond","game":id,"moves":[m]}));
-    println!("fuel: respond with 1 move after a checkpoint: {}", r.fuel_used);
+    println!(
+        "fuel: respond with 1 move after a checkpoint: {}",
+        r.fuel_used
+    );
     let rec = net.record(&format!("game/{id}"));
     assert_eq!(rec["challenge"]["moves"], 4);
     assert_eq!(rec["challenge"]["due"], 0);
@@ -496,13 +563,20 @@ fn checkpoint_needs_both_signatures_and_moves_forward() {
     let mut g = ttt(&net, &p, &id);
     g.play(&[0]);
     g.play(&[4]);
-    let cp = |g: &OffChain<'_>, s: [String; 2]| {
-        json!({"kind":"checkpoint","game":id,"moves":g.n,"state":hex::encode(&g.state),"sigs":s})
-    };
-    let e = net.refused(&p.alice, cp(&g, [g.sign_checkpoint(0), g.sign_checkpoint(0)]));
+    let cp = |g: &OffChain<'_>, s: [String; 2]| json!({"kind":"checkpoint","game":id,"moves":g.n,"state":hex::encode(&g.state),"sigs":s});
+    let e = net.refused(
+        &p.alice,
+        cp(&g, [g.sign_checkpoint(0), g.sign_checkpoint(0)]),
+    );
     assert!(e.contains("not signed by seat 1"), "{e}");
-    net.ok(&p.alice, cp(&g, [g.sign_checkpoint(0), g.sign_checkpoint(1)]));
-    let e = net.refused(&p.alice, cp(&g, [g.sign_checkpoint(0), g.sign_checkpoint(1)]));
+    net.ok(
+        &p.alice,
+        cp(&g, [g.sign_checkpoint(0), g.sign_checkpoint(1)]),
+    );
+    let e = net.refused(
+        &p.alice,
+        cp(&g, [g.sign_checkpoint(0), g.sign_checkpoint(1)]),
+    );
     assert!(e.contains("a checkpoint at move 2 exists already"), "{e}");
     // A history from the checkpoint settles.
     for c in [1u8, 8, 2] {
@@ -545,7 +619,10 @@ fn rps_withhold_the_losing_reveal_and_forfeit() {
     g.play(&commitment(1, &s1)); // Bob: paper, and loses
     g.play(&reveal(2, &s0));
     // Bob sees he lost and withholds his reveal; Alice challenges.
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     net.idle(WINDOW + 1);
     net.ok(&p.alice, json!({"kind":"claim_forfeit","game":id}));
     withdraw(&mut net, &p.alice, &id);
@@ -623,7 +700,10 @@ fn rules_wasm_imports_nothing_and_answers_as_natively() {
     use gamechain_sdk::rules::{dispatch, encode_move, GameRules};
     for pkg in ["tictactoe_rules", "rps_rules"] {
         let wasm = gamechain_tests::guest(pkg).wasm;
-        assert!(!has_import_section(&wasm), "{pkg} must import nothing (browser: empty imports)");
+        assert!(
+            !has_import_section(&wasm),
+            "{pkg} must import nothing (browser: empty imports)"
+        );
     }
     assert!(has_import_section(&gamechain_tests::guest("channel").wasm));
     let rt = gamechain_tests::runtime();
@@ -646,7 +726,11 @@ fn rules_wasm_imports_nothing_and_answers_as_natively() {
         assert_eq!(call("mover_at", &n.to_le_bytes()), Some(vec![mover]));
         let input = encode_move(n, mover, &s, &[*cell]);
         for entry in ["validate_move", "apply_move"] {
-            assert_eq!(call(entry, &input), dispatch(&rules, entry, &input), "{entry} {n}");
+            assert_eq!(
+                call(entry, &input),
+                dispatch(&rules, entry, &input),
+                "{entry} {n}"
+            );
         }
         for entry in ["is_over", "winner"] {
             assert_eq!(call(entry, &s), dispatch(&rules, entry, &s), "{entry} {n}");
@@ -655,5 +739,8 @@ fn rules_wasm_imports_nothing_and_answers_as_natively() {
             s = next;
         }
     }
-    assert!(rules.is_over(&s), "X won at move 4; move 5 was refused by both");
+    assert!(
+        rules.is_over(&s),
+        "X won at move 4; move 5 was refused by both"
+    );
 }

@@ -213,7 +213,10 @@ impl Channel {
     fn join(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
         let mut offer = Self::load_offer(&*ctx, op)?;
         if offer.status != "open" {
-            return Err(ActionError::conflict(format!("offer {} is {}", offer.id, offer.status)));
+            return Err(ActionError::conflict(format!(
+                "offer {} is {}",
+                offer.id, offer.status
+            )));
         }
         if offer.creator == sender {
             return Err(ActionError::invalid("you cannot join your own offer"));
@@ -264,7 +267,10 @@ impl Channel {
             paid: false,
         };
         save_game(ctx, &game);
-        ctx.emit("offer_filled", json!({ "offer": offer.id, "joiner": sender }));
+        ctx.emit(
+            "offer_filled",
+            json!({ "offer": offer.id, "joiner": sender }),
+        );
         ctx.emit(
             "game_opened",
             json!({ "game": game.id, "players": game.players, "signers": game.signers,
@@ -276,10 +282,15 @@ impl Channel {
     fn cancel(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
         let mut offer = Self::load_offer(&*ctx, op)?;
         if offer.creator != sender {
-            return Err(ActionError::unauthorized("only the creator may cancel an offer"));
+            return Err(ActionError::unauthorized(
+                "only the creator may cancel an offer",
+            ));
         }
         if offer.status != "open" {
-            return Err(ActionError::conflict(format!("offer {} is {}", offer.id, offer.status)));
+            return Err(ActionError::conflict(format!(
+                "offer {} is {}",
+                offer.id, offer.status
+            )));
         }
         ctx.escrow_out(sender, GOLD, offer.stake.0)?;
         offer.status = "cancelled".into();
@@ -318,7 +329,10 @@ impl Channel {
             }
             (status, _) => return Err(ActionError::conflict(format!("the game is {status}"))),
         }
-        let from_cp = op.get("from_checkpoint").and_then(Value::as_bool).unwrap_or(false);
+        let from_cp = op
+            .get("from_checkpoint")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let moves = moves_field(op)?;
         let rules = Rules::new(&*ctx, &game.rules);
         let (n0, s0) = Self::start(&game, &rules, from_cp)?;
@@ -335,7 +349,10 @@ impl Channel {
     fn settle_cooperative(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
         if game.status != "open" && game.status != "challenged" {
-            return Err(ActionError::conflict(format!("the game is {}", game.status)));
+            return Err(ActionError::conflict(format!(
+                "the game is {}",
+                game.status
+            )));
         }
         let state = hex_field(op, "state", MAX_STATE_BYTES)?;
         let valid_until = u64_field(op, "valid_until")?;
@@ -367,7 +384,10 @@ impl Channel {
     fn checkpoint(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
         if game.status != "open" && game.status != "challenged" {
-            return Err(ActionError::conflict(format!("the game is {}", game.status)));
+            return Err(ActionError::conflict(format!(
+                "the game is {}",
+                game.status
+            )));
         }
         let moves = u64_field(op, "moves")?;
         let state = hex_field(op, "state", MAX_STATE_BYTES)?;
@@ -406,9 +426,15 @@ impl Channel {
             .seat_of(sender)
             .ok_or_else(|| ActionError::unauthorized("only a player may challenge"))?;
         if game.status != "open" {
-            return Err(ActionError::conflict(format!("the game is {}", game.status)));
+            return Err(ActionError::conflict(format!(
+                "the game is {}",
+                game.status
+            )));
         }
-        let from_cp = op.get("from_checkpoint").and_then(Value::as_bool).unwrap_or(false);
+        let from_cp = op
+            .get("from_checkpoint")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         let moves = moves_field(op)?;
         let rules = Rules::new(&*ctx, &game.rules);
         let (n0, s0) = Self::start(&game, &rules, from_cp)?;
@@ -459,7 +485,10 @@ impl Channel {
             if moves.is_empty() {
                 return Err(ActionError::invalid("a response needs at least one move"));
             }
-            (challenge.moves, hex::decode(&challenge.state).unwrap_or_default())
+            (
+                challenge.moves,
+                hex::decode(&challenge.state).unwrap_or_default(),
+            )
         };
         let (n, state) = rules.replay(&domain(&*ctx), &game, n0, s0, &moves)?;
         let step = next_step(&rules, n, &state)?;
@@ -520,9 +549,7 @@ impl Channel {
                 ctx.verify_signed(key, msg.as_bytes(), &m.sig)
             })
         });
-        let seat = seat.ok_or_else(|| {
-            ActionError::invalid("no player's key signed both moves")
-        })?;
+        let seat = seat.ok_or_else(|| ActionError::invalid("no player's key signed both moves"))?;
         ctx.emit(
             "equivocation",
             json!({ "game": game.id, "player": game.players[seat as usize], "move": a.n }),

@@ -53,7 +53,10 @@ impl Domain {
     /// The text both players sign to checkpoint `game` after `moves` moves at the state hashing
     /// to `state`.
     pub fn checkpoint_message(&self, game: &str, moves: u64, state: &str) -> String {
-        format!("{}\nmoves: {moves}\nstate: {state}", self.head("checkpoint", game))
+        format!(
+            "{}\nmoves: {moves}\nstate: {state}",
+            self.head("checkpoint", game)
+        )
     }
 }
 

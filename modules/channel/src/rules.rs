@@ -50,8 +50,8 @@ impl SignedMove {
                 "move {n}: data is over {MAX_MOVE_BYTES} bytes"
             )));
         }
-        let data =
-            hex::decode(data).map_err(|_| ActionError::invalid(format!("move {n}: data must be hex")))?;
+        let data = hex::decode(data)
+            .map_err(|_| ActionError::invalid(format!("move {n}: data must be hex")))?;
         let sig = v
             .get("sig")
             .and_then(Value::as_str)
@@ -162,7 +162,10 @@ impl<'a> Rules<'a> {
         let mut n = n0;
         for m in moves {
             if m.n != n {
-                return Err(ActionError::invalid(format!("expected move {n}, got move {}", m.n)));
+                return Err(ActionError::invalid(format!(
+                    "expected move {n}, got move {}",
+                    m.n
+                )));
             }
             if self.is_over(&state)? {
                 return Err(ActionError::invalid(format!(
@@ -179,7 +182,9 @@ impl<'a> Rules<'a> {
             }
             let input = encode_move(n, seat, &state, &m.data);
             if !self.flag("validate_move", &input)? {
-                return Err(ActionError::invalid(format!("move {n} is not a legal move")));
+                return Err(ActionError::invalid(format!(
+                    "move {n} is not a legal move"
+                )));
             }
             state = self.call("apply_move", &input)?;
             if state.len() > MAX_STATE_BYTES {

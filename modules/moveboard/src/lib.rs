@@ -84,11 +84,19 @@ mod tests {
         let mut ctx = MockCtx::new("moveboard");
         let big = "x".repeat(MAX_PAYLOAD_BYTES + 1);
         let e = ctx
-            .submit(&MoveBoard, "a", json!({"kind":"post","game":"g","type":1,"payload":big}))
+            .submit(
+                &MoveBoard,
+                "a",
+                json!({"kind":"post","game":"g","type":1,"payload":big}),
+            )
             .unwrap_err();
         assert!(e.to_string().contains("the limit is 8192"), "{e}");
         let e = ctx
-            .submit(&MoveBoard, "a", json!({"kind":"post","game":"G!","type":1,"payload":""}))
+            .submit(
+                &MoveBoard,
+                "a",
+                json!({"kind":"post","game":"G!","type":1,"payload":""}),
+            )
             .unwrap_err();
         assert!(e.to_string().contains("game must be"), "{e}");
     }

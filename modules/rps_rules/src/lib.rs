@@ -125,12 +125,18 @@ mod tests {
     fn a_reveal_must_open_the_commitment() {
         let (m0, m1) = (commitment(0, &S0), commitment(1, &S1));
         let lie = reveal(1, &S0);
-        assert_eq!(replay(&RpsRules, &[&m0, &m1, &lie]), Err(ReplayError::Illegal(2)));
+        assert_eq!(
+            replay(&RpsRules, &[&m0, &m1, &lie]),
+            Err(ReplayError::Illegal(2))
+        );
         let short = [0u8; 31];
         assert_eq!(replay(&RpsRules, &[&short]), Err(ReplayError::Illegal(0)));
         let bad_choice = reveal(3, &S0);
         let m3 = commitment(3, &S0);
-        assert_eq!(replay(&RpsRules, &[&m3, &m1, &bad_choice]), Err(ReplayError::Illegal(2)));
+        assert_eq!(
+            replay(&RpsRules, &[&m3, &m1, &bad_choice]),
+            Err(ReplayError::Illegal(2))
+        );
     }
 
     #[test]

@@ -92,14 +92,32 @@ mod tests {
     #[test]
     fn taken_cells_wrong_movers_and_moves_after_the_end_are_refused() {
         assert!(usable(&TicTacToeRules));
-        assert_eq!(replay(&TicTacToeRules, &[&[0], &[0]]), Err(ReplayError::Illegal(1)));
-        assert_eq!(replay(&TicTacToeRules, &[&[9]]), Err(ReplayError::Illegal(0)));
-        assert_eq!(replay(&TicTacToeRules, &[&[0, 1]]), Err(ReplayError::Illegal(0)));
+        assert_eq!(
+            replay(&TicTacToeRules, &[&[0], &[0]]),
+            Err(ReplayError::Illegal(1))
+        );
+        assert_eq!(
+            replay(&TicTacToeRules, &[&[9]]),
+            Err(ReplayError::Illegal(0))
+        );
+        assert_eq!(
+            replay(&TicTacToeRules, &[&[0, 1]]),
+            Err(ReplayError::Illegal(0))
+        );
         let s0 = TicTacToeRules.initial_state();
-        assert!(!TicTacToeRules.validate_move(&s0, 0, 1, &[0]), "seat 1 does not open");
-        assert!(!TicTacToeRules.validate_move(&s0, 2, 0, &[0]), "move number must match");
+        assert!(
+            !TicTacToeRules.validate_move(&s0, 0, 1, &[0]),
+            "seat 1 does not open"
+        );
+        assert!(
+            !TicTacToeRules.validate_move(&s0, 2, 0, &[0]),
+            "move number must match"
+        );
         let won = replay(&TicTacToeRules, &[&[0], &[4], &[1], &[8], &[2]]).unwrap();
         assert!(!TicTacToeRules.validate_move(&won, 5, 1, &[3]), "over");
-        assert!(!TicTacToeRules.validate_move(&[0; 8], 0, 0, &[0]), "malformed state");
+        assert!(
+            !TicTacToeRules.validate_move(&[0; 8], 0, 0, &[0]),
+            "malformed state"
+        );
     }
 }

@@ -418,13 +418,12 @@ impl<'a> BlockBuilder<'a> {
                 continue;
             }
             let module = &entry.module;
-            let outcome =
-                ActionOutcome::from_tx(execute_end_block_with(
-                    module,
-                    &self.overlay,
-                    &self.env,
-                    Some(self.ctx),
-                )?);
+            let outcome = ActionOutcome::from_tx(execute_end_block_with(
+                module,
+                &self.overlay,
+                &self.env,
+                Some(self.ctx),
+            )?);
             self.overlay.writes.extend(outcome.writes);
             if !outcome.log.is_empty() {
                 self.logs.push(ModuleLog {

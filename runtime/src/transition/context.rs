@@ -169,7 +169,12 @@ impl State for ReadState<'_> {
     fn get(&self, key: &str) -> Option<Vec<u8>> {
         self.0.read_raw(key)
     }
-    fn scan(&self, prefix: &str, start_after: Option<&str>, limit: usize) -> Vec<(String, Vec<u8>)> {
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
         self.0.scan_raw(prefix, start_after, limit)
     }
 }

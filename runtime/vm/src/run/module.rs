@@ -52,9 +52,9 @@ use crate::load::stack::STACK_LIMIT;
 use crate::load::validate;
 use crate::run::engine::Runtime;
 use crate::run::host::{span, HostState, Nesting, Target};
-use crate::run::pure::{ModuleResolver, PureError, PureOutcome, MAX_PURE_OUTPUT_BYTES};
 pub use crate::run::load_error::LoadError;
 use crate::run::pool::Lease;
+use crate::run::pure::{ModuleResolver, PureError, PureOutcome, MAX_PURE_OUTPUT_BYTES};
 use crate::run::trap::{classify, HostError, HostTrap};
 use crate::run::warm::{reset, verify, Handles, Pristine, Warm, NEW_INSTANCE};
 
@@ -98,12 +98,23 @@ static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 /// Which entry point a call runs, with its inputs.
 enum Entry<'a> {
     AbiVersion,
-    Apply { sender: &'a [u8], op: &'a [u8] },
-    View { query: &'a [u8] },
+    Apply {
+        sender: &'a [u8],
+        op: &'a [u8],
+    },
+    View {
+        query: &'a [u8],
+    },
     EndBlock,
-    Migrate { sender: &'a [u8], input: &'a [u8] },
+    Migrate {
+        sender: &'a [u8],
+        input: &'a [u8],
+    },
     /// `gc_pure_<name>` (export name given whole), called by `call_pure` (`pure.rs`).
-    Pure { export: &'a str, input: &'a [u8] },
+    Pure {
+        export: &'a str,
+        input: &'a [u8],
+    },
 }
 
 /// Return codes of a pure entry point's call inside [`Raw`] (the export's own `i64` is decoded
@@ -856,10 +867,15 @@ impl WasmModule {
         let export = format!("gc_pure_{name}");
         // SAFETY: as in `call_apply`: `run` detaches the target before returning.
         let target = unsafe { Target::view(state) };
-        let raw = self.run(target, nesting, fuel, Entry::Pure {
-            export: &export,
-            input,
-        })?;
+        let raw = self.run(
+            target,
+            nesting,
+            fuel,
+            Entry::Pure {
+                export: &export,
+                input,
+            },
+        )?;
         let result = match raw.result {
             Ok((PURE_OK, output)) => Ok(output.unwrap_or_default()),
             Ok((PURE_REFUSED, _)) => Err(PureError::Refused),
