@@ -2,9 +2,13 @@
 //! `wasm32-unknown-unknown` with the workspace's one reproducible recipe
 //! (`gamechain_sdk::guest_build`, a nested cargo into `target/guest`, like Substrate's
 //! wasm-builder) and copies the `.wasm` to `$OUT_DIR/tictactoe.wasm`, which
-//! `src/genesis_setup.rs` includes with `include_bytes!`.
+//! `src/genesis_setup.rs` includes with `include_bytes!`. Also embeds the web pages and the
+//! JavaScript SDK's browser bundle (`build_web.rs`).
 
 use std::path::Path;
+
+#[path = "build_web.rs"]
+mod build_web;
 
 fn main() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
@@ -28,4 +32,5 @@ fn main() {
         Path::new(&std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR")).join("tictactoe.wasm");
     std::fs::write(&out, &built.wasm)
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+    build_web::embed_web(&root, out.parent().expect("OUT_DIR"));
 }

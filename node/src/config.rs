@@ -2,7 +2,7 @@
 //! default ([`NodeConfig::default`] is the embedded configuration), loaded with
 //! [`NodeConfig::load`] and checked with [`NodeConfig::validate`].
 //!
-//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fuel_apply`, `fuel_end_block`,
+//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fees`, `fuel_apply`, `fuel_end_block`,
 //! `memory_limit_bytes`) are used once, to write `genesis.json` on the first start; afterwards
 //! the genesis file is authoritative and a differing value only logs a warning (see
 //! `genesis_setup.rs`). Everything else takes effect at every start.
@@ -17,6 +17,13 @@
 //! log = "info"
 //! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
 //! deploy_allow = ["yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"]
+//!
+//! [fees]                      # absent (the default): transactions are free
+//! collector = "yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"
+//! tx_micro = "1000000"        # 1 base unit per transaction
+//! fuel_micro = "10"           # per unit of fuel
+//! write_byte_micro = "1000"   # per byte of state written
+//! event_byte_micro = "500"    # per byte of events
 //! ```
 //!
 //! `deploy` / `deploy_allow` are this node's admission policy for `deploy` transactions, not a
@@ -29,7 +36,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use gamechain_runtime::chain::address::check_address;
-use gamechain_runtime::chain::Network;
+use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
@@ -52,12 +59,22 @@ pub struct NodeConfig {
     /// Longest time between two blocks, milliseconds: an empty block is made when no
     /// transaction arrives for this long. Default 60000 (one minute).
     pub block_interval_ms: u64,
+    /// Shortest time from the end of one block to the start of the next while transactions
+    /// keep arriving, milliseconds: a steady trickle makes one block per window instead of one
+    /// per transaction (a transaction arriving after a quiet spell gets its block at once; a full
+    /// mempool, `max_block_txs`, does not wait). 0 = no window; at most 1,000 (never longer
+    /// than `block_interval_ms` in effect). Default 5.
+    pub block_coalesce_ms: u64,
     /// Most transactions in one block. Default 1000.
     pub max_block_txs: usize,
     /// Base units one faucet call pays on a new chain (`"100000"` = 1000.00 GOLD), or `"none"`
     /// for a chain without a faucet. Default `"100000"`.
     #[serde(with = "faucet_field")]
     pub faucet: Option<Amount>,
+    /// The fee schedule of a new chain (consensus; a `[fees]` table with `collector`,
+    /// `tx_micro`, `fuel_micro`, `write_byte_micro`, `event_byte_micro`: prices in millionths of
+    /// a base unit, `runtime/chain/src/fees.rs`). Default none: transactions are free.
+    pub fees: Option<FeeSchedule>,
     /// Fuel of one transaction's `apply` (new chains; consensus). Default 10,000,000.
     pub fuel_apply: u64,
     /// Fuel of one view (`GET /v1/games/...`); not consensus, applies at every start.
@@ -73,6 +90,9 @@ pub struct NodeConfig {
     pub max_body_bytes: usize,
     /// Most transactions waiting in the mempool; more get `503 mempool_full`. Default 10000.
     pub max_pending: usize,
+    /// Most bytes (bodies and signatures) waiting in the mempool; a transaction that would
+    /// cross it gets `503 mempool_full`. Default 64 MiB.
+    pub max_pending_bytes: u64,
     /// Requests per second one client IP may make on average; 0 disables the limit.
     /// Default 50.
     pub rate_limit_per_sec: u32,
@@ -85,10 +105,19 @@ pub struct NodeConfig {
     pub idle_timeout_secs: u64,
     /// Blocks a WebSocket subscriber may fall behind before it is disconnected. Default 256.
     pub ws_buffer_blocks: usize,
-    /// Milliseconds one block message to a WebSocket subscriber may take to send (the client
-    /// must read it) before the subscriber is dropped: a client that stops reading holds at
-    /// most one message for this long. Default 10,000.
+    /// Bytes of block messages a WebSocket subscriber may fall behind before it is
+    /// disconnected (close code 4000, or dropped when stuck mid-message). Default 16 MiB.
+    pub ws_buffer_bytes: u64,
+    /// Milliseconds one fragment (16 KiB) of a block message to a WebSocket subscriber may
+    /// take to send (the client must read it) before the subscriber is dropped. Default 10,000.
     pub ws_send_timeout_ms: u64,
+    /// WebSocket subscriptions open at once; further upgrades get `503 too_many_subscribers`.
+    /// Default 1000.
+    pub max_ws_subscribers: usize,
+    /// TCP connections the API holds open at once (requests and WebSocket subscriptions);
+    /// further connections get a `503 too_many_connections` JSON answer and are closed.
+    /// Each takes a file descriptor: keep it below the process's `ulimit -n`. Default 2048.
+    pub max_connections: usize,
     /// Milliseconds a deploy's code may take to validate and compile when the node admits it
     /// (node policy, never consensus): past it the deploy is refused with `too_costly` and never
     /// enters a block. Uploaded code is compiled by Winch, linear in its size (about 0.5 ms per
@@ -112,11 +141,30 @@ pub struct NodeConfig {
     /// With `deploy = "allowlist"`: the addresses (of `network`) that may deploy. Must be empty
     /// otherwise. Default empty.
     pub deploy_allow: Vec<String>,
+    /// When the node runs `PRAGMA quick_check` on its database at start (a full read of it; it
+    /// refuses to start on damage): `unclean` (default: only when the previous run did not
+    /// stop cleanly, i.e. it was killed, crashed or lost power; `<data>/node.running` is left
+    /// behind), `always`, or `never`. The file is read sequentially first, so a cold check of
+    /// a 1 GB database takes about 2 s instead of 35 s of random reads.
+    pub integrity_check: IntegrityCheck,
     /// Not a file setting: `gamechain node --restore-from URL`. When the database's head is
     /// below the sign state's height (`<data>/sign-state.json`), fetch, verify and commit the
     /// missing blocks from the node at this URL before starting. Default none.
     #[serde(skip)]
     pub restore_from: Option<String>,
+}
+
+/// When to run `PRAGMA quick_check` at start (see [`NodeConfig::integrity_check`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntegrityCheck {
+    /// Only after a run that did not stop cleanly.
+    #[default]
+    Unclean,
+    /// At every start.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Who may deploy modules through this node (see [`NodeConfig::deploy`]).
@@ -141,8 +189,10 @@ impl Default for NodeConfig {
             chain_id: "gamechain-dev".to_string(),
             network: Network::Testnet,
             block_interval_ms: 60_000,
+            block_coalesce_ms: 5,
             max_block_txs: 1000,
             faucet: Some(Amount(100_000)),
+            fees: None,
             fuel_apply: runtime.fuel_apply,
             fuel_view: runtime.fuel_view,
             fuel_end_block: runtime.fuel_end_block,
@@ -150,21 +200,29 @@ impl Default for NodeConfig {
             wasm_instances: 64,
             max_body_bytes: 64 * 1024,
             max_pending: 10_000,
+            max_pending_bytes: 64 << 20,
             rate_limit_per_sec: 50,
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
+            ws_buffer_bytes: 16 << 20,
             ws_send_timeout_ms: 10_000,
+            max_ws_subscribers: 1000,
+            max_connections: 2048,
             compile_budget_ms: 10_000,
             max_concurrent_views: 8,
             idle_timeout_secs: 120,
             log: "info".to_string(),
             log_summary_secs: 10,
             deploy: DeployPolicy::Anyone,
+            integrity_check: IntegrityCheck::Unclean,
             restore_from: None,
             deploy_allow: Vec::new(),
         }
     }
 }
+
+/// Largest `block_coalesce_ms`: a window longer than this would only add latency.
+pub const MAX_BLOCK_COALESCE_MS: u64 = 1_000;
 
 /// Why a configuration cannot be used; the message names the file and the field.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -216,6 +274,10 @@ impl NodeConfig {
             ("wasm_instances", u64::from(self.wasm_instances)),
             ("ws_buffer_blocks", self.ws_buffer_blocks as u64),
             ("ws_send_timeout_ms", self.ws_send_timeout_ms),
+            ("ws_buffer_bytes", self.ws_buffer_bytes),
+            ("max_ws_subscribers", self.max_ws_subscribers as u64),
+            ("max_connections", self.max_connections as u64),
+            ("max_pending_bytes", self.max_pending_bytes),
             ("compile_budget_ms", self.compile_budget_ms),
             ("max_concurrent_views", self.max_concurrent_views as u64),
         ];
@@ -223,6 +285,11 @@ impl NodeConfig {
             if value == 0 {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
+        }
+        if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
+            return Err(ConfigError(format!(
+                "block_coalesce_ms must be at most {MAX_BLOCK_COALESCE_MS}"
+            )));
         }
         if self.rate_limit_per_sec > 0 && self.rate_limit_burst == 0 {
             return Err(ConfigError(
@@ -238,6 +305,15 @@ impl NodeConfig {
             return Err(ConfigError(
                 "faucet must be more than 0, or \"none\"".into(),
             ));
+        }
+        if let Some(fees) = &self.fees {
+            check_address(&fees.collector, self.network).map_err(|e| {
+                ConfigError(format!(
+                    "fees.collector: `{}` is not an address of the {} network: {e}",
+                    fees.collector,
+                    self.network.as_str()
+                ))
+            })?;
         }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| ConfigError(format!("log filter `{}`: {e}", self.log)))?;
@@ -397,6 +473,7 @@ mod tests {
         for (text, needle) in [
             ("bogus = 1", "bogus"),
             ("block_interval_ms = 0", "block_interval_ms"),
+            ("block_coalesce_ms = 1001", "block_coalesce_ms"),
             ("faucet = \"1.5\"", "faucet"),
             ("faucet = \"0\"", "faucet"),
             ("listen = \"nowhere\"", "listen"),

@@ -13,7 +13,9 @@ use std::io::Write;
 use clap::Parser;
 use gamechain_node::cli::commands::run_client_command;
 use gamechain_node::cli::stdout::PipeStdout;
-use gamechain_node::cli::{demo, module as cli_module, node as cli_node, verify as cli_verify};
+use gamechain_node::cli::{
+    bench, demo, module as cli_module, node as cli_node, verify as cli_verify,
+};
 use gamechain_node::cli::{Cli, Command};
 
 fn main() -> ExitCode {
@@ -55,6 +57,14 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e, 1),
             },
+            Command::Bench(args) => {
+                // The in-process node logs only its warnings: the report is the output.
+                cli_node::init_logging("warn");
+                match bench::run_cli(args, &mut PipeStdout).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fail(&e, 1),
+                }
+            }
             Command::Module(command) => match cli_module::run(command, &mut PipeStdout).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(&e.to_string(), e.exit_code()),

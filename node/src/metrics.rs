@@ -35,7 +35,9 @@ pub struct Metrics {
     /// could not be sent within `ws_send_timeout_ms` (they stopped reading).
     pub ws_stalled: IntCounter,
     mempool_txs: IntGauge,
+    mempool_bytes: IntGauge,
     ws_subscribers: IntGauge,
+    connections: IntGauge,
     resident_bytes: IntGauge,
 }
 
@@ -116,7 +118,15 @@ impl Metrics {
                 "WebSocket subscribers dropped because they stopped reading (ws_send_timeout_ms).",
             ),
             mempool_txs: gauge("gamechain_mempool_txs", "Transactions in the mempool."),
+            mempool_bytes: gauge(
+                "gamechain_mempool_bytes",
+                "Bytes (bodies and signatures) of the transactions in the mempool.",
+            ),
             ws_subscribers: gauge("gamechain_ws_subscribers", "Open WebSocket subscriptions."),
+            connections: gauge(
+                "gamechain_connections",
+                "Open TCP connections of the API (requests and WebSocket subscriptions).",
+            ),
             resident_bytes: gauge(
                 "gamechain_process_resident_bytes",
                 "Resident memory of the node process (VmRSS), bytes.",
@@ -126,11 +136,12 @@ impl Metrics {
     }
 
     /// The text exposition of every metric, with the gauges read at scrape time set first:
-    /// `mempool_txs`, `ws_subscribers`, and the process's resident memory (Linux `VmRSS`;
-    /// 0 where unknown).
-    pub fn render(&self, mempool_txs: usize, ws_subscribers: usize) -> String {
-        self.mempool_txs.set(mempool_txs as i64);
-        self.ws_subscribers.set(ws_subscribers as i64);
+    /// `gauges`, and the process's resident memory (Linux `VmRSS`; 0 where unknown).
+    pub fn render(&self, gauges: ScrapeGauges) -> String {
+        self.mempool_txs.set(gauges.mempool_txs as i64);
+        self.mempool_bytes.set(gauges.mempool_bytes as i64);
+        self.ws_subscribers.set(gauges.ws_subscribers as i64);
+        self.connections.set(gauges.connections as i64);
         self.resident_bytes
             .set(resident_bytes().unwrap_or(0) as i64);
         let mut out = Vec::new();
@@ -139,6 +150,19 @@ impl Metrics {
             .expect("the text encoder writes to memory");
         String::from_utf8(out).expect("the text format is UTF-8")
     }
+}
+
+/// The gauges read at scrape time ([`Metrics::render`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScrapeGauges {
+    /// Transactions in the mempool.
+    pub mempool_txs: usize,
+    /// Their bytes (bodies and signatures).
+    pub mempool_bytes: u64,
+    /// Open WebSocket subscriptions.
+    pub ws_subscribers: usize,
+    /// Open API connections.
+    pub connections: usize,
 }
 
 /// `VmRSS` of `/proc/self/status`, bytes.
@@ -160,13 +184,20 @@ mod tests {
         m.admission.with_label_values(&["bad_nonce"]).inc();
         m.fuel.with_label_values(&["tictactoe"]).inc_by(52_742);
         m.commit_seconds.observe(0.003);
-        let text = m.render(7, 2);
+        let text = m.render(ScrapeGauges {
+            mempool_txs: 7,
+            mempool_bytes: 900,
+            ws_subscribers: 2,
+            connections: 3,
+        });
         for line in [
             "gamechain_blocks_committed_total 1",
             "gamechain_admission_total{code=\"bad_nonce\"} 1",
             "gamechain_fuel_used_total{module=\"tictactoe\"} 52742",
             "gamechain_mempool_txs 7",
             "gamechain_ws_subscribers 2",
+            "gamechain_mempool_bytes 900",
+            "gamechain_connections 3",
             "gamechain_block_commit_seconds_count 1",
         ] {
             assert!(

@@ -219,7 +219,14 @@ async fn a_follower_names_an_equivocation_and_stops_following() {
 
     sequencer.kill();
     let data = seq_dir.join("data");
-    for f in ["chain.sqlite-wal", "chain.sqlite-shm", "sign-state.json"] {
+    // Everything that remembers the lost blocks goes: the WAL, the sign state and the head
+    // record (with either left, the start refuses; `storage_faults.rs`).
+    for f in [
+        "chain.sqlite-wal",
+        "chain.sqlite-shm",
+        "sign-state.json",
+        "chain.sqlite.head",
+    ] {
         let _ = std::fs::remove_file(data.join(f));
     }
     sequencer.start().await;

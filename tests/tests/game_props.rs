@@ -96,6 +96,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         fuel_end_block: config.fuel_end_block,
         memory_limit_bytes: config.memory_limit_bytes as u64,
         engine_config_hash: config.config_hash(),
+        fees: None,
     };
     let runtime = Runtime::new(gamechain_runtime::runtime_config(
         &genesis,

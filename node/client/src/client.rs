@@ -26,7 +26,9 @@ use std::time::{Duration, Instant};
 pub use gamechain_chain::wire::{
     Account, Block, IncludedTx, ModuleInfo, Status, TxRecord, TxStatus,
 };
-use gamechain_chain::wire::{BlockMessage, ErrorAnswer, ModuleList, TxidAnswer};
+use gamechain_chain::wire::{
+    BatchResult, BlockMessage, ErrorAnswer, ModuleList, TxBatchAnswer, TxidAnswer,
+};
 use gamechain_chain::{Action, Receipt, SecretKey, SignedTx, TxBody};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -290,6 +292,43 @@ impl Client {
     pub async fn post_tx(&self, tx: &SignedTx) -> ClientResult<String> {
         let body = serde_json::to_vec(tx).expect("a SignedTx always serialises");
         self.post_tx_bytes(body).await
+    }
+
+    /// `POST /v1/txs` of up to 1,000 signed transactions, admitted in order: one result each,
+    /// a txid or the error `POST /v1/tx` would have given for that transaction alone
+    /// ([`ClientError::Api`]). Errors of the whole request: as [`Client::post_tx`]
+    /// (`too_large`, `rate_limited`, transport).
+    pub async fn post_txs(&self, txs: &[SignedTx]) -> ClientResult<Vec<ClientResult<String>>> {
+        let body = serde_json::to_vec(&serde_json::json!({ "txs": txs }))
+            .expect("signed transactions always serialise");
+        let request = self
+            .http
+            .post(self.url(&["v1", "txs"]))
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        let answer: TxBatchAnswer = self.call(request).await?;
+        if answer.results.len() != txs.len() {
+            return Err(ClientError::Protocol {
+                status: 200,
+                message: format!(
+                    "{} results for {} transactions",
+                    answer.results.len(),
+                    txs.len()
+                ),
+            });
+        }
+        Ok(answer
+            .results
+            .into_iter()
+            .map(|r| match r {
+                BatchResult::Accepted { txid } => Ok(txid),
+                BatchResult::Refused { error, status } => Err(ClientError::Api {
+                    status,
+                    code: error.code,
+                    message: error.message,
+                }),
+            })
+            .collect())
     }
 
     /// `POST /v1/tx` of arbitrary bytes as `application/json` (for tools and tests that send

@@ -12,6 +12,7 @@ use gamechain_sdk::Amount;
 
 use gamechain_client::client::{BlockRef, DEFAULT_NODE_URL};
 
+use crate::cli::bench::BenchArgs;
 use crate::cli::verify::{ExportArgs, VerifyArgs};
 
 /// gamechain: a chain node whose games run as wasm modules, and its client.
@@ -133,6 +134,10 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Write the chain (genesis, module code, blocks, state) to one file for `verify --file`.
     Export(ExportArgs),
+    /// Load-test a node: fund N accounts, sign a workload, post it over C connections, report
+    /// committed tx/s (from blocks), post -> block latency, node CPU per transaction (starts a
+    /// node in-process unless --node is given).
+    Bench(BenchArgs),
 }
 
 /// `gamechain node`.

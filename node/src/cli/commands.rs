@@ -94,6 +94,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
         | Command::Demo(_)
         | Command::Verify(_)
         | Command::Export(_)
+        | Command::Bench(_)
         | Command::Module(_) => Err(CliError::Usage("not a client command".into())),
     }
 }
@@ -119,7 +120,7 @@ fn key_new(path: Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
 
 /// Signs `action` with the key file's key at its next nonce, posts it and (unless `--no-wait`)
 /// waits for the receipt; prints `{"txid"}` or `{"txid", "height", "index", "ok", "error",
-/// "events", "fuel_used"}`. A receipt with `ok: false` is printed, then is a
+/// "events", "fuel_used"}` (and `"fee"` on a chain with fees). A receipt with `ok: false` is printed, then is a
 /// [`CliError::TxFailed`].
 pub(crate) async fn send(
     url: &str,
@@ -153,6 +154,9 @@ struct SentTx<'a> {
     error: &'a Option<String>,
     events: &'a [Event],
     fuel_used: u64,
+    /// Only on a chain with fees (absent when 0, as in the API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    fee: Option<String>,
 }
 
 fn receipt_json(included: &Included) -> SentTx<'_> {
@@ -165,5 +169,6 @@ fn receipt_json(included: &Included) -> SentTx<'_> {
         error: &r.error,
         events: &r.events,
         fuel_used: r.fuel_used,
+        fee: (r.fee.0 != 0).then(|| r.fee.0.to_string()),
     }
 }

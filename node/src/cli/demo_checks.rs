@@ -306,6 +306,7 @@ mod tests {
             error: error.map(str::to_string),
             events,
             fuel_used: 41_234,
+            fee: Default::default(),
         }
     }
 

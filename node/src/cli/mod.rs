@@ -17,6 +17,7 @@
 //! but through these re-exports.
 
 pub mod args;
+pub mod bench;
 pub mod commands;
 pub mod demo;
 pub mod demo_checks;

@@ -15,12 +15,15 @@ use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuar
 
 use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{
-    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash,
+    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{account_nonce, run_view, ChainContext, MemState, State, WriteSet};
-use gamechain_sdk::Amount;
+use gamechain_runtime::{
+    account_nonce, run_view_with, ChainContext, MemState, Overlay, State, WriteSet,
+};
+use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
+use gamechain_sdk::{ledger, Amount};
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -101,7 +104,10 @@ impl Chain {
         sink: Arc<dyn BlockSink>,
     ) -> Chain {
         Chain {
-            mempool: Mutex::new(Mempool::new(config.max_pending)),
+            mempool: Mutex::new(Mempool::with_bytes(
+                config.max_pending,
+                config.max_pending_bytes,
+            )),
             ctx,
             genesis_hash,
             config,
@@ -156,12 +162,28 @@ impl Chain {
     /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
     /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
     /// configuration's `deploy` policy does not admit), `escrow_recipient` (400: a transfer to a
-    /// module's escrow account), `module_refused` (400: a deploy whose code the load rules
+    /// module's escrow account), `cannot_pay_fee` (402: on a chain with fees, a sender holding
+    /// less GOLD than the minimum fee; never for a faucet call), `module_refused` (400: a deploy whose code the load rules
     /// refuse), `too_costly` (503: a deploy that did not compile within `compile_budget_ms`),
     /// `duplicate`, `bad_nonce`, `mempool_full`, or `internal`. A deploy is compiled here
     /// (`compile.rs`), so the block that includes it never waits for a compiler.
     pub fn submit(&self, tx: SignedTx) -> Result<String, ChainError> {
-        let result = self.admit(tx);
+        let genesis = self.genesis();
+        let checked = tx.check(&genesis.chain_id, genesis.network);
+        self.submit_checked(tx, checked)
+    }
+
+    /// [`Chain::submit`] of `tx` whose stateless checks ([`SignedTx::check`] for this chain)
+    /// gave `checked`: lets callers run the signature checks of many transactions in parallel
+    /// and admit them in order.
+    pub fn submit_checked(
+        &self,
+        tx: SignedTx,
+        checked: Result<TxBody, TxError>,
+    ) -> Result<String, ChainError> {
+        let result = checked
+            .map_err(ChainError::Tx)
+            .and_then(|body| self.admit(tx, body));
         let code = match &result {
             Ok(_) => "accepted",
             Err(e) => e.code(),
@@ -170,18 +192,28 @@ impl Chain {
         result
     }
 
-    /// [`Chain::submit`] without the count of its outcome.
-    fn admit(&self, tx: SignedTx) -> Result<String, ChainError> {
+    /// [`Chain::submit_checked`] of a checked transaction, without the count of its outcome.
+    fn admit(&self, tx: SignedTx, body: TxBody) -> Result<String, ChainError> {
         let genesis = self.genesis();
-        let body = tx
-            .check(&genesis.chain_id, genesis.network)
-            .map_err(ChainError::Tx)?;
         if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
             return Err(ChainError::DeployForbidden { from: body.from });
         }
         if let Action::Transfer { to, .. } = &body.action {
             if to.starts_with("module:") {
                 return Err(ChainError::EscrowRecipient { to: to.clone() });
+            }
+        }
+        if let (Some(fees), false) = (&genesis.fees, matches!(body.action, Action::Faucet { .. })) {
+            // A sender with pending transactions is not checked again: its first was admitted
+            // on its balance or is a faucet call (so a new key can send right after its faucet
+            // call); what it cannot pay for when its turn comes, no block includes.
+            let minimum = fees.minimum();
+            if minimum > 0 && self.mempool().pending_of(&body.from) == 0 {
+                let head = self.head();
+                let balance = ledger::balance(&Overlay::new(&head.state), &body.from, GOLD);
+                if balance < minimum {
+                    return Err(ChainError::CannotPayFee { minimum, balance });
+                }
             }
         }
         if let Action::Deploy { module, code } = &body.action {
@@ -329,7 +361,8 @@ impl Chain {
             })?
             .ok_or_else(|| ChainError::NotFound(format!("no module {module}")))?;
         let module = &entry.module;
-        match run_view(module, &head.state, query) {
+        // The view's own `call_pure`s resolve other modules of the chain (ABI.md, pure calls).
+        match run_view_with(module, &head.state, query, Some(&*self.ctx)) {
             Ok((Ok(value), _fuel)) => Ok(value),
             Ok((Err(e), _fuel)) => Err(ChainError::View(e)),
             Err(e) => {
@@ -348,7 +381,10 @@ impl Chain {
 
     /// `GET /v1/status`.
     pub fn status(&self) -> Status {
-        let pending = self.mempool().len() as u64;
+        let (pending, pending_bytes) = {
+            let m = self.mempool();
+            (m.len() as u64, m.bytes())
+        };
         let head = self.head();
         let h = &head.header.header;
         let g = self.genesis();
@@ -362,6 +398,9 @@ impl Chain {
             genesis_hash: self.genesis_hash.clone(),
             engine_config_hash: g.engine_config_hash.clone(),
             pending,
+            pending_bytes,
+            ws_subscribers: 0,
+            connections: 0,
             version: env!("CARGO_PKG_VERSION").to_string(),
         }
     }

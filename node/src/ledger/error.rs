@@ -33,6 +33,15 @@ pub enum ChainError {
         /// The recipient as sent.
         to: String,
     },
+    /// On a chain with fees, a sender whose GOLD balance is below the minimum fee (refused at
+    /// admission: no block could include its transaction). A faucet call is never refused so,
+    /// nor a sender that already has pending transactions.
+    CannotPayFee {
+        /// The chain's minimum fee, base units.
+        minimum: u128,
+        /// The sender's balance at the head, base units.
+        balance: u128,
+    },
     /// A deploy whose code the chain's load rules refuse (validation, instantiation, ABI
     /// version): refused at admission with the fixed text its receipt would carry.
     ModuleRefused(String),
@@ -53,6 +62,7 @@ impl ChainError {
             ChainError::Tx(e) => e.code(),
             ChainError::DeployForbidden { .. } => "deploy_forbidden",
             ChainError::EscrowRecipient { .. } => "escrow_recipient",
+            ChainError::CannotPayFee { .. } => "cannot_pay_fee",
             ChainError::Refused(r) => r.code(),
             ChainError::NotFound(_) => "not_found",
             ChainError::BadAddress(_) => "bad_address",
@@ -77,6 +87,11 @@ impl fmt::Display for ChainError {
                 f,
                 "`{to}` is a module's escrow account; escrow accounts cannot receive transfers \
                  (a module moves stakes into its escrow itself)"
+            ),
+            ChainError::CannotPayFee { minimum, balance } => write!(
+                f,
+                "the sender holds {balance} GOLD base units, less than this chain's minimum fee \
+                 of {minimum}: get GOLD first (a transfer to it, or the faucet where there is one)"
             ),
             ChainError::Refused(r) => write!(f, "{r}"),
             ChainError::View(e) => write!(f, "{e}"),

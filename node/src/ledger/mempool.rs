@@ -47,6 +47,11 @@ pub enum Refusal {
         /// The limit.
         max: usize,
     },
+    /// The pending transactions hold `max_bytes` already (with this one they would cross it).
+    BytesFull {
+        /// The limit (`max_pending_bytes`).
+        max_bytes: u64,
+    },
     /// [`MAX_PENDING_DEPLOYS`] deploy transactions are waiting already.
     DeploysFull {
         /// The limit.
@@ -60,7 +65,9 @@ impl Refusal {
         match self {
             Refusal::Duplicate => "duplicate",
             Refusal::BadNonce { .. } => "bad_nonce",
-            Refusal::Full { .. } | Refusal::DeploysFull { .. } => "mempool_full",
+            Refusal::Full { .. } | Refusal::BytesFull { .. } | Refusal::DeploysFull { .. } => {
+                "mempool_full"
+            }
         }
     }
 }
@@ -78,6 +85,10 @@ impl std::fmt::Display for Refusal {
             Refusal::Full { max } => {
                 write!(f, "{max} transactions are pending already; retry later")
             }
+            Refusal::BytesFull { max_bytes } => write!(
+                f,
+                "the pending transactions hold {max_bytes} bytes already (max_pending_bytes); retry later"
+            ),
             Refusal::DeploysFull { max } => {
                 write!(
                     f,
@@ -88,10 +99,18 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// The bytes a pending transaction counts for: its body and signature as sent.
+pub fn tx_bytes(tx: &SignedTx) -> u64 {
+    (tx.body().len() + tx.signature().len()) as u64
+}
+
 /// Pending transactions in arrival order.
 #[derive(Debug)]
 pub struct Mempool {
     max: usize,
+    max_bytes: u64,
+    /// Bytes of the pending transactions ([`tx_bytes`]).
+    bytes: u64,
     next_seq: u64,
     queue: BTreeMap<u64, PendingTx>,
     by_txid: HashMap<String, u64>,
@@ -104,8 +123,16 @@ pub struct Mempool {
 impl Mempool {
     /// An empty mempool that holds at most `max` transactions.
     pub fn new(max: usize) -> Self {
+        Self::with_bytes(max, u64::MAX)
+    }
+
+    /// An empty mempool that holds at most `max` transactions of at most `max_bytes` bytes
+    /// together ([`tx_bytes`]).
+    pub fn with_bytes(max: usize, max_bytes: u64) -> Self {
         Mempool {
             max,
+            max_bytes,
+            bytes: 0,
             next_seq: 0,
             queue: BTreeMap::new(),
             by_txid: HashMap::new(),
@@ -117,6 +144,11 @@ impl Mempool {
     /// Number of pending transactions.
     pub fn len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Bytes of the pending transactions ([`tx_bytes`]).
+    pub fn bytes(&self) -> u64 {
+        self.bytes
     }
 
     /// Whether nothing is pending.
@@ -159,6 +191,12 @@ impl Mempool {
         if self.queue.len() >= self.max {
             return Err(Refusal::Full { max: self.max });
         }
+        let size = tx_bytes(&pending.tx);
+        if self.bytes.saturating_add(size) > self.max_bytes {
+            return Err(Refusal::BytesFull {
+                max_bytes: self.max_bytes,
+            });
+        }
         let is_deploy = matches!(pending.body.action, Action::Deploy { .. });
         if is_deploy {
             if self.deploys >= MAX_PENDING_DEPLOYS {
@@ -168,6 +206,7 @@ impl Mempool {
             }
             self.deploys += 1;
         }
+        self.bytes += size;
         let seq = self.next_seq;
         self.next_seq += 1;
         self.by_txid.insert(pending.txid.clone(), seq);
@@ -197,6 +236,7 @@ impl Mempool {
             if matches!(p.body.action, Action::Deploy { .. }) {
                 self.deploys -= 1;
             }
+            self.bytes -= tx_bytes(&p.tx);
             if let Some(nonces) = self.by_sender.get_mut(&p.body.from) {
                 nonces.remove(&p.body.nonce);
                 if nonces.is_empty() {
@@ -304,6 +344,23 @@ mod tests {
             (1, 1, 0)
         );
         m.admit(tx(&a, 5), 4, |_| false).unwrap();
+    }
+
+    #[test]
+    fn bytes_have_their_own_cap() {
+        let (a, b) = (key(1), key(2));
+        let one = tx_bytes(&tx(&a, 0).tx);
+        let mut m = Mempool::with_bytes(100, 2 * one + one / 2);
+        m.admit(tx(&a, 0), 0, |_| false).unwrap();
+        m.admit(tx(&a, 1), 0, |_| false).unwrap();
+        assert_eq!(m.bytes(), 2 * one);
+        let full = m.admit(tx(&b, 0), 0, |_| false).unwrap_err();
+        assert!(matches!(full, Refusal::BytesFull { .. }), "{full:?}");
+        assert_eq!(full.code(), "mempool_full");
+        let first = m.batch(1)[0].txid.clone();
+        m.remove([first.as_str()]);
+        assert_eq!(m.bytes(), one);
+        m.admit(tx(&b, 0), 0, |_| false).unwrap();
     }
 
     #[test]

@@ -14,15 +14,19 @@
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
 //! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
 //! | `sign_state.rs` | [`sign_state::SignStateFile`]: `<data>/sign-state.json`, the highest block signed; the start-up check of the head against it |
+//! | `head_record.rs` | [`head_record::HeadRecord`]: `<data>/chain.sqlite.head`, the last block committed, written after each commit, checked at start |
+//! | `run_marker.rs` | `<data>/node.running`: whether the previous run stopped cleanly (decides the start's `quick_check`) |
 //! | `sequencer.rs` | the block-making task (records each block in the sign state before committing it) |
 
 pub mod chain;
 pub mod compile;
 pub mod error;
 pub mod genesis_setup;
+pub mod head_record;
 pub mod mempool;
 pub mod modules;
 pub mod open;
+pub mod run_marker;
 pub mod sequencer;
 pub mod sign_state;
 pub mod storage;

@@ -2,7 +2,10 @@
 //! sequencer key.
 //!
 //! A block is made as soon as the mempool holds transactions (up to `max_block_txs`, in
-//! arrival order), and otherwise `block_interval_ms` after the previous one (an empty block).
+//! arrival order), but not sooner than `block_coalesce_ms` after the previous block with
+//! transactions ended
+//! (unless the mempool already fills a block), and otherwise `block_interval_ms` after the
+//! previous one (an empty block).
 //! Its time is `max(now_ms, parent.time_ms + 1)`: the only clock reading that reaches the chain.
 //! Making a block runs on a blocking thread (wasm and SQLite never run on the async executor):
 //! each transaction goes through `BlockBuilder::push_checked`; one the builder refuses
@@ -101,8 +104,12 @@ pub async fn run(
     let mut summary = Summary::new((every > 0).then(|| Duration::from_secs(every)));
     let mut writer = (storage, sign_state);
     let interval = Duration::from_millis(chain.config.block_interval_ms);
+    let coalesce = Duration::from_millis(chain.config.block_coalesce_ms).min(interval);
     let key = Arc::new(key);
     let mut last_block = Instant::now();
+    // The end of the last block that held transactions: the coalescing window counts from it
+    // (an empty block never delays the next transaction).
+    let mut last_busy_block = last_block;
     loop {
         // Wait for a transaction, the interval, or shutdown.
         loop {
@@ -119,6 +126,15 @@ pub async fn run(
                 _ = shutdown.changed() => {}
             }
         }
+        // The coalescing window: while transactions keep arriving, at most one block per
+        // window, so that a trickle fills blocks instead of making one per transaction.
+        let window = last_busy_block + coalesce;
+        if Instant::now() < window && chain.mempool().len() < chain.config.max_block_txs {
+            tokio::select! {
+                _ = tokio::time::sleep_until(window) => {}
+                _ = shutdown.changed() => {}
+            }
+        }
         let (c, k) = (chain.clone(), key.clone());
         let (returned, made) = tokio::task::spawn_blocking(move || {
             let made = make_block(&c, &mut writer.0, &mut writer.1, &k);
@@ -130,6 +146,9 @@ pub async fn run(
         match made? {
             Made::Block { height, txs } => {
                 last_block = Instant::now();
+                if txs > 0 {
+                    last_busy_block = last_block;
+                }
                 if txs == 0 {
                     tracing::debug!(height, txs, "block committed");
                 } else {

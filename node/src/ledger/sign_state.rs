@@ -62,7 +62,9 @@ impl SignStateFile {
         let current = match std::fs::read(&path) {
             Ok(bytes) => Some(serde_json::from_slice::<SignState>(&bytes).map_err(|e| {
                 NodeError::Refused(format!(
-                    "{} is not a sign state ({{\"height\", \"hash\"}}): {e}",
+                    "{} is not a sign state ({{\"height\", \"hash\"}}): {e}. It was damaged: if the \
+                     database is intact and at the head this node published (compare it with a \
+                     follower's), delete the file and the node recreates it from the head",
                     path.display()
                 ))
             })?),

@@ -21,6 +21,16 @@
 //! A block and everything it changes (its rows, its receipts, its state writes, the LtHash) are
 //! written by [`Storage::commit_block`] in one SQLite transaction: after a crash the database
 //! holds either the whole block or none of it.
+//!
+//! What SQLite promises here, and where it cannot help: in WAL mode with `synchronous=FULL` a
+//! transaction is durable once `COMMIT` returns (the WAL is fsynced at every commit), a crash
+//! or power loss leaves the last committed transaction or an earlier one, never half of one,
+//! and recovery needs no action. But recovery reads the WAL up to its first frame whose
+//! checksum (or salt) does not match and silently ignores the rest, and a missing WAL is just
+//! "nothing to recover": a damaged or deleted WAL opens *without an error* at an older commit.
+//! So the writer also keeps a head record outside the database (`head_record.rs`, written
+//! after each commit), which the start compares with the recovered head. Damage inside the
+//! main file is what `PRAGMA quick_check` finds ([`Storage::quick_check`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -31,6 +41,8 @@ use std::time::Duration;
 use gamechain_runtime::chain::{Header, Receipt, SignedHeader, SignedTx, StateHash};
 use gamechain_runtime::{MemState, WriteSet};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
+
+use crate::ledger::head_record::HeadRecord;
 
 use gamechain_chain::wire::{Block, IncludedTx, TxRecord, TxStatus};
 
@@ -82,6 +94,10 @@ pub const MIGRATIONS: &[&str] = &[
 pub enum StorageError {
     /// SQLite refused an operation (the text says which and why).
     Sqlite(String),
+    /// A file beside the database (the head record) could not be written.
+    Io(String),
+    /// `PRAGMA quick_check` found damage (its first findings).
+    Damaged(String),
     /// The content is not what this node wrote (the text says what is wrong).
     Corrupt(String),
     /// The database was written by a newer node (`found` > this node's [`MIGRATIONS`] count).
@@ -99,6 +115,12 @@ impl fmt::Display for StorageError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StorageError::Sqlite(m) => write!(f, "database error: {m}"),
+            StorageError::Io(m) => write!(f, "{m}"),
+            StorageError::Damaged(m) => write!(
+                f,
+                "the database is damaged (PRAGMA quick_check: {m}): restore it from a backup, or \
+                 move it aside and start with --restore-from <URL of a follower>"
+            ),
             StorageError::Corrupt(m) => write!(f, "database content is not usable: {m}"),
             StorageError::TooNew { found, known } => write!(
                 f,
@@ -141,6 +163,9 @@ pub struct Storage {
     path: PathBuf,
     /// The writer's exclusive lock on `<path>.lock` (`None` for readers); released on drop.
     _lock: Option<File>,
+    /// The writer's head record (`<path>.head`), written after every commit; `None` for
+    /// readers.
+    record: Option<HeadRecord>,
 }
 
 /// `<db path>.lock`: the file a writer holds an exclusive lock on, so that two nodes never
@@ -181,11 +206,13 @@ impl Storage {
                 )))
             }
         }
+        let record = HeadRecord::open(path).map_err(|e| StorageError::Io(e.to_string()))?;
         let conn = Connection::open(path)?;
         let mut storage = Storage {
             conn,
             path: path.to_path_buf(),
             _lock: Some(lock),
+            record: Some(record),
         };
         storage.configure()?;
         let mode: String = storage
@@ -211,6 +238,7 @@ impl Storage {
             conn,
             path: path.to_path_buf(),
             _lock: None,
+            record: None,
         };
         storage.configure()?;
         let version = storage.schema_version()?;
@@ -331,7 +359,7 @@ impl Storage {
             .collect();
         write_block(&tx, block, &[], &writes, state_hash)?;
         tx.commit()?;
-        Ok(())
+        self.record_head(block)
     }
 
     /// Stores `block` (the next height after the head), applies its state `writes` (`None`
@@ -368,7 +396,57 @@ impl Storage {
         }
         write_block(&tx, block, senders, writes, state_hash)?;
         tx.commit()?;
-        Ok(())
+        self.record_head(block)
+    }
+
+    /// Writes the head record after a commit (writers only).
+    fn record_head(&mut self, block: &Block) -> Result<(), StorageError> {
+        match &mut self.record {
+            Some(record) => record
+                .write(block.height(), &block.hash_hex())
+                .map_err(|e| StorageError::Io(e.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// Takes the writer's head record out (`None` for readers, or when taken already), e.g. to
+    /// check it against the head ([`check_head_record`](crate::ledger::head_record::check_head_record));
+    /// commits write none until [`Storage::put_head_record`] puts it back.
+    pub fn take_head_record(&mut self) -> Option<HeadRecord> {
+        self.record.take()
+    }
+
+    /// The writer's head record (`None` for readers, or while taken out).
+    pub fn head_record(&self) -> Option<&HeadRecord> {
+        self.record.as_ref()
+    }
+
+    /// Puts a head record taken by [`Storage::take_head_record`] back.
+    pub fn put_head_record(&mut self, record: HeadRecord) {
+        self.record = Some(record);
+    }
+
+    /// Runs `PRAGMA quick_check` (every page and b-tree of the file and its WAL, without the
+    /// index-content cross-check of `integrity_check`): `Ok` when it answers `ok`. Errors:
+    /// [`StorageError::Damaged`] with its first (at most 5) findings, or the SQLite error that
+    /// stopped it (a file too damaged to read). Costs a full read of the database: see
+    /// `integrity_check` in `config.rs` for when the node runs it.
+    pub fn quick_check(&self) -> Result<(), StorageError> {
+        let damaged = |e: rusqlite::Error| StorageError::Damaged(e.to_string());
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA quick_check(5)")
+            .map_err(damaged)?;
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .map_err(damaged)?
+            .collect::<Result<_, _>>()
+            .map_err(damaged)?;
+        if rows.len() == 1 && rows[0] == "ok" {
+            Ok(())
+        } else {
+            Err(StorageError::Damaged(rows.join("; ")))
+        }
     }
 
     /// The head block's signed header and the saved running state hash; `None` when no block

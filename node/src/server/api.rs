@@ -14,11 +14,12 @@ use std::time::Duration;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection};
 use axum::extract::{ConnectInfo, DefaultBodyLimit, Path, RawQuery, Request, State};
+use axum::handler::Handler;
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::IntoResponse;
-use axum::routing::{get, post};
+use axum::routing::{get, post, MethodRouter};
 use axum::{middleware, Json, Router};
-use gamechain_chain::wire::TxidAnswer;
+use gamechain_chain::wire::{BatchResult, ErrorBody, TxBatch, TxBatchAnswer, TxidAnswer};
 use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
 use serde_json::Value;
 use tower_http::catch_panic::CatchPanicLayer;
@@ -28,11 +29,12 @@ use tower_http::trace::TraceLayer;
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::error::ChainError;
+use crate::server::admission::MAX_BATCH_TXS;
 use crate::server::api_error::ApiError;
-use crate::server::http_io::{JsonListener, PeerAddr};
+use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::ws;
+use crate::server::{openapi, web, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -64,22 +66,12 @@ pub fn router(app: AppState) -> Router {
         .allow_methods([Method::GET, Method::POST])
         .allow_headers([header::CONTENT_TYPE])
         .expose_headers([header::RETRY_AFTER]);
-    let router = Router::new()
-        .route(
-            "/v1/tx",
-            post(post_tx).layer(DefaultBodyLimit::max(tx_request_limit(config))),
-        )
-        .route("/v1/tx/{txid}", get(get_tx))
-        .route("/v1/account/{account}", get(get_account))
-        .route("/v1/games/{module}", get(get_view))
-        .route("/v1/blocks/{height}", get(get_block))
-        .route("/v1/status", get(get_status))
-        .route("/v1/genesis", get(get_genesis))
-        .route("/v1/modules", get(get_modules))
-        .route("/v1/modules/{id}", get(get_module))
-        .route("/v1/code/{code_hash}", get(get_code))
-        .route("/v1/ws", get(ws::subscribe))
-        .route("/metrics", get(get_metrics))
+    let mut router = Router::new();
+    for endpoint in endpoints(config) {
+        router = router.route(endpoint.path, endpoint.handler);
+    }
+    let router = router
+        .merge(web::routes())
         .fallback(unknown_path)
         .method_not_allowed_fallback(wrong_method)
         .layer(DefaultBodyLimit::max(config.max_body_bytes));
@@ -88,6 +80,63 @@ pub fn router(app: AppState) -> Router {
         .layer(cors)
         .layer(TraceLayer::new_for_http())
         .with_state(app)
+}
+
+/// One endpoint of the API: its method, its path (axum's syntax, `{param}` for a path segment,
+/// the same as the OpenAPI document's) and its handler.
+pub struct Endpoint {
+    /// The HTTP method.
+    pub method: Method,
+    /// The path, e.g. `/v1/tx/{txid}`.
+    pub path: &'static str,
+    handler: MethodRouter<AppState>,
+}
+
+impl Endpoint {
+    /// `GET path` answered by `handler`.
+    fn get<H: Handler<T, AppState>, T: 'static>(path: &'static str, handler: H) -> Self {
+        Endpoint {
+            method: Method::GET,
+            path,
+            handler: get(handler),
+        }
+    }
+
+    /// `POST path` answered by `handler`, reading a body of at most `limit` bytes.
+    fn post<H: Handler<T, AppState>, T: 'static>(
+        path: &'static str,
+        handler: H,
+        limit: usize,
+    ) -> Self {
+        Endpoint {
+            method: Method::POST,
+            path,
+            handler: post(handler).layer(DefaultBodyLimit::max(limit)),
+        }
+    }
+}
+
+/// Every endpoint of the API (`node/API.md`; `node/openapi.json` describes the same set, and
+/// `server::openapi`'s test holds them in step): the one table [`router`] is built from.
+/// `config` gives `POST /v1/tx` its body limit. Static pages served beside the API are not
+/// endpoints of it and are not listed here.
+pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
+    vec![
+        Endpoint::post("/v1/tx", post_tx, tx_request_limit(config)),
+        Endpoint::post("/v1/txs", post_txs, MAX_BATCH_REQUEST_BYTES),
+        Endpoint::get("/v1/tx/{txid}", get_tx),
+        Endpoint::get("/v1/account/{account}", get_account),
+        Endpoint::get("/v1/games/{module}", get_view),
+        Endpoint::get("/v1/blocks/{height}", get_block),
+        Endpoint::get("/v1/status", get_status),
+        Endpoint::get("/v1/genesis", get_genesis),
+        Endpoint::get("/v1/modules", get_modules),
+        Endpoint::get("/v1/modules/{id}", get_module),
+        Endpoint::get("/v1/code/{code_hash}", get_code),
+        Endpoint::get("/v1/ws", ws::subscribe),
+        Endpoint::get("/v1/openapi.json", openapi::get_openapi),
+        Endpoint::get("/metrics", get_metrics),
+    ]
 }
 
 /// `router` with the layers that keep failures in the API's JSON: a panic in a handler is
@@ -140,7 +189,7 @@ async fn post_tx(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<axum::response::Response, ApiError> {
-    require_json(&headers)?;
+    require_json(&headers, "POST /v1/tx")?;
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::body_over(tx_request_limit(&app.chain.config), "POST /v1/tx")
@@ -151,18 +200,107 @@ async fn post_tx(
     if let Some(upstream) = &app.upstream {
         return forward_tx(upstream, bytes).await;
     }
+    // serde reads a struct from a JSON array too (`["<body>", "<signature>"]`); the API takes
+    // only the object it documents.
+    if bytes.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(ApiError::bad_json(
+            "expected {\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}: the request body is not a JSON object",
+        ));
+    }
     let tx: SignedTx = serde_json::from_slice(&bytes).map_err(|e| {
         ApiError::bad_json(format!(
             "expected {{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}: {e}"
         ))
     })?;
-    let txid = blocking(move || app.chain.submit(tx)).await?;
+    let txid = app.admission.submit(tx).await?;
     Ok(sorted_json(&TxidAnswer { txid }).into_response())
+}
+
+/// Most bytes of a `POST /v1/txs` request (8 MiB).
+pub const MAX_BATCH_REQUEST_BYTES: usize = 8 << 20;
+
+/// `POST /v1/txs` `{"txs": [{"body", "signature"}, …]}` → `{"results": [{"txid"} | {"error",
+/// "status"}, …]}`: up to [`MAX_BATCH_TXS`] transactions admitted in order, each answered as
+/// `POST /v1/tx` would have. With a rate limit, a batch takes one token per transaction (so it
+/// holds at most `rate_limit_burst`).
+async fn post_txs(
+    State(app): State<AppState>,
+    charge: Option<axum::Extension<rate_limit::Charge>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<axum::response::Response, ApiError> {
+    require_json(&headers, "POST /v1/txs")?;
+    let bytes = body.map_err(|r| {
+        if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+            ApiError::body_over(MAX_BATCH_REQUEST_BYTES, "POST /v1/txs")
+        } else {
+            ApiError::from(r)
+        }
+    })?;
+    if let Some(upstream) = &app.upstream {
+        return forward(upstream, "txs", bytes).await;
+    }
+    let shape = |e: &dyn std::fmt::Display| {
+        ApiError::bad_json(format!(
+            "expected {{\"txs\": [{{\"body\": \"<body JSON>\", \"signature\": \"<base64>\"}}, …]}}: {e}"
+        ))
+    };
+    // serde reads a struct from a JSON array too; the API takes only the objects it documents,
+    // so the shape is checked on the parsed value first.
+    let value: Value = serde_json::from_slice(&bytes).map_err(|e| shape(&e))?;
+    let objects = value
+        .as_object()
+        .and_then(|o| o.get("txs"))
+        .and_then(Value::as_array)
+        .is_some_and(|txs| txs.iter().all(Value::is_object));
+    if !objects {
+        return Err(shape(
+            &"the request or one of its transactions is not a JSON object",
+        ));
+    }
+    let batch: TxBatch = serde_json::from_value(value).map_err(|e| shape(&e))?;
+    let n = batch.txs.len();
+    if n > MAX_BATCH_TXS {
+        return Err(ApiError::too_large(format!(
+            "a batch holds {n} transactions, the limit is {MAX_BATCH_TXS}"
+        )));
+    }
+    if let Some(axum::Extension(charge)) = charge.filter(|c| c.limiter.enabled()) {
+        let burst = charge.limiter.burst();
+        if n as u64 > burst {
+            return Err(ApiError::too_large(format!(
+                "a batch holds {n} transactions; with this node's rate limit a batch may hold at most {burst} (rate_limit_burst)"
+            )));
+        }
+        charge
+            .take((n as u64).saturating_sub(1))
+            .map_err(ApiError::rate_limited)?;
+    }
+    let results = app
+        .admission
+        .submit_batch(batch.txs)
+        .await?
+        .into_iter()
+        .map(|r| match r {
+            Ok(txid) => BatchResult::Accepted { txid },
+            Err(e) => {
+                let e = ApiError::from(e);
+                BatchResult::Refused {
+                    status: e.status.as_u16(),
+                    error: ErrorBody {
+                        code: e.code.to_string(),
+                        message: e.message,
+                    },
+                }
+            }
+        })
+        .collect();
+    Ok(sorted_json(&TxBatchAnswer { results }).into_response())
 }
 
 /// `415 bad_content_type` unless `headers` say `content-type: application/json` (any case,
 /// parameters such as `; charset=utf-8` allowed).
-fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
+fn require_json(headers: &HeaderMap, route: &str) -> Result<(), ApiError> {
     let sent = headers
         .get(header::CONTENT_TYPE)
         .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned());
@@ -183,7 +321,7 @@ fn require_json(headers: &HeaderMap) -> Result<(), ApiError> {
     Err(ApiError::new(
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         "bad_content_type",
-        format!("POST /v1/tx takes `content-type: application/json`; this request sent {sent}"),
+        format!("{route} takes `content-type: application/json`; this request sent {sent}"),
     ))
 }
 
@@ -274,36 +412,64 @@ async fn get_view(
     result.map(Json)
 }
 
+/// The `<height>` of `GET /v1/blocks/<height>`: `latest` (`None`) or a height written as
+/// decimal digits without a sign or leading zeros (`0`, `12`), at most `u64::MAX`; anything
+/// else (`+1`, `01`, `-0`, ` 1`) is `400 invalid`, so each block has one URL.
+pub fn parse_height(h: &str) -> Result<Option<u64>, ApiError> {
+    if h == "latest" {
+        return Ok(None);
+    }
+    let canonical =
+        !h.is_empty() && h.bytes().all(|b| b.is_ascii_digit()) && (h == "0" || !h.starts_with('0'));
+    canonical
+        .then(|| h.parse::<u64>().ok())
+        .flatten()
+        .map(Some)
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!(
+                    "`{h}` is not a block height (decimal digits, no leading zeros) or `latest`"
+                ),
+            )
+        })
+}
+
 /// `GET /v1/blocks/<height | latest>`.
 async fn get_block(
     State(app): State<AppState>,
     height: Result<Path<String>, PathRejection>,
 ) -> ApiResult {
-    let height = path_param(height)?;
-    let height = match height.as_str() {
-        "latest" => None,
-        h => Some(h.parse::<u64>().map_err(|_| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "invalid",
-                format!("`{h}` is not a block height or `latest`"),
-            )
-        })?),
-    };
+    let height = parse_height(&path_param(height)?)?;
     let block = blocking(move || app.chain.block(height)).await?;
     Ok(sorted_json(&block))
 }
 
 /// `GET /v1/status`.
 async fn get_status(State(app): State<AppState>) -> ApiResult {
-    let status = blocking(move || Ok(app.chain.status())).await?;
+    let (subscribers, connections) = (
+        app.feed.subscribers() as u64,
+        app.connections.load(std::sync::atomic::Ordering::Relaxed) as u64,
+    );
+    let mut status = blocking(move || Ok(app.chain.status())).await?;
+    status.ws_subscribers = subscribers;
+    status.connections = connections;
     Ok(sorted_json(&status))
 }
 
 /// `GET /metrics`: the node's metrics in the Prometheus text format (`node/API.md`, "Metrics").
 async fn get_metrics(State(app): State<AppState>) -> axum::response::Response {
-    let mempool = app.chain.mempool().len();
-    let text = app.chain.metrics.render(mempool, app.feed.subscribers());
+    let (mempool_txs, mempool_bytes) = {
+        let m = app.chain.mempool();
+        (m.len(), m.bytes())
+    };
+    let text = app.chain.metrics.render(crate::metrics::ScrapeGauges {
+        mempool_txs,
+        mempool_bytes,
+        ws_subscribers: app.feed.subscribers(),
+        connections: app.connections.load(std::sync::atomic::Ordering::Relaxed),
+    });
     (
         [(
             header::CONTENT_TYPE,
@@ -365,7 +531,16 @@ pub async fn forward_tx(
     upstream: &gamechain_client::Client,
     body: Bytes,
 ) -> Result<axum::response::Response, ApiError> {
-    let url = upstream.url(&["v1", "tx"]);
+    forward(upstream, "tx", body).await
+}
+
+/// Posts `body` to the sequencer's `POST /v1/<path>` and passes its answer back.
+async fn forward(
+    upstream: &gamechain_client::Client,
+    path: &str,
+    body: Bytes,
+) -> Result<axum::response::Response, ApiError> {
+    let url = upstream.url(&["v1", path]);
     let unreachable = |e: reqwest::Error| {
         ApiError::new(
             StatusCode::BAD_GATEWAY,
@@ -405,7 +580,11 @@ pub async fn serve(listener: tokio::net::TcpListener, app: AppState) -> Result<(
     let mut stop = app.shutdown.clone();
     let idle = app.chain.config.idle_timeout_secs;
     let idle = (idle > 0).then(|| Duration::from_secs(idle));
-    serve_router(listener, router(app), idle, async move {
+    let limits = ConnectionLimit {
+        open: app.connections.clone(),
+        max: app.chain.config.max_connections,
+    };
+    serve_router_limited(listener, router(app), idle, Some(limits), async move {
         let _ = stop.wait_for(|s| *s).await;
     })
     .await
@@ -420,6 +599,18 @@ pub async fn serve_router(
     idle: Option<Duration>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<(), NodeError> {
+    serve_router_limited(listener, router, idle, None, stop).await
+}
+
+/// [`serve_router`] counting open connections in `limit` and refusing those above its max
+/// (`None`: no limit).
+pub async fn serve_router_limited(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    idle: Option<Duration>,
+    limit: Option<ConnectionLimit>,
+    stop: impl std::future::Future<Output = ()> + Send + 'static,
+) -> Result<(), NodeError> {
     let router = router.layer(middleware::from_fn(
         |mut request: Request, next: middleware::Next| async move {
             if let Some(ConnectInfo(PeerAddr(addr))) =
@@ -431,7 +622,11 @@ pub async fn serve_router(
         },
     ));
     axum::serve(
-        JsonListener { listener, idle },
+        JsonListener {
+            listener,
+            idle,
+            limit,
+        },
         router.into_make_service_with_connect_info::<PeerAddr>(),
     )
     .with_graceful_shutdown(stop)
@@ -481,6 +676,32 @@ mod tests {
         assert_eq!(get("/fast").await.unwrap().text().await.unwrap(), "ok");
         let _ = stop.send(());
         server.await.unwrap().unwrap();
+    }
+
+    #[test]
+    fn heights_are_canonical_decimals_or_latest() {
+        assert_eq!(parse_height("latest").unwrap(), None);
+        assert_eq!(parse_height("0").unwrap(), Some(0));
+        assert_eq!(parse_height("12").unwrap(), Some(12));
+        assert_eq!(
+            parse_height("18446744073709551615").unwrap(),
+            Some(u64::MAX)
+        );
+        for bad in [
+            "",
+            "+1",
+            "01",
+            "00",
+            "-0",
+            " 1",
+            "1 ",
+            "0x1",
+            "18446744073709551616",
+            "Latest",
+        ] {
+            let e = parse_height(bad).unwrap_err();
+            assert_eq!((e.status.as_u16(), e.code), (400, "invalid"), "{bad:?}");
+        }
     }
 
     #[test]

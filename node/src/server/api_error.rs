@@ -115,7 +115,9 @@ impl ApiError {
     pub fn from_refusal(r: &Refusal) -> Self {
         let status = match r {
             Refusal::Duplicate | Refusal::BadNonce { .. } => StatusCode::CONFLICT,
-            Refusal::Full { .. } | Refusal::DeploysFull { .. } => StatusCode::SERVICE_UNAVAILABLE,
+            Refusal::Full { .. } | Refusal::BytesFull { .. } | Refusal::DeploysFull { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
         };
         Self::new(status, r.code(), r.to_string())
     }
@@ -147,6 +149,9 @@ impl From<ChainError> for ApiError {
             }
             ChainError::EscrowRecipient { .. } => {
                 Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
+            }
+            ChainError::CannotPayFee { .. } => {
+                Self::new(StatusCode::PAYMENT_REQUIRED, e.code(), e.to_string())
             }
             ChainError::Refused(r) => Self::from_refusal(r),
             ChainError::NotFound(m) => Self::not_found(m.clone()),

@@ -11,6 +11,12 @@
 //! `{"error": {"code", "message"}}` and `connection: close` (hyper closes the connection after
 //! such an answer anyway).
 //!
+//! At most `max_connections` connections are open at once ([`ConnectionLimit`]): one accepted
+//! above it is answered `503 too_many_connections` (JSON, written at once without reading the
+//! request, best effort) and closed.
+//!
+//! Every accepted socket has `TCP_NODELAY` set (WebSocket subscriptions included).
+//!
 //! A connection the node has not written to for `idle` (config `idle_timeout_secs`) is closed
 //! on its next read: a request head that never completes (a slow-loris client trickling bytes;
 //! reads do not count, only the node's answers do), or an idle keep-alive connection. Every
@@ -21,6 +27,8 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 
@@ -38,6 +46,48 @@ pub struct JsonListener {
     pub listener: TcpListener,
     /// The connections' idle limit.
     pub idle: Option<Duration>,
+    /// The open-connection count and its bound (`None`: unlimited, uncounted).
+    pub limit: Option<ConnectionLimit>,
+}
+
+/// The API's open connections (shared with `/v1/status` and `/metrics`) and how many may be
+/// open at once (`max_connections`).
+#[derive(Debug, Clone)]
+pub struct ConnectionLimit {
+    /// Connections open now.
+    pub open: Arc<AtomicUsize>,
+    /// The most that may be.
+    pub max: usize,
+}
+
+/// One counted connection: uncounted when dropped (the connection closed).
+#[derive(Debug)]
+pub struct Counted(Arc<AtomicUsize>);
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// The answer to a connection over `max_connections`.
+fn over_limit_answer(max: usize) -> Vec<u8> {
+    let body = serde_json::to_vec(&ErrorAnswer {
+        error: ErrorBody {
+            code: "too_many_connections".into(),
+            message: format!(
+                "the node has {max} connections open already (max_connections); retry later"
+            ),
+        },
+    })
+    .expect("an error answer serialises");
+    let mut out = format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    out.extend_from_slice(&body);
+    out
 }
 
 impl Listener for JsonListener {
@@ -45,8 +95,30 @@ impl Listener for JsonListener {
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = Listener::accept(&mut self.listener).await;
-        (JsonErrorsIo::new(io, self.idle), addr)
+        loop {
+            let (io, addr) = Listener::accept(&mut self.listener).await;
+            let counted = match &self.limit {
+                None => None,
+                Some(limit) => {
+                    if limit.open.fetch_add(1, Ordering::Relaxed) >= limit.max {
+                        limit.open.fetch_sub(1, Ordering::Relaxed);
+                        // Best effort, never waiting: the socket's buffer takes it or not.
+                        let _ = io.try_write(&over_limit_answer(limit.max));
+                        tracing::debug!(%addr, "refusing a connection over max_connections");
+                        continue;
+                    }
+                    Some(Counted(limit.open.clone()))
+                }
+            };
+            // Answers and WebSocket pushes are small writes: never hold one back for Nagle's
+            // algorithm (a client's delayed ACK would add up to ~40 ms to it).
+            if let Err(e) = io.set_nodelay(true) {
+                tracing::debug!(%addr, "cannot set TCP_NODELAY: {e}");
+            }
+            let mut io = JsonErrorsIo::new(io, self.idle);
+            io.counted = counted;
+            return (io, addr);
+        }
     }
 
     fn local_addr(&self) -> io::Result<Self::Addr> {
@@ -76,6 +148,8 @@ pub struct JsonErrorsIo<T> {
     /// The idle limit, and when it runs out (`None` once upgraded to a WebSocket).
     idle: Option<Duration>,
     deadline: Option<Pin<Box<Sleep>>>,
+    /// Its place in the open-connection count, given back on drop.
+    counted: Option<Counted>,
 }
 
 impl<T> JsonErrorsIo<T> {
@@ -88,6 +162,7 @@ impl<T> JsonErrorsIo<T> {
             sent: 0,
             idle,
             deadline: idle.map(|d| Box::pin(tokio::time::sleep(d))),
+            counted: None,
         }
     }
 

@@ -20,6 +20,7 @@ use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::genesis_setup::open_chain;
 use crate::ledger::open::preload_modules;
+use crate::ledger::run_marker::mark_stopped;
 use crate::ledger::sequencer;
 use crate::server::api;
 use crate::server::state::AppState;
@@ -90,6 +91,7 @@ impl NodeHandle {
             run.await
         };
         let stop_on_failure = stop.clone();
+        let data_dir = config.data_dir.clone();
         let task = tokio::spawn(async move {
             let server = tokio::spawn(server);
             let result = seq.await;
@@ -113,7 +115,12 @@ impl NodeHandle {
                     Ok(())
                 }
             };
-            result.and(served)
+            let result = result.and(served);
+            if result.is_ok() {
+                // The sequencer is done and the database closed: a clean stop.
+                mark_stopped(&data_dir);
+            }
+            result
         });
         tracing::info!(%addr, chain_id = %chain.genesis().chain_id, "node listening");
         Ok(NodeHandle {

@@ -45,7 +45,25 @@ impl RateLimiter {
     /// Takes one request of `ip` at `now`: `Ok` when allowed, else `Err(seconds to wait)`
     /// (at least 1).
     pub fn check(&self, ip: IpAddr, now: Instant) -> Result<(), u64> {
-        if self.per_sec <= 0.0 {
+        self.take(ip, now, 1)
+    }
+
+    /// Whether the limit is on (a rate above 0).
+    pub fn enabled(&self) -> bool {
+        self.per_sec > 0.0
+    }
+
+    /// Most tokens one request can take at once (`rate_limit_burst`).
+    pub fn burst(&self) -> u64 {
+        self.burst as u64
+    }
+
+    /// Takes `n` requests' worth of `ip`'s tokens at `now` (a batch of `n` transactions):
+    /// `Ok` when allowed, else `Err(seconds to wait)` (at least 1; `n` above the burst never
+    /// fits, callers check [`RateLimiter::burst`] first).
+    pub fn take(&self, ip: IpAddr, now: Instant, n: u64) -> Result<(), u64> {
+        let n = n as f64;
+        if self.per_sec <= 0.0 || n == 0.0 {
             return Ok(());
         }
         let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
@@ -61,12 +79,29 @@ impl RateLimiter {
         let refill = now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_sec;
         bucket.tokens = (bucket.tokens + refill).min(self.burst);
         bucket.at = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
+        if bucket.tokens >= n {
+            bucket.tokens -= n;
             Ok(())
         } else {
-            Err(((1.0 - bucket.tokens) / self.per_sec).ceil().max(1.0) as u64)
+            Err(((n - bucket.tokens) / self.per_sec).ceil().max(1.0) as u64)
         }
+    }
+}
+
+/// What a handler needs to charge more than the one token the middleware took: the limiter and
+/// the request's client IP (a request extension set by [`limit`]).
+#[derive(Clone)]
+pub struct Charge {
+    /// The limiter.
+    pub limiter: Arc<RateLimiter>,
+    /// The client's IP.
+    pub ip: IpAddr,
+}
+
+impl Charge {
+    /// Takes `n` more tokens now: `Err(seconds to wait)` when they are not there.
+    pub fn take(&self, n: u64) -> Result<(), u64> {
+        self.limiter.take(self.ip, Instant::now(), n)
     }
 }
 
@@ -82,7 +117,12 @@ pub async fn limit(
         .get::<ConnectInfo<SocketAddr>>()
         .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip());
     match limiter.check(ip, Instant::now()) {
-        Ok(()) => next.run(request).await,
+        Ok(()) => {
+            // `POST /v1/txs` takes a token per further transaction of its batch.
+            let mut request = request;
+            request.extensions_mut().insert(Charge { limiter, ip });
+            next.run(request).await
+        }
         Err(wait_s) => ApiError::rate_limited(wait_s).into_response(),
     }
 }

@@ -8,6 +8,7 @@ use gamechain_runtime::ChainContext;
 
 use crate::config::NodeConfig;
 use crate::ledger::chain::{Chain, Head};
+use crate::server::admission::Admission;
 use crate::server::feed::BlockFeed;
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
@@ -25,6 +26,13 @@ pub struct AppState {
     /// Views running at once (`max_concurrent_views`): each holds a wasm instance of up to the
     /// memory limit, so this bounds the memory views take; further view requests wait.
     pub views: Arc<tokio::sync::Semaphore>,
+    /// The admission pool `POST /v1/tx` and `POST /v1/txs` submit through (`admission.rs`).
+    pub admission: Admission,
+    /// WebSocket subscriptions open at once (`max_ws_subscribers`): a subscriber holds a
+    /// permit; an upgrade finding none left is refused (`ws.rs`).
+    pub ws_slots: Arc<tokio::sync::Semaphore>,
+    /// Open TCP connections of the API (`http_io.rs` counts them; at most `max_connections`).
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl AppState {
@@ -48,12 +56,17 @@ impl AppState {
             feed.clone(),
         ));
         let (stop, shutdown) = watch::channel(false);
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        let admission = Admission::start(chain.clone(), cores);
         let app = AppState {
             chain,
             feed,
             shutdown,
             upstream,
             views: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_views)),
+            admission,
+            ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_ws_subscribers)),
+            connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
         };
         (app, stop)
     }

@@ -362,6 +362,7 @@ fn rejection_field(reason: &TxRejection) -> &'static str {
         TxRejection::Check(_) => "tx.body",
         TxRejection::Nonce { .. } | TxRejection::NonceExhausted => "tx.nonce",
         TxRejection::BlockFull { .. } => "block.bounds",
+        TxRejection::CannotPayFee { .. } => "tx.fee",
     }
 }
 

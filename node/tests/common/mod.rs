@@ -122,10 +122,20 @@ impl NodeProcess {
         }
     }
 
+    /// The running process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     /// The log of the latest start.
     pub fn log(&self) -> String {
         std::fs::read_to_string(self.dir.join(format!("node-{}.log", self.starts)))
             .unwrap_or_default()
+    }
+
+    /// The running process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
     }
 
     /// SIGKILL: the process dies at once, wherever it was.

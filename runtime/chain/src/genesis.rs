@@ -25,7 +25,13 @@
 //! `sequencer` String ‖ `time_ms` u64 ‖ `faucet` `Option<u128>` ‖ `modules` (u32 count, each `id`
 //! String ‖ `code_hash` String) ‖ `balances` (u32 count, each `account` String ‖ `token` String
 //! ‖ `amount` u128) ‖ `fuel_apply` ‖ `fuel_view` ‖ `fuel_end_block` ‖ `memory_limit_bytes` (u64
-//! each) ‖ `engine_config_hash` String. Strings are u32 LE length ‖ UTF-8; integers LE.
+//! each) ‖ `engine_config_hash` String, then, only on a chain with fees, the fee schedule
+//! ([`FeeSchedule`]'s encoding: `collector` String ‖ four u128 prices); a chain without fees
+//! (`"fees"` absent) appends nothing. Strings are u32 LE length ‖ UTF-8; integers LE.
+//!
+//! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
+//! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
+//! (`fees.rs`).
 
 use core::fmt;
 use std::collections::BTreeSet;
@@ -38,6 +44,7 @@ use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::{ledger, Amount, MockKv};
 
 use crate::address::{check_address, Network};
+use crate::fees::FeeSchedule;
 use crate::hash::{parse_hex32, sha256};
 
 /// The issuer of GOLD: an account name nobody can sign as.
@@ -135,6 +142,10 @@ pub struct Genesis {
     /// Lowercase hex SHA-256 (64 characters) of the runtime's engine configuration, so a
     /// verifier knows it runs the modules under the same consensus-relevant settings.
     pub engine_config_hash: String,
+    /// The fee schedule ([`FeeSchedule`]); `None` (absent from the JSON) = no fees, the dev
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fees: Option<FeeSchedule>,
 }
 
 /// Why a genesis file cannot be used.
@@ -282,6 +293,26 @@ impl Genesis {
                 "engine_config_hash must be 64 lowercase hex characters",
             ));
         }
+        if let Some(fees) = &self.fees {
+            check_address(&fees.collector, self.network)
+                .map_err(|e| invalid(format!("fees.collector `{}`: {e}", fees.collector)))?;
+            if !fees.is_free() && fees.minimum() == 0 {
+                return Err(invalid(
+                    "fees.tx_micro must be more than 0 when any price is set: with a minimum fee \
+                     of 0 a key holding nothing could run code for free",
+                ));
+            }
+            if let Some(faucet) = self.faucet {
+                if fees.minimum() > faucet.0 {
+                    return Err(invalid(format!(
+                        "the minimum fee ({} base units) is more than a faucet call pays ({}): \
+                         no new key could ever send a transaction",
+                        fees.minimum(),
+                        faucet.0
+                    )));
+                }
+            }
+        }
         Ok(())
     }
 
@@ -327,7 +358,13 @@ impl BorshSerialize for Genesis {
         BorshSerialize::serialize(&self.fuel_view, w)?;
         BorshSerialize::serialize(&self.fuel_end_block, w)?;
         BorshSerialize::serialize(&self.memory_limit_bytes, w)?;
-        BorshSerialize::serialize(&self.engine_config_hash, w)
+        BorshSerialize::serialize(&self.engine_config_hash, w)?;
+        // A trailing optional section: nothing without fees (so chains made before fees existed
+        // keep their hash), else the schedule.
+        match &self.fees {
+            None => Ok(()),
+            Some(f) => BorshSerialize::serialize(f, w),
+        }
     }
 }
 
@@ -360,6 +397,33 @@ pub fn genesis_writes(genesis: &Genesis) -> Result<Vec<(String, Vec<u8>)>, Genes
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fee_schedule_must_charge_every_transaction_and_leave_the_faucet_usable() {
+        use crate::fees::FeeSchedule;
+        let mut g = sample();
+        let schedule = |tx: u128, fuel: u128| FeeSchedule {
+            collector: g.sequencer.clone(),
+            tx_micro: Amount(tx),
+            fuel_micro: Amount(fuel),
+            write_byte_micro: Amount(0),
+            event_byte_micro: Amount(0),
+        };
+        let (free_fuel, zero, ok, too_dear) = (
+            schedule(0, 100),
+            schedule(0, 0),
+            schedule(1_000_000, 100),
+            schedule(100_001_000_000, 0),
+        );
+        g.fees = Some(free_fuel);
+        assert!(matches!(g.validate(), Err(GenesisError::Invalid(m)) if m.contains("tx_micro")));
+        for fine in [zero, ok] {
+            g.fees = Some(fine);
+            g.validate().unwrap();
+        }
+        g.fees = Some(too_dear);
+        assert!(matches!(g.validate(), Err(GenesisError::Invalid(m)) if m.contains("faucet")));
+    }
     use crate::address::SecretKey;
     use gamechain_sdk::TokenInfo;
 
@@ -395,6 +459,7 @@ mod tests {
             fuel_end_block: 50_000_000,
             memory_limit_bytes: 16 << 20,
             engine_config_hash: "cd".repeat(32),
+            fees: None,
         }
     }
 

@@ -7,13 +7,17 @@
 //!
 //! Borsh (hashing): `ok` (u8 0/1) ‖ `error` (`Option<String>`: 0, or 1 ‖ u32 LE length ‖ UTF-8) ‖
 //! `events` (u32 LE count, then each `kind` as String and `data` as the String of its
-//! [canonical JSON](crate::canonical) text) ‖ `fuel_used` (u64 LE). A receipt's hash is
-//! SHA-256 of those bytes.
+//! [canonical JSON](crate::canonical) text) ‖ `fuel_used` (u64 LE), then, only when the
+//! transaction paid a fee (a chain with fees, `fees.rs`), `fee` (u128 LE). A receipt's hash is
+//! SHA-256 of those bytes. JSON shows `"fee": "<base units>"` likewise only when it is not 0, so
+//! receipts of a chain without fees are exactly as they were before fees existed.
 
 use std::io;
 
 use borsh::{BorshDeserialize, BorshSerialize};
 use serde::{Deserialize, Serialize};
+
+use gamechain_sdk::Amount;
 
 use crate::canonical::canonical_json;
 use crate::hash::sha256;
@@ -47,7 +51,7 @@ impl BorshDeserialize for Event {
 }
 
 /// The outcome of one transaction in a block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, BorshSerialize, BorshDeserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Receipt {
     /// Whether the action succeeded. A failed transaction is still in its block: its writes
     /// and events are discarded, its nonce is used.
@@ -59,6 +63,65 @@ pub struct Receipt {
     pub events: Vec<Event>,
     /// Fuel the execution consumed (wasmtime fuel units; 0 for actions the node runs itself).
     pub fuel_used: u64,
+    /// GOLD base units the sender paid in fees (ok or not), credited to the chain's fee
+    /// collector; 0 (and absent from JSON and from the hashing encoding) on a chain without
+    /// fees.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub fee: Amount,
+}
+
+fn is_zero(a: &Amount) -> bool {
+    a.0 == 0
+}
+
+impl BorshSerialize for Receipt {
+    fn serialize<W: io::Write>(&self, w: &mut W) -> io::Result<()> {
+        BorshSerialize::serialize(&self.ok, w)?;
+        BorshSerialize::serialize(&self.error, w)?;
+        BorshSerialize::serialize(&self.events, w)?;
+        BorshSerialize::serialize(&self.fuel_used, w)?;
+        if self.fee.0 != 0 {
+            BorshSerialize::serialize(&self.fee.0, w)?;
+        }
+        Ok(())
+    }
+}
+
+impl BorshDeserialize for Receipt {
+    /// Reads to the end of `reader`: the trailing `fee` is present only when it is not 0.
+    fn deserialize_reader<R: io::Read>(reader: &mut R) -> io::Result<Self> {
+        let ok = bool::deserialize_reader(reader)?;
+        let error = Option::<String>::deserialize_reader(reader)?;
+        let events = Vec::<Event>::deserialize_reader(reader)?;
+        let fuel_used = u64::deserialize_reader(reader)?;
+        let mut rest = Vec::new();
+        reader.read_to_end(&mut rest)?;
+        let fee = match rest.len() {
+            0 => 0,
+            16 => match u128::from_le_bytes(rest.try_into().expect("16 bytes")) {
+                0 => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        "receipt: an encoded fee of 0 is not canonical (it is left out)",
+                    ))
+                }
+                fee => fee,
+            },
+            n => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("receipt: {n} trailing bytes, a fee takes 16"),
+                ))
+            }
+        };
+        Ok(Self {
+            ok,
+            error,
+            events,
+            fuel_used,
+            fee: Amount(fee),
+        })
+    }
 }
 
 impl Receipt {
@@ -69,6 +132,7 @@ impl Receipt {
             error: None,
             events,
             fuel_used,
+            fee: Amount(0),
         }
     }
 
@@ -80,6 +144,7 @@ impl Receipt {
             error: Some(error.to_string()),
             events: Vec::new(),
             fuel_used,
+            fee: Amount(0),
         }
     }
 
@@ -139,6 +204,7 @@ mod tests {
             error: None,
             events: vec![ev("k", json!({"b": 1, "a": [true, null]}))],
             fuel_used: 258,
+            fee: Amount(0),
         };
         let data = br#"{"a":[true,null],"b":1}"#;
         let mut want = vec![1u8, 0];
@@ -158,6 +224,29 @@ mod tests {
         want.extend_from_slice(&0u32.to_le_bytes());
         want.extend_from_slice(&1u64.to_le_bytes());
         assert_eq!(failed.to_borsh(), want);
+
+        // A fee is appended only when it is not 0, and JSON shows it likewise.
+        let paid = Receipt {
+            fee: Amount(7),
+            ..failed.clone()
+        };
+        want.extend_from_slice(&7u128.to_le_bytes());
+        assert_eq!(paid.to_borsh(), want);
+        assert_eq!(borsh::from_slice::<Receipt>(&want).unwrap(), paid);
+        assert_ne!(paid.hash(), failed.hash());
+        assert_eq!(
+            serde_json::to_string(&paid).unwrap(),
+            r#"{"ok":false,"error":"invalid: x","events":[],"fuel_used":1,"fee":"7"}"#
+        );
+        let mut zero = failed.to_borsh();
+        zero.extend_from_slice(&0u128.to_le_bytes());
+        assert!(
+            borsh::from_slice::<Receipt>(&zero).is_err(),
+            "a 0 fee is never encoded"
+        );
+        let mut short = failed.to_borsh();
+        short.extend_from_slice(&[1, 2, 3]);
+        assert!(borsh::from_slice::<Receipt>(&short).is_err());
     }
 
     #[test]

@@ -125,6 +125,16 @@ impl StateHash {
         }
     }
 
+    /// Adds `other`'s lanes to this hash's: the hash of both multisets of entries. A hash of
+    /// some writes' changes (a [`StateHash::new`] to which [`apply`](Self::apply) was called,
+    /// possibly "negative") added to a running hash is the same as applying those writes to it,
+    /// so the changes of one block can be hashed on several threads and summed in any order.
+    pub fn add(&mut self, other: &StateHash) {
+        for (lane, o) in self.lanes.iter_mut().zip(other.lanes.iter()) {
+            *lane = lane.wrapping_add(*o);
+        }
+    }
+
     /// The hash of a whole state given as its entries (each key once), in any order.
     pub fn from_entries<I, K, V>(entries: I) -> Self
     where
@@ -166,6 +176,26 @@ impl StateHash {
 mod tests {
     use super::*;
     use std::collections::BTreeMap;
+
+    #[test]
+    fn changes_hashed_apart_and_added_equal_applying_them() {
+        let mut running = StateHash::from_entries([("a", b"1".as_slice()), ("b", b"2")]);
+        let mut whole = running.clone();
+        whole.apply("a", Some(b"1"), Some(b"9"));
+        whole.apply("b", Some(b"2"), None);
+        whole.apply("c", None, Some(b"3"));
+        let (mut one, mut two) = (StateHash::new(), StateHash::new());
+        one.apply("a", Some(b"1"), Some(b"9"));
+        two.apply("b", Some(b"2"), None);
+        two.apply("c", None, Some(b"3"));
+        running.add(&two);
+        running.add(&one);
+        assert_eq!(running, whole);
+        assert_eq!(
+            running,
+            StateHash::from_entries([("a", b"9".as_slice()), ("c", b"3")])
+        );
+    }
 
     fn sample() -> Vec<(String, Vec<u8>)> {
         (0..50u32)

@@ -115,6 +115,47 @@ pub(super) fn transfer(
     }])
 }
 
+/// Net writes per thread below which hashing them on one thread is cheaper.
+const MIN_WRITES_PER_HASH_THREAD: usize = 256;
+
+/// The hash of a block's net changes (`changed`: each key with its old value, its new value in
+/// `writes`), on up to `threads` threads: every change costs two XOF calls of 2 KiB, the
+/// largest part of finishing a big block; the parts are summed (`StateHash::add`), so the
+/// result does not depend on `threads`.
+fn changes_hash(
+    changed: &[(String, Option<Vec<u8>>)],
+    writes: &WriteSet,
+    threads: usize,
+) -> StateHash {
+    let part = |chunk: &[(String, Option<Vec<u8>>)]| {
+        let mut h = StateHash::new();
+        for (key, old) in chunk {
+            let new = writes.get(key).and_then(|v| v.as_deref());
+            h.apply(key, old.as_deref(), new);
+        }
+        h
+    };
+    let threads = threads
+        .min(changed.len() / MIN_WRITES_PER_HASH_THREAD)
+        .max(1);
+    if threads == 1 {
+        return part(changed);
+    }
+    let mut chunks = changed.chunks(changed.len().div_ceil(threads));
+    let first = chunks.next().unwrap_or_default();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = chunks.map(|c| s.spawn(move || part(c))).collect();
+        let mut sum = part(first);
+        for h in handles {
+            sum.add(
+                &h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        sum
+    })
+}
+
 impl<'a> BlockBuilder<'a> {
     /// Starts block `parent.height + 1` at `time_ms` with `checkpoint` over `state`, the state
     /// after `parent`, whose running hash is `state_hash`. [`TransitionError::BadParent`] when
@@ -245,18 +286,32 @@ impl<'a> BlockBuilder<'a> {
                 return Err(e);
             }
         };
-        let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
-        match self.used.add(tx_use) {
-            Ok(used) => self.used = used,
-            Err(crossed) => {
+        let charged = match &self.ctx.genesis.fees {
+            None => Ok(outcome),
+            Some(fees) => fees::charge(fees, &self.overlay, &body.from, outcome),
+        };
+        let included = charged.and_then(|outcome| {
+            let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
+            let used = self
+                .used
+                .add(tx_use)
+                .map_err(|(what, limit)| TxRejection::BlockFull { what, limit })?;
+            Ok((outcome, used))
+        });
+        let outcome = match included {
+            Ok((outcome, used)) => {
+                self.used = used;
+                outcome
+            }
+            Err(rejection) => {
                 // Left out: the nonce write undone, nothing else was merged.
                 match before {
                     Some(v) => self.overlay.writes.insert(key, v),
                     None => self.overlay.writes.remove(&key),
                 };
-                return Err(full(crossed));
+                return Err(invalid(rejection));
             }
-        }
+        };
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
             if let Action::Game { game: module, .. } | Action::Deploy { module, .. } = &body.action
@@ -435,15 +490,17 @@ impl<'a> BlockBuilder<'a> {
             end_block.push((module.id().to_string(), outcome.receipt));
         }
 
-        let mut state_hash = self.state_hash;
         let mut writes = WriteSet::new();
+        let mut changed = Vec::new();
         for (key, new) in std::mem::take(&mut self.overlay.writes) {
             let old = self.state.get(&key);
             if old != new {
-                state_hash.apply(&key, old.as_deref(), new.as_deref());
+                changed.push((key.clone(), old));
                 writes.insert(key, new);
             }
         }
+        let mut state_hash = self.state_hash;
+        state_hash.add(&changes_hash(&changed, &writes, self.ctx.verify_threads));
 
         let receipt_hashes: Vec<[u8; 32]> = self
             .receipts

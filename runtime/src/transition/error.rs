@@ -28,6 +28,14 @@ pub enum TxRejection {
         /// Its limit.
         limit: u64,
     },
+    /// On a chain with fees, the sender's GOLD balance after the transaction is below the
+    /// minimum fee (`fees.rs`): a sequencer leaves it out; a block that includes it is invalid.
+    CannotPayFee {
+        /// The schedule's minimum fee, base units.
+        minimum: u128,
+        /// What the sender would hold, base units.
+        balance: u128,
+    },
 }
 
 impl fmt::Display for TxRejection {
@@ -41,6 +49,10 @@ impl fmt::Display for TxRejection {
             Self::BlockFull { what, limit } => write!(
                 f,
                 "it would take the block over its bound of {limit} {what}"
+            ),
+            Self::CannotPayFee { minimum, balance } => write!(
+                f,
+                "the sender cannot pay the minimum fee of {minimum} GOLD base units (it holds {balance})"
             ),
         }
     }

@@ -21,7 +21,10 @@
 //!      included and uses its nonce); the action already sees the incremented value;
 //!    - the action runs in its own overlay over the block overlay; on success its writes are
 //!      merged into the block overlay, on failure they are dropped and the receipt is
-//!      `{"ok": false, "error": "<text>", "events": []}`:
+//!      `{"ok": false, "error": "<text>", "events": []}`; on a chain with fees the sender then
+//!      pays the transaction's fee, ok or not (`fees.rs`; a sender left below the minimum fee
+//!      makes the block invalid, [`TxRejection::CannotPayFee`]); a transaction that would take
+//!      the block over one of its bounds makes it invalid too ([`TxRejection::BlockFull`]):
 //!      - `faucet`: `invalid: this chain has no faucet` when genesis has none; `invalid: the
 //!        faucet pays only GOLD` for another token; else mints `genesis.faucet` GOLD base units to
 //!        the sender (issuer `system`, through `gamechain_sdk::ledger::mint`, so GOLD's supply
@@ -139,6 +142,7 @@ mod block_limits;
 mod builder;
 mod context;
 mod error;
+mod fees;
 mod genesis;
 
 pub use crate::layout::{

@@ -16,6 +16,7 @@ use crate::registry::RegistryError;
 use crate::{MemState, WasmModule};
 
 mod deploy;
+mod fees;
 mod rules;
 
 const CHAIN: &str = "gamechain-test";
@@ -134,11 +135,15 @@ fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
         fuel_end_block: cfg.fuel_end_block,
         memory_limit_bytes: cfg.memory_limit_bytes as u64,
         engine_config_hash: cfg.config_hash(),
+        fees: None,
     }
 }
 
 fn context(modules: &[&Loaded], faucet: Option<u128>) -> ChainContext {
-    let genesis = genesis_with(modules, faucet);
+    context_of(modules, genesis_with(modules, faucet))
+}
+
+fn context_of(modules: &[&Loaded], genesis: Genesis) -> ChainContext {
     let registry = Modules::new();
     for l in modules {
         registry.insert(l.module.clone(), &l.wasm).unwrap();
@@ -161,7 +166,12 @@ struct Chain {
 
 impl Chain {
     fn new(modules: &[&Loaded], faucet: Option<u128>) -> Self {
-        let ctx = context(modules, faucet);
+        Self::of(modules, genesis_with(modules, faucet))
+    }
+
+    /// A chain of `genesis`, whose modules are `modules`.
+    fn of(modules: &[&Loaded], genesis: Genesis) -> Self {
+        let ctx = context_of(modules, genesis);
         let g = genesis_state(ctx.genesis(), &codes(modules)).unwrap();
         let state = MemState {
             map: g.entries.into_iter().collect(),

@@ -6,15 +6,18 @@
 //! |---|---|
 //! | [`block`] | [`Block`], [`IncludedTx`]: `GET /v1/blocks/<height>`, the WebSocket's `block` |
 //! | [`tx`] | [`TxRecord`], [`TxStatus`]: `GET /v1/tx/<txid>`; [`TxidAnswer`]: `POST /v1/tx` |
+//! | [`batch`] | [`TxBatch`], [`TxBatchAnswer`], [`BatchResult`]: `POST /v1/txs` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
 //!
 //! Deserialising checks what a reader could otherwise take on trust: a block's `height` and
 //! `hash` against its header, each transaction's `txid` against its body.
 
+pub mod batch;
 pub mod block;
 pub mod node;
 pub mod tx;
 
+pub use batch::{BatchResult, TxBatch, TxBatchAnswer};
 pub use block::{Block, BlockMessage, IncludedTx};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
 pub use tx::{TxRecord, TxStatus, TxidAnswer};

@@ -29,6 +29,16 @@ pub struct Status {
     pub engine_config_hash: String,
     /// Transactions in the mempool.
     pub pending: u64,
+    /// Their bytes (bodies and signatures; bounded by `max_pending_bytes`).
+    #[serde(default)]
+    pub pending_bytes: u64,
+    /// Open WebSocket subscriptions (bounded by `max_ws_subscribers`).
+    #[serde(default)]
+    pub ws_subscribers: u64,
+    /// Open TCP connections of the API, this request's included (bounded by
+    /// `max_connections`).
+    #[serde(default)]
+    pub connections: u64,
     /// The node's version.
     pub version: String,
 }

@@ -381,3 +381,27 @@ fn nonces_are_canonical_decimals() {
         );
     }
 }
+
+#[test]
+fn a_big_block_hashes_its_changes_on_several_threads_alike() {
+    // 300 faucet calls: 600+ changed keys, over the per-thread minimum, so `finish` hashes them
+    // on two threads; `Chain::block` checks the root against a full recompute.
+    let keys: Vec<SecretKey> = (0..300u32)
+        .map(|i| {
+            let mut b = [7u8; 32];
+            b[..4].copy_from_slice(&i.to_le_bytes());
+            SecretKey::from_bytes(Network::Testnet, b).unwrap()
+        })
+        .collect();
+    let txs: Vec<SignedTx> = keys.iter().map(|k| tx(k, 0, faucet_action())).collect();
+    let with_threads = |n: usize| {
+        let mut c = Chain::new(&[], Some(FAUCET));
+        c.ctx = std::mem::replace(&mut c.ctx, context(&[], Some(FAUCET))).with_verify_threads(n);
+        c
+    };
+    let (mut two, mut one) = (with_threads(2), with_threads(1));
+    let a = two.block(txs.clone());
+    let b = one.block(txs);
+    assert!(a.writes.len() > 600, "{}", a.writes.len());
+    assert_eq!(a.header, b.header);
+}

@@ -1,0 +1,26 @@
+// bundle.mjs: the SDK's browser bundle: src/index.js and its three dependencies (from
+// node_modules, i.e. the lockfile) as one minified ES module. Prints its size raw and gzipped.
+// Usage: node scripts/bundle.mjs [out file, default dist/gamechain.js]
+// The node's build (node/build_web.rs) runs it into $OUT_DIR; bundles are never committed.
+import { build } from 'esbuild';
+import { gzipSync } from 'node:zlib';
+import { readFileSync, mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const out = resolve(process.argv[2] ?? resolve(here, '../dist/gamechain.js'));
+mkdirSync(dirname(out), { recursive: true });
+await build({
+  entryPoints: [resolve(here, '../src/index.js')],
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  legalComments: 'eof',
+  outfile: out,
+  logLevel: 'error',
+});
+const bytes = readFileSync(out);
+console.log(`${out}: ${bytes.length} bytes minified, ${gzipSync(bytes, { level: 9 }).length} bytes minified+gzipped`);

@@ -1,0 +1,71 @@
+// testkit/browser.js: headless Chromium (Debian's /usr/bin/chromium, or $CHROMIUM) through
+// playwright-core for the browser suites, and the helpers those suites share: a player page
+// (its own browser context: its own localStorage, so its own key), waiting on page text, and the
+// folder screenshots go to (node/web/test-output/screenshots, or $GAMECHAIN_SCREENSHOTS).
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const SCREENSHOTS = path.resolve(process.env.GAMECHAIN_SCREENSHOTS ?? path.join(here, '../../test-output/screenshots'));
+
+export async function launch() {
+  const executablePath = process.env.CHROMIUM ?? '/usr/bin/chromium';
+  if (!fs.existsSync(executablePath)) {
+    throw new Error(`no Chromium at ${executablePath}: install it (Debian: apt-get install -y chromium) or set CHROMIUM`);
+  }
+  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
+}
+
+/** A player: a new context and page at `url`, ready (the SDK loaded, the first redraw asked). */
+export async function player(browser, url, name) {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 1100 } });
+  const page = await context.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
+  await page.goto(url);
+  await page.waitForSelector('body[data-ready="1"], #fatal:not([hidden])', { timeout: 30000 });
+  if (await page.isVisible('#fatal')) throw new Error(`${url}: ${await page.textContent('#fatal')}`);
+  // A marker that a reload would wipe: redraws must come from the WebSocket, not reloads.
+  await page.evaluate(() => { window.__noReload = true; });
+  const address = (await page.$('#address')) ? await page.textContent('#address') : null;
+  return { name, page, context, errors, address };
+}
+
+/** Waits until the element's text contains `text` (or matches a RegExp). */
+export async function waitText(page, selector, text, timeout = 30000) {
+  const re = text instanceof RegExp ? text.source : text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const flags = text instanceof RegExp ? text.flags : '';
+  try {
+    await page.waitForFunction(([sel, src, fl]) => {
+      const el = document.querySelector(sel);
+      return el && new RegExp(src, fl).test(el.textContent);
+    }, [selector, re, flags], { timeout, polling: 50 });
+  } catch (e) {
+    const got = await page.textContent(selector).catch(() => '(none)');
+    const err = await page.textContent('#error').catch(() => '');
+    const more = await page.evaluate(() => ['#info', '#turn', '#board'].map((s) => `${s}: ${document.querySelector(s)?.textContent ?? ''}`).join('; ') + ` hash ${location.hash}`).catch(() => '');
+    throw new Error(`${selector} never showed ${text} (shows ${JSON.stringify(got)}; error ${JSON.stringify(err)}; ${more}): ${e.message}`);
+  }
+}
+
+/** Waits until the page has no action in flight. */
+export async function idle(page) {
+  await page.waitForFunction(() => !document.body.dataset.busy, null, { timeout: 60000, polling: 50 });
+}
+
+/** Clicks and waits for the action it starts to finish (receipt or refusal). */
+export async function act(p, selector) {
+  await idle(p.page);
+  await p.page.click(selector);
+  await p.page.waitForFunction(() => !document.body.dataset.busy, null, { timeout: 90000, polling: 50 });
+}
+
+export async function shot(page, name) {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const file = path.join(SCREENSHOTS, name);
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`screenshot: ${file}`);
+  return file;
+}

@@ -1,0 +1,98 @@
+// testkit/node.js: starts the real `gamechain` binary for the JS suites: a dev chain in a fresh
+// temporary folder on a free loopback port, no rate limit, a chosen block interval; waits until
+// it answers /v1/status; stops (SIGTERM) and restarts on the same port and data.
+// The binary: $GAMECHAIN_BIN, else target/debug/gamechain under $CARGO_TARGET_DIR or the
+// repository's target/ (the Rust test node/tests/web_js.rs sets GAMECHAIN_BIN).
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repo = path.resolve(here, '../../../..');
+
+/** The gamechain binary to run, or an Error saying how to get one. */
+export function gamechainBin() {
+  const candidates = process.env.GAMECHAIN_BIN
+    ? [process.env.GAMECHAIN_BIN]
+    : [path.join(process.env.CARGO_TARGET_DIR ?? path.join(repo, 'target'), 'debug/gamechain')];
+  for (const c of candidates) if (fs.existsSync(c)) return c;
+  throw new Error(`no gamechain binary at ${candidates.join(', ')}: build it with \`cargo build -p gamechain-node\` or set GAMECHAIN_BIN`);
+}
+
+/** A free loopback port (bound once and released). */
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+  });
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Starts a node. `blockIntervalMs`: longest time between blocks (empty blocks at this pace).
+ * @returns {Promise<{url: string, dir: string, log: () => string, stop: () => Promise<void>, restart: () => Promise<void>}>}
+ */
+export async function startNode({ blockIntervalMs = 60000, extra = '' } = {}) {
+  const bin = gamechainBin();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gamechain-js-'));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  fs.writeFileSync(path.join(dir, 'node.toml'), [
+    `data_dir = "${path.join(dir, 'data')}"`,
+    `listen = "127.0.0.1:${port}"`,
+    'rate_limit_per_sec = 0',
+    `block_interval_ms = ${blockIntervalMs}`,
+    'log = "warn"',
+    'log_summary_secs = 0',
+    extra,
+  ].join('\n'));
+  let child = null;
+  let starts = 0;
+  const logPath = () => path.join(dir, `node-${starts}.log`);
+
+  async function start() {
+    starts += 1;
+    const out = fs.openSync(logPath(), 'w');
+    child = spawn(bin, ['node', '--config', path.join(dir, 'node.toml')], { stdio: ['ignore', out, out] });
+    fs.closeSync(out);
+    let exited = null;
+    child.once('exit', (code, signal) => { exited = `${code ?? signal}`; });
+    const deadline = Date.now() + 60000;
+    for (;;) {
+      if (exited !== null) throw new Error(`gamechain node exited (${exited}) before answering:\n${fs.readFileSync(logPath(), 'utf8')}`);
+      try {
+        const r = await fetch(`${url}/v1/status`);
+        if (r.ok) return;
+      } catch { /* not listening yet */ }
+      if (Date.now() > deadline) throw new Error(`gamechain node did not answer in 60 s:\n${fs.readFileSync(logPath(), 'utf8')}`);
+      await sleep(50);
+    }
+  }
+
+  async function stop() {
+    if (!child || child.exitCode !== null || child.signalCode !== null) { child = null; return; }
+    const c = child;
+    child = null;
+    const gone = new Promise((r) => c.once('exit', r));
+    c.kill('SIGTERM');
+    const timer = setTimeout(() => c.kill('SIGKILL'), 10000);
+    await gone;
+    clearTimeout(timer);
+  }
+
+  await start();
+  return {
+    url,
+    dir,
+    log: () => fs.readFileSync(logPath(), 'utf8'),
+    stop,
+    restart: async () => { await stop(); await start(); },
+    /** Stops the node and removes its folder. */
+    async dispose() { await stop(); fs.rmSync(dir, { recursive: true, force: true }); },
+  };
+}

@@ -1,0 +1,226 @@
+// table.js: the browser game of a staked two-player table module (tictactoe, mnk), shared by
+// /play/tictactoe/ and /play/mnk/: the player's key (kept in localStorage, WIF export/import),
+// faucet on dev chains, balance, live lobby of open tables, create (stake, invited opponent),
+// join, the board with whose turn it is, moves, cancel, resign (mnk), claim_timeout from the
+// height it becomes possible, results and payouts, the player's games, and every refused
+// transaction's error text. Redraws on every block of the node's WebSocket feed; `#<game id>`
+// in the URL opens a table.
+import { loadSdk, gold, toUnits, $ } from './sdk-loader.js';
+
+const KEY_STORAGE = 'gamechain.wif';
+
+/**
+ * @param {object} game
+ * @param {string} game.module module id
+ * @param {(g: object) => {rows: number, cols: number}} game.shape board size of a game
+ * @param {(index: number, g: object) => object} game.moveOp the op fields of a move on cell `index`
+ * @param {() => object} game.createFields extra create fields (throws a message for the player)
+ * @param {boolean} [game.resign] offer `resign`
+ */
+export async function startTable(game) {
+  const { Chain, Key, ChainError } = await loadSdk();
+  const chain = new Chain(location.origin);
+  const [status, genesis] = await Promise.all([chain.status(), chain.genesis()]);
+  let head = status.height;
+  let key = loadKey();
+  let current = null; // the open table's id
+  let busy = false;
+
+  function loadKey() {
+    const stored = localStorage.getItem(KEY_STORAGE);
+    if (stored) {
+      try {
+        const k = Key.fromWif(stored);
+        if (k.network === status.network) return k;
+      } catch { /* replaced below */ }
+    }
+    const k = Key.generate(status.network);
+    localStorage.setItem(KEY_STORAGE, k.toWif());
+    return k;
+  }
+
+  const showError = (text) => { $('error').textContent = text; };
+  const info = (text) => { $('info').textContent = text; };
+
+  /** Sends one action, waits for its receipt; shows the refusal or the failed receipt's text. */
+  async function act(label, action) {
+    if (busy) return null;
+    busy = true;
+    showError('');
+    info(`${label}: sending…`);
+    document.body.dataset.busy = '1';
+    try {
+      const txid = await chain.send(key, action);
+      info(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
+      const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
+      if (!r.ok) {
+        showError(`${label} refused: ${r.error}`);
+        info(`${label}: included at height ${r.height}, failed`);
+      } else {
+        info(`${label}: included at height ${r.height}`);
+      }
+      return r;
+    } catch (e) {
+      showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
+      info('');
+      return null;
+    } finally {
+      busy = false;
+      delete document.body.dataset.busy;
+      refresh();
+    }
+  }
+
+  const op = (fields) => ({ type: 'game', game: game.module, op: fields });
+  const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
+  const who = (a) => (a === key.address ? 'you' : short(a));
+
+  // Key, faucet, balance.
+  function showKey() {
+    $('address').textContent = key.address;
+    $('wif-shown').hidden = true;
+  }
+  $('faucet').hidden = !genesis.faucet;
+  $('faucet').onclick = () => act('faucet', { type: 'faucet', token: 'GOLD' });
+  $('export').onclick = () => { $('wif-shown').textContent = key.toWif(); $('wif-shown').hidden = !$('wif-shown').hidden; };
+  $('import').onclick = () => {
+    try {
+      const k = Key.fromWif($('wif-input').value);
+      if (k.network !== status.network) throw new Error(`that key is for ${k.network}, this chain is ${status.network}`);
+      key = k;
+      localStorage.setItem(KEY_STORAGE, k.toWif());
+      $('wif-input').value = '';
+      showError('');
+      showKey();
+      refresh();
+    } catch (e) { showError(`import: ${e.message}`); }
+  };
+  $('new-key').onclick = () => {
+    if (!confirm('Replace this key with a new one? Export it first if it holds GOLD.')) return;
+    key = Key.generate(status.network);
+    localStorage.setItem(KEY_STORAGE, key.toWif());
+    showKey();
+    refresh();
+  };
+
+  // Create.
+  $('create-btn').onclick = () => {
+    let fields;
+    try {
+      fields = { kind: 'create', ...game.createFields(), stake: toUnits($('stake').value) };
+      const opp = $('opponent').value.trim();
+      if (opp) fields.opponent = opp;
+    } catch (e) { showError(e.message); return; }
+    act('create', op(fields)).then((r) => {
+      const ev = r && r.ok && r.events.find((e) => e.kind === `${game.module}.created`);
+      if (ev) location.hash = ev.data.id;
+    });
+  };
+
+  function gameLine(g) {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.href = `#${g.id}`;
+    a.textContent = g.id;
+    li.append(a, ` ${g.status} · stake ${gold(g.stake)} GOLD · x ${who(g.x)}${g.o ? ` · o ${who(g.o)}` : ''}${g.rows ? ` · ${g.rows}×${g.cols}, ${g.k} in a row` : ''}`);
+    li.dataset.id = g.id;
+    return li;
+  }
+
+  function resultText(g) {
+    const payout = BigInt(g.stake) * 2n;
+    if (g.status === 'cancelled') return `Cancelled: ${gold(g.stake)} GOLD back to ${who(g.x)}.`;
+    if (g.result === 'draw') return `Draw: each player gets ${gold(g.stake)} GOLD back.`;
+    const winner = g.winner === key.address ? 'You won' : g.winner === g.x || g.winner === g.o ? (key.address === g.x || key.address === g.o ? 'You lost' : `${short(g.winner)} won`) : 'Finished';
+    return `${winner} (${g.result}, ${g.reason}): payout ${gold(String(payout))} GOLD to ${who(g.winner)}.`;
+  }
+
+  function drawTable(g) {
+    $('table').hidden = false;
+    $('game-id').textContent = g.id;
+    const { rows, cols } = game.shape(g);
+    const board = $('board');
+    board.style.gridTemplateColumns = `repeat(${cols}, auto)`;
+    board.classList.toggle('small', cols > 9);
+    const mine = g.status === 'playing' && ((g.turn === 'x' && g.x === key.address) || (g.turn === 'o' && g.o === key.address));
+    board.replaceChildren(...[...g.board].slice(0, rows * cols).map((c, i) => {
+      const b = document.createElement('button');
+      b.textContent = c === '.' ? '' : c;
+      b.className = c === '.' ? '' : c;
+      b.dataset.cell = String(i);
+      b.disabled = g.status !== 'playing';
+      b.title = mine ? 'your move' : '';
+      b.onclick = () => act(`move ${i}`, op({ kind: 'move', id: g.id, ...game.moveOp(i, g) }));
+      return b;
+    }));
+    $('players').textContent = `x: ${who(g.x)} · o: ${g.o ? who(g.o) : g.opponent ? `invited ${short(g.opponent)}` : 'waiting for anyone'} · stake ${gold(g.stake)} GOLD each`;
+    const me = key.address;
+    let turn = '';
+    if (g.status === 'open') turn = g.x === me ? 'Waiting for an opponent to join.' : 'Open: join to play o.';
+    else if (g.status === 'playing') turn = mine ? `Your turn (${g.turn}).` : `${g.turn}'s turn (${who(g.turn === 'x' ? g.x : g.o)}).`;
+    $('turn').textContent = turn;
+    $('result').textContent = g.status === 'finished' || g.status === 'cancelled' ? resultText(g) : '';
+    $('join-btn').hidden = !(g.status === 'open' && g.x !== me && (!g.opponent || g.opponent === me));
+    $('cancel-btn').hidden = !(g.status === 'open' && g.x === me);
+    const player = g.x === me || g.o === me;
+    if ($('resign-btn')) $('resign-btn').hidden = !(game.resign && g.status === 'playing' && player);
+    const from = g.last_move_height + 150;
+    const canClaim = g.status === 'playing' && player && !mine;
+    $('claim-btn').hidden = !canClaim;
+    $('claim-btn').disabled = head + 1 < from;
+    $('claim-info').textContent = canClaim ? (head + 1 < from ? `The timeout can be claimed from height ${from} (now ${head}).` : `The timeout can be claimed now (from height ${from}).`) : '';
+  }
+
+  $('join-btn').onclick = () => current && act('join', op({ kind: 'join', id: current }));
+  $('cancel-btn').onclick = () => current && act('cancel', op({ kind: 'cancel', id: current }));
+  $('claim-btn').onclick = () => current && act('claim_timeout', op({ kind: 'claim_timeout', id: current }));
+  if ($('resign-btn')) $('resign-btn').onclick = () => current && act('resign', op({ kind: 'resign', id: current }));
+
+  // Redraws: everything, once per block (a redraw asked for while one runs is done after it).
+  let refreshing = false;
+  let again = false;
+  async function refresh() {
+    if (refreshing) { again = true; return; }
+    refreshing = true;
+    try {
+      do {
+        again = false;
+        const [acct, open, mine, g] = await Promise.all([
+          chain.account(key.address),
+          chain.game(game.module, { open: 1 }),
+          chain.game(game.module, { player: key.address }),
+          current ? chain.game(game.module, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
+        ]);
+        $('balance').textContent = gold(acct.balances.GOLD);
+        $('open-list').replaceChildren(...open.games.map(gameLine));
+        $('open-empty').hidden = open.games.length > 0;
+        $('my-list').replaceChildren(...[...mine.games].reverse().map(gameLine));
+        if (g) drawTable(g);
+        else if (current) { $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }
+        else $('table').hidden = true;
+        $('height').textContent = String(head);
+        document.body.dataset.height = String(head);
+      } while (again);
+    } catch (e) {
+      showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e.message ?? e));
+    } finally {
+      refreshing = false;
+    }
+  }
+
+  function openFromHash() {
+    const id = decodeURIComponent(location.hash.slice(1));
+    current = /^[0-9a-f]{16}$/.test(id) ? id : null;
+    if (!current) $('table').hidden = true;
+    refresh();
+  }
+  window.addEventListener('hashchange', openFromHash);
+
+  chain.subscribe((block) => { head = block.height; refresh(); }, {
+    onError: () => { $('live').textContent = 'reconnecting…'; },
+    onOpen: () => { $('live').textContent = 'live'; },
+  });
+  showKey();
+  openFromHash();
+  document.body.dataset.ready = '1';
+}

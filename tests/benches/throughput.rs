@@ -1,0 +1,152 @@
+//! Benchmark: the node end to end under load, every figure of the throughput table in one run,
+//! with `gamechain bench`'s own code (`gamechain_node::cli::bench`) against one in-process node
+//! (`bench_config`: no rate limit, 5,000 transactions a block, 400,000 pending, log `warn`):
+//!
+//! 1. signed transfers, flat out: committed tx/s counted from blocks, node CPU per transaction,
+//!    disk per 100,000 transfers;
+//! 2. tic-tac-toe games, flat out: committed tx/s;
+//! 3. a steady rate (default 1,000 tx/s) of transfers: post → block latency over the WebSocket
+//!    (p50, p99), blocks made per second and the median transactions per block;
+//! 4. replay (`gamechain verify --data` of the node's directory, which holds all of the above)
+//!    against the sequencer's committed rate of row 1.
+//!
+//! The bench's client runs on its own two threads in this process; the node's CPU is this
+//! process's minus theirs. The machine's load average is printed with every row: other work on
+//! the machine skews every figure, so compare ratios from one run.
+//!
+//! Run: `cargo bench -p gamechain-tests --bench throughput`. Sizes: `THROUGHPUT_TXS` (default
+//! 100000) per flat-out row, `THROUGHPUT_ACCOUNTS` (2000), `THROUGHPUT_CONNECTIONS` (32),
+//! `THROUGHPUT_RATE` (1000) and `THROUGHPUT_STEADY_SECS` (10) for row 3, `THROUGHPUT_COALESCE_MS`
+//! (5) the node's `block_coalesce_ms`.
+
+use gamechain_node::cli::bench::report::Report;
+use gamechain_node::cli::bench::workload::Kind;
+use gamechain_node::cli::bench::{bench_config, local_target, run_with, BenchArgs};
+use gamechain_node::cli::local_node::LocalNode;
+use gamechain_node::cli::{Cli, Command};
+
+fn env(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+fn args(kind: Kind, txs: usize, accounts: usize, connections: usize, rate: u64) -> BenchArgs {
+    BenchArgs {
+        node: None,
+        node_pid: None,
+        workload: kind,
+        accounts: accounts as u32,
+        connections: connections as u32,
+        txs: txs as u32,
+        rate,
+        batch: 1,
+        module: None,
+        op: None,
+        funder: None,
+        wait: 120,
+        json: false,
+    }
+}
+
+fn row(name: &str, r: &Report) {
+    let l = &r.latency;
+    println!(
+        "{name:<28} {:>7} committed {:>8.0} tx/s  p50 {:>7.1} ms  p99 {:>7.1} ms  blocks {:>5} (median {:>4} tx)  node CPU {:>6} µs/tx  failed {} missing {} refused {}  load {:.2}",
+        r.committed,
+        r.committed_per_sec,
+        l.p50_ms,
+        l.p99_ms,
+        r.blocks,
+        r.median_txs_per_block,
+        r.node_cpu_us_per_tx.map_or("-".into(), |v| format!("{v:.0}")),
+        r.failed_receipts,
+        r.missing,
+        r.refused.values().sum::<usize>(),
+        r.load_average.unwrap_or(f64::NAN),
+    );
+}
+
+#[tokio::main(flavor = "multi_thread")]
+async fn main() {
+    let txs = env("THROUGHPUT_TXS", 100_000);
+    let accounts = env("THROUGHPUT_ACCOUNTS", 2_000);
+    let connections = env("THROUGHPUT_CONNECTIONS", 32);
+    let rate = env("THROUGHPUT_RATE", 1_000) as u64;
+    let steady = env("THROUGHPUT_STEADY_SECS", 10);
+    let config = gamechain_node::NodeConfig {
+        block_coalesce_ms: env("THROUGHPUT_COALESCE_MS", 5) as u64,
+        ..bench_config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the node starts");
+    let target = local_target(&node);
+    println!(
+        "throughput: {txs} transactions per flat-out row, {accounts} accounts, {connections} connections"
+    );
+
+    let transfers = run_with(
+        &args(Kind::Transfer, txs, accounts, connections, 0),
+        &target,
+    )
+    .await
+    .expect("transfers");
+    row("transfers, flat out", &transfers);
+    let games = run_with(
+        &args(Kind::Tictactoe, txs, accounts, connections, 0),
+        &target,
+    )
+    .await
+    .expect("tic-tac-toe");
+    row("tic-tac-toe, flat out", &games);
+    let steady_txs = rate as usize * steady;
+    let trickle = run_with(
+        &args(
+            Kind::Transfer,
+            steady_txs,
+            accounts.min(steady_txs),
+            connections,
+            rate,
+        ),
+        &target,
+    )
+    .await
+    .expect("steady rate");
+    row(&format!("transfers at {rate} tx/s"), &trickle);
+    println!(
+        "  at {rate} tx/s: {:.1} blocks per second, median {} transactions per block",
+        trickle.blocks as f64 / trickle.seconds.max(f64::EPSILON),
+        trickle.median_txs_per_block
+    );
+    if let Some(bytes) = transfers.disk_bytes_per_tx {
+        println!(
+            "  disk: {bytes:.0} bytes per transfer = {:.1} MB per 100,000 transfers",
+            bytes * 1e5 / 1e6
+        );
+    }
+
+    // Replay of everything the node committed, against the sequencer's transfer rate.
+    let data = node.data_dir().to_str().expect("a UTF-8 path").to_string();
+    let cli =
+        <Cli as clap::Parser>::try_parse_from(["gamechain", "verify", "--data", &data, "--json"])
+            .expect("verify arguments");
+    let Command::Verify(verify) = cli.command else {
+        unreachable!("parsed as verify")
+    };
+    let mut out = Vec::new();
+    let code = gamechain_node::cli::verify::run_verify(verify, &mut out)
+        .await
+        .expect("verify runs");
+    let report: serde_json::Value = serde_json::from_slice(&out).expect("verify's JSON");
+    assert_eq!(code, 0, "the chain verifies: {report}");
+    let replay_rate = report["txs_per_sec"].as_f64().unwrap_or(0.0);
+    println!(
+        "replay: {} transactions in {:.2} s = {replay_rate:.0} tx/s; {:.2}x the sequencer's committed transfer rate",
+        report["txs"],
+        report["seconds"].as_f64().unwrap_or(0.0),
+        replay_rate / transfers.committed_per_sec.max(f64::EPSILON)
+    );
+    node.stop().await.expect("the node stops");
+}
