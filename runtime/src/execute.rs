@@ -12,7 +12,7 @@ pub use gamechain_chain::Event;
 
 use crate::state::{Overlay, State, WriteSet};
 use gamechain_vm::HostError;
-use gamechain_vm::WasmModule;
+use gamechain_vm::{ModuleResolver, WasmModule};
 
 /// The result of one transaction (or one end-of-block call).
 #[derive(Debug, Clone, PartialEq)]
@@ -42,8 +42,22 @@ pub fn execute_apply(
     sender: &str,
     op: &[u8],
 ) -> Result<TxOutcome, HostError> {
+    execute_apply_with(module, base, env, txid, sender, op, None)
+}
+
+/// [`execute_apply`] with `resolver` serving the module's `call_pure`s (the block executor
+/// passes its [`crate::ChainContext`]; without one every module id is unknown to them).
+pub fn execute_apply_with(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+    txid: &str,
+    sender: &str,
+    op: &[u8],
+    resolver: Option<&dyn ModuleResolver>,
+) -> Result<TxOutcome, HostError> {
     let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, txid, Some(sender));
-    let outcome = module.call_apply(&mut ctx, sender, op)?;
+    let outcome = module.call_apply_with(&mut ctx, sender, op, resolver)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
 }
 
@@ -54,8 +68,18 @@ pub fn execute_end_block(
     base: &dyn State,
     env: &BlockEnv,
 ) -> Result<TxOutcome, HostError> {
+    execute_end_block_with(module, base, env, None)
+}
+
+/// [`execute_end_block`] with `resolver` serving the module's `call_pure`s.
+pub fn execute_end_block_with(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+    resolver: Option<&dyn ModuleResolver>,
+) -> Result<TxOutcome, HostError> {
     let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, "", None);
-    let outcome = module.call_end_block(&mut ctx)?;
+    let outcome = module.call_end_block_with(&mut ctx, resolver)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
 }
 
@@ -81,8 +105,18 @@ pub fn run_view(
     state: &dyn State,
     query: &Query,
 ) -> Result<(Result<Value, ActionError>, u64), HostError> {
+    run_view_with(module, state, query, None)
+}
+
+/// [`run_view`] with `resolver` serving the view's `call_pure`s.
+pub fn run_view_with(
+    module: &WasmModule,
+    state: &dyn State,
+    query: &Query,
+    resolver: Option<&dyn ModuleResolver>,
+) -> Result<(Result<Value, ActionError>, u64), HostError> {
     let reader = Overlay::new(state);
-    let outcome = module.call_view(&reader, query)?;
+    let outcome = module.call_view_with(&reader, query, resolver)?;
     Ok((outcome.result, outcome.fuel_used))
 }
 

@@ -43,13 +43,17 @@ mod state;
 pub mod testkit;
 pub mod transition;
 
-pub use execute::{execute_apply, execute_end_block, execute_migrate, run_view, Event, TxOutcome};
+pub use execute::{
+    execute_apply, execute_apply_with, execute_end_block, execute_end_block_with, execute_migrate,
+    run_view, run_view_with, Event, TxOutcome,
+};
 pub use gamechain_vm::cache;
 pub use gamechain_vm::{
     Allocation, CacheStats, CallOutcome, CodeSource, Compiler, GasTable, HostError, HostTrap,
-    LoadError, ModuleCache, OptLevel, Origin, Runtime, RuntimeConfig, ValidationError, WasmModule,
-    ABI_VERSION, FRAME_OVERHEAD, GAS_V1, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS,
-    MAX_FUNCTIONS, MAX_GLOBALS, MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK,
+    LoadError, ModuleCache, ModuleResolver, OptLevel, Origin, PureError, PureOutcome, Runtime,
+    RuntimeConfig, ValidationError, WasmModule, ABI_VERSION, FRAME_OVERHEAD, GAS_V1,
+    MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS, MAX_GLOBALS, MAX_IMPORTS,
+    MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, MAX_PURE_DEPTH, MAX_PURE_OUTPUT_BYTES,
     MAX_SEGMENTS, MAX_TABLES, MAX_TABLE_ELEMENTS, MAX_TYPES, MAX_WASM_STACK, REFUSED_FEATURES,
     STACK_LIMIT, WASMTIME_VERSION,
 };

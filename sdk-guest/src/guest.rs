@@ -120,6 +120,28 @@ pub mod abi {
         pub fn output(ptr: *const u8, len: i32);
         pub fn abort(msg_ptr: *const u8, msg_len: i32);
         pub fn log(msg_ptr: *const u8, msg_len: i32);
+
+        // Signatures and calls into other modules.
+        pub fn verify_signed(
+            addr_ptr: *const u8,
+            addr_len: i32,
+            msg_ptr: *const u8,
+            msg_len: i32,
+            sig_ptr: *const u8,
+            sig_len: i32,
+        ) -> i32;
+        #[allow(clippy::too_many_arguments)]
+        pub fn call_pure(
+            module_ptr: *const u8,
+            module_len: i32,
+            entry_ptr: *const u8,
+            entry_len: i32,
+            input_ptr: *const u8,
+            input_len: i32,
+            fuel: i64,
+            out_ptr: *mut u8,
+            out_cap: i32,
+        ) -> i64;
     }
 }
 
@@ -317,7 +339,68 @@ impl HostCtx {
     }
 }
 
+/// `verify_signed` through the import.
+fn host_verify_signed(address: &str, msg: &[u8], sig: &str) -> bool {
+    let ((ap, al), (mp, ml), (sp, sl)) = (arg(address.as_bytes()), arg(msg), arg(sig.as_bytes()));
+    // SAFETY: live buffers the host only reads.
+    unsafe { abi::verify_signed(ap, al, mp, ml, sp, sl) == 1 }
+}
+
+/// `call_pure` through the import, with the buffer-retry protocol (a result that did not fit
+/// runs the callee again, which is deterministic).
+fn host_call_pure(
+    module: &str,
+    entry: &str,
+    input: &[u8],
+    fuel: u64,
+) -> Result<Vec<u8>, crate::PureError> {
+    let ((mp, ml), (ep, el), (ip, il)) =
+        (arg(module.as_bytes()), arg(entry.as_bytes()), arg(input));
+    let fuel = i64::try_from(fuel).unwrap_or(i64::MAX);
+    let mut buf: Vec<u8> = Vec::with_capacity(1024);
+    loop {
+        // SAFETY: live buffers; the host writes at most `out_cap` bytes at `out_ptr`.
+        let n = unsafe {
+            abi::call_pure(
+                mp,
+                ml,
+                ep,
+                el,
+                ip,
+                il,
+                fuel,
+                buf.as_mut_ptr(),
+                len_i32(buf.capacity()),
+            )
+        };
+        if n < 0 {
+            return Err(crate::PureError::from_code(n).unwrap_or(crate::PureError::Trapped));
+        }
+        let n = n as usize;
+        if n <= buf.capacity() {
+            // SAFETY: the host wrote exactly `n` bytes.
+            unsafe { buf.set_len(n) };
+            return Ok(buf);
+        }
+        buf.reserve_exact(n);
+    }
+}
+
 impl Ctx for HostCtx {
+    fn verify_signed(&self, address: &str, msg: &[u8], sig: &str) -> bool {
+        host_verify_signed(address, msg, sig)
+    }
+
+    fn call_pure(
+        &self,
+        module: &str,
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, crate::PureError> {
+        host_call_pure(module, entry, input, fuel)
+    }
+
     fn module(&self) -> &str {
         self.module
             .get_or_init(|| read_text(64, abi::module_id, "module id"))

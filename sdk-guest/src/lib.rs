@@ -10,6 +10,8 @@
 //! | [`ActionError`] | the six error kinds (`error.rs`) |
 //! | [`Amount`], [`op_str`], [`op_amount`], [`op_amount_or_zero`], [`Query`] | op and amount helpers |
 //! | [`keys`] | the state key layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …) |
+//! | [`PureError`], [`Ctx::call_pure`], [`Ctx::verify_signed`] | calls into other modules, signatures (`pure.rs`) |
+//! | [`rules`], [`export_rules!`] | rules modules: the pure, import-free game rules a channel runs (`rules.rs`) |
 //! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
 //! | [`export_module!`] | exports a type as the wasm entry points (`export.rs`; expands to nothing natively) |
 //! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`mock.rs`) |
@@ -48,6 +50,8 @@ mod export;
 pub mod keys;
 mod module;
 mod op;
+mod pure;
+pub mod rules;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]
@@ -68,6 +72,7 @@ pub use error::ActionError;
 pub use keys::GOLD;
 pub use module::{Checkpoint, Ctx, CtxExt, GameModule, Query, StateRead, StateReadExt};
 pub use op::{op_amount, op_amount_or_zero, op_str};
+pub use pure::{PureError, DEFAULT_PURE_FUEL};
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use kv_ctx::{public_random, BlockEnv, Kv, KvCtx, MAX_SCAN_LIMIT};
@@ -85,7 +90,7 @@ pub mod prelude {
     pub use crate::keys::{escrow_account, module_key, GOLD};
     pub use crate::{
         op_amount, op_amount_or_zero, op_str, ActionError, Amount, Checkpoint, Ctx, CtxExt,
-        GameModule, Query, StateRead, StateReadExt,
+        GameModule, PureError, Query, StateRead, StateReadExt,
     };
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::{json, Value};

@@ -16,6 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::pure::PureError;
 use crate::ActionError;
 
 /// A view's query: the HTTP query string as a sorted map (`?id=80566b04265ced78` →
@@ -124,6 +125,29 @@ pub trait Ctx {
     /// `"gamechain.public_random.v1"`, the txid, the height and a per-call counter (see ABI.md,
     /// `public_random`). Public: never use it to hide anything.
     fn public_random(&mut self) -> [u8; 32];
+
+    /// Whether `sig` (base64, 88 chars) is a Divi signed message of `msg` by the key of
+    /// `address` (ABI.md `verify_signed`; charged `gas.verify_signed` whatever the answer). A
+    /// bad signature, address or encoding is `false`, never an error. Natively (`MockCtx`,
+    /// `KvCtx`) this default answers `false`: signatures are checked on the runtime.
+    fn verify_signed(&self, address: &str, msg: &[u8], sig: &str) -> bool {
+        let _ = (address, msg, sig);
+        false
+    }
+
+    /// Runs the pure entry point `gc_pure_<entry>` of module `module` on `input`, read-only,
+    /// with at most `fuel` of this call's fuel (ABI.md `call_pure`). Natively this default
+    /// answers [`PureError::NotFound`]: other modules run on the runtime.
+    fn call_pure(
+        &self,
+        module: &str,
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, PureError> {
+        let _ = (module, entry, input, fuel);
+        Err(PureError::NotFound)
+    }
 }
 
 /// What `view` may read: the whole state, raw keys, read-only.

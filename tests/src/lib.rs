@@ -2,6 +2,7 @@
 //! source (never a stale copy: `gamechain_sdk::guest_build` runs cargo, which rebuilds only what
 //! changed) and loaded into one shared runtime.
 
+pub mod channel_net;
 pub mod game_chain;
 
 use std::collections::BTreeMap;

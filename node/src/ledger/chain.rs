@@ -19,7 +19,7 @@ use gamechain_runtime::chain::{
 };
 use gamechain_runtime::registry::read_record;
 use gamechain_runtime::{
-    account_nonce, run_view, ChainContext, MemState, Overlay, State, WriteSet,
+    account_nonce, run_view_with, ChainContext, MemState, Overlay, State, WriteSet,
 };
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
@@ -361,7 +361,8 @@ impl Chain {
             })?
             .ok_or_else(|| ChainError::NotFound(format!("no module {module}")))?;
         let module = &entry.module;
-        match run_view(module, &head.state, query) {
+        // The view's own `call_pure`s resolve other modules of the chain (ABI.md, pure calls).
+        match run_view_with(module, &head.state, query, Some(&*self.ctx)) {
             Ok((Ok(value), _fuel)) => Ok(value),
             Ok((Err(e), _fuel)) => Err(ChainError::View(e)),
             Err(e) => {

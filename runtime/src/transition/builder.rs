@@ -342,13 +342,14 @@ impl<'a> BlockBuilder<'a> {
             }),
             Action::Game { game, op } => match self.ctx.module(base, game)? {
                 None => ActionOutcome::failure(ActionError::not_found(format!("module {game}"))),
-                Some(entry) => ActionOutcome::from_tx(execute_apply(
+                Some(entry) => ActionOutcome::from_tx(execute_apply_with(
                     &entry.module,
                     base,
                     &self.env,
                     txid,
                     &body.from,
                     op.get().as_bytes(),
+                    Some(self.ctx),
                 )?),
             },
             Action::Deploy { module, code } => self.deploy(txid, &body.from, module, code)?,
@@ -472,8 +473,12 @@ impl<'a> BlockBuilder<'a> {
                 continue;
             }
             let module = &entry.module;
-            let outcome =
-                ActionOutcome::from_tx(execute_end_block(module, &self.overlay, &self.env)?);
+            let outcome = ActionOutcome::from_tx(execute_end_block_with(
+                module,
+                &self.overlay,
+                &self.env,
+                Some(self.ctx),
+            )?);
             self.overlay.writes.extend(outcome.writes);
             if !outcome.log.is_empty() {
                 self.logs.push(ModuleLog {

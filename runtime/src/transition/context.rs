@@ -2,6 +2,7 @@
 //! the checks that this build can run that chain.
 
 use super::*;
+use gamechain_vm::WasmModule;
 
 /// Most threads [`ChainContext`] uses for signature checks by default.
 pub const MAX_VERIFY_THREADS: usize = 8;
@@ -160,3 +161,36 @@ impl ChainContext {
 
 // ---------------------------------------------------------------------------------------------
 // Errors, inputs, outputs
+
+/// Raw state read through a module's view of it (what `call_pure` hands the resolver).
+struct ReadState<'a>(&'a dyn gamechain_sdk::StateRead);
+
+impl State for ReadState<'_> {
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.0.read_raw(key)
+    }
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        self.0.scan_raw(prefix, start_after, limit)
+    }
+}
+
+/// `call_pure` finds modules as a transaction does: the record `module/<id>` in the state the
+/// caller sees, the compiled module from this context's registry.
+impl gamechain_vm::ModuleResolver for ChainContext {
+    fn resolve(
+        &self,
+        state: &dyn gamechain_sdk::StateRead,
+        id: &str,
+    ) -> Result<Option<Arc<WasmModule>>, HostError> {
+        match self.modules.resolve(&self.runtime, &ReadState(state), id) {
+            Ok(entry) => Ok(entry.map(|e| e.module)),
+            Err(crate::ResolveError::Host(e)) => Err(e),
+            Err(other) => Err(HostError::Engine(other.to_string())),
+        }
+    }
+}

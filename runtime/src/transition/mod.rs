@@ -129,7 +129,9 @@ use crate::chain::{
     genesis_writes, Action, Genesis, GenesisError, Header, Receipt, SignedTx, StateHash, TxBody,
     TxError,
 };
-use crate::execute::{execute_apply, execute_end_block, execute_migrate, Event, TxOutcome};
+use crate::execute::{
+    execute_apply_with, execute_end_block_with, execute_migrate, Event, TxOutcome,
+};
 use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError};
 use crate::state::{Overlay, State, WriteSet};
 use gamechain_vm::HostError;

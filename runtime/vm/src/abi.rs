@@ -60,6 +60,9 @@ pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
     ("output", "ii", ""),
     ("abort", "ii", ""),
     ("log", "ii", ""),
+    // Added in ABI v1 (additive): signatures and read-only calls into other modules.
+    ("verify_signed", "iiiiii", "i"),
+    ("call_pure", "iiiiiiIii", "I"),
 ];
 
 /// The exports of ABI v1: `(name, params, results, required)`, one letter per value as in

@@ -18,6 +18,12 @@ pub struct GasTable {
     pub per_byte_event: u64,
     /// Per entry in a scan result (charged whether or not the result fits the buffer).
     pub per_scan_entry: u64,
+    /// `verify_signed`: the public-key recovery of one Divi signed message (secp256k1
+    /// recovery, SHA-256d of the message, hash160 of the key), charged whatever the signature.
+    pub verify_signed: u64,
+    /// `call_pure`: the callee's instance (lease, instantiation or reset, input placement),
+    /// charged on top of the fuel the callee itself uses.
+    pub pure_call_base: u64,
 }
 
 /// The gas table of ABI version 1.
@@ -28,6 +34,8 @@ pub const GAS_V1: GasTable = GasTable {
     per_byte_stored: 10,
     per_byte_event: 5,
     per_scan_entry: 50,
+    verify_signed: 60_000,
+    pure_call_base: 10_000,
 };
 
 impl GasTable {
@@ -41,11 +49,14 @@ impl GasTable {
             per_byte_stored,
             per_byte_event,
             per_scan_entry,
+            verify_signed,
+            pure_call_base,
         } = self;
         format!(
             "gas.host_call_base={host_call_base}\ngas.per_byte_in={per_byte_in}\ngas.per_byte_out={per_byte_out}\n\
              gas.per_byte_stored={per_byte_stored}\ngas.per_byte_event={per_byte_event}\n\
-             gas.per_scan_entry={per_scan_entry}\n"
+             gas.per_scan_entry={per_scan_entry}\ngas.verify_signed={verify_signed}\n\
+             gas.pure_call_base={pure_call_base}\n"
         )
     }
 }
@@ -64,7 +75,8 @@ mod tests {
         assert_eq!(
             GAS_V1.canonical(),
             "gas.host_call_base=200\ngas.per_byte_in=1\ngas.per_byte_out=1\ngas.per_byte_stored=10\n\
-             gas.per_byte_event=5\ngas.per_scan_entry=50\n"
+             gas.per_byte_event=5\ngas.per_scan_entry=50\ngas.verify_signed=60000\n\
+             gas.pure_call_base=10000\n"
         );
         assert_eq!(bytes(10, 3), 30);
         assert_eq!(bytes(u64::MAX, 2), u64::MAX);

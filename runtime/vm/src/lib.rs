@@ -56,4 +56,8 @@ pub use run::bounds::{
 };
 pub use run::engine::Runtime;
 pub use run::module::{CallOutcome, LoadError, WasmModule};
+pub use run::pure::{
+    ModuleResolver, PureError, PureOutcome, MAX_PURE_DEPTH, MAX_PURE_NAME_BYTES,
+    MAX_PURE_OUTPUT_BYTES,
+};
 pub use run::trap::{HostError, HostTrap};

@@ -99,6 +99,23 @@ impl StateRead for EmptyState {
     }
 }
 
+/// An apply's `Ctx` read as raw state (what a `call_pure` callee sees).
+struct CtxReader<'a>(&'a dyn Ctx);
+
+impl StateRead for CtxReader<'_> {
+    fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
+        self.0.read_raw(key)
+    }
+    fn scan_raw(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        self.0.scan_raw(prefix, start_after, limit)
+    }
+}
+
 /// The data of one call's `Store`.
 pub(crate) struct HostState {
     /// What host calls act on, set for the duration of one entry-point call.
@@ -125,7 +142,53 @@ pub(crate) struct HostState {
     pub(crate) chunk_shift: u32,
     /// What this call has used of its per-call bounds (`bounds.rs`).
     pub(crate) used: CallUse,
+    /// How deep this call is nested in `call_pure`s (0 for an entry point the node called) and
+    /// who resolves the modules a `call_pure` names (`pure.rs`).
+    pub(crate) nesting: Nesting,
 }
+
+/// A call's place in a chain of `call_pure`s.
+#[derive(Clone, Copy)]
+pub(crate) struct Nesting {
+    /// 0 for an entry point the node called; a callee runs at its caller's depth + 1.
+    pub(crate) depth: u32,
+    /// Resolves module ids for `call_pure`; `None`: every id is unknown. Lifetime erased as in
+    /// [`Target`]: set only for the duration of one entry-point call.
+    pub(crate) resolver: Option<*const (dyn crate::run::pure::ModuleResolver + 'static)>,
+}
+
+impl Nesting {
+    /// The top of a chain: depth 0, no resolver.
+    pub(crate) const TOP: Nesting = Nesting {
+        depth: 0,
+        resolver: None,
+    };
+
+    /// Depth 0 with `resolver`.
+    ///
+    /// # Safety
+    /// As [`Target::apply`]: the value must not be used after `resolver`'s borrow ends (the
+    /// call that receives it detaches it before returning).
+    pub(crate) unsafe fn top(resolver: Option<&dyn crate::run::pure::ModuleResolver>) -> Self {
+        Nesting {
+            depth: 0,
+            resolver: resolver.map(|r| {
+                let ptr: *const (dyn crate::run::pure::ModuleResolver + '_) = r;
+                // SAFETY: only the lifetime bound changes (see `Target::apply`).
+                unsafe {
+                    std::mem::transmute::<
+                        *const (dyn crate::run::pure::ModuleResolver + '_),
+                        *const (dyn crate::run::pure::ModuleResolver + 'static),
+                    >(ptr)
+                }
+            }),
+        }
+    }
+}
+
+// SAFETY: as for `Target`: the pointer is live only inside one call on the thread that made it,
+// and `HostState::detach` clears it before the store can move.
+unsafe impl Send for Nesting {}
 
 impl HostState {
     pub(crate) fn new(module_id: &'static str, target: Target, limits: Limits) -> Self {
@@ -141,14 +204,16 @@ impl HostState {
             host_writes: 0,
             chunk_shift: 0,
             used: CallUse::default(),
+            nesting: Nesting::TOP,
         }
     }
 
     /// Starts an entry-point call on a reused store: `target` attached, and everything a
     /// previous call left here (output, last error, random counter, log lines) forgotten, as in
     /// a new `HostState`.
-    pub(crate) fn begin(&mut self, target: Target) {
+    pub(crate) fn begin(&mut self, target: Target, nesting: Nesting) {
         self.target = target;
+        self.nesting = nesting;
         self.output = None;
         self.last_error.clear();
         self.view_random = 0;
@@ -165,6 +230,17 @@ impl HostState {
     /// Forgets the caller's context: from now on host calls see an empty, read-only state.
     pub(crate) fn detach(&mut self) {
         self.target = Target::Detached;
+        self.nesting = Nesting::TOP;
+    }
+
+    /// The state a `call_pure` callee reads: the caller's current state, its own writes so far
+    /// included (an apply's `Ctx`, a view's state, or the empty state when detached).
+    pub(crate) fn with_reader<T>(&self, f: impl FnOnce(&dyn StateRead) -> T) -> T {
+        match (self.ctx(), self.view_state()) {
+            (Some(ctx), _) => f(&CtxReader(ctx)),
+            (None, Some(state)) => f(state),
+            (None, None) => f(&EmptyState),
+        }
     }
 
     pub(crate) fn attach_memory(&mut self, memory: Memory) {

@@ -18,6 +18,7 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
     register_state(linker, m)?;
     register_bank(linker, m)?;
     register_output(linker, m)?;
+    crate::run::pure::register(linker, m)?;
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 //! | `bounds.rs` | the per-call bounds: bytes written, events, key length, output |
 //! | `host.rs` | the per-call store data and the helpers every host function uses |
 //! | `imports.rs` | the `gamechain_v1` host functions, registered on the linker |
+//! | `pure.rs` | `call_pure` (read-only calls into other modules), `verify_signed`, [`ModuleResolver`](pure::ModuleResolver) |
 //! | `trap.rs` | [`HostTrap`](trap::HostTrap), [`HostError`](trap::HostError), the fixed texts |
 //! | `load_error.rs` | [`LoadError`](load_error::LoadError): why a module was refused at load |
 //! | `module.rs` | [`WasmModule`](module::WasmModule): load, call, reset, `impl GameModule` |
@@ -23,5 +24,6 @@ pub(crate) mod limits;
 pub(crate) mod load_error;
 pub(crate) mod module;
 pub(crate) mod pool;
+pub(crate) mod pure;
 pub(crate) mod trap;
 pub(crate) mod warm;

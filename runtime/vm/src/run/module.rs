@@ -51,9 +51,10 @@ use crate::load::instrument::{self, Plan};
 use crate::load::stack::STACK_LIMIT;
 use crate::load::validate;
 use crate::run::engine::Runtime;
-use crate::run::host::{span, HostState, Target};
+use crate::run::host::{span, HostState, Nesting, Target};
 pub use crate::run::load_error::LoadError;
 use crate::run::pool::Lease;
+use crate::run::pure::{ModuleResolver, PureError, PureOutcome, MAX_PURE_OUTPUT_BYTES};
 use crate::run::trap::{classify, HostError, HostTrap};
 use crate::run::warm::{reset, verify, Handles, Pristine, Warm, NEW_INSTANCE};
 
@@ -97,11 +98,31 @@ static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 /// Which entry point a call runs, with its inputs.
 enum Entry<'a> {
     AbiVersion,
-    Apply { sender: &'a [u8], op: &'a [u8] },
-    View { query: &'a [u8] },
+    Apply {
+        sender: &'a [u8],
+        op: &'a [u8],
+    },
+    View {
+        query: &'a [u8],
+    },
     EndBlock,
-    Migrate { sender: &'a [u8], input: &'a [u8] },
+    Migrate {
+        sender: &'a [u8],
+        input: &'a [u8],
+    },
+    /// `gc_pure_<name>` (export name given whole), called by `call_pure` (`pure.rs`).
+    Pure {
+        export: &'a str,
+        input: &'a [u8],
+    },
 }
+
+/// Return codes of a pure entry point's call inside [`Raw`] (the export's own `i64` is decoded
+/// in `invoke`): 0 ok (output set), 1 refused, 3 output too large, 4 output range outside memory.
+const PURE_OK: i32 = 0;
+const PURE_REFUSED: i32 = 1;
+const PURE_TOO_LARGE: i32 = 3;
+const PURE_BAD_RANGE: i32 = 4;
 
 /// The raw result of a call: the entry point's return value and `output` bytes, or the error.
 struct Raw {
@@ -228,6 +249,7 @@ impl WasmModule {
         let raw = this
             .run(
                 Target::Detached,
+                Nesting::TOP,
                 runtime.config.fuel_view,
                 Entry::AbiVersion,
             )
@@ -317,11 +339,24 @@ impl WasmModule {
         sender: &str,
         op: &[u8],
     ) -> Result<CallOutcome<()>, HostError> {
+        self.call_apply_with(ctx, sender, op, None)
+    }
+
+    /// [`WasmModule::call_apply`] with `resolver` serving the module's `call_pure`s (without
+    /// one, every module id is unknown to them).
+    pub fn call_apply_with(
+        &self,
+        ctx: &mut dyn Ctx,
+        sender: &str,
+        op: &[u8],
+        resolver: Option<&dyn ModuleResolver>,
+    ) -> Result<CallOutcome<()>, HostError> {
         // SAFETY: `run` drops the store (and with it the target) before returning, and `ctx` is
-        // not used until then.
-        let target = unsafe { Target::apply(ctx) };
+        // not used until then; the same holds for `resolver`.
+        let (target, nesting) = unsafe { (Target::apply(ctx), Nesting::top(resolver)) };
         let raw = self.run(
             target,
+            nesting,
             self.runtime.config.fuel_apply,
             Entry::Apply {
                 sender: sender.as_bytes(),
@@ -338,11 +373,22 @@ impl WasmModule {
         state: &dyn StateRead,
         query: &Query,
     ) -> Result<CallOutcome<Value>, HostError> {
+        self.call_view_with(state, query, None)
+    }
+
+    /// [`WasmModule::call_view`] with `resolver` serving the view's `call_pure`s.
+    pub fn call_view_with(
+        &self,
+        state: &dyn StateRead,
+        query: &Query,
+        resolver: Option<&dyn ModuleResolver>,
+    ) -> Result<CallOutcome<Value>, HostError> {
         let query = serde_json::to_vec(query).expect("a map of strings always serialises");
-        // SAFETY: as in `call_apply`.
-        let target = unsafe { Target::view(state) };
+        // SAFETY: as in `call_apply_with`.
+        let (target, nesting) = unsafe { (Target::view(state), Nesting::top(resolver)) };
         let raw = self.run(
             target,
+            nesting,
             self.runtime.config.fuel_view,
             Entry::View { query: &query },
         )?;
@@ -352,6 +398,15 @@ impl WasmModule {
     /// Runs `gc_end_block()` against `ctx` with `fuel_end_block` fuel. A module without the
     /// export succeeds without running (0 fuel).
     pub fn call_end_block(&self, ctx: &mut dyn Ctx) -> Result<CallOutcome<()>, HostError> {
+        self.call_end_block_with(ctx, None)
+    }
+
+    /// [`WasmModule::call_end_block`] with `resolver` serving its `call_pure`s.
+    pub fn call_end_block_with(
+        &self,
+        ctx: &mut dyn Ctx,
+        resolver: Option<&dyn ModuleResolver>,
+    ) -> Result<CallOutcome<()>, HostError> {
         if self.exports.end_block.is_none() {
             return Ok(CallOutcome {
                 result: Ok(()),
@@ -359,9 +414,14 @@ impl WasmModule {
                 log: Vec::new(),
             });
         }
-        // SAFETY: as in `call_apply`.
-        let target = unsafe { Target::apply(ctx) };
-        let raw = self.run(target, self.runtime.config.fuel_end_block, Entry::EndBlock)?;
+        // SAFETY: as in `call_apply_with`.
+        let (target, nesting) = unsafe { (Target::apply(ctx), Nesting::top(resolver)) };
+        let raw = self.run(
+            target,
+            nesting,
+            self.runtime.config.fuel_end_block,
+            Entry::EndBlock,
+        )?;
         Ok(raw.into_unit())
     }
 
@@ -385,6 +445,7 @@ impl WasmModule {
         let target = unsafe { Target::apply(ctx) };
         let raw = self.run(
             target,
+            Nesting::TOP,
             self.runtime.config.fuel_apply,
             Entry::Migrate {
                 sender: sender.as_bytes(),
@@ -397,7 +458,13 @@ impl WasmModule {
     /// One entry-point call with `fuel`, host calls acting on `target`: in a warm instance when
     /// the module is reusable, reuse is on and one is idle, else in a new instance (kept for the
     /// next call when reusable).
-    fn run(&self, target: Target, fuel: u64, entry: Entry<'_>) -> Result<Raw, HostError> {
+    fn run(
+        &self,
+        target: Target,
+        nesting: Nesting,
+        fuel: u64,
+        entry: Entry<'_>,
+    ) -> Result<Raw, HostError> {
         let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
         let reuse = match (&self.pristine, &entry) {
             (_, Entry::AbiVersion) => None,
@@ -413,7 +480,7 @@ impl WasmModule {
             }
             None => (self.new_store(), None, 0),
         };
-        store.data_mut().begin(target);
+        store.data_mut().begin(target, nesting);
         store.set_fuel(fuel - start_fuel).map_err(engine_err)?;
 
         let called = self.invoke(&mut store, &mut handles, reuse.is_some(), fuel, entry);
@@ -529,6 +596,14 @@ impl WasmModule {
                     None => Ok(0),
                 }
             }
+            Entry::Pure { export, input } => {
+                let (ip, il) = place(store, &h.alloc, h.memory, input)?;
+                let func = h
+                    .instance
+                    .get_typed_func::<(i32, i32), i64>(&mut *store, export)?;
+                func.call(&mut *store, (ip, il))
+                    .map(|r| pure_output(store, h.memory, r))
+            }
         };
         called.map_err(|e| stack_checked(store, stack, e))
     }
@@ -573,6 +648,7 @@ impl WasmModule {
             (None, Vec::new())
         };
         Ok(Handles {
+            instance,
             memory,
             abi_version: self.func(store, &instance, &self.exports.abi_version)?,
             alloc: self.func(store, &instance, &self.exports.alloc)?,
@@ -718,6 +794,102 @@ fn error_object(output: Option<Vec<u8>>) -> ActionError {
         .and_then(|bytes| serde_json::from_slice::<Value>(&bytes).ok())
         .and_then(|v| ActionError::from_json(&v))
         .unwrap_or_else(|| HostTrap::MalformedOutput.to_action_error())
+}
+
+/// Decodes a pure entry point's `i64` result in the callee's store: negative = refused; else
+/// `(ptr << 32) | len` of the result bytes in its memory, copied into the store's `output`.
+fn pure_output(store: &mut Store<HostState>, memory: Memory, r: i64) -> i32 {
+    if r < 0 {
+        return PURE_REFUSED;
+    }
+    let (ptr, len) = ((r as u64 >> 32) as u32, r as u64 as u32);
+    if len as usize > MAX_PURE_OUTPUT_BYTES {
+        return PURE_TOO_LARGE;
+    }
+    let Ok(range) = span(ptr as i32, len as i32, memory.data_size(&*store)) else {
+        return PURE_BAD_RANGE;
+    };
+    let bytes = memory.data(&*store)[range].to_vec();
+    store.data_mut().output = Some(bytes);
+    PURE_OK
+}
+
+impl WasmModule {
+    /// Whether the module exports `gc_pure_<name>` with the pure entry point's type
+    /// `(i32, i32) -> i64`.
+    pub fn has_pure(&self, name: &str) -> bool {
+        use wasmtime::{ExternType, ValType};
+        let Some(ExternType::Func(f)) = self.pre.module().get_export(&format!("gc_pure_{name}"))
+        else {
+            return false;
+        };
+        let params: Vec<ValType> = f.params().collect();
+        let results: Vec<ValType> = f.results().collect();
+        matches!(params.as_slice(), [ValType::I32, ValType::I32])
+            && matches!(results.as_slice(), [ValType::I64])
+    }
+
+    /// Runs the pure entry point `gc_pure_<name>(input)` over `state`, read-only, with `fuel`
+    /// (ABI.md, "Pure entry points"): what a module's `call_pure` runs, callable by the node and
+    /// tests too. `resolver` serves the callee's own `call_pure`s.
+    ///
+    /// The result is the entry point's bytes, or a [`PureError`] (never a trap of the caller):
+    /// `NotFound` without running when there is no such export; a trap is charged all of `fuel`.
+    pub fn call_pure(
+        &self,
+        state: &dyn StateRead,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        resolver: Option<&dyn ModuleResolver>,
+    ) -> Result<PureOutcome, HostError> {
+        // SAFETY: as in `call_apply_with`.
+        let nesting = unsafe { Nesting::top(resolver) };
+        self.call_pure_nested(state, name, input, fuel, nesting)
+    }
+
+    /// [`WasmModule::call_pure`] at a given nesting (depth and resolver of the caller's chain).
+    pub(crate) fn call_pure_nested(
+        &self,
+        state: &dyn StateRead,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        nesting: Nesting,
+    ) -> Result<PureOutcome, HostError> {
+        if !self.has_pure(name) {
+            return Ok(PureOutcome {
+                result: Err(PureError::NotFound),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
+        }
+        let export = format!("gc_pure_{name}");
+        // SAFETY: as in `call_apply`: `run` detaches the target before returning.
+        let target = unsafe { Target::view(state) };
+        let raw = self.run(
+            target,
+            nesting,
+            fuel,
+            Entry::Pure {
+                export: &export,
+                input,
+            },
+        )?;
+        let result = match raw.result {
+            Ok((PURE_OK, output)) => Ok(output.unwrap_or_default()),
+            Ok((PURE_REFUSED, _)) => Err(PureError::Refused),
+            Ok((PURE_TOO_LARGE, _)) => Err(PureError::OutputTooLarge),
+            Ok(_) => Err(PureError::Trapped),
+            Err(e) if e == HostTrap::OutOfFuel.to_action_error() => Err(PureError::OutOfFuel),
+            Err(_) => Err(PureError::Trapped),
+        };
+        Ok(PureOutcome {
+            result,
+            fuel_used: raw.fuel_used,
+            log: raw.log,
+        })
+    }
 }
 
 impl Raw {

@@ -15,8 +15,9 @@ const IDLE_TOTAL: usize = 64;
 /// waits idle for the next call, so the pool can never be exhausted by this runtime's own
 /// instances: a call that finds no free slot takes one from an idle instance (of any module,
 /// oldest first, dropping it), and only when every slot is held by a running call does it wait,
-/// for a call to end. (Calls never nest: a host function never calls back into wasm, so waiting
-/// cannot deadlock.) Instances of on-demand modules hold no slot; only the idle caps bound them.
+/// for a call to end. (Calls nest only through `call_pure`, at most `MAX_PURE_DEPTH` deep, so
+/// each top-level call holds at most 3 slots: waiting cannot deadlock while the slots outnumber
+/// 3 × the calls that run at once: 64 slots against one block executor and at most 8 views.) Instances of on-demand modules hold no slot; only the idle caps bound them.
 pub(crate) struct Instances {
     state: Mutex<Slots>,
     freed: Condvar,

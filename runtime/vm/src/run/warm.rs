@@ -14,6 +14,8 @@ pub(crate) const NEW_INSTANCE: &str = "a new instance";
 
 /// An instance's typed exports, looked up once per instance.
 pub(crate) struct Handles {
+    /// The instance (pure entry points are looked up by name on it).
+    pub(crate) instance: wasmtime::Instance,
     pub(crate) memory: Memory,
     pub(crate) abi_version: TypedFunc<(), i32>,
     pub(crate) alloc: TypedFunc<i32, i32>,

@@ -1,0 +1,87 @@
+//! The canonical texts players sign (docs/channels.md, "Signed moves"): a move, a final
+//! agreement (cooperative settlement or draw offer) and a checkpoint. Each is UTF-8 lines joined
+//! by `\n` (no trailing newline), signed as a Divi signed message by the player's game key.
+//! Clients build them with these same functions, so a client and the chain cannot disagree.
+//!
+//! The domain is the chain's genesis hash and the channel module's id: a signature for one
+//! chain or one channel deployment is worthless on another.
+
+use sha2::{Digest, Sha256};
+
+/// Lowercase hex SHA-256 of a rules state: what every move's `prev` names.
+pub fn state_hash(state: &[u8]) -> String {
+    hex::encode(Sha256::digest(state))
+}
+
+/// Where a signature counts: the chain (its genesis hash) and the channel module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Domain {
+    /// The chain's genesis hash (`chain/genesis` in state), as stored.
+    pub chain: String,
+    /// The channel module's id.
+    pub module: String,
+}
+
+impl Domain {
+    fn head(&self, what: &str, game: &str) -> String {
+        format!(
+            "gamechain channel {what} v1\nchain: {}\nmodule: {}\ngame: {game}",
+            self.chain, self.module
+        )
+    }
+
+    /// The text signed for move `n` of `game`: `prev` is the state hash before it, `mover` the
+    /// player's address (not the game key), `data` the move data.
+    pub fn move_message(&self, game: &str, n: u64, prev: &str, mover: &str, data: &[u8]) -> String {
+        format!(
+            "{}\nmove: {n}\nprev: {prev}\nmover: {mover}\ndata: {}",
+            self.head("move", game),
+            hex::encode(data)
+        )
+    }
+
+    /// The text both players sign to end `game` at the state hashing to `state` (a final state
+    /// settles by the rules' winner, an unfinished one is a draw), acceptable up to and
+    /// including block `valid_until`.
+    pub fn final_message(&self, game: &str, state: &str, valid_until: u64) -> String {
+        format!(
+            "{}\nstate: {state}\nvalid_until: {valid_until}",
+            self.head("final", game)
+        )
+    }
+
+    /// The text both players sign to checkpoint `game` after `moves` moves at the state hashing
+    /// to `state`.
+    pub fn checkpoint_message(&self, game: &str, moves: u64, state: &str) -> String {
+        format!(
+            "{}\nmoves: {moves}\nstate: {state}",
+            self.head("checkpoint", game)
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_move_text_is_fixed() {
+        let d = Domain {
+            chain: "ab".into(),
+            module: "channel".into(),
+        };
+        assert_eq!(
+            d.move_message("0000000000000001", 3, "cd", "yAlice", &[4]),
+            "gamechain channel move v1\nchain: ab\nmodule: channel\ngame: 0000000000000001\n\
+             move: 3\nprev: cd\nmover: yAlice\ndata: 04"
+        );
+        assert_eq!(
+            d.final_message("g", "ef", 9),
+            "gamechain channel final v1\nchain: ab\nmodule: channel\ngame: g\nstate: ef\nvalid_until: 9"
+        );
+        assert_eq!(
+            state_hash(&[]),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
+    }
+}

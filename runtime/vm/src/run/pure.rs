@@ -1,0 +1,162 @@
+//! Calls between modules and signatures: the host functions `call_pure` (a read-only call of
+//! another module's pure entry point) and `verify_signed` (a Divi signed message's signer), the
+//! [`ModuleResolver`] the node gives a call so that `call_pure` can find modules, and the fixed
+//! results ([`PureError`]) a caller sees. ABI.md, "Calls into other modules" and "Signatures".
+//!
+//! A callee runs in its own instance, read-only (as a view: its writes trap), over the caller's
+//! current state (its writes so far included), with fuel taken from the caller's budget, at most
+//! [`MAX_PURE_DEPTH`] calls deep. Whatever happens in the callee (a trap, running out of fuel, a
+//! write, a refusal, an oversized result) is a negative result code for the caller, never a trap
+//! of the caller and never engine text.
+
+use std::sync::Arc;
+
+use gamechain_sdk::StateRead;
+use wasmtime::Linker;
+
+use crate::gas::{bytes, GAS_V1 as GAS};
+use crate::run::host::*;
+use crate::run::module::WasmModule;
+use crate::run::trap::HostError;
+
+/// Most nested `call_pure`s: an entry point the node called is at depth 0, its callee at 1, and
+/// a call made at depth [`MAX_PURE_DEPTH`] returns [`PureError::TooDeep`] without running.
+/// Every level holds one instance and at most ~590 KB of native stack (ABI.md, "Stack height"),
+/// so three levels stay within a 2 MiB thread stack and a pool of 64 slots serves 21 concurrent
+/// top-level calls.
+pub const MAX_PURE_DEPTH: u32 = 2;
+/// Most bytes a pure entry point may return.
+pub const MAX_PURE_OUTPUT_BYTES: usize = 65_536;
+/// Longest pure entry point name (`gc_pure_<name>`, `name` of `a-z`, `0-9`, `_`).
+pub const MAX_PURE_NAME_BYTES: usize = 64;
+
+/// Finds the module an id names, as of the state the calling entry point sees. The node's is
+/// `gamechain_runtime::ChainContext` (module records in state, compiled modules in its registry).
+pub trait ModuleResolver {
+    /// The module `id` as of `state`; `Ok(None)` when there is none. `Err` is a node failure
+    /// (no receipt).
+    fn resolve(
+        &self,
+        state: &dyn StateRead,
+        id: &str,
+    ) -> Result<Option<Arc<WasmModule>>, HostError>;
+}
+
+pub use gamechain_sdk::PureError;
+
+/// What one pure call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PureOutcome {
+    /// The entry point's bytes or why there are none.
+    pub result: Result<Vec<u8>, PureError>,
+    /// Fuel the callee used (its whole limit when it trapped).
+    pub fuel_used: u64,
+    /// The callee's `log` lines (node log only).
+    pub log: Vec<String>,
+}
+
+/// Whether `name` may name a pure entry point: 1–64 bytes of `a-z`, `0-9`, `_`.
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_PURE_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// Registers `call_pure` and `verify_signed`.
+pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
+    linker.func_wrap(
+        m,
+        "call_pure",
+        |mut cx: Cx<'_>,
+         mp: i32,
+         ml: i32,
+         ep: i32,
+         el: i32,
+         ip: i32,
+         il: i32,
+         fuel: i64,
+         op: i32,
+         oc: i32|
+         -> R<i64> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [mod_r, entry_r, input_r, out_r] =
+                spans(&mut cx, mem, [(mp, ml), (ep, el), (ip, il), (op, oc)])?;
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, mod_r.len() + entry_r.len() + input_r.len()),
+            )?;
+            let (id, name, input) = {
+                let data = mem.data(&cx);
+                (
+                    text(data, &mod_r).map_err(fail)?.to_string(),
+                    text(data, &entry_r).map_err(fail)?.to_string(),
+                    data[input_r].to_vec(),
+                )
+            };
+            charge(&mut cx, GAS.pure_call_base)?;
+            let nesting = cx.data().nesting;
+            if nesting.depth >= MAX_PURE_DEPTH {
+                return Ok(PureError::TooDeep.code());
+            }
+            let resolver = match nesting.resolver {
+                // SAFETY: set by the entry point's caller for the duration of this call
+                // (`Nesting::top`), which is still running.
+                Some(ptr) if valid_name(&name) => unsafe { &*ptr },
+                _ => return Ok(PureError::NotFound.code()),
+            };
+            let callee = cx
+                .data()
+                .with_reader(|state| resolver.resolve(state, &id))
+                .map_err(wasmtime::Error::new)?;
+            let Some(callee) = callee else {
+                return Ok(PureError::NotFound.code());
+            };
+            let limit = u64::try_from(fuel).unwrap_or(0).min(cx.get_fuel()?);
+            let inner = Nesting {
+                depth: nesting.depth + 1,
+                resolver: nesting.resolver,
+            };
+            let outcome = cx
+                .data()
+                .with_reader(|state| callee.call_pure_nested(state, &name, &input, limit, inner))
+                .map_err(wasmtime::Error::new)?;
+            for line in &outcome.log {
+                cx.data_mut().push_log(line.as_bytes());
+            }
+            charge(&mut cx, outcome.fuel_used)?;
+            match outcome.result {
+                Ok(result) => write_out(&mut cx, mem, out_r, &result),
+                Err(e) => Ok(e.code()),
+            }
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "verify_signed",
+        |mut cx: Cx<'_>, ap: i32, al: i32, mp: i32, ml: i32, sp: i32, sl: i32| -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [addr_r, msg_r, sig_r] = spans(&mut cx, mem, [(ap, al), (mp, ml), (sp, sl)])?;
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, addr_r.len() + msg_r.len() + sig_r.len()),
+            )?;
+            charge(&mut cx, GAS.verify_signed)?;
+            let data = mem.data(&cx);
+            // Address and signature come from other parties: text that is not UTF-8 is a bad
+            // signature, not a fault of the module.
+            let (Ok(address), Ok(sig)) = (
+                std::str::from_utf8(&data[addr_r]),
+                std::str::from_utf8(&data[sig_r]),
+            ) else {
+                return Ok(0);
+            };
+            let ok = gamechain_chain::signed_message::verify_message(address, &data[msg_r], sig);
+            Ok(i32::from(ok.is_ok()))
+        },
+    )?;
+    Ok(())
+}
