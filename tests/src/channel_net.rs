@@ -118,6 +118,7 @@ fn genesis(rt: &Runtime, players: &[&SecretKey]) -> Genesis {
         fuel_end_block: cfg.fuel_end_block,
         memory_limit_bytes: cfg.memory_limit_bytes as u64,
         engine_config_hash: cfg.config_hash(),
+        fees: None,
     }
 }
 
