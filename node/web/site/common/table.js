@@ -127,6 +127,15 @@ export async function startTable(game) {
     return li;
   }
 
+  // A list is replaced only when what it shows changed: redrawn on every block (ten a second on
+  // fast chains), a list replaced under the pointer would swallow the click on its link.
+  function showList(list, items) {
+    const shown = items.map((li) => `${li.dataset.id} ${li.textContent}`).join('\n');
+    if (list.dataset.shown === shown) return;
+    list.dataset.shown = shown;
+    list.replaceChildren(...items);
+  }
+
   function resultText(g) {
     const payout = BigInt(g.stake) * 2n;
     if (g.status === 'cancelled') return `Cancelled: ${gold(g.stake)} GOLD back to ${who(g.x)}.`;
@@ -143,16 +152,22 @@ export async function startTable(game) {
     board.style.gridTemplateColumns = `repeat(${cols}, auto)`;
     board.classList.toggle('small', cols > 9);
     const mine = g.status === 'playing' && ((g.turn === 'x' && g.x === key.address) || (g.turn === 'o' && g.o === key.address));
-    board.replaceChildren(...[...g.board].slice(0, rows * cols).map((c, i) => {
-      const b = document.createElement('button');
-      b.textContent = c === '.' ? '' : c;
-      b.className = c === '.' ? '' : c;
-      b.dataset.cell = String(i);
-      b.disabled = g.status !== 'playing';
-      b.title = mine ? 'your move' : '';
-      b.onclick = () => act(`move ${i}`, op({ kind: 'move', id: g.id, ...game.moveOp(i, g) }));
-      return b;
-    }));
+    // Rebuilt only when the game changed (see showList: a button replaced under the pointer
+    // swallows the click).
+    const drawn = `${key.address} ${JSON.stringify(g)}`;
+    if (board.dataset.drawn !== drawn) {
+      board.dataset.drawn = drawn;
+      board.replaceChildren(...[...g.board].slice(0, rows * cols).map((c, i) => {
+        const b = document.createElement('button');
+        b.textContent = c === '.' ? '' : c;
+        b.className = c === '.' ? '' : c;
+        b.dataset.cell = String(i);
+        b.disabled = g.status !== 'playing';
+        b.title = mine ? 'your move' : '';
+        b.onclick = () => act(`move ${i}`, op({ kind: 'move', id: g.id, ...game.moveOp(i, g) }));
+        return b;
+      }));
+    }
     $('players').textContent = `x: ${who(g.x)} · o: ${g.o ? who(g.o) : g.opponent ? `invited ${short(g.opponent)}` : 'waiting for anyone'} · stake ${gold(g.stake)} GOLD each`;
     const me = key.address;
     let turn = '';
@@ -192,9 +207,9 @@ export async function startTable(game) {
           current ? chain.game(game.module, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
         ]);
         $('balance').textContent = gold(acct.balances.GOLD);
-        $('open-list').replaceChildren(...open.games.map(gameLine));
+        showList($('open-list'), open.games.map(gameLine));
         $('open-empty').hidden = open.games.length > 0;
-        $('my-list').replaceChildren(...[...mine.games].reverse().map(gameLine));
+        showList($('my-list'), [...mine.games].reverse().map(gameLine));
         if (g) drawTable(g);
         else if (current) { $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }
         else $('table').hidden = true;
