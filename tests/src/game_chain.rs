@@ -10,7 +10,11 @@
 //!
 //! With `chaos`, genesis also deploys [`CHAOS_WAT`] and every block gets one of its writes, every
 //! other block one trapping call and one block per wave an out-of-fuel loop; its `end_block`
-//! writes every block.
+//! writes every block. And it deploys the off-chain game modules (`channel`, `moveboard`,
+//! `ttt_rules`, docs/channels.md) and plays one channel game per wave beside the others (see
+//! [`channel_step`]): offer, join, a signed move on the move board, a challenge, a response, a
+//! settlement by history (every signature checked and every rules call made on-chain), in odd
+//! waves an equivocation proof that reverses the result, and the previous wave's payout.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -28,6 +32,9 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::guest;
+use channel::{state_hash, Domain};
+use gamechain_sdk::rules::GameRules;
+use tictactoe_rules::TicTacToeRules;
 
 /// Chain id of generated chains.
 pub const CHAIN_ID: &str = "bench-chain";
@@ -135,6 +142,18 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
             id: "chaos".into(),
             code_hash: hash,
         });
+        for (id, pkg) in [
+            ("channel", "channel"),
+            ("moveboard", "moveboard"),
+            ("ttt_rules", "tictactoe_rules"),
+        ] {
+            let built = guest(pkg);
+            codes.insert(built.sha256.clone(), built.wasm);
+            modules.push(GenesisModule {
+                id: id.into(),
+                code_hash: built.sha256,
+            });
+        }
     }
     let chaos_key = key(u64::MAX - 2);
     let mut chaos_nonce = 0;
@@ -161,6 +180,12 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         map: gs.entries.into_iter().collect(),
     };
     let mut hash = gs.state_hash;
+    let domain = state.map.get("chain/genesis").map(|g| Domain {
+        chain: String::from_utf8(g.clone()).expect("the genesis hash is text"),
+        module: "channel".into(),
+    });
+    // Channel players: (key, nonce) of seat 0 and seat 1, new each wave.
+    let mut channel_players: Vec<[(SecretKey, u64); 2]> = Vec::new();
     let mut head = gs.header.clone();
     let mut blocks = vec![Block {
         header: SignedHeader::sign(gs.header, &sequencer),
@@ -171,7 +196,11 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
     let mut sequencer_cpu = Duration::ZERO;
     let mut txs = 0;
     let mut next_key = 0u64;
-    for _ in 0..waves {
+    for wave in 0..waves {
+        if chaos {
+            let k = u64::MAX - 100 - 2 * wave as u64;
+            channel_players.push([(key(k), 0), (key(k - 1), 0)]);
+        }
         // (x, o, nonce of x, nonce of o, game id)
         let mut players: Vec<(SecretKey, SecretKey, u64, u64, String)> = (0..games)
             .map(|_| {
@@ -181,6 +210,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
             .collect();
         for step in 0..10 {
             let mut block_txs: Vec<SignedTx> = Vec::with_capacity(games);
+            let mut channel_tx = None;
             for (g, (x, o, nx, no, id)) in players.iter_mut().enumerate() {
                 let mv = |id: &str, cell: u32| {
                     Action::game(
@@ -229,6 +259,11 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
                 block_txs.push(tx);
             }
             if chaos {
+                let domain = domain.as_ref().expect("genesis records its hash");
+                if let Some(tx) = channel_step(domain, &mut channel_players, wave, step) {
+                    channel_tx = Some(tx.txid());
+                    block_txs.push(tx);
+                }
                 let mut ops = vec![format!("w{step}")];
                 if step % 2 == 0 {
                     ops.push("t".into());
@@ -256,6 +291,12 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
             let mut included = Vec::with_capacity(block_txs.len());
             for tx in block_txs {
                 let receipt = builder.push(&tx).unwrap().clone();
+                // The channel game must really run: a refused op would test nothing.
+                assert!(
+                    channel_tx.as_ref() != Some(&tx.txid()) || receipt.ok,
+                    "channel op refused at step {step}: {:?}",
+                    receipt.error
+                );
                 included.push(IncludedTx { tx, receipt });
             }
             let out = builder.finish().unwrap();
@@ -282,4 +323,116 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         sequencer_cpu,
         state,
     }
+}
+
+/// Moves of a generated channel game: x 0, o 4, x 1, o 8, x 2 (seat 0 wins on the top row).
+const CHANNEL_MOVES: [u8; 5] = [0, 4, 1, 8, 2];
+/// The channel game's response window, in blocks (the channel's minimum).
+const CHANNEL_WINDOW: u64 = 5;
+
+/// Seat `seat`'s signed move `n` (`cell`) of channel game `game` over the state after `moves`.
+fn signed_move(
+    domain: &Domain,
+    players: &[(SecretKey, u64); 2],
+    game: &str,
+    moves: &[u8],
+    cell: u8,
+) -> serde_json::Value {
+    let rules = TicTacToeRules;
+    let mut state = rules.initial_state();
+    for (n, c) in moves.iter().enumerate() {
+        let n = n as u64;
+        state = rules.apply_move(&state, n, rules.mover_at(n), &[*c]);
+    }
+    let n = moves.len() as u64;
+    let seat = rules.mover_at(n) as usize;
+    assert!(rules.validate_move(&state, n, seat as u8, &[cell]));
+    let (key, _) = &players[seat];
+    let text = domain.move_message(game, n, &state_hash(&state), &key.address(), &[cell]);
+    json!({"n": n, "data": hex::encode([cell]), "sig": gamechain_runtime::chain::sign_message(key, text)})
+}
+
+/// The channel transaction of `wave`'s game at `step` (one per block, beside the tic-tac-toe
+/// games): 0, 1 faucets; 2 offer (the wave's offer is the channel's `wave`-th); 3 join; 4 the
+/// previous wave's payout (its game is final by now) and seat 0's first move posted to the move
+/// board; 5 seat 0 challenges with it; 6 seat 1 responds; 7 seat 0 settles with the whole
+/// history (the game concludes, final one window later); 8 in odd waves seat 1 proves that seat 0
+/// signed two moves for move 2, which reverses the result.
+fn channel_step(
+    domain: &Domain,
+    players: &mut [[(SecretKey, u64); 2]],
+    wave: usize,
+    step: usize,
+) -> Option<SignedTx> {
+    let game = format!("{wave:016x}");
+    let ps = &players[wave];
+    let mv = |moves: &[u8], cell: u8| signed_move(domain, ps, &game, moves, cell);
+    let all: Vec<_> = (0..CHANNEL_MOVES.len())
+        .map(|i| mv(&CHANNEL_MOVES[..i], CHANNEL_MOVES[i]))
+        .collect();
+    let ch = |op: serde_json::Value| Action::game("channel", &op);
+    let (seat, action) = match step {
+        0 | 1 => (
+            step,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+        ),
+        2 => (
+            0,
+            ch(
+                json!({"kind": "offer", "rules": "ttt_rules", "stake": "10", "window": CHANNEL_WINDOW}),
+            ),
+        ),
+        3 => (1, ch(json!({"kind": "join", "offer": game}))),
+        4 if wave > 0 => {
+            // Anyone may pay out: seat 1 of this wave does, for the previous wave's game.
+            let prev = format!("{:016x}", wave - 1);
+            (1, ch(json!({"kind": "withdraw", "game": prev})))
+        }
+        4 => (
+            0,
+            Action::game(
+                "moveboard",
+                &json!({"kind": "post", "game": game, "type": 1, "payload": all[0].to_string()}),
+            ),
+        ),
+        5 => (
+            0,
+            ch(
+                json!({"kind": "challenge", "game": game, "moves": [all[0]], "from_checkpoint": false}),
+            ),
+        ),
+        6 => (
+            1,
+            ch(json!({"kind": "respond", "game": game, "moves": [all[1]]})),
+        ),
+        7 => (
+            0,
+            ch(json!({"kind": "settle", "game": game, "moves": all, "from_checkpoint": false})),
+        ),
+        8 if wave % 2 == 1 => {
+            // Seat 0 also signed cell 3 for move 2, over the same previous state.
+            let other = mv(&CHANNEL_MOVES[..2], 3);
+            let prev = {
+                let rules = TicTacToeRules;
+                let mut s = rules.initial_state();
+                for (n, c) in CHANNEL_MOVES[..2].iter().enumerate() {
+                    s = rules.apply_move(&s, n as u64, rules.mover_at(n as u64), &[*c]);
+                }
+                state_hash(&s)
+            };
+            (
+                1,
+                ch(
+                    json!({"kind": "prove_equivocation", "game": game, "a": all[2], "b": other, "prev_a": prev, "prev_b": prev}),
+                ),
+            )
+        }
+        _ => return None,
+    };
+    let (key, nonce) = &mut players[wave][seat];
+    let tx = sign_tx(key, CHAIN_ID, *nonce, action);
+    *nonce += 1;
+    Some(tx)
 }

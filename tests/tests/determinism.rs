@@ -14,7 +14,10 @@
 //! - `verify` from an in-memory source vs from an export file of it.
 //!
 //! The chain also runs the hand-written `chaos` module: trapping calls, calls that run out of
-//! fuel, writes, and an `end_block` that writes every block.
+//! fuel, writes, and an `end_block` that writes every block; and one off-chain channel game per
+//! wave (docs/channels.md): offer, join, a move on the move board, challenge, respond, a
+//! settlement by history, an equivocation proof, payouts: signature checks and read-only calls
+//! into the rules module (`verify_signed`, `call_pure`) replayed under every setting.
 //!
 //! And the checker is not blind: one changed event, one changed fuel figure, one changed
 //! transaction byte are each named by height, index and field.
@@ -63,8 +66,33 @@ fn ctx_with(allocation: Allocation, reuse: bool, threads: usize) -> Arc<ChainCon
 #[test]
 fn every_replay_setting_reaches_the_same_roots() {
     let chain = &*CHAIN;
-    // 12 games x 9 transactions + 3 failing moves, and 16 chaos calls, per wave.
-    assert_eq!((chain.txs, chain.blocks.len()), (3 * (111 + 16), 31));
+    // 12 games x 9 transactions + 3 failing moves, and 16 chaos calls, per wave; 8 channel
+    // transactions per wave and one equivocation proof (wave 1).
+    assert_eq!(
+        (chain.txs, chain.blocks.len()),
+        (3 * (111 + 16 + 8) + 1, 31)
+    );
+    let events: Vec<&str> = chain
+        .blocks
+        .iter()
+        .flat_map(|b| &b.txs)
+        .flat_map(|t| &t.receipt.events)
+        .map(|e| e.kind.as_str())
+        .collect();
+    let events_named = |name: &str| events.iter().filter(|e| **e == name).count();
+    for (name, n) in [
+        ("game_opened", 3),
+        // A response passes the challenge on: a second `game_challenged`.
+        ("game_challenged", 6),
+        ("game_responded", 3),
+        ("game_concluding", 3),
+        ("equivocation", 1),
+        ("game_settled", 1),
+        ("paid", 2),
+        ("posted", 1),
+    ] {
+        assert_eq!(events_named(name), n, "{name}: {events:?}");
+    }
     let errors: Vec<&str> = chain
         .blocks
         .iter()
@@ -124,7 +152,10 @@ fn ctx_cached(opt_level: OptLevel, cache: &Arc<ModuleCache>) -> (Arc<ChainContex
 fn every_opt_level_and_a_cold_then_warm_cache_reach_the_same_roots() {
     let chain = &*CHAIN;
     let modules = chain.genesis.modules.len();
-    assert_eq!(modules, 2, "tictactoe and chaos");
+    assert_eq!(
+        modules, 5,
+        "tictactoe, chaos, channel, moveboard and ttt_rules"
+    );
     let dir = tempfile::tempdir().unwrap();
     for (i, opt_level) in OptLevel::ALL.into_iter().enumerate() {
         // Cold: a level's first use finds no entry (the level is in the cache key), so every
