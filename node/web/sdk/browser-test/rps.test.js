@@ -6,13 +6,14 @@
 // by themselves, both pages show the result the rules .wasm computed in the page, alice settles,
 // the pages count the window's blocks down, alice withdraws; balances and the chain's record are
 // checked. Then a second game where bob stalls after alice's commit: challenged, the deadline
-// counted down, the forfeit claimed and withdrawn.
+// counted down, the forfeit claimed and withdrawn; and a third where bob's key signs two commits
+// for one position and alice's page proves it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
 import { deploy, CHANNEL_MODULES } from '../testkit/modules.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
-import { Chain } from '../src/index.js';
+import { Chain, Channel, Key, memoryStore, rpsCommitment } from '../src/index.js';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -36,7 +37,7 @@ async function offerAndJoin(alice, bob, stake, window) {
   return id;
 }
 
-test('two browsers play rock-paper-scissors through the move board, settle and withdraw; a staller forfeits', async () => {
+test('two browsers play rock-paper-scissors through the move board, settle and withdraw; a staller forfeits; an equivocation is proved', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
   try {
     const url = `${node.url}/play/rps/`;
@@ -118,6 +119,39 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#balance', '1003.00');
     await waitText(bob.page, '#balance', '997.00');
     await shot(alice.page, 'rps-forfeit.png');
+
+    // Bob's key signs a second commit for his move 1 (posted from outside his page): alice's page
+    // finds the two signatures for one position and proves it; bob loses although paper beat rock.
+    const h0 = (await chain.status()).height;
+    const third = await offerAndJoin(alice, bob, '1', 5);
+    await waitText(alice.page, '#turn', 'Your turn');
+    await act(alice, '#rock');
+    await waitText(bob.page, '#turn', 'Your turn: choose');
+    await act(bob, '#paper');
+    await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+    await idle(bob.page);
+    const bobKey = Key.fromWif(await bob.page.evaluate(() => localStorage.getItem('gamechain.wif')));
+    const spy = await Channel.open(chain, bobKey, third, { store: memoryStore(), fromHeight: h0 });
+    const spySub = await spy.listen();
+    try {
+      const end = Date.now() + 30000;
+      while (spy.n < 2) { assert.ok(Date.now() < end, 'the spy never saw both commits'); await new Promise((r) => setTimeout(r, 50)); }
+      const other = rpsCommitment(2, new Uint8Array(32).fill(9));
+      const second = { n: 1, data: Buffer.from(other).toString('hex'), sig: bobKey.signMessage(spy.moveText(1, spy.hashes[1], bob.address, other)) };
+      const post = await chain.send(bobKey, { type: 'game', game: 'moveboard', op: { kind: 'post', game: third, type: 1, payload: JSON.stringify(second) } });
+      assert.equal((await chain.waitForReceipt(post)).ok, true);
+    } finally {
+      spySub.close();
+    }
+    await waitText(alice.page, '#challenge-info', 'The opponent signed two different moves for move 1');
+    await act(alice, '#equivocation-btn');
+    assert.equal(await alice.page.textContent('#error'), '');
+    await waitText(alice.page, '#result', 'You won by equivocation');
+    await waitText(bob.page, '#result', 'You lost by equivocation');
+    await act(alice, '#withdraw-btn');
+    await waitText(alice.page, '#balance', '1004.00');
+    await waitText(bob.page, '#balance', '996.00');
+    await shot(alice.page, 'rps-equivocation.png');
     for (const p of [alice, bob]) {
       assert.equal(await p.page.evaluate(() => window.__noReload), true, `${p.name}'s page was reloaded`);
       assert.deepEqual(p.errors, []);

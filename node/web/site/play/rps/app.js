@@ -3,8 +3,8 @@
 // open offers of `rps_rules` (live), offer with a stake and window, join, cancel; then a commit
 // (a fresh salt kept in localStorage before it is signed), the reveal made by itself once both
 // commits are seen, the result from the rules .wasm running here, settle by history, withdraw once
-// the window has passed (blocks left shown), and challenge / answer / forfeit when a player
-// stalls. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
+// the window has passed (blocks left shown), challenge / answer / forfeit when a player stalls,
+// and the proof when the opponent signed two moves for one position. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
@@ -150,6 +150,7 @@ $('withdraw-btn').onclick = () => ch && act('withdraw', () => ch.withdraw());
 $('challenge-btn').onclick = () => ch && act('challenge', () => ch.challenge());
 $('respond-btn').onclick = () => ch && act('respond', () => ch.respond());
 $('forfeit-btn').onclick = () => ch && act('claim the forfeit', () => ch.claimForfeit());
+$('equivocation-btn').onclick = () => ch && act('prove the equivocation', () => ch.proveEquivocation());
 
 function offerLine(o) {
   const li = document.createElement('li');
@@ -269,6 +270,10 @@ function drawGame(c, rec) {
   } else if (rec.status === 'open' && !c.over && seat !== null && !c.myTurn) {
     ci = `If the opponent stalls, challenge: they then have ${rec.window} blocks to move.`;
   }
+  // Two moves signed by one seat for one position (seen by `receive`): that seat loses.
+  const provable = c.evidence && c.evidence.seat !== seat && (playing || (rec.status === 'concluding' && !final));
+  $('equivocation-btn').hidden = !provable;
+  if (provable) ci = `The opponent signed two different moves for move ${c.evidence.a.n}: prove it and win. ${ci}`;
   $('challenge-info').textContent = ci;
 }
 
@@ -284,7 +289,7 @@ function autoStep(c, rec) {
 }
 
 function hideGameControls() {
-  for (const id of ['settle-btn', 'withdraw-btn', 'challenge-btn', 'respond-btn', 'forfeit-btn', 'join-btn', 'cancel-btn']) $(id).hidden = true;
+  for (const id of ['settle-btn', 'withdraw-btn', 'challenge-btn', 'respond-btn', 'forfeit-btn', 'equivocation-btn', 'join-btn', 'cancel-btn']) $(id).hidden = true;
   for (const name of RPS_CHOICES) $(name).disabled = true;
   for (const id of ['moves', 'result', 'withdraw-info', 'challenge-info', 'players']) $(id).textContent = '';
 }
