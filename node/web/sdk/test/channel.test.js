@@ -3,8 +3,9 @@
 // transactions: a whole RPS game through the move board, settled by history and withdrawn with
 // the balances checked; every kind of bad move refused with its code (forged, out of turn, out of
 // order, illegal, tampered); a position signed already is re-sent, never signed again, also
-// after a reload from the store; a stalled player challenged and forfeiting; an equivocation
-// found and proved; the rules loader's refusals.
+// after a reload from the store, and every post finds the move (and the salt) in the store
+// already; a stalled player challenged and forfeiting; an equivocation found and proved; the rules
+// loader's refusals and the lobby list.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
@@ -163,9 +164,24 @@ test('forged, out-of-turn, out-of-order, illegal and tampered moves are refused 
 test('a signed position is re-sent, never signed again, also after a reload from the store', async () => {
   const alice = await funded();
   const bob = await funded();
-  const { a, b, close } = await openGame(alice, bob);
+  const game = await openGame(alice, bob);
+  const { b, close } = game;
   try {
-    const store = a.store;
+    // Alice's client on a Chain that checks, at every post, that the store holds the move already.
+    const store = memoryStore();
+    const spy = new Chain(node.url);
+    let checked = 0;
+    spy.send = async (k, action) => {
+      if (action.game === 'moveboard') {
+        const { sig } = JSON.parse(action.op.payload);
+        const kept = JSON.parse(await store.get(a.storeKey()));
+        assert.ok(Object.values(kept.mine).some((m) => m.sig === sig), 'posted before it was kept');
+        assert.ok(kept.app.rps && kept.app.rps.salt, 'the salt is kept before the commit leaves');
+        checked += 1;
+      }
+      return Chain.prototype.send.call(spy, k, action);
+    };
+    const a = await Channel.open(spy, alice, game.id, { store });
     const first = await new Rps(a).commit(2);
     const again = await new Rps(a).commit(2);
     assert.equal(again.resent, true);
@@ -174,7 +190,7 @@ test('a signed position is re-sent, never signed again, also after a reload from
     await assert.rejects(new Rps(a).commit(0), (e) => e.code === 'already_signed' && /scissors already/.test(e.message));
     await assert.rejects(a.play(rpsCommitment(0, new Uint8Array(32))), (e) => e.code === 'already_signed' && e.move.sig === first.move.sig);
     // A reload: a new Channel on the same store restores the move and the salt.
-    const reloaded = await Channel.open(chain, alice, a.game, { store });
+    const reloaded = await Channel.open(spy, alice, a.game, { store });
     assert.equal(reloaded.n, 1);
     assert.deepEqual(reloaded.moves[0], first.move);
     const third = await new Rps(reloaded).commit(2);
@@ -184,6 +200,7 @@ test('a signed position is re-sent, never signed again, also after a reload from
     await until('bob has the commit', () => b.n === 1);
     assert.deepEqual(b.moves[0], first.move);
     assert.equal(b.evidence, null);
+    assert.equal(checked, 5, 'every post was checked');
   } finally {
     close();
   }
