@@ -485,7 +485,8 @@ export class Channel {
   }
 
   /**
-   * Reads one block for this game: signed moves posted to the move board (`posted`, type 1) and
+   * Reads one block for this game: signed moves posted to the move board (its `posted` events of
+   * type 1 for this game, in transactions to the board) and
    * moves carried by the channel's ops (`challenge`, `respond`, `settle`), each through
    * {@link Channel#receive}. Resolves to the list of `{status, move?, error?}`; never throws for
    * a bad move (its `error` is set).
@@ -496,11 +497,16 @@ export class Channel {
       if (!tx.receipt || !tx.receipt.ok || typeof tx.body !== 'string' || tx.body.length > MAX_BODY_BYTES) continue;
       let action;
       try { action = JSON.parse(tx.body).action; } catch { continue; }
-      if (!action || action.type !== 'game' || !action.op || action.op.game !== this.game) continue;
+      if (!action || action.type !== 'game' || !action.op) continue;
       const op = action.op;
       let moves = [];
-      if (action.game === this.moveboard && op.kind === 'post' && op.type === MOVE_TYPE && typeof op.payload === 'string') moves = [op.payload];
-      else if (action.game === this.module) {
+      if (action.game === this.moveboard) {
+        // The move board's `posted` events (a transaction to the board: no other module's event).
+        for (const ev of (tx.receipt.events ?? []).slice(0, 16)) {
+          const d = ev && ev.data;
+          if (ev && (ev.kind === 'posted' || ev.kind === `${this.moveboard}.posted`) && d && d.game === this.game && d.type === MOVE_TYPE && typeof d.payload === 'string') moves.push(d.payload);
+        }
+      } else if (action.game === this.module && op.game === this.game) {
         this.changed = true;
         if (Array.isArray(op.moves)) moves = op.moves.slice(0, MAX_MOVES_PER_OP);
         if (op.kind === 'prove_equivocation') moves = [op.a, op.b];
