@@ -11,7 +11,11 @@ use std::path::Path;
 mod build_web;
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    // Read at run time, not with `env!`: cargo reuses a compiled build script across checkouts
+    // (its hash does not include the workspace's path), so a target directory copied from another
+    // worktree would otherwise embed that worktree's pages and SDK.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let root = Path::new(&manifest).join("..");
     for path in [
         "modules/tictactoe/src",
         "modules/tictactoe/Cargo.toml",

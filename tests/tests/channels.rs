@@ -744,3 +744,40 @@ fn rules_wasm_imports_nothing_and_answers_as_natively() {
         "X won at move 4; move 5 was refused by both"
     );
 }
+
+/// The cross-language vector of the JavaScript SDK (`node/web/sdk/test/channel-vectors.test.js`
+/// asserts the same strings): the text of RPS move 0 (paper, salt `[7; 32]`) signed by the fixed
+/// Divi testnet key of `runtime/chain/src/signed_message.rs`, and its signature.
+#[test]
+fn js_sdk_move_vector_text_and_signature() {
+    use gamechain_runtime::chain::sign_message;
+    use gamechain_sdk::rules::GameRules;
+    let key = SecretKey::from_wif("cPyzSehsdPeYU2aqFJ7jhvGmJBiciscQKdVMWkxhhK9pTLQVf7pU").unwrap();
+    assert_eq!(key.address(), "y115R6b1mLc8CCZCi7iqZZvQMsjArEYWgC");
+    let domain = channel::Domain {
+        chain: "9b5e3e0a7c1d2f4e6a8b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7".into(),
+        module: "channel".into(),
+    };
+    let prev = channel::state_hash(&RpsRules.initial_state());
+    assert_eq!(
+        prev,
+        "70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37"
+    );
+    let data = commitment(1, &[7; 32]);
+    let text = domain.move_message("0000000000000003", 0, &prev, &key.address(), &data);
+    assert_eq!(
+        text,
+        "gamechain channel move v1\n\
+         chain: 9b5e3e0a7c1d2f4e6a8b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7\n\
+         module: channel\n\
+         game: 0000000000000003\n\
+         move: 0\n\
+         prev: 70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37\n\
+         mover: y115R6b1mLc8CCZCi7iqZZvQMsjArEYWgC\n\
+         data: d3907c0247e7e98b72338a00d87244248df71eb313589da290d45adfba44e6d2"
+    );
+    assert_eq!(
+        sign_message(&key, &text),
+        "IOBk2Jhx5BLc2fdHldn1sCJowx1awQ5PfkXjt5398/j1eb9ELEhQCM7L4EopLj+c+jPia4cY2RREu8ZHpkFhVmI="
+    );
+}

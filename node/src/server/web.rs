@@ -1,11 +1,14 @@
 //! The pages the node serves beside its API, from the binary itself (embedded at build time by
 //! `node/build_web.rs` from `node/web/site/` and the SDK's browser bundle): the explorer at `/`,
-//! the games at `/play/tictactoe/` and `/play/mnk/`, the SDK at `/sdk/` (`/sdk/gamechain.js`).
+//! the games at `/play/tictactoe/`, `/play/mnk/` and `/play/rps/` (off-chain, docs/channels.md),
+//! the SDK at `/sdk/` (`/sdk/gamechain.js`).
 //!
 //! A path ending in `/` serves that folder's `index.html`; the same path without the slash
 //! redirects to it. Answers carry `cache-control: no-cache` (the bytes change with the binary),
 //! `x-content-type-options: nosniff` and a content security policy that allows only this origin
-//! (scripts, styles, fetch and the WebSocket). Unknown paths stay the API's JSON `404 not_found`.
+//! (scripts, styles, fetch and the WebSocket) plus compiling WebAssembly (`'wasm-unsafe-eval'`:
+//! `/play/rps/` runs the rules `.wasm` of `/v1/code/<hash>` in the page; no JavaScript `eval`).
+//! Unknown paths stay the API's JSON `404 not_found`.
 
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -15,7 +18,8 @@ use axum::Router;
 include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
 
 /// The content security policy of every page.
-const CSP: &str = "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; \
+const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
+                   connect-src 'self' ws: wss:; img-src 'self' data:; \
                    object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Whether this binary embeds the real SDK bundle (built with Node.js present).
@@ -69,6 +73,8 @@ mod tests {
             "/index.html",
             "/play/tictactoe/index.html",
             "/play/mnk/index.html",
+            "/play/rps/index.html",
+            "/play/rps/app.js",
             "/sdk/index.html",
             "/sdk/gamechain.js",
         ] {

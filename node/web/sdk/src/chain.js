@@ -83,15 +83,49 @@ export class Chain {
     return json;
   }
 
-  /** The answer's text, refusing more than `maxAnswerBytes`. */
-  async readBounded(res) {
-    const limit = this.maxAnswerBytes;
+  /**
+   * `GET /v1/code/<hash>`: the wasm bytes stored under `hash` (64 hex), checked: their SHA-256
+   * must be `hash` (else ChainError `bad_answer`), at most `maxBytes` (default 4 MiB, the chain's
+   * largest module; else `too_large`).
+   * @returns {Promise<Uint8Array>}
+   */
+  async code(hash, { maxBytes = 4 << 20 } = {}) {
+    if (typeof hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hash)) throw new Error('code(hash): hash must be 64 hex characters');
+    const path = `/v1/code/${hash.toLowerCase()}`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
+    let res;
+    let bytes;
+    try {
+      res = await this.fetch(this.url + path, { method: 'GET', signal: controller.signal });
+      bytes = await this.readBounded(res, Math.min(maxBytes, this.maxAnswerBytes), true);
+    } catch (e) {
+      if (e instanceof ChainError) throw e;
+      if (controller.signal.aborted) throw new ChainError('request_timeout', `GET ${path}: no answer within ${this.timeoutMs} ms`);
+      throw new ChainError('network', `GET ${path}: ${e && e.message ? e.message : e}`);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!res.ok) {
+      let err;
+      try { err = JSON.parse(decoder.decode(bytes)).error; } catch { err = undefined; }
+      if (err && typeof err.code === 'string') throw new ChainError(err.code, String(err.message ?? ''), res.status);
+      throw new ChainError('bad_answer', `GET ${path}: HTTP ${res.status}`, res.status);
+    }
+    if (bytesToHex(sha256(bytes)) !== hash.toLowerCase()) {
+      throw new ChainError('bad_answer', `GET ${path}: the bytes do not hash to ${hash}`, res.status);
+    }
+    return bytes;
+  }
+
+  /** The answer's text (or bytes when `raw`), refusing more than `limit` (default `maxAnswerBytes`). */
+  async readBounded(res, limit = this.maxAnswerBytes, raw = false) {
     const declared = Number(res.headers.get('content-length'));
     if (declared > limit) throw new ChainError('too_large', `an answer of ${declared} bytes, over the SDK's limit of ${limit}`, res.status);
     if (!res.body || !res.body.getReader) {
       const buf = new Uint8Array(await res.arrayBuffer());
       if (buf.length > limit) throw new ChainError('too_large', `an answer over the SDK's limit of ${limit} bytes`, res.status);
-      return decoder.decode(buf);
+      return raw ? buf : decoder.decode(buf);
     }
     const reader = res.body.getReader();
     const chunks = [];
@@ -109,7 +143,7 @@ export class Chain {
     const all = new Uint8Array(size);
     let at = 0;
     for (const c of chunks) { all.set(c, at); at += c.length; }
-    return decoder.decode(all);
+    return raw ? all : decoder.decode(all);
   }
 
   /** `GET /v1/status`: `{chain_id, network, height, head_hash, state_root, sequencer, genesis_hash, engine_config_hash, pending, version}`. */

@@ -87,6 +87,8 @@ export declare class Chain {
   game(module: string, query?: Record<string, string | number>): Promise<any>;
   modules(): Promise<{ modules: ModuleRecord[] }>;
   module(id: string): Promise<ModuleRecord>;
+  /** `GET /v1/code/<hash>`: the wasm bytes, checked to hash (SHA-256) to `hash`; at most `maxBytes` (4 MiB). */
+  code(hash: string, options?: { maxBytes?: number }): Promise<Uint8Array>;
   chainId(): Promise<string>;
   sign(key: Key, action: Action, options?: { chainId?: string; nonce?: number }): Promise<SignedTx>;
   post(tx: { body: string; signature: string }): Promise<string>;
@@ -97,4 +99,153 @@ export declare class Chain {
     options?: { fromHeight?: number; pollMs?: number; onOpen?: () => void; onError?: (e: Error) => void },
   ): Subscription;
   request(method: string, path: string, body?: unknown): Promise<any>;
+}
+
+// Off-chain games (docs/channels.md).
+
+export declare const MAX_RULES_BYTES: number;
+export declare const MAX_MOVES_PER_OP: number;
+export declare const MAX_MOVES_PER_GAME: number;
+
+export declare class RulesError extends Error {}
+
+/** `u64 n ‖ u8 mover ‖ u32 state_len ‖ state ‖ data`, little-endian (sdk-guest `encode_move`). */
+export declare function encodeMove(n: number, mover: number, state: Uint8Array, data: Uint8Array): Uint8Array;
+
+/** A rules `.wasm` running here (`WebAssembly.instantiate(bytes, {})`), its `gc_pure_*` exports as methods. */
+export declare class Rules {
+  static load(wasm: Uint8Array | ArrayBuffer, options?: { maxBytes?: number }): Promise<Rules>;
+  readonly module: WebAssembly.Module;
+  /** Memory past which the next call gets a fresh instance (default 32 MiB). */
+  resetMemoryBytes: number;
+  readonly instances: number;
+  initialState(): Promise<Uint8Array>;
+  moverAt(n: number): Promise<0 | 1>;
+  validateMove(state: Uint8Array, n: number, mover: number, data: Uint8Array): Promise<boolean>;
+  applyMove(state: Uint8Array, n: number, mover: number, data: Uint8Array): Promise<Uint8Array>;
+  isOver(state: Uint8Array): Promise<boolean>;
+  /** A seat, or null for a draw; RulesError before the end. */
+  winner(state: Uint8Array): Promise<0 | 1 | null>;
+}
+
+export interface Domain { chain: string; module: string }
+export interface SignedMove { n: number; data: string; sig: string }
+export interface ChannelStore {
+  get(key: string): string | null | Promise<string | null>;
+  set(key: string, value: string): void | Promise<void>;
+}
+export type ChannelErrorCode =
+  | 'malformed' | 'too_large' | 'out_of_order' | 'bad_signature' | 'wrong_mover' | 'illegal' | 'game_over'
+  | 'not_your_turn' | 'not_a_player' | 'already_signed' | 'too_many_moves' | 'refused' | 'no_challenge'
+  | 'no_evidence' | 'no_move' | 'not_over' | 'not_deployed' | 'bad_record';
+
+export declare class ChannelError extends Error {
+  constructor(code: ChannelErrorCode, message: string, extra?: Record<string, unknown>);
+  code: ChannelErrorCode;
+  /** Set for `refused`: the failed transaction's receipt. */
+  receipt?: Receipt;
+  /** Set for `already_signed`: the move signed before, which was sent again. */
+  move?: SignedMove;
+}
+
+export declare function stateHash(state: Uint8Array): string;
+export declare function moveMessage(domain: Domain, game: string, n: number, prev: string, mover: string, data: Uint8Array | string): string;
+export declare function finalMessage(domain: Domain, game: string, state: string, validUntil: number): string;
+export declare function checkpointMessage(domain: Domain, game: string, moves: number, state: string): string;
+export declare function parseSignedMove(input: string | object): SignedMove;
+export declare function memoryStore(): ChannelStore;
+
+export interface GameRecord {
+  id: string; rules: string; stake: string; window: number; players: [string, string]; signers: [string, string];
+  status: 'open' | 'challenged' | 'concluding' | 'settled';
+  checkpoint: { moves: number; state: string } | null;
+  challenge: { due: 0 | 1; moves: number; state: string; deadline: number } | null;
+  outcome: { winner: 0 | 1 | null; how: 'history' | 'cooperative' | 'forfeit' | 'equivocation'; final_at: number } | null;
+  paid: boolean;
+}
+export interface OfferRecord {
+  id: string; creator: string; signer: string; rules: string; stake: string; window: number;
+  guard: { module: string; entry: string } | null; status: 'open' | 'filled' | 'cancelled';
+}
+export interface PlayResult { move: SignedMove; resent: boolean; txid: string; receipt?: Receipt }
+export type ReceiveResult =
+  | { status: 'applied'; move: SignedMove }
+  | { status: 'known' }
+  | { status: 'equivocation'; seat: 0 | 1 };
+export interface ChannelOptions {
+  account?: Key; module?: string; moveboard?: string; store?: ChannelStore; fromHeight?: number; maxRulesBytes?: number;
+}
+
+export declare class Channel {
+  constructor(chain: Chain, key: Key, game: string, options?: ChannelOptions);
+  static open(chain: Chain, key: Key, game: string, options?: ChannelOptions): Promise<Channel>;
+  load(): Promise<Channel>;
+  readonly chain: Chain;
+  readonly key: Key;
+  readonly account: Key;
+  readonly game: string;
+  readonly module: string;
+  readonly moveboard: string;
+  readonly store: ChannelStore;
+  readonly domain: Domain;
+  readonly record: GameRecord;
+  readonly seat: 0 | 1 | null;
+  readonly rules: Rules;
+  readonly rulesHash: string;
+  readonly moves: SignedMove[];
+  readonly hashes: string[];
+  readonly state: Uint8Array;
+  readonly over: boolean;
+  readonly winner: 0 | 1 | null;
+  readonly due: 0 | 1 | null;
+  readonly evidence: { seat: 0 | 1; a: SignedMove; b: SignedMove; prev: string } | null;
+  readonly n: number;
+  readonly stateHash: string;
+  readonly myTurn: boolean;
+  storeKey(): string;
+  getData(name: string): any;
+  setData(name: string, value: unknown): Promise<void>;
+  refresh(): Promise<GameRecord>;
+  moveText(n: number, prev: string, mover: string, data: Uint8Array | string): string;
+  play(data: Uint8Array | string, options?: { wait?: boolean }): Promise<PlayResult>;
+  post(move: SignedMove, options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
+  resend(options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
+  receive(signed: string | SignedMove): Promise<ReceiveResult>;
+  scanBlock(block: Block): Promise<Array<ReceiveResult | { status: 'refused'; error: Error }>>;
+  listen(options?: {
+    fromHeight?: number;
+    onMove?: (r: ReceiveResult) => void;
+    onRefused?: (r: { status: 'refused'; error: Error }) => void;
+    onBlock?: (b: Block) => void | Promise<void>;
+    onError?: (e: Error) => void;
+    onOpen?: () => void;
+  }): Promise<Subscription>;
+  history(from?: number): SignedMove[];
+  settle(): Promise<Receipt>;
+  challenge(): Promise<Receipt>;
+  respond(): Promise<Receipt>;
+  claimForfeit(): Promise<Receipt>;
+  proveEquivocation(evidence?: { a: SignedMove; b: SignedMove; prev: string }): Promise<Receipt>;
+  withdraw(): Promise<Receipt>;
+  static offer(chain: Chain, key: Key, offer: { rules: string; stake: string; window: number; signer?: string; guard?: { module: string; entry: string }; module?: string }): Promise<{ id: string; receipt: Receipt }>;
+  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string }): Promise<{ id: string; receipt: Receipt }>;
+  static cancel(chain: Chain, key: Key, offer: string, options?: { module?: string }): Promise<Receipt>;
+  static offerCount(chain: Chain, options?: { module?: string; hint?: number }): Promise<number>;
+  static offers(chain: Chain, options?: { rules?: string; status?: string; module?: string; scan?: number; count?: number }): Promise<{ count: number; offers: OfferRecord[] }>;
+}
+
+export declare const RPS_CHOICES: readonly ['rock', 'paper', 'scissors'];
+export declare function rpsCommitment(choice: 0 | 1 | 2, salt: Uint8Array): Uint8Array;
+export declare function rpsReveal(choice: 0 | 1 | 2, salt: Uint8Array): Uint8Array;
+export declare function rpsChoices(state: Uint8Array): [number | null, number | null];
+
+export declare class Rps {
+  constructor(channel: Channel);
+  readonly channel: Channel;
+  readonly phase: 'commit' | 'reveal' | 'over';
+  readonly myChoice: 0 | 1 | 2 | null;
+  commit(choice: 0 | 1 | 2, options?: { wait?: boolean }): Promise<PlayResult>;
+  reveal(options?: { wait?: boolean }): Promise<PlayResult>;
+  step(options?: { wait?: boolean }): Promise<boolean>;
+  result(): { choices: [number | null, number | null]; over: boolean; winner: 0 | 1 | null };
 }

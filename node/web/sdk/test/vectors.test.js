@@ -1,12 +1,14 @@
 // vectors.test.js: the Rust side's own fixed vectors (runtime/chain/src/signed_message.rs and
-// address.rs tests), reproduced byte for byte: keys, addresses, message hashes, signatures.
+// address.rs tests, tests/tests/channels.rs `js_sdk_move_vector_text_and_signature`), reproduced
+// byte for byte: keys, addresses, message hashes, signatures, a channel move's text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { base58check, hash160 } from '../src/address.js';
 import { signWithSecret } from '../src/message.js';
-import { Key, verifyMessage, recoverAddress, recoverPublicKey, messageHash, parseAddress, txidOf } from '../src/index.js';
+import { Key, verifyMessage, recoverAddress, recoverPublicKey, messageHash, parseAddress, txidOf,
+  moveMessage, finalMessage, checkpointMessage, stateHash, rpsCommitment, rpsReveal, encodeMove, parseSignedMove } from '../src/index.js';
 
 const BITCOIN_MAGIC = 'Bitcoin Signed Message:\n';
 
@@ -113,4 +115,53 @@ test('keys: WIF round trip, prefixes, refusals', () => {
   assert.throws(() => Key.fromWif('x'.repeat(65)), /base58/);
   assert.ok(!JSON.stringify(k).includes(k.toWif()));
   assert.ok(!String(k).includes(k.toWif()));
+});
+
+// tests/tests/channels.rs `js_sdk_move_vector_text_and_signature` asserts these same strings.
+test('the channel move vector: RPS move 0 text and signature, as the Rust code makes them', () => {
+  const key = Key.fromWif(DIVI_WIF);
+  const domain = { chain: '9b5e3e0a7c1d2f4e6a8b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7', module: 'channel' };
+  const initial = new Uint8Array(67);
+  initial[65] = 0xff;
+  initial[66] = 0xff;
+  const prev = stateHash(initial);
+  assert.equal(prev, '70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37');
+  const data = rpsCommitment(1, new Uint8Array(32).fill(7));
+  const text = moveMessage(domain, '0000000000000003', 0, prev, key.address, data);
+  assert.equal(text, [
+    'gamechain channel move v1',
+    'chain: 9b5e3e0a7c1d2f4e6a8b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7',
+    'module: channel',
+    'game: 0000000000000003',
+    'move: 0',
+    'prev: 70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37',
+    'mover: y115R6b1mLc8CCZCi7iqZZvQMsjArEYWgC',
+    'data: d3907c0247e7e98b72338a00d87244248df71eb313589da290d45adfba44e6d2',
+  ].join('\n'));
+  assert.equal(moveMessage(domain, '0000000000000003', 0, prev, key.address, bytesToHex(data).toUpperCase()), text);
+  assert.equal(key.signMessage(text), 'IOBk2Jhx5BLc2fdHldn1sCJowx1awQ5PfkXjt5398/j1eb9ELEhQCM7L4EopLj+c+jPia4cY2RREu8ZHpkFhVmI=');
+  assert.equal(bytesToHex(rpsReveal(1, new Uint8Array(32).fill(7))), '01' + '07'.repeat(32));
+  // modules/channel/src/message.rs `a_move_text_is_fixed`.
+  const d = { chain: 'ab', module: 'channel' };
+  assert.equal(moveMessage(d, '0000000000000001', 3, 'cd', 'yAlice', Uint8Array.of(4)),
+    'gamechain channel move v1\nchain: ab\nmodule: channel\ngame: 0000000000000001\nmove: 3\nprev: cd\nmover: yAlice\ndata: 04');
+  assert.equal(finalMessage(d, 'g', 'ef', 9), 'gamechain channel final v1\nchain: ab\nmodule: channel\ngame: g\nstate: ef\nvalid_until: 9');
+  assert.equal(checkpointMessage(d, 'g', 4, 'ef'), 'gamechain channel checkpoint v1\nchain: ab\nmodule: channel\ngame: g\nmoves: 4\nstate: ef');
+  assert.equal(stateHash(new Uint8Array(0)), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+  // sdk-guest/src/rules.rs `encode_move`: u64 n, u8 mover, u32 state length, state, data (LE).
+  assert.equal(bytesToHex(encodeMove(7, 1, Uint8Array.of(0x61, 0x62, 0x63), Uint8Array.of(0x78, 0x79))), '0700000000000000' + '01' + '03000000' + '616263' + '7879');
+});
+
+test('signed moves are parsed with bounds', () => {
+  assert.deepEqual(parseSignedMove('{"n":0,"data":"0A","sig":"x"}'), { n: 0, data: '0a', sig: 'x' });
+  for (const [bad, code] of [
+    ['nope', 'malformed'], ['[]', 'malformed'], ['{"n":-1,"data":"","sig":"x"}', 'malformed'],
+    ['{"n":1.5,"data":"","sig":"x"}', 'malformed'], ['{"n":0,"data":"abc","sig":"x"}', 'malformed'],
+    ['{"n":0,"data":"zz","sig":"x"}', 'malformed'], ['{"n":0,"data":"00","sig":""}', 'malformed'],
+    [JSON.stringify({ n: 0, data: '00'.repeat(1025), sig: 'x' }), 'too_large'],
+    [JSON.stringify({ n: 0, data: '00', sig: 'x'.repeat(201) }), 'malformed'],
+    ['x'.repeat(8193), 'too_large'],
+  ]) {
+    assert.throws(() => parseSignedMove(bad), (e) => e.name === 'ChannelError' && e.code === code, bad.slice(0, 40));
+  }
 });

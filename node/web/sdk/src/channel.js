@@ -1,0 +1,667 @@
+// channel.js: the client of an off-chain game (docs/channels.md): the lobby (offer, join, cancel,
+// the open offers), and Channel, one game played by signed moves: the rules `.wasm` fetched by its
+// code hash and run here (rules.js), the move text byte-identical to Rust's
+// `channel::Domain::move_message`, every signed move kept in a store before it leaves, moves
+// received from the move board checked (number, mover, signature by the seat's game key, rules),
+// and the channel's ops: settle, challenge, respond, claim_forfeit, prove_equivocation, withdraw.
+// Everything from the node and the opponent is hostile: sizes and counts are bounded, and a move
+// is applied only when it passes every check.
+
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
+import { ChainError } from './errors.js';
+import { verifyMessage } from './message.js';
+import { Rules, MAX_MOVE_BYTES, MAX_STATE_BYTES } from './rules.js';
+
+/** Most moves one op carries (the channel's MAX_MOVES_PER_OP). */
+export const MAX_MOVES_PER_OP = 64;
+/** Most moves a Channel keeps for one game. */
+export const MAX_MOVES_PER_GAME = 1024;
+/** Largest move board payload (the move board's MAX_PAYLOAD_BYTES). */
+export const MAX_PAYLOAD_BYTES = 8192;
+/** The move board `type` of a signed move. */
+export const MOVE_TYPE = 1;
+/** Most moves ahead of the current one kept until their turn comes. */
+const MAX_PENDING = 16;
+/** Largest transaction body looked into when scanning blocks. */
+const MAX_BODY_BYTES = 256 * 1024;
+/** Most blocks `listen` catches up on. */
+const MAX_CATCH_UP = 10000;
+/** Rules modules kept compiled, by code hash. */
+const rulesCache = new Map();
+const RULES_CACHE_SIZE = 8;
+
+const utf8 = new TextEncoder();
+
+/**
+ * A refusal of the channel client: `code` says which check failed (`malformed`, `too_large`,
+ * `out_of_order`, `bad_signature`, `wrong_mover`, `illegal`, `game_over`, `not_your_turn`,
+ * `not_a_player`, `already_signed`, `too_many_moves`, `refused`, `no_challenge`, `no_evidence`,
+ * `not_deployed`, `bad_record`); `receipt` is set for `refused` (the transaction failed in its
+ * block), `move` for `already_signed` (the move that was signed and sent again).
+ */
+export class ChannelError extends Error {
+  constructor(code, message, extra = {}) {
+    super(message);
+    this.name = 'ChannelError';
+    this.code = code;
+    Object.assign(this, extra);
+  }
+
+  toString() {
+    return `${this.code}: ${this.message}`;
+  }
+}
+
+/** Lowercase hex SHA-256 of a rules state (what a move's `prev` names). */
+export function stateHash(state) {
+  return bytesToHex(sha256(state));
+}
+
+function dataBytes(data) {
+  if (data instanceof Uint8Array) return data;
+  if (typeof data === 'string' && data.length % 2 === 0 && /^[0-9a-fA-F]*$/.test(data)) return hexToBytes(data);
+  throw new ChannelError('malformed', 'move data must be a Uint8Array or hex');
+}
+
+function head(what, domain, game) {
+  return `gamechain channel ${what} v1\nchain: ${domain.chain}\nmodule: ${domain.module}\ngame: ${game}`;
+}
+
+/**
+ * The text signed for move `n` (Rust `Domain::move_message`): `prev` is the state hash before it,
+ * `mover` the player's address (not the game key), `data` bytes or hex (written lowercase).
+ * @param {{chain: string, module: string}} domain
+ */
+export function moveMessage(domain, game, n, prev, mover, data) {
+  return `${head('move', domain, game)}\nmove: ${n}\nprev: ${prev}\nmover: ${mover}\ndata: ${bytesToHex(dataBytes(data))}`;
+}
+
+/** The final agreement's text (Rust `Domain::final_message`). */
+export function finalMessage(domain, game, state, validUntil) {
+  return `${head('final', domain, game)}\nstate: ${state}\nvalid_until: ${validUntil}`;
+}
+
+/** The checkpoint's text (Rust `Domain::checkpoint_message`). */
+export function checkpointMessage(domain, game, moves, state) {
+  return `${head('checkpoint', domain, game)}\nmoves: ${moves}\nstate: ${state}`;
+}
+
+/**
+ * A signed move `{n, data, sig}` from its JSON text or object, checked for shape and size: `n` a
+ * safe integer, `data` hex of at most 1,024 bytes (returned lowercase), `sig` at most 200
+ * characters. Throws ChannelError `malformed` or `too_large`.
+ */
+export function parseSignedMove(input) {
+  let m = input;
+  if (typeof input === 'string') {
+    if (input.length > MAX_PAYLOAD_BYTES) throw new ChannelError('too_large', `a move of ${input.length} characters, the limit is ${MAX_PAYLOAD_BYTES}`);
+    try { m = JSON.parse(input); } catch { throw new ChannelError('malformed', 'a move that is not JSON'); }
+  }
+  if (!m || typeof m !== 'object' || Array.isArray(m)) throw new ChannelError('malformed', 'a move must be {n, data, sig}');
+  const { n, data, sig } = m;
+  if (!Number.isSafeInteger(n) || n < 0) throw new ChannelError('malformed', 'a move needs n, a non-negative integer');
+  if (typeof data !== 'string' || data.length % 2 !== 0 || !/^[0-9a-fA-F]*$/.test(data)) throw new ChannelError('malformed', `move ${n}: data must be hex`);
+  if (data.length > 2 * MAX_MOVE_BYTES) throw new ChannelError('too_large', `move ${n}: data is over ${MAX_MOVE_BYTES} bytes`);
+  if (typeof sig !== 'string' || sig.length === 0 || sig.length > 200) throw new ChannelError('malformed', `move ${n}: sig must be a signature`);
+  return { n, data: data.toLowerCase(), sig };
+}
+
+/** A store kept in memory: `{get(key), set(key, value)}` of strings (lost with the process). */
+export function memoryStore() {
+  const map = new Map();
+  return { get: (k) => (map.has(k) ? map.get(k) : null), set: (k, v) => { map.set(k, String(v)); } };
+}
+
+/** The default store: `localStorage` in a browser, else memory. */
+function defaultStore() {
+  try {
+    if (typeof window !== 'undefined' && window.localStorage) {
+      const ls = window.localStorage;
+      return { get: (k) => ls.getItem(k), set: (k, v) => ls.setItem(k, v) };
+    }
+  } catch { /* storage denied */ }
+  return memoryStore();
+}
+
+const offerId = (i) => i.toString(16).padStart(16, '0');
+const isId = (id) => typeof id === 'string' && /^[0-9a-f]{16}$/.test(id);
+
+function checkAmount(a, what) {
+  if (typeof a !== 'string' || !/^[0-9]{1,30}$/.test(a)) throw new Error(`${what} must be a decimal string of base units`);
+  return a;
+}
+
+/** Finds the event `kind` (bare, or `<module>.kind`) in a receipt. */
+function eventOf(receipt, kind) {
+  return (receipt.events ?? []).find((e) => e && typeof e.kind === 'string' && (e.kind === kind || e.kind.endsWith(`.${kind}`)) && e.data);
+}
+
+/** Sends a game op on `module` and waits for its receipt; a failed receipt is ChannelError `refused`. */
+async function sendOp(chain, key, module, op, label, { timeoutMs = 90000 } = {}) {
+  const txid = await chain.send(key, { type: 'game', game: module, op });
+  const receipt = await chain.waitForReceipt(txid, { timeoutMs });
+  if (!receipt.ok) throw new ChannelError('refused', `${label} refused: ${receipt.error}`, { receipt });
+  return receipt;
+}
+
+/** Whether an offer/game id exists on `module` (view `{offer}`): false on `not_found`. */
+async function offerExists(chain, module, i) {
+  try {
+    await chain.game(module, { offer: offerId(i) });
+    return true;
+  } catch (e) {
+    if (e instanceof ChainError && e.code === 'not_found') return false;
+    throw e;
+  }
+}
+
+/** Loads (and caches by hash) the rules module `id`: its code from `/v1/code/<hash>`, SHA-256 checked. */
+async function loadRules(chain, id, maxBytes) {
+  let rec;
+  try {
+    rec = await chain.module(id);
+  } catch (e) {
+    if (e instanceof ChainError && e.code === 'not_found') throw new ChannelError('not_deployed', `the rules module ${id} is not deployed on this node`);
+    throw e;
+  }
+  const hash = String(rec.code_hash ?? '').toLowerCase();
+  if (!/^[0-9a-f]{64}$/.test(hash)) throw new ChannelError('bad_record', `module ${id} has no code hash`);
+  if (!rulesCache.has(hash)) {
+    const made = chain.code(hash, { maxBytes }).then((wasm) => Rules.load(wasm, { maxBytes }));
+    made.catch(() => rulesCache.delete(hash));
+    if (rulesCache.size >= RULES_CACHE_SIZE) rulesCache.delete(rulesCache.keys().next().value);
+    rulesCache.set(hash, made);
+  }
+  const rules = await rulesCache.get(hash);
+  return { rules, hash };
+}
+
+export class Channel {
+  /**
+   * One game of the channel module. Call {@link Channel#load} (or use {@link Channel.open}).
+   * @param {import('./chain.js').Chain} chain
+   * @param {import('./key.js').Key} key the game key: signs this seat's moves
+   * @param {string} game the game id (16 hex digits)
+   * @param {object} [options]
+   * @param {import('./key.js').Key} [options.account] the player's key, which sends transactions (default `key`)
+   * @param {string} [options.module] the channel module id (default `channel`)
+   * @param {string} [options.moveboard] the move board module id (default `moveboard`)
+   * @param {{get(k: string): (string|null|Promise<string|null>), set(k: string, v: string): (void|Promise<void>)}} [options.store]
+   *   where signed moves are kept: default `localStorage` in a browser, memory elsewhere
+   * @param {number} [options.fromHeight] the first block `listen` reads when the store has none
+   * @param {number} [options.maxRulesBytes] largest rules module loaded (default 4 MiB)
+   */
+  constructor(chain, key, game, options = {}) {
+    if (!isId(game)) throw new Error('Channel: game must be 16 lowercase hex digits');
+    this.chain = chain;
+    this.key = key;
+    this.account = options.account ?? key;
+    this.game = game;
+    this.module = options.module ?? 'channel';
+    this.moveboard = options.moveboard ?? 'moveboard';
+    this.store = options.store ?? defaultStore();
+    this.options = options;
+    /** The signing domain `{chain, module}` (the channel's view `{}`). */
+    this.domain = null;
+    /** The game record (the channel's view `{game}`), as of the last {@link Channel#refresh}. */
+    this.record = null;
+    /** This key's seat (0 or 1), or null when it signs for neither. */
+    this.seat = null;
+    /** The rules, running here. */
+    this.rules = null;
+    /** Every move applied, from move 0: `{n, data, sig}`. */
+    this.moves = [];
+    /** `hashes[n]`: the state hash before move n (and after the last move). */
+    this.hashes = [];
+    /** The current rules state. */
+    this.state = null;
+    /** Whether the rules say the game is over; `winner` is then a seat or null (a draw). */
+    this.over = false;
+    this.winner = null;
+    /** The seat due to move (null when over). */
+    this.due = null;
+    /** Proof that a seat signed two moves for one position: `{seat, a, b, prev}`, or null. */
+    this.evidence = null;
+    this.pending = new Map();
+    this.saved = null;
+    this.queue = Promise.resolve();
+  }
+
+  /** `new Channel(...)` then `load()`. */
+  static async open(chain, key, game, options = {}) {
+    const c = new Channel(chain, key, game, options);
+    await c.load();
+    return c;
+  }
+
+  /**
+   * Reads the domain and the game, loads the rules by their code hash (`/v1/code/<hash>`, SHA-256
+   * checked) and restores the moves kept in the store (each checked again). Throws ChannelError
+   * `not_deployed` when the channel or the rules module is missing, ChainError `not_found` for an
+   * unknown game.
+   */
+  async load() {
+    let view;
+    try {
+      view = await this.chain.game(this.module, {});
+    } catch (e) {
+      if (e instanceof ChainError && e.code === 'not_found') throw new ChannelError('not_deployed', `the channel module ${this.module} is not deployed on this node`);
+      throw e;
+    }
+    if (!view || typeof view.chain !== 'string' || !/^[0-9a-f]{64}$/.test(view.chain) || view.module !== this.module) {
+      throw new ChannelError('bad_record', `the channel's domain view is not {chain, module}: ${JSON.stringify(view).slice(0, 200)}`);
+    }
+    this.domain = { chain: view.chain, module: view.module };
+    await this.refresh();
+    const r = this.record;
+    const seatOf = r.players.indexOf(this.account.address);
+    this.seat = seatOf >= 0 && r.signers[seatOf] === this.key.address ? seatOf : r.signers.indexOf(this.key.address) >= 0 ? r.signers.indexOf(this.key.address) : null;
+    const { rules, hash } = await loadRules(this.chain, r.rules, this.options.maxRulesBytes);
+    this.rules = rules;
+    this.rulesHash = hash;
+    this.state = await rules.initialState();
+    this.hashes = [stateHash(this.state)];
+    this.moves = [];
+    await this.step();
+    const stored = await this.store.get(this.storeKey());
+    let saved = null;
+    try { saved = stored ? JSON.parse(stored) : null; } catch { saved = null; }
+    this.saved = saved && saved.v === 1 ? saved : { v: 1, moves: [], mine: {}, app: {}, evidence: null, fromHeight: null, lastHeight: null };
+    if (this.saved.fromHeight == null && Number.isSafeInteger(this.options.fromHeight)) this.saved.fromHeight = this.options.fromHeight;
+    const kept = Array.isArray(this.saved.moves) ? this.saved.moves.slice(0, MAX_MOVES_PER_GAME) : [];
+    this.saved.moves = [];
+    for (const m of kept) {
+      try { await this.applyChecked(parseSignedMove(m)); } catch { break; }
+    }
+    this.saved.moves = this.moves.slice();
+    this.evidence = this.saved.evidence ?? null;
+    await this.persist();
+    return this;
+  }
+
+  /** The store key of this game and game key. */
+  storeKey() {
+    return `gamechain.channel:${this.domain.chain}:${this.domain.module}:${this.game}:${this.key.address}`;
+  }
+
+  async persist() {
+    this.saved.moves = this.moves.slice();
+    this.saved.evidence = this.evidence;
+    await this.store.set(this.storeKey(), JSON.stringify(this.saved));
+  }
+
+  /** A value a helper keeps with the game (e.g. an RPS salt), from the store. */
+  getData(name) {
+    return this.saved.app[name] ?? null;
+  }
+
+  /** Keeps `value` (JSON) with the game in the store; resolves once stored. */
+  async setData(name, value) {
+    this.saved.app[name] = value;
+    await this.persist();
+  }
+
+  /** Re-reads the game record (view `{game}`), checking its shape. */
+  async refresh() {
+    const r = await this.chain.game(this.module, { game: this.game });
+    const pair = (a) => Array.isArray(a) && a.length === 2 && a.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 64);
+    if (!r || r.id !== this.game || !pair(r.players) || !pair(r.signers) || typeof r.rules !== 'string' || typeof r.status !== 'string') {
+      throw new ChannelError('bad_record', `game ${this.game}: not a game record`);
+    }
+    this.record = r;
+    return r;
+  }
+
+  /** Moves made so far (the number of the next move). */
+  get n() {
+    return this.moves.length;
+  }
+
+  /** The hash of the current state. */
+  get stateHash() {
+    return this.hashes[this.moves.length];
+  }
+
+  /** Whether it is this seat's turn. */
+  get myTurn() {
+    return this.seat !== null && !this.over && this.due === this.seat;
+  }
+
+  /**
+   * The text signed for move `n` of this game: byte-identical to Rust's
+   * `channel::Domain::move_message(game, n, prev, mover, data)`.
+   */
+  moveText(n, prev, mover, data) {
+    return moveMessage(this.domain, this.game, n, prev, mover, data);
+  }
+
+  /** Works out over / winner / due for the current state. */
+  async step() {
+    this.over = await this.rules.isOver(this.state);
+    this.winner = this.over ? await this.rules.winner(this.state) : null;
+    this.due = this.over ? null : await this.rules.moverAt(this.moves.length);
+  }
+
+  /** Checks `m` as the next move and applies it (signature, mover, rules). */
+  async applyChecked(m) {
+    const n = this.moves.length;
+    if (m.n !== n) throw new ChannelError('out_of_order', `expected move ${n}, got move ${m.n}`);
+    if (n >= MAX_MOVES_PER_GAME) throw new ChannelError('too_many_moves', `the game has ${n} moves, the limit is ${MAX_MOVES_PER_GAME}`);
+    if (this.over) throw new ChannelError('game_over', `move ${n} comes after the game is over`);
+    const mover = this.due;
+    const r = this.record;
+    const prev = this.hashes[n];
+    const text = this.moveText(n, prev, r.players[mover], m.data);
+    if (!verifyMessage(r.signers[mover], text, m.sig)) {
+      const other = 1 - mover;
+      if (verifyMessage(r.signers[other], this.moveText(n, prev, r.players[other], m.data), m.sig)) {
+        throw new ChannelError('wrong_mover', `move ${n} is seat ${mover}'s, but seat ${other} signed it`);
+      }
+      throw new ChannelError('bad_signature', `move ${n} is not signed by seat ${mover}'s game key over the current state`);
+    }
+    const data = hexToBytes(m.data);
+    if (!(await this.rules.validateMove(this.state, n, mover, data))) throw new ChannelError('illegal', `move ${n} is not a legal move`);
+    const next = await this.rules.applyMove(this.state, n, mover, data);
+    if (next.length > MAX_STATE_BYTES) throw new ChannelError('too_large', `a state over ${MAX_STATE_BYTES} bytes`);
+    this.state = next;
+    this.moves.push(m);
+    this.hashes[n + 1] = stateHash(next);
+    this.hashes.length = n + 2;
+    if (mover === this.seat) this.saved.mine[`${n}:${prev}`] ??= m;
+    await this.step();
+  }
+
+  /** Runs `fn` after every earlier call of it: moves are applied one at a time. */
+  serial(fn) {
+    const run = this.queue.then(fn, fn);
+    this.queue = run.catch(() => {});
+    return run;
+  }
+
+  /**
+   * Checks a move received from the opponent (JSON text or `{n, data, sig}`) and applies it.
+   * Resolves to `{status: 'applied', move}`, `{status: 'known'}` (a copy of a move applied
+   * already) or `{status: 'equivocation', seat}` (another move signed by that seat for a position
+   * already played: kept as `evidence` for {@link Channel#proveEquivocation}). Throws ChannelError:
+   * `malformed`/`too_large`, `out_of_order` (a later move is kept, bounded, until its turn),
+   * `game_over`, `bad_signature`, `wrong_mover`, `illegal`.
+   */
+  receive(signed) {
+    return this.serial(async () => {
+      const m = parseSignedMove(signed);
+      const n = this.moves.length;
+      if (m.n < n) return this.known(m);
+      if (m.n > n) {
+        if (m.n < n + MAX_PENDING && this.pending.size < MAX_PENDING) this.pending.set(m.n, m);
+        throw new ChannelError('out_of_order', `expected move ${n}, got move ${m.n}`);
+      }
+      await this.applyChecked(m);
+      await this.persist();
+      const out = { status: 'applied', move: m };
+      // Moves that arrived early, now in turn.
+      for (let next = this.pending.get(this.moves.length); next; next = this.pending.get(this.moves.length)) {
+        this.pending.delete(next.n);
+        try { await this.applyChecked(next); } catch { break; }
+        await this.persist();
+      }
+      for (const k of [...this.pending.keys()]) if (k < this.moves.length) this.pending.delete(k);
+      return out;
+    });
+  }
+
+  /** A move for a position already played: a copy, or a second signature by one seat (evidence). */
+  async known(m) {
+    const have = this.moves[m.n];
+    if (have.data === m.data) return { status: 'known' };
+    const prev = this.hashes[m.n];
+    const seat = await this.rules.moverAt(m.n);
+    const r = this.record;
+    if (!verifyMessage(r.signers[seat], this.moveText(m.n, prev, r.players[seat], m.data), m.sig)) {
+      throw new ChannelError('bad_signature', `move ${m.n} (already played) is not signed by seat ${seat}'s game key`);
+    }
+    this.evidence = { seat, a: have, b: m, prev };
+    await this.persist();
+    return { status: 'equivocation', seat };
+  }
+
+  /**
+   * Plays `data` (bytes or hex) as this seat's next move: checked by the rules here, signed, kept
+   * in the store, applied, and only then posted to the move board. A position signed already is
+   * never signed again: its move is re-sent instead (with other `data` that is ChannelError
+   * `already_signed`, after the re-send). Resolves to `{move, txid, resent, receipt}` (`receipt`
+   * when `wait`, the default). Throws ChannelError `not_a_player`, `game_over`, `not_your_turn`,
+   * `too_large`, `illegal`, `already_signed`, `refused` (the post failed in its block).
+   */
+  async play(data, { wait = true } = {}) {
+    const move = await this.serial(async () => {
+      const bytes = dataBytes(data);
+      if (this.seat === null) throw new ChannelError('not_a_player', `${this.key.address} signs for no seat of game ${this.game}`);
+      if (bytes.length > MAX_MOVE_BYTES) throw new ChannelError('too_large', `move data is ${bytes.length} bytes, the limit is ${MAX_MOVE_BYTES}`);
+      const n = this.moves.length;
+      const hex = bytesToHex(bytes);
+      // The last move may be ours already (played before a reload): send it again.
+      const last = this.moves[n - 1];
+      if (last && (await this.rules.moverAt(n - 1)) === this.seat && this.saved.mine[`${n - 1}:${this.hashes[n - 1]}`] && (this.over || this.due !== this.seat)) {
+        const err = last.data === hex ? null : new ChannelError('already_signed', `move ${n - 1} was signed already; it is sent again (signing another would be equivocation)`, { move: last });
+        return { move: last, resent: true, err };
+      }
+      if (this.over) throw new ChannelError('game_over', 'the game is over');
+      if (this.due !== this.seat) throw new ChannelError('not_your_turn', `move ${n} is seat ${this.due}'s`);
+      const prev = this.hashes[n];
+      const signedBefore = this.saved.mine[`${n}:${prev}`];
+      if (signedBefore) {
+        const err = signedBefore.data === hex ? null : new ChannelError('already_signed', `move ${n} was signed already; it is sent again (signing another would be equivocation)`, { move: signedBefore });
+        return { move: signedBefore, resent: true, err };
+      }
+      if (!(await this.rules.validateMove(this.state, n, this.seat, bytes))) throw new ChannelError('illegal', `move ${n} is not a legal move`);
+      const m = { n, data: hex, sig: this.key.signMessage(this.moveText(n, prev, this.record.players[this.seat], bytes)) };
+      // Kept before anything else happens, so a crash can only ever re-send it.
+      this.saved.mine[`${n}:${prev}`] = m;
+      await this.persist();
+      await this.applyChecked(m);
+      await this.persist();
+      return { move: m, resent: false, err: null };
+    });
+    const out = await this.post(move.move, { wait });
+    if (move.err) throw Object.assign(move.err, out);
+    return { ...out, move: move.move, resent: move.resent };
+  }
+
+  /** Posts a signed move to the move board: `{txid, receipt?}`. */
+  async post(move, { wait = true } = {}) {
+    const payload = JSON.stringify({ n: move.n, data: move.data, sig: move.sig });
+    const op = { kind: 'post', game: this.game, type: MOVE_TYPE, payload };
+    if (!wait) return { txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
+    const receipt = await sendOp(this.chain, this.account, this.moveboard, op, `move ${move.n}`);
+    return { txid: receipt.txid, receipt };
+  }
+
+  /** Re-posts this seat's last signed move (after a reload, or when the opponent missed it). */
+  async resend(options) {
+    const mine = [...this.moves].reverse().find((m) => this.saved.mine[`${m.n}:${this.hashes[m.n]}`]);
+    if (!mine) throw new ChannelError('no_move', 'this seat has signed no move yet');
+    return this.post(mine, options);
+  }
+
+  /**
+   * Reads one block for this game: signed moves posted to the move board (its `posted` events of
+   * type 1 for this game, in transactions to the board) and
+   * moves carried by the channel's ops (`challenge`, `respond`, `settle`), each through
+   * {@link Channel#receive}. Resolves to the list of `{status, move?, error?}`; never throws for
+   * a bad move (its `error` is set).
+   */
+  async scanBlock(block) {
+    const results = [];
+    for (const tx of block.txs ?? []) {
+      if (!tx.receipt || !tx.receipt.ok || typeof tx.body !== 'string' || tx.body.length > MAX_BODY_BYTES) continue;
+      let action;
+      try { action = JSON.parse(tx.body).action; } catch { continue; }
+      if (!action || action.type !== 'game' || !action.op) continue;
+      const op = action.op;
+      let moves = [];
+      if (action.game === this.moveboard) {
+        // The move board's `posted` events (a transaction to the board: no other module's event).
+        for (const ev of (tx.receipt.events ?? []).slice(0, 16)) {
+          const d = ev && ev.data;
+          if (ev && (ev.kind === 'posted' || ev.kind === `${this.moveboard}.posted`) && d && d.game === this.game && d.type === MOVE_TYPE && typeof d.payload === 'string') moves.push(d.payload);
+        }
+      } else if (action.game === this.module && op.game === this.game) {
+        this.changed = true;
+        if (Array.isArray(op.moves)) moves = op.moves.slice(0, MAX_MOVES_PER_OP);
+        if (op.kind === 'prove_equivocation') moves = [op.a, op.b];
+      } else continue;
+      for (const m of moves) {
+        try {
+          results.push(await this.receive(m));
+        } catch (error) {
+          results.push({ status: 'refused', error });
+        }
+      }
+    }
+    if (Number.isSafeInteger(block.height)) {
+      this.saved.lastHeight = block.height;
+      await this.persist();
+    }
+    return results;
+  }
+
+  /**
+   * Follows the chain from `fromHeight` (default: after the last block read for this game, else the
+   * `fromHeight` given when opening, else the next block; at most 10,000 blocks back), calling
+   * `onMove(result)` for each move applied or equivocation found, `onRefused(result)` for each
+   * move refused, `onBlock(block)` after each block. Resolves to the subscription (`close()` it).
+   */
+  async listen({ fromHeight, onMove, onRefused, onBlock, onError, onOpen } = {}) {
+    let from = fromHeight ?? (this.saved.lastHeight != null ? this.saved.lastHeight + 1 : this.saved.fromHeight ?? undefined);
+    if (from != null) {
+      const headHeight = (await this.chain.status()).height;
+      from = Math.max(from, headHeight - MAX_CATCH_UP, 0);
+    }
+    return this.chain.subscribe(async (block) => {
+      const results = await this.scanBlock(block);
+      for (const r of results) {
+        if ((r.status === 'applied' || r.status === 'equivocation') && onMove) onMove(r);
+        if (r.status === 'refused' && onRefused) onRefused(r);
+      }
+      if (onBlock) await onBlock(block);
+    }, { fromHeight: from, onError, onOpen });
+  }
+
+  async send(op, label) {
+    return sendOp(this.chain, this.account, this.module, { ...op, game: this.game }, label);
+  }
+
+  /** Every move from move `from`, at most 64 (an op's limit). */
+  history(from = 0) {
+    const moves = this.moves.slice(from);
+    if (moves.length > MAX_MOVES_PER_OP) throw new ChannelError('too_many_moves', `${moves.length} moves, an op carries at most ${MAX_MOVES_PER_OP}: checkpoint longer games`);
+    return moves;
+  }
+
+  /**
+   * `settle`: the whole history, which must end the game (ChannelError `not_over` otherwise).
+   * The result is final one window later (then {@link Channel#withdraw}). Resolves to the receipt;
+   * a refusal in the block is ChannelError `refused` (as for every op below).
+   */
+  async settle() {
+    if (!this.over) throw new ChannelError('not_over', 'the moves do not end the game: settle needs a finished history');
+    return this.send({ kind: 'settle', moves: this.history(), from_checkpoint: false }, 'settle');
+  }
+
+  /** `challenge`: posts the history; the seat due next must answer within the window. */
+  async challenge() {
+    if (this.myTurn) throw new ChannelError('not_your_turn', 'it is your own turn: make your move (a challenge needs the other seat due)');
+    return this.send({ kind: 'challenge', moves: this.history(), from_checkpoint: false }, 'challenge');
+  }
+
+  /** `respond`: the moves after the challenged one (read from the game record). */
+  async respond() {
+    const r = await this.refresh();
+    if (r.status !== 'challenged' || !r.challenge) throw new ChannelError('no_challenge', `the game is ${r.status}, not challenged`);
+    const from = r.challenge.moves;
+    if (!Number.isSafeInteger(from) || from >= this.moves.length) throw new ChannelError('no_move', `no move after move ${from - 1} to answer with: play first`);
+    return this.send({ kind: 'respond', moves: this.history(from) }, 'respond');
+  }
+
+  /** `claim_forfeit`: after the challenge deadline, the seat that was due loses. */
+  async claimForfeit() {
+    return this.send({ kind: 'claim_forfeit' }, 'claim_forfeit');
+  }
+
+  /** `prove_equivocation` with the evidence `receive` found (or `{a, b, prev}` given). */
+  async proveEquivocation(evidence = this.evidence) {
+    if (!evidence) throw new ChannelError('no_evidence', 'no two moves signed by one seat for one position are known');
+    const { a, b, prev } = evidence;
+    return this.send({ kind: 'prove_equivocation', a, b, prev_a: prev, prev_b: prev }, 'prove_equivocation');
+  }
+
+  /** `withdraw`: pays out a final result (anyone may send it; the money goes to the players). */
+  async withdraw() {
+    return this.send({ kind: 'withdraw' }, 'withdraw');
+  }
+
+  // The lobby.
+
+  /**
+   * `offer`: escrows `stake` (base units, a string) for a game of the rules module `rules` with a
+   * response window of `window` blocks (5–259,200). Resolves to `{id, receipt}`.
+   * @param {import('./chain.js').Chain} chain
+   * @param {import('./key.js').Key} key the creator (seat 0)
+   * @param {{rules: string, stake: string, window: number, signer?: string, guard?: {module: string, entry: string}, module?: string}} offer
+   */
+  static async offer(chain, key, { rules, stake, window, signer, guard, module = 'channel' }) {
+    const op = { kind: 'offer', rules, stake: checkAmount(stake, 'stake'), window };
+    if (signer) op.signer = signer;
+    if (guard) op.guard = guard;
+    const receipt = await sendOp(chain, key, module, op, 'offer');
+    const ev = eventOf(receipt, 'offer_created');
+    if (!ev || !isId(ev.data.offer)) throw new ChannelError('bad_record', 'the offer receipt has no offer_created event');
+    return { id: ev.data.offer, receipt };
+  }
+
+  /** `join`: escrows the offer's stake and opens the game (same id). Resolves to `{id, receipt}`. */
+  static async join(chain, key, offer, { signer, module = 'channel' } = {}) {
+    if (!isId(offer)) throw new Error('join: the offer id must be 16 hex digits');
+    const op = { kind: 'join', offer };
+    if (signer) op.signer = signer;
+    const receipt = await sendOp(chain, key, module, op, 'join');
+    return { id: offer, receipt };
+  }
+
+  /** `cancel`: the creator takes an open offer back (stake refunded). Resolves to the receipt. */
+  static async cancel(chain, key, offer, { module = 'channel' } = {}) {
+    if (!isId(offer)) throw new Error('cancel: the offer id must be 16 hex digits');
+    return sendOp(chain, key, module, { kind: 'cancel', offer }, 'cancel');
+  }
+
+  /**
+   * How many offers the channel has made (ids are a counter from 0): probes `{offer}` views,
+   * upwards from `hint` (a count known before) or by doubling then halving.
+   */
+  static async offerCount(chain, { module = 'channel', hint = 0 } = {}) {
+    let lo = 0;
+    if (hint > 0 && (await offerExists(chain, module, hint - 1))) lo = hint;
+    for (let i = 0; i < 8; i++, lo++) if (!(await offerExists(chain, module, lo))) return lo;
+    let hi = Math.max(lo * 2, 16);
+    while (await offerExists(chain, module, hi - 1)) { lo = hi; hi *= 2; if (hi > 2 ** 40) throw new ChannelError('bad_record', 'too many offers'); }
+    while (lo < hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      if (await offerExists(chain, module, mid)) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * The latest offers (newest first, among the last `scan`, default 30, at most 200), optionally only those of
+   * the rules module `rules` and with `status` (e.g. `'open'`). Resolves to `{count, offers}`.
+   */
+  static async offers(chain, { rules, status, module = 'channel', scan = 30, count } = {}) {
+    const total = count ?? (await Channel.offerCount(chain, { module }));
+    const ids = [];
+    for (let i = total - 1; i >= 0 && ids.length < Math.min(scan, 200); i--) ids.push(offerId(i));
+    const records = await Promise.all(ids.map((id) => chain.game(module, { offer: id }).catch(() => null)));
+    const offers = records.filter((o) => o && isId(o.id) && (!rules || o.rules === rules) && (!status || o.status === status));
+    return { count: total, offers };
+  }
+}

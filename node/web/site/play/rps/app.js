@@ -1,0 +1,389 @@
+// app.js: /play/rps/: rock-paper-scissors played off-chain (docs/channels.md) with the SDK's
+// Channel and Rps: the key in this browser (localStorage, as the other play pages), faucet, the
+// open offers of `rps_rules` (live), offer with a stake and window, join, cancel; then a commit
+// (a fresh salt kept in localStorage before it is signed), the reveal made by itself once both
+// commits are seen, the result from the rules .wasm running here, settle by history, withdraw once
+// the window has passed (blocks left shown), challenge / answer / forfeit when a player stalls,
+// and the proof when the opponent signed two moves for one position. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
+import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
+
+const KEY_STORAGE = 'gamechain.wif';
+const GAMES_STORAGE = 'gamechain.rps.games';
+const NEEDED = ['channel', 'moveboard', 'rps_rules'];
+const RULES = 'rps_rules';
+
+const sdk = await loadSdk();
+const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES } = sdk;
+const chain = new Chain(location.origin);
+const [status, genesis] = await Promise.all([chain.status(), chain.genesis()]);
+let head = status.height;
+let key = loadKey();
+let current = null; // the game (offer) id shown
+let ch = null; // its Channel once the game is open
+let rps = null;
+let sub = null; // ch's move board subscription
+let busy = false;
+let deployed = false;
+let offerCount = 0;
+let lobbyStale = true;
+const tried = new Set(); // automatic steps tried once each
+
+function loadKey() {
+  const stored = localStorage.getItem(KEY_STORAGE);
+  if (stored) {
+    try {
+      const k = Key.fromWif(stored);
+      if (k.network === status.network) return k;
+    } catch { /* replaced below */ }
+  }
+  const k = Key.generate(status.network);
+  localStorage.setItem(KEY_STORAGE, k.toWif());
+  return k;
+}
+
+/** This browser's games: `{id: {from: height}}` (the block to read moves from). */
+function myGames() {
+  try { return JSON.parse(localStorage.getItem(GAMES_STORAGE) ?? '{}') ?? {}; } catch { return {}; }
+}
+function rememberGame(id, from) {
+  const all = myGames();
+  all[id] = { from: all[id]?.from ?? from, key: key.address };
+  localStorage.setItem(GAMES_STORAGE, JSON.stringify(all));
+}
+
+const showError = (text) => { $('error').textContent = text; };
+const info = (text) => { $('info').textContent = text; };
+const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
+const who = (a) => (a === key.address ? 'you' : short(a));
+const errText = (label, e) => (e instanceof ChainError || e?.name === 'ChannelError' ? `${label}: ${e.code}: ${e.message}` : `${label}: ${e?.message ?? e}`);
+
+/** Runs one action (sends, waits for its receipt); shows what went wrong; redraws. */
+async function act(label, fn) {
+  if (busy) return null;
+  busy = true;
+  showError('');
+  info(`${label}…`);
+  document.body.dataset.busy = '1';
+  try {
+    const out = await fn();
+    info(`${label}: done${out && out.height ? ` at height ${out.height}` : out && out.receipt ? ` at height ${out.receipt.height}` : ''}`);
+    return out;
+  } catch (e) {
+    showError(e?.code === 'refused' ? e.message : errText(label, e));
+    info('');
+    return null;
+  } finally {
+    busy = false;
+    delete document.body.dataset.busy;
+    refresh();
+  }
+}
+
+// Key, faucet.
+function showKey() {
+  $('address').textContent = key.address;
+  $('wif-shown').hidden = true;
+}
+$('faucet').hidden = !genesis.faucet;
+$('faucet').onclick = () => act('faucet', async () => {
+  const r = await chain.waitForReceipt(await chain.send(key, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 90000 });
+  if (!r.ok) throw new Error(`refused: ${r.error}`);
+  return r;
+});
+$('export').onclick = () => { $('wif-shown').textContent = key.toWif(); $('wif-shown').hidden = !$('wif-shown').hidden; };
+$('import').onclick = () => {
+  try {
+    const k = Key.fromWif($('wif-input').value);
+    if (k.network !== status.network) throw new Error(`that key is for ${k.network}, this chain is ${status.network}`);
+    key = k;
+    localStorage.setItem(KEY_STORAGE, k.toWif());
+    $('wif-input').value = '';
+    showError('');
+    showKey();
+    openFromHash();
+  } catch (e) { showError(`import: ${e.message}`); }
+};
+$('new-key').onclick = () => {
+  if (!confirm('Replace this key with a new one? Export it first if it holds GOLD or plays a game.')) return;
+  key = Key.generate(status.network);
+  localStorage.setItem(KEY_STORAGE, key.toWif());
+  showKey();
+  openFromHash();
+};
+
+// The lobby.
+$('create-btn').onclick = () => {
+  let stake;
+  let window;
+  try {
+    stake = toUnits($('stake').value);
+    if (stake === '0') throw new Error('the stake must be above 0');
+    window = Number($('window').value);
+    if (!Number.isInteger(window)) throw new Error('the window must be a whole number of blocks');
+  } catch (e) { showError(e.message); return; }
+  act('offer', async () => {
+    const { id, receipt } = await Channel.offer(chain, key, { rules: RULES, stake, window });
+    rememberGame(id, receipt.height);
+    lobbyStale = true;
+    location.hash = id;
+    return receipt;
+  });
+};
+$('join-btn').onclick = () => current && act('join', async () => {
+  const { receipt } = await Channel.join(chain, key, current);
+  rememberGame(current, receipt.height);
+  lobbyStale = true;
+  return receipt;
+});
+$('cancel-btn').onclick = () => current && act('cancel', async () => {
+  const r = await Channel.cancel(chain, key, current);
+  lobbyStale = true;
+  return r;
+});
+
+// The game.
+for (const [i, name] of RPS_CHOICES.entries()) {
+  $(name).onclick = () => rps && act(`commit ${name}`, () => rps.commit(i));
+}
+$('settle-btn').onclick = () => ch && act('settle', () => ch.settle());
+$('withdraw-btn').onclick = () => ch && act('withdraw', () => ch.withdraw());
+$('challenge-btn').onclick = () => ch && act('challenge', () => ch.challenge());
+$('respond-btn').onclick = () => ch && act('respond', () => ch.respond());
+$('forfeit-btn').onclick = () => ch && act('claim the forfeit', () => ch.claimForfeit());
+$('equivocation-btn').onclick = () => ch && act('prove the equivocation', () => ch.proveEquivocation());
+
+function offerLine(o) {
+  const li = document.createElement('li');
+  const a = document.createElement('a');
+  a.href = `#${o.id}`;
+  a.textContent = o.id;
+  li.append(a, ` ${o.status} · stake ${gold(o.stake)} GOLD · window ${o.window} blocks · by ${who(o.creator)}`);
+  li.dataset.id = o.id;
+  return li;
+}
+
+async function drawLobby() {
+  if (!lobbyStale) return;
+  lobbyStale = false;
+  offerCount = await Channel.offerCount(chain, { hint: offerCount });
+  const { offers } = await Channel.offers(chain, { rules: RULES, status: 'open', count: offerCount, scan: 20 });
+  $('open-list').replaceChildren(...offers.map(offerLine));
+  $('open-empty').hidden = offers.length > 0;
+  const mine = Object.entries(myGames()).filter(([, g]) => g.key === key.address).map(([id]) => id).reverse().slice(0, 20);
+  $('my-list').replaceChildren(...mine.map((id) => {
+    const li = document.createElement('li');
+    const a = document.createElement('a');
+    a.href = `#${id}`;
+    a.textContent = id;
+    li.append(a);
+    li.dataset.id = id;
+    return li;
+  }));
+}
+
+/** Opens the Channel of the current game once it exists (the offer is filled). */
+async function ensureChannel() {
+  if (ch && ch.game === current && ch.key === key) return ch;
+  if (sub) { sub.close(); sub = null; }
+  ch = null;
+  rps = null;
+  const c = await Channel.open(chain, key, current, { fromHeight: myGames()[current]?.from });
+  if (current !== c.game) return null;
+  ch = c;
+  rps = new Rps(c);
+  sub = await c.listen({
+    onMove: () => refresh(),
+    onRefused: (r) => info(`a move refused: ${r.error.code}: ${r.error.message}`),
+    onError: () => {},
+  });
+  return ch;
+}
+
+const blocksLeft = (h) => Math.max(0, h - head);
+
+function resultText(c, rec) {
+  const [c0, c1] = rps.result().choices;
+  const seat = c.seat;
+  const name = (x) => (x === null ? '?' : RPS_CHOICES[x]);
+  if (rec.outcome && rec.outcome.how !== 'history') {
+    const w = rec.outcome.winner;
+    const how = rec.outcome.how === 'forfeit' ? 'by forfeit (the other player did not answer a challenge in time)'
+      : rec.outcome.how === 'equivocation' ? 'by equivocation (two different moves signed for one position)' : `(${rec.outcome.how})`;
+    if (w === null || w === undefined) return `Draw ${how}.`;
+    if (seat === null) return `Seat ${w} won ${how}.`;
+    return `${w === seat ? 'You won' : 'You lost'} ${how}.`;
+  }
+  if (!c.over) return '';
+  if (seat === null) return `${name(c0)} against ${name(c1)}: ${c.winner === null ? 'a draw' : `seat ${c.winner} wins`}.`;
+  const mine = seat === 0 ? c0 : c1;
+  const theirs = seat === 0 ? c1 : c0;
+  if (c.winner === null) return `Draw: both chose ${name(mine)}.`;
+  return c.winner === seat ? `You won: ${name(mine)} beats ${name(theirs)}.` : `You lost: ${name(theirs)} beats ${name(mine)}.`;
+}
+
+function drawGame(c, rec) {
+  const seat = c.seat;
+  const opp = seat === null ? null : rec.players[1 - seat];
+  $('players').textContent = seat === null
+    ? `Players ${short(rec.players[0])} and ${short(rec.players[1])} · stake ${gold(rec.stake)} GOLD each · window ${rec.window} blocks`
+    : `You are seat ${seat} (${seat === 0 ? 'the offer\'s creator' : 'the joiner'}) against ${short(opp)} · stake ${gold(rec.stake)} GOLD each · window ${rec.window} blocks`;
+  const playing = rec.status === 'open' || rec.status === 'challenged';
+  const canCommit = playing && rps.phase === 'commit' && c.myTurn;
+  for (const name of RPS_CHOICES) $(name).disabled = !canCommit || busy;
+  const mine = rps.myChoice;
+  let turn = '';
+  if (rec.status === 'settled' || rec.status === 'concluding' || c.over) turn = 'The game is over.';
+  else if (seat === null) turn = `Move ${c.n}: seat ${c.due} to play.`;
+  else if (rps.phase === 'commit') {
+    turn = c.myTurn ? 'Your turn: choose rock, paper or scissors.'
+      : `${mine !== null ? `You chose ${RPS_CHOICES[mine]}. ` : ''}Waiting for the opponent's choice.`;
+  } else turn = c.myTurn ? 'Both have chosen: revealing yours…' : 'Both have chosen: waiting for the opponent\'s reveal.';
+  $('turn').textContent = turn;
+  $('moves').textContent = `${c.n} of 4 signed moves (${['no commit yet', 'seat 0 committed', 'both committed', 'seat 0 revealed', 'both revealed'][Math.min(c.n, 4)]}) · state ${c.stateHash.slice(0, 12)}…`;
+  $('result').textContent = resultText(c, rec);
+
+  $('settle-btn').hidden = !(c.over && playing);
+  const outcome = rec.outcome;
+  $('withdraw-btn').hidden = !(outcome && !rec.paid);
+  const final = outcome && (rec.status === 'settled' || head + 1 >= outcome.final_at);
+  $('withdraw-btn').disabled = !final;
+  let w = '';
+  if (outcome) {
+    const pot = gold(String(BigInt(rec.stake) * 2n));
+    const to = outcome.winner === null ? `each player gets ${gold(rec.stake)} GOLD back` : `${pot} GOLD to ${outcome.winner === seat ? 'you' : seat === null ? `seat ${outcome.winner}` : 'the opponent'}`;
+    if (rec.paid) w = `Paid out: ${to}.`;
+    else if (final) w = `Final: withdraw now (${to}).`;
+    else w = `Settled by ${outcome.how}: final at height ${outcome.final_at}, ${blocksLeft(outcome.final_at)} blocks left; then withdraw (${to}).`;
+  } else if (c.over && playing) w = 'Settle to collect: the result is final one window after it is settled.';
+  $('withdraw-info').textContent = w;
+
+  const chal = rec.challenge;
+  $('challenge-btn').hidden = !(rec.status === 'open' && !c.over && seat !== null && !c.myTurn);
+  $('respond-btn').hidden = !(rec.status === 'challenged' && chal && chal.due === seat && c.n > chal.moves);
+  $('forfeit-btn').hidden = !(rec.status === 'challenged' && chal && chal.due !== seat && seat !== null);
+  $('forfeit-btn').disabled = !(chal && head + 1 > chal.deadline);
+  let ci = '';
+  if (rec.status === 'challenged' && chal) {
+    if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left), or you lose by forfeit.`;
+    else if (head + 1 > chal.deadline) ci = `The deadline (height ${chal.deadline}) passed without an answer: claim the forfeit.`;
+    else ci = `Challenged: the opponent must answer by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left); after that the forfeit can be claimed.`;
+  } else if (rec.status === 'open' && !c.over && seat !== null && !c.myTurn) {
+    ci = `If the opponent stalls, challenge: they then have ${rec.window} blocks to move.`;
+  }
+  // Two moves signed by one seat for one position (seen by `receive`): that seat loses.
+  const provable = c.evidence && c.evidence.seat !== seat && (playing || (rec.status === 'concluding' && !final));
+  $('equivocation-btn').hidden = !provable;
+  if (provable) ci = `The opponent signed two different moves for move ${c.evidence.a.n}: prove it and win. ${ci}`;
+  $('challenge-info').textContent = ci;
+}
+
+/** The automatic steps: reveal once both commits are seen; answer a challenge with moves made. */
+function autoStep(c, rec) {
+  if (busy || c.seat === null || !(rec.status === 'open' || rec.status === 'challenged')) return;
+  const mark = (what) => { const k = `${c.game}:${what}:${c.n}:${rec.challenge?.deadline ?? ''}`; if (tried.has(k)) return false; tried.add(k); return true; };
+  if (rps.phase === 'reveal' && c.myTurn && rps.myChoice !== null && mark('reveal')) {
+    act('reveal', () => rps.reveal());
+  } else if (rec.status === 'challenged' && rec.challenge?.due === c.seat && c.n > rec.challenge.moves && mark('respond')) {
+    act('answer the challenge', () => c.respond());
+  }
+}
+
+function hideGameControls() {
+  for (const id of ['settle-btn', 'withdraw-btn', 'challenge-btn', 'respond-btn', 'forfeit-btn', 'equivocation-btn', 'join-btn', 'cancel-btn']) $(id).hidden = true;
+  for (const name of RPS_CHOICES) $(name).disabled = true;
+  for (const id of ['moves', 'result', 'withdraw-info', 'challenge-info', 'players']) $(id).textContent = '';
+}
+
+async function drawCurrent() {
+  if (!current) { $('game').hidden = true; return; }
+  $('game').hidden = false;
+  $('game-id').textContent = current;
+  let offer;
+  try {
+    offer = await chain.game('channel', { offer: current });
+  } catch (e) {
+    if (e instanceof ChainError && e.code === 'not_found') {
+      hideGameControls();
+      $('turn').textContent = `No offer ${current} (yet).`;
+      return;
+    }
+    throw e;
+  }
+  if (offer.rules !== RULES) {
+    hideGameControls();
+    $('turn').textContent = `Offer ${current} is for ${offer.rules}, not rock-paper-scissors.`;
+    return;
+  }
+  if (offer.status !== 'filled') {
+    hideGameControls();
+    $('players').textContent = `Offered by ${who(offer.creator)} · stake ${gold(offer.stake)} GOLD each · window ${offer.window} blocks`;
+    $('turn').textContent = offer.status === 'cancelled' ? `Cancelled: ${gold(offer.stake)} GOLD went back to ${who(offer.creator)}.`
+      : offer.creator === key.address ? 'Waiting for an opponent to join.' : 'Open: join to play.';
+    $('join-btn').hidden = !(offer.status === 'open' && offer.creator !== key.address);
+    $('cancel-btn').hidden = !(offer.status === 'open' && offer.creator === key.address);
+    return;
+  }
+  $('join-btn').hidden = true;
+  $('cancel-btn').hidden = true;
+  const c = await ensureChannel();
+  if (!c) return;
+  const rec = await c.refresh();
+  drawGame(c, rec);
+  autoStep(c, rec);
+}
+
+// Redraws: everything, once per block (a redraw asked for while one runs is done after it).
+let refreshing = false;
+let again = false;
+async function refresh() {
+  if (refreshing) { again = true; return; }
+  refreshing = true;
+  try {
+    do {
+      again = false;
+      const [acct, mods] = await Promise.all([chain.account(key.address), chain.modules()]);
+      $('balance').textContent = gold(acct.balances.GOLD);
+      const ids = new Set(mods.modules.map((m) => m.id));
+      const missing = NEEDED.filter((id) => !ids.has(id));
+      deployed = missing.length === 0;
+      $('missing').hidden = deployed;
+      $('missing').textContent = deployed ? '' : `This node does not run ${missing.map((m) => `\`${m}\``).join(', ')}: rock-paper-scissors needs the modules channel, moveboard and rps_rules deployed under those ids (docs/channels.md, "Deploy and open a game"). Nothing can be played here until they are.`;
+      for (const id of ['create', 'lobby', 'mine']) $(id).hidden = !deployed;
+      if (deployed) {
+        await drawLobby();
+        await drawCurrent();
+      } else $('game').hidden = true;
+      $('height').textContent = String(head);
+      document.body.dataset.height = String(head);
+    } while (again);
+  } catch (e) {
+    showError(errText('refresh', e));
+  } finally {
+    refreshing = false;
+  }
+}
+
+function openFromHash() {
+  const id = decodeURIComponent(location.hash.slice(1));
+  current = /^[0-9a-f]{16}$/.test(id) ? id : null;
+  if (!current || (ch && (ch.game !== current || ch.key !== key))) {
+    if (sub) { sub.close(); sub = null; }
+    ch = null;
+    rps = null;
+  }
+  showError('');
+  refresh();
+}
+window.addEventListener('hashchange', openFromHash);
+
+chain.subscribe((block) => {
+  head = block.height;
+  if ((block.txs ?? []).some((t) => typeof t.body === 'string' && t.body.includes('"game":"channel"'))) lobbyStale = true;
+  refresh();
+}, {
+  onError: () => { $('live').textContent = 'reconnecting…'; },
+  onOpen: () => { $('live').textContent = 'live'; },
+});
+showKey();
+openFromHash();
+document.body.dataset.ready = '1';
