@@ -482,6 +482,36 @@ async fn a_move_stored_but_not_posted_is_resent_and_never_replaced() {
         out.contains(&format!("turn: seat 1 {} (you) (move 1)", t.bob)),
         "{out}"
     );
+
+    // Challenged, a player's next `move` also answers on chain; `respond` needs a held move.
+    let out = t.ok("alice", &["challenge", &game]).await;
+    assert!(
+        out.contains(&format!("challenged: {} owes move 1 by height", t.bob)),
+        "{out}"
+    );
+    let out = t.ok("bob", &["move", &game, "00"]).await;
+    assert!(
+        out.contains("answered the challenge on move 1 at block"),
+        "{out}"
+    );
+    t.fails(
+        "alice",
+        &["respond", &game],
+        1,
+        "we hold no move 2 continuing the challenged state",
+    )
+    .await;
+    let out = t.ok("alice", &["move", &game, "08"]).await;
+    assert!(
+        out.contains("answered the challenge on move 2 at block"),
+        "{out}"
+    );
+    let view = t.game_view(&game).await;
+    assert_eq!(
+        (view["status"].as_str(), view["challenge"]["moves"].as_u64()),
+        (Some("challenged"), Some(3))
+    );
+    assert_eq!(view["challenge"]["due"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -27,6 +27,10 @@ use crate::channel::rules::{LocalRules, Replay};
 use crate::channel::store::{DomainRecord, GameRecord, HeldMove, MoveStore, RECORD_VERSION};
 use crate::channel::MAX_MOVES_HELD;
 
+/// Most blocks one [`Player::sync`] reads (a node that claims an endless chain cannot keep a
+/// command busy forever; `watch` and the next command go on from where it stopped).
+pub const MAX_BLOCKS_PER_SYNC: u64 = 10_000;
+
 /// How a [`Player`] reaches the chain and where it keeps its moves.
 #[derive(Debug, Clone)]
 pub struct PlayerOptions {
@@ -93,7 +97,8 @@ pub struct SyncReport {
     pub confirmed: Vec<u64>,
     /// Channel events about the game: `(height, kind, data)`.
     pub events: Vec<(u64, String, Value)>,
-    /// The head height read up to.
+    /// The height read up to: the head, or [`MAX_BLOCKS_PER_SYNC`] blocks further than the
+    /// last read (the next read goes on from there).
     pub head: u64,
     /// Moves held after the read.
     pub held: u64,
@@ -203,7 +208,10 @@ pub struct WatchStep {
 /// What `watch` remembers between rounds: the challenges it has tried to answer or reported.
 #[derive(Debug, Default)]
 pub struct WatchState {
+    /// Challenges `(move, deadline)` answered, or whose answer the chain refused.
     tried: BTreeSet<(u64, u64)>,
+    /// Challenges we could not answer yet, already reported.
+    reported: BTreeSet<(u64, u64)>,
 }
 
 fn read_key(path: &Path) -> Result<SecretKey, ChannelError> {
@@ -484,11 +492,14 @@ impl Player {
             }
         };
         if !record.opened {
-            let view = self.game_view(game).await?.ok_or_else(|| {
-                refused(format!(
-                    "game {game} is not open yet: offer {game} waits for a join"
-                ))
-            })?;
+            let Some(view) = self.game_view(game).await? else {
+                let offer = self.client.view(&self.channel, &[("offer", game)]).await?;
+                let status = offer["status"].as_str().unwrap_or("unknown");
+                return Err(refused(match status {
+                    "open" => format!("game {game} is not open yet: offer {game} waits for a join"),
+                    other => format!("offer {game} is {other}: there is no game"),
+                }));
+            };
             record.players = view.players.clone();
             record.signers = view.signers.clone();
             record.opened = true;
@@ -534,7 +545,12 @@ impl Player {
         rules: &LocalRules,
         replay: &mut Replay,
     ) -> Result<SyncReport, ChannelError> {
-        let head = self.client.status().await?.height;
+        let head = self
+            .client
+            .status()
+            .await?
+            .height
+            .min(record.scanned.saturating_add(MAX_BLOCKS_PER_SYNC));
         let mut report = SyncReport {
             head,
             ..SyncReport::default()
@@ -1065,10 +1081,21 @@ impl Player {
         {
             let key = (c.moves, c.deadline);
             if c.due == seat && step.sync.head <= c.deadline && !state.tried.contains(&key) {
-                state.tried.insert(key);
-                match self.respond_with(&record, &replay, &view).await? {
-                    Some(r) => step.responded = Some(r),
-                    None => step.owed = Some(key),
+                match self.respond_with(&record, &replay, &view).await {
+                    Ok(Some(r)) => {
+                        state.tried.insert(key);
+                        step.responded = Some(r);
+                    }
+                    // Not held yet: told once; answered as soon as the move is in the store.
+                    Ok(None) => {
+                        if state.reported.insert(key) {
+                            step.owed = Some(key);
+                        }
+                    }
+                    Err(e) => {
+                        state.tried.insert(key);
+                        return Err(e);
+                    }
                 }
             }
         }
