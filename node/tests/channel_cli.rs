@@ -138,6 +138,11 @@ impl Table {
 
     /// Alice offers tic-tac-toe with `window`, Bob joins: the game id.
     async fn open_game(&self, window: u64) -> String {
+        self.open_game_with(window, &[]).await
+    }
+
+    /// [`Table::open_game`], Bob joining with `join_args` added (e.g. `--game-key FILE`).
+    async fn open_game_with(&self, window: u64, join_args: &[&str]) -> String {
         let window = window.to_string();
         let stake = STAKE.to_string();
         let out = self
@@ -162,7 +167,9 @@ impl Table {
             .to_string();
         assert_eq!(game.len(), 16, "{out}");
         assert!(out.contains("waiting for a join"), "{out}");
-        let out = self.ok("bob", &["join", &game]).await;
+        let mut join = vec!["join", game.as_str()];
+        join.extend_from_slice(join_args);
+        let out = self.ok("bob", &join).await;
         assert!(
             out.contains(&format!(
                 "joined game {game} as seat 1 against {}",
@@ -517,17 +524,40 @@ async fn a_move_stored_but_not_posted_is_resent_and_never_replaced() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not_stored() {
     let t = Table::new().await;
-    let game = t.open_game(5).await;
+    // Bob's moves are signed by a separate game key: only its signatures count for his seat.
+    let out = run(&t.cwd, &["key", "new", "--out", "bobgame.wif"]).await;
+    let bob_game_key = text(&out.stdout).trim().to_string();
+    let game = t.open_game_with(5, &["--game-key", "bobgame.wif"]).await;
+    assert_eq!(
+        t.game_view(&game).await["signers"][1],
+        bob_game_key.as_str()
+    );
+    let record = t.record("bob", &game);
+    assert!(
+        record["game_key_file"]
+            .as_str()
+            .unwrap()
+            .ends_with("/bobgame.wif"),
+        "{record}"
+    );
     t.ok("alice", &["move", &game, "04"]).await;
     let (alice, bob) = (t.alice.clone(), t.bob.clone());
 
     // Move 1 is Bob's. Carol posts what Alice's client must refuse.
     let forged = t.sign(&game, &[4], "carol", &bob, &[0]).await;
+    let player_key = t.sign(&game, &[4], "bob", &bob, &[0]).await;
     let out_of_turn = t.sign(&game, &[4], "alice", &alice, &[0]).await;
-    let illegal = t.sign(&game, &[4], "bob", &bob, &[4]).await;
-    let other_state = t.sign(&game, &[0], "bob", &bob, &[1]).await;
+    let illegal = t.sign(&game, &[4], "bobgame", &bob, &[4]).await;
+    let other_state = t.sign(&game, &[0], "bobgame", &bob, &[1]).await;
     let ahead = t.sign(&game, &[4, 0], "alice", &alice, &[1]).await;
-    for payload in [&forged, &out_of_turn, &illegal, &other_state, &ahead] {
+    for payload in [
+        &forged,
+        &player_key,
+        &out_of_turn,
+        &illegal,
+        &other_state,
+        &ahead,
+    ] {
         t.post("carol", &game, payload).await;
     }
     t.post("carol", &game, "hello").await;
@@ -535,7 +565,7 @@ async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not
     let carol = t.key("carol").address();
     assert_eq!(
         count(&out, &format!("refused a post by {carol}")),
-        6,
+        7,
         "{out}"
     );
     for why in [
@@ -549,7 +579,7 @@ async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not
     }
     assert_eq!(
         count(&out, &format!("move 1 is not signed by {bob}'s game key")),
-        2,
+        3,
         "{out}"
     );
     assert!(out.contains("1 moves held"), "{out}");
@@ -561,7 +591,15 @@ async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not
     );
     assert_eq!(record["conflicts"], json!([]), "no proof from forgeries");
 
-    // Bob's client refuses them too, and his real move goes through.
+    // Bob's client refuses them too; his player key cannot sign his moves; his game key (kept
+    // in his record since the join) does.
+    t.fails(
+        "bob",
+        &["move", &game, "00", "--game-key", "bob.wif"],
+        1,
+        &format!("seat 1's game key is {bob_game_key}, but bob.wif holds {bob}"),
+    )
+    .await;
     let out = t.ok("bob", &["move", &game, "00"]).await;
     assert!(
         out.contains("move 1 (00) signed and stored, posted"),

@@ -199,6 +199,8 @@ pub struct WatchStep {
     pub responded: Option<Responded>,
     /// A challenge on our seat we cannot answer yet: `(move owed, deadline)`.
     pub owed: Option<(u64, u64)>,
+    /// A challenge on our seat whose deadline passed unanswered: `(move owed, deadline)`.
+    pub missed: Option<(u64, u64)>,
     /// The game's status on chain.
     pub status: String,
     /// Whether the result is final (nothing more can happen but `withdraw`).
@@ -212,6 +214,8 @@ pub struct WatchState {
     tried: BTreeSet<(u64, u64)>,
     /// Challenges we could not answer yet, already reported.
     reported: BTreeSet<(u64, u64)>,
+    /// Challenges whose deadline passed, already reported.
+    missed: BTreeSet<(u64, u64)>,
 }
 
 fn read_key(path: &Path) -> Result<SecretKey, ChannelError> {
@@ -1073,6 +1077,7 @@ impl Player {
             sync,
             responded: None,
             owed: None,
+            missed: None,
         };
         if let Some(c) = view
             .challenge
@@ -1080,6 +1085,9 @@ impl Player {
             .filter(|_| view.status == "challenged")
         {
             let key = (c.moves, c.deadline);
+            if c.due == seat && step.sync.head > c.deadline && state.missed.insert(key) {
+                step.missed = Some(key);
+            }
             if c.due == seat && step.sync.head <= c.deadline && !state.tried.contains(&key) {
                 match self.respond_with(&record, &replay, &view).await {
                     Ok(Some(r)) => {

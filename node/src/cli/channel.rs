@@ -208,6 +208,14 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                                 ),
                             )?;
                         }
+                        if let Some((n, deadline)) = step.missed {
+                            line(
+                                out,
+                                format!(
+                                    "the challenge on move {n} was not answered by height {deadline}: the opponent may claim the forfeit"
+                                ),
+                            )?;
+                        }
                         if step.status != status {
                             line(out, format!("game {game} is {}", step.status))?;
                             status = step.status.clone();
