@@ -134,6 +134,11 @@ pub enum Command {
     Verify(VerifyArgs),
     /// Write the chain (genesis, module code, blocks, state) to one file for `verify --file`.
     Export(ExportArgs),
+    /// Play a game off-chain through a channel (docs/channels.md, "Playing with the CLI"):
+    /// every signed move kept in a local file, every received move checked by the rules run
+    /// locally, settlement and disputes on chain.
+    #[command(subcommand)]
+    Channel(ChannelCommand),
     /// Load-test a node: fund N accounts, sign a workload, post it over C connections, report
     /// committed tx/s (from blocks), post -> block latency, node CPU per transaction (starts a
     /// node in-process unless --node is given).
@@ -281,6 +286,170 @@ pub enum ModuleCommand {
     },
 }
 
+/// Options every `gamechain channel` command takes.
+#[derive(Debug, Args)]
+pub struct ChannelArgs {
+    /// The node.
+    #[command(flatten)]
+    pub node: NodeUrl,
+    /// The player's key file (sends the transactions; its address is the player).
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
+    /// The move store: one JSON file per game.
+    #[arg(long, value_name = "DIR", default_value = "gamechain-channels")]
+    pub dir: PathBuf,
+    /// The channel module's id.
+    #[arg(long, value_name = "ID", default_value = "channel")]
+    pub channel: String,
+    /// The move board module's id.
+    #[arg(long, value_name = "ID", default_value = "moveboard")]
+    pub board: String,
+    /// Seconds to wait for each transaction's receipt.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    pub timeout: u64,
+}
+
+/// `gamechain channel …`.
+#[derive(Debug, Subcommand)]
+pub enum ChannelCommand {
+    /// Offer a game: escrow the stake and wait for a join; prints the offer (= game) id.
+    Offer {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The rules module id (e.g. ttt_rules); checked locally before staking.
+        #[arg(long, value_name = "ID")]
+        rules: String,
+        /// Stake per player, GOLD base units.
+        #[arg(long)]
+        stake: Amount,
+        /// Response window, blocks (5-259200).
+        #[arg(long, value_name = "BLOCKS", default_value_t = 20)]
+        window: u64,
+        /// A separate key file whose signatures count for our moves (default: --key).
+        #[arg(long, value_name = "FILE")]
+        game_key: Option<PathBuf>,
+    },
+    /// Join an open offer: escrow the same stake; the game opens.
+    Join {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The offer id.
+        offer: String,
+        /// A separate key file whose signatures count for our moves (default: --key).
+        #[arg(long, value_name = "FILE")]
+        game_key: Option<PathBuf>,
+    },
+    /// Make a move: sign it over the current state, store it, post it to the board. A move
+    /// already signed for this position is re-sent; a different one is refused.
+    Move {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+        /// The move data, hex (tic-tac-toe: the cell, 00-08).
+        data: String,
+        /// Sign and store only (send it later with the same `move`, or by other means).
+        #[arg(long)]
+        no_post: bool,
+        /// The game key file, when not the one given at offer/join.
+        #[arg(long, value_name = "FILE")]
+        game_key: Option<PathBuf>,
+    },
+    /// Read the board: check and store the moves received; print what was refused.
+    Sync {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+        /// Read from this block height (default: where the last read stopped).
+        #[arg(long, value_name = "HEIGHT")]
+        from: Option<u64>,
+    },
+    /// Keep reading the board; answer a challenge due on our seat with the held moves; stop
+    /// when the result is final.
+    Watch {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+        /// Milliseconds between two reads.
+        #[arg(long, value_name = "MS", default_value_t = 500)]
+        poll_ms: u64,
+        /// Stop after this many seconds even if the game goes on (0: never).
+        #[arg(long, value_name = "SECS", default_value_t = 0)]
+        stop_after: u64,
+    },
+    /// Settle by history: the held moves, which must end the game.
+    Settle {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+    /// Challenge the opponent to make the move they owe (the held moves as history).
+    Challenge {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+    /// Answer the open challenge with the held moves.
+    Respond {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+    /// Claim the forfeit of a player who did not answer a challenge in time.
+    Forfeit {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+    /// Prove the opponent signed two moves for one position (from the store): they lose.
+    Prove {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+    /// Pay out a final game's stakes.
+    Withdraw {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+    /// Cancel our open offer (the stake comes back at once).
+    Cancel {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The offer id.
+        offer: String,
+    },
+    /// Show a game: moves held, state, whose turn, and its status on chain.
+    Show {
+        /// Common options.
+        #[command(flatten)]
+        common: ChannelArgs,
+        /// The game id.
+        game: String,
+    },
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -401,6 +570,62 @@ mod tests {
             parse_query_pair("open").unwrap(),
             ("open".to_string(), String::new())
         );
+    }
+
+    #[test]
+    fn channel_commands_parse_with_their_defaults() {
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "channel",
+            "move",
+            "0000000000000001",
+            "04",
+            "--key",
+            "a.wif",
+            "--no-post",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Channel(ChannelCommand::Move {
+                common,
+                game,
+                data,
+                no_post,
+                game_key,
+            }) => {
+                assert_eq!(
+                    (game.as_str(), data.as_str(), no_post),
+                    ("0000000000000001", "04", true)
+                );
+                assert_eq!(game_key, None);
+                assert_eq!(common.key, Some(PathBuf::from("a.wif")));
+                assert_eq!(common.dir, PathBuf::from("gamechain-channels"));
+                assert_eq!(
+                    (common.channel.as_str(), common.board.as_str()),
+                    ("channel", "moveboard")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "channel",
+            "offer",
+            "--rules",
+            "ttt_rules",
+            "--stake",
+            "100",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Channel(ChannelCommand::Offer {
+                window: 20,
+                stake: Amount(100),
+                ..
+            })
+        ));
+        assert!(Cli::try_parse_from(["gamechain", "channel", "offer", "--stake", "1"]).is_err());
     }
 
     /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.

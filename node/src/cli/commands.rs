@@ -90,6 +90,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
         Command::Status { node } => print(out, &client(&node.url)?.status().await?),
+        Command::Channel(command) => crate::cli::channel::run(command, out).await,
         Command::Node(_)
         | Command::Demo(_)
         | Command::Verify(_)

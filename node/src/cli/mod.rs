@@ -5,6 +5,7 @@
 //! | `args.rs` | [`Cli`], [`Command`] and every subcommand's arguments (clap); parsing their values |
 //! | `commands.rs` | the client commands (`key`, `send`, `faucet`, `transfer`, `game`, `account`, `tx`, `block`, `view`, `status`) |
 //! | `error.rs` | [`error::CliError`]: a command's one-line error and exit code |
+//! | `channel.rs` | `gamechain channel …`: a player's channel games, printed as short lines (`crate::channel` does the work) |
 //! | `module.rs` | `gamechain module new / build / deploy`: the author kit |
 //! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |
 //! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
@@ -18,6 +19,7 @@
 
 pub mod args;
 pub mod bench;
+pub mod channel;
 pub mod commands;
 pub mod demo;
 pub mod demo_checks;

@@ -1,0 +1,44 @@
+//! The client side of channel games (docs/channels.md, "Playing with the CLI"): a player's
+//! local store of signed moves, the game's rules run locally from the chain's own `.wasm`, the
+//! checks every received move passes before it is kept, the move board as transport, and the
+//! operations a player sends to the `channel` module. `gamechain channel …` (`cli/channel.rs`)
+//! is a thin printer over [`Player`].
+//!
+//! | file | owns |
+//! |---|---|
+//! | `error.rs` | [`ChannelError`]: why a channel operation failed (local refusal, node, store, rules) |
+//! | `store.rs` | [`MoveStore`], [`GameRecord`], [`HeldMove`]: one JSON file per game, written atomically, locked while in use |
+//! | `rules.rs` | [`LocalRules`]: the rules `.wasm` fetched by code hash, checked, run with a fuel cap; [`Replay`] of held moves |
+//! | `check.rs` | [`check_received`]: a received signed move against the store (state hash, turn, signature, legality) |
+//! | `board.rs` | the move board and the chain as a feed: [`board::scan`] reads posts and channel events from blocks |
+//! | `player.rs` | [`Player`]: offer, join, move, sync, settle, challenge, respond, forfeit, prove, withdraw, cancel, show, watch |
+//!
+//! Bounds (a hostile node or opponent cannot make a client hang or grow without limit): at most
+//! [`MAX_MOVES_HELD`] moves per game (the channel's per-op cap: this client does not checkpoint),
+//! one kept conflicting move per position, payloads of at most [`MAX_PAYLOAD_BYTES`], rules code
+//! of at most `MAX_CODE_BYTES` checked against its hash, each rules call with the channel's own
+//! fuel ([`channel::RULES_FUEL`]), every node request with the client's timeout.
+
+pub mod board;
+pub mod check;
+pub mod error;
+pub mod player;
+pub mod rules;
+pub mod store;
+
+pub use check::{check_received, Received, Refusal};
+pub use error::ChannelError;
+pub use player::{Player, PlayerOptions};
+pub use rules::{LocalRules, Replay};
+pub use store::{GameRecord, HeldMove, MoveStore};
+
+/// Most moves one game's record holds: the channel's limit per op, so every history this client
+/// holds can be submitted in one `settle`, `challenge` or `respond` (no checkpoints).
+pub const MAX_MOVES_HELD: usize = ::channel::MAX_MOVES_PER_OP;
+
+/// Largest move-board payload this client reads, in bytes (a signed move with the largest data
+/// the channel accepts is about 2,200 bytes of JSON).
+pub const MAX_PAYLOAD_BYTES: usize = 4_096;
+
+/// The move board's `type` for a signed move.
+pub const MOVE_TYPE: u64 = 1;

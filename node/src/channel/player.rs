@@ -1,0 +1,1112 @@
+//! [`Player`]: one player's client of channel games. Every operation that touches a game takes
+//! the game's store lock, reads the board up to the head first ([`Player::sync`], so it acts on
+//! every move it could know), and saves before it sends: a move is signed, saved (fsynced) and
+//! only then posted, so after a crash `move` re-sends the saved move and refuses to sign a
+//! different one for the same position (that would be equivocation). Histories sent to the
+//! channel (`settle`, `challenge`, `respond`) are the held moves, checked locally first: a
+//! settlement whose history does not end the game, a challenge on our own turn, a forfeit before
+//! the deadline and a proof without two signed moves are refused before anything is sent.
+//!
+//! Results are plain structs; `cli/channel.rs` prints them.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use gamechain_client::client::{BlockRef, Client, ClientError, Included};
+use gamechain_client::keyfile::read_key_file;
+use gamechain_runtime::chain::{sign_message, Action, SecretKey};
+use gamechain_sdk::Amount;
+use serde_json::{json, Value};
+
+use crate::channel::board::{post_op, seen_in, Seen};
+use crate::channel::check::{check_received, Received, Refusal};
+use crate::channel::error::{refused, ChannelError};
+use crate::channel::rules::{LocalRules, Replay};
+use crate::channel::store::{DomainRecord, GameRecord, HeldMove, MoveStore, RECORD_VERSION};
+use crate::channel::MAX_MOVES_HELD;
+
+/// Most blocks one [`Player::sync`] reads (a node that claims an endless chain cannot keep a
+/// command busy forever; `watch` and the next command go on from where it stopped).
+pub const MAX_BLOCKS_PER_SYNC: u64 = 10_000;
+
+/// How a [`Player`] reaches the chain and where it keeps its moves.
+#[derive(Debug, Clone)]
+pub struct PlayerOptions {
+    /// The node's base URL.
+    pub node: String,
+    /// The move store's directory.
+    pub dir: PathBuf,
+    /// The channel module's id.
+    pub channel: String,
+    /// The move board module's id.
+    pub board: String,
+    /// The player's key (sends transactions; its address is the player). Read-only commands
+    /// need none.
+    pub key: Option<SecretKey>,
+    /// How long to wait for each transaction's receipt.
+    pub receipt_timeout: Duration,
+}
+
+/// One player's client.
+#[derive(Debug)]
+pub struct Player {
+    client: Client,
+    store: MoveStore,
+    channel: String,
+    board: String,
+    key: Option<SecretKey>,
+    timeout: Duration,
+    /// Rules loaded so far, by code hash (a `watch` loads them once).
+    rules: Mutex<BTreeMap<String, Arc<LocalRules>>>,
+}
+
+/// An offer made: its id (also the game's), the block it is in.
+#[derive(Debug, Clone)]
+pub struct Offered {
+    /// The offer id.
+    pub offer: String,
+    /// The block height.
+    pub height: u64,
+}
+
+/// A game joined.
+#[derive(Debug, Clone)]
+pub struct Joined {
+    /// The game id.
+    pub game: String,
+    /// Seat 0's player (the creator).
+    pub creator: String,
+    /// Stake per player, GOLD base units.
+    pub stake: String,
+    /// Response window, blocks.
+    pub window: u64,
+}
+
+/// What one read of the board found.
+#[derive(Debug, Clone, Default)]
+pub struct SyncReport {
+    /// Moves received, checked and stored (their numbers).
+    pub received: Vec<u64>,
+    /// Posts refused: `(height, poster, why)`. None of them is stored.
+    pub refused: Vec<(u64, String, String)>,
+    /// Second signed moves of the opponent kept as equivocation proofs (their numbers).
+    pub equivocations: Vec<u64>,
+    /// Our own moves the board carried (now marked posted).
+    pub confirmed: Vec<u64>,
+    /// Channel events about the game: `(height, kind, data)`.
+    pub events: Vec<(u64, String, Value)>,
+    /// The height read up to: the head, or [`MAX_BLOCKS_PER_SYNC`] blocks further than the
+    /// last read (the next read goes on from there).
+    pub head: u64,
+    /// Moves held after the read.
+    pub held: u64,
+}
+
+/// A move made or re-sent.
+#[derive(Debug, Clone)]
+pub struct Moved {
+    /// The move number.
+    pub n: u64,
+    /// The data, hex.
+    pub data: String,
+    /// The signed move's JSON as it travels.
+    pub signed: String,
+    /// True when the move was signed earlier (after a crash, or sent again) and only re-sent.
+    pub resent: bool,
+    /// The height of the board post's block, when posted.
+    pub posted_at: Option<u64>,
+    /// The height of an on-chain response the move was also sent as (the game was challenged
+    /// on this move).
+    pub responded_at: Option<u64>,
+    /// Whether the game is over after it.
+    pub over: bool,
+}
+
+/// A history settlement sent.
+#[derive(Debug, Clone)]
+pub struct Settled {
+    /// Moves in the history.
+    pub moves: usize,
+    /// The winner's address, `None` for a draw.
+    pub winner: Option<String>,
+    /// The height from which the result is final.
+    pub final_at: u64,
+}
+
+/// A challenge sent (or a history that ended the game instead).
+#[derive(Debug, Clone)]
+pub struct Challenged {
+    /// The player who must answer (`None` when the history ended the game).
+    pub due: Option<String>,
+    /// The move number owed.
+    pub move_number: u64,
+    /// The last height to answer at.
+    pub deadline: u64,
+}
+
+/// A response sent.
+#[derive(Debug, Clone)]
+pub struct Responded {
+    /// The first move number sent.
+    pub from: u64,
+    /// Moves sent.
+    pub moves: usize,
+    /// The block height.
+    pub height: u64,
+    /// What follows: the next challenge's `(due player, move, deadline)`, or `None` when the
+    /// moves ended the game (it concludes by history).
+    pub next: Option<(String, u64, u64)>,
+}
+
+/// A game ended by the channel at once (forfeit, equivocation) or paid out.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    /// The winner's address, `None` for a draw.
+    pub winner: Option<String>,
+    /// The block height.
+    pub height: u64,
+}
+
+/// What `show` prints: the record, the local position and the chain's view.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// The record.
+    pub record: GameRecord,
+    /// Moves held.
+    pub n: u64,
+    /// The current state's hash.
+    pub state_hash: String,
+    /// `Some(winner)` when the held moves end the game (`Some(None)`: a draw).
+    pub over: Option<Option<u8>>,
+    /// The seat due to move, when not over.
+    pub due: Option<u8>,
+    /// The channel's view of the game, when it answered.
+    pub view: Option<::channel::Game>,
+    /// The head height.
+    pub head: u64,
+    /// The rules module's code hash now, when it differs from the game's (an upgrade).
+    pub rules_changed: Option<String>,
+}
+
+/// One round of `watch`.
+#[derive(Debug, Clone)]
+pub struct WatchStep {
+    /// What the board read found.
+    pub sync: SyncReport,
+    /// A challenge on our seat answered with held moves.
+    pub responded: Option<Responded>,
+    /// A challenge on our seat we cannot answer yet: `(move owed, deadline)`.
+    pub owed: Option<(u64, u64)>,
+    /// A challenge on our seat whose deadline passed unanswered: `(move owed, deadline)`.
+    pub missed: Option<(u64, u64)>,
+    /// The game's status on chain.
+    pub status: String,
+    /// Whether the result is final (nothing more can happen but `withdraw`).
+    pub final_result: bool,
+}
+
+/// What `watch` remembers between rounds: the challenges it has tried to answer or reported.
+#[derive(Debug, Default)]
+pub struct WatchState {
+    /// Challenges `(move, deadline)` answered, or whose answer the chain refused.
+    tried: BTreeSet<(u64, u64)>,
+    /// Challenges we could not answer yet, already reported.
+    reported: BTreeSet<(u64, u64)>,
+    /// Challenges whose deadline passed, already reported.
+    missed: BTreeSet<(u64, u64)>,
+}
+
+fn read_key(path: &Path) -> Result<SecretKey, ChannelError> {
+    read_key_file(path).map_err(ChannelError::Refused)
+}
+
+fn event<'a>(included: &'a Included, kind: &str) -> Option<&'a Value> {
+    included
+        .receipt
+        .events
+        .iter()
+        .find(|e| e.kind == kind)
+        .map(|e| &e.data)
+}
+
+fn winner_of(data: Option<&Value>) -> Option<String> {
+    data.and_then(|d| d.get("winner"))
+        .and_then(Value::as_str)
+        .map(str::to_string)
+}
+
+fn is_final(game: &::channel::Game, height: u64) -> bool {
+    game.is_final(height) || game.paid
+}
+
+impl Player {
+    /// A player. Errors: a bad node URL, a store directory that cannot be created.
+    pub fn new(options: PlayerOptions) -> Result<Player, ChannelError> {
+        Ok(Player {
+            client: Client::new(&options.node)?,
+            store: MoveStore::open(&options.dir)?,
+            channel: options.channel,
+            board: options.board,
+            key: options.key,
+            timeout: options.receipt_timeout,
+            rules: Mutex::default(),
+        })
+    }
+
+    /// The store.
+    pub fn store(&self) -> &MoveStore {
+        &self.store
+    }
+
+    /// The node client.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    fn key(&self) -> Result<&SecretKey, ChannelError> {
+        self.key
+            .as_ref()
+            .ok_or_else(|| refused("this command needs the player's key: --key FILE"))
+    }
+
+    /// Sends `op` to `module` with `--key` and waits for its receipt; a receipt with `ok: false`
+    /// is [`ChannelError::TxFailed`]. A `bad_nonce` (another command of the same key sent a
+    /// transaction between our nonce look-up and our post) is retried.
+    async fn send(&self, module: &str, op: Value) -> Result<Included, ChannelError> {
+        let key = self.key()?;
+        let mut tries = 0;
+        let included = loop {
+            let action = Action::game(module, &op);
+            match self.client.send_and_wait(key, action, self.timeout).await {
+                Err(e) if e.code() == Some("bad_nonce") && tries < 10 => {
+                    tries += 1;
+                    tokio::time::sleep(Duration::from_millis(50 * tries)).await;
+                }
+                other => break other?,
+            }
+        };
+        if !included.receipt.ok {
+            return Err(ChannelError::TxFailed(
+                included.receipt.error.clone().unwrap_or_default(),
+            ));
+        }
+        Ok(included)
+    }
+
+    async fn send_channel(&self, op: Value) -> Result<Included, ChannelError> {
+        self.send(&self.channel.clone(), op).await
+    }
+
+    async fn domain(&self) -> Result<DomainRecord, ChannelError> {
+        let view = self.client.view(&self.channel, &[]).await?;
+        let chain = view
+            .get("chain")
+            .and_then(Value::as_str)
+            .filter(|c| !c.is_empty() && c.len() <= 128)
+            .ok_or_else(|| refused(format!("module {} has no signing domain", self.channel)))?;
+        // The signed text names the module the channel runs as (its deployed id), which is the
+        // id ops are sent to.
+        Ok(DomainRecord {
+            chain: chain.to_string(),
+            module: self.channel.clone(),
+        })
+    }
+
+    /// The channel's view of `game`; `None` when it has no such game.
+    pub async fn game_view(&self, game: &str) -> Result<Option<::channel::Game>, ChannelError> {
+        match self.client.view(&self.channel, &[("game", game)]).await {
+            Ok(v) => serde_json::from_value(v)
+                .map(Some)
+                .map_err(|e| refused(format!("the channel's view of game {game}: {e}"))),
+            Err(e) if e.code() == Some("not_found") => Ok(None),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn resolve_game_key(path: Option<&Path>) -> Result<Option<(SecretKey, PathBuf)>, ChannelError> {
+        match path {
+            None => Ok(None),
+            Some(p) => {
+                let key = read_key(p)?;
+                let abs = std::fs::canonicalize(p)
+                    .map_err(|e| refused(format!("cannot read {}: {e}", p.display())))?;
+                Ok(Some((key, abs)))
+            }
+        }
+    }
+
+    /// Offers a game of `rules` (checked locally first: fetched, hashed, usable) with `stake`
+    /// per player and a `window` in blocks; `game_key` signs our moves instead of `--key`. The
+    /// record is created at once (seat 1 unknown until a join).
+    pub async fn offer(
+        &self,
+        rules: &str,
+        stake: Amount,
+        window: u64,
+        game_key: Option<&Path>,
+    ) -> Result<Offered, ChannelError> {
+        let me = self.key()?.address();
+        if !(::channel::MIN_WINDOW_BLOCKS..=::channel::MAX_WINDOW_BLOCKS).contains(&window) {
+            return Err(refused(format!(
+                "window must be {}-{} blocks",
+                ::channel::MIN_WINDOW_BLOCKS,
+                ::channel::MAX_WINDOW_BLOCKS
+            )));
+        }
+        let local = LocalRules::fetch(&self.client, &self.store, rules, None).await?;
+        local.check_usable()?;
+        let domain = self.domain().await?;
+        let game_key = Self::resolve_game_key(game_key)?;
+        let signer = game_key.as_ref().map_or(me.clone(), |(k, _)| k.address());
+        let mut op =
+            json!({"kind":"offer","rules":rules,"stake":stake.to_string(),"window":window});
+        if game_key.is_some() {
+            op["signer"] = json!(signer);
+        }
+        let included = self.send_channel(op).await?;
+        let offer = event(&included, "offer_created")
+            .and_then(|d| d.get("offer"))
+            .and_then(Value::as_str)
+            .ok_or_else(|| refused("the offer's receipt names no offer"))?
+            .to_string();
+        let record = GameRecord {
+            version: RECORD_VERSION,
+            game: offer.clone(),
+            domain,
+            board: self.board.clone(),
+            me: me.clone(),
+            game_key_file: game_key.map(|(_, p)| p),
+            players: [me, String::new()],
+            signers: [signer, String::new()],
+            rules: rules.to_string(),
+            rules_code_hash: local.code_hash().to_string(),
+            stake: stake.to_string(),
+            window,
+            opened: false,
+            scanned: included.height,
+            moves: Vec::new(),
+            conflicts: Vec::new(),
+        };
+        let _lock = self.store.lock(&offer)?;
+        self.store.save(&record)?;
+        Ok(Offered {
+            offer,
+            height: included.height,
+        })
+    }
+
+    /// Joins offer `offer` (its rules checked locally first); `game_key` signs our moves instead
+    /// of `--key`. Creates the game's record.
+    pub async fn join(&self, offer: &str, game_key: Option<&Path>) -> Result<Joined, ChannelError> {
+        let me = self.key()?.address();
+        let view = self.client.view(&self.channel, &[("offer", offer)]).await?;
+        let o: ::channel::Offer = serde_json::from_value(view)
+            .map_err(|e| refused(format!("the channel's view of offer {offer}: {e}")))?;
+        if o.status != "open" {
+            return Err(refused(format!("offer {offer} is {}", o.status)));
+        }
+        let local = LocalRules::fetch(&self.client, &self.store, &o.rules, None).await?;
+        local.check_usable()?;
+        let domain = self.domain().await?;
+        let game_key = Self::resolve_game_key(game_key)?;
+        let mut op = json!({"kind":"join","offer":offer});
+        if let Some((k, _)) = &game_key {
+            op["signer"] = json!(k.address());
+        }
+        let included = self.send_channel(op).await?;
+        let game = self
+            .game_view(offer)
+            .await?
+            .ok_or_else(|| refused(format!("game {offer} did not open")))?;
+        let record = GameRecord {
+            version: RECORD_VERSION,
+            game: offer.to_string(),
+            domain,
+            board: self.board.clone(),
+            me,
+            game_key_file: game_key.map(|(_, p)| p),
+            players: game.players.clone(),
+            signers: game.signers.clone(),
+            rules: game.rules.clone(),
+            rules_code_hash: local.code_hash().to_string(),
+            stake: game.stake.to_string(),
+            window: game.window,
+            opened: true,
+            scanned: included.height.saturating_sub(1),
+            moves: Vec::new(),
+            conflicts: Vec::new(),
+        };
+        let _lock = self.store.lock(offer)?;
+        self.store.save(&record)?;
+        Ok(Joined {
+            game: offer.to_string(),
+            creator: o.creator,
+            stake: o.stake.to_string(),
+            window: o.window,
+        })
+    }
+
+    /// `game`'s record, created from the channel's view when there is none (`from`: the height
+    /// to read the board from), completed when its offer has been joined since. Call with the
+    /// lock held. Errors: the game is not open, or `--key` is not one of its players.
+    async fn record(&self, game: &str, from: Option<u64>) -> Result<GameRecord, ChannelError> {
+        let mut changed = true;
+        let mut record = match self.store.load(game)? {
+            Some(r) => {
+                changed = false;
+                r
+            }
+            None => {
+                let me = self
+                    .key
+                    .as_ref()
+                    .ok_or_else(|| {
+                        refused(format!(
+                            "no record of game {game} in {}: pass --key FILE to start one",
+                            self.store.dir().display()
+                        ))
+                    })?
+                    .address();
+                let view = self.game_view(game).await?.ok_or_else(|| {
+                    refused(format!(
+                        "game {game} is not open (no such game on the channel)"
+                    ))
+                })?;
+                let code_hash = self.client.module(&view.rules).await?.code_hash;
+                GameRecord {
+                    version: RECORD_VERSION,
+                    game: game.to_string(),
+                    domain: self.domain().await?,
+                    board: self.board.clone(),
+                    me,
+                    game_key_file: None,
+                    players: view.players.clone(),
+                    signers: view.signers.clone(),
+                    rules: view.rules.clone(),
+                    rules_code_hash: code_hash,
+                    stake: view.stake.to_string(),
+                    window: view.window,
+                    opened: true,
+                    scanned: from.unwrap_or(1).saturating_sub(1),
+                    moves: Vec::new(),
+                    conflicts: Vec::new(),
+                }
+            }
+        };
+        if !record.opened {
+            let Some(view) = self.game_view(game).await? else {
+                let offer = self.client.view(&self.channel, &[("offer", game)]).await?;
+                let status = offer["status"].as_str().unwrap_or("unknown");
+                return Err(refused(match status {
+                    "open" => format!("game {game} is not open yet: offer {game} waits for a join"),
+                    other => format!("offer {game} is {other}: there is no game"),
+                }));
+            };
+            record.players = view.players.clone();
+            record.signers = view.signers.clone();
+            record.opened = true;
+            changed = true;
+        }
+        if record.my_seat().is_none() {
+            return Err(refused(format!(
+                "{} is not a player of game {game} ({} vs {})",
+                record.me, record.players[0], record.players[1]
+            )));
+        }
+        if let Some(h) = from.filter(|&h| h <= record.scanned) {
+            record.scanned = h.saturating_sub(1);
+            changed = true;
+        }
+        if changed {
+            self.store.save(&record)?;
+        }
+        Ok(record)
+    }
+
+    async fn rules_of(&self, record: &GameRecord) -> Result<Arc<LocalRules>, ChannelError> {
+        let hash = &record.rules_code_hash;
+        if let Some(rules) = self.rules.lock().expect("not poisoned").get(hash) {
+            return Ok(rules.clone());
+        }
+        let rules = Arc::new(
+            LocalRules::fetch(&self.client, &self.store, &record.rules, Some(hash)).await?,
+        );
+        self.rules
+            .lock()
+            .expect("not poisoned")
+            .insert(hash.clone(), rules.clone());
+        Ok(rules)
+    }
+
+    /// Reads the board (and the channel's events) from the record's last read height to the
+    /// head: every post for the game is checked ([`check_received`]) and kept only when it
+    /// passes; the record is saved as it goes. Call with the lock held.
+    async fn sync_locked(
+        &self,
+        record: &mut GameRecord,
+        rules: &LocalRules,
+        replay: &mut Replay,
+    ) -> Result<SyncReport, ChannelError> {
+        let head = self
+            .client
+            .status()
+            .await?
+            .height
+            .min(record.scanned.saturating_add(MAX_BLOCKS_PER_SYNC));
+        let mut report = SyncReport {
+            head,
+            ..SyncReport::default()
+        };
+        let my_seat = record.my_seat();
+        let mut dirty = false;
+        let channel_id = record.domain.module.clone();
+        let board_id = record.board.clone();
+        while record.scanned < head {
+            let height = record.scanned + 1;
+            let block = self.client.block(BlockRef::Height(height)).await?;
+            for seen in seen_in(&block, &record.game, &channel_id, &board_id) {
+                let (height, from, payloads) = match seen {
+                    Seen::Post {
+                        height,
+                        from,
+                        payload,
+                    } => match serde_json::from_str::<Value>(&payload) {
+                        Ok(v) => (height, from, vec![v]),
+                        Err(_) => {
+                            let why = Refusal::NotAMove("not JSON".into()).to_string();
+                            report.refused.push((height, from, why));
+                            continue;
+                        }
+                    },
+                    Seen::OpMoves {
+                        height,
+                        from,
+                        moves,
+                    } => (height, from, moves),
+                    Seen::Oversized { height, from } => {
+                        let why =
+                            format!("a post over {} bytes", crate::channel::MAX_PAYLOAD_BYTES);
+                        report.refused.push((height, from, why));
+                        continue;
+                    }
+                    Seen::Event { height, kind, data } => {
+                        report.events.push((height, kind, data));
+                        continue;
+                    }
+                };
+                for value in payloads {
+                    match check_received(rules, record, replay, &value)? {
+                        Ok(Received::Next(m)) => {
+                            let data = hex::decode(&m.data).expect("checked hex");
+                            let next = rules.apply_move(replay.state(), m.n, m.seat, &data)?;
+                            replay.states.push(next);
+                            report.received.push(m.n);
+                            if Some(m.seat) == my_seat {
+                                report.confirmed.push(m.n);
+                            }
+                            record.moves.push(m);
+                            dirty = true;
+                        }
+                        Ok(Received::Held(n)) => {
+                            let m = &mut record.moves[n as usize];
+                            if !m.posted {
+                                m.posted = true;
+                                report.confirmed.push(n);
+                                dirty = true;
+                            }
+                        }
+                        Ok(Received::Equivocation(m)) => {
+                            report.equivocations.push(m.n);
+                            record.conflicts.push(m);
+                            dirty = true;
+                        }
+                        Err(why) => report.refused.push((height, from.clone(), why.to_string())),
+                    }
+                }
+            }
+            record.scanned = height;
+            if dirty || height.is_multiple_of(64) || height == head {
+                self.store.save(record)?;
+                dirty = false;
+            }
+        }
+        report.held = record.moves.len() as u64;
+        Ok(report)
+    }
+
+    /// Opens `game` under its lock: the record, its rules, the held moves replayed, the board
+    /// read to the head.
+    async fn open_game(
+        &self,
+        game: &str,
+        from: Option<u64>,
+    ) -> Result<(GameRecord, Arc<LocalRules>, Replay, SyncReport), ChannelError> {
+        let mut record = self.record(game, from).await?;
+        let rules = self.rules_of(&record).await?;
+        let mut replay = rules.replay(&record.moves)?;
+        let report = self.sync_locked(&mut record, &rules, &mut replay).await?;
+        Ok((record, rules, replay, report))
+    }
+
+    /// Reads the board for `game` (from `from` when given, else where the last read stopped),
+    /// checking and storing received moves.
+    pub async fn sync(&self, game: &str, from: Option<u64>) -> Result<SyncReport, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (_, _, _, report) = self.open_game(game, from).await?;
+        Ok(report)
+    }
+
+    fn signing_key(
+        &self,
+        record: &GameRecord,
+        seat: u8,
+        game_key: Option<&Path>,
+    ) -> Result<SecretKey, ChannelError> {
+        let (key, from) = match game_key.or(record.game_key_file.as_deref()) {
+            Some(path) => (read_key(path)?, path.display().to_string()),
+            None => (self.key()?.clone(), "--key".to_string()),
+        };
+        let expected = &record.signers[seat as usize];
+        if key.address() != *expected {
+            return Err(refused(format!(
+                "seat {seat}'s game key is {expected}, but {from} holds {}: pass --game-key FILE",
+                key.address()
+            )));
+        }
+        Ok(key)
+    }
+
+    /// Posts held move `m` to the board; marks it posted and saves.
+    async fn post(&self, record: &mut GameRecord, i: usize) -> Result<u64, ChannelError> {
+        let payload = record.moves[i].wire().to_string();
+        let board = record.board.clone();
+        let included = self.send(&board, post_op(&record.game, &payload)).await?;
+        record.moves[i].posted = true;
+        self.store.save(record)?;
+        Ok(included.height)
+    }
+
+    /// Makes move `data` in `game`: signs it over the current state (after reading the board),
+    /// saves it, then posts it (unless `no_post`), and answers a challenge on this move with it.
+    /// When we signed a move for this position already, the same data re-sends it, other data is
+    /// refused (equivocation). Refused too: not our turn, the game over, an illegal move.
+    pub async fn make_move(
+        &self,
+        game: &str,
+        data: &[u8],
+        no_post: bool,
+        game_key: Option<&Path>,
+    ) -> Result<Moved, ChannelError> {
+        if data.len() > ::channel::MAX_MOVE_BYTES {
+            return Err(refused(format!(
+                "move data is over {} bytes",
+                ::channel::MAX_MOVE_BYTES
+            )));
+        }
+        let _lock = self.store.lock(game)?;
+        let (mut record, rules, replay, _) = self.open_game(game, None).await?;
+        let seat = record.my_seat().expect("checked by record()");
+        let n = replay.n();
+        let data_hex = hex::encode(data);
+        let over = rules.is_over(replay.state())?;
+        let due = if over { None } else { Some(rules.mover_at(n)?) };
+        let last_mine = record
+            .moves
+            .last()
+            .filter(|m| m.seat == seat)
+            .map(|m| (m.n, m.data.clone()));
+        let (i, resent) = match (due, last_mine) {
+            (_, Some((k, held))) if due != Some(seat) => {
+                if held != data_hex {
+                    return Err(refused(format!(
+                        "move {k} is signed already for this position (data {held}); signing \
+                         {data_hex} too would be equivocation: nothing was sent (repeat the \
+                         same move to re-send it)"
+                    )));
+                }
+                (k as usize, true)
+            }
+            (None, _) => return Err(refused("the game is over: settle it (`channel settle`)")),
+            (Some(d), _) if d != seat => {
+                return Err(refused(format!(
+                    "it is {}'s turn (move {n}): wait for their move (`channel sync`)",
+                    record.players[d as usize]
+                )))
+            }
+            (Some(_), _) => {
+                if record.moves.len() >= MAX_MOVES_HELD {
+                    return Err(refused(format!(
+                        "this client holds at most {MAX_MOVES_HELD} moves per game"
+                    )));
+                }
+                if !rules.validate_move(replay.state(), n, seat, data)? {
+                    return Err(refused(format!(
+                        "move {n}: {data_hex} is not a legal move; nothing was signed"
+                    )));
+                }
+                let key = self.signing_key(&record, seat, game_key)?;
+                let prev = ::channel::state_hash(replay.state());
+                let msg = record.domain.domain().move_message(
+                    &record.game,
+                    n,
+                    &prev,
+                    &record.players[seat as usize],
+                    data,
+                );
+                record.moves.push(HeldMove {
+                    n,
+                    data: data_hex.clone(),
+                    sig: sign_message(&key, msg),
+                    seat,
+                    posted: false,
+                });
+                // Saved (fsynced) before anything is sent.
+                self.store.save(&record)?;
+                (n as usize, false)
+            }
+        };
+        let k = i as u64;
+        let signed = record.moves[i].wire().to_string();
+        let over_after = if resent {
+            over
+        } else {
+            let after = rules.apply_move(replay.state(), n, seat, data)?;
+            rules.is_over(&after)?
+        };
+        let mut moved = Moved {
+            n: k,
+            data: data_hex,
+            signed,
+            resent,
+            posted_at: None,
+            responded_at: None,
+            over: over_after,
+        };
+        if no_post {
+            return Ok(moved);
+        }
+        moved.posted_at = Some(self.post(&mut record, i).await?);
+        // A challenge owed on this very move: answer it on chain as well.
+        if let Some(view) = self.game_view(game).await? {
+            if let Some(c) = view
+                .challenge
+                .as_ref()
+                .filter(|c| c.moves == k && c.due == seat)
+            {
+                let head = self.client.status().await?.height;
+                if view.status == "challenged" && head <= c.deadline {
+                    let replay = rules.replay(&record.moves)?;
+                    if let Some(r) = self.respond_with(&record, &replay, &view).await? {
+                        moved.responded_at = Some(r.height);
+                    }
+                }
+            }
+        }
+        Ok(moved)
+    }
+
+    /// The held moves that answer `view`'s challenge: they start at the challenged move and our
+    /// state there is the challenged state. `None` when we hold none.
+    fn answer(
+        record: &GameRecord,
+        replay: &Replay,
+        view: &::channel::Game,
+    ) -> Option<(u64, Vec<Value>)> {
+        let c = view.challenge.as_ref()?;
+        if view.status != "challenged" || record.moves.len() as u64 <= c.moves {
+            return None;
+        }
+        let ours = replay.states.get(c.moves as usize)?;
+        if hex::encode(ours) != c.state {
+            return None;
+        }
+        let end = record.moves.len().min(c.moves as usize + MAX_MOVES_HELD);
+        let moves = record.moves[c.moves as usize..end]
+            .iter()
+            .map(HeldMove::wire)
+            .collect();
+        Some((c.moves, moves))
+    }
+
+    async fn respond_with(
+        &self,
+        record: &GameRecord,
+        replay: &Replay,
+        view: &::channel::Game,
+    ) -> Result<Option<Responded>, ChannelError> {
+        let Some((from, moves)) = Self::answer(record, replay, view) else {
+            return Ok(None);
+        };
+        let count = moves.len();
+        let op = json!({"kind":"respond","game":record.game,"moves":moves});
+        let included = self.send_channel(op).await?;
+        let next = event(&included, "game_challenged").map(|d| {
+            (
+                d["due"].as_str().unwrap_or("").to_string(),
+                d["move"].as_u64().unwrap_or(0),
+                d["deadline"].as_u64().unwrap_or(0),
+            )
+        });
+        Ok(Some(Responded {
+            from,
+            moves: count,
+            height: included.height,
+            next,
+        }))
+    }
+
+    /// Settles `game` by history: the held moves, which must end the game (checked locally).
+    pub async fn settle(&self, game: &str) -> Result<Settled, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (record, rules, replay, _) = self.open_game(game, None).await?;
+        if !rules.is_over(replay.state())? {
+            let due = rules.mover_at(replay.n())?;
+            return Err(refused(format!(
+                "the history does not end the game: {} moves held, {} to move; nothing was sent",
+                replay.n(),
+                record.players[due as usize]
+            )));
+        }
+        let moves: Vec<Value> = record.moves.iter().map(HeldMove::wire).collect();
+        let count = moves.len();
+        let included = self
+            .send_channel(json!({"kind":"settle","game":game,"moves":moves}))
+            .await?;
+        let data = event(&included, "game_concluding");
+        Ok(Settled {
+            moves: count,
+            winner: winner_of(data),
+            final_at: data
+                .and_then(|d| d["final_at"].as_u64())
+                .unwrap_or(included.height),
+        })
+    }
+
+    /// Challenges the opponent to make the move they owe, with the held moves as the history.
+    /// Refused locally on our own turn and when the moves end the game (settle instead).
+    pub async fn challenge(&self, game: &str) -> Result<Challenged, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (record, rules, replay, _) = self.open_game(game, None).await?;
+        let seat = record.my_seat().expect("checked by record()");
+        if rules.is_over(replay.state())? {
+            return Err(refused(
+                "the held moves end the game: settle it (`channel settle`)",
+            ));
+        }
+        let n = replay.n();
+        if rules.mover_at(n)? == seat {
+            return Err(refused(format!(
+                "it is your own turn (move {n}): make your move"
+            )));
+        }
+        let moves: Vec<Value> = record.moves.iter().map(HeldMove::wire).collect();
+        let included = self
+            .send_channel(json!({"kind":"challenge","game":game,"moves":moves}))
+            .await?;
+        Ok(match event(&included, "game_challenged") {
+            Some(d) => Challenged {
+                due: d["due"].as_str().map(str::to_string),
+                move_number: d["move"].as_u64().unwrap_or(n),
+                deadline: d["deadline"].as_u64().unwrap_or(0),
+            },
+            None => Challenged {
+                due: None,
+                move_number: n,
+                deadline: included.height,
+            },
+        })
+    }
+
+    /// Answers the open challenge of `game` with the held moves from the challenged move on
+    /// (anyone may answer). Refused when the game is not challenged or we hold no such move.
+    pub async fn respond(&self, game: &str) -> Result<Responded, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (record, _, replay, _) = self.open_game(game, None).await?;
+        let view = self
+            .game_view(game)
+            .await?
+            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
+        let Some(c) = view
+            .challenge
+            .as_ref()
+            .filter(|_| view.status == "challenged")
+        else {
+            return Err(refused(format!(
+                "game {game} is {}, not challenged",
+                view.status
+            )));
+        };
+        match self.respond_with(&record, &replay, &view).await? {
+            Some(r) => Ok(r),
+            None => Err(refused(format!(
+                "we hold no move {} continuing the challenged state: make it first (`channel move`)",
+                c.moves
+            ))),
+        }
+    }
+
+    /// Claims the forfeit of the player who did not answer a challenge by its deadline.
+    pub async fn forfeit(&self, game: &str) -> Result<Ended, ChannelError> {
+        let view = self
+            .game_view(game)
+            .await?
+            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
+        let Some(c) = view
+            .challenge
+            .as_ref()
+            .filter(|_| view.status == "challenged")
+        else {
+            return Err(refused(format!(
+                "game {game} is {}, not challenged",
+                view.status
+            )));
+        };
+        let head = self.client.status().await?.height;
+        if head < c.deadline {
+            return Err(refused(format!(
+                "{} may answer until height {} (now {head}): nothing was sent",
+                view.players[c.due as usize], c.deadline
+            )));
+        }
+        let included = self
+            .send_channel(json!({"kind":"claim_forfeit","game":game}))
+            .await?;
+        Ok(Ended {
+            winner: winner_of(event(&included, "game_settled")),
+            height: included.height,
+        })
+    }
+
+    /// Proves the opponent's equivocation from the store: two different moves signed by their
+    /// game key for one position. Refused when the store holds none.
+    pub async fn prove(&self, game: &str) -> Result<(u64, Ended), ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (record, _, replay, _) = self.open_game(game, None).await?;
+        let Some(b) = record.conflicts.first() else {
+            return Err(refused(format!(
+                "no equivocation held for game {game}: nothing was sent"
+            )));
+        };
+        let a = &record.moves[b.n as usize];
+        let prev = replay
+            .hash_before(b.n)
+            .expect("conflicts are for held positions");
+        let op = json!({"kind":"prove_equivocation","game":game,"a":a.wire(),"b":b.wire(),
+                        "prev_a":prev,"prev_b":prev});
+        let included = self.send_channel(op).await?;
+        Ok((
+            b.n,
+            Ended {
+                winner: winner_of(event(&included, "game_settled")),
+                height: included.height,
+            },
+        ))
+    }
+
+    /// Withdraws a final game's stakes (to the winner, or one each for a draw).
+    pub async fn withdraw(&self, game: &str) -> Result<Ended, ChannelError> {
+        let included = self
+            .send_channel(json!({"kind":"withdraw","game":game}))
+            .await?;
+        Ok(Ended {
+            winner: winner_of(event(&included, "paid")),
+            height: included.height,
+        })
+    }
+
+    /// Cancels our open offer (the stake comes back at once).
+    pub async fn cancel(&self, offer: &str) -> Result<u64, ChannelError> {
+        let included = self
+            .send_channel(json!({"kind":"cancel","offer":offer}))
+            .await?;
+        Ok(included.height)
+    }
+
+    /// The record of `game`, the position its moves reach, and the channel's view. Reads the
+    /// board first when `--key` is given or the record exists (never signs or sends).
+    pub async fn show(&self, game: &str) -> Result<Shown, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (record, rules, replay, report) = self.open_game(game, None).await?;
+        let state = replay.state();
+        let over = if rules.is_over(state)? {
+            Some(rules.winner(state)?)
+        } else {
+            None
+        };
+        let due = match over {
+            Some(_) => None,
+            None => Some(rules.mover_at(replay.n())?),
+        };
+        let view = self.game_view(game).await?;
+        let current = match self.client.module(&record.rules).await {
+            Ok(m) => Some(m.code_hash),
+            Err(ClientError::Api { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        Ok(Shown {
+            n: replay.n(),
+            state_hash: ::channel::state_hash(state),
+            over,
+            due,
+            view,
+            head: report.head,
+            rules_changed: current.filter(|h| *h != record.rules_code_hash),
+            record,
+        })
+    }
+
+    /// One round of `watch`: reads the board, and when the channel shows a challenge due on our
+    /// seat that the held moves answer, sends them (`respond`) once.
+    pub async fn watch_step(
+        &self,
+        game: &str,
+        state: &mut WatchState,
+    ) -> Result<WatchStep, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let (record, _, replay, sync) = self.open_game(game, None).await?;
+        let seat = record.my_seat().expect("checked by record()");
+        let view = self
+            .game_view(game)
+            .await?
+            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
+        let mut step = WatchStep {
+            status: view.status.clone(),
+            final_result: is_final(&view, sync.head),
+            sync,
+            responded: None,
+            owed: None,
+            missed: None,
+        };
+        if let Some(c) = view
+            .challenge
+            .as_ref()
+            .filter(|_| view.status == "challenged")
+        {
+            let key = (c.moves, c.deadline);
+            if c.due == seat && step.sync.head > c.deadline && state.missed.insert(key) {
+                step.missed = Some(key);
+            }
+            if c.due == seat && step.sync.head <= c.deadline && !state.tried.contains(&key) {
+                match self.respond_with(&record, &replay, &view).await {
+                    Ok(Some(r)) => {
+                        state.tried.insert(key);
+                        step.responded = Some(r);
+                    }
+                    // Not held yet: told once; answered as soon as the move is in the store.
+                    Ok(None) => {
+                        if state.reported.insert(key) {
+                            step.owed = Some(key);
+                        }
+                    }
+                    Err(e) => {
+                        state.tried.insert(key);
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(step)
+    }
+}

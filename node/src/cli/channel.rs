@@ -1,0 +1,385 @@
+//! `gamechain channel …`: a player's channel games (docs/channels.md, "Playing with the CLI").
+//! Each subcommand is one [`Player`] operation printed as short lines on stdout; failures are a
+//! [`CliError`]: a local refusal (nothing sent) or a store/rules problem exits 1, a node error
+//! exits 1 with its `code: message`, a transaction the chain refused exits 3.
+
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use gamechain_client::client::ClientError;
+use gamechain_client::keyfile::read_key_file;
+
+use crate::channel::player::{Responded, SyncReport, WatchState};
+use crate::channel::{ChannelError, Player, PlayerOptions};
+use crate::cli::args::{ChannelArgs, ChannelCommand};
+use crate::cli::error::CliError;
+
+impl From<ChannelError> for CliError {
+    fn from(e: ChannelError) -> Self {
+        match e {
+            ChannelError::Client(e) => CliError::Client(e),
+            ChannelError::TxFailed(m) => CliError::TxFailed(m),
+            other => CliError::Usage(other.to_string()),
+        }
+    }
+}
+
+fn player(common: &ChannelArgs) -> Result<Player, CliError> {
+    let key = match &common.key {
+        Some(path) => Some(read_key_file(path).map_err(CliError::Usage)?),
+        None => None,
+    };
+    Ok(Player::new(PlayerOptions {
+        node: common.node.url.clone(),
+        dir: common.dir.clone(),
+        channel: common.channel.clone(),
+        board: common.board.clone(),
+        key,
+        receipt_timeout: Duration::from_secs(common.timeout),
+    })?)
+}
+
+fn line(out: &mut dyn Write, text: impl AsRef<str>) -> Result<(), CliError> {
+    writeln!(out, "{}", text.as_ref())
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Usage(format!("cannot write the output: {e}")))
+}
+
+fn winner_text(winner: &Option<String>) -> String {
+    match winner {
+        Some(w) => format!("{w} wins"),
+        None => "a draw".to_string(),
+    }
+}
+
+fn print_sync(out: &mut dyn Write, report: &SyncReport) -> Result<(), CliError> {
+    for n in &report.received {
+        line(out, format!("received move {n}: checked and stored"))?;
+    }
+    for (height, from, why) in &report.refused {
+        line(
+            out,
+            format!("refused a post by {from} at block {height}: {why}"),
+        )?;
+    }
+    for n in &report.equivocations {
+        line(
+            out,
+            format!(
+                "equivocation: a second signed move {n} by the opponent, kept (`channel prove`)"
+            ),
+        )?;
+    }
+    for (height, kind, data) in &report.events {
+        line(out, format!("block {height}: {kind} {data}"))?;
+    }
+    Ok(())
+}
+
+fn print_responded(out: &mut dyn Write, r: &Responded) -> Result<(), CliError> {
+    let last = r.from + r.moves as u64 - 1;
+    line(
+        out,
+        format!(
+            "answered the challenge with moves {}..{last} at block {}",
+            r.from, r.height
+        ),
+    )?;
+    match &r.next {
+        Some((due, n, deadline)) => line(
+            out,
+            format!("challenge passes: {due} owes move {n} by height {deadline}"),
+        ),
+        None => line(out, "the moves end the game: concluding by history"),
+    }
+}
+
+/// Runs one `channel` subcommand, printing to `out`.
+pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), CliError> {
+    match command {
+        ChannelCommand::Offer {
+            common,
+            rules,
+            stake,
+            window,
+            game_key,
+        } => {
+            let p = player(&common)?;
+            let o = p.offer(&rules, stake, window, game_key.as_deref()).await?;
+            line(
+                out,
+                format!(
+                    "offer {}: {rules}, stake {stake}, window {window} blocks (block {}); waiting for a join",
+                    o.offer, o.height
+                ),
+            )?;
+            line(
+                out,
+                format!("moves kept in {}", p.store().path(&o.offer).display()),
+            )
+        }
+        ChannelCommand::Join {
+            common,
+            offer,
+            game_key,
+        } => {
+            let p = player(&common)?;
+            let j = p.join(&offer, game_key.as_deref()).await?;
+            line(
+                out,
+                format!(
+                    "joined game {} as seat 1 against {}: stake {}, window {} blocks",
+                    j.game, j.creator, j.stake, j.window
+                ),
+            )?;
+            line(
+                out,
+                format!("moves kept in {}", p.store().path(&j.game).display()),
+            )
+        }
+        ChannelCommand::Move {
+            common,
+            game,
+            data,
+            no_post,
+            game_key,
+        } => {
+            let bytes = hex::decode(&data)
+                .map_err(|_| CliError::Usage(format!("move data `{data}` is not hex")))?;
+            let p = player(&common)?;
+            let m = p
+                .make_move(&game, &bytes, no_post, game_key.as_deref())
+                .await?;
+            let what = if m.resent {
+                format!("move {} ({}) was signed already", m.n, m.data)
+            } else {
+                format!("move {} ({}) signed and stored", m.n, m.data)
+            };
+            match m.posted_at {
+                Some(h) if m.resent => line(out, format!("{what}: re-sent at block {h}"))?,
+                Some(h) => line(out, format!("{what}, posted at block {h}"))?,
+                None => line(out, format!("{what}, not posted: {}", m.signed))?,
+            }
+            if let Some(h) = m.responded_at {
+                line(
+                    out,
+                    format!("answered the challenge on move {} at block {h}", m.n),
+                )?;
+            }
+            if m.over {
+                line(out, "the game is over: settle it (`channel settle`)")?;
+            }
+            Ok(())
+        }
+        ChannelCommand::Sync { common, game, from } => {
+            let report = player(&common)?.sync(&game, from).await?;
+            print_sync(out, &report)?;
+            line(
+                out,
+                format!(
+                    "read up to block {}: {} moves held",
+                    report.head, report.held
+                ),
+            )
+        }
+        ChannelCommand::Watch {
+            common,
+            game,
+            poll_ms,
+            stop_after,
+        } => {
+            let p = player(&common)?;
+            let start = Instant::now();
+            let mut state = WatchState::default();
+            let mut status = String::new();
+            line(out, format!("watching game {game}"))?;
+            loop {
+                match p.watch_step(&game, &mut state).await {
+                    Ok(step) => {
+                        print_sync(out, &step.sync)?;
+                        if let Some(r) = &step.responded {
+                            print_responded(out, r)?;
+                        }
+                        if let Some((n, deadline)) = step.owed {
+                            line(
+                                out,
+                                format!(
+                                    "challenged: we owe move {n} by height {deadline}; make it (`channel move`) and it is sent as the answer"
+                                ),
+                            )?;
+                        }
+                        if let Some((n, deadline)) = step.missed {
+                            line(
+                                out,
+                                format!(
+                                    "the challenge on move {n} was not answered by height {deadline}: the opponent may claim the forfeit"
+                                ),
+                            )?;
+                        }
+                        if step.status != status {
+                            line(out, format!("game {game} is {}", step.status))?;
+                            status = step.status.clone();
+                        }
+                        if step.final_result {
+                            return line(out, format!("game {game}: the result is final"));
+                        }
+                    }
+                    // The node went away for a while, or a response failed: say so, go on.
+                    Err(ChannelError::Client(ClientError::Transport(e))) => {
+                        eprintln!("watch: cannot reach the node: {e}")
+                    }
+                    Err(ChannelError::TxFailed(e)) => eprintln!("watch: answer refused: {e}"),
+                    Err(e) => return Err(e.into()),
+                }
+                if stop_after > 0 && start.elapsed() >= Duration::from_secs(stop_after) {
+                    return line(out, format!("stopped after {stop_after} s"));
+                }
+                tokio::time::sleep(Duration::from_millis(poll_ms.max(10))).await;
+            }
+        }
+        ChannelCommand::Settle { common, game } => {
+            let s = player(&common)?.settle(&game).await?;
+            line(
+                out,
+                format!(
+                    "settled by history ({} moves): {}; final at height {}, then withdraw",
+                    s.moves,
+                    winner_text(&s.winner),
+                    s.final_at
+                ),
+            )
+        }
+        ChannelCommand::Challenge { common, game } => {
+            let c = player(&common)?.challenge(&game).await?;
+            match c.due {
+                Some(due) => line(
+                    out,
+                    format!(
+                        "challenged: {due} owes move {} by height {}",
+                        c.move_number, c.deadline
+                    ),
+                ),
+                None => line(out, "the moves end the game: concluding by history"),
+            }
+        }
+        ChannelCommand::Respond { common, game } => {
+            let r = player(&common)?.respond(&game).await?;
+            print_responded(out, &r)
+        }
+        ChannelCommand::Forfeit { common, game } => {
+            let e = player(&common)?.forfeit(&game).await?;
+            line(
+                out,
+                format!(
+                    "forfeit claimed: {}; final at block {}",
+                    winner_text(&e.winner),
+                    e.height
+                ),
+            )
+        }
+        ChannelCommand::Prove { common, game } => {
+            let (n, e) = player(&common)?.prove(&game).await?;
+            line(
+                out,
+                format!(
+                    "equivocation on move {n} proven: {}; final at block {}",
+                    winner_text(&e.winner),
+                    e.height
+                ),
+            )
+        }
+        ChannelCommand::Withdraw { common, game } => {
+            let e = player(&common)?.withdraw(&game).await?;
+            match e.winner {
+                Some(w) => line(
+                    out,
+                    format!("paid out at block {}: {w} gets both stakes", e.height),
+                ),
+                None => line(
+                    out,
+                    format!(
+                        "paid out at block {}: a draw, each stake refunded",
+                        e.height
+                    ),
+                ),
+            }
+        }
+        ChannelCommand::Cancel { common, offer } => {
+            let h = player(&common)?.cancel(&offer).await?;
+            line(
+                out,
+                format!("offer {offer} cancelled at block {h}: stake refunded"),
+            )
+        }
+        ChannelCommand::Show { common, game } => {
+            let p = player(&common)?;
+            let s = p.show(&game).await?;
+            let r = &s.record;
+            let me = r.my_seat();
+            let who = |seat: u8| {
+                let you = if Some(seat) == me { " (you)" } else { "" };
+                format!("seat {seat} {}{you}", r.players[seat as usize])
+            };
+            line(
+                out,
+                format!(
+                    "game {game}: {}, stake {}, window {} blocks",
+                    r.rules, r.stake, r.window
+                ),
+            )?;
+            line(out, who(0))?;
+            line(out, who(1))?;
+            line(out, format!("moves held: {} (state {})", s.n, s.state_hash))?;
+            match (s.over, s.due) {
+                (Some(Some(w)), _) => line(out, format!("over: {} wins", who(w)))?,
+                (Some(None), _) => line(out, "over: a draw")?,
+                (None, Some(d)) => line(out, format!("turn: {} (move {})", who(d), s.n))?,
+                (None, None) => {}
+            }
+            for m in r.moves.iter().filter(|m| !m.posted) {
+                line(out, format!("not posted yet: move {} ({})", m.n, m.data))?;
+            }
+            for c in &r.conflicts {
+                line(
+                    out,
+                    format!("equivocation proof held: move {} (`channel prove`)", c.n),
+                )?;
+            }
+            if let Some(h) = &s.rules_changed {
+                line(
+                    out,
+                    format!(
+                        "warning: {} now runs code {h}, not the code {} the game opened with",
+                        r.rules, r.rules_code_hash
+                    ),
+                )?;
+            }
+            match &s.view {
+                None => line(out, "on chain: no such game")?,
+                Some(g) => {
+                    let mut text = format!("on chain at height {}: {}", s.head, g.status);
+                    if let Some(c) = g.challenge.as_ref().filter(|_| g.status == "challenged") {
+                        text.push_str(&format!(
+                            ", {} owes move {} by height {}",
+                            g.players[c.due as usize], c.moves, c.deadline
+                        ));
+                    }
+                    if let Some(o) = &g.outcome {
+                        let winner = o.winner.map(|w| g.players[w as usize].clone());
+                        text.push_str(&format!(
+                            ", {} ({}), final at height {}",
+                            winner_text(&winner),
+                            o.how,
+                            o.final_at
+                        ));
+                    }
+                    if g.paid {
+                        text.push_str(", paid out");
+                    }
+                    line(out, text)?;
+                }
+            }
+            line(out, format!("store: {}", p.store().path(&game).display()))
+        }
+    }
+}

@@ -1,0 +1,764 @@
+//! `gamechain channel …` as two players type it, against a `gamechain node` process with the
+//! `channel`, `moveboard` and `ttt_rules` modules built from this source and deployed by
+//! `gamechain module deploy`: moves travel over the move board and are kept in each player's
+//! store; a game is settled by history and paid out; a move stored before a crash is re-sent and
+//! never replaced; forged, out-of-turn and illegal moves read from the board are refused and not
+//! stored; `watch` answers a challenge with the move it holds and the staller forfeits; two
+//! signed moves for one position make their signer lose (`prove`). Blocks come every 250 ms
+//! when idle, so windows (in blocks) pass in seconds.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::sync::{LazyLock, Mutex};
+use std::time::{Duration, Instant};
+
+use common::cli::{run, run_on, text};
+use common::{NodeProcess, BIN};
+use gamechain_client::client::Client;
+use gamechain_client::keyfile::read_key_file;
+use gamechain_node::channel::LocalRules;
+use gamechain_runtime::chain::{sign_message, Action, SecretKey};
+use gamechain_sdk::guest_build::{build_guest, BuiltGuest};
+use serde_json::{json, Value};
+
+const STAKE: u128 = 100;
+/// What the faucet pays (the node's default).
+const FAUCET: u128 = 100_000;
+
+/// The three guests, built once per test process.
+fn guests() -> Vec<(&'static str, BuiltGuest)> {
+    static BUILT: LazyLock<Mutex<Vec<(&'static str, BuiltGuest)>>> =
+        LazyLock::new(Default::default);
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if built.is_empty() {
+        for (id, package) in [
+            ("channel", "channel"),
+            ("moveboard", "moveboard"),
+            ("ttt_rules", "tictactoe_rules"),
+        ] {
+            built.push((id, build_guest(package).unwrap_or_else(|e| panic!("{e}"))));
+        }
+    }
+    built.clone()
+}
+
+/// A node with the channel modules and two funded players, `alice` and `bob`, each with a key
+/// file `<name>.wif` and a move store `<name>-moves/` in the test's directory.
+struct Table {
+    node: NodeProcess,
+    url: String,
+    cwd: PathBuf,
+    alice: String,
+    bob: String,
+    ttt_wasm: Vec<u8>,
+    _dir: tempfile::TempDir,
+}
+
+impl Table {
+    async fn new() -> Table {
+        let guests = tokio::task::spawn_blocking(guests).await.unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = dir.path().to_path_buf();
+        let mut node = NodeProcess::new(&cwd, "block_interval_ms = 250");
+        node.start().await;
+        let url = node.url();
+        let mut addresses = Vec::new();
+        for name in ["alice", "bob", "carol"] {
+            let file = format!("{name}.wif");
+            let out = run(&cwd, &["key", "new", "--out", &file]).await;
+            assert!(out.status.success(), "{}", text(&out.stderr));
+            addresses.push(text(&out.stdout).trim().to_string());
+            let out = run_on(&cwd, &url, &["faucet", "--key", &file]).await;
+            assert!(out.status.success(), "{}", text(&out.stderr));
+        }
+        let mut ttt_wasm = Vec::new();
+        for (id, guest) in &guests {
+            let file = format!("{id}.wasm");
+            std::fs::write(cwd.join(&file), &guest.wasm).unwrap();
+            let deploy = ["module", "deploy", &file, "--id", id, "--key", "carol.wif"];
+            let out = run_on(&cwd, &url, &deploy).await;
+            assert!(out.status.success(), "deploy {id}: {}", text(&out.stderr));
+            if *id == "ttt_rules" {
+                ttt_wasm = guest.wasm.clone();
+            }
+        }
+        Table {
+            node,
+            url,
+            cwd,
+            alice: addresses[0].clone(),
+            bob: addresses[1].clone(),
+            ttt_wasm,
+            _dir: dir,
+        }
+    }
+
+    fn client(&self) -> Client {
+        self.node.client()
+    }
+
+    /// `gamechain channel <args> --key <who>.wif --dir <who>-moves --node <url>`.
+    async fn ch(&self, who: &str, args: &[&str]) -> Output {
+        let (key, dir) = (format!("{who}.wif"), format!("{who}-moves"));
+        let mut all = vec!["channel"];
+        all.extend_from_slice(args);
+        all.extend(["--key", &key, "--dir", &dir]);
+        run_on(&self.cwd, &self.url, &all).await
+    }
+
+    /// [`Table::ch`], asserting success; its stdout.
+    async fn ok(&self, who: &str, args: &[&str]) -> String {
+        let out = self.ch(who, args).await;
+        assert!(
+            out.status.success(),
+            "{who} channel {args:?}: {}\nstdout: {}\nstderr: {}",
+            out.status,
+            text(&out.stdout),
+            text(&out.stderr)
+        );
+        text(&out.stdout)
+    }
+
+    /// [`Table::ch`], asserting exit `code` and one stderr line containing `needle`.
+    async fn fails(&self, who: &str, args: &[&str], code: i32, needle: &str) -> String {
+        let out = self.ch(who, args).await;
+        let stderr = text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(code),
+            "{who} channel {args:?}: stdout {} stderr {stderr}",
+            text(&out.stdout)
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(needle), "{who} channel {args:?}: {stderr}");
+        stderr
+    }
+
+    /// Alice offers tic-tac-toe with `window`, Bob joins: the game id.
+    async fn open_game(&self, window: u64) -> String {
+        self.open_game_with(window, &[]).await
+    }
+
+    /// [`Table::open_game`], Bob joining with `join_args` added (e.g. `--game-key FILE`).
+    async fn open_game_with(&self, window: u64, join_args: &[&str]) -> String {
+        let window = window.to_string();
+        let stake = STAKE.to_string();
+        let out = self
+            .ok(
+                "alice",
+                &[
+                    "offer",
+                    "--rules",
+                    "ttt_rules",
+                    "--stake",
+                    &stake,
+                    "--window",
+                    &window,
+                ],
+            )
+            .await;
+        let game = out
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .trim_end_matches(':')
+            .to_string();
+        assert_eq!(game.len(), 16, "{out}");
+        assert!(out.contains("waiting for a join"), "{out}");
+        let mut join = vec!["join", game.as_str()];
+        join.extend_from_slice(join_args);
+        let out = self.ok("bob", &join).await;
+        assert!(
+            out.contains(&format!(
+                "joined game {game} as seat 1 against {}",
+                self.alice
+            )),
+            "{out}"
+        );
+        game
+    }
+
+    /// `who`'s stored record of `game`.
+    fn record(&self, who: &str, game: &str) -> Value {
+        let path = self.cwd.join(format!("{who}-moves/{game}.json"));
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap()
+    }
+
+    fn held(&self, who: &str, game: &str) -> Vec<Value> {
+        self.record(who, game)["moves"].as_array().unwrap().clone()
+    }
+
+    /// `(n, data, sig)` of each move `who` holds for `game`.
+    fn signed(&self, who: &str, game: &str) -> Vec<(u64, String, String)> {
+        self.held(who, game)
+            .iter()
+            .map(|m| {
+                let field = |k: &str| m[k].as_str().unwrap().to_string();
+                (m["n"].as_u64().unwrap(), field("data"), field("sig"))
+            })
+            .collect()
+    }
+
+    async fn gold(&self, account: &str) -> u128 {
+        self.client()
+            .account(account)
+            .await
+            .unwrap()
+            .balance("GOLD")
+            .0
+    }
+
+    async fn height(&self) -> u64 {
+        self.client().status().await.unwrap().height
+    }
+
+    async fn wait_height(&self, height: u64) {
+        let start = Instant::now();
+        while self.height().await < height {
+            assert!(start.elapsed() < Duration::from_secs(60), "height {height}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    async fn game_view(&self, game: &str) -> Value {
+        self.client()
+            .view("channel", &[("game", game)])
+            .await
+            .unwrap()
+    }
+
+    /// Posts `payload` to the board for `game`, signed by `who`'s key (as anyone may).
+    async fn post(&self, who: &str, game: &str, payload: &str) {
+        let key = self.key(who);
+        let op = json!({"kind":"post","game":game,"type":1,"payload":payload});
+        let included = self
+            .client()
+            .send_and_wait(
+                &key,
+                Action::game("moveboard", &op),
+                Duration::from_secs(60),
+            )
+            .await
+            .unwrap();
+        assert!(included.receipt.ok, "{:?}", included.receipt);
+    }
+
+    fn key(&self, who: &str) -> SecretKey {
+        read_key_file(&self.cwd.join(format!("{who}.wif"))).unwrap()
+    }
+
+    /// The tic-tac-toe rules as the clients run them.
+    fn rules(&self) -> LocalRules {
+        use sha2::Digest;
+        let hash = hex::encode(sha2::Sha256::digest(&self.ttt_wasm));
+        LocalRules::from_code("ttt_rules", &hash, &self.ttt_wasm).unwrap()
+    }
+
+    /// Move `n` = `data` of `game` signed by `signer`'s key as made by `mover` over the state
+    /// after `cells` (the moves before it).
+    async fn sign(
+        &self,
+        game: &str,
+        cells: &[u8],
+        signer: &str,
+        mover: &str,
+        data: &[u8],
+    ) -> String {
+        let rules = self.rules();
+        let mut state = rules.initial_state().unwrap();
+        for (n, cell) in cells.iter().enumerate() {
+            let seat = rules.mover_at(n as u64).unwrap();
+            state = rules.apply_move(&state, n as u64, seat, &[*cell]).unwrap();
+        }
+        let view = self.client().view("channel", &[]).await.unwrap();
+        let domain = channel::Domain {
+            chain: view["chain"].as_str().unwrap().to_string(),
+            module: "channel".into(),
+        };
+        let n = cells.len() as u64;
+        let msg = domain.move_message(game, n, &channel::state_hash(&state), mover, data);
+        json!({"n": n, "data": hex::encode(data), "sig": sign_message(&self.key(signer), msg)})
+            .to_string()
+    }
+}
+
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn full_game_over_the_board_settles_by_history_and_pays_the_winner() {
+    let t = Table::new().await;
+    let started = Instant::now();
+    let game = t.open_game(5).await;
+    let escrow = "module:channel";
+    assert_eq!(t.gold(escrow).await, 2 * STAKE);
+
+    // X (Alice) takes the top row: 0 4 1 8 2. Each `move` reads the board first.
+    t.ok("alice", &["move", &game, "00"]).await;
+    t.fails(
+        "bob",
+        &["challenge", &game],
+        1,
+        "it is your own turn (move 1)",
+    )
+    .await;
+    let out = t.ok("bob", &["move", &game, "04"]).await;
+    assert!(
+        out.contains("move 1 (04) signed and stored, posted at block"),
+        "{out}"
+    );
+    let out = t
+        .fails("bob", &["move", &game, "08"], 1, "move 1 is signed already")
+        .await;
+    assert!(out.contains("equivocation"), "{out}");
+    t.ok("alice", &["move", &game, "01"]).await;
+    t.fails(
+        "alice",
+        &["move", &game, "02"],
+        1,
+        "move 2 is signed already for this position (data 01)",
+    )
+    .await;
+    t.ok("bob", &["move", &game, "08"]).await;
+    t.fails(
+        "alice",
+        &["move", &game, "04"],
+        1,
+        "move 4: 04 is not a legal move",
+    )
+    .await;
+    t.fails(
+        "alice",
+        &["settle", &game],
+        1,
+        "the history does not end the game: 4 moves held",
+    )
+    .await;
+    let out = t.ok("alice", &["move", &game, "02"]).await;
+    assert!(out.contains("the game is over: settle it"), "{out}");
+
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("received move 4: checked and stored"), "{out}");
+    assert!(out.contains("5 moves held"), "{out}");
+    let out = t.ok("bob", &["show", &game]).await;
+    assert!(
+        out.contains(&format!("over: seat 0 {} wins", t.alice)),
+        "{out}"
+    );
+    assert!(out.contains("on chain at height"), "{out}");
+    // Both stores hold the same five signed moves, all carried by the board.
+    let (a, b) = (t.held("alice", &game), t.held("bob", &game));
+    assert_eq!(a.len(), 5);
+    assert_eq!(a, b);
+    for (n, (m, cell)) in a.iter().zip(["00", "04", "01", "08", "02"]).enumerate() {
+        assert_eq!(
+            (m["n"].as_u64(), m["data"].as_str()),
+            (Some(n as u64), Some(cell))
+        );
+        assert_eq!(m["posted"], true);
+        assert_eq!(m["sig"].as_str().unwrap().len(), 88);
+    }
+
+    // The loser settles (anyone may): concluding, final one window later.
+    let out = t.ok("bob", &["settle", &game]).await;
+    assert!(
+        out.contains(&format!("settled by history (5 moves): {} wins", t.alice)),
+        "{out}"
+    );
+    let final_at: u64 = out
+        .split("final at height ")
+        .nth(1)
+        .unwrap()
+        .split(',')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    if t.height().await < final_at {
+        t.fails(
+            "alice",
+            &["withdraw", &game],
+            3,
+            "the result is final at height",
+        )
+        .await;
+    }
+    t.wait_height(final_at).await;
+    let out = t.ok("alice", &["withdraw", &game]).await;
+    assert!(
+        out.contains(&format!("{} gets both stakes", t.alice)),
+        "{out}"
+    );
+    t.fails("alice", &["withdraw", &game], 3, "paid out already")
+        .await;
+    assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
+    assert_eq!(t.gold(escrow).await, 0);
+    let view = t.game_view(&game).await;
+    assert_eq!(
+        (view["status"].as_str(), view["paid"].as_bool()),
+        (Some("settled"), Some(true))
+    );
+
+    // An offer nobody joins is cancelled and refunded.
+    let out = t
+        .ok(
+            "bob",
+            &[
+                "offer",
+                "--rules",
+                "ttt_rules",
+                "--stake",
+                "7",
+                "--window",
+                "5",
+            ],
+        )
+        .await;
+    let offer = out
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string();
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE - 7);
+    t.fails("alice", &["cancel", &offer], 3, "only the creator")
+        .await;
+    let out = t.ok("bob", &["cancel", &offer]).await;
+    assert!(out.contains("cancelled"), "{out}");
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
+    eprintln!(
+        "full game: {:.1} s after setup",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_stored_but_not_posted_is_resent_and_never_replaced() {
+    let t = Table::new().await;
+    let game = t.open_game(5).await;
+
+    // The crash: move 0 is signed and saved, never posted.
+    let out = t.ok("alice", &["move", &game, "04", "--no-post"]).await;
+    assert!(
+        out.contains("move 0 (04) signed and stored, not posted"),
+        "{out}"
+    );
+    let held = t.held("alice", &game);
+    assert_eq!((held.len(), held[0]["posted"].as_bool()), (1, Some(false)));
+    let out = t.ok("alice", &["show", &game]).await;
+    assert!(out.contains("not posted yet: move 0 (04)"), "{out}");
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("0 moves held"), "{out}");
+
+    // Another move for the same position is refused and nothing is posted.
+    let before = t.height().await;
+    t.fails(
+        "alice",
+        &["move", &game, "00"],
+        1,
+        "move 0 is signed already for this position (data 04); signing 00 too would be equivocation",
+    )
+    .await;
+    assert_eq!(t.held("alice", &game), held, "the store is unchanged");
+    let out = t
+        .ok("bob", &["sync", &game, "--from", &before.to_string()])
+        .await;
+    assert!(
+        out.contains("0 moves held") && !out.contains("refused"),
+        "{out}"
+    );
+
+    // The same move again re-sends the stored one (same signature).
+    let out = t.ok("alice", &["move", &game, "04"]).await;
+    assert!(
+        out.contains("move 0 (04) was signed already: re-sent at block"),
+        "{out}"
+    );
+    let resent = t.held("alice", &game);
+    assert_eq!(resent[0]["sig"], held[0]["sig"]);
+    assert_eq!(resent[0]["posted"], true);
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("received move 0: checked and stored"), "{out}");
+    assert_eq!(t.held("bob", &game)[0]["sig"], held[0]["sig"]);
+    let out = t.ok("bob", &["show", &game]).await;
+    assert!(
+        out.contains(&format!("turn: seat 1 {} (you) (move 1)", t.bob)),
+        "{out}"
+    );
+
+    // Challenged, a player's next `move` also answers on chain; `respond` needs a held move.
+    let out = t.ok("alice", &["challenge", &game]).await;
+    assert!(
+        out.contains(&format!("challenged: {} owes move 1 by height", t.bob)),
+        "{out}"
+    );
+    let out = t.ok("bob", &["move", &game, "00"]).await;
+    assert!(
+        out.contains("answered the challenge on move 1 at block"),
+        "{out}"
+    );
+    t.fails(
+        "alice",
+        &["respond", &game],
+        1,
+        "we hold no move 2 continuing the challenged state",
+    )
+    .await;
+    let out = t.ok("alice", &["move", &game, "08"]).await;
+    assert!(
+        out.contains("answered the challenge on move 2 at block"),
+        "{out}"
+    );
+    let view = t.game_view(&game).await;
+    assert_eq!(
+        (view["status"].as_str(), view["challenge"]["moves"].as_u64()),
+        (Some("challenged"), Some(3))
+    );
+    assert_eq!(view["challenge"]["due"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not_stored() {
+    let t = Table::new().await;
+    // Bob's moves are signed by a separate game key: only its signatures count for his seat.
+    let out = run(&t.cwd, &["key", "new", "--out", "bobgame.wif"]).await;
+    let bob_game_key = text(&out.stdout).trim().to_string();
+    let game = t.open_game_with(5, &["--game-key", "bobgame.wif"]).await;
+    assert_eq!(
+        t.game_view(&game).await["signers"][1],
+        bob_game_key.as_str()
+    );
+    let record = t.record("bob", &game);
+    assert!(
+        record["game_key_file"]
+            .as_str()
+            .unwrap()
+            .ends_with("/bobgame.wif"),
+        "{record}"
+    );
+    t.ok("alice", &["move", &game, "04"]).await;
+    let (alice, bob) = (t.alice.clone(), t.bob.clone());
+
+    // Move 1 is Bob's. Carol posts what Alice's client must refuse.
+    let forged = t.sign(&game, &[4], "carol", &bob, &[0]).await;
+    let player_key = t.sign(&game, &[4], "bob", &bob, &[0]).await;
+    let out_of_turn = t.sign(&game, &[4], "alice", &alice, &[0]).await;
+    let illegal = t.sign(&game, &[4], "bobgame", &bob, &[4]).await;
+    let other_state = t.sign(&game, &[0], "bobgame", &bob, &[1]).await;
+    let ahead = t.sign(&game, &[4, 0], "alice", &alice, &[1]).await;
+    for payload in [
+        &forged,
+        &player_key,
+        &out_of_turn,
+        &illegal,
+        &other_state,
+        &ahead,
+    ] {
+        t.post("carol", &game, payload).await;
+    }
+    t.post("carol", &game, "hello").await;
+    let out = t.ok("alice", &["sync", &game]).await;
+    let carol = t.key("carol").address();
+    assert_eq!(
+        count(&out, &format!("refused a post by {carol}")),
+        7,
+        "{out}"
+    );
+    for why in [
+        format!("move 1 is not signed by {bob}'s game key"),
+        format!("move 1 is out of turn: it is {bob}'s move, signed by {alice}'s game key"),
+        "move 1 is not a legal move".to_string(),
+        "move 2 does not continue our state".to_string(),
+        "not a signed move: not JSON".to_string(),
+    ] {
+        assert!(out.contains(&why), "{why}: {out}");
+    }
+    assert_eq!(
+        count(&out, &format!("move 1 is not signed by {bob}'s game key")),
+        3,
+        "{out}"
+    );
+    assert!(out.contains("1 moves held"), "{out}");
+    let record = t.record("alice", &game);
+    assert_eq!(
+        record["moves"].as_array().unwrap().len(),
+        1,
+        "nothing stored"
+    );
+    assert_eq!(record["conflicts"], json!([]), "no proof from forgeries");
+
+    // Bob's client refuses them too; his player key cannot sign his moves; his game key (kept
+    // in his record since the join) does.
+    t.fails(
+        "bob",
+        &["move", &game, "00", "--game-key", "bob.wif"],
+        1,
+        &format!("seat 1's game key is {bob_game_key}, but bob.wif holds {bob}"),
+    )
+    .await;
+    let out = t.ok("bob", &["move", &game, "00"]).await;
+    assert!(
+        out.contains("move 1 (00) signed and stored, posted"),
+        "{out}"
+    );
+    assert_eq!(t.held("bob", &game).len(), 2);
+    let out = t.ok("alice", &["sync", &game]).await;
+    assert!(out.contains("received move 1: checked and stored"), "{out}");
+    assert!(!out.contains("refused"), "read once: {out}");
+    assert_eq!(t.signed("alice", &game), t.signed("bob", &game));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits() {
+    let t = Table::new().await;
+    let game = t.open_game(12).await;
+    t.ok("alice", &["move", &game, "00"]).await;
+    t.ok("bob", &["move", &game, "04"]).await;
+    // Alice's move 2 never reaches Bob.
+    t.ok("alice", &["move", &game, "01", "--no-post"]).await;
+
+    let log = t.cwd.join("alice-watch.log");
+    let mut watch = Command::new(BIN)
+        .args([
+            "channel",
+            "watch",
+            &game,
+            "--key",
+            "alice.wif",
+            "--dir",
+            "alice-moves",
+            "--poll-ms",
+            "100",
+            "--stop-after",
+            "90",
+            "--node",
+            &t.url,
+        ])
+        .current_dir(&t.cwd)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+
+    let out = t.ok("bob", &["challenge", &game]).await;
+    assert!(
+        out.contains(&format!("challenged: {} owes move 2 by height", t.alice)),
+        "{out}"
+    );
+
+    // Alice's watch answers with move 2: the challenge passes to Bob, for move 3.
+    let start = Instant::now();
+    let view = loop {
+        let view = t.game_view(&game).await;
+        if view["challenge"]["moves"] == 3 {
+            break view;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "no answer: {view}\n{}",
+            std::fs::read_to_string(&log).unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (view["status"].as_str(), view["challenge"]["due"].as_u64()),
+        (Some("challenged"), Some(1))
+    );
+    let deadline = view["challenge"]["deadline"].as_u64().unwrap();
+    // Bob learns move 2 from Alice's answer on chain.
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("received move 2: checked and stored"), "{out}");
+    assert_eq!(t.signed("bob", &game), t.signed("alice", &game));
+
+    // Bob stalls. Too early, the forfeit is refused locally; after the deadline it stands.
+    if t.height().await < deadline {
+        t.fails("alice", &["forfeit", &game], 1, "may answer until height")
+            .await;
+    }
+    t.wait_height(deadline + 1).await;
+    let out = t.ok("alice", &["forfeit", &game]).await;
+    assert!(
+        out.contains(&format!("forfeit claimed: {} wins", t.alice)),
+        "{out}"
+    );
+
+    // The watch saw the result final and stopped by itself.
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = watch.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(30) {
+            watch.kill().unwrap();
+            panic!(
+                "watch did not stop: {}",
+                std::fs::read_to_string(&log).unwrap()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let printed = std::fs::read_to_string(&log).unwrap();
+    assert!(status.success(), "{printed}");
+    assert!(
+        printed.contains("answered the challenge with moves 2..2 at block"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!(
+            "challenge passes: {} owes move 3 by height {deadline}",
+            t.bob
+        )),
+        "{printed}"
+    );
+    assert!(printed.contains("the result is final"), "{printed}");
+
+    t.ok("alice", &["withdraw", &game]).await;
+    assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
+    assert_eq!(t.gold("module:channel").await, 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prove_from_two_signed_moves_for_one_position_makes_the_equivocator_lose() {
+    let t = Table::new().await;
+    let game = t.open_game(5).await;
+    t.ok("alice", &["move", &game, "00"]).await;
+    t.ok("bob", &["move", &game, "04"]).await;
+    t.fails("alice", &["prove", &game], 1, "no equivocation held")
+        .await;
+
+    // Bob signs a second move 1 over the same state and posts it.
+    let second = t.sign(&game, &[0], "bob", &t.bob, &[8]).await;
+    t.post("bob", &game, &second).await;
+    let out = t.ok("alice", &["sync", &game]).await;
+    assert!(
+        out.contains("equivocation: a second signed move 1 by the opponent, kept"),
+        "{out}"
+    );
+    let record = t.record("alice", &game);
+    assert_eq!(
+        record["moves"].as_array().unwrap().len(),
+        2,
+        "the first move stays"
+    );
+    assert_eq!(record["conflicts"][0]["data"], "08");
+    let out = t.ok("alice", &["show", &game]).await;
+    assert!(out.contains("equivocation proof held: move 1"), "{out}");
+
+    let out = t.ok("alice", &["prove", &game]).await;
+    assert!(
+        out.contains(&format!("equivocation on move 1 proven: {} wins", t.alice)),
+        "{out}"
+    );
+    let view = t.game_view(&game).await;
+    assert_eq!(view["outcome"]["how"], "equivocation");
+    t.ok("alice", &["withdraw", &game]).await;
+    assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
+    assert_eq!(t.gold("module:channel").await, 0);
+}
