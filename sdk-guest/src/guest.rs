@@ -142,6 +142,7 @@ pub mod abi {
             out_ptr: *mut u8,
             out_cap: i32,
         ) -> i64;
+        pub fn module_code_hash(module_ptr: *const u8, module_len: i32, out_ptr: *mut u8) -> i32;
     }
 }
 
@@ -346,6 +347,13 @@ fn host_verify_signed(address: &str, msg: &[u8], sig: &str) -> bool {
     unsafe { abi::verify_signed(ap, al, mp, ml, sp, sl) == 1 }
 }
 
+fn host_module_code_hash(module: &str) -> Option<[u8; 32]> {
+    let (mp, ml) = arg(module.as_bytes());
+    let mut out = [0u8; 32];
+    // SAFETY: `module` is a live buffer the host only reads; `out` is 32 writable bytes.
+    (unsafe { abi::module_code_hash(mp, ml, out.as_mut_ptr()) } == 0).then_some(out)
+}
+
 /// `call_pure` through the import, with the buffer-retry protocol (a result that did not fit
 /// runs the callee again, which is deterministic).
 fn host_call_pure(
@@ -399,6 +407,10 @@ impl Ctx for HostCtx {
         fuel: u64,
     ) -> Result<Vec<u8>, crate::PureError> {
         host_call_pure(module, entry, input, fuel)
+    }
+
+    fn module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
+        host_module_code_hash(module)
     }
 
     fn module(&self) -> &str {

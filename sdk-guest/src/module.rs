@@ -148,6 +148,15 @@ pub trait Ctx {
         let _ = (module, entry, input, fuel);
         Err(PureError::NotFound)
     }
+
+    /// The SHA-256 of the code module `module` runs as of this call (its `module/<id>` record:
+    /// an upgrade changes it), `None` when there is no such module (ABI.md `module_code_hash`).
+    /// A module that relies on another's behaviour (a channel on its rules) records it and
+    /// notices an upgrade. Natively this default answers `None`.
+    fn module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
+        let _ = module;
+        None
+    }
 }
 
 /// What `view` may read: the whole state, raw keys, read-only.

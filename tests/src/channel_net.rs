@@ -213,6 +213,20 @@ impl Net {
         self.block(vec![tx]).remove(0)
     }
 
+    /// Deploys (or upgrades, when `who` owns it already) module `module` with `code` by a
+    /// signed `deploy` in a block of its own; panics unless it succeeds.
+    pub fn deploy(&mut self, who: &SecretKey, module: &str, code: &[u8]) {
+        let nonce = self.nonces.entry(who.address()).or_insert(0);
+        let action = Action::Deploy {
+            module: module.into(),
+            code: code.to_vec(),
+        };
+        let tx = sign_tx(who, CHAIN, *nonce, action);
+        *nonce += 1;
+        let r = self.block(vec![tx]).remove(0);
+        assert!(r.ok, "deploy {module}: {:?}", r.error);
+    }
+
     /// Sends a channel op; panics unless it succeeds. The receipt.
     pub fn ok(&mut self, who: &SecretKey, op: Value) -> Receipt {
         let r = self.send_to(who, "channel", op.clone());

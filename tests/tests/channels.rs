@@ -781,3 +781,88 @@ fn js_sdk_move_vector_text_and_signature() {
         "IOBk2Jhx5BLc2fdHldn1sCJowx1awQ5PfkXjt5398/j1eb9ELEhQCM7L4EopLj+c+jPia4cY2RREu8ZHpkFhVmI="
     );
 }
+
+/// A rules module uploaded by someone (here carol) can be upgraded by its owner: a game plays
+/// by the code its offer recorded, never by a later one. After an upgrade the game's ops that
+/// run the rules are refused, no forfeit can be claimed (the due player could not answer), and
+/// `withdraw` ends it as void with both stakes back; an offer made before the upgrade cannot be
+/// joined after it (its creator cancels).
+#[test]
+fn rules_upgraded_mid_game_void_the_game_and_refund_both() {
+    let p = players();
+    let mut net = new_net(&p);
+    let ttt_wasm = gamechain_tests::guest("tictactoe_rules").wasm;
+    let rps_wasm = gamechain_tests::guest("rps_rules").wasm;
+    net.deploy(&p.carol, "carols_rules", &ttt_wasm);
+    let id = open_game(&mut net, &p, "carols_rules");
+    let pinned = sha256_hex(&ttt_wasm);
+    assert_eq!(net.record(&format!("game/{id}"))["rules_code"], pinned);
+    // A second offer, open across the upgrade.
+    net.ok(
+        &p.alice,
+        json!({"kind":"offer","rules":"carols_rules","stake":"7","window":WINDOW}),
+    );
+    let waiting = format!("{:016x}", count_offers(&net) - 1);
+    assert_eq!(
+        net.record(&format!("offer/{waiting}"))["rules_code"],
+        pinned
+    );
+
+    let mut g = ttt(&net, &p, &id);
+    g.play(&[0]);
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
+    let answer = g.play(&[4]);
+    // Before the upgrade nothing is void: no withdrawal yet.
+    let e = net.refused(&p.bob, json!({"kind":"withdraw","game":id}));
+    assert!(e.contains("the game has no result"), "{e}");
+
+    net.deploy(&p.carol, "carols_rules", &rps_wasm);
+    let e = net.refused(&p.bob, json!({"kind":"respond","game":id,"moves":[answer]}));
+    assert!(
+        e.contains("the rules module carols_rules was upgraded since the game opened")
+            && e.contains("the game is void, withdraw refunds both stakes"),
+        "{e}"
+    );
+    let e = net.refused(&p.alice, settle(&id, &g.moves));
+    assert!(e.contains("was upgraded since the game opened"), "{e}");
+    net.idle(WINDOW + 1);
+    let e = net.refused(&p.alice, json!({"kind":"claim_forfeit","game":id}));
+    assert!(e.contains("was upgraded since the game opened"), "{e}");
+
+    let (a0, b0) = (
+        net.balance(&p.alice.address()),
+        net.balance(&p.bob.address()),
+    );
+    let r = net.ok(&p.carol, json!({"kind":"withdraw","game":id}));
+    assert!(
+        r.events.iter().any(|e| e.kind == "game_void"),
+        "{:?}",
+        r.events
+    );
+    assert_eq!(net.balance(&p.alice.address()), a0 + STAKE);
+    assert_eq!(net.balance(&p.bob.address()), b0 + STAKE);
+    let rec = net.record(&format!("game/{id}"));
+    assert_eq!(
+        (rec["status"].as_str(), rec["outcome"]["how"].as_str()),
+        (Some("settled"), Some("void"))
+    );
+    let e = net.refused(&p.bob, json!({"kind":"withdraw","game":id}));
+    assert!(e.contains("paid out already"), "{e}");
+
+    let e = net.refused(&p.bob, json!({"kind":"join","offer":waiting}));
+    assert!(
+        e.contains("was upgraded since the offer was made (code ")
+            && e.ends_with("): its creator may cancel it"),
+        "{e}"
+    );
+    net.ok(&p.alice, json!({"kind":"cancel","offer":waiting}));
+    net.assert_replays();
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    hex::encode(sha2::Sha256::digest(bytes))
+}

@@ -38,6 +38,10 @@ pub struct Offer {
     pub signer: String,
     /// The rules module id.
     pub rules: String,
+    /// The code hash (hex) the rules module ran when the offer was made: the game plays by that
+    /// code only (an upgrade voids it). Absent only in records made before pinning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_code: Option<String>,
     /// Each player's stake in GOLD base units.
     pub stake: Amount,
     /// The response window in blocks.
@@ -53,7 +57,8 @@ pub struct Offer {
 pub struct Outcome {
     /// The winning seat; `None` for a draw.
     pub winner: Option<u8>,
-    /// How it ended: `history`, `cooperative`, `forfeit`, `equivocation`.
+    /// How it ended: `history`, `cooperative`, `forfeit`, `equivocation`, or `void` (the rules
+    /// module was upgraded before a final result: both stakes refunded).
     pub how: String,
     /// The height from which it is final (a history settlement: one window after it).
     pub final_at: u64,
@@ -88,6 +93,10 @@ pub struct Game {
     pub id: String,
     /// The rules module id.
     pub rules: String,
+    /// The code hash (hex) of the rules the game plays by (its offer's): an upgrade of the
+    /// rules module voids the game. Absent only in records made before pinning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_code: Option<String>,
     /// Each player's stake.
     pub stake: Amount,
     /// The response window in blocks.

@@ -21,7 +21,7 @@ use gamechain_sdk::prelude::*;
 
 pub use game::*;
 pub use message::{state_hash, Domain};
-use rules::{domain, Rules, SignedMove};
+use rules::{domain, upgraded, Rules, SignedMove};
 
 /// The module value.
 pub struct Channel;
@@ -182,6 +182,7 @@ impl Channel {
             Some(_) => op_str(op, "signer")?.to_string(),
         };
         Rules::new(&*ctx, &rules_id).check_usable()?;
+        let rules_code = rules::code_hash(&*ctx, &rules_id);
         ctx.escrow_in(sender, GOLD, stake)?;
         let n: u64 = ctx.get_json(NEXT_OFFER)?.unwrap_or(0);
         ctx.put_json(NEXT_OFFER, &(n + 1));
@@ -190,6 +191,7 @@ impl Channel {
             creator: sender.into(),
             signer,
             rules: rules_id,
+            rules_code,
             stake: Amount(stake),
             window,
             guard,
@@ -220,6 +222,12 @@ impl Channel {
         }
         if offer.creator == sender {
             return Err(ActionError::invalid("you cannot join your own offer"));
+        }
+        if let Some(why) = upgraded(&*ctx, &offer.rules, offer.rules_code.as_deref()) {
+            return Err(ActionError::conflict(format!(
+                "{}: its creator may cancel it",
+                why.replace("since the game opened", "since the offer was made")
+            )));
         }
         if let Some(guard) = &offer.guard {
             let input = json!({ "offer": offer.id, "who": sender, "rules": offer.rules,
@@ -256,6 +264,7 @@ impl Channel {
         let game = Game {
             id: offer.id.clone(),
             rules: offer.rules.clone(),
+            rules_code: offer.rules_code.clone(),
             stake: offer.stake,
             window: offer.window,
             players: [offer.creator.clone(), sender.to_string()],
@@ -334,7 +343,7 @@ impl Channel {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let moves = moves_field(op)?;
-        let rules = Rules::new(&*ctx, &game.rules);
+        let rules = Rules::of_game(&*ctx, &game)?;
         let (n0, s0) = Self::start(&game, &rules, from_cp)?;
         let (_, state) = rules.replay(&domain(&*ctx), &game, n0, s0, &moves)?;
         if !rules.is_over(&state)? {
@@ -370,7 +379,7 @@ impl Channel {
                 )));
             }
         }
-        let rules = Rules::new(&*ctx, &game.rules);
+        let rules = Rules::of_game(&*ctx, &game)?;
         let winner = if rules.is_over(&state)? {
             rules.winner(&state)?
         } else {
@@ -436,7 +445,7 @@ impl Channel {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         let moves = moves_field(op)?;
-        let rules = Rules::new(&*ctx, &game.rules);
+        let rules = Rules::of_game(&*ctx, &game)?;
         let (n0, s0) = Self::start(&game, &rules, from_cp)?;
         let (n, state) = rules.replay(&domain(&*ctx), &game, n0, s0, &moves)?;
         if let Some(cp) = &game.checkpoint {
@@ -469,7 +478,7 @@ impl Channel {
             )));
         }
         let moves = moves_field(op)?;
-        let rules = Rules::new(&*ctx, &game.rules);
+        let rules = Rules::of_game(&*ctx, &game)?;
         let (n0, s0) = if from_cp {
             match &game.checkpoint {
                 Some(cp) if cp.moves > challenge.moves => {
@@ -510,6 +519,8 @@ impl Channel {
                 challenge.deadline
             )));
         }
+        // Under upgraded rules the due player could not answer: no forfeit, the game is void.
+        Rules::of_game(&*ctx, &game)?;
         conclude(ctx, &mut game, Some(1 - challenge.due), "forfeit", true);
         save_game(ctx, &game);
         Ok(())
@@ -562,6 +573,9 @@ impl Channel {
     fn withdraw(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
         if !game.is_final(ctx.height()) {
+            if let Some(why) = upgraded(&*ctx, &game.rules, game.rules_code.as_deref()) {
+                return Self::void(ctx, &mut game, &why);
+            }
             return Err(ActionError::conflict(match &game.outcome {
                 Some(o) => format!("the result is final at height {}", o.final_at),
                 None => "the game has no result".into(),
@@ -587,6 +601,28 @@ impl Channel {
                     "winner": outcome.winner.map(|w| game.players[w as usize].clone()) }),
         );
         save_game(ctx, &game);
+        Ok(())
+    }
+}
+
+impl Channel {
+    /// Ends `game`, whose rules module was upgraded before a final result (`why`), as void:
+    /// each stake back to its player, at once, exactly once.
+    fn void(ctx: &mut dyn Ctx, game: &mut Game, why: &str) -> Result<(), ActionError> {
+        let stake = game.stake.0;
+        ctx.escrow_out(&game.players[0], GOLD, stake)?;
+        ctx.escrow_out(&game.players[1], GOLD, stake)?;
+        game.outcome = Some(Outcome {
+            winner: None,
+            how: "void".into(),
+            final_at: ctx.height(),
+        });
+        game.challenge = None;
+        game.paid = true;
+        game.status = "settled".into();
+        ctx.emit("game_void", json!({ "game": game.id, "why": why }));
+        ctx.emit("paid", json!({ "game": game.id, "winner": null }));
+        save_game(ctx, game);
         Ok(())
     }
 }

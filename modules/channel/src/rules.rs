@@ -62,6 +62,28 @@ impl SignedMove {
     }
 }
 
+/// The code hash (lowercase hex) module `id` runs now; `None` when there is no such module.
+pub fn code_hash(ctx: &dyn Ctx, id: &str) -> Option<String> {
+    ctx.module_code_hash(id).map(hex::encode)
+}
+
+/// Why the rules module `id` no longer runs `pinned`, the code a game or offer recorded (its
+/// owner upgraded it since); `None` while it does, and for a record made before pinning
+/// (`pinned` absent).
+pub fn upgraded(ctx: &dyn Ctx, id: &str, pinned: Option<&str>) -> Option<String> {
+    let pinned = pinned?;
+    let now = code_hash(ctx, id);
+    if now.as_deref() == Some(pinned) {
+        return None;
+    }
+    let short = |h: &str| h.get(..16).unwrap_or(h).to_string();
+    Some(format!(
+        "the rules module {id} was upgraded since the game opened (code {}…, now {})",
+        short(pinned),
+        now.map_or("none".into(), |h| format!("{}…", short(&h)))
+    ))
+}
+
 /// A game's rules module, called from an op.
 pub struct Rules<'a> {
     ctx: &'a dyn Ctx,
@@ -72,6 +94,17 @@ impl<'a> Rules<'a> {
     /// The rules module `id`.
     pub fn new(ctx: &'a dyn Ctx, id: &'a str) -> Self {
         Self { ctx, id }
+    }
+
+    /// The rules of `game`, refused (`invalid`, the text says the game is void and `withdraw`
+    /// refunds both stakes) when the module no longer runs the code the game opened with.
+    pub fn of_game(ctx: &'a dyn Ctx, game: &'a Game) -> Result<Self, ActionError> {
+        match upgraded(ctx, &game.rules, game.rules_code.as_deref()) {
+            Some(why) => Err(ActionError::invalid(format!(
+                "{why}: the game is void, withdraw refunds both stakes"
+            ))),
+            None => Ok(Self::new(ctx, &game.rules)),
+        }
     }
 
     fn call(&self, entry: &str, input: &[u8]) -> Result<Vec<u8>, ActionError> {

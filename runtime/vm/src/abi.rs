@@ -63,6 +63,8 @@ pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
     // Added in ABI v1 (additive): signatures and read-only calls into other modules.
     ("verify_signed", "iiiiii", "i"),
     ("call_pure", "iiiiiiIii", "I"),
+    // Added in ABI v1 (additive): the code a module id runs now (pinning rules modules).
+    ("module_code_hash", "iii", "i"),
 ];
 
 /// The exports of ABI v1: `(name, params, results, required)`, one letter per value as in

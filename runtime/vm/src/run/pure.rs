@@ -1,5 +1,6 @@
 //! Calls between modules and signatures: the host functions `call_pure` (a read-only call of
-//! another module's pure entry point) and `verify_signed` (a Divi signed message's signer), the
+//! another module's pure entry point), `module_code_hash` (the code a module id runs now) and
+//! `verify_signed` (a Divi signed message's signer), the
 //! [`ModuleResolver`] the node gives a call so that `call_pure` can find modules, and the fixed
 //! results ([`PureError`]) a caller sees. ABI.md, "Calls into other modules" and "Signatures".
 //!
@@ -64,7 +65,7 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-/// Registers `call_pure` and `verify_signed`.
+/// Registers `call_pure`, `module_code_hash` and `verify_signed`.
 pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
     linker.func_wrap(
         m,
@@ -131,6 +132,36 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
                 Ok(result) => write_out(&mut cx, mem, out_r, &result),
                 Err(e) => Ok(e.code()),
             }
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "module_code_hash",
+        |mut cx: Cx<'_>, mp: i32, ml: i32, op: i32| -> R<i32> {
+            charge(&mut cx, GAS.host_call_base)?;
+            let mem = memory(&mut cx)?;
+            let [mod_r, out_r] = spans(&mut cx, mem, [(mp, ml), (op, 32)])?;
+            charge(&mut cx, bytes(GAS.per_byte_in, mod_r.len()))?;
+            let id = text(mem.data(&cx), &mod_r).map_err(fail)?.to_string();
+            let Some(resolver) = cx.data().nesting.resolver else {
+                return Ok(1);
+            };
+            // SAFETY: as in `call_pure`: set for the duration of the running entry point.
+            let resolver = unsafe { &*resolver };
+            let module = cx
+                .data()
+                .with_reader(|state| resolver.resolve(state, &id))
+                .map_err(wasmtime::Error::new)?;
+            let Some(hash) = module.and_then(|m| {
+                let mut out = [0u8; 32];
+                hex::decode_to_slice(m.code_hash(), &mut out)
+                    .ok()
+                    .map(|()| out)
+            }) else {
+                return Ok(1);
+            };
+            write_fixed(&mut cx, mem, out_r, &hash)?;
+            Ok(0)
         },
     )?;
     linker.func_wrap(
