@@ -79,6 +79,15 @@ pub fn get_varint(data: &[u8], at: &mut usize) -> Option<u128> {
     }
 }
 
+/// The match finder's table after every position of [`DICT`].
+static DICT_TABLE: std::sync::LazyLock<Vec<u32>> = std::sync::LazyLock::new(|| {
+    let mut table = vec![u32::MAX; 1 << HASH_BITS];
+    for p in 0..DICT.len() - (MIN_MATCH - 1) {
+        table[hash4(&DICT[p..])] = p as u32;
+    }
+    table
+});
+
 fn hash4(b: &[u8]) -> usize {
     let v = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
     (v.wrapping_mul(2_654_435_761) >> (32 - HASH_BITS)) as usize
@@ -97,8 +106,14 @@ pub fn compress(dict: &[u8], input: &[u8]) -> Vec<u8> {
     let mut window = Vec::with_capacity(dict.len() + input.len());
     window.extend_from_slice(dict);
     window.extend_from_slice(input);
-    let mut table = vec![u32::MAX; 1 << HASH_BITS];
-    for p in 0..dict.len().saturating_sub(MIN_MATCH - 1) {
+    // A dictionary that starts with [`DICT`] starts from its table made once (the same table
+    // as hashing those positions here: the output does not depend on it).
+    let (mut table, first) = if dict.len() >= DICT.len() && dict.starts_with(DICT) {
+        (DICT_TABLE.clone(), DICT.len() - (MIN_MATCH - 1))
+    } else {
+        (vec![u32::MAX; 1 << HASH_BITS], 0)
+    };
+    for p in first..dict.len().saturating_sub(MIN_MATCH - 1) {
         table[hash4(&window[p..])] = p as u32;
     }
     let mut out = Vec::with_capacity(input.len() / 2 + 8);
@@ -346,6 +361,20 @@ mod tests {
         let long: Vec<u8> = (0..5000u32).map(|i| (i * 7919 % 251) as u8).collect();
         assert_eq!(decompress(&[], &compress(&[], &long)).unwrap(), long);
         assert!(compress(dict, b"hello world").len() < 5);
+        // The table made once for DICT gives what hashing DICT each time gives.
+        let body = br#"{"chain_id":"gamechain-dev","from":"xxURsC5wFbNzCrKzzQjeTqkLfEoZT6Y8F7","nonce":12,"action":{"type":"transfer","to":"xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki","token":"GOLD","amount":"1"}}"#;
+        let mut dict_body = DICT.to_vec();
+        dict_body.extend_from_slice(body);
+        for dict in [DICT, &dict_body[..]] {
+            let seeded = compress(dict, body);
+            let mut padded = vec![0u8; 3];
+            padded.extend_from_slice(dict);
+            // Same dictionary bytes behind a 3-byte prefix: not seeded, same matches.
+            let plain = compress(&padded, body);
+            assert_eq!(seeded, plain);
+            assert_eq!(decompress(dict, &seeded).unwrap(), body);
+        }
+        assert!(compress(DICT, body).len() < body.len() / 2);
         // A copy reaching before the window, a truncated literal run: refused.
         assert!(decompress(b"ab", &[0x80, 3]).is_none());
         assert!(decompress(b"", &[5, b'a']).is_none());
