@@ -30,6 +30,7 @@ use std::time::Duration;
 use common::replay::{verify_json, workload};
 use common::NodeProcess;
 use gamechain_chain::wire::{Block, IncludedTx, TxRecord};
+use gamechain_client::client::BlockRef;
 use gamechain_node::ledger::storage::MIGRATIONS;
 use gamechain_node::Storage;
 use gamechain_runtime::chain::{
@@ -767,8 +768,16 @@ async fn a_migrated_data_directory_keeps_serving_and_verifies() {
     node.start().await;
     let client = node.client();
     workload(&client, 3).await;
+    // What the node serves before: every block and transaction, as text.
+    let head = client.status().await.unwrap().height;
+    let mut served_blocks = Vec::new();
+    for h in 0..=head {
+        served_blocks.push(client.block(BlockRef::Height(h)).await.unwrap());
+    }
+    let served_before = api_texts(&node.url(), &served_blocks).await;
     assert!(node.terminate(Duration::from_secs(20)).success());
     let (blocks, records) = downgrade(&data);
+    assert_eq!(blocks, served_blocks);
     assert!(records.len() >= 3 * 13, "{}", records.len());
 
     node.start().await;
@@ -783,10 +792,13 @@ async fn a_migrated_data_directory_keeps_serving_and_verifies() {
             want.push(serde_json::to_value(record).unwrap());
         }
     }
+    assert_eq!(served.len(), want.len());
     for (text, want) in served.iter().zip(&want) {
         let got: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(&got, want);
     }
+    // And byte for byte what the node served before its database went through schema 1.
+    assert_eq!(served, served_before);
     common::check_chain(&client).await;
 
     // New blocks on the migrated database, and the API's text for the old ones is what the
