@@ -15,6 +15,8 @@
 //! - `a_migrated_data_directory_keeps_serving_and_verifies`: a real node's data directory,
 //!   turned back into schema 1 by `v1`; the node restarts on it (migrating), serves every block
 //!   and transaction as the same JSON as before, makes new blocks, and `verify --data` passes.
+//! - `a_data_directory_of_the_schema_1_binary_migrates`: the same with a data directory a real
+//!   schema 1 binary made and served (`GAMECHAIN_SCHEMA1_BIN`; skipped without it).
 //! - `bytes_per_transaction` (ignored: `cargo test -p gamechain-node --release --test
 //!   storage_migration -- --ignored --nocapture bytes_per`): an in-process node runs `gamechain
 //!   bench` workloads (transfers, tic-tac-toe games); their blocks are written to a schema 1 and
@@ -834,6 +836,90 @@ async fn a_migrated_data_directory_keeps_serving_and_verifies() {
         report["state_root"],
         hex::encode(head.header.header.state_root),
         "{report}"
+    );
+}
+
+/// With `GAMECHAIN_SCHEMA1_BIN` set to a `gamechain` binary of schema 1 (e.g. built from the
+/// commit before schema 2): that binary makes and serves a chain, then this one migrates its data
+/// directory, serves every block and transaction as the same text, makes new blocks, and `verify
+/// --data` passes. Without the variable it checks nothing (the fixture generator `v1` covers
+/// the same in the tests above).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_data_directory_of_the_schema_1_binary_migrates() {
+    let Ok(old_bin) = std::env::var("GAMECHAIN_SCHEMA1_BIN") else {
+        eprintln!("GAMECHAIN_SCHEMA1_BIN is not set: nothing to check");
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let data = dir.join("data");
+    let mut node = NodeProcess::new(dir, "block_interval_ms = 60000");
+    let log = std::fs::File::create(dir.join("old.log")).unwrap();
+    let mut old = std::process::Command::new(&old_bin)
+        .arg("node")
+        .arg("--config")
+        .arg(dir.join("node.toml"))
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let client = node.client();
+    let started = std::time::Instant::now();
+    while client.status().await.is_err() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the old node did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    workload(&client, 3).await;
+    let head = client.status().await.unwrap().height;
+    let mut blocks = Vec::new();
+    for h in 0..=head {
+        blocks.push(client.block(BlockRef::Height(h)).await.unwrap());
+    }
+    let served_before = api_texts(&node.url(), &blocks).await;
+    // SAFETY: no memory-safety preconditions; `old` is our child, not reaped yet.
+    unsafe { libc::kill(old.id() as libc::pid_t, libc::SIGTERM) };
+    assert!(old.wait().unwrap().success());
+    let version: Vec<u8> = Connection::open(data.join("chain.sqlite"))
+        .unwrap()
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(version, b"1", "GAMECHAIN_SCHEMA1_BIN wrote another schema");
+
+    node.start().await;
+    assert!(node.log().contains("database migrated"), "{}", node.log());
+    assert_eq!(api_texts(&node.url(), &blocks).await, served_before);
+    common::check_chain(&client).await;
+    let alice = SecretKey::generate(Network::Testnet);
+    let txid = client
+        .send(
+            &alice,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+        )
+        .await
+        .unwrap();
+    let included = client
+        .wait_for_receipt(&txid, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(included.height > head);
+    let head = common::check_chain(&client).await;
+    assert!(node.terminate(Duration::from_secs(20)).success());
+    let (code, report) = verify_json(dir, &["--data", data.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["head_height"], head.height(), "{report}");
+    eprintln!(
+        "a chain of {} blocks made by {old_bin} migrated, served the same text, went on to block {} and verified",
+        blocks.len(),
+        head.height()
     );
 }
 
