@@ -25,8 +25,8 @@
 //! body also makes its receipt unreadable). A transaction's row id orders a block's transactions
 //! (`height << 20 | index`: a block holds at most 2^20 transactions; the consensus bound of 32
 //! MiB of bodies allows fewer). The commit parses no body: the sender and nonce come from the
-//! caller, the txid bytes from the [`SignedTx`] (hashed once when it was made). About 290 bytes
-//! a transfer, 310 a tic-tac-toe move, against 920 and 940 in version 1 (`node/API.md`,
+//! caller, the txid bytes from the [`SignedTx`] (hashed once when it was made). About 315 bytes
+//! a transfer, 340 a tic-tac-toe move, against 920 and 940 in version 1 (`node/API.md`,
 //! "Storage layout", has the measurement and its command).
 //!
 //! Version 1 (the first gamechain) stored hex-text txids, a `receipts` table (JSON), an

@@ -258,7 +258,7 @@ fn a_transaction_is_one_row_of_compact_columns() {
         );
         assert_eq!(codec::decode_body(body).unwrap(), t.tx.body());
         assert_eq!(signature.len(), 65);
-        assert!(receipt.len() < 24, "{} bytes", receipt.len());
+        assert!(receipt.len() < 32, "{} bytes", receipt.len());
         assert_eq!(
             codec::unpack_receipt(receipt, t.tx.body()).unwrap(),
             t.receipt
