@@ -13,6 +13,7 @@ use std::time::Duration;
 use common::replay::{verify_json, workload, Follower};
 use common::NodeProcess;
 use gamechain_client::client::BlockRef;
+use gamechain_node::ledger::storage::codec;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -129,19 +130,32 @@ async fn a_follower_stops_at_a_block_that_does_not_verify_and_says_why() {
 
     // The sequencer now serves one receipt that is not what its transaction does.
     let db = rusqlite::Connection::open(seq_dir.join("data/chain.sqlite")).unwrap();
-    let (height, txid, text): (i64, String, String) = db
-        .query_row(
-            "SELECT height, txid, receipt FROM receipts WHERE receipt LIKE '%tictactoe.moved%' \
-             ORDER BY height LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )
-        .unwrap();
-    let mut receipt: serde_json::Value = serde_json::from_str(&text).unwrap();
-    receipt["fuel_used"] = (receipt["fuel_used"].as_u64().unwrap() + 7).into();
+    // Schema 2 (`storage.rs`): a receipt is stored compressed against its transaction's body.
+    let (height, txid, body, mut receipt) = {
+        let mut stmt = db
+            .prepare("SELECT id, txid, body, receipt FROM txs ORDER BY id")
+            .unwrap();
+        let mut rows = stmt.query([]).unwrap();
+        loop {
+            let row = rows.next().unwrap().expect("a stored move");
+            let body = match row.get_ref(2).unwrap() {
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8(t.to_vec()).unwrap(),
+                rusqlite::types::ValueRef::Blob(b) => codec::decode_body(b).unwrap(),
+                other => panic!("a body column holds {other:?}"),
+            };
+            let receipt =
+                codec::unpack_receipt(row.get_ref(3).unwrap().as_blob().unwrap(), &body).unwrap();
+            if receipt.events.iter().any(|e| e.kind == "tictactoe.moved") {
+                let id: i64 = row.get(0).unwrap();
+                let txid: Vec<u8> = row.get(1).unwrap();
+                break (id >> 20, txid, body, receipt);
+            }
+        }
+    };
+    receipt.fuel_used += 7;
     db.execute(
-        "UPDATE receipts SET receipt = ?1 WHERE txid = ?2",
-        rusqlite::params![receipt.to_string(), txid],
+        "UPDATE txs SET receipt = ?1 WHERE txid = ?2",
+        rusqlite::params![codec::pack_receipt(&receipt, &body), txid],
     )
     .unwrap();
     drop(db);
@@ -160,7 +174,7 @@ async fn a_follower_stops_at_a_block_that_does_not_verify_and_says_why() {
     assert!(
         log.contains(&format!("block {height} does not verify"))
             && log.contains("receipt.fuel_used")
-            && log.contains(&txid),
+            && log.contains(&hex::encode(&txid)),
         "{log}"
     );
     // It applied nothing from that block on, and still serves what it verified.

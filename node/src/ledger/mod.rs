@@ -5,7 +5,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | `storage.rs` | [`storage::Storage`]: the SQLite schema, migrations, the one-transaction block commit |
+//! | `storage.rs` | [`storage::Storage`]: the SQLite schema, migrations, the one-transaction block commit; `storage/codec.rs`: the compact column encodings |
 //! | `mempool.rs` | [`mempool::Mempool`]: pending transactions, the nonce and duplicate rules |
 //! | `error.rs` | [`error::ChainError`]: the core's refusals and failures |
 //! | `modules.rs` | the module records and code the API serves, from the committed state |

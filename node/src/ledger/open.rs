@@ -88,6 +88,7 @@ pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Resul
         head = %head.header.header.hash_hex(),
         state_root = %hex::encode(want),
         entries = state.map.len(),
+        schema_version = storage.schema_version()?,
         "chain opened"
     );
     Ok(Head {

@@ -6,17 +6,34 @@
 //! [`Storage::open`] writes (the sequencer's); any number opened with [`Storage::open_reader`]
 //! only read (the API's).
 //!
-//! Schema (version 1; `meta.schema_version` counts the [`MIGRATIONS`] applied):
+//! Schema (version 2; `meta.schema_version` counts the [`MIGRATIONS`] applied; the column
+//! encodings are in `storage/codec.rs`):
 //!
 //! | table | columns | what |
 //! |---|---|---|
 //! | `meta` | `key` TEXT PK, `value` BLOB | `schema_version`, `genesis_hash` (hex), `engine_config_hash` (hex), `lthash` (the running [`StateHash`], 2048 bytes), `lthash_height` |
-//! | `blocks` | `height` PK, `hash` (32 bytes, unique), `header` (borsh), `header_json`, `signature`, `tx_count` | one row per block, genesis is height 0 |
-//! | `txs` | `txid` TEXT PK, `height`, `idx`, `body`, `signature`, `sender`, `nonce` | every included transaction, exact body bytes |
-//! | `receipts` | (`height`, `idx`) PK, `txid`, `ok`, `receipt` (JSON) | one per transaction |
-//! | `end_block_receipts` | (`height`, `idx`) PK, `module`, `ok`, `receipt` (JSON) | one per module with `end_block`, id order |
+//! | `blocks` | `height` PK, `header` (borsh; the block hash is its SHA-256), `signature`, `end_block` (the end-block receipts, one per module with `end_block`, id order) | one row per block, genesis is height 0 |
+//! | `txs` | `id` PK (`height << 20 \| index`), `txid` (32 bytes), `sender` (an `accounts.id`), `nonce`, `body`, `signature`, `receipt` | every included transaction with its receipt |
+//! | `accounts` | `id` PK, `address` TEXT unique | every sender of an included transaction, numbered |
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
-//! | `code` | `hash` TEXT PK, `wasm` BLOB | module code by lowercase hex SHA-256 |
+//! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
+//!
+//! Indexes: `txs_by_txid` (unique, `txs.txid`: `GET /v1/tx/<txid>`, duplicate checks) and
+//! `txs_by_sender` (`txs.sender, txs.nonce`); no other. A body is stored once, exactly (TEXT, or
+//! compressed as a BLOB); a signature as its 65 bytes; a receipt compressed against its body; the
+//! API rebuilds the same JSON from them (a receipt decodes only with its body, so a damaged
+//! body also makes its receipt unreadable). A transaction's row id orders a block's transactions
+//! (`height << 20 | index`: a block holds at most 2^20 transactions; the consensus bound of 32
+//! MiB of bodies allows fewer). The commit parses no body: the sender and nonce come from the
+//! caller, the txid bytes from the [`SignedTx`] (hashed once when it was made). About 315 bytes
+//! a transfer, 340 a tic-tac-toe move, against 920 and 940 in version 1 (`node/API.md`,
+//! "Storage layout", has the measurement and its command).
+//!
+//! Version 1 (the first gamechain) stored hex-text txids, a `receipts` table (JSON), an
+//! `end_block_receipts` table (JSON), the header again as JSON, and the block hash with its own
+//! index; migration 2 converts such a database in place, in one transaction (rows are checked as
+//! they are converted: a txid that is not the hash of its body, a receipt that does not parse,
+//! refuse the migration), then runs `VACUUM` once to give the freed pages back.
 //!
 //! A block and everything it changes (its rows, its receipts, its state writes, the LtHash) are
 //! written by [`Storage::commit_block`] in one SQLite transaction: after a crash the database
@@ -40,6 +57,7 @@ use std::time::Duration;
 
 use gamechain_runtime::chain::{Header, Receipt, SignedHeader, SignedTx, StateHash};
 use gamechain_runtime::{MemState, WriteSet};
+use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
 use crate::ledger::head_record::HeadRecord;
@@ -87,7 +105,239 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE TABLE state (key TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
     CREATE TABLE code (hash TEXT PRIMARY KEY, wasm BLOB NOT NULL);",
+    // 2: slim storage. Converts every row of version 1 with the `gc_*` functions that
+    // [`register_functions`] defines (each refuses a row it cannot convert), then drops the old
+    // tables (referencing ones first: foreign keys are on) and renames the new ones.
+    "CREATE TABLE accounts (id INTEGER PRIMARY KEY, address TEXT NOT NULL UNIQUE);
+    INSERT INTO accounts (address) SELECT sender FROM txs GROUP BY sender ORDER BY MIN(rowid);
+    CREATE TABLE blocks_v2 (
+        height INTEGER PRIMARY KEY,
+        header BLOB NOT NULL,
+        signature BLOB NOT NULL,
+        end_block BLOB NOT NULL
+    );
+    INSERT INTO blocks_v2 (height, header, signature, end_block)
+        SELECT b.height, gc_header(b.header, b.hash), gc_signature(b.signature),
+            gc_end_block((SELECT json_group_array(json_array(e.module, e.receipt) ORDER BY e.idx)
+                FROM end_block_receipts e WHERE e.height = b.height))
+        FROM blocks b ORDER BY b.height;
+    CREATE TABLE txs_v2 (
+        id INTEGER PRIMARY KEY,
+        txid BLOB NOT NULL,
+        sender INTEGER NOT NULL,
+        nonce INTEGER NOT NULL,
+        body BLOB NOT NULL,
+        signature BLOB NOT NULL,
+        receipt BLOB NOT NULL
+    );
+    INSERT INTO txs_v2 (id, txid, sender, nonce, body, signature, receipt)
+        SELECT gc_row_id(t.height, t.idx), gc_txid(t.txid, t.body), a.id, t.nonce,
+            gc_body(t.body), gc_signature(t.signature), gc_receipt(r.receipt, t.body)
+        FROM txs t
+        JOIN accounts a ON a.address = t.sender
+        LEFT JOIN receipts r ON r.txid = t.txid AND r.height = t.height AND r.idx = t.idx
+        ORDER BY t.height, t.idx;
+    SELECT gc_check_count('receipts', (SELECT COUNT(*) FROM receipts), (SELECT COUNT(*) FROM txs_v2));
+    CREATE TABLE code_v2 (hash BLOB PRIMARY KEY, wasm BLOB NOT NULL);
+    INSERT INTO code_v2 (hash, wasm) SELECT gc_code_hash(hash, wasm), wasm FROM code;
+    DROP TABLE receipts;
+    DROP TABLE end_block_receipts;
+    DROP TABLE txs;
+    DROP TABLE blocks;
+    DROP TABLE code;
+    ALTER TABLE blocks_v2 RENAME TO blocks;
+    ALTER TABLE txs_v2 RENAME TO txs;
+    ALTER TABLE code_v2 RENAME TO code;
+    CREATE UNIQUE INDEX txs_by_txid ON txs (txid);
+    CREATE INDEX txs_by_sender ON txs (sender, nonce);",
 ];
+
+/// A block's end-block receipts: `(module, receipt)` in module id order.
+type EndBlock = Vec<(String, Receipt)>;
+
+/// Bits of a transaction's row id that hold its index in the block (`height << 20 | index`).
+const TX_INDEX_BITS: u32 = 20;
+
+/// The row id of transaction `idx` of block `height`; `None` when either does not fit.
+fn tx_row_id(height: u64, idx: u64) -> Option<i64> {
+    if idx >= 1 << TX_INDEX_BITS || height >= 1 << (63 - TX_INDEX_BITS) {
+        return None;
+    }
+    Some(((height << TX_INDEX_BITS) | idx) as i64)
+}
+
+/// `(height, index)` of a transaction's row id.
+fn tx_position(id: i64) -> (u64, u32) {
+    let id = id as u64;
+    (
+        id >> TX_INDEX_BITS,
+        (id & ((1 << TX_INDEX_BITS) - 1)) as u32,
+    )
+}
+
+/// The SQL functions migration 2 converts version 1's columns with (`gc_*`), on `conn`.
+fn register_functions(conn: &Connection) -> rusqlite::Result<()> {
+    use rusqlite::functions::{Context, FunctionFlags};
+    use rusqlite::types::Value;
+    let flags = FunctionFlags::SQLITE_UTF8 | FunctionFlags::SQLITE_DETERMINISTIC;
+    fn fail<T>(msg: String) -> rusqlite::Result<T> {
+        Err(rusqlite::Error::UserFunctionError(msg.into()))
+    }
+    fn text(ctx: &Context<'_>, i: usize) -> rusqlite::Result<String> {
+        ctx.get::<String>(i)
+    }
+    // A header whose SHA-256 is the stored block hash.
+    conn.create_scalar_function("gc_header", 2, flags, |ctx| {
+        let header: Vec<u8> = ctx.get(0)?;
+        let hash: Vec<u8> = ctx.get(1)?;
+        if borsh::from_slice::<Header>(&header).is_err()
+            || gamechain_chain::hash::sha256(&header).as_slice() != hash.as_slice()
+        {
+            return fail(format!(
+                "block {}: the stored header does not hash to the stored block hash",
+                hex::encode(&hash)
+            ));
+        }
+        Ok(header)
+    })?;
+    conn.create_scalar_function("gc_signature", 1, flags, |ctx| {
+        Ok(signature_value(&text(ctx, 0)?))
+    })?;
+    // `[[module, receipt JSON], …]` → the end-block encoding.
+    conn.create_scalar_function("gc_end_block", 1, flags, |ctx| {
+        let pairs: Vec<(String, String)> = match serde_json::from_str(&text(ctx, 0)?) {
+            Ok(p) => p,
+            Err(e) => return fail(format!("end-block receipts: {e}")),
+        };
+        let mut list = Vec::with_capacity(pairs.len());
+        for (module, receipt) in pairs {
+            match parse_receipt(&receipt) {
+                Ok(r) => list.push((module, r)),
+                Err(e) => return fail(format!("end-block receipt of {module}: {e}")),
+            }
+        }
+        Ok(codec::encode_end_block(&list))
+    })?;
+    conn.create_scalar_function("gc_row_id", 2, flags, |ctx| {
+        let (height, idx): (i64, i64) = (ctx.get(0)?, ctx.get(1)?);
+        match (u64::try_from(height), u64::try_from(idx)) {
+            (Ok(h), Ok(i)) => match tx_row_id(h, i) {
+                Some(id) => Ok(id),
+                None => fail(format!("transaction {idx} of block {height}: out of range")),
+            },
+            _ => fail(format!("transaction {idx} of block {height}: out of range")),
+        }
+    })?;
+    // The 32 bytes of a hex txid, which must be the hash of the body.
+    conn.create_scalar_function("gc_txid", 2, flags, |ctx| {
+        let (txid, body) = (text(ctx, 0)?, text(ctx, 1)?);
+        let hash = gamechain_chain::hash::sha256(body.as_bytes());
+        if hex::encode(hash) != txid {
+            return fail(format!(
+                "transaction {txid}: its body hashes to another txid"
+            ));
+        }
+        Ok(hash.to_vec())
+    })?;
+    conn.create_scalar_function("gc_body", 1, flags, |ctx| {
+        let body = text(ctx, 0)?;
+        Ok(match codec::encode_body(&body) {
+            codec::BodyColumn::Text(_) => Value::Text(body),
+            codec::BodyColumn::Compressed(bytes) => Value::Blob(bytes),
+        })
+    })?;
+    // A receipt's JSON (NULL: none stored) → its column for the transaction of `body`.
+    conn.create_scalar_function("gc_receipt", 2, flags, |ctx| {
+        let Some(json) = ctx.get::<Option<String>>(0)? else {
+            return fail("a transaction without its receipt".into());
+        };
+        match parse_receipt(&json) {
+            Ok(r) => Ok(codec::pack_receipt(&r, &text(ctx, 1)?)),
+            Err(e) => fail(e.to_string()),
+        }
+    })?;
+    conn.create_scalar_function("gc_check_count", 3, flags, |ctx| {
+        let (what, want, got): (String, i64, i64) = (ctx.get(0)?, ctx.get(1)?, ctx.get(2)?);
+        if want != got {
+            return fail(format!("{want} {what} but {got} converted"));
+        }
+        Ok(got)
+    })?;
+    // The 32 bytes of a hex code hash, which must be the hash of the code.
+    conn.create_scalar_function("gc_code_hash", 2, flags, |ctx| {
+        let (hash, wasm): (String, Vec<u8>) = (ctx.get(0)?, ctx.get(1)?);
+        let want = gamechain_chain::hash::sha256(&wasm);
+        if hex::encode(want) != hash {
+            return fail(format!(
+                "module code {hash}: the code hashes to another hash"
+            ));
+        }
+        Ok(want.to_vec())
+    })?;
+    Ok(())
+}
+
+/// How a base64 signature is stored: its 65 bytes, or the text when it is not their canonical
+/// encoding.
+fn signature_value(signature: &str) -> rusqlite::types::Value {
+    match codec::signature_bytes(signature) {
+        Some(bytes) => rusqlite::types::Value::Blob(bytes),
+        None => rusqlite::types::Value::Text(signature.to_string()),
+    }
+}
+
+/// The base64 signature a signature column holds.
+fn signature_of(v: ValueRef<'_>) -> Result<String, StorageError> {
+    match v {
+        ValueRef::Blob(bytes) if bytes.len() == 65 => Ok(codec::signature_text(bytes)),
+        ValueRef::Text(text) => {
+            String::from_utf8(text.to_vec()).map_err(|_| corrupt("a stored signature is not UTF-8"))
+        }
+        _ => Err(corrupt("a stored signature is neither 65 bytes nor text")),
+    }
+}
+
+/// The body a body column holds.
+fn body_of(v: ValueRef<'_>) -> Result<String, StorageError> {
+    match v {
+        ValueRef::Text(text) => {
+            String::from_utf8(text.to_vec()).map_err(|_| corrupt("a stored body is not UTF-8"))
+        }
+        ValueRef::Blob(packed) => {
+            codec::decode_body(packed).ok_or_else(|| corrupt("a stored body does not decode"))
+        }
+        _ => Err(corrupt("a stored body is neither text nor bytes")),
+    }
+}
+
+/// The receipt column `packed` of the transaction whose body is `body`.
+fn receipt_of(packed: &[u8], body: &str) -> Result<Receipt, StorageError> {
+    codec::unpack_receipt(packed, body).ok_or_else(|| corrupt("a stored receipt does not decode"))
+}
+
+/// A transaction and its receipt from the columns `body, signature, receipt` of a row.
+fn included_tx(row: &rusqlite::Row<'_>, first: usize) -> Result<IncludedTx, StorageError> {
+    let body = body_of(row.get_ref(first)?)?;
+    let signature = signature_of(row.get_ref(first + 1)?)?;
+    let receipt = match row.get_ref(first + 2)? {
+        ValueRef::Blob(packed) => receipt_of(packed, &body)?,
+        _ => return Err(corrupt("a stored receipt is not bytes")),
+    };
+    Ok(IncludedTx {
+        tx: SignedTx::new(body, signature),
+        receipt,
+    })
+}
+
+/// The 32 bytes of a lowercase hex txid; `None` when it is not one.
+fn txid_bytes(txid: &str) -> Option<[u8; 32]> {
+    if txid.len() != 64 || !txid.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    hex::decode_to_slice(txid, &mut out).ok()?;
+    Some(out)
+}
 
 /// A database failure, or a database whose content this node cannot use.
 #[derive(Debug)]
@@ -137,6 +387,12 @@ impl fmt::Display for StorageError {
 }
 
 impl std::error::Error for StorageError {}
+
+impl From<rusqlite::types::FromSqlError> for StorageError {
+    fn from(e: rusqlite::types::FromSqlError) -> Self {
+        corrupt(format!("a stored column has the wrong type: {e}"))
+    }
+}
 
 impl From<rusqlite::Error> for StorageError {
     fn from(e: rusqlite::Error) -> Self {
@@ -242,9 +498,16 @@ impl Storage {
         };
         storage.configure()?;
         let version = storage.schema_version()?;
-        if version as usize != MIGRATIONS.len() {
+        if version as usize > MIGRATIONS.len() {
+            return Err(StorageError::TooNew {
+                found: version,
+                known: MIGRATIONS.len() as u32,
+            });
+        }
+        if (version as usize) < MIGRATIONS.len() {
             return Err(corrupt(format!(
-                "reader expects schema version {}, found {version}",
+                "the database has schema version {version}, this gamechain reads version {}: \
+                 start this gamechain's node on the data directory once to migrate it",
                 MIGRATIONS.len()
             )));
         }
@@ -285,14 +548,43 @@ impl Storage {
         if found > known {
             return Err(StorageError::TooNew { found, known });
         }
+        if found == known {
+            return Ok(());
+        }
+        register_functions(&self.conn)?;
+        // Whether a chain is stored: then converting it freed pages worth giving back.
+        let had_blocks = found >= 1
+            && self
+                .conn
+                .query_row("SELECT EXISTS (SELECT 1 FROM blocks)", [], |r| {
+                    r.get::<_, bool>(0)
+                })?;
         for (i, step) in MIGRATIONS.iter().enumerate().skip(found as usize) {
             let version = i as u32 + 1;
+            let started = std::time::Instant::now();
             let tx = self.conn.transaction()?;
             tx.execute_batch(step)
                 .map_err(|e| StorageError::Sqlite(format!("migration {version}: {e}")))?;
             set_meta(&tx, "schema_version", version.to_string().as_bytes())?;
             tx.commit()?;
-            tracing::info!(path = %self.path.display(), version, "database migrated");
+            tracing::info!(
+                path = %self.path.display(),
+                version,
+                ms = started.elapsed().as_millis() as u64,
+                "database migrated"
+            );
+        }
+        if had_blocks {
+            // The old tables' pages are free now: give them back to the file system (one
+            // rewrite of the file; a crash during it leaves the migrated database as it was).
+            let started = std::time::Instant::now();
+            self.conn
+                .execute_batch("VACUUM; PRAGMA wal_checkpoint(TRUNCATE);")?;
+            tracing::info!(
+                path = %self.path.display(),
+                ms = started.elapsed().as_millis() as u64,
+                "database compacted after the migration"
+            );
         }
         Ok(())
     }
@@ -346,9 +638,10 @@ impl Storage {
             return Err(corrupt("genesis is stored already"));
         }
         for (hash, wasm) in code {
+            let key = hex_hash(hash).ok_or_else(|| corrupt(format!("code hash `{hash}`")))?;
             tx.execute(
                 "INSERT OR REPLACE INTO code (hash, wasm) VALUES (?1, ?2)",
-                params![hash, wasm],
+                params![key.as_slice(), wasm],
             )?;
         }
         set_meta(&tx, "genesis_hash", genesis_hash.as_bytes())?;
@@ -376,11 +669,14 @@ impl Storage {
         state_hash: &StateHash,
     ) -> Result<(), StorageError> {
         let tx = self.conn.transaction()?;
-        let head: Option<(i64, Vec<u8>)> = tx
+        let head: Option<(i64, [u8; 32])> = tx
             .query_row(
-                "SELECT height, hash FROM blocks ORDER BY height DESC LIMIT 1",
+                "SELECT height, header FROM blocks ORDER BY height DESC LIMIT 1",
                 [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
+                |r| {
+                    let header: Vec<u8> = r.get(1)?;
+                    Ok((r.get(0)?, gamechain_chain::hash::sha256(&header)))
+                },
             )
             .optional()?;
         let h = &block.header.header;
@@ -479,61 +775,60 @@ impl Storage {
 
     /// The signed header of block `height`, `None` above the head.
     pub fn signed_header(&self, height: u64) -> Result<Option<SignedHeader>, StorageError> {
-        let row: Option<(Vec<u8>, Vec<u8>, String)> = self
-            .conn
-            .query_row(
-                "SELECT header, hash, signature FROM blocks WHERE height = ?1",
-                [height as i64],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?;
-        let Some((borsh_bytes, hash, signature)) = row else {
+        Ok(self.block_row(height, false)?.map(|(header, _)| header))
+    }
+
+    /// The signed header of block `height` and, with `end_block`, its end-block receipts
+    /// (else empty); `None` above the head.
+    fn block_row(
+        &self,
+        height: u64,
+        end_block: bool,
+    ) -> Result<Option<(SignedHeader, EndBlock)>, StorageError> {
+        let Ok(key) = i64::try_from(height) else {
             return Ok(None);
         };
-        let header: Header = borsh::from_slice(&borsh_bytes)
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT header, signature, end_block FROM blocks WHERE height = ?1")?;
+        let mut rows = stmt.query([key])?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        let header: Header = borsh::from_slice(row.get_ref(0)?.as_blob()?)
             .map_err(|e| corrupt(format!("header of block {height}: {e}")))?;
-        if header.hash().as_slice() != hash.as_slice() {
-            return Err(corrupt(format!(
-                "block {height}: stored hash does not match its header"
-            )));
-        }
-        Ok(Some(SignedHeader { header, signature }))
+        let signature = signature_of(row.get_ref(1)?)?;
+        let receipts = if end_block {
+            codec::decode_end_block(row.get_ref(2)?.as_blob()?).ok_or_else(|| {
+                corrupt(format!(
+                    "block {height}: its end-block receipts do not decode"
+                ))
+            })?
+        } else {
+            Vec::new()
+        };
+        Ok(Some((SignedHeader { header, signature }, receipts)))
     }
 
     /// Block `height` with its transactions and receipts, `None` above the head.
     pub fn block(&self, height: u64) -> Result<Option<Block>, StorageError> {
-        let Some(header) = self.signed_header(height)? else {
+        let Some((header, end_block)) = self.block_row(height, true)? else {
             return Ok(None);
         };
+        let (first, last) = match (
+            tx_row_id(height, 0),
+            tx_row_id(height, (1 << TX_INDEX_BITS) - 1),
+        ) {
+            (Some(first), Some(last)) => (first, last),
+            _ => return Err(corrupt(format!("block {height}: height out of range"))),
+        };
         let mut stmt = self.conn.prepare_cached(
-            "SELECT t.body, t.signature, r.receipt FROM txs t JOIN receipts r ON r.txid = t.txid
-             WHERE t.height = ?1 ORDER BY t.idx",
+            "SELECT body, signature, receipt FROM txs WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
         )?;
-        let rows = stmt.query_map([height as i64], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-            ))
-        })?;
+        let mut rows = stmt.query([first, last])?;
         let mut txs = Vec::new();
-        for row in rows {
-            let (body, signature, receipt) = row?;
-            txs.push(IncludedTx {
-                tx: SignedTx::new(body, signature),
-                receipt: parse_receipt(&receipt)?,
-            });
-        }
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT module, receipt FROM end_block_receipts WHERE height = ?1 ORDER BY idx",
-        )?;
-        let rows = stmt.query_map([height as i64], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
-        })?;
-        let mut end_block = Vec::new();
-        for row in rows {
-            let (module, receipt) = row?;
-            end_block.push((module, parse_receipt(&receipt)?));
+        while let Some(row) = rows.next()? {
+            txs.push(included_tx(row, 0)?);
         }
         Ok(Some(Block {
             header,
@@ -545,35 +840,37 @@ impl Storage {
     /// The included transaction `txid` with its block position and receipt, `None` if no
     /// block holds it.
     pub fn tx(&self, txid: &str) -> Result<Option<TxRecord>, StorageError> {
-        let row: Option<(String, String, i64, i64, String)> = self
-            .conn
-            .query_row(
-                "SELECT t.body, t.signature, t.height, t.idx, r.receipt FROM txs t JOIN receipts r ON r.txid = t.txid
-                 WHERE t.txid = ?1",
-                [txid],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
-            )
-            .optional()?;
-        let Some((body, signature, height, index, receipt)) = row else {
+        let Some(key) = txid_bytes(txid) else {
             return Ok(None);
         };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, body, signature, receipt FROM txs WHERE txid = ?1")?;
+        let mut rows = stmt.query([key.as_slice()])?;
+        let Some(row) = rows.next()? else {
+            return Ok(None);
+        };
+        let (height, index) = tx_position(row.get(0)?);
+        let IncludedTx { tx, receipt } = included_tx(row, 1)?;
         Ok(Some(TxRecord {
-            tx: SignedTx::new(body, signature),
+            tx,
             status: TxStatus::Included {
-                height: height as u64,
-                index: index as u32,
-                receipt: parse_receipt(&receipt)?,
+                height,
+                index,
+                receipt,
             },
         }))
     }
 
     /// Whether a block holds the transaction `txid`.
     pub fn has_tx(&self, txid: &str) -> Result<bool, StorageError> {
-        Ok(self.conn.query_row(
-            "SELECT EXISTS (SELECT 1 FROM txs WHERE txid = ?1)",
-            [txid],
-            |r| r.get(0),
-        )?)
+        let Some(key) = txid_bytes(txid) else {
+            return Ok(false);
+        };
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT EXISTS (SELECT 1 FROM txs WHERE txid = ?1)")?;
+        Ok(stmt.query_row([key.as_slice()], |r| r.get(0))?)
     }
 
     /// Every stored module code by hash.
@@ -582,18 +879,26 @@ impl Storage {
             .conn
             .prepare("SELECT hash, wasm FROM code ORDER BY hash")?;
         let rows = stmt.query_map([], |r| {
-            Ok((r.get::<_, String>(0)?, r.get::<_, Vec<u8>>(1)?))
+            Ok((
+                hex::encode(r.get::<_, Vec<u8>>(0)?),
+                r.get::<_, Vec<u8>>(1)?,
+            ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The module code whose lowercase hex SHA-256 is `hash`, `None` when not stored.
     pub fn code_by_hash(&self, hash: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let Some(key) = hex_hash(&hash.to_ascii_lowercase()) else {
+            return Ok(None);
+        };
         Ok(self
             .conn
-            .query_row("SELECT wasm FROM code WHERE hash = ?1", [hash], |r| {
-                r.get(0)
-            })
+            .query_row(
+                "SELECT wasm FROM code WHERE hash = ?1",
+                [key.as_slice()],
+                |r| r.get(0),
+            )
             .optional()?)
     }
 
@@ -628,6 +933,11 @@ fn set_meta(tx: &Transaction<'_>, key: &str, value: &[u8]) -> Result<(), Storage
     Ok(())
 }
 
+/// The 32 bytes of a lowercase hex SHA-256 (a code hash); `None` when it is not one.
+fn hex_hash(hash: &str) -> Option<[u8; 32]> {
+    txid_bytes(hash)
+}
+
 fn parse_receipt(text: &str) -> Result<Receipt, StorageError> {
     serde_json::from_str(text).map_err(|e| corrupt(format!("stored receipt: {e}")))
 }
@@ -651,37 +961,65 @@ fn write_block(
         )));
     }
     let height = i64::try_from(h.height).map_err(|_| corrupt("height above i64"))?;
-    let header_json = serde_json::to_string(h).expect("a header serialises");
-    tx.execute(
-        "INSERT INTO blocks (height, hash, header, header_json, signature, tx_count) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![height, h.hash().as_slice(), h.to_borsh(), header_json, block.header.signature, block.txs.len() as i64],
-    )?;
+    tx.prepare_cached(
+        "INSERT INTO blocks (height, header, signature, end_block) VALUES (?1, ?2, ?3, ?4)",
+    )?
+    .execute(params![
+        height,
+        h.to_borsh(),
+        signature_value(&block.header.signature),
+        codec::encode_end_block(&block.end_block)
+    ])?;
     let mut insert_tx = tx.prepare_cached(
-        "INSERT INTO txs (txid, height, idx, body, signature, sender, nonce) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO txs (id, txid, sender, nonce, body, signature, receipt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
-    let mut insert_receipt = tx.prepare_cached(
-        "INSERT INTO receipts (height, idx, txid, ok, receipt) VALUES (?1, ?2, ?3, ?4, ?5)",
-    )?;
+    let mut find_account = tx.prepare_cached("SELECT id FROM accounts WHERE address = ?1")?;
+    let mut add_account = tx.prepare_cached("INSERT INTO accounts (address) VALUES (?1)")?;
+    // Each sender's account id, looked up (or added) once per block.
+    let mut ids: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
     for (idx, (t, (sender, nonce))) in block.txs.iter().zip(senders).enumerate() {
-        let txid = t.tx.txid();
+        let id = tx_row_id(h.height, idx as u64).ok_or_else(|| {
+            corrupt(format!(
+                "block {}: more than 2^{TX_INDEX_BITS} transactions",
+                h.height
+            ))
+        })?;
         let nonce = i64::try_from(*nonce).map_err(|_| corrupt("nonce above i64"))?;
+        let account = match ids.get(sender) {
+            Some(&a) => a,
+            None => {
+                let a = match find_account
+                    .query_row([sender], |r| r.get::<_, i64>(0))
+                    .optional()?
+                {
+                    Some(a) => a,
+                    None => {
+                        add_account.execute([sender])?;
+                        tx.last_insert_rowid()
+                    }
+                };
+                ids.insert(*sender, a);
+                a
+            }
+        };
+        let body = t.tx.body();
+        let body_value = match codec::encode_body(body) {
+            codec::BodyColumn::Text(text) => {
+                rusqlite::types::ToSqlOutput::Borrowed(ValueRef::Text(text.as_bytes()))
+            }
+            codec::BodyColumn::Compressed(bytes) => {
+                rusqlite::types::ToSqlOutput::Owned(rusqlite::types::Value::Blob(bytes))
+            }
+        };
         insert_tx.execute(params![
-            txid,
-            height,
-            idx as i64,
-            t.tx.body(),
-            t.tx.signature(),
-            sender,
-            nonce
+            id,
+            t.tx.txid_bytes().as_slice(),
+            account,
+            nonce,
+            body_value,
+            signature_value(t.tx.signature()),
+            codec::pack_receipt(&t.receipt, body)
         ])?;
-        let receipt = serde_json::to_string(&t.receipt).expect("a receipt serialises");
-        insert_receipt.execute(params![height, idx as i64, txid, t.receipt.ok, receipt])?;
-    }
-    let mut insert_end =
-        tx.prepare_cached("INSERT INTO end_block_receipts (height, idx, module, ok, receipt) VALUES (?1, ?2, ?3, ?4, ?5)")?;
-    for (idx, (module, receipt)) in block.end_block.iter().enumerate() {
-        let text = serde_json::to_string(receipt).expect("a receipt serialises");
-        insert_end.execute(params![height, idx as i64, module, receipt.ok, text])?;
     }
     let mut put = tx.prepare_cached("INSERT OR REPLACE INTO state (key, value) VALUES (?1, ?2)")?;
     let mut delete = tx.prepare_cached("DELETE FROM state WHERE key = ?1")?;
@@ -696,5 +1034,6 @@ fn write_block(
     Ok(())
 }
 
+pub mod codec;
 #[cfg(test)]
 mod tests;

@@ -183,3 +183,100 @@ fn blocks_state_and_receipts_round_trip() {
         "the reader is read-only"
     );
 }
+
+#[test]
+fn a_transaction_is_one_row_of_compact_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+    let hash = StateHash::from_entries(std::iter::empty::<(&str, &[u8])>());
+    let g = block(0, [0; 32], vec![], hash.root());
+    s.commit_genesis(&g, &[], &hash, &BTreeMap::new(), "g", "e")
+        .unwrap();
+    let alice = key(1);
+    let bob = key(2);
+    let txs: Vec<IncludedTx> = (0..3)
+        .map(|nonce| IncludedTx {
+            tx: TxBody {
+                chain_id: "gamechain-dev".into(),
+                from: alice.address(),
+                nonce,
+                action: Action::Transfer {
+                    to: bob.address(),
+                    token: "GOLD".into(),
+                    amount: gamechain_sdk::Amount(1),
+                },
+            }
+            .sign(&alice),
+            receipt: Receipt::success(
+                vec![Event {
+                    kind: "transfer".into(),
+                    data: json!({"amount": "1", "from": alice.address(), "to": bob.address(), "token": "GOLD"}),
+                }],
+                0,
+            ),
+        })
+        .collect();
+    let b1 = block(1, g.header.header.hash(), txs.clone(), hash.root());
+    let from = alice.address();
+    let senders: Vec<(&str, u64)> = (0..3).map(|n| (from.as_str(), n)).collect();
+    s.commit_block(&b1, &senders, &WriteSet::new(), &hash)
+        .unwrap();
+    type Row = (i64, Vec<u8>, i64, i64, Vec<u8>, Vec<u8>, Vec<u8>);
+    let rows: Vec<Row> = s
+        .conn
+        .prepare("SELECT id, txid, sender, nonce, body, signature, receipt FROM txs ORDER BY id")
+        .unwrap()
+        .query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows.len(), 3);
+    for (i, (id, txid, sender, nonce, body, signature, receipt)) in rows.iter().enumerate() {
+        let t = &txs[i];
+        assert_eq!(*id, (1 << 20) | i as i64, "height << 20 | index");
+        assert_eq!(txid.as_slice(), t.tx.txid_bytes().as_slice());
+        assert_eq!(
+            (*sender, *nonce),
+            (1, i as i64),
+            "one account id per sender"
+        );
+        assert!(
+            body.len() < t.tx.body().len() * 2 / 3,
+            "{} bytes",
+            body.len()
+        );
+        assert_eq!(codec::decode_body(body).unwrap(), t.tx.body());
+        assert_eq!(signature.len(), 65);
+        assert!(receipt.len() < 32, "{} bytes", receipt.len());
+        assert_eq!(
+            codec::unpack_receipt(receipt, t.tx.body()).unwrap(),
+            t.receipt
+        );
+    }
+    assert_eq!(s.block(1).unwrap().unwrap(), b1);
+    let tx2 = s.tx(&txs[2].tx.txid()).unwrap().unwrap();
+    assert_eq!(
+        tx2.status,
+        TxStatus::Included {
+            height: 1,
+            index: 2,
+            receipt: txs[2].receipt.clone()
+        }
+    );
+    // A txid in upper case or of another length is no txid of the store.
+    assert!(s.tx(&txs[2].tx.txid().to_uppercase()).unwrap().is_none());
+    assert!(!s.has_tx(&txs[2].tx.txid()[..62]).unwrap());
+    assert_eq!(tx_position(tx_row_id(7, 5).unwrap()), (7, 5));
+    assert!(tx_row_id(1, 1 << 20).is_none());
+}
