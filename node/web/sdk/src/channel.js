@@ -285,8 +285,49 @@ export class Channel {
     return `gamechain.channel:${this.domain.chain}:${this.domain.module}:${this.game}:${this.key.address}`;
   }
 
+  /**
+   * Reads what the store holds for this game now (another tab or process on the same store may
+   * have written since): `{v: 1, …}` or null.
+   */
+  async readStored() {
+    let stored = null;
+    try { stored = JSON.parse((await this.store.get(this.storeKey())) ?? 'null'); } catch { stored = null; }
+    return stored && typeof stored === 'object' && stored.v === 1 ? stored : null;
+  }
+
+  /**
+   * Merges what another writer of the same store kept (moves signed by this seat, helper values
+   * such as an RPS salt) into this client: the store is shared by every tab of a browser, and a
+   * tab must never sign a position another tab signed, nor drop a salt another tab kept.
+   */
+  mergeStored(stored) {
+    if (!stored) return;
+    const obj = (o) => (o && typeof o === 'object' && !Array.isArray(o) ? o : {});
+    this.saved.mine = { ...this.saved.mine, ...obj(stored.mine) };
+    this.saved.app = { ...obj(stored.app), ...this.saved.app };
+    if (!this.evidence && stored.evidence) this.evidence = stored.evidence;
+  }
+
+  /**
+   * Catches up with the store: merges it (see above) and applies, checked, the moves it holds
+   * beyond this client's. {@link Channel#play} and {@link Rps#commit} call it before signing.
+   */
+  async sync() {
+    const stored = await this.readStored();
+    if (!stored) return;
+    this.mergeStored(stored);
+    const more = Array.isArray(stored.moves) ? stored.moves.slice(this.moves.length, MAX_MOVES_PER_GAME) : [];
+    for (const m of more) {
+      try { await this.applyChecked(parseSignedMove(m)); } catch { break; }
+    }
+  }
+
+  /** Writes this client's record, merged with what the store holds (never losing another writer's moves or values). */
   async persist() {
-    this.saved.moves = this.moves.slice();
+    const stored = await this.readStored();
+    this.mergeStored(stored);
+    const theirs = stored && Array.isArray(stored.moves) ? stored.moves : [];
+    this.saved.moves = theirs.length > this.moves.length ? theirs.slice(0, MAX_MOVES_PER_GAME) : this.moves.slice();
     this.saved.evidence = this.evidence;
     await this.store.set(this.storeKey(), JSON.stringify(this.saved));
   }
@@ -436,6 +477,8 @@ export class Channel {
   async play(data, { wait = true } = {}) {
     const move = await this.serial(async () => {
       const bytes = dataBytes(data);
+      // Another tab on the same store may have signed here already.
+      await this.sync();
       if (this.seat === null) throw new ChannelError('not_a_player', `${this.key.address} signs for no seat of game ${this.game}`);
       if (bytes.length > MAX_MOVE_BYTES) throw new ChannelError('too_large', `move data is ${bytes.length} bytes, the limit is ${MAX_MOVE_BYTES}`);
       const n = this.moves.length;

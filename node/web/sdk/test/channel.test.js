@@ -298,3 +298,38 @@ test('Rules: the rps_rules wasm answers as the Rust rules; the loader refuses wh
   assert.ok(!offers.some((o) => o.id === gone.id));
   await assert.rejects(Channel.offer(chain, creator, { rules: 'moveboard', stake: '1', window: 5 }), (e) => e.code === 'refused' && /not usable/.test(e.message));
 });
+
+test('two tabs on one store: the second never signs another commit nor drops the salt the first kept', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const game = await openGame(alice, bob);
+  const { b, close } = game;
+  try {
+    // Two tabs of alice's browser: one localStorage, both opened before either played.
+    const store = memoryStore();
+    const tab1 = await Channel.open(chain, alice, game.id, { store });
+    const tab2 = await Channel.open(chain, alice, game.id, { store });
+    const first = await new Rps(tab1).commit(0); // rock, in tab 1
+    // Tab 2 has not seen it: choosing paper there must not sign a second commit.
+    await assert.rejects(new Rps(tab2).commit(1), (e) => e.code === 'already_signed' && /rock already/.test(e.message));
+    assert.equal(tab2.n, 1);
+    assert.deepEqual(tab2.moves[0], first.move);
+    await assert.rejects(tab2.play(rpsCommitment(2, new Uint8Array(32))), (e) => e.code === 'already_signed');
+    // Tab 2 writing its record (a block read) keeps tab 1's salt.
+    await tab2.scanBlock({ height: 1, txs: [] });
+    await until('bob has the commit', () => b.n === 1);
+    assert.equal(b.evidence, null, 'no second commit was ever signed');
+    await new Rps(b).commit(2);
+    // A reload after both tabs wrote: the salt is there, the reveal opens the commit.
+    const reloaded = await Channel.open(chain, alice, game.id, { store });
+    const sub = await reloaded.listen();
+    await until('the reload sees bob\'s commit', () => reloaded.n === 2);
+    sub.close();
+    const r = new Rps(reloaded);
+    assert.equal(r.myChoice, 0);
+    assert.equal(await r.step(), true);
+    assert.equal(reloaded.n, 3);
+  } finally {
+    close();
+  }
+});
