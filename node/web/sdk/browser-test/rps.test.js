@@ -14,6 +14,7 @@ import { startNode } from '../testkit/node.js';
 import { deploy, CHANNEL_MODULES } from '../testkit/modules.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
 import { Chain, Channel, Key, memoryStore, rpsCommitment } from '../src/index.js';
+import { assemble, answer, i64 } from '../testkit/wasm.js';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -154,6 +155,93 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await shot(alice.page, 'rps-equivocation.png');
     for (const p of [alice, bob]) {
       assert.equal(await p.page.evaluate(() => window.__noReload), true, `${p.name}'s page was reloaded`);
+      assert.deepEqual(p.errors, []);
+    }
+  } finally {
+    await node.dispose();
+  }
+});
+
+async function choose(p, id, choice) {
+  await p.page.evaluate((g) => { location.hash = g; }, id);
+  await waitText(p.page, '#game-id', id);
+  await waitText(p.page, '#turn', 'Your turn: choose');
+  await act(p, `#${choice}`);
+  assert.equal(await p.page.textContent('#error'), '');
+}
+
+test('the page: a looping rules module is stopped in its worker; a reload mid-game restores the game; two games at once', async () => {
+  const node = await startNode({ blockIntervalMs: 500 });
+  try {
+    const url = `${node.url}/play/rps/`;
+    const chain = new Chain(node.url);
+    await deploy(chain, CHANNEL_MODULES);
+    const alice = await player(browser, url, 'alice');
+    const bob = await player(browser, url, 'bob');
+    for (const p of [alice, bob]) {
+      await act(p, '#faucet');
+      await waitText(p.page, '#balance', '1000.00');
+    }
+
+    // The SDK in the page (its content security policy) runs rules calls in a Worker: a rules
+    // module that never returns is a RulesError after the timeout, and the page goes on.
+    const ok = answer(2048, 1);
+    const looping = assemble({ initial_state: ok, mover_at: ok, validate_move: [0x03, 0x40, 0x0c, 0x00, 0x0b, ...i64(0)], apply_move: ok, is_over: ok, winner: ok });
+    const out = await alice.page.evaluate(async (bytes) => {
+      const { Rules } = await import('/sdk/gamechain.js');
+      const rules = await Rules.load(new Uint8Array(bytes), { timeoutMs: 300 });
+      const t0 = Date.now();
+      let text;
+      try { await rules.validateMove(new Uint8Array(1), 0, 0, new Uint8Array(1)); text = 'answered'; } catch (e) { text = `${e.name}: ${e.message}`; }
+      const after = await rules.isOver(new Uint8Array(0));
+      return { text, isolated: rules.isolated, ms: Date.now() - t0, after };
+    }, [...looping]);
+    assert.match(out.text, /^RulesError: rules validate_move ran over 300 ms/);
+    assert.equal(out.isolated, true);
+    assert.ok(out.ms < 5000, `${out.ms} ms`);
+    assert.equal(out.after, false);
+
+    // Alice commits, then reloads her page: the game, her signed commit and her salt come back
+    // from localStorage (nothing signed again), and her reveal goes by itself once bob commits.
+    const x = await offerAndJoin(alice, bob, '1', 5);
+    await choose(alice, x, 'rock');
+    const before = await alice.page.evaluate(() => JSON.stringify(localStorage));
+    await alice.page.reload();
+    await alice.page.waitForSelector('body[data-ready="1"]');
+    await alice.page.evaluate(() => { window.__noReload = true; });
+    await waitText(alice.page, '#turn', 'You chose rock. Waiting for the opponent\'s choice.');
+    await waitText(alice.page, '#moves', '1 of 4 signed moves');
+    assert.equal(await alice.page.isDisabled('#paper'), true);
+    await choose(bob, x, 'paper');
+    await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+    await waitText(bob.page, '#result', 'You won: paper beats rock.');
+    const kept = JSON.parse(await alice.page.evaluate((g) => Object.entries(localStorage).find(([k]) => k.includes(`:${g}:`))[1], x));
+    assert.deepEqual(Object.keys(kept.mine).map((k) => k.split(':')[0]).sort(), ['0', '2'], 'one commit and one reveal signed');
+    assert.equal(JSON.parse(Object.entries(JSON.parse(before)).find(([k]) => k.includes(`:${x}:`))[1]).app.rps.salt, kept.app.rps.salt);
+
+    // Two games at once: both commit in each, each page looking at one game at a time; a game
+    // left catches up (and reveals) when its page comes back to it.
+    const y = await offerAndJoin(alice, bob, '1', 5);
+    const z = await offerAndJoin(alice, bob, '1', 5);
+    await choose(alice, y, 'paper');
+    await choose(alice, z, 'rock');
+    await choose(bob, y, 'rock');
+    await choose(bob, z, 'paper');
+    await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+    await waitText(bob.page, '#result', 'You won: paper beats rock.');
+    for (const p of [alice, bob]) await idle(p.page);
+    await alice.page.evaluate((g) => { location.hash = g; }, y);
+    await waitText(alice.page, '#moves', '3 of 4 signed moves');
+    await bob.page.evaluate((g) => { location.hash = g; }, y);
+    await waitText(alice.page, '#result', 'You won: paper beats rock.');
+    await waitText(bob.page, '#result', 'You lost: paper beats rock.');
+    for (const g of [x, y, z]) assert.equal((await chain.game('channel', { game: g })).status, 'open');
+    // Three stakes each in escrow; nothing else moved.
+    const bal = async (a) => BigInt((await chain.account(a)).balances.GOLD ?? '0');
+    assert.deepEqual([await bal(alice.address), await bal(bob.address), await bal('module:channel')], [99700n, 99700n, 600n]);
+    await waitText(alice.page, '#balance', '997.00');
+    for (const p of [alice, bob]) {
+      assert.equal(await p.page.evaluate(() => window.__noReload), true);
       assert.deepEqual(p.errors, []);
     }
   } finally {
