@@ -23,6 +23,8 @@ export const MAX_PAYLOAD_BYTES = 8192;
 export const MOVE_TYPE = 1;
 /** Most moves ahead of the current one kept until their turn comes. */
 const MAX_PENDING = 16;
+/** Most candidates kept for one early move number. */
+const MAX_PENDING_PER_MOVE = 4;
 /** Largest transaction body looked into when scanning blocks. */
 const MAX_BODY_BYTES = 256 * 1024;
 /** Most blocks `listen` catches up on. */
@@ -434,16 +436,27 @@ export class Channel {
       const n = this.moves.length;
       if (m.n < n) return this.known(m);
       if (m.n > n) {
-        if (m.n < n + MAX_PENDING && this.pending.size < MAX_PENDING) this.pending.set(m.n, m);
+        // Kept unchecked until its turn (its signature needs the state before it): anyone can
+        // post under this game, so a few candidates are kept per number, first come first kept,
+        // and a forged one can never displace the opponent's real move.
+        if (m.n < n + MAX_PENDING) {
+          const list = this.pending.get(m.n) ?? [];
+          if (list.length < MAX_PENDING_PER_MOVE && !list.some((x) => x.sig === m.sig && x.data === m.data)) list.push(m);
+          this.pending.set(m.n, list);
+        }
         throw new ChannelError('out_of_order', `expected move ${n}, got move ${m.n}`);
       }
       await this.applyChecked(m);
       await this.persist();
       const out = { status: 'applied', move: m };
-      // Moves that arrived early, now in turn.
-      for (let next = this.pending.get(this.moves.length); next; next = this.pending.get(this.moves.length)) {
-        this.pending.delete(next.n);
-        try { await this.applyChecked(next); } catch { break; }
+      // Moves that arrived early, now in turn: the first candidate that passes every check.
+      for (let list = this.pending.get(this.moves.length); list; list = this.pending.get(this.moves.length)) {
+        this.pending.delete(this.moves.length);
+        let applied = false;
+        for (const next of list) {
+          try { await this.applyChecked(next); applied = true; break; } catch { /* a forgery: the next one */ }
+        }
+        if (!applied) break;
         await this.persist();
       }
       for (const k of [...this.pending.keys()]) if (k < this.moves.length) this.pending.delete(k);

@@ -332,3 +332,51 @@ test('two tabs on one store: the second never signs another commit nor drops the
     close();
   }
 });
+
+test('hostile posts: a move replayed from another game, over another position, far ahead, a reveal that opens nothing, an early move buried under forgeries', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const g1 = await openGame(alice, bob);
+  const g2 = await openGame(alice, bob);
+  try {
+    const salt = new Uint8Array(32).fill(7);
+    const signFor = (c, k, n, prev, mover, data) => ({ n, data: Buffer.from(data).toString('hex'), sig: k.signMessage(c.moveText(n, prev, mover, data)) });
+    const code = async (c, move) => c.receive(move).then(() => 'applied', (e) => e.code);
+    // Alice's commit in game 1, sent to game 2: the text names the game.
+    const c0 = signFor(g1.b, alice, 0, g1.b.stateHash, alice.address, rpsCommitment(0, salt));
+    assert.equal(await code(g2.b, c0), 'bad_signature');
+    // A move signed over a state hash of another position.
+    assert.equal(await code(g1.b, signFor(g1.b, alice, 0, stateHash(new Uint8Array(67).fill(1)), alice.address, rpsCommitment(0, salt))), 'bad_signature');
+    // Far ahead: refused and not kept.
+    assert.equal(await code(g1.b, { ...c0, n: 2 ** 40 }), 'out_of_order');
+    assert.equal(g1.b.pending.size, 0);
+    // Both commits, then alice's reveal of another choice: the rules refuse it.
+    assert.equal(await code(g1.b, c0), 'applied');
+    await new Rps(g1.b).commit(1);
+    const bad = signFor(g1.b, alice, 2, g1.b.stateHash, alice.address, rpsReveal(2, salt));
+    assert.equal(await code(g1.b, bad), 'illegal');
+    // Alice's real reveal arrives early (before bob's commit reached her opponent's client in
+    // game 2 terms: here game 2's bob has not seen move 0 yet), then forgeries for the same
+    // number: the real one still applies in its turn.
+    const h0 = g2.a.stateHash;
+    const m0 = signFor(g2.a, alice, 0, h0, alice.address, rpsCommitment(2, salt));
+    const a2 = await Channel.open(chain, alice, g2.id, { store: memoryStore() });
+    await a2.receive(m0);
+    const b2 = await Channel.open(chain, bob, g2.id, { store: memoryStore() });
+    await b2.receive(m0);
+    const m1 = await b2.play(rpsCommitment(0, salt), { wait: false });
+    await a2.receive(m1.move);
+    const m2 = signFor(a2, alice, 2, a2.stateHash, alice.address, rpsReveal(2, salt));
+    const fresh = await Channel.open(chain, bob, g2.id, { store: memoryStore() });
+    assert.equal(await code(fresh, m2), 'out_of_order');
+    const carol = Key.generate();
+    for (let i = 0; i < 6; i++) assert.equal(await code(fresh, { ...m2, sig: carol.signMessage(`junk ${i}`) }), 'out_of_order');
+    assert.equal(await code(fresh, m0), 'applied');
+    assert.equal(await code(fresh, m1.move), 'applied');
+    assert.equal(fresh.n, 3, 'the early reveal applied in its turn');
+    assert.deepEqual(fresh.moves[2], m2);
+  } finally {
+    g1.close();
+    g2.close();
+  }
+});
