@@ -112,10 +112,11 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#challenge-info', /the opponent must answer by height \d+/);
     await shot(bob.page, 'rps-challenged.png');
     await alice.page.waitForSelector('#forfeit-btn:not([disabled])', { timeout: 60000 });
+    await waitText(bob.page, '#challenge-info', /You were challenged and the deadline \(height \d+\) passed: the opponent can claim the forfeit\./);
     await act(alice, '#forfeit-btn');
     assert.equal(await alice.page.textContent('#error'), '');
-    await waitText(alice.page, '#result', 'You won by forfeit');
-    await waitText(bob.page, '#result', 'You lost by forfeit');
+    await waitText(alice.page, '#result', 'You won by forfeit (the opponent did not answer a challenge in time).');
+    await waitText(bob.page, '#result', 'You lost by forfeit (you did not answer a challenge in time).');
     await act(alice, '#withdraw-btn');
     await waitText(alice.page, '#balance', '1003.00');
     await waitText(bob.page, '#balance', '997.00');
@@ -147,8 +148,8 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#challenge-info', 'The opponent signed two different moves for move 1');
     await act(alice, '#equivocation-btn');
     assert.equal(await alice.page.textContent('#error'), '');
-    await waitText(alice.page, '#result', 'You won by equivocation');
-    await waitText(bob.page, '#result', 'You lost by equivocation');
+    await waitText(alice.page, '#result', 'You won by equivocation (the opponent\'s key signed two different moves for one position).');
+    await waitText(bob.page, '#result', 'You lost by equivocation (your key signed two different moves for one position).');
     await act(alice, '#withdraw-btn');
     await waitText(alice.page, '#balance', '1004.00');
     await waitText(bob.page, '#balance', '996.00');

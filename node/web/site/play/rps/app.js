@@ -207,11 +207,16 @@ function resultText(c, rec) {
   const name = (x) => (x === null ? '?' : RPS_CHOICES[x]);
   if (rec.outcome && rec.outcome.how !== 'history') {
     const w = rec.outcome.winner;
-    const how = rec.outcome.how === 'forfeit' ? 'by forfeit (the other player did not answer a challenge in time)'
-      : rec.outcome.how === 'equivocation' ? 'by equivocation (two different moves signed for one position)' : `(${rec.outcome.how})`;
+    const won = w === seat;
+    // Said from this player's side: the loser is the one who did not answer / signed twice.
+    const how = rec.outcome.how === 'forfeit'
+      ? `by forfeit (${seat === null ? `seat ${w === null ? '?' : 1 - w}` : won ? 'the opponent' : 'you'} did not answer a challenge in time)`
+      : rec.outcome.how === 'equivocation'
+        ? `by equivocation (${seat === null ? `seat ${w === null ? '?' : 1 - w}'s key` : won ? 'the opponent\'s key' : 'your key'} signed two different moves for one position)`
+        : `(${rec.outcome.how})`;
     if (w === null || w === undefined) return `Draw ${how}.`;
     if (seat === null) return `Seat ${w} won ${how}.`;
-    return `${w === seat ? 'You won' : 'You lost'} ${how}.`;
+    return `${won ? 'You won' : 'You lost'} ${how}.`;
   }
   if (!c.over) return '';
   if (seat === null) return `${name(c0)} against ${name(c1)}: ${c.winner === null ? 'a draw' : `seat ${c.winner} wins`}.`;
@@ -264,7 +269,8 @@ function drawGame(c, rec) {
   $('forfeit-btn').disabled = !(chal && head + 1 > chal.deadline);
   let ci = '';
   if (rec.status === 'challenged' && chal) {
-    if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left), or you lose by forfeit.`;
+    if (chal.due === seat && head + 1 > chal.deadline) ci = `You were challenged and the deadline (height ${chal.deadline}) passed: the opponent can claim the forfeit.`;
+    else if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left), or you lose by forfeit.`;
     else if (head + 1 > chal.deadline) ci = `The deadline (height ${chal.deadline}) passed without an answer: claim the forfeit.`;
     else ci = `Challenged: the opponent must answer by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left); after that the forfeit can be claimed.`;
   } else if (rec.status === 'open' && !c.over && seat !== null && !c.myTurn) {
