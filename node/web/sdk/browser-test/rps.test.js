@@ -168,7 +168,6 @@ async function choose(p, id, choice) {
   await waitText(p.page, '#game-id', id);
   await waitText(p.page, '#turn', 'Your turn: choose');
   await act(p, `#${choice}`);
-  assert.equal(await p.page.textContent('#error'), '');
 }
 
 test('the page: a looping rules module is stopped in its worker; a reload mid-game restores the game; two games at once', async () => {
@@ -204,8 +203,15 @@ test('the page: a looping rules module is stopped in its worker; a reload mid-ga
 
     // Alice commits, then reloads her page: the game, her signed commit and her salt come back
     // from localStorage (nothing signed again), and her reveal goes by itself once bob commits.
+    // Her commit's post fails (the network drops it): the page sends it again by itself, and bob
+    // gets it.
     const x = await offerAndJoin(alice, bob, '1', 5);
+    let dropped = 0;
+    await alice.page.route('**/v1/tx', (route) => (route.request().method() === 'POST' && dropped++ === 0 ? route.abort() : route.continue()));
     await choose(alice, x, 'rock');
+    await waitText(bob.page, '#turn', 'Your turn: choose');
+    await alice.page.unroute('**/v1/tx');
+    assert.equal(dropped > 1, true);
     const before = await alice.page.evaluate(() => JSON.stringify(localStorage));
     await alice.page.reload();
     await alice.page.waitForSelector('body[data-ready="1"]');
@@ -228,6 +234,7 @@ test('the page: a looping rules module is stopped in its worker; a reload mid-ga
     await choose(alice, z, 'rock');
     await choose(bob, y, 'rock');
     await choose(bob, z, 'paper');
+    for (const p of [alice, bob]) assert.equal(await p.page.textContent('#error'), '');
     await waitText(alice.page, '#result', 'You lost: paper beats rock.');
     await waitText(bob.page, '#result', 'You won: paper beats rock.');
     for (const p of [alice, bob]) await idle(p.page);

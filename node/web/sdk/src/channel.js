@@ -306,6 +306,7 @@ export class Channel {
     if (!stored) return;
     const obj = (o) => (o && typeof o === 'object' && !Array.isArray(o) ? o : {});
     this.saved.mine = { ...this.saved.mine, ...obj(stored.mine) };
+    this.saved.posted = { ...obj(this.saved.posted), ...obj(stored.posted) };
     this.saved.app = { ...obj(stored.app), ...this.saved.app };
     if (!this.evidence && stored.evidence) this.evidence = stored.evidence;
   }
@@ -447,6 +448,8 @@ export class Channel {
         throw new ChannelError('out_of_order', `expected move ${n}, got move ${m.n}`);
       }
       await this.applyChecked(m);
+      // A move of this seat coming back (another tab's, seen on the board) is out there already.
+      if (this.saved.mine[`${m.n}:${this.hashes[m.n]}`]) (this.saved.posted ??= {})[m.sig] = true;
       await this.persist();
       const out = { status: 'applied', move: m };
       // Moves that arrived early, now in turn: the first candidate that passes every check.
@@ -467,7 +470,10 @@ export class Channel {
   /** A move for a position already played: a copy, or a second signature by one seat (evidence). */
   async known(m) {
     const have = this.moves[m.n];
-    if (have.data === m.data) return { status: 'known' };
+    if (have.data === m.data) {
+      if (have.sig === m.sig && this.saved.mine[`${m.n}:${this.hashes[m.n]}`]) await this.markPosted(have);
+      return { status: 'known' };
+    }
     const prev = this.hashes[m.n];
     const seat = await this.rules.moverAt(m.n);
     const r = this.record;
@@ -528,14 +534,41 @@ export class Channel {
   async post(move, { wait = true } = {}) {
     const payload = JSON.stringify({ n: move.n, data: move.data, sig: move.sig });
     const op = { kind: 'post', game: this.game, type: MOVE_TYPE, payload };
-    if (!wait) return { txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
-    const receipt = await sendOp(this.chain, this.account, this.moveboard, op, `move ${move.n}`);
-    return { txid: receipt.txid, receipt };
+    let out;
+    if (!wait) out = { txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
+    else {
+      const receipt = await sendOp(this.chain, this.account, this.moveboard, op, `move ${move.n}`);
+      out = { txid: receipt.txid, receipt };
+    }
+    await this.markPosted(move);
+    return out;
+  }
+
+  /** Notes that `move` reached the node (sent, or seen in a block). */
+  async markPosted(move) {
+    this.saved.posted ??= {};
+    if (this.saved.posted[move.sig]) return;
+    this.saved.posted[move.sig] = true;
+    await this.persist();
+  }
+
+  /**
+   * This seat's last signed move when no post of it is known to have reached the node (the post
+   * failed, or the page closed between signing and sending), else null: {@link Channel#resend} it,
+   * or the opponent never sees it.
+   */
+  unposted() {
+    const mine = this.lastMine();
+    return mine && !(this.saved.posted ?? {})[mine.sig] ? mine : null;
+  }
+
+  lastMine() {
+    return [...this.moves].reverse().find((m) => this.saved.mine[`${m.n}:${this.hashes[m.n]}`]) ?? null;
   }
 
   /** Re-posts this seat's last signed move (after a reload, or when the opponent missed it). */
   async resend(options) {
-    const mine = [...this.moves].reverse().find((m) => this.saved.mine[`${m.n}:${this.hashes[m.n]}`]);
+    const mine = this.lastMine();
     if (!mine) throw new ChannelError('no_move', 'this seat has signed no move yet');
     return this.post(mine, options);
   }

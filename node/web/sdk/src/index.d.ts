@@ -226,6 +226,10 @@ export declare class Channel {
   play(data: Uint8Array | string, options?: { wait?: boolean }): Promise<PlayResult>;
   post(move: SignedMove, options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
   resend(options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
+  /** This seat's last signed move when no post of it is known to have reached the node, else null. */
+  unposted(): SignedMove | null;
+  /** Merges what another writer of the same store kept (signed moves, helper values, later moves). */
+  sync(): Promise<void>;
   receive(signed: string | SignedMove): Promise<ReceiveResult>;
   scanBlock(block: Block): Promise<Array<ReceiveResult | { status: 'refused'; error: Error }>>;
   listen(options?: {

@@ -380,3 +380,35 @@ test('hostile posts: a move replayed from another game, over another position, f
     g2.close();
   }
 });
+
+test('a move whose post failed is known as unposted, also after a reload, until it is re-sent', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const game = await openGame(alice, bob);
+  const { b, close } = game;
+  try {
+    const store = memoryStore();
+    const flaky = new Chain(node.url);
+    let fail = 1;
+    flaky.send = async (k, action) => {
+      if (action.game === 'moveboard' && fail > 0) { fail -= 1; throw new Error('network down'); }
+      return Chain.prototype.send.call(flaky, k, action);
+    };
+    const a = await Channel.open(flaky, alice, game.id, { store });
+    assert.equal(a.unposted(), null);
+    await assert.rejects(new Rps(a).commit(2), /network down/);
+    assert.equal(a.n, 1, 'signed and kept');
+    assert.deepEqual(a.unposted(), a.moves[0]);
+    // A reload still knows it never left.
+    const reloaded = await Channel.open(flaky, alice, game.id, { store });
+    assert.deepEqual(reloaded.unposted(), a.moves[0]);
+    await reloaded.resend();
+    assert.equal(reloaded.unposted(), null);
+    await until('bob has the commit', () => b.n === 1);
+    // Bob's own post is known as sent; seeing it in a block is no news.
+    await new Rps(b).commit(0);
+    assert.equal(b.unposted(), null);
+  } finally {
+    close();
+  }
+});

@@ -4,7 +4,8 @@
 // (a fresh salt kept in localStorage before it is signed), the reveal made by itself once both
 // commits are seen, the result from the rules .wasm running here, settle by history, withdraw once
 // the window has passed (blocks left shown), challenge / answer / forfeit when a player stalls,
-// and the proof when the opponent signed two moves for one position. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
+// and the proof when the opponent signed two moves for one position; a move signed here whose
+// post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
@@ -287,7 +288,12 @@ function drawGame(c, rec) {
 function autoStep(c, rec) {
   if (busy || c.seat === null || !(rec.status === 'open' || rec.status === 'challenged')) return;
   const mark = (what) => { const k = `${c.game}:${what}:${c.n}:${rec.challenge?.deadline ?? ''}`; if (tried.has(k)) return false; tried.add(k); return true; };
-  if (rps.phase === 'reveal' && c.myTurn && rps.myChoice !== null && mark('reveal')) {
+  const unposted = c.unposted();
+  if (unposted && !c.myTurn && mark(`resend:${Math.floor(head / 3)}`)) {
+    // A move signed here whose post never reached the node (a failed send, a reload between
+    // signing and sending): the opponent cannot see it; send it again (every few blocks).
+    act(`send move ${unposted.n} again`, () => c.resend());
+  } else if (rps.phase === 'reveal' && c.myTurn && rps.myChoice !== null && mark('reveal')) {
     act('reveal', () => rps.reveal());
   } else if (rec.status === 'challenged' && rec.challenge?.due === c.seat && c.n > rec.challenge.moves && mark('respond')) {
     act('answer the challenge', () => c.respond());
