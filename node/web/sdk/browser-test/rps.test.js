@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
 import { deploy, CHANNEL_MODULES } from '../testkit/modules.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
-import { Chain, Channel, Key, memoryStore, rpsCommitment } from '../src/index.js';
+import { Chain, Channel, Key, Rps, memoryStore, rpsCommitment } from '../src/index.js';
 import { assemble, answer, i64 } from '../testkit/wasm.js';
 
 let browser;
@@ -163,6 +163,14 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
   }
 });
 
+async function until(fn, timeoutMs = 30000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    assert.ok(Date.now() < end, `timed out: ${fn}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 async function choose(p, id, choice) {
   await p.page.evaluate((g) => { location.hash = g; }, id);
   await waitText(p.page, '#game-id', id);
@@ -170,7 +178,7 @@ async function choose(p, id, choice) {
   await act(p, `#${choice}`);
 }
 
-test('the page: a looping rules module is stopped in its worker; a reload mid-game restores the game; two games at once', async () => {
+test('the page: a looping rules module is stopped in its worker; a failed post is sent again; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
   try {
     const url = `${node.url}/play/rps/`;
@@ -248,6 +256,47 @@ test('the page: a looping rules module is stopped in its worker; a reload mid-ga
     const bal = async (a) => BigInt((await chain.account(a)).balances.GOLD ?? '0');
     assert.deepEqual([await bal(alice.address), await bal(bob.address), await bal('module:channel')], [99700n, 99700n, 600n]);
     await waitText(alice.page, '#balance', '997.00');
+
+    // A race: alice challenges while carol (a script) is revealing; carol's reveal reaches the
+    // board, not the chain, and she never answers. Alice's page holds a finished game she lost,
+    // but once the deadline passes the forfeit stands: no settle offered (the chain refuses it),
+    // the forfeit claimed and paid.
+    const carol = Key.generate();
+    await chain.waitForReceipt(await chain.send(carol, { type: 'faucet', token: 'GOLD' }));
+    await alice.page.evaluate(() => { location.hash = ''; });
+    await alice.page.fill('#stake', '1');
+    await alice.page.fill('#window', '5');
+    await act(alice, '#create-btn');
+    await alice.page.waitForFunction(() => /^#[0-9a-f]{16}$/.test(location.hash));
+    const w = (await alice.page.evaluate(() => location.hash)).slice(1);
+    const { receipt: joined } = await Channel.join(chain, carol, w);
+    const cc = await Channel.open(chain, carol, w, { store: memoryStore(), fromHeight: joined.height - 3 });
+    const ccSub = await cc.listen();
+    try {
+      await waitText(alice.page, '#turn', 'Your turn: choose');
+      await act(alice, '#rock');
+      await until(() => cc.n === 1);
+      await new Rps(cc).commit(1); // paper
+      await until(() => cc.n === 3); // alice revealed by herself
+      await idle(alice.page);
+      await alice.page.evaluate(() => document.getElementById('challenge-btn').click());
+      await new Rps(cc).reveal({ wait: false });
+      await idle(alice.page);
+      assert.equal(await alice.page.textContent('#error'), '');
+      await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+      assert.equal((await chain.game('channel', { game: w })).status, 'challenged');
+      await waitText(alice.page, '#challenge-info', /The deadline \(height \d+\) passed without an answer: claim the forfeit\./);
+      assert.equal(await alice.page.isHidden('#settle-btn'), true, 'a settle the chain would refuse');
+      assert.doesNotMatch(await alice.page.textContent('#withdraw-info'), /Settle to collect/);
+      await act(alice, '#forfeit-btn');
+      assert.equal(await alice.page.textContent('#error'), '');
+      await waitText(alice.page, '#result', 'You won by forfeit (the opponent did not answer a challenge in time).');
+      await act(alice, '#withdraw-btn');
+      await waitText(alice.page, '#balance', '998.00');
+      assert.deepEqual([await bal(carol.address), await bal('module:channel')], [99900n, 600n]);
+    } finally {
+      ccSub.close();
+    }
     for (const p of [alice, bob]) {
       assert.equal(await p.page.evaluate(() => window.__noReload), true);
       assert.deepEqual(p.errors, []);

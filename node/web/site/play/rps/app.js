@@ -248,7 +248,9 @@ function drawGame(c, rec) {
   $('moves').textContent = `${c.n} of 4 signed moves (${['no commit yet', 'seat 0 committed', 'both committed', 'seat 0 revealed', 'both revealed'][Math.min(c.n, 4)]}) · state ${c.stateHash.slice(0, 12)}…`;
   $('result').textContent = resultText(c, rec);
 
-  $('settle-btn').hidden = !(c.over && playing);
+  // After a challenge's deadline the forfeit stands: the chain refuses a settle then.
+  const deadlinePassed = rec.status === 'challenged' && rec.challenge && head + 1 > rec.challenge.deadline;
+  $('settle-btn').hidden = !(c.over && playing && !deadlinePassed);
   const outcome = rec.outcome;
   $('withdraw-btn').hidden = !(outcome && !rec.paid);
   const final = outcome && (rec.status === 'settled' || head + 1 >= outcome.final_at);
@@ -260,7 +262,7 @@ function drawGame(c, rec) {
     if (rec.paid) w = `Paid out: ${to}.`;
     else if (final) w = `Final: withdraw now (${to}).`;
     else w = `Settled by ${outcome.how}: final at height ${outcome.final_at}, ${blocksLeft(outcome.final_at)} blocks left; then withdraw (${to}).`;
-  } else if (c.over && playing) w = 'Settle to collect: the result is final one window after it is settled.';
+  } else if (c.over && playing && !deadlinePassed) w = 'Settle to collect: the result is final one window after it is settled.';
   $('withdraw-info').textContent = w;
 
   const chal = rec.challenge;
