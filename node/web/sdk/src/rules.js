@@ -171,40 +171,64 @@ if (typeof require === 'function') {
 }
 let module = null;
 on(async (m) => {
-  if (m.module) { module = m.module; return; }
+  if (m.module) { module = m.module; post({ ready: true }); return; }
   let r;
   try { r = await runCall(module, m.entry, m.input, m.max); } catch (e) { r = { error: String((e && e.message) || e) }; }
   post({ id: m.id, ...r });
 });
 `;
 
-/** A Worker running WORKER_SOURCE, `{post, terminate}` with `onmessage(data)` and `onerror(text)` set by the caller; null when none can start. */
-async function startWorker(handlers) {
+/** Longest a worker may take to start (ms) before it counts as one that cannot. */
+const WORKER_START_MS = 10000;
+
+/**
+ * A Worker running WORKER_SOURCE with `module` sent to it, once it said it is ready: `{post,
+ * terminate}`, `handlers.onmessage(data)` / `handlers.onerror(text)` called afterwards; null when
+ * none can start (no Worker here, a content security policy without `worker-src blob:`, which
+ * browsers report only as an error event after the constructor returned).
+ */
+async function startWorker(module, handlers) {
+  let ready;
+  const started = new Promise((resolve) => { ready = resolve; });
+  const timer = setTimeout(() => ready(false), WORKER_START_MS);
+  const message = (d) => { if (d && d.ready === true) ready(true); else handlers.onmessage(d); };
+  const error = (text) => { ready(false); handlers.onerror(text); };
+  let w = null;
   if (typeof globalThis.Worker === 'function' && typeof globalThis.Blob === 'function' && typeof URL.createObjectURL === 'function') {
     const url = URL.createObjectURL(new Blob([WORKER_SOURCE], { type: 'text/javascript' }));
-    let w;
+    let web;
     try {
-      w = new globalThis.Worker(url);
+      web = new globalThis.Worker(url);
     } catch {
       URL.revokeObjectURL(url);
-      return null; // e.g. a content security policy without `worker-src blob:`
+      clearTimeout(timer);
+      return null;
     }
-    w.onmessage = (e) => handlers.onmessage(e.data);
-    w.onerror = (e) => { e.preventDefault?.(); handlers.onerror(e.message || 'the rules worker failed'); };
-    w.onmessageerror = () => handlers.onerror('the rules worker sent an unreadable message');
-    return { post: (m) => w.postMessage(m), terminate: () => { w.terminate(); URL.revokeObjectURL(url); } };
-  }
-  if (globalThis.process?.versions?.node) {
+    web.onmessage = (e) => message(e.data);
+    web.onerror = (e) => { e.preventDefault?.(); error(e.message || 'the rules worker failed'); };
+    web.onmessageerror = () => error('the rules worker sent an unreadable message');
+    w = { post: (m) => web.postMessage(m), terminate: () => { web.terminate(); URL.revokeObjectURL(url); } };
+  } else if (globalThis.process?.versions?.node) {
     const spec = 'node:worker_threads';
     const { Worker } = await import(/* @vite-ignore */ spec);
-    const w = new Worker(WORKER_SOURCE, { eval: true });
-    w.on('message', (d) => handlers.onmessage(d));
-    w.on('error', (e) => handlers.onerror(e?.message ?? String(e)));
-    w.on('exit', () => handlers.onerror('the rules worker exited'));
-    w.unref(); // after the listeners (attaching one refs it again): an idle worker never holds the process
-    return { post: (m) => w.postMessage(m), terminate: () => { w.removeAllListeners('exit'); w.terminate(); } };
+    const nw = new Worker(WORKER_SOURCE, { eval: true });
+    nw.on('message', message);
+    nw.on('error', (e) => error(e?.message ?? String(e)));
+    nw.on('exit', () => error('the rules worker exited'));
+    nw.unref(); // after the listeners (attaching one refs it again): an idle worker never holds the process
+    w = { post: (m) => nw.postMessage(m), terminate: () => { nw.removeAllListeners('exit'); nw.terminate(); } };
+  } else {
+    clearTimeout(timer);
+    return null;
   }
-  return null;
+  w.post({ module });
+  const ok = await started;
+  clearTimeout(timer);
+  if (!ok) {
+    w.terminate();
+    return null;
+  }
+  return w;
 }
 
 export class Rules {
@@ -268,11 +292,17 @@ export class Rules {
     for (const c of calls) c.fail(reason);
   }
 
-  async ensureWorker() {
-    if (this.worker || this.workerMode === 'never') return this.worker;
+  ensureWorker() {
+    if (this.worker || this.workerMode === 'never') return Promise.resolve(this.worker);
+    // One start at a time: calls made meanwhile wait for the same worker.
+    this.starting ??= this.startOne().finally(() => { this.starting = null; });
+    return this.starting;
+  }
+
+  async startOne() {
     let w = null;
     try {
-      w = await startWorker({
+      w = await startWorker(this.module, {
         onmessage: (d) => {
           const c = d && this.calls.get(d.id);
           if (!c) return;
@@ -290,7 +320,6 @@ export class Rules {
       this.isolated = false;
       return null;
     }
-    w.post({ module: this.module });
     this.worker = w;
     this.workers += 1;
     this.isolated = true;
