@@ -7,7 +7,9 @@
 //! redirects to it. Answers carry `cache-control: no-cache` (the bytes change with the binary),
 //! `x-content-type-options: nosniff` and a content security policy that allows only this origin
 //! (scripts, styles, fetch and the WebSocket) plus compiling WebAssembly (`'wasm-unsafe-eval'`:
-//! `/play/rps/` runs the rules `.wasm` of `/v1/code/<hash>` in the page; no JavaScript `eval`).
+//! `/play/rps/` runs the rules `.wasm` of `/v1/code/<hash>` in the page; no JavaScript `eval`)
+//! and Workers from this origin or a `blob:` URL (the SDK runs rules calls in a Worker it makes
+//! from a Blob, so a rules module that never ends is stopped by a timeout, not the page).
 //! Unknown paths stay the API's JSON `404 not_found`.
 
 use axum::http::{header, HeaderValue};
@@ -19,7 +21,7 @@ include!(concat!(env!("OUT_DIR"), "/web_assets.rs"));
 
 /// The content security policy of every page.
 const CSP: &str = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; \
-                   connect-src 'self' ws: wss:; img-src 'self' data:; \
+                   worker-src 'self' blob:; connect-src 'self' ws: wss:; img-src 'self' data:; \
                    object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 /// Whether this binary embeds the real SDK bundle (built with Node.js present).

@@ -13,7 +13,8 @@ import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
 import { deploy, CHANNEL_MODULES } from '../testkit/modules.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
-import { Chain, Channel, Key, memoryStore, rpsCommitment } from '../src/index.js';
+import { Chain, Channel, Key, Rps, memoryStore, rpsCommitment } from '../src/index.js';
+import { assemble, answer, i64 } from '../testkit/wasm.js';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -111,10 +112,11 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#challenge-info', /the opponent must answer by height \d+/);
     await shot(bob.page, 'rps-challenged.png');
     await alice.page.waitForSelector('#forfeit-btn:not([disabled])', { timeout: 60000 });
+    await waitText(bob.page, '#challenge-info', /You were challenged and the deadline \(height \d+\) passed: the opponent can claim the forfeit\./);
     await act(alice, '#forfeit-btn');
     assert.equal(await alice.page.textContent('#error'), '');
-    await waitText(alice.page, '#result', 'You won by forfeit');
-    await waitText(bob.page, '#result', 'You lost by forfeit');
+    await waitText(alice.page, '#result', 'You won by forfeit (the opponent did not answer a challenge in time).');
+    await waitText(bob.page, '#result', 'You lost by forfeit (you did not answer a challenge in time).');
     await act(alice, '#withdraw-btn');
     await waitText(alice.page, '#balance', '1003.00');
     await waitText(bob.page, '#balance', '997.00');
@@ -146,14 +148,157 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#challenge-info', 'The opponent signed two different moves for move 1');
     await act(alice, '#equivocation-btn');
     assert.equal(await alice.page.textContent('#error'), '');
-    await waitText(alice.page, '#result', 'You won by equivocation');
-    await waitText(bob.page, '#result', 'You lost by equivocation');
+    await waitText(alice.page, '#result', 'You won by equivocation (the opponent\'s key signed two different moves for one position).');
+    await waitText(bob.page, '#result', 'You lost by equivocation (your key signed two different moves for one position).');
     await act(alice, '#withdraw-btn');
     await waitText(alice.page, '#balance', '1004.00');
     await waitText(bob.page, '#balance', '996.00');
     await shot(alice.page, 'rps-equivocation.png');
     for (const p of [alice, bob]) {
       assert.equal(await p.page.evaluate(() => window.__noReload), true, `${p.name}'s page was reloaded`);
+      assert.deepEqual(p.errors, []);
+    }
+  } finally {
+    await node.dispose();
+  }
+});
+
+async function until(fn, timeoutMs = 30000) {
+  const end = Date.now() + timeoutMs;
+  while (!(await fn())) {
+    assert.ok(Date.now() < end, `timed out: ${fn}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function choose(p, id, choice) {
+  await p.page.evaluate((g) => { location.hash = g; }, id);
+  await waitText(p.page, '#game-id', id);
+  await waitText(p.page, '#turn', 'Your turn: choose');
+  await act(p, `#${choice}`);
+}
+
+test('the page: a looping rules module is stopped in its worker; a failed post is sent again; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
+  const node = await startNode({ blockIntervalMs: 500 });
+  try {
+    const url = `${node.url}/play/rps/`;
+    const chain = new Chain(node.url);
+    await deploy(chain, CHANNEL_MODULES);
+    const alice = await player(browser, url, 'alice');
+    const bob = await player(browser, url, 'bob');
+    for (const p of [alice, bob]) {
+      await act(p, '#faucet');
+      await waitText(p.page, '#balance', '1000.00');
+    }
+
+    // The SDK in the page (its content security policy) runs rules calls in a Worker: a rules
+    // module that never returns is a RulesError after the timeout, and the page goes on.
+    const ok = answer(2048, 1);
+    const looping = assemble({ initial_state: ok, mover_at: ok, validate_move: [0x03, 0x40, 0x0c, 0x00, 0x0b, ...i64(0)], apply_move: ok, is_over: ok, winner: ok });
+    const out = await alice.page.evaluate(async (bytes) => {
+      const { Rules } = await import('/sdk/gamechain.js');
+      const rules = await Rules.load(new Uint8Array(bytes), { timeoutMs: 300 });
+      const t0 = Date.now();
+      let text;
+      try { await rules.validateMove(new Uint8Array(1), 0, 0, new Uint8Array(1)); text = 'answered'; } catch (e) { text = `${e.name}: ${e.message}`; }
+      const after = await rules.isOver(new Uint8Array(0));
+      return { text, isolated: rules.isolated, ms: Date.now() - t0, after };
+    }, [...looping]);
+    assert.match(out.text, /^RulesError: rules validate_move ran over 300 ms/);
+    assert.equal(out.isolated, true);
+    assert.ok(out.ms < 5000, `${out.ms} ms`);
+    assert.equal(out.after, false);
+
+    // Alice commits, then reloads her page: the game, her signed commit and her salt come back
+    // from localStorage (nothing signed again), and her reveal goes by itself once bob commits.
+    // Her commit's post fails (the network drops it): the page sends it again by itself, and bob
+    // gets it.
+    const x = await offerAndJoin(alice, bob, '1', 5);
+    let dropped = 0;
+    await alice.page.route('**/v1/tx', (route) => (route.request().method() === 'POST' && dropped++ === 0 ? route.abort() : route.continue()));
+    await choose(alice, x, 'rock');
+    await waitText(bob.page, '#turn', 'Your turn: choose');
+    await alice.page.unroute('**/v1/tx');
+    assert.equal(dropped > 1, true);
+    const before = await alice.page.evaluate(() => JSON.stringify(localStorage));
+    await alice.page.reload();
+    await alice.page.waitForSelector('body[data-ready="1"]');
+    await alice.page.evaluate(() => { window.__noReload = true; });
+    await waitText(alice.page, '#turn', 'You chose rock. Waiting for the opponent\'s choice.');
+    await waitText(alice.page, '#moves', '1 of 4 signed moves');
+    assert.equal(await alice.page.isDisabled('#paper'), true);
+    await choose(bob, x, 'paper');
+    await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+    await waitText(bob.page, '#result', 'You won: paper beats rock.');
+    const kept = JSON.parse(await alice.page.evaluate((g) => Object.entries(localStorage).find(([k]) => k.includes(`:${g}:`))[1], x));
+    assert.deepEqual(Object.keys(kept.mine).map((k) => k.split(':')[0]).sort(), ['0', '2'], 'one commit and one reveal signed');
+    assert.equal(JSON.parse(Object.entries(JSON.parse(before)).find(([k]) => k.includes(`:${x}:`))[1]).app.rps.salt, kept.app.rps.salt);
+
+    // Two games at once: both commit in each, each page looking at one game at a time; a game
+    // left catches up (and reveals) when its page comes back to it.
+    const y = await offerAndJoin(alice, bob, '1', 5);
+    const z = await offerAndJoin(alice, bob, '1', 5);
+    await choose(alice, y, 'paper');
+    await choose(alice, z, 'rock');
+    await choose(bob, y, 'rock');
+    await choose(bob, z, 'paper');
+    for (const p of [alice, bob]) assert.equal(await p.page.textContent('#error'), '');
+    await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+    await waitText(bob.page, '#result', 'You won: paper beats rock.');
+    for (const p of [alice, bob]) await idle(p.page);
+    await alice.page.evaluate((g) => { location.hash = g; }, y);
+    await waitText(alice.page, '#moves', '3 of 4 signed moves');
+    await bob.page.evaluate((g) => { location.hash = g; }, y);
+    await waitText(alice.page, '#result', 'You won: paper beats rock.');
+    await waitText(bob.page, '#result', 'You lost: paper beats rock.');
+    for (const g of [x, y, z]) assert.equal((await chain.game('channel', { game: g })).status, 'open');
+    // Three stakes each in escrow; nothing else moved.
+    const bal = async (a) => BigInt((await chain.account(a)).balances.GOLD ?? '0');
+    assert.deepEqual([await bal(alice.address), await bal(bob.address), await bal('module:channel')], [99700n, 99700n, 600n]);
+    await waitText(alice.page, '#balance', '997.00');
+
+    // A race: alice challenges while carol (a script) is revealing; carol's reveal reaches the
+    // board, not the chain, and she never answers. Alice's page holds a finished game she lost,
+    // but once the deadline passes the forfeit stands: no settle offered (the chain refuses it),
+    // the forfeit claimed and paid.
+    const carol = Key.generate();
+    await chain.waitForReceipt(await chain.send(carol, { type: 'faucet', token: 'GOLD' }));
+    await alice.page.evaluate(() => { location.hash = ''; });
+    await alice.page.fill('#stake', '1');
+    await alice.page.fill('#window', '5');
+    await act(alice, '#create-btn');
+    await alice.page.waitForFunction(() => /^#[0-9a-f]{16}$/.test(location.hash));
+    const w = (await alice.page.evaluate(() => location.hash)).slice(1);
+    const { receipt: joined } = await Channel.join(chain, carol, w);
+    const cc = await Channel.open(chain, carol, w, { store: memoryStore(), fromHeight: joined.height - 3 });
+    const ccSub = await cc.listen();
+    try {
+      await waitText(alice.page, '#turn', 'Your turn: choose');
+      await act(alice, '#rock');
+      await until(() => cc.n === 1);
+      await new Rps(cc).commit(1); // paper
+      await until(() => cc.n === 3); // alice revealed by herself
+      await idle(alice.page);
+      await alice.page.evaluate(() => document.getElementById('challenge-btn').click());
+      await new Rps(cc).reveal({ wait: false });
+      await idle(alice.page);
+      assert.equal(await alice.page.textContent('#error'), '');
+      await waitText(alice.page, '#result', 'You lost: paper beats rock.');
+      assert.equal((await chain.game('channel', { game: w })).status, 'challenged');
+      await waitText(alice.page, '#challenge-info', /The deadline \(height \d+\) passed without an answer: claim the forfeit\./);
+      assert.equal(await alice.page.isHidden('#settle-btn'), true, 'a settle the chain would refuse');
+      assert.doesNotMatch(await alice.page.textContent('#withdraw-info'), /Settle to collect/);
+      await act(alice, '#forfeit-btn');
+      assert.equal(await alice.page.textContent('#error'), '');
+      await waitText(alice.page, '#result', 'You won by forfeit (the opponent did not answer a challenge in time).');
+      await act(alice, '#withdraw-btn');
+      await waitText(alice.page, '#balance', '998.00');
+      assert.deepEqual([await bal(carol.address), await bal('module:channel')], [99900n, 600n]);
+    } finally {
+      ccSub.close();
+    }
+    for (const p of [alice, bob]) {
+      assert.equal(await p.page.evaluate(() => window.__noReload), true);
       assert.deepEqual(p.errors, []);
     }
   } finally {

@@ -23,6 +23,8 @@ export const MAX_PAYLOAD_BYTES = 8192;
 export const MOVE_TYPE = 1;
 /** Most moves ahead of the current one kept until their turn comes. */
 const MAX_PENDING = 16;
+/** Most candidates kept for one early move number. */
+const MAX_PENDING_PER_MOVE = 4;
 /** Largest transaction body looked into when scanning blocks. */
 const MAX_BODY_BYTES = 256 * 1024;
 /** Most blocks `listen` catches up on. */
@@ -285,8 +287,50 @@ export class Channel {
     return `gamechain.channel:${this.domain.chain}:${this.domain.module}:${this.game}:${this.key.address}`;
   }
 
+  /**
+   * Reads what the store holds for this game now (another tab or process on the same store may
+   * have written since): `{v: 1, …}` or null.
+   */
+  async readStored() {
+    let stored = null;
+    try { stored = JSON.parse((await this.store.get(this.storeKey())) ?? 'null'); } catch { stored = null; }
+    return stored && typeof stored === 'object' && stored.v === 1 ? stored : null;
+  }
+
+  /**
+   * Merges what another writer of the same store kept (moves signed by this seat, helper values
+   * such as an RPS salt) into this client: the store is shared by every tab of a browser, and a
+   * tab must never sign a position another tab signed, nor drop a salt another tab kept.
+   */
+  mergeStored(stored) {
+    if (!stored) return;
+    const obj = (o) => (o && typeof o === 'object' && !Array.isArray(o) ? o : {});
+    this.saved.mine = { ...this.saved.mine, ...obj(stored.mine) };
+    this.saved.posted = { ...obj(this.saved.posted), ...obj(stored.posted) };
+    this.saved.app = { ...obj(stored.app), ...this.saved.app };
+    if (!this.evidence && stored.evidence) this.evidence = stored.evidence;
+  }
+
+  /**
+   * Catches up with the store: merges it (see above) and applies, checked, the moves it holds
+   * beyond this client's. {@link Channel#play} and {@link Rps#commit} call it before signing.
+   */
+  async sync() {
+    const stored = await this.readStored();
+    if (!stored) return;
+    this.mergeStored(stored);
+    const more = Array.isArray(stored.moves) ? stored.moves.slice(this.moves.length, MAX_MOVES_PER_GAME) : [];
+    for (const m of more) {
+      try { await this.applyChecked(parseSignedMove(m)); } catch { break; }
+    }
+  }
+
+  /** Writes this client's record, merged with what the store holds (never losing another writer's moves or values). */
   async persist() {
-    this.saved.moves = this.moves.slice();
+    const stored = await this.readStored();
+    this.mergeStored(stored);
+    const theirs = stored && Array.isArray(stored.moves) ? stored.moves : [];
+    this.saved.moves = theirs.length > this.moves.length ? theirs.slice(0, MAX_MOVES_PER_GAME) : this.moves.slice();
     this.saved.evidence = this.evidence;
     await this.store.set(this.storeKey(), JSON.stringify(this.saved));
   }
@@ -393,16 +437,29 @@ export class Channel {
       const n = this.moves.length;
       if (m.n < n) return this.known(m);
       if (m.n > n) {
-        if (m.n < n + MAX_PENDING && this.pending.size < MAX_PENDING) this.pending.set(m.n, m);
+        // Kept unchecked until its turn (its signature needs the state before it): anyone can
+        // post under this game, so a few candidates are kept per number, first come first kept,
+        // and a forged one can never displace the opponent's real move.
+        if (m.n < n + MAX_PENDING) {
+          const list = this.pending.get(m.n) ?? [];
+          if (list.length < MAX_PENDING_PER_MOVE && !list.some((x) => x.sig === m.sig && x.data === m.data)) list.push(m);
+          this.pending.set(m.n, list);
+        }
         throw new ChannelError('out_of_order', `expected move ${n}, got move ${m.n}`);
       }
       await this.applyChecked(m);
+      // A move of this seat coming back (another tab's, seen on the board) is out there already.
+      if (this.saved.mine[`${m.n}:${this.hashes[m.n]}`]) (this.saved.posted ??= {})[m.sig] = true;
       await this.persist();
       const out = { status: 'applied', move: m };
-      // Moves that arrived early, now in turn.
-      for (let next = this.pending.get(this.moves.length); next; next = this.pending.get(this.moves.length)) {
-        this.pending.delete(next.n);
-        try { await this.applyChecked(next); } catch { break; }
+      // Moves that arrived early, now in turn: the first candidate that passes every check.
+      for (let list = this.pending.get(this.moves.length); list; list = this.pending.get(this.moves.length)) {
+        this.pending.delete(this.moves.length);
+        let applied = false;
+        for (const next of list) {
+          try { await this.applyChecked(next); applied = true; break; } catch { /* a forgery: the next one */ }
+        }
+        if (!applied) break;
         await this.persist();
       }
       for (const k of [...this.pending.keys()]) if (k < this.moves.length) this.pending.delete(k);
@@ -413,7 +470,10 @@ export class Channel {
   /** A move for a position already played: a copy, or a second signature by one seat (evidence). */
   async known(m) {
     const have = this.moves[m.n];
-    if (have.data === m.data) return { status: 'known' };
+    if (have.data === m.data) {
+      if (have.sig === m.sig && this.saved.mine[`${m.n}:${this.hashes[m.n]}`]) await this.markPosted(have);
+      return { status: 'known' };
+    }
     const prev = this.hashes[m.n];
     const seat = await this.rules.moverAt(m.n);
     const r = this.record;
@@ -436,6 +496,8 @@ export class Channel {
   async play(data, { wait = true } = {}) {
     const move = await this.serial(async () => {
       const bytes = dataBytes(data);
+      // Another tab on the same store may have signed here already.
+      await this.sync();
       if (this.seat === null) throw new ChannelError('not_a_player', `${this.key.address} signs for no seat of game ${this.game}`);
       if (bytes.length > MAX_MOVE_BYTES) throw new ChannelError('too_large', `move data is ${bytes.length} bytes, the limit is ${MAX_MOVE_BYTES}`);
       const n = this.moves.length;
@@ -472,14 +534,41 @@ export class Channel {
   async post(move, { wait = true } = {}) {
     const payload = JSON.stringify({ n: move.n, data: move.data, sig: move.sig });
     const op = { kind: 'post', game: this.game, type: MOVE_TYPE, payload };
-    if (!wait) return { txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
-    const receipt = await sendOp(this.chain, this.account, this.moveboard, op, `move ${move.n}`);
-    return { txid: receipt.txid, receipt };
+    let out;
+    if (!wait) out = { txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
+    else {
+      const receipt = await sendOp(this.chain, this.account, this.moveboard, op, `move ${move.n}`);
+      out = { txid: receipt.txid, receipt };
+    }
+    await this.markPosted(move);
+    return out;
+  }
+
+  /** Notes that `move` reached the node (sent, or seen in a block). */
+  async markPosted(move) {
+    this.saved.posted ??= {};
+    if (this.saved.posted[move.sig]) return;
+    this.saved.posted[move.sig] = true;
+    await this.persist();
+  }
+
+  /**
+   * This seat's last signed move when no post of it is known to have reached the node (the post
+   * failed, or the page closed between signing and sending), else null: {@link Channel#resend} it,
+   * or the opponent never sees it.
+   */
+  unposted() {
+    const mine = this.lastMine();
+    return mine && !(this.saved.posted ?? {})[mine.sig] ? mine : null;
+  }
+
+  lastMine() {
+    return [...this.moves].reverse().find((m) => this.saved.mine[`${m.n}:${this.hashes[m.n]}`]) ?? null;
   }
 
   /** Re-posts this seat's last signed move (after a reload, or when the opponent missed it). */
   async resend(options) {
-    const mine = [...this.moves].reverse().find((m) => this.saved.mine[`${m.n}:${this.hashes[m.n]}`]);
+    const mine = this.lastMine();
     if (!mine) throw new ChannelError('no_move', 'this seat has signed no move yet');
     return this.post(mine, options);
   }

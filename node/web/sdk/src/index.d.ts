@@ -113,12 +113,28 @@ export declare class RulesError extends Error {}
 export declare function encodeMove(n: number, mover: number, state: Uint8Array, data: Uint8Array): Uint8Array;
 
 /** A rules `.wasm` running here (`WebAssembly.instantiate(bytes, {})`), its `gc_pure_*` exports as methods. */
+export declare const MAX_RULES_MEMORY_BYTES: number;
+export declare const RULES_TIMEOUT_MS: number;
+/** The wasm with its one memory's maximum capped at `maxPages` (RulesError for a memory starting above it). */
+export declare function capMemory(code: Uint8Array, maxPages: number): Uint8Array;
+
+/**
+ * A rules `.wasm` running here: every call on a fresh instance (as on the chain), memory capped at
+ * 16 MiB, in a Worker with a timeout (`worker: 'auto'` falls back to this thread where none starts).
+ */
 export declare class Rules {
-  static load(wasm: Uint8Array | ArrayBuffer, options?: { maxBytes?: number }): Promise<Rules>;
+  static load(wasm: Uint8Array | ArrayBuffer, options?: { maxBytes?: number; timeoutMs?: number; worker?: 'auto' | 'always' | 'never' }): Promise<Rules>;
   readonly module: WebAssembly.Module;
-  /** Memory past which the next call gets a fresh instance (default 32 MiB). */
-  resetMemoryBytes: number;
-  readonly instances: number;
+  /** Longest a call may run (ms, default 5000) before it is a RulesError and its worker is ended. */
+  timeoutMs: number;
+  /** Whether calls run in a Worker (null before the first call). */
+  readonly isolated: boolean | null;
+  /** Workers started so far. */
+  readonly workers: number;
+  /** Ends the worker; a later call starts another. */
+  close(): void;
+  /** One raw export call: the answer's bytes (at most `max`), null for a refusal. */
+  call(entry: string, input: Uint8Array, max?: number): Promise<Uint8Array | null>;
   initialState(): Promise<Uint8Array>;
   moverAt(n: number): Promise<0 | 1>;
   validateMove(state: Uint8Array, n: number, mover: number, data: Uint8Array): Promise<boolean>;
@@ -210,6 +226,10 @@ export declare class Channel {
   play(data: Uint8Array | string, options?: { wait?: boolean }): Promise<PlayResult>;
   post(move: SignedMove, options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
   resend(options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
+  /** This seat's last signed move when no post of it is known to have reached the node, else null. */
+  unposted(): SignedMove | null;
+  /** Merges what another writer of the same store kept (signed moves, helper values, later moves). */
+  sync(): Promise<void>;
   receive(signed: string | SignedMove): Promise<ReceiveResult>;
   scanBlock(block: Block): Promise<Array<ReceiveResult | { status: 'refused'; error: Error }>>;
   listen(options?: {

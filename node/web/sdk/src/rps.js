@@ -66,6 +66,8 @@ export class Rps {
     checkChoice(choice);
     const c = this.channel;
     if (c.seat === null) throw new ChannelError('not_a_player', 'this key plays no seat of the game');
+    // Another tab on the same store may have committed (and kept its salt) already.
+    await c.serial(() => c.sync());
     const kept = c.getData('rps');
     const signed = kept && c.saved.mine[`${c.seat}:${c.hashes[c.seat]}`];
     if (kept && (signed || kept.choice === choice)) {
@@ -87,6 +89,7 @@ export class Rps {
   /** Reveals the kept choice and salt (move 2 for seat 0, move 3 for seat 1). */
   async reveal(options) {
     const c = this.channel;
+    await c.serial(() => c.sync());
     const kept = c.getData('rps');
     if (!kept) throw new ChannelError('no_move', 'no commitment of this seat is kept here: nothing to reveal');
     return c.play(rpsReveal(kept.choice, hexToBytes(kept.salt)), options);

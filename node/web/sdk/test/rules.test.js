@@ -1,47 +1,14 @@
 // rules.test.js: the Rules loader's guard against a hostile rules module, on small wasm modules
 // assembled here byte by byte (no node needed): a trap is a RulesError and the next call runs on a
 // fresh instance; answers over their cap, outside memory, or not 0/1 are RulesErrors; a refusal
-// (negative answer) is reported as one; a module with an import or without the exports is refused.
+// (negative answer) is reported as one; a module with an import or without the exports is refused;
+// a module that loops forever is ended by the call's timeout (it runs in a worker), one that grows
+// its memory without end stops at the chain's 16 MiB, and no state carries from call to call.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Rules, RulesError } from '../src/index.js';
 
-const uleb = (n) => { const out = []; do { let b = n & 0x7f; n >>>= 7; if (n) b |= 0x80; out.push(b); } while (n); return out; };
-function sleb64(v) {
-  const out = [];
-  for (;;) {
-    const b = Number(v & 0x7fn);
-    v >>= 7n;
-    if ((v === 0n && (b & 0x40) === 0) || (v === -1n && (b & 0x40) !== 0)) { out.push(b); return out; }
-    out.push(b | 0x80);
-  }
-}
-const str = (s) => [...uleb(s.length), ...new TextEncoder().encode(s)];
-const section = (id, body) => [id, ...uleb(body.length), ...body];
-const vec = (items) => [...uleb(items.length), ...items.flat()];
-
-/**
- * A module exporting `memory` (1 page), `gc_alloc` (always 1024) and each `gc_pure_<entry>` as the
- * given body instructions (bytes, before `end`). `imports` adds a function import.
- */
-function assemble(bodies, { imports = false } = {}) {
-  const entries = Object.keys(bodies);
-  const types = section(1, vec([[0x60, 1, 0x7f, 1, 0x7f], [0x60, 2, 0x7f, 0x7f, 1, 0x7e]]));
-  const imp = imports ? section(2, vec([[...str('env'), ...str('f'), 0x00, 0x00]])) : [];
-  const base = imports ? 1 : 0;
-  const funcs = section(3, vec([[0x00], ...entries.map(() => [0x01])]));
-  const mem = section(5, vec([[0x00, 0x01]]));
-  const exports = section(7, vec([
-    [...str('memory'), 0x02, 0x00],
-    [...str('gc_alloc'), 0x00, ...uleb(base)],
-    ...entries.map((e, i) => [...str(`gc_pure_${e}`), 0x00, ...uleb(base + 1 + i)]),
-  ]));
-  const body = (code) => { const b = [0x00, ...code, 0x0b]; return [...uleb(b.length), ...b]; };
-  const code = section(10, vec([body([0x41, ...uleb(1024)]), ...entries.map((e) => body(bodies[e]))]));
-  return Uint8Array.from([0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, ...types, ...imp, ...funcs, ...mem, ...exports, ...code]);
-}
-const i64 = (v) => [0x42, ...sleb64(BigInt(v))];
-const answer = (ptr, len) => i64((BigInt(ptr) << 32n) | BigInt(len));
+import { uleb, assemble, i64, answer } from '../testkit/wasm.js';
 
 test('a hostile rules module: traps, oversized and out-of-memory answers, refusals', async () => {
   const wasm = assemble({
@@ -54,11 +21,11 @@ test('a hostile rules module: traps, oversized and out-of-memory answers, refusa
   });
   const rules = await Rules.load(wasm);
   assert.deepEqual([...(await rules.initialState())], [0]);
-  assert.equal(rules.instances, 1);
   await assert.rejects(rules.moverAt(0), (e) => e instanceof RulesError && /trapped/.test(e.message));
-  // The trap dropped the instance: the next call runs on a fresh one.
+  // Every call runs on a fresh instance: a trap leaves nothing behind.
   assert.deepEqual([...(await rules.initialState())], [0]);
-  assert.equal(rules.instances, 2);
+  assert.equal(rules.isolated, true, 'calls run in a worker');
+  assert.equal(rules.workers, 1, 'a trap does not cost the worker');
   await assert.rejects(rules.validateMove(new Uint8Array(1), 0, 0, new Uint8Array(1)), (e) => e instanceof RulesError && /limit is 1/.test(e.message));
   await assert.rejects(rules.applyMove(new Uint8Array(1), 0, 0, new Uint8Array(1)), (e) => e instanceof RulesError && /outside its memory/.test(e.message));
   await assert.rejects(rules.isOver(new Uint8Array(1)), (e) => e instanceof RulesError && /refused/.test(e.message));
@@ -81,4 +48,49 @@ test('the loader refuses imports, missing exports, bad bytes and size', async ()
   await assert.rejects(Rules.load(assemble(noWinner)), (e) => e instanceof RulesError && /no function export gc_pure_winner/.test(e.message));
   await assert.rejects(Rules.load(Uint8Array.of(1, 2, 3)), (e) => e instanceof RulesError && /does not load/.test(e.message));
   await assert.rejects(Rules.load(assemble(ok), { maxBytes: 20 }), (e) => e instanceof RulesError && /limit is 20/.test(e.message));
+});
+
+const OK = { initial_state: answer(2048, 1), mover_at: answer(2048, 1), validate_move: answer(2048, 1), apply_move: answer(2048, 1), is_over: answer(2048, 1), winner: answer(2048, 1) };
+
+test('a rules module that loops forever is a RulesError after the timeout, and the next call runs', async () => {
+  // validate_move: (loop (br 0)), never returning.
+  const wasm = assemble({ ...OK, validate_move: [0x03, 0x40, 0x0c, 0x00, 0x0b, ...i64(0)] });
+  const rules = await Rules.load(wasm, { timeoutMs: 300 });
+  const t0 = Date.now();
+  await assert.rejects(rules.validateMove(new Uint8Array(1), 0, 0, new Uint8Array(1)), (e) => e instanceof RulesError && /ran over 300 ms/.test(e.message));
+  assert.ok(Date.now() - t0 < 5000, `took ${Date.now() - t0} ms`);
+  // Calls queued behind it fail with it; later calls get a fresh worker.
+  assert.equal(await rules.isOver(new Uint8Array(0)), false);
+  assert.equal(rules.workers, 2);
+  const both = await Promise.allSettled([rules.validateMove(new Uint8Array(1), 0, 0, new Uint8Array(1)), rules.isOver(new Uint8Array(0))]);
+  assert.deepEqual(both.map((r) => r.status), ['rejected', 'rejected']);
+  assert.equal(await rules.moverAt(0), 0);
+  rules.close();
+  // Without a worker there is no bound: `worker: 'never'` is the caller's choice.
+  const inline = await Rules.load(assemble(OK), { worker: 'never' });
+  assert.equal(await inline.isOver(new Uint8Array(0)), false);
+  assert.equal(inline.isolated, false);
+});
+
+test('a rules module keeps no state from call to call (each runs on a fresh instance, as on the chain)', async () => {
+  // is_over: the first call on an instance answers false and sets a global; a later one refuses.
+  const wasm = assemble({ ...OK, is_over: [0x23, 0x00, 0x04, 0x7e, ...i64(-1), 0x05, 0x41, 0x01, 0x24, 0x00, ...answer(2048, 1), 0x0b] }, { global: true });
+  const rules = await Rules.load(wasm);
+  for (let i = 0; i < 3; i++) assert.equal(await rules.isOver(new Uint8Array(0)), false, `call ${i}`);
+});
+
+test('a rules module\'s memory stops at the chain\'s 16 MiB', async () => {
+  // is_over: memory.grow(16) until it fails, then answers memory.size (pages, u32) at address 0.
+  const grow = [0x02, 0x40, 0x03, 0x40, 0x41, 0x10, 0x40, 0x00, 0x41, 0x7f, 0x46, 0x0d, 0x01, 0x0c, 0x00, 0x0b, 0x0b,
+    0x41, 0x00, 0x3f, 0x00, 0x36, 0x02, 0x00, ...answer(0, 4)];
+  for (const memory of [[0x00, 0x01], [0x01, 0x01, ...uleb(1000)]]) {
+    const rules = await Rules.load(assemble({ ...OK, is_over: grow }, { memory }));
+    const out = await rules.call('is_over', new Uint8Array(0), 4);
+    const pages = new DataView(out.buffer).getUint32(0, true);
+    assert.ok(pages <= 256, `grew to ${pages} pages`);
+    assert.ok(pages > 200, `stopped at ${pages} pages`);
+    rules.close();
+  }
+  // A memory that starts above the limit is refused, as the chain refuses it at deploy.
+  await assert.rejects(Rules.load(assemble(OK, { memory: [0x00, ...uleb(257)] })), (e) => e instanceof RulesError && /starts at 257 pages, the limit is 256/.test(e.message));
 });

@@ -4,7 +4,8 @@
 // (a fresh salt kept in localStorage before it is signed), the reveal made by itself once both
 // commits are seen, the result from the rules .wasm running here, settle by history, withdraw once
 // the window has passed (blocks left shown), challenge / answer / forfeit when a player stalls,
-// and the proof when the opponent signed two moves for one position. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
+// and the proof when the opponent signed two moves for one position; a move signed here whose
+// post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
@@ -207,11 +208,16 @@ function resultText(c, rec) {
   const name = (x) => (x === null ? '?' : RPS_CHOICES[x]);
   if (rec.outcome && rec.outcome.how !== 'history') {
     const w = rec.outcome.winner;
-    const how = rec.outcome.how === 'forfeit' ? 'by forfeit (the other player did not answer a challenge in time)'
-      : rec.outcome.how === 'equivocation' ? 'by equivocation (two different moves signed for one position)' : `(${rec.outcome.how})`;
+    const won = w === seat;
+    // Said from this player's side: the loser is the one who did not answer / signed twice.
+    const how = rec.outcome.how === 'forfeit'
+      ? `by forfeit (${seat === null ? `seat ${w === null ? '?' : 1 - w}` : won ? 'the opponent' : 'you'} did not answer a challenge in time)`
+      : rec.outcome.how === 'equivocation'
+        ? `by equivocation (${seat === null ? `seat ${w === null ? '?' : 1 - w}'s key` : won ? 'the opponent\'s key' : 'your key'} signed two different moves for one position)`
+        : `(${rec.outcome.how})`;
     if (w === null || w === undefined) return `Draw ${how}.`;
     if (seat === null) return `Seat ${w} won ${how}.`;
-    return `${w === seat ? 'You won' : 'You lost'} ${how}.`;
+    return `${won ? 'You won' : 'You lost'} ${how}.`;
   }
   if (!c.over) return '';
   if (seat === null) return `${name(c0)} against ${name(c1)}: ${c.winner === null ? 'a draw' : `seat ${c.winner} wins`}.`;
@@ -242,7 +248,9 @@ function drawGame(c, rec) {
   $('moves').textContent = `${c.n} of 4 signed moves (${['no commit yet', 'seat 0 committed', 'both committed', 'seat 0 revealed', 'both revealed'][Math.min(c.n, 4)]}) · state ${c.stateHash.slice(0, 12)}…`;
   $('result').textContent = resultText(c, rec);
 
-  $('settle-btn').hidden = !(c.over && playing);
+  // After a challenge's deadline the forfeit stands: the chain refuses a settle then.
+  const deadlinePassed = rec.status === 'challenged' && rec.challenge && head + 1 > rec.challenge.deadline;
+  $('settle-btn').hidden = !(c.over && playing && !deadlinePassed);
   const outcome = rec.outcome;
   $('withdraw-btn').hidden = !(outcome && !rec.paid);
   const final = outcome && (rec.status === 'settled' || head + 1 >= outcome.final_at);
@@ -254,7 +262,7 @@ function drawGame(c, rec) {
     if (rec.paid) w = `Paid out: ${to}.`;
     else if (final) w = `Final: withdraw now (${to}).`;
     else w = `Settled by ${outcome.how}: final at height ${outcome.final_at}, ${blocksLeft(outcome.final_at)} blocks left; then withdraw (${to}).`;
-  } else if (c.over && playing) w = 'Settle to collect: the result is final one window after it is settled.';
+  } else if (c.over && playing && !deadlinePassed) w = 'Settle to collect: the result is final one window after it is settled.';
   $('withdraw-info').textContent = w;
 
   const chal = rec.challenge;
@@ -264,7 +272,8 @@ function drawGame(c, rec) {
   $('forfeit-btn').disabled = !(chal && head + 1 > chal.deadline);
   let ci = '';
   if (rec.status === 'challenged' && chal) {
-    if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left), or you lose by forfeit.`;
+    if (chal.due === seat && head + 1 > chal.deadline) ci = `You were challenged and the deadline (height ${chal.deadline}) passed: the opponent can claim the forfeit.`;
+    else if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left), or you lose by forfeit.`;
     else if (head + 1 > chal.deadline) ci = `The deadline (height ${chal.deadline}) passed without an answer: claim the forfeit.`;
     else ci = `Challenged: the opponent must answer by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left); after that the forfeit can be claimed.`;
   } else if (rec.status === 'open' && !c.over && seat !== null && !c.myTurn) {
@@ -281,7 +290,12 @@ function drawGame(c, rec) {
 function autoStep(c, rec) {
   if (busy || c.seat === null || !(rec.status === 'open' || rec.status === 'challenged')) return;
   const mark = (what) => { const k = `${c.game}:${what}:${c.n}:${rec.challenge?.deadline ?? ''}`; if (tried.has(k)) return false; tried.add(k); return true; };
-  if (rps.phase === 'reveal' && c.myTurn && rps.myChoice !== null && mark('reveal')) {
+  const unposted = c.unposted();
+  if (unposted && !c.myTurn && mark(`resend:${Math.floor(head / 3)}`)) {
+    // A move signed here whose post never reached the node (a failed send, a reload between
+    // signing and sending): the opponent cannot see it; send it again (every few blocks).
+    act(`send move ${unposted.n} again`, () => c.resend());
+  } else if (rps.phase === 'reveal' && c.myTurn && rps.myChoice !== null && mark('reveal')) {
     act('reveal', () => rps.reveal());
   } else if (rec.status === 'challenged' && rec.challenge?.due === c.seat && c.n > rec.challenge.moves && mark('respond')) {
     act('answer the challenge', () => c.respond());
