@@ -349,7 +349,8 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 line(
                     out,
                     format!(
-                        "warning: {} now runs code {h}, not the code {} the game opened with",
+                        "warning: {} now runs code {h}, not the code {} the game opened with: \
+                         the channel voids the game (`channel withdraw` refunds both stakes)",
                         r.rules, r.rules_code_hash
                     ),
                 )?;
