@@ -919,25 +919,32 @@ impl Player {
         })
     }
 
+    /// The channel's record of `game` and its open challenge; refused when there is no such
+    /// game or it is not challenged.
+    async fn challenged_view(
+        &self,
+        game: &str,
+    ) -> Result<(::channel::Game, ::channel::Challenge), ChannelError> {
+        let view = self
+            .game_view(game)
+            .await?
+            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
+        match (view.status.as_str(), &view.challenge) {
+            ("challenged", Some(c)) => {
+                let c = c.clone();
+                Ok((view, c))
+            }
+            (status, _) => Err(refused(format!("game {game} is {status}, not challenged"))),
+        }
+    }
+
     /// Answers the open challenge of `game` with the held moves from the challenged move on
     /// (anyone may answer). Refused when the game is not challenged or we hold no such move.
     pub async fn respond(&self, game: &str) -> Result<Responded, ChannelError> {
         let _lock = self.store.lock(game)?;
         let (record, _, replay, _) = self.open_game(game, None).await?;
-        let view = self
-            .game_view(game)
-            .await?
-            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
-        let Some(c) = view
-            .challenge
-            .as_ref()
-            .filter(|_| view.status == "challenged")
-        else {
-            return Err(refused(format!(
-                "game {game} is {}, not challenged",
-                view.status
-            )));
-        };
+        let (view, c) = self.challenged_view(game).await?;
+        let c = &c;
         match self.respond_with(&record, &replay, &view).await? {
             Some(r) => Ok(r),
             None => Err(refused(format!(
@@ -949,20 +956,8 @@ impl Player {
 
     /// Claims the forfeit of the player who did not answer a challenge by its deadline.
     pub async fn forfeit(&self, game: &str) -> Result<Ended, ChannelError> {
-        let view = self
-            .game_view(game)
-            .await?
-            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
-        let Some(c) = view
-            .challenge
-            .as_ref()
-            .filter(|_| view.status == "challenged")
-        else {
-            return Err(refused(format!(
-                "game {game} is {}, not challenged",
-                view.status
-            )));
-        };
+        let (view, c) = self.challenged_view(game).await?;
+        let c = &c;
         let head = self.client.status().await?.height;
         if head < c.deadline {
             return Err(refused(format!(
