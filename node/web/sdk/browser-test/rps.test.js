@@ -242,6 +242,21 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     await choose(alice, z, 'rock');
     await choose(bob, y, 'rock');
     await choose(bob, z, 'paper');
+    // Switching between games while a redraw is still reading the last one shows no error (the
+    // next switch would clear it: every text #error shows meanwhile is recorded).
+    await alice.page.evaluate(() => {
+      window.__errorsShown = [];
+      new MutationObserver(() => {
+        const t = document.getElementById('error').textContent;
+        if (t) window.__errorsShown.push(t);
+      }).observe(document.getElementById('error'), { childList: true, characterData: true, subtree: true });
+    });
+    for (let i = 0; i < 30; i++) {
+      await alice.page.evaluate((g) => { location.hash = g; }, i % 2 ? z : y);
+      await alice.page.waitForTimeout(5 + (i % 4) * 10);
+    }
+    await idle(alice.page);
+    assert.deepEqual(await alice.page.evaluate(() => window.__errorsShown), []);
     for (const p of [alice, bob]) assert.equal(await p.page.textContent('#error'), '');
     await waitText(alice.page, '#result', 'You lost: paper beats rock.');
     await waitText(bob.page, '#result', 'You won: paper beats rock.');

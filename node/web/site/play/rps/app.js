@@ -342,6 +342,9 @@ async function drawCurrent() {
   const c = await ensureChannel();
   if (!c) return;
   const rec = await c.refresh();
+  // The hash or the key may have changed while the record was read (that change closed `c` and
+  // asked for another redraw, which draws the game shown now): draw nothing of `c`.
+  if (ch !== c) return;
   drawGame(c, rec);
   autoStep(c, rec);
 }
