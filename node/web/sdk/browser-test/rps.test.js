@@ -262,7 +262,19 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     await waitText(bob.page, '#result', 'You won: paper beats rock.');
     for (const p of [alice, bob]) await idle(p.page);
     await alice.page.evaluate((g) => { location.hash = g; }, y);
-    await waitText(alice.page, '#moves', '3 of 4 signed moves');
+    try {
+      await waitText(alice.page, '#moves', '3 of 4 signed moves');
+    } catch (e) {
+      // Where the chain has y's moves (a diagnosis for the failure message).
+      const posts = [];
+      const top = (await chain.status()).height;
+      for (let h = 1; h <= top; h++) {
+        for (const t of (await chain.block(h)).txs ?? []) {
+          for (const ev of t.receipt?.events ?? []) if (ev.data?.game === y) posts.push(`${h}: ${ev.kind} ${ev.data.payload?.slice(0, 12) ?? ''}`);
+        }
+      }
+      throw new Error(`${e.message}; the chain's events of game ${y}: ${posts.join(', ')}`);
+    }
     await bob.page.evaluate((g) => { location.hash = g; }, y);
     await waitText(alice.page, '#result', 'You won: paper beats rock.');
     await waitText(bob.page, '#result', 'You lost: paper beats rock.');

@@ -45,7 +45,7 @@ export async function waitText(page, selector, text, timeout = 30000) {
   } catch (e) {
     const got = await page.textContent(selector).catch(() => '(none)');
     const err = await page.textContent('#error').catch(() => '');
-    const more = await page.evaluate(() => ['#info', '#turn', '#board'].map((s) => `${s}: ${document.querySelector(s)?.textContent ?? ''}`).join('; ') + ` hash ${location.hash}`).catch(() => '');
+    const more = await page.evaluate(() => ['#info', '#turn', '#board'].map((s) => `${s}: ${document.querySelector(s)?.textContent ?? ''}`).join('; ') + ` hash ${location.hash}` + (window.__trace ? `; trace: ${window.__trace.join(' | ')}` : '')).catch(() => '');
     throw new Error(`${selector} never showed ${text} (shows ${JSON.stringify(got)}; error ${JSON.stringify(err)}; ${more}): ${e.message}`);
   }
 }

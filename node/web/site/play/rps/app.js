@@ -52,6 +52,15 @@ function rememberGame(id, from) {
   localStorage.setItem(GAMES_STORAGE, JSON.stringify(all));
 }
 
+// The last steps of the move feed, for a bug report (and the browser tests' failure messages):
+// games opened, blocks read, moves applied or refused, feed errors.
+const trace = [];
+window.__trace = trace;
+function note(text) {
+  trace.push(`@${head} ${text}`);
+  if (trace.length > 60) trace.shift();
+}
+
 const showError = (text) => { $('error').textContent = text; };
 const info = (text) => { $('info').textContent = text; };
 const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
@@ -192,10 +201,13 @@ async function ensureChannel() {
   if (current !== c.game) return null;
   ch = c;
   rps = new Rps(c);
+  const g = c.game.slice(-4);
+  note(`open ${g}: ${c.n} moves, read from ${c.saved.lastHeight ?? c.saved.fromHeight}`);
   sub = await c.listen({
-    onMove: () => refresh(),
-    onRefused: (r) => info(`a move refused: ${r.error.code}: ${r.error.message}`),
-    onError: () => {},
+    onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}`); refresh(); },
+    onRefused: (r) => { note(`${g} refused: ${r.error.code}`); info(`a move refused: ${r.error.code}: ${r.error.message}`); },
+    onBlock: (b) => { if (b.txs?.length) note(`${g} read ${b.height}`); },
+    onError: (e) => note(`${g} feed: ${e?.code ?? ''} ${e?.message ?? e}`),
   });
   return ch;
 }
@@ -384,7 +396,7 @@ function openFromHash() {
   const id = decodeURIComponent(location.hash.slice(1));
   current = /^[0-9a-f]{16}$/.test(id) ? id : null;
   if (!current || (ch && (ch.game !== current || ch.key !== key))) {
-    if (sub) { sub.close(); sub = null; }
+    if (sub) { sub.close(); sub = null; note(`close ${ch?.game.slice(-4)}`); }
     ch = null;
     rps = null;
   }
