@@ -59,12 +59,18 @@ pub struct NodeConfig {
     /// Longest time between two blocks, milliseconds: an empty block is made when no
     /// transaction arrives for this long. Default 60000 (one minute).
     pub block_interval_ms: u64,
-    /// Shortest time from the end of one block to the start of the next while transactions
+    /// Shortest time from the end of one block's execution to the start of the next while transactions
     /// keep arriving, milliseconds: a steady trickle makes one block per window instead of one
     /// per transaction (a transaction arriving after a quiet spell gets its block at once; a full
     /// mempool, `max_block_txs`, does not wait). 0 = no window; at most 1,000 (never longer
     /// than `block_interval_ms` in effect). Default 5.
     pub block_coalesce_ms: u64,
+    /// Whether the sequencer pipelines blocks: the next block executes while the previous
+    /// one is signed, recorded in the sign state, written to SQLite and fsynced. The blocks
+    /// are the same either way (each is built on the state after the one before, and signed
+    /// only once that one is durable); `false` makes and commits one block at a time (to
+    /// compare). Default `true`.
+    pub pipeline: bool,
     /// Most transactions in one block. Default 1000.
     pub max_block_txs: usize,
     /// Base units one faucet call pays on a new chain (`"100000"` = 1000.00 GOLD), or `"none"`
@@ -190,6 +196,7 @@ impl Default for NodeConfig {
             network: Network::Testnet,
             block_interval_ms: 60_000,
             block_coalesce_ms: 5,
+            pipeline: true,
             max_block_txs: 1000,
             faucet: Some(Amount(100_000)),
             fees: None,

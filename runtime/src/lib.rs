@@ -9,7 +9,7 @@
 //! | file | owns |
 //! |---|---|
 //! | `layout.rs` | the state keys the transition writes ([`nonce_key`], [`module_record_key`]) and [`ModuleRecord`] |
-//! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`WriteSet`] |
+//! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`Layer`], [`WriteSet`] |
 //! | `execute.rs` | [`execute_apply`], [`execute_end_block`], [`run_view`], [`TxOutcome`] |
 //! | `registry.rs` | [`Modules`]: compiled modules by (id, code hash), resolved from `module/<id>` and `code/<hash>` in state |
 //! | `transition/` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
@@ -60,7 +60,7 @@ pub use gamechain_vm::{
 pub use registry::{
     code_key, record_origin, ModuleEntry, Modules, RegistryError, ResolveError, CODE_PREFIX,
 };
-pub use state::{MemState, Overlay, State, WriteSet};
+pub use state::{Layer, MemState, Overlay, State, WriteSet};
 pub use transition::{
     account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key,
     nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput, ChainContext,

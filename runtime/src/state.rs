@@ -1,7 +1,9 @@
 //! State as the runtime sees it: the read-only [`State`] a node provides (SQLite later, [`MemState`]
 //! in tests), and the [`Overlay`] a transaction writes into, whose [`WriteSet`] the node applies on
 //! success and drops on failure. The overlay is the sdk's [`Kv`], so `KvCtx<Overlay>` gives every
-//! host call the same `Ctx` semantics as `MockCtx`.
+//! host call the same `Ctx` semantics as `MockCtx`. [`Layer`] is the read-only view of a borrowed
+//! write set over a base (a pipelined sequencer builds the next block on the committed state under
+//! the write set of the block still being written).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -108,10 +110,7 @@ impl<'a> Overlay<'a> {
 
 impl State for Overlay<'_> {
     fn get(&self, key: &str) -> Option<Vec<u8>> {
-        match self.writes.get(key) {
-            Some(pending) => pending.clone(),
-            None => self.base.get(key),
-        }
+        layered_get(self.base, &self.writes, key)
     }
 
     fn scan(
@@ -120,53 +119,96 @@ impl State for Overlay<'_> {
         start_after: Option<&str>,
         limit: usize,
     ) -> Vec<(String, Vec<u8>)> {
-        if limit == 0 {
-            return Vec::new();
-        }
-        let mut out = Vec::with_capacity(limit.min(64));
-        let mut pending = self
-            .writes
-            .range::<str, _>(scan_start(prefix, start_after))
-            .take_while(|(k, _)| k.starts_with(prefix))
-            .peekable();
-        // Fetch the base in pages: a page can be eaten by pending deletes, so ask again after the
-        // last key seen until the base runs dry or `limit` entries are out.
-        let mut base_after: Option<String> = start_after.map(str::to_string);
-        let mut base_page = self
-            .base
-            .scan(prefix, base_after.as_deref(), limit)
-            .into_iter()
-            .peekable();
-        let mut base_dry = base_page.len() < limit;
-        while out.len() < limit {
-            if base_page.peek().is_none() && !base_dry {
-                let page = self.base.scan(prefix, base_after.as_deref(), limit);
-                base_dry = page.len() < limit;
-                base_page = page.into_iter().peekable();
-            }
-            let take_pending = match (pending.peek(), base_page.peek()) {
-                (None, None) => break,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (Some((pk, _)), Some((bk, _))) => pk.as_str() <= bk.as_str(),
-            };
-            if take_pending {
-                let (pk, pv) = pending.next().expect("peeked");
-                if base_page.peek().is_some_and(|(bk, _)| bk == pk) {
-                    let (bk, _) = base_page.next().expect("peeked");
-                    base_after = Some(bk);
-                }
-                if let Some(v) = pv {
-                    out.push((pk.clone(), v.clone()));
-                }
-            } else {
-                let (bk, bv) = base_page.next().expect("peeked");
-                base_after = Some(bk.clone());
-                out.push((bk, bv));
-            }
-        }
-        out
+        layered_scan(self.base, &self.writes, prefix, start_after, limit)
     }
+}
+
+/// A borrowed write set over a read-only base, read-only itself: what [`Overlay`] reads, without
+/// owning the writes (e.g. the state after a block whose writes are not yet applied to `base`).
+/// Reads see `writes` first (`None`: deleted); scans merge both in key order.
+#[derive(Clone, Copy)]
+pub struct Layer<'a> {
+    /// The state underneath.
+    pub base: &'a dyn State,
+    /// The writes on top of it.
+    pub writes: &'a WriteSet,
+}
+
+impl State for Layer<'_> {
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        layered_get(self.base, self.writes, key)
+    }
+
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        layered_scan(self.base, self.writes, prefix, start_after, limit)
+    }
+}
+
+/// `key` in `writes` over `base`.
+fn layered_get(base: &dyn State, writes: &WriteSet, key: &str) -> Option<Vec<u8>> {
+    match writes.get(key) {
+        Some(pending) => pending.clone(),
+        None => base.get(key),
+    }
+}
+
+/// [`State::scan`] of `writes` over `base`.
+fn layered_scan(
+    base: &dyn State,
+    writes: &WriteSet,
+    prefix: &str,
+    start_after: Option<&str>,
+    limit: usize,
+) -> Vec<(String, Vec<u8>)> {
+    if limit == 0 {
+        return Vec::new();
+    }
+    let mut out = Vec::with_capacity(limit.min(64));
+    let mut pending = writes
+        .range::<str, _>(scan_start(prefix, start_after))
+        .take_while(|(k, _)| k.starts_with(prefix))
+        .peekable();
+    // Fetch the base in pages: a page can be eaten by pending deletes, so ask again after the
+    // last key seen until the base runs dry or `limit` entries are out.
+    let mut base_after: Option<String> = start_after.map(str::to_string);
+    let mut base_page = base
+        .scan(prefix, base_after.as_deref(), limit)
+        .into_iter()
+        .peekable();
+    let mut base_dry = base_page.len() < limit;
+    while out.len() < limit {
+        if base_page.peek().is_none() && !base_dry {
+            let page = base.scan(prefix, base_after.as_deref(), limit);
+            base_dry = page.len() < limit;
+            base_page = page.into_iter().peekable();
+        }
+        let take_pending = match (pending.peek(), base_page.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((pk, _)), Some((bk, _))) => pk.as_str() <= bk.as_str(),
+        };
+        if take_pending {
+            let (pk, pv) = pending.next().expect("peeked");
+            if base_page.peek().is_some_and(|(bk, _)| bk == pk) {
+                let (bk, _) = base_page.next().expect("peeked");
+                base_after = Some(bk);
+            }
+            if let Some(v) = pv {
+                out.push((pk.clone(), v.clone()));
+            }
+        } else {
+            let (bk, bv) = base_page.next().expect("peeked");
+            base_after = Some(bk.clone());
+            out.push((bk, bv));
+        }
+    }
+    out
 }
 
 impl Kv for Overlay<'_> {
@@ -243,8 +285,13 @@ mod tests {
                 base: &base,
                 writes: writes.clone(),
             };
+            let layer = Layer {
+                base: &base,
+                writes: &writes,
+            };
             for k in KEYS {
                 assert_eq!(overlay.get(k), expected.get(k), "get {k:?}");
+                assert_eq!(layer.get(k), expected.get(k), "layer get {k:?}");
             }
             for prefix in ["", "a", "a/", "a/2", "b", "z"] {
                 for start in [
@@ -258,6 +305,11 @@ mod tests {
                     Some("zz"),
                 ] {
                     for limit in [0, 1, 2, 3, 20] {
+                        assert_eq!(
+                            layer.scan(prefix, start, limit),
+                            expected.scan(prefix, start, limit),
+                            "layer scan {prefix:?} after {start:?} limit {limit}"
+                        );
                         assert_eq!(
                             overlay.scan(prefix, start, limit),
                             expected.scan(prefix, start, limit),

@@ -17,7 +17,9 @@
 //! Run: `cargo bench -p gamechain-tests --bench throughput`. Sizes: `THROUGHPUT_TXS` (default
 //! 100000) per flat-out row, `THROUGHPUT_ACCOUNTS` (2000), `THROUGHPUT_CONNECTIONS` (32),
 //! `THROUGHPUT_RATE` (1000) and `THROUGHPUT_STEADY_SECS` (10) for row 3, `THROUGHPUT_COALESCE_MS`
-//! (5) the node's `block_coalesce_ms`.
+//! (5) the node's `block_coalesce_ms`, `THROUGHPUT_PIPELINE` the node's `pipeline`: `on`
+//! (default), `off`, or `both` (every row on a fresh node with the pipelined sequencer, then
+//! again with one block at a time, and the ratios of the two: compare within one run).
 
 use gamechain_node::cli::bench::report::Report;
 use gamechain_node::cli::bench::workload::Kind;
@@ -68,8 +70,44 @@ fn row(name: &str, r: &Report) {
     );
 }
 
+/// The figures of one node's rows that the pipeline comparison divides.
+struct Figures {
+    transfers: f64,
+    games: f64,
+    p50_ms: f64,
+    p99_ms: f64,
+    cpu_us_per_tx: Option<f64>,
+}
+
 #[tokio::main(flavor = "multi_thread")]
 async fn main() {
+    let modes: &[bool] = match std::env::var("THROUGHPUT_PIPELINE").as_deref() {
+        Ok("off") => &[false],
+        Ok("both") => &[true, false],
+        Ok("on") | Err(_) => &[true],
+        Ok(other) => panic!("THROUGHPUT_PIPELINE is on, off or both, not {other:?}"),
+    };
+    let mut figures = Vec::new();
+    for &pipeline in modes {
+        figures.push(rows(pipeline).await);
+    }
+    if let [on, off] = &figures[..] {
+        println!(
+            "pipeline on / off: transfers {:.2}x, tic-tac-toe {:.2}x, steady p50 {:.2}x, p99 {:.2}x, node CPU per transfer {}",
+            on.transfers / off.transfers.max(f64::EPSILON),
+            on.games / off.games.max(f64::EPSILON),
+            on.p50_ms / off.p50_ms.max(f64::EPSILON),
+            on.p99_ms / off.p99_ms.max(f64::EPSILON),
+            match (on.cpu_us_per_tx, off.cpu_us_per_tx) {
+                (Some(a), Some(b)) => format!("{:.2}x", a / b.max(f64::EPSILON)),
+                _ => "-".into(),
+            }
+        );
+    }
+}
+
+/// Every row against a fresh in-process node with `pipeline`.
+async fn rows(pipeline: bool) -> Figures {
     let txs = env("THROUGHPUT_TXS", 100_000);
     let accounts = env("THROUGHPUT_ACCOUNTS", 2_000);
     let connections = env("THROUGHPUT_CONNECTIONS", 32);
@@ -77,6 +115,7 @@ async fn main() {
     let steady = env("THROUGHPUT_STEADY_SECS", 10);
     let config = gamechain_node::NodeConfig {
         block_coalesce_ms: env("THROUGHPUT_COALESCE_MS", 5) as u64,
+        pipeline,
         ..bench_config()
     };
     let node = LocalNode::start_with(config)
@@ -84,7 +123,8 @@ async fn main() {
         .expect("the node starts");
     let target = local_target(&node);
     println!(
-        "throughput: {txs} transactions per flat-out row, {accounts} accounts, {connections} connections"
+        "throughput (pipeline {}): {txs} transactions per flat-out row, {accounts} accounts, {connections} connections",
+        if pipeline { "on" } else { "off" }
     );
 
     let transfers = run_with(
@@ -149,4 +189,11 @@ async fn main() {
         replay_rate / transfers.committed_per_sec.max(f64::EPSILON)
     );
     node.stop().await.expect("the node stops");
+    Figures {
+        transfers: transfers.committed_per_sec,
+        games: games.committed_per_sec,
+        p50_ms: trickle.latency.p50_ms,
+        p99_ms: trickle.latency.p99_ms,
+        cpu_us_per_tx: transfers.node_cpu_us_per_tx,
+    }
 }

@@ -7,6 +7,11 @@
 //! committed block to the mirror and removes the block's transactions from the mempool, so a
 //! reader never sees a transaction both pending and committed, or neither.
 //!
+//! The head is only ever a durable block: the sequencer builds the next block while one is
+//! being committed (`sequencer.rs`), reading the head one call at a time under that block's
+//! writes, and the API, views and admission never see a block before [`Chain::commit`] made it
+//! durable.
+//!
 //! All methods block (locks, SQLite, wasm): async callers run them on `spawn_blocking`.
 
 use std::collections::BTreeMap;

@@ -8,10 +8,15 @@
 //! (`chain.rs`) holds the mempool lock while it reads the committed nonce and while the
 //! sequencer moves a block's transactions from here into the state, so the two never disagree.
 //!
+//! In flight: the transactions of a block the sequencer made and is still writing (pipelined,
+//! `sequencer.rs`) are marked ([`Mempool::mark_in_flight`]): they stay pending (admission's nonce
+//! rule and `GET /v1/tx` count them until the block is durable and they are
+//! [removed](Mempool::remove)), but [`Mempool::batch`] no longer hands them to the next block.
+//!
 //! Pure data structure: no clock, no I/O. `HashMap`s here are lookups only; nothing iterates
 //! them into a block (blocks are taken from the arrival-ordered `BTreeMap`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gamechain_runtime::chain::{Action, SignedTx, TxBody};
 
@@ -118,6 +123,8 @@ pub struct Mempool {
     by_sender: HashMap<String, BTreeMap<u64, u64>>,
     /// Pending deploy transactions.
     deploys: usize,
+    /// Arrival sequence numbers of the pending transactions in a block being committed.
+    in_flight: HashSet<u64>,
 }
 
 impl Mempool {
@@ -138,6 +145,7 @@ impl Mempool {
             by_txid: HashMap::new(),
             by_sender: HashMap::new(),
             deploys: 0,
+            in_flight: HashSet::new(),
         }
     }
 
@@ -154,6 +162,11 @@ impl Mempool {
     /// Whether nothing is pending.
     pub fn is_empty(&self) -> bool {
         self.queue.is_empty()
+    }
+
+    /// Number of pending transactions not in flight: what the next [`Mempool::batch`] can take.
+    pub fn ready_len(&self) -> usize {
+        self.queue.len() - self.in_flight.len()
     }
 
     /// The pending transaction `txid`.
@@ -218,10 +231,26 @@ impl Mempool {
         Ok(())
     }
 
-    /// Copies of the first `max` pending transactions in arrival order (they stay pending until
-    /// [`Mempool::remove`]).
+    /// Copies of the first `max` pending transactions not in flight, in arrival order (they
+    /// stay pending until [`Mempool::remove`]).
     pub fn batch(&self, max: usize) -> Vec<PendingTx> {
-        self.queue.values().take(max).cloned().collect()
+        self.queue
+            .iter()
+            .filter(|(seq, _)| !self.in_flight.contains(seq))
+            .take(max)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
+    /// Marks the pending transactions `txids` in flight: in a block being committed, so no
+    /// further [`Mempool::batch`] returns them; they stay pending until [`Mempool::remove`].
+    /// Unknown txids are ignored.
+    pub fn mark_in_flight<'a>(&mut self, txids: impl IntoIterator<Item = &'a str>) {
+        for txid in txids {
+            if let Some(seq) = self.by_txid.get(txid) {
+                self.in_flight.insert(*seq);
+            }
+        }
     }
 
     /// Removes the transactions `txids` (unknown ones are ignored).
@@ -230,6 +259,7 @@ impl Mempool {
             let Some(seq) = self.by_txid.remove(txid) else {
                 continue;
             };
+            self.in_flight.remove(&seq);
             let Some(p) = self.queue.remove(&seq) else {
                 continue;
             };
@@ -344,6 +374,40 @@ mod tests {
             (1, 1, 0)
         );
         m.admit(tx(&a, 5), 4, |_| false).unwrap();
+    }
+
+    #[test]
+    fn in_flight_transactions_stay_pending_but_leave_the_batch() {
+        let (a, b) = (key(1), key(2));
+        let mut m = Mempool::new(10);
+        for n in 0..3 {
+            m.admit(tx(&a, n), 0, |_| false).unwrap();
+        }
+        m.admit(tx(&b, 0), 0, |_| false).unwrap();
+        m.mark_in_flight([tx(&a, 0).txid.as_str(), tx(&a, 1).txid.as_str(), "unknown"]);
+        assert_eq!((m.len(), m.ready_len()), (4, 2));
+        let next: Vec<String> = m.batch(10).into_iter().map(|p| p.txid).collect();
+        assert_eq!(
+            next,
+            [tx(&a, 2).txid, tx(&b, 0).txid],
+            "arrival order, in flight left out"
+        );
+        assert_eq!(m.batch(1)[0].txid, tx(&a, 2).txid);
+        // Still pending: `GET /v1/tx`, duplicates and the nonce rule count them.
+        assert!(m.get(&tx(&a, 0).txid).is_some());
+        assert_eq!(m.admit(tx(&a, 1), 0, |_| false), Err(Refusal::Duplicate));
+        assert_eq!(m.admit(tx(&a, 2), 0, |_| false), Err(Refusal::Duplicate));
+        m.admit(tx(&a, 3), 0, |_| false).unwrap();
+        // The block is durable: its transactions go, the committed nonce is now 2.
+        m.remove([tx(&a, 0).txid.as_str(), tx(&a, 1).txid.as_str()]);
+        assert_eq!((m.len(), m.ready_len()), (3, 3));
+        assert_eq!(m.pending_of(&a.address()), 2);
+        m.admit(tx(&a, 4), 2, |_| false).unwrap();
+        // Eviction of an in-flight transaction clears its mark too.
+        m.mark_in_flight([tx(&b, 0).txid.as_str()]);
+        assert_eq!(m.ready_len(), 3);
+        assert_eq!(m.evict_from(&tx(&b, 0).txid), [tx(&b, 0).txid]);
+        assert_eq!((m.len(), m.ready_len()), (3, 3));
     }
 
     #[test]
