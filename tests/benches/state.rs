@@ -22,8 +22,11 @@
 //!
 //! Run: `cargo bench -p gamechain-tests --bench state`. `STATE_BENCH_KEYS` (default 10,000,000)
 //! keys to make, `STATE_BENCH_KEYS_PER_TX` (2,000), `STATE_BENCH_TXS` (20,000) transactions per
-//! load row, `STATE_BENCH_CACHE_MB` (the node's default `state_cache_mb`), `STATE_BENCH_DIR` a
-//! data directory to keep (a rerun on it makes only the keys it lacks; default a temporary
+//! load row, `STATE_BENCH_CACHE_MB` (the node's default `state_cache_mb`),
+//! `STATE_BENCH_BLOCK_TXS` the node's `max_block_txs` (default 5,000: a fill block is then bounded
+//! by the 32 MiB a block may write, about 340 fill transactions, and the node holds such a
+//! block's writes in memory while it makes and commits it, most of its peak RSS during the
+//! fill), `STATE_BENCH_DIR` a data directory to keep (a rerun on it makes only the keys it lacks; default a temporary
 //! directory, deleted).
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -112,6 +115,9 @@ fn child_node(dir: &str) {
         };
         if let Ok(mb) = std::env::var("STATE_BENCH_CACHE_MB") {
             config.state_cache_mb = mb.parse().expect("STATE_BENCH_CACHE_MB is a number");
+        }
+        if let Ok(txs) = std::env::var("STATE_BENCH_BLOCK_TXS") {
+            config.max_block_txs = txs.parse().expect("STATE_BENCH_BLOCK_TXS is a number");
         }
         let node = NodeHandle::start(config).await.expect("the node starts");
         println!("URL {}", node.url());
