@@ -323,6 +323,8 @@ async fn bench() {
         // rewriting them.
         let op = format!(r#"{{"b":"r{have}-{{i}}"}}"#);
         let mut fill = args(Kind::Module, txs, 64, 8);
+        // Posting outruns the blocks (each writes up to 32 MiB): wait for them all.
+        fill.wait = 300 + txs as u64 / 4;
         fill.module = Some("bulk".into());
         fill.op = Some(op);
         let report = run_with(&fill, &target(&node, &dir))
