@@ -1,10 +1,11 @@
 //! [`Chain`]: what the API handlers and the sequencer of one running node share: the chain
-//! context, the in-memory mirror of the committed state with the head block, the mempool,
-//! read-only database connections and the block broadcast.
+//! context, the committed state (read from SQLite through a bounded cache,
+//! [`StoredState`]) with the head block, the mempool, read-only database connections and the
+//! block broadcast.
 //!
 //! Locking: the mempool lock is always taken before the state lock. Admission holds the
-//! mempool lock while it reads the committed nonce; the sequencer holds it while it applies a
-//! committed block to the mirror and removes the block's transactions from the mempool, so a
+//! mempool lock while it reads the committed nonce; the sequencer holds it while it moves the
+//! head to a committed block and removes the block's transactions from the mempool, so a
 //! reader never sees a transaction both pending and committed, or neither.
 //!
 //! The head is only ever a durable block: the sequencer builds the next block while one is
@@ -23,9 +24,7 @@ use gamechain_runtime::chain::{
     genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{
-    account_nonce, run_view_with, ChainContext, MemState, Overlay, State, WriteSet,
-};
+use gamechain_runtime::{account_nonce, run_view_with, ChainContext, Overlay, State, WriteSet};
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
 use gamechain_sdk::{ledger, Amount};
@@ -36,6 +35,7 @@ use crate::config::NodeConfig;
 use crate::ledger::compile::{prepare_deploy, CompileGate};
 use crate::ledger::error::ChainError;
 use crate::ledger::mempool::{Mempool, PendingTx};
+use crate::ledger::state_store::StoredState;
 use crate::ledger::storage::{Storage, StorageError};
 use crate::metrics::Metrics;
 use gamechain_chain::wire::{Account, Block, Status, TxRecord, TxStatus};
@@ -43,10 +43,11 @@ use gamechain_chain::wire::{Account, Block, Status, TxRecord, TxStatus};
 /// Most idle read-only connections kept for reuse.
 const MAX_IDLE_READERS: usize = 4;
 
-/// The committed state and the head block, replaced together by each commit.
+/// The committed state and the head block, moved together by each commit.
 pub struct Head {
-    /// The committed state after `header`.
-    pub state: MemState,
+    /// The committed state after `header`, read from the database through a bounded cache.
+    /// Read it only while holding this `Head` (see `state_store.rs`).
+    pub state: StoredState,
     /// The head block's signed header.
     pub header: SignedHeader,
     /// The running state hash after it.
@@ -411,10 +412,11 @@ impl Chain {
     }
 
     /// Commits `block`, the next height, the one way both the sequencer and a follower do:
-    /// first to SQLite (its rows, the state `writes` and `state_hash`, in one transaction; see
-    /// [`Storage::commit_block`]), then to memory (the state, the head and hash, and the
-    /// removal of its transactions from the mempool, under both locks), then tells the
-    /// [`BlockSink`]. `senders` gives each transaction's `(from, nonce)`, in block order, from
+    /// pins the head values of the keys `writes` changes ([`StoredState::pin`], so readers of
+    /// the head never see the block's values early), commits to SQLite (its rows, the state
+    /// `writes` and `state_hash`, in one transaction; see [`Storage::commit_block`]), then moves
+    /// the head (the state's cache, the header and hash, and the removal of its transactions
+    /// from the mempool, under both locks), then tells the [`BlockSink`]. `senders` gives each transaction's `(from, nonce)`, in block order, from
     /// the bodies the caller already parsed. Errors: the database refused the block (nothing
     /// changed).
     pub fn commit(
@@ -426,6 +428,7 @@ impl Chain {
         state_hash: StateHash,
     ) -> Result<(), StorageError> {
         let timer = self.metrics.commit_seconds.start_timer();
+        self.head().state.pin(&writes);
         storage.commit_block(block, senders, &writes, &state_hash)?;
         {
             let mut mempool = self.mempool();

@@ -1,6 +1,7 @@
 //! Opening a data directory: on the first start, the sequencer key, `genesis.json` and the
 //! signed genesis block; on every start, the checks that the directory, its database and this
-//! binary belong to one chain, and the loading of the state.
+//! binary belong to one chain, and the opening of the head (no state is loaded: it is read from
+//! SQLite on demand).
 //!
 //! First start (each step is skipped when its file already exists, so a start interrupted
 //! half-way simply resumes):
@@ -23,8 +24,9 @@
 //! Every start refuses ([`NodeError::Refused`]) a directory whose key is not genesis's
 //! sequencer, whose `genesis.json` hashes differently from the one the database was created
 //! with, whose engine configuration hash differs from this build's runtime, whose module code
-//! is missing or does not match its hash, or whose stored state does not hash to the head
-//! block's `state_root`.
+//! is missing or does not match its hash, or whose saved running state hash does not hash to the
+//! head block's `state_root`; starts that run the integrity check (`integrity_check`: after an
+//! unclean stop by default) also rehash the whole stored state against it.
 //!
 //! Modules compile through the compiled-module cache `<data>/compiled/`
 //! (`gamechain_runtime::ModuleCache`), so a restart deserialises instead of recompiling; every
@@ -204,7 +206,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         }
     }
     let ctx = chain_context(config, &genesis, runtime_config, &code)?;
-    let head = open_head(&ctx, &storage, &db_path)?;
+    let head = open_head(&ctx, &storage, &db_path, check, config.state_cache_bytes())?;
     let head_hash = head.header.header.hash_hex();
     let height = head.header.header.height;
     // The head record (written after each commit) first: it must be read before a missing

@@ -1,6 +1,7 @@
 //! The chain a node keeps: its SQLite storage, the mempool, the shared core the API reads, the
-//! block-making sequencer, and the one routine that opens a data
-//! directory and the one that commits a block (to SQLite, then to memory). No HTTP here: errors
+//! block-making sequencer, the committed state read from SQLite through a bounded cache, and the
+//! one routine that opens a data directory and the one that commits a block (to SQLite, then
+//! the head). No HTTP here: errors
 //! are domain errors ([`chain::ChainError`]); `server/` maps them to statuses.
 //!
 //! | file | owns |
@@ -9,7 +10,8 @@
 //! | `mempool.rs` | [`mempool::Mempool`]: pending transactions, the nonce and duplicate rules |
 //! | `error.rs` | [`error::ChainError`]: the core's refusals and failures |
 //! | `modules.rs` | the module records and code the API serves, from the committed state |
-//! | `chain.rs` | [`chain::Chain`]: state mirror, head, mempool and readers shared by API and sequencer |
+//! | `chain.rs` | [`chain::Chain`]: head (header, hash, state), mempool and readers shared by API and sequencer |
+//! | `state_store.rs` | [`state_store::StoredState`]: the committed state read from SQLite through a bounded cache (`state_cache_mb`), consistent with the head |
 //! | `compile.rs` | deploys compiled at admission, off the sequencer, within `compile_budget_ms`, one at a time |
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
 //! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
@@ -29,4 +31,5 @@ pub mod open;
 pub mod run_marker;
 pub mod sequencer;
 pub mod sign_state;
+pub mod state_store;
 pub mod storage;

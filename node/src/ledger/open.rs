@@ -1,21 +1,23 @@
 //! The part of opening a data directory that a sequencer (`genesis_setup.rs`) and a follower
 //! (`follower.rs`) share, once the genesis is known and block 0 is stored: this node's runtime
 //! for the genesis, the genesis modules loaded through the compiled-module cache
-//! (`<data>/compiled/`), and the head checked against the stored state before anything runs.
+//! (`<data>/compiled/`), and the head checked (its signature, the saved running state hash and,
+//! when asked, a rehash of the whole stored state) before anything runs. Opening reads no state:
+//! the head's state is read from SQLite on demand ([`StoredState`]).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use gamechain_chain::{Genesis, StateHash};
+use gamechain_chain::Genesis;
 use gamechain_runtime::{
-    runtime_config, Allocation, ChainContext, MemState, ModuleCache, Modules, Runtime,
-    RuntimeConfig,
+    runtime_config, Allocation, ChainContext, ModuleCache, Modules, Runtime, RuntimeConfig, State,
 };
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::Head;
+use crate::ledger::state_store::StoredState;
 use crate::ledger::storage::Storage;
 
 /// The runtime configuration of this node for `genesis`: the chain's consensus limits, this
@@ -53,11 +55,19 @@ pub fn chain_context(
     Ok(Arc::new(ctx))
 }
 
-/// The stored head, checked: signed by the genesis sequencer, and the stored state and the
-/// saved running state hash both hash to its `state_root`. The modules the state names are not
-/// loaded here: see [`preload_modules`]. Errors: [`NodeError::Refused`] naming what does not
-/// match, [`NodeError::Storage`].
-pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Result<Head, NodeError> {
+/// The stored head, checked: signed by the genesis sequencer, and the saved running state hash
+/// hashes to its `state_root`; with `rehash`, the whole stored state is read and hashed too (a
+/// full read of the `state` table: the integrity check's starts). Its state is the database's,
+/// read through a cache of `cache_bytes` ([`StoredState`]); none of it is read here otherwise.
+/// The modules the state names are not loaded here: see [`preload_modules`]. Errors:
+/// [`NodeError::Refused`] naming what does not match, [`NodeError::Storage`].
+pub fn open_head(
+    ctx: &ChainContext,
+    storage: &Storage,
+    db_path: &Path,
+    rehash: bool,
+    cache_bytes: usize,
+) -> Result<Head, NodeError> {
     let genesis = ctx.genesis();
     let head = storage
         .head()?
@@ -65,13 +75,21 @@ pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Resul
     head.header.verify_from(&genesis.sequencer).map_err(|e| {
         NodeError::Refused(format!("head block {}: {e}", head.header.header.height))
     })?;
-    let state = storage.load_state()?;
-    let recomputed = StateHash::from_entries(state.map.iter());
     let want = head.header.header.state_root;
-    for (what, root) in [
-        ("the stored state", recomputed.root()),
-        ("the saved running state hash", head.state_hash.root()),
-    ] {
+    let mut checks = vec![("the saved running state hash", head.state_hash.root())];
+    let mut entries = None;
+    if rehash {
+        let started = std::time::Instant::now();
+        let (recomputed, count) = storage.state_hash()?;
+        tracing::info!(
+            entries = count,
+            ms = started.elapsed().as_millis() as u64,
+            "stored state rehashed"
+        );
+        checks.insert(0, ("the stored state", recomputed.root()));
+        entries = Some(count);
+    }
+    for (what, root) in checks {
         if root != want {
             return Err(NodeError::Refused(format!(
                 "{what} in {} hashes to state root {}, but head block {} has state root {}",
@@ -82,12 +100,13 @@ pub fn open_head(ctx: &ChainContext, storage: &Storage, db_path: &Path) -> Resul
             )));
         }
     }
+    let state = StoredState::open(db_path, cache_bytes)?;
     tracing::info!(
         chain_id = %genesis.chain_id,
         height = head.header.header.height,
         head = %head.header.header.hash_hex(),
         state_root = %hex::encode(want),
-        entries = state.map.len(),
+        entries,
         schema_version = storage.schema_version()?,
         "chain opened"
     );
@@ -111,13 +130,14 @@ fn cached_modules(config: &NodeConfig) -> Modules {
     }
 }
 
-/// Loads every module the state names (compiled, or read from the cache), so the first
+/// Loads every module the state names (compiled, or read from the cache; the state is read for
+/// the `module/` records and their code only), so the first
 /// transaction or view of each does not wait for it, and logs for each whether it was compiled
 /// or read from the cache and how long that took. A module the state names but this build
 /// cannot load is logged: blocks touching it will fail as node failures, so the operator must
 /// look, but the node still serves everything else. A node runs this after its API is up and
 /// before its sequencer starts (`server/node.rs`); a follower before it follows.
-pub fn preload_modules(ctx: &ChainContext, state: &MemState) -> Result<(), NodeError> {
+pub fn preload_modules(ctx: &ChainContext, state: &dyn State) -> Result<(), NodeError> {
     let records = Modules::records(state)
         .map_err(|e| NodeError::Refused(format!("the stored state: {e}")))?;
     for (id, record) in records {

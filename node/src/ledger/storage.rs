@@ -910,7 +910,106 @@ impl Storage {
         Ok(height.map(|h| h as u64))
     }
 
-    /// The whole committed state, as an in-memory mirror.
+    /// The committed value at state key `key`, `None` when absent (one indexed lookup).
+    pub fn state_get(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT value FROM state WHERE key = ?1")?;
+        Ok(stmt.query_row([key], |r| r.get(0)).optional()?)
+    }
+
+    /// Committed state entries whose key starts with `prefix`, ascending (byte order: SQLite's
+    /// `BINARY` collation of TEXT is the byte order of Rust's `str`), strictly after
+    /// `start_after` when given, at most `limit`: exactly [`gamechain_runtime::State::scan`] of
+    /// the stored state. Reads at most `limit + 1` rows of the `state` index.
+    pub fn state_scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Result<Vec<(String, Vec<u8>)>, StorageError> {
+        let mut out = Vec::new();
+        if limit == 0 {
+            return Ok(out);
+        }
+        // SQLite's LIMIT is an i64; a negative one means none.
+        let sql_limit = i64::try_from(limit).unwrap_or(-1);
+        let mut stmt;
+        let mut rows = match start_after {
+            Some(after) if after >= prefix => {
+                stmt = self.conn.prepare_cached(
+                    "SELECT key, value FROM state WHERE key > ?1 ORDER BY key LIMIT ?2",
+                )?;
+                stmt.query(params![after, sql_limit])?
+            }
+            _ => {
+                stmt = self.conn.prepare_cached(
+                    "SELECT key, value FROM state WHERE key >= ?1 ORDER BY key LIMIT ?2",
+                )?;
+                stmt.query(params![prefix, sql_limit])?
+            }
+        };
+        while let Some(row) = rows.next()? {
+            let key = match row.get_ref(0)? {
+                ValueRef::Text(k) => k,
+                _ => return Err(corrupt("a state key is not text")),
+            };
+            if !key.starts_with(prefix.as_bytes()) {
+                break;
+            }
+            let key =
+                String::from_utf8(key.to_vec()).map_err(|_| corrupt("a state key is not UTF-8"))?;
+            out.push((key, row.get::<_, Vec<u8>>(1)?));
+            if out.len() == limit {
+                break;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Sets this connection's SQLite page cache to `kb` KiB.
+    pub fn set_page_cache_kb(&self, kb: u32) -> Result<(), StorageError> {
+        self.conn
+            .execute_batch(&format!("PRAGMA cache_size=-{kb}"))?;
+        Ok(())
+    }
+
+    /// Replaces the whole stored state with `state` (tests of state readers).
+    #[cfg(test)]
+    pub(crate) fn replace_state_for_tests(&self, state: &MemState) -> Result<(), StorageError> {
+        self.conn.execute("DELETE FROM state", [])?;
+        for (k, v) in &state.map {
+            self.conn.execute(
+                "INSERT INTO state (key, value) VALUES (?1, ?2)",
+                params![k, v],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The state hash of the whole stored state and its number of entries, read in key order
+    /// one row at a time (memory does not grow with the state; a full read of the `state`
+    /// table, about 1 s per million entries).
+    pub fn state_hash(&self) -> Result<(StateHash, u64), StorageError> {
+        let mut stmt = self.conn.prepare("SELECT key, value FROM state")?;
+        let mut rows = stmt.query([])?;
+        let mut hash = StateHash::new();
+        let mut entries = 0u64;
+        while let Some(row) = rows.next()? {
+            let key = match row.get_ref(0)? {
+                ValueRef::Text(k) => {
+                    std::str::from_utf8(k).map_err(|_| corrupt("a state key is not UTF-8"))?
+                }
+                _ => return Err(corrupt("a state key is not text")),
+            };
+            hash.insert(key, row.get_ref(1)?.as_blob()?);
+            entries += 1;
+        }
+        Ok((hash, entries))
+    }
+
+    /// The whole committed state, in memory (the verifier's start, tests; a node reads its
+    /// state through `ledger::state_store::StoredState` instead).
     pub fn load_state(&self) -> Result<MemState, StorageError> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM state")?;
         let rows = stmt.query_map([], |r| {

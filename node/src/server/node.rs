@@ -770,10 +770,30 @@ mod tests {
         assert!(err.contains("names the sequencer"), "{err}");
         std::fs::write(&key_path, key).unwrap();
 
-        // A state that does not hash to the head's state root.
+        // A state that does not hash to the head's state root: found by the starts that run
+        // the integrity check (which rehash the whole stored state).
         let conn = rusqlite::Connection::open(dir.path().join("chain.sqlite")).unwrap();
         conn.execute(
             "INSERT INTO state (key, value) VALUES ('bal/x/GOLD', CAST('5' AS BLOB))",
+            [],
+        )
+        .unwrap();
+        drop(conn);
+        let checked = NodeConfig {
+            integrity_check: crate::config::IntegrityCheck::Always,
+            ..config(dir.path())
+        };
+        let err = NodeHandle::start(checked).await.err().unwrap().to_string();
+        assert!(
+            err.contains("the stored state")
+                && err.contains("hashes to state root")
+                && err.contains("has state root"),
+            "{err}"
+        );
+        // A saved running state hash that does not match the head: found at every start.
+        let conn = rusqlite::Connection::open(dir.path().join("chain.sqlite")).unwrap();
+        conn.execute(
+            "UPDATE meta SET value = zeroblob(2048) WHERE key = 'lthash'",
             [],
         )
         .unwrap();
@@ -784,7 +804,7 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(
-            err.contains("hashes to state root") && err.contains("has state root"),
+            err.contains("the saved running state hash") && err.contains("has state root"),
             "{err}"
         );
     }

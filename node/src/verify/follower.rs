@@ -8,8 +8,10 @@
 //! First start on an empty data directory: the sequencer's genesis (`GET /v1/genesis`, written
 //! to `<data>/genesis.json`), its module code (`GET /v1/code/<hash>`) and block 0, checked
 //! against the genesis ([`verify_genesis`]), become the local chain. Every start checks that
-//! the directory's genesis is the sequencer's and that the stored state hashes to the head's
-//! state root; a restarted follower catches up from its own head. Modules compile through the
+//! the directory's genesis is the sequencer's and that the saved running state hash (with
+//! `integrity_check = "always"`, the whole stored state) hashes to the head's state root; the
+//! state is read from SQLite on demand through the same bounded cache as a sequencer's
+//! (`ledger/state_store.rs`), so a start reads none of it; a restarted follower catches up from its own head. Modules compile through the
 //! same compiled-module cache as a sequencer's (`<data>/compiled/`), so a restart deserialises
 //! them, and the log says for each module whether it was compiled or read from the cache.
 //!
@@ -30,7 +32,7 @@ use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::ChainContext;
 use tokio::sync::watch;
 
-use crate::config::NodeConfig;
+use crate::config::{IntegrityCheck, NodeConfig};
 use crate::error::NodeError;
 use crate::ledger::chain::{Chain, Head};
 use crate::ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
@@ -143,7 +145,10 @@ pub fn open_replica(
         )?;
         tracing::info!(hash = %block0.header.header.hash_hex(), "stored the sequencer's genesis block");
     }
-    let head = open_head(&ctx, &storage, &db_path)?;
+    // The whole stored state is rehashed only with `integrity_check = "always"` (a follower
+    // keeps no run marker): otherwise the saved running hash is checked, and no state is read.
+    let rehash = config.integrity_check == IntegrityCheck::Always;
+    let head = open_head(&ctx, &storage, &db_path, rehash, config.state_cache_bytes())?;
     preload_modules(&ctx, &head.state)?;
     Ok(Opened {
         ctx,
