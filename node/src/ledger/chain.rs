@@ -310,8 +310,50 @@ impl Chain {
                 true
             }
         };
-        let mempool = self.mempool();
-        let head = self.head();
+        // The balances and the nonce are read under the head lock alone (a large account's scan
+        // reads the database: the mempool lock, which commits and admission take, is not held
+        // meanwhile); the pending count is then taken under both locks, from the same head
+        // (checked by height; read again when a block landed in between, at most a few times).
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (height, balances, nonce) = {
+                let head = self.head();
+                let (balances, nonce) = Self::balances_and_nonce(&head, account, is_address)?;
+                (head.header.header.height, balances, nonce)
+            };
+            let mempool = self.mempool();
+            let head = self.head();
+            if head.header.header.height != height && tries < 4 {
+                continue;
+            }
+            let (balances, nonce) = if head.header.header.height == height {
+                (balances, nonce)
+            } else {
+                // Blocks keep landing: read everything under both locks.
+                Self::balances_and_nonce(&head, account, is_address)?
+            };
+            let next_nonce = nonce
+                + if is_address {
+                    mempool.pending_of(account)
+                } else {
+                    0
+                };
+            return Ok(Account {
+                account: account.to_string(),
+                balances,
+                nonce,
+                next_nonce,
+            });
+        }
+    }
+
+    /// The balances (token → base units) and committed nonce of `account` at `head`.
+    fn balances_and_nonce(
+        head: &Head,
+        account: &str,
+        is_address: bool,
+    ) -> Result<(BTreeMap<String, Amount>, u64), ChainError> {
         let prefix = format!("bal/{account}/");
         let mut balances = BTreeMap::new();
         let mut after: Option<String> = None;
@@ -339,18 +381,7 @@ impl Chain {
         } else {
             0
         };
-        let next_nonce = nonce
-            + if is_address {
-                mempool.pending_of(account)
-            } else {
-                0
-            };
-        Ok(Account {
-            account: account.to_string(),
-            balances,
-            nonce,
-            next_nonce,
-        })
+        Ok((balances, nonce))
     }
 
     /// `GET /v1/games/<module>?<query>`: the module's view over the committed state, fuel
@@ -428,7 +459,7 @@ impl Chain {
         state_hash: StateHash,
     ) -> Result<(), StorageError> {
         let timer = self.metrics.commit_seconds.start_timer();
-        self.head().state.pin(&writes);
+        self.head().state.pin(&writes)?;
         storage.commit_block(block, senders, &writes, &state_hash)?;
         {
             let mut mempool = self.mempool();

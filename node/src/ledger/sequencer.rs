@@ -271,9 +271,17 @@ pub async fn run(
         }
         // Build the next block on the tip, while the one before commits.
         let (c, t) = (chain.clone(), tip.clone());
-        let made = tokio::task::spawn_blocking(move || build_block(&c, &t))
-            .await
-            .map_err(|e| NodeError::Runtime(format!("the block task panicked: {e}")))?;
+        let made = match tokio::task::spawn_blocking(move || build_block(&c, &t)).await {
+            Ok(made) => made,
+            Err(e) => {
+                // (A state read that SQLite failed panics in the build.) The block before is
+                // landed first, so its outcome is logged and the writer closed cleanly.
+                if let Some(task) = in_flight.take() {
+                    landed(task.await, &mut writer, &mut tip)?;
+                }
+                return Err(NodeError::Runtime(format!("the block task panicked: {e}")));
+            }
+        };
         // The block before must be durable before this one is signed.
         if let Some(task) = in_flight.take() {
             landed(task.await, &mut writer, &mut tip)?;

@@ -7,14 +7,16 @@
 //! Consistency with the head. Every read of a `StoredState` is made while holding the head it
 //! belongs to (the head lock's read side, or `&mut Head`), and [`StoredState::apply`] runs with
 //! the write side, after the block's SQLite commit. SQLite alone would show a reader the next
-//! block's state between that commit and the head's update, so a commit first *pins* the values
-//! its writes replace ([`StoredState::pin`], before the SQLite commit; pins stay until the next `apply`): a read of a pinned key
-//! answers the pinned (head) value whatever SQLite holds, a key the block does not write reads the
-//! same in both states, and a scan merges the pinned values over SQLite's rows (an
-//! [`Overlay`]). A read checks the pins after its SQLite read too (they may have been added
+//! block's state between that commit and the head's update, so a commit first *pins* the head
+//! ([`StoredState::pin`], before the SQLite commit; pins stay until the next `apply`): it opens a
+//! read transaction on a connection of its own, whose snapshot is the head's state whatever is
+//! committed meanwhile, and records the keys the block writes. A read of a pinned key, and every
+//! scan while a pin stands, reads that snapshot; a key the block does not write reads the same in
+//! both states. A read checks the pins after its SQLite read too (they may have been added
 //! meanwhile: the pin counter says so), so it never returns a value newer than the head it holds.
 //! Hence a reader sees exactly the state after the head header it holds, never a newer or an
-//! older one.
+//! older one. A pin holds keys only (bounded by the block's write limit), never values: a block
+//! that deletes or overwrites large values costs no memory for them.
 //!
 //! The cache: values (and absences) by key, bounded by `state_cache_mb` (node configuration)
 //! counted as key + value + [`ENTRY_OVERHEAD`] bytes, in two generations (a hit in the old one
@@ -24,17 +26,21 @@
 //! sixteenth of the bound are not cached. Scans always read SQLite (one indexed range read of at
 //! most `limit + 1` rows).
 //!
-//! SQLite reads go through up to [`MAX_IDLE`] pooled read-only connections ([`Storage::open_reader`],
-//! each with its own page cache of [`READER_PAGE_CACHE_KB`]). A read that SQLite fails (I/O
+//! SQLite reads go through at most [`MAX_READERS`] read-only connections ([`Storage::open_reader`],
+//! each with its own page cache of [`READER_PAGE_CACHE_KB`]; the pin's snapshot is one of them),
+//! opened on demand and kept: a read when all are busy waits for one, so no number of concurrent
+//! requests opens more files or page caches. A read that SQLite fails (I/O
 //! error, a damaged file) panics with the error: the [`State`] trait has no error, and answering
 //! "absent" would make a wrong block. The block task, a follower's verification or the API request
 //! that read it fails with the panic; nothing is signed or committed with it.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
-use gamechain_runtime::{Overlay, State, WriteSet};
+use std::collections::BTreeSet;
+
+use gamechain_runtime::{State, WriteSet};
 
 use crate::ledger::storage::{Storage, StorageError};
 
@@ -42,8 +48,15 @@ use crate::ledger::storage::{Storage, StorageError};
 /// allocator rounding).
 pub const ENTRY_OVERHEAD: usize = 96;
 
-/// Most idle SQLite read connections kept for state reads.
-pub const MAX_IDLE: usize = 4;
+/// Most SQLite read connections open for state reads (the pin's snapshot included).
+pub const MAX_READERS: usize = 8;
+
+/// The state read connections: the idle ones, and how many are open (idle or in use).
+#[derive(Default)]
+struct Pool {
+    idle: Vec<Storage>,
+    open: usize,
+}
 
 /// SQLite page cache of each state read connection, KiB (the interior pages of the `state`
 /// index, so a lookup costs about one leaf read).
@@ -121,8 +134,8 @@ impl Cache {
 #[derive(Debug, Default)]
 struct Shared {
     cache: Cache,
-    /// The head values of the keys a commit in flight writes (`None`: absent at the head).
-    pinned: WriteSet,
+    /// The keys a commit in flight writes: their head values are read from the snapshot.
+    pinned: BTreeSet<String>,
     /// Counts [`StoredState::pin`] calls: a read whose SQLite access spanned a pin checks the
     /// pins again.
     pins: u64,
@@ -131,8 +144,12 @@ struct Shared {
 /// The committed state read from `chain.sqlite` through a bounded cache (see the module docs).
 pub struct StoredState {
     db_path: PathBuf,
-    readers: Mutex<Vec<Storage>>,
+    readers: Mutex<Pool>,
+    /// Told when a connection goes back to the pool.
+    returned: Condvar,
     shared: Mutex<Shared>,
+    /// While a pin stands: a connection in a read transaction whose snapshot is the head's state.
+    snapshot: Mutex<Option<Storage>>,
 }
 
 impl std::fmt::Debug for StoredState {
@@ -147,7 +164,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// The raw stored state: SQLite only, no cache and no pins (the base of a pinned scan).
+/// The raw stored state: SQLite only, no cache and no pins (reads while no pin stands).
 struct Sqlite<'a>(&'a StoredState);
 
 impl State for Sqlite<'_> {
@@ -174,11 +191,16 @@ impl StoredState {
         let first = Self::reader(db_path)?;
         Ok(StoredState {
             db_path: db_path.to_path_buf(),
-            readers: Mutex::new(vec![first]),
+            readers: Mutex::new(Pool {
+                idle: vec![first],
+                open: 1,
+            }),
+            returned: Condvar::new(),
             shared: Mutex::new(Shared {
                 cache: Cache::new(cache_bytes),
                 ..Shared::default()
             }),
+            snapshot: Mutex::new(None),
         })
     }
 
@@ -188,22 +210,48 @@ impl StoredState {
         Ok(r)
     }
 
+    /// A read connection: an idle one, a new one while fewer than [`MAX_READERS`] are open, else
+    /// the next one returned. Errors: SQLite cannot open one.
+    fn take_reader(&self) -> Result<Storage, StorageError> {
+        let mut pool = lock(&self.readers);
+        loop {
+            if let Some(r) = pool.idle.pop() {
+                return Ok(r);
+            }
+            if pool.open < MAX_READERS {
+                pool.open += 1;
+                drop(pool);
+                return Self::reader(&self.db_path).inspect_err(|_| lock(&self.readers).open -= 1);
+            }
+            pool = self.returned.wait(pool).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Gives a connection back (`None`: it was closed, one fewer is open).
+    fn give_back(&self, reader: Option<Storage>) {
+        let mut pool = lock(&self.readers);
+        match reader {
+            Some(r) => pool.idle.push(r),
+            None => pool.open -= 1,
+        }
+        drop(pool);
+        self.returned.notify_one();
+    }
+
     /// Runs `f` on a pooled read connection; panics when SQLite fails (see the module docs).
     fn with_reader<T>(&self, f: impl FnOnce(&Storage) -> Result<T, StorageError>) -> T {
-        let reader = lock(&self.readers).pop();
-        let result = match reader {
-            Some(r) => Ok(r),
-            None => Self::reader(&self.db_path),
-        }
-        .and_then(|r| f(&r).map(|v| (v, r)));
-        match result {
-            Ok((value, r)) => {
-                let mut idle = lock(&self.readers);
-                if idle.len() < MAX_IDLE {
-                    idle.push(r);
-                }
-                value
+        let result = self.take_reader().and_then(|r| match f(&r) {
+            Ok(v) => {
+                self.give_back(Some(r));
+                Ok(v)
             }
+            Err(e) => {
+                self.give_back(None);
+                Err(e)
+            }
+        });
+        match result {
+            Ok(value) => value,
             Err(e) => {
                 tracing::error!(db = %self.db_path.display(), "reading the committed state failed: {e}");
                 panic!(
@@ -214,30 +262,68 @@ impl StoredState {
         }
     }
 
-    /// Pins the head values of the keys `writes` changes, before those writes are committed to
-    /// SQLite (see the module docs). Call it holding the head (read side), then
-    /// [`StoredState::apply`] the writes after the commit (holding the write side). When the
-    /// commit fails the pins stay: they are the head's values whether or not SQLite committed
-    /// (a head record written after a commit can fail), until a later commit's `apply`.
-    pub fn pin(&self, writes: &WriteSet) {
-        let mut old = WriteSet::new();
-        for key in writes.keys() {
-            old.insert(key.clone(), State::get(self, key));
+    /// Pins the head before `writes` are committed to SQLite (see the module docs): opens a read
+    /// transaction whose snapshot is the state now (the head's), and records the keys `writes`
+    /// changes. Call it holding the head (read side), then [`StoredState::apply`] the writes after
+    /// the commit (holding the write side). When the commit fails the pin stays (and a later pin
+    /// keeps its snapshot, adding its keys): the snapshot is the head's state whether or not
+    /// SQLite committed (a head record written after a commit can fail), until a later commit's
+    /// `apply`. Errors: SQLite cannot open the snapshot (nothing is pinned).
+    pub fn pin(&self, writes: &WriteSet) -> Result<(), StorageError> {
+        let mut snapshot = lock(&self.snapshot);
+        if snapshot.is_none() {
+            let conn = self.take_reader()?;
+            if let Err(e) = conn.begin_snapshot() {
+                self.give_back(None);
+                return Err(e);
+            }
+            *snapshot = Some(conn);
         }
+        drop(snapshot);
         let mut shared = lock(&self.shared);
-        shared.pinned.extend(old);
+        shared.pinned.extend(writes.keys().cloned());
         shared.pins += 1;
+        Ok(())
     }
 
     /// The state now holds `writes` (`None` deletes), which SQLite has committed: writes them
-    /// through the cache and drops the pins. Call it holding the head's write side, in the same
-    /// critical section that moves the head to the block that made them.
+    /// through the cache, drops the pins and ends the snapshot. Call it holding the head's write
+    /// side, in the same critical section that moves the head to the block that made them.
     pub fn apply(&mut self, writes: WriteSet) {
         let shared = self.shared.get_mut().unwrap_or_else(|p| p.into_inner());
         shared.pinned.clear();
         shared.pins += 1;
         for (key, value) in writes {
             shared.cache.insert(key, value);
+        }
+        let taken = self
+            .snapshot
+            .get_mut()
+            .unwrap_or_else(|p| p.into_inner())
+            .take();
+        if let Some(conn) = taken {
+            // A connection whose transaction does not end is closed (which ends it).
+            let ok = conn.end_snapshot().is_ok();
+            self.give_back(ok.then_some(conn));
+        }
+    }
+
+    /// Runs `f` on the pinned snapshot; panics when SQLite fails (see the module docs). Only
+    /// called while a pin stands (the head is held, so `apply` cannot end it meanwhile).
+    fn at_snapshot<T>(&self, f: impl FnOnce(&Storage) -> Result<T, StorageError>) -> T {
+        let snapshot = lock(&self.snapshot);
+        let conn = snapshot
+            .as_ref()
+            .expect("a pinned key is read while its snapshot stands");
+        match f(conn) {
+            Ok(v) => v,
+            Err(e) => {
+                tracing::error!(db = %self.db_path.display(), "reading the committed state failed: {e}");
+                panic!(
+                    "reading the committed state from {} failed: {e}",
+                    self.db_path.display()
+                )
+            }
         }
     }
 
@@ -251,8 +337,9 @@ impl State for StoredState {
     fn get(&self, key: &str) -> Option<Vec<u8>> {
         let pins = {
             let mut shared = lock(&self.shared);
-            if let Some(v) = shared.pinned.get(key) {
-                return v.clone();
+            if shared.pinned.contains(key) {
+                drop(shared);
+                return self.at_snapshot(|r| r.state_get(key));
             }
             if let Some(v) = shared.cache.get(key) {
                 return v;
@@ -261,13 +348,13 @@ impl State for StoredState {
         };
         let value = Sqlite(self).get(key);
         let mut shared = lock(&self.shared);
-        if shared.pins != pins {
-            // A pin since the look above: SQLite may hold the next block's value of `key`.
-            if let Some(v) = shared.pinned.get(key) {
-                return v.clone();
+        if shared.pinned.contains(key) {
+            if shared.pins != pins {
+                // A pin since the look above: SQLite may hold the next block's value of `key`.
+                drop(shared);
+                return self.at_snapshot(|r| r.state_get(key));
             }
-        }
-        if !shared.pinned.contains_key(key) {
+        } else {
             shared.cache.insert(key.to_string(), value.clone());
         }
         value
@@ -282,20 +369,15 @@ impl State for StoredState {
         loop {
             let (pins, pinned) = {
                 let shared = lock(&self.shared);
-                (shared.pins, shared.pinned.clone())
+                (shared.pins, !shared.pinned.is_empty())
             };
-            let base = Sqlite(self);
-            let out = if pinned.is_empty() {
-                base.scan(prefix, start_after, limit)
-            } else {
-                Overlay {
-                    base: &base,
-                    writes: pinned,
-                }
-                .scan(prefix, start_after, limit)
-            };
+            if pinned {
+                // A commit in flight: the whole scan at the head's snapshot.
+                return self.at_snapshot(|r| r.state_scan(prefix, start_after, limit));
+            }
+            let out = Sqlite(self).scan(prefix, start_after, limit);
             // A pin during the read: SQLite may have shown the next block's rows; read again
-            // over the new pins.
+            // at the snapshot.
             if lock(&self.shared).pins == pins {
                 return out;
             }
@@ -392,7 +474,7 @@ mod tests {
             };
             check(&s, &state)?;
             // A commit in flight: pinned, then SQLite moves on, and reads still show the head.
-            s.pin(&writes);
+            s.pin(&writes).unwrap();
             let mut next = state.clone();
             next.apply(writes.clone());
             write_state(&storage, &next);
@@ -403,7 +485,7 @@ mod tests {
             // A failed commit stays pinned: the head's values, whether SQLite took it or not.
             let mut third = next.clone();
             third.apply(third_writes(&writes));
-            s.pin(&third_writes(&writes));
+            s.pin(&third_writes(&writes)).unwrap();
             check(&s, &next)?;
             write_state(&storage, &third);
             check(&s, &next)?;
@@ -425,6 +507,37 @@ mod tests {
         assert_eq!(c.get("gone"), Some(None));
         c.insert("big".into(), Some(vec![0; 1_000]));
         assert_eq!(c.get("big"), None);
+    }
+
+    #[test]
+    fn concurrent_readers_never_open_more_than_the_bound() {
+        let map: std::collections::BTreeMap<String, Vec<u8>> = (0..400)
+            .map(|i| (format!("k/{i:04}"), vec![i as u8; 64]))
+            .collect();
+        let (dir, path, _storage) = stored(&MemState { map: map.clone() });
+        // No cache: every read goes to SQLite.
+        let s = StoredState::open(&path, 0).unwrap();
+        let most = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for t in 0..24 {
+                let (s, map, most) = (&s, &map, &most);
+                scope.spawn(move || {
+                    for i in (t..400).step_by(24) {
+                        let key = format!("k/{i:04}");
+                        assert_eq!(State::get(s, &key).as_ref(), map.get(&key));
+                        assert_eq!(s.scan("k/", Some(&key), 2).len(), 2.min(399 - i));
+                        let open = lock(&s.readers).open;
+                        most.fetch_max(open, std::sync::atomic::Ordering::Relaxed);
+                    }
+                });
+            }
+        });
+        let most = most.into_inner();
+        assert!((1..=MAX_READERS).contains(&most), "{most} connections open");
+        let pool = lock(&s.readers);
+        assert_eq!(pool.idle.len(), pool.open);
+        drop(pool);
+        drop(dir);
     }
 
     #[test]

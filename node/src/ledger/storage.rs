@@ -910,6 +910,23 @@ impl Storage {
         Ok(height.map(|h| h as u64))
     }
 
+    /// Opens a read transaction and takes its snapshot now: until [`Storage::end_snapshot`],
+    /// this connection reads the database as it is at this call, whatever is committed
+    /// meanwhile (WAL mode). Errors: SQLite failed.
+    pub fn begin_snapshot(&self) -> Result<(), StorageError> {
+        self.conn.execute_batch("BEGIN DEFERRED")?;
+        // A deferred transaction takes its snapshot at its first read.
+        self.conn
+            .query_row("SELECT count(*) FROM meta", [], |_| Ok(()))?;
+        Ok(())
+    }
+
+    /// Ends the read transaction [`Storage::begin_snapshot`] opened. Errors: SQLite failed.
+    pub fn end_snapshot(&self) -> Result<(), StorageError> {
+        self.conn.execute_batch("ROLLBACK")?;
+        Ok(())
+    }
+
     /// The committed value at state key `key`, `None` when absent (one indexed lookup).
     pub fn state_get(&self, key: &str) -> Result<Option<Vec<u8>>, StorageError> {
         let mut stmt = self
