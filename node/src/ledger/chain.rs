@@ -476,6 +476,11 @@ impl Chain {
         m.blocks.inc();
         m.txs.inc_by(block.txs.len() as u64);
         self.sink.committed(block);
+        // The head's snapshot is closed: the WAL can be checkpointed whole (see there). The block
+        // is durable whatever this does; a failure is only logged.
+        if let Err(e) = storage.checkpoint() {
+            tracing::warn!("checkpointing the WAL failed: {e}");
+        }
         Ok(())
     }
 }

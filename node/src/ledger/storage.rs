@@ -64,6 +64,10 @@ use crate::ledger::head_record::HeadRecord;
 
 use gamechain_chain::wire::{Block, IncludedTx, TxRecord, TxStatus};
 
+/// Bytes of WAL past which the writer checkpoints after a commit ([`Storage::checkpoint`]), and
+/// the size a reset WAL is truncated to (`journal_size_limit`).
+pub const WAL_CHECKPOINT_BYTES: u64 = 8 << 20;
+
 /// The schema steps, applied in order, each in its own transaction together with the new
 /// `schema_version` (its 1-based position). Never edit a released step: append a new one.
 pub const MIGRATIONS: &[&str] = &[
@@ -480,8 +484,32 @@ impl Storage {
                 path.display()
             )));
         }
+        // A WAL reset after a checkpoint truncates the file to this size (see `checkpoint`).
+        storage.conn.query_row(
+            &format!("PRAGMA journal_size_limit = {WAL_CHECKPOINT_BYTES}"),
+            [],
+            |_| Ok(()),
+        )?;
         storage.migrate()?;
         Ok(storage)
+    }
+
+    /// Checkpoints the WAL when it has grown past [`WAL_CHECKPOINT_BYTES`] (a `PASSIVE`
+    /// checkpoint: it never waits for readers). The commit path calls it once the head has
+    /// moved and no state snapshot is open (`Chain::commit`): SQLite's own checkpoint at each
+    /// commit runs while the head's snapshot (`state_store.rs`) still reads the previous state,
+    /// so it can never copy the last block back and the WAL would never be reset; this one can,
+    /// and the next commit then rewrites the WAL from its start (truncated to the limit).
+    /// Errors: SQLite failed.
+    pub fn checkpoint(&self) -> Result<(), StorageError> {
+        let mut wal = self.path.clone().into_os_string();
+        wal.push("-wal");
+        let size = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        if size > WAL_CHECKPOINT_BYTES {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(PASSIVE)", [], |_| Ok(()))?;
+        }
+        Ok(())
     }
 
     /// Opens the database at `path` (which [`Storage::open`] created) read-only, for the API.
