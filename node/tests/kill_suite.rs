@@ -21,14 +21,13 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::hash::{BuildHasher, RandomState};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::replay::{verify_json, Follower};
-use common::NodeProcess;
+use common::{env_count, random_below, NodeProcess};
 use gamechain_client::client::{BlockRef, Client, Included};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;
@@ -41,15 +40,7 @@ const RECEIPT_WAIT: Duration = Duration::from_millis(1500);
 
 /// Kills per test: `GAMECHAIN_KILLS`, default 50.
 fn kills() -> usize {
-    std::env::var("GAMECHAIN_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(50)
-}
-
-/// A random number below `n` (from the process's random hasher keys, seeded by the OS).
-fn random_below(n: u64, salt: u64) -> u64 {
-    RandomState::new().hash_one(salt) % n.max(1)
+    env_count("GAMECHAIN_KILLS", 50)
 }
 
 /// What the load saw.

@@ -14,11 +14,10 @@
 
 mod common;
 
-use std::hash::{BuildHasher, RandomState};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{check_chain, NodeProcess};
+use common::{check_chain, random_below, NodeProcess};
 use gamechain_client::client::{Client, Included};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;
@@ -32,11 +31,6 @@ const ROUNDS: usize = 3;
 const RECEIPT_WAIT: Duration = Duration::from_secs(20);
 /// The longest a round's load may run before the kill (a bound, never reached in practice).
 const MAX_LOAD: Duration = Duration::from_secs(60);
-
-/// A random number below `n` (from the process's random hasher keys, seeded by the OS).
-fn random_below(n: u64, salt: u64) -> u64 {
-    RandomState::new().hash_one(salt) % n
-}
 
 /// The i-th transaction of a sender's cycle: faucet, transfer to the next sender, create a
 /// one-unit table, cancel it (its id is the create's txid prefix), and again.

@@ -24,13 +24,12 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::hash::{BuildHasher, RandomState};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::replay::verify_json;
-use common::NodeProcess;
+use common::{env_count, random_below, NodeProcess};
 use gamechain_client::client::{Block, BlockRef, Client};
 use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
 use gamechain_sdk::Amount;
@@ -49,15 +48,7 @@ const OLDER_CHECKED: u64 = 32;
 
 /// Kills: `GAMECHAIN_WS_KILLS`, default 10.
 fn kills() -> usize {
-    std::env::var("GAMECHAIN_WS_KILLS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10)
-}
-
-/// A random number below `n` (from the process's random hasher keys, seeded by the OS).
-fn random_below(n: u64, salt: u64) -> u64 {
-    RandomState::new().hash_one(salt) % n.max(1)
+    env_count("GAMECHAIN_WS_KILLS", 10)
 }
 
 /// What the subscriber got.

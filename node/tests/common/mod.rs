@@ -283,3 +283,18 @@ pub async fn check_chain(client: &Client) -> Block {
         block = parent;
     }
 }
+
+/// A random number below `n` (0 when `n` is 0), from the process's random hasher keys (seeded by
+/// the OS): the moments of the kill tests' SIGKILLs and the blocks they check again.
+pub fn random_below(n: u64, salt: u64) -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(salt) % n.max(1)
+}
+
+/// The count in the environment variable `name` (e.g. `GAMECHAIN_KILLS`), else `default`.
+pub fn env_count(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
