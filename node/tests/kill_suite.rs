@@ -27,10 +27,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::replay::{verify_json, Follower};
-use common::{env_count, random_below, NodeProcess};
+use common::{env_count, load_action, random_below, NodeProcess};
 use gamechain_client::client::{BlockRef, Client, Included};
-use gamechain_runtime::chain::{Action, Network, SecretKey};
-use gamechain_sdk::Amount;
+use gamechain_runtime::chain::{Network, SecretKey};
 
 /// Concurrent senders of the load.
 const SENDERS: usize = 4;
@@ -126,17 +125,7 @@ async fn send_loop(
 ) {
     let mut i = 0u64;
     while !stop.load(Ordering::SeqCst) {
-        let action = if i.is_multiple_of(2) {
-            Action::Faucet {
-                token: "GOLD".into(),
-            }
-        } else {
-            Action::Transfer {
-                to: to.clone(),
-                token: "GOLD".into(),
-                amount: Amount(3),
-            }
-        };
+        let action = load_action(i, &to);
         let Ok(txid) = client.send(&key, action).await else {
             // Down, restarting, or a nonce race: try again shortly.
             tokio::time::sleep(Duration::from_millis(20)).await;

@@ -29,10 +29,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::replay::verify_json;
-use common::{env_count, random_below, NodeProcess};
+use common::{env_count, load_action, random_below, NodeProcess};
 use gamechain_client::client::{Block, BlockRef, Client};
-use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
-use gamechain_sdk::Amount;
+use gamechain_runtime::chain::{Network, SecretKey, TxBody};
+
 use tokio::sync::Notify;
 
 /// Concurrent senders of the load.
@@ -122,17 +122,7 @@ async fn send_loop(client: Client, key: SecretKey, to: String, stop: Arc<AtomicB
         let txs: Vec<_> = (0..BATCH)
             .map(|n| {
                 i += 1;
-                let action = if i.is_multiple_of(2) {
-                    Action::Faucet {
-                        token: "GOLD".into(),
-                    }
-                } else {
-                    Action::Transfer {
-                        to: to.clone(),
-                        token: "GOLD".into(),
-                        amount: Amount(3),
-                    }
-                };
+                let action = load_action(i, &to);
                 TxBody {
                     chain_id: chain_id.clone(),
                     from: key.address(),

@@ -298,3 +298,20 @@ pub fn env_count(name: &str, default: usize) -> usize {
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
 }
+
+/// The kill tests' load, transaction `i`: a GOLD faucet call for even `i`, else a transfer of 3
+/// base units to `to`.
+pub fn load_action(i: u64, to: &str) -> gamechain_runtime::chain::Action {
+    use gamechain_runtime::chain::Action;
+    if i.is_multiple_of(2) {
+        Action::Faucet {
+            token: "GOLD".into(),
+        }
+    } else {
+        Action::Transfer {
+            to: to.to_string(),
+            token: "GOLD".into(),
+            amount: gamechain_sdk::Amount(3),
+        }
+    }
+}
