@@ -171,11 +171,30 @@ async function until(fn, timeoutMs = 30000) {
   }
 }
 
-async function choose(p, id, choice) {
-  await p.page.evaluate((g) => { location.hash = g; }, id);
+/**
+ * Opens game `id` on `p`'s page and commits `choice` there. The moment the page switches to
+ * another game, nothing of the game shown before stays: no turn text, every choice disabled (a
+ * stale "Your turn" with enabled buttons under the new id once let a click do nothing). Unless
+ * the test drops the post on purpose, the commit is then sent and included.
+ */
+async function choose(p, id, choice, { postDropped = false } = {}) {
+  const switched = await p.page.evaluate(async (g) => {
+    if (location.hash === `#${g}`) return null;
+    const seen = new Promise((resolve) => window.addEventListener('hashchange', () => resolve({
+      id: document.getElementById('game-id').textContent,
+      turn: document.getElementById('turn').textContent,
+      enabled: ['rock', 'paper', 'scissors'].filter((c) => !document.getElementById(c).disabled),
+    }), { once: true }));
+    location.hash = g;
+    return seen;
+  }, id);
+  if (switched) assert.deepEqual(switched, { id, turn: 'Loading the game…', enabled: [] });
   await waitText(p.page, '#game-id', id);
   await waitText(p.page, '#turn', 'Your turn: choose');
   await act(p, `#${choice}`);
+  if (postDropped) return;
+  assert.equal(await p.page.textContent('#error'), '');
+  await waitText(p.page, '#info', `commit ${choice}: done`);
 }
 
 test('the page: a looping rules module is stopped in its worker; a failed post is sent again; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
@@ -216,7 +235,7 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     const x = await offerAndJoin(alice, bob, '1', 5);
     let dropped = 0;
     await alice.page.route('**/v1/tx', (route) => (route.request().method() === 'POST' && dropped++ === 0 ? route.abort() : route.continue()));
-    await choose(alice, x, 'rock');
+    await choose(alice, x, 'rock', { postDropped: true });
     await waitText(bob.page, '#turn', 'Your turn: choose');
     await alice.page.unroute('**/v1/tx');
     assert.equal(dropped > 1, true);
@@ -273,7 +292,7 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
           for (const ev of t.receipt?.events ?? []) if (ev.data?.game === y) posts.push(`${h}: ${ev.kind} ${ev.data.payload?.slice(0, 12) ?? ''}`);
         }
       }
-      throw new Error(`${e.message}; the chain's events of game ${y}: ${posts.join(', ')}`);
+      throw new Error(`the chain's events of game ${y}: ${posts.join(', ')}; ${e.message}`);
     }
     await bob.page.evaluate((g) => { location.hash = g; }, y);
     await waitText(alice.page, '#result', 'You won: paper beats rock.');

@@ -198,17 +198,20 @@ async function ensureChannel() {
   ch = null;
   rps = null;
   const c = await Channel.open(chain, key, current, { fromHeight: myGames()[current]?.from });
-  if (current !== c.game) return null;
+  if (current !== c.game || key !== c.key) return null;
   ch = c;
   rps = new Rps(c);
   const g = c.game.slice(-4);
   note(`open ${g}: ${c.n} moves, read from ${c.saved.lastHeight ?? c.saved.fromHeight}`);
-  sub = await c.listen({
+  const s = await c.listen({
     onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}`); refresh(); },
     onRefused: (r) => { note(`${g} refused: ${r.error.code}`); info(`a move refused: ${r.error.code}: ${r.error.message}`); },
     onBlock: (b) => { if (b.txs?.length) note(`${g} read ${b.height}`); },
     onError: (e) => note(`${g} feed: ${e?.code ?? ''} ${e?.message ?? e}`),
   });
+  // The page left this game while the subscription was being opened: it must not outlive it.
+  if (ch !== c) { s.close(); note(`close ${g}`); return null; }
+  sub = s;
   return ch;
 }
 
@@ -392,6 +395,10 @@ async function refresh() {
   }
 }
 
+/** The game id and key drawn last (a switch clears the game's controls at once). */
+let shown;
+let shownKey;
+
 function openFromHash() {
   const id = decodeURIComponent(location.hash.slice(1));
   current = /^[0-9a-f]{16}$/.test(id) ? id : null;
@@ -399,6 +406,15 @@ function openFromHash() {
     if (sub) { sub.close(); sub = null; note(`close ${ch?.game.slice(-4)}`); }
     ch = null;
     rps = null;
+  }
+  // Another game (or key): nothing of the game drawn before stays on screen under the new id,
+  // above all not its enabled buttons (a click there would do nothing while the new game loads).
+  if (current !== shown || key !== shownKey) {
+    shown = current;
+    shownKey = key;
+    hideGameControls();
+    $('game-id').textContent = current ?? '';
+    $('turn').textContent = current ? 'Loading the game…' : '';
   }
   showError('');
   refresh();
