@@ -191,10 +191,18 @@ async function choose(p, id, choice, { postDropped = false } = {}) {
   if (switched) assert.deepEqual(switched, { id, turn: 'Loading the game…', enabled: [] });
   await waitText(p.page, '#game-id', id);
   await waitText(p.page, '#turn', 'Your turn: choose');
+  // Every text #info shows from here (an automatic reveal may replace the commit's at once).
+  await p.page.evaluate(() => {
+    window.__infoShown = [];
+    window.__infoWatch?.disconnect();
+    window.__infoWatch = new MutationObserver(() => window.__infoShown.push(document.getElementById('info').textContent));
+    window.__infoWatch.observe(document.getElementById('info'), { childList: true, characterData: true, subtree: true });
+  });
   await act(p, `#${choice}`);
   if (postDropped) return;
   assert.equal(await p.page.textContent('#error'), '');
-  await waitText(p.page, '#info', `commit ${choice}: done`);
+  const shown = await p.page.evaluate(() => window.__infoShown);
+  assert.ok(shown.some((t) => t.startsWith(`commit ${choice}: done at height`)), `the commit was not sent: #info showed ${JSON.stringify(shown)}`);
 }
 
 test('the page: a looping rules module is stopped in its worker; a failed post is sent again; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
