@@ -16,6 +16,7 @@
 //! | [`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
 //! | [`block`] | [`Header`], [`SignedHeader`], block hashes |
 //! | [`state_root`] | [`StateHash`]: the incremental (LtHash) state commitment |
+//! | [`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
 //! | [`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
 //! | [`genesis`] | [`Genesis`]: the genesis file and the state entries it creates |
 //! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
@@ -26,6 +27,7 @@
 pub mod address;
 pub mod block;
 pub mod canonical;
+pub mod element_cache;
 pub mod fees;
 pub mod genesis;
 pub mod hash;
@@ -38,6 +40,7 @@ pub mod wire;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
 pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};
+pub use element_cache::ElementCache;
 pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
 pub use receipt::{Event, Receipt};

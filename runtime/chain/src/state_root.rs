@@ -45,6 +45,7 @@
 use sha3::digest::{ExtendableOutput, Update, XofReader};
 use sha3::Shake128;
 
+use crate::element_cache::ElementCache;
 use crate::hash::sha256;
 
 /// Number of `u16` lanes.
@@ -74,7 +75,7 @@ impl std::fmt::Debug for StateHash {
 }
 
 /// The lane vector of one entry: SHAKE128(DOMAIN ‖ borsh((key, value))), 1024 LE u16s.
-fn element(key: &str, value: &[u8]) -> [u16; LANES] {
+pub(crate) fn element(key: &str, value: &[u8]) -> [u16; LANES] {
     let mut xof = Shake128::default();
     xof.update(DOMAIN);
     xof.update(&(key.len() as u32).to_le_bytes());
@@ -122,6 +123,32 @@ impl StateHash {
         }
         if let Some(new) = new {
             self.insert(key, new);
+        }
+    }
+
+    /// [`apply`](Self::apply) through `cache`: the same result, with the old entry's vector
+    /// taken from the cache when this key's last write left it there (one XOF call, not two).
+    pub fn apply_cached(
+        &mut self,
+        key: &str,
+        old: Option<&[u8]>,
+        new: Option<&[u8]>,
+        cache: &ElementCache,
+    ) {
+        if old == new {
+            return;
+        }
+        if let Some(old) = old {
+            let e = cache.take(key, old);
+            for (lane, e) in self.lanes.iter_mut().zip(e.iter()) {
+                *lane = lane.wrapping_sub(*e);
+            }
+        }
+        if let Some(new) = new {
+            let e = cache.put(key, new);
+            for (lane, e) in self.lanes.iter_mut().zip(e.iter()) {
+                *lane = lane.wrapping_add(*e);
+            }
         }
     }
 

@@ -119,19 +119,20 @@ pub(super) fn transfer(
 const MIN_WRITES_PER_HASH_THREAD: usize = 256;
 
 /// The hash of a block's net changes (`changed`: each key with its old value, its new value in
-/// `writes`), on up to `threads` threads: every change costs two XOF calls of 2 KiB, the
-/// largest part of finishing a big block; the parts are summed (`StateHash::add`), so the
+/// `writes`), on up to `threads` threads: every change costs two XOF calls of 2 KiB (one when
+/// `cache` still holds the old entry's vector), the largest part of finishing a big block; the parts are summed (`StateHash::add`), so the
 /// result does not depend on `threads`.
 fn changes_hash(
     changed: &[(String, Option<Vec<u8>>)],
     writes: &WriteSet,
     threads: usize,
+    cache: &ElementCache,
 ) -> StateHash {
     let part = |chunk: &[(String, Option<Vec<u8>>)]| {
         let mut h = StateHash::new();
         for (key, old) in chunk {
             let new = writes.get(key).and_then(|v| v.as_deref());
-            h.apply(key, old.as_deref(), new);
+            h.apply_cached(key, old.as_deref(), new, cache);
         }
         h
     };
@@ -500,7 +501,12 @@ impl<'a> BlockBuilder<'a> {
             }
         }
         let mut state_hash = self.state_hash;
-        state_hash.add(&changes_hash(&changed, &writes, self.ctx.verify_threads));
+        state_hash.add(&changes_hash(
+            &changed,
+            &writes,
+            self.ctx.verify_threads,
+            &self.ctx.element_cache,
+        ));
 
         let receipt_hashes: Vec<[u8; 32]> = self
             .receipts

@@ -17,6 +17,9 @@ pub struct ChainContext {
     pub(super) runtime: Arc<Runtime>,
     pub(super) modules: Modules,
     pub(super) verify_threads: usize,
+    /// The state hash's per-entry vectors of recently written keys (speed only: never a
+    /// result; `gamechain_chain::element_cache`).
+    pub(super) element_cache: ElementCache,
 }
 
 impl fmt::Debug for ChainContext {
@@ -26,6 +29,7 @@ impl fmt::Debug for ChainContext {
             .field("runtime_config", self.runtime.config())
             .field("modules", &self.modules)
             .field("verify_threads", &self.verify_threads)
+            .field("element_cache", &self.element_cache)
             .finish()
     }
 }
@@ -116,6 +120,7 @@ impl ChainContext {
             runtime,
             modules,
             verify_threads: default_verify_threads(),
+            element_cache: ElementCache::default(),
         })
     }
 
@@ -156,6 +161,11 @@ impl ChainContext {
     /// Threads used for signature checks.
     pub fn verify_threads(&self) -> usize {
         self.verify_threads
+    }
+
+    /// The memo of state-hash vectors every block built or replayed with this context shares.
+    pub fn element_cache(&self) -> &ElementCache {
+        &self.element_cache
     }
 }
 

@@ -126,8 +126,8 @@ use crate::chain::address::{check_address, Network, SecretKey};
 use crate::chain::genesis::{check_module_id, SYSTEM_ACCOUNT};
 use crate::chain::merkle::merkle_root;
 use crate::chain::{
-    genesis_writes, Action, Genesis, GenesisError, Header, Receipt, SignedTx, StateHash, TxBody,
-    TxError,
+    genesis_writes, Action, ElementCache, Genesis, GenesisError, Header, Receipt, SignedTx,
+    StateHash, TxBody, TxError,
 };
 use crate::execute::{
     execute_apply_with, execute_end_block_with, execute_migrate, Event, TxOutcome,
