@@ -62,8 +62,8 @@ pub use registry::{
 };
 pub use state::{Layer, MemState, Overlay, State, WriteSet};
 pub use transition::{
-    account_nonce, check_txs, execute_block, genesis_header, genesis_state, module_record_key,
-    nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput, ChainContext,
-    ContextError, GenesisState, ModuleLog, ModuleRecord, TransitionError, TxRejection,
-    GENESIS_HASH_KEY,
+    account_nonce, check_txs, default_verify_threads, execute_block, genesis_header, genesis_state,
+    module_record_key, nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput,
+    ChainContext, ContextError, GenesisState, ModuleLog, ModuleRecord, TransitionError,
+    TxRejection, GENESIS_HASH_KEY,
 };

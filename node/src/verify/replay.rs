@@ -24,7 +24,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use gamechain_runtime::chain::{BlockError, Header, Receipt, SignedTx, StateHash, TxBody, TxError};
+use gamechain_runtime::chain::{
+    BlockError, Header, Network, Receipt, SignedTx, StateHash, TxBody, TxError,
+};
 use gamechain_runtime::{
     check_txs, genesis_state, BlockBuilder, BlockOutput, ChainContext, MemState, State,
     TransitionError, TxRejection, WriteSet,
@@ -379,9 +381,20 @@ pub struct CheckedBlock {
 /// Runs the stateless checks of `block`'s transactions on up to `threads` threads
 /// ([`check_txs`]). Pure: can run while the previous block executes.
 pub fn check_block(ctx: &ChainContext, block: Block, threads: usize) -> CheckedBlock {
-    let txs: Vec<SignedTx> = block.txs.iter().map(|t| t.tx.clone()).collect();
     let genesis = ctx.genesis();
-    let checks = check_txs(&txs, &genesis.chain_id, genesis.network, threads);
+    check_block_for(&genesis.chain_id, genesis.network, block, threads)
+}
+
+/// [`check_block`] for the chain `chain_id` on `network`, before its context (its compiled
+/// modules) exists: the checks need nothing else.
+pub fn check_block_for(
+    chain_id: &str,
+    network: Network,
+    block: Block,
+    threads: usize,
+) -> CheckedBlock {
+    let txs: Vec<SignedTx> = block.txs.iter().map(|t| t.tx.clone()).collect();
+    let checks = check_txs(&txs, chain_id, network, threads);
     CheckedBlock { block, checks }
 }
 

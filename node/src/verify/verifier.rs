@@ -6,7 +6,8 @@
 //! the source ([`ChainSource::code`]), checked against the hash before it is compiled. A source
 //! is read on its own thread, a bounded queue ahead of the replay, which also runs each
 //! block's signature checks (on up to `verify_threads` threads), so fetching, decoding and
-//! checking signatures overlap execution.
+//! checking signatures overlap execution; it starts before the genesis modules compile, which
+//! the checks do not need.
 //!
 //! State keys: storage keeps only the state at the head, not per-block writes. So the replay
 //! compares its whole state with the source's head state ([`ChainSource::expected_state`], a
@@ -24,14 +25,15 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gamechain_runtime::chain::SignedHeader;
+use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::{
-    runtime_config, Allocation, ChainContext, Modules, RegistryError, Runtime, WriteSet,
+    default_verify_threads, runtime_config, Allocation, ChainContext, Modules, RegistryError,
+    Runtime, WriteSet,
 };
 use serde_json::{json, Value};
 
 use crate::verify::replay::{
-    check_block, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
+    check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };
 use crate::verify::source::{ChainSource, ExpectedState, SourceError};
 
@@ -216,10 +218,28 @@ pub fn chain_context(
     options: &VerifyOptions,
 ) -> Result<Result<(Arc<ChainContext>, GenesisCodes), Divergence>, VerifyError> {
     let genesis = source.genesis()?;
+    let codes = genesis_codes(source, &genesis)?;
+    context_from(genesis, codes, options)
+}
+
+/// The source's code of each genesis module, by code hash (not checked yet).
+fn genesis_codes(
+    source: &mut dyn ChainSource,
+    genesis: &Genesis,
+) -> Result<GenesisCodes, VerifyError> {
     let mut codes = BTreeMap::new();
     for m in &genesis.modules {
         codes.insert(m.code_hash.clone(), source.code(&m.code_hash)?);
     }
+    Ok(codes)
+}
+
+/// [`chain_context`] from a genesis and its modules' code: checks and compiles the code.
+fn context_from(
+    genesis: Genesis,
+    codes: GenesisCodes,
+    options: &VerifyOptions,
+) -> Result<Result<(Arc<ChainContext>, GenesisCodes), Divergence>, VerifyError> {
     let mut config = runtime_config(&genesis, options.allocation);
     config.reuse_instances = options.reuse_instances;
     let runtime = Runtime::new(config).map_err(|e| VerifyError::Setup(e.to_string()))?;
@@ -274,25 +294,25 @@ pub fn verify(
         elapsed: Duration::ZERO,
         divergence: None,
     };
-    let (ctx, codes) = match chain_context(source.as_mut(), options)? {
-        Ok(found) => found,
-        Err(d) => {
-            report.divergence = Some(d);
-            report.elapsed = start.elapsed();
-            return Ok(report);
-        }
-    };
+    let codes = genesis_codes(source.as_mut(), &genesis)?;
     let head = source.head_height()?;
     report.head_height = head;
 
+    // The reader starts before the modules compile: the signature checks need only the chain
+    // id and the network, so the first blocks are read and checked meanwhile.
     let (tx, rx) = mpsc::sync_channel::<Result<Read, SourceError>>(READ_AHEAD);
-    let reader_ctx = ctx.clone();
+    let (chain_id, network) = (genesis.chain_id.clone(), genesis.network);
+    let threads = options
+        .verify_threads
+        .unwrap_or_else(default_verify_threads)
+        .max(1);
     let reader = std::thread::spawn(move || {
-        let threads = reader_ctx.verify_threads();
         for height in 0..=head {
             // The signature checks run here, while the replay executes earlier blocks.
             let item = match source.block(height) {
-                Ok(b) => Ok(Read::Block(Box::new(check_block(&reader_ctx, b, threads)))),
+                Ok(b) => Ok(Read::Block(Box::new(check_block_for(
+                    &chain_id, network, b, threads,
+                )))),
                 Err(e) => match source.equivocation() {
                     Some(pair) => Ok(Read::Equivocation(Box::new(pair))),
                     None => Err(e),
@@ -318,7 +338,17 @@ pub fn verify(
             Err(_) => Err(VerifyError::Source("the reader stopped".into())),
         }
     };
-    let result = replay_all(&ctx, &codes, head, &mut next, &mut report, start, progress);
+    let result = match context_from(genesis, codes, options) {
+        Ok(Ok((ctx, codes))) => {
+            replay_all(&ctx, &codes, head, &mut next, &mut report, start, progress)
+        }
+        Ok(Err(d)) => {
+            report.divergence = Some(d);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    };
+    // Dropping the receiver stops a reader still ahead (its next send fails).
     drop(next);
     let _ = reader.join();
     result?;

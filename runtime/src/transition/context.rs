@@ -87,7 +87,9 @@ pub(super) fn check_runtime(genesis: &Genesis, config: &RuntimeConfig) -> Result
     Ok(())
 }
 
-pub(super) fn default_verify_threads() -> usize {
+/// The default of [`ChainContext::with_verify_threads`]: the machine's parallelism, at most
+/// [`MAX_VERIFY_THREADS`].
+pub fn default_verify_threads() -> usize {
     std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(MAX_VERIFY_THREADS)
