@@ -120,8 +120,8 @@ const MIN_WRITES_PER_HASH_THREAD: usize = 256;
 
 /// The hash of a block's net changes (`changed`: each key with its old value, its new value in
 /// `writes`), on up to `threads` threads: every change costs two XOF calls of 2 KiB (one when
-/// `cache` still holds the old entry's vector), the largest part of finishing a big block; the parts are summed (`StateHash::add`), so the
-/// result does not depend on `threads`.
+/// `cache` still holds the old entry's vector), the largest part of finishing a big block;
+/// the parts are summed (`StateHash::add`), so the result does not depend on `threads`.
 fn changes_hash(
     changed: &[(String, Option<Vec<u8>>)],
     writes: &WriteSet,

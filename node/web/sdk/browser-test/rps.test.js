@@ -195,7 +195,10 @@ async function choose(p, id, choice, { postDropped = false } = {}) {
   await p.page.evaluate(() => {
     window.__infoShown = [];
     window.__infoWatch?.disconnect();
-    window.__infoWatch = new MutationObserver(() => window.__infoShown.push(document.getElementById('info').textContent));
+    // Each text set, from the mutation records (two set in one task are both recorded).
+    window.__infoWatch = new MutationObserver((records) => {
+      for (const r of records) for (const n of r.addedNodes) window.__infoShown.push(n.textContent);
+    });
     window.__infoWatch.observe(document.getElementById('info'), { childList: true, characterData: true, subtree: true });
   });
   await act(p, `#${choice}`);

@@ -203,12 +203,19 @@ async function ensureChannel() {
   rps = new Rps(c);
   const g = c.game.slice(-4);
   note(`open ${g}: ${c.n} moves, read from ${c.saved.lastHeight ?? c.saved.fromHeight}`);
-  const s = await c.listen({
-    onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}`); refresh(); },
-    onRefused: (r) => { note(`${g} refused: ${r.error.code}`); info(`a move refused: ${r.error.code}: ${r.error.message}`); },
-    onBlock: (b) => { if (b.txs?.length) note(`${g} read ${b.height}`); },
-    onError: (e) => note(`${g} feed: ${e?.code ?? ''} ${e?.message ?? e}`),
-  });
+  let s;
+  try {
+    s = await c.listen({
+      onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}`); refresh(); },
+      onRefused: (r) => { note(`${g} refused: ${r.error.code}`); info(`a move refused: ${r.error.code}: ${r.error.message}`); },
+      onBlock: (b) => { if (b.txs?.length) note(`${g} read ${b.height}`); },
+      onError: (e) => note(`${g} feed: ${e?.code ?? ''} ${e?.message ?? e}`),
+    });
+  } catch (e) {
+    // No move feed: drop the game so the next pass opens it again, rather than show it frozen.
+    if (ch === c) { ch = null; rps = null; }
+    throw e;
+  }
   // The page left this game while the subscription was being opened: it must not outlive it.
   if (ch !== c) { s.close(); note(`close ${g}`); return null; }
   sub = s;
@@ -325,19 +332,24 @@ function hideGameControls() {
 
 async function drawCurrent() {
   if (!current) { $('game').hidden = true; return; }
+  // The game this pass draws: if the page opens another meanwhile, nothing read for this one is
+  // drawn (the pass the switch asks for draws the other).
+  const id = current;
   $('game').hidden = false;
-  $('game-id').textContent = current;
+  $('game-id').textContent = id;
   let offer;
   try {
-    offer = await chain.game('channel', { offer: current });
+    offer = await chain.game('channel', { offer: id });
   } catch (e) {
+    if (current !== id) return;
     if (e instanceof ChainError && e.code === 'not_found') {
       hideGameControls();
-      $('turn').textContent = `No offer ${current} (yet).`;
+      $('turn').textContent = `No offer ${id} (yet).`;
       return;
     }
     throw e;
   }
+  if (current !== id) return;
   if (offer.rules !== RULES) {
     hideGameControls();
     $('turn').textContent = `Offer ${current} is for ${offer.rules}, not rock-paper-scissors.`;
@@ -392,6 +404,11 @@ async function refresh() {
     showError(errText('refresh', e));
   } finally {
     refreshing = false;
+    // A redraw asked for during a pass that failed still runs (a game switch, a new block).
+    if (again) {
+      again = false;
+      setTimeout(refresh, 0);
+    }
   }
 }
 
@@ -400,7 +417,8 @@ let shown;
 let shownKey;
 
 function openFromHash() {
-  const id = decodeURIComponent(location.hash.slice(1));
+  let id = '';
+  try { id = decodeURIComponent(location.hash.slice(1)); } catch { /* malformed: no game */ }
   current = /^[0-9a-f]{16}$/.test(id) ? id : null;
   if (!current || (ch && (ch.game !== current || ch.key !== key))) {
     if (sub) { sub.close(); sub = null; note(`close ${ch?.game.slice(-4)}`); }
