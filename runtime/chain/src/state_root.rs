@@ -99,15 +99,23 @@ impl StateHash {
 
     /// Adds the entry `(key, value)`.
     pub fn insert(&mut self, key: &str, value: &[u8]) {
-        for (lane, e) in self.lanes.iter_mut().zip(element(key, value)) {
-            *lane = lane.wrapping_add(e);
-        }
+        self.add_element(&element(key, value));
     }
 
     /// Removes the entry `(key, value)` (which must be in the state).
     pub fn remove(&mut self, key: &str, value: &[u8]) {
-        for (lane, e) in self.lanes.iter_mut().zip(element(key, value)) {
-            *lane = lane.wrapping_sub(e);
+        self.sub_element(&element(key, value));
+    }
+
+    fn add_element(&mut self, e: &[u16; LANES]) {
+        for (lane, e) in self.lanes.iter_mut().zip(e) {
+            *lane = lane.wrapping_add(*e);
+        }
+    }
+
+    fn sub_element(&mut self, e: &[u16; LANES]) {
+        for (lane, e) in self.lanes.iter_mut().zip(e) {
+            *lane = lane.wrapping_sub(*e);
         }
     }
 
@@ -139,16 +147,10 @@ impl StateHash {
             return;
         }
         if let Some(old) = old {
-            let e = cache.take(key, old);
-            for (lane, e) in self.lanes.iter_mut().zip(e.iter()) {
-                *lane = lane.wrapping_sub(*e);
-            }
+            self.sub_element(&cache.take(key, old));
         }
         if let Some(new) = new {
-            let e = cache.put(key, new);
-            for (lane, e) in self.lanes.iter_mut().zip(e.iter()) {
-                *lane = lane.wrapping_add(*e);
-            }
+            self.add_element(&cache.put(key, new));
         }
     }
 
