@@ -147,7 +147,8 @@ pub struct NodeConfig {
     /// With `deploy = "allowlist"`: the addresses (of `network`) that may deploy. Must be empty
     /// otherwise. Default empty.
     pub deploy_allow: Vec<String>,
-    /// When the node runs `PRAGMA quick_check` on its database at start (a full read of it; it
+    /// When the node, a sequencer or a follower, runs `PRAGMA quick_check` on its database at
+    /// start (a full read of it; it
     /// refuses to start on damage): `unclean` (default: only when the previous run did not
     /// stop cleanly, i.e. it was killed, crashed or lost power; `<data>/node.running` is left
     /// behind), `always`, or `never`. The file is read sequentially first, so a cold check of

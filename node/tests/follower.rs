@@ -68,10 +68,21 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
     };
     let cached = entries();
     assert!(!cached.is_empty(), "{}", compiled.display());
+    // A run marker says the follower runs; killed, it stays, and the restart checks the
+    // database and rehashes the state as a sequencer's does.
+    let marker = b_dir.join("data").join("node.running");
+    assert!(marker.exists(), "{}", marker.display());
+    assert!(!b.log().contains("database quick_check ok"), "{}", b.log());
     b.kill();
+    assert!(marker.exists());
     workload(&seq, 4).await;
     b.start().await;
     assert_eq!(entries(), cached, "the restart recompiled");
+    assert!(
+        b.log().contains("database quick_check ok") && b.log().contains("unclean=true"),
+        "{}",
+        b.log()
+    );
     workload(&seq, 2).await;
 
     let head = seq.status().await.unwrap().height;
@@ -107,6 +118,10 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
         pushed,
         seq.block(BlockRef::Height(pushed.height())).await.unwrap()
     );
+
+    // A clean stop (SIGTERM) removes the marker: the next start checks nothing.
+    assert!(a.terminate(Duration::from_secs(30)).success());
+    assert!(!a_dir.join("data").join("node.running").exists());
 
     // Each follower's own database verifies from genesis.
     for dir in [&a_dir, &b_dir] {

@@ -8,6 +8,7 @@ use gamechain_client::Client;
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
+use crate::ledger::run_marker::mark_stopped;
 use crate::server::api;
 use crate::server::state::AppState;
 use crate::verify::follower::{follow, open_replica, refused};
@@ -59,7 +60,12 @@ pub async fn run_follower(
     let served = server
         .await
         .map_err(|e| NodeError::Runtime(format!("the API server panicked: {e}")))?;
-    followed
+    let result = followed
         .map_err(|e| NodeError::Runtime(format!("the follow task panicked: {e}")))?
-        .and(served)
+        .and(served);
+    if result.is_ok() {
+        // The follow task is done and the database closed: a clean stop.
+        mark_stopped(&config.data_dir);
+    }
+    result
 }

@@ -8,8 +8,10 @@
 //! First start on an empty data directory: the sequencer's genesis (`GET /v1/genesis`, written
 //! to `<data>/genesis.json`), its module code (`GET /v1/code/<hash>`) and block 0, checked
 //! against the genesis ([`verify_genesis`]), become the local chain. Every start checks that
-//! the directory's genesis is the sequencer's and that the saved running state hash (with
-//! `integrity_check = "always"`, the whole stored state) hashes to the head's state root; the
+//! the directory's genesis is the sequencer's and that the saved running state hash hashes to
+//! the head's state root; like a sequencer's, a start after a run that did not stop cleanly
+//! (`<data>/node.running` left behind) or with `integrity_check = "always"` also runs `PRAGMA
+//! quick_check` and rehashes the whole stored state; the
 //! state is read from SQLite on demand through the same bounded cache as a sequencer's
 //! (`ledger/state_store.rs`), so a start reads none of it; a restarted follower catches up from its own head. Modules compile through the
 //! same compiled-module cache as a sequencer's (`<data>/compiled/`), so a restart deserialises
@@ -32,10 +34,12 @@ use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::ChainContext;
 use tokio::sync::watch;
 
-use crate::config::{IntegrityCheck, NodeConfig};
+use crate::config::NodeConfig;
 use crate::error::NodeError;
 use crate::ledger::chain::{Chain, Head};
+use crate::ledger::genesis_setup::start_check;
 use crate::ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
+use crate::ledger::run_marker::mark_running;
 use crate::ledger::storage::Storage;
 use crate::verify::replay::{check_block, verify_block, verify_genesis, ReplayError};
 use crate::verify::source::{fetch_code, fetch_genesis};
@@ -145,11 +149,13 @@ pub fn open_replica(
         )?;
         tracing::info!(hash = %block0.header.header.hash_hex(), "stored the sequencer's genesis block");
     }
-    // The whole stored state is rehashed only with `integrity_check = "always"` (a follower
-    // keeps no run marker): otherwise the saved running hash is checked, and no state is read.
-    let rehash = config.integrity_check == IntegrityCheck::Always;
+    // As a sequencer's start: after a run that did not stop cleanly (the run marker is there),
+    // or with `integrity_check = "always"`, `PRAGMA quick_check` and a rehash of the whole
+    // stored state; otherwise the saved running hash is checked, and no state is read.
+    let rehash = start_check(config, &storage, &db_path)?;
     let head = open_head(&ctx, &storage, &db_path, rehash, config.state_cache_bytes())?;
     preload_modules(&ctx, &head.state)?;
+    mark_running(dir)?;
     Ok(Opened {
         ctx,
         genesis_hash,

@@ -166,6 +166,12 @@ impl Follower {
         child.wait().unwrap();
     }
 
+    /// SIGTERM, then waits (at most `timeout`) for the process to exit; returns its status.
+    pub fn terminate(&mut self, timeout: std::time::Duration) -> std::process::ExitStatus {
+        self.node.child = self.child.take();
+        self.node.terminate(timeout)
+    }
+
     /// Waits (60 s at most) until its head is at least `height`.
     pub async fn reach(&self, height: u64) {
         let client = self.node.client();
