@@ -166,6 +166,52 @@ pub struct NodeConfig {
     /// missing blocks from the node at this URL before starting. Default none.
     #[serde(skip)]
     pub restore_from: Option<String>,
+    /// Validator mode (`[validator]`, `gamechain node --validator`): this node is one of the
+    /// validators the chain's genesis names, and makes blocks with them under consensus
+    /// (`docs/validators.md`). Absent (the default): a sequencer, or a node of a chain with
+    /// validators that will not start without it.
+    pub validator: Option<ValidatorConfig>,
+}
+
+/// The `[validator]` table: how this validator reaches the others.
+///
+/// ```toml
+/// [validator]
+/// p2p_listen = "127.0.0.1:9645"
+/// peers = ["<consensus key, 64 hex>@127.0.0.1:9646", "…@127.0.0.1:9647"]
+/// ```
+///
+/// The consensus key is `<data_dir>/consensus.key` (ed25519, 64 hex characters, mode 0600);
+/// `gamechain testnet` writes it with the rest of a validator's folder.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValidatorConfig {
+    /// Address the authenticated p2p transport listens on (TCP).
+    pub p2p_listen: SocketAddr,
+    /// Every other validator, as `<consensus key hex>@<host:port>`; each key must be in the
+    /// genesis set.
+    pub peers: Vec<String>,
+}
+
+impl ValidatorConfig {
+    /// The peers as (consensus key bytes, address). Errors: an entry that is not
+    /// `<64 hex>@<socket address>`.
+    pub fn parsed_peers(&self) -> Result<Vec<([u8; 32], SocketAddr)>, ConfigError> {
+        self.peers
+            .iter()
+            .map(|p| {
+                let bad = || {
+                    ConfigError(format!(
+                        "validator.peers: `{p}` is not <consensus key, 64 hex>@<host:port>"
+                    ))
+                };
+                let (key, addr) = p.split_once('@').ok_or_else(bad)?;
+                let key = gamechain_runtime::chain::hash::parse_hex32(key).ok_or_else(bad)?;
+                let addr: SocketAddr = addr.parse().map_err(|_| bad())?;
+                Ok((key, addr))
+            })
+            .collect()
+    }
 }
 
 /// When to run `PRAGMA quick_check` at start (see [`NodeConfig::integrity_check`]).
@@ -208,6 +254,7 @@ impl Default for NodeConfig {
             max_block_txs: 1000,
             faucet: Some(Amount(100_000)),
             fees: None,
+            validator: None,
             fuel_apply: runtime.fuel_apply,
             fuel_view: runtime.fuel_view,
             fuel_end_block: runtime.fuel_end_block,
@@ -346,6 +393,15 @@ impl NodeConfig {
                     self.network.as_str()
                 ))
             })?;
+        }
+        if let Some(v) = &self.validator {
+            let peers = v.parsed_peers()?;
+            if peers.len() > gamechain_runtime::chain::validators::MAX_VALIDATORS {
+                return Err(ConfigError(format!(
+                    "validator.peers: at most {} peers",
+                    gamechain_runtime::chain::validators::MAX_VALIDATORS
+                )));
+            }
         }
         Ok(())
     }

@@ -12,11 +12,12 @@
 //! | `metrics.rs` | [`metrics::Metrics`]: the node's counters, gauges and timings for `GET /metrics` |
 //! | `ledger/` | the chain a node keeps: SQLite storage, the mempool, the shared core, the sequencer, opening a data directory and committing a block |
 //! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
+//! | `validator/` | validator mode: blocks made by a validator set and finalized by Commonware's simplex consensus (propose, verify by re-execution, commit finalized blocks, the engine's wiring) |
 //! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
 //! | `channel/` | the client of channel games: the move store, the rules run locally, received-move checks, the board feed, [`channel::Player`] |
 //! | `cli/` | the command line: arguments, client commands, `gamechain node`, `verify`, the module kit, the demo |
 //!
-//! Layers: `cli` → `channel` (a client: only `gamechain-client` and the runtime), `cli` → `server` → `verify` → `ledger`; nothing imports upwards. The wire types are
+//! Layers: `cli` → `channel` (a client: only `gamechain-client` and the runtime), `cli` → `server` → `validator` → `verify` → `ledger`; nothing imports upwards. The wire types are
 //! `gamechain-chain`'s, the client is `gamechain-client`.
 
 pub mod channel;
@@ -26,6 +27,7 @@ pub mod error;
 pub mod ledger;
 pub mod metrics;
 pub mod server;
+pub mod validator;
 pub mod verify;
 
 pub use config::{ConfigError, NodeConfig};

@@ -14,7 +14,7 @@ use clap::Parser;
 use gamechain_node::cli::commands::run_client_command;
 use gamechain_node::cli::stdout::PipeStdout;
 use gamechain_node::cli::{
-    bench, demo, module as cli_module, node as cli_node, verify as cli_verify,
+    bench, demo, module as cli_module, node as cli_node, testnet, verify as cli_verify,
 };
 use gamechain_node::cli::{Cli, Command};
 
@@ -61,6 +61,13 @@ fn main() -> ExitCode {
                 // The in-process node logs only its warnings: the report is the output.
                 cli_node::init_logging("warn");
                 match bench::run_cli(args, &mut PipeStdout).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fail(&e, 1),
+                }
+            }
+            Command::Testnet(args) => {
+                cli_node::init_logging("warn");
+                match testnet::run(args, &mut PipeStdout).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => fail(&e, 1),
                 }

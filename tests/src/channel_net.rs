@@ -119,6 +119,7 @@ fn genesis(rt: &Runtime, players: &[&SecretKey]) -> Genesis {
         memory_limit_bytes: cfg.memory_limit_bytes as u64,
         engine_config_hash: cfg.config_hash(),
         fees: None,
+        validators: None,
     }
 }
 

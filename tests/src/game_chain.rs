@@ -173,6 +173,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         memory_limit_bytes: config.memory_limit_bytes as u64,
         engine_config_hash: config.config_hash(),
         fees: None,
+        validators: None,
     };
     let ctx = context(&genesis, &codes, Allocation::Pooling { instances: 4 });
     let gs = genesis_state(&genesis, &codes).unwrap();

@@ -97,6 +97,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         memory_limit_bytes: config.memory_limit_bytes as u64,
         engine_config_hash: config.config_hash(),
         fees: None,
+        validators: None,
     };
     let runtime = Runtime::new(gamechain_runtime::runtime_config(
         &genesis,

@@ -27,7 +27,7 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a node (sequencer, storage, HTTP/WebSocket API) until SIGINT or SIGTERM.
+    /// Run a node (sequencer or validator, storage, HTTP/WebSocket API) until SIGINT or SIGTERM.
     Node(NodeArgs),
     /// Play the reference tic-tac-toe game (docs/tictactoe.md) over HTTP and check every outcome (starts a node
     /// in-process unless --node is given).
@@ -139,6 +139,9 @@ pub enum Command {
     /// locally, settlement and disputes on chain.
     #[command(subcommand)]
     Channel(ChannelCommand),
+    /// Write a local network of validators to one folder (keys, a shared genesis, one
+    /// node.toml each); --start runs them all until Ctrl-C (docs/validators.md).
+    Testnet(crate::cli::testnet::TestnetArgs),
     /// Load-test a node: fund N accounts, sign a workload, post it over C connections, report
     /// committed tx/s (from blocks), post -> block latency, node CPU per transaction (starts a
     /// node in-process unless --node is given).
@@ -166,6 +169,10 @@ pub struct NodeArgs {
     /// the chain), verify and commit them, then start. Not with --follow.
     #[arg(long, value_name = "URL", conflicts_with = "follow")]
     pub restore_from: Option<String>,
+    /// Run one of the validators of a chain whose genesis names a validator set (the
+    /// configuration's `[validator]` table says how to reach the others; docs/validators.md).
+    #[arg(long, conflicts_with_all = ["follow", "restore_from"])]
+    pub validator: bool,
 }
 
 /// `gamechain demo`.

@@ -12,6 +12,7 @@
 //! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
 //! | `demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
+//! | `testnet.rs` | `gamechain testnet`: a local network of validators in one folder, and running it |
 //! | `local_node.rs` | [`local_node::LocalNode`]: an in-process node on a temporary directory |
 //!
 //! Layers: `args` → (`verify`); `commands`, `module`, `demo` → `args`; nothing imports `mod.rs`
@@ -28,6 +29,7 @@ pub mod local_node;
 pub mod module;
 pub mod node;
 pub mod stdout;
+pub mod testnet;
 pub mod verify;
 
 pub use args::*;

@@ -21,6 +21,18 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
         config.listen = addr;
     }
     config.restore_from = args.restore_from.clone();
+    if args.validator && config.validator.is_none() {
+        return Err(
+            "--validator needs a [validator] table in the configuration (p2p_listen, peers;              `gamechain testnet` writes one)"
+                .into(),
+        );
+    }
+    if !args.validator && config.validator.is_some() && args.follow.is_none() {
+        return Err(
+            "the configuration has a [validator] table: start with --validator to run this              validator"
+                .into(),
+        );
+    }
     config.validate().map_err(|e| e.to_string())?;
     Ok(config)
 }
@@ -96,6 +108,7 @@ mod tests {
             listen: None,
             follow: None,
             restore_from: None,
+            validator: false,
         };
         let config = config_from(&args).unwrap();
         assert_eq!(
@@ -109,6 +122,7 @@ mod tests {
             listen: Some("127.0.0.1:1234".parse().unwrap()),
             follow: None,
             restore_from: None,
+            validator: false,
         };
         assert_eq!(config_from(&args).unwrap().listen.port(), 1234);
         std::fs::write(&file, "listn = 1\n").unwrap();
@@ -118,6 +132,7 @@ mod tests {
             listen: None,
             follow: None,
             restore_from: None,
+            validator: false,
         };
         assert!(config_from(&args).is_err());
     }

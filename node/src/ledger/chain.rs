@@ -74,6 +74,9 @@ pub struct Chain {
     pub metrics: Metrics,
     /// One upload compiles at a time at admission (`compile.rs`).
     compile_gate: Arc<CompileGate>,
+    /// Validator mode: where transactions admitted through the API go to be gossiped to the
+    /// other validators (`validator/gossip.rs`); unset on a sequencer.
+    gossip: std::sync::OnceLock<tokio::sync::mpsc::Sender<SignedTx>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -124,7 +127,31 @@ impl Chain {
             wake: Notify::new(),
             metrics: Metrics::new(),
             compile_gate: Arc::new(CompileGate::default()),
+            gossip: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Validator mode: sends each transaction admitted through [`Chain::submit`] (not those of
+    /// [`Chain::submit_from_peer`]) to `gossip` too, dropping it when the queue is full. Set
+    /// once; later calls are ignored.
+    pub fn set_gossip(&self, gossip: tokio::sync::mpsc::Sender<SignedTx>) {
+        let _ = self.gossip.set(gossip);
+    }
+
+    /// [`Chain::submit`] of a transaction another validator gossiped: the same checks, and it
+    /// is not gossiped again.
+    pub fn submit_from_peer(&self, tx: SignedTx) -> Result<String, ChainError> {
+        let genesis = self.genesis();
+        let checked = tx.check(&genesis.chain_id, genesis.network);
+        let result = checked
+            .map_err(ChainError::Tx)
+            .and_then(|body| self.admit(tx, body, false));
+        let code = match &result {
+            Ok(_) => "accepted",
+            Err(e) => e.code(),
+        };
+        self.metrics.admission.with_label_values(&[code]).inc();
+        result
     }
 
     /// The genesis.
@@ -189,7 +216,7 @@ impl Chain {
     ) -> Result<String, ChainError> {
         let result = checked
             .map_err(ChainError::Tx)
-            .and_then(|body| self.admit(tx, body));
+            .and_then(|body| self.admit(tx, body, true));
         let code = match &result {
             Ok(_) => "accepted",
             Err(e) => e.code(),
@@ -199,7 +226,7 @@ impl Chain {
     }
 
     /// [`Chain::submit_checked`] of a checked transaction, without the count of its outcome.
-    fn admit(&self, tx: SignedTx, body: TxBody) -> Result<String, ChainError> {
+    fn admit(&self, tx: SignedTx, body: TxBody, gossip: bool) -> Result<String, ChainError> {
         let genesis = self.genesis();
         if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
             return Err(ChainError::DeployForbidden { from: body.from });
@@ -238,6 +265,11 @@ impl Chain {
             }
         }
         let txid = tx.txid();
+        let to_gossip = if gossip {
+            self.gossip.get().map(|g| (g, tx.clone()))
+        } else {
+            None
+        };
         let pending = PendingTx {
             tx,
             body,
@@ -266,6 +298,11 @@ impl Chain {
         }
         admitted.map_err(ChainError::Refused)?;
         drop(mempool);
+        if let Some((queue, tx)) = to_gossip {
+            if queue.try_send(tx).is_err() {
+                tracing::debug!(%txid, "the gossip queue is full: not gossiping this transaction");
+            }
+        }
         self.wake.notify_one();
         tracing::debug!(%txid, "transaction accepted");
         Ok(txid)

@@ -118,7 +118,16 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     let key = load_or_create_key(config)?;
     let genesis = load_or_create_genesis(config, &key)?;
     let genesis_hash = hex::encode(genesis.hash());
-    if key.address() != genesis.sequencer {
+    if let Some(set) = &genesis.validators {
+        if set.by_address(&key.address()).is_none() {
+            return Err(NodeError::Refused(format!(
+                "{} is the key of {}, which is not a validator of the set {} names",
+                key_path.display(),
+                key.address(),
+                genesis_path.display()
+            )));
+        }
+    } else if key.address() != genesis.sequencer {
         return Err(NodeError::Refused(format!(
             "{} is the key of {}, but {} names the sequencer {}",
             key_path.display(),
@@ -317,6 +326,12 @@ fn load_or_create_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
         return Genesis::from_json(&text)
             .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())));
     }
+    if config.validator.is_some() {
+        return Err(NodeError::Refused(format!(
+            "{} is missing: a validator joins a chain whose genesis names it (`gamechain testnet`              writes one per validator)",
+            genesis_path.display()
+        )));
+    }
     let genesis = new_genesis(config, key)?;
     write_new_file(&genesis_path, genesis.to_json_pretty().as_bytes())?;
     tracing::info!(path = %genesis_path.display(), chain_id = %genesis.chain_id, "wrote a new genesis");
@@ -350,7 +365,7 @@ fn check_identity(
 }
 
 /// The genesis of a new chain (see the module docs).
-fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
+pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
     if key.network() != config.network {
         return Err(NodeError::Refused(format!(
             "the sequencer key is a {} key, the configuration asks for a {} chain",
@@ -376,6 +391,7 @@ fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeErro
         memory_limit_bytes: config.memory_limit_bytes,
         engine_config_hash: runtime.config_hash(),
         fees: config.fees.clone(),
+        validators: None,
     };
     genesis
         .validate()
@@ -406,8 +422,17 @@ fn create_genesis_block(
         code.insert(m.code_hash.clone(), TICTACTOE_WASM.to_vec());
     }
     let gs = genesis_state(genesis, &code).map_err(|e| NodeError::Refused(e.to_string()))?;
+    // A chain with validators has no signer for block 0: genesis alone fixes it, and every
+    // validator stores the same one.
+    let header = match genesis.validators {
+        None => SignedHeader::sign(gs.header, key),
+        Some(_) => SignedHeader {
+            header: gs.header,
+            signature: String::new(),
+        },
+    };
     let block = Block {
-        header: SignedHeader::sign(gs.header, key),
+        header,
         txs: Vec::new(),
         end_block: Vec::new(),
     };

@@ -276,6 +276,23 @@ impl Mempool {
         }
     }
 
+    /// Removes `sender`'s pending transactions with a nonce below `next` (the chain used those
+    /// nonces, in blocks another validator made). Returns how many went.
+    pub fn drop_below(&mut self, sender: &str, next: u64) -> usize {
+        let seqs: Vec<u64> = self
+            .by_sender
+            .get(sender)
+            .map(|m| m.range(..next).map(|(_, s)| *s).collect())
+            .unwrap_or_default();
+        let txids: Vec<String> = seqs
+            .iter()
+            .filter_map(|s| self.queue.get(s))
+            .map(|p| p.txid.clone())
+            .collect();
+        self.remove(txids.iter().map(String::as_str));
+        txids.len()
+    }
+
     /// Removes `txid` and every later-nonce transaction of the same sender (which can no
     /// longer be included without it). Returns the txids removed, `txid` first; empty if it
     /// was not pending.

@@ -72,7 +72,7 @@ pub fn open_head(
     let head = storage
         .head()?
         .ok_or_else(|| NodeError::Refused(format!("{} holds no block", db_path.display())))?;
-    head.header.verify_from(&genesis.sequencer).map_err(|e| {
+    genesis.check_block_signer(&head.header).map_err(|e| {
         NodeError::Refused(format!("head block {}: {e}", head.header.header.height))
     })?;
     let want = head.header.header.state_root;

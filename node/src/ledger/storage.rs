@@ -17,6 +17,7 @@
 //! | `accounts` | `id` PK, `address` TEXT unique | every sender of an included transaction, numbered |
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
 //! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
+//! | `validator_finality` | `height` PK, `digest` BLOB, `certificate` BLOB or NULL | chains with validators only (made by [`Storage::ensure_validator_tables`]): each block's consensus digest and finality certificate |
 //!
 //! Indexes: `txs_by_txid` (unique, `txs.txid`: `GET /v1/tx/<txid>`, duplicate checks) and
 //! `txs_by_sender` (`txs.sender, txs.nonce`); no other. A body is stored once, exactly (TEXT, or
@@ -888,6 +889,87 @@ impl Storage {
                 receipt,
             },
         }))
+    }
+
+    /// Chains with validators only: creates the `validator_finality` table when missing
+    /// (`height` PK, `digest` BLOB: the block's consensus digest, `certificate` BLOB or NULL:
+    /// its encoded finality certificate, absent for a block finalized only through a
+    /// descendant's). Errors: SQLite failed.
+    pub fn ensure_validator_tables(&self) -> Result<(), StorageError> {
+        self.conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS validator_finality (
+                height INTEGER PRIMARY KEY, digest BLOB NOT NULL, certificate BLOB)",
+        )?;
+        Ok(())
+    }
+
+    /// Records block `height`'s consensus digest and finality certificate (written after the
+    /// block's own commit; a digest lost to a crash in between is recomputed at the next start
+    /// from the blocks). Errors: SQLite failed.
+    pub fn put_validator_finality(
+        &mut self,
+        height: u64,
+        digest: &[u8; 32],
+        certificate: Option<&[u8]>,
+    ) -> Result<(), StorageError> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, ?3)",
+            params![height as i64, &digest[..], certificate],
+        )?;
+        Ok(())
+    }
+
+    /// Block `height`'s recorded consensus digest, if any. Errors: SQLite failed, or a stored
+    /// digest is not 32 bytes.
+    pub fn validator_digest(&self, height: u64) -> Result<Option<[u8; 32]>, StorageError> {
+        Ok(self.validator_finality(height)?.map(|(d, _)| d))
+    }
+
+    /// Block `height`'s recorded consensus digest and finality certificate, if any.
+    pub fn validator_finality(
+        &self,
+        height: u64,
+    ) -> Result<Option<([u8; 32], Option<Vec<u8>>)>, StorageError> {
+        let row: Option<(Vec<u8>, Option<Vec<u8>>)> = self
+            .conn
+            .query_row(
+                "SELECT digest, certificate FROM validator_finality WHERE height = ?1",
+                params![height as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((d, cert)) => {
+                let digest: [u8; 32] = d.try_into().map_err(|_| {
+                    corrupt(format!(
+                        "validator_finality: digest of {height} is not 32 bytes"
+                    ))
+                })?;
+                Ok(Some((digest, cert)))
+            }
+        }
+    }
+
+    /// The highest height with a recorded consensus digest, and the digest.
+    pub fn latest_validator_digest(&self) -> Result<Option<(u64, [u8; 32])>, StorageError> {
+        let row: Option<(i64, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT height, digest FROM validator_finality ORDER BY height DESC LIMIT 1",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((h, d)) => {
+                let digest: [u8; 32] = d
+                    .try_into()
+                    .map_err(|_| corrupt("validator_finality: a digest is not 32 bytes"))?;
+                Ok(Some((h as u64, digest)))
+            }
+        }
     }
 
     /// Whether a block holds the transaction `txid`.

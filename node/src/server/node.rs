@@ -71,13 +71,34 @@ impl NodeHandle {
         // The API serves at once; the modules the state names are loaded (compiled when the
         // compiled-module cache lacks them) before the sequencer makes its first block.
         let preload = chain.clone();
-        let run = sequencer::run(
-            chain.clone(),
-            opened.storage,
-            opened.sign_state,
-            opened.key,
-            stopped,
-        );
+        // A chain with validators is run by its validators (`validator/run.rs`), never by a
+        // sequencer; `run` refuses when this node is not configured as one of them.
+        let run: std::pin::Pin<Box<dyn Future<Output = Result<(), NodeError>> + Send>> = if chain
+            .genesis()
+            .validators
+            .is_some()
+        {
+            Box::pin(crate::validator::run::run(
+                chain.clone(),
+                opened.storage,
+                opened.sign_state,
+                opened.key,
+                stopped,
+            ))
+        } else if config.validator.is_some() {
+            return Err(NodeError::Refused(
+                    "[validator] is configured, but this chain's genesis names no validators (it                      has one sequencer)"
+                        .into(),
+                ));
+        } else {
+            Box::pin(sequencer::run(
+                chain.clone(),
+                opened.storage,
+                opened.sign_state,
+                opened.key,
+                stopped,
+            ))
+        };
         let (ready_tx, ready) = watch::channel(false);
         let seq = async move {
             tokio::task::spawn_blocking(move || {

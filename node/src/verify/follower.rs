@@ -193,8 +193,7 @@ fn compare_with_ours(chain: &Chain, block: &Block) -> Applied {
     if ours.header.hash() == block.header.header.hash() {
         return Applied::Skipped;
     }
-    let sequencer = &chain.ctx.genesis().sequencer;
-    if let Err(e) = block.header.verify_from(sequencer) {
+    if let Err(e) = chain.ctx.genesis().check_block_signer(&block.header) {
         tracing::warn!(
             height,
             hash = %block.header.header.hash_hex(),

@@ -221,7 +221,10 @@ fn to_json_text<T: serde::Serialize>(value: &T) -> String {
 
 /// The header fields that differ between `expected` and `got`, in declaration order, as
 /// `(field, expected, got)`.
-fn header_differences(expected: &Header, got: &Header) -> Vec<(&'static str, String, String)> {
+pub(crate) fn header_differences(
+    expected: &Header,
+    got: &Header,
+) -> Vec<(&'static str, String, String)> {
     let mut out = Vec::new();
     let mut check = |name, e: String, g: String| {
         if e != g {
@@ -351,7 +354,18 @@ pub fn verify_genesis(
             ),
         )));
     }
-    check_signature(block, &genesis.sequencer)?;
+    // A chain with validators has no signer for block 0: genesis alone fixes it, and every
+    // validator makes the same one (`docs/validators.md`).
+    if genesis.validators.is_none() {
+        check_signature(block, &genesis.sequencer)?;
+    } else if !block.header.signature.is_empty() {
+        return Err(Box::new(Divergence::new(
+            0,
+            "header.signature",
+            "no signature on block 0 of a chain with validators".into(),
+            block.header.signature.clone(),
+        )));
+    }
     let state = MemState {
         map: gs.entries.into_iter().collect(),
     };
@@ -416,6 +430,10 @@ fn execute_checked(
         header.time_ms,
         header.checkpoint.clone(),
     )?;
+    if ctx.genesis().validators.is_some() {
+        // `verify_block` checked that the header names a validator.
+        builder.set_proposer(&header.sequencer);
+    }
     for (index, (t, check)) in checked.block.txs.iter().zip(&checked.checks).enumerate() {
         let body = check.clone().map_err(|e| TransitionError::InvalidTx {
             index,
@@ -462,10 +480,17 @@ pub fn verify_block(
         parent.hash_hex(),
         hex32(&header.prev_hash),
     )?;
+    let proposer_ok = match &genesis.validators {
+        None => header.sequencer == genesis.sequencer,
+        Some(set) => set.by_address(&header.sequencer).is_some(),
+    };
     expect(
-        header.sequencer == genesis.sequencer,
+        proposer_ok,
         "header.sequencer",
-        genesis.sequencer.clone(),
+        match &genesis.validators {
+            None => genesis.sequencer.clone(),
+            Some(_) => "the address of a validator of the genesis set".into(),
+        },
         header.sequencer.clone(),
     )?;
     expect(
@@ -538,7 +563,7 @@ pub fn verify_block(
         }
         return Err(d.into());
     }
-    check_signature(block, &genesis.sequencer)?;
+    check_signature(block, &header.sequencer)?;
     Ok(out)
 }
 

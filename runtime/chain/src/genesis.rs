@@ -29,6 +29,9 @@
 //! ([`FeeSchedule`]'s encoding: `collector` String ‖ four u128 prices); a chain without fees
 //! (`"fees"` absent) appends nothing. Strings are u32 LE length ‖ UTF-8; integers LE.
 //!
+//! `validators` (optional): the validator set of a chain run by several validators under BFT
+//! consensus, appended to the hashed encoding after the fees when present (`validators.rs`).
+//!
 //! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
 //! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
 //! (`fees.rs`).
@@ -44,8 +47,10 @@ use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::{ledger, Amount, MockKv};
 
 use crate::address::{check_address, Network};
+use crate::block::{BlockError, SignedHeader};
 use crate::fees::FeeSchedule;
 use crate::hash::{parse_hex32, sha256};
+use crate::validators::ValidatorSet;
 
 /// The issuer of GOLD: an account name nobody can sign as.
 pub const SYSTEM_ACCOUNT: &str = "system";
@@ -146,6 +151,10 @@ pub struct Genesis {
     /// default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fees: Option<FeeSchedule>,
+    /// The validator set of a chain run by several validators under BFT consensus
+    /// ([`ValidatorSet`]); `None` (absent from the JSON) = one sequencer, the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validators: Option<ValidatorSet>,
 }
 
 /// Why a genesis file cannot be used.
@@ -224,6 +233,15 @@ impl Genesis {
         }
         check_address(&self.sequencer, self.network)
             .map_err(|e| invalid(format!("sequencer `{}`: {e}", self.sequencer)))?;
+        if let Some(set) = &self.validators {
+            set.validate(self.network).map_err(invalid)?;
+            if set.by_address(&self.sequencer).is_none() {
+                return Err(invalid(format!(
+                    "sequencer `{}` must be one of validators.set's addresses (it names block 0)",
+                    self.sequencer
+                )));
+            }
+        }
         if self.faucet == Some(Amount(0)) {
             return Err(invalid(
                 "faucet must be more than 0 (or absent for no faucet)",
@@ -326,6 +344,33 @@ impl Genesis {
         sha256(&self.to_borsh())
     }
 
+    /// Checks `signed`'s signer under this chain's rules: on a single-sequencer chain every
+    /// block is signed by `sequencer`; on a chain with validators block 0 is unsigned (genesis
+    /// alone fixes it) and every other block is signed by the validator its header names,
+    /// which must be one of the set. Errors: [`BlockError::WrongSequencer`] (another signer,
+    /// or a signature on block 0 of a chain with validators), [`BlockError::BadSignature`].
+    pub fn check_block_signer(&self, signed: &SignedHeader) -> Result<(), BlockError> {
+        let Some(set) = &self.validators else {
+            return signed.verify_from(&self.sequencer);
+        };
+        if signed.header.height == 0 {
+            if signed.header.sequencer != self.sequencer || !signed.signature.is_empty() {
+                return Err(BlockError::WrongSequencer {
+                    expected: format!("{} and no signature", self.sequencer),
+                    found: format!("{} with a signature", signed.header.sequencer),
+                });
+            }
+            return Ok(());
+        }
+        if set.by_address(&signed.header.sequencer).is_none() {
+            return Err(BlockError::WrongSequencer {
+                expected: "a validator of the genesis set".into(),
+                found: signed.header.sequencer.clone(),
+            });
+        }
+        signed.verify()
+    }
+
     /// Total GOLD at genesis (sum of the balances), base units. Saturates on overflow, which
     /// [`Genesis::validate`] refuses.
     pub fn gold_supply(&self) -> u128 {
@@ -361,9 +406,13 @@ impl BorshSerialize for Genesis {
         BorshSerialize::serialize(&self.engine_config_hash, w)?;
         // A trailing optional section: nothing without fees (so chains made before fees existed
         // keep their hash), else the schedule.
-        match &self.fees {
+        if let Some(f) = &self.fees {
+            BorshSerialize::serialize(f, w)?;
+        }
+        // Likewise the validator set (`validators.rs` for why it cannot be read as fees).
+        match &self.validators {
             None => Ok(()),
-            Some(f) => BorshSerialize::serialize(f, w),
+            Some(v) => BorshSerialize::serialize(v, w),
         }
     }
 }
@@ -460,6 +509,7 @@ mod tests {
             memory_limit_bytes: 16 << 20,
             engine_config_hash: "cd".repeat(32),
             fees: None,
+            validators: None,
         }
     }
 

@@ -19,6 +19,7 @@
 //! | [`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
 //! | [`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
 //! | [`genesis`] | [`Genesis`]: the genesis file and the state entries it creates |
+//! | [`validators`] | [`ValidatorSet`]: the genesis section of a chain run by several validators |
 //! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
 //!
 //! Every hashed record (header, receipt, state entry, genesis) is hashed over one canonical
@@ -36,6 +37,7 @@ pub mod receipt;
 pub mod signed_message;
 pub mod state_root;
 pub mod tx;
+pub mod validators;
 pub mod wire;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
@@ -51,6 +53,7 @@ pub use state_root::StateHash;
 pub use tx::{
     txid, Action, SignedTx, TxBody, TxError, MAX_BODY_BYTES, MAX_CODE_BYTES, MAX_DEPLOY_BODY_BYTES,
 };
+pub use validators::{GenesisValidator, ValidatorSet, ENGINE_SIMPLEX};
 pub use wire::{
     Account, Block, BlockMessage, ErrorAnswer, ErrorBody, IncludedTx, ModuleInfo, ModuleList,
     Status, TxRecord, TxStatus, TxidAnswer,

@@ -207,6 +207,19 @@ impl<'a> BlockBuilder<'a> {
         })
     }
 
+    /// Names `address` as the block's proposer: the header's `sequencer` field, and the block
+    /// sequencer the modules read (`Ctx::sequencer`). A chain with validators names the
+    /// validator that proposes each block; without a call the proposer is genesis's
+    /// sequencer, the only one a single-sequencer chain has. Call it before the first
+    /// transaction: it is the same for the whole block.
+    pub fn set_proposer(&mut self, address: &str) {
+        debug_assert!(
+            self.is_empty(),
+            "the proposer is set before any transaction"
+        );
+        self.env.sequencer = address.to_string();
+    }
+
     /// The block's height.
     pub fn height(&self) -> u64 {
         self.env.height

@@ -136,6 +136,7 @@ fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
         memory_limit_bytes: cfg.memory_limit_bytes as u64,
         engine_config_hash: cfg.config_hash(),
         fees: None,
+        validators: None,
     }
 }
 

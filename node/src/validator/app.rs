@@ -1,0 +1,308 @@
+//! The consensus engine's view of a validator: [`App`], the `Application` that marshal's
+//! inline wrapper calls to build a block (`propose`) and to check one before voting
+//! (`verify`), and [`Finalizer`], the reporter that receives finalized blocks in height order
+//! and commits them ([`run_committer`]).
+//!
+//! Execution is blocking work (wasm, SQLite): it runs on the runtime's blocking pool
+//! (`shared(true)`), never on the engine's tasks.
+//!
+//! Verdicts (the engine's rules): `verify` answers `false` only for a block that can never be
+//! valid (a wrong proposer, signature, parent link, time, transaction or root); while a parent
+//! is missing, or this machine failed, it abstains (never answers), as `propose` then declines.
+
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use commonware_actor::Feedback;
+use commonware_codec::Encode as _;
+use commonware_consensus::marshal::ancestry::Ancestry;
+use commonware_consensus::marshal::core::Mailbox;
+use commonware_consensus::marshal::standard::Standard;
+use commonware_consensus::marshal::Update;
+use commonware_consensus::simplex::scheme::ed25519::Scheme;
+use commonware_consensus::simplex::types::Context;
+use commonware_consensus::{Application, Heightable as _, Reporter};
+use commonware_cryptography::ed25519::PublicKey;
+use commonware_cryptography::sha256::Digest;
+use commonware_cryptography::{Digested, Digestible as _};
+use commonware_runtime::{Clock, Metrics, Spawner, Supervisor};
+use commonware_utils::Acknowledgement as _;
+use futures_util::StreamExt as _;
+use tokio::sync::{mpsc, watch};
+
+use crate::validator::block::ProposedBlock;
+use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
+
+/// How far ahead of a validator's clock a block's time may be before it votes against the
+/// block: 2 s (clocks drift; the proposer takes its own).
+pub const MAX_CLOCK_DRIFT_MS: u64 = 2_000;
+
+/// The `Application` of a validator (module docs). Cheap to clone.
+#[derive(Clone)]
+pub struct App {
+    ledger: Arc<Ledger>,
+}
+
+impl App {
+    /// The application over `ledger`.
+    pub fn new(ledger: Arc<Ledger>) -> App {
+        App { ledger }
+    }
+}
+
+/// Milliseconds since the Unix epoch on the runtime's clock (simulated in tests).
+fn now_ms<E: Clock>(rt: &E) -> u64 {
+    rt.current()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Never resolves: the application abstains.
+async fn abstain<T>() -> T {
+    std::future::pending().await
+}
+
+/// Runs `f(ledger)` on the runtime's blocking pool.
+async fn blocking<E, T>(
+    rt: &E,
+    ledger: &Arc<Ledger>,
+    f: impl FnOnce(&Ledger) -> T + Send + 'static,
+) -> Option<T>
+where
+    E: Spawner + Supervisor,
+    T: Send + 'static,
+{
+    let ledger = ledger.clone();
+    rt.child("execute")
+        .shared(true)
+        .spawn(move |_| async move { f(&ledger) })
+        .await
+        .ok()
+}
+
+impl App {
+    /// Makes sure `parent` is the head or an executed block: executes the unknown ancestors
+    /// `ancestry` yields (newest first, after `parent`) in height order. `Some(false)`: the
+    /// chain cannot be built on (an ancestor conflicts with the committed head, or does not
+    /// execute); `None`: abstain (too deep, missing, or this machine failed).
+    async fn catch_up<E>(
+        &self,
+        rt: &E,
+        parent: Digested<ProposedBlock>,
+        ancestry: &mut (impl Ancestry<ProposedBlock> + 'static),
+    ) -> Option<bool>
+    where
+        E: Spawner + Clock + Supervisor,
+    {
+        if self.ledger.knows(&parent.digest()) {
+            return Some(true);
+        }
+        let (_, head_height) = self.ledger.head();
+        let mut missing = vec![parent];
+        loop {
+            let oldest = missing.last().expect("not empty");
+            if oldest.height().get() <= head_height {
+                // The walk reached the committed height without meeting the head: another
+                // fork, which consensus can never finalize.
+                return Some(false);
+            }
+            if missing.len() > MAX_SPECULATIVE_DEPTH {
+                return None;
+            }
+            let next = ancestry.next().await?;
+            if self.ledger.knows(&next.digest()) {
+                break;
+            }
+            missing.push(next);
+        }
+        let now = now_ms(rt);
+        for b in missing.into_iter().rev() {
+            let block = b.inner().clone();
+            match blocking(rt, &self.ledger, move |l| {
+                l.verify(&block, None, now, MAX_CLOCK_DRIFT_MS)
+            })
+            .await?
+            {
+                Ok(()) => {}
+                Err(ExecError::Invalid(e)) => {
+                    tracing::warn!(
+                        height = b.height().get(),
+                        "an ancestor does not execute: {e}"
+                    );
+                    return Some(false);
+                }
+                Err(ExecError::UnknownParent | ExecError::Host(_)) => return None,
+            }
+        }
+        Some(true)
+    }
+
+    /// The block-signing address of the validator whose consensus key is `leader`.
+    fn leader_address(&self, leader: &PublicKey) -> Option<String> {
+        let bytes: [u8; 32] = leader.as_ref().try_into().ok()?;
+        self.ledger
+            .set()
+            .by_consensus_key(&bytes)
+            .map(|v| v.address.clone())
+    }
+}
+
+impl<E> Application<E> for App
+where
+    E: Spawner + Clock + Metrics + Supervisor + Send + Sync + 'static,
+{
+    type SigningScheme = Scheme;
+    type Context = Context<Digest, PublicKey>;
+    type Block = ProposedBlock;
+    type Input = ();
+
+    async fn propose(
+        &mut self,
+        (rt, _context): (E, Self::Context),
+        mut ancestry: impl Ancestry<Self::Block>,
+        _input: (),
+    ) -> Option<Digested<Self::Block>> {
+        let parent = ancestry.next().await?;
+        let parent_digest = parent.digest();
+        if self.catch_up(&rt, parent, &mut ancestry).await != Some(true) {
+            return None;
+        }
+        let now = now_ms(&rt);
+        let made = blocking(&rt, &self.ledger, move |l| l.propose(&parent_digest, now)).await?;
+        match made {
+            Ok(block) => {
+                tracing::debug!(
+                    height = block.number(),
+                    txs = block.txs().len(),
+                    "proposing a block"
+                );
+                let digest = block.digest();
+                Some(Digested::precomputed(block, digest))
+            }
+            Err(e) => {
+                tracing::warn!("cannot propose: {e:?}");
+                None
+            }
+        }
+    }
+
+    async fn verify(
+        &mut self,
+        (rt, context): (E, Self::Context),
+        mut ancestry: impl Ancestry<Self::Block>,
+    ) -> bool {
+        let Some(block) = ancestry.next().await else {
+            return abstain().await;
+        };
+        let Some(parent) = ancestry.next().await else {
+            return abstain().await;
+        };
+        match self.catch_up(&rt, parent, &mut ancestry).await {
+            Some(true) => {}
+            Some(false) => return false,
+            None => return abstain().await,
+        }
+        let Some(leader) = self.leader_address(&context.leader) else {
+            return false;
+        };
+        let now = now_ms(&rt);
+        let b = block.inner().clone();
+        let verdict = blocking(&rt, &self.ledger, move |l| {
+            l.verify(&b, Some(&leader), now, MAX_CLOCK_DRIFT_MS)
+        })
+        .await;
+        match verdict {
+            Some(Ok(())) => true,
+            Some(Err(ExecError::Invalid(reason))) => {
+                tracing::warn!(
+                    height = block.height().get(),
+                    proposer = %block.inner().header().header.sequencer,
+                    "voting against a proposal: {reason}"
+                );
+                false
+            }
+            Some(Err(e)) => {
+                tracing::warn!(height = block.height().get(), "abstaining: {e:?}");
+                abstain().await
+            }
+            None => abstain().await,
+        }
+    }
+}
+
+/// A finalized block and marshal's acknowledgement of it.
+pub type Finalized = Update<ProposedBlock>;
+
+/// The reporter marshal delivers finalized blocks to: it queues them for [`run_committer`]
+/// (reporting must not block).
+#[derive(Clone)]
+pub struct Finalizer {
+    queue: mpsc::UnboundedSender<Finalized>,
+}
+
+impl Finalizer {
+    /// A reporter and the queue [`run_committer`] reads.
+    pub fn new() -> (Finalizer, mpsc::UnboundedReceiver<Finalized>) {
+        let (queue, rx) = mpsc::unbounded_channel();
+        (Finalizer { queue }, rx)
+    }
+}
+
+impl Reporter for Finalizer {
+    type Activity = Finalized;
+
+    fn report(&mut self, activity: Finalized) -> Feedback {
+        if let Update::Block(..) = activity {
+            // At most marshal's `max_pending_acks` blocks wait here unacknowledged.
+            let _ = self.queue.send(activity);
+        }
+        Feedback::Ok
+    }
+}
+
+/// Commits the finalized blocks of `queue` in order, each with its finality certificate from
+/// `marshal` when it has one, and acknowledges each once it is durable. A commit that fails
+/// stops it and sets `failed` (the node stops: its database or its chain is broken).
+pub async fn run_committer<E>(
+    rt: E,
+    ledger: Arc<Ledger>,
+    marshal: Mailbox<Scheme, Standard<ProposedBlock>>,
+    mut queue: mpsc::UnboundedReceiver<Finalized>,
+    failed: watch::Sender<Option<String>>,
+) where
+    E: Spawner + Clock + Supervisor + Send + 'static,
+{
+    while let Some(update) = queue.recv().await {
+        let Update::Block(block, ack) = update else {
+            continue;
+        };
+        let height = block.height();
+        let certificate = marshal
+            .get_finalization(height)
+            .await
+            .filter(|f| f.proposal.payload == block.digest())
+            .map(|f| f.encode().to_vec());
+        let b = block.inner().clone();
+        let result = blocking(&rt, &ledger, move |l| l.commit_finalized(&b, certificate)).await;
+        match result {
+            Some(Ok(())) => {
+                tracing::debug!(height = height.get(), "committed a finalized block");
+                ack.acknowledge();
+            }
+            Some(Err(e)) => {
+                tracing::error!(
+                    height = height.get(),
+                    "cannot commit a finalized block: {e}"
+                );
+                let _ = failed.send(Some(e.to_string()));
+                return;
+            }
+            None => {
+                let _ = failed.send(Some("the commit task was dropped".into()));
+                return;
+            }
+        }
+        // Yield between blocks so that a long catch-up does not starve the engine.
+        rt.sleep(Duration::ZERO).await;
+    }
+}

@@ -1,0 +1,307 @@
+//! Wiring one validator's consensus: Commonware's simplex engine (votes, certificates), marshal
+//! (block dissemination, backfill, finalized blocks in height order) with its inline wrapper
+//! around [`App`], and the committer that writes finalized blocks to the node's database. The
+//! same code runs over the deterministic simulator in tests and over TCP in `gamechain node
+//! --validator` (`run.rs`); the caller registers the network channels ([`Channels`]).
+//!
+//! Channels, each with its own rate quota at the network layer: 0 votes, 1 certificates, 2 the
+//! engine's certificate resolver, 3 marshal's block backfill, 4 block broadcast, 5 transaction
+//! gossip (`gossip.rs`).
+//!
+//! Storage: the engine's write-ahead log and marshal's archives live in the runtime's storage
+//! (a directory under `<data>/consensus/` for a node), in partitions prefixed `gc_`.
+
+use std::num::{NonZeroU16, NonZeroU64, NonZeroUsize};
+use std::sync::Arc;
+use std::time::Duration;
+
+use commonware_broadcast::buffered;
+use commonware_consensus::marshal::core::{Actor as MarshalActor, Mailbox};
+use commonware_consensus::marshal::resolver::p2p as marshal_resolver;
+use commonware_consensus::marshal::standard::{Inline, Standard};
+use commonware_consensus::marshal::{Config as MarshalConfig, Start};
+use commonware_consensus::simplex::{
+    self, elector::RoundRobin, scheme::ed25519::Scheme, ForwardPolicy, SkipBudget, SkipPolicy,
+};
+use commonware_consensus::types::{Epoch, FixedEpocher, ViewDelta};
+use commonware_cryptography::certificate::ConstantProvider;
+use commonware_cryptography::ed25519::{PrivateKey, PublicKey};
+use commonware_cryptography::{Sha256, Signer as _};
+use commonware_p2p::{Blocker, Provider, Receiver, Sender};
+use commonware_parallel::Sequential;
+use commonware_runtime::buffer::paged::CacheRef;
+use commonware_runtime::{Clock, Handle, Metrics, Spawner, Storage, Supervisor};
+use commonware_storage::archive::immutable;
+use commonware_utils::ordered::Set;
+use commonware_utils::NZDuration;
+use rand_core::CryptoRng;
+use tokio::sync::watch;
+
+use crate::validator::app::{run_committer, App, Finalizer};
+use crate::validator::block::{BlockBound, ProposedBlock};
+use crate::validator::gossip::{self, GOSSIP_QUEUE};
+use crate::validator::ledger::Ledger;
+
+/// The consensus namespace of chain `chain_id`: votes and certificates are signed under it, so a
+/// signature made for one chain is worthless on another.
+pub fn namespace(chain_id: &str, genesis_hash: &str) -> Vec<u8> {
+    format!("gamechain/{chain_id}/{genesis_hash}").into_bytes()
+}
+
+/// One network channel: its sender and receiver.
+pub type Channel<S, R> = (S, R);
+
+/// The six channels of one validator (module docs).
+pub struct Channels<S, R> {
+    /// Votes.
+    pub votes: Channel<S, R>,
+    /// Certificates.
+    pub certificates: Channel<S, R>,
+    /// The engine's certificate resolver.
+    pub resolver: Channel<S, R>,
+    /// Marshal's backfill.
+    pub backfill: Channel<S, R>,
+    /// Block broadcast.
+    pub broadcast: Channel<S, R>,
+    /// Transaction gossip.
+    pub gossip: Channel<S, R>,
+}
+
+/// Consensus settings of one validator (the set's timeouts come from genesis).
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The consensus namespace ([`namespace`]).
+    pub namespace: Vec<u8>,
+    /// The validators' consensus keys.
+    pub participants: Set<PublicKey>,
+    /// This validator's consensus key.
+    pub key: PrivateKey,
+    /// Block 0 as consensus carries it.
+    pub genesis: ProposedBlock,
+    /// Bounds on blocks read from peers.
+    pub bound: BlockBound,
+    /// Wait for the leader's proposal.
+    pub leader_timeout: Duration,
+    /// Wait for a view's certificate.
+    pub certification_timeout: Duration,
+    /// Between retries of a timed-out view.
+    pub timeout_retry: Duration,
+    /// Prefix of the storage partitions (`[A-Za-z0-9_-]`).
+    pub partition: String,
+}
+
+/// The running parts of a validator's consensus.
+pub struct Running {
+    /// Marshal's mailbox (finalizations by height, blocks).
+    pub marshal: Mailbox<Scheme, Standard<ProposedBlock>>,
+    /// Set when committing a finalized block failed: the node must stop.
+    pub failed: watch::Receiver<Option<String>>,
+    /// The engine's task.
+    pub engine: Handle<()>,
+}
+
+fn nz(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).expect("a nonzero constant")
+}
+
+/// One of marshal's archives, in partitions `<prefix>-<name>-*`.
+fn archive_config<C>(
+    prefix: &str,
+    name: &str,
+    page_cache: &CacheRef,
+    codec_config: C,
+) -> immutable::Config<C> {
+    immutable::Config {
+        metadata_partition: format!("{prefix}-{name}-metadata"),
+        freezer_table_partition: format!("{prefix}-{name}-freezer-table"),
+        freezer_table_initial_size: 64,
+        freezer_table_resize_frequency: 10,
+        freezer_table_resize_chunk_size: 10,
+        freezer_key_partition: format!("{prefix}-{name}-freezer-key"),
+        freezer_key_page_cache: page_cache.clone(),
+        freezer_value_partition: format!("{prefix}-{name}-freezer-value"),
+        freezer_value_target_size: 1 << 20,
+        freezer_value_compression: None,
+        ordinal_partition: format!("{prefix}-{name}-ordinal"),
+        items_per_section: NonZeroU64::new(1024).expect("nonzero"),
+        codec_config,
+        replay_buffer: nz(1 << 20),
+        freezer_key_write_buffer: nz(1 << 20),
+        freezer_value_write_buffer: nz(1 << 20),
+        ordinal_write_buffer: nz(1 << 20),
+    }
+}
+
+/// Starts marshal, the simplex engine and the committer for `ledger` on `rt`, over
+/// `channels`; `blocker` and `peers` come from the network.
+pub async fn start<E, S, R, B, P>(
+    rt: E,
+    ledger: Arc<Ledger>,
+    config: EngineConfig,
+    channels: Channels<S, R>,
+    blocker: B,
+    peers: P,
+) -> Running
+where
+    E: Spawner + Clock + Metrics + Storage + CryptoRng + Supervisor + Send + Sync + 'static,
+    S: Sender<PublicKey = PublicKey>,
+    R: Receiver<PublicKey = PublicKey>,
+    B: Blocker<PublicKey = PublicKey> + Clone,
+    P: Provider<PublicKey = PublicKey> + Clone,
+{
+    let me = config.key.public_key();
+    let scheme = Scheme::signer(
+        &config.namespace,
+        config.participants.clone(),
+        config.key.clone(),
+    )
+    .expect("this validator's key is in the set (checked at start)");
+    let page_cache = CacheRef::new(NonZeroU16::new(4096).expect("nonzero"), nz(64));
+    let prefix = &config.partition;
+
+    // Marshal: two archives, the buffered broadcast and the backfill resolver.
+    let finalizations = immutable::Archive::init(
+        rt.child("finalizations"),
+        archive_config(
+            prefix,
+            "finalizations",
+            &page_cache,
+            <Scheme as commonware_cryptography::certificate::Verifier>::certificate_codec_config_unbounded(),
+        ),
+    )
+    .await
+    .expect("the finalizations archive opens");
+    let blocks = immutable::Archive::init(
+        rt.child("blocks"),
+        archive_config(prefix, "blocks", &page_cache, config.bound),
+    )
+    .await
+    .expect("the blocks archive opens");
+
+    let provider = ConstantProvider::<Scheme, Epoch>::new(Scheme::verifier(
+        &config.namespace,
+        config.participants.clone(),
+    ));
+    let marshal_config = MarshalConfig {
+        provider,
+        epocher: FixedEpocher::new(NonZeroU64::new(u64::MAX).expect("nonzero")),
+        start: Start::Genesis(commonware_cryptography::Digested::precomputed(
+            config.genesis.clone(),
+            config.genesis.digest_of(),
+        )),
+        partition_prefix: format!("{prefix}-marshal"),
+        mailbox_size: nz(1024),
+        view_retention: ViewDelta::new(10),
+        prunable_items_per_section: NonZeroU64::new(1024).expect("nonzero"),
+        page_cache: page_cache.clone(),
+        replay_buffer: nz(1 << 20),
+        key_write_buffer: nz(1 << 20),
+        value_write_buffer: nz(1 << 20),
+        block_codec_config: config.bound,
+        max_repair: nz(16),
+        max_pending_acks: nz(16),
+        strategy: Sequential,
+    };
+    let (resolver_rx, resolver) = marshal_resolver::init(
+        rt.child("backfill"),
+        marshal_resolver::Config {
+            public_key: me.clone(),
+            peer_provider: peers.clone(),
+            blocker: blocker.clone(),
+            mailbox_size: nz(1024),
+            fetch_timeout: NZDuration!(Duration::from_secs(2)),
+            fetch_retry_delay: Duration::from_millis(100),
+            priority_requests: false,
+            priority_responses: false,
+        },
+        channels.backfill,
+    );
+    let (broadcast, buffer) = buffered::Engine::new(
+        rt.child("broadcast"),
+        buffered::Config {
+            public_key: me.clone(),
+            mailbox_size: nz(1024),
+            deque_size: 10,
+            priority: false,
+            codec_config: config.bound,
+            peer_provider: peers.clone(),
+            strategy: Sequential,
+        },
+    );
+    broadcast.start(channels.broadcast);
+    let (actor, marshal, _floor) =
+        MarshalActor::init(rt.child("marshal"), finalizations, blocks, marshal_config).await;
+    let (finalizer, queue) = Finalizer::new();
+    actor.start(finalizer, buffer, (resolver_rx, resolver));
+
+    // The committer.
+    let (failed_tx, failed) = watch::channel(None);
+    let committer_rt = rt.child("committer");
+    let committer_marshal = marshal.clone();
+    let committer_ledger = ledger.clone();
+    rt.child("committer_task").spawn(move |_| async move {
+        run_committer(
+            committer_rt,
+            committer_ledger,
+            committer_marshal,
+            queue,
+            failed_tx,
+        )
+        .await
+    });
+
+    // Transaction gossip.
+    let (gossip_tx, gossip_rx) = tokio::sync::mpsc::channel(GOSSIP_QUEUE);
+    ledger.chain.set_gossip(gossip_tx);
+    let gossip_chain = ledger.chain.clone();
+    let gossip_channel = channels.gossip;
+    rt.child("gossip")
+        .spawn(move |ctx| gossip::run(ctx, gossip_chain, gossip_rx, gossip_channel));
+
+    // Simplex, with the inline wrapper as automaton, relay and reporter.
+    let wrapper = Inline::new(
+        rt.child("inline"),
+        App::new(ledger),
+        marshal.clone(),
+        FixedEpocher::new(NonZeroU64::new(u64::MAX).expect("nonzero")),
+    );
+    let engine = simplex::Engine::new(
+        rt.child("simplex"),
+        simplex::Config {
+            scheme,
+            elector: RoundRobin::<Sha256>::default(),
+            blocker,
+            automaton: wrapper.clone(),
+            relay: wrapper.clone(),
+            reporter: wrapper,
+            partition: format!("{prefix}-simplex"),
+            mailbox_size: nz(1024),
+            epoch: Epoch::zero(),
+            floor: simplex::Floor::Genesis(commonware_cryptography::Digestible::digest(
+                &config.genesis,
+            )),
+            replay_buffer: nz(1 << 20),
+            write_buffer: nz(1 << 20),
+            page_cache,
+            leader_timeout: config.leader_timeout,
+            certification_timeout: config.certification_timeout,
+            timeout_retry: config.timeout_retry,
+            fetch_timeout: NZDuration!(Duration::from_secs(1)),
+            fetch_retry_delay: Duration::from_millis(100),
+            view_retention: ViewDelta::new(10),
+            skip: SkipPolicy::Enabled {
+                timeout: config.certification_timeout + config.timeout_retry,
+                budget: SkipBudget::Participants,
+            },
+            strategy: Sequential,
+            forward: ForwardPolicy::Disabled,
+            track_historical_votes: false,
+        },
+    );
+    let engine = engine.start(channels.votes, channels.certificates, channels.resolver);
+    Running {
+        marshal,
+        failed,
+        engine,
+    }
+}

@@ -1,0 +1,525 @@
+//! The validator's ledger: executing proposed blocks on the state they build on, and committing
+//! finalized ones. Plain blocking code over the node's [`Chain`], with no consensus types other
+//! than the digest; `app.rs` calls it from the engine's tasks.
+//!
+//! **Speculative blocks.** Consensus asks a validator to build on, or vote for, a block whose
+//! parent may not be final yet (simplex builds on the latest notarized block). Every block this
+//! validator executed and that is not yet committed is kept ([`Executed`]: its net writes, state
+//! hash, receipts), by digest. The state after such a block is the committed head under the
+//! merged writes of the blocks between the head and it, oldest first; the walk from a block to
+//! the head follows parent digests and is bounded by [`MAX_SPECULATIVE_DEPTH`].
+//!
+//! **One writer.** Executions hold [`Ledger::gate`] for reading, commits for writing, so the
+//! head never moves under an execution: the state a block is executed on is exactly the
+//! state after its parent.
+//!
+//! **Committing** a finalized block ([`Ledger::commit_finalized`]) reuses its execution when
+//! there is one (else executes it now on the head), writes it with the node's one commit path
+//! (`Chain::commit`: SQLite, head, WebSocket), records its digest and finality certificate
+//! (`validator_finality` table), and forgets the speculative blocks at or below its height.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, RwLock};
+
+use commonware_consensus::Block as _;
+use commonware_cryptography::sha256::Digest;
+use commonware_cryptography::Digestible as _;
+
+use gamechain_runtime::chain::{
+    Header, Receipt, SecretKey, SignedHeader, StateHash, TxBody, ValidatorSet,
+};
+use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection, WriteSet};
+use gamechain_sdk::Checkpoint;
+
+use crate::error::NodeError;
+use crate::ledger::chain::Chain;
+use crate::ledger::sign_state::SignStateFile;
+use crate::ledger::storage::Storage;
+use crate::validator::block::ProposedBlock;
+use gamechain_chain::wire::{Block, IncludedTx};
+
+/// Most blocks between the committed head and a block a validator executes. Deeper, it
+/// abstains (the block is far ahead of what this validator has committed; marshal delivers the
+/// finalized ones first).
+pub const MAX_SPECULATIVE_DEPTH: usize = 256;
+
+/// A block executed on its parent's state, not yet committed.
+#[derive(Debug)]
+pub struct Executed {
+    /// The block.
+    pub block: ProposedBlock,
+    /// The transaction receipts, in block order.
+    pub receipts: Vec<Receipt>,
+    /// The `end_block` receipts.
+    pub end_block: Vec<(String, Receipt)>,
+    /// Each transaction's `(from, nonce)`, in block order.
+    pub senders: Vec<(String, u64)>,
+    /// The block's net writes.
+    pub writes: Arc<WriteSet>,
+    /// The running state hash after it.
+    pub state_hash: StateHash,
+}
+
+/// Why a block cannot be executed here (yet, or ever).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExecError {
+    /// The block is wrong: consensus must not accept it (the text says what).
+    Invalid(String),
+    /// Its parent is not known here (not executed, not the head): it may become known.
+    UnknownParent,
+    /// This machine failed (the wasm engine): no verdict.
+    Host(String),
+}
+
+/// A test-only misbehaviour of a proposer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    /// Proposes blocks whose header claims a wrong state root.
+    BadStateRoot,
+}
+
+/// The committed head's state, read under the head lock one call at a time (the gate keeps
+/// the head still meanwhile).
+struct HeadState<'a>(&'a Chain);
+
+impl State for HeadState<'_> {
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        self.0.head().state.get(key)
+    }
+
+    fn scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        self.0.head().state.scan(prefix, start_after, limit)
+    }
+}
+
+/// The validator's view of the chain (module docs).
+pub struct Ledger {
+    /// The node's core: head, mempool, commit path.
+    pub chain: Arc<Chain>,
+    /// This validator's block-signing key.
+    key: SecretKey,
+    /// The genesis validator set.
+    set: ValidatorSet,
+    /// Executions read-lock it, commits write-lock it.
+    gate: RwLock<()>,
+    /// Executed blocks not committed yet, by digest (lookups only).
+    speculative: Mutex<HashMap<Digest, Arc<Executed>>>,
+    /// The committed head's digest.
+    head_digest: Mutex<Digest>,
+    /// The database writer and the sign state.
+    writer: Mutex<(Storage, SignStateFile)>,
+    /// Most transactions a block this validator proposes takes.
+    max_block_txs: usize,
+    /// Most bytes of transactions (bodies and signatures) a block it proposes takes.
+    max_block_tx_bytes: usize,
+    /// Test-only misbehaviour.
+    fault: Option<Fault>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Ledger {
+    /// The ledger of a validator over `chain`, whose head's digest is `head_digest`, writing
+    /// with `storage` and `sign_state`. Errors: `key` is not a validator's.
+    pub fn new(
+        chain: Arc<Chain>,
+        key: SecretKey,
+        storage: Storage,
+        sign_state: SignStateFile,
+        head_digest: Digest,
+        max_block_tx_bytes: usize,
+        fault: Option<Fault>,
+    ) -> Result<Ledger, NodeError> {
+        let set =
+            chain.genesis().validators.clone().ok_or_else(|| {
+                NodeError::Refused("the chain's genesis names no validators".into())
+            })?;
+        if set.by_address(&key.address()).is_none() {
+            return Err(NodeError::Refused(format!(
+                "this node's key ({}) is not the key of a validator of the genesis set",
+                key.address()
+            )));
+        }
+        let max_block_txs = chain.config.max_block_txs;
+        let mut storage = storage;
+        storage.ensure_validator_tables()?;
+        if storage.validator_digest(0)?.is_none() {
+            // Block 0's digest, for marshal's first delivery (genesis).
+            let genesis = crate::validator::genesis_proposal(&storage)?;
+            storage.put_validator_finality(0, &genesis.digest().0, None)?;
+        }
+        Ok(Ledger {
+            chain,
+            key,
+            set,
+            gate: RwLock::new(()),
+            speculative: Mutex::new(HashMap::new()),
+            head_digest: Mutex::new(head_digest),
+            writer: Mutex::new((storage, sign_state)),
+            max_block_txs,
+            max_block_tx_bytes,
+            fault,
+        })
+    }
+
+    /// The validator set.
+    pub fn set(&self) -> &ValidatorSet {
+        &self.set
+    }
+
+    /// This validator's address.
+    pub fn address(&self) -> String {
+        self.key.address()
+    }
+
+    /// The committed head's digest and height.
+    pub fn head(&self) -> (Digest, u64) {
+        let _g = self.gate.read().unwrap_or_else(|p| p.into_inner());
+        (
+            *lock(&self.head_digest),
+            self.chain.head().header.header.height,
+        )
+    }
+
+    /// Whether `digest` is the head or an executed block.
+    pub fn knows(&self, digest: &Digest) -> bool {
+        *lock(&self.head_digest) == *digest || lock(&self.speculative).contains_key(digest)
+    }
+
+    /// The executed block `digest`, if any.
+    pub fn executed(&self, digest: &Digest) -> Option<Arc<Executed>> {
+        lock(&self.speculative).get(digest).cloned()
+    }
+
+    /// The executed blocks from `parent` down to (not including) the head, newest first;
+    /// [`ExecError::UnknownParent`] when the walk does not reach the head within
+    /// [`MAX_SPECULATIVE_DEPTH`] blocks. Call with the gate held.
+    fn path_to_head(&self, parent: &Digest) -> Result<Vec<Arc<Executed>>, ExecError> {
+        let head = *lock(&self.head_digest);
+        let spec = lock(&self.speculative);
+        let mut path = Vec::new();
+        let mut at = *parent;
+        while at != head {
+            if path.len() >= MAX_SPECULATIVE_DEPTH {
+                return Err(ExecError::UnknownParent);
+            }
+            let e = spec.get(&at).ok_or(ExecError::UnknownParent)?;
+            at = e.block.parent();
+            path.push(e.clone());
+        }
+        Ok(path)
+    }
+
+    /// Runs `f` on the state after `parent` (its header and running hash too). Call with the
+    /// gate held.
+    fn on_parent<T>(
+        &self,
+        parent: &Digest,
+        f: impl FnOnce(&dyn State, &Header, &StateHash) -> T,
+    ) -> Result<T, ExecError> {
+        let path = self.path_to_head(parent)?;
+        let head_state = HeadState(&self.chain);
+        match path.first() {
+            None => {
+                let (header, hash) = {
+                    let head = self.chain.head();
+                    (head.header.header.clone(), head.state_hash.clone())
+                };
+                Ok(f(&head_state, &header, &hash))
+            }
+            Some(newest) => {
+                let mut merged = WriteSet::new();
+                for e in path.iter().rev() {
+                    for (k, v) in e.writes.iter() {
+                        merged.insert(k.clone(), v.clone());
+                    }
+                }
+                let layer = Layer {
+                    base: &head_state,
+                    writes: &merged,
+                };
+                Ok(f(&layer, &newest.block.header().header, &newest.state_hash))
+            }
+        }
+    }
+
+    /// Builds, signs and records (as executed) a block on `parent` from the mempool, at
+    /// `time_ms` (raised to the parent's time when earlier). Transactions already in a block
+    /// between the head and `parent`, or otherwise not includable now, are skipped and stay
+    /// pending. Errors: [`ExecError::UnknownParent`], [`ExecError::Host`].
+    pub fn propose(&self, parent: &Digest, time_ms: u64) -> Result<ProposedBlock, ExecError> {
+        let _g = self.gate.read().unwrap_or_else(|p| p.into_inner());
+        let batch = self.chain.mempool().batch(self.max_block_txs);
+        let ctx = self.chain.ctx.clone();
+        let built = self.on_parent(parent, |state, parent_header, parent_hash| {
+            let time_ms = time_ms.max(parent_header.time_ms);
+            let mut builder = BlockBuilder::new(
+                &ctx,
+                state,
+                parent_hash,
+                parent_header,
+                time_ms,
+                Checkpoint::default(),
+            )
+            .map_err(|e| ExecError::Host(format!("cannot start a block: {e}")))?;
+            builder.set_proposer(&self.key.address());
+            let mut txs = Vec::new();
+            let mut senders = Vec::new();
+            let mut bytes = 0usize;
+            for p in batch {
+                let size = p.tx.body().len() + p.tx.signature().len();
+                if bytes + size > self.max_block_tx_bytes {
+                    break;
+                }
+                let sender = (p.body.from.clone(), p.body.nonce);
+                match builder.push_checked(&p.tx, p.body) {
+                    Ok(_) => {
+                        bytes += size;
+                        txs.push(p.tx);
+                        senders.push(sender);
+                    }
+                    Err(TransitionError::InvalidTx {
+                        reason: TxRejection::BlockFull { .. },
+                        ..
+                    }) => break,
+                    // Included in a block on the way to `parent`, or not includable after
+                    // it: left pending (a commit drops what the chain made stale).
+                    Err(TransitionError::InvalidTx { .. }) => {}
+                    Err(e) => return Err(ExecError::Host(e.to_string())),
+                }
+            }
+            let out = builder
+                .finish()
+                .map_err(|e| ExecError::Host(e.to_string()))?;
+            Ok((out, txs, senders))
+        })??;
+        let (out, txs, senders) = built;
+        let mut header = out.header;
+        if self.fault == Some(Fault::BadStateRoot) {
+            header.state_root[0] ^= 0xff;
+        }
+        let signed = SignedHeader::sign(header, &self.key);
+        let block = ProposedBlock::new(signed, txs, *parent);
+        let executed = Executed {
+            block: block.clone(),
+            receipts: out.receipts,
+            end_block: out.end_block,
+            senders,
+            writes: Arc::new(out.writes),
+            state_hash: out.state_hash,
+        };
+        lock(&self.speculative).insert(block.digest(), Arc::new(executed));
+        Ok(block)
+    }
+
+    /// Executes `block` on its parent's state and checks that it is exactly what its header
+    /// says (proposer, signature, time, transactions, receipts and state root); records it as
+    /// executed. `leader` is the address consensus names as the round's leader, `now_ms` this
+    /// validator's clock (a block more than `max_drift_ms` ahead of it is refused). Already
+    /// executed: `Ok` at once.
+    pub fn verify(
+        &self,
+        block: &ProposedBlock,
+        leader: Option<&str>,
+        now_ms: u64,
+        max_drift_ms: u64,
+    ) -> Result<(), ExecError> {
+        if self.executed(&block.digest()).is_some() {
+            return Ok(());
+        }
+        let header = &block.header().header;
+        if self.set.by_address(&header.sequencer).is_none() {
+            return Err(ExecError::Invalid(format!(
+                "the header names {}, not a validator",
+                header.sequencer
+            )));
+        }
+        if let Some(leader) = leader {
+            if leader != header.sequencer {
+                return Err(ExecError::Invalid(format!(
+                    "the header names {}, the round's leader is {leader}",
+                    header.sequencer
+                )));
+            }
+        }
+        block
+            .header()
+            .verify()
+            .map_err(|e| ExecError::Invalid(format!("header signature: {e}")))?;
+        if header.time_ms > now_ms.saturating_add(max_drift_ms) {
+            return Err(ExecError::Invalid(format!(
+                "block time {} is more than {max_drift_ms} ms ahead of this validator's clock ({now_ms})",
+                header.time_ms
+            )));
+        }
+        let genesis = self.chain.genesis();
+        let (chain_id, network) = (genesis.chain_id.clone(), genesis.network);
+        let checks: Vec<Result<TxBody, _>> = block
+            .txs()
+            .iter()
+            .map(|t| t.check(&chain_id, network))
+            .collect();
+        let _g = self.gate.read().unwrap_or_else(|p| p.into_inner());
+        let ctx = self.chain.ctx.clone();
+        let parent_digest = block.parent();
+        let out = self.on_parent(&parent_digest, |state, parent, parent_hash| {
+            if header.prev_hash != parent.hash() || header.height != parent.height + 1 {
+                return Err(ExecError::Invalid(
+                    "the header does not follow its parent".into(),
+                ));
+            }
+            if header.time_ms < parent.time_ms {
+                return Err(ExecError::Invalid(format!(
+                    "block time {} is before the parent's {}",
+                    header.time_ms, parent.time_ms
+                )));
+            }
+            let mut builder = BlockBuilder::new(
+                &ctx,
+                state,
+                parent_hash,
+                parent,
+                header.time_ms,
+                header.checkpoint.clone(),
+            )
+            .map_err(|e| ExecError::Invalid(e.to_string()))?;
+            builder.set_proposer(&header.sequencer);
+            let mut senders = Vec::with_capacity(checks.len());
+            for (index, (tx, check)) in block.txs().iter().zip(checks).enumerate() {
+                let body =
+                    check.map_err(|e| ExecError::Invalid(format!("transaction {index}: {e}")))?;
+                senders.push((body.from.clone(), body.nonce));
+                match builder.push_checked(tx, body) {
+                    Ok(_) => {}
+                    Err(TransitionError::Host(e)) => return Err(ExecError::Host(e.to_string())),
+                    Err(e) => return Err(ExecError::Invalid(format!("transaction {index}: {e}"))),
+                }
+            }
+            let out = builder.finish().map_err(|e| match e {
+                TransitionError::Host(e) => ExecError::Host(e.to_string()),
+                e => ExecError::Invalid(e.to_string()),
+            })?;
+            Ok((out, senders))
+        })??;
+        let (out, senders) = out;
+        if out.header != *header {
+            let diff = crate::verify::replay::header_differences(header, &out.header);
+            let (field, expected, got) =
+                diff.into_iter()
+                    .next()
+                    .unwrap_or(("header", String::new(), String::new()));
+            return Err(ExecError::Invalid(format!(
+                "{field}: the block says {expected}, executing it gives {got}"
+            )));
+        }
+        let executed = Executed {
+            block: block.clone(),
+            receipts: out.receipts,
+            end_block: out.end_block,
+            senders,
+            writes: Arc::new(out.writes),
+            state_hash: out.state_hash,
+        };
+        lock(&self.speculative).insert(block.digest(), Arc::new(executed));
+        Ok(())
+    }
+
+    /// Commits the finalized `block` (the next height), with its finality certificate when
+    /// there is one (the encoded `Finalization`), then forgets the executed blocks at or below
+    /// it and drops pending transactions the chain made stale. A block at or below the head is
+    /// a redelivery: `Ok` when it is the stored one. Errors: the block does not follow the
+    /// head, does not execute to its header (a finalized block that does not: the validator
+    /// set broke its fault bound), or the database failed; the node must stop.
+    pub fn commit_finalized(
+        &self,
+        block: &ProposedBlock,
+        certificate: Option<Vec<u8>>,
+    ) -> Result<(), NodeError> {
+        let digest = block.digest();
+        let height = block.number();
+        {
+            let head_height = self.chain.head().header.header.height;
+            if height <= head_height {
+                let stored = self
+                    .chain
+                    .read_db(|db| db.validator_digest(height))
+                    .map_err(|e| NodeError::Refused(e.to_string()))?;
+                return match stored {
+                    Some(d) if d == digest.0 => Ok(()),
+                    other => Err(NodeError::Refused(format!(
+                        "finalized block {height} has digest {}, this node committed {}",
+                        hex::encode(digest.0),
+                        other.map_or("nothing".into(), hex::encode)
+                    ))),
+                };
+            }
+        }
+        if self.executed(&digest).is_none() {
+            // Not executed here (e.g. fetched while catching up): on the head, now.
+            self.verify(block, None, u64::MAX / 2, 0).map_err(|e| {
+                NodeError::Refused(format!("finalized block {height} does not execute: {e:?}"))
+            })?;
+        }
+        let executed = self.executed(&digest).expect("executed above");
+        let _g = self.gate.write().unwrap_or_else(|p| p.into_inner());
+        if block.parent() != *lock(&self.head_digest) {
+            return Err(NodeError::Refused(format!(
+                "finalized block {height} does not follow this node's head"
+            )));
+        }
+        let wire = Block {
+            header: block.header().clone(),
+            txs: block
+                .txs()
+                .iter()
+                .cloned()
+                .zip(executed.receipts.iter().cloned())
+                .map(|(tx, receipt)| IncludedTx { tx, receipt })
+                .collect(),
+            end_block: executed.end_block.clone(),
+        };
+        let senders: Vec<(&str, u64)> = executed
+            .senders
+            .iter()
+            .map(|(f, n)| (f.as_str(), *n))
+            .collect();
+        let writes = (*executed.writes).clone();
+        {
+            let mut writer = lock(&self.writer);
+            let (storage, sign_state) = &mut *writer;
+            sign_state.record_block(&wire)?;
+            self.chain.commit(
+                storage,
+                &wire,
+                &senders,
+                writes,
+                executed.state_hash.clone(),
+            )?;
+            storage.put_validator_finality(height, &digest.0, certificate.as_deref())?;
+        }
+        *lock(&self.head_digest) = digest;
+        lock(&self.speculative).retain(|_, e| e.block.number() > height);
+        self.drop_stale(&executed.senders);
+        Ok(())
+    }
+
+    /// Drops the pending transactions of `senders` whose nonces the head has used (included in
+    /// another validator's block, or conflicting with one).
+    fn drop_stale(&self, senders: &[(String, u64)]) {
+        let mut latest: BTreeMap<&str, u64> = BTreeMap::new();
+        for (from, nonce) in senders {
+            latest.insert(from, *nonce);
+        }
+        let mut mempool = self.chain.mempool();
+        for (from, nonce) in latest {
+            mempool.drop_below(from, nonce + 1);
+        }
+    }
+}

@@ -1,0 +1,244 @@
+//! `gamechain node --validator`: a validator's consensus over TCP, in place of the sequencer.
+//!
+//! The node's API, WebSocket and database work as on a sequencer (`server/node.rs`); what
+//! makes blocks is this: Commonware's tokio runtime on its own thread (its storage in
+//! `<data>/consensus/`), the authenticated p2p transport (`lookup`: every validator's consensus
+//! key and address are configured; connections are encrypted and authenticated with the
+//! consensus keys, and only keys of the genesis set are accepted), and the engine of
+//! `engine.rs`. [`run`] returns when the node shuts down (the runtime is stopped and its thread
+//! joined) or fails when committing a finalized block failed.
+//!
+//! Checked at start, each with its own error: the genesis names validators; `[validator]` is
+//! configured; `<data>/consensus.key` is a key of the set and belongs to the same validator as
+//! the block-signing key; every configured peer is another validator of the set.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use commonware_cryptography::ed25519::PublicKey;
+use commonware_cryptography::{ChaCha20Poly1305, Signer as _};
+use commonware_p2p::authenticated::lookup;
+use commonware_p2p::{Address, AddressableManager as _};
+use commonware_runtime::{tokio as cw_tokio, Quota, Runner as _, Spawner as _, Supervisor as _};
+use commonware_stream::{cups, sake};
+use commonware_utils::ordered::Map;
+use commonware_utils::NZU32;
+use tokio::sync::watch;
+
+use gamechain_runtime::chain::SecretKey;
+
+use crate::error::NodeError;
+use crate::ledger::chain::Chain;
+use crate::ledger::sign_state::SignStateFile;
+use crate::ledger::storage::Storage;
+use crate::validator::engine::{self, Channels, EngineConfig};
+use crate::validator::keys;
+use crate::validator::ledger::{Fault, Ledger};
+use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
+
+/// Largest p2p message: a block at [`PROPOSAL_BOUND`] with marshal's framing and a certificate.
+pub const MAX_P2P_MESSAGE: u32 = (PROPOSAL_BOUND.max_bytes + (1 << 20)) as u32;
+
+/// Messages per second a peer may send on each consensus channel.
+pub const CONSENSUS_QUOTA: u32 = 1_000;
+
+/// Transactions per second a peer may gossip.
+pub const GOSSIP_QUOTA: u32 = 20_000;
+
+/// How long a stopping runtime waits for its tasks.
+const STOP_GRACE: Duration = Duration::from_secs(3);
+
+/// Test-only misbehaviour from the environment (`GAMECHAIN_TEST_FAULT=bad_state_root`); builds
+/// with debug assertions only, so a release binary never misbehaves on purpose.
+fn fault_from_env() -> Option<Fault> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    match std::env::var("GAMECHAIN_TEST_FAULT").as_deref() {
+        Ok("bad_state_root") => Some(Fault::BadStateRoot),
+        _ => None,
+    }
+}
+
+/// Runs this validator until `shutdown` turns true (module docs). Errors: a start check failed,
+/// or committing a finalized block failed (the node must stop).
+pub async fn run(
+    chain: Arc<Chain>,
+    storage: Storage,
+    sign_state: SignStateFile,
+    key: SecretKey,
+    mut shutdown: watch::Receiver<bool>,
+) -> Result<(), NodeError> {
+    let config = chain.config.clone();
+    let set = chain.genesis().validators.clone().ok_or_else(|| {
+        NodeError::Refused(
+            "--validator: this chain's genesis names no validators (a sequencer chain)".into(),
+        )
+    })?;
+    let vc = config.validator.clone().ok_or_else(|| {
+        NodeError::Refused(
+            "this chain is run by validators: configure [validator] (p2p_listen, peers) and start \
+             with --validator"
+                .into(),
+        )
+    })?;
+    let consensus_key = keys::read(&config.data_dir)?;
+    let me = consensus_key.public_key();
+    let my_bytes: [u8; 32] = me.as_ref().try_into().expect("32-byte key");
+    match set.by_consensus_key(&my_bytes) {
+        None => {
+            return Err(NodeError::Refused(format!(
+                "{} holds the consensus key {}, which is not in the genesis set",
+                config.data_dir.join(keys::CONSENSUS_KEY_FILE).display(),
+                hex::encode(my_bytes)
+            )))
+        }
+        Some(v) if v.address != key.address() => {
+            return Err(NodeError::Refused(format!(
+                "the consensus key belongs to validator {}, the block-signing key is {}",
+                v.address,
+                key.address()
+            )))
+        }
+        Some(_) => {}
+    }
+    let participants = keys::participants(&set)?;
+    let mut addresses: Vec<(PublicKey, Address)> = vec![(me.clone(), vc.p2p_listen.into())];
+    let mut seen = BTreeSet::from([my_bytes]);
+    for (peer, addr) in vc.parsed_peers().map_err(|e| NodeError::Config(e))? {
+        if set.by_consensus_key(&peer).is_none() {
+            return Err(NodeError::Refused(format!(
+                "validator.peers names {}, which is not a consensus key of the genesis set",
+                hex::encode(peer)
+            )));
+        }
+        if !seen.insert(peer) {
+            return Err(NodeError::Refused(format!(
+                "validator.peers names {} twice (or this validator's own key)",
+                hex::encode(peer)
+            )));
+        }
+        let pk = participants
+            .iter()
+            .find(|p| p.as_ref() == peer.as_slice())
+            .expect("in the set")
+            .clone();
+        addresses.push((pk, addr.into()));
+    }
+    let peer_map: Map<PublicKey, Address> = Map::try_from(addresses)
+        .map_err(|_| NodeError::Refused("validator.peers lists a key twice".into()))?;
+
+    let height = chain.head().header.header.height;
+    let digest = head_digest(&storage, height)?;
+    let genesis = genesis_proposal(&storage)?;
+    let namespace = engine::namespace(&chain.genesis().chain_id, &chain.genesis_hash);
+    let ledger = Arc::new(Ledger::new(
+        chain.clone(),
+        key,
+        storage,
+        sign_state,
+        digest,
+        MAX_PROPOSAL_TX_BYTES,
+        fault_from_env(),
+    )?);
+    let engine_config = EngineConfig {
+        namespace: namespace.clone(),
+        participants: participants.clone(),
+        key: consensus_key.clone(),
+        genesis,
+        bound: PROPOSAL_BOUND,
+        leader_timeout: Duration::from_millis(set.leader_timeout_ms),
+        certification_timeout: Duration::from_millis(set.certification_timeout_ms),
+        timeout_retry: Duration::from_millis(set.timeout_retry_ms),
+        partition: "gc".into(),
+    };
+    let p2p_config = lookup::Config::local(
+        cups::Cups::<_, ChaCha20Poly1305>::new(
+            sake::Sake {
+                signer: consensus_key,
+                synchrony_bound: Duration::from_secs(5),
+                max_handshake_age: Duration::from_secs(10),
+                version: sake::Version::V1,
+            },
+            cups::Version::V1,
+        ),
+        &[namespace.as_slice(), b"/p2p"].concat(),
+        vc.p2p_listen,
+        std::num::NonZeroUsize::new(set.set.len()).expect("a set is not empty"),
+        MAX_P2P_MESSAGE,
+        std::num::NonZeroUsize::new(1024).expect("nonzero"),
+    );
+    let storage_dir = config.data_dir.join("consensus");
+    let (failed_tx, mut failed) = watch::channel::<Option<String>>(None);
+    let stop = shutdown.clone();
+    let thread = std::thread::Builder::new()
+        .name("consensus".into())
+        .spawn(move || {
+            let runner = cw_tokio::Runner::new(
+                cw_tokio::Config::new()
+                    .with_storage_directory(storage_dir)
+                    .with_worker_threads(2)
+                    .with_catch_panics(false),
+            );
+            runner.start(|context| async move {
+                let (mut network, mut oracle) =
+                    lookup::Network::new(context.child("network"), p2p_config);
+                oracle.track(0, peer_map);
+                let consensus = Quota::per_second(NZU32!(CONSENSUS_QUOTA));
+                let channels = Channels {
+                    votes: network.register(0, consensus),
+                    certificates: network.register(1, consensus),
+                    resolver: network.register(2, consensus),
+                    backfill: network.register(3, consensus),
+                    broadcast: network.register(4, consensus),
+                    gossip: network.register(5, Quota::per_second(NZU32!(GOSSIP_QUOTA))),
+                };
+                network.start();
+                let running = engine::start(
+                    context.child("validator"),
+                    ledger,
+                    engine_config,
+                    channels,
+                    oracle.clone(),
+                    oracle,
+                )
+                .await;
+                tracing::info!("validator consensus running");
+                let mut commit_failed = running.failed.clone();
+                let mut stop = stop;
+                let failure = tokio::select! {
+                    _ = stop.wait_for(|s| *s) => None,
+                    f = commit_failed.wait_for(|f| f.is_some()) => f.ok().and_then(|f| f.clone()),
+                };
+                if let Some(f) = failure {
+                    let _ = failed_tx.send(Some(f));
+                }
+                let _ = context.stop(0, Some(STOP_GRACE)).await;
+            });
+        })
+        .map_err(|e| NodeError::Runtime(format!("cannot start the consensus thread: {e}")))?;
+    let failure = tokio::select! {
+        _ = shutdown.wait_for(|s| *s) => None,
+        f = failed.wait_for(|f| f.is_some()) => Some(f.ok().and_then(|f| f.clone()).unwrap_or_default()),
+    };
+    let result = match failure {
+        None => Ok(()),
+        Some(f) => Err(NodeError::Refused(format!(
+            "committing a finalized block failed: {f}"
+        ))),
+    };
+    // The runtime stops once it sees the shutdown (or has stopped after the failure).
+    let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_p2p_message_bound_holds_a_block_at_its_bound() {
+        assert!(MAX_P2P_MESSAGE as usize > PROPOSAL_BOUND.max_bytes + 4 + 32);
+    }
+}

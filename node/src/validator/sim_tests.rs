@@ -1,0 +1,383 @@
+//! Validators under Commonware's deterministic runtime and simulated network: real chains (the
+//! node's SQLite, the wasm runtime, the embedded tic-tac-toe), real consensus (simplex,
+//! marshal), simulated time and links. Each run is reproducible from its seed.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use commonware_codec::Decode as _;
+use commonware_consensus::simplex::scheme::ed25519::Scheme;
+use commonware_consensus::simplex::types::Finalization;
+use commonware_cryptography::ed25519::{PrivateKey, PublicKey};
+use commonware_cryptography::sha256::Digest;
+use commonware_cryptography::Signer as _;
+use commonware_p2p::simulated::{Config as NetConfig, Link, Network};
+use commonware_parallel::Sequential;
+use commonware_runtime::{deterministic, Clock as _, Quota, Runner as _, Supervisor as _};
+use commonware_utils::{probability, NZUsize, NZU32};
+use tempfile::TempDir;
+
+use gamechain_runtime::chain::{
+    Action, GenesisValidator, Network as ChainNetwork, SecretKey, SignedTx, TxBody, ValidatorSet,
+    ENGINE_SIMPLEX,
+};
+
+use crate::config::NodeConfig;
+use crate::ledger::chain::{Chain, NoSink};
+use crate::ledger::genesis_setup::{new_genesis, open_chain};
+use crate::validator::engine::{self, Channels, EngineConfig};
+use crate::validator::keys::participants;
+use crate::validator::ledger::{Fault, Ledger};
+use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
+
+const CHAIN: &str = "gamechain-sim";
+
+/// Every run goes on until each validator has committed at least this many blocks, so every
+/// validator leads several views.
+const MIN_HEIGHT: u64 = 12;
+
+fn block_key(i: usize) -> SecretKey {
+    SecretKey::from_bytes(ChainNetwork::Testnet, [i as u8 + 1; 32]).unwrap()
+}
+
+fn user(i: usize) -> SecretKey {
+    SecretKey::from_bytes(ChainNetwork::Testnet, [100 + i as u8; 32]).unwrap()
+}
+
+fn faucet(sk: &SecretKey, nonce: u64) -> SignedTx {
+    TxBody {
+        chain_id: CHAIN.into(),
+        from: sk.address(),
+        nonce,
+        action: Action::Faucet {
+            token: "GOLD".into(),
+        },
+    }
+    .sign(sk)
+}
+
+fn transfer(sk: &SecretKey, nonce: u64, to: &SecretKey, amount: u128) -> SignedTx {
+    TxBody {
+        chain_id: CHAIN.into(),
+        from: sk.address(),
+        nonce,
+        action: Action::Transfer {
+            to: to.address(),
+            token: "GOLD".into(),
+            amount: gamechain_sdk::Amount(amount),
+        },
+    }
+    .sign(sk)
+}
+
+struct Node {
+    _dir: TempDir,
+    chain: Arc<Chain>,
+    ledger: Arc<Ledger>,
+    genesis: crate::validator::block::ProposedBlock,
+}
+
+fn config(dir: &std::path::Path) -> NodeConfig {
+    NodeConfig {
+        data_dir: dir.to_path_buf(),
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        chain_id: CHAIN.into(),
+        rate_limit_per_sec: 0,
+        wasm_instances: 2,
+        ..NodeConfig::default()
+    }
+}
+
+/// `n` data directories of one chain whose genesis names `n` validators; validator `faulty`
+/// misbehaves.
+fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<PrivateKey>) {
+    let consensus: Vec<PrivateKey> = (0..n as u64).map(PrivateKey::from_seed).collect();
+    let template_dir = tempfile::tempdir().unwrap();
+    let mut genesis = new_genesis(&config(template_dir.path()), &block_key(0)).unwrap();
+    // The simulated clock starts at the Unix epoch.
+    genesis.time_ms = 0;
+    genesis.validators = Some(ValidatorSet {
+        engine: ENGINE_SIMPLEX.into(),
+        set: (0..n)
+            .map(|i| GenesisValidator {
+                address: block_key(i).address(),
+                consensus_key: hex::encode(consensus[i].public_key().as_ref()),
+                voting_power: 1,
+            })
+            .collect(),
+        leader_timeout_ms: 1_000,
+        certification_timeout_ms: 2_000,
+        timeout_retry_ms: 5_000,
+    });
+    genesis.validate().unwrap();
+    let nodes = (0..n)
+        .map(|i| {
+            let dir = tempfile::tempdir().unwrap();
+            let cfg = config(dir.path());
+            std::fs::write(cfg.genesis_path(), genesis.to_json_pretty()).unwrap();
+            gamechain_client::keyfile::write_key_file(&cfg.key_path(), &block_key(i)).unwrap();
+            let opened = open_chain(&cfg).unwrap();
+            let height = opened.head.header.header.height;
+            let digest = head_digest(&opened.storage, height).unwrap();
+            let genesis_block = genesis_proposal(&opened.storage).unwrap();
+            let chain = Arc::new(Chain::new(
+                cfg.clone(),
+                opened.ctx,
+                opened.genesis_hash,
+                opened.head,
+                cfg.db_path(),
+                Arc::new(NoSink),
+            ));
+            let fault = faulty.filter(|(f, _)| *f == i).map(|(_, f)| f);
+            let ledger = Arc::new(
+                Ledger::new(
+                    chain.clone(),
+                    block_key(i),
+                    opened.storage,
+                    opened.sign_state,
+                    digest,
+                    MAX_PROPOSAL_TX_BYTES,
+                    fault,
+                )
+                .unwrap(),
+            );
+            Node {
+                _dir: dir,
+                chain,
+                ledger,
+                genesis: genesis_block,
+            }
+        })
+        .collect();
+    (nodes, consensus)
+}
+
+/// What a run ends with, per validator: (height, header hash, state root) at each height.
+type Heads = Vec<BTreeMap<u64, (String, [u8; 32], String)>>;
+
+/// Runs `n` validators (seed `seed`) until every one has committed every transaction
+/// submitted, then returns their chains and the certificates they stored (height → bytes).
+fn init_tracing() {
+    if let Ok(filter) = std::env::var("GC_SIM_TRACE") {
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_test_writer()
+            .try_init();
+    }
+}
+
+fn run(
+    seed: u64,
+    n: usize,
+    faulty: Option<(usize, Fault)>,
+    users: usize,
+) -> (Heads, Vec<Vec<(u64, Vec<u8>)>>, Vec<PublicKey>) {
+    init_tracing();
+    let (nodes, consensus) = make_nodes(n, faulty);
+    let cfg = deterministic::Config::new()
+        .with_seed(seed)
+        .with_timeout(Some(Duration::from_secs(600)));
+    let executor = deterministic::Runner::new(cfg);
+    executor.start(|context| async move {
+        let participants_set =
+            participants(nodes[0].chain.genesis().validators.as_ref().unwrap()).unwrap();
+        let peers: Vec<PublicKey> = consensus.iter().map(|k| k.public_key()).collect();
+        let (network, oracle) = Network::new_with_peers(
+            context.child("network"),
+            NetConfig {
+                max_size: 32 << 20,
+                max_peers_per_set: NZUsize!(n),
+                disconnect_on_block: true,
+                tracked_peer_sets: NZUsize!(1),
+            },
+            peers.clone(),
+        )
+        .await;
+        network.start();
+        let link = Link {
+            latency: Duration::from_millis(20),
+            jitter: Duration::from_millis(5),
+            success_rate: probability!(1.0),
+        };
+        for a in &peers {
+            for b in &peers {
+                if a != b {
+                    oracle
+                        .add_link(a.clone(), b.clone(), link.clone())
+                        .await
+                        .unwrap();
+                }
+            }
+        }
+        let namespace = engine::namespace(CHAIN, &nodes[0].chain.genesis_hash);
+        let quota = Quota::per_second(NZU32!(10_000));
+        let mut running = Vec::new();
+        for (i, node) in nodes.iter().enumerate() {
+            let me = consensus[i].public_key();
+            let control = oracle.control(me.clone());
+            let channels = Channels {
+                votes: control.register(0, quota).await.unwrap(),
+                certificates: control.register(1, quota).await.unwrap(),
+                resolver: control.register(2, quota).await.unwrap(),
+                backfill: control.register(3, quota).await.unwrap(),
+                broadcast: control.register(4, quota).await.unwrap(),
+                gossip: control.register(5, quota).await.unwrap(),
+            };
+            let cfg = EngineConfig {
+                namespace: namespace.clone(),
+                participants: participants_set.clone(),
+                key: consensus[i].clone(),
+                genesis: node.genesis.clone(),
+                bound: PROPOSAL_BOUND,
+                leader_timeout: Duration::from_millis(1_000),
+                certification_timeout: Duration::from_millis(2_000),
+                timeout_retry: Duration::from_millis(5_000),
+                partition: format!("gc_v{i}"),
+            };
+            running.push(
+                engine::start(
+                    context.child("validator").with_attribute("idx", i),
+                    node.ledger.clone(),
+                    cfg,
+                    channels,
+                    control.clone(),
+                    oracle.manager(),
+                )
+                .await,
+            );
+        }
+
+        // Each user's faucet call and a transfer, sent to one validator's mempool each (the
+        // user's), so blocks of several proposers carry them.
+        let mut txids = Vec::new();
+        for u in 0..users {
+            let node = &nodes[u % n];
+            let f = faucet(&user(u), 0);
+            txids.push(node.chain.submit(f).unwrap());
+            let t = transfer(&user(u), 1, &user((u + 1) % users), 5);
+            txids.push(node.chain.submit(t).unwrap());
+        }
+        // Until every validator has committed every transaction.
+        let mut rounds = 0u64;
+        loop {
+            rounds += 1;
+            if rounds % 200 == 0 && std::env::var("GC_SIM_DEBUG").is_ok() {
+                let heights: Vec<u64> = nodes
+                    .iter()
+                    .map(|n| n.chain.head().header.header.height)
+                    .collect();
+                let pending: Vec<usize> = nodes.iter().map(|n| n.chain.mempool().len()).collect();
+                eprintln!("t={rounds}: heights {heights:?} pending {pending:?}");
+            }
+            let done = nodes.iter().all(|node| {
+                txids.iter().all(|t| {
+                    matches!(
+                        node.chain.tx(t).map(|r| r.status),
+                        Ok(gamechain_chain::wire::TxStatus::Included { .. })
+                    )
+                })
+            });
+            for r in &running {
+                assert_eq!(*r.failed.borrow(), None, "a commit failed");
+            }
+            let tall = nodes
+                .iter()
+                .all(|n| n.chain.head().header.header.height >= MIN_HEIGHT);
+            if done && tall {
+                break;
+            }
+            context.sleep(Duration::from_millis(50)).await;
+        }
+        // Let the slowest reach the same height as the fastest.
+        let top = nodes
+            .iter()
+            .map(|n| n.chain.head().header.header.height)
+            .min()
+            .unwrap();
+        let heads: Heads = nodes
+            .iter()
+            .map(|node| {
+                (1..=top)
+                    .map(|h| {
+                        let b = node.chain.block(Some(h)).unwrap();
+                        (
+                            h,
+                            (
+                                b.hash_hex(),
+                                b.header.header.state_root,
+                                b.header.header.sequencer.clone(),
+                            ),
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        // Every stored certificate decodes, verifies against the set under the chain's
+        // namespace, and names the digest stored for its height; a changed payload fails.
+        let verifier = Scheme::verifier(&namespace, participants_set.clone());
+        let mut certs = Vec::new();
+        for node in &nodes {
+            let mut mine = Vec::new();
+            for h in 1..=top {
+                let (digest, cert) = node
+                    .chain
+                    .read_db(|db| db.validator_finality(h))
+                    .unwrap()
+                    .expect("every committed block has its digest recorded");
+                let Some(cert) = cert else { continue };
+                let f = Finalization::<Scheme, Digest>::decode_cfg(
+                    bytes::BytesMut::from(&cert[..]),
+                    &n,
+                )
+                .unwrap();
+                assert_eq!(f.proposal.payload.0, digest, "height {h}");
+                let mut rng = context.child("verify");
+                assert!(f.verify(&mut rng, &verifier, &Sequential), "height {h}");
+                let mut forged = f.clone();
+                forged.proposal.payload = Digest([0xAB; 32]);
+                assert!(!forged.verify(&mut rng, &verifier, &Sequential));
+                mine.push((h, cert));
+            }
+            certs.push(mine);
+        }
+        drop(running);
+        (heads, certs, peers)
+    })
+}
+
+fn check_agreement(heads: &Heads) {
+    for (i, h) in heads.iter().enumerate().skip(1) {
+        assert_eq!(h, &heads[0], "validator {i} disagrees with validator 0");
+    }
+}
+
+#[test]
+fn four_validators_agree_on_every_block_and_certificates_verify() {
+    let (heads, certs, peers) = run(1, 4, None, 12);
+    check_agreement(&heads);
+    let proposers: std::collections::BTreeSet<&String> =
+        heads[0].values().map(|(_, _, p)| p).collect();
+    assert_eq!(
+        proposers.len(),
+        4,
+        "every validator proposed blocks: {proposers:?}"
+    );
+    assert!(
+        certs.iter().all(|c| !c.is_empty()),
+        "every validator stored certificates"
+    );
+    let _ = peers;
+}
+
+#[test]
+fn a_proposer_lying_about_the_state_root_never_gets_a_block_finalized() {
+    let (heads, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8);
+    check_agreement(&heads);
+    let liar = block_key(3).address();
+    assert!(
+        heads[0].values().all(|(_, _, p)| *p != liar),
+        "no block of the lying validator is final"
+    );
+}
