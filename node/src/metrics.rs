@@ -24,7 +24,8 @@ pub struct Metrics {
     /// `gamechain_block_build_seconds`: executing a block's transactions and end-of-block calls
     /// (sequencer).
     pub build_seconds: Histogram,
-    /// `gamechain_block_commit_seconds`: writing a block to SQLite and applying it to memory.
+    /// `gamechain_block_commit_seconds`: writing a block to SQLite and applying it to memory (a
+    /// follower's run of blocks committed in one transaction counts once).
     pub commit_seconds: Histogram,
     /// `gamechain_fuel_used_total{module}`: fuel of committed game transactions by module
     /// (sequencer).

@@ -1,6 +1,7 @@
 //! `gamechain node --follow URL` on the real binary: one sequencer and two followers on
 //! loopback under a game workload. Transactions go to the sequencer and, forwarded, through a
-//! follower; one follower is SIGKILLed half-way and restarted (it catches up from its own head).
+//! follower; one follower is SIGKILLed half-way and restarted (it catches up from its own head),
+//! and SIGKILLed again while it catches up (in the middle of a batch of blocks, or near it).
 //! Both followers then serve exactly the sequencer's block, and so state root, at every height,
 //! and each follower's own data directory passes `gamechain verify`. A follower of a sequencer
 //! that serves a block whose receipt was changed stops before it, names the block, the
@@ -76,6 +77,12 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
     b.kill();
     assert!(marker.exists());
     workload(&seq, 4).await;
+    // Killed again while it catches up (it commits the blocks it has fetched in batches, one
+    // SQLite transaction each, so it may die in the middle of one): the next start finds a
+    // consistent database and head record, and goes on from its own head.
+    b.start().await;
+    tokio::time::sleep(Duration::from_millis(common::random_below(20, 1))).await;
+    b.kill();
     b.start().await;
     assert_eq!(entries(), cached, "the restart recompiled");
     assert!(

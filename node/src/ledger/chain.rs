@@ -495,26 +495,52 @@ impl Chain {
         writes: WriteSet,
         state_hash: StateHash,
     ) -> Result<(), StorageError> {
+        self.commit_blocks(storage, &[(block, senders)], writes, state_hash)
+    }
+
+    /// [`Chain::commit`] of consecutive blocks at once (a follower catching up,
+    /// `verify/follower.rs`): `writes` are their net state writes (in order, a key's last write
+    /// wins) and `state_hash` the running hash after the last. One SQLite transaction
+    /// ([`Storage::commit_blocks`]: all of them or none after a crash), then the head moves to
+    /// the last block in one step (readers see the head before the run or after it, never in
+    /// between), then the [`BlockSink`] is told of each block, in height order. Errors: the
+    /// database refused the blocks (nothing changed). No block: nothing done.
+    pub fn commit_blocks(
+        &self,
+        storage: &mut Storage,
+        blocks: &[(&Block, &[(&str, u64)])],
+        writes: WriteSet,
+        state_hash: StateHash,
+    ) -> Result<(), StorageError> {
+        let Some(&(last, _)) = blocks.last() else {
+            return Ok(());
+        };
         let timer = self.metrics.commit_seconds.start_timer();
         self.head().state.pin(&writes)?;
-        storage.commit_block(block, senders, &writes, &state_hash)?;
+        storage.commit_blocks(blocks, &writes, &state_hash)?;
         {
             let mut mempool = self.mempool();
             let mut head = self.head_mut();
             head.state.apply(writes);
-            head.header = block.header.clone();
+            head.header = last.header.clone();
             head.state_hash = state_hash;
-            let txids: Vec<String> = block.txs.iter().map(|t| t.tx.txid()).collect();
+            let txids: Vec<String> = blocks
+                .iter()
+                .flat_map(|(b, _)| b.txs.iter().map(|t| t.tx.txid()))
+                .collect();
             mempool.remove(txids.iter().map(String::as_str));
         }
         timer.observe_duration();
         let m = &self.metrics;
-        m.height.set(block.height() as i64);
-        m.blocks.inc();
-        m.txs.inc_by(block.txs.len() as u64);
-        self.sink.committed(block);
-        // The head's snapshot is closed: the WAL can be checkpointed whole (see there). The block
-        // is durable whatever this does; a failure is only logged.
+        m.height.set(last.height() as i64);
+        m.blocks.inc_by(blocks.len() as u64);
+        m.txs
+            .inc_by(blocks.iter().map(|(b, _)| b.txs.len() as u64).sum());
+        for (block, _) in blocks {
+            self.sink.committed(block);
+        }
+        // The head's snapshot is closed: the WAL can be checkpointed whole (see there). The blocks
+        // are durable whatever this does; a failure is only logged.
         if let Err(e) = storage.checkpoint() {
             tracing::warn!("checkpointing the WAL failed: {e}");
         }

@@ -38,7 +38,9 @@
 //!
 //! A block and everything it changes (its rows, its receipts, its state writes, the LtHash) are
 //! written by [`Storage::commit_block`] in one SQLite transaction: after a crash the database
-//! holds either the whole block or none of it.
+//! holds either the whole block or none of it. A follower catching up commits a run of
+//! consecutive blocks the same way in one transaction ([`Storage::commit_blocks`]: the same
+//! rows, one fsync): all of the run or none of it.
 //!
 //! What SQLite promises here, and where it cannot help: in WAL mode with `synchronous=FULL` a
 //! transaction is durable once `COMMIT` returns (the WAL is fsynced at every commit), a crash
@@ -679,7 +681,8 @@ impl Storage {
             .iter()
             .map(|(k, v)| (k.clone(), Some(v.clone())))
             .collect();
-        write_block(&tx, block, &[], &writes, state_hash)?;
+        write_block_rows(&tx, block, &[])?;
+        write_state(&tx, block.height(), &writes, state_hash)?;
         tx.commit()?;
         self.record_head(block)
     }
@@ -697,31 +700,65 @@ impl Storage {
         writes: &WriteSet,
         state_hash: &StateHash,
     ) -> Result<(), StorageError> {
+        self.commit_blocks(&[(block, senders)], writes, state_hash)
+    }
+
+    /// Stores `blocks` (consecutive heights, the first the next after the head), each with its
+    /// transactions' `(from, nonce)` as in [`Storage::commit_block`], applies `writes` (the net
+    /// state writes of all of them in order: a key's last write wins) and saves `state_hash`
+    /// (the LtHash after the last), all in one SQLite transaction, so one fsync: after a crash
+    /// the database holds all of them or none. The rows are exactly those that committing the
+    /// blocks one by one writes (the `state` table ends the same, each block's rows and account
+    /// numbers are written in order). A verifying follower that is catching up commits its
+    /// blocks this way (`verify/follower.rs`). Errors: SQLite failed (nothing was written), a
+    /// block does not extend the one before it (or the head), a `senders` list does not have
+    /// one entry per transaction, or `blocks` is empty.
+    pub fn commit_blocks(
+        &mut self,
+        blocks: &[(&Block, &[(&str, u64)])],
+        writes: &WriteSet,
+        state_hash: &StateHash,
+    ) -> Result<(), StorageError> {
+        let Some((last, _)) = blocks.last() else {
+            return Err(corrupt("a commit of no block"));
+        };
         let tx = self.conn.transaction()?;
-        let head: Option<(i64, [u8; 32])> = tx
+        let mut parent: Option<(u64, [u8; 32])> = tx
             .query_row(
                 "SELECT height, header FROM blocks ORDER BY height DESC LIMIT 1",
                 [],
                 |r| {
                     let header: Vec<u8> = r.get(1)?;
-                    Ok((r.get(0)?, gamechain_chain::hash::sha256(&header)))
+                    Ok((
+                        r.get::<_, i64>(0)? as u64,
+                        gamechain_chain::hash::sha256(&header),
+                    ))
                 },
             )
             .optional()?;
-        let h = &block.header.header;
-        match head {
-            Some((height, hash)) if height as u64 + 1 == h.height && hash == h.prev_hash => {}
-            other => {
-                return Err(corrupt(format!(
-                    "block {} does not extend the stored head {:?}",
-                    h.height,
-                    other.map(|(height, hash)| (height, hex::encode(hash)))
-                )))
+        for (block, senders) in blocks {
+            let h = &block.header.header;
+            match parent {
+                Some((height, hash)) if height + 1 == h.height && hash == h.prev_hash => {}
+                other => {
+                    return Err(corrupt(format!(
+                        "block {} does not extend the stored head {:?}",
+                        h.height,
+                        other.map(|(height, hash)| (height, hex::encode(hash)))
+                    )))
+                }
             }
+            write_block_rows(&tx, block, senders)?;
+            parent = Some((h.height, h.hash()));
         }
-        write_block(&tx, block, senders, writes, state_hash)?;
+        write_state(&tx, last.height(), writes, state_hash)?;
         tx.commit()?;
-        self.record_head(block)
+        // The block before the last too, so that the record's other slot holds the block
+        // before its newest (a torn write of one slot leaves the other).
+        if let [.., (before, _), _] = blocks {
+            self.record_head(before)?;
+        }
+        self.record_head(last)
     }
 
     /// Writes the head record after a commit (writers only).
@@ -1168,14 +1205,12 @@ fn parse_receipt(text: &str) -> Result<Receipt, StorageError> {
     serde_json::from_str(text).map_err(|e| corrupt(format!("stored receipt: {e}")))
 }
 
-/// The rows of one block, its state writes and the running hash, inside the caller's
-/// transaction.
-fn write_block(
+/// The rows of one block (its header, its transactions with their receipts, new accounts),
+/// inside the caller's transaction.
+fn write_block_rows(
     tx: &Transaction<'_>,
     block: &Block,
     senders: &[(&str, u64)],
-    writes: &WriteSet,
-    state_hash: &StateHash,
 ) -> Result<(), StorageError> {
     let h = &block.header.header;
     if senders.len() != block.txs.len() {
@@ -1247,6 +1282,17 @@ fn write_block(
             codec::pack_receipt(&t.receipt, body)
         ])?;
     }
+    Ok(())
+}
+
+/// State `writes` (`None` deletes) and the running hash after block `height`, inside the
+/// caller's transaction.
+fn write_state(
+    tx: &Transaction<'_>,
+    height: u64,
+    writes: &WriteSet,
+    state_hash: &StateHash,
+) -> Result<(), StorageError> {
     let mut put = tx.prepare_cached("INSERT OR REPLACE INTO state (key, value) VALUES (?1, ?2)")?;
     let mut delete = tx.prepare_cached("DELETE FROM state WHERE key = ?1")?;
     for (key, value) in writes {
@@ -1256,7 +1302,7 @@ fn write_block(
         };
     }
     set_meta(tx, "lthash", &state_hash.to_bytes())?;
-    set_meta(tx, "lthash_height", h.height.to_string().as_bytes())?;
+    set_meta(tx, "lthash_height", height.to_string().as_bytes())?;
     Ok(())
 }
 

@@ -5,9 +5,16 @@
 //! the feed's retained blocks (shared by all) plus one fragment. The feed also counts the
 //! bytes it has published ([`BlockFeed::published_bytes`]), so a subscriber can tell how far
 //! behind it is in bytes, not only in blocks.
+//!
+//! The message is written straight from the block ([`block_message`]), with every object's keys
+//! in sorted order: exactly the bytes of the `BlockMessage` JSON taken through
+//! `serde_json::Value` (sorted maps), the form of every API answer, without building that tree
+//! (a `Value` per field, a copy of every body) on the commit path. The tests compare the two.
 
 use bytes::Bytes;
 use gamechain_chain::wire::Block;
+use gamechain_runtime::chain::{Header, Receipt};
+use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
 use crate::ledger::chain::BlockSink;
@@ -63,10 +70,7 @@ impl BlockSink for BlockFeed {
         if self.sender.receiver_count() == 0 {
             return;
         }
-        // The shape of `BlockMessage`, through `Value` as every API answer (keys sorted), without
-        // a copy of the block.
-        let block = serde_json::to_value(block).expect("the wire types always serialise");
-        let text = serde_json::json!({"type": "block", "block": block}).to_string();
+        let text = block_message(block);
         let start = *self.published.borrow();
         let len = text.len() as u64;
         // Every subscriber may have gone since: not an error.
@@ -75,5 +79,266 @@ impl BlockSink for BlockFeed {
             start,
         });
         self.published.send_replace(start + len);
+    }
+}
+
+/// The WebSocket message of `block`: `{"block": <the block as GET /v1/blocks/<height> serves it>,
+/// "type": "block"}` (`gamechain_chain::wire::BlockMessage`), every object's keys sorted, byte for
+/// byte what `serde_json::to_value` of the block then `to_string` of the message gives. Written
+/// field by field: a field added to the block, header, checkpoint, receipt or event JSON must be
+/// added here too (the tests compare both encodings on blocks that use every field).
+pub fn block_message(block: &Block) -> Vec<u8> {
+    let bodies: usize = block
+        .txs
+        .iter()
+        .map(|t| t.tx.body().len() + t.tx.signature().len())
+        .sum();
+    let mut out = Vec::with_capacity(1024 + bodies * 5 / 4 + block.txs.len() * 256);
+    out.extend_from_slice(b"{\"block\":{\"end_block\":[");
+    for (i, (module, receipt)) in block.end_block.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"module\":");
+        json(&mut out, module);
+        out.extend_from_slice(b",\"receipt\":");
+        write_receipt(&mut out, receipt);
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"],\"hash\":");
+    json(&mut out, &block.hash_hex());
+    out.extend_from_slice(b",\"header\":");
+    write_header(&mut out, &block.header.header);
+    out.extend_from_slice(b",\"height\":");
+    json(&mut out, &block.height());
+    out.extend_from_slice(b",\"signature\":");
+    json(&mut out, &block.header.signature);
+    out.extend_from_slice(b",\"txs\":[");
+    for (i, t) in block.txs.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"body\":");
+        json(&mut out, t.tx.body());
+        out.extend_from_slice(b",\"receipt\":");
+        write_receipt(&mut out, &t.receipt);
+        out.extend_from_slice(b",\"signature\":");
+        json(&mut out, t.tx.signature());
+        out.extend_from_slice(b",\"txid\":");
+        json(&mut out, &t.tx.txid());
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]},\"type\":\"block\"}");
+    out
+}
+
+/// `value` as compact JSON (a string, a number, `null`, an event's data), appended to `out`.
+fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
+    serde_json::to_writer(&mut *out, value).expect("the wire types always serialise");
+}
+
+/// A header's JSON, keys sorted (`checkpoint` with `hash` before `height`).
+fn write_header(out: &mut Vec<u8>, h: &Header) {
+    out.extend_from_slice(b"{\"checkpoint\":{\"hash\":");
+    json(out, &h.checkpoint.hash);
+    out.extend_from_slice(b",\"height\":");
+    json(out, &h.checkpoint.height);
+    out.extend_from_slice(b"},\"height\":");
+    json(out, &h.height);
+    for (key, bytes) in [
+        (&b",\"prev_hash\":"[..], &h.prev_hash),
+        (b",\"receipt_root\":", &h.receipt_root),
+    ] {
+        out.extend_from_slice(key);
+        json(out, &hex::encode(bytes));
+    }
+    out.extend_from_slice(b",\"sequencer\":");
+    json(out, &h.sequencer);
+    out.extend_from_slice(b",\"state_root\":");
+    json(out, &hex::encode(h.state_root));
+    out.extend_from_slice(b",\"time_ms\":");
+    json(out, &h.time_ms);
+    out.extend_from_slice(b",\"tx_root\":");
+    json(out, &hex::encode(h.tx_root));
+    out.push(b'}');
+}
+
+/// A receipt's JSON, keys sorted; `fee` only when it is not 0 (as `Receipt` serialises).
+fn write_receipt(out: &mut Vec<u8>, r: &Receipt) {
+    out.extend_from_slice(b"{\"error\":");
+    json(out, &r.error);
+    out.extend_from_slice(b",\"events\":[");
+    for (i, e) in r.events.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        // `data` is a `Value`: its maps are sorted already.
+        out.extend_from_slice(b"{\"data\":");
+        json(out, &e.data);
+        out.extend_from_slice(b",\"kind\":");
+        json(out, &e.kind);
+        out.push(b'}');
+    }
+    out.push(b']');
+    if r.fee.0 != 0 {
+        out.extend_from_slice(b",\"fee\":");
+        json(out, &r.fee);
+    }
+    out.extend_from_slice(b",\"fuel_used\":");
+    json(out, &r.fuel_used);
+    out.extend_from_slice(b",\"ok\":");
+    json(out, &r.ok);
+    out.push(b'}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gamechain_chain::wire::IncludedTx;
+    use gamechain_runtime::chain::{
+        receipt_root, tx_root, Action, Event, Network, SecretKey, SignedHeader, SignedTx, TxBody,
+    };
+    use gamechain_sdk::{Amount, Checkpoint};
+    use serde_json::json;
+
+    /// The message as the feed wrote it before: the block through `serde_json::Value` (sorted
+    /// keys), inside the message object.
+    fn through_value(block: &Block) -> Vec<u8> {
+        let block = serde_json::to_value(block).unwrap();
+        serde_json::json!({"type": "block", "block": block})
+            .to_string()
+            .into_bytes()
+    }
+
+    fn key(n: u8) -> SecretKey {
+        SecretKey::from_bytes(Network::Testnet, [n; 32]).unwrap()
+    }
+
+    fn tx(from: &SecretKey, nonce: u64, action: Action) -> SignedTx {
+        TxBody {
+            chain_id: "gamechain-dev".into(),
+            from: from.address(),
+            nonce,
+            action,
+        }
+        .sign(from)
+    }
+
+    fn block(
+        txs: Vec<IncludedTx>,
+        end_block: Vec<(String, Receipt)>,
+        checkpoint: Checkpoint,
+    ) -> Block {
+        let seq = key(9);
+        let signed: Vec<SignedTx> = txs.iter().map(|t| t.tx.clone()).collect();
+        let receipts: Vec<Receipt> = txs.iter().map(|t| t.receipt.clone()).collect();
+        let header = Header {
+            height: 4_294_967_301,
+            prev_hash: [0xab; 32],
+            time_ms: 1_733_000_000_123,
+            sequencer: seq.address(),
+            checkpoint,
+            tx_root: tx_root(&signed),
+            receipt_root: receipt_root(&receipts),
+            state_root: [7; 32],
+        };
+        Block {
+            header: SignedHeader::sign(header, &seq),
+            txs,
+            end_block,
+        }
+    }
+
+    #[test]
+    fn the_message_is_the_bytes_the_value_detour_gave() {
+        let (a, b) = (key(1), key(2));
+        let events = vec![
+            Event {
+                kind: "tictactoe.moved".into(),
+                data: json!({"z": 1, "a": [1, -2, 3.5, null, true], "m": {"y": "é\"\\\n\u{1}", "b": {}}, "id": "0123"}),
+            },
+            Event {
+                kind: "transfer".into(),
+                data: json!("just a string"),
+            },
+            Event {
+                kind: "x\"y".into(),
+                data: json!(18_446_744_073_709_551_615u64),
+            },
+        ];
+        let mut paid = Receipt::success(events.clone(), 52_742);
+        paid.fee = Amount(u128::MAX);
+        let mut failed_paid = Receipt::failure("invalid: cell \"4\" is taken ✗", 17);
+        failed_paid.fee = Amount(3);
+        let game = Action::game(
+            "tictactoe",
+            &json!({"kind": "move", "id": "ab\"cd", "cell": 4}),
+        );
+        let txs = vec![
+            IncludedTx {
+                tx: tx(
+                    &a,
+                    0,
+                    Action::Faucet {
+                        token: "GOLD".into(),
+                    },
+                ),
+                receipt: Receipt::success(vec![], 0),
+            },
+            IncludedTx {
+                tx: tx(&a, 1, game.clone()),
+                receipt: paid,
+            },
+            IncludedTx {
+                tx: tx(&b, 0, game),
+                receipt: Receipt::failure("not_found: no game", 9),
+            },
+            IncludedTx {
+                tx: tx(
+                    &b,
+                    1,
+                    Action::Transfer {
+                        to: a.address(),
+                        token: "GOLD".into(),
+                        amount: Amount(5),
+                    },
+                ),
+                receipt: failed_paid,
+            },
+        ];
+        let end_block = vec![
+            ("channel".to_string(), Receipt::success(events, 3)),
+            (
+                "tictactoe".to_string(),
+                Receipt::failure("trap: unreachable", 1),
+            ),
+        ];
+        let blocks = [
+            block(Vec::new(), Vec::new(), Checkpoint::default()),
+            block(
+                txs.clone(),
+                end_block.clone(),
+                Checkpoint {
+                    height: 812_345,
+                    hash: "00000000000000000002a7c4c1e48d76c5a37902165a270156b7a8d72728a054".into(),
+                },
+            ),
+            block(txs[..1].to_vec(), Vec::new(), Checkpoint::default()),
+            block(Vec::new(), end_block, Checkpoint::default()),
+        ];
+        for b in &blocks {
+            let (got, want) = (block_message(b), through_value(b));
+            assert_eq!(
+                String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+        }
+        // And what the feed publishes is that message.
+        let feed = BlockFeed::new(4);
+        let mut sub = feed.subscribe();
+        feed.committed(&blocks[1]);
+        let item = sub.try_recv().unwrap();
+        assert_eq!(item.text.as_ref(), through_value(&blocks[1]).as_slice());
+        assert_eq!(*feed.published_bytes().borrow(), item.text.len() as u64);
     }
 }

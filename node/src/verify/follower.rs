@@ -1,9 +1,23 @@
 //! `gamechain node --follow URL`: a read replica of the sequencer at `URL`. It pulls blocks
 //! (catching up over `GET /v1/blocks/<height>`, then live over `GET /v1/ws`), verifies each
-//! exactly as `gamechain verify` does ([`verify_block`]), commits it to its own SQLite in one
-//! transaction, and serves the same read API and WebSocket. `POST /v1/tx` is forwarded to the
-//! sequencer unchanged ([`forward_tx`]; its answer is passed back), so the follower's mempool
-//! stays empty.
+//! exactly as `gamechain verify` does ([`verify_block`]), commits it to its own SQLite, and
+//! serves the same read API and WebSocket. `POST /v1/tx` is forwarded to the sequencer
+//! unchanged ([`forward_tx`]; its answer is passed back), so the follower's mempool stays empty.
+//!
+//! Batches. A follower that is behind commits runs of blocks, one SQLite transaction and so one
+//! fsync each, not one per block ([`apply_blocks`]): each block is verified on the head's state under the net
+//! writes of the blocks before it in the run (a [`Layer`], as the pipelined sequencer builds on
+//! a block still being written), until [`BATCH_BLOCKS`] blocks, [`BATCH_WORK`] of verification
+//! or [`BATCH_BYTES`] (whichever first), and only while the next block is already at hand; then
+//! the run is one SQLite transaction ([`Chain::commit_blocks`]: all of it or none after a crash;
+//! the head record names its last block), the head moves to its last block, and the WebSocket
+//! feed is told of each block in order, only now that they are durable. Catching up, blocks are
+//! fetched [`FETCH_REQUESTS`] at a time and their signatures checked ([`check_block`]) ahead of
+//! verification, at most [`FETCH_AHEAD`] held ([`fetch_ahead`]); live, the blocks the
+//! subscription has already received form the run. A follower that is caught up gets one block
+//! at a time and commits each at once: no waiting is added. A block that does not verify ends the
+//! run: the blocks before it are committed, and it is reported at its own height. The rows
+//! stored are exactly those of committing the blocks one by one (the tests compare them).
 //!
 //! First start on an empty data directory: the sequencer's genesis (`GET /v1/genesis`, written
 //! to `<data>/genesis.json`), its module code (`GET /v1/code/<hash>`) and block 0, checked
@@ -26,13 +40,14 @@
 //! warning). A node
 //! failure while executing (the wasm engine) is retried; a database failure stops the node.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use futures_util::{FutureExt, StreamExt};
 use gamechain_runtime::chain::{Genesis, SignedHeader};
-use gamechain_runtime::ChainContext;
-use tokio::sync::watch;
+use gamechain_runtime::{ChainContext, Layer, WriteSet};
+use tokio::sync::{mpsc, watch};
 
 use crate::config::NodeConfig;
 use crate::error::NodeError;
@@ -41,8 +56,8 @@ use crate::ledger::genesis_setup::start_check;
 use crate::ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
 use crate::ledger::run_marker::mark_running;
 use crate::ledger::storage::Storage;
-use crate::verify::replay::{check_block, verify_block, verify_genesis, ReplayError};
-use crate::verify::source::{fetch_code, fetch_genesis};
+use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
+use crate::verify::source::{block_retrying, fetch_code, fetch_genesis};
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client};
 
@@ -164,21 +179,70 @@ pub fn open_replica(
     })
 }
 
-/// What applying one block did.
-enum Applied {
-    /// Committed.
-    Block,
-    /// Not the next height (already have it, or a gap): nothing done.
-    Skipped,
-    /// A second, different block signed by the sequencer at a height already committed:
-    /// ours, then the new one.
-    Equivocation(Box<(SignedHeader, SignedHeader)>),
+/// Most blocks a follower commits in one SQLite transaction.
+pub const BATCH_BLOCKS: usize = 64;
+
+/// Verification time after which a batch is committed (its first block's start to the end of
+/// its latest), whatever its size.
+pub const BATCH_WORK: Duration = Duration::from_millis(50);
+
+/// Bytes after which a batch is committed: its transactions' bodies and signatures and its
+/// net state writes (keys and values), summed over its blocks.
+pub const BATCH_BYTES: usize = 16 << 20;
+
+/// Blocks a catching-up follower holds fetched and signature-checked ahead of verification.
+pub const FETCH_AHEAD: usize = 16;
+
+/// Block requests a catching-up follower has in flight at once.
+pub const FETCH_REQUESTS: usize = 4;
+
+/// When a batch is committed: whichever bound it reaches first (the block that reaches it is in
+/// the batch).
+#[derive(Debug, Clone, Copy)]
+pub struct BatchBounds {
+    /// Most blocks.
+    pub blocks: usize,
+    /// Most verification time.
+    pub work: Duration,
+    /// Most bytes (see [`BATCH_BYTES`]).
+    pub bytes: usize,
 }
 
-/// For a block at a height already committed: [`Applied::Equivocation`] when its hash differs
-/// from ours and the genesis sequencer signed it, else [`Applied::Skipped`] (the same block,
-/// or one not signed by the sequencer: logged and ignored).
-fn compare_with_ours(chain: &Chain, block: &Block) -> Applied {
+impl BatchBounds {
+    /// [`BATCH_BLOCKS`], [`BATCH_WORK`], [`BATCH_BYTES`].
+    pub const DEFAULT: BatchBounds = BatchBounds {
+        blocks: BATCH_BLOCKS,
+        work: BATCH_WORK,
+        bytes: BATCH_BYTES,
+    };
+}
+
+/// Why [`apply_blocks`] stopped short.
+enum End {
+    /// A second, different block signed by the sequencer at a height already committed: ours,
+    /// then the new one.
+    Equivocation(Box<(SignedHeader, SignedHeader)>),
+    /// The block at this height did not verify (a divergence), or this node failed while
+    /// verifying it (retryable); the blocks before it are committed.
+    Failed(u64, ReplayError),
+}
+
+/// What one [`apply_blocks`] call did.
+#[derive(Default)]
+struct Applied {
+    /// The blocks committed, `(height, transactions)`, in height order (one SQLite transaction).
+    committed: Vec<(u64, usize)>,
+    /// Why it stopped before the blocks at hand ran out or a bound was reached.
+    end: Option<End>,
+    /// A block taken from those at hand that is not the next height after the batch: for the
+    /// next call.
+    leftover: Option<CheckedBlock>,
+}
+
+/// For a block at a height already committed: the equivocation when its hash differs from ours
+/// and the genesis sequencer signed it; `None` for the same block, or one not signed by the
+/// sequencer (logged and ignored).
+fn equivocation(chain: &Chain, block: &Block) -> Option<Box<(SignedHeader, SignedHeader)>> {
     let height = block.height();
     let ours = match chain.block(Some(height)) {
         Ok(b) => b.header,
@@ -187,11 +251,11 @@ fn compare_with_ours(chain: &Chain, block: &Block) -> Applied {
                 height,
                 "cannot read our block to compare with the sequencer's: {e}"
             );
-            return Applied::Skipped;
+            return None;
         }
     };
     if ours.header.hash() == block.header.header.hash() {
-        return Applied::Skipped;
+        return None;
     }
     if let Err(e) = chain.ctx.genesis().check_block_signer(&block.header) {
         tracing::warn!(
@@ -199,49 +263,119 @@ fn compare_with_ours(chain: &Chain, block: &Block) -> Applied {
             hash = %block.header.header.hash_hex(),
             "ignoring another block at a height we have, not signed by the sequencer: {e}"
         );
-        return Applied::Skipped;
+        return None;
     }
-    Applied::Equivocation(Box::new((ours, block.header.clone())))
+    Some(Box::new((ours, block.header.clone())))
 }
 
-/// Verifies `block` on the chain's head and commits it (blocking). A divergence or a node
-/// failure is [`ReplayError`]; a database failure is the outer error.
-fn apply_block(
+/// Bytes of `block` and `writes` counted against [`BatchBounds::bytes`].
+fn batch_bytes(block: &Block, writes: &WriteSet) -> usize {
+    let txs: usize = block
+        .txs
+        .iter()
+        .map(|t| t.tx.body().len() + t.tx.signature().len())
+        .sum();
+    let writes: usize = writes
+        .iter()
+        .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+        .sum();
+    txs + writes
+}
+
+/// Verifies `first` on the chain's head and, while `more` has blocks at hand (it never waits),
+/// each next block on top of the ones before (the head's state under their net writes, a
+/// [`Layer`]), until a bound of `bounds` is reached; then commits them all in one SQLite
+/// transaction and moves the head to the last ([`Chain::commit_blocks`], which tells the
+/// WebSocket feed of each, in order, once durable). Blocking.
+///
+/// A block that does not verify ends the batch: the blocks before it are committed, and it is
+/// [`End::Failed`] with its own height. `first` at a height already committed is compared with
+/// ours ([`End::Equivocation`], or nothing done); `first` above the next height (a gap) is
+/// skipped. A block from `more` that is not the next height ends the batch as
+/// [`Applied::leftover`]. Errors: the database failed (nothing of the batch is committed).
+fn apply_blocks(
     chain: &Chain,
     storage: &mut Storage,
-    block: &Block,
-) -> Result<Result<Applied, ReplayError>, NodeError> {
-    let head = chain.head().header.header.height;
-    if block.height() <= head {
-        return Ok(Ok(compare_with_ours(chain, block)));
+    first: CheckedBlock,
+    more: &mut dyn FnMut() -> Option<CheckedBlock>,
+    bounds: BatchBounds,
+) -> Result<Applied, NodeError> {
+    let mut applied = Applied::default();
+    let committed = chain.head().header.header.height;
+    let height = first.block.height();
+    if height <= committed {
+        applied.end = equivocation(chain, &first.block).map(End::Equivocation);
+        return Ok(applied);
     }
-    if block.height() != head + 1 {
-        return Ok(Ok(Applied::Skipped));
+    if height != committed + 1 {
+        return Ok(applied);
     }
-    let checked = check_block(&chain.ctx, block.clone(), chain.ctx.verify_threads());
-    let out = {
-        // Only this task commits: the head cannot move between the look above and here.
+    let started = Instant::now();
+    let mut run: Vec<CheckedBlock> = Vec::new();
+    let mut writes = WriteSet::new();
+    let mut bytes = 0;
+    let state_hash = {
+        // Only this task commits: the head cannot move while this runs.
         let head = chain.head();
-        match verify_block(
-            &chain.ctx,
-            &head.state,
-            &head.state_hash,
-            &head.header.header,
-            &checked,
-        ) {
-            Ok(out) => out,
-            Err(e) => return Ok(Err(e)),
+        let mut parent = head.header.header.clone();
+        let mut state_hash = head.state_hash.clone();
+        let mut next = Some(first);
+        while let Some(checked) = next.take() {
+            if checked.block.height() != parent.height + 1 {
+                applied.leftover = Some(checked);
+                break;
+            }
+            let state = Layer {
+                base: &head.state,
+                writes: &writes,
+            };
+            let out = match verify_block(&chain.ctx, &state, &state_hash, &parent, &checked) {
+                Ok(out) => out,
+                Err(e) => {
+                    applied.end = Some(End::Failed(checked.block.height(), e));
+                    break;
+                }
+            };
+            bytes += batch_bytes(&checked.block, &out.writes);
+            writes.extend(out.writes);
+            state_hash = out.state_hash;
+            parent = checked.block.header.header.clone();
+            run.push(checked);
+            if run.len() >= bounds.blocks
+                || bytes >= bounds.bytes
+                || started.elapsed() >= bounds.work
+            {
+                break;
+            }
+            next = more();
         }
+        state_hash
     };
+    if run.is_empty() {
+        return Ok(applied);
+    }
     // A block that verified has only transactions whose checks passed.
-    let senders: Vec<(&str, u64)> = checked
-        .checks
+    let senders: Vec<Vec<(&str, u64)>> = run
         .iter()
-        .filter_map(|c| c.as_ref().ok())
-        .map(|body| (body.from.as_str(), body.nonce))
+        .map(|c| {
+            c.checks
+                .iter()
+                .filter_map(|c| c.as_ref().ok())
+                .map(|body| (body.from.as_str(), body.nonce))
+                .collect()
+        })
         .collect();
-    chain.commit(storage, block, &senders, out.writes, out.state_hash)?;
-    Ok(Ok(Applied::Block))
+    let blocks: Vec<(&Block, &[(&str, u64)])> = run
+        .iter()
+        .zip(&senders)
+        .map(|(c, s)| (&c.block, s.as_slice()))
+        .collect();
+    chain.commit_blocks(storage, &blocks, writes, state_hash)?;
+    applied.committed = run
+        .iter()
+        .map(|c| (c.block.height(), c.block.txs.len()))
+        .collect();
+    Ok(applied)
 }
 
 /// Why following stopped.
@@ -283,45 +417,201 @@ pub async fn follow(
     }
 }
 
-/// Verifies and commits one block on a blocking thread; `Ok(None)` to go on, `Ok(Some(stop))`
-/// on a divergence, `Err(text)` for a retryable failure.
+/// The blocks at hand after the first of a batch: [`Ready::next`] never waits.
+enum Ready {
+    /// Catching up: blocks fetched and signature-checked ahead ([`fetch_ahead`]); a fetch
+    /// failure ends them (kept in `failed`).
+    Fetched {
+        blocks: mpsc::Receiver<Result<CheckedBlock, String>>,
+        failed: Option<String>,
+    },
+    /// Live: blocks the subscription has already received, unchecked.
+    Received(VecDeque<Block>),
+}
+
+impl Ready {
+    /// The next block at hand, checked; `None` when there is none right now.
+    fn next(&mut self, ctx: &ChainContext) -> Option<CheckedBlock> {
+        match self {
+            Ready::Fetched { blocks, failed } => match blocks.try_recv() {
+                Ok(Ok(checked)) => Some(checked),
+                Ok(Err(e)) => {
+                    *failed = Some(e);
+                    None
+                }
+                Err(_) => None,
+            },
+            Ready::Received(blocks) => blocks
+                .pop_front()
+                .map(|b| check_block(ctx, b, ctx.verify_threads())),
+        }
+    }
+}
+
+/// [`apply_blocks`] of `first` (else the first block of `ready`) and the blocks `ready` has at
+/// hand, on a blocking thread; gives `ready` back.
 async fn apply_async(
     chain: &Arc<Chain>,
     storage: &mut Option<Storage>,
-    block: Block,
-) -> Result<Result<Option<Stop>, String>, NodeError> {
+    first: Option<CheckedBlock>,
+    mut ready: Ready,
+) -> Result<(Applied, Ready), NodeError> {
     let (c, mut s) = (chain.clone(), storage.take().expect("the writer is here"));
-    let (s, result) = tokio::task::spawn_blocking(move || {
-        let r = apply_block(&c, &mut s, &block).map(|r| (r, block.height()));
-        (s, r)
+    let (s, ready, result) = tokio::task::spawn_blocking(move || {
+        let result = match first.or_else(|| ready.next(&c.ctx)) {
+            Some(first) => apply_blocks(
+                &c,
+                &mut s,
+                first,
+                &mut || ready.next(&c.ctx),
+                BatchBounds::DEFAULT,
+            ),
+            None => Ok(Applied::default()),
+        };
+        (s, ready, result)
     })
     .await
     .map_err(|e| NodeError::Runtime(format!("the block task panicked: {e}")))?;
     *storage = Some(s);
-    let (result, height) = result?;
-    Ok(match result {
-        Ok(Applied::Block) => {
-            tracing::info!(height, "block verified and committed");
-            Ok(None)
-        }
-        Ok(Applied::Skipped) => Ok(None),
-        Ok(Applied::Equivocation(pair)) => {
+    Ok((result?, ready))
+}
+
+/// Logs what [`apply_blocks`] did: `Ok(None)` to go on, `Ok(Some(stop))` on a divergence or an
+/// equivocation, `Err(text)` for a retryable failure.
+fn report(applied: &Applied) -> Result<Option<Stop>, String> {
+    for &(height, txs) in &applied.committed {
+        tracing::info!(height, txs, "block verified and committed");
+    }
+    match &applied.end {
+        None => Ok(None),
+        Some(End::Equivocation(pair)) => {
             let show = |h: &SignedHeader| serde_json::to_string(h).expect("a header serialises");
             tracing::error!(
-                "equivocation at height {height}: the sequencer signed two different blocks; no longer following.\n  ours:       {}\n  sequencer's: {}",
+                "equivocation at height {}: the sequencer signed two different blocks; no longer following.\n  ours:       {}\n  sequencer's: {}",
+                pair.1.header.height,
                 show(&pair.0),
                 show(&pair.1)
             );
             Ok(Some(Stop::Diverged))
         }
-        Err(ReplayError::Host(m)) => Err(format!("block {height}: {m}")),
-        Err(ReplayError::Diverged(d)) => {
+        Some(End::Failed(height, ReplayError::Host(m))) => Err(format!("block {height}: {m}")),
+        Some(End::Failed(height, ReplayError::Diverged(d))) => {
             tracing::error!(
                 "the sequencer's block {height} does not verify; no longer following:\n{d}"
             );
             Ok(Some(Stop::Diverged))
         }
-    })
+    }
+}
+
+/// Fetches blocks `from..=to` in order ([`FETCH_REQUESTS`] requests at once), checks their
+/// signatures on a blocking thread (while the follower verifies the blocks before them), and
+/// sends them to `out`, which holds at most [`FETCH_AHEAD`]. The first failure is sent last.
+async fn fetch_ahead(
+    ctx: Arc<ChainContext>,
+    upstream: Client,
+    from: u64,
+    to: u64,
+    out: mpsc::Sender<Result<CheckedBlock, String>>,
+) {
+    let threads = ctx.verify_threads();
+    let mut fetched = futures_util::stream::iter(from..=to)
+        .map(|height| {
+            let upstream = upstream.clone();
+            async move { (height, block_retrying(&upstream, height).await) }
+        })
+        .buffered(FETCH_REQUESTS);
+    while let Some((height, block)) = fetched.next().await {
+        let item = match block {
+            Ok(block) => {
+                let ctx = ctx.clone();
+                tokio::task::spawn_blocking(move || check_block(&ctx, block, threads))
+                    .await
+                    .map_err(|e| format!("checking block {height} panicked: {e}"))
+            }
+            Err(e) => Err(format!("GET /v1/blocks/{height}: {e}")),
+        };
+        let failed = item.is_err();
+        if out.send(item).await.is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Catches up to `target` over HTTP: blocks fetched and signature-checked ahead
+/// ([`fetch_ahead`]), verified and committed in batches ([`apply_blocks`]). `Ok(Ok(None))` once
+/// the head is `target`; `Ok(Err(text))`: a request failed, reconnect.
+async fn catch_up(
+    chain: &Arc<Chain>,
+    slot: &mut Option<Storage>,
+    upstream: &Client,
+    target: u64,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Result<Option<Stop>, String>, NodeError> {
+    let from = chain.head().header.header.height + 1;
+    if from > target {
+        return Ok(Ok(None));
+    }
+    let (tx, rx) = mpsc::channel(FETCH_AHEAD);
+    let fetcher = tokio::spawn(fetch_ahead(
+        chain.ctx.clone(),
+        upstream.clone(),
+        from,
+        target,
+        tx,
+    ));
+    let _fetcher = AbortOnDrop(fetcher.abort_handle());
+    let mut ready = Some(Ready::Fetched {
+        blocks: rx,
+        failed: None,
+    });
+    let mut leftover = None;
+    loop {
+        if *shutdown.borrow() {
+            return Ok(Ok(Some(Stop::Shutdown)));
+        }
+        let first = match leftover.take() {
+            Some(block) => block,
+            None => {
+                let Some(Ready::Fetched { blocks, .. }) = ready.as_mut() else {
+                    unreachable!("catching up reads fetched blocks")
+                };
+                tokio::select! {
+                    b = blocks.recv() => match b {
+                        Some(Ok(block)) => block,
+                        Some(Err(e)) => return Ok(Err(e)),
+                        // Every block up to `target` was applied.
+                        None => return Ok(Ok(None)),
+                    },
+                    _ = shutdown.changed() => return Ok(Ok(Some(Stop::Shutdown))),
+                }
+            }
+        };
+        let taken = ready.take().expect("put back after each batch");
+        let (mut applied, back) = apply_async(chain, slot, Some(first), taken).await?;
+        leftover = applied.leftover.take();
+        match report(&applied) {
+            Ok(None) => {}
+            Ok(Some(stop)) => return Ok(Ok(Some(stop))),
+            Err(e) => return Ok(Err(e)),
+        }
+        if let Ready::Fetched {
+            failed: Some(e), ..
+        } = &back
+        {
+            return Ok(Err(e.clone()));
+        }
+        ready = Some(back);
+    }
 }
 
 /// One connection's worth of following: subscribe, catch up over HTTP, then apply live blocks
@@ -341,25 +631,11 @@ async fn follow_once(
         Ok(s) => s.height,
         Err(e) => return Ok(Err(e.to_string())),
     };
-    loop {
-        // Catch up to `target` over HTTP.
-        loop {
-            if *shutdown.borrow() {
-                return Ok(Ok(Stop::Shutdown));
-            }
-            let next = chain.head().header.header.height + 1;
-            if next > target {
-                break;
-            }
-            let block = match upstream.block(BlockRef::Height(next)).await {
-                Ok(b) => b,
-                Err(e) => return Ok(Err(e.to_string())),
-            };
-            match apply_async(chain, slot, block).await? {
-                Ok(None) => {}
-                Ok(Some(stop)) => return Ok(Ok(stop)),
-                Err(e) => return Ok(Err(e)),
-            }
+    'follow: loop {
+        match catch_up(chain, slot, upstream, target, shutdown).await? {
+            Ok(None) => {}
+            Ok(Some(stop)) => return Ok(Ok(stop)),
+            Err(e) => return Ok(Err(e)),
         }
         // Live.
         let block = tokio::select! {
@@ -374,18 +650,364 @@ async fn follow_once(
             }
             Err(e) => return Ok(Err(e.to_string())),
         };
-        let height = block.height();
-        let head = chain.head().header.header.height;
-        if height > head + 1 {
-            // A gap (e.g. blocks committed between the catch-up and the subscription's first
-            // message): fetch them, then this one.
-            target = height;
-            continue;
+        // With it, the blocks the subscription has already received (never waiting for one):
+        // a follower that fell behind the live feed commits them together. A close or a
+        // failure among them is handled after them.
+        let mut received = VecDeque::from([block]);
+        let mut after = None;
+        while received.len() < BATCH_BLOCKS {
+            match live.next().now_or_never() {
+                Some(Ok(Some(b))) => received.push_back(b),
+                Some(other) => {
+                    after = Some(other);
+                    break;
+                }
+                None => break,
+            }
         }
-        match apply_async(chain, slot, block).await? {
-            Ok(None) => {}
-            Ok(Some(stop)) => return Ok(Ok(stop)),
-            Err(e) => return Ok(Err(e)),
+        while let Some(front) = received.front() {
+            let head = chain.head().header.header.height;
+            if front.height() > head + 1 {
+                // A gap (e.g. blocks committed between the catch-up and the subscription's
+                // first message): fetch them, then these.
+                target = received.iter().map(Block::height).max().unwrap_or(head);
+                continue 'follow;
+            }
+            let (mut applied, back) =
+                apply_async(chain, slot, None, Ready::Received(received)).await?;
+            let Ready::Received(rest) = back else {
+                unreachable!("given back as given")
+            };
+            received = rest;
+            if let Some(left) = applied.leftover.take() {
+                received.push_front(left.block);
+            }
+            match report(&applied) {
+                Ok(None) => {}
+                Ok(Some(stop)) => return Ok(Ok(stop)),
+                Err(e) => return Ok(Err(e)),
+            }
         }
+        match after {
+            None | Some(Ok(Some(_))) => {}
+            Some(Ok(None)) => {
+                let reason = live.close_reason().map(|(c, r)| format!("{c} {r}"));
+                return Ok(Err(format!("the subscription closed ({reason:?})")));
+            }
+            Some(Err(e)) => return Ok(Err(e.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+    use std::sync::Mutex;
+
+    use gamechain_client::keyfile::read_key_file;
+    use gamechain_runtime::chain::{Action, Network, SecretKey};
+    use gamechain_sdk::Amount;
+    use rusqlite::types::Value as Sql;
+    use serde_json::json;
+
+    use crate::ledger::chain::BlockSink;
+    use crate::server::node::NodeHandle;
+
+    fn config(dir: &Path) -> NodeConfig {
+        NodeConfig {
+            data_dir: dir.to_path_buf(),
+            listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
+            rate_limit_per_sec: 0,
+            wasm_instances: 4,
+            ..NodeConfig::default()
+        }
+    }
+
+    /// The heights the feed was told of, in order.
+    #[derive(Default)]
+    struct Heights(Mutex<Vec<u64>>);
+
+    impl BlockSink for Heights {
+        fn committed(&self, block: &Block) {
+            self.0.lock().unwrap().push(block.height());
+        }
+    }
+
+    /// A sequencer with blocks of transactions of every kind (faucets, transfers, a failing
+    /// transfer, games with events), and its blocks `1..=head`.
+    async fn sequencer(dir: &Path) -> (NodeHandle, Client, Vec<Block>) {
+        let node = NodeHandle::start(config(dir)).await.unwrap();
+        node.ready().await;
+        let client = Client::new(&node.url()).unwrap();
+        let mut before: Option<SecretKey> = None;
+        for round in 0..8u32 {
+            let key = SecretKey::generate(Network::Testnet);
+            let faucet = Action::Faucet {
+                token: "GOLD".into(),
+            };
+            client.send(&key, faucet).await.unwrap();
+            let game = json!({"kind": "create", "stake": (round + 1).to_string()});
+            client
+                .send(&key, Action::game("tictactoe", &game))
+                .await
+                .unwrap();
+            let to = before.as_ref().unwrap_or(&key).address();
+            let transfer = |amount| Action::Transfer {
+                to: to.clone(),
+                token: "GOLD".into(),
+                amount: Amount(amount),
+            };
+            client.send(&key, transfer(5)).await.unwrap();
+            let last = client.send(&key, transfer(u128::MAX / 2)).await.unwrap();
+            let included = client
+                .wait_for_receipt(&last, Duration::from_secs(30))
+                .await
+                .unwrap();
+            assert!(!included.receipt.ok, "too much to transfer");
+            before = Some(key);
+        }
+        let head = client.status().await.unwrap().height;
+        let mut blocks = Vec::new();
+        for h in 1..=head {
+            blocks.push(client.block(BlockRef::Height(h)).await.unwrap());
+        }
+        assert!(blocks.len() >= 8, "{} blocks", blocks.len());
+        (node, client, blocks)
+    }
+
+    /// A follower of `upstream` in `dir`, its feed, and its writer.
+    async fn follower(dir: &Path, upstream: &Client) -> (Arc<Chain>, Arc<Heights>, Storage) {
+        let (config, upstream) = (config(dir), upstream.clone());
+        let rt = tokio::runtime::Handle::current();
+        let open = config.clone();
+        let opened = tokio::task::spawn_blocking(move || open_replica(&open, &upstream, &rt))
+            .await
+            .unwrap()
+            .unwrap();
+        let heights = Arc::new(Heights::default());
+        let chain = Chain::new(
+            config.clone(),
+            opened.ctx,
+            opened.genesis_hash,
+            opened.head,
+            config.db_path(),
+            heights.clone(),
+        );
+        (Arc::new(chain), heights, opened.storage)
+    }
+
+    /// Applies `blocks` through [`apply_blocks`], each call with the blocks left at hand;
+    /// returns the calls' outcomes.
+    fn apply_all(
+        chain: &Chain,
+        storage: &mut Storage,
+        blocks: &[Block],
+        bounds: BatchBounds,
+    ) -> Vec<Applied> {
+        let ctx = &chain.ctx;
+        let mut queue: VecDeque<Block> = blocks.iter().cloned().collect();
+        let mut calls = Vec::new();
+        while let Some(first) = queue.pop_front() {
+            let first = check_block(ctx, first, 1);
+            let mut more = || queue.pop_front().map(|b| check_block(ctx, b, 1));
+            let applied = apply_blocks(chain, storage, first, &mut more, bounds).unwrap();
+            let stop = applied.end.is_some();
+            calls.push(applied);
+            if stop {
+                break;
+            }
+        }
+        calls
+    }
+
+    /// Every row of every table of the database at `path`, table by table.
+    fn rows(path: &Path) -> Vec<(String, Vec<Vec<Sql>>)> {
+        let db = rusqlite::Connection::open(path).unwrap();
+        let tables: Vec<String> = db
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        tables
+            .into_iter()
+            .map(|t| {
+                let mut stmt = db
+                    .prepare(&format!("SELECT * FROM {t} ORDER BY 1"))
+                    .unwrap();
+                let n = stmt.column_count();
+                let all = stmt
+                    .query_map([], |r| (0..n).map(|i| r.get::<_, Sql>(i)).collect())
+                    .unwrap()
+                    .collect::<Result<Vec<Vec<Sql>>, _>>()
+                    .unwrap();
+                (t, all)
+            })
+            .collect()
+    }
+
+    fn no_bound() -> BatchBounds {
+        BatchBounds {
+            blocks: usize::MAX,
+            work: Duration::from_secs(3600),
+            bytes: usize::MAX,
+        }
+    }
+
+    /// Blocks committed in batches leave exactly the rows, head and state hash that blocks
+    /// committed one at a time leave; each batch stays within its bounds; the feed is told of
+    /// every block, once, in order.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn batches_commit_exactly_what_single_blocks_commit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (node, client, blocks) = sequencer(&tmp.path().join("seq")).await;
+        let n = blocks.len();
+        let heights: Vec<u64> = (1..=n as u64).collect();
+        let mut dbs = Vec::new();
+        let mut heads = Vec::new();
+        for (name, bounds, most) in [
+            // One block at a time (the first block's bound already reached).
+            (
+                "single",
+                BatchBounds {
+                    blocks: 1,
+                    ..no_bound()
+                },
+                1,
+            ),
+            (
+                "three",
+                BatchBounds {
+                    blocks: 3,
+                    ..no_bound()
+                },
+                3,
+            ),
+            ("all", no_bound(), n),
+            (
+                "work",
+                BatchBounds {
+                    work: Duration::ZERO,
+                    ..no_bound()
+                },
+                1,
+            ),
+            (
+                "bytes",
+                BatchBounds {
+                    bytes: 1,
+                    ..no_bound()
+                },
+                1,
+            ),
+        ] {
+            let dir = tmp.path().join(name);
+            let (chain, told, mut storage) = follower(&dir, &client).await;
+            let (c, b) = (chain.clone(), blocks.clone());
+            let (calls, storage) = tokio::task::spawn_blocking(move || {
+                let calls = apply_all(&c, &mut storage, &b, bounds);
+                (calls, storage)
+            })
+            .await
+            .unwrap();
+            let committed: Vec<u64> = calls
+                .iter()
+                .flat_map(|a| a.committed.iter().map(|&(h, _)| h))
+                .collect();
+            assert_eq!(committed, heights, "{name}");
+            for a in &calls {
+                assert!(a.end.is_none() && a.leftover.is_none(), "{name}");
+                assert!((1..=most).contains(&a.committed.len()), "{name}");
+            }
+            assert_eq!(calls.len(), n.div_ceil(most), "{name}");
+            assert_eq!(*told.0.lock().unwrap(), heights, "{name}");
+            let head = chain.head();
+            assert_eq!(head.header, blocks[n - 1].header, "{name}");
+            heads.push(head.state_hash.to_bytes());
+            drop(head);
+            drop(storage);
+            dbs.push((name, rows(&config(&dir).db_path())));
+        }
+        let (first, want) = &dbs[0];
+        assert!(
+            want.iter().any(|(t, r)| t == "txs" && r.len() > 16),
+            "{want:?}"
+        );
+        for (name, got) in &dbs[1..] {
+            assert_eq!(got, want, "{name} against {first}");
+        }
+        assert!(heads.windows(2).all(|w| w[0] == w[1]));
+        node.shutdown().await.unwrap();
+    }
+
+    /// A block that does not verify in the middle of a batch: the blocks before it are
+    /// committed (and told to the feed), it is reported with its own height, and nothing after
+    /// it is taken. A second block signed by the sequencer at a committed height is an
+    /// equivocation; the same block again is nothing.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_bad_block_in_a_batch_is_reported_at_its_height_after_the_good_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let seq_dir = tmp.path().join("seq");
+        let (node, client, mut blocks) = sequencer(&seq_dir).await;
+        let bad = blocks
+            .iter()
+            .position(|b| b.height() >= 4 && !b.txs.is_empty())
+            .expect("a block with transactions");
+        let bad_height = blocks[bad].height();
+        blocks[bad].txs[0].receipt.fuel_used += 1;
+        let (chain, told, storage) = follower(&tmp.path().join("f"), &client).await;
+        let (c, b) = (chain.clone(), blocks.clone());
+        let (calls, mut storage) = tokio::task::spawn_blocking(move || {
+            let mut storage = storage;
+            (apply_all(&c, &mut storage, &b, no_bound()), storage)
+        })
+        .await
+        .unwrap();
+        let good: Vec<u64> = (1..bad_height).collect();
+        assert_eq!(calls.len(), 1);
+        let applied = &calls[0];
+        assert_eq!(
+            applied
+                .committed
+                .iter()
+                .map(|&(h, _)| h)
+                .collect::<Vec<_>>(),
+            good
+        );
+        match &applied.end {
+            Some(End::Failed(h, ReplayError::Diverged(d))) => {
+                assert_eq!((*h, d.height), (bad_height, bad_height));
+                assert_eq!(d.field, "receipt.fuel_used");
+            }
+            _ => panic!("not a divergence"),
+        }
+        assert!(applied.leftover.is_none());
+        assert_eq!(*told.0.lock().unwrap(), good);
+        assert_eq!(chain.head().header.header.height, bad_height - 1);
+        let stored = Storage::open_reader(&config(&tmp.path().join("f")).db_path()).unwrap();
+        assert_eq!(stored.head_height().unwrap(), Some(bad_height - 1));
+
+        // The same block again: nothing. Another one signed by the sequencer: equivocation.
+        let key = read_key_file(&config(&seq_dir).key_path()).unwrap();
+        let mut other = blocks[1].header.header.clone();
+        other.time_ms += 1;
+        let mut twin = blocks[1].clone();
+        twin.header = SignedHeader::sign(other, &key);
+        let c = chain.clone();
+        let (same, twin) = tokio::task::spawn_blocking(move || {
+            let mut none = || None;
+            let mut apply = |b: &Block| {
+                let checked = check_block(&c.ctx, b.clone(), 1);
+                apply_blocks(&c, &mut storage, checked, &mut none, no_bound()).unwrap()
+            };
+            (apply(&blocks[1]), apply(&twin))
+        })
+        .await
+        .unwrap();
+        assert!(same.committed.is_empty() && same.end.is_none());
+        assert!(matches!(twin.end, Some(End::Equivocation(_))));
+        node.shutdown().await.unwrap();
     }
 }

@@ -230,7 +230,7 @@ pub const RATE_LIMITED_ATTEMPTS: u32 = 20;
 /// `GET /v1/blocks/<height>`, waiting and retrying while the node answers `429 rate_limited`
 /// (a node's default rate limit is below what a replay asks for): 100 ms, then doubling up to
 /// 2 s between attempts, [`RATE_LIMITED_ATTEMPTS`] at most. Other errors are returned at once.
-async fn block_retrying(client: &Client, height: u64) -> Result<Block, ClientError> {
+pub(crate) async fn block_retrying(client: &Client, height: u64) -> Result<Block, ClientError> {
     let mut wait = std::time::Duration::from_millis(100);
     let mut attempt = 1;
     loop {

@@ -280,3 +280,66 @@ fn a_transaction_is_one_row_of_compact_columns() {
     assert_eq!(tx_position(tx_row_id(7, 5).unwrap()), (7, 5));
     assert!(tx_row_id(1, 1 << 20).is_none());
 }
+
+/// `commit_blocks` writes a run of blocks in one transaction: all of them, or none when one of
+/// them does not extend the one before; the head record then names the last, its other slot
+/// the block before.
+#[test]
+fn a_run_of_blocks_commits_whole_or_not_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+    let mut hash = StateHash::from_entries(std::iter::empty::<(&str, &[u8])>());
+    let g = block(0, [0; 32], vec![], hash.root());
+    s.commit_genesis(&g, &[], &hash, &BTreeMap::new(), "g", "e")
+        .unwrap();
+    let alice = key(1);
+    let tx = |nonce: u64| IncludedTx {
+        tx: TxBody {
+            chain_id: "c".into(),
+            from: alice.address(),
+            nonce,
+            action: Action::Faucet {
+                token: "GOLD".into(),
+            },
+        }
+        .sign(&alice),
+        receipt: Receipt::success(vec![], 0),
+    };
+    hash.apply("k", None, Some(b"2"));
+    let b1 = block(1, g.header.header.hash(), vec![tx(0)], hash.root());
+    let b2 = block(2, b1.header.header.hash(), vec![tx(1)], hash.root());
+    let b3 = block(3, b2.header.header.hash(), vec![], hash.root());
+    let stray = block(4, [7; 32], vec![], hash.root());
+    let from = alice.address();
+    let (one, two) = ([(from.as_str(), 0)], [(from.as_str(), 1)]);
+    let writes = WriteSet::from([("k".to_string(), Some(b"2".to_vec()))]);
+    // A run whose last block does not extend the one before: nothing is written.
+    let bad = [(&b1, &one[..]), (&b2, &two[..]), (&stray, &[][..])];
+    assert!(s.commit_blocks(&bad, &writes, &hash).is_err());
+    assert_eq!(s.head_height().unwrap(), Some(0));
+    assert!(s.load_state().unwrap().map.is_empty());
+    assert!(!s.has_tx(&b1.txs[0].tx.txid()).unwrap());
+    assert!(s.commit_blocks(&[], &writes, &hash).is_err());
+    // The run as it should be: every block, the state, the hash at the last.
+    let good = [(&b1, &one[..]), (&b2, &two[..]), (&b3, &[][..])];
+    s.commit_blocks(&good, &writes, &hash).unwrap();
+    let head = s.head().unwrap().unwrap();
+    assert_eq!(head.header, b3.header);
+    assert_eq!(head.state_hash.root(), hash.root());
+    for b in [&b1, &b2, &b3] {
+        assert_eq!(&s.block(b.height()).unwrap().unwrap(), b);
+    }
+    assert_eq!(s.load_state().unwrap().map["k"], b"2");
+    drop(s);
+    let record =
+        std::fs::read_to_string(crate::ledger::head_record::head_record_path(&path)).unwrap();
+    assert!(
+        record.contains(&format!(" 3 {} ", b3.hash_hex())),
+        "{record}"
+    );
+    assert!(
+        record.contains(&format!(" 2 {} ", b2.hash_hex())),
+        "{record}"
+    );
+}
