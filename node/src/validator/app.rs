@@ -41,12 +41,26 @@ pub const MAX_CLOCK_DRIFT_MS: u64 = 2_000;
 #[derive(Clone)]
 pub struct App {
     ledger: Arc<Ledger>,
+    /// How long a leader waits for transactions before it gives up its view (see
+    /// [`App::new`]).
+    propose_wait: Duration,
+    /// Longest time between two blocks when no transaction comes (the node's
+    /// `block_interval_ms`).
+    block_interval_ms: u64,
 }
 
 impl App {
-    /// The application over `ledger`.
-    pub fn new(ledger: Arc<Ledger>) -> App {
-        App { ledger }
+    /// The application over `ledger`. Pacing: a leader proposes as soon as it has
+    /// transactions to include; without any it waits up to `propose_wait` (less than the
+    /// engine's leader timeout) for one, and then proposes an empty block only when its parent
+    /// is `block_interval_ms` old, else declines (the view passes without a block). So an idle
+    /// chain makes one empty block per interval, not one per view.
+    pub fn new(ledger: Arc<Ledger>, propose_wait: Duration, block_interval_ms: u64) -> App {
+        App {
+            ledger,
+            propose_wait,
+            block_interval_ms,
+        }
     }
 }
 
@@ -164,11 +178,34 @@ where
     ) -> Option<Digested<Self::Block>> {
         let parent = ancestry.next().await?;
         let parent_digest = parent.digest();
+        let parent_time_ms = parent.inner().header().header.time_ms;
         if self.catch_up(&rt, parent, &mut ancestry).await != Some(true) {
             return None;
         }
-        let now = now_ms(&rt);
-        let made = blocking(&rt, &self.ledger, move |l| l.propose(&parent_digest, now)).await?;
+        let parent_time = parent_time_ms;
+        let deadline = rt.current() + self.propose_wait;
+        let made = loop {
+            let now = now_ms(&rt);
+            let made = blocking(&rt, &self.ledger, move |l| l.propose(&parent_digest, now)).await?;
+            let Ok(block) = &made else { break made };
+            if !block.txs().is_empty() || now >= parent_time.saturating_add(self.block_interval_ms)
+            {
+                break made;
+            }
+            // Nothing to include yet: wait for a transaction, or give up the view.
+            self.ledger.forget(&block.digest());
+            let Ok(left) = deadline.duration_since(rt.current()) else {
+                return None;
+            };
+            if left.is_zero() {
+                return None;
+            }
+            let chain = self.ledger.chain.clone();
+            tokio::select! {
+                _ = chain.wake.notified() => {}
+                _ = rt.sleep(left) => {}
+            }
+        };
         match made {
             Ok(block) => {
                 tracing::debug!(

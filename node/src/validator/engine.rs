@@ -88,6 +88,8 @@ pub struct EngineConfig {
     pub timeout_retry: Duration,
     /// Prefix of the storage partitions (`[A-Za-z0-9_-]`).
     pub partition: String,
+    /// Longest time between two blocks when no transaction comes, ms (`block_interval_ms`).
+    pub block_interval_ms: u64,
 }
 
 /// The running parts of a validator's consensus.
@@ -259,9 +261,10 @@ where
         .spawn(move |ctx| gossip::run(ctx, gossip_chain, gossip_rx, gossip_channel));
 
     // Simplex, with the inline wrapper as automaton, relay and reporter.
+    let block_interval_ms = config.block_interval_ms;
     let wrapper = Inline::new(
         rt.child("inline"),
-        App::new(ledger),
+        App::new(ledger, config.leader_timeout / 2, block_interval_ms),
         marshal.clone(),
         FixedEpocher::new(NonZeroU64::new(u64::MAX).expect("nonzero")),
     );

@@ -198,6 +198,11 @@ impl Ledger {
         lock(&self.speculative).get(digest).cloned()
     }
 
+    /// Forgets the executed block `digest` (a proposal this validator built and dropped).
+    pub fn forget(&self, digest: &Digest) {
+        lock(&self.speculative).remove(digest);
+    }
+
     /// The executed blocks from `parent` down to (not including) the head, newest first;
     /// [`ExecError::UnknownParent`] when the walk does not reach the head within
     /// [`MAX_SPECULATIVE_DEPTH`] blocks. Call with the gate held.

@@ -152,6 +152,7 @@ pub async fn run(
         certification_timeout: Duration::from_millis(set.certification_timeout_ms),
         timeout_retry: Duration::from_millis(set.timeout_retry_ms),
         partition: "gc".into(),
+        block_interval_ms: config.block_interval_ms,
     };
     let p2p_config = lookup::Config::local(
         cups::Cups::<_, ChaCha20Poly1305>::new(
