@@ -173,6 +173,7 @@ fn run(
     n: usize,
     faulty: Option<(usize, Fault)>,
     users: usize,
+    partition: bool,
 ) -> (Heads, Vec<Vec<(u64, Vec<u8>)>>, Vec<PublicKey>) {
     init_tracing();
     let (nodes, consensus) = make_nodes(n, faulty);
@@ -291,6 +292,66 @@ fn run(
             }
             context.sleep(Duration::from_millis(50)).await;
         }
+        if partition {
+            // Split the validators in two halves: neither has a quorum (3 of 4), so no block
+            // is made on either side, and nothing forks.
+            let before: Vec<u64> = nodes
+                .iter()
+                .map(|n| n.chain.head().header.header.height)
+                .collect();
+            let half = n / 2;
+            for a in 0..n {
+                for b in 0..n {
+                    if (a < half) != (b < half) {
+                        oracle
+                            .remove_link(peers[a].clone(), peers[b].clone())
+                            .await
+                            .unwrap();
+                    }
+                }
+            }
+            let late = faucet(&user(users + 1), 0);
+            let late_id = nodes[0].chain.submit(late).unwrap();
+            context.sleep(Duration::from_secs(20)).await;
+            let during: Vec<u64> = nodes
+                .iter()
+                .map(|n| n.chain.head().header.header.height)
+                .collect();
+            // A block already certified before the split may still land; nothing after it.
+            for (b, d) in before.iter().zip(&during) {
+                assert!(
+                    d <= &(b + 1),
+                    "a block was made without a quorum: {before:?} -> {during:?}"
+                );
+            }
+            assert!(nodes.iter().all(|node| !matches!(
+                node.chain.tx(&late_id).map(|r| r.status),
+                Ok(gamechain_chain::wire::TxStatus::Included { .. })
+            )));
+            // Heal: the transaction sent during the split is included everywhere.
+            for a in 0..n {
+                for b in 0..n {
+                    if (a < half) != (b < half) {
+                        oracle
+                            .add_link(peers[a].clone(), peers[b].clone(), link.clone())
+                            .await
+                            .unwrap();
+                    }
+                }
+            }
+            loop {
+                let done = nodes.iter().all(|node| {
+                    matches!(
+                        node.chain.tx(&late_id).map(|r| r.status),
+                        Ok(gamechain_chain::wire::TxStatus::Included { .. })
+                    )
+                });
+                if done {
+                    break;
+                }
+                context.sleep(Duration::from_millis(50)).await;
+            }
+        }
         // Let the slowest reach the same height as the fastest.
         let top = nodes
             .iter()
@@ -356,7 +417,7 @@ fn check_agreement(heads: &Heads) {
 
 #[test]
 fn four_validators_agree_on_every_block_and_certificates_verify() {
-    let (heads, certs, peers) = run(1, 4, None, 12);
+    let (heads, certs, peers) = run(1, 4, None, 12, false);
     check_agreement(&heads);
     let proposers: std::collections::BTreeSet<&String> =
         heads[0].values().map(|(_, _, p)| p).collect();
@@ -373,7 +434,7 @@ fn four_validators_agree_on_every_block_and_certificates_verify() {
 
 #[test]
 fn a_proposer_lying_about_the_state_root_never_gets_a_block_finalized() {
-    let (heads, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8);
+    let (heads, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8, false);
     check_agreement(&heads);
     let liar = block_key(3).address();
     assert!(
@@ -386,7 +447,13 @@ fn a_proposer_lying_about_the_state_root_never_gets_a_block_finalized() {
 fn many_schedules_one_chain() {
     // Other seeds: other message timings and leaders; each run must still agree everywhere.
     for seed in 10..14 {
-        let (heads, _, _) = run(seed, 4, None, 6);
+        let (heads, _, _) = run(seed, 4, None, 6, false);
         check_agreement(&heads);
     }
+}
+
+#[test]
+fn a_partition_halts_the_chain_without_a_fork_and_healing_resumes_it() {
+    let (heads, _, _) = run(3, 4, None, 4, true);
+    check_agreement(&heads);
 }

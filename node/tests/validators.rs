@@ -1,0 +1,376 @@
+//! Four validators as four `gamechain` processes on loopback, made by `gamechain testnet`
+//! and each started with `gamechain node --validator --config node.toml` from its folder:
+//!
+//! 1. the seed's tic-tac-toe game (`gamechain demo`) played through validator 1;
+//! 2. SIGKILL of one validator: blocks go on (a transaction sent to another is included); it
+//!    catches up after a restart;
+//! 3. SIGKILL of two of four: the chain halts (a transaction stays pending, no validator moves
+//!    its head) and resumes when one returns, with the pending transaction;
+//! 4. a validator restarted to propose blocks with a wrong state root
+//!    (`GAMECHAIN_TEST_FAULT=bad_state_root`, debug builds only): the others vote against its
+//!    proposals, so no block of it is final, and the chain goes on without it;
+//! 5. every validator's data directory passes `gamechain verify` with the same head and state
+//!    root.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gamechain_client::client::Client;
+use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
+use serde_json::Value;
+
+use common::{gamechain, BIN};
+
+const N: usize = 4;
+
+/// A run of `2 * n` free consecutive loopback ports (checked by binding each once).
+fn free_ports(n: usize) -> u16 {
+    for _ in 0..50 {
+        let base = common::free_port();
+        if base as usize + 2 * n >= 65_000 {
+            continue;
+        }
+        if (0..2 * n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no run of {} free ports", 2 * n);
+}
+
+struct Validator {
+    index: usize,
+    dir: PathBuf,
+    url: String,
+    child: Option<Child>,
+    starts: u32,
+}
+
+impl Validator {
+    fn client(&self) -> Client {
+        Client::new(&self.url).unwrap()
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join(format!("node-{}.log", self.starts)))
+            .unwrap_or_default()
+    }
+
+    /// Starts the validator (with `env` set) and waits until its API answers.
+    async fn start(&mut self, env: &[(&str, &str)]) {
+        assert!(self.child.is_none());
+        self.starts += 1;
+        let log =
+            std::fs::File::create(self.dir.join(format!("node-{}.log", self.starts))).unwrap();
+        let child = Command::new(BIN)
+            .args(["node", "--validator", "--config", "node.toml"])
+            .current_dir(&self.dir)
+            .envs(env.iter().copied())
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .unwrap();
+        self.child = Some(child);
+        let start = Instant::now();
+        while self.client().status().await.is_err() {
+            if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {
+                panic!(
+                    "validator {} exited with {status}:\n{}",
+                    self.index,
+                    self.log()
+                );
+            }
+            assert!(
+                start.elapsed() < common::READY_TIMEOUT,
+                "validator {} does not answer",
+                self.index
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    fn kill(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    fn terminate(&mut self) {
+        let mut child = self.child.take().expect("running");
+        // SAFETY: no memory-safety preconditions; the child is ours and not reaped.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        let start = Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                assert!(
+                    status.success(),
+                    "validator {} exited with {status}:\n{}",
+                    self.index,
+                    self.log()
+                );
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(20) {
+                child.kill().unwrap();
+                panic!(
+                    "validator {} did not stop on SIGTERM:\n{}",
+                    self.index,
+                    self.log()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    async fn head(&self) -> (u64, String) {
+        let s = self.client().status().await.unwrap();
+        (s.height, s.head_hash)
+    }
+}
+
+impl Drop for Validator {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits (at most `secs`) until `cond` holds, polling every 100 ms; panics with `what`.
+async fn eventually<F, Fut>(secs: u64, what: &str, mut cond: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let start = Instant::now();
+    while !cond().await {
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "not within {secs} s: {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Waits until the running validators in `which` are all at the same head, at least `min`.
+async fn same_head(vs: &[Validator], which: &[usize], min: u64) -> (u64, String) {
+    let start = Instant::now();
+    loop {
+        let mut got = Vec::new();
+        for i in which {
+            got.push(vs[*i].head().await);
+        }
+        if got.windows(2).all(|w| w[0] == w[1]) && got[0].0 >= min {
+            return got[0].clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "validators {which:?} did not reach one head at or above {min}: {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn faucet_tx(key: &SecretKey, chain_id: &str) -> gamechain_runtime::chain::SignedTx {
+    TxBody {
+        chain_id: chain_id.into(),
+        from: key.address(),
+        nonce: 0,
+        action: Action::Faucet {
+            token: "GOLD".into(),
+        },
+    }
+    .sign(key)
+}
+
+async fn included(client: &Client, txid: &str) -> Option<u64> {
+    client.tx(txid).await.ok()?.height()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse_a_liar() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = free_ports(N);
+    let out = gamechain(
+        tmp.path(),
+        None,
+        &[
+            "testnet",
+            "--validators",
+            "4",
+            "--dir",
+            "net",
+            "--base-port",
+            &base.to_string(),
+            "--p2p-port",
+            &(base + N as u16).to_string(),
+            "--chain-id",
+            "gamechain-dev",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "testnet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let net = tmp.path().join("net");
+    let mut vs: Vec<Validator> = (0..N)
+        .map(|i| Validator {
+            index: i,
+            dir: net.join(i.to_string()),
+            url: format!("http://127.0.0.1:{}", base + i as u16),
+            child: None,
+            starts: 0,
+        })
+        .collect();
+    for v in vs.iter_mut() {
+        v.start(&[]).await;
+    }
+    let genesis: Value =
+        serde_json::from_str(&std::fs::read_to_string(net.join("0/data/genesis.json")).unwrap())
+            .unwrap();
+    let chain_id = genesis["chain_id"].as_str().unwrap().to_string();
+    let liar = genesis["validators"]["set"][3]["address"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // 1. The seed's game, through validator 1.
+    let demo = gamechain(
+        tmp.path(),
+        None,
+        &["demo", "--node", &vs[1].url, "--timeout", "30"],
+    );
+    let text = String::from_utf8_lossy(&demo.stdout);
+    assert!(
+        demo.status.success() && text.contains("every outcome matches the seed"),
+        "demo through validator 1:\n{text}\n{}",
+        String::from_utf8_lossy(&demo.stderr)
+    );
+    let (h1, _) = same_head(&vs, &[0, 1, 2, 3], 1).await;
+
+    // 2. One validator killed: a transaction sent to another is still included.
+    vs[3].kill();
+    let k = SecretKey::generate(Network::Testnet);
+    let txid = vs[0]
+        .client()
+        .post_tx(&faucet_tx(&k, &chain_id))
+        .await
+        .unwrap();
+    let c0 = vs[0].client();
+    eventually(
+        30,
+        "a transaction is included with 3 of 4 validators",
+        || {
+            let (c0, txid) = (&c0, &txid);
+            async move { included(c0, txid).await.is_some() }
+        },
+    )
+    .await;
+    let (h2, _) = same_head(&vs, &[0, 1, 2], h1 + 1).await;
+    vs[3].start(&[]).await;
+    same_head(&vs, &[0, 1, 2, 3], h2).await;
+
+    // 3. Two of four killed: no quorum, the chain halts; it resumes when one returns.
+    vs[2].kill();
+    vs[3].kill();
+    let k2 = SecretKey::generate(Network::Testnet);
+    let txid2 = vs[1]
+        .client()
+        .post_tx(&faucet_tx(&k2, &chain_id))
+        .await
+        .unwrap();
+    let halted = vs[0].head().await;
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    assert_eq!(vs[0].head().await, halted, "no block without a quorum");
+    assert_eq!(vs[1].head().await, halted, "no block without a quorum");
+    assert_eq!(included(&c0, &txid2).await, None);
+    vs[2].start(&[]).await;
+    eventually(
+        60,
+        "the pending transaction is included once a quorum is back",
+        || {
+            let (c0, txid2) = (&c0, &txid2);
+            async move { included(c0, txid2).await.is_some() }
+        },
+    )
+    .await;
+    let (h3, _) = same_head(&vs, &[0, 1, 2], halted.0 + 1).await;
+
+    // 4. Validator 3 back, proposing wrong state roots: none of its blocks is final, and the
+    // chain goes on through the other leaders' views.
+    vs[3]
+        .start(&[("GAMECHAIN_TEST_FAULT", "bad_state_root")])
+        .await;
+    for round in 0..8 {
+        let k = SecretKey::generate(Network::Testnet);
+        let target = &vs[round % N];
+        let txid = target
+            .client()
+            .post_tx(&faucet_tx(&k, &chain_id))
+            .await
+            .unwrap();
+        let c = target.client();
+        eventually(
+            60,
+            "a transaction is included while one validator lies",
+            || {
+                let (c, txid) = (&c, &txid);
+                async move { included(c, txid).await.is_some() }
+            },
+        )
+        .await;
+    }
+    let (h4, _) = same_head(&vs, &[0, 1, 2], h3 + 8).await;
+    for h in h3 + 1..=h4 {
+        let block = vs[0]
+            .client()
+            .block(gamechain_client::client::BlockRef::Height(h))
+            .await
+            .unwrap();
+        assert_ne!(
+            block.header.header.sequencer, liar,
+            "block {h} is the liar's"
+        );
+    }
+    let voted_against = (0..3).any(|i| vs[i].log().contains("voting against a proposal"));
+    assert!(
+        voted_against,
+        "the honest validators voted against the liar's proposals"
+    );
+
+    // 5. Every data directory verifies, to one head.
+    for v in vs.iter_mut() {
+        v.terminate();
+    }
+    let mut heads = Vec::new();
+    for v in &vs {
+        let out = gamechain(
+            tmp.path(),
+            None,
+            &[
+                "verify",
+                "--data",
+                v.dir.join("data").to_str().unwrap(),
+                "--json",
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "verify validator {}: {}",
+            v.index,
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        heads.push((report["head_hash"].clone(), report["state_root"].clone()));
+    }
+    // Validator 3 may stop one block behind; the others are at one head.
+    assert_eq!(heads[0], heads[1]);
+    assert_eq!(heads[0], heads[2]);
+}
