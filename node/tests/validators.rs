@@ -10,7 +10,9 @@
 //!    (`GAMECHAIN_TEST_FAULT=bad_state_root`, debug builds only): the others vote against its
 //!    proposals, so no block of it is final, and the chain goes on without it;
 //! 5. every validator's data directory passes `gamechain verify` with the same head and state
-//!    root.
+//!    root, every block up to the head covered by a finality certificate that verifies against
+//!    the genesis set; a damaged certificate or digest in the database is a divergence naming
+//!    the height and `finality.certificate` / `finality.digest`.
 
 mod common;
 
@@ -368,8 +370,51 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
             String::from_utf8_lossy(&out.stdout)
         );
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let finality = &report["finality"];
+        assert!(
+            finality["certificates_checked"].as_u64().unwrap() > 0
+                && finality["last_certified_height"] == report["head_height"],
+            "validator {}: every block up to the head is certified: {finality}",
+            v.index
+        );
         heads.push((report["head_hash"].clone(), report["state_root"].clone()));
     }
+    // A damaged certificate, then a wrong digest, in validator 0's database: `verify` names
+    // the height and the field.
+    let db = vs[0].dir.join("data/chain.sqlite");
+    let conn = rusqlite::Connection::open(&db).unwrap();
+    let (height, mut cert): (i64, Vec<u8>) = conn
+        .query_row(
+            "SELECT height, certificate FROM validator_finality WHERE certificate IS NOT NULL \
+             AND height > 0 ORDER BY height LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let last = cert.len() - 1;
+    cert[last] ^= 1;
+    conn.execute(
+        "UPDATE validator_finality SET certificate = ?1 WHERE height = ?2",
+        rusqlite::params![cert, height],
+    )
+    .unwrap();
+    let data0 = vs[0].dir.join("data");
+    let verify0 = || {
+        let out = gamechain(tmp.path(), None, &["verify", "--data", data0.to_str().unwrap(), "--json"]);
+        assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["divergence"].clone()
+    };
+    let d = verify0();
+    assert_eq!((d["height"].as_i64(), d["field"].as_str()), (Some(height), Some("finality.certificate")), "{d}");
+    cert[last] ^= 1;
+    conn.execute(
+        "UPDATE validator_finality SET certificate = ?1, digest = zeroblob(32) WHERE height = ?2",
+        rusqlite::params![cert, height],
+    )
+    .unwrap();
+    let d = verify0();
+    assert_eq!((d["height"].as_i64(), d["field"].as_str()), (Some(height), Some("finality.digest")), "{d}");
     // Validator 3 may stop one block behind; the others are at one head.
     assert_eq!(heads[0], heads[1]);
     assert_eq!(heads[0], heads[2]);

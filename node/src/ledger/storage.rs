@@ -940,6 +940,16 @@ impl Storage {
         Ok(())
     }
 
+    /// Whether the `validator_finality` table exists (a validator's database).
+    pub fn has_validator_tables(&self) -> Result<bool, StorageError> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'validator_finality'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
     /// Records block `height`'s consensus digest and finality certificate (written after the
     /// block's own commit; a digest lost to a crash in between is recomputed at the next start
     /// from the blocks). Errors: SQLite failed.

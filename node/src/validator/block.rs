@@ -26,24 +26,10 @@ use commonware_consensus::types::Height;
 use commonware_consensus::{Block as ConsensusBlockTrait, Heightable};
 use commonware_cryptography::sha256::Digest;
 use commonware_cryptography::Digestible;
-use sha2::{Digest as _, Sha256};
 
 use gamechain_runtime::chain::{tx_root, SignedHeader, SignedTx};
 
-/// Domain separation of [`proposal_digest`].
-const DIGEST_DOMAIN: &[u8] = b"gamechain/proposal/v1";
-
-/// The consensus digest of the block with this signed header whose parent's digest is
-/// `parent` (module docs).
-pub fn proposal_digest(parent: &Digest, header: &SignedHeader) -> Digest {
-    let mut h = Sha256::new();
-    h.update(DIGEST_DOMAIN);
-    h.update(parent.0);
-    h.update(header.header.hash());
-    h.update((header.signature.len() as u32).to_le_bytes());
-    h.update(header.signature.as_bytes());
-    Digest(h.finalize().into())
-}
+pub use crate::verify::finality::proposal_digest;
 
 /// Bounds on a [`ProposedBlock`] read from a peer or an archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

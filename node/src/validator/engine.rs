@@ -42,11 +42,7 @@ use crate::validator::block::{BlockBound, ProposedBlock};
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
 use crate::validator::ledger::Ledger;
 
-/// The consensus namespace of chain `chain_id`: votes and certificates are signed under it, so a
-/// signature made for one chain is worthless on another.
-pub fn namespace(chain_id: &str, genesis_hash: &str) -> Vec<u8> {
-    format!("gamechain/{chain_id}/{genesis_hash}").into_bytes()
-}
+pub use crate::verify::finality::namespace;
 
 /// One network channel: its sender and receiver.
 pub type Channel<S, R> = (S, R);

@@ -9,7 +9,6 @@ use commonware_codec::{DecodeExt as _, Encode as _};
 use commonware_cryptography::ed25519::{PrivateKey, PublicKey};
 use commonware_cryptography::Signer as _;
 use commonware_utils::ordered::Set;
-use commonware_utils::TryCollect as _;
 
 use gamechain_runtime::chain::{Network, SecretKey, ValidatorSet};
 
@@ -81,19 +80,7 @@ pub fn write_new(dir: &Path, key: &PrivateKey) -> Result<(), NodeError> {
 /// The genesis set's consensus keys as the engine's ordered participant set. Errors: a key
 /// that is not an ed25519 public key.
 pub fn participants(set: &ValidatorSet) -> Result<Set<PublicKey>, NodeError> {
-    let mut keys = Vec::with_capacity(set.set.len());
-    for (i, v) in set.set.iter().enumerate() {
-        let bytes = hex::decode(&v.consensus_key).unwrap_or_default();
-        let key = PublicKey::decode(bytes::BytesMut::from(&bytes[..])).map_err(|_| {
-            NodeError::Refused(format!(
-                "validators.set[{i}].consensus_key is not an ed25519 public key"
-            ))
-        })?;
-        keys.push(key);
-    }
-    keys.into_iter()
-        .try_collect()
-        .map_err(|_| NodeError::Refused("validators.set lists a consensus key twice".into()))
+    crate::verify::finality::participants(set).map_err(NodeError::Refused)
 }
 
 #[cfg(test)]

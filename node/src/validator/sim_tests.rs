@@ -397,6 +397,18 @@ fn run(
                 assert_eq!(f.proposal.payload.0, digest, "height {h}");
                 let mut rng = context.child("verify");
                 assert!(f.verify(&mut rng, &verifier, &Sequential), "height {h}");
+                // The same check `gamechain verify` makes.
+                let checker = crate::verify::finality::FinalityChecker::new(
+                    node.chain.genesis(),
+                    &node.chain.genesis_hash,
+                )
+                .unwrap();
+                assert!(checker.check(&digest, &cert).is_ok(), "height {h}");
+                assert!(checker.check(&[7; 32], &cert).is_err());
+                let mut flipped = cert.clone();
+                let last = flipped.len() - 1;
+                flipped[last] ^= 1;
+                assert!(checker.check(&digest, &flipped).is_err());
                 let mut forged = f.clone();
                 forged.proposal.payload = Digest([0xAB; 32]);
                 assert!(!forged.verify(&mut rng, &verifier, &Sequential));

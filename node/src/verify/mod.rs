@@ -9,8 +9,10 @@
 //! | `follower.rs` | `gamechain node --follow URL`: a read replica that verifies each block as `verify` does, then commits it |
 //! | `restore.rs` | `gamechain node --restore-from URL`: fetching, verifying (as the follower does) and committing the signed blocks a sequencer's database lost |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
+//! | `finality.rs` | chains with validators: a block's consensus digest and the check of its finality certificate against the genesis set |
 
 pub mod export;
+pub mod finality;
 pub mod follower;
 pub mod replay;
 pub mod restore;

@@ -104,7 +104,7 @@ pub struct Divergence {
 }
 
 impl Divergence {
-    fn new(height: u64, field: impl Into<String>, expected: String, got: String) -> Self {
+    pub(crate) fn new(height: u64, field: impl Into<String>, expected: String, got: String) -> Self {
         Divergence {
             height,
             tx_index: None,

@@ -63,6 +63,11 @@ pub trait ChainSource: Send {
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
         Ok(None)
     }
+    /// Chains with validators: block `height`'s recorded consensus digest and finality
+    /// certificate (`None`: the source records none for it; the default).
+    fn finality(&mut self, _height: u64) -> Result<Option<Finality>, SourceError> {
+        Ok(None)
+    }
     /// After [`block`](Self::block) failed: the two different signed headers the source gave
     /// at one height, when that is why (an export file with a second block at a height). The
     /// verifier reports them as a divergence (`equivocation`), not as an unreadable source.
@@ -168,6 +173,29 @@ impl ChainSource for DataDirSource {
             state,
         }))
     }
+
+    fn finality(&mut self, height: u64) -> Result<Option<Finality>, SourceError> {
+        if !self.storage.has_validator_tables().map_err(|e| err(e.to_string()))? {
+            return Ok(None);
+        }
+        Ok(self
+            .storage
+            .validator_finality(height)
+            .map_err(|e| err(format!("finality of block {height}: {e}")))?
+            .map(|(digest, certificate)| Finality {
+                digest,
+                certificate,
+            }))
+    }
+}
+
+/// What a source records of a block's finality (chains with validators).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finality {
+    /// The block's consensus digest.
+    pub digest: [u8; 32],
+    /// Its encoded finality certificate; `None` for a block finalized through a descendant's.
+    pub certificate: Option<Vec<u8>>,
 }
 
 /// Blocks fetched at once by [`NodeSource`] (concurrent requests).

@@ -32,10 +32,11 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
+use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };
-use crate::verify::source::{ChainSource, ExpectedState, SourceError};
+use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
 
 /// Blocks the reader thread may be ahead of the replay.
 const READ_AHEAD: usize = 64;
@@ -129,6 +130,58 @@ pub struct VerifyReport {
     pub elapsed: Duration,
     /// The first divergence; `None` when every block verified.
     pub divergence: Option<Divergence>,
+    /// Chains with validators: what the finality check found (`None` on a sequencer chain).
+    pub finality: Option<FinalityReport>,
+}
+
+/// What `verify` found of the finality of a chain with validators: every recorded consensus
+/// digest must be the block's, every recorded certificate a valid finalization of it by a
+/// quorum of the genesis set (else a divergence, field `finality.digest` or
+/// `finality.certificate`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FinalityReport {
+    /// Blocks whose recorded digest was checked.
+    pub digests: u64,
+    /// Certificates checked (all valid when there is no divergence).
+    pub certificates: u64,
+    /// The highest certified height (every block at or below it is final).
+    pub last_certified: Option<u64>,
+}
+
+/// Checks block `header`'s recorded finality `f` (its digest continues `digest`, which it
+/// then becomes) with `checker`, counting into `report`.
+fn check_finality(
+    checker: &FinalityChecker,
+    digest: &mut commonware_cryptography::sha256::Digest,
+    header: &SignedHeader,
+    f: Option<Finality>,
+    report: &mut FinalityReport,
+) -> Result<(), Box<Divergence>> {
+    let height = header.header.height;
+    *digest = proposal_digest(digest, header);
+    let Some(f) = f else { return Ok(()) };
+    report.digests += 1;
+    if f.digest != digest.0 {
+        return Err(Box::new(Divergence::new(
+            height,
+            "finality.digest",
+            hex::encode(digest.0),
+            hex::encode(f.digest),
+        )));
+    }
+    if let Some(cert) = f.certificate {
+        checker.check(&digest.0, &cert).map_err(|e| {
+            Box::new(Divergence::new(
+                height,
+                "finality.certificate",
+                "a finalization of the block by a quorum of the genesis validators".into(),
+                e,
+            ))
+        })?;
+        report.certificates += 1;
+        report.last_certified = Some(height);
+    }
+    Ok(())
 }
 
 impl VerifyReport {
@@ -155,13 +208,18 @@ impl VerifyReport {
             "seconds": self.elapsed.as_secs_f64(),
             "txs_per_sec": self.txs_per_sec(),
             "divergence": self.divergence.as_ref().map(Divergence::to_json),
+            "finality": self.finality.as_ref().map(|f| json!({
+                "digests_checked": f.digests,
+                "certificates_checked": f.certificates,
+                "last_certified_height": f.last_certified,
+            })),
         })
     }
 }
 
 /// What the reader thread sends, in order: blocks 0..=head, then the expected state.
 enum Read {
-    Block(Box<CheckedBlock>),
+    Block(Box<CheckedBlock>, Option<Finality>),
     State(Option<ExpectedState>),
     /// Two different signed headers at one height (the source's `equivocation`).
     Equivocation(Box<(SignedHeader, SignedHeader)>),
@@ -293,6 +351,7 @@ pub fn verify(
         state_entries_checked: None,
         elapsed: Duration::ZERO,
         divergence: None,
+        finality: genesis.validators.as_ref().map(|_| FinalityReport::default()),
     };
     let codes = genesis_codes(source.as_mut(), &genesis)?;
     let head = source.head_height()?;
@@ -302,6 +361,7 @@ pub fn verify(
     // id and the network, so the first blocks are read and checked meanwhile.
     let (tx, rx) = mpsc::sync_channel::<Result<Read, SourceError>>(READ_AHEAD);
     let (chain_id, network) = (genesis.chain_id.clone(), genesis.network);
+    let validators = genesis.validators.is_some();
     let threads = options
         .verify_threads
         .unwrap_or_else(default_verify_threads)
@@ -310,9 +370,23 @@ pub fn verify(
         for height in 0..=head {
             // The signature checks run here, while the replay executes earlier blocks.
             let item = match source.block(height) {
-                Ok(b) => Ok(Read::Block(Box::new(check_block_for(
-                    &chain_id, network, b, threads,
-                )))),
+                Ok(b) => {
+                    let finality = if validators {
+                        match source.finality(height) {
+                            Ok(f) => f,
+                            Err(e) => {
+                                let _ = tx.send(Err(e));
+                                return;
+                            }
+                        }
+                    } else {
+                        None
+                    };
+                    Ok(Read::Block(
+                        Box::new(check_block_for(&chain_id, network, b, threads)),
+                        finality,
+                    ))
+                }
                 Err(e) => match source.equivocation() {
                     Some(pair) => Ok(Read::Equivocation(Box::new(pair))),
                     None => Err(e),
@@ -367,15 +441,39 @@ fn replay_all(
 ) -> Result<(), VerifyError> {
     let sequencer = ctx.genesis().sequencer.clone();
     let expect_block = |read: Read| match read {
-        Read::Block(b) => Ok(Ok(b)),
+        Read::Block(b, f) => Ok(Ok((b, f))),
         Read::Equivocation(pair) => Ok(Err(Box::new(equivocation(&pair.0, &pair.1, &sequencer)))),
         Read::State(_) => Err(VerifyError::Source("the source ended early".into())),
     };
-    let block0 = match expect_block(next()?)? {
+    let (block0, finality0) = match expect_block(next()?)? {
         Ok(b) => b,
         Err(d) => {
             report.divergence = Some(*d);
             return Ok(());
+        }
+    };
+    let checker = match &ctx.genesis().validators {
+        Some(_) => Some(
+            FinalityChecker::new(ctx.genesis(), &report.genesis_hash)
+                .map_err(|e| VerifyError::Source(format!("the genesis validator set: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut digest = commonware_cryptography::sha256::Digest([0; 32]);
+    let mut finality = report.finality.take().unwrap_or_default();
+    let mut finality_of = |report: &mut VerifyReport,
+                           header: &SignedHeader,
+                           f: Option<Finality>|
+     -> bool {
+        let Some(checker) = &checker else { return true };
+        let result = check_finality(checker, &mut digest, header, f, &mut finality);
+        report.finality = Some(finality.clone());
+        match result {
+            Ok(()) => true,
+            Err(d) => {
+                report.divergence = Some(*d);
+                false
+            }
         }
     };
     let mut replayer = match Replayer::new(ctx.clone(), &block0.block, codes) {
@@ -391,6 +489,9 @@ fn replay_all(
         report.head_hash = replayer.head().hash_hex();
     };
     mark(report, &replayer);
+    if !finality_of(report, &block0.block.header, finality0) {
+        return Ok(());
+    }
     progress(&Progress {
         height: 0,
         head,
@@ -398,7 +499,7 @@ fn replay_all(
         elapsed: start.elapsed(),
     });
     for height in 1..=head {
-        let block = match expect_block(next()?)? {
+        let (block, block_finality) = match expect_block(next()?)? {
             Ok(b) => b,
             Err(d) => {
                 report.divergence = Some(*d);
@@ -423,6 +524,9 @@ fn replay_all(
         }
         report.txs += block.block.txs.len() as u64;
         mark(report, &replayer);
+        if !finality_of(report, &block.block.header, block_finality) {
+            return Ok(());
+        }
         progress(&Progress {
             height,
             head,
@@ -436,7 +540,7 @@ fn replay_all(
             report.divergence = Some(equivocation(&pair.0, &pair.1, &sequencer));
             return Ok(());
         }
-        Read::Block(_) => {
+        Read::Block(..) => {
             return Err(VerifyError::Source(
                 "the source gave more blocks than its head".into(),
             ))
