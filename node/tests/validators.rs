@@ -282,6 +282,8 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
     // 3. Two of four killed: no quorum, the chain halts; it resumes when one returns.
     vs[2].kill();
     vs[3].kill();
+    // A block already certified before the kills may still land: settle first.
+    tokio::time::sleep(Duration::from_secs(2)).await;
     let k2 = SecretKey::generate(Network::Testnet);
     let txid2 = vs[1]
         .client()
@@ -400,13 +402,26 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
     .unwrap();
     let data0 = vs[0].dir.join("data");
     let verify0 = || {
-        let out = gamechain(tmp.path(), None, &["verify", "--data", data0.to_str().unwrap(), "--json"]);
-        assert_eq!(out.status.code(), Some(4), "{}", String::from_utf8_lossy(&out.stdout));
+        let out = gamechain(
+            tmp.path(),
+            None,
+            &["verify", "--data", data0.to_str().unwrap(), "--json"],
+        );
+        assert_eq!(
+            out.status.code(),
+            Some(4),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
         let report: Value = serde_json::from_slice(&out.stdout).unwrap();
         report["divergence"].clone()
     };
     let d = verify0();
-    assert_eq!((d["height"].as_i64(), d["field"].as_str()), (Some(height), Some("finality.certificate")), "{d}");
+    assert_eq!(
+        (d["height"].as_i64(), d["field"].as_str()),
+        (Some(height), Some("finality.certificate")),
+        "{d}"
+    );
     cert[last] ^= 1;
     conn.execute(
         "UPDATE validator_finality SET certificate = ?1, digest = zeroblob(32) WHERE height = ?2",
@@ -414,7 +429,11 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
     )
     .unwrap();
     let d = verify0();
-    assert_eq!((d["height"].as_i64(), d["field"].as_str()), (Some(height), Some("finality.digest")), "{d}");
+    assert_eq!(
+        (d["height"].as_i64(), d["field"].as_str()),
+        (Some(height), Some("finality.digest")),
+        "{d}"
+    );
     // Validator 3 may stop one block behind; the others are at one head.
     assert_eq!(heads[0], heads[1]);
     assert_eq!(heads[0], heads[2]);

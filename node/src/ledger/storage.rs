@@ -998,6 +998,31 @@ impl Storage {
         }
     }
 
+    /// The highest height at or below `height` with a recorded consensus digest, and the digest.
+    pub fn validator_digest_at_or_below(
+        &self,
+        height: u64,
+    ) -> Result<Option<(u64, [u8; 32])>, StorageError> {
+        let row: Option<(i64, Vec<u8>)> = self
+            .conn
+            .query_row(
+                "SELECT height, digest FROM validator_finality WHERE height <= ?1 \
+                 ORDER BY height DESC LIMIT 1",
+                params![height as i64],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()?;
+        match row {
+            None => Ok(None),
+            Some((h, d)) => {
+                let digest: [u8; 32] = d
+                    .try_into()
+                    .map_err(|_| corrupt("validator_finality: a digest is not 32 bytes"))?;
+                Ok(Some((h as u64, digest)))
+            }
+        }
+    }
+
     /// The highest height with a recorded consensus digest, and the digest.
     pub fn latest_validator_digest(&self) -> Result<Option<(u64, [u8; 32])>, StorageError> {
         let row: Option<(i64, Vec<u8>)> = self

@@ -111,14 +111,36 @@ impl App {
         if self.ledger.knows(&parent.digest()) {
             return Some(true);
         }
-        let (_, head_height) = self.ledger.head();
+        if parent.height().get() > self.ledger.head().1 + MAX_SPECULATIVE_DEPTH as u64 {
+            // Far ahead of what this validator has committed: abstain without fetching the
+            // ancestry (marshal delivers the finalized blocks first).
+            return None;
+        }
         let mut missing = vec![parent];
         loop {
             let oldest = missing.last().expect("not empty");
+            let (_, head_height) = self.ledger.head();
             if oldest.height().get() <= head_height {
-                // The walk reached the committed height without meeting the head: another
-                // fork, which consensus can never finalize.
-                return Some(false);
+                // The walk reached the committed height (the head may have moved meanwhile):
+                // the chain is ours when this block is the one committed there.
+                let height = oldest.height().get();
+                let digest = oldest.digest();
+                let committed = blocking(rt, &self.ledger, move |l| {
+                    l.chain
+                        .read_db(|db| db.validator_digest(height))
+                        .ok()
+                        .flatten()
+                })
+                .await?;
+                match committed {
+                    Some(d) if d == digest.0 => {
+                        missing.pop();
+                        break;
+                    }
+                    // Another fork below the committed head: never final.
+                    Some(_) => return Some(false),
+                    None => return None,
+                }
             }
             if missing.len() > MAX_SPECULATIVE_DEPTH {
                 return None;
@@ -202,6 +224,7 @@ where
             }
             let chain = self.ledger.chain.clone();
             tokio::select! {
+                biased;
                 _ = chain.wake.notified() => {}
                 _ = rt.sleep(left) => {}
             }

@@ -3,13 +3,10 @@
 //! executing the block) — with its consensus digest and its binary encoding.
 //!
 //! **Digest** (what consensus votes on and a finality certificate signs):
-//! `SHA-256("gamechain/proposal/v1" ‖ parent's digest ‖ header hash ‖ u32 LE length ‖
-//! signature text)`, block 0's digest being that of its (unsigned) header over 32 zero bytes.
-//! The header hash commits to the height, the parent's hash, the transactions (`tx_root`),
-//! the receipts and the state after the block; the signature and the parent's digest are
-//! included so that a peer can change neither under the same digest. [`proposal_digest`]
-//! computes it from stored blocks, so a follower checks a certificate against blocks it
-//! fetched.
+//! [`proposal_digest`] (`verify/finality.rs`): the parent's digest, the header hash, the
+//! header's signature and the transactions' signatures, so a peer can change no byte of a
+//! block under the same digest (the header's `tx_root` covers the transactions' bodies).
+//! Followers and `gamechain verify` compute it from stored blocks to check certificates.
 //!
 //! **Encoding** (the commonware codec, used on the wire and in the engine's archives): u32 LE
 //! length ‖ the borsh encoding of `(SignedHeader, Vec<(body, signature)>)`. Reading refuses,
@@ -66,7 +63,7 @@ impl ProposedBlock {
     /// A block of `header` and `txs`; `parent_digest` is the parent's [`proposal_digest`]
     /// (block 0's is 32 zero bytes).
     pub fn new(header: SignedHeader, txs: Vec<SignedTx>, parent_digest: Digest) -> ProposedBlock {
-        let digest = proposal_digest(&parent_digest, &header);
+        let digest = proposal_digest(&parent_digest, &header, txs.iter().map(SignedTx::signature));
         ProposedBlock {
             inner: Arc::new(Inner {
                 header,
@@ -235,23 +232,57 @@ mod tests {
         assert_eq!(bytes.len(), b.encode_size());
         let back = ProposedBlock::decode_cfg(bytes, &BOUND).unwrap();
         assert_eq!(back, b);
-        assert_eq!(back.digest(), proposal_digest(&Digest([9; 32]), b.header()));
+        assert_eq!(
+            back.digest(),
+            proposal_digest(
+                &Digest([9; 32]),
+                b.header(),
+                b.txs().iter().map(SignedTx::signature)
+            )
+        );
         assert_eq!(back.parent(), Digest([9; 32]));
         assert_eq!(back.height(), Height::new(5));
     }
 
     #[test]
-    fn the_digest_binds_the_signature_and_the_header() {
-        let b = block(vec![tx(1)]);
+    fn the_digest_binds_every_byte_of_the_block() {
+        let b = block(vec![tx(1), tx(2)]);
         let p = b.parent();
-        assert_eq!(proposal_digest(&p, b.header()), b.digest());
+        let sigs = |txs: &[SignedTx]| {
+            txs.iter()
+                .map(SignedTx::signature)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let ours = sigs(b.txs());
+        let d = |parent: &Digest, h: &SignedHeader, s: &[String]| {
+            proposal_digest(parent, h, s.iter().map(String::as_str))
+        };
+        assert_eq!(d(&p, b.header(), &ours), b.digest());
         let mut h = b.header().clone();
         h.signature = "other".into();
-        assert_ne!(proposal_digest(&p, &h), b.digest());
+        assert_ne!(d(&p, &h, &ours), b.digest());
         let mut h = b.header().clone();
         h.header.time_ms += 1;
-        assert_ne!(proposal_digest(&p, &h), b.digest());
-        assert_ne!(proposal_digest(&Digest([8; 32]), b.header()), b.digest());
+        assert_ne!(d(&p, &h, &ours), b.digest());
+        assert_ne!(d(&Digest([8; 32]), b.header(), &ours), b.digest());
+        // One transaction's signature swapped (its txid, and so tx_root, unchanged).
+        let swapped = vec![ours[0].clone(), "garbage".to_string()];
+        assert_ne!(d(&p, b.header(), &swapped), b.digest());
+        let copy = ProposedBlock::new(
+            b.header().clone(),
+            vec![
+                tx(1),
+                SignedTx::new(tx(2).body().to_string(), "garbage".into()),
+            ],
+            p,
+        );
+        assert_eq!(copy.header(), b.header());
+        assert_ne!(
+            copy.digest(),
+            b.digest(),
+            "a copy with another signature is another block"
+        );
     }
 
     #[test]

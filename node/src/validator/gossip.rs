@@ -56,6 +56,7 @@ pub async fn run<E, S, R>(
 {
     loop {
         tokio::select! {
+            biased;
             tx = outgoing.recv() => {
                 let Some(tx) = tx else { return };
                 sender.send(Recipients::All, encode(&tx), false);
@@ -66,6 +67,9 @@ pub async fn run<E, S, R>(
                     tracing::warn!(%peer, len = bytes.len(), "dropping a gossip message that is not a transaction");
                     continue;
                 };
+                if chain.mempool().get(&tx.txid()).is_some() {
+                    continue;
+                }
                 let chain = chain.clone();
                 let admitted = rt
                     .child("admit")

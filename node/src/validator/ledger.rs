@@ -43,6 +43,12 @@ use gamechain_chain::wire::{Block, IncludedTx};
 /// finalized ones first).
 pub const MAX_SPECULATIVE_DEPTH: usize = 256;
 
+/// Most executed, uncommitted blocks a validator keeps (forks and views included).
+pub const MAX_SPECULATIVE_BLOCKS: usize = 64;
+
+/// Most bytes of transactions and state writes the kept blocks hold together: 256 MiB.
+pub const MAX_SPECULATIVE_BYTES: usize = 256 << 20;
+
 /// A block executed on its parent's state, not yet committed.
 #[derive(Debug)]
 pub struct Executed {
@@ -109,8 +115,9 @@ pub struct Ledger {
     gate: RwLock<()>,
     /// Executed blocks not committed yet, by digest (lookups only).
     speculative: Mutex<HashMap<Digest, Arc<Executed>>>,
-    /// The committed head's digest.
-    head_digest: Mutex<Digest>,
+    /// The committed head's digest and height (read without the gate: the engine's async
+    /// tasks ask for it, and must never wait behind a commit).
+    head_digest: Mutex<(Digest, u64)>,
     /// The database writer and the sign state.
     writer: Mutex<(Storage, SignStateFile)>,
     /// Most transactions a block this validator proposes takes.
@@ -147,7 +154,12 @@ impl Ledger {
                 key.address()
             )));
         }
-        let max_block_txs = chain.config.max_block_txs;
+        // A block over the peers' decoding bound would never be accepted.
+        let max_block_txs = chain
+            .config
+            .max_block_txs
+            .min(crate::validator::PROPOSAL_BOUND.max_txs);
+        let head_height = chain.head().header.header.height;
         let mut storage = storage;
         storage.ensure_validator_tables()?;
         if storage.validator_digest(0)?.is_none() {
@@ -161,7 +173,7 @@ impl Ledger {
             set,
             gate: RwLock::new(()),
             speculative: Mutex::new(HashMap::new()),
-            head_digest: Mutex::new(head_digest),
+            head_digest: Mutex::new((head_digest, head_height)),
             writer: Mutex::new((storage, sign_state)),
             max_block_txs,
             max_block_tx_bytes,
@@ -181,21 +193,51 @@ impl Ledger {
 
     /// The committed head's digest and height.
     pub fn head(&self) -> (Digest, u64) {
-        let _g = self.gate.read().unwrap_or_else(|p| p.into_inner());
-        (
-            *lock(&self.head_digest),
-            self.chain.head().header.header.height,
-        )
+        *lock(&self.head_digest)
     }
 
     /// Whether `digest` is the head or an executed block.
     pub fn knows(&self, digest: &Digest) -> bool {
-        *lock(&self.head_digest) == *digest || lock(&self.speculative).contains_key(digest)
+        lock(&self.head_digest).0 == *digest || lock(&self.speculative).contains_key(digest)
     }
 
     /// The executed block `digest`, if any.
     pub fn executed(&self, digest: &Digest) -> Option<Arc<Executed>> {
         lock(&self.speculative).get(digest).cloned()
+    }
+
+    /// Keeps `executed`, evicting the lowest executed blocks while more than
+    /// [`MAX_SPECULATIVE_BLOCKS`] blocks or [`MAX_SPECULATIVE_BYTES`] of their transactions and
+    /// writes are kept (an evicted block that is needed again is executed again).
+    fn remember(&self, executed: Executed) {
+        let mut spec = lock(&self.speculative);
+        spec.insert(executed.block.digest(), Arc::new(executed));
+        let size = |e: &Executed| {
+            e.block
+                .txs()
+                .iter()
+                .map(|t| t.body().len() + t.signature().len())
+                .sum::<usize>()
+                + e.writes
+                    .iter()
+                    .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+                    .sum::<usize>()
+        };
+        let mut total: usize = spec.values().map(|e| size(e)).sum();
+        while spec.len() > MAX_SPECULATIVE_BLOCKS
+            || (total > MAX_SPECULATIVE_BYTES && spec.len() > 1)
+        {
+            let Some(lowest) = spec
+                .iter()
+                .min_by_key(|(d, e)| (e.block.number(), d.0))
+                .map(|(d, _)| *d)
+            else {
+                break;
+            };
+            if let Some(e) = spec.remove(&lowest) {
+                total = total.saturating_sub(size(&e));
+            }
+        }
     }
 
     /// Forgets the executed block `digest` (a proposal this validator built and dropped).
@@ -207,7 +249,7 @@ impl Ledger {
     /// [`ExecError::UnknownParent`] when the walk does not reach the head within
     /// [`MAX_SPECULATIVE_DEPTH`] blocks. Call with the gate held.
     fn path_to_head(&self, parent: &Digest) -> Result<Vec<Arc<Executed>>, ExecError> {
-        let head = *lock(&self.head_digest);
+        let head = lock(&self.head_digest).0;
         let spec = lock(&self.speculative);
         let mut path = Vec::new();
         let mut at = *parent;
@@ -261,7 +303,21 @@ impl Ledger {
     /// pending. Errors: [`ExecError::UnknownParent`], [`ExecError::Host`].
     pub fn propose(&self, parent: &Digest, time_ms: u64) -> Result<ProposedBlock, ExecError> {
         let _g = self.gate.read().unwrap_or_else(|p| p.into_inner());
-        let batch = self.chain.mempool().batch(self.max_block_txs);
+        // The transactions of the blocks between the head and `parent` are still pending here
+        // (a commit removes them): skip them, so a block on an uncommitted parent is not empty.
+        let taken: std::collections::HashSet<[u8; 32]> = self
+            .path_to_head(parent)?
+            .iter()
+            .flat_map(|e| e.block.txs().iter().map(|t| t.txid_bytes()))
+            .collect();
+        let batch: Vec<_> = self
+            .chain
+            .mempool()
+            .batch(self.max_block_txs + taken.len())
+            .into_iter()
+            .filter(|p| !taken.contains(&p.tx.txid_bytes()))
+            .take(self.max_block_txs)
+            .collect();
         let ctx = self.chain.ctx.clone();
         let built = self.on_parent(parent, |state, parent_header, parent_hash| {
             let time_ms = time_ms.max(parent_header.time_ms);
@@ -320,7 +376,7 @@ impl Ledger {
             writes: Arc::new(out.writes),
             state_hash: out.state_hash,
         };
-        lock(&self.speculative).insert(block.digest(), Arc::new(executed));
+        self.remember(executed);
         Ok(block)
     }
 
@@ -336,9 +392,6 @@ impl Ledger {
         now_ms: u64,
         max_drift_ms: u64,
     ) -> Result<(), ExecError> {
-        if self.executed(&block.digest()).is_some() {
-            return Ok(());
-        }
         let header = &block.header().header;
         if self.set.by_address(&header.sequencer).is_none() {
             return Err(ExecError::Invalid(format!(
@@ -358,6 +411,14 @@ impl Ledger {
             .header()
             .verify()
             .map_err(|e| ExecError::Invalid(format!("header signature: {e}")))?;
+        if header.checkpoint != Checkpoint::default() {
+            return Err(ExecError::Invalid(
+                "a validator's block names no parent-chain checkpoint".into(),
+            ));
+        }
+        if self.executed(&block.digest()).is_some() {
+            return Ok(());
+        }
         if header.time_ms > now_ms.saturating_add(max_drift_ms) {
             return Err(ExecError::Invalid(format!(
                 "block time {} is more than {max_drift_ms} ms ahead of this validator's clock ({now_ms})",
@@ -432,7 +493,7 @@ impl Ledger {
             writes: Arc::new(out.writes),
             state_hash: out.state_hash,
         };
-        lock(&self.speculative).insert(block.digest(), Arc::new(executed));
+        self.remember(executed);
         Ok(())
     }
 
@@ -449,22 +510,30 @@ impl Ledger {
     ) -> Result<(), NodeError> {
         let digest = block.digest();
         let height = block.number();
-        {
-            let head_height = self.chain.head().header.header.height;
-            if height <= head_height {
-                let stored = self
-                    .chain
-                    .read_db(|db| db.validator_digest(height))
-                    .map_err(|e| NodeError::Refused(e.to_string()))?;
-                return match stored {
-                    Some(d) if d == digest.0 => Ok(()),
-                    other => Err(NodeError::Refused(format!(
-                        "finalized block {height} has digest {}, this node committed {}",
-                        hex::encode(digest.0),
-                        other.map_or("nothing".into(), hex::encode)
-                    ))),
-                };
+        if height <= self.head().1 {
+            // A redelivery (after a restart, marshal delivers again what it had not seen
+            // acknowledged): the block must be the one committed. Its digest row may be missing
+            // after a crash between the block's commit and the row's, or a start that
+            // committed a recorded block: it is then recomputed from the stored blocks.
+            let mut writer = lock(&self.writer);
+            let storage = &mut writer.0;
+            let recorded = storage.validator_finality(height)?;
+            let committed = match &recorded {
+                Some((d, _)) => Digest(*d),
+                None => crate::validator::digest_at(storage, height)?,
+            };
+            if committed != digest {
+                return Err(NodeError::Refused(format!(
+                    "finalized block {height} has digest {}, this node committed {}",
+                    hex::encode(digest.0),
+                    hex::encode(committed.0)
+                )));
             }
+            let has_certificate = matches!(&recorded, Some((_, Some(_))));
+            if recorded.is_none() || (!has_certificate && certificate.is_some()) {
+                storage.put_validator_finality(height, &digest.0, certificate.as_deref())?;
+            }
+            return Ok(());
         }
         if self.executed(&digest).is_none() {
             // Not executed here (e.g. fetched while catching up): on the head, now.
@@ -472,9 +541,14 @@ impl Ledger {
                 NodeError::Refused(format!("finalized block {height} does not execute: {e:?}"))
             })?;
         }
-        let executed = self.executed(&digest).expect("executed above");
+        let executed = self.executed(&digest).ok_or_else(|| {
+            NodeError::Refused(format!(
+                "finalized block {height} was executed and then evicted before its commit"
+            ))
+        })?;
+        let block = &executed.block;
         let _g = self.gate.write().unwrap_or_else(|p| p.into_inner());
-        if block.parent() != *lock(&self.head_digest) {
+        if block.parent() != lock(&self.head_digest).0 {
             return Err(NodeError::Refused(format!(
                 "finalized block {height} does not follow this node's head"
             )));
@@ -509,7 +583,7 @@ impl Ledger {
             )?;
             storage.put_validator_finality(height, &digest.0, certificate.as_deref())?;
         }
-        *lock(&self.head_digest) = digest;
+        *lock(&self.head_digest) = (digest, height);
         lock(&self.speculative).retain(|_, e| e.block.number() > height);
         self.drop_stale(&executed.senders);
         Ok(())

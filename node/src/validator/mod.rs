@@ -70,10 +70,33 @@ pub fn head_digest(storage: &Storage, head_height: u64) -> Result<Digest, NodeEr
     };
     while at < head_height {
         at += 1;
-        let header = storage.signed_header(at)?.ok_or_else(|| {
-            NodeError::Refused(format!("the database has no block {at} below its head"))
-        })?;
-        digest = proposal_digest(&digest, &header);
+        digest = next_digest(storage, &digest, at)?;
+    }
+    Ok(digest)
+}
+
+/// The consensus digest of stored block `height`, whose parent's digest is `parent`.
+fn next_digest(storage: &Storage, parent: &Digest, height: u64) -> Result<Digest, NodeError> {
+    let block = storage.block(height)?.ok_or_else(|| {
+        NodeError::Refused(format!("the database has no block {height} below its head"))
+    })?;
+    Ok(proposal_digest(
+        parent,
+        &block.header,
+        block.txs.iter().map(|t| t.tx.signature()),
+    ))
+}
+
+/// The consensus digest of stored block `height` (at or below the head), from the nearest
+/// recorded digest below it (or block 0). Errors: the database failed or lacks a block.
+pub fn digest_at(storage: &Storage, height: u64) -> Result<Digest, NodeError> {
+    let (mut at, mut digest) = match storage.validator_digest_at_or_below(height)? {
+        Some((h, d)) => (h, Digest(d)),
+        None => (0, genesis_proposal(storage)?.digest_of()),
+    };
+    while at < height {
+        at += 1;
+        digest = next_digest(storage, &digest, at)?;
     }
     Ok(digest)
 }

@@ -44,7 +44,7 @@ pub const MAX_P2P_MESSAGE: u32 = (PROPOSAL_BOUND.max_bytes + (1 << 20)) as u32;
 pub const CONSENSUS_QUOTA: u32 = 1_000;
 
 /// Transactions per second a peer may gossip.
-pub const GOSSIP_QUOTA: u32 = 20_000;
+pub const GOSSIP_QUOTA: u32 = 2_000;
 
 /// How long a stopping runtime waits for its tasks.
 const STOP_GRACE: Duration = Duration::from_secs(3);

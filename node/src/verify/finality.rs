@@ -5,7 +5,10 @@
 //! /v1/blocks/<height>/finality`).
 //!
 //! Digest: `SHA-256("gamechain/proposal/v1" ‖ parent's digest ‖ header hash ‖ u32 LE length ‖
-//! signature text)`; block 0's parent digest is 32 zero bytes. A certificate is Commonware
+//! header signature text ‖ u32 LE transaction count ‖ SHA-256(per transaction: u32 LE length ‖
+//! its signature text))`; block 0's parent digest is 32 zero bytes. The header hash covers the
+//! transactions' bodies (`tx_root` over txids); the digest adds their signatures and the
+//! header's, so every byte a block carries is bound. A certificate is Commonware
 //! simplex's encoded `Finalization` (ed25519 scheme): the proposal (epoch, view, parent view,
 //! payload = the digest) and the signatures of at least 2f+1 validators, signed under the
 //! namespace `gamechain/<chain id>/<genesis hash>`. Bounds: a certificate over
@@ -32,14 +35,29 @@ const DIGEST_DOMAIN: &[u8] = b"gamechain/proposal/v1";
 pub const MAX_CERTIFICATE_BYTES: usize = 16 * 1024;
 
 /// The consensus digest of the block with this signed header whose parent's digest is
-/// `parent` (module docs).
-pub fn proposal_digest(parent: &Digest, header: &SignedHeader) -> Digest {
+/// `parent` and whose transactions carry `signatures`, in block order (module docs).
+pub fn proposal_digest<'a>(
+    parent: &Digest,
+    header: &SignedHeader,
+    signatures: impl IntoIterator<Item = &'a str>,
+) -> Digest {
     let mut h = Sha256::new();
     h.update(DIGEST_DOMAIN);
     h.update(parent.0);
     h.update(header.header.hash());
     h.update((header.signature.len() as u32).to_le_bytes());
     h.update(header.signature.as_bytes());
+    // The header's tx_root covers the transactions' bodies (txids) only: their signatures are
+    // bound here, so no copy of a block can carry other signatures under the same digest.
+    let mut count: u32 = 0;
+    let mut sigs = Sha256::new();
+    for s in signatures {
+        count += 1;
+        sigs.update((s.len() as u32).to_le_bytes());
+        sigs.update(s.as_bytes());
+    }
+    h.update(count.to_le_bytes());
+    h.update(sigs.finalize());
     Digest(h.finalize().into())
 }
 
@@ -110,7 +128,9 @@ impl FinalityChecker {
         }
         let mut rng = rand::rng();
         if !f.verify(&mut rng, &self.verifier, &Sequential) {
-            return Err("the certificate's signatures are not a quorum of the validator set".into());
+            return Err(
+                "the certificate's signatures are not a quorum of the validator set".into(),
+            );
         }
         Ok(f.proposal.round.view().get())
     }

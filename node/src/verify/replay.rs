@@ -104,7 +104,12 @@ pub struct Divergence {
 }
 
 impl Divergence {
-    pub(crate) fn new(height: u64, field: impl Into<String>, expected: String, got: String) -> Self {
+    pub(crate) fn new(
+        height: u64,
+        field: impl Into<String>,
+        expected: String,
+        got: String,
+    ) -> Self {
         Divergence {
             height,
             tx_index: None,

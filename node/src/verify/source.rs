@@ -175,7 +175,11 @@ impl ChainSource for DataDirSource {
     }
 
     fn finality(&mut self, height: u64) -> Result<Option<Finality>, SourceError> {
-        if !self.storage.has_validator_tables().map_err(|e| err(e.to_string()))? {
+        if !self
+            .storage
+            .has_validator_tables()
+            .map_err(|e| err(e.to_string()))?
+        {
             return Ok(None);
         }
         Ok(self

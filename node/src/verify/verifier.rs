@@ -37,6 +37,7 @@ use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };
 use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
+use gamechain_chain::wire::Block;
 
 /// Blocks the reader thread may be ahead of the replay.
 const READ_AHEAD: usize = 64;
@@ -153,12 +154,13 @@ pub struct FinalityReport {
 fn check_finality(
     checker: &FinalityChecker,
     digest: &mut commonware_cryptography::sha256::Digest,
-    header: &SignedHeader,
+    block: &Block,
     f: Option<Finality>,
     report: &mut FinalityReport,
 ) -> Result<(), Box<Divergence>> {
+    let header = &block.header;
     let height = header.header.height;
-    *digest = proposal_digest(digest, header);
+    *digest = proposal_digest(digest, header, block.txs.iter().map(|t| t.tx.signature()));
     let Some(f) = f else { return Ok(()) };
     report.digests += 1;
     if f.digest != digest.0 {
@@ -351,7 +353,10 @@ pub fn verify(
         state_entries_checked: None,
         elapsed: Duration::ZERO,
         divergence: None,
-        finality: genesis.validators.as_ref().map(|_| FinalityReport::default()),
+        finality: genesis
+            .validators
+            .as_ref()
+            .map(|_| FinalityReport::default()),
     };
     let codes = genesis_codes(source.as_mut(), &genesis)?;
     let head = source.head_height()?;
@@ -461,12 +466,9 @@ fn replay_all(
     };
     let mut digest = commonware_cryptography::sha256::Digest([0; 32]);
     let mut finality = report.finality.take().unwrap_or_default();
-    let mut finality_of = |report: &mut VerifyReport,
-                           header: &SignedHeader,
-                           f: Option<Finality>|
-     -> bool {
+    let mut finality_of = |report: &mut VerifyReport, block: &Block, f: Option<Finality>| -> bool {
         let Some(checker) = &checker else { return true };
-        let result = check_finality(checker, &mut digest, header, f, &mut finality);
+        let result = check_finality(checker, &mut digest, block, f, &mut finality);
         report.finality = Some(finality.clone());
         match result {
             Ok(()) => true,
@@ -489,7 +491,7 @@ fn replay_all(
         report.head_hash = replayer.head().hash_hex();
     };
     mark(report, &replayer);
-    if !finality_of(report, &block0.block.header, finality0) {
+    if !finality_of(report, &block0.block, finality0) {
         return Ok(());
     }
     progress(&Progress {
@@ -524,7 +526,7 @@ fn replay_all(
         }
         report.txs += block.block.txs.len() as u64;
         mark(report, &replayer);
-        if !finality_of(report, &block.block.header, block_finality) {
+        if !finality_of(report, &block.block, block_finality) {
             return Ok(());
         }
         progress(&Progress {
