@@ -279,18 +279,7 @@ impl Mempool {
     /// Removes `sender`'s pending transactions with a nonce below `next` (the chain used those
     /// nonces, in blocks another validator made). Returns how many went.
     pub fn drop_below(&mut self, sender: &str, next: u64) -> usize {
-        let seqs: Vec<u64> = self
-            .by_sender
-            .get(sender)
-            .map(|m| m.range(..next).map(|(_, s)| *s).collect())
-            .unwrap_or_default();
-        let txids: Vec<String> = seqs
-            .iter()
-            .filter_map(|s| self.queue.get(s))
-            .map(|p| p.txid.clone())
-            .collect();
-        self.remove(txids.iter().map(String::as_str));
-        txids.len()
+        self.remove_nonces(sender, ..next).len()
     }
 
     /// Removes `txid` and every later-nonce transaction of the same sender (which can no
@@ -301,16 +290,26 @@ impl Mempool {
             return Vec::new();
         };
         let (sender, nonce) = (p.body.from.clone(), p.body.nonce);
-        let seqs: Vec<u64> = self
+        self.remove_nonces(&sender, nonce..)
+    }
+
+    /// Removes `sender`'s pending transactions whose nonces are in `nonces`; returns their
+    /// txids in nonce order.
+    fn remove_nonces(
+        &mut self,
+        sender: &str,
+        nonces: impl std::ops::RangeBounds<u64>,
+    ) -> Vec<String> {
+        let txids: Vec<String> = self
             .by_sender
-            .get(&sender)
-            .map(|m| m.range(nonce..).map(|(_, s)| *s).collect())
+            .get(sender)
+            .map(|m| {
+                m.range(nonces)
+                    .filter_map(|(_, s)| self.queue.get(s))
+                    .map(|p| p.txid.clone())
+                    .collect()
+            })
             .unwrap_or_default();
-        let txids: Vec<String> = seqs
-            .iter()
-            .filter_map(|s| self.queue.get(s))
-            .map(|p| p.txid.clone())
-            .collect();
         self.remove(txids.iter().map(String::as_str));
         txids
     }

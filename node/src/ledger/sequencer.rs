@@ -103,8 +103,9 @@ impl Summary {
 
 /// The committed head's state, read under the head lock one call at a time: the lock is never
 /// held across a block's execution, so a commit can apply the block before meanwhile. Written
-/// against [`State`], whatever the head keeps its state in.
-struct HeadState<'a>(&'a Chain);
+/// against [`State`], whatever the head keeps its state in. Validators read the head the same
+/// way (`validator/ledger.rs`).
+pub(crate) struct HeadState<'a>(pub(crate) &'a Chain);
 
 impl State for HeadState<'_> {
     fn get(&self, key: &str) -> Option<Vec<u8>> {

@@ -6,6 +6,10 @@
 //! block that repeats a sender's nonce does not execute, and a commit drops from every mempool
 //! the transactions the chain made stale.
 //!
+//! A send to a peer that is offline is dropped by the transport, so the transactions a
+//! validator gossiped are sent again every [`RESEND_EVERY`] while they are still pending there,
+//! at most [`MAX_SENDS`] times ([`RESEND_BATCH`] per round); receivers skip what they hold.
+//!
 //! Bounds: a message is the borsh `(body, signature)` of one transaction, at most
 //! [`MAX_GOSSIP_BYTES`]; anything else is dropped and logged. The network's per-peer rate quota
 //! bounds how many a peer can send; admission work runs on the blocking pool, one message at a
@@ -14,7 +18,9 @@
 use std::sync::Arc;
 
 use commonware_p2p::{Receiver, Recipients, Sender};
-use commonware_runtime::Spawner;
+use std::collections::VecDeque;
+
+use commonware_runtime::{Clock, Spawner};
 use tokio::sync::mpsc;
 
 use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
@@ -42,24 +48,49 @@ pub fn decode(bytes: &[u8]) -> Option<SignedTx> {
     Some(SignedTx::new(body, signature))
 }
 
-/// Sends the transactions of `outgoing` to every other validator and admits the ones peers
-/// send, until both ends close.
+/// How often the transactions this validator gossiped and still holds pending are sent again
+/// (a peer that was unreachable at the first send, or restarted since, gets them then).
+pub const RESEND_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How many times one transaction is sent at most.
+pub const MAX_SENDS: u32 = 8;
+
+/// Transactions sent again per round, at most.
+pub const RESEND_BATCH: usize = 1024;
+
+/// A transaction this validator gossiped.
+struct Sent {
+    tx: SignedTx,
+    txid: String,
+    sends: u32,
+}
+
+/// Sends the transactions of `outgoing` to every other validator (again every
+/// [`RESEND_EVERY`] while still pending here, at most [`MAX_SENDS`] times: a send to a peer that
+/// is offline is dropped) and admits the ones peers send, until both ends close.
 pub async fn run<E, S, R>(
     rt: E,
     chain: Arc<Chain>,
     mut outgoing: mpsc::Receiver<SignedTx>,
     (mut sender, mut receiver): (S, R),
 ) where
-    E: Spawner + commonware_runtime::Supervisor,
+    E: Spawner + Clock + commonware_runtime::Supervisor,
     S: Sender,
     R: Receiver,
 {
+    let mut sent: VecDeque<Sent> = VecDeque::new();
+    let mut next_resend = rt.current() + RESEND_EVERY;
     loop {
         tokio::select! {
             biased;
             tx = outgoing.recv() => {
                 let Some(tx) = tx else { return };
                 sender.send(Recipients::All, encode(&tx), false);
+                let txid = tx.txid();
+                sent.push_back(Sent { tx, txid, sends: 1 });
+                if sent.len() > GOSSIP_QUEUE {
+                    sent.pop_front();
+                }
             }
             message = receiver.recv() => {
                 let Ok((peer, bytes)) = message else { return };
@@ -78,6 +109,17 @@ pub async fn run<E, S, R>(
                     .await;
                 if let Ok(Err(e)) = admitted {
                     tracing::debug!(%peer, "a gossiped transaction was not admitted: {e}");
+                }
+            }
+            _ = rt.sleep_until(next_resend) => {
+                next_resend = rt.current() + RESEND_EVERY;
+                {
+                    let mempool = chain.mempool();
+                    sent.retain(|s| s.sends < MAX_SENDS && mempool.get(&s.txid).is_some());
+                }
+                for s in sent.iter_mut().take(RESEND_BATCH) {
+                    sender.send(Recipients::All, encode(&s.tx), false);
+                    s.sends += 1;
                 }
             }
         }

@@ -28,7 +28,11 @@ use commonware_cryptography::Digestible as _;
 use gamechain_runtime::chain::{
     Header, Receipt, SecretKey, SignedHeader, StateHash, TxBody, ValidatorSet,
 };
-use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection, WriteSet};
+use gamechain_runtime::{
+    BlockBuilder, BlockOutput, Layer, State, TransitionError, TxRejection, WriteSet,
+};
+
+use crate::ledger::sequencer::HeadState;
 use gamechain_sdk::Checkpoint;
 
 use crate::error::NodeError;
@@ -66,6 +70,20 @@ pub struct Executed {
     pub state_hash: StateHash,
 }
 
+impl Executed {
+    /// `block`, executed with output `out`; `senders` its transactions' `(from, nonce)`.
+    fn of(block: ProposedBlock, out: BlockOutput, senders: Vec<(String, u64)>) -> Executed {
+        Executed {
+            block,
+            receipts: out.receipts,
+            end_block: out.end_block,
+            senders,
+            writes: Arc::new(out.writes),
+            state_hash: out.state_hash,
+        }
+    }
+}
+
 /// Why a block cannot be executed here (yet, or ever).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ExecError {
@@ -82,25 +100,6 @@ pub enum ExecError {
 pub enum Fault {
     /// Proposes blocks whose header claims a wrong state root.
     BadStateRoot,
-}
-
-/// The committed head's state, read under the head lock one call at a time (the gate keeps
-/// the head still meanwhile).
-struct HeadState<'a>(&'a Chain);
-
-impl State for HeadState<'_> {
-    fn get(&self, key: &str) -> Option<Vec<u8>> {
-        self.0.head().state.get(key)
-    }
-
-    fn scan(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        limit: usize,
-    ) -> Vec<(String, Vec<u8>)> {
-        self.0.head().state.scan(prefix, start_after, limit)
-    }
 }
 
 /// The validator's view of the chain (module docs).
@@ -362,21 +361,13 @@ impl Ledger {
             Ok((out, txs, senders))
         })??;
         let (out, txs, senders) = built;
-        let mut header = out.header;
+        let mut header = out.header.clone();
         if self.fault == Some(Fault::BadStateRoot) {
             header.state_root[0] ^= 0xff;
         }
         let signed = SignedHeader::sign(header, &self.key);
         let block = ProposedBlock::new(signed, txs, *parent);
-        let executed = Executed {
-            block: block.clone(),
-            receipts: out.receipts,
-            end_block: out.end_block,
-            senders,
-            writes: Arc::new(out.writes),
-            state_hash: out.state_hash,
-        };
-        self.remember(executed);
+        self.remember(Executed::of(block.clone(), out, senders));
         Ok(block)
     }
 
@@ -485,15 +476,7 @@ impl Ledger {
                 "{field}: the block says {expected}, executing it gives {got}"
             )));
         }
-        let executed = Executed {
-            block: block.clone(),
-            receipts: out.receipts,
-            end_block: out.end_block,
-            senders,
-            writes: Arc::new(out.writes),
-            state_hash: out.state_hash,
-        };
-        self.remember(executed);
+        self.remember(Executed::of(block.clone(), out, senders));
         Ok(())
     }
 
