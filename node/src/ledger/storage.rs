@@ -1023,27 +1023,6 @@ impl Storage {
         }
     }
 
-    /// The highest height with a recorded consensus digest, and the digest.
-    pub fn latest_validator_digest(&self) -> Result<Option<(u64, [u8; 32])>, StorageError> {
-        let row: Option<(i64, Vec<u8>)> = self
-            .conn
-            .query_row(
-                "SELECT height, digest FROM validator_finality ORDER BY height DESC LIMIT 1",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .optional()?;
-        match row {
-            None => Ok(None),
-            Some((h, d)) => {
-                let digest: [u8; 32] = d
-                    .try_into()
-                    .map_err(|_| corrupt("validator_finality: a digest is not 32 bytes"))?;
-                Ok(Some((h as u64, digest)))
-            }
-        }
-    }
-
     /// Whether a block holds the transaction `txid`.
     pub fn has_tx(&self, txid: &str) -> Result<bool, StorageError> {
         let Some(key) = txid_bytes(txid) else {

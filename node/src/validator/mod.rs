@@ -64,15 +64,7 @@ pub fn genesis_proposal(storage: &Storage) -> Result<ProposedBlock, NodeError> {
 /// its digest's record loses only the record). Errors: the database failed or lacks a block.
 pub fn head_digest(storage: &Storage, head_height: u64) -> Result<Digest, NodeError> {
     storage.ensure_validator_tables()?;
-    let (mut at, mut digest) = match storage.latest_validator_digest()? {
-        Some((h, d)) if h <= head_height => (h, Digest(d)),
-        _ => (0, genesis_proposal(storage)?.digest_of()),
-    };
-    while at < head_height {
-        at += 1;
-        digest = next_digest(storage, &digest, at)?;
-    }
-    Ok(digest)
+    digest_at(storage, head_height)
 }
 
 /// The consensus digest of stored block `height`, whose parent's digest is `parent`.
