@@ -143,15 +143,7 @@ impl Chain {
     pub fn submit_from_peer(&self, tx: SignedTx) -> Result<String, ChainError> {
         let genesis = self.genesis();
         let checked = tx.check(&genesis.chain_id, genesis.network);
-        let result = checked
-            .map_err(ChainError::Tx)
-            .and_then(|body| self.admit(tx, body, false));
-        let code = match &result {
-            Ok(_) => "accepted",
-            Err(e) => e.code(),
-        };
-        self.metrics.admission.with_label_values(&[code]).inc();
-        result
+        self.submit_counted(tx, checked, false)
     }
 
     /// The genesis.
@@ -214,9 +206,20 @@ impl Chain {
         tx: SignedTx,
         checked: Result<TxBody, TxError>,
     ) -> Result<String, ChainError> {
+        self.submit_counted(tx, checked, true)
+    }
+
+    /// Admits a checked transaction (gossiping it when `gossip` and a gossip queue is set) and
+    /// counts its outcome in the `admission` metric.
+    fn submit_counted(
+        &self,
+        tx: SignedTx,
+        checked: Result<TxBody, TxError>,
+        gossip: bool,
+    ) -> Result<String, ChainError> {
         let result = checked
             .map_err(ChainError::Tx)
-            .and_then(|body| self.admit(tx, body, true));
+            .and_then(|body| self.admit(tx, body, gossip));
         let code = match &result {
             Ok(_) => "accepted",
             Err(e) => e.code(),
