@@ -9,10 +9,15 @@
 //! 4. a validator restarted to propose blocks with a wrong state root
 //!    (`GAMECHAIN_TEST_FAULT=bad_state_root`, debug builds only): the others vote against its
 //!    proposals, so no block of it is final, and the chain goes on without it;
-//! 5. every validator's data directory passes `gamechain verify` with the same head and state
-//!    root, every block up to the head covered by a finality certificate that verifies against
-//!    the genesis set; a damaged certificate or digest in the database is a divergence naming
-//!    the height and `finality.certificate` / `finality.digest`.
+//! 5. the certificates served: `GET /v1/blocks/<height>/finality`, a follower (`gamechain node
+//!    --follow`) of validator 1 that checks every block's certificate before it commits it and
+//!    reaches the validators' head, `gamechain verify --node` and an export checked with
+//!    `verify --file` (a damaged certificate in the file is a divergence), and `gamechain status
+//!    --net` showing the four side by side;
+//! 6. every validator's data directory, and the follower's, passes `gamechain verify` with the
+//!    same head and state root, every block up to the head covered by a finality certificate
+//!    that verifies against the genesis set; a damaged certificate or digest in the database is
+//!    a divergence naming the height and `finality.certificate` / `finality.digest`.
 
 mod common;
 
@@ -25,6 +30,7 @@ use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
 use serde_json::Value;
 
+use common::replay::{verify_json, Follower};
 use common::{gamechain, BIN};
 
 const N: usize = 4;
@@ -256,6 +262,11 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
         String::from_utf8_lossy(&demo.stderr)
     );
     let (h1, _) = same_head(&vs, &[0, 1, 2, 3], 1).await;
+    // A follower of validator 1 from here on: it checks each block's certificate first.
+    let follower_dir = tmp.path().join("follower");
+    std::fs::create_dir_all(&follower_dir).unwrap();
+    let mut follower = Follower::new(&follower_dir, &vs[1].url);
+    follower.start().await;
 
     // 2. One validator killed: a transaction sent to another is still included.
     vs[3].kill();
@@ -355,10 +366,133 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
         "the honest validators voted against the liar's proposals"
     );
 
-    // 5. Every data directory verifies, to one head.
+    // 5. The certificates served, and checked by others.
+    let http = reqwest::Client::new();
+    for which in ["1", "latest"] {
+        let answer = http
+            .get(format!("{}/v1/blocks/{which}/finality", vs[0].url))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), 200, "GET /v1/blocks/{which}/finality");
+        let f: Value = answer.json().await.unwrap();
+        assert_eq!(f["digest"].as_str().map(str::len), Some(64), "{f}");
+        assert!(
+            f["certificate"].is_string() || f["certificate"].is_null(),
+            "{f}"
+        );
+    }
+    let above = http
+        .get(format!("{}/v1/blocks/{}/finality", vs[0].url, h4 + 1000))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(above.status(), 404);
+    follower.reach(h4).await;
+    let at_h4 = |c: Client| async move {
+        c.block(gamechain_client::client::BlockRef::Height(h4))
+            .await
+            .unwrap()
+            .header
+            .header
+            .hash_hex()
+    };
+    assert_eq!(
+        at_h4(follower.node.client()).await,
+        at_h4(vs[0].client()).await,
+        "the follower holds the validators' block {h4}"
+    );
+    assert!(
+        follower.log().contains("block verified and committed"),
+        "{}",
+        follower.log()
+    );
+    let (code, report) = verify_json(tmp.path(), &["--node", &vs[1].url]).await;
+    assert_eq!(code, 0, "verify --node: {report}");
+    assert!(
+        report["finality"]["certificates_checked"].as_u64().unwrap() > 0,
+        "verify --node checks certificates: {report}"
+    );
+    let export = tmp.path().join("chain.export");
+    let out = gamechain(
+        tmp.path(),
+        None,
+        &[
+            "export",
+            "--node",
+            &vs[0].url,
+            "--out",
+            export.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (code, report) = verify_json(tmp.path(), &["--file", export.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "verify --file: {report}");
+    assert!(
+        report["finality"]["certificates_checked"].as_u64().unwrap() > 0,
+        "verify --file checks certificates: {report}"
+    );
+    // One certificate of the file damaged (its last hex digit changed).
+    let text = std::fs::read_to_string(&export).unwrap();
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    let (at, damaged_height) = lines
+        .iter()
+        .enumerate()
+        .find_map(|(i, l)| {
+            let v: Value = serde_json::from_str(l).ok()?;
+            (v["type"] == "finality" && v["certificate"].is_string() && v["height"] != 0)
+                .then(|| (i, v["height"].as_i64().unwrap()))
+        })
+        .expect("a finality line with a certificate");
+    let mut line: Value = serde_json::from_str(&lines[at]).unwrap();
+    let mut cert = line["certificate"].as_str().unwrap().to_string();
+    let last = cert.pop().unwrap();
+    cert.push(if last == '0' { '1' } else { '0' });
+    line["certificate"] = Value::String(cert);
+    lines[at] = line.to_string();
+    std::fs::write(&export, lines.join("\n") + "\n").unwrap();
+    let (code, report) = verify_json(tmp.path(), &["--file", export.to_str().unwrap()]).await;
+    let d = &report["divergence"];
+    assert_eq!(
+        (code, d["height"].as_i64(), d["field"].as_str()),
+        (4, Some(damaged_height), Some("finality.certificate")),
+        "{report}"
+    );
+    let out = gamechain(tmp.path(), None, &["status", "--net", "net"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && table.contains("4 of 4 validators answered"),
+        "status --net:\n{table}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for v in &vs {
+        assert!(
+            table.contains(&v.url),
+            "status --net names {}:\n{table}",
+            v.url
+        );
+    }
+
+    // 6. Every data directory verifies, to one head.
     for v in vs.iter_mut() {
         v.terminate();
     }
+    assert!(follower.terminate(Duration::from_secs(20)).success());
+    let (code, report) = verify_json(
+        tmp.path(),
+        &["--data", follower_dir.join("data").to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(code, 0, "verify the follower's data: {report}");
+    assert!(
+        report["finality"]["certificates_checked"].as_u64().unwrap() > 0
+            && report["head_height"].as_u64().unwrap() >= h4,
+        "the follower stored the certificates it checked: {report}"
+    );
     let mut heads = Vec::new();
     for v in &vs {
         let out = gamechain(

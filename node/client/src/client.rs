@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 /// The answers' types: `gamechain-chain`'s wire types, the ones the node serialises.
 pub use gamechain_chain::wire::{
-    Account, Block, IncludedTx, ModuleInfo, Status, TxRecord, TxStatus,
+    Account, Block, BlockFinality, IncludedTx, ModuleInfo, Status, TxRecord, TxStatus,
 };
 use gamechain_chain::wire::{
     BatchResult, BlockMessage, ErrorAnswer, ModuleList, TxBatchAnswer, TxidAnswer,
@@ -229,6 +229,20 @@ impl Client {
         match which {
             BlockRef::Latest => self.get(&["v1", "blocks", "latest"], &[]).await,
             BlockRef::Height(h) => self.get(&["v1", "blocks", &h.to_string()], &[]).await,
+        }
+    }
+
+    /// `GET /v1/blocks/<height>/finality` or `/v1/blocks/latest/finality` (chains with
+    /// validators): the block's consensus digest and finality certificate, unchecked (check
+    /// them with the genesis validator set). Errors: `not_found` (404) on a chain without
+    /// validators, above the head, or for a block the node holds no record of.
+    pub async fn block_finality(&self, which: BlockRef) -> ClientResult<BlockFinality> {
+        match which {
+            BlockRef::Latest => self.get(&["v1", "blocks", "latest", "finality"], &[]).await,
+            BlockRef::Height(h) => {
+                self.get(&["v1", "blocks", &h.to_string(), "finality"], &[])
+                    .await
+            }
         }
     }
 

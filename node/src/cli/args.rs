@@ -120,11 +120,18 @@ pub enum Command {
         #[arg(value_name = "KEY[=VALUE]", value_parser = parse_query_pair)]
         query: Vec<(String, String)>,
     },
-    /// Show the node's status (chain id, height, head, state root, mempool size).
+    /// Show the node's status (chain id, height, head, state root, mempool size), or with
+    /// `--net DIR` every validator's of a `gamechain testnet` folder.
     Status {
         /// The node.
         #[command(flatten)]
         node: NodeUrl,
+        /// A folder made by `gamechain testnet`: ask each of its validators (DIR/<i>/node.toml).
+        #[arg(long, value_name = "DIR")]
+        net: Option<PathBuf>,
+        /// With --net: print a JSON array instead of a table.
+        #[arg(long, requires = "net")]
+        json: bool,
     },
     /// The module author kit: `module new`, `module build`, `module deploy`.
     #[command(subcommand)]

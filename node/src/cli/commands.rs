@@ -89,7 +89,12 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
                 .collect();
             print(out, &client(&node.url)?.view(&module, &pairs).await?)
         }
-        Command::Status { node } => print(out, &client(&node.url)?.status().await?),
+        Command::Status {
+            net: Some(dir),
+            json,
+            ..
+        } => crate::cli::net_status::run(&dir, json, out).await,
+        Command::Status { node, .. } => print(out, &client(&node.url)?.status().await?),
         Command::Channel(command) => crate::cli::channel::run(command, out).await,
         Command::Node(_)
         | Command::Demo(_)

@@ -12,6 +12,7 @@
 //! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
 //! | `demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
+//! | `net_status.rs` | `gamechain status --net DIR`: every validator of a testnet folder, side by side |
 //! | `testnet.rs` | `gamechain testnet`: a local network of validators in one folder, and running it |
 //! | `local_node.rs` | [`local_node::LocalNode`]: an in-process node on a temporary directory |
 //!
@@ -27,6 +28,7 @@ pub mod demo_checks;
 pub mod error;
 pub mod local_node;
 pub mod module;
+pub mod net_status;
 pub mod node;
 pub mod stdout;
 pub mod testnet;

@@ -38,7 +38,7 @@ use crate::ledger::mempool::{Mempool, PendingTx};
 use crate::ledger::state_store::StoredState;
 use crate::ledger::storage::{Storage, StorageError};
 use crate::metrics::Metrics;
-use gamechain_chain::wire::{Account, Block, Status, TxRecord, TxStatus};
+use gamechain_chain::wire::{Account, Block, BlockFinality, Status, TxRecord, TxStatus};
 
 /// Most idle read-only connections kept for reuse.
 const MAX_IDLE_READERS: usize = 4;
@@ -454,6 +454,43 @@ impl Chain {
         let height = height.unwrap_or_else(|| self.head().header.header.height);
         self.read_db(|db| db.block(height))?
             .ok_or_else(|| ChainError::NotFound(format!("no block at height {height}")))
+    }
+
+    /// `GET /v1/blocks/<height>/finality` (`None`: the head): the block's recorded consensus
+    /// digest and finality certificate. `not_found` on a chain without validators (its blocks
+    /// are final when the sequencer signs them), above the head, and for a block this node has
+    /// no record of (a record is stored before its block; a follower's data directory from
+    /// before records were kept lacks them).
+    pub fn finality(&self, height: Option<u64>) -> Result<BlockFinality, ChainError> {
+        if self.genesis().validators.is_none() {
+            return Err(ChainError::NotFound(
+                "this chain has no validators: a block is final once its sequencer signs it".into(),
+            ));
+        }
+        let height = height.unwrap_or_else(|| self.head().header.header.height);
+        let found = self.read_db(|db| {
+            let Some(header) = db.signed_header(height)? else {
+                return Ok(None);
+            };
+            let recorded = if db.has_validator_tables()? {
+                db.validator_finality(height)?
+            } else {
+                None
+            };
+            Ok(Some((header, recorded)))
+        })?;
+        match found {
+            None => Err(ChainError::NotFound(format!("no block at height {height}"))),
+            Some((_, None)) => Err(ChainError::NotFound(format!(
+                "this node has no finality record of block {height}"
+            ))),
+            Some((header, Some((digest, certificate)))) => Ok(BlockFinality {
+                height,
+                hash: header.header.hash_hex(),
+                digest: hex::encode(digest),
+                certificate: certificate.map(hex::encode),
+            }),
+        }
     }
 
     /// `GET /v1/status`.

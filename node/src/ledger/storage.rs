@@ -950,9 +950,11 @@ impl Storage {
         Ok(n > 0)
     }
 
-    /// Records block `height`'s consensus digest and finality certificate (written after the
-    /// block's own commit; a digest lost to a crash in between is recomputed at the next start
-    /// from the blocks). Errors: SQLite failed.
+    /// Records block `height`'s consensus digest and finality certificate. Written just before
+    /// the block's own commit, so a stored block has its record; a record above the head (a
+    /// crash in between) is read by nothing and rewritten when the block is committed.
+    /// Databases written before that order may lack records: digests are then recomputed from
+    /// the blocks. Errors: SQLite failed.
     pub fn put_validator_finality(
         &mut self,
         height: u64,
@@ -963,6 +965,31 @@ impl Storage {
             "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, ?3)",
             params![height as i64, &digest[..], certificate],
         )?;
+        Ok(())
+    }
+
+    /// [`put_validator_finality`](Self::put_validator_finality) of each `(height, digest,
+    /// certificate)`, in one SQLite transaction (creating the table when missing): a follower
+    /// records the finality it checked for a run of blocks just committed. Errors: SQLite
+    /// failed (nothing written).
+    pub fn put_validator_finalities(
+        &mut self,
+        rows: &[(u64, [u8; 32], Option<Vec<u8>>)],
+    ) -> Result<(), StorageError> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        self.ensure_validator_tables()?;
+        let tx = self.conn.transaction()?;
+        {
+            let mut put = tx.prepare_cached(
+                "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, ?3)",
+            )?;
+            for (height, digest, certificate) in rows {
+                put.execute(params![*height as i64, &digest[..], certificate.as_deref()])?;
+            }
+        }
+        tx.commit()?;
         Ok(())
     }
 

@@ -128,6 +128,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/account/{account}", get_account),
         Endpoint::get("/v1/games/{module}", get_view),
         Endpoint::get("/v1/blocks/{height}", get_block),
+        Endpoint::get("/v1/blocks/{height}/finality", get_block_finality),
         Endpoint::get("/v1/status", get_status),
         Endpoint::get("/v1/genesis", get_genesis),
         Endpoint::get("/v1/modules", get_modules),
@@ -444,6 +445,16 @@ async fn get_block(
     let height = parse_height(&path_param(height)?)?;
     let block = blocking(move || app.chain.block(height)).await?;
     Ok(sorted_json(&block))
+}
+
+/// `GET /v1/blocks/{height}/finality` (chains with validators).
+async fn get_block_finality(
+    State(app): State<AppState>,
+    height: Result<Path<String>, PathRejection>,
+) -> ApiResult {
+    let height = parse_height(&path_param(height)?)?;
+    let finality = blocking(move || app.chain.finality(height)).await?;
+    Ok(sorted_json(&finality))
 }
 
 /// `GET /v1/status`.

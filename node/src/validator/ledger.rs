@@ -557,6 +557,11 @@ impl Ledger {
             let mut writer = lock(&self.writer);
             let (storage, sign_state) = &mut *writer;
             sign_state.record_block(&wire)?;
+            // The finality record first: once the block is visible (API, WebSocket) its record
+            // is there too. A crash in between leaves a record above the head, which nothing
+            // reads (`Chain::finality` answers only for stored blocks) and the redelivery of
+            // the same finalized block rewrites.
+            storage.put_validator_finality(height, &digest.0, certificate.as_deref())?;
             self.chain.commit(
                 storage,
                 &wire,
@@ -564,7 +569,6 @@ impl Ledger {
                 writes,
                 executed.state_hash.clone(),
             )?;
-            storage.put_validator_finality(height, &digest.0, certificate.as_deref())?;
         }
         *lock(&self.head_digest) = (digest, height);
         lock(&self.speculative).retain(|_, e| e.block.number() > height);

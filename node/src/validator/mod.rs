@@ -60,8 +60,8 @@ pub fn genesis_proposal(storage: &Storage) -> Result<ProposedBlock, NodeError> {
 }
 
 /// The consensus digest of the stored head (`head_height`): the latest recorded digest,
-/// carried forward over the blocks committed after it (a crash between a block's commit and
-/// its digest's record loses only the record). Errors: the database failed or lacks a block.
+/// carried forward over the blocks committed after it (blocks committed without their record,
+/// by builds that wrote it after the block). Errors: the database failed or lacks a block.
 pub fn head_digest(storage: &Storage, head_height: u64) -> Result<Digest, NodeError> {
     storage.ensure_validator_tables()?;
     digest_at(storage, head_height)

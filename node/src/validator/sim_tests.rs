@@ -416,9 +416,109 @@ fn run(
             }
             certs.push(mine);
         }
+        check_follower_gate(&nodes[0], top);
         drop(running);
         (heads, certs, peers)
     })
+}
+
+/// A follower's finality gate over `node`'s blocks 1..=`top` and their stored records: every
+/// block up to the last certified one passes, in order, once its certificate (or a
+/// descendant's, the block then fetched again and checked against its kept digest) arrives; a
+/// damaged certificate or digest, another block the second time, a header not signed by a
+/// validator and a block out of order are refused.
+fn check_follower_gate(node: &Node, top: u64) {
+    use crate::verify::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
+    use crate::verify::replay::check_block;
+    use crate::verify::source::Finality;
+    let chain = &node.chain;
+    let checker = Arc::new(
+        crate::verify::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
+            .unwrap(),
+    );
+    let genesis = Arc::new(chain.genesis().clone());
+    let digest_at = |h: u64| {
+        chain
+            .read_db(|db| Ok(crate::validator::digest_at(db, h)))
+            .unwrap()
+            .unwrap()
+    };
+    let record = |h: u64| {
+        let (digest, certificate) = chain
+            .read_db(|db| db.validator_finality(h))
+            .unwrap()
+            .unwrap();
+        Finality {
+            digest,
+            certificate,
+        }
+    };
+    let block = |h: u64| chain.block(Some(h)).unwrap();
+    let checked = |h: u64| check_block(&chain.ctx, block(h), 1);
+    let gate_after = |h: u64| FinalityGate::new(checker.clone(), genesis.clone(), h, digest_at(h));
+    // Heights let through by `proven`, its covered blocks fetched again and checked.
+    let through = |proven: Proven| -> Vec<u64> {
+        let mut heights = Vec::new();
+        for (h, parent, digest) in &proven.refetch {
+            check_refetched(parent, digest, &block(*h)).unwrap();
+            heights.push(*h);
+        }
+        heights.push(proven.block.block.height());
+        heights
+    };
+    let mut gate = gate_after(0);
+    let (mut passed, mut last_certified) = (Vec::new(), 0);
+    for h in 1..=top {
+        let f = record(h);
+        if f.certificate.is_some() {
+            last_certified = h;
+        }
+        if let Some(proven) = gate.admit(checked(h), Some(f)).unwrap() {
+            passed.extend(through(proven));
+        }
+    }
+    assert!(last_certified > 0);
+    assert_eq!(passed, (1..=last_certified).collect::<Vec<_>>());
+    // The first certified block above 1, damaged in several ways, and out of order.
+    let h = (2..=top)
+        .find(|&h| record(h).certificate.is_some())
+        .expect("a certified block above 1");
+    let mut flipped = record(h);
+    let cert = flipped.certificate.as_mut().unwrap();
+    let last = cert.len() - 1;
+    cert[last] ^= 1;
+    assert!(matches!(
+        gate_after(h - 1).admit(checked(h), Some(flipped)),
+        Err(GateError::Diverged(_))
+    ));
+    let mut wrong = record(h);
+    wrong.digest[0] ^= 1;
+    assert!(matches!(
+        gate_after(h - 1).admit(checked(h), Some(wrong)),
+        Err(GateError::Diverged(_))
+    ));
+    let mut unsigned = checked(h);
+    unsigned.block.header.signature = block(h - 1).header.signature;
+    assert!(matches!(
+        gate_after(h - 1).admit(unsigned, Some(record(h))),
+        Err(GateError::Diverged(_))
+    ));
+    assert!(matches!(
+        gate_after(h - 2).admit(checked(h), Some(record(h))),
+        Err(GateError::Retry(_))
+    ));
+    // Without a record (or a certificate), block h - 1 waits, and is let through by block h's
+    // certificate: fetched again, it must be the same block.
+    let mut gate = gate_after(h - 2);
+    assert!(gate.admit(checked(h - 1), None).unwrap().is_none());
+    let proven = gate.admit(checked(h), Some(record(h))).unwrap().unwrap();
+    let (rh, parent, digest) = proven.refetch[0];
+    assert_eq!(rh, h - 1);
+    assert!(matches!(
+        check_refetched(&parent, &digest, &block(h)),
+        Err(GateError::Diverged(_))
+    ));
+    assert_eq!(through(proven), vec![h - 1, h]);
 }
 
 fn check_agreement(heads: &Heads) {

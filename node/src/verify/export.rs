@@ -1,7 +1,8 @@
 //! The export file: one self-contained file holding a chain (genesis, module code, every block
 //! with its transactions, signatures and receipts, and the state at the head), written by
 //! [`export`] (`gamechain export`) from any [`ChainSource`] and read back by [`FileSource`]
-//! (`gamechain verify --file`) on a machine that has nothing else. The format is documented in
+//! (`gamechain verify --file`) on a machine that has nothing else; on a chain with validators,
+//! each block's line is followed by its recorded consensus digest and finality certificate. The format is documented in
 //! `node/EXPORT.md`: JSON lines, a header line naming the format version and the genesis hash
 //! first, an `end` line with the counts last (so a truncated file is refused).
 
@@ -17,13 +18,17 @@ use gamechain_runtime::MemState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::verify::source::{ChainSource, ExpectedState, SourceError};
+use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
 use gamechain_chain::wire::Block;
 
 /// The `format` of the header line.
 pub const EXPORT_FORMAT: &str = "gamechain-export";
-/// The format version this build writes and reads.
-pub const EXPORT_VERSION: u32 = 1;
+/// The format version this build writes. Version 2 added the `finality` lines of chains with
+/// validators; this build also reads version 1 (the same file without them).
+pub const EXPORT_VERSION: u32 = 2;
+
+/// The oldest format version this build reads.
+pub const EXPORT_VERSION_OLDEST: u32 = 1;
 
 /// The first line of an export file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -53,6 +58,14 @@ enum Line {
     Code { hash: String, wasm: String },
     /// One block, as `GET /v1/blocks/<height>` serves it.
     Block { block: Box<Block> },
+    /// Chains with validators: the block on the line before's consensus digest and finality
+    /// certificate (lowercase hex; `None`: finalized through a descendant's), as the source
+    /// recorded them.
+    Finality {
+        height: u64,
+        digest: String,
+        certificate: Option<String>,
+    },
     /// One state entry after the head: key and base64 value.
     State { key: String, value: String },
     /// The last line: how many blocks and state entries the file holds.
@@ -96,6 +109,7 @@ pub fn export(
     mut progress: impl FnMut(u64, u64),
 ) -> Result<ExportSummary, SourceError> {
     let genesis = source.genesis()?;
+    let validators = genesis.validators.is_some();
     let head = source.head_height()?;
     let mut codes = BTreeMap::new();
     for m in &genesis.modules {
@@ -135,6 +149,16 @@ pub fn export(
         }
         let line = json!({"type": "block", "block": block});
         write_line(&mut w, &tmp, &line)?;
+        if validators {
+            if let Some(f) = source.finality(height)? {
+                let line = Line::Finality {
+                    height,
+                    digest: hex::encode(f.digest),
+                    certificate: f.certificate.map(hex::encode),
+                };
+                write_line(&mut w, &tmp, &line)?;
+            }
+        }
         progress(height, head);
     }
     let state_entries = match source.expected_state()? {
@@ -236,9 +260,11 @@ impl FileSource {
                 path.display()
             ))
         })?;
-        if header.format != EXPORT_FORMAT || header.version != EXPORT_VERSION {
+        if header.format != EXPORT_FORMAT
+            || !(EXPORT_VERSION_OLDEST..=EXPORT_VERSION).contains(&header.version)
+        {
             return Err(SourceError(format!(
-                "{}: format {} version {}, this build reads {EXPORT_FORMAT} version {EXPORT_VERSION}",
+                "{}: format {} version {}, this build reads {EXPORT_FORMAT} versions {EXPORT_VERSION_OLDEST} to {EXPORT_VERSION}",
                 path.display(),
                 header.format,
                 header.version
@@ -341,6 +367,26 @@ impl ChainSource for FileSource {
 
     fn equivocation(&mut self) -> Option<(SignedHeader, SignedHeader)> {
         self.equivocation.take()
+    }
+
+    /// The `finality` line right after block `height`'s, if there is one.
+    fn finality(&mut self, height: u64) -> Result<Option<Finality>, SourceError> {
+        match self.lines.next()? {
+            Some(Line::Finality {
+                height: h,
+                digest,
+                certificate,
+            }) if h == height => Finality::from_hex(&digest, certificate.as_deref())
+                .map(Some)
+                .map_err(|e| self.lines.bad(&e)),
+            Some(Line::Finality { height: h, .. }) => Err(self
+                .lines
+                .bad(&format!("the finality of block {h} after block {height}"))),
+            other => {
+                self.lines.pending = other;
+                Ok(None)
+            }
+        }
     }
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
         let mut state = MemState::new();

@@ -19,6 +19,14 @@
 //! run: the blocks before it are committed, and it is reported at its own height. The rows
 //! stored are exactly those of committing the blocks one by one (the tests compare them).
 //!
+//! Chains with validators. A follower checks finality before anything else: each block is
+//! fetched with the record the followed node serves for it (`GET /v1/blocks/<height>/finality`),
+//! and the [`FinalityGate`] passes it on only once a certificate by a quorum of the genesis
+//! validators covers it (`follower_finality.rs`); the records that passed are stored beside
+//! the blocks. Live blocks from the WebSocket only say how far to fetch. A record that
+//! contradicts its block, or a certificate that does not verify, stops following as a
+//! divergence does.
+//!
 //! First start on an empty data directory: the sequencer's genesis (`GET /v1/genesis`, written
 //! to `<data>/genesis.json`), its module code (`GET /v1/code/<hash>`) and block 0, checked
 //! against the genesis ([`verify_genesis`]), become the local chain. Every start checks that
@@ -41,7 +49,7 @@
 //! failure while executing (the wasm engine) is retried; a database failure stops the node.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures_util::{FutureExt, StreamExt};
@@ -56,8 +64,12 @@ use crate::ledger::genesis_setup::start_check;
 use crate::ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
 use crate::ledger::run_marker::mark_running;
 use crate::ledger::storage::Storage;
+use crate::verify::finality::FinalityChecker;
+use crate::verify::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
 use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
-use crate::verify::source::{block_retrying, fetch_code, fetch_genesis};
+use crate::verify::source::{
+    block_retrying, fetch_code, fetch_genesis, finality_retrying, Finality,
+};
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client};
 
@@ -124,6 +136,9 @@ pub fn open_replica(
     let engine_hash = runtime_config.config_hash();
     let db_path = config.db_path();
     let mut storage = Storage::open(&db_path)?;
+    if genesis.validators.is_some() {
+        storage.ensure_validator_tables()?;
+    }
     let code = match storage.chain_identity()? {
         Some((stored, _)) if stored != genesis_hash => {
             return Err(refused(format!(
@@ -395,8 +410,23 @@ pub async fn follow(
 ) -> Result<(), NodeError> {
     // The writer moves in and out of blocking tasks through this slot.
     let mut slot = Some(storage);
+    let finality = match &chain.ctx.genesis().validators {
+        None => None,
+        Some(_) => Some(Finalities {
+            checker: Arc::new(
+                FinalityChecker::new(chain.ctx.genesis(), &chain.genesis_hash)
+                    .map_err(|e| refused(format!("the genesis validator set: {e}")))?,
+            ),
+            genesis: Arc::new(chain.ctx.genesis().clone()),
+            records: Arc::default(),
+        }),
+    };
+    let f = finality.as_ref();
     loop {
-        match follow_once(&chain, &mut slot, &upstream, &mut shutdown).await? {
+        if *shutdown.borrow() {
+            return Ok(());
+        }
+        match follow_once(&chain, &mut slot, &upstream, f, &mut shutdown).await? {
             Ok(Stop::Shutdown) => return Ok(()),
             Ok(Stop::Diverged) => {
                 // Keep serving what was verified until shutdown.
@@ -417,13 +447,43 @@ pub async fn follow(
     }
 }
 
+/// A follower of a chain with validators: the certificate checker, and the finality records
+/// of blocks let through by the gate ([`FinalityGate`]) until they are committed and stored.
+struct Finalities {
+    checker: Arc<FinalityChecker>,
+    genesis: Arc<Genesis>,
+    records: Records,
+}
+
+/// Finality records by height, from the gate to the database.
+type Records = Arc<Mutex<BTreeMap<u64, Finality>>>;
+
+/// Why fetching blocks ahead stopped early.
+#[derive(Debug, Clone)]
+enum FetchError {
+    /// A request failed, or the finality gate asks to wait: reconnect and try again.
+    Retry(String),
+    /// The followed node serves a block the validators did not finalize (already logged).
+    Diverged,
+}
+
+impl FetchError {
+    /// What [`catch_up`] answers for it.
+    fn outcome(&self) -> Result<Option<Stop>, String> {
+        match self {
+            FetchError::Retry(e) => Err(e.clone()),
+            FetchError::Diverged => Ok(Some(Stop::Diverged)),
+        }
+    }
+}
+
 /// The blocks at hand after the first of a batch: [`Ready::next`] never waits.
 enum Ready {
     /// Catching up: blocks fetched and signature-checked ahead ([`fetch_ahead`]); a fetch
     /// failure ends them (kept in `failed`).
     Fetched {
-        blocks: mpsc::Receiver<Result<CheckedBlock, String>>,
-        failed: Option<String>,
+        blocks: mpsc::Receiver<Result<CheckedBlock, FetchError>>,
+        failed: Option<FetchError>,
     },
     /// Live: blocks the subscription has already received, unchecked.
     Received(VecDeque<Block>),
@@ -453,20 +513,36 @@ impl Ready {
 async fn apply_async(
     chain: &Arc<Chain>,
     storage: &mut Option<Storage>,
+    records: Option<&Records>,
     first: Option<CheckedBlock>,
     mut ready: Ready,
 ) -> Result<(Applied, Ready), NodeError> {
     let (c, mut s) = (chain.clone(), storage.take().expect("the writer is here"));
+    let records = records.cloned();
     let (s, ready, result) = tokio::task::spawn_blocking(move || {
-        let result = match first.or_else(|| ready.next(&c.ctx)) {
-            Some(first) => apply_blocks(
+        // The finality the gate checked for the blocks it let through, stored before they are
+        // committed (they are final whatever our verification finds), so a stored block has
+        // its record; records above the head are read by nothing until their block is stored.
+        let stored = match &records {
+            None => Ok(()),
+            Some(records) => {
+                let rows: Vec<_> = std::mem::take(&mut *records.lock().expect("records lock"))
+                    .into_iter()
+                    .map(|(h, f)| (h, f.digest, f.certificate))
+                    .collect();
+                s.put_validator_finalities(&rows)
+            }
+        };
+        let result = match (stored, first.or_else(|| ready.next(&c.ctx))) {
+            (Err(e), _) => Err(NodeError::from(e)),
+            (Ok(()), Some(first)) => apply_blocks(
                 &c,
                 &mut s,
                 first,
                 &mut || ready.next(&c.ctx),
                 BatchBounds::DEFAULT,
             ),
-            None => Ok(Applied::default()),
+            (Ok(()), None) => Ok(Applied::default()),
         };
         (s, ready, result)
     })
@@ -507,35 +583,136 @@ fn report(applied: &Applied) -> Result<Option<Stop>, String> {
 /// Fetches blocks `from..=to` in order ([`FETCH_REQUESTS`] requests at once), checks their
 /// signatures on a blocking thread (while the follower verifies the blocks before them), and
 /// sends them to `out`, which holds at most [`FETCH_AHEAD`]. The first failure is sent last.
+///
+/// On a chain with validators each block's finality record is fetched with it and `gate`
+/// passes on only the blocks it proves final ([`FinalityGate`]), their records put in
+/// `records`; the blocks a certificate covers below its own block are fetched again and
+/// checked against the digests the gate kept. Blocks still waiting for a certificate when `to`
+/// is reached are dropped (the next catch-up fetches them again).
 async fn fetch_ahead(
     ctx: Arc<ChainContext>,
     upstream: Client,
     from: u64,
     to: u64,
-    out: mpsc::Sender<Result<CheckedBlock, String>>,
+    mut gate: Option<(FinalityGate, Records)>,
+    out: mpsc::Sender<Result<CheckedBlock, FetchError>>,
 ) {
     let threads = ctx.verify_threads();
+    let validators = gate.is_some();
+    let check = |block: Block| {
+        let ctx = ctx.clone();
+        async move {
+            let height = block.height();
+            tokio::task::spawn_blocking(move || check_block(&ctx, block, threads))
+                .await
+                .map_err(|e| FetchError::Retry(format!("checking block {height} panicked: {e}")))
+        }
+    };
     let mut fetched = futures_util::stream::iter(from..=to)
         .map(|height| {
             let upstream = upstream.clone();
-            async move { (height, block_retrying(&upstream, height).await) }
+            async move {
+                let block = block_retrying(&upstream, height).await;
+                let finality = match (validators, &block) {
+                    (true, Ok(_)) => Some(finality_retrying(&upstream, height).await),
+                    _ => None,
+                };
+                (height, block, finality)
+            }
         })
         .buffered(FETCH_REQUESTS);
-    while let Some((height, block)) = fetched.next().await {
+    while let Some((height, block, finality)) = fetched.next().await {
         let item = match block {
-            Ok(block) => {
-                let ctx = ctx.clone();
-                tokio::task::spawn_blocking(move || check_block(&ctx, block, threads))
-                    .await
-                    .map_err(|e| format!("checking block {height} panicked: {e}"))
-            }
-            Err(e) => Err(format!("GET /v1/blocks/{height}: {e}")),
+            Ok(block) => check(block).await,
+            Err(e) => Err(FetchError::Retry(format!("GET /v1/blocks/{height}: {e}"))),
         };
-        let failed = item.is_err();
-        if out.send(item).await.is_err() || failed {
-            return;
+        let items = match (item, &mut gate, finality) {
+            (Ok(checked), Some((gate, records)), Some(finality)) => {
+                let admitted = finality
+                    .map_err(GateError::Retry)
+                    .and_then(|f| gate.admit(checked, f));
+                match admitted {
+                    Ok(None) => Vec::new(),
+                    Ok(Some(proven)) => released(&upstream, proven, records, &check).await,
+                    Err(e) => vec![Err(gate_failure(e))],
+                }
+            }
+            (item, _, _) => vec![item],
+        };
+        for item in items {
+            let failed = item.is_err();
+            if out.send(item).await.is_err() || failed {
+                return;
+            }
         }
     }
+}
+
+/// A [`GateError`] as a [`FetchError`] (a divergence logged).
+fn gate_failure(e: GateError) -> FetchError {
+    match e {
+        GateError::Retry(e) => FetchError::Retry(e),
+        GateError::Diverged(e) => {
+            tracing::error!(
+                "the followed node serves a block the validators did not finalize; no longer following:\n{e}"
+            );
+            FetchError::Diverged
+        }
+    }
+}
+
+/// The blocks `proven` lets through, in height order, their records put in `records`: the
+/// blocks below its certified one fetched again and checked against their kept digests, then
+/// the certified one. A failure ends the list.
+async fn released<F, Fut>(
+    upstream: &Client,
+    proven: Proven,
+    records: &Records,
+    check: &F,
+) -> Vec<Result<CheckedBlock, FetchError>>
+where
+    F: Fn(Block) -> Fut,
+    Fut: std::future::Future<Output = Result<CheckedBlock, FetchError>>,
+{
+    let mut out = Vec::with_capacity(proven.refetch.len() + 1);
+    for (height, parent, digest) in proven.refetch {
+        let block = match block_retrying(upstream, height).await {
+            Ok(block) => block,
+            Err(e) => {
+                out.push(Err(FetchError::Retry(format!(
+                    "GET /v1/blocks/{height}: {e}"
+                ))));
+                return out;
+            }
+        };
+        if let Err(e) = check_refetched(&parent, &digest, &block) {
+            out.push(Err(gate_failure(e)));
+            return out;
+        }
+        match check(block).await {
+            Ok(checked) => {
+                lock_records(records).insert(
+                    height,
+                    Finality {
+                        digest: digest.0,
+                        certificate: None,
+                    },
+                );
+                out.push(Ok(checked));
+            }
+            Err(e) => {
+                out.push(Err(e));
+                return out;
+            }
+        }
+    }
+    lock_records(records).insert(proven.block.block.height(), proven.finality);
+    out.push(Ok(proven.block));
+    out
+}
+
+fn lock_records(records: &Records) -> std::sync::MutexGuard<'_, BTreeMap<u64, Finality>> {
+    records.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Aborts a task when dropped.
@@ -554,6 +731,7 @@ async fn catch_up(
     chain: &Arc<Chain>,
     slot: &mut Option<Storage>,
     upstream: &Client,
+    finality: Option<&Finalities>,
     target: u64,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Result<Option<Stop>, String>, NodeError> {
@@ -561,12 +739,32 @@ async fn catch_up(
     if from > target {
         return Ok(Ok(None));
     }
+    let gate = match finality {
+        None => None,
+        Some(f) => {
+            // From our head's consensus digest (chained from the nearest one stored).
+            let head = from - 1;
+            let c = chain.clone();
+            let digest = tokio::task::spawn_blocking(move || {
+                c.read_db(|db| Ok(crate::validator::digest_at(db, head)))
+                    .map_err(|e| NodeError::Runtime(e.to_string()))
+            })
+            .await
+            .map_err(|e| NodeError::Runtime(format!("the digest task panicked: {e}")))???;
+            lock_records(&f.records).clear();
+            Some((
+                FinalityGate::new(f.checker.clone(), f.genesis.clone(), head, digest),
+                f.records.clone(),
+            ))
+        }
+    };
     let (tx, rx) = mpsc::channel(FETCH_AHEAD);
     let fetcher = tokio::spawn(fetch_ahead(
         chain.ctx.clone(),
         upstream.clone(),
         from,
         target,
+        gate,
         tx,
     ));
     let _fetcher = AbortOnDrop(fetcher.abort_handle());
@@ -588,7 +786,7 @@ async fn catch_up(
                 tokio::select! {
                     b = blocks.recv() => match b {
                         Some(Ok(block)) => block,
-                        Some(Err(e)) => return Ok(Err(e)),
+                        Some(Err(e)) => return Ok(e.outcome()),
                         // Every block up to `target` was applied.
                         None => return Ok(Ok(None)),
                     },
@@ -597,7 +795,8 @@ async fn catch_up(
             }
         };
         let taken = ready.take().expect("put back after each batch");
-        let (mut applied, back) = apply_async(chain, slot, Some(first), taken).await?;
+        let records = finality.map(|f| &f.records);
+        let (mut applied, back) = apply_async(chain, slot, records, Some(first), taken).await?;
         leftover = applied.leftover.take();
         match report(&applied) {
             Ok(None) => {}
@@ -608,7 +807,7 @@ async fn catch_up(
             failed: Some(e), ..
         } = &back
         {
-            return Ok(Err(e.clone()));
+            return Ok(e.outcome());
         }
         ready = Some(back);
     }
@@ -620,6 +819,7 @@ async fn follow_once(
     chain: &Arc<Chain>,
     slot: &mut Option<Storage>,
     upstream: &Client,
+    finality: Option<&Finalities>,
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Result<Stop, String>, NodeError> {
     // Subscribe first, so nothing committed during the catch-up is missed.
@@ -632,7 +832,7 @@ async fn follow_once(
         Err(e) => return Ok(Err(e.to_string())),
     };
     'follow: loop {
-        match catch_up(chain, slot, upstream, target, shutdown).await? {
+        match catch_up(chain, slot, upstream, finality, target, shutdown).await? {
             Ok(None) => {}
             Ok(Some(stop)) => return Ok(Ok(stop)),
             Err(e) => return Ok(Err(e)),
@@ -665,6 +865,21 @@ async fn follow_once(
                 None => break,
             }
         }
+        if finality.is_some() {
+            // A chain with validators: each block is fetched with its finality record and
+            // passes the finality gate first, as when catching up.
+            match after {
+                None | Some(Ok(Some(_))) => {}
+                Some(Ok(None)) => {
+                    let reason = live.close_reason().map(|(c, r)| format!("{c} {r}"));
+                    return Ok(Err(format!("the subscription closed ({reason:?})")));
+                }
+                Some(Err(e)) => return Ok(Err(e.to_string())),
+            }
+            let head = chain.head().header.header.height;
+            target = received.iter().map(Block::height).max().unwrap_or(head);
+            continue 'follow;
+        }
         while let Some(front) = received.front() {
             let head = chain.head().header.header.height;
             if front.height() > head + 1 {
@@ -674,7 +889,7 @@ async fn follow_once(
                 continue 'follow;
             }
             let (mut applied, back) =
-                apply_async(chain, slot, None, Ready::Received(received)).await?;
+                apply_async(chain, slot, None, None, Ready::Received(received)).await?;
             let Ready::Received(rest) = back else {
                 unreachable!("given back as given")
             };

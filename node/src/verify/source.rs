@@ -1,6 +1,9 @@
 //! Where a replay reads the chain from: the [`ChainSource`] trait and two of its sources, a
 //! node's data directory ([`DataDirSource`]) and a running node's HTTP API ([`NodeSource`]). The
-//! third, an export file, is `export.rs`'s `FileSource`.
+//! third, an export file, is `export.rs`'s `FileSource`. On a chain with validators the first
+//! two also give each block's recorded consensus digest and finality certificate
+//! ([`ChainSource::finality`]: the `validator_finality` table, `GET
+//! /v1/blocks/<height>/finality`) for the verifier to check.
 //!
 //! Module code comes from one place per source, [`ChainSource::code`] ("code for hash"): the
 //! data directory's `code` table, `GET /v1/code/<hash>`, or the export's code records. Code is
@@ -14,6 +17,7 @@ use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::MemState;
 
 use crate::ledger::storage::Storage;
+use crate::verify::finality::MAX_CERTIFICATE_BYTES;
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client, ClientError};
 
@@ -202,6 +206,30 @@ pub struct Finality {
     pub certificate: Option<Vec<u8>>,
 }
 
+impl Finality {
+    /// From the hex of the API and the export file. Errors: a digest that is not 64 hex
+    /// characters, a certificate that is not hex or over [`MAX_CERTIFICATE_BYTES`].
+    pub fn from_hex(digest: &str, certificate: Option<&str>) -> Result<Finality, String> {
+        let digest: [u8; 32] = hex::decode(digest)
+            .ok()
+            .and_then(|d| d.try_into().ok())
+            .ok_or("`digest` is not 64 hex characters")?;
+        let certificate = match certificate {
+            None => None,
+            Some(c) if c.len() > 2 * MAX_CERTIFICATE_BYTES => {
+                return Err(format!(
+                    "`certificate` is over {MAX_CERTIFICATE_BYTES} bytes"
+                ))
+            }
+            Some(c) => Some(hex::decode(c).map_err(|_| "`certificate` is not hex")?),
+        };
+        Ok(Finality {
+            digest,
+            certificate,
+        })
+    }
+}
+
 /// Blocks fetched at once by [`NodeSource`] (concurrent requests).
 pub const NODE_FETCH_AHEAD: usize = 16;
 
@@ -214,6 +242,9 @@ pub struct NodeSource {
     rt: tokio::runtime::Handle,
     ahead: VecDeque<Block>,
     head: Option<u64>,
+    /// Chains with validators: the finality of the blocks in `ahead`, fetched with them.
+    finality_ahead: VecDeque<(u64, Option<Finality>)>,
+    validators: bool,
 }
 
 impl NodeSource {
@@ -226,6 +257,8 @@ impl NodeSource {
             rt,
             ahead: VecDeque::new(),
             head: None,
+            finality_ahead: VecDeque::new(),
+            validators: false,
         })
     }
 }
@@ -263,10 +296,17 @@ pub const RATE_LIMITED_ATTEMPTS: u32 = 20;
 /// (a node's default rate limit is below what a replay asks for): 100 ms, then doubling up to
 /// 2 s between attempts, [`RATE_LIMITED_ATTEMPTS`] at most. Other errors are returned at once.
 pub(crate) async fn block_retrying(client: &Client, height: u64) -> Result<Block, ClientError> {
+    retrying(|| client.block(BlockRef::Height(height))).await
+}
+
+/// `call()` again while it fails `429 rate_limited`, as [`block_retrying`] does.
+async fn retrying<T, F: std::future::Future<Output = Result<T, ClientError>>>(
+    mut call: impl FnMut() -> F,
+) -> Result<T, ClientError> {
     let mut wait = std::time::Duration::from_millis(100);
     let mut attempt = 1;
     loop {
-        match client.block(BlockRef::Height(height)).await {
+        match call().await {
             Err(e) if e.code() == Some("rate_limited") && attempt < RATE_LIMITED_ATTEMPTS => {
                 tokio::time::sleep(wait).await;
                 wait = (wait * 2).min(std::time::Duration::from_secs(2));
@@ -275,6 +315,29 @@ pub(crate) async fn block_retrying(client: &Client, height: u64) -> Result<Block
             other => return other,
         }
     }
+}
+
+/// `GET /v1/blocks/<height>/finality` of a stored block, decoded, retried while rate limited.
+/// `Ok(None)`: the node records none for the block (`404 not_found`: a node stores a block's
+/// record before the block, so none is coming). Errors: transport, another error, a malformed
+/// answer (not hex, a digest that is not 32 bytes, a certificate over its bound, another
+/// block's height).
+pub(crate) async fn finality_retrying(
+    client: &Client,
+    height: u64,
+) -> Result<Option<Finality>, String> {
+    let what = |e: &dyn std::fmt::Display| format!("GET /v1/blocks/{height}/finality: {e}");
+    let answer = match retrying(|| client.block_finality(BlockRef::Height(height))).await {
+        Err(e) if e.code() == Some("not_found") => return Ok(None),
+        Err(e) => return Err(what(&e)),
+        Ok(a) => a,
+    };
+    if answer.height != height {
+        return Err(what(&format!("the answer is block {}'s", answer.height)));
+    }
+    Finality::from_hex(&answer.digest, answer.certificate.as_deref())
+        .map(Some)
+        .map_err(|e| what(&e))
 }
 
 /// `GET /v1/genesis` as a [`Genesis`].
@@ -289,7 +352,9 @@ impl ChainSource for NodeSource {
     }
 
     fn genesis(&mut self) -> Result<Genesis, SourceError> {
-        self.rt.block_on(fetch_genesis(&self.client))
+        let genesis = self.rt.block_on(fetch_genesis(&self.client))?;
+        self.validators = genesis.validators.is_some();
+        Ok(genesis)
     }
 
     fn code(&mut self, hash: &str) -> Result<Vec<u8>, SourceError> {
@@ -325,8 +390,28 @@ impl ChainSource for NodeSource {
             let block = result.map_err(|e| err(format!("GET /v1/blocks/{h}: {e}")))?;
             self.ahead.push_back(block);
         }
+        if self.validators {
+            let finality = self.rt.block_on(futures_util::future::join_all(
+                (height..=last).map(|h| finality_retrying(client, h)),
+            ));
+            self.finality_ahead.clear();
+            for (h, result) in (height..=last).zip(finality) {
+                self.finality_ahead.push_back((h, result.map_err(err)?));
+            }
+        }
         self.ahead
             .pop_front()
             .ok_or_else(|| err(format!("block {height} was not fetched")))
+    }
+
+    fn finality(&mut self, height: u64) -> Result<Option<Finality>, SourceError> {
+        while let Some((h, f)) = self.finality_ahead.pop_front() {
+            if h == height {
+                return Ok(f);
+            }
+        }
+        self.rt
+            .block_on(finality_retrying(&self.client, height))
+            .map_err(err)
     }
 }

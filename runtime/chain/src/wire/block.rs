@@ -166,3 +166,22 @@ pub enum BlockMessage {
         block: Block,
     },
 }
+
+/// `GET /v1/blocks/<height>/finality` (chains with validators): how block `height` was
+/// finalized. `digest` is the block's consensus digest (64 lowercase hex; it chains the
+/// parent's digest, the header hash and every signature the block carries: `docs/validators.md`),
+/// `certificate` the finality certificate the answering node stored (lowercase hex of the
+/// engine's encoded finalization: a quorum of the genesis validators' ed25519 signatures over
+/// the digest), or `None` for a block finalized through a descendant's certificate. A reader
+/// checks both itself (`gamechain verify`, a follower); the node's word is not proof.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlockFinality {
+    /// The block's height.
+    pub height: u64,
+    /// The block's hash (its header's), lowercase hex.
+    pub hash: String,
+    /// Its consensus digest, lowercase hex (32 bytes).
+    pub digest: String,
+    /// Its finality certificate, lowercase hex; `None` when only a descendant's certifies it.
+    pub certificate: Option<String>,
+}

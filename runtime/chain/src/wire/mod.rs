@@ -4,7 +4,7 @@
 //!
 //! | file | owns |
 //! |---|---|
-//! | [`block`] | [`Block`], [`IncludedTx`]: `GET /v1/blocks/<height>`, the WebSocket's `block` |
+//! | [`block`] | [`Block`], [`IncludedTx`]: `GET /v1/blocks/<height>`, the WebSocket's `block`; [`BlockFinality`]: `GET /v1/blocks/<height>/finality` |
 //! | [`tx`] | [`TxRecord`], [`TxStatus`]: `GET /v1/tx/<txid>`; [`TxidAnswer`]: `POST /v1/tx` |
 //! | [`batch`] | [`TxBatch`], [`TxBatchAnswer`], [`BatchResult`]: `POST /v1/txs` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
@@ -18,6 +18,6 @@ pub mod node;
 pub mod tx;
 
 pub use batch::{BatchResult, TxBatch, TxBatchAnswer};
-pub use block::{Block, BlockMessage, IncludedTx};
+pub use block::{Block, BlockFinality, BlockMessage, IncludedTx};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
 pub use tx::{TxRecord, TxStatus, TxidAnswer};
