@@ -6,24 +6,29 @@
 //!    catches up after a restart;
 //! 3. SIGKILL of two of four: the chain halts (a transaction stays pending, no validator moves
 //!    its head) and resumes when one returns, with the pending transaction;
-//! 4. a validator restarted to propose blocks with a wrong state root
+//! 4. a partition of the four into two halves: neither has a quorum, no validator moves its
+//!    head and transactions sent to either side stay pending; once healed, blocks resume with
+//!    them and all four are at one head. Every p2p connection goes through a forwarder of the
+//!    test ([`Link`]), which cuts it;
+//! 5. a validator restarted to propose blocks with a wrong state root
 //!    (`GAMECHAIN_TEST_FAULT=bad_state_root`, debug builds only): the others vote against its
 //!    proposals, so no block of it is final, and the chain goes on without it;
-//! 5. the certificates served: `GET /v1/blocks/<height>/finality`, a follower (`gamechain node
+//! 6. the certificates served: `GET /v1/blocks/<height>/finality`, a follower (`gamechain node
 //!    --follow`) of validator 1 that checks every block's certificate before it commits it and
 //!    reaches the validators' head, `gamechain verify --node` and an export checked with
 //!    `verify --file` (a damaged certificate in the file is a divergence), and `gamechain status
 //!    --net` showing the four side by side;
-//! 6. every validator's data directory, and the follower's, passes `gamechain verify` with the
+//! 7. every validator's data directory, and the follower's, passes `gamechain verify` with the
 //!    same head and state root, every block up to the head covered by a finality certificate
 //!    that verifies against the genesis set; a damaged certificate or digest in the database is
 //!    a divergence naming the height and `finality.certificate` / `finality.digest`.
 
 mod common;
 
-use std::net::TcpListener;
+use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gamechain_client::client::Client;
@@ -47,6 +52,64 @@ fn free_ports(n: usize) -> u16 {
         }
     }
     panic!("no run of {} free ports", 2 * n);
+}
+
+/// The p2p link from one validator to another: a TCP forwarder on its own port that the test
+/// can cut (open connections shut, new ones refused) and restore.
+struct Link {
+    /// Whether it is cut, and the sockets of the connections through it.
+    state: Arc<Mutex<(bool, Vec<TcpStream>)>>,
+}
+
+impl Link {
+    /// A forwarder to `127.0.0.1:target`; returns its port and itself.
+    fn start(target: u16) -> (u16, Link) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state: Arc<Mutex<(bool, Vec<TcpStream>)>> = Arc::default();
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for inbound in listener.incoming() {
+                let Ok(inbound) = inbound else { continue };
+                let Ok(outbound) = TcpStream::connect(("127.0.0.1", target)) else {
+                    continue;
+                };
+                {
+                    let mut s = shared.lock().unwrap();
+                    if s.0 {
+                        let _ = inbound.shutdown(Shutdown::Both);
+                        let _ = outbound.shutdown(Shutdown::Both);
+                        continue;
+                    }
+                    s.1.push(inbound.try_clone().unwrap());
+                    s.1.push(outbound.try_clone().unwrap());
+                }
+                let pairs = [
+                    (inbound.try_clone().unwrap(), outbound.try_clone().unwrap()),
+                    (outbound, inbound),
+                ];
+                for (mut from, mut to) in pairs {
+                    std::thread::spawn(move || {
+                        let _ = std::io::copy(&mut from, &mut to);
+                        let _ = from.shutdown(Shutdown::Both);
+                        let _ = to.shutdown(Shutdown::Both);
+                    });
+                }
+            }
+        });
+        (port, Link { state })
+    }
+
+    /// Cuts the link (`true`) or restores it.
+    fn cut(&self, cut: bool) {
+        let mut s = self.state.lock().unwrap();
+        s.0 = cut;
+        if cut {
+            for socket in s.1.drain(..) {
+                let _ = socket.shutdown(Shutdown::Both);
+            }
+        }
+    }
 }
 
 struct Validator {
@@ -202,7 +265,7 @@ async fn included(client: &Client, txid: &str) -> Option<u64> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse_a_liar() {
+async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_liar() {
     let tmp = tempfile::tempdir().unwrap();
     let base = free_ports(N);
     let out = gamechain(
@@ -228,6 +291,22 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
         String::from_utf8_lossy(&out.stderr)
     );
     let net = tmp.path().join("net");
+    // Every p2p connection through a link the test can cut: validator j reaches validator i at
+    // the port of link (j, i).
+    let p2p_base = base + N as u16;
+    let mut links = std::collections::BTreeMap::new();
+    for j in 0..N {
+        let path = net.join(j.to_string()).join("node.toml");
+        let mut config = std::fs::read_to_string(&path).unwrap();
+        for i in (0..N).filter(|&i| i != j) {
+            let (port, link) = Link::start(p2p_base + i as u16);
+            let direct = format!("@127.0.0.1:{}\"", p2p_base + i as u16);
+            assert!(config.contains(&direct), "{config}");
+            config = config.replace(&direct, &format!("@127.0.0.1:{port}\""));
+            links.insert((j, i), link);
+        }
+        std::fs::write(&path, config).unwrap();
+    }
     let mut vs: Vec<Validator> = (0..N)
         .map(|i| Validator {
             index: i,
@@ -318,7 +397,65 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
     .await;
     let (h3, _) = same_head(&vs, &[0, 1, 2], halted.0 + 1).await;
 
-    // 4. Validator 3 back, proposing wrong state roots: none of its blocks is final, and the
+    // 4. A partition into {0, 1} and {2, 3}: no quorum on either side. Healed, it goes on.
+    vs[3].start(&[]).await;
+    let (h3, _) = same_head(&vs, &[0, 1, 2, 3], h3).await;
+    let halves = |cut: bool| {
+        for (&(j, i), link) in &links {
+            if (j < 2) != (i < 2) {
+                link.cut(cut);
+            }
+        }
+    };
+    halves(true);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let split: Vec<(u64, String)> = {
+        let mut heads = Vec::new();
+        for v in &vs {
+            heads.push(v.head().await);
+        }
+        heads
+    };
+    let (ka, kb) = (
+        SecretKey::generate(Network::Testnet),
+        SecretKey::generate(Network::Testnet),
+    );
+    let txa = vs[0]
+        .client()
+        .post_tx(&faucet_tx(&ka, &chain_id))
+        .await
+        .unwrap();
+    let txb = vs[2]
+        .client()
+        .post_tx(&faucet_tx(&kb, &chain_id))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    for (i, v) in vs.iter().enumerate() {
+        assert_eq!(
+            v.head().await,
+            split[i],
+            "validator {i} moved its head during the partition"
+        );
+    }
+    assert_eq!(included(&c0, &txa).await, None);
+    assert_eq!(included(&vs[2].client(), &txb).await, None);
+    halves(false);
+    for txid in [&txa, &txb] {
+        eventually(
+            60,
+            "the transactions sent during the partition are included once it heals",
+            || {
+                let (c0, txid) = (&c0, txid);
+                async move { included(c0, txid).await.is_some() }
+            },
+        )
+        .await;
+    }
+    let (h3, _) = same_head(&vs, &[0, 1, 2, 3], h3 + 1).await;
+    vs[3].kill();
+
+    // 5. Validator 3 back, proposing wrong state roots: none of its blocks is final, and the
     // chain goes on through the other leaders' views.
     vs[3]
         .start(&[("GAMECHAIN_TEST_FAULT", "bad_state_root")])
@@ -366,7 +503,7 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
         "the honest validators voted against the liar's proposals"
     );
 
-    // 5. The certificates served, and checked by others.
+    // 6. The certificates served, and checked by others.
     let http = reqwest::Client::new();
     for which in ["1", "latest"] {
         let answer = http
@@ -477,7 +614,7 @@ async fn four_validator_processes_survive_crashes_halt_without_quorum_and_refuse
         );
     }
 
-    // 6. Every data directory verifies, to one head.
+    // 7. Every data directory verifies, to one head.
     for v in vs.iter_mut() {
         v.terminate();
     }
