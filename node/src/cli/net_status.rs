@@ -112,7 +112,7 @@ fn table(answers: &[Answer]) -> String {
     }
     let answered: usize = heads.iter().map(|(_, _, at)| at.len()).sum();
     text += &format!("{answered} of {} validators answered", answers.len());
-    heads.sort_by(|a, b| b.0.cmp(&a.0));
+    heads.sort_by_key(|h| std::cmp::Reverse(h.0));
     for (height, hash, at) in &heads {
         let list: Vec<String> = at.iter().map(usize::to_string).collect();
         text += &format!(

@@ -420,6 +420,10 @@ pub struct StoredHead {
     pub state_hash: StateHash,
 }
 
+/// A block's finality record on a chain with validators: its consensus digest and its encoded
+/// finality certificate (`None` for a block finalized through a descendant's).
+pub type FinalityRecord = ([u8; 32], Option<Vec<u8>>);
+
 /// One connection to `chain.sqlite`.
 pub struct Storage {
     conn: Connection,
@@ -974,7 +978,7 @@ impl Storage {
     /// failed (nothing written).
     pub fn put_validator_finalities(
         &mut self,
-        rows: &[(u64, [u8; 32], Option<Vec<u8>>)],
+        rows: &[(u64, FinalityRecord)],
     ) -> Result<(), StorageError> {
         if rows.is_empty() {
             return Ok(());
@@ -985,7 +989,7 @@ impl Storage {
             let mut put = tx.prepare_cached(
                 "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, ?3)",
             )?;
-            for (height, digest, certificate) in rows {
+            for (height, (digest, certificate)) in rows {
                 put.execute(params![*height as i64, &digest[..], certificate.as_deref()])?;
             }
         }
@@ -1000,10 +1004,7 @@ impl Storage {
     }
 
     /// Block `height`'s recorded consensus digest and finality certificate, if any.
-    pub fn validator_finality(
-        &self,
-        height: u64,
-    ) -> Result<Option<([u8; 32], Option<Vec<u8>>)>, StorageError> {
+    pub fn validator_finality(&self, height: u64) -> Result<Option<FinalityRecord>, StorageError> {
         let row: Option<(Vec<u8>, Option<Vec<u8>>)> = self
             .conn
             .query_row(

@@ -106,7 +106,7 @@ pub async fn run(
     let participants = keys::participants(&set)?;
     let mut addresses: Vec<(PublicKey, Address)> = vec![(me.clone(), vc.p2p_listen.into())];
     let mut seen = BTreeSet::from([my_bytes]);
-    for (peer, addr) in vc.parsed_peers().map_err(|e| NodeError::Config(e))? {
+    for (peer, addr) in vc.parsed_peers().map_err(NodeError::Config)? {
         if set.by_consensus_key(&peer).is_none() {
             return Err(NodeError::Refused(format!(
                 "validator.peers names {}, which is not a consensus key of the genesis set",

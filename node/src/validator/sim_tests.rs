@@ -168,13 +168,16 @@ fn init_tracing() {
     }
 }
 
+/// One validator's stored certificates, `(height, encoded certificate)`.
+type Certificates = Vec<(u64, Vec<u8>)>;
+
 fn run(
     seed: u64,
     n: usize,
     faulty: Option<(usize, Fault)>,
     users: usize,
     partition: bool,
-) -> (Heads, Vec<Vec<(u64, Vec<u8>)>>, Vec<PublicKey>) {
+) -> (Heads, Vec<Certificates>, Vec<PublicKey>) {
     init_tracing();
     let (nodes, consensus) = make_nodes(n, faulty);
     let cfg = deterministic::Config::new()
@@ -265,7 +268,7 @@ fn run(
         let mut rounds = 0u64;
         loop {
             rounds += 1;
-            if rounds % 200 == 0 && std::env::var("GC_SIM_DEBUG").is_ok() {
+            if rounds.is_multiple_of(200) && std::env::var("GC_SIM_DEBUG").is_ok() {
                 let heights: Vec<u64> = nodes
                     .iter()
                     .map(|n| n.chain.head().header.header.height)

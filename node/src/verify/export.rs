@@ -53,7 +53,7 @@ pub struct ExportHeader {
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
 enum Line {
     /// The genesis file.
-    Genesis { genesis: Genesis },
+    Genesis { genesis: Box<Genesis> },
     /// One module's code: lowercase hex SHA-256 and base64 wasm bytes.
     Code { hash: String, wasm: String },
     /// One block, as `GET /v1/blocks/<height>` serves it.
@@ -133,7 +133,13 @@ pub fn export(
         head_hash: head_hash.clone(),
     };
     write_line(&mut w, &tmp, &header)?;
-    write_line(&mut w, &tmp, &Line::Genesis { genesis })?;
+    write_line(
+        &mut w,
+        &tmp,
+        &Line::Genesis {
+            genesis: Box::new(genesis),
+        },
+    )?;
     for (hash, wasm) in &codes {
         let line = json!({"type": "code", "hash": hash, "wasm": BASE64.encode(wasm)});
         write_line(&mut w, &tmp, &line)?;
@@ -277,7 +283,7 @@ impl FileSource {
             pending: None,
         };
         let genesis = match lines.next()? {
-            Some(Line::Genesis { genesis }) => genesis,
+            Some(Line::Genesis { genesis }) => *genesis,
             _ => return Err(lines.bad("the second line must be the genesis")),
         };
         genesis_matches(&genesis, &header.genesis_hash).map_err(|m| lines.bad(&m))?;

@@ -528,7 +528,7 @@ async fn apply_async(
             Some(records) => {
                 let rows: Vec<_> = std::mem::take(&mut *records.lock().expect("records lock"))
                     .into_iter()
-                    .map(|(h, f)| (h, f.digest, f.certificate))
+                    .map(|(h, f)| (h, (f.digest, f.certificate)))
                     .collect();
                 s.put_validator_finalities(&rows)
             }

@@ -273,7 +273,7 @@ mod tests {
             assert_eq!(w.lanes.len(), 3);
             let total: usize = w.lanes.iter().map(Vec::len).sum();
             assert!(
-                total >= 100 && total < 100 + 10 * GAME_TXS,
+                (100..100 + 10 * GAME_TXS).contains(&total),
                 "{kind:?}: {total}"
             );
             check_order(&w);
