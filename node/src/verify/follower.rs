@@ -71,7 +71,7 @@ use crate::verify::source::{
     block_retrying, fetch_code, fetch_genesis, finality_retrying, Finality,
 };
 use gamechain_chain::wire::Block;
-use gamechain_client::client::{BlockRef, Client};
+use gamechain_client::client::{BlockRef, BlockSubscription, Client, ClientResult};
 
 /// Wait before trying the sequencer again after it could not be reached.
 pub const RECONNECT: Duration = Duration::from_secs(1);
@@ -844,11 +844,10 @@ async fn follow_once(
         };
         let block = match block {
             Ok(Some(b)) => b,
-            Ok(None) => {
-                let reason = live.close_reason().map(|(c, r)| format!("{c} {r}"));
-                return Ok(Err(format!("the subscription closed ({reason:?})")));
+            other => {
+                let failed = subscription_failure(Some(other), &live);
+                return Ok(Err(failed.expect("not a block, so a close or a failure")));
             }
-            Err(e) => return Ok(Err(e.to_string())),
         };
         // With it, the blocks the subscription has already received (never waiting for one):
         // a follower that fell behind the live feed commits them together. A close or a
@@ -868,13 +867,8 @@ async fn follow_once(
         if finality.is_some() {
             // A chain with validators: each block is fetched with its finality record and
             // passes the finality gate first, as when catching up.
-            match after {
-                None | Some(Ok(Some(_))) => {}
-                Some(Ok(None)) => {
-                    let reason = live.close_reason().map(|(c, r)| format!("{c} {r}"));
-                    return Ok(Err(format!("the subscription closed ({reason:?})")));
-                }
-                Some(Err(e)) => return Ok(Err(e.to_string())),
+            if let Some(failed) = subscription_failure(after, &live) {
+                return Ok(Err(failed));
             }
             let head = chain.head().header.header.height;
             target = received.iter().map(Block::height).max().unwrap_or(head);
@@ -903,14 +897,25 @@ async fn follow_once(
                 Err(e) => return Ok(Err(e)),
             }
         }
-        match after {
-            None | Some(Ok(Some(_))) => {}
-            Some(Ok(None)) => {
-                let reason = live.close_reason().map(|(c, r)| format!("{c} {r}"));
-                return Ok(Err(format!("the subscription closed ({reason:?})")));
-            }
-            Some(Err(e)) => return Ok(Err(e.to_string())),
+        if let Some(failed) = subscription_failure(after, &live) {
+            return Ok(Err(failed));
         }
+    }
+}
+
+/// What the subscription's message read after the blocks at hand (`after`) says: `Some(why)`
+/// when it closed or failed (reconnect), `None` when it goes on.
+fn subscription_failure(
+    after: Option<ClientResult<Option<Block>>>,
+    live: &BlockSubscription,
+) -> Option<String> {
+    match after {
+        None | Some(Ok(Some(_))) => None,
+        Some(Ok(None)) => {
+            let reason = live.close_reason().map(|(c, r)| format!("{c} {r}"));
+            Some(format!("the subscription closed ({reason:?})"))
+        }
+        Some(Err(e)) => Some(e.to_string()),
     }
 }
 
