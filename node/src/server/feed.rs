@@ -6,7 +6,8 @@
 //! bytes it has published ([`BlockFeed::published_bytes`]), so a subscriber can tell how far
 //! behind it is in bytes, not only in blocks.
 //!
-//! The message is written straight from the block ([`block_message`]), with every object's keys
+//! The message is written straight from the block ([`block_message`]; [`block_json`], the block
+//! alone, is also `GET /v1/blocks/<height>`'s answer), with every object's keys
 //! in sorted order: exactly the bytes of the `BlockMessage` JSON taken through
 //! `serde_json::Value` (sorted maps), the form of every API answer, without building that tree
 //! (a `Value` per field, a copy of every body) on the commit path. The tests compare the two.
@@ -84,52 +85,73 @@ impl BlockSink for BlockFeed {
 
 /// The WebSocket message of `block`: `{"block": <the block as GET /v1/blocks/<height> serves it>,
 /// "type": "block"}` (`gamechain_chain::wire::BlockMessage`), every object's keys sorted, byte for
-/// byte what `serde_json::to_value` of the block then `to_string` of the message gives. Written
-/// field by field: a field added to the block, header, checkpoint, receipt or event JSON must be
-/// added here too (the tests compare both encodings on blocks that use every field).
+/// byte what `serde_json::to_value` of the block then `to_string` of the message gives.
 pub fn block_message(block: &Block) -> Vec<u8> {
+    let mut out = block_buffer(block);
+    out.extend_from_slice(b"{\"block\":");
+    write_block(&mut out, block);
+    out.extend_from_slice(b",\"type\":\"block\"}");
+    out
+}
+
+/// The answer of `GET /v1/blocks/<height>`: `block` as JSON, every object's keys sorted, byte for
+/// byte what `serde_json::to_value` of the block then `to_string` gives (the form of every API
+/// answer), without building that tree.
+pub fn block_json(block: &Block) -> Vec<u8> {
+    let mut out = block_buffer(block);
+    write_block(&mut out, block);
+    out
+}
+
+/// An empty buffer with room for `block`'s JSON.
+fn block_buffer(block: &Block) -> Vec<u8> {
     let bodies: usize = block
         .txs
         .iter()
         .map(|t| t.tx.body().len() + t.tx.signature().len())
         .sum();
-    let mut out = Vec::with_capacity(1024 + bodies * 5 / 4 + block.txs.len() * 256);
-    out.extend_from_slice(b"{\"block\":{\"end_block\":[");
+    Vec::with_capacity(1024 + bodies * 5 / 4 + block.txs.len() * 256)
+}
+
+/// `block`'s JSON, keys sorted, appended to `out`. Written field by field: a field added to the
+/// block, header, checkpoint, receipt or event JSON must be added here too (the tests compare
+/// both encodings on blocks that use every field).
+fn write_block(out: &mut Vec<u8>, block: &Block) {
+    out.extend_from_slice(b"{\"end_block\":[");
     for (i, (module, receipt)) in block.end_block.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.extend_from_slice(b"{\"module\":");
-        json(&mut out, module);
+        json(out, module);
         out.extend_from_slice(b",\"receipt\":");
-        write_receipt(&mut out, receipt);
+        write_receipt(out, receipt);
         out.push(b'}');
     }
     out.extend_from_slice(b"],\"hash\":");
-    json(&mut out, &block.hash_hex());
+    json(out, &block.hash_hex());
     out.extend_from_slice(b",\"header\":");
-    write_header(&mut out, &block.header.header);
+    write_header(out, &block.header.header);
     out.extend_from_slice(b",\"height\":");
-    json(&mut out, &block.height());
+    json(out, &block.height());
     out.extend_from_slice(b",\"signature\":");
-    json(&mut out, &block.header.signature);
+    json(out, &block.header.signature);
     out.extend_from_slice(b",\"txs\":[");
     for (i, t) in block.txs.iter().enumerate() {
         if i > 0 {
             out.push(b',');
         }
         out.extend_from_slice(b"{\"body\":");
-        json(&mut out, t.tx.body());
+        json(out, t.tx.body());
         out.extend_from_slice(b",\"receipt\":");
-        write_receipt(&mut out, &t.receipt);
+        write_receipt(out, &t.receipt);
         out.extend_from_slice(b",\"signature\":");
-        json(&mut out, t.tx.signature());
+        json(out, t.tx.signature());
         out.extend_from_slice(b",\"txid\":");
-        json(&mut out, &t.tx.txid());
+        json(out, &t.tx.txid());
         out.push(b'}');
     }
-    out.extend_from_slice(b"]},\"type\":\"block\"}");
-    out
+    out.extend_from_slice(b"]}");
 }
 
 /// `value` as compact JSON (a string, a number, `null`, an event's data), appended to `out`.
@@ -330,6 +352,12 @@ mod tests {
             let (got, want) = (block_message(b), through_value(b));
             assert_eq!(
                 String::from_utf8(got).unwrap(),
+                String::from_utf8(want).unwrap()
+            );
+            // `GET /v1/blocks/<height>`'s answer: the block alone, as the `Value` detour gave.
+            let want = serde_json::to_vec(&serde_json::to_value(b).unwrap()).unwrap();
+            assert_eq!(
+                String::from_utf8(block_json(b)).unwrap(),
                 String::from_utf8(want).unwrap()
             );
         }
