@@ -3,7 +3,7 @@
 //! [`NodeConfig::load`] and checked with [`NodeConfig::validate`].
 //!
 //! The chain-defining fields (`chain_id`, `network`, `faucet`, `fees`, `fuel_apply`, `fuel_end_block`,
-//! `memory_limit_bytes`) are used once, to write `genesis.json` on the first start; afterwards
+//! `memory_limit_bytes`, `min_block_interval_ms`, `max_clock_drift_ms`) are used once, to write `genesis.json` on the first start; afterwards
 //! the genesis file is authoritative and a differing value only logs a warning (see
 //! `genesis_setup.rs`). Everything else takes effect at every start.
 //!
@@ -13,6 +13,7 @@
 //! chain_id = "gamechain-dev"
 //! network = "testnet"
 //! block_interval_ms = 60000
+//! min_block_interval_ms = 1000  # new chains: least block time between blocks (consensus)
 //! faucet = "100000"          # or "none" (TOML has no null) to start a chain without a faucet
 //! log = "info"
 //! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
@@ -59,6 +60,23 @@ pub struct NodeConfig {
     /// Longest time between two blocks, milliseconds: an empty block is made when no
     /// transaction arrives for this long. Default 60000 (one minute).
     pub block_interval_ms: u64,
+    /// Least block time between a block and its parent, ms, written to a new chain's genesis
+    /// (consensus, `runtime/chain/src/clock.rs`): `N` blocks always span at least `N` intervals
+    /// whatever anyone sends, so a rule counted in blocks is a clock. What arrives meanwhile
+    /// waits for the next block. 1 to 600,000. Default 1000: the seed's 150-block tic-tac-toe
+    /// timeout then lasts at least 2.5 minutes, and a move waits at most one second for its
+    /// block (`docs/clock.md`).
+    pub min_block_interval_ms: u64,
+    /// How far from a validator's clock a proposal's time may be, either way, for its vote,
+    /// and how far ahead of its clock a follower lets a head run before it reports it, ms;
+    /// written to a new chain's genesis. 1 to 600,000. Default 2000.
+    pub max_clock_drift_ms: u64,
+    /// Development only: `POST /v1/dev/clock {"advance_ms": N}` moves this sequencer's clock
+    /// forward by `N` ms (never back), so tests and local play can let deadlines pass without
+    /// waiting. A sequencer is trusted with its own clock anyway (it could set the machine's),
+    /// so this adds no power over the chain; validators refuse it (their clocks are checked
+    /// by each other's votes). Default `false`: the endpoint answers 404.
+    pub dev_clock: bool,
     /// Shortest time from the end of one block's execution to the start of the next while transactions
     /// keep arriving, milliseconds: a steady trickle makes one block per window instead of one
     /// per transaction (a transaction arriving after a quiet spell gets its block at once; a full
@@ -71,7 +89,9 @@ pub struct NodeConfig {
     /// only once that one is durable); `false` makes and commits one block at a time (to
     /// compare). Default `true`.
     pub pipeline: bool,
-    /// Most transactions in one block. Default 1000.
+    /// Most transactions in one block. Default 50,000: a block takes what arrives during one
+    /// `min_block_interval_ms` (at least 30,000 transfers a second fit; the block's byte and
+    /// fuel bounds, `runtime/src/transition/block_limits.rs`, apply as well).
     pub max_block_txs: usize,
     /// Base units one faucet call pays on a new chain (`"100000"` = 1000.00 GOLD), or `"none"`
     /// for a chain without a faucet. Default `"100000"`.
@@ -94,7 +114,8 @@ pub struct NodeConfig {
     pub wasm_instances: u32,
     /// Largest HTTP request body, bytes; larger ones get `413 too_large`. Default 65536.
     pub max_body_bytes: usize,
-    /// Most transactions waiting in the mempool; more get `503 mempool_full`. Default 10000.
+    /// Most transactions waiting in the mempool; more get `503 mempool_full`. Default 100,000
+    /// (several intervals' worth at full speed; `max_pending_bytes` bounds their bytes).
     pub max_pending: usize,
     /// Most bytes (bodies and signatures) waiting in the mempool; a transaction that would
     /// cross it gets `503 mempool_full`. Default 64 MiB.
@@ -120,6 +141,9 @@ pub struct NodeConfig {
     /// WebSocket subscriptions open at once; further upgrades get `503 too_many_subscribers`.
     /// Default 1000.
     pub max_ws_subscribers: usize,
+    /// Move relay connections (`GET /v1/relay/<game>`, `server/relay.rs`) open at once; further
+    /// upgrades get `503 too_many_subscribers`. Default 1000.
+    pub max_relay_connections: usize,
     /// TCP connections the API holds open at once (requests and WebSocket subscriptions);
     /// further connections get a `503 too_many_connections` JSON answer and are closed.
     /// Each takes a file descriptor: keep it below the process's `ulimit -n`. Default 2048.
@@ -249,9 +273,12 @@ impl Default for NodeConfig {
             chain_id: "gamechain-dev".to_string(),
             network: Network::Testnet,
             block_interval_ms: 60_000,
+            min_block_interval_ms: gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS,
+            max_clock_drift_ms: gamechain_runtime::chain::clock::DEFAULT_MAX_CLOCK_DRIFT_MS,
+            dev_clock: false,
             block_coalesce_ms: 5,
             pipeline: true,
-            max_block_txs: 1000,
+            max_block_txs: 50_000,
             faucet: Some(Amount(100_000)),
             fees: None,
             validator: None,
@@ -261,7 +288,7 @@ impl Default for NodeConfig {
             memory_limit_bytes: runtime.memory_limit_bytes as u64,
             wasm_instances: 64,
             max_body_bytes: 64 * 1024,
-            max_pending: 10_000,
+            max_pending: 100_000,
             max_pending_bytes: 64 << 20,
             rate_limit_per_sec: 50,
             rate_limit_burst: 100,
@@ -269,6 +296,7 @@ impl Default for NodeConfig {
             ws_buffer_bytes: 16 << 20,
             ws_send_timeout_ms: 10_000,
             max_ws_subscribers: 1000,
+            max_relay_connections: 1000,
             max_connections: 2048,
             compile_budget_ms: 10_000,
             max_concurrent_views: 8,
@@ -339,6 +367,7 @@ impl NodeConfig {
             ("ws_send_timeout_ms", self.ws_send_timeout_ms),
             ("ws_buffer_bytes", self.ws_buffer_bytes),
             ("max_ws_subscribers", self.max_ws_subscribers as u64),
+            ("max_relay_connections", self.max_relay_connections as u64),
             ("max_connections", self.max_connections as u64),
             ("max_pending_bytes", self.max_pending_bytes),
             ("compile_budget_ms", self.compile_budget_ms),
@@ -348,6 +377,17 @@ impl NodeConfig {
             if value == 0 {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
+        }
+        gamechain_runtime::chain::clock::validate_fields(
+            Some(self.min_block_interval_ms),
+            Some(self.max_clock_drift_ms),
+        )
+        .map_err(ConfigError)?;
+        if self.dev_clock && self.validator.is_some() {
+            return Err(ConfigError(
+                "dev_clock cannot be set on a validator: validators check each other's clocks"
+                    .into(),
+            ));
         }
         if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
             return Err(ConfigError(format!(

@@ -30,6 +30,9 @@ pub struct Metrics {
     /// `gamechain_fuel_used_total{module}`: fuel of committed game transactions by module
     /// (sequencer).
     pub fuel: IntCounterVec,
+    /// `gamechain_head_ahead_ms` (followers): how far the head block's time runs ahead of this
+    /// node's clock beyond the chain's `max_clock_drift_ms`; 0 within it.
+    pub head_ahead_ms: IntGauge,
     /// `gamechain_ws_lagged_closes_total`: WebSocket subscribers closed for falling behind.
     pub ws_lagged: IntCounter,
     /// `gamechain_ws_stalled_drops_total`: WebSocket subscribers dropped because a block message
@@ -109,6 +112,10 @@ impl Metrics {
                     &["module"],
                 )
                 .expect("valid counter"),
+            ),
+            head_ahead_ms: gauge(
+                "gamechain_head_ahead_ms",
+                "Followers: how far the head block's time runs ahead of this node's clock beyond the chain's max_clock_drift_ms, ms (0 within it).",
             ),
             ws_lagged: counter(
                 "gamechain_ws_lagged_closes_total",

@@ -23,6 +23,7 @@ fn config(dir: &std::path::Path) -> NodeConfig {
         listen: SocketAddr::from(([127, 0, 0, 1], 0)),
         block_interval_ms: 3_600_000,
         rate_limit_per_sec: 0,
+        min_block_interval_ms: 5,
         ..NodeConfig::default()
     }
 }

@@ -120,6 +120,8 @@ fn genesis(rt: &Runtime, players: &[&SecretKey]) -> Genesis {
         engine_config_hash: cfg.config_hash(),
         fees: None,
         validators: None,
+        min_block_interval_ms: Some(1_000),
+        max_clock_drift_ms: None,
     }
 }
 

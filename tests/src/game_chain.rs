@@ -174,6 +174,8 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         engine_config_hash: config.config_hash(),
         fees: None,
         validators: None,
+        min_block_interval_ms: Some(BLOCK_MS),
+        max_clock_drift_ms: None,
     };
     let ctx = context(&genesis, &codes, Allocation::Pooling { instances: 4 });
     let gs = genesis_state(&genesis, &codes).unwrap();

@@ -98,6 +98,8 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         engine_config_hash: config.config_hash(),
         fees: None,
         validators: None,
+        min_block_interval_ms: Some(BLOCK_MS),
+        max_clock_drift_ms: None,
     };
     let runtime = Runtime::new(gamechain_runtime::runtime_config(
         &genesis,

@@ -557,16 +557,22 @@ fn decode<T: DeserializeOwned>(status: StatusCode, bytes: &[u8]) -> ClientResult
             message: format!("the body is not the JSON expected: {e}"),
         });
     }
+    Err(decode_error(status.as_u16(), bytes))
+}
+
+/// The error of a non-2xx answer with `status` and body `bytes`: the API's error object, or
+/// [`ClientError::Protocol`] for another body.
+pub(crate) fn decode_error(status: u16, bytes: &[u8]) -> ClientError {
     match serde_json::from_slice::<ErrorAnswer>(bytes) {
-        Ok(ErrorAnswer { error }) => Err(ClientError::Api {
-            status: status.as_u16(),
+        Ok(ErrorAnswer { error }) => ClientError::Api {
+            status,
             code: error.code,
             message: error.message,
-        }),
-        Err(_) => Err(ClientError::Protocol {
-            status: status.as_u16(),
+        },
+        Err(_) => ClientError::Protocol {
+            status,
             message: snippet(bytes),
-        }),
+        },
     }
 }
 

@@ -3,19 +3,22 @@
 //! What any Rust program needs to use a node: [`Client`], one typed async method per endpoint
 //! of `node/API.md` (answers are `gamechain-chain`'s wire types), [`Client::send`] (next nonce,
 //! sign, post), [`Client::wait_for_receipt`], [`Client::subscribe_blocks`] (the `/v1/ws` block
-//! stream), and key files ([`write_key_file`], [`read_key_file`]). It links no wasm engine and
+//! stream), [`Client::relay`] (a channel game's move relay), and key files ([`write_key_file`], [`read_key_file`]). It links no wasm engine and
 //! no database.
 //!
 //! | file | owns |
 //! |---|---|
 //! | `client.rs` | [`Client`], [`ClientError`], [`BlockSubscription`], [`Included`], [`BlockRef`] |
 //! | `keyfile.rs` | key files: one WIF line, mode 0600, never echoed |
+//! | `relay.rs` | [`Relay`]: the move relay of a channel game (`GET /v1/relay/<game>`) |
 
 pub mod client;
 pub mod keyfile;
+pub mod relay;
 
 pub use client::{
     Account, Block, BlockRef, BlockSubscription, Client, ClientError, ClientResult, Included,
     IncludedTx, ModuleInfo, Status, TxRecord, TxStatus, DEFAULT_NODE_URL, REQUEST_TIMEOUT,
 };
 pub use keyfile::{read_key_file, write_key_file};
+pub use relay::{Relay, RelayEvent, RelayMove};

@@ -143,9 +143,12 @@ pub async fn run(options: &DemoOptions, out: &mut dyn Write) -> Result<DemoOutco
                 .map_err(|e| DemoError::Setup(format!("cannot start a node: {e}")))?;
             writeln!(
                 out,
-                "node {} (temporary data directory {})",
+                "node {} (temporary data directory {}; a local chain whose blocks are at least \
+                 {} ms apart, so the demo stays quick: the default chain spaces them {} ms)",
                 node.url(),
-                node.data_dir().display()
+                node.data_dir().display(),
+                crate::cli::local_node::LOCAL_MIN_BLOCK_INTERVAL_MS,
+                gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS,
             )
             .map_err(output_error)?;
             let result = play(&node.client(), options, out).await;

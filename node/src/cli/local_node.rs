@@ -13,6 +13,12 @@ use gamechain_client::client::Client;
 /// often (a transaction gets its block at once).
 pub const LOCAL_BLOCK_INTERVAL_MS: u64 = 1000;
 
+/// `min_block_interval_ms` of a local node's chain: 10 ms, so `gamechain demo` and the tests
+/// that play whole games stay quick. The embedded default chain spaces blocks 1,000 ms apart
+/// (`runtime/chain/src/clock.rs`); a local chain keeps the same rule at a faster rate, and the
+/// demo says so.
+pub const LOCAL_MIN_BLOCK_INTERVAL_MS: u64 = 10;
+
 /// A running in-process node and its temporary data directory.
 pub struct LocalNode {
     handle: NodeHandle,
@@ -26,12 +32,14 @@ impl LocalNode {
     }
 
     /// The configuration [`LocalNode::start`] uses: the embedded defaults, listening on
-    /// `127.0.0.1:0`, a block at least every [`LOCAL_BLOCK_INTERVAL_MS`], no rate limit.
-    /// `data_dir` is replaced by the temporary directory.
+    /// `127.0.0.1:0`, a block at least every [`LOCAL_BLOCK_INTERVAL_MS`] and blocks at least
+    /// [`LOCAL_MIN_BLOCK_INTERVAL_MS`] apart, no rate limit. `data_dir` is replaced by the
+    /// temporary directory.
     pub fn config() -> NodeConfig {
         NodeConfig {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             block_interval_ms: LOCAL_BLOCK_INTERVAL_MS,
+            min_block_interval_ms: LOCAL_MIN_BLOCK_INTERVAL_MS,
             rate_limit_per_sec: 0,
             ..NodeConfig::default()
         }

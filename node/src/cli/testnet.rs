@@ -37,6 +37,10 @@ pub struct TestnetArgs {
     /// The chain id.
     #[arg(long, default_value = "gamechain-testnet")]
     pub chain_id: String,
+    /// The chain's `min_block_interval_ms` (least block time between blocks; consensus). The
+    /// engine's timeouts are set from it: a leader waits out the interval within its view.
+    #[arg(long, default_value_t = gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS)]
+    pub min_block_interval_ms: u64,
     /// Run every validator in the foreground after writing the folder, until Ctrl-C.
     #[arg(long)]
     pub start: bool,
@@ -51,6 +55,13 @@ pub struct Testnet {
 
 fn io(what: &str, path: &Path, e: impl std::fmt::Display) -> String {
     format!("cannot {what} {}: {e}", path.display())
+}
+
+/// The leader timeout of a testnet whose blocks are `interval_ms` apart: twice the interval plus
+/// a second, so that a leader whose view starts as its parent is notarized can wait out the
+/// interval (a leader proposes after half its timeout at the latest) and still be voted on.
+pub fn leader_timeout_ms(interval_ms: u64) -> u64 {
+    interval_ms.saturating_mul(2).saturating_add(1_000)
 }
 
 /// Writes the folder (module docs). Errors: a bad argument, or a file that cannot be written.
@@ -81,6 +92,7 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
     }
     let config = NodeConfig {
         chain_id: args.chain_id.clone(),
+        min_block_interval_ms: args.min_block_interval_ms,
         ..NodeConfig::default()
     };
     config.validate().map_err(|e| e.to_string())?;
@@ -98,8 +110,8 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
                 voting_power: 1,
             })
             .collect(),
-        leader_timeout_ms: 1_000,
-        certification_timeout_ms: 2_000,
+        leader_timeout_ms: leader_timeout_ms(args.min_block_interval_ms),
+        certification_timeout_ms: leader_timeout_ms(args.min_block_interval_ms) + 1_000,
         timeout_retry_ms: 10_000,
     });
     genesis.validate().map_err(|e| e.to_string())?;
@@ -211,6 +223,7 @@ mod tests {
             validators: 4,
             dir: dir.path().join("net"),
             base_port: 18_000,
+            min_block_interval_ms: 1_000,
             p2p_port: 19_000,
             chain_id: "t".into(),
             start: false,

@@ -32,6 +32,7 @@ use serde_json::Value;
 use tokio::sync::Notify;
 
 use crate::config::NodeConfig;
+use crate::ledger::clock::{Arrivals, NodeClock};
 use crate::ledger::compile::{prepare_deploy, CompileGate};
 use crate::ledger::error::ChainError;
 use crate::ledger::mempool::{Mempool, PendingTx};
@@ -68,8 +69,13 @@ pub struct Chain {
     readers: Mutex<Vec<Storage>>,
     /// Told of each committed block, in height order (the server's WebSocket feed).
     sink: Arc<dyn BlockSink>,
-    /// Woken when a transaction is admitted (the sequencer waits on it).
+    /// Woken when a transaction is admitted (validators wait on it).
     pub wake: Notify,
+    /// Bumped when a transaction is admitted, a commit lands or the dev clock moves: the
+    /// sequencer's thread waits on it.
+    pub arrivals: Arrivals,
+    /// The clock this node stamps blocks with (`clock.rs`).
+    pub clock: NodeClock,
     /// What the node counts for `GET /metrics`.
     pub metrics: Metrics,
     /// One upload compiles at a time at admission (`compile.rs`).
@@ -112,6 +118,7 @@ impl Chain {
         db_path: PathBuf,
         sink: Arc<dyn BlockSink>,
     ) -> Chain {
+        let clock = NodeClock::new(config.dev_clock);
         Chain {
             mempool: Mutex::new(Mempool::with_bytes(
                 config.max_pending,
@@ -125,6 +132,8 @@ impl Chain {
             readers: Mutex::new(Vec::new()),
             sink,
             wake: Notify::new(),
+            arrivals: Arrivals::default(),
+            clock,
             metrics: Metrics::new(),
             compile_gate: Arc::new(CompileGate::default()),
             gossip: std::sync::OnceLock::new(),
@@ -307,6 +316,7 @@ impl Chain {
             }
         }
         self.wake.notify_one();
+        self.arrivals.notify();
         tracing::debug!(%txid, "transaction accepted");
         Ok(txid)
     }

@@ -392,6 +392,8 @@ pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
         engine_config_hash: runtime.config_hash(),
         fees: config.fees.clone(),
         validators: None,
+        min_block_interval_ms: Some(config.min_block_interval_ms),
+        max_clock_drift_ms: Some(config.max_clock_drift_ms),
     };
     genesis
         .validate()
@@ -492,6 +494,14 @@ fn warn_about_ignored_settings(config: &NodeConfig, genesis: &Genesis) {
         (
             "memory_limit_bytes",
             config.memory_limit_bytes != genesis.memory_limit_bytes,
+        ),
+        (
+            "min_block_interval_ms",
+            Some(config.min_block_interval_ms) != genesis.min_block_interval_ms,
+        ),
+        (
+            "max_clock_drift_ms",
+            Some(config.max_clock_drift_ms) != genesis.max_clock_drift_ms,
         ),
     ];
     for (field, _) in differ.iter().filter(|(_, d)| *d) {

@@ -12,11 +12,15 @@
 //! `sequencer.rs`) are marked ([`Mempool::mark_in_flight`]): they stay pending (admission's nonce
 //! rule and `GET /v1/tx` count them until the block is durable and they are
 //! [removed](Mempool::remove)), but [`Mempool::batch`] no longer hands them to the next block.
+//! The sequencer takes transactions into the block it is building as they arrive
+//! ([`Mempool::take_ready`], which marks them in flight at once) and hands back those the block
+//! could not hold ([`Mempool::release`]). The transactions not in flight are kept in their own
+//! ordered set, so taking the next ones costs the same however many are in flight.
 //!
 //! Pure data structure: no clock, no I/O. `HashMap`s here are lookups only; nothing iterates
 //! them into a block (blocks are taken from the arrival-ordered `BTreeMap`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use gamechain_runtime::chain::{Action, SignedTx, TxBody};
 
@@ -123,8 +127,9 @@ pub struct Mempool {
     by_sender: HashMap<String, BTreeMap<u64, u64>>,
     /// Pending deploy transactions.
     deploys: usize,
-    /// Arrival sequence numbers of the pending transactions in a block being committed.
-    in_flight: HashSet<u64>,
+    /// Arrival sequence numbers of the pending transactions not in flight (what the next block
+    /// may take), ascending.
+    ready: BTreeSet<u64>,
 }
 
 impl Mempool {
@@ -145,7 +150,7 @@ impl Mempool {
             by_txid: HashMap::new(),
             by_sender: HashMap::new(),
             deploys: 0,
-            in_flight: HashSet::new(),
+            ready: BTreeSet::new(),
         }
     }
 
@@ -166,7 +171,7 @@ impl Mempool {
 
     /// Number of pending transactions not in flight: what the next [`Mempool::batch`] can take.
     pub fn ready_len(&self) -> usize {
-        self.queue.len() - self.in_flight.len()
+        self.ready.len()
     }
 
     /// The pending transaction `txid`.
@@ -228,17 +233,29 @@ impl Mempool {
             .or_default()
             .insert(found, seq);
         self.queue.insert(seq, pending);
+        self.ready.insert(seq);
         Ok(())
     }
 
     /// Copies of the first `max` pending transactions not in flight, in arrival order (they
     /// stay pending until [`Mempool::remove`]).
     pub fn batch(&self, max: usize) -> Vec<PendingTx> {
-        self.queue
+        self.ready
             .iter()
-            .filter(|(seq, _)| !self.in_flight.contains(seq))
             .take(max)
-            .map(|(_, p)| p.clone())
+            .filter_map(|seq| self.queue.get(seq).cloned())
+            .collect()
+    }
+
+    /// [`Mempool::batch`] of `max`, marked in flight at once: the sequencer takes these into the
+    /// block it is building. What the block cannot hold goes back with [`Mempool::release`].
+    pub fn take_ready(&mut self, max: usize) -> Vec<PendingTx> {
+        let seqs: Vec<u64> = self.ready.iter().take(max).copied().collect();
+        seqs.iter()
+            .filter_map(|seq| {
+                self.ready.remove(seq);
+                self.queue.get(seq).cloned()
+            })
             .collect()
     }
 
@@ -248,7 +265,18 @@ impl Mempool {
     pub fn mark_in_flight<'a>(&mut self, txids: impl IntoIterator<Item = &'a str>) {
         for txid in txids {
             if let Some(seq) = self.by_txid.get(txid) {
-                self.in_flight.insert(*seq);
+                self.ready.remove(seq);
+            }
+        }
+    }
+
+    /// Undoes [`Mempool::mark_in_flight`] / [`Mempool::take_ready`] for `txids` (a block that
+    /// could not hold them, or was never made): the next batch takes them again, in their
+    /// arrival order. Unknown txids are ignored.
+    pub fn release<'a>(&mut self, txids: impl IntoIterator<Item = &'a str>) {
+        for txid in txids {
+            if let Some(seq) = self.by_txid.get(txid) {
+                self.ready.insert(*seq);
             }
         }
     }
@@ -259,7 +287,7 @@ impl Mempool {
             let Some(seq) = self.by_txid.remove(txid) else {
                 continue;
             };
-            self.in_flight.remove(&seq);
+            self.ready.remove(&seq);
             let Some(p) = self.queue.remove(&seq) else {
                 continue;
             };
@@ -424,6 +452,34 @@ mod tests {
         assert_eq!(m.ready_len(), 3);
         assert_eq!(m.evict_from(&tx(&b, 0).txid), [tx(&b, 0).txid]);
         assert_eq!((m.len(), m.ready_len()), (3, 3));
+    }
+
+    #[test]
+    fn taken_transactions_leave_the_batch_until_released() {
+        let (a, b) = (key(1), key(2));
+        let mut m = Mempool::new(10);
+        for n in 0..3 {
+            m.admit(tx(&a, n), 0, |_| false).unwrap();
+        }
+        m.admit(tx(&b, 0), 0, |_| false).unwrap();
+        let ids = |v: Vec<PendingTx>| v.into_iter().map(|p| p.txid).collect::<Vec<_>>();
+        assert_eq!(ids(m.take_ready(2)), [tx(&a, 0).txid, tx(&a, 1).txid]);
+        assert_eq!((m.len(), m.ready_len()), (4, 2));
+        assert_eq!(ids(m.take_ready(10)), [tx(&a, 2).txid, tx(&b, 0).txid]);
+        assert!(m.take_ready(10).is_empty());
+        // The block held only the first three: the last goes back, and comes next.
+        m.release([tx(&b, 0).txid.as_str(), "unknown"]);
+        assert_eq!(ids(m.batch(10)), [tx(&b, 0).txid]);
+        // A block never made: all of it goes back, in arrival order.
+        m.release([tx(&a, 1).txid.as_str(), tx(&a, 0).txid.as_str()]);
+        assert_eq!(
+            ids(m.batch(10)),
+            [tx(&a, 0).txid, tx(&a, 1).txid, tx(&b, 0).txid]
+        );
+        // Released after it was removed: nothing comes back.
+        m.remove([tx(&a, 2).txid.as_str()]);
+        m.release([tx(&a, 2).txid.as_str()]);
+        assert_eq!(m.ready_len(), 3);
     }
 
     #[test]

@@ -18,9 +18,11 @@
 //! | `sign_state.rs` | [`sign_state::SignStateFile`]: `<data>/sign-state.json`, the highest block signed; the start-up check of the head against it |
 //! | `head_record.rs` | [`head_record::HeadRecord`]: `<data>/chain.sqlite.head`, the last block committed, written after each commit, checked at start |
 //! | `run_marker.rs` | `<data>/node.running`: whether the previous run stopped cleanly (decides the start's `quick_check`) |
-//! | `sequencer.rs` | the block-making task (records each block in the sign state before committing it) |
+//! | `clock.rs` | [`clock::NodeClock`]: the clock blocks are stamped by (system clock, or the dev clock tests advance); [`clock::Arrivals`]: the sequencer's wake-up signal |
+//! | `sequencer.rs` | the block-making thread: blocks no closer than the chain's interval, transactions executed as they arrive (records each block in the sign state before committing it) |
 
 pub mod chain;
+pub mod clock;
 pub mod compile;
 pub mod error;
 pub mod genesis_setup;

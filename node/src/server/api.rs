@@ -34,7 +34,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::{feed, openapi, web, ws};
+use crate::server::{feed, openapi, relay, web, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -135,7 +135,9 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/modules/{id}", get_module),
         Endpoint::get("/v1/code/{code_hash}", get_code),
         Endpoint::get("/v1/ws", ws::subscribe),
+        Endpoint::get("/v1/relay/{game}", relay::connect),
         Endpoint::get("/v1/openapi.json", openapi::get_openapi),
+        Endpoint::post("/v1/dev/clock", post_dev_clock, config.max_body_bytes),
         Endpoint::get("/metrics", get_metrics),
     ]
 }
@@ -468,6 +470,48 @@ async fn get_status(State(app): State<AppState>) -> ApiResult {
     status.ws_subscribers = subscribers;
     status.connections = connections;
     Ok(sorted_json(&status))
+}
+
+/// `POST /v1/dev/clock` `{"advance_ms": N}`: moves this sequencer's clock forward by `N` ms
+/// (`ledger/clock.rs`), answering `{"now_ms", "offset_ms"}`. Only on a node started with
+/// `dev_clock = true` (else `404 not_found`, as for any unknown path); `400 bad_json` for a
+/// body of another shape or an `advance_ms` out of range (1 to 30 days).
+async fn post_dev_clock(
+    State(app): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> ApiResult {
+    if !app.chain.clock.is_dev() {
+        return Err(ApiError::not_found(
+            "no endpoint POST /v1/dev/clock: this node's clock is the system clock (dev_clock is off)",
+        ));
+    }
+    require_json(&headers, "POST /v1/dev/clock")?;
+    let bytes = body.map_err(ApiError::from)?;
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Advance {
+        advance_ms: u64,
+    }
+    let advance: Advance = serde_json::from_slice(&bytes).map_err(|e| {
+        ApiError::bad_json(format!("expected {{\"advance_ms\": <ms>}}: {e}"))
+    })?;
+    let offset = app
+        .chain
+        .clock
+        .advance(advance.advance_ms)
+        .map_err(|e| ApiError::bad_json(e.to_string()))?;
+    // The sequencer may be waiting for the clock.
+    app.chain.arrivals.notify();
+    tracing::warn!(
+        advance_ms = advance.advance_ms,
+        offset_ms = offset,
+        "the dev clock was moved forward"
+    );
+    Ok(sorted_json(&serde_json::json!({
+        "now_ms": app.chain.clock.now_ms(),
+        "offset_ms": offset,
+    })))
 }
 
 /// `GET /metrics`: the node's metrics in the Prometheus text format (`node/API.md`, "Metrics").

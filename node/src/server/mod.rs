@@ -12,6 +12,7 @@
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `state.rs` | [`state::AppState`]: what every handler gets |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription: the upgrade, 16 KiB fragments of the shared buffer, the per-subscriber bounds (blocks, bytes, send time) and the `max_ws_subscribers` cap |
+//! | `relay.rs` | `GET /v1/relay/<game>`: signed channel moves relayed between a game's players off-chain (signature and seat checked, bounded, nothing stored) |
 //! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
 //! | `web.rs` | the embedded pages: explorer, games, SDK bundle |
 //! | `node.rs` | [`node::NodeHandle`], [`node::run_node`]: start, run, clean shutdown |
@@ -24,6 +25,7 @@ pub mod http_io;
 pub mod node;
 pub mod openapi;
 pub mod rate_limit;
+pub mod relay;
 pub mod replica;
 pub mod state;
 pub mod web;

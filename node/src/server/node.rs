@@ -243,6 +243,7 @@ mod tests {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             rate_limit_per_sec: 0,
             wasm_instances: 4,
+            min_block_interval_ms: 5,
             ..NodeConfig::default()
         }
     }

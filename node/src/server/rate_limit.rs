@@ -18,10 +18,33 @@ use crate::server::api_error::ApiError;
 /// Buckets kept before idle (full) ones are forgotten.
 const MAX_TRACKED_IPS: usize = 10_000;
 
+/// One token bucket: `per_sec` tokens a second up to `burst`, taken `n` at a time (also the
+/// relay's per-connection and per-game bounds, `relay.rs`).
 #[derive(Debug, Clone, Copy)]
-struct Bucket {
+pub(crate) struct Bucket {
     tokens: f64,
     at: Instant,
+}
+
+impl Bucket {
+    /// A full bucket of `burst` tokens at `now`.
+    pub(crate) fn full(burst: f64, now: Instant) -> Bucket {
+        Bucket { tokens: burst, at: now }
+    }
+
+    /// Refills at `per_sec` up to `burst`, then takes `n` tokens: `Ok`, or `Err(seconds to
+    /// wait)` (at least 1) when too few are left (nothing is taken then).
+    pub(crate) fn take(&mut self, per_sec: f64, burst: f64, now: Instant, n: f64) -> Result<(), u64> {
+        let refill = now.saturating_duration_since(self.at).as_secs_f64() * per_sec;
+        self.tokens = (self.tokens + refill).min(burst);
+        self.at = now;
+        if self.tokens >= n {
+            self.tokens -= n;
+            Ok(())
+        } else {
+            Err(((n - self.tokens) / per_sec).ceil().max(1.0) as u64)
+        }
+    }
 }
 
 /// The buckets of every client IP seen recently.
@@ -72,19 +95,10 @@ impl RateLimiter {
             buckets
                 .retain(|_, b| b.tokens + now.duration_since(b.at).as_secs_f64() * per_sec < burst);
         }
-        let bucket = buckets.entry(ip).or_insert(Bucket {
-            tokens: self.burst,
-            at: now,
-        });
-        let refill = now.saturating_duration_since(bucket.at).as_secs_f64() * self.per_sec;
-        bucket.tokens = (bucket.tokens + refill).min(self.burst);
-        bucket.at = now;
-        if bucket.tokens >= n {
-            bucket.tokens -= n;
-            Ok(())
-        } else {
-            Err(((n - bucket.tokens) / self.per_sec).ceil().max(1.0) as u64)
-        }
+        buckets
+            .entry(ip)
+            .or_insert(Bucket::full(self.burst, now))
+            .take(self.per_sec, self.burst, now, n)
     }
 }
 

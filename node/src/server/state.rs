@@ -10,6 +10,7 @@ use crate::config::NodeConfig;
 use crate::ledger::chain::{Chain, Head};
 use crate::server::admission::Admission;
 use crate::server::feed::BlockFeed;
+use crate::server::relay::Relay;
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
 #[derive(Clone)]
@@ -33,6 +34,10 @@ pub struct AppState {
     pub ws_slots: Arc<tokio::sync::Semaphore>,
     /// Open TCP connections of the API (`http_io.rs` counts them; at most `max_connections`).
     pub connections: Arc<std::sync::atomic::AtomicUsize>,
+    /// The move relay's games and connections (`relay.rs`).
+    pub relay: Arc<Relay>,
+    /// Relay connections open at once (`max_relay_connections`).
+    pub relay_slots: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
@@ -67,6 +72,8 @@ impl AppState {
             admission,
             ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_ws_subscribers)),
             connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
+            relay: Arc::new(Relay::default()),
+            relay_slots: Arc::new(tokio::sync::Semaphore::new(config.max_relay_connections)),
         };
         (app, stop)
     }

@@ -51,7 +51,8 @@ pub const FRAGMENT_BYTES: usize = 16 * 1024;
 /// Largest message a client may send (pings, `ping` texts): larger ones close the connection.
 const MAX_INCOMING_BYTES: usize = 4096;
 
-type Ws = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
+/// An upgraded server connection.
+pub(crate) type Ws = WebSocketStream<TokioIo<hyper::upgrade::Upgraded>>;
 
 fn invalid(message: String) -> Response {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid", message).into_response()
@@ -65,37 +66,82 @@ fn header_has(headers: &HeaderMap, name: header::HeaderName, token: &str) -> boo
     })
 }
 
-/// The upgrade handler. The subscription starts before the `101` answer, so no block committed
-/// after the request is missed.
-pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Response {
+/// Checks that `request` (to `route`, e.g. `GET /v1/ws`) is a WebSocket upgrade this node can
+/// take, and takes its upgrade: the future of the upgraded connection and the
+/// `Sec-WebSocket-Accept` value. Errors: a `400 invalid` answer naming what is missing.
+pub(crate) fn take_upgrade(
+    request: &mut Request,
+    route: &str,
+) -> Result<(hyper::upgrade::OnUpgrade, String), Response> {
     let headers = request.headers();
     if !header_has(headers, header::CONNECTION, "upgrade")
         || !header_has(headers, header::UPGRADE, "websocket")
     {
-        return invalid(
-            "GET /v1/ws must be a WebSocket upgrade: `Connection: upgrade` and `Upgrade: websocket` headers are missing".into(),
-        );
+        return Err(invalid(format!(
+            "{route} must be a WebSocket upgrade: `Connection: upgrade` and `Upgrade: websocket` headers are missing"
+        )));
     }
     if headers
         .get(header::SEC_WEBSOCKET_VERSION)
         .map(HeaderValue::as_bytes)
         != Some(b"13")
     {
-        return invalid(
-            "GET /v1/ws must be a WebSocket upgrade: `Sec-WebSocket-Version: 13` is missing".into(),
-        );
+        return Err(invalid(format!(
+            "{route} must be a WebSocket upgrade: `Sec-WebSocket-Version: 13` is missing"
+        )));
     }
     let Some(key) = headers.get(header::SEC_WEBSOCKET_KEY) else {
-        return invalid(
-            "GET /v1/ws must be a WebSocket upgrade: `Sec-WebSocket-Key` is missing".into(),
-        );
+        return Err(invalid(format!(
+            "{route} must be a WebSocket upgrade: `Sec-WebSocket-Key` is missing"
+        )));
     };
     let accept = derive_accept_key(key.as_bytes());
     let Some(on_upgrade) = request
         .extensions_mut()
         .remove::<hyper::upgrade::OnUpgrade>()
     else {
-        return invalid("GET /v1/ws must be a WebSocket upgrade over HTTP/1.1".into());
+        return Err(invalid(format!(
+            "{route} must be a WebSocket upgrade over HTTP/1.1"
+        )));
+    };
+    Ok((on_upgrade, accept))
+}
+
+/// The `101 Switching Protocols` answer to an upgrade whose key gave `accept`.
+pub(crate) fn switching_protocols(accept: &str) -> Response {
+    let mut answer = StatusCode::SWITCHING_PROTOCOLS.into_response();
+    let h = answer.headers_mut();
+    h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
+    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+    h.insert(
+        header::SEC_WEBSOCKET_ACCEPT,
+        HeaderValue::from_str(accept).expect("base64 is a header value"),
+    );
+    answer
+}
+
+/// The server side of an upgraded connection: incoming messages and frames of at most
+/// `max_incoming` bytes, at most `max_write` bytes queued for writing.
+pub(crate) async fn server_stream(
+    upgraded: hyper::upgrade::Upgraded,
+    max_incoming: usize,
+    max_write: usize,
+) -> Ws {
+    let mut config = WebSocketConfig::default();
+    config.read_buffer_size = 4096;
+    config.write_buffer_size = 0;
+    config.max_write_buffer_size = max_write;
+    config.max_message_size = Some(max_incoming);
+    config.max_frame_size = Some(max_incoming);
+    WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await
+}
+
+/// The upgrade handler. The subscription starts before the `101` answer, so no block committed
+/// after the request is missed.
+pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Response {
+    let (on_upgrade, accept) = match take_upgrade(&mut request, "GET /v1/ws") {
+        Ok(parts) => parts,
+        Err(answer) => return answer,
     };
     let Ok(slot) = app.ws_slots.clone().try_acquire_owned() else {
         let max = app.chain.config.max_ws_subscribers;
@@ -115,29 +161,15 @@ pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Res
                 return;
             }
         };
-        let mut config = WebSocketConfig::default();
-        config.read_buffer_size = 4096;
-        config.write_buffer_size = 0;
-        config.max_write_buffer_size = 4 * FRAGMENT_BYTES;
-        config.max_message_size = Some(MAX_INCOMING_BYTES);
-        config.max_frame_size = Some(MAX_INCOMING_BYTES);
-        let ws =
-            WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config))
-                .await;
+        let ws = server_stream(upgraded, MAX_INCOMING_BYTES, 4 * FRAGMENT_BYTES).await;
         serve(ws, blocks, slot, app).await;
     });
-    let mut answer = StatusCode::SWITCHING_PROTOCOLS.into_response();
-    let h = answer.headers_mut();
-    h.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
-    h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
-    h.insert(
-        header::SEC_WEBSOCKET_ACCEPT,
-        HeaderValue::from_str(&accept).expect("base64 is a header value"),
-    );
-    answer
+    switching_protocols(&accept)
 }
 
-async fn close(ws: &mut Ws, code: u16, reason: &str) {
+/// Sends a close frame with `code` and `reason` (within 1 s: a client that does not read
+/// cannot get it).
+pub(crate) async fn close(ws: &mut Ws, code: u16, reason: &str) {
     let frame = CloseFrame {
         code: CloseCode::from(code),
         reason: reason.into(),

@@ -33,10 +33,6 @@ use tokio::sync::{mpsc, watch};
 use crate::validator::block::ProposedBlock;
 use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
 
-/// How far ahead of a validator's clock a block's time may be before it votes against the
-/// block: 2 s (clocks drift; the proposer takes its own).
-pub const MAX_CLOCK_DRIFT_MS: u64 = 2_000;
-
 /// The `Application` of a validator (module docs). Cheap to clone.
 #[derive(Clone)]
 pub struct App {
@@ -154,9 +150,7 @@ impl App {
         let now = now_ms(rt);
         for b in missing.into_iter().rev() {
             let block = b.inner().clone();
-            match blocking(rt, &self.ledger, move |l| {
-                l.verify(&block, None, now, MAX_CLOCK_DRIFT_MS)
-            })
+            match blocking(rt, &self.ledger, move |l| l.verify(&block, None, now))
             .await?
             {
                 Ok(()) => {}
@@ -206,8 +200,28 @@ where
         }
         let parent_time = parent_time_ms;
         let deadline = rt.current() + self.propose_wait;
+        // Block time is consensus: never less than the interval after the parent, and never
+        // ahead of this validator's clock. A leader whose view starts early waits the interval
+        // out (its view lasts more than twice the interval: genesis validation), or gives the
+        // view up when it cannot within its wait.
+        let earliest = self
+            .ledger
+            .chain
+            .genesis()
+            .clock()
+            .earliest_child_time(parent_time);
+        let early_ms = earliest.saturating_sub(now_ms(&rt));
+        if early_ms > 0 {
+            let Ok(left) = deadline.duration_since(rt.current()) else {
+                return None;
+            };
+            if Duration::from_millis(early_ms) > left {
+                return None;
+            }
+            rt.sleep(Duration::from_millis(early_ms)).await;
+        }
         let made = loop {
-            let now = now_ms(&rt);
+            let now = now_ms(&rt).max(earliest);
             let made = blocking(&rt, &self.ledger, move |l| l.propose(&parent_digest, now)).await?;
             let Ok(block) = &made else { break made };
             if !block.txs().is_empty() || now >= parent_time.saturating_add(self.block_interval_ms)
@@ -267,10 +281,7 @@ where
         };
         let now = now_ms(&rt);
         let b = block.inner().clone();
-        let verdict = blocking(&rt, &self.ledger, move |l| {
-            l.verify(&b, Some(&leader), now, MAX_CLOCK_DRIFT_MS)
-        })
-        .await;
+        let verdict = blocking(&rt, &self.ledger, move |l| l.verify(&b, Some(&leader), now)).await;
         match verdict {
             Some(Ok(())) => true,
             Some(Err(ExecError::Invalid(reason))) => {

@@ -100,6 +100,11 @@ pub enum ExecError {
 pub enum Fault {
     /// Proposes blocks whose header claims a wrong state root.
     BadStateRoot,
+    /// Its clock is stuck: it stamps every block with the least time the spacing rule allows
+    /// (its parent's time plus the interval), however long ago that was.
+    FrozenClock,
+    /// Its clock runs ahead: it stamps every block ten drift windows in the future.
+    FastClock,
 }
 
 /// The validator's view of the chain (module docs).
@@ -297,7 +302,8 @@ impl Ledger {
     }
 
     /// Builds, signs and records (as executed) a block on `parent` from the mempool, at
-    /// `time_ms` (raised to the parent's time when earlier). Transactions already in a block
+    /// `time_ms` (the caller's clock, at least the chain's interval after the parent's time:
+    /// else [`ExecError::Host`], as `BlockBuilder::new` refuses it). Transactions already in a block
     /// between the head and `parent`, or otherwise not includable now, are skipped and stay
     /// pending. Errors: [`ExecError::UnknownParent`], [`ExecError::Host`].
     pub fn propose(&self, parent: &Digest, time_ms: u64) -> Result<ProposedBlock, ExecError> {
@@ -319,7 +325,14 @@ impl Ledger {
             .collect();
         let ctx = self.chain.ctx.clone();
         let built = self.on_parent(parent, |state, parent_header, parent_hash| {
-            let time_ms = time_ms.max(parent_header.time_ms);
+            let clock = ctx.genesis().clock();
+            let time_ms = match self.fault {
+                Some(Fault::FrozenClock) => clock.earliest_child_time(parent_header.time_ms),
+                Some(Fault::FastClock) => {
+                    time_ms.saturating_add(clock.max_clock_drift_ms.saturating_mul(10))
+                }
+                _ => time_ms,
+            };
             let mut builder = BlockBuilder::new(
                 &ctx,
                 state,
@@ -373,15 +386,17 @@ impl Ledger {
 
     /// Executes `block` on its parent's state and checks that it is exactly what its header
     /// says (proposer, signature, time, transactions, receipts and state root); records it as
-    /// executed. `leader` is the address consensus names as the round's leader, `now_ms` this
-    /// validator's clock (a block more than `max_drift_ms` ahead of it is refused). Already
-    /// executed: `Ok` at once.
+    /// executed. `leader` is the address consensus names as the round's leader when this is a
+    /// vote on a live proposal, `None` for an ancestor executed to reach one; `now_ms` is this
+    /// validator's clock. The chain's drift window (`Genesis::clock`, `max_clock_drift_ms`)
+    /// applies to live proposals in both directions (a time ahead of the clock, or one frozen
+    /// in the past), and to ancestors only ahead (they may have been proposed long ago).
+    /// Already executed: `Ok` at once (after the drift check of a live proposal).
     pub fn verify(
         &self,
         block: &ProposedBlock,
         leader: Option<&str>,
         now_ms: u64,
-        max_drift_ms: u64,
     ) -> Result<(), ExecError> {
         let header = &block.header().header;
         if self.set.by_address(&header.sequencer).is_none() {
@@ -407,14 +422,15 @@ impl Ledger {
                 "a validator's block names no parent-chain checkpoint".into(),
             ));
         }
+        let clock = self.chain.genesis().clock();
+        match (leader, clock.check_drift(header.time_ms, now_ms)) {
+            (_, Ok(())) => {}
+            // An ancestor: only a time ahead of the clock is refused.
+            (None, Err(_)) if header.time_ms <= now_ms => {}
+            (_, Err(e)) => return Err(ExecError::Invalid(e)),
+        }
         if self.executed(&block.digest()).is_some() {
             return Ok(());
-        }
-        if header.time_ms > now_ms.saturating_add(max_drift_ms) {
-            return Err(ExecError::Invalid(format!(
-                "block time {} is more than {max_drift_ms} ms ahead of this validator's clock ({now_ms})",
-                header.time_ms
-            )));
         }
         let genesis = self.chain.genesis();
         let (chain_id, network) = (genesis.chain_id.clone(), genesis.network);
@@ -432,12 +448,9 @@ impl Ledger {
                     "the header does not follow its parent".into(),
                 ));
             }
-            if header.time_ms < parent.time_ms {
-                return Err(ExecError::Invalid(format!(
-                    "block time {} is before the parent's {}",
-                    header.time_ms, parent.time_ms
-                )));
-            }
+            clock
+                .check_spacing(parent.time_ms, header.time_ms)
+                .map_err(ExecError::Invalid)?;
             let mut builder = BlockBuilder::new(
                 &ctx,
                 state,
@@ -520,7 +533,8 @@ impl Ledger {
         }
         if self.executed(&digest).is_none() {
             // Not executed here (e.g. fetched while catching up): on the head, now.
-            self.verify(block, None, u64::MAX / 2, 0).map_err(|e| {
+            // A finalized block: no clock applies (the time `now` is never before it).
+            self.verify(block, None, u64::MAX / 2).map_err(|e| {
                 NodeError::Refused(format!("finalized block {height} does not execute: {e:?}"))
             })?;
         }

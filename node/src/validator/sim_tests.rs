@@ -38,6 +38,14 @@ const CHAIN: &str = "gamechain-sim";
 /// validator leads several views.
 const MIN_HEIGHT: u64 = 12;
 
+/// The simulated chain's `min_block_interval_ms`.
+const INTERVAL_MS: u64 = 200;
+
+/// The simulated chain's `max_clock_drift_ms`: more than a proposal's trip and execution (links
+/// of 20–25 ms), less than the idle time before an empty block (1 s), so a proposer whose clock
+/// stopped is refused after any quiet spell.
+const DRIFT_MS: u64 = 300;
+
 fn block_key(i: usize) -> SecretKey {
     SecretKey::from_bytes(ChainNetwork::Testnet, [i as u8 + 1; 32]).unwrap()
 }
@@ -86,6 +94,8 @@ fn config(dir: &std::path::Path) -> NodeConfig {
         chain_id: CHAIN.into(),
         rate_limit_per_sec: 0,
         wasm_instances: 2,
+        min_block_interval_ms: INTERVAL_MS,
+        max_clock_drift_ms: DRIFT_MS,
         ..NodeConfig::default()
     }
 }
@@ -155,7 +165,10 @@ fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<Priva
 }
 
 /// What a run ends with, per validator: (height, header hash, state root) at each height.
-type Heads = Vec<BTreeMap<u64, (String, [u8; 32], String)>>;
+type Heads = Vec<BTreeMap<u64, (String, [u8; 32], String, u64)>>;
+
+/// Node 0's heights, each with the simulated time (ms) it was first seen committed.
+type Seen = BTreeMap<u64, u64>;
 
 /// Runs `n` validators (seed `seed`) until every one has committed every transaction
 /// submitted, then returns their chains and the certificates they stored (height → bytes).
@@ -177,7 +190,7 @@ fn run(
     faulty: Option<(usize, Fault)>,
     users: usize,
     partition: bool,
-) -> (Heads, Vec<Certificates>, Vec<PublicKey>) {
+) -> (Heads, Vec<Certificates>, Vec<PublicKey>, Seen) {
     init_tracing();
     let (nodes, consensus) = make_nodes(n, faulty);
     let cfg = deterministic::Config::new()
@@ -266,8 +279,20 @@ fn run(
         }
         // Until every validator has committed every transaction.
         let mut rounds = 0u64;
+        let mut seen = Seen::new();
+        let sim_ms = |c: &deterministic::Context| {
+            c.current()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as u64
+        };
         loop {
             rounds += 1;
+            let h0 = nodes[0].chain.head().header.header.height;
+            let now = sim_ms(&context);
+            for h in seen.keys().last().map_or(1, |l| l + 1)..=h0 {
+                seen.insert(h, now);
+            }
             if rounds.is_multiple_of(200) && std::env::var("GC_SIM_DEBUG").is_ok() {
                 let heights: Vec<u64> = nodes
                     .iter()
@@ -373,6 +398,7 @@ fn run(
                                 b.hash_hex(),
                                 b.header.header.state_root,
                                 b.header.header.sequencer.clone(),
+                                b.header.header.time_ms,
                             ),
                         )
                     })
@@ -421,7 +447,7 @@ fn run(
         }
         check_follower_gate(&nodes[0], top);
         drop(running);
-        (heads, certs, peers)
+        (heads, certs, peers, seen)
     })
 }
 
@@ -532,10 +558,11 @@ fn check_agreement(heads: &Heads) {
 
 #[test]
 fn four_validators_agree_on_every_block_and_certificates_verify() {
-    let (heads, certs, peers) = run(1, 4, None, 12, false);
+    let (heads, certs, peers, seen) = run(1, 4, None, 12, false);
     check_agreement(&heads);
+    check_block_times(&heads[0], &seen);
     let proposers: std::collections::BTreeSet<&String> =
-        heads[0].values().map(|(_, _, p)| p).collect();
+        heads[0].values().map(|(_, _, p, _)| p).collect();
     assert!(
         proposers.len() >= 2,
         "blocks come from several proposers: {proposers:?}"
@@ -549,12 +576,58 @@ fn four_validators_agree_on_every_block_and_certificates_verify() {
 
 #[test]
 fn a_proposer_lying_about_the_state_root_never_gets_a_block_finalized() {
-    let (heads, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8, false);
+    let (heads, _, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8, false);
     check_agreement(&heads);
     let liar = block_key(3).address();
     assert!(
-        heads[0].values().all(|(_, _, p)| *p != liar),
+        heads[0].values().all(|(_, _, p, _)| *p != liar),
         "no block of the lying validator is final"
+    );
+}
+
+/// Every block keeps the spacing rule, and its time is close to when it was committed: within
+/// the drift window behind (a proposal is voted on within it) and never ahead of the clock
+/// beyond it.
+fn check_block_times(heads: &BTreeMap<u64, (String, [u8; 32], String, u64)>, seen: &Seen) {
+    let mut parent_time = None;
+    for (h, (_, _, proposer, time)) in heads {
+        if let Some(p) = parent_time {
+            assert!(*time >= p + INTERVAL_MS, "block {h} is closer than the interval");
+        }
+        parent_time = Some(*time);
+        let Some(at) = seen.get(h) else { continue };
+        // Seen up to one sampling step (50 ms) and a commit after the votes.
+        assert!(
+            *time <= at + DRIFT_MS,
+            "block {h} by {proposer} is stamped {time}, ahead of its commit at {at}"
+        );
+        assert!(
+            at.saturating_sub(*time) <= DRIFT_MS + 150,
+            "block {h} by {proposer} is stamped {time}, {} ms before its commit at {at}",
+            at - time
+        );
+    }
+}
+
+#[test]
+fn a_proposer_whose_clock_stopped_is_refused_and_the_chain_goes_on() {
+    // Its blocks would carry the least time the spacing allows, however long ago: after each
+    // quiet second that is far behind every other clock. The views it leads pass; every
+    // transaction is still included, and every final block is close to real time.
+    let (heads, _, _, seen) = run(4, 4, Some((3, Fault::FrozenClock)), 8, false);
+    check_agreement(&heads);
+    check_block_times(&heads[0], &seen);
+}
+
+#[test]
+fn a_proposer_whose_clock_runs_ahead_never_gets_a_block_finalized() {
+    let (heads, _, _, seen) = run(5, 4, Some((3, Fault::FastClock)), 8, false);
+    check_agreement(&heads);
+    check_block_times(&heads[0], &seen);
+    let fast = block_key(3).address();
+    assert!(
+        heads[0].values().all(|(_, _, p, _)| *p != fast),
+        "no block stamped ahead of the others' clocks is final"
     );
 }
 
@@ -562,13 +635,14 @@ fn a_proposer_lying_about_the_state_root_never_gets_a_block_finalized() {
 fn many_schedules_one_chain() {
     // Other seeds: other message timings and leaders; each run must still agree everywhere.
     for seed in 10..14 {
-        let (heads, _, _) = run(seed, 4, None, 6, false);
+        let (heads, _, _, seen) = run(seed, 4, None, 6, false);
+        check_block_times(&heads[0], &seen);
         check_agreement(&heads);
     }
 }
 
 #[test]
 fn a_partition_halts_the_chain_without_a_fork_and_healing_resumes_it() {
-    let (heads, _, _) = run(3, 4, None, 4, true);
+    let (heads, _, _, _) = run(3, 4, None, 4, true);
     check_agreement(&heads);
 }

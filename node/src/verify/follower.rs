@@ -247,6 +247,8 @@ enum End {
 struct Applied {
     /// The blocks committed, `(height, transactions)`, in height order (one SQLite transaction).
     committed: Vec<(u64, usize)>,
+    /// The time of the last block committed, ms (what [`report`] compares with the clock).
+    head_time_ms: Option<u64>,
     /// Why it stopped before the blocks at hand ran out or a bound was reached.
     end: Option<End>,
     /// A block taken from those at hand that is not the next height after the batch: for the
@@ -390,6 +392,7 @@ fn apply_blocks(
         .iter()
         .map(|c| (c.block.height(), c.block.txs.len()))
         .collect();
+    applied.head_time_ms = run.last().map(|c| c.block.header.header.time_ms);
     Ok(applied)
 }
 
@@ -553,10 +556,28 @@ async fn apply_async(
 }
 
 /// Logs what [`apply_blocks`] did: `Ok(None)` to go on, `Ok(Some(stop))` on a divergence or an
-/// equivocation, `Err(text)` for a retryable failure.
-fn report(applied: &Applied) -> Result<Option<Stop>, String> {
+/// equivocation, `Err(text)` for a retryable failure. A new head whose time runs ahead of this
+/// node's clock by more than the chain's drift window is reported (a warning and the
+/// `gamechain_head_ahead_ms` gauge): the block is valid (replay never reads a clock), but its
+/// maker's clock, or this one, is wrong.
+fn report(chain: &Chain, applied: &Applied) -> Result<Option<Stop>, String> {
     for &(height, txs) in &applied.committed {
         tracing::info!(height, txs, "block verified and committed");
+    }
+    if let (Some(&(height, _)), Some(time)) = (applied.committed.last(), applied.head_time_ms) {
+        let now = chain.clock.now_ms();
+        let ahead = chain.genesis().clock().ahead_of(time, now);
+        chain.metrics.head_ahead_ms.set(ahead.unwrap_or(0) as i64);
+        if let Some(ahead) = ahead {
+            tracing::warn!(
+                height,
+                time_ms = time,
+                now_ms = now,
+                "the head's time is {ahead} ms ahead of this node's clock (more than the chain's \
+                 max_clock_drift_ms of {}): the block maker's clock or this one is wrong",
+                chain.genesis().clock().max_clock_drift_ms
+            );
+        }
     }
     match &applied.end {
         None => Ok(None),
@@ -798,7 +819,7 @@ async fn catch_up(
         let records = finality.map(|f| &f.records);
         let (mut applied, back) = apply_async(chain, slot, records, Some(first), taken).await?;
         leftover = applied.leftover.take();
-        match report(&applied) {
+        match report(chain, &applied) {
             Ok(None) => {}
             Ok(Some(stop)) => return Ok(Ok(Some(stop))),
             Err(e) => return Ok(Err(e)),
@@ -891,7 +912,7 @@ async fn follow_once(
             if let Some(left) = applied.leftover.take() {
                 received.push_front(left.block);
             }
-            match report(&applied) {
+            match report(chain, &applied) {
                 Ok(None) => {}
                 Ok(Some(stop)) => return Ok(Ok(stop)),
                 Err(e) => return Ok(Err(e)),
@@ -940,6 +961,7 @@ mod tests {
             listen: std::net::SocketAddr::from(([127, 0, 0, 1], 0)),
             rate_limit_per_sec: 0,
             wasm_instances: 4,
+            min_block_interval_ms: 5,
             ..NodeConfig::default()
         }
     }

@@ -7,7 +7,8 @@
 //! Checks of a block, in this order (the first that fails is the divergence, so the field named
 //! is the most specific one):
 //! 1. `header.height` is the parent's + 1, `header.prev_hash` the parent's hash,
-//!    `header.sequencer` genesis's, `header.time_ms` not before the parent's;
+//!    `header.sequencer` genesis's, `header.time_ms` at least the parent's plus genesis's
+//!    `min_block_interval_ms` (the spacing rule; no clock is read);
 //! 2. the block re-executed (exactly `execute_block`, split in two so the signature checks of
 //!    the next block can run while this one executes: [`check_block`], then
 //!    `BlockBuilder::push_checked` and `finish`) with the header's time and checkpoint and the
@@ -498,10 +499,20 @@ pub fn verify_block(
         },
         header.sequencer.clone(),
     )?;
+    let clock = genesis.clock();
     expect(
-        header.time_ms >= parent.time_ms,
+        clock.check_spacing(parent.time_ms, header.time_ms).is_ok(),
         "header.time_ms",
-        format!("at least the parent's {}", parent.time_ms),
+        if clock.min_block_interval_ms == 0 {
+            format!("at least the parent's {}", parent.time_ms)
+        } else {
+            format!(
+                "at least the parent's {} + min_block_interval_ms {} = {}",
+                parent.time_ms,
+                clock.min_block_interval_ms,
+                clock.earliest_child_time(parent.time_ms)
+            )
+        },
         header.time_ms.to_string(),
     )?;
 

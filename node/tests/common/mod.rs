@@ -42,9 +42,16 @@ pub struct NodeProcess {
     starts: u32,
 }
 
+/// The `min_block_interval_ms` of the chains these tests start unless they choose one: short,
+/// so that tests sending one transaction after another stay quick, but a real spacing every
+/// block keeps (the embedded default is 1,000 ms).
+pub const TEST_INTERVAL_MS: u64 = 5;
+
 impl NodeProcess {
     /// Writes `dir/node.toml` (data in `dir/data`, listening on a free loopback port, no rate
-    /// limit unless `extra` sets `rate_limit_per_sec`, `extra` TOML lines appended). Does not start anything.
+    /// limit unless `extra` sets `rate_limit_per_sec`, a chain of [`TEST_INTERVAL_MS`] blocks
+    /// unless `extra` sets `min_block_interval_ms`, `extra` TOML lines appended). Does not start
+    /// anything.
     pub fn new(dir: &Path, extra: &str) -> NodeProcess {
         let addr = SocketAddr::from(([127, 0, 0, 1], free_port()));
         // No rate limit unless `extra` sets one.
@@ -53,8 +60,13 @@ impl NodeProcess {
         } else {
             "rate_limit_per_sec = 0\n"
         };
+        let interval = if extra.contains("min_block_interval_ms") {
+            String::new()
+        } else {
+            format!("min_block_interval_ms = {TEST_INTERVAL_MS}\n")
+        };
         let config = format!(
-            "data_dir = \"{}\"\nlisten = \"{addr}\"\n{limit}log = \"info\"\n{extra}\n",
+            "data_dir = \"{}\"\nlisten = \"{addr}\"\n{limit}{interval}log = \"info\"\n{extra}\n",
             dir.join("data").display()
         );
         std::fs::write(dir.join("node.toml"), config).unwrap();

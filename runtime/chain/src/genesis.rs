@@ -32,6 +32,9 @@
 //! `validators` (optional): the validator set of a chain run by several validators under BFT
 //! consensus, appended to the hashed encoding after the fees when present (`validators.rs`).
 //!
+//! `min_block_interval_ms`, `max_clock_drift_ms` (optional): the block-time rules
+//! (`clock.rs`), appended to the hashed encoding after the validators when either is present.
+//!
 //! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
 //! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
 //! (`fees.rs`).
@@ -48,6 +51,7 @@ use gamechain_sdk::{ledger, Amount, MockKv};
 
 use crate::address::{check_address, Network};
 use crate::block::{BlockError, SignedHeader};
+use crate::clock::{self, BlockClock, DEFAULT_MAX_CLOCK_DRIFT_MS};
 use crate::fees::FeeSchedule;
 use crate::hash::{parse_hex32, sha256};
 use crate::validators::ValidatorSet;
@@ -155,6 +159,15 @@ pub struct Genesis {
     /// ([`ValidatorSet`]); `None` (absent from the JSON) = one sequencer, the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validators: Option<ValidatorSet>,
+    /// Least block time between a block and its parent, ms ([`BlockClock`], `clock.rs`): `N`
+    /// blocks span at least `N` intervals. `None` (absent from the JSON) only on chains made
+    /// before the rule existed, which read it as 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_block_interval_ms: Option<u64>,
+    /// How far from a validator's clock a proposal's time may be for its vote, ms, either way
+    /// ([`BlockClock`]); `None` = [`crate::clock::DEFAULT_MAX_CLOCK_DRIFT_MS`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_clock_drift_ms: Option<u64>,
 }
 
 /// Why a genesis file cannot be used.
@@ -239,6 +252,17 @@ impl Genesis {
                 return Err(invalid(format!(
                     "sequencer `{}` must be one of validators.set's addresses (it names block 0)",
                     self.sequencer
+                )));
+            }
+        }
+        clock::validate_fields(self.min_block_interval_ms, self.max_clock_drift_ms)
+            .map_err(invalid)?;
+        if let (Some(set), Some(interval)) = (&self.validators, self.min_block_interval_ms) {
+            if set.leader_timeout_ms <= interval {
+                return Err(invalid(format!(
+                    "validators.leader_timeout_ms ({}) must be more than min_block_interval_ms \
+                     ({interval}): a leader waits out the interval within its view",
+                    set.leader_timeout_ms
                 )));
             }
         }
@@ -371,6 +395,15 @@ impl Genesis {
         signed.verify()
     }
 
+    /// The chain's block-time rules (`clock.rs`): the spacing every block must keep and the
+    /// drift window validators vote within.
+    pub fn clock(&self) -> BlockClock {
+        BlockClock {
+            min_block_interval_ms: self.min_block_interval_ms.unwrap_or(0),
+            max_clock_drift_ms: self.max_clock_drift_ms.unwrap_or(DEFAULT_MAX_CLOCK_DRIFT_MS),
+        }
+    }
+
     /// Total GOLD at genesis (sum of the balances), base units. Saturates on overflow, which
     /// [`Genesis::validate`] refuses.
     pub fn gold_supply(&self) -> u128 {
@@ -410,10 +443,11 @@ impl BorshSerialize for Genesis {
             BorshSerialize::serialize(f, w)?;
         }
         // Likewise the validator set (`validators.rs` for why it cannot be read as fees).
-        match &self.validators {
-            None => Ok(()),
-            Some(v) => BorshSerialize::serialize(v, w),
+        if let Some(v) = &self.validators {
+            BorshSerialize::serialize(v, w)?;
         }
+        // Likewise the block-time rules (`clock.rs`).
+        clock::serialize_section(self.min_block_interval_ms, self.max_clock_drift_ms, w)
     }
 }
 
@@ -510,6 +544,8 @@ mod tests {
             engine_config_hash: "cd".repeat(32),
             fees: None,
             validators: None,
+            min_block_interval_ms: Some(1_000),
+            max_clock_drift_ms: None,
         }
     }
 
@@ -554,6 +590,9 @@ mod tests {
             Box::new(|g| g.fuel_end_block += 1),
             Box::new(|g| g.memory_limit_bytes += 1),
             Box::new(|g| g.engine_config_hash = "00".repeat(32)),
+            Box::new(|g| g.min_block_interval_ms = Some(1_001)),
+            Box::new(|g| g.min_block_interval_ms = None),
+            Box::new(|g| g.max_clock_drift_ms = Some(2_000)),
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut h = g.clone();

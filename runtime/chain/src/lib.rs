@@ -15,6 +15,7 @@
 //! | [`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
 //! | [`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
 //! | [`block`] | [`Header`], [`SignedHeader`], block hashes |
+//! | [`clock`] | [`BlockClock`]: block time as consensus (spacing, drift window) |
 //! | [`state_root`] | [`StateHash`]: the incremental (LtHash) state commitment |
 //! | [`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
 //! | [`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
@@ -28,6 +29,7 @@
 pub mod address;
 pub mod block;
 pub mod canonical;
+pub mod clock;
 pub mod element_cache;
 pub mod fees;
 pub mod genesis;
@@ -42,6 +44,7 @@ pub mod wire;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
 pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};
+pub use clock::BlockClock;
 pub use element_cache::ElementCache;
 pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};

@@ -160,7 +160,9 @@ fn changes_hash(
 impl<'a> BlockBuilder<'a> {
     /// Starts block `parent.height + 1` at `time_ms` with `checkpoint` over `state`, the state
     /// after `parent`, whose running hash is `state_hash`. [`TransitionError::BadParent`] when
-    /// `state_hash` does not have `parent.state_root` or `time_ms < parent.time_ms`.
+    /// `state_hash` does not have `parent.state_root` or `time_ms` is less than the chain's
+    /// `min_block_interval_ms` after `parent.time_ms` (`Genesis::clock`; on a chain made before
+    /// that rule, when it is before `parent.time_ms`).
     pub fn new(
         ctx: &'a ChainContext,
         state: &'a dyn State,
@@ -176,12 +178,10 @@ impl<'a> BlockBuilder<'a> {
                 hex::encode(parent.state_root)
             )));
         }
-        if time_ms < parent.time_ms {
-            return Err(TransitionError::BadParent(format!(
-                "block time {time_ms} is before the parent's {}",
-                parent.time_ms
-            )));
-        }
+        ctx.genesis
+            .clock()
+            .check_spacing(parent.time_ms, time_ms)
+            .map_err(TransitionError::BadParent)?;
         let height = parent
             .height
             .checked_add(1)

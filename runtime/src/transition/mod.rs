@@ -9,8 +9,9 @@
 //! ## Steps of a block
 //!
 //! 1. The parent: the block's height is the parent's + 1, `prev_hash` the parent's hash; the
-//!    given running state hash must have the parent's `state_root`, and the block time may not be
-//!    before the parent's ([`TransitionError::BadParent`]).
+//!    given running state hash must have the parent's `state_root`, and the block time must be at
+//!    least the parent's plus genesis's `min_block_interval_ms` (`chain::clock`; on a chain made
+//!    before that rule, not before the parent's) ([`TransitionError::BadParent`]).
 //! 2. The stateless checks of every transaction ([`SignedTx::check`]: size, shape, chain id,
 //!    sender address, signature), run in parallel ([`check_txs`]); results keep block order.
 //! 3. For each transaction in order, over one block overlay of the state:
@@ -190,7 +191,8 @@ pub fn sign_tx(sk: &SecretKey, chain_id: &str, nonce: u64, action: Action) -> Si
 /// the sequencer from genesis).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BlockInput {
-    /// Block time, ms since the Unix epoch; not before the parent's.
+    /// Block time, ms since the Unix epoch; at least the parent's plus the chain's
+    /// `min_block_interval_ms`.
     pub time_ms: u64,
     /// The parent-chain anchor.
     pub checkpoint: Checkpoint,

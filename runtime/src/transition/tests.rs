@@ -137,6 +137,8 @@ fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
         engine_config_hash: cfg.config_hash(),
         fees: None,
         validators: None,
+        min_block_interval_ms: Some(1_000),
+        max_clock_drift_ms: None,
     }
 }
 

@@ -80,13 +80,16 @@ pub struct BenchArgs {
 /// GOLD base units each account gets from `--funder`.
 pub const FUNDING: u128 = 100_000;
 
-/// The node configuration of an in-process bench node: the embedded defaults with no rate
-/// limit, 5,000 transactions a block and 400,000 pending.
+/// The node configuration of an in-process bench node: the embedded defaults (blocks at least
+/// `min_block_interval_ms` = 1,000 ms apart, as a production chain) with no rate limit and
+/// 400,000 pending.
 pub fn bench_config() -> NodeConfig {
+    let defaults = NodeConfig::default();
     NodeConfig {
-        max_block_txs: 5_000,
         max_pending: 400_000,
         log: "warn".into(),
+        min_block_interval_ms: defaults.min_block_interval_ms,
+        max_block_txs: defaults.max_block_txs,
         ..LocalNode::config()
     }
 }

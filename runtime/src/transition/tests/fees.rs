@@ -196,7 +196,7 @@ fn a_sender_below_the_minimum_is_never_included() {
         &chain.state,
         &chain.hash,
         &chain.head,
-        chain.head.time_ms,
+        chain.head.time_ms + 1_000,
         Checkpoint::default(),
     )
     .unwrap();

@@ -265,26 +265,41 @@ fn the_parent_must_match() {
         execute_block(&chain.ctx, &chain.state, &wrong, &chain.head, &input),
         Err(TransitionError::BadParent(_))
     ));
+    // Spacing: at least `min_block_interval_ms` (1,000 here) after the parent, whatever is
+    // in the block.
+    let early = BlockInput {
+        time_ms: T0 + 999,
+        ..input.clone()
+    };
+    assert!(matches!(
+        execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &early),
+        Err(TransitionError::BadParent(m)) if m == format!(
+            "block time {} is less than the minimum interval of 1000 ms after the parent's {T0}",
+            T0 + 999
+        )
+    ));
+    let on_time = BlockInput {
+        time_ms: T0 + 1_000,
+        ..input.clone()
+    };
+    execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &on_time).unwrap();
+    // A chain made before the rule (no `min_block_interval_ms`): only not before the parent.
+    let mut legacy = genesis_with(&[], Some(FAUCET));
+    legacy.min_block_interval_ms = None;
+    let old = Chain::of(&[], legacy);
     let early = BlockInput {
         time_ms: T0 - 1,
         ..input.clone()
     };
     assert!(matches!(
-        execute_block(&chain.ctx, &chain.state, &chain.hash, &chain.head, &early),
-        Err(TransitionError::BadParent(m)) if m.contains("before")
+        execute_block(&old.ctx, &old.state, &old.hash, &old.head, &early),
+        Err(TransitionError::BadParent(m)) if m.contains("before the parent's")
     ));
     let same_time = BlockInput {
         time_ms: T0,
         ..input
     };
-    execute_block(
-        &chain.ctx,
-        &chain.state,
-        &chain.hash,
-        &chain.head,
-        &same_time,
-    )
-    .unwrap();
+    execute_block(&old.ctx, &old.state, &old.hash, &old.head, &same_time).unwrap();
 }
 
 #[test]

@@ -1,0 +1,258 @@
+//! Attacks on the clock. Before block time was consensus a block was made as soon as a
+//! transaction arrived, so whoever sent transactions moved the clock: the seed's 150-block
+//! tic-tac-toe timeout could be claimed 14 s after one's own move. Now every block is at least
+//! `min_block_interval_ms` of block time after its parent, and the sequencer never stamps a
+//! time ahead of its own clock (`runtime/chain/src/clock.rs`, `node/src/ledger/sequencer.rs`):
+//! N blocks take at least N intervals of real time whatever anyone sends.
+//!
+//! The chains here use a 100 ms interval so that the tests run in seconds; the default chain's
+//! is 1,000 ms.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use gamechain_client::client::{BlockRef, Client};
+use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
+use serde_json::json;
+
+use super::common::NodeProcess;
+
+/// The test chains' `min_block_interval_ms`.
+const INTERVAL_MS: u64 = 100;
+
+/// How long the attacker pumps.
+const PUMP: Duration = Duration::from_secs(10);
+
+/// Transactions per batch the attacker posts (`POST /v1/txs`).
+const BATCH: usize = 200;
+
+fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
+}
+
+async fn node(dir: &std::path::Path) -> NodeProcess {
+    let mut node = NodeProcess::new(
+        dir,
+        &format!("min_block_interval_ms = {INTERVAL_MS}\nblock_interval_ms = 60000"),
+    );
+    node.start().await;
+    node
+}
+
+fn faucet() -> Action {
+    Action::Faucet {
+        token: "GOLD".into(),
+    }
+}
+
+fn ttt(op: serde_json::Value) -> Action {
+    Action::game("tictactoe", &op)
+}
+
+/// Sends failing transactions (a move in a game that does not exist: cheap, included, and a
+/// block each when blocks followed transactions) from `key` as fast as the node takes them,
+/// until `until`; returns how many the node accepted.
+async fn pump(client: Client, chain_id: String, key: SecretKey, until: Instant) -> u64 {
+    let mut nonce = client.account(&key.address()).await.unwrap().next_nonce;
+    let mut accepted = 0;
+    while Instant::now() < until {
+        let txs: Vec<_> = (0..BATCH as u64)
+            .map(|i| {
+                TxBody {
+                    chain_id: chain_id.clone(),
+                    from: key.address(),
+                    nonce: nonce + i,
+                    action: ttt(json!({"kind": "move", "id": "ffffffffffffffff", "cell": 0})),
+                }
+                .sign(&key)
+            })
+            .collect();
+        let results = client.post_txs(&txs).await.unwrap();
+        let ok = results.iter().filter(|r| r.is_ok()).count() as u64;
+        accepted += ok;
+        if ok == BATCH as u64 {
+            nonce += ok;
+        } else {
+            // A full mempool refused some: carry on from the nonce the node expects.
+            nonce = client.account(&key.address()).await.unwrap().next_nonce;
+        }
+    }
+    accepted
+}
+
+/// Pumps from `keys` in parallel for [`PUMP`]; returns the transactions accepted.
+async fn pump_all(client: &Client, keys: &[SecretKey]) -> u64 {
+    let chain_id = client.chain_id().await.unwrap();
+    let until = Instant::now() + PUMP;
+    let total = Arc::new(AtomicU64::new(0));
+    let tasks: Vec<_> = keys
+        .iter()
+        .map(|k| {
+            let (client, chain_id, key, total) =
+                (client.clone(), chain_id.clone(), k.clone(), total.clone());
+            tokio::spawn(async move {
+                let n = pump(client, chain_id, key, until).await;
+                total.fetch_add(n, Ordering::Relaxed);
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    total.load(Ordering::Relaxed)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn pumping_transactions_cannot_make_blocks_faster_than_the_interval() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = node(tmp.path()).await;
+    let client = node.client();
+    let keys: Vec<SecretKey> = (0..4).map(|_| SecretKey::generate(Network::Testnet)).collect();
+    for k in &keys {
+        client
+            .send_and_wait(k, faucet(), Duration::from_secs(10))
+            .await
+            .unwrap();
+    }
+    let h0 = client.status().await.unwrap().height;
+    let started = Instant::now();
+    let sent = pump_all(&client, &keys).await;
+    let elapsed = started.elapsed();
+    let h1 = client.status().await.unwrap().height;
+    let most = elapsed.as_millis() as u64 / INTERVAL_MS + 1;
+    println!(
+        "pumped {sent} transactions in {:.1} s: heights {h0} -> {h1} ({} blocks; at most {most} allowed)",
+        elapsed.as_secs_f64(),
+        h1 - h0
+    );
+    assert!(sent > 2_000, "the attacker sent only {sent} transactions");
+    assert!(
+        h1 - h0 <= most,
+        "{} blocks in {elapsed:?}: heights advanced faster than one per {INTERVAL_MS} ms",
+        h1 - h0
+    );
+    // Every block keeps the spacing, and the blocks grew instead: most of what was sent is in
+    // them.
+    let mut parent = client.block(BlockRef::Height(h0)).await.unwrap();
+    let mut included = 0;
+    let mut largest = 0;
+    for h in h0 + 1..=h1 {
+        let b = client.block(BlockRef::Height(h)).await.unwrap();
+        let (t, p) = (b.header.header.time_ms, parent.header.header.time_ms);
+        assert!(
+            t >= p + INTERVAL_MS,
+            "block {h} at {t} is less than {INTERVAL_MS} ms after its parent at {p}"
+        );
+        included += b.txs.len();
+        largest = largest.max(b.txs.len());
+        parent = b;
+    }
+    println!("{included} of them included by then, at most {largest} in one block");
+    assert!(largest > 1, "the transactions were not gathered into blocks");
+    assert!(
+        included as u64 >= sent / 2,
+        "only {included} of {sent} accepted transactions were included"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_staked_tictactoe_timeout_cannot_be_claimed_by_pumping_blocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = node(tmp.path()).await;
+    let client = node.client();
+    let wait = Duration::from_secs(30);
+    let (x, o) = (
+        SecretKey::generate(Network::Testnet),
+        SecretKey::generate(Network::Testnet),
+    );
+    let helpers: Vec<SecretKey> = (0..3).map(|_| SecretKey::generate(Network::Testnet)).collect();
+    for k in [&x, &o].into_iter().chain(&helpers) {
+        client.send_and_wait(k, faucet(), wait).await.unwrap();
+    }
+    let create = client
+        .send_and_wait(&x, ttt(json!({"kind": "create", "stake": "100"})), wait)
+        .await
+        .unwrap();
+    assert!(create.receipt.ok, "{:?}", create.receipt);
+    let id = create.txid[..16].to_string();
+    let join = client
+        .send_and_wait(&o, ttt(json!({"kind": "join", "id": id})), wait)
+        .await
+        .unwrap();
+    assert!(join.receipt.ok, "{:?}", join.receipt);
+    let moved = client
+        .send_and_wait(&x, ttt(json!({"kind": "move", "id": id, "cell": 4})), wait)
+        .await
+        .unwrap();
+    assert!(moved.receipt.ok, "{:?}", moved.receipt);
+    let moved_at = client
+        .block(BlockRef::Height(moved.height))
+        .await
+        .unwrap()
+        .header
+        .header
+        .time_ms;
+    let before = client.account(&x.address()).await.unwrap().balance("GOLD");
+
+    // O goes quiet. X (with helper keys) pumps failing transactions and tries to claim the
+    // timeout all along.
+    let pumping = {
+        let (client, helpers) = (client.clone(), helpers.clone());
+        tokio::spawn(async move { pump_all(&client, &helpers).await })
+    };
+    let claim = ttt(json!({"kind": "claim_timeout", "id": id}));
+    let mut early = 0;
+    let won = loop {
+        let r = client
+            .send_and_wait(&x, claim.clone(), wait)
+            .await
+            .unwrap();
+        if r.receipt.ok {
+            break r;
+        }
+        let error = r.receipt.error.clone().unwrap_or_default();
+        assert!(
+            error.starts_with("invalid: timeout can be claimed from height"),
+            "{error}"
+        );
+        early += 1;
+    };
+    let claimed_wall = wall_ms();
+    let sent = pumping.await.unwrap();
+    let won_at = client
+        .block(BlockRef::Height(won.height))
+        .await
+        .unwrap()
+        .header
+        .header
+        .time_ms;
+    let needed = 150 * INTERVAL_MS;
+    println!(
+        "moved at block {} ({moved_at}); {early} early claims refused while {sent} transactions were pumped; \
+         claimed at block {} ({won_at}): {} ms of block time, {} ms of real time after the move's block",
+        moved.height,
+        won.height,
+        won_at - moved_at,
+        claimed_wall - moved_at
+    );
+    assert!(won.height >= moved.height + 150);
+    assert!(
+        won_at - moved_at >= needed,
+        "the timeout was claimed {} ms of block time after the move; 150 blocks need {needed}",
+        won_at - moved_at
+    );
+    assert!(
+        claimed_wall - moved_at >= needed,
+        "the timeout was claimed {} ms of real time after the move; 150 blocks need {needed}",
+        claimed_wall - moved_at
+    );
+    // The rules, not the pump, paid: both stakes to X, nothing left in escrow.
+    let after = client.account(&x.address()).await.unwrap().balance("GOLD");
+    assert_eq!(after.0, before.0 + 200);
+    let escrow = client.account("module:tictactoe").await.unwrap();
+    assert_eq!(escrow.balance("GOLD").0, 0);
+}
