@@ -283,6 +283,10 @@ async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_
             &(base + N as u16).to_string(),
             "--chain-id",
             "gamechain-dev",
+            // Blocks at least 100 ms apart (timeouts 1.2 s / 2.2 s), so the phases run in
+            // seconds; the default chain spaces them 1,000 ms.
+            "--min-block-interval-ms",
+            "100",
         ],
     );
     assert!(

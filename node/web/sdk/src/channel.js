@@ -380,11 +380,20 @@ export class Channel {
     return moveMessage(this.domain, this.game, n, prev, mover, data);
   }
 
-  /** Works out over / winner / due for the current state. */
+  /** `{over, winner, due}` of `state` after `made` moves, by the rules. */
+  async outcome(state, made) {
+    const over = await this.rules.isOver(state);
+    const winner = over ? await this.rules.winner(state) : null;
+    const due = over ? null : await this.rules.moverAt(made);
+    return { over, winner, due };
+  }
+
+  /**
+   * Works out over / winner / due for the current state. The three are computed first and
+   * assigned together, so a reader never sees `over` true with the winner not yet set.
+   */
   async step() {
-    this.over = await this.rules.isOver(this.state);
-    this.winner = this.over ? await this.rules.winner(this.state) : null;
-    this.due = this.over ? null : await this.rules.moverAt(this.moves.length);
+    Object.assign(this, await this.outcome(this.state, this.moves.length));
   }
 
   /** Checks `m` as the next move and applies it (signature, mover, rules). */
@@ -408,12 +417,15 @@ export class Channel {
     if (!(await this.rules.validateMove(this.state, n, mover, data))) throw new ChannelError('illegal', `move ${n} is not a legal move`);
     const next = await this.rules.applyMove(this.state, n, mover, data);
     if (next.length > MAX_STATE_BYTES) throw new ChannelError('too_large', `a state over ${MAX_STATE_BYTES} bytes`);
+    // Everything the move changes is assigned at once, after the last rules call: a reader sees
+    // the game before the move or after it, never half of each.
+    const outcome = await this.outcome(next, n + 1);
     this.state = next;
     this.moves.push(m);
     this.hashes[n + 1] = stateHash(next);
     this.hashes.length = n + 2;
     if (mover === this.seat) this.saved.mine[`${n}:${prev}`] ??= m;
-    await this.step();
+    Object.assign(this, outcome);
   }
 
   /** Runs `fn` after every earlier call of it: moves are applied one at a time. */

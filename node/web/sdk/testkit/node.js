@@ -1,5 +1,7 @@
 // testkit/node.js: starts the real `gamechain` binary for the JS suites: a dev chain in a fresh
-// temporary folder on a free loopback port, no rate limit, a chosen block interval; waits until
+// temporary folder on a free loopback port, no rate limit, a chosen block interval, blocks at
+// least `minBlockIntervalMs` apart (default 10 ms, so suites stay quick; the default chain's is
+// 1,000 ms) and the dev clock on (POST /v1/dev/clock lets deadlines pass); waits until
 // it answers /v1/status; stops (SIGTERM) and restarts on the same port and data.
 // The binary: $GAMECHAIN_BIN, else target/debug/gamechain under $CARGO_TARGET_DIR or the
 // repository's target/ (the Rust test node/tests/web_js.rs sets GAMECHAIN_BIN).
@@ -34,10 +36,11 @@ export function freePort() {
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Starts a node. `blockIntervalMs`: longest time between blocks (empty blocks at this pace).
+ * Starts a node. `blockIntervalMs`: longest time between blocks (empty blocks at this pace);
+ * `minBlockIntervalMs`: the new chain's least time between blocks (consensus).
  * @returns {Promise<{url: string, dir: string, log: () => string, stop: () => Promise<void>, restart: () => Promise<void>}>}
  */
-export async function startNode({ blockIntervalMs = 60000, extra = '' } = {}) {
+export async function startNode({ blockIntervalMs = 60000, minBlockIntervalMs = 10, extra = '' } = {}) {
   const bin = gamechainBin();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gamechain-js-'));
   const port = await freePort();
@@ -47,6 +50,8 @@ export async function startNode({ blockIntervalMs = 60000, extra = '' } = {}) {
     `listen = "127.0.0.1:${port}"`,
     'rate_limit_per_sec = 0',
     `block_interval_ms = ${blockIntervalMs}`,
+    `min_block_interval_ms = ${minBlockIntervalMs}`,
+    'dev_clock = true',
     'log = "warn"',
     'log_summary_secs = 0',
     extra,
