@@ -374,10 +374,12 @@ impl Modules {
 
     /// The code whose hash (lowercase hex) is `code_hash`, as of `state`, compiled, and its
     /// length: `Ok(None)` when `state` does not store `code/<code_hash>` or the code does not
-    /// load as a module (a fixed result for `call_code`, never engine text). A module already
-    /// compiled from that code under any id serves (a call by code hash reaches no state, so
-    /// the id does not matter); otherwise the code compiles once (through the cache, by the
-    /// upload compiler: no result or fuel figure depends on the compiler) and is kept. The
+    /// load as a module (a fixed result for `call_code`, never engine text). Code called by hash
+    /// always runs as compiled by the runtime's **upload compiler**, whatever origin the modules
+    /// running it have (consensus: the compiler decides the fuel of bulk memory operations). A
+    /// module already compiled from that code by that compiler under any id serves (a call by
+    /// code reaches no state, so the id does not matter); otherwise the code compiles once
+    /// (through the cache) and is kept. The
     /// state is read on every call, so code that `state` does not store is never found, even
     /// when this registry compiled it for another state. Errors: stored bytes that do not hash
     /// to their key ([`ResolveError::CorruptState`]), a node failure while compiling
@@ -399,10 +401,14 @@ impl Modules {
         if hex::encode(Sha256::digest(&wasm)) != code_hash {
             return Err(ResolveError::CorruptState { key });
         }
+        // Only a module compiled by the upload compiler serves: the compiler is consensus (it
+        // decides the fuel of bulk memory operations), and a call by code must not depend on
+        // whether some id ran that code through another compiler before.
+        let compiler = runtime.config().compiler_for(Origin::Upload);
         let loaded = self
             .read()
             .iter()
-            .find(|((_, hash), _)| hash == code_hash)
+            .find(|((_, hash), e)| hash == code_hash && e.module.compiler() == compiler)
             .map(|(_, e)| e.module.clone());
         let module = match loaded {
             Some(m) => m,

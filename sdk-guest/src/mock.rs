@@ -225,6 +225,31 @@ mod tests {
     }
 
     #[test]
+    fn code_registered_natively_answers_call_code_by_hash() {
+        let mut ctx = MockCtx::new("pay");
+        let hash = [7u8; 32];
+        ctx.kv.add_code(hash, |entry, input| match entry {
+            "double" => Some(input.iter().map(|b| b * 2).collect()),
+            _ => None,
+        });
+        ctx.kv.set_module_code("rules", hash);
+        assert_eq!(ctx.call_code(&hash, "double", &[1, 2], 10), Ok(vec![2, 4]));
+        assert_eq!(
+            ctx.call_code(&hash, "other", &[], 10),
+            Err(crate::PureError::Refused)
+        );
+        assert_eq!(
+            ctx.call_code(&[8; 32], "double", &[], 10),
+            Err(crate::PureError::NotFound)
+        );
+        assert_eq!(ctx.module_code_hash("rules"), Some(hash));
+        assert_eq!(ctx.module_code_hash("nobody"), None);
+        // An upgrade in a test: the id runs other code, the old code stays callable by hash.
+        ctx.kv.set_module_code("rules", [9; 32]);
+        assert_eq!(ctx.call_code(&hash, "double", &[3], 10), Ok(vec![6]));
+    }
+
+    #[test]
     fn submit_rolls_back_writes_and_events_on_error() {
         let mut ctx = MockCtx::new("pay");
         ctx.set_balance("alice", GOLD, 10);
