@@ -8,7 +8,7 @@
 //! fuel figures.
 
 use gamechain_runtime::chain::SecretKey;
-use gamechain_tests::channel_net::{key, Net, OffChain, START};
+use gamechain_tests::channel_net::{key, Net, OffChain, BLOCK_MS, START};
 use rps_rules::{commitment, reveal, RpsRules};
 use serde_json::{json, Value};
 use tictactoe_rules::TicTacToeRules;
@@ -242,14 +242,15 @@ fn full_tictactoe_game_settles_by_history_after_the_window_and_pays_once() {
     assert_eq!(final_at, net.time_ms() + WINDOW_MS);
     let e = net.refused(&p.alice, json!({"kind":"withdraw","game":id}));
     assert!(e.contains(&format!("final at block time {final_at}")), "{e}");
-    // One millisecond before the window ends it is still not final; at its end it is.
-    let gap = final_at - net.time_ms() - 1;
+    // A block before the window ends: not final yet; the block at its end: final. (Blocks are
+    // at least one second apart.)
+    let gap = final_at - net.time_ms() - BLOCK_MS;
     let e = net
         .send_after(&p.alice, gap, json!({"kind":"withdraw","game":id}))
         .error
         .unwrap();
     assert!(e.contains("final at block time"), "{e}");
-    let r = net.send_after(&p.bob, 1, json!({"kind":"withdraw","game":id}));
+    let r = net.send_after(&p.bob, BLOCK_MS, json!({"kind":"withdraw","game":id}));
     assert!(r.ok, "{:?}", r.error);
     assert_eq!(net.time_ms(), final_at, "final exactly at final_at_ms");
     assert_eq!(net.balance(&p.alice.address()), START + STAKE);
@@ -1008,13 +1009,14 @@ fn windows_are_block_time_not_heights() {
     // Bob answers late in block height, in time by the clock.
     let answer = g.play(&[0]);
     net.ok(&p.bob, json!({"kind":"respond","game":id,"moves":[answer]}));
-    // The last millisecond of a window still counts; one later the forfeit stands.
+    // A block at the deadline itself still belongs to the due player; the next one (blocks
+    // are at least a second apart) does not.
     let deadline = net.record(&format!("game/{id}"))["challenge"]["deadline_ms"].as_u64().unwrap();
-    net.advance(deadline - net.time_ms() - 1);
-    let e = net.refused_after(&p.carol, 1, json!({"kind":"claim_forfeit","game":id}));
+    net.advance(deadline - net.time_ms() - BLOCK_MS);
+    let e = net.refused_after(&p.carol, BLOCK_MS, json!({"kind":"claim_forfeit","game":id}));
     assert_eq!(net.time_ms(), deadline);
     assert!(e.contains("may answer until"), "at the deadline: {e}");
-    let r = net.send_after(&p.carol, 1, json!({"kind":"claim_forfeit","game":id}));
+    let r = net.send_after(&p.carol, BLOCK_MS, json!({"kind":"claim_forfeit","game":id}));
     assert!(r.ok, "{:?}", r.error);
     assert_eq!(net.record(&format!("game/{id}"))["outcome"]["winner"], 1);
 }

@@ -646,12 +646,32 @@ mod tests {
         assert!(matches!(
             cli.command,
             Command::Channel(ChannelCommand::Offer {
-                window: 20,
+                window: 3_600_000,
+                window_ms: None,
                 stake: Amount(100),
                 ..
             })
         ));
         assert!(Cli::try_parse_from(["gamechain", "channel", "offer", "--stake", "1"]).is_err());
+        let offer = |extra: &[&str]| {
+            let mut args = vec!["gamechain", "channel", "offer", "--stake", "0"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args)
+        };
+        let by_hash = offer(&["--rules-code", "ab", "--window", "10m"]).unwrap();
+        assert!(matches!(
+            by_hash.command,
+            Command::Channel(ChannelCommand::Offer { window: 600_000, rules: None, rules_code: Some(_), .. })
+        ));
+        let in_ms = offer(&["--rules", "r", "--window-ms", "300000"]).unwrap();
+        assert!(matches!(
+            in_ms.command,
+            Command::Channel(ChannelCommand::Offer { window_ms: Some(300_000), .. })
+        ));
+        // A window without a unit (it used to be blocks), both windows, both rules: refused.
+        assert!(offer(&["--rules", "r", "--window", "20"]).is_err());
+        assert!(offer(&["--rules", "r", "--window", "5m", "--window-ms", "1"]).is_err());
+        assert!(offer(&["--rules", "r", "--rules-code", "ab"]).is_err());
     }
 
     /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.
