@@ -254,7 +254,10 @@ impl Table {
         );
         let start = Instant::now();
         while self.head_time().await < before + ms {
-            assert!(start.elapsed() < Duration::from_secs(30), "no block after the clock moved");
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no block after the clock moved"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -853,7 +856,11 @@ impl Proxy {
                             }
                         }
                         let (status, code, extra) = match mode {
-                            Mode::TooMany => ("429 Too Many Requests", "rate_limited", "retry-after: 1\r\n"),
+                            Mode::TooMany => (
+                                "429 Too Many Requests",
+                                "rate_limited",
+                                "retry-after: 1\r\n",
+                            ),
                             _ => ("503 Service Unavailable", "unavailable", ""),
                         };
                         {
@@ -864,7 +871,9 @@ impl Proxy {
                                 s.refused_503 += 1;
                             }
                         }
-                        let body = format!(r#"{{"error":{{"code":"{code}","message":"the proxy says no"}}}}"#);
+                        let body = format!(
+                            r#"{{"error":{{"code":"{code}","message":"the proxy says no"}}}}"#
+                        );
                         let answer = format!(
                             "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
                             body.len()
@@ -884,7 +893,8 @@ impl Proxy {
                     s.open.push(outbound.try_clone().unwrap());
                 }
                 // Client to node, counting request lines.
-                let (mut from, mut to) = (inbound.try_clone().unwrap(), outbound.try_clone().unwrap());
+                let (mut from, mut to) =
+                    (inbound.try_clone().unwrap(), outbound.try_clone().unwrap());
                 let counter = shared.clone();
                 std::thread::spawn(move || {
                     let mut buf = [0u8; 16384];
@@ -896,7 +906,9 @@ impl Proxy {
                         };
                         let mut seen = tail.clone();
                         seen.extend_from_slice(&buf[..n]);
-                        let count = |needle: &[u8]| seen.windows(needle.len()).filter(|w| *w == needle).count() as u64;
+                        let count = |needle: &[u8]| {
+                            seen.windows(needle.len()).filter(|w| *w == needle).count() as u64
+                        };
                         {
                             let mut s = counter.lock().unwrap();
                             s.block_gets += count(b"GET /v1/blocks/");
@@ -942,7 +954,12 @@ impl Proxy {
 }
 
 /// Starts `gamechain channel watch <game>` for `who` against `url`, stdout and stderr to files.
-fn start_watch(t: &Table, who: &str, game: &str, url: &str) -> (std::process::Child, PathBuf, PathBuf) {
+fn start_watch(
+    t: &Table,
+    who: &str,
+    game: &str,
+    url: &str,
+) -> (std::process::Child, PathBuf, PathBuf) {
     let (log, err) = (
         t.cwd.join(format!("{who}-watch.log")),
         t.cwd.join(format!("{who}-watch.err")),
@@ -995,7 +1012,11 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     let wait_for = |path: PathBuf, needle: String| async move {
         let start = Instant::now();
         while !read(&path).contains(&needle) {
-            assert!(start.elapsed() < Duration::from_secs(60), "no `{needle}` in:\n{}", read(&path));
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no `{needle}` in:\n{}",
+                read(&path)
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     };
@@ -1009,7 +1030,11 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     proxy.set(Mode::Forward);
     let (n429, n503, _, _) = proxy.counts();
     assert!(n429 >= 1 && n503 >= 1, "refused {n429} × 429, {n503} × 503");
-    assert!(watch.try_wait().unwrap().is_none(), "the watch is still running:\n{}", read(&err));
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "the watch is still running:\n{}",
+        read(&err)
+    );
     let stderr = read(&err);
     assert!(stderr.contains("rate_limited"), "{stderr}");
 
@@ -1017,14 +1042,22 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     t.node.kill();
     tokio::time::sleep(Duration::from_secs(2)).await;
     t.node.start().await;
-    assert!(watch.try_wait().unwrap().is_none(), "the watch survived:\n{}", read(&err));
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "the watch survived:\n{}",
+        read(&err)
+    );
 
     // Once the feed is open again, blocks come over it: none is asked for by height.
     let connected = |log: &str| log.matches("(block feed open)").count();
     let before = connected(&read(&log));
     let start = Instant::now();
     while connected(&read(&log)) == before {
-        assert!(start.elapsed() < Duration::from_secs(60), "no reconnection:\n{}", read(&err));
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no reconnection:\n{}",
+            read(&err)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     tokio::time::sleep(Duration::from_secs(1)).await;
@@ -1041,7 +1074,10 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
 
     // After the restart Bob challenges Alice for move 2; her watch answers with it.
     let out = t.ok("bob", &["challenge", &game]).await;
-    assert!(out.contains(&format!("challenged: {} owes move 2 by ", t.alice)), "{out}");
+    assert!(
+        out.contains(&format!("challenged: {} owes move 2 by ", t.alice)),
+        "{out}"
+    );
     let start = Instant::now();
     let view = loop {
         let view = t.game_view(&game).await;
@@ -1063,7 +1099,10 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     let deadline = view["challenge"]["deadline_ms"].as_u64().unwrap();
     t.advance_clock(deadline + 1 - t.head_time().await).await;
     let out = t.ok("alice", &["forfeit", &game]).await;
-    assert!(out.contains(&format!("forfeit claimed: {} wins", t.alice)), "{out}");
+    assert!(
+        out.contains(&format!("forfeit claimed: {} wins", t.alice)),
+        "{out}"
+    );
     let start = Instant::now();
     let status = loop {
         if let Some(status) = watch.try_wait().unwrap() {
@@ -1079,7 +1118,10 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     assert!(read(&log).contains("the result is final"), "{}", read(&log));
     let (_, _, block_gets, ws_upgrades) = proxy.counts();
     let head = t.height().await;
-    assert!(ws_upgrades >= 2, "the feed was opened again after the outages: {ws_upgrades}");
+    assert!(
+        ws_upgrades >= 2,
+        "the feed was opened again after the outages: {ws_upgrades}"
+    );
     eprintln!("watch: {n429} × 429, {n503} × 503, {ws_upgrades} feed openings, {block_gets} blocks by height, head {head}");
     t.ok("alice", &["withdraw", &game]).await;
     assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
@@ -1106,12 +1148,17 @@ async fn watch_sends_the_equivocation_proof_when_a_challenge_contradicts_a_held_
 
     // Bob's other move 1 (cell 8) over the same state, in a challenge of his own.
     let m0 = t.held("alice", &game)[0].clone();
-    let other: Value = serde_json::from_str(&t.sign(&game, &[0], "bob", &t.bob, &[8]).await).unwrap();
+    let other: Value =
+        serde_json::from_str(&t.sign(&game, &[0], "bob", &t.bob, &[8]).await).unwrap();
     let op = json!({"kind":"challenge","game":game,
                     "moves":[{"n":0,"data":m0["data"],"sig":m0["sig"]}, other]});
     let included = t
         .client()
-        .send_and_wait(&t.key("bob"), Action::game("channel", &op), Duration::from_secs(60))
+        .send_and_wait(
+            &t.key("bob"),
+            Action::game("channel", &op),
+            Duration::from_secs(60),
+        )
         .await
         .unwrap();
     assert!(included.receipt.ok, "{:?}", included.receipt);
@@ -1131,7 +1178,10 @@ async fn watch_sends_the_equivocation_proof_when_a_challenge_contradicts_a_held_
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(
-        (view["outcome"]["how"].as_str(), view["outcome"]["winner"].as_u64()),
+        (
+            view["outcome"]["how"].as_str(),
+            view["outcome"]["winner"].as_u64()
+        ),
         (Some("equivocation"), Some(0))
     );
     let start = Instant::now();
@@ -1139,7 +1189,11 @@ async fn watch_sends_the_equivocation_proof_when_a_challenge_contradicts_a_held_
         if let Some(status) = watch.try_wait().unwrap() {
             break status;
         }
-        assert!(start.elapsed() < Duration::from_secs(30), "watch did not stop: {}", read(&log));
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "watch did not stop: {}",
+            read(&log)
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(status.success(), "{}", read(&err));

@@ -127,19 +127,31 @@ fn run_with(op: &[u8], edit: impl Fn(&mut MemState)) -> TxOutcome {
     let fuels: Vec<u64> = outcomes.iter().map(|o| o.fuel_used).collect();
     for o in &outcomes[1..] {
         assert_eq!(o.result, outcomes[0].result);
-        assert_eq!(o.fuel_used, outcomes[0].fuel_used, "fuel differs: {fuels:?}");
+        assert_eq!(
+            o.fuel_used, outcomes[0].fuel_used,
+            "fuel differs: {fuels:?}"
+        );
         assert_eq!(o.writes, outcomes[0].writes);
     }
     outcomes.swap_remove(0)
 }
 
 /// `call_code(code, entry)`: the result code, the bytes, the caller's fuel.
-fn call_with(code: [u8; 32], entry: &str, edit: impl Fn(&mut MemState)) -> (i64, Option<Vec<u8>>, u64) {
+fn call_with(
+    code: [u8; 32],
+    entry: &str,
+    edit: impl Fn(&mut MemState),
+) -> (i64, Option<Vec<u8>>, u64) {
     let mut op = code.to_vec();
     op.extend_from_slice(entry.as_bytes());
     let out = run_with(&op, edit);
     assert_eq!(out.result, Ok(()), "the caller never fails");
-    let get = |k: &str| out.writes.get(&format!("m/code_caller/{k}")).cloned().flatten();
+    let get = |k: &str| {
+        out.writes
+            .get(&format!("m/code_caller/{k}"))
+            .cloned()
+            .flatten()
+    };
     let r = i64::from_le_bytes(get("r").expect("r written").try_into().unwrap());
     (r, get("out"), out.fuel_used)
 }
@@ -183,7 +195,12 @@ fn a_call_by_code_cannot_change_behaviour_when_state_changes() {
     };
     // Read-only by module id (`call_pure`, what a guard uses), the entry follows the state …
     let state = &chains()[0].state;
-    let module = chains()[0].ctx.module(state, "sealed").unwrap().unwrap().module;
+    let module = chains()[0]
+        .ctx
+        .module(state, "sealed")
+        .unwrap()
+        .unwrap()
+        .module;
     let by_id = |value: &'static [u8]| {
         let mut s = state.clone();
         set_flag(value)(&mut s);
@@ -198,9 +215,15 @@ fn a_call_by_code_cannot_change_behaviour_when_state_changes() {
     // … by code it has no state: the same answer whatever the state holds.
     let a = call_with(v1, "state", set_flag(b"a"));
     let b = call_with(v1, "state", set_flag(b"b"));
-    assert_eq!((a.0, b.0), (PureError::Trapped.code(), PureError::Trapped.code()));
+    assert_eq!(
+        (a.0, b.0),
+        (PureError::Trapped.code(), PureError::Trapped.code())
+    );
     assert_eq!(a, b);
-    assert_eq!(call_with(v1, "echo", set_flag(b"a")), call_with(v1, "echo", set_flag(b"b")));
+    assert_eq!(
+        call_with(v1, "echo", set_flag(b"a")),
+        call_with(v1, "echo", set_flag(b"b"))
+    );
 }
 
 #[test]
@@ -215,10 +238,19 @@ fn code_stays_callable_after_its_module_id_is_upgraded_to_other_code() {
         s.map.insert(key, serde_json::to_vec(&record).unwrap());
     };
     let (r, out, _) = call_with(v1, "echo", upgrade);
-    assert_eq!((r, out.as_deref()), (5, Some(&b"v1:in"[..])), "v1 by its hash");
+    assert_eq!(
+        (r, out.as_deref()),
+        (5, Some(&b"v1:in"[..])),
+        "v1 by its hash"
+    );
     let mut s = chains()[0].state.clone();
     upgrade(&mut s);
-    let now = chains()[0].ctx.module(&s, "sealed").unwrap().unwrap().module;
+    let now = chains()[0]
+        .ctx
+        .module(&s, "sealed")
+        .unwrap()
+        .unwrap()
+        .module;
     assert_eq!(now.code_hash(), hex::encode(v2), "the id runs v2");
 }
 
@@ -233,12 +265,16 @@ fn missing_code_a_trap_and_running_out_of_fuel_are_fixed_codes() {
     assert!(fuel > 1_000_000, "a trap is charged the whole cap: {fuel}");
     let (r, _, fuel) = call(v1, "spin");
     assert_eq!(r, PureError::OutOfFuel.code());
-    assert!(fuel > 1_000_000 && fuel < 1_200_000, "the cap, not more: {fuel}");
+    assert!(
+        fuel > 1_000_000 && fuel < 1_200_000,
+        "the cap, not more: {fuel}"
+    );
     // Code stored under its hash that is not a module does not load: not found, no engine text.
     let junk = b"not wasm at all".to_vec();
     let junk_hash = hash(&junk);
     let (r, out, _) = call_with(junk_hash, "echo", |s| {
-        s.map.insert(code_key(&hex::encode(junk_hash)), junk.clone());
+        s.map
+            .insert(code_key(&hex::encode(junk_hash)), junk.clone());
     });
     assert_eq!((r, out), (PureError::NotFound.code(), None));
 }
@@ -262,9 +298,11 @@ fn the_code_store_is_read_once_per_hash_per_chain_of_calls() {
         second < GAS_V1.pure_call_base + 10_000,
         "a second call of the same code costs {second} (code is {code_len} bytes)"
     );
-    assert!(one > code_len + GAS_V1.pure_call_base, "the first pays for the code: {one}");
+    assert!(
+        one > code_len + GAS_V1.pure_call_base,
+        "the first pays for the code: {one}"
+    );
 }
-
 
 /// The compiler is consensus (it decides the fuel of bulk memory operations): code called by
 /// hash always runs as the upload compiler compiled it, so its fuel is the same whether or not
@@ -275,18 +313,39 @@ fn a_call_by_code_costs_the_same_whatever_ran_that_code_before() {
     let mut op = v1.to_vec();
     op.extend_from_slice(b"echo");
     let fuel = |chain: &Chain| {
-        let caller = chain.ctx.module(&chain.state, "code_caller").unwrap().unwrap().module;
-        let env = BlockEnv::default();
-        execute_apply_with(&caller, &chain.state, &env, TXID, "x", &op, Some(&chain.ctx))
+        let caller = chain
+            .ctx
+            .module(&chain.state, "code_caller")
             .unwrap()
-            .fuel_used
+            .unwrap()
+            .module;
+        let env = BlockEnv::default();
+        execute_apply_with(
+            &caller,
+            &chain.state,
+            &env,
+            TXID,
+            "x",
+            &op,
+            Some(&chain.ctx),
+        )
+        .unwrap()
+        .fuel_used
     };
     let cold = make_chain(false);
     let first = fuel(&cold);
     let warm = make_chain(false);
     // `sealed` is a genesis module: loaded by id it is compiled by the genesis compiler.
-    let by_id = warm.ctx.module(&warm.state, "sealed").unwrap().unwrap().module;
-    assert_eq!(by_id.compiler(), warm.ctx.runtime().config().genesis_compiler);
+    let by_id = warm
+        .ctx
+        .module(&warm.state, "sealed")
+        .unwrap()
+        .unwrap()
+        .module;
+    assert_eq!(
+        by_id.compiler(),
+        warm.ctx.runtime().config().genesis_compiler
+    );
     assert_eq!(fuel(&warm), first);
     assert_eq!(fuel(&cold), first);
 }

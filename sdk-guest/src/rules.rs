@@ -342,7 +342,10 @@ mod tests {
         let tag = [0; GAME_TAG_BYTES];
         assert!(usable(&OneMove, &tag));
         assert_eq!(replay(&OneMove, &tag, &[&[1]]), Ok(vec![1]));
-        assert_eq!(replay(&OneMove, &tag, &[&[2]]), Err(ReplayError::Illegal(0)));
+        assert_eq!(
+            replay(&OneMove, &tag, &[&[2]]),
+            Err(ReplayError::Illegal(0))
+        );
         assert_eq!(
             replay(&OneMove, &tag, &[&[1], &[1]]),
             Err(ReplayError::AfterOver(1))

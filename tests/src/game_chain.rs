@@ -287,7 +287,12 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
                 &head,
                 // The last block of a wave comes one channel window later, so the wave's
                 // channel game (settled at step 7) is final when the next wave pays it out.
-                head.time_ms + if step == 9 { CHANNEL_WINDOW_MS } else { BLOCK_MS },
+                head.time_ms
+                    + if step == 9 {
+                        CHANNEL_WINDOW_MS
+                    } else {
+                        BLOCK_MS
+                    },
                 Checkpoint::default(),
             )
             .unwrap();

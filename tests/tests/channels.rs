@@ -114,13 +114,19 @@ fn rules_that_fail_the_usability_check_and_bad_windows_are_refused() {
             &p.alice,
             json!({"kind":"offer","rules":rules,"stake":"10","window_ms":WINDOW_MS}),
         );
-        assert!(e.contains(&format!("rules module {rules} is not usable")), "{rules}: {e}");
+        assert!(
+            e.contains(&format!("rules module {rules} is not usable")),
+            "{rules}: {e}"
+        );
     }
     let e = net.refused(
         &p.alice,
         json!({"kind":"offer","rules":"nobody","stake":"10","window_ms":WINDOW_MS}),
     );
-    assert_eq!(e, "invalid: rules module nobody is not usable: no such module");
+    assert_eq!(
+        e,
+        "invalid: rules module nobody is not usable: no such module"
+    );
     let e = net.refused(
         &p.alice,
         json!({"kind":"offer","rules":"bad_rules","stake":"10","window_ms":WINDOW_MS}),
@@ -144,8 +150,14 @@ fn rules_that_fail_the_usability_check_and_bad_windows_are_refused() {
         &p.alice,
         json!({"kind":"offer","rules":"ttt_rules","stake":"10","window":20}),
     );
-    assert!(e.contains("window_ms must be a non-negative integer"), "{e}");
-    let e = net.refused(&p.alice, json!({"kind":"offer","stake":"10","window_ms":WINDOW_MS}));
+    assert!(
+        e.contains("window_ms must be a non-negative integer"),
+        "{e}"
+    );
+    let e = net.refused(
+        &p.alice,
+        json!({"kind":"offer","stake":"10","window_ms":WINDOW_MS}),
+    );
     assert_eq!(
         e,
         "invalid: name the rules: rules (a module id) or rules_code (a code hash)"
@@ -241,7 +253,10 @@ fn full_tictactoe_game_settles_by_history_after_the_window_and_pays_once() {
     let final_at = rec["outcome"]["final_at_ms"].as_u64().unwrap();
     assert_eq!(final_at, net.time_ms() + WINDOW_MS);
     let e = net.refused(&p.alice, json!({"kind":"withdraw","game":id}));
-    assert!(e.contains(&format!("final at block time {final_at}")), "{e}");
+    assert!(
+        e.contains(&format!("final at block time {final_at}")),
+        "{e}"
+    );
     // A block before the window ends: not final yet; the block at its end: final. (Blocks are
     // at least one second apart.)
     let gap = final_at - net.time_ms() - BLOCK_MS;
@@ -868,14 +883,20 @@ fn rules_are_called_by_the_code_hash_recorded_at_the_offer() {
     net.ok(&p.alice, offer(Value::Null, json!(rps_hash)));
     let by_hash = format!("{:016x}", count_offers(&net) - 1);
     let rec = net.record(&format!("offer/{by_hash}"));
-    assert_eq!((rec["rules"].clone(), rec["rules_code"].as_str()), (Value::Null, Some(rps_hash.as_str())));
+    assert_eq!(
+        (rec["rules"].clone(), rec["rules_code"].as_str()),
+        (Value::Null, Some(rps_hash.as_str()))
+    );
     // Both: they must agree (a client pins the code it checked).
     let e = net.refused(&p.alice, offer(json!("carols_rules"), json!(rps_hash)));
     assert_eq!(
         e,
         format!("conflict: rules module carols_rules runs code {ttt_hash}, not the rules_code given ({rps_hash})")
     );
-    net.ok(&p.alice, offer(json!("carols_rules"), json!(ttt_hash.to_uppercase())));
+    net.ok(
+        &p.alice,
+        offer(json!("carols_rules"), json!(ttt_hash.to_uppercase())),
+    );
 
     // The module's owner upgrades it to other rules before Bob joins the first offer.
     net.deploy(&p.carol, "carols_rules", &rps_wasm);
@@ -887,14 +908,20 @@ fn rules_are_called_by_the_code_hash_recorded_at_the_offer() {
     net.ok(&p.bob, settle(&first, &g.moves));
     let rec = net.record(&format!("game/{first}"));
     assert_eq!(
-        (rec["outcome"]["winner"].as_u64(), rec["outcome"]["how"].as_str()),
+        (
+            rec["outcome"]["winner"].as_u64(),
+            rec["outcome"]["how"].as_str()
+        ),
         (Some(0), Some("history")),
         "played by the tic-tac-toe code the offer recorded"
     );
     // A new offer of the module id pins what it runs now.
     net.ok(&p.alice, offer(json!("carols_rules"), Value::Null));
     let later = format!("{:016x}", count_offers(&net) - 1);
-    assert_eq!(net.record(&format!("offer/{later}"))["rules_code"], rps_hash);
+    assert_eq!(
+        net.record(&format!("offer/{later}"))["rules_code"],
+        rps_hash
+    );
 
     // The game by hash plays RPS (the code named), joined and settled like any other.
     net.ok(&p.bob, json!({"kind":"join","offer":by_hash}));
@@ -905,7 +932,10 @@ fn rules_are_called_by_the_code_hash_recorded_at_the_offer() {
     g.play(&reveal(0, &s0));
     g.play(&reveal(2, &s1));
     net.ok(&p.carol, settle(&by_hash, &g.moves));
-    assert_eq!(net.record(&format!("game/{by_hash}"))["outcome"]["winner"], 0);
+    assert_eq!(
+        net.record(&format!("game/{by_hash}"))["outcome"]["winner"],
+        0
+    );
     net.assert_replays();
 }
 
@@ -924,19 +954,34 @@ fn a_rules_upgrade_mid_game_changes_nothing() {
     let id = open_game(&mut net, &p, "alices_rules");
     let mut g = ttt(&net, &p, &id);
     g.play(&[0]);
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     net.deploy(&p.alice, "alices_rules", &bad);
     // Bob's answer is accepted: the game calls the code it recorded, not the module id.
     let answer = g.play(&[4]);
     net.ok(&p.bob, json!({"kind":"respond","game":id,"moves":[answer]}));
     let rec = net.record(&format!("game/{id}"));
-    assert_eq!((rec["challenge"]["due"].as_u64(), rec["challenge"]["moves"].as_u64()), (Some(0), Some(2)));
+    assert_eq!(
+        (
+            rec["challenge"]["due"].as_u64(),
+            rec["challenge"]["moves"].as_u64()
+        ),
+        (Some(0), Some(2))
+    );
     net.deploy(&p.alice, "alices_rules", &ttt_wasm);
     net.advance(WINDOW_MS + 1);
     // No forfeit of Bob's: he answered. Alice, due since, loses hers.
     net.ok(&p.carol, json!({"kind":"claim_forfeit","game":id}));
     let rec = net.record(&format!("game/{id}"));
-    assert_eq!((rec["outcome"]["how"].as_str(), rec["outcome"]["winner"].as_u64()), (Some("forfeit"), Some(1)));
+    assert_eq!(
+        (
+            rec["outcome"]["how"].as_str(),
+            rec["outcome"]["winner"].as_u64()
+        ),
+        (Some("forfeit"), Some(1))
+    );
     withdraw(&mut net, &p.bob, &id);
     assert_eq!(net.balance(&p.bob.address()), START + STAKE);
 
@@ -953,8 +998,18 @@ fn a_rules_upgrade_mid_game_changes_nothing() {
     net.advance(WINDOW_MS);
     withdraw(&mut net, &p.alice, &id);
     let rec = net.record(&format!("game/{id}"));
-    assert_eq!((rec["outcome"]["how"].as_str(), rec["outcome"]["winner"].as_u64()), (Some("history"), Some(1)));
-    assert_eq!(net.balance(&p.bob.address()), START + 2 * STAKE, "the lost game stays lost");
+    assert_eq!(
+        (
+            rec["outcome"]["how"].as_str(),
+            rec["outcome"]["winner"].as_u64()
+        ),
+        (Some("history"), Some(1))
+    );
+    assert_eq!(
+        net.balance(&p.bob.address()),
+        START + 2 * STAKE,
+        "the lost game stays lost"
+    );
     assert_eq!(net.balance(&p.alice.address()), START - 2 * STAKE);
     net.assert_replays();
 }
@@ -992,31 +1047,51 @@ fn windows_are_block_time_not_heights() {
     let id = open_game(&mut net, &p, "ttt_rules");
     let mut g = ttt(&net, &p, &id);
     g.play(&[4]);
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     let rec = net.record(&format!("game/{id}"));
     let deadline = rec["challenge"]["deadline_ms"].as_u64().unwrap();
     let (h0, t0) = (net.height(), net.time_ms());
     assert_eq!(deadline, t0 + WINDOW_MS);
     for i in 0..40 {
-        let post = json!({"kind":"post","game":"ffffffffffffffff","type":1,"payload":i.to_string()});
+        let post =
+            json!({"kind":"post","game":"ffffffffffffffff","type":1,"payload":i.to_string()});
         assert!(net.send_to(&p.alice, "moveboard", post).ok);
         let e = net.refused(&p.alice, json!({"kind":"claim_forfeit","game":id}));
-        assert!(e.contains(&format!("may answer until block time {deadline}")), "{e}");
+        assert!(
+            e.contains(&format!("may answer until block time {deadline}")),
+            "{e}"
+        );
     }
     assert!(net.height() >= h0 + 80, "many blocks later");
     assert!(net.time_ms() < deadline);
-    assert_eq!(net.record(&format!("game/{id}"))["challenge"]["deadline_ms"], deadline);
+    assert_eq!(
+        net.record(&format!("game/{id}"))["challenge"]["deadline_ms"],
+        deadline
+    );
     // Bob answers late in block height, in time by the clock.
     let answer = g.play(&[0]);
     net.ok(&p.bob, json!({"kind":"respond","game":id,"moves":[answer]}));
     // A block at the deadline itself still belongs to the due player; the next one (blocks
     // are at least a second apart) does not.
-    let deadline = net.record(&format!("game/{id}"))["challenge"]["deadline_ms"].as_u64().unwrap();
+    let deadline = net.record(&format!("game/{id}"))["challenge"]["deadline_ms"]
+        .as_u64()
+        .unwrap();
     net.advance(deadline - net.time_ms() - BLOCK_MS);
-    let e = net.refused_after(&p.carol, BLOCK_MS, json!({"kind":"claim_forfeit","game":id}));
+    let e = net.refused_after(
+        &p.carol,
+        BLOCK_MS,
+        json!({"kind":"claim_forfeit","game":id}),
+    );
     assert_eq!(net.time_ms(), deadline);
     assert!(e.contains("may answer until"), "at the deadline: {e}");
-    let r = net.send_after(&p.carol, BLOCK_MS, json!({"kind":"claim_forfeit","game":id}));
+    let r = net.send_after(
+        &p.carol,
+        BLOCK_MS,
+        json!({"kind":"claim_forfeit","game":id}),
+    );
     assert!(r.ok, "{:?}", r.error);
     assert_eq!(net.record(&format!("game/{id}"))["outcome"]["winner"], 1);
 }
@@ -1034,14 +1109,24 @@ fn cooperative_settlement_refused_after_a_challenge_deadline() {
     let until = net.time_ms() + 3_600_000;
     let draw = json!({"kind":"settle_cooperative","game":id,"state":hex::encode(&g.state),
                       "valid_until_ms":until,"sigs":[g.sign_final(0, until), g.sign_final(1, until)]});
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
-    let deadline = net.record(&format!("game/{id}"))["challenge"]["deadline_ms"].as_u64().unwrap();
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
+    let deadline = net.record(&format!("game/{id}"))["challenge"]["deadline_ms"]
+        .as_u64()
+        .unwrap();
     net.advance(WINDOW_MS + 1);
-    assert!(net.time_ms() < until, "the agreement itself has not expired");
+    assert!(
+        net.time_ms() < until,
+        "the agreement itself has not expired"
+    );
     let e = net.refused(&p.bob, draw);
     assert_eq!(
         e,
-        format!("conflict: the challenge deadline passed at block time {deadline}: the forfeit stands")
+        format!(
+            "conflict: the challenge deadline passed at block time {deadline}: the forfeit stands"
+        )
     );
     net.ok(&p.alice, json!({"kind":"claim_forfeit","game":id}));
     assert_eq!(net.record(&format!("game/{id}"))["outcome"]["winner"], 0);
@@ -1050,13 +1135,22 @@ fn cooperative_settlement_refused_after_a_challenge_deadline() {
     let id = open_game(&mut net, &p, "ttt_rules");
     let mut g = ttt(&net, &p, &id);
     g.play(&[4]);
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     let until = net.time_ms() + 60_000;
     let draw = json!({"kind":"settle_cooperative","game":id,"state":hex::encode(&g.state),
                       "valid_until_ms":until,"sigs":[g.sign_final(0, until), g.sign_final(1, until)]});
     net.ok(&p.bob, draw);
     let rec = net.record(&format!("game/{id}"));
-    assert_eq!((rec["outcome"]["how"].as_str(), rec["outcome"]["winner"].clone()), (Some("cooperative"), Value::Null));
+    assert_eq!(
+        (
+            rec["outcome"]["how"].as_str(),
+            rec["outcome"]["winner"].clone()
+        ),
+        (Some("cooperative"), Value::Null)
+    );
 }
 
 /// Stake 0: nothing is escrowed, the game is played and settled as any other, the result is
@@ -1067,7 +1161,10 @@ fn unstaked_game_records_a_result_without_payout() {
     let p = players();
     let mut net = new_net(&p);
     let unstaked = |net: &mut Net| {
-        net.ok(&p.alice, json!({"kind":"offer","rules":"ttt_rules","stake":"0","window_ms":WINDOW_MS}));
+        net.ok(
+            &p.alice,
+            json!({"kind":"offer","rules":"ttt_rules","stake":"0","window_ms":WINDOW_MS}),
+        );
         let id = format!("{:016x}", count_offers(net) - 1);
         net.ok(&p.bob, json!({"kind":"join","offer":id}));
         id
@@ -1075,7 +1172,11 @@ fn unstaked_game_records_a_result_without_payout() {
     let standing = |net: &Net, who: &SecretKey| {
         let a = who.address();
         let v = net.view(&[("player", a.as_str())]).unwrap();
-        (v["wins"].as_u64().unwrap(), v["losses"].as_u64().unwrap(), v["draws"].as_u64().unwrap())
+        (
+            v["wins"].as_u64().unwrap(),
+            v["losses"].as_u64().unwrap(),
+            v["draws"].as_u64().unwrap(),
+        )
     };
     let id = unstaked(&mut net);
     assert_eq!(net.balance(&p.alice.address()), START);
@@ -1088,10 +1189,18 @@ fn unstaked_game_records_a_result_without_payout() {
     assert_eq!(standing(&net, &p.bob), (0, 1, 0));
     net.advance(WINDOW_MS);
     let e = net.refused(&p.alice, json!({"kind":"withdraw","game":id}));
-    assert_eq!(e, format!("conflict: game {id} is unstaked: there is nothing to pay"));
+    assert_eq!(
+        e,
+        format!("conflict: game {id} is unstaked: there is nothing to pay")
+    );
     let at = net.time_ms().to_string();
-    let v = net.view(&[("game", id.as_str()), ("at_ms", at.as_str())]).unwrap();
-    assert_eq!((v["final"].as_bool(), v["final_state_hash"].as_str()), (Some(true), Some(g.hash().as_str())));
+    let v = net
+        .view(&[("game", id.as_str()), ("at_ms", at.as_str())])
+        .unwrap();
+    assert_eq!(
+        (v["final"].as_bool(), v["final_state_hash"].as_str()),
+        (Some(true), Some(g.hash().as_str()))
+    );
 
     // A second game Alice wins by history, but she signed two moves for one position.
     let id = unstaked(&mut net);
@@ -1105,8 +1214,11 @@ fn unstaked_game_records_a_result_without_payout() {
     }
     net.ok(&p.alice, settle(&id, &g.moves));
     assert_eq!(standing(&net, &p.alice), (2, 0, 0));
-    net.ok(&p.bob, json!({"kind":"prove_equivocation","game":id,"a":g.moves[2],"b":other,
-                          "prev_a":prev,"prev_b":prev}));
+    net.ok(
+        &p.bob,
+        json!({"kind":"prove_equivocation","game":id,"a":g.moves[2],"b":other,
+                          "prev_a":prev,"prev_b":prev}),
+    );
     assert_eq!(standing(&net, &p.alice), (1, 1, 0));
     assert_eq!(standing(&net, &p.bob), (1, 1, 0));
     // A third ends in an agreed draw; the unstaked offer is cancelled like any other.
@@ -1117,7 +1229,10 @@ fn unstaked_game_records_a_result_without_payout() {
     net.ok(&p.bob, json!({"kind":"settle_cooperative","game":id,"state":hex::encode(&g.state),
                          "valid_until_ms":until,"sigs":[g.sign_final(0, until), g.sign_final(1, until)]}));
     assert_eq!(standing(&net, &p.bob), (1, 1, 1));
-    net.ok(&p.alice, json!({"kind":"offer","rules":"ttt_rules","stake":"0","window_ms":WINDOW_MS}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"offer","rules":"ttt_rules","stake":"0","window_ms":WINDOW_MS}),
+    );
     let offer = format!("{:016x}", count_offers(&net) - 1);
     net.ok(&p.alice, json!({"kind":"cancel","offer":offer}));
     assert_eq!(net.balance(&p.alice.address()), START);
@@ -1141,9 +1256,16 @@ fn a_guard_that_refuses_or_runs_out_of_fuel_blocks_only_its_own_offer() {
     let e = net.refused(&p.bob, json!({"kind":"join","offer":"0000000000000000"}));
     assert_eq!(
         e,
-        format!("not allowed: the offer's guard guard_no.admit refuses {}", p.bob.address())
+        format!(
+            "not allowed: the offer's guard guard_no.admit refuses {}",
+            p.bob.address()
+        )
     );
-    let r = net.send_to(&p.bob, "channel", json!({"kind":"join","offer":"0000000000000001"}));
+    let r = net.send_to(
+        &p.bob,
+        "channel",
+        json!({"kind":"join","offer":"0000000000000001"}),
+    );
     assert_eq!(
         r.error.as_deref(),
         Some("not allowed: the offer's guard guard_loop.admit failed: the callee ran out of fuel")
@@ -1169,17 +1291,26 @@ fn the_game_view_says_whether_the_result_is_final_and_its_state_hash() {
             q.push(("at_ms", t.as_str()));
         }
         let v = net.view(&q).unwrap();
-        (v["final"].as_bool().unwrap(), v["final_state_hash"].as_str().map(str::to_string))
+        (
+            v["final"].as_bool().unwrap(),
+            v["final_state_hash"].as_str().map(str::to_string),
+        )
     };
     let id = open_game(&mut net, &p, "ttt_rules");
     assert_eq!(view(&net, &id, Some(net.time_ms())), (false, None));
     let mut g = ttt(&net, &p, &id);
     x_wins(&mut g);
     net.ok(&p.bob, settle(&id, &g.moves));
-    let final_at = net.record(&format!("game/{id}"))["outcome"]["final_at_ms"].as_u64().unwrap();
+    let final_at = net.record(&format!("game/{id}"))["outcome"]["final_at_ms"]
+        .as_u64()
+        .unwrap();
     assert_eq!(view(&net, &id, Some(final_at - 1)), (false, None));
     assert_eq!(view(&net, &id, Some(final_at)), (true, Some(g.hash())));
-    assert_eq!(view(&net, &id, None), (false, None), "without a time only `settled` is final");
+    assert_eq!(
+        view(&net, &id, None),
+        (false, None),
+        "without a time only `settled` is final"
+    );
     assert!(net
         .view(&[("game", id.as_str()), ("at_ms", "soon")])
         .unwrap_err()
@@ -1192,7 +1323,10 @@ fn the_game_view_says_whether_the_result_is_final_and_its_state_hash() {
     let id = open_game(&mut net, &p, "ttt_rules");
     let mut g = ttt(&net, &p, &id);
     g.play(&[4]);
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     net.advance(WINDOW_MS + 1);
     net.ok(&p.alice, json!({"kind":"claim_forfeit","game":id}));
     assert_eq!(view(&net, &id, None), (true, Some(g.hash())));
@@ -1217,7 +1351,10 @@ fn a_commitment_copied_from_the_other_seat_cannot_be_opened() {
     forced.push(copied.clone());
     let e = net.refused(&p.bob, settle(&id, &forced));
     assert!(e.contains("move 3 is not a legal move"), "{e}");
-    net.ok(&p.alice, json!({"kind":"challenge","game":id,"moves":g.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":id,"moves":g.moves}),
+    );
     let e = net.refused(&p.bob, json!({"kind":"respond","game":id,"moves":[copied]}));
     assert!(e.contains("move 3 is not a legal move"), "{e}");
     net.advance(WINDOW_MS + 1);
@@ -1241,7 +1378,13 @@ fn a_commitment_copied_from_another_game_cannot_be_opened() {
     let second = format!("{:016x}", count_offers(&net) - 1);
     net.ok(&p.carol, json!({"kind":"join","offer":second}));
     let mut g1 = rps(&net, &p, &first);
-    let mut g2 = OffChain::new(&RpsRules, &net, &second, [&p.alice, &p.carol], [&p.alice, &p.carol]);
+    let mut g2 = OffChain::new(
+        &RpsRules,
+        &net,
+        &second,
+        [&p.alice, &p.carol],
+        [&p.alice, &p.carol],
+    );
     assert_ne!(g1.tag, g2.tag);
     let (sa, sb) = ([1u8; 32], [2u8; 32]);
     g1.play(&commitment(&g1.tag, 0, 0, &sa));
@@ -1258,8 +1401,14 @@ fn a_commitment_copied_from_another_game_cannot_be_opened() {
     moves.push(replayed);
     let e = net.refused(&p.carol, settle(&second, &moves));
     assert!(e.contains("move 3 is not a legal move"), "{e}");
-    net.ok(&p.alice, json!({"kind":"challenge","game":second,"moves":g2.moves}));
+    net.ok(
+        &p.alice,
+        json!({"kind":"challenge","game":second,"moves":g2.moves}),
+    );
     net.advance(WINDOW_MS + 1);
     net.ok(&p.alice, json!({"kind":"claim_forfeit","game":second}));
-    assert_eq!(net.record(&format!("game/{second}"))["outcome"]["winner"], 0);
+    assert_eq!(
+        net.record(&format!("game/{second}"))["outcome"]["winner"],
+        0
+    );
 }

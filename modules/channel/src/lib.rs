@@ -446,7 +446,14 @@ impl Channel {
             return Err(ActionError::invalid("the history does not end the game"));
         }
         let winner = rules.winner(&state)?;
-        conclude(ctx, &mut game, winner, "history", false, Some(state_hash(&state)))?;
+        conclude(
+            ctx,
+            &mut game,
+            winner,
+            "history",
+            false,
+            Some(state_hash(&state)),
+        )?;
         save_game(ctx, &game);
         Ok(())
     }
@@ -477,8 +484,8 @@ impl Channel {
         }
         let sigs = two_sigs(op)?;
         let msg = domain(&*ctx).final_message(&game.id, &state_hash(&state), valid_until_ms);
-        for seat in 0..2 {
-            if !ctx.verify_signed(&game.signers[seat], msg.as_bytes(), &sigs[seat]) {
+        for (seat, (signer, sig)) in game.signers.iter().zip(&sigs).enumerate() {
+            if !ctx.verify_signed(signer, msg.as_bytes(), sig) {
                 return Err(ActionError::unauthorized(format!(
                     "the agreement is not signed by seat {seat}'s key"
                 )));
@@ -522,8 +529,8 @@ impl Channel {
         }
         let sigs = two_sigs(op)?;
         let msg = domain(&*ctx).checkpoint_message(&game.id, moves, &state_hash(&state));
-        for seat in 0..2 {
-            if !ctx.verify_signed(&game.signers[seat], msg.as_bytes(), &sigs[seat]) {
+        for (seat, (signer, sig)) in game.signers.iter().zip(&sigs).enumerate() {
+            if !ctx.verify_signed(signer, msg.as_bytes(), sig) {
                 return Err(ActionError::unauthorized(format!(
                     "the checkpoint is not signed by seat {seat}'s key"
                 )));
@@ -631,8 +638,17 @@ impl Channel {
                 challenge.deadline_ms
             )));
         }
-        let stalled = Some(state_hash(&hex::decode(&challenge.state).unwrap_or_default()));
-        conclude(ctx, &mut game, Some(1 - challenge.due), "forfeit", true, stalled)?;
+        let stalled = Some(state_hash(
+            &hex::decode(&challenge.state).unwrap_or_default(),
+        ));
+        conclude(
+            ctx,
+            &mut game,
+            Some(1 - challenge.due),
+            "forfeit",
+            true,
+            stalled,
+        )?;
         save_game(ctx, &game);
         Ok(())
     }
@@ -783,8 +799,10 @@ impl GameModule for Channel {
             let s: Standing = state
                 .module_json(self.id(), &player_key(player))?
                 .unwrap_or_default();
-            return Ok(json!({ "player": player, "wins": s.wins, "losses": s.losses,
-                              "draws": s.draws }));
+            return Ok(
+                json!({ "player": player, "wins": s.wins, "losses": s.losses,
+                              "draws": s.draws }),
+            );
         }
         let chain = state
             .read_raw(rules::GENESIS_KEY)

@@ -104,7 +104,10 @@ mod tests {
             d.game_tag("0000000000000001").to_vec(),
             Sha256::digest(d.game_tag_text("0000000000000001")).to_vec()
         );
-        assert_ne!(d.game_tag("0000000000000001"), d.game_tag("0000000000000002"));
+        assert_ne!(
+            d.game_tag("0000000000000001"),
+            d.game_tag("0000000000000002")
+        );
         assert_eq!(
             state_hash(&[]),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

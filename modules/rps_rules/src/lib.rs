@@ -181,7 +181,12 @@ mod tests {
             Err(ReplayError::Illegal(3)),
             "another game's commitment"
         );
-        assert!(replay(&RpsRules, &other, &[&commitment(&other, 0, 1, &S0), &m1, &r0, &reveal(0, &S1)]).is_ok());
+        assert!(replay(
+            &RpsRules,
+            &other,
+            &[&commitment(&other, 0, 1, &S0), &m1, &r0, &reveal(0, &S1)]
+        )
+        .is_ok());
     }
 
     #[test]

@@ -112,7 +112,11 @@ mod tests {
             Err(ReplayError::Illegal(0))
         );
         let s0 = TicTacToeRules.initial_state(&TAG);
-        assert_eq!(s0, TicTacToeRules.initial_state(&[6; 32]), "the tag is ignored");
+        assert_eq!(
+            s0,
+            TicTacToeRules.initial_state(&[6; 32]),
+            "the tag is ignored"
+        );
         assert!(
             !TicTacToeRules.validate_move(&s0, 0, 1, &[0]),
             "seat 1 does not open"

@@ -480,8 +480,8 @@ impl Client {
     /// [`ClientError::Api`], anything else [`ClientError::Transport`].
     fn upgrade_error(&self, url: &Url, e: tokio_tungstenite::tungstenite::Error) -> ClientError {
         if let tokio_tungstenite::tungstenite::Error::Http(response) = &e {
-            let status = StatusCode::from_u16(response.status().as_u16())
-                .unwrap_or(StatusCode::BAD_GATEWAY);
+            let status =
+                StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
             let mut headers = reqwest::header::HeaderMap::new();
             if let Some(v) = response
                 .headers()

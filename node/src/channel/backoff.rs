@@ -49,7 +49,7 @@ impl Backoff {
     /// [`BACKOFF_BASE`] to [`BACKOFF_CAP`], seeded from the OS.
     pub fn new() -> Backoff {
         let mut h = RandomState::new().build_hasher();
-        h.write_u64(0x6761_6d65_6368_6e);
+        h.write_u64(0x0067_616d_6563_686e);
         Backoff::with(BACKOFF_BASE, BACKOFF_CAP, h.finish())
     }
 

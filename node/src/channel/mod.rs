@@ -32,9 +32,9 @@ pub mod store;
 pub mod time;
 pub mod watch;
 
+pub use backoff::Backoff;
 pub use check::{check_received, Received, Refusal};
 pub use error::ChannelError;
-pub use backoff::Backoff;
 pub use player::{Player, PlayerOptions, RulesRef};
 pub use rules::{LocalRules, Replay};
 pub use store::{GameRecord, HeldMove, MoveStore};

@@ -983,9 +983,7 @@ impl Player {
         Ok(Settled {
             moves: count,
             winner: winner_of(data),
-            final_at_ms: data
-                .and_then(|d| d["final_at_ms"].as_u64())
-                .unwrap_or(0),
+            final_at_ms: data.and_then(|d| d["final_at_ms"].as_u64()).unwrap_or(0),
         })
     }
 

@@ -10,7 +10,9 @@ pub fn parse_duration_ms(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let digits = t.bytes().take_while(u8::is_ascii_digit).count();
     let (number, unit) = t.split_at(digits);
-    let bad = || format!("`{text}` is not a duration: a whole number and a unit (ms, s, m, h, d), e.g. 10m");
+    let bad = || {
+        format!("`{text}` is not a duration: a whole number and a unit (ms, s, m, h, d), e.g. 10m")
+    };
     let n: u64 = number.parse().map_err(|_| bad())?;
     let scale = match unit {
         "ms" => 1,
@@ -84,7 +86,14 @@ mod tests {
         assert_eq!(parse_duration_ms("2h"), Ok(7_200_000));
         assert_eq!(parse_duration_ms("3d"), Ok(259_200_000));
         assert_eq!(parse_duration_ms("45s"), Ok(45_000));
-        for bad in ["20", "m", "1.5h", "-1m", "10 weeks", "99999999999999999999d"] {
+        for bad in [
+            "20",
+            "m",
+            "1.5h",
+            "-1m",
+            "10 weeks",
+            "99999999999999999999d",
+        ] {
             assert!(parse_duration_ms(bad).is_err(), "{bad}");
         }
     }

@@ -241,9 +241,8 @@ where
                 let height = block.height();
                 // Blocks the feed skipped (it never should, but a lagging subscriber can miss
                 // some before the node closes it) are read by height first.
-                match self.catch_up(height.saturating_sub(1)).await? {
-                    Some(end) => return Ok(end),
-                    None => {}
+                if let Some(end) = self.catch_up(height.saturating_sub(1)).await? {
+                    return Ok(end);
                 }
                 if let Some(end) = self.read(&block).await? {
                     return Ok(end);

@@ -661,12 +661,20 @@ mod tests {
         let by_hash = offer(&["--rules-code", "ab", "--window", "10m"]).unwrap();
         assert!(matches!(
             by_hash.command,
-            Command::Channel(ChannelCommand::Offer { window: 600_000, rules: None, rules_code: Some(_), .. })
+            Command::Channel(ChannelCommand::Offer {
+                window: 600_000,
+                rules: None,
+                rules_code: Some(_),
+                ..
+            })
         ));
         let in_ms = offer(&["--rules", "r", "--window-ms", "300000"]).unwrap();
         assert!(matches!(
             in_ms.command,
-            Command::Channel(ChannelCommand::Offer { window_ms: Some(300_000), .. })
+            Command::Channel(ChannelCommand::Offer {
+                window_ms: Some(300_000),
+                ..
+            })
         ));
         // A window without a unit (it used to be blocks), both windows, both rules: refused.
         assert!(offer(&["--rules", "r", "--window", "20"]).is_err());

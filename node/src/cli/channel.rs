@@ -98,7 +98,12 @@ fn print_responded(out: &mut dyn Write, r: &Responded) -> Result<(), CliError> {
     }
 }
 
-fn print_watch_step(out: &mut dyn Write, game: &str, step: &WatchStep, status: &mut String) -> Result<(), CliError> {
+fn print_watch_step(
+    out: &mut dyn Write,
+    game: &str,
+    step: &WatchStep,
+    status: &mut String,
+) -> Result<(), CliError> {
     print_sync(out, &step.sync)?;
     if let Some((n, e)) = &step.proved {
         line(
@@ -158,11 +163,15 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 (Some(id), _) => RulesRef::Module(id),
                 (None, Some(hash)) => RulesRef::Code(hash),
                 (None, None) => {
-                    return Err(CliError::Usage("name the rules: --rules ID or --rules-code HASH".into()))
+                    return Err(CliError::Usage(
+                        "name the rules: --rules ID or --rules-code HASH".into(),
+                    ))
                 }
             };
             let window_ms = window_ms.unwrap_or(window);
-            let o = p.offer(&which, stake, window_ms, game_key.as_deref()).await?;
+            let o = p
+                .offer(&which, stake, window_ms, game_key.as_deref())
+                .await?;
             let name = match &which {
                 RulesRef::Module(id) => id.clone(),
                 RulesRef::Code(_) => "rules".to_string(),

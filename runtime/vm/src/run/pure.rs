@@ -97,10 +97,14 @@ fn call_code(
 ) -> R<i64> {
     charge(&mut cx, GAS.host_call_base)?;
     let mem = memory(&mut cx)?;
-    let [hash_r, entry_r, input_r, out_r] = spans(&mut cx, mem, [(hash_ptr, 32), entry, input, out])?;
+    let [hash_r, entry_r, input_r, out_r] =
+        spans(&mut cx, mem, [(hash_ptr, 32), entry, input, out])?;
     charge(
         &mut cx,
-        bytes(GAS.per_byte_in, hash_r.len() + entry_r.len() + input_r.len()),
+        bytes(
+            GAS.per_byte_in,
+            hash_r.len() + entry_r.len() + input_r.len(),
+        ),
     )?;
     let (hash, name, input) = {
         let data = mem.data(&cx);
@@ -124,10 +128,10 @@ fn call_code(
         _ => return Ok(PureError::NotFound.code()),
     };
     let memo_ptr = cx.data().codes();
-    // SAFETY: the memo is the top call's `HostState::code_memo` (or this call's own), alive
-    // for the whole chain of calls, which is still running; only this thread touches it.
-    let memo = unsafe { &*memo_ptr };
-    let known = memo.borrow().get(&hash).cloned();
+    // SAFETY (both derefs): the memo is the top call's `HostState::code_memo` (or this call's
+    // own), alive for the whole chain of calls, which is still running; only this thread
+    // touches it, through its `RefCell`, and no reference to it outlives the statement.
+    let known = unsafe { &*memo_ptr }.borrow().get(&hash).cloned();
     let callee = match known {
         Some(module) => module,
         None => {
@@ -139,7 +143,10 @@ fn call_code(
                 return Ok(PureError::NotFound.code());
             };
             charge(&mut cx, bytes(GAS.per_byte_in, len))?;
-            memo.borrow_mut().insert(hash, module.clone());
+            // SAFETY: as above.
+            unsafe { &*memo_ptr }
+                .borrow_mut()
+                .insert(hash, module.clone());
             module
         }
     };

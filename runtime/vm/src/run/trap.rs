@@ -180,7 +180,10 @@ mod tests {
                 "internal: more than 256 events or 65536 bytes of events in one call",
             ),
             (HostTrap::OutputLimit, "internal: output over 1048576 bytes"),
-            (HostTrap::NoState, "internal: no state in a call by code hash"),
+            (
+                HostTrap::NoState,
+                "internal: no state in a call by code hash",
+            ),
         ];
         for (trap, text) in table {
             let err = wasmtime::Error::new(trap);
