@@ -3,9 +3,12 @@
 //! `gamechain module deploy`: moves travel over the move board and are kept in each player's
 //! store; a game is settled by history and paid out; a move stored before a crash is re-sent and
 //! never replaced; forged, out-of-turn and illegal moves read from the board are refused and not
-//! stored; `watch` answers a challenge with the move it holds and the staller forfeits; two
-//! signed moves for one position make their signer lose (`prove`). Blocks come every 250 ms
-//! when idle, so windows (in blocks) pass in seconds.
+//! stored; `watch` answers a challenge with the move it holds and the staller forfeits, through
+//! 429s, 503s and a node restart (behind a proxy the test controls); `watch` sends the
+//! equivocation proof when a challenge contradicts a move it holds; two signed moves for one
+//! position make their signer lose (`prove`). Windows are block time (5 minutes at least):
+//! tests that need one to pass run the node with the dev clock (`dev_clock = true`) and move its
+//! sequencer's clock forward (`POST /v1/dev/clock`), never wait for it.
 
 mod common;
 
@@ -58,10 +61,19 @@ struct Table {
 
 impl Table {
     async fn new() -> Table {
+        Table::with_config("block_interval_ms = 250").await
+    }
+
+    /// A table whose node runs the dev clock: [`Table::advance_clock`] moves block time.
+    async fn with_clock() -> Table {
+        Table::with_config("block_interval_ms = 250\ndev_clock = true").await
+    }
+
+    async fn with_config(config: &str) -> Table {
         let guests = tokio::task::spawn_blocking(guests).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let cwd = dir.path().to_path_buf();
-        let mut node = NodeProcess::new(&cwd, "block_interval_ms = 250");
+        let mut node = NodeProcess::new(&cwd, config);
         node.start().await;
         let url = node.url();
         let mut addresses = Vec::new();
@@ -136,14 +148,13 @@ impl Table {
         stderr
     }
 
-    /// Alice offers tic-tac-toe with `window`, Bob joins: the game id.
-    async fn open_game(&self, window: u64) -> String {
+    /// Alice offers tic-tac-toe with `window` (a duration, e.g. `5m`), Bob joins: the game id.
+    async fn open_game(&self, window: &str) -> String {
         self.open_game_with(window, &[]).await
     }
 
     /// [`Table::open_game`], Bob joining with `join_args` added (e.g. `--game-key FILE`).
-    async fn open_game_with(&self, window: u64, join_args: &[&str]) -> String {
-        let window = window.to_string();
+    async fn open_game_with(&self, window: &str, join_args: &[&str]) -> String {
         let stake = STAKE.to_string();
         let out = self
             .ok(
@@ -155,7 +166,7 @@ impl Table {
                     "--stake",
                     &stake,
                     "--window",
-                    &window,
+                    window,
                 ],
             )
             .await;
@@ -214,10 +225,39 @@ impl Table {
         self.client().status().await.unwrap().height
     }
 
-    async fn wait_height(&self, height: u64) {
+    /// The head block's time, ms.
+    async fn head_time(&self) -> u64 {
+        self.client()
+            .block(gamechain_client::client::BlockRef::Latest)
+            .await
+            .unwrap()
+            .header
+            .header
+            .time_ms
+    }
+
+    /// Moves the node's sequencer clock `ms` forward (the dev clock) and waits for a block
+    /// stamped at least that much later than the head was.
+    async fn advance_clock(&self, ms: u64) {
+        let before = self.head_time().await;
+        let url = format!("{}/v1/dev/clock", self.url);
+        let r = reqwest::Client::new()
+            .post(&url)
+            .json(&json!({ "advance_ms": ms }))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success(),
+            "POST /v1/dev/clock: {} (the node needs dev_clock = true)",
+            r.status()
+        );
         let start = Instant::now();
-        while self.height().await < height {
-            assert!(start.elapsed() < Duration::from_secs(60), "height {height}");
+        while self.head_time().await < before + ms {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "no block after the clock moved"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
@@ -267,16 +307,16 @@ impl Table {
         data: &[u8],
     ) -> String {
         let rules = self.rules();
-        let mut state = rules.initial_state().unwrap();
-        for (n, cell) in cells.iter().enumerate() {
-            let seat = rules.mover_at(n as u64).unwrap();
-            state = rules.apply_move(&state, n as u64, seat, &[*cell]).unwrap();
-        }
         let view = self.client().view("channel", &[]).await.unwrap();
         let domain = channel::Domain {
             chain: view["chain"].as_str().unwrap().to_string(),
             module: "channel".into(),
         };
+        let mut state = rules.initial_state(&domain.game_tag(game)).unwrap();
+        for (n, cell) in cells.iter().enumerate() {
+            let seat = rules.mover_at(n as u64).unwrap();
+            state = rules.apply_move(&state, n as u64, seat, &[*cell]).unwrap();
+        }
         let n = cells.len() as u64;
         let msg = domain.move_message(game, n, &channel::state_hash(&state), mover, data);
         json!({"n": n, "data": hex::encode(data), "sig": sign_message(&self.key(signer), msg)})
@@ -290,9 +330,9 @@ fn count(haystack: &str, needle: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn full_game_over_the_board_settles_by_history_and_pays_the_winner() {
-    let t = Table::new().await;
+    let t = Table::with_clock().await;
     let started = Instant::now();
-    let game = t.open_game(5).await;
+    let game = t.open_game("5m").await;
     let escrow = "module:channel";
     assert_eq!(t.gold(escrow).await, 2 * STAKE);
 
@@ -369,24 +409,22 @@ async fn full_game_over_the_board_settles_by_history_and_pays_the_winner() {
         "{out}"
     );
     let final_at: u64 = out
-        .split("final at height ")
+        .split("(block time ")
         .nth(1)
         .unwrap()
-        .split(',')
+        .split(')')
         .next()
         .unwrap()
         .parse()
         .unwrap();
-    if t.height().await < final_at {
-        t.fails(
-            "alice",
-            &["withdraw", &game],
-            3,
-            "the result is final at height",
-        )
-        .await;
-    }
-    t.wait_height(final_at).await;
+    t.fails(
+        "alice",
+        &["withdraw", &game],
+        3,
+        &format!("the result is final at block time {final_at}"),
+    )
+    .await;
+    t.advance_clock(final_at - t.head_time().await).await;
     let out = t.ok("alice", &["withdraw", &game]).await;
     assert!(
         out.contains(&format!("{} gets both stakes", t.alice)),
@@ -413,8 +451,8 @@ async fn full_game_over_the_board_settles_by_history_and_pays_the_winner() {
                 "ttt_rules",
                 "--stake",
                 "7",
-                "--window",
-                "5",
+                "--window-ms",
+                "300000",
             ],
         )
         .await;
@@ -439,7 +477,7 @@ async fn full_game_over_the_board_settles_by_history_and_pays_the_winner() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_stored_but_not_posted_is_resent_and_never_replaced() {
     let t = Table::new().await;
-    let game = t.open_game(5).await;
+    let game = t.open_game("5m").await;
 
     // The crash: move 0 is signed and saved, never posted.
     let out = t.ok("alice", &["move", &game, "04", "--no-post"]).await;
@@ -493,7 +531,7 @@ async fn a_move_stored_but_not_posted_is_resent_and_never_replaced() {
     // Challenged, a player's next `move` also answers on chain; `respond` needs a held move.
     let out = t.ok("alice", &["challenge", &game]).await;
     assert!(
-        out.contains(&format!("challenged: {} owes move 1 by height", t.bob)),
+        out.contains(&format!("challenged: {} owes move 1 by ", t.bob)),
         "{out}"
     );
     let out = t.ok("bob", &["move", &game, "00"]).await;
@@ -527,7 +565,7 @@ async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not
     // Bob's moves are signed by a separate game key: only its signatures count for his seat.
     let out = run(&t.cwd, &["key", "new", "--out", "bobgame.wif"]).await;
     let bob_game_key = text(&out.stdout).trim().to_string();
-    let game = t.open_game_with(5, &["--game-key", "bobgame.wif"]).await;
+    let game = t.open_game_with("5m", &["--game-key", "bobgame.wif"]).await;
     assert_eq!(
         t.game_view(&game).await["signers"][1],
         bob_game_key.as_str()
@@ -614,8 +652,8 @@ async fn forged_out_of_turn_and_illegal_moves_from_the_board_are_refused_and_not
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits() {
-    let t = Table::new().await;
-    let game = t.open_game(12).await;
+    let t = Table::with_clock().await;
+    let game = t.open_game("10m").await;
     t.ok("alice", &["move", &game, "00"]).await;
     t.ok("bob", &["move", &game, "04"]).await;
     // Alice's move 2 never reaches Bob.
@@ -647,7 +685,7 @@ async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits()
 
     let out = t.ok("bob", &["challenge", &game]).await;
     assert!(
-        out.contains(&format!("challenged: {} owes move 2 by height", t.alice)),
+        out.contains(&format!("challenged: {} owes move 2 by ", t.alice)),
         "{out}"
     );
 
@@ -669,18 +707,16 @@ async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits()
         (view["status"].as_str(), view["challenge"]["due"].as_u64()),
         (Some("challenged"), Some(1))
     );
-    let deadline = view["challenge"]["deadline"].as_u64().unwrap();
+    let deadline = view["challenge"]["deadline_ms"].as_u64().unwrap();
     // Bob learns move 2 from Alice's answer on chain.
     let out = t.ok("bob", &["sync", &game]).await;
     assert!(out.contains("received move 2: checked and stored"), "{out}");
     assert_eq!(t.signed("bob", &game), t.signed("alice", &game));
 
     // Bob stalls. Too early, the forfeit is refused locally; after the deadline it stands.
-    if t.height().await < deadline {
-        t.fails("alice", &["forfeit", &game], 1, "may answer until height")
-            .await;
-    }
-    t.wait_height(deadline + 1).await;
+    t.fails("alice", &["forfeit", &game], 1, "may answer until")
+        .await;
+    t.advance_clock(deadline + 1 - t.head_time().await).await;
     let out = t.ok("alice", &["forfeit", &game]).await;
     assert!(
         out.contains(&format!("forfeit claimed: {} wins", t.alice)),
@@ -710,8 +746,9 @@ async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits()
     );
     assert!(
         printed.contains(&format!(
-            "challenge passes: {} owes move 3 by height {deadline}",
-            t.bob
+            "challenge passes: {} owes move 3 by {}",
+            t.bob,
+            gamechain_node::channel::time::format_time_ms(deadline)
         )),
         "{printed}"
     );
@@ -726,7 +763,7 @@ async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits()
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prove_from_two_signed_moves_for_one_position_makes_the_equivocator_lose() {
     let t = Table::new().await;
-    let game = t.open_game(5).await;
+    let game = t.open_game("5m").await;
     t.ok("alice", &["move", &game, "00"]).await;
     t.ok("bob", &["move", &game, "04"]).await;
     t.fails("alice", &["prove", &game], 1, "no equivocation held")
@@ -761,4 +798,415 @@ async fn prove_from_two_signed_moves_for_one_position_makes_the_equivocator_lose
     assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
     assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
     assert_eq!(t.gold("module:channel").await, 0);
+}
+
+/// What [`Proxy`] does with a connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Forward bytes both ways to the node.
+    Forward,
+    /// Answer every request `429 rate_limited` with `retry-after: 1`.
+    TooMany,
+    /// Answer every request `503`.
+    Unavailable,
+}
+
+/// An HTTP proxy in front of the node that the test switches between forwarding and refusing
+/// (every switch drops the open connections, so a WebSocket through it breaks too); it counts
+/// what it refused and the `GET /v1/blocks/<height>` and `GET /v1/ws` requests it forwarded.
+struct Proxy {
+    port: u16,
+    state: std::sync::Arc<Mutex<ProxyState>>,
+}
+
+#[derive(Default)]
+struct ProxyState {
+    mode: Option<Mode>,
+    open: Vec<std::net::TcpStream>,
+    refused_429: u64,
+    refused_503: u64,
+    block_gets: u64,
+    ws_upgrades: u64,
+}
+
+impl Proxy {
+    fn start(target: std::net::SocketAddr) -> Proxy {
+        use std::io::{Read, Write};
+        use std::net::{Shutdown, TcpListener, TcpStream};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let state: std::sync::Arc<Mutex<ProxyState>> = Default::default();
+        state.lock().unwrap().mode = Some(Mode::Forward);
+        let shared = state.clone();
+        std::thread::spawn(move || {
+            for inbound in listener.incoming() {
+                let Ok(mut inbound) = inbound else { continue };
+                let mode = shared.lock().unwrap().mode.unwrap();
+                if mode != Mode::Forward {
+                    // Read the request head, answer, close.
+                    let shared = shared.clone();
+                    std::thread::spawn(move || {
+                        let mut head = Vec::new();
+                        let mut buf = [0u8; 1024];
+                        let _ = inbound.set_read_timeout(Some(Duration::from_secs(5)));
+                        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 65536 {
+                            match inbound.read(&mut buf) {
+                                Ok(0) | Err(_) => break,
+                                Ok(n) => head.extend_from_slice(&buf[..n]),
+                            }
+                        }
+                        let (status, code, extra) = match mode {
+                            Mode::TooMany => (
+                                "429 Too Many Requests",
+                                "rate_limited",
+                                "retry-after: 1\r\n",
+                            ),
+                            _ => ("503 Service Unavailable", "unavailable", ""),
+                        };
+                        {
+                            let mut s = shared.lock().unwrap();
+                            if mode == Mode::TooMany {
+                                s.refused_429 += 1;
+                            } else {
+                                s.refused_503 += 1;
+                            }
+                        }
+                        let body = format!(
+                            r#"{{"error":{{"code":"{code}","message":"the proxy says no"}}}}"#
+                        );
+                        let answer = format!(
+                            "HTTP/1.1 {status}\r\ncontent-type: application/json\r\n{extra}content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                            body.len()
+                        );
+                        let _ = inbound.write_all(answer.as_bytes());
+                        let _ = inbound.shutdown(Shutdown::Both);
+                    });
+                    continue;
+                }
+                let Ok(outbound) = TcpStream::connect(target) else {
+                    let _ = inbound.shutdown(Shutdown::Both);
+                    continue;
+                };
+                {
+                    let mut s = shared.lock().unwrap();
+                    s.open.push(inbound.try_clone().unwrap());
+                    s.open.push(outbound.try_clone().unwrap());
+                }
+                // Client to node, counting request lines.
+                let (mut from, mut to) =
+                    (inbound.try_clone().unwrap(), outbound.try_clone().unwrap());
+                let counter = shared.clone();
+                std::thread::spawn(move || {
+                    let mut buf = [0u8; 16384];
+                    let mut tail: Vec<u8> = Vec::new();
+                    loop {
+                        let n = match from.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => n,
+                        };
+                        let mut seen = tail.clone();
+                        seen.extend_from_slice(&buf[..n]);
+                        let count = |needle: &[u8]| {
+                            seen.windows(needle.len()).filter(|w| *w == needle).count() as u64
+                        };
+                        {
+                            let mut s = counter.lock().unwrap();
+                            s.block_gets += count(b"GET /v1/blocks/");
+                            s.ws_upgrades += count(b"GET /v1/ws ");
+                        }
+                        tail = seen[seen.len().saturating_sub(15)..].to_vec();
+                        if to.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                    let _ = from.shutdown(Shutdown::Both);
+                    let _ = to.shutdown(Shutdown::Both);
+                });
+                let (mut from, mut to) = (outbound, inbound);
+                std::thread::spawn(move || {
+                    let _ = std::io::copy(&mut from, &mut to);
+                    let _ = from.shutdown(Shutdown::Both);
+                    let _ = to.shutdown(Shutdown::Both);
+                });
+            }
+        });
+        Proxy { port, state }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Switches the mode; open connections are dropped.
+    fn set(&self, mode: Mode) {
+        let mut s = self.state.lock().unwrap();
+        s.mode = Some(mode);
+        for socket in s.open.drain(..) {
+            let _ = socket.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    /// `(429s, 503s, GET /v1/blocks/…, GET /v1/ws)` so far.
+    fn counts(&self) -> (u64, u64, u64, u64) {
+        let s = self.state.lock().unwrap();
+        (s.refused_429, s.refused_503, s.block_gets, s.ws_upgrades)
+    }
+}
+
+/// Starts `gamechain channel watch <game>` for `who` against `url`, stdout and stderr to files.
+fn start_watch(
+    t: &Table,
+    who: &str,
+    game: &str,
+    url: &str,
+) -> (std::process::Child, PathBuf, PathBuf) {
+    let (log, err) = (
+        t.cwd.join(format!("{who}-watch.log")),
+        t.cwd.join(format!("{who}-watch.err")),
+    );
+    let child = Command::new(BIN)
+        .args([
+            "channel",
+            "watch",
+            game,
+            "--key",
+            &format!("{who}.wif"),
+            "--dir",
+            &format!("{who}-moves"),
+            "--poll-ms",
+            "200",
+            "--stop-after",
+            "240",
+            "--node",
+            url,
+        ])
+        .current_dir(&t.cwd)
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(std::fs::File::create(&err).unwrap())
+        .spawn()
+        .unwrap();
+    (child, log, err)
+}
+
+fn read(path: &PathBuf) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Issue 23's watchtower attack: `watch` used to exit on the first 429, and then the honest
+/// player forfeited. Behind a proxy that answers 429 (with `retry-after`), then 503, and across
+/// a SIGKILL and restart of the node, the watch keeps going, reads blocks over the block feed
+/// (by height only for the blocks it missed), and still answers the challenge made after the
+/// restart with the move it holds; the staller then forfeits and the watch stops by itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
+    let mut t = Table::with_clock().await;
+    let game = t.open_game("10m").await;
+    t.ok("alice", &["move", &game, "00"]).await;
+    t.ok("bob", &["move", &game, "04"]).await;
+    // Alice's move 2 never reaches Bob: only her watch can answer a challenge for it.
+    t.ok("alice", &["move", &game, "01", "--no-post"]).await;
+
+    let proxy = Proxy::start(t.node.addr);
+    let (mut watch, log, err) = start_watch(&t, "alice", &game, &proxy.url());
+    let wait_for = |path: PathBuf, needle: String| async move {
+        let start = Instant::now();
+        while !read(&path).contains(&needle) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no `{needle}` in:\n{}",
+                read(&path)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    wait_for(log.clone(), "reading blocks from".into()).await;
+
+    // The node rate-limits the watch, then fails; the watch waits it out.
+    proxy.set(Mode::TooMany);
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    proxy.set(Mode::Unavailable);
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    proxy.set(Mode::Forward);
+    let (n429, n503, _, _) = proxy.counts();
+    assert!(n429 >= 1 && n503 >= 1, "refused {n429} × 429, {n503} × 503");
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "the watch is still running:\n{}",
+        read(&err)
+    );
+    let stderr = read(&err);
+    assert!(stderr.contains("rate_limited"), "{stderr}");
+
+    // The node dies and comes back on the same data and port.
+    t.node.kill();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    t.node.start().await;
+    assert!(
+        watch.try_wait().unwrap().is_none(),
+        "the watch survived:\n{}",
+        read(&err)
+    );
+
+    // Once the feed is open again, blocks come over it: none is asked for by height.
+    let connected = |log: &str| log.matches("(block feed open)").count();
+    let before = connected(&read(&log));
+    let start = Instant::now();
+    while connected(&read(&log)) == before {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no reconnection:\n{}",
+            read(&err)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (h0, (_, _, gets0, _)) = (t.height().await, proxy.counts());
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let (h1, (_, _, gets1, _)) = (t.height().await, proxy.counts());
+    assert!(h1 >= h0 + 5, "blocks were made meanwhile: {h0} → {h1}");
+    assert!(
+        gets1 - gets0 <= 1,
+        "{} GET /v1/blocks/… while {} blocks came over the feed",
+        gets1 - gets0,
+        h1 - h0
+    );
+
+    // After the restart Bob challenges Alice for move 2; her watch answers with it.
+    let out = t.ok("bob", &["challenge", &game]).await;
+    assert!(
+        out.contains(&format!("challenged: {} owes move 2 by ", t.alice)),
+        "{out}"
+    );
+    let start = Instant::now();
+    let view = loop {
+        let view = t.game_view(&game).await;
+        if view["challenge"]["moves"] == 3 {
+            break view;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no answer: {view}\n{}\n{}",
+            read(&log),
+            read(&err)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(view["challenge"]["due"], 1);
+    assert!(read(&log).contains("answered the challenge with moves 2..2 at block"));
+
+    // Bob stalls past his deadline; the forfeit stands; the watch sees the result final.
+    let deadline = view["challenge"]["deadline_ms"].as_u64().unwrap();
+    t.advance_clock(deadline + 1 - t.head_time().await).await;
+    let out = t.ok("alice", &["forfeit", &game]).await;
+    assert!(
+        out.contains(&format!("forfeit claimed: {} wins", t.alice)),
+        "{out}"
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = watch.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            watch.kill().unwrap();
+            panic!("watch did not stop:\n{}\n{}", read(&log), read(&err));
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "{}\n{}", read(&log), read(&err));
+    assert!(read(&log).contains("the result is final"), "{}", read(&log));
+    let (_, _, block_gets, ws_upgrades) = proxy.counts();
+    let head = t.height().await;
+    assert!(
+        ws_upgrades >= 2,
+        "the feed was opened again after the outages: {ws_upgrades}"
+    );
+    eprintln!("watch: {n429} × 429, {n503} × 503, {ws_upgrades} feed openings, {block_gets} blocks by height, head {head}");
+    t.ok("alice", &["withdraw", &game]).await;
+    assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
+}
+
+/// Issue 23: the watcher kept an equivocation proof but never sent it. Bob signs a second move
+/// 1 and challenges Alice with a history holding it, contradicting the move 1 Alice holds: her
+/// watch reads the challenge, keeps the contradicting move as the proof and sends it; Bob loses
+/// at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_sends_the_equivocation_proof_when_a_challenge_contradicts_a_held_move() {
+    let t = Table::new().await;
+    let game = t.open_game("5m").await;
+    t.ok("alice", &["move", &game, "00"]).await;
+    t.ok("bob", &["move", &game, "04"]).await;
+    t.ok("alice", &["sync", &game]).await;
+    assert_eq!(t.held("alice", &game).len(), 2);
+    let (mut watch, log, err) = start_watch(&t, "alice", &game, &t.url);
+    let start = Instant::now();
+    while !read(&log).contains("reading blocks from") {
+        assert!(start.elapsed() < Duration::from_secs(60), "{}", read(&err));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Bob's other move 1 (cell 8) over the same state, in a challenge of his own.
+    let m0 = t.held("alice", &game)[0].clone();
+    let other: Value =
+        serde_json::from_str(&t.sign(&game, &[0], "bob", &t.bob, &[8]).await).unwrap();
+    let op = json!({"kind":"challenge","game":game,
+                    "moves":[{"n":0,"data":m0["data"],"sig":m0["sig"]}, other]});
+    let included = t
+        .client()
+        .send_and_wait(
+            &t.key("bob"),
+            Action::game("channel", &op),
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    assert!(included.receipt.ok, "{:?}", included.receipt);
+
+    let start = Instant::now();
+    let view = loop {
+        let view = t.game_view(&game).await;
+        if view["status"] == "settled" {
+            break view;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no proof: {view}\n{}\n{}",
+            read(&log),
+            read(&err)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(
+        (
+            view["outcome"]["how"].as_str(),
+            view["outcome"]["winner"].as_u64()
+        ),
+        (Some("equivocation"), Some(0))
+    );
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = watch.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "watch did not stop: {}",
+            read(&log)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(status.success(), "{}", read(&err));
+    let printed = read(&log);
+    assert!(
+        printed.contains("equivocation: a second signed move 1 by the opponent, kept"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains(&format!("equivocation on move 1 proven: {} wins", t.alice)),
+        "{printed}"
+    );
+    t.ok("alice", &["withdraw", &game]).await;
+    assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
 }

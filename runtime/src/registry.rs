@@ -59,6 +59,10 @@ pub const MAX_STAGED: usize = 32;
 #[derive(Debug, Default)]
 pub struct Modules {
     loaded: RwLock<BTreeMap<(String, String), ModuleEntry>>,
+    /// Compiled code by hash for calls by code hash (`call_code`), which need no id: any
+    /// module compiled from that code serves, since such a call reaches no state. One entry per
+    /// distinct code the chain stores and someone called, like `loaded`.
+    by_code: RwLock<BTreeMap<String, Arc<WasmModule>>>,
     /// Compiled ahead of their deploy, oldest first (at most [`MAX_STAGED`]).
     staged: Mutex<VecDeque<((String, String), Arc<WasmModule>)>>,
     cache: Option<Arc<ModuleCache>>,
@@ -368,6 +372,63 @@ impl Modules {
         })
     }
 
+    /// The code whose hash (lowercase hex) is `code_hash`, as of `state`, compiled, and its
+    /// length: `Ok(None)` when `state` does not store `code/<code_hash>` or the code does not
+    /// load as a module (a fixed result for `call_code`, never engine text). Code called by hash
+    /// always runs as compiled by the runtime's **upload compiler**, whatever origin the modules
+    /// running it have (consensus: the compiler decides the fuel of bulk memory operations). A
+    /// module already compiled from that code by that compiler under any id serves (a call by
+    /// code reaches no state, so the id does not matter); otherwise the code compiles once
+    /// (through the cache) and is kept. The
+    /// state is read on every call, so code that `state` does not store is never found, even
+    /// when this registry compiled it for another state. Errors: stored bytes that do not hash
+    /// to their key ([`ResolveError::CorruptState`]), a node failure while compiling
+    /// ([`ResolveError::Host`]).
+    pub fn resolve_code(
+        &self,
+        runtime: &Arc<Runtime>,
+        state: &dyn State,
+        code_hash: &str,
+    ) -> Result<Option<(Arc<WasmModule>, usize)>, ResolveError> {
+        let key = code_key(code_hash);
+        let Some(wasm) = state.get(&key) else {
+            return Ok(None);
+        };
+        let len = wasm.len();
+        if let Some(m) = self.code_read().get(code_hash) {
+            return Ok(Some((m.clone(), len)));
+        }
+        if hex::encode(Sha256::digest(&wasm)) != code_hash {
+            return Err(ResolveError::CorruptState { key });
+        }
+        // Only a module compiled by the upload compiler serves: the compiler is consensus (it
+        // decides the fuel of bulk memory operations), and a call by code must not depend on
+        // whether some id ran that code through another compiler before.
+        let compiler = runtime.config().compiler_for(Origin::Upload);
+        let loaded = self
+            .read()
+            .iter()
+            .find(|((_, hash), e)| hash == code_hash && e.module.compiler() == compiler)
+            .map(|(_, e)| e.module.clone());
+        let module = match loaded {
+            Some(m) => m,
+            None => {
+                let id = format!("code_{}", &code_hash[..16]);
+                match WasmModule::load(runtime, &id, &wasm, self.cache.as_deref(), Origin::Upload) {
+                    Ok(m) => Arc::new(m),
+                    Err(LoadError::Host(e)) => return Err(ResolveError::Host(e)),
+                    Err(_) => return Ok(None),
+                }
+            }
+        };
+        let mut by_code = self.by_code.write().unwrap_or_else(|p| p.into_inner());
+        let module = by_code
+            .entry(code_hash.to_string())
+            .or_insert(module)
+            .clone();
+        Ok(Some((module, len)))
+    }
+
     /// Every module record in `state`, in ascending id order.
     pub fn records(state: &dyn State) -> Result<Vec<(String, ModuleRecord)>, ResolveError> {
         let mut out = Vec::new();
@@ -403,6 +464,10 @@ impl Modules {
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<(String, String), ModuleEntry>> {
         self.loaded.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn code_read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<String, Arc<WasmModule>>> {
+        self.by_code.read().unwrap_or_else(|p| p.into_inner())
     }
 }
 

@@ -143,6 +143,17 @@ pub mod abi {
             out_cap: i32,
         ) -> i64;
         pub fn module_code_hash(module_ptr: *const u8, module_len: i32, out_ptr: *mut u8) -> i32;
+        #[allow(clippy::too_many_arguments)]
+        pub fn call_code(
+            hash_ptr: *const u8,
+            entry_ptr: *const u8,
+            entry_len: i32,
+            input_ptr: *const u8,
+            input_len: i32,
+            fuel: i64,
+            out_ptr: *mut u8,
+            out_cap: i32,
+        ) -> i64;
     }
 }
 
@@ -394,7 +405,56 @@ fn host_call_pure(
     }
 }
 
+/// `call_code` through the import, with the buffer-retry protocol (a result that did not fit
+/// runs the callee again, which is deterministic).
+fn host_call_code(
+    code_hash: &[u8; 32],
+    entry: &str,
+    input: &[u8],
+    fuel: u64,
+) -> Result<Vec<u8>, crate::PureError> {
+    let ((ep, el), (ip, il)) = (arg(entry.as_bytes()), arg(input));
+    let fuel = i64::try_from(fuel).unwrap_or(i64::MAX);
+    let mut buf: Vec<u8> = Vec::with_capacity(1024);
+    loop {
+        // SAFETY: live buffers (`code_hash` is 32 readable bytes); the host writes at most
+        // `out_cap` bytes at `out_ptr`.
+        let n = unsafe {
+            abi::call_code(
+                code_hash.as_ptr(),
+                ep,
+                el,
+                ip,
+                il,
+                fuel,
+                buf.as_mut_ptr(),
+                len_i32(buf.capacity()),
+            )
+        };
+        if n < 0 {
+            return Err(crate::PureError::from_code(n).unwrap_or(crate::PureError::Trapped));
+        }
+        let n = n as usize;
+        if n <= buf.capacity() {
+            // SAFETY: the host wrote exactly `n` bytes.
+            unsafe { buf.set_len(n) };
+            return Ok(buf);
+        }
+        buf.reserve_exact(n);
+    }
+}
+
 impl Ctx for HostCtx {
+    fn call_code(
+        &self,
+        code_hash: &[u8; 32],
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, crate::PureError> {
+        host_call_code(code_hash, entry, input, fuel)
+    }
+
     fn verify_signed(&self, address: &str, msg: &[u8], sig: &str) -> bool {
         host_verify_signed(address, msg, sig)
     }

@@ -31,6 +31,25 @@ pub trait Kv {
         start_after: Option<&str>,
         limit: usize,
     ) -> Vec<(String, Vec<u8>)>;
+
+    /// What [`Ctx::call_code`] answers over this store: by default no code is found (a
+    /// native store has no wasm engine; [`crate::MockKv`] runs code registered natively).
+    fn kv_call_code(
+        &self,
+        code_hash: &[u8; 32],
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, crate::PureError> {
+        let _ = (code_hash, entry, input, fuel);
+        Err(crate::PureError::NotFound)
+    }
+
+    /// What [`Ctx::module_code_hash`] answers over this store: by default `None`.
+    fn kv_module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
+        let _ = module;
+        None
+    }
 }
 
 /// Every store is readable as a view's state.
@@ -209,6 +228,20 @@ impl<K: Kv> Ctx for KvCtx<K> {
         let n = self.random_counter;
         self.random_counter += 1;
         public_random(&self.txid, self.height, n)
+    }
+
+    fn call_code(
+        &self,
+        code_hash: &[u8; 32],
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, crate::PureError> {
+        self.kv.kv_call_code(code_hash, entry, input, fuel)
+    }
+
+    fn module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
+        self.kv.kv_module_code_hash(module)
     }
 }
 

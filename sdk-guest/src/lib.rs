@@ -79,7 +79,7 @@ pub use kv_ctx::{public_random, BlockEnv, Kv, KvCtx, MAX_SCAN_LIMIT};
 #[cfg(not(target_arch = "wasm32"))]
 pub use ledger::TokenInfo;
 #[cfg(not(target_arch = "wasm32"))]
-pub use mock::{MockCtx, MockKv};
+pub use mock::{MockCtx, MockKv, NativeCode, NativeEntry};
 
 /// Re-exported so modules and the export macro use the SDK's versions.
 pub use serde;

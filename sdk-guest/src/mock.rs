@@ -7,20 +7,59 @@
 //! tokens, scoping and error texts match the chain.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{ledger, ActionError, BlockEnv, GameModule, Kv, KvCtx, Query};
+use crate::{ledger, ActionError, BlockEnv, GameModule, Kv, KvCtx, PureError, Query};
+
+/// A pure entry point registered natively with [`MockKv::add_code`]: `(entry, input)` to the
+/// answer, `None` for a refusal ([`PureError::Refused`]).
+pub type NativeEntry = dyn Fn(&str, &[u8]) -> Option<Vec<u8>> + Send + Sync;
+
+/// Code registered natively for [`Ctx::call_code`](crate::Ctx::call_code) in unit tests.
+#[derive(Clone)]
+pub struct NativeCode(pub Arc<NativeEntry>);
+
+impl std::fmt::Debug for NativeCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NativeCode")
+    }
+}
 
 /// An in-memory sorted store with an undo journal, so a failed op can be rolled back in time
-/// proportional to its writes.
+/// proportional to its writes; plus code registered natively by hash ([`MockKv::add_code`]) and
+/// the code hash module ids run ([`MockKv::set_module_code`]), for modules that call code.
 #[derive(Debug, Clone, Default)]
 pub struct MockKv {
     /// The whole state, raw keys.
     pub state: BTreeMap<String, Vec<u8>>,
     journal: Option<Vec<(String, Option<Vec<u8>>)>>,
     submitted: u64,
+    /// Native code by hash, answering `call_code`.
+    pub codes: BTreeMap<[u8; 32], NativeCode>,
+    /// The code hash each module id runs, answering `module_code_hash`.
+    pub module_codes: BTreeMap<String, [u8; 32]>,
+}
+
+impl MockKv {
+    /// Registers `entry` as the code of hash `code_hash`: `call_code(code_hash, e, input, _)`
+    /// answers `entry(e, input)` (`None`: [`PureError::Refused`]). Natively there is no fuel and
+    /// no state to forbid; test those on the runtime.
+    pub fn add_code(
+        &mut self,
+        code_hash: [u8; 32],
+        entry: impl Fn(&str, &[u8]) -> Option<Vec<u8>> + Send + Sync + 'static,
+    ) {
+        self.codes.insert(code_hash, NativeCode(Arc::new(entry)));
+    }
+
+    /// Makes module `id` run the code of `code_hash` (what `module_code_hash(id)` answers); an
+    /// upgrade in a test is another call.
+    pub fn set_module_code(&mut self, id: &str, code_hash: [u8; 32]) {
+        self.module_codes.insert(id.to_string(), code_hash);
+    }
 }
 
 impl MockKv {
@@ -59,6 +98,19 @@ impl Kv for MockKv {
         if let Some(previous) = self.state.remove(key) {
             self.record(key, Some(previous));
         }
+    }
+    fn kv_call_code(
+        &self,
+        code_hash: &[u8; 32],
+        entry: &str,
+        input: &[u8],
+        _fuel: u64,
+    ) -> Result<Vec<u8>, PureError> {
+        let code = self.codes.get(code_hash).ok_or(PureError::NotFound)?;
+        (code.0)(entry, input).ok_or(PureError::Refused)
+    }
+    fn kv_module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
+        self.module_codes.get(module).copied()
     }
     fn kv_scan(
         &self,
@@ -170,6 +222,31 @@ mod tests {
         fn view(&self, state: &dyn StateRead, _: &Query) -> Result<Value, ActionError> {
             Ok(json!(state.scan_raw("", None, 100).len()))
         }
+    }
+
+    #[test]
+    fn code_registered_natively_answers_call_code_by_hash() {
+        let mut ctx = MockCtx::new("pay");
+        let hash = [7u8; 32];
+        ctx.kv.add_code(hash, |entry, input| match entry {
+            "double" => Some(input.iter().map(|b| b * 2).collect()),
+            _ => None,
+        });
+        ctx.kv.set_module_code("rules", hash);
+        assert_eq!(ctx.call_code(&hash, "double", &[1, 2], 10), Ok(vec![2, 4]));
+        assert_eq!(
+            ctx.call_code(&hash, "other", &[], 10),
+            Err(crate::PureError::Refused)
+        );
+        assert_eq!(
+            ctx.call_code(&[8; 32], "double", &[], 10),
+            Err(crate::PureError::NotFound)
+        );
+        assert_eq!(ctx.module_code_hash("rules"), Some(hash));
+        assert_eq!(ctx.module_code_hash("nobody"), None);
+        // An upgrade in a test: the id runs other code, the old code stays callable by hash.
+        ctx.kv.set_module_code("rules", [9; 32]);
+        assert_eq!(ctx.call_code(&hash, "double", &[3], 10), Ok(vec![6]));
     }
 
     #[test]

@@ -149,10 +149,31 @@ pub trait Ctx {
         Err(PureError::NotFound)
     }
 
+    /// Runs the pure entry point `gc_pure_<entry>` of the code whose SHA-256 is `code_hash`
+    /// (the chain's content-addressed code store keeps every code ever deployed, whatever module
+    /// ids run now) on `input`, with at most `fuel` of this call's fuel and **no state at all**:
+    /// inside it every state, bank, context and module import traps (the caller sees
+    /// [`PureError::Trapped`]), so the answer depends only on the code and `input` (ABI.md
+    /// `call_code`). A game pinned to its rules' code calls them this way. Natively this
+    /// default answers [`PureError::NotFound`]; [`crate::MockCtx`] runs code registered with
+    /// [`crate::MockKv::add_code`].
+    fn call_code(
+        &self,
+        code_hash: &[u8; 32],
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, PureError> {
+        let _ = (code_hash, entry, input, fuel);
+        Err(PureError::NotFound)
+    }
+
     /// The SHA-256 of the code module `module` runs as of this call (its `module/<id>` record:
     /// an upgrade changes it), `None` when there is no such module (ABI.md `module_code_hash`).
-    /// A module that relies on another's behaviour (a channel on its rules) records it and
-    /// notices an upgrade. Natively this default answers `None`.
+    /// A module that relies on another's behaviour (a channel on its rules) resolves the id
+    /// once and then calls the code by hash ([`Ctx::call_code`]), which no upgrade changes.
+    /// Natively this default answers `None`; [`crate::MockCtx`] answers what
+    /// [`crate::MockKv::set_module_code`] set.
     fn module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
         let _ = module;
         None

@@ -1,6 +1,6 @@
 //! Calls into other modules and signatures, as a module sees them (ABI.md, "Calls into other
-//! modules" and "Signatures"): [`PureError`], the fixed reasons a `call_pure` returns no bytes,
-//! shared by the host (`gamechain-vm`) and guests so both read the same codes.
+//! modules" and "Signatures"): [`PureError`], the fixed reasons a `call_pure` or `call_code`
+//! returns no bytes, shared by the host (`gamechain-vm`) and guests so both read the same codes.
 
 use core::fmt;
 
@@ -8,17 +8,19 @@ use core::fmt;
 /// transaction's default budget).
 pub const DEFAULT_PURE_FUEL: u64 = 1_000_000;
 
-/// Why a pure call (`Ctx::call_pure`) returned no bytes. The host function returns
-/// [`PureError::code`]; nothing of the callee's own failure text crosses.
+/// Why a pure call (`Ctx::call_pure`, `Ctx::call_code`) returned no bytes. The host function
+/// returns [`PureError::code`]; nothing of the callee's own failure text crosses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PureError {
-    /// No module with that id, no `gc_pure_<name>` export of type `(i32, i32) -> i64`, or an
+    /// No module with that id (`call_pure`), no stored code with that hash or code that does
+    /// not load (`call_code`), no `gc_pure_<name>` export of type `(i32, i32) -> i64`, or an
     /// invalid name (1–64 of `a-z`, `0-9`, `_`). Code `-1`.
     NotFound,
     /// The entry point returned a negative value: it refused the input. Code `-2`.
     Refused,
-    /// The callee trapped: a wasm trap, a write (it is read-only), a stack or memory limit, or
-    /// a result range outside its memory. Code `-3`.
+    /// The callee trapped: a wasm trap, a write (it is read-only), a state, bank or context
+    /// import inside a call by code hash, a stack or memory limit, or a result range outside
+    /// its memory. Code `-3`.
     Trapped,
     /// The callee used up the fuel it was given. Code `-4`.
     OutOfFuel,
@@ -57,7 +59,7 @@ impl PureError {
     /// A fixed text (receipts may carry it).
     pub fn message(self) -> &'static str {
         match self {
-            Self::NotFound => "no such module or pure entry point",
+            Self::NotFound => "no such module, code or pure entry point",
             Self::Refused => "the entry point refused the input",
             Self::Trapped => "the callee trapped",
             Self::OutOfFuel => "the callee ran out of fuel",

@@ -1,8 +1,15 @@
 //! Rules modules: the pure game rules an off-chain game is played and settled by (the seed's
 //! `IGameRulesV2` as wasm exports). A rules module is one type implementing [`GameRules`],
 //! exported with [`crate::export_rules!`]. It imports nothing (not even `gamechain_v1`), so the
-//! same `.wasm` runs unchanged on the chain (called by the channel module through `call_pure`)
-//! and in a browser's `WebAssembly` (instantiated with an empty import object).
+//! same `.wasm` runs unchanged on the chain (called by the channel module by its code hash,
+//! through `call_code`, with no state) and in a browser's `WebAssembly` (instantiated with an
+//! empty import object).
+//!
+//! Each game has a 32-byte **game tag** (the channel computes it from the chain, the channel
+//! module and the game id: `channel::Domain::game_tag`) passed to
+//! [`GameRules::initial_state`]. Rules that hide information keep it in their state and bind
+//! every commitment to it (and to the seat), so a commitment copied from another game or the
+//! other seat can never be opened; rules that need no such binding ignore it.
 //!
 //! Players are **seats** 0 and 1: rules never see addresses. The channel maps seat 0 to the
 //! offer's creator and seat 1 to the joiner; [`GameRules::winner`] names a seat or a draw.
@@ -11,7 +18,7 @@
 //!
 //! | export | input | output |
 //! |---|---|---|
-//! | `gc_pure_initial_state` | empty | the initial state |
+//! | `gc_pure_initial_state` | the 32-byte game tag | the initial state (refused for other lengths) |
 //! | `gc_pure_mover_at` | `u64 move_number` | `u8` seat |
 //! | `gc_pure_validate_move` | [`encode_move`] | `u8` 1 = valid, 0 = not |
 //! | `gc_pure_apply_move` | [`encode_move`] | the next state (refused when the move is not valid) |
@@ -32,16 +39,22 @@
 //! 3. [`GameRules::mover_at`] returns 0 or 1; the channel refuses the rules otherwise.
 //! 4. The state has a fixed shape; its SHA-256 chains every signed move.
 //! 5. Hidden information is commit-reveal (see `modules/rps_rules`).
-//! 6. `is_over(initial_state())` must be false (the lobby's usability check).
+//! 6. `is_over(initial_state(tag))` must be false (the lobby's usability check).
+//! 7. Commitments are bound to the game tag and the seat (see `modules/rps_rules`).
 
 /// Seat value [`GameRules::winner`] encodes a draw as, on the wire.
 pub const DRAW: u8 = 2;
 
+/// Length of a game tag, the input of `gc_pure_initial_state`.
+pub const GAME_TAG_BYTES: usize = 32;
+
 /// The rules of a two-player, turn-based game. Every method is a pure function of its
 /// arguments: no state, no clock, no randomness.
 pub trait GameRules {
-    /// The state before move 0.
-    fn initial_state(&self) -> Vec<u8>;
+    /// The state before move 0 of the game tagged `game` (32 bytes naming the chain, the
+    /// channel and the game; keep it in the state to bind commitments to the game, or ignore
+    /// it).
+    fn initial_state(&self, game: &[u8; GAME_TAG_BYTES]) -> Vec<u8>;
     /// The seat (0 or 1) that makes move `move_number`.
     fn mover_at(&self, move_number: u64) -> u8;
     /// Whether `mover` may make `data` as move `move_number` in `state`.
@@ -85,7 +98,7 @@ pub fn decode_move(input: &[u8]) -> Option<(u64, u8, &[u8], &[u8])> {
 /// behaviour of the wasm exports, so a native test of it tests them.
 pub fn dispatch(rules: &dyn GameRules, entry: &str, input: &[u8]) -> Option<Vec<u8>> {
     match entry {
-        "initial_state" => Some(rules.initial_state()),
+        "initial_state" => Some(rules.initial_state(input.try_into().ok()?)),
         "mover_at" => {
             let n = u64::from_le_bytes(input.try_into().ok()?);
             Some(vec![rules.mover_at(n)])
@@ -120,11 +133,15 @@ pub enum ReplayError {
     Illegal(u64),
 }
 
-/// Plays `moves` (move data, from move 0) from the initial state natively: the state after
-/// them, or the first move that fails. For author tests (the channel does the same on chain,
-/// plus signatures).
-pub fn replay(rules: &dyn GameRules, moves: &[&[u8]]) -> Result<Vec<u8>, ReplayError> {
-    let mut state = rules.initial_state();
+/// Plays `moves` (move data, from move 0) from the initial state of the game tagged `game`
+/// natively: the state after them, or the first move that fails. For author tests (the channel
+/// does the same on chain, plus signatures).
+pub fn replay(
+    rules: &dyn GameRules,
+    game: &[u8; GAME_TAG_BYTES],
+    moves: &[&[u8]],
+) -> Result<Vec<u8>, ReplayError> {
+    let mut state = rules.initial_state(game);
     for (n, data) in moves.iter().enumerate() {
         let n = n as u64;
         let mover = rules.mover_at(n);
@@ -142,10 +159,10 @@ pub fn replay(rules: &dyn GameRules, moves: &[&[u8]]) -> Result<Vec<u8>, ReplayE
     Ok(state)
 }
 
-/// The lobby's usability check, natively: `mover_at(0)` is a seat and the initial state is not
-/// over.
-pub fn usable(rules: &dyn GameRules) -> bool {
-    rules.mover_at(0) <= 1 && !rules.is_over(&rules.initial_state())
+/// The lobby's usability check, natively, for the game tagged `game`: `mover_at(0)` is a seat
+/// and the initial state is not over.
+pub fn usable(rules: &dyn GameRules, game: &[u8; GAME_TAG_BYTES]) -> bool {
+    rules.mover_at(0) <= 1 && !rules.is_over(&rules.initial_state(game))
 }
 
 /// Body of every `gc_pure_*` export of [`crate::export_rules!`]: reads the input, runs
@@ -184,7 +201,7 @@ pub unsafe fn export_body(rules: &dyn GameRules, entry: &str, ptr: i32, len: i32
 /// # use gamechain_sdk::rules::GameRules;
 /// pub struct Coin;
 /// impl GameRules for Coin {
-///     fn initial_state(&self) -> Vec<u8> { vec![0] }
+///     fn initial_state(&self, _: &[u8; 32]) -> Vec<u8> { vec![0] }
 ///     fn mover_at(&self, n: u64) -> u8 { (n % 2) as u8 }
 ///     fn validate_move(&self, s: &[u8], n: u64, _: u8, d: &[u8]) -> bool { s[0] == 0 && n == 0 && d.len() == 1 }
 ///     fn apply_move(&self, _: &[u8], _: u64, _: u8, d: &[u8]) -> Vec<u8> { vec![1 + d[0] % 2] }
@@ -193,7 +210,7 @@ pub unsafe fn export_body(rules: &dyn GameRules, entry: &str, ptr: i32, len: i32
 /// }
 /// gamechain_sdk::export_rules!(Coin);
 /// # fn main() {
-/// assert_eq!(gamechain_sdk::rules::replay(&Coin, &[&[1]]), Ok(vec![2]));
+/// assert_eq!(gamechain_sdk::rules::replay(&Coin, &[0; 32], &[&[1]]), Ok(vec![2]));
 /// # }
 /// ```
 #[macro_export]
@@ -258,7 +275,7 @@ mod tests {
     /// First to move wins: move 0 of data `[1]` ends the game.
     struct OneMove;
     impl GameRules for OneMove {
-        fn initial_state(&self) -> Vec<u8> {
+        fn initial_state(&self, _: &[u8; GAME_TAG_BYTES]) -> Vec<u8> {
             vec![0]
         }
         fn mover_at(&self, n: u64) -> u8 {
@@ -289,7 +306,13 @@ mod tests {
     #[test]
     fn dispatch_answers_every_export_and_refuses_bad_input() {
         let r = &OneMove;
-        assert_eq!(dispatch(r, "initial_state", b""), Some(vec![0]));
+        assert_eq!(dispatch(r, "initial_state", &[9; 32]), Some(vec![0]));
+        assert_eq!(
+            dispatch(r, "initial_state", b""),
+            None,
+            "the input is the 32-byte game tag"
+        );
+        assert_eq!(dispatch(r, "initial_state", &[9; 33]), None);
         assert_eq!(dispatch(r, "mover_at", &3u64.to_le_bytes()), Some(vec![1]));
         assert_eq!(dispatch(r, "mover_at", b"short"), None);
         let good = encode_move(0, 0, &[0], &[1]);
@@ -316,11 +339,15 @@ mod tests {
 
     #[test]
     fn replay_stops_at_the_first_bad_move() {
-        assert!(usable(&OneMove));
-        assert_eq!(replay(&OneMove, &[&[1]]), Ok(vec![1]));
-        assert_eq!(replay(&OneMove, &[&[2]]), Err(ReplayError::Illegal(0)));
+        let tag = [0; GAME_TAG_BYTES];
+        assert!(usable(&OneMove, &tag));
+        assert_eq!(replay(&OneMove, &tag, &[&[1]]), Ok(vec![1]));
         assert_eq!(
-            replay(&OneMove, &[&[1], &[1]]),
+            replay(&OneMove, &tag, &[&[2]]),
+            Err(ReplayError::Illegal(0))
+        );
+        assert_eq!(
+            replay(&OneMove, &tag, &[&[1], &[1]]),
             Err(ReplayError::AfterOver(1))
         );
     }

@@ -1,9 +1,11 @@
 //! A chain in process for the channel tests (`tests/channels.rs`): genesis with the rules
-//! modules, the channel, the move board and two join guards; one signed transaction per block
-//! through `execute_block` (signatures, receipts, roots as a node runs them); empty blocks to let
-//! windows pass; and a replay of every block on a second runtime (instance reuse off) that must
-//! reach the same state hash. Plus [`OffChain`], two players' side of a game: the rules run
-//! natively, every move signed over its canonical text ([`channel::Domain`]).
+//! modules, the channel, the move board and the test guards and rules; one signed transaction
+//! per block through `execute_block` (signatures, receipts, roots as a node runs them), each
+//! block one second after its parent unless the test chooses the time ([`Net::advance`]: block
+//! time is what windows count); and a replay of every block on a second runtime (instance reuse
+//! off) that must reach the same state hash. Escrow conservation is checked after every block.
+//! Plus [`OffChain`], two players' side of a game: the rules run natively from the game's tag,
+//! every move signed over its canonical text ([`channel::Domain`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, LazyLock};
@@ -28,6 +30,8 @@ use crate::guest;
 pub const CHAIN: &str = "channel-test";
 /// GOLD each player starts with.
 pub const START: u128 = 1_000;
+/// Milliseconds between two blocks unless a test chooses ([`Net::advance`]).
+pub const BLOCK_MS: u64 = 1_000;
 
 /// A join guard that admits everyone (`gc_pure_admit` answers `true`).
 pub const GUARD_YES: &str = r#"
@@ -49,6 +53,52 @@ pub const GUARD_TRAP: &str = r#"
   (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 2))
   (func (export "gc_view") (param i32 i32) (result i32) (i32.const 2))
   (func (export "gc_pure_admit") (param i32 i32) (result i64) unreachable))
+"#;
+
+/// A join guard that refuses (`gc_pure_admit` answers `false`).
+pub const GUARD_NO: &str = r#"
+(module
+  (memory (export "memory") 1)
+  (data (i32.const 16) "false")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_pure_admit") (param i32 i32) (result i64) (i64.const 0x1000000005)))
+"#;
+/// A join guard that loops until its fuel runs out.
+pub const GUARD_LOOP: &str = r#"
+(module
+  (memory (export "memory") 1)
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_pure_admit") (param i32 i32) (result i64) (loop (br 0)) (i64.const 0)))
+"#;
+/// A "rules" module whose pure entry points read state: `gc_pure_initial_state` (and
+/// `gc_pure_admit`) read the raw key `chain/genesis` (through `read_raw`) and answer `true`
+/// when it is there. Called read-only by module id (`call_pure`: a guard) it answers; called by
+/// code hash (`call_code`: as rules) it traps, since a call by code has no state.
+pub const STATE_RULES: &str = r#"
+(module
+  (import "gamechain_v1" "read_raw" (func $read_raw (param i32 i32 i32 i32) (result i64)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "true")
+  (data (i32.const 32) "chain/genesis")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 2))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 2))
+  (func $answer (result i64)
+    (if (i64.lt_s (call $read_raw (i32.const 32) (i32.const 13) (i32.const 2048) (i32.const 128))
+                  (i64.const 0))
+      (then (return (i64.const -1))))
+    (i64.const 0x1000000004))
+  (func (export "gc_pure_initial_state") (param i32 i32) (result i64) (call $answer))
+  (func (export "gc_pure_admit") (param i32 i32) (result i64) (call $answer))
+  (func (export "gc_pure_mover_at") (param i32 i32) (result i64) (i64.const 0x1000000001))
+  (func (export "gc_pure_is_over") (param i32 i32) (result i64) (i64.const 0x1100000001)))
 "#;
 
 /// Rules whose `mover_at` names seat 5 (the seed's `BadRules`): refused by the usability check.
@@ -80,6 +130,9 @@ fn codes() -> &'static [(String, Vec<u8>)] {
             ("rps_rules".into(), guest("rps_rules").wasm),
             ("guard_yes".into(), wat::parse_str(GUARD_YES).unwrap()),
             ("guard_trap".into(), wat::parse_str(GUARD_TRAP).unwrap()),
+            ("guard_no".into(), wat::parse_str(GUARD_NO).unwrap()),
+            ("guard_loop".into(), wat::parse_str(GUARD_LOOP).unwrap()),
+            ("state_rules".into(), wat::parse_str(STATE_RULES).unwrap()),
             ("bad_rules".into(), wat::parse_str(BAD_RULES).unwrap()),
         ]
     });
@@ -192,9 +245,23 @@ impl Net {
         self.head.height
     }
 
+    /// The time of the last block, ms since the Unix epoch.
+    pub fn time_ms(&self) -> u64 {
+        self.head.time_ms
+    }
+
     fn block(&mut self, txs: Vec<gamechain_runtime::chain::SignedTx>) -> Vec<Receipt> {
+        self.block_after(BLOCK_MS, txs)
+    }
+
+    /// A block `after_ms` after the last one, holding `txs`.
+    fn block_after(
+        &mut self,
+        after_ms: u64,
+        txs: Vec<gamechain_runtime::chain::SignedTx>,
+    ) -> Vec<Receipt> {
         let input = BlockInput {
-            time_ms: self.head.time_ms + 1_000,
+            time_ms: self.head.time_ms + after_ms,
             checkpoint: Checkpoint::default(),
             txs,
         };
@@ -244,11 +311,50 @@ impl Net {
         r.error.unwrap()
     }
 
-    /// `n` empty blocks.
+    /// `n` empty blocks, [`BLOCK_MS`] apart.
     pub fn idle(&mut self, n: u64) {
         for _ in 0..n {
             self.block(Vec::new());
         }
+    }
+
+    /// Sends a channel op in a block `after_ms` after the last one; panics unless it fails. The
+    /// receipt's error text.
+    pub fn refused_after(&mut self, who: &SecretKey, after_ms: u64, op: Value) -> String {
+        let r = self.send_after(who, after_ms, op.clone());
+        assert!(!r.ok, "{op} should fail");
+        r.error.unwrap()
+    }
+
+    /// One empty block `ms` after the last one: block time passes without transactions.
+    pub fn advance(&mut self, ms: u64) {
+        self.block_after(ms, Vec::new());
+    }
+
+    /// Sends `op` to the channel signed by `who` in a block `after_ms` after the last one.
+    pub fn send_after(&mut self, who: &SecretKey, after_ms: u64, op: Value) -> Receipt {
+        let nonce = self.nonces.entry(who.address()).or_insert(0);
+        let tx = sign_tx(who, CHAIN, *nonce, Action::game("channel", &op));
+        *nonce += 1;
+        self.block_after(after_ms, vec![tx]).remove(0)
+    }
+
+    /// The channel's answer to view `query` (e.g. `{"game": id, "at_ms": t}`).
+    pub fn view(&self, query: &[(&str, &str)]) -> Result<Value, String> {
+        let module = self
+            .ctx
+            .module(&self.state, "channel")
+            .unwrap()
+            .expect("the channel is in genesis")
+            .module;
+        let query: gamechain_sdk::Query = query
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let out = module
+            .call_view_with(&Overlay::new(&self.state), &query, Some(&self.ctx))
+            .unwrap();
+        out.result.map_err(|e| e.to_string())
     }
 
     /// GOLD of `account`.
@@ -324,6 +430,8 @@ pub struct OffChain<'r> {
     rules: &'r dyn GameRules,
     /// The game id.
     pub game: String,
+    /// The game's tag (what `initial_state` got).
+    pub tag: [u8; 32],
     domain: Domain,
     players: [String; 2],
     keys: [SecretKey; 2],
@@ -344,13 +452,16 @@ impl<'r> OffChain<'r> {
         players: [&SecretKey; 2],
         keys: [&SecretKey; 2],
     ) -> Self {
+        let domain = net.domain();
+        let tag = domain.game_tag(game);
         Self {
             rules,
             game: game.into(),
-            domain: net.domain(),
+            tag,
+            domain,
             players: [players[0].address(), players[1].address()],
             keys: [keys[0].clone(), keys[1].clone()],
-            state: rules.initial_state(),
+            state: rules.initial_state(&tag),
             n: 0,
             moves: Vec::new(),
         }
@@ -388,12 +499,12 @@ impl<'r> OffChain<'r> {
         state_hash(&self.state)
     }
 
-    /// The final/draw agreement over the current state, valid until `valid_until`, signed by
-    /// seat `seat`.
-    pub fn sign_final(&self, seat: usize, valid_until: u64) -> String {
+    /// The final/draw agreement over the current state, valid until block time
+    /// `valid_until_ms`, signed by seat `seat`.
+    pub fn sign_final(&self, seat: usize, valid_until_ms: u64) -> String {
         let msg = self
             .domain
-            .final_message(&self.game, &self.hash(), valid_until);
+            .final_message(&self.game, &self.hash(), valid_until_ms);
         sign_message(&self.keys[seat], msg)
     }
 

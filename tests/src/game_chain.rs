@@ -287,7 +287,14 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
                 &state,
                 &hash,
                 &head,
-                head.time_ms + BLOCK_MS,
+                // The last block of a wave comes one channel window later, so the wave's
+                // channel game (settled at step 7) is final when the next wave pays it out.
+                head.time_ms
+                    + if step == 9 {
+                        CHANNEL_WINDOW_MS
+                    } else {
+                        BLOCK_MS
+                    },
                 Checkpoint::default(),
             )
             .unwrap();
@@ -330,8 +337,8 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
 
 /// Moves of a generated channel game: x 0, o 4, x 1, o 8, x 2 (seat 0 wins on the top row).
 const CHANNEL_MOVES: [u8; 5] = [0, 4, 1, 8, 2];
-/// The channel game's response window, in blocks (the channel's minimum).
-const CHANNEL_WINDOW: u64 = 5;
+/// The channel game's response window, in ms of block time (the channel's minimum).
+const CHANNEL_WINDOW_MS: u64 = channel::MIN_WINDOW_MS;
 
 /// Seat `seat`'s signed move `n` (`cell`) of channel game `game` over the state after `moves`.
 fn signed_move(
@@ -342,7 +349,7 @@ fn signed_move(
     cell: u8,
 ) -> serde_json::Value {
     let rules = TicTacToeRules;
-    let mut state = rules.initial_state();
+    let mut state = rules.initial_state(&domain.game_tag(game));
     for (n, c) in moves.iter().enumerate() {
         let n = n as u64;
         state = rules.apply_move(&state, n, rules.mover_at(n), &[*c]);
@@ -384,7 +391,7 @@ fn channel_step(
         2 => (
             0,
             ch(
-                json!({"kind": "offer", "rules": "ttt_rules", "stake": "10", "window": CHANNEL_WINDOW}),
+                json!({"kind": "offer", "rules": "ttt_rules", "stake": "10", "window_ms": CHANNEL_WINDOW_MS}),
             ),
         ),
         3 => (1, ch(json!({"kind": "join", "offer": game}))),
@@ -419,7 +426,7 @@ fn channel_step(
             let other = mv(&CHANNEL_MOVES[..2], 3);
             let prev = {
                 let rules = TicTacToeRules;
-                let mut s = rules.initial_state();
+                let mut s = rules.initial_state(&domain.game_tag(&game));
                 for (n, c) in CHANNEL_MOVES[..2].iter().enumerate() {
                     s = rules.apply_move(&s, n as u64, rules.mover_at(n as u64), &[*c]);
                 }

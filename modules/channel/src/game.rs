@@ -1,24 +1,26 @@
-//! The records the channel keeps: offers (`offer/<id>`) and games (`game/<id>`), as JSON, and
-//! the constants bounding them.
+//! The records the channel keeps: offers (`offer/<id>`), games (`game/<id>`) and the results of
+//! unstaked games per player (`player/<address>`), as JSON, and the constants bounding them.
+//! Times are block times in milliseconds (`Ctx::block_time_ms`, consensus).
 
 use gamechain_sdk::prelude::*;
 
-/// Fewest blocks a response window may have.
-pub const MIN_WINDOW_BLOCKS: u64 = 5;
-/// Most blocks a response window may have (3 days of one-second blocks).
-pub const MAX_WINDOW_BLOCKS: u64 = 259_200;
+/// Shortest response window: 5 minutes, in milliseconds (the seed's `MIN_RESPONSE_WINDOW`).
+pub const MIN_WINDOW_MS: u64 = 5 * 60 * 1_000;
+/// Longest response window: 3 days, in milliseconds (the seed's `MAX_RESPONSE_WINDOW`).
+pub const MAX_WINDOW_MS: u64 = 3 * 24 * 60 * 60 * 1_000;
 /// Most signed moves one op may carry (use checkpoints for longer games).
 pub const MAX_MOVES_PER_OP: usize = 64;
 /// Largest rules state the channel accepts, in bytes.
 pub const MAX_STATE_BYTES: usize = 4_096;
 /// Largest move data, in bytes.
 pub const MAX_MOVE_BYTES: usize = 1_024;
-/// Fuel given to each call of a rules module's entry point.
+/// Fuel given to each call of a rules entry point.
 pub const RULES_FUEL: u64 = 500_000;
 /// Fuel given to a join guard.
 pub const GUARD_FUEL: u64 = 1_000_000;
 
-/// A join guard: a pure entry point of a module, asked whether someone may join.
+/// A join guard: a pure entry point of a module, asked (read-only, `call_pure`) whether someone
+/// may join.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Guard {
     /// The guard's module id.
@@ -36,32 +38,37 @@ pub struct Offer {
     pub creator: String,
     /// The creator's game key (the address whose signatures count for seat 0).
     pub signer: String,
-    /// The rules module id.
-    pub rules: String,
-    /// The code hash (hex) the rules module ran when the offer was made: the game plays by that
-    /// code only (an upgrade voids it). Absent only in records made before pinning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules_code: Option<String>,
-    /// Each player's stake in GOLD base units.
+    /// The rules module id the offer named, if it named one (informational: the game plays by
+    /// `rules_code`, whatever that module runs later).
+    pub rules: Option<String>,
+    /// SHA-256 (lowercase hex) of the rules code the game plays by, fixed at the offer: every
+    /// rules call is `call_code` of this hash.
+    pub rules_code: String,
+    /// Each player's stake in GOLD base units; `0`: an unstaked game (nothing escrowed, a
+    /// result without payout).
     pub stake: Amount,
-    /// The response window in blocks.
-    pub window: u64,
+    /// The response window, in milliseconds of block time.
+    pub window_ms: u64,
     /// The join guard, if any.
     pub guard: Option<Guard>,
     /// `open`, `filled` or `cancelled`.
     pub status: String,
 }
 
-/// A seat's share of a settled game.
+/// How a game ended.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Outcome {
     /// The winning seat; `None` for a draw.
     pub winner: Option<u8>,
-    /// How it ended: `history`, `cooperative`, `forfeit`, `equivocation`, or `void` (the rules
-    /// module was upgraded before a final result: both stakes refunded).
+    /// How it ended: `history`, `cooperative`, `forfeit` or `equivocation`.
     pub how: String,
-    /// The height from which it is final (a history settlement: one window after it).
-    pub final_at: u64,
+    /// The block time (ms) from which it is final (a history settlement: one window after it;
+    /// the others: at once).
+    pub final_at_ms: u64,
+    /// Hex SHA-256 of the final rules state: the state the history reached (`history`), the
+    /// state both signed (`cooperative`), the challenged state the staller did not move from
+    /// (`forfeit`); `None` after `equivocation` (no state was agreed).
+    pub state_hash: Option<String>,
 }
 
 /// A co-signed checkpoint: the state after `moves` moves.
@@ -82,8 +89,9 @@ pub struct Challenge {
     pub moves: u64,
     /// The state it must move from, hex.
     pub state: String,
-    /// The last height at which it may answer.
-    pub deadline: u64,
+    /// The last block time (ms) at which it may answer: the challenge's block time plus the
+    /// window.
+    pub deadline_ms: u64,
 }
 
 /// A game.
@@ -91,16 +99,17 @@ pub struct Challenge {
 pub struct Game {
     /// The game id (= its offer's id).
     pub id: String,
-    /// The rules module id.
-    pub rules: String,
-    /// The code hash (hex) of the rules the game plays by (its offer's): an upgrade of the
-    /// rules module voids the game. Absent only in records made before pinning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rules_code: Option<String>,
-    /// Each player's stake.
+    /// The rules module id its offer named, if any (informational).
+    pub rules: Option<String>,
+    /// SHA-256 (lowercase hex) of the rules code the game plays by, fixed at the offer.
+    pub rules_code: String,
+    /// The game tag (hex): SHA-256 of the text naming the chain, the channel and the game
+    /// (`Domain::game_tag`), the input of the rules' `initial_state`.
+    pub tag: String,
+    /// Each player's stake; `0`: unstaked.
     pub stake: Amount,
-    /// The response window in blocks.
-    pub window: u64,
+    /// The response window, in milliseconds of block time.
+    pub window_ms: u64,
     /// Seat 0 (the offer's creator) and seat 1 (the joiner).
     pub players: [String; 2],
     /// The game keys whose signatures count for each seat.
@@ -113,16 +122,17 @@ pub struct Game {
     pub challenge: Option<Challenge>,
     /// The result (status `concluding` or `settled`).
     pub outcome: Option<Outcome>,
-    /// Whether the stakes were paid out.
+    /// Whether the stakes were paid out (never, for an unstaked game).
     pub paid: bool,
 }
 
 impl Game {
-    /// Whether the result stands: settled, or concluding and its window over.
-    pub fn is_final(&self, height: u64) -> bool {
+    /// Whether the result stands at block time `now_ms`: settled, or concluding and its window
+    /// over.
+    pub fn is_final(&self, now_ms: u64) -> bool {
         match (&self.status[..], &self.outcome) {
             ("settled", Some(_)) => true,
-            ("concluding", Some(o)) => height >= o.final_at,
+            ("concluding", Some(o)) => now_ms >= o.final_at_ms,
             _ => false,
         }
     }
@@ -131,4 +141,22 @@ impl Game {
     pub fn seat_of(&self, who: &str) -> Option<u8> {
         self.players.iter().position(|p| p == who).map(|s| s as u8)
     }
+
+    /// Whether the game has no stakes (a result without payout).
+    pub fn unstaked(&self) -> bool {
+        self.stake.0 == 0
+    }
+}
+
+/// One player's results in unstaked games (`player/<address>`), the leaderboard's entry: each
+/// result counts when it is recorded (a history settlement at once, and moved if an
+/// equivocation proof reverses it within its window).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Standing {
+    /// Games won.
+    pub wins: u64,
+    /// Games lost.
+    pub losses: u64,
+    /// Games drawn.
+    pub draws: u64,
 }

@@ -1,17 +1,24 @@
 //! The channel (module id `channel`): a lobby where two players escrow a stake, and the channel
-//! that settles their off-chain game by its rules module. docs/channels.md is the guide; this
-//! crate owns the on-chain half.
+//! that settles their off-chain game by its rules. docs/channels.md is the guide; this crate
+//! owns the on-chain half.
 //!
 //! | file | owns |
 //! |---|---|
-//! | `lib.rs` | [`Channel`]: the ops, their checks, the payouts |
-//! | `game.rs` | the records ([`Offer`], [`Game`]) and the bounds |
-//! | `message.rs` | the canonical texts players sign ([`Domain`]) and [`state_hash`] |
-//! | `rules.rs` | calls into a rules module and the replay of signed moves |
+//! | `lib.rs` | [`Channel`]: the ops, their checks, the payouts, the views |
+//! | `game.rs` | the records ([`Offer`], [`Game`], [`Standing`]) and the bounds |
+//! | `message.rs` | the canonical texts players sign ([`Domain`]), the game tag, [`state_hash`] |
+//! | `rules.rs` | calls into the rules by code hash and the replay of signed moves |
+//!
+//! The rules are pinned by code: an offer names them by module id (resolved once, with
+//! `module_code_hash`) or by code hash, records the hash, and every later rules call is
+//! `call_code` of that hash, which runs with no state. Windows and deadlines are block time in
+//! milliseconds (`Ctx::block_time_ms`), never heights, so sending transactions cannot move them.
 //!
 //! Ops (`kind`): `offer`, `join`, `cancel`, `settle`, `settle_cooperative`, `checkpoint`,
 //! `challenge`, `respond`, `respond_from_checkpoint`, `claim_forfeit`, `prove_equivocation`,
-//! `withdraw`. Views: `{"offer":"<id>"}`, `{"game":"<id>"}`, `{"domain":""}`. Stakes are GOLD.
+//! `withdraw`. Views: `{"offer":"<id>"}`, `{"game":"<id>"[,"at_ms":"<ms>"]}`,
+//! `{"player":"<address>"}`, `{}` for the signing domain. Stakes are GOLD; a stake of 0 is an
+//! unstaked game.
 
 pub mod game;
 pub mod message;
@@ -21,7 +28,7 @@ use gamechain_sdk::prelude::*;
 
 pub use game::*;
 pub use message::{state_hash, Domain};
-use rules::{domain, upgraded, Rules, SignedMove};
+use rules::{domain, parse_code_hash, rules_name, Rules, SignedMove};
 
 /// The module value.
 pub struct Channel;
@@ -35,6 +42,10 @@ fn offer_key(id: &str) -> String {
 
 fn game_key(id: &str) -> String {
     format!("game/{id}")
+}
+
+fn player_key(address: &str) -> String {
+    format!("player/{address}")
 }
 
 fn load_game(ctx: &dyn Ctx, op: &Value) -> Result<Game, ActionError> {
@@ -90,20 +101,57 @@ fn two_sigs(op: &Value) -> Result<[String; 2], ActionError> {
     }
 }
 
-/// Ends `game` with `winner` (`None` = draw): at once (`final_now`) or after one window.
-fn conclude(ctx: &mut dyn Ctx, game: &mut Game, winner: Option<u8>, how: &str, final_now: bool) {
-    let height = ctx.height();
-    let final_at = if final_now {
-        height
+/// Adds (`add`) or takes back an unstaked game's result in its players'
+/// standings.
+fn tally(ctx: &mut dyn Ctx, game: &Game, winner: Option<u8>, add: bool) -> Result<(), ActionError> {
+    for seat in 0..2u8 {
+        let key = player_key(&game.players[seat as usize]);
+        let mut s: Standing = ctx.get_json(&key)?.unwrap_or_default();
+        let field = match winner {
+            None => &mut s.draws,
+            Some(w) if w == seat => &mut s.wins,
+            Some(_) => &mut s.losses,
+        };
+        *field = if add {
+            field.saturating_add(1)
+        } else {
+            field.saturating_sub(1)
+        };
+        ctx.put_json(&key, &s);
+    }
+    Ok(())
+}
+
+/// Ends `game` with `winner` (`None` = draw) at the state hashing to `final_state` (`None`:
+/// none agreed): at once (`final_now`) or one window later. An unstaked game's result goes
+/// into its players' standings (a concluding result it replaces is taken back first).
+fn conclude(
+    ctx: &mut dyn Ctx,
+    game: &mut Game,
+    winner: Option<u8>,
+    how: &str,
+    final_now: bool,
+    final_state: Option<String>,
+) -> Result<(), ActionError> {
+    if game.unstaked() {
+        if let Some(previous) = game.outcome.clone() {
+            tally(ctx, game, previous.winner, false)?;
+        }
+        tally(ctx, game, winner, true)?;
+    }
+    let now = ctx.block_time_ms();
+    let final_at_ms = if final_now {
+        now
     } else {
-        height + game.window
+        now.saturating_add(game.window_ms)
     };
     game.status = if final_now { "settled" } else { "concluding" }.into();
     game.challenge = None;
     game.outcome = Some(Outcome {
         winner,
         how: how.into(),
-        final_at,
+        final_at_ms,
+        state_hash: final_state.clone(),
     });
     let winner_addr = winner.map(|s| game.players[s as usize].clone());
     ctx.emit(
@@ -112,8 +160,10 @@ fn conclude(ctx: &mut dyn Ctx, game: &mut Game, winner: Option<u8>, how: &str, f
         } else {
             "game_concluding"
         },
-        json!({ "game": game.id, "winner": winner_addr, "how": how, "final_at": final_at }),
+        json!({ "game": game.id, "winner": winner_addr, "how": how, "final_at_ms": final_at_ms,
+                "state_hash": final_state }),
     );
+    Ok(())
 }
 
 /// What follows a replayed history: the game is over (with this winner), or a seat is due.
@@ -132,18 +182,26 @@ fn next_step(rules: &Rules<'_>, moves: u64, state: &[u8]) -> Result<Step, Action
 
 /// After moves reached `state` (`moves` made): a final state concludes by history; otherwise a
 /// challenge against the seat due next, with a fresh window.
-fn challenge_or_conclude(ctx: &mut dyn Ctx, game: &mut Game, step: Step, moves: u64, state: &[u8]) {
+fn challenge_or_conclude(
+    ctx: &mut dyn Ctx,
+    game: &mut Game,
+    step: Step,
+    moves: u64,
+    state: &[u8],
+) -> Result<(), ActionError> {
     let due = match step {
-        Step::Over(winner) => return conclude(ctx, game, winner, "history", false),
+        Step::Over(winner) => {
+            return conclude(ctx, game, winner, "history", false, Some(state_hash(state)))
+        }
         Step::Due(due) => due,
     };
-    let deadline = ctx.height() + game.window;
+    let deadline_ms = ctx.block_time_ms().saturating_add(game.window_ms);
     game.status = "challenged".into();
     game.challenge = Some(Challenge {
         due,
         moves,
         state: hex::encode(state),
-        deadline,
+        deadline_ms,
     });
     ctx.emit(
         "game_challenged",
@@ -152,22 +210,63 @@ fn challenge_or_conclude(ctx: &mut dyn Ctx, game: &mut Game, step: Step, moves: 
             "due": game.players[due as usize],
             "move": moves,
             "state_hash": state_hash(state),
-            "deadline": deadline,
+            "deadline_ms": deadline_ms,
         }),
     );
+    Ok(())
+}
+
+/// The rules an offer names: `rules` (a module id, resolved now to the code it runs) and/or
+/// `rules_code` (a code hash); when both are given they must agree. `(module id, code hash hex,
+/// code hash)`.
+fn offered_rules(
+    ctx: &dyn Ctx,
+    op: &Value,
+) -> Result<(Option<String>, String, [u8; 32]), ActionError> {
+    let text = |field: &str| match op.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(_) => Err(ActionError::invalid(format!("{field} must be a string"))),
+    };
+    let (module, given) = (text("rules")?, text("rules_code")?);
+    let given = match given {
+        None => None,
+        Some(h) => Some(
+            parse_code_hash(&h)
+                .ok_or_else(|| ActionError::invalid("rules_code must be 64 hex digits"))?,
+        ),
+    };
+    let code = match (&module, given) {
+        (None, None) => {
+            return Err(ActionError::invalid(
+                "name the rules: rules (a module id) or rules_code (a code hash)",
+            ))
+        }
+        (None, Some(code)) => code,
+        (Some(id), given) => {
+            let runs = ctx.module_code_hash(id).ok_or_else(|| {
+                ActionError::invalid(format!("rules module {id} is not usable: no such module"))
+            })?;
+            if let Some(code) = given.filter(|g| *g != runs) {
+                return Err(ActionError::conflict(format!(
+                    "rules module {id} runs code {}, not the rules_code given ({})",
+                    hex::encode(runs),
+                    hex::encode(code)
+                )));
+            }
+            runs
+        }
+    };
+    Ok((module, hex::encode(code), code))
 }
 
 impl Channel {
     fn offer(&self, ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
-        let rules_id = op_str(op, "rules")?.to_string();
         let stake = op_amount(op, "stake")?;
-        if stake == 0 {
-            return Err(ActionError::invalid("stake must be above 0"));
-        }
-        let window = u64_field(op, "window")?;
-        if !(MIN_WINDOW_BLOCKS..=MAX_WINDOW_BLOCKS).contains(&window) {
+        let window_ms = u64_field(op, "window_ms")?;
+        if !(MIN_WINDOW_MS..=MAX_WINDOW_MS).contains(&window_ms) {
             return Err(ActionError::invalid(format!(
-                "window must be {MIN_WINDOW_BLOCKS}-{MAX_WINDOW_BLOCKS} blocks"
+                "window_ms must be {MIN_WINDOW_MS}-{MAX_WINDOW_MS} (5 minutes to 3 days)"
             )));
         }
         let guard = match op.get("guard") {
@@ -181,19 +280,23 @@ impl Channel {
             None | Some(Value::Null) => sender.to_string(),
             Some(_) => op_str(op, "signer")?.to_string(),
         };
-        Rules::new(&*ctx, &rules_id).check_usable()?;
-        let rules_code = rules::code_hash(&*ctx, &rules_id);
-        ctx.escrow_in(sender, GOLD, stake)?;
+        let (module, code_hex, code) = offered_rules(&*ctx, op)?;
         let n: u64 = ctx.get_json(NEXT_OFFER)?.unwrap_or(0);
+        let id = format!("{n:016x}");
+        let tag = domain(&*ctx).game_tag(&id);
+        Rules::new(&*ctx, code, rules_name(module.as_deref(), &code_hex)).check_usable(&tag)?;
+        if stake > 0 {
+            ctx.escrow_in(sender, GOLD, stake)?;
+        }
         ctx.put_json(NEXT_OFFER, &(n + 1));
         let offer = Offer {
-            id: format!("{n:016x}"),
+            id,
             creator: sender.into(),
             signer,
-            rules: rules_id,
-            rules_code,
+            rules: module,
+            rules_code: code_hex,
             stake: Amount(stake),
-            window,
+            window_ms,
             guard,
             status: "open".into(),
         };
@@ -201,7 +304,8 @@ impl Channel {
         ctx.emit(
             "offer_created",
             json!({ "offer": offer.id, "creator": sender, "rules": offer.rules,
-                    "stake": offer.stake, "window": window }),
+                    "rules_code": offer.rules_code, "stake": offer.stake,
+                    "window_ms": window_ms }),
         );
         Ok(())
     }
@@ -223,15 +327,9 @@ impl Channel {
         if offer.creator == sender {
             return Err(ActionError::invalid("you cannot join your own offer"));
         }
-        if let Some(why) = upgraded(&*ctx, &offer.rules, offer.rules_code.as_deref()) {
-            return Err(ActionError::conflict(format!(
-                "{}: its creator may cancel it",
-                why.replace("since the game opened", "since the offer was made")
-            )));
-        }
         if let Some(guard) = &offer.guard {
             let input = json!({ "offer": offer.id, "who": sender, "rules": offer.rules,
-                                "stake": offer.stake });
+                                "rules_code": offer.rules_code, "stake": offer.stake });
             let answer = ctx.call_pure(
                 &guard.module,
                 &guard.entry,
@@ -258,15 +356,18 @@ impl Channel {
             None | Some(Value::Null) => sender.to_string(),
             Some(_) => op_str(op, "signer")?.to_string(),
         };
-        ctx.escrow_in(sender, GOLD, offer.stake.0)?;
+        if offer.stake.0 > 0 {
+            ctx.escrow_in(sender, GOLD, offer.stake.0)?;
+        }
         offer.status = "filled".into();
         ctx.put_json(&offer_key(&offer.id), &offer);
         let game = Game {
             id: offer.id.clone(),
             rules: offer.rules.clone(),
             rules_code: offer.rules_code.clone(),
+            tag: hex::encode(domain(&*ctx).game_tag(&offer.id)),
             stake: offer.stake,
-            window: offer.window,
+            window_ms: offer.window_ms,
             players: [offer.creator.clone(), sender.to_string()],
             signers: [offer.signer.clone(), signer],
             status: "open".into(),
@@ -283,7 +384,8 @@ impl Channel {
         ctx.emit(
             "game_opened",
             json!({ "game": game.id, "players": game.players, "signers": game.signers,
-                    "rules": game.rules, "stake": game.stake, "window": game.window }),
+                    "rules": game.rules, "rules_code": game.rules_code, "tag": game.tag,
+                    "stake": game.stake, "window_ms": game.window_ms }),
         );
         Ok(())
     }
@@ -301,7 +403,9 @@ impl Channel {
                 offer.id, offer.status
             )));
         }
-        ctx.escrow_out(sender, GOLD, offer.stake.0)?;
+        if offer.stake.0 > 0 {
+            ctx.escrow_out(sender, GOLD, offer.stake.0)?;
+        }
         offer.status = "cancelled".into();
         ctx.put_json(&offer_key(&offer.id), &offer);
         ctx.emit("offer_cancelled", json!({ "offer": offer.id }));
@@ -321,23 +425,15 @@ impl Channel {
                 .ok_or_else(|| ActionError::invalid("the game has no checkpoint"))?;
             Ok((cp.moves, hex::decode(&cp.state).unwrap_or_default()))
         } else {
-            Ok((0, rules.initial_state()?))
+            let tag = parse_code_hash(&game.tag)
+                .ok_or_else(|| ActionError::internal("the game's tag is not 32 bytes of hex"))?;
+            Ok((0, rules.initial_state(&tag)?))
         }
     }
 
     fn settle(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
-        match (&game.status[..], &game.challenge) {
-            ("open", _) => {}
-            ("challenged", Some(c)) if ctx.height() <= c.deadline => {}
-            ("challenged", Some(c)) => {
-                return Err(ActionError::conflict(format!(
-                    "the challenge deadline passed at height {}: the forfeit stands",
-                    c.deadline
-                )))
-            }
-            (status, _) => return Err(ActionError::conflict(format!("the game is {status}"))),
-        }
+        Self::before_any_deadline(&*ctx, &game)?;
         let from_cp = op
             .get("from_checkpoint")
             .and_then(Value::as_bool)
@@ -350,30 +446,46 @@ impl Channel {
             return Err(ActionError::invalid("the history does not end the game"));
         }
         let winner = rules.winner(&state)?;
-        conclude(ctx, &mut game, winner, "history", false);
+        conclude(
+            ctx,
+            &mut game,
+            winner,
+            "history",
+            false,
+            Some(state_hash(&state)),
+        )?;
         save_game(ctx, &game);
         Ok(())
     }
 
+    /// Refuses a settlement unless the game is open, or challenged and its deadline not passed
+    /// (after it the forfeit stands).
+    fn before_any_deadline(ctx: &dyn Ctx, game: &Game) -> Result<(), ActionError> {
+        match (&game.status[..], &game.challenge) {
+            ("open", _) => Ok(()),
+            ("challenged", Some(c)) if ctx.block_time_ms() <= c.deadline_ms => Ok(()),
+            ("challenged", Some(c)) => Err(ActionError::conflict(format!(
+                "the challenge deadline passed at block time {}: the forfeit stands",
+                c.deadline_ms
+            ))),
+            (status, _) => Err(ActionError::conflict(format!("the game is {status}"))),
+        }
+    }
+
     fn settle_cooperative(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
-        if game.status != "open" && game.status != "challenged" {
-            return Err(ActionError::conflict(format!(
-                "the game is {}",
-                game.status
-            )));
-        }
+        Self::before_any_deadline(&*ctx, &game)?;
         let state = hex_field(op, "state", MAX_STATE_BYTES)?;
-        let valid_until = u64_field(op, "valid_until")?;
-        if ctx.height() > valid_until {
+        let valid_until_ms = u64_field(op, "valid_until_ms")?;
+        if ctx.block_time_ms() > valid_until_ms {
             return Err(ActionError::invalid(format!(
-                "the agreement expired at height {valid_until}"
+                "the agreement expired at block time {valid_until_ms}"
             )));
         }
         let sigs = two_sigs(op)?;
-        let msg = domain(&*ctx).final_message(&game.id, &state_hash(&state), valid_until);
-        for seat in 0..2 {
-            if !ctx.verify_signed(&game.signers[seat], msg.as_bytes(), &sigs[seat]) {
+        let msg = domain(&*ctx).final_message(&game.id, &state_hash(&state), valid_until_ms);
+        for (seat, (signer, sig)) in game.signers.iter().zip(&sigs).enumerate() {
+            if !ctx.verify_signed(signer, msg.as_bytes(), sig) {
                 return Err(ActionError::unauthorized(format!(
                     "the agreement is not signed by seat {seat}'s key"
                 )));
@@ -385,7 +497,14 @@ impl Channel {
         } else {
             None
         };
-        conclude(ctx, &mut game, winner, "cooperative", true);
+        conclude(
+            ctx,
+            &mut game,
+            winner,
+            "cooperative",
+            true,
+            Some(state_hash(&state)),
+        )?;
         save_game(ctx, &game);
         Ok(())
     }
@@ -410,8 +529,8 @@ impl Channel {
         }
         let sigs = two_sigs(op)?;
         let msg = domain(&*ctx).checkpoint_message(&game.id, moves, &state_hash(&state));
-        for seat in 0..2 {
-            if !ctx.verify_signed(&game.signers[seat], msg.as_bytes(), &sigs[seat]) {
+        for (seat, (signer, sig)) in game.signers.iter().zip(&sigs).enumerate() {
+            if !ctx.verify_signed(signer, msg.as_bytes(), sig) {
                 return Err(ActionError::unauthorized(format!(
                     "the checkpoint is not signed by seat {seat}'s key"
                 )));
@@ -460,7 +579,7 @@ impl Channel {
         if matches!(step, Step::Due(due) if due == seat) {
             return Err(ActionError::invalid("it is your own turn: make your move"));
         }
-        challenge_or_conclude(ctx, &mut game, step, n, &state);
+        challenge_or_conclude(ctx, &mut game, step, n, &state)?;
         save_game(ctx, &game);
         Ok(())
     }
@@ -471,10 +590,10 @@ impl Channel {
             ("challenged", Some(c)) => c.clone(),
             (status, _) => return Err(ActionError::conflict(format!("the game is {status}"))),
         };
-        if ctx.height() > challenge.deadline {
+        if ctx.block_time_ms() > challenge.deadline_ms {
             return Err(ActionError::conflict(format!(
-                "the challenge deadline passed at height {}",
-                challenge.deadline
+                "the challenge deadline passed at block time {}",
+                challenge.deadline_ms
             )));
         }
         let moves = moves_field(op)?;
@@ -502,7 +621,7 @@ impl Channel {
         let (n, state) = rules.replay(&domain(&*ctx), &game, n0, s0, &moves)?;
         let step = next_step(&rules, n, &state)?;
         ctx.emit("game_responded", json!({ "game": game.id, "moves": n }));
-        challenge_or_conclude(ctx, &mut game, step, n, &state);
+        challenge_or_conclude(ctx, &mut game, step, n, &state)?;
         save_game(ctx, &game);
         Ok(())
     }
@@ -513,24 +632,32 @@ impl Channel {
             ("challenged", Some(c)) => c.clone(),
             (status, _) => return Err(ActionError::conflict(format!("the game is {status}"))),
         };
-        if ctx.height() <= challenge.deadline {
+        if ctx.block_time_ms() <= challenge.deadline_ms {
             return Err(ActionError::conflict(format!(
-                "the due player may answer until height {}",
-                challenge.deadline
+                "the due player may answer until block time {}",
+                challenge.deadline_ms
             )));
         }
-        // Under upgraded rules the due player could not answer: no forfeit, the game is void.
-        Rules::of_game(&*ctx, &game)?;
-        conclude(ctx, &mut game, Some(1 - challenge.due), "forfeit", true);
+        let stalled = Some(state_hash(
+            &hex::decode(&challenge.state).unwrap_or_default(),
+        ));
+        conclude(
+            ctx,
+            &mut game,
+            Some(1 - challenge.due),
+            "forfeit",
+            true,
+            stalled,
+        )?;
         save_game(ctx, &game);
         Ok(())
     }
 
     fn prove_equivocation(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
-        let height = ctx.height();
+        let now = ctx.block_time_ms();
         let open = matches!(&game.status[..], "open" | "challenged")
-            || (game.status == "concluding" && !game.is_final(height));
+            || (game.status == "concluding" && !game.is_final(now));
         if !open {
             return Err(ActionError::conflict(format!(
                 "the game is {} and final",
@@ -565,19 +692,22 @@ impl Channel {
             "equivocation",
             json!({ "game": game.id, "player": game.players[seat as usize], "move": a.n }),
         );
-        conclude(ctx, &mut game, Some(1 - seat), "equivocation", true);
+        conclude(ctx, &mut game, Some(1 - seat), "equivocation", true, None)?;
         save_game(ctx, &game);
         Ok(())
     }
 
     fn withdraw(&self, ctx: &mut dyn Ctx, op: &Value) -> Result<(), ActionError> {
         let mut game = load_game(&*ctx, op)?;
-        if !game.is_final(ctx.height()) {
-            if let Some(why) = upgraded(&*ctx, &game.rules, game.rules_code.as_deref()) {
-                return Self::void(ctx, &mut game, &why);
-            }
+        if game.unstaked() {
+            return Err(ActionError::conflict(format!(
+                "game {} is unstaked: there is nothing to pay",
+                game.id
+            )));
+        }
+        if !game.is_final(ctx.block_time_ms()) {
             return Err(ActionError::conflict(match &game.outcome {
-                Some(o) => format!("the result is final at height {}", o.final_at),
+                Some(o) => format!("the result is final at block time {}", o.final_at_ms),
                 None => "the game has no result".into(),
             }));
         }
@@ -587,7 +717,12 @@ impl Channel {
         let outcome = game.outcome.clone().expect("final games have an outcome");
         let stake = game.stake.0;
         match outcome.winner {
-            Some(w) => ctx.escrow_out(&game.players[w as usize], GOLD, stake * 2)?,
+            Some(w) => {
+                let both = stake
+                    .checked_mul(2)
+                    .ok_or_else(|| ActionError::internal("the stakes overflow"))?;
+                ctx.escrow_out(&game.players[w as usize], GOLD, both)?
+            }
             None => {
                 ctx.escrow_out(&game.players[0], GOLD, stake)?;
                 ctx.escrow_out(&game.players[1], GOLD, stake)?;
@@ -605,26 +740,20 @@ impl Channel {
     }
 }
 
-impl Channel {
-    /// Ends `game`, whose rules module was upgraded before a final result (`why`), as void:
-    /// each stake back to its player, at once, exactly once.
-    fn void(ctx: &mut dyn Ctx, game: &mut Game, why: &str) -> Result<(), ActionError> {
-        let stake = game.stake.0;
-        ctx.escrow_out(&game.players[0], GOLD, stake)?;
-        ctx.escrow_out(&game.players[1], GOLD, stake)?;
-        game.outcome = Some(Outcome {
-            winner: None,
-            how: "void".into(),
-            final_at: ctx.height(),
-        });
-        game.challenge = None;
-        game.paid = true;
-        game.status = "settled".into();
-        ctx.emit("game_void", json!({ "game": game.id, "why": why }));
-        ctx.emit("paid", json!({ "game": game.id, "winner": null }));
-        save_game(ctx, game);
-        Ok(())
-    }
+/// The game view: the record plus `final` (whether the result stands at block time `at_ms`;
+/// without `at_ms` only a result that no time can change, status `settled`, counts) and
+/// `final_state_hash` (the outcome's state hash once final, else `null`).
+fn game_view(game: Game, at_ms: Option<u64>) -> Value {
+    let final_now = game.is_final(at_ms.unwrap_or(0));
+    let final_state_hash = game
+        .outcome
+        .as_ref()
+        .filter(|_| final_now)
+        .and_then(|o| o.state_hash.clone());
+    let mut v = serde_json::to_value(&game).expect("records serialise");
+    v["final"] = json!(final_now);
+    v["final_state_hash"] = json!(final_state_hash);
+    v
 }
 
 impl GameModule for Channel {
@@ -656,15 +785,31 @@ impl GameModule for Channel {
             return offer.ok_or_else(|| ActionError::not_found(format!("offer {id}")));
         }
         if let Some(id) = query.get("game") {
-            let game: Option<Value> = state.module_json(self.id(), &game_key(id))?;
-            return game.ok_or_else(|| ActionError::not_found(format!("game {id}")));
+            let at_ms = match query.get("at_ms") {
+                None => None,
+                Some(t) => Some(t.parse::<u64>().map_err(|_| {
+                    ActionError::invalid("at_ms must be a block time in milliseconds")
+                })?),
+            };
+            let game: Option<Game> = state.module_json(self.id(), &game_key(id))?;
+            let game = game.ok_or_else(|| ActionError::not_found(format!("game {id}")))?;
+            return Ok(game_view(game, at_ms));
+        }
+        if let Some(player) = query.get("player") {
+            let s: Standing = state
+                .module_json(self.id(), &player_key(player))?
+                .unwrap_or_default();
+            return Ok(
+                json!({ "player": player, "wins": s.wins, "losses": s.losses,
+                              "draws": s.draws }),
+            );
         }
         let chain = state
             .read_raw(rules::GENESIS_KEY)
             .map(|b| String::from_utf8_lossy(&b).into_owned())
             .unwrap_or_default();
         Ok(json!({ "chain": chain, "module": self.id(),
-                   "min_window": MIN_WINDOW_BLOCKS, "max_window": MAX_WINDOW_BLOCKS }))
+                   "min_window_ms": MIN_WINDOW_MS, "max_window_ms": MAX_WINDOW_MS }))
     }
 }
 

@@ -1,12 +1,16 @@
 //! The canonical texts players sign (docs/channels.md, "Signed moves"): a move, a final
-//! agreement (cooperative settlement or draw offer) and a checkpoint. Each is UTF-8 lines joined
-//! by `\n` (no trailing newline), signed as a Divi signed message by the player's game key.
-//! Clients build them with these same functions, so a client and the chain cannot disagree.
+//! agreement (cooperative settlement or draw offer) and a checkpoint, and the text whose SHA-256
+//! is a game's tag. Each is UTF-8 lines joined by `\n` (no trailing newline), signed as a Divi
+//! signed message by the player's game key. Clients build them with these same functions, so a
+//! client and the chain cannot disagree.
 //!
 //! The domain is the chain's genesis hash and the channel module's id: a signature for one
 //! chain or one channel deployment is worthless on another.
 
 use sha2::{Digest, Sha256};
+
+/// The head line of a final agreement (`v2`: its expiry is a block time in ms).
+const FINAL_HEAD: &str = "gamechain channel final v2";
 
 /// Lowercase hex SHA-256 of a rules state: what every move's `prev` names.
 pub fn state_hash(state: &[u8]) -> String {
@@ -41,13 +45,26 @@ impl Domain {
     }
 
     /// The text both players sign to end `game` at the state hashing to `state` (a final state
-    /// settles by the rules' winner, an unfinished one is a draw), acceptable up to and
-    /// including block `valid_until`.
-    pub fn final_message(&self, game: &str, state: &str, valid_until: u64) -> String {
+    /// settles by the rules' winner, an unfinished one is a draw), acceptable in blocks whose
+    /// time is at most `valid_until_ms` (ms since the Unix epoch).
+    pub fn final_message(&self, game: &str, state: &str, valid_until_ms: u64) -> String {
         format!(
-            "{}\nstate: {state}\nvalid_until: {valid_until}",
-            self.head("final", game)
+            "{FINAL_HEAD}\nchain: {}\nmodule: {}\ngame: {game}\nstate: {state}\nvalid_until_ms: {valid_until_ms}",
+            self.chain, self.module
         )
+    }
+
+    /// The text whose SHA-256 is `game`'s tag:
+    /// `gamechain channel game v1\nchain: <genesis hash>\nmodule: <channel id>\ngame: <id>`.
+    pub fn game_tag_text(&self, game: &str) -> String {
+        self.head("game", game)
+    }
+
+    /// `game`'s tag: SHA-256 of [`Domain::game_tag_text`], 32 bytes naming the chain, the
+    /// channel and the game. The rules' `initial_state` gets it, so rules can bind commitments
+    /// to the game (a commitment of one game is worthless in another).
+    pub fn game_tag(&self, game: &str) -> [u8; 32] {
+        Sha256::digest(self.game_tag_text(game)).into()
     }
 
     /// The text both players sign to checkpoint `game` after `moves` moves at the state hashing
@@ -77,7 +94,19 @@ mod tests {
         );
         assert_eq!(
             d.final_message("g", "ef", 9),
-            "gamechain channel final v1\nchain: ab\nmodule: channel\ngame: g\nstate: ef\nvalid_until: 9"
+            "gamechain channel final v2\nchain: ab\nmodule: channel\ngame: g\nstate: ef\nvalid_until_ms: 9"
+        );
+        assert_eq!(
+            d.game_tag_text("0000000000000001"),
+            "gamechain channel game v1\nchain: ab\nmodule: channel\ngame: 0000000000000001"
+        );
+        assert_eq!(
+            d.game_tag("0000000000000001").to_vec(),
+            Sha256::digest(d.game_tag_text("0000000000000001")).to_vec()
+        );
+        assert_ne!(
+            d.game_tag("0000000000000001"),
+            d.game_tag("0000000000000002")
         );
         assert_eq!(
             state_hash(&[]),

@@ -1,7 +1,8 @@
-//! Calls into a game's rules module (`call_pure`, each with [`RULES_FUEL`]) and the replay of
-//! signed moves: each move must follow the last state, be the seat's turn (`mover_at`), carry a
-//! valid signature by that seat's game key over its canonical text (`message.rs`), and be valid
-//! by the rules; the channel refuses any move after the game is over, whatever the rules say.
+//! Calls into a game's rules by their code hash (`call_code`, no state, each with
+//! [`RULES_FUEL`]) and the replay of signed moves: each move must follow the last state, be the
+//! seat's turn (`mover_at`), carry a valid signature by that seat's game key over its canonical
+//! text (`message.rs`), and be valid by the rules; the channel refuses any move after the game
+//! is over, whatever the rules say.
 
 use gamechain_sdk::prelude::*;
 use gamechain_sdk::rules::{encode_move, DRAW};
@@ -62,55 +63,54 @@ impl SignedMove {
     }
 }
 
-/// The code hash (lowercase hex) module `id` runs now; `None` when there is no such module.
-pub fn code_hash(ctx: &dyn Ctx, id: &str) -> Option<String> {
-    ctx.module_code_hash(id).map(hex::encode)
-}
-
-/// Why the rules module `id` no longer runs `pinned`, the code a game or offer recorded (its
-/// owner upgraded it since); `None` while it does, and for a record made before pinning
-/// (`pinned` absent).
-pub fn upgraded(ctx: &dyn Ctx, id: &str, pinned: Option<&str>) -> Option<String> {
-    let pinned = pinned?;
-    let now = code_hash(ctx, id);
-    if now.as_deref() == Some(pinned) {
-        return None;
-    }
-    let short = |h: &str| h.get(..16).unwrap_or(h).to_string();
-    Some(format!(
-        "the rules module {id} was upgraded since the game opened (code {}…, now {})",
-        short(pinned),
-        now.map_or("none".into(), |h| format!("{}…", short(&h)))
-    ))
-}
-
-/// A game's rules module, called from an op.
+/// The rules a game plays by: the code of hash `code` (fixed at the offer), called by hash
+/// (`call_code`, [`RULES_FUEL`] per call) with no state, so neither an upgrade of the module
+/// that named it nor any state change alters a game in progress. `name` is how errors name it:
+/// `rules module <id>` when the offer named a module, else `rules code <first 16 hex>…`.
 pub struct Rules<'a> {
     ctx: &'a dyn Ctx,
-    id: &'a str,
+    code: [u8; 32],
+    name: String,
+}
+
+/// The 32 bytes of a lowercase or uppercase hex code hash; `None` when it is not 64 hex digits.
+pub fn parse_code_hash(hex_text: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    (hex_text.len() == 64)
+        .then(|| hex::decode_to_slice(hex_text, &mut out).ok())
+        .flatten()
+        .map(|()| out)
+}
+
+/// How errors name the rules: `rules module <id>`, or `rules code <first 16 hex>…`.
+pub fn rules_name(module: Option<&str>, code_hex: &str) -> String {
+    match module {
+        Some(id) => format!("rules module {id}"),
+        None => format!("rules code {}…", code_hex.get(..16).unwrap_or(code_hex)),
+    }
 }
 
 impl<'a> Rules<'a> {
-    /// The rules module `id`.
-    pub fn new(ctx: &'a dyn Ctx, id: &'a str) -> Self {
-        Self { ctx, id }
+    /// The rules of code `code`, named `name` in errors.
+    pub fn new(ctx: &'a dyn Ctx, code: [u8; 32], name: String) -> Self {
+        Self { ctx, code, name }
     }
 
-    /// The rules of `game`, refused (`invalid`, the text says the game is void and `withdraw`
-    /// refunds both stakes) when the module no longer runs the code the game opened with.
-    pub fn of_game(ctx: &'a dyn Ctx, game: &'a Game) -> Result<Self, ActionError> {
-        match upgraded(ctx, &game.rules, game.rules_code.as_deref()) {
-            Some(why) => Err(ActionError::invalid(format!(
-                "{why}: the game is void, withdraw refunds both stakes"
-            ))),
-            None => Ok(Self::new(ctx, &game.rules)),
-        }
+    /// The rules `game` plays by: the code hash recorded at its offer.
+    pub fn of_game(ctx: &'a dyn Ctx, game: &Game) -> Result<Self, ActionError> {
+        let code = parse_code_hash(&game.rules_code)
+            .ok_or_else(|| ActionError::internal("the game's rules_code is not a code hash"))?;
+        Ok(Self::new(
+            ctx,
+            code,
+            rules_name(game.rules.as_deref(), &game.rules_code),
+        ))
     }
 
     fn call(&self, entry: &str, input: &[u8]) -> Result<Vec<u8>, ActionError> {
         self.ctx
-            .call_pure(self.id, entry, input, RULES_FUEL)
-            .map_err(|e| ActionError::invalid(format!("rules module {} {entry}: {e}", self.id)))
+            .call_code(&self.code, entry, input, RULES_FUEL)
+            .map_err(|e| ActionError::invalid(format!("{} {entry}: {e}", self.name)))
     }
 
     fn flag(&self, entry: &str, input: &[u8]) -> Result<bool, ActionError> {
@@ -118,19 +118,23 @@ impl<'a> Rules<'a> {
             [0] => Ok(false),
             [1] => Ok(true),
             _ => Err(ActionError::invalid(format!(
-                "rules module {} {entry}: not a 0/1 answer",
-                self.id
+                "{} {entry}: not a 0/1 answer",
+                self.name
             ))),
         }
     }
 
-    /// `initial_state`.
-    pub fn initial_state(&self) -> Result<Vec<u8>, ActionError> {
-        let s = self.call("initial_state", &[])?;
+    /// `initial_state` of the game tagged `tag`.
+    pub fn initial_state(&self, tag: &[u8; 32]) -> Result<Vec<u8>, ActionError> {
+        let s = self.call("initial_state", tag)?;
+        self.bounded(s)
+    }
+
+    fn bounded(&self, s: Vec<u8>) -> Result<Vec<u8>, ActionError> {
         if s.len() > MAX_STATE_BYTES {
             return Err(ActionError::invalid(format!(
-                "rules module {}: a state over {MAX_STATE_BYTES} bytes",
-                self.id
+                "{}: a state over {MAX_STATE_BYTES} bytes",
+                self.name
             )));
         }
         Ok(s)
@@ -141,8 +145,8 @@ impl<'a> Rules<'a> {
         match self.call("mover_at", &n.to_le_bytes())?.as_slice() {
             [s] if *s <= 1 => Ok(*s),
             _ => Err(ActionError::invalid(format!(
-                "rules module {} named no seat for move {n}",
-                self.id
+                "{} named no seat for move {n}",
+                self.name
             ))),
         }
     }
@@ -158,25 +162,26 @@ impl<'a> Rules<'a> {
             [s] if *s <= 1 => Ok(Some(*s)),
             [DRAW] => Ok(None),
             _ => Err(ActionError::invalid(format!(
-                "rules module {} named no winner",
-                self.id
+                "{} named no winner",
+                self.name
             ))),
         }
     }
 
-    /// The lobby's usability check: `mover_at(0)` is a seat and the initial state is not over.
-    pub fn check_usable(&self) -> Result<(), ActionError> {
+    /// The lobby's usability check for the game tagged `tag`: the code is stored and loads,
+    /// `initial_state` answers, `mover_at(0)` is a seat and the initial state is not over.
+    pub fn check_usable(&self, tag: &[u8; 32]) -> Result<(), ActionError> {
         let unusable = |e: ActionError| {
             let why = e.to_string();
             let why = why.strip_prefix("invalid: ").unwrap_or(&why).to_string();
-            ActionError::invalid(format!("rules module {} is not usable: {why}", self.id))
+            ActionError::invalid(format!("{} is not usable: {why}", self.name))
         };
-        let s = self.initial_state().map_err(unusable)?;
+        let s = self.initial_state(tag).map_err(unusable)?;
         self.mover_at(0).map_err(unusable)?;
         if self.is_over(&s).map_err(unusable)? {
             return Err(ActionError::invalid(format!(
-                "rules module {} is not usable: its initial state is over",
-                self.id
+                "{} is not usable: its initial state is over",
+                self.name
             )));
         }
         Ok(())
@@ -219,13 +224,7 @@ impl<'a> Rules<'a> {
                     "move {n} is not a legal move"
                 )));
             }
-            state = self.call("apply_move", &input)?;
-            if state.len() > MAX_STATE_BYTES {
-                return Err(ActionError::invalid(format!(
-                    "rules module {}: a state over {MAX_STATE_BYTES} bytes",
-                    self.id
-                )));
-            }
+            state = self.bounded(self.call("apply_move", &input)?)?;
             n += 1;
         }
         Ok((n, state))

@@ -2,15 +2,19 @@
 //! docs/channels.md). Imports nothing; SHA-256 runs in the guest.
 //!
 //! Moves: 0 = seat 0 commits, 1 = seat 1 commits, 2 = seat 0 reveals, 3 = seat 1 reveals.
-//! A commit's data is 32 bytes, `sha256(choice ‖ salt)`; a reveal's is 33 bytes, `choice ‖ salt`
-//! (`choice` 0 rock, 1 paper, 2 scissors; `salt` 32 fresh random bytes), valid only when it
-//! opens that seat's commitment. Seat 1 reveals last: if it withholds a losing reveal it is
-//! challenged and forfeits. A second commit with another salt is a second signed move for the
-//! same position: equivocation.
+//! A commit's data is 32 bytes, [`commitment`]`(tag, seat, choice, salt)` =
+//! `sha256("gamechain rps commit v2" ‖ tag ‖ seat ‖ choice ‖ salt)`; a reveal's is 33 bytes,
+//! `choice ‖ salt` (`choice` 0 rock, 1 paper, 2 scissors; `salt` 32 fresh random bytes), valid
+//! only when it opens that seat's commitment **for this game's tag and this seat**. So a
+//! commitment copied from the other seat (to force a draw) or from another game can never be
+//! opened by the copier: the copier is challenged and forfeits. Seat 1 reveals last: if it
+//! withholds a losing reveal it is challenged and forfeits. A second commit with another salt is
+//! a second signed move for the same position: equivocation.
 //!
-//! State (67 bytes): `moves_made` (0–4), seat 0's commitment, seat 1's commitment, seat 0's
-//! choice, seat 1's choice (`0xff` until revealed). Over after move 3; paper beats rock,
-//! scissors beat paper, rock beats scissors, equal choices draw.
+//! State (99 bytes, fixed shape): the game tag (32, from `initial_state`), `moves_made` (1,
+//! 0–4), seat 0's commitment (32), seat 1's commitment (32), seat 0's choice (1), seat 1's
+//! choice (1; `0xff` until revealed). Over after move 3; paper beats rock, scissors beat paper,
+//! rock beats scissors, equal choices draw.
 
 use gamechain_sdk::rules::GameRules;
 use sha2::{Digest, Sha256};
@@ -19,14 +23,24 @@ use sha2::{Digest, Sha256};
 pub struct RpsRules;
 
 /// State length.
-pub const STATE_LEN: usize = 67;
+pub const STATE_LEN: usize = 99;
+/// The domain text every commitment starts with.
+pub const COMMIT_DOMAIN: &[u8] = b"gamechain rps commit v2";
 /// A choice not revealed yet.
 const HIDDEN: u8 = 0xff;
+/// Where the fields sit in the state.
+const TAG: usize = 0;
+const MOVES: usize = 32;
+const COMMITS: usize = 33;
+const CHOICES: usize = 97;
 
-/// `sha256(choice ‖ salt)`: the commitment a client signs as move 0 or 1.
-pub fn commitment(choice: u8, salt: &[u8; 32]) -> [u8; 32] {
+/// The commitment a client signs as move 0 (seat 0) or 1 (seat 1) of the game tagged `game`:
+/// `sha256("gamechain rps commit v2" ‖ game ‖ seat ‖ choice ‖ salt)`.
+pub fn commitment(game: &[u8; 32], seat: u8, choice: u8, salt: &[u8; 32]) -> [u8; 32] {
     let mut h = Sha256::new();
-    h.update([choice]);
+    h.update(COMMIT_DOMAIN);
+    h.update(game);
+    h.update([seat, choice]);
     h.update(salt);
     h.finalize().into()
 }
@@ -39,14 +53,20 @@ pub fn reveal(choice: u8, salt: &[u8; 32]) -> Vec<u8> {
 }
 
 fn well_formed(s: &[u8]) -> bool {
-    s.len() == STATE_LEN && s[0] <= 4
+    s.len() == STATE_LEN && s[MOVES] <= 4
+}
+
+fn commit_range(seat: u8) -> std::ops::Range<usize> {
+    let start = COMMITS + 32 * seat as usize;
+    start..start + 32
 }
 
 impl GameRules for RpsRules {
-    fn initial_state(&self) -> Vec<u8> {
+    fn initial_state(&self, game: &[u8; 32]) -> Vec<u8> {
         let mut s = vec![0; STATE_LEN];
-        s[65] = HIDDEN;
-        s[66] = HIDDEN;
+        s[TAG..TAG + 32].copy_from_slice(game);
+        s[CHOICES] = HIDDEN;
+        s[CHOICES + 1] = HIDDEN;
         s
     }
 
@@ -55,7 +75,7 @@ impl GameRules for RpsRules {
     }
 
     fn validate_move(&self, s: &[u8], n: u64, mover: u8, data: &[u8]) -> bool {
-        if !well_formed(s) || n != u64::from(s[0]) || n > 3 || mover != self.mover_at(n) {
+        if !well_formed(s) || n != u64::from(s[MOVES]) || n > 3 || mover != self.mover_at(n) {
             return false;
         }
         if n < 2 {
@@ -64,28 +84,28 @@ impl GameRules for RpsRules {
         if data.len() != 33 || data[0] > 2 {
             return false;
         }
+        let tag: &[u8; 32] = s[TAG..TAG + 32].try_into().expect("32 bytes");
         let salt: &[u8; 32] = data[1..].try_into().expect("33 bytes");
-        let committed = &s[1 + 32 * mover as usize..33 + 32 * mover as usize];
-        commitment(data[0], salt) == committed
+        commitment(tag, mover, data[0], salt) == s[commit_range(mover)]
     }
 
     fn apply_move(&self, s: &[u8], n: u64, mover: u8, data: &[u8]) -> Vec<u8> {
         let mut next = s.to_vec();
         if n < 2 {
-            next[1 + 32 * mover as usize..33 + 32 * mover as usize].copy_from_slice(data);
+            next[commit_range(mover)].copy_from_slice(data);
         } else {
-            next[65 + mover as usize] = data[0];
+            next[CHOICES + mover as usize] = data[0];
         }
-        next[0] += 1;
+        next[MOVES] += 1;
         next
     }
 
     fn is_over(&self, s: &[u8]) -> bool {
-        well_formed(s) && s[0] == 4
+        well_formed(s) && s[MOVES] == 4
     }
 
     fn winner(&self, s: &[u8]) -> Option<u8> {
-        match (i16::from(s[65]) - i16::from(s[66])).rem_euclid(3) {
+        match (i16::from(s[CHOICES]) - i16::from(s[CHOICES + 1])).rem_euclid(3) {
             0 => None,
             1 => Some(0),
             _ => Some(1),
@@ -100,18 +120,19 @@ mod tests {
     use super::*;
     use gamechain_sdk::rules::{replay, usable, ReplayError};
 
+    const G: [u8; 32] = [3; 32];
     const S0: [u8; 32] = [7; 32];
     const S1: [u8; 32] = [9; 32];
 
     fn game(c0: u8, c1: u8) -> Result<Vec<u8>, ReplayError> {
-        let (m0, m1) = (commitment(c0, &S0), commitment(c1, &S1));
+        let (m0, m1) = (commitment(&G, 0, c0, &S0), commitment(&G, 1, c1, &S1));
         let (r0, r1) = (reveal(c0, &S0), reveal(c1, &S1));
-        replay(&RpsRules, &[&m0, &m1, &r0, &r1])
+        replay(&RpsRules, &G, &[&m0, &m1, &r0, &r1])
     }
 
     #[test]
     fn paper_beats_rock_and_equal_choices_draw() {
-        assert!(usable(&RpsRules));
+        assert!(usable(&RpsRules, &G));
         let s = game(1, 0).unwrap();
         assert!(RpsRules.is_over(&s));
         assert_eq!(RpsRules.winner(&s), Some(0));
@@ -123,25 +144,57 @@ mod tests {
 
     #[test]
     fn a_reveal_must_open_the_commitment() {
-        let (m0, m1) = (commitment(0, &S0), commitment(1, &S1));
+        let (m0, m1) = (commitment(&G, 0, 0, &S0), commitment(&G, 1, 1, &S1));
         let lie = reveal(1, &S0);
         assert_eq!(
-            replay(&RpsRules, &[&m0, &m1, &lie]),
+            replay(&RpsRules, &G, &[&m0, &m1, &lie]),
             Err(ReplayError::Illegal(2))
         );
         let short = [0u8; 31];
-        assert_eq!(replay(&RpsRules, &[&short]), Err(ReplayError::Illegal(0)));
-        let bad_choice = reveal(3, &S0);
-        let m3 = commitment(3, &S0);
         assert_eq!(
-            replay(&RpsRules, &[&m3, &m1, &bad_choice]),
+            replay(&RpsRules, &G, &[&short]),
+            Err(ReplayError::Illegal(0))
+        );
+        let bad_choice = reveal(3, &S0);
+        let m3 = commitment(&G, 0, 3, &S0);
+        assert_eq!(
+            replay(&RpsRules, &G, &[&m3, &m1, &bad_choice]),
             Err(ReplayError::Illegal(2))
         );
     }
 
     #[test]
-    fn nothing_follows_the_last_reveal() {
+    fn a_copied_commitment_cannot_be_opened_by_the_copier() {
+        // Seat 1 copies seat 0's commitment and, after seat 0 reveals, replays its reveal.
+        let m0 = commitment(&G, 0, 1, &S0);
+        let r0 = reveal(1, &S0);
+        assert_eq!(
+            replay(&RpsRules, &G, &[&m0, &m0, &r0, &r0]),
+            Err(ReplayError::Illegal(3)),
+            "the other seat's commitment"
+        );
+        // A commitment made for another game, with the salt known, opens only there.
+        let other: [u8; 32] = [4; 32];
+        let m1 = commitment(&other, 1, 0, &S1);
+        assert_eq!(
+            replay(&RpsRules, &G, &[&m0, &m1, &r0, &reveal(0, &S1)]),
+            Err(ReplayError::Illegal(3)),
+            "another game's commitment"
+        );
+        assert!(replay(
+            &RpsRules,
+            &other,
+            &[&commitment(&other, 0, 1, &S0), &m1, &r0, &reveal(0, &S1)]
+        )
+        .is_ok());
+    }
+
+    #[test]
+    fn the_state_keeps_the_tag_and_nothing_follows_the_last_reveal() {
         let s = game(0, 0).unwrap();
+        assert_eq!(s.len(), STATE_LEN);
+        assert_eq!(&s[..32], &G);
         assert!(!RpsRules.validate_move(&s, 4, 0, &[0; 32]));
+        assert_ne!(RpsRules.initial_state(&G), RpsRules.initial_state(&[1; 32]));
     }
 }

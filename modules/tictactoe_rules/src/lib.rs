@@ -1,5 +1,6 @@
 //! Tic-tac-toe as a rules module (`gamechain_sdk::rules`, docs/channels.md): the pure rules a
-//! channel game is played by off-chain and settled by on-chain. Imports nothing.
+//! channel game is played by off-chain and settled by on-chain. Imports nothing. It has no
+//! hidden information, so it ignores the game tag.
 //!
 //! State: 9 bytes, cells 0–8 row by row, `0` empty, `1` seat 0's mark (X), `2` seat 1's (O).
 //! Seat 0 makes the even moves. Move data: one byte, the cell. Move `n` is valid only when the
@@ -34,7 +35,7 @@ fn line_owner(s: &[u8]) -> Option<u8> {
 }
 
 impl GameRules for TicTacToeRules {
-    fn initial_state(&self) -> Vec<u8> {
+    fn initial_state(&self, _game: &[u8; 32]) -> Vec<u8> {
         vec![0; 9]
     }
 
@@ -71,7 +72,13 @@ gamechain_sdk::export_rules!(TicTacToeRules);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gamechain_sdk::rules::{dispatch, replay, usable, ReplayError, DRAW};
+    use gamechain_sdk::rules::{dispatch, usable, ReplayError, DRAW};
+
+    const TAG: [u8; 32] = [5; 32];
+
+    fn replay(r: &TicTacToeRules, moves: &[&[u8]]) -> Result<Vec<u8>, ReplayError> {
+        gamechain_sdk::rules::replay(r, &TAG, moves)
+    }
 
     #[test]
     fn x_wins_the_top_row() {
@@ -91,7 +98,7 @@ mod tests {
 
     #[test]
     fn taken_cells_wrong_movers_and_moves_after_the_end_are_refused() {
-        assert!(usable(&TicTacToeRules));
+        assert!(usable(&TicTacToeRules, &TAG));
         assert_eq!(
             replay(&TicTacToeRules, &[&[0], &[0]]),
             Err(ReplayError::Illegal(1))
@@ -104,7 +111,12 @@ mod tests {
             replay(&TicTacToeRules, &[&[0, 1]]),
             Err(ReplayError::Illegal(0))
         );
-        let s0 = TicTacToeRules.initial_state();
+        let s0 = TicTacToeRules.initial_state(&TAG);
+        assert_eq!(
+            s0,
+            TicTacToeRules.initial_state(&[6; 32]),
+            "the tag is ignored"
+        );
         assert!(
             !TicTacToeRules.validate_move(&s0, 0, 1, &[0]),
             "seat 1 does not open"

@@ -157,7 +157,13 @@ pub struct Client {
     http: reqwest::Client,
     /// The node's chain id, fetched once from `/v1/status` by [`Client::send`].
     chain_id: std::sync::Arc<OnceLock<String>>,
+    /// The `retry-after` of the last `429` answer, see [`Client::last_retry_after`].
+    retry_after: std::sync::Arc<std::sync::Mutex<Option<Duration>>>,
 }
+
+/// The longest `retry-after` this client honours (a node asking for more is waited on this
+/// long, then asked again).
+pub const MAX_RETRY_AFTER: Duration = Duration::from_secs(300);
 
 impl Client {
     /// A client of the node at `base_url` (e.g. `http://127.0.0.1:8645`; a trailing `/` is
@@ -185,7 +191,28 @@ impl Client {
             base,
             http,
             chain_id: Default::default(),
+            retry_after: Default::default(),
         })
+    }
+
+    /// The `retry-after` (seconds, at most [`MAX_RETRY_AFTER`]) of the last `429` answer this
+    /// client (or a clone) received, if it carried one: what a caller that retries waits at
+    /// least. A `429` without the header clears it.
+    pub fn last_retry_after(&self) -> Option<Duration> {
+        *self.retry_after.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Notes the `retry-after` of a `429` answer.
+    fn note_status(&self, status: StatusCode, headers: &reqwest::header::HeaderMap) {
+        if status != StatusCode::TOO_MANY_REQUESTS {
+            return;
+        }
+        let after = headers
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(|s| Duration::from_secs(s).min(MAX_RETRY_AFTER));
+        *self.retry_after.lock().unwrap_or_else(|p| p.into_inner()) = after;
     }
 
     /// The node's base URL.
@@ -275,6 +302,7 @@ impl Client {
             .await
             .map_err(transport)?;
         let status = response.status();
+        self.note_status(status, response.headers());
         let bytes = response.bytes().await.map_err(transport)?;
         if status.is_success() {
             return Ok(bytes.to_vec());
@@ -443,8 +471,33 @@ impl Client {
                     "{url}: no WebSocket upgrade in {REQUEST_TIMEOUT:?}"
                 ))
             })?
-            .map_err(|e| ClientError::Transport(format!("{url}: {e}")))?;
+            .map_err(|e| self.upgrade_error(&url, e))?;
         Ok(BlockSubscription { ws, closed: None })
+    }
+
+    /// Why a WebSocket upgrade failed: a refusal with the API's error body (`429
+    /// rate_limited` with its `retry-after` noted, `503 too_many_subscribers`, …) is
+    /// [`ClientError::Api`], anything else [`ClientError::Transport`].
+    fn upgrade_error(&self, url: &Url, e: tokio_tungstenite::tungstenite::Error) -> ClientError {
+        if let tokio_tungstenite::tungstenite::Error::Http(response) = &e {
+            let status =
+                StatusCode::from_u16(response.status().as_u16()).unwrap_or(StatusCode::BAD_GATEWAY);
+            let mut headers = reqwest::header::HeaderMap::new();
+            if let Some(v) = response
+                .headers()
+                .get("retry-after")
+                .and_then(|v| reqwest::header::HeaderValue::from_bytes(v.as_bytes()).ok())
+            {
+                headers.insert(reqwest::header::RETRY_AFTER, v);
+            }
+            self.note_status(status, &headers);
+            let body = response.body().as_deref().unwrap_or_default();
+            return match decode::<Value>(status, body) {
+                Err(e @ ClientError::Api { .. }) => e,
+                _ => ClientError::Transport(format!("{url}: HTTP {status}")),
+            };
+        }
+        ClientError::Transport(format!("{url}: {e}"))
     }
 
     /// [`Client::send`], then [`Client::wait_for_receipt`] with `timeout`.
@@ -474,6 +527,7 @@ impl Client {
     async fn call<T: DeserializeOwned>(&self, request: reqwest::RequestBuilder) -> ClientResult<T> {
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
+        self.note_status(status, response.headers());
         let bytes = response.bytes().await.map_err(transport)?;
         decode(status, &bytes)
     }

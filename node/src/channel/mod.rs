@@ -10,8 +10,11 @@
 //! | `store.rs` | [`MoveStore`], [`GameRecord`], [`HeldMove`]: one JSON file per game, written atomically, locked while in use |
 //! | `rules.rs` | [`LocalRules`]: the rules `.wasm` fetched by code hash, checked, run with a fuel cap; [`Replay`] of held moves |
 //! | `check.rs` | [`check_received`]: a received signed move against the store (state hash, turn, signature, legality) |
-//! | `board.rs` | the move board and the chain as a feed: [`board::scan`] reads posts and channel events from blocks |
-//! | `player.rs` | [`Player`]: offer, join, move, sync, settle, challenge, respond, forfeit, prove, withdraw, cancel, show, watch |
+//! | `board.rs` | the move board and the chain as a feed: [`board::seen_in`] reads posts and channel events from blocks |
+//! | `player.rs` | [`Player`]: offer, join, move, sync, settle, challenge, respond, forfeit, prove, withdraw, cancel, show, and the watchtower's steps |
+//! | `watch.rs` | [`watch::watch`]: the watchtower's loop over the block feed, reconnecting and catching up |
+//! | `backoff.rs` | [`Backoff`]: which failures are retried, and how long to wait (exponential, capped, jittered, `retry-after`) |
+//! | `time.rs` | windows typed as durations, deadlines printed as UTC times with the time left |
 //!
 //! Bounds (a hostile node or opponent cannot make a client hang or grow without limit): at most
 //! [`MAX_MOVES_HELD`] moves per game (the channel's per-op cap: this client does not checkpoint),
@@ -19,16 +22,20 @@
 //! of at most `MAX_CODE_BYTES` checked against its hash, each rules call with the channel's own
 //! fuel ([`channel::RULES_FUEL`]), every node request with the client's timeout.
 
+pub mod backoff;
 pub mod board;
 pub mod check;
 pub mod error;
 pub mod player;
 pub mod rules;
 pub mod store;
+pub mod time;
+pub mod watch;
 
+pub use backoff::Backoff;
 pub use check::{check_received, Received, Refusal};
 pub use error::ChannelError;
-pub use player::{Player, PlayerOptions};
+pub use player::{Player, PlayerOptions, RulesRef};
 pub use rules::{LocalRules, Replay};
 pub use store::{GameRecord, HeldMove, MoveStore};
 

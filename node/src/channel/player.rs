@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use gamechain_client::client::{BlockRef, Client, ClientError, Included};
+use gamechain_client::client::{Block, BlockRef, Client, ClientError, Included};
 use gamechain_client::keyfile::read_key_file;
 use gamechain_runtime::chain::{sign_message, Action, SecretKey};
 use gamechain_sdk::Amount;
@@ -62,13 +62,25 @@ pub struct Player {
     rules: Mutex<BTreeMap<String, Arc<LocalRules>>>,
 }
 
-/// An offer made: its id (also the game's), the block it is in.
+/// An offer made: its id (also the game's), the block it is in, the rules code it pins.
 #[derive(Debug, Clone)]
 pub struct Offered {
     /// The offer id.
     pub offer: String,
     /// The block height.
     pub height: u64,
+    /// The rules code hash the offer pinned.
+    pub rules_code: String,
+}
+
+/// How an offer names its rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RulesRef {
+    /// A module id: the code it runs now is fetched, checked, and pinned (the offer sends both
+    /// the id and that code hash, so the chain refuses it if the module ran other code by then).
+    Module(String),
+    /// A code hash (64 hex): that code is fetched by hash, checked, and pinned.
+    Code(String),
 }
 
 /// A game joined.
@@ -80,8 +92,10 @@ pub struct Joined {
     pub creator: String,
     /// Stake per player, GOLD base units.
     pub stake: String,
-    /// Response window, blocks.
-    pub window: u64,
+    /// Response window, ms of block time.
+    pub window_ms: u64,
+    /// The rules code the game plays by.
+    pub rules_code: String,
 }
 
 /// What one read of the board found.
@@ -131,8 +145,8 @@ pub struct Settled {
     pub moves: usize,
     /// The winner's address, `None` for a draw.
     pub winner: Option<String>,
-    /// The height from which the result is final.
-    pub final_at: u64,
+    /// The block time (ms) from which the result is final.
+    pub final_at_ms: u64,
 }
 
 /// A challenge sent (or a history that ended the game instead).
@@ -142,8 +156,10 @@ pub struct Challenged {
     pub due: Option<String>,
     /// The move number owed.
     pub move_number: u64,
-    /// The last height to answer at.
-    pub deadline: u64,
+    /// The last block time (ms) to answer at.
+    pub deadline_ms: u64,
+    /// The block time (ms) of the challenge's block.
+    pub at_ms: u64,
 }
 
 /// A response sent.
@@ -155,9 +171,11 @@ pub struct Responded {
     pub moves: usize,
     /// The block height.
     pub height: u64,
-    /// What follows: the next challenge's `(due player, move, deadline)`, or `None` when the
-    /// moves ended the game (it concludes by history).
+    /// What follows: the next challenge's `(due player, move, deadline_ms)`, or `None` when
+    /// the moves ended the game (it concludes by history).
     pub next: Option<(String, u64, u64)>,
+    /// The block time (ms) of the response's block.
+    pub at_ms: u64,
 }
 
 /// A game ended by the channel at once (forfeit, equivocation) or paid out.
@@ -186,36 +204,67 @@ pub struct Shown {
     pub view: Option<::channel::Game>,
     /// The head height.
     pub head: u64,
-    /// The rules module's code hash now, when it differs from the game's (an upgrade).
+    /// The head block's time (ms): what deadlines are measured against.
+    pub head_time_ms: u64,
+    /// The code the rules module the offer named runs now, when it differs from the code the
+    /// game plays by (an upgrade since: the game is not affected).
     pub rules_changed: Option<String>,
+    /// Whether the result is final at the head's time, and its final state hash.
+    pub final_state: Option<(bool, Option<String>)>,
 }
 
-/// One round of `watch`.
-#[derive(Debug, Clone)]
+/// What the watchtower did after reading a block (or after a reconnect, or on a tick).
+#[derive(Debug, Clone, Default)]
 pub struct WatchStep {
-    /// What the board read found.
+    /// What reading the block found (empty for a tick).
     pub sync: SyncReport,
     /// A challenge on our seat answered with held moves.
     pub responded: Option<Responded>,
-    /// A challenge on our seat we cannot answer yet: `(move owed, deadline)`.
+    /// An equivocation of the opponent proven (the move number and the result).
+    pub proved: Option<(u64, Ended)>,
+    /// A challenge on our seat we cannot answer yet: `(move owed, deadline_ms)`.
     pub owed: Option<(u64, u64)>,
-    /// A challenge on our seat whose deadline passed unanswered: `(move owed, deadline)`.
+    /// A challenge on our seat whose deadline passed unanswered: `(move owed, deadline_ms)`.
     pub missed: Option<(u64, u64)>,
-    /// The game's status on chain.
-    pub status: String,
+    /// A transaction of ours the chain refused (someone answered first, …): its error.
+    pub refused: Option<String>,
+    /// The game's status on chain (`None` when not asked this step).
+    pub status: Option<String>,
+    /// The block time (ms) the step judged deadlines by.
+    pub now_ms: u64,
     /// Whether the result is final (nothing more can happen but `withdraw`).
     pub final_result: bool,
 }
 
-/// What `watch` remembers between rounds: the challenges it has tried to answer or reported.
+/// What the watchtower remembers between steps: the channel's last view of the game and the
+/// challenges and proofs it has acted on or reported.
 #[derive(Debug, Default)]
 pub struct WatchState {
-    /// Challenges `(move, deadline)` answered, or whose answer the chain refused.
+    /// Challenges `(move, deadline_ms)` answered, or whose answer the chain refused.
     tried: BTreeSet<(u64, u64)>,
     /// Challenges we could not answer yet, already reported.
     reported: BTreeSet<(u64, u64)>,
     /// Challenges whose deadline passed, already reported.
     missed: BTreeSet<(u64, u64)>,
+    /// Equivocation proofs sent (move numbers).
+    proved: BTreeSet<u64>,
+    /// The channel's view at the last act.
+    view: Option<::channel::Game>,
+    /// Something is owed or failed half-way: act again on the next tick.
+    pending: bool,
+}
+
+impl WatchState {
+    /// Whether the next tick should act (a challenge we could not answer yet, or an action
+    /// that failed half-way).
+    pub fn pending(&self) -> bool {
+        self.pending
+    }
+
+    /// Marks that the next tick must act (an act failed before it finished).
+    pub fn set_pending(&mut self) {
+        self.pending = true;
+    }
 }
 
 fn read_key(path: &Path) -> Result<SecretKey, ChannelError> {
@@ -237,8 +286,13 @@ fn winner_of(data: Option<&Value>) -> Option<String> {
         .map(str::to_string)
 }
 
-fn is_final(game: &::channel::Game, height: u64) -> bool {
-    game.is_final(height) || game.paid
+fn is_final(game: &::channel::Game, now_ms: u64) -> bool {
+    game.is_final(now_ms) || game.paid
+}
+
+/// The time of the head block (ms): what deadlines are measured against.
+pub async fn head_time_ms(client: &Client) -> Result<u64, ChannelError> {
+    Ok(client.block(BlockRef::Latest).await?.header.header.time_ms)
 }
 
 impl Player {
@@ -299,6 +353,17 @@ impl Player {
         self.send(&self.channel.clone(), op).await
     }
 
+    /// The time (ms) of the block at `height`.
+    async fn block_time(&self, height: u64) -> Result<u64, ChannelError> {
+        Ok(self
+            .client
+            .block(BlockRef::Height(height))
+            .await?
+            .header
+            .header
+            .time_ms)
+    }
+
     async fn domain(&self) -> Result<DomainRecord, ChannelError> {
         let view = self.client.view(&self.channel, &[]).await?;
         let chain = view
@@ -337,31 +402,48 @@ impl Player {
         }
     }
 
-    /// Offers a game of `rules` (checked locally first: fetched, hashed, usable) with `stake`
-    /// per player and a `window` in blocks; `game_key` signs our moves instead of `--key`. The
-    /// record is created at once (seat 1 unknown until a join).
+    /// Offers a game of `rules` (checked locally first: the code fetched by hash, hashed,
+    /// usable) with `stake` per player (`0`: unstaked) and a window of `window_ms` of block
+    /// time; `game_key` signs our moves instead of `--key`. The offer pins the code checked
+    /// (`rules_code`; with a module id the chain refuses the offer if the module runs other code
+    /// by then). The record is created at once (seat 1 unknown until a join).
     pub async fn offer(
         &self,
-        rules: &str,
+        rules: &RulesRef,
         stake: Amount,
-        window: u64,
+        window_ms: u64,
         game_key: Option<&Path>,
     ) -> Result<Offered, ChannelError> {
         let me = self.key()?.address();
-        if !(::channel::MIN_WINDOW_BLOCKS..=::channel::MAX_WINDOW_BLOCKS).contains(&window) {
+        if !(::channel::MIN_WINDOW_MS..=::channel::MAX_WINDOW_MS).contains(&window_ms) {
             return Err(refused(format!(
-                "window must be {}-{} blocks",
-                ::channel::MIN_WINDOW_BLOCKS,
-                ::channel::MAX_WINDOW_BLOCKS
+                "the window must be {}-{} ms (5 minutes to 3 days); nothing was sent",
+                ::channel::MIN_WINDOW_MS,
+                ::channel::MAX_WINDOW_MS
             )));
         }
-        let local = LocalRules::fetch(&self.client, &self.store, rules, None).await?;
-        local.check_usable()?;
+        let (module, local) = match rules {
+            RulesRef::Module(id) => (
+                Some(id.clone()),
+                LocalRules::fetch_module(&self.client, &self.store, id).await?,
+            ),
+            RulesRef::Code(hash) => {
+                let hash = hash.to_ascii_lowercase();
+                let name = format!("code {}…", hash.get(..16).unwrap_or(&hash));
+                (
+                    None,
+                    LocalRules::fetch(&self.client, &self.store, &name, &hash).await?,
+                )
+            }
+        };
+        // The game id (and so its tag) is the channel's next counter: checked with the chain's
+        // own tag there; here with a zero tag, which no usable rules depend on to start.
+        local.check_usable(&[0; 32])?;
         let domain = self.domain().await?;
         let game_key = Self::resolve_game_key(game_key)?;
         let signer = game_key.as_ref().map_or(me.clone(), |(k, _)| k.address());
-        let mut op =
-            json!({"kind":"offer","rules":rules,"stake":stake.to_string(),"window":window});
+        let mut op = json!({"kind":"offer","rules":module,"rules_code":local.code_hash(),
+                            "stake":stake.to_string(),"window_ms":window_ms});
         if game_key.is_some() {
             op["signer"] = json!(signer);
         }
@@ -380,10 +462,10 @@ impl Player {
             game_key_file: game_key.map(|(_, p)| p),
             players: [me, String::new()],
             signers: [signer, String::new()],
-            rules: rules.to_string(),
+            rules: module,
             rules_code_hash: local.code_hash().to_string(),
             stake: stake.to_string(),
-            window,
+            window_ms,
             opened: false,
             scanned: included.height,
             moves: Vec::new(),
@@ -394,11 +476,13 @@ impl Player {
         Ok(Offered {
             offer,
             height: included.height,
+            rules_code: local.code_hash().to_string(),
         })
     }
 
-    /// Joins offer `offer` (its rules checked locally first); `game_key` signs our moves instead
-    /// of `--key`. Creates the game's record.
+    /// Joins offer `offer` (its pinned rules code fetched by hash and checked locally first,
+    /// with the game's own tag); `game_key` signs our moves instead of `--key`. Creates the
+    /// game's record.
     pub async fn join(&self, offer: &str, game_key: Option<&Path>) -> Result<Joined, ChannelError> {
         let me = self.key()?.address();
         let view = self.client.view(&self.channel, &[("offer", offer)]).await?;
@@ -407,9 +491,12 @@ impl Player {
         if o.status != "open" {
             return Err(refused(format!("offer {offer} is {}", o.status)));
         }
-        let local = LocalRules::fetch(&self.client, &self.store, &o.rules, None).await?;
-        local.check_usable()?;
+        let name = o.rules.clone().unwrap_or_else(|| {
+            format!("code {}…", o.rules_code.get(..16).unwrap_or(&o.rules_code))
+        });
+        let local = LocalRules::fetch(&self.client, &self.store, &name, &o.rules_code).await?;
         let domain = self.domain().await?;
+        local.check_usable(&domain.domain().game_tag(offer))?;
         let game_key = Self::resolve_game_key(game_key)?;
         let mut op = json!({"kind":"join","offer":offer});
         if let Some((k, _)) = &game_key {
@@ -430,9 +517,9 @@ impl Player {
             players: game.players.clone(),
             signers: game.signers.clone(),
             rules: game.rules.clone(),
-            rules_code_hash: local.code_hash().to_string(),
+            rules_code_hash: game.rules_code.clone(),
             stake: game.stake.to_string(),
-            window: game.window,
+            window_ms: game.window_ms,
             opened: true,
             scanned: included.height.saturating_sub(1),
             moves: Vec::new(),
@@ -444,7 +531,8 @@ impl Player {
             game: offer.to_string(),
             creator: o.creator,
             stake: o.stake.to_string(),
-            window: o.window,
+            window_ms: o.window_ms,
+            rules_code: o.rules_code,
         })
     }
 
@@ -474,7 +562,6 @@ impl Player {
                         "game {game} is not open (no such game on the channel)"
                     ))
                 })?;
-                let code_hash = self.client.module(&view.rules).await?.code_hash;
                 GameRecord {
                     version: RECORD_VERSION,
                     game: game.to_string(),
@@ -485,9 +572,9 @@ impl Player {
                     players: view.players.clone(),
                     signers: view.signers.clone(),
                     rules: view.rules.clone(),
-                    rules_code_hash: code_hash,
+                    rules_code_hash: view.rules_code.clone(),
                     stake: view.stake.to_string(),
-                    window: view.window,
+                    window_ms: view.window_ms,
                     opened: true,
                     scanned: from.unwrap_or(1).saturating_sub(1),
                     moves: Vec::new(),
@@ -531,7 +618,7 @@ impl Player {
             return Ok(rules.clone());
         }
         let rules = Arc::new(
-            LocalRules::fetch(&self.client, &self.store, &record.rules, Some(hash)).await?,
+            LocalRules::fetch(&self.client, &self.store, &record.rules_name(), hash).await?,
         );
         self.rules
             .lock()
@@ -559,73 +646,11 @@ impl Player {
             head,
             ..SyncReport::default()
         };
-        let my_seat = record.my_seat();
         let mut dirty = false;
-        let channel_id = record.domain.module.clone();
-        let board_id = record.board.clone();
         while record.scanned < head {
             let height = record.scanned + 1;
             let block = self.client.block(BlockRef::Height(height)).await?;
-            for seen in seen_in(&block, &record.game, &channel_id, &board_id) {
-                let (height, from, payloads) = match seen {
-                    Seen::Post {
-                        height,
-                        from,
-                        payload,
-                    } => match serde_json::from_str::<Value>(&payload) {
-                        Ok(v) => (height, from, vec![v]),
-                        Err(_) => {
-                            let why = Refusal::NotAMove("not JSON".into()).to_string();
-                            report.refused.push((height, from, why));
-                            continue;
-                        }
-                    },
-                    Seen::OpMoves {
-                        height,
-                        from,
-                        moves,
-                    } => (height, from, moves),
-                    Seen::Oversized { height, from } => {
-                        let why =
-                            format!("a post over {} bytes", crate::channel::MAX_PAYLOAD_BYTES);
-                        report.refused.push((height, from, why));
-                        continue;
-                    }
-                    Seen::Event { height, kind, data } => {
-                        report.events.push((height, kind, data));
-                        continue;
-                    }
-                };
-                for value in payloads {
-                    match check_received(rules, record, replay, &value)? {
-                        Ok(Received::Next(m)) => {
-                            let data = hex::decode(&m.data).expect("checked hex");
-                            let next = rules.apply_move(replay.state(), m.n, m.seat, &data)?;
-                            replay.states.push(next);
-                            report.received.push(m.n);
-                            if Some(m.seat) == my_seat {
-                                report.confirmed.push(m.n);
-                            }
-                            record.moves.push(m);
-                            dirty = true;
-                        }
-                        Ok(Received::Held(n)) => {
-                            let m = &mut record.moves[n as usize];
-                            if !m.posted {
-                                m.posted = true;
-                                report.confirmed.push(n);
-                                dirty = true;
-                            }
-                        }
-                        Ok(Received::Equivocation(m)) => {
-                            report.equivocations.push(m.n);
-                            record.conflicts.push(m);
-                            dirty = true;
-                        }
-                        Err(why) => report.refused.push((height, from.clone(), why.to_string())),
-                    }
-                }
-            }
+            dirty |= Self::absorb(record, rules, replay, &block, &mut report)?;
             record.scanned = height;
             if dirty || height.is_multiple_of(64) || height == head {
                 self.store.save(record)?;
@@ -634,6 +659,84 @@ impl Player {
         }
         report.held = record.moves.len() as u64;
         Ok(report)
+    }
+
+    /// Reads one block for the game: every signed move it carries (board posts, the moves of
+    /// channel ops) is checked ([`check_received`]) and kept only when it passes (a second move
+    /// of the opponent for a held position is kept as an equivocation proof); the channel's
+    /// events are reported. Does not save or advance `scanned`; returns whether the record
+    /// changed.
+    fn absorb(
+        record: &mut GameRecord,
+        rules: &LocalRules,
+        replay: &mut Replay,
+        block: &Block,
+        report: &mut SyncReport,
+    ) -> Result<bool, ChannelError> {
+        let my_seat = record.my_seat();
+        let mut dirty = false;
+        let channel_id = record.domain.module.clone();
+        let board_id = record.board.clone();
+        for seen in seen_in(block, &record.game, &channel_id, &board_id) {
+            let (height, from, payloads) = match seen {
+                Seen::Post {
+                    height,
+                    from,
+                    payload,
+                } => match serde_json::from_str::<Value>(&payload) {
+                    Ok(v) => (height, from, vec![v]),
+                    Err(_) => {
+                        let why = Refusal::NotAMove("not JSON".into()).to_string();
+                        report.refused.push((height, from, why));
+                        continue;
+                    }
+                },
+                Seen::OpMoves {
+                    height,
+                    from,
+                    moves,
+                } => (height, from, moves),
+                Seen::Oversized { height, from } => {
+                    let why = format!("a post over {} bytes", crate::channel::MAX_PAYLOAD_BYTES);
+                    report.refused.push((height, from, why));
+                    continue;
+                }
+                Seen::Event { height, kind, data } => {
+                    report.events.push((height, kind, data));
+                    continue;
+                }
+            };
+            for value in payloads {
+                match check_received(rules, record, replay, &value)? {
+                    Ok(Received::Next(m)) => {
+                        let data = hex::decode(&m.data).expect("checked hex");
+                        let next = rules.apply_move(replay.state(), m.n, m.seat, &data)?;
+                        replay.states.push(next);
+                        report.received.push(m.n);
+                        if Some(m.seat) == my_seat {
+                            report.confirmed.push(m.n);
+                        }
+                        record.moves.push(m);
+                        dirty = true;
+                    }
+                    Ok(Received::Held(n)) => {
+                        let m = &mut record.moves[n as usize];
+                        if !m.posted {
+                            m.posted = true;
+                            report.confirmed.push(n);
+                            dirty = true;
+                        }
+                    }
+                    Ok(Received::Equivocation(m)) => {
+                        report.equivocations.push(m.n);
+                        record.conflicts.push(m);
+                        dirty = true;
+                    }
+                    Err(why) => report.refused.push((height, from.clone(), why.to_string())),
+                }
+            }
+        }
+        Ok(dirty)
     }
 
     /// Opens `game` under its lock: the record, its rules, the held moves replayed, the board
@@ -645,7 +748,7 @@ impl Player {
     ) -> Result<(GameRecord, Arc<LocalRules>, Replay, SyncReport), ChannelError> {
         let mut record = self.record(game, from).await?;
         let rules = self.rules_of(&record).await?;
-        let mut replay = rules.replay(&record.moves)?;
+        let mut replay = rules.replay(&record.tag(), &record.moves)?;
         let report = self.sync_locked(&mut record, &rules, &mut replay).await?;
         Ok((record, rules, replay, report))
     }
@@ -795,9 +898,9 @@ impl Player {
                 .as_ref()
                 .filter(|c| c.moves == k && c.due == seat)
             {
-                let head = self.client.status().await?.height;
-                if view.status == "challenged" && head <= c.deadline {
-                    let replay = rules.replay(&record.moves)?;
+                let now = head_time_ms(&self.client).await?;
+                if view.status == "challenged" && now <= c.deadline_ms {
+                    let replay = rules.replay(&record.tag(), &record.moves)?;
                     if let Some(r) = self.respond_with(&record, &replay, &view).await? {
                         moved.responded_at = Some(r.height);
                     }
@@ -846,14 +949,16 @@ impl Player {
             (
                 d["due"].as_str().unwrap_or("").to_string(),
                 d["move"].as_u64().unwrap_or(0),
-                d["deadline"].as_u64().unwrap_or(0),
+                d["deadline_ms"].as_u64().unwrap_or(0),
             )
         });
+        let at_ms = self.block_time(included.height).await?;
         Ok(Some(Responded {
             from,
             moves: count,
             height: included.height,
             next,
+            at_ms,
         }))
     }
 
@@ -878,9 +983,7 @@ impl Player {
         Ok(Settled {
             moves: count,
             winner: winner_of(data),
-            final_at: data
-                .and_then(|d| d["final_at"].as_u64())
-                .unwrap_or(included.height),
+            final_at_ms: data.and_then(|d| d["final_at_ms"].as_u64()).unwrap_or(0),
         })
     }
 
@@ -905,16 +1008,19 @@ impl Player {
         let included = self
             .send_channel(json!({"kind":"challenge","game":game,"moves":moves}))
             .await?;
+        let at_ms = self.block_time(included.height).await?;
         Ok(match event(&included, "game_challenged") {
             Some(d) => Challenged {
                 due: d["due"].as_str().map(str::to_string),
                 move_number: d["move"].as_u64().unwrap_or(n),
-                deadline: d["deadline"].as_u64().unwrap_or(0),
+                deadline_ms: d["deadline_ms"].as_u64().unwrap_or(0),
+                at_ms,
             },
             None => Challenged {
                 due: None,
                 move_number: n,
-                deadline: included.height,
+                deadline_ms: 0,
+                at_ms,
             },
         })
     }
@@ -958,11 +1064,12 @@ impl Player {
     pub async fn forfeit(&self, game: &str) -> Result<Ended, ChannelError> {
         let (view, c) = self.challenged_view(game).await?;
         let c = &c;
-        let head = self.client.status().await?.height;
-        if head < c.deadline {
+        let now = head_time_ms(&self.client).await?;
+        if now <= c.deadline_ms {
             return Err(refused(format!(
-                "{} may answer until height {} (now {head}): nothing was sent",
-                view.players[c.due as usize], c.deadline
+                "{} may answer until {}: nothing was sent",
+                view.players[c.due as usize],
+                crate::channel::time::describe_deadline(c.deadline_ms, now)
             )));
         }
         let included = self
@@ -984,20 +1091,7 @@ impl Player {
                 "no equivocation held for game {game}: nothing was sent"
             )));
         };
-        let a = &record.moves[b.n as usize];
-        let prev = replay
-            .hash_before(b.n)
-            .expect("conflicts are for held positions");
-        let op = json!({"kind":"prove_equivocation","game":game,"a":a.wire(),"b":b.wire(),
-                        "prev_a":prev,"prev_b":prev});
-        let included = self.send_channel(op).await?;
-        Ok((
-            b.n,
-            Ended {
-                winner: winner_of(event(&included, "game_settled")),
-                height: included.height,
-            },
-        ))
+        Ok((b.n, self.send_proof(&record, &replay, b).await?))
     }
 
     /// Withdraws a final game's stakes (to the winner, or one each for a draw).
@@ -1034,11 +1128,18 @@ impl Player {
             Some(_) => None,
             None => Some(rules.mover_at(replay.n())?),
         };
-        let view = self.game_view(game).await?;
-        let current = match self.client.module(&record.rules).await {
-            Ok(m) => Some(m.code_hash),
-            Err(ClientError::Api { .. }) => None,
-            Err(e) => return Err(e.into()),
+        let head_time_ms = self.block_time(report.head).await?;
+        let (view, final_state) = match self.game_view_at(game, head_time_ms).await? {
+            Some((g, fin, hash)) => (Some(g), Some((fin, hash))),
+            None => (None, None),
+        };
+        let current = match &record.rules {
+            None => None,
+            Some(id) => match self.client.module(id).await {
+                Ok(m) => Some(m.code_hash),
+                Err(ClientError::Api { .. }) => None,
+                Err(e) => return Err(e.into()),
+            },
         };
         Ok(Shown {
             n: replay.n(),
@@ -1047,61 +1148,194 @@ impl Player {
             due,
             view,
             head: report.head,
+            head_time_ms,
             rules_changed: current.filter(|h| *h != record.rules_code_hash),
+            final_state,
             record,
         })
     }
 
-    /// One round of `watch`: reads the board, and when the channel shows a challenge due on our
-    /// seat that the held moves answer, sends them (`respond`) once.
-    pub async fn watch_step(
+    /// The channel's view of `game` at block time `at_ms`: the record, whether its result is
+    /// final then, and the final state hash; `None` when there is no such game.
+    pub async fn game_view_at(
         &self,
         game: &str,
-        state: &mut WatchState,
-    ) -> Result<WatchStep, ChannelError> {
-        let _lock = self.store.lock(game)?;
-        let (record, _, replay, sync) = self.open_game(game, None).await?;
-        let seat = record.my_seat().expect("checked by record()");
-        let view = self
-            .game_view(game)
-            .await?
-            .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
-        let mut step = WatchStep {
-            status: view.status.clone(),
-            final_result: is_final(&view, sync.head),
-            sync,
-            responded: None,
-            owed: None,
-            missed: None,
+        at_ms: u64,
+    ) -> Result<Option<(::channel::Game, bool, Option<String>)>, ChannelError> {
+        let at = at_ms.to_string();
+        let query = [("game", game), ("at_ms", at.as_str())];
+        let v = match self.client.view(&self.channel, &query).await {
+            Ok(v) => v,
+            Err(e) if e.code() == Some("not_found") => return Ok(None),
+            Err(e) => return Err(e.into()),
         };
-        if let Some(c) = view
-            .challenge
-            .as_ref()
-            .filter(|_| view.status == "challenged")
-        {
-            let key = (c.moves, c.deadline);
-            if c.due == seat && step.sync.head > c.deadline && state.missed.insert(key) {
-                step.missed = Some(key);
-            }
-            if c.due == seat && step.sync.head <= c.deadline && !state.tried.contains(&key) {
-                match self.respond_with(&record, &replay, &view).await {
-                    Ok(Some(r)) => {
-                        state.tried.insert(key);
-                        step.responded = Some(r);
+        let fin = v.get("final").and_then(Value::as_bool).unwrap_or(false);
+        let hash = v
+            .get("final_state_hash")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let g: ::channel::Game = serde_json::from_value(v)
+            .map_err(|e| refused(format!("the channel's view of game {game}: {e}")))?;
+        Ok(Some((g, fin, hash)))
+    }
+
+    /// The height up to which `game`'s record has read the chain (creating the record from the
+    /// channel's view when there is none).
+    pub async fn scanned(&self, game: &str) -> Result<u64, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        Ok(self.record(game, None).await?.scanned)
+    }
+
+    /// The watchtower reads `block` (the next one after the record's last read; an older one is
+    /// skipped): its moves and the channel's events about the game, checked and stored as
+    /// `sync` does, without asking the node for anything. Errors: a block that is not the next
+    /// one (the caller reads the gap first), the store's.
+    pub async fn watch_block(&self, game: &str, block: &Block) -> Result<SyncReport, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let mut record = self.record(game, None).await?;
+        let height = block.height();
+        let mut report = SyncReport {
+            head: record.scanned.max(height),
+            ..SyncReport::default()
+        };
+        if height <= record.scanned {
+            report.head = record.scanned;
+            report.held = record.moves.len() as u64;
+            return Ok(report);
+        }
+        if height != record.scanned + 1 {
+            return Err(ChannelError::Store(format!(
+                "block {height} read before block {} of game {game}",
+                record.scanned + 1
+            )));
+        }
+        let rules = self.rules_of(&record).await?;
+        let mut replay = rules.replay(&record.tag(), &record.moves)?;
+        Self::absorb(&mut record, &rules, &mut replay, block, &mut report)?;
+        record.scanned = height;
+        self.store.save(&record)?;
+        report.held = record.moves.len() as u64;
+        Ok(report)
+    }
+
+    /// The watchtower acts at block time `now_ms`: with `refresh` (or when it has none) it asks
+    /// the channel for the game, then sends the proof of an equivocation the store holds (a
+    /// challenge whose history contradicts a held move is one: the contradicting move is kept
+    /// when the challenge is read), and answers a challenge due on our seat with the held moves
+    /// continuing the challenged state; either way it reports a challenge it cannot answer yet,
+    /// a deadline missed, and whether the result is final.
+    pub async fn watch_act(
+        &self,
+        game: &str,
+        now_ms: u64,
+        state: &mut WatchState,
+        refresh: bool,
+    ) -> Result<WatchStep, ChannelError> {
+        let mut step = WatchStep {
+            now_ms,
+            ..WatchStep::default()
+        };
+        let refresh = refresh || state.view.is_none();
+        if refresh {
+            let view = self
+                .game_view(game)
+                .await?
+                .ok_or_else(|| refused(format!("no game {game} on the channel")))?;
+            step.status = Some(view.status.clone());
+            state.view = Some(view);
+            state.pending = false;
+        }
+        let view = state.view.clone().expect("set above");
+        if is_final(&view, now_ms) {
+            step.final_result = true;
+            return Ok(step);
+        }
+        let _lock = self.store.lock(game)?;
+        let record = self.record(game, None).await?;
+        let seat = record.my_seat().expect("checked by record()");
+        if refresh {
+            if let Some(b) = record
+                .conflicts
+                .iter()
+                .find(|c| !state.proved.contains(&c.n))
+                .cloned()
+            {
+                state.proved.insert(b.n);
+                let rules = self.rules_of(&record).await?;
+                let replay = rules.replay(&record.tag(), &record.moves)?;
+                match self.send_proof(&record, &replay, &b).await {
+                    Ok(ended) => {
+                        step.proved = Some((b.n, ended));
+                        step.final_result = true;
+                        return Ok(step);
                     }
-                    // Not held yet: told once; answered as soon as the move is in the store.
-                    Ok(None) => {
-                        if state.reported.insert(key) {
-                            step.owed = Some(key);
-                        }
-                    }
+                    Err(ChannelError::TxFailed(e)) => step.refused = Some(e),
                     Err(e) => {
-                        state.tried.insert(key);
+                        state.proved.remove(&b.n);
                         return Err(e);
                     }
                 }
             }
         }
+        let Some(c) = view
+            .challenge
+            .as_ref()
+            .filter(|c| view.status == "challenged" && c.due == seat)
+        else {
+            return Ok(step);
+        };
+        let key = (c.moves, c.deadline_ms);
+        if now_ms > c.deadline_ms {
+            if state.missed.insert(key) {
+                step.missed = Some(key);
+            }
+            return Ok(step);
+        }
+        if !refresh || state.tried.contains(&key) {
+            return Ok(step);
+        }
+        let rules = self.rules_of(&record).await?;
+        let replay = rules.replay(&record.tag(), &record.moves)?;
+        match self.respond_with(&record, &replay, &view).await {
+            Ok(Some(r)) => {
+                state.tried.insert(key);
+                state.view = None;
+                step.responded = Some(r);
+            }
+            // Not held yet: told once; answered as soon as the move is in the store.
+            Ok(None) => {
+                state.pending = true;
+                if state.reported.insert(key) {
+                    step.owed = Some(key);
+                }
+            }
+            Err(ChannelError::TxFailed(e)) => {
+                state.tried.insert(key);
+                state.view = None;
+                step.refused = Some(e);
+            }
+            Err(e) => return Err(e),
+        }
         Ok(step)
+    }
+
+    /// Sends `prove_equivocation` with held move `b.n` and the opponent's other move `b`.
+    async fn send_proof(
+        &self,
+        record: &GameRecord,
+        replay: &Replay,
+        b: &HeldMove,
+    ) -> Result<Ended, ChannelError> {
+        let a = &record.moves[b.n as usize];
+        let prev = replay
+            .hash_before(b.n)
+            .expect("conflicts are for held positions");
+        let op = json!({"kind":"prove_equivocation","game":record.game,"a":a.wire(),"b":b.wire(),
+                        "prev_a":prev,"prev_b":prev});
+        let included = self.send_channel(op).await?;
+        Ok(Ended {
+            winner: winner_of(event(&included, "game_settled")),
+            height: included.height,
+        })
     }
 }

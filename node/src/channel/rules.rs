@@ -1,10 +1,12 @@
-//! [`LocalRules`]: a game's rules run by the client from the very `.wasm` the chain runs. The
-//! code is fetched by its code hash (`GET /v1/modules/<id>` names it, `GET /v1/code/<hash>`
-//! serves it), refused unless its SHA-256 is that hash and it is at most `MAX_CODE_BYTES`,
-//! cached in the store, loaded into a wasm runtime of its own, and called through the pure entry
-//! points (`call_pure`) with the channel's own fuel per call ([`channel::RULES_FUEL`]), so a
-//! call that runs out of fuel on the chain runs out here too. [`Replay`] plays held moves from
-//! the initial state, keeping the state before each move.
+//! [`LocalRules`]: a game's rules run by the client from the very `.wasm` the chain runs: the
+//! code of the game's `rules_code` (the hash its offer pinned; never what a module id runs now).
+//! The code is fetched by that hash (`GET /v1/code/<hash>`, which serves every code ever
+//! deployed), refused unless its SHA-256 is that hash and it is at most `MAX_CODE_BYTES`, cached
+//! in the store, loaded into a wasm runtime of its own, and called as the channel calls it: by
+//! code, with no state (a state import traps) and the channel's own fuel per call
+//! ([`channel::RULES_FUEL`]), so a call that traps or runs out of fuel on the chain does here
+//! too. [`Replay`] plays held moves from the game's initial state (`initial_state(tag)`),
+//! keeping the state before each move.
 
 use std::sync::Arc;
 
@@ -70,30 +72,36 @@ impl LocalRules {
         })
     }
 
-    /// Rules module `id` as the node runs it now (`pinned`: `None`), or the code of hash
-    /// `pinned` (a game's rules as they were when it opened). The store's cached copy is used
-    /// when it hashes right; otherwise the code is fetched from the node, checked and cached.
-    /// Errors: the node's (`not_found` for an unknown module or code), [`ChannelError::Rules`].
+    /// The rules code of hash `code_hash` (a game's `rules_code`), named `name` in messages.
+    /// The store's cached copy is used when it hashes right; otherwise the code is fetched from
+    /// the node by hash, checked and cached. Errors: the node's (`not_found` for unknown code),
+    /// [`ChannelError::Rules`].
     pub async fn fetch(
         client: &Client,
         store: &MoveStore,
-        id: &str,
-        pinned: Option<&str>,
+        name: &str,
+        code_hash: &str,
     ) -> Result<LocalRules, ChannelError> {
-        let code_hash = match pinned {
-            Some(h) => h.to_string(),
-            None => client.module(id).await?.code_hash,
-        };
-        let wasm = match store.cached_code(&code_hash) {
+        let wasm = match store.cached_code(code_hash) {
             Some(wasm) => wasm,
             None => {
-                let wasm = client.code(&code_hash).await?;
-                let rules = Self::from_code(id, &code_hash, &wasm)?;
-                store.cache_code(&code_hash, &wasm)?;
+                let wasm = client.code(code_hash).await?;
+                let rules = Self::from_code(name, code_hash, &wasm)?;
+                store.cache_code(code_hash, &wasm)?;
                 return Ok(rules);
             }
         };
-        Self::from_code(id, &code_hash, &wasm)
+        Self::from_code(name, code_hash, &wasm)
+    }
+
+    /// The code rules module `id` runs now (for an offer, which then pins that very hash).
+    pub async fn fetch_module(
+        client: &Client,
+        store: &MoveStore,
+        id: &str,
+    ) -> Result<LocalRules, ChannelError> {
+        let code_hash = client.module(id).await?.code_hash;
+        Self::fetch(client, store, id, &code_hash).await
     }
 
     /// The module id.
@@ -111,7 +119,7 @@ impl LocalRules {
         let state = Overlay::new(&committed);
         let outcome = self
             .module
-            .call_pure(&state, entry, input, ::channel::RULES_FUEL, None)
+            .call_code(&state, entry, input, ::channel::RULES_FUEL, None)
             .map_err(|e| rules_error(&self.id, format!("{entry}: {e}")))?;
         outcome
             .result
@@ -136,9 +144,9 @@ impl LocalRules {
         Ok(s)
     }
 
-    /// `initial_state`: the state before move 0.
-    pub fn initial_state(&self) -> Result<Vec<u8>, ChannelError> {
-        let s = self.call("initial_state", &[])?;
+    /// `initial_state` of the game tagged `tag`: the state before move 0.
+    pub fn initial_state(&self, tag: &[u8; 32]) -> Result<Vec<u8>, ChannelError> {
+        let s = self.call("initial_state", tag)?;
         self.bounded_state(s)
     }
 
@@ -188,10 +196,10 @@ impl LocalRules {
         }
     }
 
-    /// The channel's usability check, run locally before staking: `mover_at(0)` is a seat and
-    /// the initial state is not over.
-    pub fn check_usable(&self) -> Result<(), ChannelError> {
-        let s = self.initial_state()?;
+    /// The channel's usability check for the game tagged `tag`, run locally before staking:
+    /// `mover_at(0)` is a seat and the initial state is not over.
+    pub fn check_usable(&self, tag: &[u8; 32]) -> Result<(), ChannelError> {
+        let s = self.initial_state(tag)?;
         self.mover_at(0)?;
         if self.is_over(&s)? {
             return Err(rules_error(&self.id, "its initial state is over"));
@@ -200,10 +208,10 @@ impl LocalRules {
     }
 
     /// Plays `moves` (`moves[i].n == i`, each by `mover_at(i)`, legal, none after the end)
-    /// from the initial state. Errors: [`ChannelError::Store`] naming the first move that does
-    /// not replay (a record edited by hand), or the rules' own errors.
-    pub fn replay(&self, moves: &[HeldMove]) -> Result<Replay, ChannelError> {
-        let mut states = vec![self.initial_state()?];
+    /// from the initial state of the game tagged `tag`. Errors: [`ChannelError::Store`] naming
+    /// the first move that does not replay (a record edited by hand), or the rules' own errors.
+    pub fn replay(&self, tag: &[u8; 32], moves: &[HeldMove]) -> Result<Replay, ChannelError> {
+        let mut states = vec![self.initial_state(tag)?];
         for (i, m) in moves.iter().enumerate() {
             let n = i as u64;
             let bad = |why: &str| ChannelError::Store(format!("held move {n} {why}"));

@@ -1,8 +1,10 @@
 //! The move store: one JSON file per game, `<dir>/<game id>.json` (default dir
 //! `./gamechain-channels`), holding everything a player needs to prove what happened without
-//! the node's help: the game id, the signing domain, the seats' players and game keys, the rules
-//! module and its code hash, and every signed move (ours and the opponent's) in order, plus any
-//! second signed move the opponent made for a position we hold (an equivocation proof).
+//! the node's help: the game id, the signing domain (from which the game tag follows), the
+//! seats' players and game keys, the code hash the game's rules are pinned to (and the module id
+//! the offer named, if any), the window, and every signed move (ours and the opponent's) in
+//! order, plus any second signed move the opponent made for a position we hold (an equivocation
+//! proof).
 //!
 //! Writes are atomic (`<game>.json.tmp`, fsync, rename, fsync of the directory): after a crash
 //! the file is the old record or the new one, never a mix. A move we sign is saved before it is
@@ -24,8 +26,9 @@ use crate::channel::error::ChannelError;
 /// Largest record file read, bytes (64 moves of the largest data are about 150 KB).
 pub const MAX_RECORD_BYTES: u64 = 1 << 20;
 
-/// The record format written by this client.
-pub const RECORD_VERSION: u32 = 1;
+/// The record format written by this client (2: windows in ms, rules pinned by code hash, the
+/// game tag; version 1 records, of games with windows in blocks, are refused).
+pub const RECORD_VERSION: u32 = 2;
 
 /// One signed move as held: the move number, the data (lowercase hex), the game key's signature
 /// (base64), the seat that made it, and for our own moves whether the board has carried it.
@@ -90,14 +93,15 @@ pub struct GameRecord {
     pub players: [String; 2],
     /// Seat 0's and seat 1's game keys (addresses).
     pub signers: [String; 2],
-    /// The rules module id.
-    pub rules: String,
-    /// SHA-256 of the rules code the game opened with (lowercase hex).
+    /// The rules module id the offer named, if it named one (informational).
+    pub rules: Option<String>,
+    /// SHA-256 of the rules code the game plays by (lowercase hex): the offer's `rules_code`,
+    /// the only code this client runs for the game.
     pub rules_code_hash: String,
-    /// Each player's stake, GOLD base units.
+    /// Each player's stake, GOLD base units (`0`: unstaked).
     pub stake: String,
-    /// The response window, blocks.
-    pub window: u64,
+    /// The response window, milliseconds of block time.
+    pub window_ms: u64,
     /// Whether the game is open (both seats known).
     pub opened: bool,
     /// The last block height read from the board for this game.
@@ -110,6 +114,19 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
+    /// The game's tag: what the rules' `initial_state` gets (`channel::Domain::game_tag`).
+    pub fn tag(&self) -> [u8; 32] {
+        self.domain.domain().game_tag(&self.game)
+    }
+
+    /// How messages name the rules: the module id the offer named, or the code hash.
+    pub fn rules_name(&self) -> String {
+        match &self.rules {
+            Some(id) => id.clone(),
+            None => format!("code {}…", self.rules_code_hash.get(..16).unwrap_or("")),
+        }
+    }
+
     /// Our seat (0 or 1), once we are a player.
     pub fn my_seat(&self) -> Option<u8> {
         self.players
@@ -288,10 +305,10 @@ mod tests {
             game_key_file: None,
             players: ["yA".into(), "yB".into()],
             signers: ["yA".into(), "yB".into()],
-            rules: "ttt_rules".into(),
+            rules: Some("ttt_rules".into()),
             rules_code_hash: "00".repeat(32),
             stake: "100".into(),
-            window: 5,
+            window_ms: 300_000,
             opened: true,
             scanned: 3,
             moves: vec![HeldMove {

@@ -331,15 +331,24 @@ pub enum ChannelCommand {
         /// Common options.
         #[command(flatten)]
         common: ChannelArgs,
-        /// The rules module id (e.g. ttt_rules); checked locally before staking.
-        #[arg(long, value_name = "ID")]
-        rules: String,
-        /// Stake per player, GOLD base units.
+        /// The rules module id (e.g. ttt_rules): the code it runs now is fetched, checked
+        /// locally and pinned for the game.
+        #[arg(long, value_name = "ID", required_unless_present = "rules_code")]
+        rules: Option<String>,
+        /// The rules by code hash (64 hex): that code is fetched, checked and pinned.
+        #[arg(long, value_name = "HASH", conflicts_with = "rules")]
+        rules_code: Option<String>,
+        /// Stake per player, GOLD base units (0: an unstaked game, a result without payout).
         #[arg(long)]
         stake: Amount,
-        /// Response window, blocks (5-259200).
-        #[arg(long, value_name = "BLOCKS", default_value_t = 20)]
+        /// Response window in block time: a number and a unit (ms, s, m, h, d), 5m to 3d.
+        #[arg(long, value_name = "DURATION", default_value = "1h",
+              value_parser = crate::channel::time::parse_duration_ms,
+              conflicts_with = "window_ms")]
         window: u64,
+        /// Response window in milliseconds of block time (300000-259200000).
+        #[arg(long, value_name = "MS")]
+        window_ms: Option<u64>,
         /// A separate key file whose signatures count for our moves (default: --key).
         #[arg(long, value_name = "FILE")]
         game_key: Option<PathBuf>,
@@ -383,16 +392,19 @@ pub enum ChannelCommand {
         #[arg(long, value_name = "HEIGHT")]
         from: Option<u64>,
     },
-    /// Keep reading the board; answer a challenge due on our seat with the held moves; stop
-    /// when the result is final.
+    /// The watchtower: follow the chain's block feed, answer a challenge due on our seat with
+    /// the held moves, prove the opponent's equivocation, retry through rate limits and node
+    /// restarts; stop when the result is final. Keep it running from the join until then.
     Watch {
         /// Common options.
         #[command(flatten)]
         common: ChannelArgs,
         /// The game id.
         game: String,
-        /// Milliseconds between two reads.
-        #[arg(long, value_name = "MS", default_value_t = 500)]
+        /// Milliseconds without a block after which something pending (a challenge we could
+        /// not answer yet, an action that failed) is tried again. Blocks come over the node's
+        /// block feed as they are made.
+        #[arg(long, value_name = "MS", default_value_t = 1000)]
         poll_ms: u64,
         /// Stop after this many seconds even if the game goes on (0: never).
         #[arg(long, value_name = "SECS", default_value_t = 0)]
@@ -634,12 +646,40 @@ mod tests {
         assert!(matches!(
             cli.command,
             Command::Channel(ChannelCommand::Offer {
-                window: 20,
+                window: 3_600_000,
+                window_ms: None,
                 stake: Amount(100),
                 ..
             })
         ));
         assert!(Cli::try_parse_from(["gamechain", "channel", "offer", "--stake", "1"]).is_err());
+        let offer = |extra: &[&str]| {
+            let mut args = vec!["gamechain", "channel", "offer", "--stake", "0"];
+            args.extend_from_slice(extra);
+            Cli::try_parse_from(args)
+        };
+        let by_hash = offer(&["--rules-code", "ab", "--window", "10m"]).unwrap();
+        assert!(matches!(
+            by_hash.command,
+            Command::Channel(ChannelCommand::Offer {
+                window: 600_000,
+                rules: None,
+                rules_code: Some(_),
+                ..
+            })
+        ));
+        let in_ms = offer(&["--rules", "r", "--window-ms", "300000"]).unwrap();
+        assert!(matches!(
+            in_ms.command,
+            Command::Channel(ChannelCommand::Offer {
+                window_ms: Some(300_000),
+                ..
+            })
+        ));
+        // A window without a unit (it used to be blocks), both windows, both rules: refused.
+        assert!(offer(&["--rules", "r", "--window", "20"]).is_err());
+        assert!(offer(&["--rules", "r", "--window", "5m", "--window-ms", "1"]).is_err());
+        assert!(offer(&["--rules", "r", "--rules-code", "ab"]).is_err());
     }
 
     /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.

@@ -4,13 +4,14 @@
 //! exits 1 with its `code: message`, a transaction the chain refused exits 3.
 
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use gamechain_client::client::ClientError;
 use gamechain_client::keyfile::read_key_file;
 
-use crate::channel::player::{Responded, SyncReport, WatchState};
-use crate::channel::{ChannelError, Player, PlayerOptions};
+use crate::channel::player::{Responded, SyncReport, WatchStep};
+use crate::channel::time::{describe_deadline, format_duration_ms, format_time_ms};
+use crate::channel::watch::{watch, WatchEnd, WatchEvent, WatchOptions};
+use crate::channel::{Backoff, ChannelError, Player, PlayerOptions, RulesRef};
 use crate::cli::args::{ChannelArgs, ChannelCommand};
 use crate::cli::error::CliError;
 
@@ -88,10 +89,61 @@ fn print_responded(out: &mut dyn Write, r: &Responded) -> Result<(), CliError> {
     match &r.next {
         Some((due, n, deadline)) => line(
             out,
-            format!("challenge passes: {due} owes move {n} by height {deadline}"),
+            format!(
+                "challenge passes: {due} owes move {n} by {}",
+                describe_deadline(*deadline, r.at_ms)
+            ),
         ),
         None => line(out, "the moves end the game: concluding by history"),
     }
+}
+
+fn print_watch_step(
+    out: &mut dyn Write,
+    game: &str,
+    step: &WatchStep,
+    status: &mut String,
+) -> Result<(), CliError> {
+    print_sync(out, &step.sync)?;
+    if let Some((n, e)) = &step.proved {
+        line(
+            out,
+            format!(
+                "equivocation on move {n} proven: {}; final at block {}",
+                winner_text(&e.winner),
+                e.height
+            ),
+        )?;
+    }
+    if let Some(r) = &step.responded {
+        print_responded(out, r)?;
+    }
+    if let Some(e) = &step.refused {
+        line(out, format!("our transaction was refused: {e}"))?;
+    }
+    if let Some((n, deadline)) = step.owed {
+        line(
+            out,
+            format!(
+                "challenged: we owe move {n} by {}; make it (`channel move`) and it is sent as the answer",
+                describe_deadline(deadline, step.now_ms)
+            ),
+        )?;
+    }
+    if let Some((n, deadline)) = step.missed {
+        line(
+            out,
+            format!(
+                "the challenge on move {n} was not answered by {}: the opponent may claim the forfeit",
+                format_time_ms(deadline)
+            ),
+        )?;
+    }
+    if let Some(s) = step.status.as_ref().filter(|s| *s != status) {
+        line(out, format!("game {game} is {s}"))?;
+        *status = s.clone();
+    }
+    Ok(())
 }
 
 /// Runs one `channel` subcommand, printing to `out`.
@@ -100,17 +152,43 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
         ChannelCommand::Offer {
             common,
             rules,
+            rules_code,
             stake,
             window,
+            window_ms,
             game_key,
         } => {
             let p = player(&common)?;
-            let o = p.offer(&rules, stake, window, game_key.as_deref()).await?;
+            let which = match (rules, rules_code) {
+                (Some(id), _) => RulesRef::Module(id),
+                (None, Some(hash)) => RulesRef::Code(hash),
+                (None, None) => {
+                    return Err(CliError::Usage(
+                        "name the rules: --rules ID or --rules-code HASH".into(),
+                    ))
+                }
+            };
+            let window_ms = window_ms.unwrap_or(window);
+            let o = p
+                .offer(&which, stake, window_ms, game_key.as_deref())
+                .await?;
+            let name = match &which {
+                RulesRef::Module(id) => id.clone(),
+                RulesRef::Code(_) => "rules".to_string(),
+            };
+            let staked = if stake.0 == 0 {
+                "unstaked".to_string()
+            } else {
+                format!("stake {stake}")
+            };
             line(
                 out,
                 format!(
-                    "offer {}: {rules}, stake {stake}, window {window} blocks (block {}); waiting for a join",
-                    o.offer, o.height
+                    "offer {}: {name} (code {}), {staked}, window {} (block {}); waiting for a join",
+                    o.offer,
+                    o.rules_code,
+                    format_duration_ms(window_ms),
+                    o.height
                 ),
             )?;
             line(
@@ -128,8 +206,12 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             line(
                 out,
                 format!(
-                    "joined game {} as seat 1 against {}: stake {}, window {} blocks",
-                    j.game, j.creator, j.stake, j.window
+                    "joined game {} as seat 1 against {}: stake {}, window {}, rules code {}",
+                    j.game,
+                    j.creator,
+                    j.stake,
+                    format_duration_ms(j.window_ms),
+                    j.rules_code
                 ),
             )?;
             line(
@@ -189,52 +271,33 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             stop_after,
         } => {
             let p = player(&common)?;
-            let start = Instant::now();
-            let mut state = WatchState::default();
-            let mut status = String::new();
+            let options = WatchOptions {
+                tick: Duration::from_millis(poll_ms.max(10)),
+                stop_after: (stop_after > 0).then(|| Duration::from_secs(stop_after)),
+                backoff: Backoff::new(),
+            };
             line(out, format!("watching game {game}"))?;
-            loop {
-                match p.watch_step(&game, &mut state).await {
-                    Ok(step) => {
-                        print_sync(out, &step.sync)?;
-                        if let Some(r) = &step.responded {
-                            print_responded(out, r)?;
-                        }
-                        if let Some((n, deadline)) = step.owed {
-                            line(
-                                out,
-                                format!(
-                                    "challenged: we owe move {n} by height {deadline}; make it (`channel move`) and it is sent as the answer"
-                                ),
-                            )?;
-                        }
-                        if let Some((n, deadline)) = step.missed {
-                            line(
-                                out,
-                                format!(
-                                    "the challenge on move {n} was not answered by height {deadline}: the opponent may claim the forfeit"
-                                ),
-                            )?;
-                        }
-                        if step.status != status {
-                            line(out, format!("game {game} is {}", step.status))?;
-                            status = step.status.clone();
-                        }
-                        if step.final_result {
-                            return line(out, format!("game {game}: the result is final"));
-                        }
+            let mut status = String::new();
+            let end = watch(&p, &game, options, |event| {
+                let printed = match event {
+                    WatchEvent::Connected { from } => {
+                        line(out, format!("reading blocks from {from} (block feed open)"))
                     }
-                    // The node went away for a while, or a response failed: say so, go on.
-                    Err(ChannelError::Client(ClientError::Transport(e))) => {
-                        eprintln!("watch: cannot reach the node: {e}")
+                    WatchEvent::Step(step) => print_watch_step(out, &game, step, &mut status),
+                    WatchEvent::Retrying { what, error, wait } => {
+                        eprintln!(
+                            "watch: {what}: {error}; trying again in {:.1} s",
+                            wait.as_secs_f64()
+                        );
+                        Ok(())
                     }
-                    Err(ChannelError::TxFailed(e)) => eprintln!("watch: answer refused: {e}"),
-                    Err(e) => return Err(e.into()),
-                }
-                if stop_after > 0 && start.elapsed() >= Duration::from_secs(stop_after) {
-                    return line(out, format!("stopped after {stop_after} s"));
-                }
-                tokio::time::sleep(Duration::from_millis(poll_ms.max(10))).await;
+                };
+                printed.map_err(|e| ChannelError::Store(e.to_string()))
+            })
+            .await?;
+            match end {
+                WatchEnd::Final => line(out, format!("game {game}: the result is final")),
+                WatchEnd::Stopped => line(out, format!("stopped after {stop_after} s")),
             }
         }
         ChannelCommand::Settle { common, game } => {
@@ -242,10 +305,11 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             line(
                 out,
                 format!(
-                    "settled by history ({} moves): {}; final at height {}, then withdraw",
+                    "settled by history ({} moves): {}; final at {} (block time {}), then withdraw",
                     s.moves,
                     winner_text(&s.winner),
-                    s.final_at
+                    format_time_ms(s.final_at_ms),
+                    s.final_at_ms
                 ),
             )
         }
@@ -255,8 +319,10 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 Some(due) => line(
                     out,
                     format!(
-                        "challenged: {due} owes move {} by height {}",
-                        c.move_number, c.deadline
+                        "challenged: {due} owes move {} by {} (block time {})",
+                        c.move_number,
+                        describe_deadline(c.deadline_ms, c.at_ms),
+                        c.deadline_ms
                     ),
                 ),
                 None => line(out, "the moves end the game: concluding by history"),
@@ -320,11 +386,18 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 let you = if Some(seat) == me { " (you)" } else { "" };
                 format!("seat {seat} {}{you}", r.players[seat as usize])
             };
+            let stake = if r.stake == "0" {
+                "unstaked".to_string()
+            } else {
+                format!("stake {}", r.stake)
+            };
             line(
                 out,
                 format!(
-                    "game {game}: {}, stake {}, window {} blocks",
-                    r.rules, r.stake, r.window
+                    "game {game}: {} (code {}), {stake}, window {}",
+                    r.rules_name(),
+                    r.rules_code_hash,
+                    format_duration_ms(r.window_ms)
                 ),
             )?;
             line(out, who(0))?;
@@ -349,30 +422,45 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 line(
                     out,
                     format!(
-                        "warning: {} now runs code {h}, not the code {} the game opened with: \
-                         the channel voids the game (`channel withdraw` refunds both stakes)",
-                        r.rules, r.rules_code_hash
+                        "note: {} now runs code {h}; this game plays by code {} (pinned at the offer), whatever the module runs",
+                        r.rules_name(),
+                        r.rules_code_hash
                     ),
                 )?;
             }
             match &s.view {
                 None => line(out, "on chain: no such game")?,
                 Some(g) => {
-                    let mut text = format!("on chain at height {}: {}", s.head, g.status);
+                    let mut text = format!(
+                        "on chain at height {} ({}): {}",
+                        s.head,
+                        format_time_ms(s.head_time_ms),
+                        g.status
+                    );
                     if let Some(c) = g.challenge.as_ref().filter(|_| g.status == "challenged") {
                         text.push_str(&format!(
-                            ", {} owes move {} by height {}",
-                            g.players[c.due as usize], c.moves, c.deadline
+                            ", {} owes move {} by {}",
+                            g.players[c.due as usize],
+                            c.moves,
+                            describe_deadline(c.deadline_ms, s.head_time_ms)
                         ));
                     }
                     if let Some(o) = &g.outcome {
                         let winner = o.winner.map(|w| g.players[w as usize].clone());
                         text.push_str(&format!(
-                            ", {} ({}), final at height {}",
+                            ", {} ({}), final at {}",
                             winner_text(&winner),
                             o.how,
-                            o.final_at
+                            describe_deadline(o.final_at_ms, s.head_time_ms)
                         ));
+                    }
+                    if let Some((fin, hash)) = &s.final_state {
+                        if *fin {
+                            text.push_str(", final");
+                            if let Some(h) = hash {
+                                text.push_str(&format!(" (state {h})"));
+                            }
+                        }
                     }
                     if g.paid {
                         text.push_str(", paid out");

@@ -205,4 +205,22 @@ impl gamechain_vm::ModuleResolver for ChainContext {
             Err(other) => Err(HostError::Engine(other.to_string())),
         }
     }
+
+    /// `call_code` finds code by hash in the code store of the state the caller sees
+    /// ([`Modules::resolve_code`]).
+    fn resolve_code(
+        &self,
+        state: &dyn gamechain_sdk::StateRead,
+        code_hash: &[u8; 32],
+    ) -> Result<Option<(Arc<WasmModule>, usize)>, HostError> {
+        let hex = hex::encode(code_hash);
+        match self
+            .modules
+            .resolve_code(&self.runtime, &ReadState(state), &hex)
+        {
+            Ok(found) => Ok(found),
+            Err(crate::ResolveError::Host(e)) => Err(e),
+            Err(other) => Err(HostError::Engine(other.to_string())),
+        }
+    }
 }

@@ -65,6 +65,9 @@ pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
     ("call_pure", "iiiiiiIii", "I"),
     // Added in ABI v1 (additive): the code a module id runs now (pinning rules modules).
     ("module_code_hash", "iii", "i"),
+    // Added in ABI v1 (additive): a pure entry point of the code a SHA-256 names, with no state
+    // (rules pinned by code).
+    ("call_code", "iiiiiIii", "I"),
 ];
 
 /// The exports of ABI v1: `(name, params, results, required)`, one letter per value as in

@@ -19,7 +19,10 @@
 //! Nothing here panics on guest input; every failure is a [`HostTrap`] inside a
 //! `wasmtime::Error`, downcast by [`crate::run::trap::classify`].
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::ops::Range;
+use std::sync::Arc;
 
 use gamechain_sdk::keys::{balance_key, module_key, module_prefix};
 use gamechain_sdk::{ActionError, Ctx, StateRead, MAX_SCAN_LIMIT};
@@ -43,6 +46,11 @@ pub(crate) enum Target {
     Apply(*mut (dyn Ctx + 'static)),
     /// `gc_view`: the caller's `StateRead`, lifetime erased.
     View(*const (dyn StateRead + 'static)),
+    /// A pure entry point called by code hash (`call_code`): no state at all. Every state,
+    /// bank, context and module import traps ([`HostState::stateless`]); the pointer is the
+    /// state of the chain's top caller, read only to find code by hash for a nested
+    /// `call_code` (the code store is content-addressed: what a hash names never changes).
+    Sealed(*const (dyn StateRead + 'static)),
 }
 
 // SAFETY: a `Target` other than `Detached` exists only inside one entry-point call, on the thread
@@ -72,15 +80,35 @@ impl Target {
     /// # Safety
     /// As [`Target::apply`].
     pub(crate) unsafe fn view(state: &dyn StateRead) -> Self {
-        let ptr: *const (dyn StateRead + '_) = state;
         // SAFETY: as in `Target::apply`.
-        Self::View(unsafe {
-            std::mem::transmute::<*const (dyn StateRead + '_), *const (dyn StateRead + 'static)>(
-                ptr,
-            )
-        })
+        Self::View(unsafe { erase(state) })
+    }
+
+    /// No state: a call by code hash; `code_state` is read only to find code by hash.
+    ///
+    /// # Safety
+    /// As [`Target::apply`].
+    pub(crate) unsafe fn sealed(code_state: &dyn StateRead) -> Self {
+        // SAFETY: as in `Target::apply`.
+        Self::Sealed(unsafe { erase(code_state) })
     }
 }
+
+/// `state` with its lifetime erased.
+///
+/// # Safety
+/// As [`Target::apply`]: the pointer must not be used after the borrow ends.
+unsafe fn erase(state: &dyn StateRead) -> *const (dyn StateRead + 'static) {
+    let ptr: *const (dyn StateRead + '_) = state;
+    // SAFETY: only the trait object's lifetime bound changes; the layout is identical.
+    unsafe {
+        std::mem::transmute::<*const (dyn StateRead + '_), *const (dyn StateRead + 'static)>(ptr)
+    }
+}
+
+/// The code modules already found by hash in one chain of calls (`call_code`), shared by every
+/// call of the chain: the code store is read (and its bytes charged) once per hash per chain.
+pub(crate) type CodeMemo = RefCell<BTreeMap<[u8; 32], Arc<crate::run::module::WasmModule>>>;
 
 /// The state nothing was written to.
 struct EmptyState;
@@ -145,6 +173,8 @@ pub(crate) struct HostState {
     /// How deep this call is nested in `call_pure`s (0 for an entry point the node called) and
     /// who resolves the modules a `call_pure` names (`pure.rs`).
     pub(crate) nesting: Nesting,
+    /// The code found by hash in this chain of calls when this call is its top (`pure.rs`).
+    pub(crate) code_memo: CodeMemo,
 }
 
 /// A call's place in a chain of `call_pure`s.
@@ -155,6 +185,8 @@ pub(crate) struct Nesting {
     /// Resolves module ids for `call_pure`; `None`: every id is unknown. Lifetime erased as in
     /// [`Target`]: set only for the duration of one entry-point call.
     pub(crate) resolver: Option<*const (dyn crate::run::pure::ModuleResolver + 'static)>,
+    /// The chain's [`CodeMemo`] (the top call's); `None` at the top, which uses its own.
+    pub(crate) codes: Option<*const CodeMemo>,
 }
 
 impl Nesting {
@@ -162,6 +194,7 @@ impl Nesting {
     pub(crate) const TOP: Nesting = Nesting {
         depth: 0,
         resolver: None,
+        codes: None,
     };
 
     /// Depth 0 with `resolver`.
@@ -172,6 +205,7 @@ impl Nesting {
     pub(crate) unsafe fn top(resolver: Option<&dyn crate::run::pure::ModuleResolver>) -> Self {
         Nesting {
             depth: 0,
+            codes: None,
             resolver: resolver.map(|r| {
                 let ptr: *const (dyn crate::run::pure::ModuleResolver + '_) = r;
                 // SAFETY: only the lifetime bound changes (see `Target::apply`).
@@ -205,6 +239,7 @@ impl HostState {
             chunk_shift: 0,
             used: CallUse::default(),
             nesting: Nesting::TOP,
+            code_memo: CodeMemo::default(),
         }
     }
 
@@ -220,6 +255,7 @@ impl HostState {
         self.log.clear();
         self.host_writes = 0;
         self.used = CallUse::default();
+        self.code_memo.get_mut().clear();
     }
 
     /// Records that the host wrote guest bytes `range`.
@@ -231,6 +267,31 @@ impl HostState {
     pub(crate) fn detach(&mut self) {
         self.target = Target::Detached;
         self.nesting = Nesting::TOP;
+        self.code_memo.get_mut().clear();
+    }
+
+    /// `Err(NoState)` inside a call by code hash, where every state, bank, context and module
+    /// import traps (ABI.md `call_code`).
+    pub(crate) fn stateless(&self) -> Result<(), HostTrap> {
+        match self.target {
+            Target::Sealed(_) => Err(HostTrap::NoState),
+            _ => Ok(()),
+        }
+    }
+
+    /// The chain of calls' [`CodeMemo`]: the top call's.
+    pub(crate) fn codes(&self) -> *const CodeMemo {
+        self.nesting.codes.unwrap_or(&self.code_memo)
+    }
+
+    /// The state code is found in by hash (`call_code`): the caller's state (as
+    /// [`HostState::with_reader`]), or inside a call by code hash its top caller's.
+    pub(crate) fn with_code_reader<T>(&self, f: impl FnOnce(&dyn StateRead) -> T) -> T {
+        match self.target {
+            // SAFETY: as in `ctx`: attached for the duration of this call only.
+            Target::Sealed(ptr) => f(unsafe { &*ptr }),
+            _ => self.with_reader(f),
+        }
     }
 
     /// The state a `call_pure` callee reads: the caller's current state, its own writes so far
@@ -272,7 +333,7 @@ impl HostState {
         match self.target {
             // SAFETY: as in `ctx`.
             Target::View(ptr) => Some(unsafe { &*ptr }),
-            Target::Detached => Some(&EmptyState),
+            Target::Detached | Target::Sealed(_) => Some(&EmptyState),
             Target::Apply(_) => None,
         }
     }
@@ -390,6 +451,12 @@ pub(crate) fn fail(trap: HostTrap) -> wasmtime::Error {
     wasmtime::Error::new(trap)
 }
 
+/// Traps `internal: no state in a call by code hash` inside a call by code hash (`call_code`):
+/// every state, bank, context and module import calls this right after its base charge.
+pub(crate) fn stateful(cx: &Cx<'_>) -> R<()> {
+    cx.data().stateless().map_err(fail)
+}
+
 /// Takes `fuel` from the store; when it has less, empties it and traps out of fuel.
 pub(crate) fn charge(cx: &mut Cx<'_>, fuel: u64) -> R<()> {
     let left = cx.get_fuel()?;
@@ -500,6 +567,7 @@ pub(crate) fn context_text(
     value: impl FnOnce(&HostState) -> String,
 ) -> R<i32> {
     charge(&mut cx, GAS.host_call_base)?;
+    stateful(&cx)?;
     let mem = memory(&mut cx)?;
     let [out] = spans(&mut cx, mem, [(out_ptr, out_cap)])?;
     let value = value(cx.data());
@@ -515,6 +583,7 @@ pub(crate) fn get_like(
     read: fn(&HostState, &str) -> Option<Vec<u8>>,
 ) -> R<i64> {
     charge(&mut cx, GAS.host_call_base)?;
+    stateful(&cx)?;
     let mem = memory(&mut cx)?;
     let [key_r, out_r] = spans(&mut cx, mem, [key, out])?;
     charge(&mut cx, bytes(GAS.per_byte_in, key_r.len()))?;
@@ -542,6 +611,7 @@ pub(crate) fn scan_like(
     scan: ScanFn,
 ) -> R<i64> {
     charge(&mut cx, GAS.host_call_base)?;
+    stateful(&cx)?;
     let mem = memory(&mut cx)?;
     let has_start = start.1 != -1;
     let [prefix_r, out_r, start_r] = spans(
@@ -580,6 +650,7 @@ pub(crate) fn transfer_like(
     op: fn(&mut dyn Ctx, &str, &str, u128) -> Result<(), ActionError>,
 ) -> R<i32> {
     charge(&mut cx, GAS.host_call_base)?;
+    stateful(&cx)?;
     if !cx.data().is_writable() {
         return Err(fail(HostTrap::ReadOnly));
     }

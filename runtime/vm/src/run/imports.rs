@@ -26,10 +26,12 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
 fn register_context(linker: &mut Linker<HostState>, m: &str) -> R<()> {
     linker.func_wrap(m, "height", |mut cx: Cx<'_>| -> R<i64> {
         charge(&mut cx, GAS.host_call_base)?;
+        stateful(&cx)?;
         Ok(cx.data().ctx().map_or(0, |c| c.height()) as i64)
     })?;
     linker.func_wrap(m, "block_time_ms", |mut cx: Cx<'_>| -> R<i64> {
         charge(&mut cx, GAS.host_call_base)?;
+        stateful(&cx)?;
         Ok(cx.data().ctx().map_or(0, |c| c.block_time_ms()) as i64)
     })?;
     linker.func_wrap(m, "module_id", |cx: Cx<'_>, p: i32, c: i32| {
@@ -78,6 +80,7 @@ fn register_state(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         "put",
         |mut cx: Cx<'_>, kp: i32, kl: i32, vp: i32, vl: i32| -> R<()> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             if !cx.data().is_writable() {
                 return Err(fail(HostTrap::ReadOnly));
             }
@@ -101,6 +104,7 @@ fn register_state(linker: &mut Linker<HostState>, m: &str) -> R<()> {
     )?;
     linker.func_wrap(m, "delete", |mut cx: Cx<'_>, kp: i32, kl: i32| -> R<()> {
         charge(&mut cx, GAS.host_call_base)?;
+        stateful(&cx)?;
         if !cx.data().is_writable() {
             return Err(fail(HostTrap::ReadOnly));
         }
@@ -139,6 +143,7 @@ fn register_bank(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         "balance",
         |mut cx: Cx<'_>, ap: i32, al: i32, tp: i32, tl: i32, op: i32| -> R<()> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             let mem = memory(&mut cx)?;
             let [acct_r, token_r, out_r] = spans(&mut cx, mem, [(ap, al), (tp, tl), (op, 16)])?;
             charge(
@@ -205,6 +210,7 @@ fn register_bank(linker: &mut Linker<HostState>, m: &str) -> R<()> {
          hi: i64|
          -> R<i32> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             if !cx.data().is_writable() {
                 return Err(fail(HostTrap::ReadOnly));
             }
@@ -231,6 +237,7 @@ fn register_bank(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         "last_error",
         |mut cx: Cx<'_>, op: i32, oc: i32| -> R<i32> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             let mem = memory(&mut cx)?;
             let [out] = spans(&mut cx, mem, [(op, oc)])?;
             let err = std::mem::take(&mut cx.data_mut().last_error);
@@ -249,6 +256,7 @@ fn register_output(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         "emit",
         |mut cx: Cx<'_>, kp: i32, kl: i32, dp: i32, dl: i32| -> R<()> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             let mem = memory(&mut cx)?;
             let [kind_r, data_r] = spans(&mut cx, mem, [(kp, kl), (dp, dl)])?;
             let n = kind_r.len() + data_r.len();
@@ -270,6 +278,7 @@ fn register_output(linker: &mut Linker<HostState>, m: &str) -> R<()> {
     )?;
     linker.func_wrap(m, "public_random", |mut cx: Cx<'_>, op: i32| -> R<()> {
         charge(&mut cx, GAS.host_call_base)?;
+        stateful(&cx)?;
         let mem = memory(&mut cx)?;
         let [out] = spans(&mut cx, mem, [(op, 32)])?;
         let random = cx.data_mut().public_random();

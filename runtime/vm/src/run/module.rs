@@ -857,6 +857,54 @@ impl WasmModule {
         fuel: u64,
         nesting: Nesting,
     ) -> Result<PureOutcome, HostError> {
+        // SAFETY: as in `call_apply`: `run` detaches the target before returning.
+        let target = unsafe { Target::view(state) };
+        self.pure_entry(target, name, input, fuel, nesting)
+    }
+
+    /// Runs the pure entry point `gc_pure_<name>(input)` with **no state at all** (ABI.md
+    /// `call_code`): every state, bank, context and module import traps in it, so its result
+    /// depends only on this code and `input`. `code_state` is read only to find code by hash
+    /// for the callee's own `call_code`s (at the given nesting). Results as
+    /// [`WasmModule::call_pure`].
+    pub(crate) fn call_code_nested(
+        &self,
+        code_state: &dyn StateRead,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        nesting: Nesting,
+    ) -> Result<PureOutcome, HostError> {
+        // SAFETY: as in `call_apply`: `run` detaches the target before returning.
+        let target = unsafe { Target::sealed(code_state) };
+        self.pure_entry(target, name, input, fuel, nesting)
+    }
+
+    /// Runs the code of this module by hash, as `call_code` does from a module: no state, with
+    /// `fuel`; `resolver` serves the callee's own `call_code`s (found in `code_state`). For the
+    /// node and tests.
+    pub fn call_code(
+        &self,
+        code_state: &dyn StateRead,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        resolver: Option<&dyn ModuleResolver>,
+    ) -> Result<PureOutcome, HostError> {
+        // SAFETY: as in `call_apply_with`.
+        let nesting = unsafe { Nesting::top(resolver) };
+        self.call_code_nested(code_state, name, input, fuel, nesting)
+    }
+
+    /// One pure entry-point call acting on `target` (a view's state, or sealed).
+    fn pure_entry(
+        &self,
+        target: Target,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        nesting: Nesting,
+    ) -> Result<PureOutcome, HostError> {
         if !self.has_pure(name) {
             return Ok(PureOutcome {
                 result: Err(PureError::NotFound),
@@ -865,8 +913,6 @@ impl WasmModule {
             });
         }
         let export = format!("gc_pure_{name}");
-        // SAFETY: as in `call_apply`: `run` detaches the target before returning.
-        let target = unsafe { Target::view(state) };
         let raw = self.run(
             target,
             nesting,

@@ -1,14 +1,17 @@
 //! Calls between modules and signatures: the host functions `call_pure` (a read-only call of
-//! another module's pure entry point), `module_code_hash` (the code a module id runs now) and
-//! `verify_signed` (a Divi signed message's signer), the
-//! [`ModuleResolver`] the node gives a call so that `call_pure` can find modules, and the fixed
-//! results ([`PureError`]) a caller sees. ABI.md, "Calls into other modules" and "Signatures".
+//! another module's pure entry point), `call_code` (a pure entry point of the code a SHA-256
+//! names, with no state at all), `module_code_hash` (the code a module id runs now) and
+//! `verify_signed` (a Divi signed message's signer), the [`ModuleResolver`] the node gives a
+//! call so that `call_pure` and `call_code` can find modules and code, and the fixed results
+//! ([`PureError`]) a caller sees. ABI.md, "Calls into other modules" and "Signatures".
 //!
-//! A callee runs in its own instance, read-only (as a view: its writes trap), over the caller's
-//! current state (its writes so far included), with fuel taken from the caller's budget, at most
-//! [`MAX_PURE_DEPTH`] calls deep. Whatever happens in the callee (a trap, running out of fuel, a
-//! write, a refusal, an oversized result) is a negative result code for the caller, never a trap
-//! of the caller and never engine text.
+//! A `call_pure` callee runs in its own instance, read-only (as a view: its writes trap), over
+//! the caller's current state (its writes so far included). A `call_code` callee runs in its own
+//! instance with no state at all: every state, bank, context and module import traps in it
+//! (`HostTrap::NoState`), so its answer depends only on its code and its input. Both take their
+//! fuel from the caller's budget and share one depth limit, [`MAX_PURE_DEPTH`]. Whatever
+//! happens in the callee (a trap, running out of fuel, a write, a refusal, an oversized result)
+//! is a negative result code for the caller, never a trap of the caller and never engine text.
 
 use std::sync::Arc;
 
@@ -41,6 +44,20 @@ pub trait ModuleResolver {
         state: &dyn StateRead,
         id: &str,
     ) -> Result<Option<Arc<WasmModule>>, HostError>;
+
+    /// The code whose SHA-256 is `code_hash`, as of `state` (the content-addressed code store
+    /// `code/<hex>`: what a hash names never changes, only whether it is stored yet), compiled,
+    /// and its length in bytes; `Ok(None)` when `state` holds no such code or it does not load
+    /// as a module (both are `call_code`'s `-1`). `Err` is a node failure (no receipt). The
+    /// default finds no code.
+    fn resolve_code(
+        &self,
+        state: &dyn StateRead,
+        code_hash: &[u8; 32],
+    ) -> Result<Option<(Arc<WasmModule>, usize)>, HostError> {
+        let _ = (state, code_hash);
+        Ok(None)
+    }
 }
 
 pub use gamechain_sdk::PureError;
@@ -65,7 +82,95 @@ fn valid_name(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
 }
 
-/// Registers `call_pure`, `module_code_hash` and `verify_signed`.
+/// `call_code`: runs `gc_pure_<entry>` of the code whose SHA-256 is the 32 bytes at `hash_ptr`
+/// with no state at all (ABI.md `call_code`). Charged the base, the bytes read (hash, entry,
+/// input), `pure_call_base`, the first time a hash is found in this chain of calls its code's
+/// length at `per_byte_in` (the code store is read once per hash per chain), and the fuel the
+/// callee used.
+fn call_code(
+    mut cx: Cx<'_>,
+    hash_ptr: i32,
+    entry: (i32, i32),
+    input: (i32, i32),
+    fuel: i64,
+    out: (i32, i32),
+) -> R<i64> {
+    charge(&mut cx, GAS.host_call_base)?;
+    let mem = memory(&mut cx)?;
+    let [hash_r, entry_r, input_r, out_r] =
+        spans(&mut cx, mem, [(hash_ptr, 32), entry, input, out])?;
+    charge(
+        &mut cx,
+        bytes(
+            GAS.per_byte_in,
+            hash_r.len() + entry_r.len() + input_r.len(),
+        ),
+    )?;
+    let (hash, name, input) = {
+        let data = mem.data(&cx);
+        let mut hash = [0u8; 32];
+        hash.copy_from_slice(&data[hash_r]);
+        (
+            hash,
+            text(data, &entry_r).map_err(fail)?.to_string(),
+            data[input_r].to_vec(),
+        )
+    };
+    charge(&mut cx, GAS.pure_call_base)?;
+    let nesting = cx.data().nesting;
+    if nesting.depth >= MAX_PURE_DEPTH {
+        return Ok(PureError::TooDeep.code());
+    }
+    let resolver = match nesting.resolver {
+        // SAFETY: set by the entry point's caller for the duration of this call
+        // (`Nesting::top`), which is still running.
+        Some(ptr) if valid_name(&name) => unsafe { &*ptr },
+        _ => return Ok(PureError::NotFound.code()),
+    };
+    let memo_ptr = cx.data().codes();
+    // SAFETY (both derefs): the memo is the top call's `HostState::code_memo` (or this call's
+    // own), alive for the whole chain of calls, which is still running; only this thread
+    // touches it, through its `RefCell`, and no reference to it outlives the statement.
+    let known = unsafe { &*memo_ptr }.borrow().get(&hash).cloned();
+    let callee = match known {
+        Some(module) => module,
+        None => {
+            let found = cx
+                .data()
+                .with_code_reader(|state| resolver.resolve_code(state, &hash))
+                .map_err(wasmtime::Error::new)?;
+            let Some((module, len)) = found else {
+                return Ok(PureError::NotFound.code());
+            };
+            charge(&mut cx, bytes(GAS.per_byte_in, len))?;
+            // SAFETY: as above.
+            unsafe { &*memo_ptr }
+                .borrow_mut()
+                .insert(hash, module.clone());
+            module
+        }
+    };
+    let limit = u64::try_from(fuel).unwrap_or(0).min(cx.get_fuel()?);
+    let inner = Nesting {
+        depth: nesting.depth + 1,
+        resolver: nesting.resolver,
+        codes: Some(memo_ptr),
+    };
+    let outcome = cx
+        .data()
+        .with_code_reader(|state| callee.call_code_nested(state, &name, &input, limit, inner))
+        .map_err(wasmtime::Error::new)?;
+    for line in &outcome.log {
+        cx.data_mut().push_log(line.as_bytes());
+    }
+    charge(&mut cx, outcome.fuel_used)?;
+    match outcome.result {
+        Ok(result) => write_out(&mut cx, mem, out_r, &result),
+        Err(e) => Ok(e.code()),
+    }
+}
+
+/// Registers `call_pure`, `call_code`, `module_code_hash` and `verify_signed`.
 pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
     linker.func_wrap(
         m,
@@ -82,6 +187,7 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
          oc: i32|
          -> R<i64> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             let mem = memory(&mut cx)?;
             let [mod_r, entry_r, input_r, out_r] =
                 spans(&mut cx, mem, [(mp, ml), (ep, el), (ip, il), (op, oc)])?;
@@ -119,6 +225,7 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             let inner = Nesting {
                 depth: nesting.depth + 1,
                 resolver: nesting.resolver,
+                codes: Some(cx.data().codes()),
             };
             let outcome = cx
                 .data()
@@ -136,9 +243,24 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
     )?;
     linker.func_wrap(
         m,
+        "call_code",
+        |cx: Cx<'_>,
+         hp: i32,
+         ep: i32,
+         el: i32,
+         ip: i32,
+         il: i32,
+         fuel: i64,
+         op: i32,
+         oc: i32|
+         -> R<i64> { call_code(cx, hp, (ep, el), (ip, il), fuel, (op, oc)) },
+    )?;
+    linker.func_wrap(
+        m,
         "module_code_hash",
         |mut cx: Cx<'_>, mp: i32, ml: i32, op: i32| -> R<i32> {
             charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
             let mem = memory(&mut cx)?;
             let [mod_r, out_r] = spans(&mut cx, mem, [(mp, ml), (op, 32)])?;
             charge(&mut cx, bytes(GAS.per_byte_in, mod_r.len()))?;

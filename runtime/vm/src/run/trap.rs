@@ -46,6 +46,9 @@ pub enum HostTrap {
     EventLimit,
     /// An `output` over `bounds::MAX_OUTPUT_BYTES`.
     OutputLimit,
+    /// A state, bank, context or module import called inside a call by code hash
+    /// (`call_code`), which runs with no state at all.
+    NoState,
 }
 
 impl HostTrap {
@@ -66,6 +69,7 @@ impl HostTrap {
             Self::WriteLimit => "state writes over 262144 bytes in one call",
             Self::EventLimit => "more than 256 events or 65536 bytes of events in one call",
             Self::OutputLimit => "output over 1048576 bytes",
+            Self::NoState => "no state in a call by code hash",
         }
     }
 
@@ -176,6 +180,10 @@ mod tests {
                 "internal: more than 256 events or 65536 bytes of events in one call",
             ),
             (HostTrap::OutputLimit, "internal: output over 1048576 bytes"),
+            (
+                HostTrap::NoState,
+                "internal: no state in a call by code hash",
+            ),
         ];
         for (trap, text) in table {
             let err = wasmtime::Error::new(trap);

@@ -1,0 +1,335 @@
+//! The watchtower (`gamechain channel watch`): it keeps one player's side of a game safe until
+//! the result is final. It reads the chain through the node's block feed (`GET /v1/ws`, one
+//! message per block, no request per block), reads each block's moves and channel events into
+//! the move store ([`Player::watch_block`]), and acts on what they say ([`Player::watch_act`]):
+//! it answers a challenge due on our seat with the moves it holds and sends the equivocation
+//! proof when the opponent signed two moves for one position (a challenge whose history
+//! contradicts a held move is one).
+//!
+//! It never gives up on the node: a `429` (waiting at least its `retry-after`), a `5xx`, an
+//! answer that is not the API's, a refused or dropped connection, a feed the node closed (it
+//! shut down, or this client fell behind) are all waited out with exponential backoff and
+//! jitter ([`Backoff`]), then the feed is opened again and the blocks missed meanwhile are read
+//! from where the store's last read stopped (`GET /v1/blocks/<height>`, for the gap only). Only
+//! what cannot go away by itself ends it: a game or record that does not exist, a store it
+//! cannot write, a node that refuses our requests as malformed.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use gamechain_client::client::{Block, BlockRef, ClientError};
+
+use crate::channel::backoff::{retry_after, transient, Backoff};
+use crate::channel::error::ChannelError;
+use crate::channel::player::{Player, SyncReport, WatchState, WatchStep};
+
+/// How the watchtower runs.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// How long to wait for a block before acting again on something pending (a challenge we
+    /// could not answer yet, an action that failed half-way): the store may have changed.
+    pub tick: Duration,
+    /// Stop after this long even if the game goes on (`None`: run until the result is final).
+    pub stop_after: Option<Duration>,
+    /// The retry policy.
+    pub backoff: Backoff,
+}
+
+/// What the watchtower tells its user.
+#[derive(Debug)]
+pub enum WatchEvent<'a> {
+    /// The block feed is open; blocks from `from` on are read.
+    Connected {
+        /// The first height read (the store's last read + 1).
+        from: u64,
+    },
+    /// One step: a block read, maybe an action taken.
+    Step(&'a WatchStep),
+    /// A request failed in a way that may go away; it is tried again after `wait`.
+    Retrying {
+        /// What was being done.
+        what: &'a str,
+        /// The failure.
+        error: &'a ChannelError,
+        /// How long it waits before trying again.
+        wait: Duration,
+    },
+}
+
+/// Why the watchtower stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WatchEnd {
+    /// The result is final: nothing more can happen but `withdraw`.
+    Final,
+    /// `stop_after` ran out.
+    Stopped,
+}
+
+struct Run<'p, On> {
+    player: &'p Player,
+    game: String,
+    options: WatchOptions,
+    start: Instant,
+    on: On,
+    state: WatchState,
+    /// The time of the last block read (what deadlines are judged by).
+    now_ms: u64,
+}
+
+/// Watches `game` for `player` until its result is final (or `stop_after`), telling `on`
+/// everything it reads and does (an error from `on` stops it). Errors: only those that cannot
+/// go away by themselves.
+pub async fn watch<F>(
+    player: &Player,
+    game: &str,
+    options: WatchOptions,
+    on: F,
+) -> Result<WatchEnd, ChannelError>
+where
+    F: FnMut(WatchEvent<'_>) -> Result<(), ChannelError>,
+{
+    let mut run = Run {
+        player,
+        game: game.to_string(),
+        options,
+        start: Instant::now(),
+        on,
+        state: WatchState::default(),
+        now_ms: 0,
+    };
+    run.go().await
+}
+
+impl<On> Run<'_, On>
+where
+    On: FnMut(WatchEvent<'_>) -> Result<(), ChannelError>,
+{
+    fn stopped(&self) -> bool {
+        self.options
+            .stop_after
+            .is_some_and(|d| self.start.elapsed() >= d)
+    }
+
+    /// Waits `wait` (less when `stop_after` comes first); false when it stopped.
+    async fn pause(&self, wait: Duration) -> bool {
+        let wait = match self.options.stop_after {
+            Some(d) => wait.min(d.saturating_sub(self.start.elapsed())),
+            None => wait,
+        };
+        tokio::time::sleep(wait).await;
+        !self.stopped()
+    }
+
+    /// After the transient failure `error` of `what`: tells, waits the backoff; false when it
+    /// stopped meanwhile.
+    async fn back_off(&mut self, what: &str, error: &ChannelError) -> Result<bool, ChannelError> {
+        let wait = self
+            .options
+            .backoff
+            .next(retry_after(self.player.client(), error));
+        (self.on)(WatchEvent::Retrying { what, error, wait })?;
+        Ok(self.pause(wait).await)
+    }
+
+    /// `call()` until it succeeds or fails for good; `None` when `stop_after` ran out.
+    async fn retry<T, F, Fut>(&mut self, what: &str, mut call: F) -> Result<Option<T>, ChannelError>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, ChannelError>>,
+    {
+        loop {
+            match call().await {
+                Ok(v) => return Ok(Some(v)),
+                Err(e) if transient(&e) => {
+                    if !self.back_off(what, &e).await? {
+                        return Ok(None);
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    async fn go(&mut self) -> Result<WatchEnd, ChannelError> {
+        let player = self.player;
+        let client = player.client();
+        let game = self.game.clone();
+        'connect: loop {
+            if self.stopped() {
+                return Ok(WatchEnd::Stopped);
+            }
+            // Subscribe first, then read the gap: no block falls between the two.
+            let Some(mut feed) = self
+                .retry("opening the block feed", || async move {
+                    client.subscribe_blocks().await.map_err(ChannelError::from)
+                })
+                .await?
+            else {
+                return Ok(WatchEnd::Stopped);
+            };
+            let Some(from) = self
+                .retry("reading the game's record", || player.scanned(&game))
+                .await?
+            else {
+                return Ok(WatchEnd::Stopped);
+            };
+            (self.on)(WatchEvent::Connected { from: from + 1 })?;
+            let Some(head) = self
+                .retry("reading the head", || async move {
+                    Ok(client.status().await?.height)
+                })
+                .await?
+            else {
+                return Ok(WatchEnd::Stopped);
+            };
+            match self.catch_up(head).await? {
+                Some(WatchEnd::Final) => return Ok(WatchEnd::Final),
+                Some(WatchEnd::Stopped) => return Ok(WatchEnd::Stopped),
+                None => {}
+            }
+            if self.now_ms == 0 {
+                let Some(t) = self
+                    .retry("reading the head block", || async move {
+                        Ok(client.block(BlockRef::Latest).await?.header.header.time_ms)
+                    })
+                    .await?
+                else {
+                    return Ok(WatchEnd::Stopped);
+                };
+                self.now_ms = t;
+            }
+            // On every (re)connection: look at the game afresh.
+            if self.act(true, SyncReport::default()).await? {
+                return Ok(WatchEnd::Final);
+            }
+            self.options.backoff.reset();
+            loop {
+                if self.stopped() {
+                    return Ok(WatchEnd::Stopped);
+                }
+                let next = tokio::time::timeout(self.options.tick, feed.next()).await;
+                let block = match next {
+                    Err(_) => {
+                        if self.state.pending() && self.act(true, SyncReport::default()).await? {
+                            return Ok(WatchEnd::Final);
+                        }
+                        continue;
+                    }
+                    Ok(Ok(Some(block))) => block,
+                    Ok(Ok(None)) => {
+                        let why = match feed.close_reason() {
+                            Some((code, reason)) => format!("closed by the node ({code} {reason})"),
+                            None => "closed by the node".to_string(),
+                        };
+                        let e = ChannelError::Client(ClientError::Transport(why));
+                        if !self.back_off("reading the block feed", &e).await? {
+                            return Ok(WatchEnd::Stopped);
+                        }
+                        continue 'connect;
+                    }
+                    Ok(Err(e)) => {
+                        let e = ChannelError::from(e);
+                        if !transient(&e) {
+                            return Err(e);
+                        }
+                        if !self.back_off("reading the block feed", &e).await? {
+                            return Ok(WatchEnd::Stopped);
+                        }
+                        continue 'connect;
+                    }
+                };
+                let height = block.height();
+                // Blocks the feed skipped (it never should, but a lagging subscriber can miss
+                // some before the node closes it) are read by height first.
+                if let Some(end) = self.catch_up(height.saturating_sub(1)).await? {
+                    return Ok(end);
+                }
+                if let Some(end) = self.read(&block).await? {
+                    return Ok(end);
+                }
+            }
+        }
+    }
+
+    /// Reads every block after the store's last read up to `head` (by height), acting on each.
+    async fn catch_up(&mut self, head: u64) -> Result<Option<WatchEnd>, ChannelError> {
+        let player = self.player;
+        let client = player.client();
+        let game = self.game.clone();
+        loop {
+            let Some(scanned) = self
+                .retry("reading the game's record", || player.scanned(&game))
+                .await?
+            else {
+                return Ok(Some(WatchEnd::Stopped));
+            };
+            if scanned >= head {
+                return Ok(None);
+            }
+            let height = scanned + 1;
+            let Some(block) = self
+                .retry("reading a missed block", || async move {
+                    Ok(client.block(BlockRef::Height(height)).await?)
+                })
+                .await?
+            else {
+                return Ok(Some(WatchEnd::Stopped));
+            };
+            if let Some(end) = self.read(&block).await? {
+                return Ok(Some(end));
+            }
+        }
+    }
+
+    /// Reads `block` into the store and acts on it; `Some` when the watch ends.
+    async fn read(&mut self, block: &Block) -> Result<Option<WatchEnd>, ChannelError> {
+        let player = self.player;
+        let game = self.game.clone();
+        let Some(report) = self
+            .retry("reading a block into the store", || {
+                player.watch_block(&game, block)
+            })
+            .await?
+        else {
+            return Ok(Some(WatchEnd::Stopped));
+        };
+        self.now_ms = self.now_ms.max(block.header.header.time_ms);
+        let touched = !report.events.is_empty()
+            || !report.received.is_empty()
+            || !report.equivocations.is_empty()
+            || !report.refused.is_empty()
+            || !report.confirmed.is_empty();
+        let refresh = touched || self.state.pending();
+        Ok(self.act(refresh, report).await?.then_some(WatchEnd::Final))
+    }
+
+    /// One [`Player::watch_act`] at the last block's time; true when the result is final. A
+    /// failure that may go away is told and waited out, and the act is tried again on the next
+    /// block or tick.
+    async fn act(&mut self, refresh: bool, report: SyncReport) -> Result<bool, ChannelError> {
+        let result = self
+            .player
+            .watch_act(&self.game, self.now_ms, &mut self.state, refresh)
+            .await;
+        match result {
+            Ok(mut step) => {
+                step.sync = report;
+                (self.on)(WatchEvent::Step(&step))?;
+                Ok(step.final_result)
+            }
+            Err(e) if transient(&e) => {
+                self.state.set_pending();
+                // The block's report is told even when the act after it failed.
+                let step = WatchStep {
+                    sync: report,
+                    now_ms: self.now_ms,
+                    ..WatchStep::default()
+                };
+                (self.on)(WatchEvent::Step(&step))?;
+                self.back_off("acting on the game", &e).await?;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
