@@ -64,7 +64,7 @@ impl Game {
         send_ok(
             &client,
             &alice,
-            ch(json!({"kind": "offer", "rules": "ttt_rules", "stake": "100", "window": 20})),
+            ch(json!({"kind": "offer", "rules": "ttt_rules", "stake": "100", "window_ms": 300_000})),
         )
         .await;
         let domain_view = client.view("channel", &[]).await.unwrap();

@@ -55,7 +55,7 @@ async fn open_game(client: &Client, offer: u64) -> (String, SecretKey, SecretKey
     ok(
         client,
         &a,
-        ch(json!({"kind": "offer", "rules": "ttt_rules", "stake": "100", "window": 20})),
+        ch(json!({"kind": "offer", "rules": "ttt_rules", "stake": "100", "window_ms": 300_000})),
     )
     .await;
     let id = format!("{offer:016x}");
