@@ -1210,3 +1210,85 @@ async fn watch_sends_the_equivocation_proof_when_a_challenge_contradicts_a_held_
     assert_eq!(t.gold(&t.alice).await, FAUCET + STAKE);
     assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
 }
+
+/// Issue 22: moves travel peer to peer. With Bob's watch connected to the node's relay, Alice's
+/// `move` goes through the relay straight into Bob's store and is not posted to the board; a
+/// move Bob made while nobody listened (`--no-post`) is re-sent by his watch as soon as Alice's
+/// client connects; `--no-relay` posts to the board as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn moves_go_through_the_relay_to_a_watching_opponent_and_a_missed_one_is_resent() {
+    let t = Table::new().await;
+    let game = t.open_game("5m").await;
+    let wait_for = |path: PathBuf, needle: String| async move {
+        let start = Instant::now();
+        while !read(&path).contains(&needle) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no `{needle}` in:\n{}",
+                read(&path)
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    };
+    let (mut bob_watch, bob_log, _) = start_watch(&t, "bob", &game, &t.url);
+    wait_for(bob_log.clone(), "relay: 0 other connection(s)".into()).await;
+
+    let nonce = t.client().account(&t.alice).await.unwrap().next_nonce;
+    let out = t.ok("alice", &["move", &game, "04"]).await;
+    assert!(
+        out.contains(
+            "move 0 (04) signed and stored, sent through the relay to 1 connection of the game"
+        ),
+        "{out}"
+    );
+    wait_for(
+        bob_log.clone(),
+        "received move 0: checked and stored".into(),
+    )
+    .await;
+    assert_eq!(t.signed("bob", &game), t.signed("alice", &game));
+    let held = t.held("alice", &game);
+    assert_eq!(
+        (held[0]["posted"].as_bool(), held[0]["relayed"].as_bool()),
+        (Some(false), Some(true))
+    );
+    let out = t.ok("alice", &["show", &game]).await;
+    assert!(
+        out.contains("sent through the relay, not on the board: move 0 (04)"),
+        "{out}"
+    );
+    // Nothing went to the board: Alice sent no transaction.
+    let account = t.client().account(&t.alice).await.unwrap();
+    assert_eq!((account.nonce, account.next_nonce), (nonce, nonce));
+
+    // Bob signs move 1 with nobody to send it to; his watch re-sends it when Alice's watch
+    // connects.
+    let out = t.ok("bob", &["move", &game, "00", "--no-post"]).await;
+    assert!(out.contains("not posted"), "{out}");
+    let (mut alice_watch, alice_log, _) = start_watch(&t, "alice", &game, &t.url);
+    wait_for(
+        bob_log.clone(),
+        "move 1 re-sent through the relay to 1 connection(s)".into(),
+    )
+    .await;
+    wait_for(
+        alice_log.clone(),
+        "received move 1: checked and stored".into(),
+    )
+    .await;
+    assert_eq!(t.signed("alice", &game), t.signed("bob", &game));
+    assert_eq!(t.held("alice", &game).len(), 2);
+
+    // Without the relay, the board carries the move as before.
+    bob_watch.kill().unwrap();
+    alice_watch.kill().unwrap();
+    let out = t.ok("alice", &["move", &game, "08", "--no-relay"]).await;
+    assert!(
+        out.contains("move 2 (08) signed and stored, posted at block"),
+        "{out}"
+    );
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("received move 2: checked and stored"), "{out}");
+    let _ = bob_watch.wait();
+    let _ = alice_watch.wait();
+}

@@ -5,8 +5,20 @@
 //! | file | attacks on |
 //! |---|---|
 //! | `fair_play/clock.rs` | the clock: making heights, and so block-counted deadlines, pass faster than time |
+//! | `fair_play/channel.rs` | channel games: a response window shortened by pumping blocks; a commit-reveal commitment copied from the other seat |
+//!
+//! Shared: `fair_play/support.rs` (a short-interval node, the pump, and the GOLD conservation
+//! check every test runs after each block it makes). Attacks tested elsewhere: the watchtower
+//! giving up on a 429 and never sending its equivocation proof (`channel_cli.rs`), rules
+//! upgraded mid-game and commitments copied from another game (`tests/tests/channels.rs`).
 
 mod common;
 
+#[path = "fair_play/support.rs"]
+mod support;
+
 #[path = "fair_play/clock.rs"]
 mod clock;
+
+#[path = "fair_play/channel.rs"]
+mod channel_games;

@@ -177,6 +177,7 @@ pub fn check_received(
             sig,
             seat,
             posted: true,
+            relayed: false,
         })));
     }
     if n > held {
@@ -209,6 +210,7 @@ pub fn check_received(
         sig,
         seat,
         posted: true,
+        relayed: false,
     })))
 }
 

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use gamechain_client::client::{Block, BlockRef, Client, ClientError, Included};
 use gamechain_client::keyfile::read_key_file;
+use gamechain_client::relay::{RelayEvent, RelayMove};
 use gamechain_runtime::chain::{sign_message, Action, SecretKey};
 use gamechain_sdk::Amount;
 use serde_json::{json, Value};
@@ -30,6 +31,19 @@ use crate::channel::MAX_MOVES_HELD;
 /// Most blocks one [`Player::sync`] reads (a node that claims an endless chain cannot keep a
 /// command busy forever; `watch` and the next command go on from where it stopped).
 pub const MAX_BLOCKS_PER_SYNC: u64 = 10_000;
+
+/// Longest `move` waits for the node's relay (its greeting, then its answer to the move) before
+/// posting the move to the board instead.
+pub const RELAY_WAIT: Duration = Duration::from_secs(2);
+
+/// How move `m` travels through the relay.
+pub fn relay_move_of(m: &HeldMove) -> RelayMove {
+    RelayMove {
+        n: m.n,
+        data: m.data.clone(),
+        sig: m.sig.clone(),
+    }
+}
 
 /// How a [`Player`] reaches the chain and where it keeps its moves.
 #[derive(Debug, Clone)]
@@ -131,6 +145,10 @@ pub struct Moved {
     pub resent: bool,
     /// The height of the board post's block, when posted.
     pub posted_at: Option<u64>,
+    /// How many connections of the game the relay handed it to (then it is not posted).
+    pub relayed_to: Option<u64>,
+    /// Why the relay did not carry it, when it was tried and did not.
+    pub relay_note: Option<String>,
     /// The height of an on-chain response the move was also sent as (the game was challenged
     /// on this move).
     pub responded_at: Option<u64>,
@@ -673,7 +691,6 @@ impl Player {
         block: &Block,
         report: &mut SyncReport,
     ) -> Result<bool, ChannelError> {
-        let my_seat = record.my_seat();
         let mut dirty = false;
         let channel_id = record.domain.module.clone();
         let board_id = record.board.clone();
@@ -707,36 +724,153 @@ impl Player {
                 }
             };
             for value in payloads {
-                match check_received(rules, record, replay, &value)? {
-                    Ok(Received::Next(m)) => {
-                        let data = hex::decode(&m.data).expect("checked hex");
-                        let next = rules.apply_move(replay.state(), m.n, m.seat, &data)?;
-                        replay.states.push(next);
-                        report.received.push(m.n);
-                        if Some(m.seat) == my_seat {
-                            report.confirmed.push(m.n);
-                        }
-                        record.moves.push(m);
-                        dirty = true;
-                    }
-                    Ok(Received::Held(n)) => {
-                        let m = &mut record.moves[n as usize];
-                        if !m.posted {
-                            m.posted = true;
-                            report.confirmed.push(n);
-                            dirty = true;
-                        }
-                    }
-                    Ok(Received::Equivocation(m)) => {
-                        report.equivocations.push(m.n);
-                        record.conflicts.push(m);
-                        dirty = true;
-                    }
+                match Self::take(record, rules, replay, &value, true, report)? {
+                    Ok(changed) => dirty |= changed,
                     Err(why) => report.refused.push((height, from.clone(), why.to_string())),
                 }
             }
         }
         Ok(dirty)
+    }
+
+    /// Checks one received move (`{"n","data","sig"}`) and keeps it when it passes: the next
+    /// move is stored, a held one of ours is marked posted when `on_chain` (a block carried it),
+    /// a second signed move of the opponent for a held position is kept as a proof. `Ok(Ok(true))`
+    /// when the record changed, `Ok(Err(why))` for a move that must not be kept.
+    fn take(
+        record: &mut GameRecord,
+        rules: &LocalRules,
+        replay: &mut Replay,
+        value: &Value,
+        on_chain: bool,
+        report: &mut SyncReport,
+    ) -> Result<Result<bool, Refusal>, ChannelError> {
+        let my_seat = record.my_seat();
+        match check_received(rules, record, replay, value)? {
+            Ok(Received::Next(mut m)) => {
+                let data = hex::decode(&m.data).expect("checked hex");
+                let next = rules.apply_move(replay.state(), m.n, m.seat, &data)?;
+                replay.states.push(next);
+                report.received.push(m.n);
+                if Some(m.seat) == my_seat {
+                    // Ours again (a store restored from elsewhere): posted only if a block has it.
+                    m.posted = on_chain;
+                    if on_chain {
+                        report.confirmed.push(m.n);
+                    }
+                }
+                record.moves.push(m);
+                Ok(Ok(true))
+            }
+            Ok(Received::Held(n)) => {
+                let m = &mut record.moves[n as usize];
+                if on_chain && !m.posted {
+                    m.posted = true;
+                    report.confirmed.push(n);
+                    return Ok(Ok(true));
+                }
+                Ok(Ok(false))
+            }
+            Ok(Received::Equivocation(m)) => {
+                report.equivocations.push(m.n);
+                record.conflicts.push(m);
+                Ok(Ok(true))
+            }
+            Err(why) => Ok(Err(why)),
+        }
+    }
+
+    /// A move the relay brought (`{"n","data","sig"}`, checked by the node but not trusted):
+    /// checked and kept as a board post would be (see [`Player::sync`]), without reading the
+    /// board. Errors: the store's, the rules'.
+    pub async fn receive_relayed(
+        &self,
+        game: &str,
+        value: &Value,
+    ) -> Result<SyncReport, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let mut record = self.record(game, None).await?;
+        let rules = self.rules_of(&record).await?;
+        let mut replay = rules.replay(&record.tag(), &record.moves)?;
+        let mut report = SyncReport {
+            head: record.scanned,
+            ..SyncReport::default()
+        };
+        match Self::take(&mut record, &rules, &mut replay, value, false, &mut report)? {
+            Ok(true) => self.store.save(&record)?,
+            Ok(false) => {}
+            Err(why) => report
+                .refused
+                .push((record.scanned, "relay".to_string(), why.to_string())),
+        }
+        report.held = record.moves.len() as u64;
+        Ok(report)
+    }
+
+    /// Our latest move when it is the game's last one (the opponent has not answered it yet), as
+    /// the relay carries it, with the state hash before it: what a watcher re-sends when the
+    /// opponent's client connects.
+    pub async fn latest_own_move(
+        &self,
+        game: &str,
+    ) -> Result<Option<(RelayMove, String)>, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let record = self.record(game, None).await?;
+        let seat = record.my_seat();
+        let Some(last) = record.moves.last().filter(|m| Some(m.seat) == seat) else {
+            return Ok(None);
+        };
+        let rules = self.rules_of(&record).await?;
+        let replay = rules.replay(&record.tag(), &record.moves)?;
+        let prev = replay.hash_before(last.n).expect("held move");
+        Ok(Some((relay_move_of(last), prev)))
+    }
+
+    /// Hands held move `i` to the node's relay: the number of other connections of the game
+    /// that got it (the opponent's client), `Err(why)` when none did (nobody connected, the
+    /// relay refused or could not be reached within [`RELAY_WAIT`]): the caller then posts it
+    /// to the board.
+    async fn relay_move(&self, record: &GameRecord, prev: &str, i: usize) -> Result<u64, String> {
+        let mv = relay_move_of(&record.moves[i]);
+        let attempt = async {
+            let mut relay = self
+                .client
+                .relay(&record.game)
+                .await
+                .map_err(|e| e.to_string())?;
+            // The greeting says how many others are connected: nobody, no send.
+            loop {
+                match relay.next().await.map_err(|e| e.to_string())? {
+                    Some(RelayEvent::Peers { count: 0 }) => {
+                        return Err("the other player is not connected to the relay".to_string())
+                    }
+                    Some(RelayEvent::Peers { .. }) => break,
+                    Some(_) => continue,
+                    None => return Err("the relay closed the connection".to_string()),
+                }
+            }
+            relay.send(&mv, prev).await.map_err(|e| e.to_string())?;
+            loop {
+                match relay.next().await.map_err(|e| e.to_string())? {
+                    Some(RelayEvent::Relayed { n, to, .. }) if n == mv.n => {
+                        return if to > 0 {
+                            Ok(to)
+                        } else {
+                            Err("nobody was connected to receive it".to_string())
+                        }
+                    }
+                    Some(RelayEvent::Error { error, message }) => {
+                        return Err(format!("the relay refused it: {error}: {message}"))
+                    }
+                    Some(_) => continue,
+                    None => return Err("the relay closed the connection".to_string()),
+                }
+            }
+        };
+        match tokio::time::timeout(RELAY_WAIT, attempt).await {
+            Ok(r) => r,
+            Err(_) => Err(format!("no answer from the relay in {RELAY_WAIT:?}")),
+        }
     }
 
     /// Opens `game` under its lock: the record, its rules, the held moves replayed, the board
@@ -792,7 +926,9 @@ impl Player {
     }
 
     /// Makes move `data` in `game`: signs it over the current state (after reading the board),
-    /// saves it, then posts it (unless `no_post`), and answers a challenge on this move with it.
+    /// saves it, then sends it (unless `no_post`): through the node's relay first when `relay`
+    /// (straight to the opponent's client when it is connected), else or when the relay does not
+    /// reach it, posted to the move board; and answers a challenge on this move with it.
     /// When we signed a move for this position already, the same data re-sends it, other data is
     /// refused (equivocation). Refused too: not our turn, the game over, an illegal move.
     pub async fn make_move(
@@ -800,6 +936,7 @@ impl Player {
         game: &str,
         data: &[u8],
         no_post: bool,
+        relay: bool,
         game_key: Option<&Path>,
     ) -> Result<Moved, ChannelError> {
         if data.len() > ::channel::MAX_MOVE_BYTES {
@@ -864,6 +1001,7 @@ impl Player {
                     sig: sign_message(&key, msg),
                     seat,
                     posted: false,
+                    relayed: false,
                 });
                 // Saved (fsynced) before anything is sent.
                 self.store.save(&record)?;
@@ -884,13 +1022,30 @@ impl Player {
             signed,
             resent,
             posted_at: None,
+            relayed_to: None,
+            relay_note: None,
             responded_at: None,
             over: over_after,
         };
         if no_post {
             return Ok(moved);
         }
-        moved.posted_at = Some(self.post(&mut record, i).await?);
+        if relay {
+            let prev = replay.hash_before(k).expect("a held move");
+            match self.relay_move(&record, &prev, i).await {
+                Ok(to) => {
+                    moved.relayed_to = Some(to);
+                    if !record.moves[i].relayed {
+                        record.moves[i].relayed = true;
+                        self.store.save(&record)?;
+                    }
+                }
+                Err(why) => moved.relay_note = Some(why),
+            }
+        }
+        if moved.relayed_to.is_none() {
+            moved.posted_at = Some(self.post(&mut record, i).await?);
+        }
         // A challenge owed on this very move: answer it on chain as well.
         if let Some(view) = self.game_view(game).await? {
             if let Some(c) = view

@@ -45,6 +45,10 @@ pub struct HeldMove {
     /// Our own move: whether a block carries it (a board post, or an op's history). Received
     /// moves: true.
     pub posted: bool,
+    /// Our own move: whether the node's relay handed it to another connection of the game (the
+    /// opponent's client, at once, off-chain). Absent in records written before the relay.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relayed: bool,
 }
 
 impl HeldMove {
@@ -317,6 +321,7 @@ mod tests {
                 sig: "s".into(),
                 seat: 0,
                 posted: false,
+                relayed: true,
             }],
             conflicts: Vec::new(),
         }

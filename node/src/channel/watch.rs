@@ -6,6 +6,14 @@
 //! proof when the opponent signed two moves for one position (a challenge whose history
 //! contradicts a held move is one).
 //!
+//! It also holds a connection to the node's move relay (`GET /v1/relay/<game>`): a move the
+//! opponent's client sends there reaches the store at once, checked exactly as a board post
+//! (the node's check is not trusted), and whenever another connection of the game appears (the
+//! opponent's client starting or coming back) it re-sends our latest move, if the opponent has
+//! not answered it yet, so a move that found nobody listening is not lost. The relay is a
+//! shortcut: when it cannot be reached the watch goes on from the block feed alone and tries the
+//! relay again later.
+//!
 //! It never gives up on the node: a `429` (waiting at least its `retry-after`), a `5xx`, an
 //! answer that is not the API's, a refused or dropped connection, a feed the node closed (it
 //! shut down, or this client fell behind) are all waited out with exponential backoff and
@@ -17,7 +25,8 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use gamechain_client::client::{Block, BlockRef, ClientError};
+use gamechain_client::client::{Block, BlockRef, ClientError, ClientResult};
+use gamechain_client::relay::{Relay, RelayEvent};
 
 use crate::channel::backoff::{retry_after, transient, Backoff};
 use crate::channel::error::ChannelError;
@@ -45,6 +54,20 @@ pub enum WatchEvent<'a> {
     },
     /// One step: a block read, maybe an action taken.
     Step(&'a WatchStep),
+    /// The relay connection opened, or the number of the game's other connections on it
+    /// changed (the opponent's client came or went).
+    Relay {
+        /// Other connections of the game now.
+        peers: u64,
+    },
+    /// Our latest move went through the relay again (another connection appeared), to `to`
+    /// connections.
+    Resent {
+        /// Its move number.
+        n: u64,
+        /// How many connections got it.
+        to: u64,
+    },
     /// A request failed in a way that may go away; it is tried again after `wait`.
     Retrying {
         /// What was being done.
@@ -74,6 +97,23 @@ struct Run<'p, On> {
     state: WatchState,
     /// The time of the last block read (what deadlines are judged by).
     now_ms: u64,
+    /// The relay connection, when open.
+    relay: Option<Relay>,
+    /// Other connections of the game on the relay, as last told.
+    peers: u64,
+    /// When to try opening the relay again, and the wait after the next failure.
+    relay_retry: (Instant, Duration),
+}
+
+/// Longest wait between two tries to open the relay.
+const RELAY_RETRY_MAX: Duration = Duration::from_secs(30);
+
+/// The next event of `relay`, or never when there is none.
+async fn relay_next(relay: &mut Option<Relay>) -> ClientResult<Option<RelayEvent>> {
+    match relay {
+        Some(r) => r.next().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Watches `game` for `player` until its result is final (or `stop_after`), telling `on`
@@ -96,6 +136,9 @@ where
         on,
         state: WatchState::default(),
         now_ms: 0,
+        relay: None,
+        peers: 0,
+        relay_retry: (Instant::now(), Duration::from_secs(1)),
     };
     run.go().await
 }
@@ -207,7 +250,16 @@ where
                 if self.stopped() {
                     return Ok(WatchEnd::Stopped);
                 }
-                let next = tokio::time::timeout(self.options.tick, feed.next()).await;
+                self.open_relay().await;
+                let next = tokio::select! {
+                    next = tokio::time::timeout(self.options.tick, feed.next()) => next,
+                    event = relay_next(&mut self.relay) => {
+                        if self.on_relay(event).await? {
+                            return Ok(WatchEnd::Final);
+                        }
+                        continue;
+                    }
+                };
                 let block = match next {
                     Err(_) => {
                         if self.state.pending() && self.act(true, SyncReport::default()).await? {
@@ -249,6 +301,85 @@ where
                 }
             }
         }
+    }
+
+    /// Opens the relay when it is not open and its retry time has come; a failure only delays
+    /// the next try (doubling, up to [`RELAY_RETRY_MAX`]).
+    async fn open_relay(&mut self) {
+        if self.relay.is_some() || Instant::now() < self.relay_retry.0 {
+            return;
+        }
+        match self.player.client().relay(&self.game).await {
+            Ok(r) => {
+                self.relay = Some(r);
+                self.peers = 0;
+                self.relay_retry.1 = Duration::from_secs(1);
+            }
+            Err(_) => {
+                let wait = self.relay_retry.1;
+                self.relay_retry = (Instant::now() + wait, (wait * 2).min(RELAY_RETRY_MAX));
+            }
+        }
+    }
+
+    /// Acts on one relay event; true when the result is final.
+    async fn on_relay(
+        &mut self,
+        event: ClientResult<Option<RelayEvent>>,
+    ) -> Result<bool, ChannelError> {
+        let event = match event {
+            Ok(Some(e)) => e,
+            // Closed or lost: the block feed goes on; the relay is tried again later.
+            Ok(None) | Err(_) => {
+                self.relay = None;
+                self.peers = 0;
+                let wait = self.relay_retry.1;
+                self.relay_retry = (Instant::now() + wait, (wait * 2).min(RELAY_RETRY_MAX));
+                return Ok(false);
+            }
+        };
+        let player = self.player;
+        let game = self.game.clone();
+        match event {
+            RelayEvent::Move { mv, .. } => {
+                let value = serde_json::to_value(&mv).expect("a move serializes");
+                let Some(report) = self
+                    .retry("storing a relayed move", || {
+                        player.receive_relayed(&game, &value)
+                    })
+                    .await?
+                else {
+                    return Ok(false);
+                };
+                let touched = !report.received.is_empty() || !report.equivocations.is_empty();
+                if touched || !report.refused.is_empty() {
+                    return self.act(touched, report).await;
+                }
+            }
+            RelayEvent::Peers { count } => {
+                let more = count > self.peers;
+                self.peers = count;
+                (self.on)(WatchEvent::Relay { peers: count })?;
+                if more {
+                    let Some(latest) = self
+                        .retry("reading our latest move", || player.latest_own_move(&game))
+                        .await?
+                    else {
+                        return Ok(false);
+                    };
+                    if let (Some((mv, prev)), Some(relay)) = (latest, self.relay.as_mut()) {
+                        if relay.send(&mv, &prev).await.is_err() {
+                            self.relay = None;
+                        }
+                    }
+                }
+            }
+            RelayEvent::Relayed { n, to, .. } => {
+                (self.on)(WatchEvent::Resent { n, to })?;
+            }
+            RelayEvent::Error { .. } | RelayEvent::Pong => {}
+        }
+        Ok(false)
     }
 
     /// Reads every block after the store's last read up to `head` (by height), acting on each.

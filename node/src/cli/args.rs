@@ -377,6 +377,11 @@ pub enum ChannelCommand {
         /// Sign and store only (send it later with the same `move`, or by other means).
         #[arg(long)]
         no_post: bool,
+        /// Post it to the move board without trying the node's relay first (by default the
+        /// move goes through the relay, straight to the opponent's client when it is
+        /// connected, e.g. running `channel watch`, and to the board only when it is not).
+        #[arg(long)]
+        no_relay: bool,
         /// The game key file, when not the one given at offer/join.
         #[arg(long, value_name = "FILE")]
         game_key: Option<PathBuf>,
@@ -617,8 +622,10 @@ mod tests {
                 game,
                 data,
                 no_post,
+                no_relay,
                 game_key,
             }) => {
+                assert!(!no_relay);
                 assert_eq!(
                     (game.as_str(), data.as_str(), no_post),
                     ("0000000000000001", "04", true)

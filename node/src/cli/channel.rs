@@ -224,23 +224,37 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             game,
             data,
             no_post,
+            no_relay,
             game_key,
         } => {
             let bytes = hex::decode(&data)
                 .map_err(|_| CliError::Usage(format!("move data `{data}` is not hex")))?;
             let p = player(&common)?;
             let m = p
-                .make_move(&game, &bytes, no_post, game_key.as_deref())
+                .make_move(&game, &bytes, no_post, !no_relay, game_key.as_deref())
                 .await?;
             let what = if m.resent {
                 format!("move {} ({}) was signed already", m.n, m.data)
             } else {
                 format!("move {} ({}) signed and stored", m.n, m.data)
             };
-            match m.posted_at {
-                Some(h) if m.resent => line(out, format!("{what}: re-sent at block {h}"))?,
-                Some(h) => line(out, format!("{what}, posted at block {h}"))?,
-                None => line(out, format!("{what}, not posted: {}", m.signed))?,
+            let fallback = match &m.relay_note {
+                Some(why) => format!(" (relay: {why})"),
+                None => String::new(),
+            };
+            match (m.relayed_to, m.posted_at) {
+                (Some(to), _) => line(
+                    out,
+                    format!(
+                        "{what}, sent through the relay to {to} connection{} of the game",
+                        if to == 1 { "" } else { "s" }
+                    ),
+                )?,
+                (None, Some(h)) if m.resent => {
+                    line(out, format!("{what}: re-sent at block {h}{fallback}"))?
+                }
+                (None, Some(h)) => line(out, format!("{what}, posted at block {h}{fallback}"))?,
+                (None, None) => line(out, format!("{what}, not posted: {}", m.signed))?,
             }
             if let Some(h) = m.responded_at {
                 line(
@@ -284,6 +298,14 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                         line(out, format!("reading blocks from {from} (block feed open)"))
                     }
                     WatchEvent::Step(step) => print_watch_step(out, &game, step, &mut status),
+                    WatchEvent::Relay { peers } => line(
+                        out,
+                        format!("relay: {peers} other connection(s) of the game"),
+                    ),
+                    WatchEvent::Resent { n, to } => line(
+                        out,
+                        format!("move {n} re-sent through the relay to {to} connection(s)"),
+                    ),
                     WatchEvent::Retrying { what, error, wait } => {
                         eprintln!(
                             "watch: {what}: {error}; trying again in {:.1} s",
@@ -410,7 +432,17 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 (None, None) => {}
             }
             for m in r.moves.iter().filter(|m| !m.posted) {
-                line(out, format!("not posted yet: move {} ({})", m.n, m.data))?;
+                if m.relayed {
+                    line(
+                        out,
+                        format!(
+                            "sent through the relay, not on the board: move {} ({})",
+                            m.n, m.data
+                        ),
+                    )?;
+                } else {
+                    line(out, format!("not posted yet: move {} ({})", m.n, m.data))?;
+                }
             }
             for c in &r.conflicts {
                 line(

@@ -493,9 +493,8 @@ async fn post_dev_clock(
     struct Advance {
         advance_ms: u64,
     }
-    let advance: Advance = serde_json::from_slice(&bytes).map_err(|e| {
-        ApiError::bad_json(format!("expected {{\"advance_ms\": <ms>}}: {e}"))
-    })?;
+    let advance: Advance = serde_json::from_slice(&bytes)
+        .map_err(|e| ApiError::bad_json(format!("expected {{\"advance_ms\": <ms>}}: {e}")))?;
     let offset = app
         .chain
         .clock

@@ -597,7 +597,10 @@ fn check_block_times(heads: &BTreeMap<u64, (String, [u8; 32], String, u64)>, see
     let mut parent_time = None;
     for (h, (_, _, proposer, time)) in heads {
         if let Some(p) = parent_time {
-            assert!(*time >= p + INTERVAL_MS, "block {h} is closer than the interval");
+            assert!(
+                *time >= p + INTERVAL_MS,
+                "block {h} is closer than the interval"
+            );
         }
         parent_time = Some(*time);
         let Some(at) = seen.get(h) else { continue };

@@ -8,110 +8,22 @@
 //! The chains here use a 100 ms interval so that the tests run in seconds; the default chain's
 //! is 1,000 ms.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
+use gamechain_client::client::BlockRef;
+use gamechain_runtime::chain::{Network, SecretKey};
 use serde_json::json;
 
-use super::common::NodeProcess;
-
-/// The test chains' `min_block_interval_ms`.
-const INTERVAL_MS: u64 = 100;
-
-/// How long the attacker pumps.
-const PUMP: Duration = Duration::from_secs(10);
-
-/// Transactions per batch the attacker posts (`POST /v1/txs`).
-const BATCH: usize = 200;
-
-fn wall_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_millis() as u64
-}
-
-async fn node(dir: &std::path::Path) -> NodeProcess {
-    let mut node = NodeProcess::new(
-        dir,
-        &format!("min_block_interval_ms = {INTERVAL_MS}\nblock_interval_ms = 60000"),
-    );
-    node.start().await;
-    node
-}
-
-fn faucet() -> Action {
-    Action::Faucet {
-        token: "GOLD".into(),
-    }
-}
-
-fn ttt(op: serde_json::Value) -> Action {
-    Action::game("tictactoe", &op)
-}
-
-/// Sends failing transactions (a move in a game that does not exist: cheap, included, and a
-/// block each when blocks followed transactions) from `key` as fast as the node takes them,
-/// until `until`; returns how many the node accepted.
-async fn pump(client: Client, chain_id: String, key: SecretKey, until: Instant) -> u64 {
-    let mut nonce = client.account(&key.address()).await.unwrap().next_nonce;
-    let mut accepted = 0;
-    while Instant::now() < until {
-        let txs: Vec<_> = (0..BATCH as u64)
-            .map(|i| {
-                TxBody {
-                    chain_id: chain_id.clone(),
-                    from: key.address(),
-                    nonce: nonce + i,
-                    action: ttt(json!({"kind": "move", "id": "ffffffffffffffff", "cell": 0})),
-                }
-                .sign(&key)
-            })
-            .collect();
-        let results = client.post_txs(&txs).await.unwrap();
-        let ok = results.iter().filter(|r| r.is_ok()).count() as u64;
-        accepted += ok;
-        if ok == BATCH as u64 {
-            nonce += ok;
-        } else {
-            // A full mempool refused some: carry on from the nonce the node expects.
-            nonce = client.account(&key.address()).await.unwrap().next_nonce;
-        }
-    }
-    accepted
-}
-
-/// Pumps from `keys` in parallel for [`PUMP`]; returns the transactions accepted.
-async fn pump_all(client: &Client, keys: &[SecretKey]) -> u64 {
-    let chain_id = client.chain_id().await.unwrap();
-    let until = Instant::now() + PUMP;
-    let total = Arc::new(AtomicU64::new(0));
-    let tasks: Vec<_> = keys
-        .iter()
-        .map(|k| {
-            let (client, chain_id, key, total) =
-                (client.clone(), chain_id.clone(), k.clone(), total.clone());
-            tokio::spawn(async move {
-                let n = pump(client, chain_id, key, until).await;
-                total.fetch_add(n, Ordering::Relaxed);
-            })
-        })
-        .collect();
-    for t in tasks {
-        t.await.unwrap();
-    }
-    total.load(Ordering::Relaxed)
-}
+use super::support::{faucet, node, pump_all, ttt, wall_ms, Ledger, INTERVAL_MS};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn pumping_transactions_cannot_make_blocks_faster_than_the_interval() {
     let tmp = tempfile::tempdir().unwrap();
     let node = node(tmp.path()).await;
     let client = node.client();
-    let keys: Vec<SecretKey> = (0..4).map(|_| SecretKey::generate(Network::Testnet)).collect();
+    let keys: Vec<SecretKey> = (0..4)
+        .map(|_| SecretKey::generate(Network::Testnet))
+        .collect();
     for k in &keys {
         client
             .send_and_wait(k, faucet(), Duration::from_secs(10))
@@ -152,7 +64,10 @@ async fn pumping_transactions_cannot_make_blocks_faster_than_the_interval() {
         parent = b;
     }
     println!("{included} of them included by then, at most {largest} in one block");
-    assert!(largest > 1, "the transactions were not gathered into blocks");
+    assert!(
+        largest > 1,
+        "the transactions were not gathered into blocks"
+    );
     assert!(
         included as u64 >= sent / 2,
         "only {included} of {sent} accepted transactions were included"
@@ -164,30 +79,29 @@ async fn a_staked_tictactoe_timeout_cannot_be_claimed_by_pumping_blocks() {
     let tmp = tempfile::tempdir().unwrap();
     let node = node(tmp.path()).await;
     let client = node.client();
-    let wait = Duration::from_secs(30);
+    let mut ledger = Ledger::new(&client, &["module:tictactoe"]);
     let (x, o) = (
         SecretKey::generate(Network::Testnet),
         SecretKey::generate(Network::Testnet),
     );
-    let helpers: Vec<SecretKey> = (0..3).map(|_| SecretKey::generate(Network::Testnet)).collect();
+    let helpers: Vec<SecretKey> = (0..3)
+        .map(|_| SecretKey::generate(Network::Testnet))
+        .collect();
     for k in [&x, &o].into_iter().chain(&helpers) {
-        client.send_and_wait(k, faucet(), wait).await.unwrap();
+        ledger.fund(k).await;
     }
-    let create = client
-        .send_and_wait(&x, ttt(json!({"kind": "create", "stake": "100"})), wait)
-        .await
-        .unwrap();
+    let create = ledger
+        .send(&x, ttt(json!({"kind": "create", "stake": "100"})))
+        .await;
     assert!(create.receipt.ok, "{:?}", create.receipt);
     let id = create.txid[..16].to_string();
-    let join = client
-        .send_and_wait(&o, ttt(json!({"kind": "join", "id": id})), wait)
-        .await
-        .unwrap();
+    let join = ledger
+        .send(&o, ttt(json!({"kind": "join", "id": id})))
+        .await;
     assert!(join.receipt.ok, "{:?}", join.receipt);
-    let moved = client
-        .send_and_wait(&x, ttt(json!({"kind": "move", "id": id, "cell": 4})), wait)
-        .await
-        .unwrap();
+    let moved = ledger
+        .send(&x, ttt(json!({"kind": "move", "id": id, "cell": 4})))
+        .await;
     assert!(moved.receipt.ok, "{:?}", moved.receipt);
     let moved_at = client
         .block(BlockRef::Height(moved.height))
@@ -207,10 +121,7 @@ async fn a_staked_tictactoe_timeout_cannot_be_claimed_by_pumping_blocks() {
     let claim = ttt(json!({"kind": "claim_timeout", "id": id}));
     let mut early = 0;
     let won = loop {
-        let r = client
-            .send_and_wait(&x, claim.clone(), wait)
-            .await
-            .unwrap();
+        let r = ledger.send(&x, claim.clone()).await;
         if r.receipt.ok {
             break r;
         }

@@ -1,0 +1,335 @@
+//! Attacks on channel games (`modules/channel`, `docs/channels.md`), against a real node.
+//!
+//! - Pumping blocks to shorten a response window. Windows used to be counted in blocks, so a
+//!   challenger who sent 21 cheap transactions after challenging could claim the forfeit of a
+//!   20-block window 0.8 s later. Windows are block time now (`window_ms`, 5 minutes to 3 days;
+//!   the deadline is the challenge block's time plus the window), and block time advances by at
+//!   least the interval per block but never ahead of the sequencer's clock
+//!   (`runtime/chain/src/clock.rs`): however many blocks the challenger makes, the forfeit is
+//!   refused until the window has passed in time.
+//! - Copying the other seat's commit-reveal commitment to force a draw. The commitment is now
+//!   `sha256(domain ‖ game tag ‖ seat ‖ choice ‖ salt)` (`modules/rps_rules`): the copier cannot
+//!   open it, so his reveal is an illegal move, refused in every history, and he forfeits.
+//!
+//! Both check GOLD conservation after every block they make ([`Ledger`]).
+
+use std::time::{Duration, Instant};
+
+use gamechain_client::client::{BlockRef, Client};
+use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey};
+use gamechain_sdk::guest_build::build_guest;
+use gamechain_sdk::rules::GameRules;
+use serde_json::{json, Value};
+
+use super::support::{node_with, pump_all, Ledger, FAUCET, INTERVAL_MS, PUMP};
+
+const STAKE: u128 = 100;
+/// The shortest window the channel takes: 5 minutes of block time.
+const WINDOW_MS: u64 = 300_000;
+
+fn ch(op: Value) -> Action {
+    Action::game("channel", &op)
+}
+
+/// Deploys `channel`, `ttt_rules` and `rps_rules` built from this source, unless the chain has
+/// them already (at genesis).
+async fn channel_modules(client: &Client, key: &SecretKey) {
+    for (id, package) in [
+        ("channel", "channel"),
+        ("ttt_rules", "tictactoe_rules"),
+        ("rps_rules", "rps_rules"),
+    ] {
+        if client.module(id).await.is_ok() {
+            continue;
+        }
+        let wasm = tokio::task::spawn_blocking(move || build_guest(package).unwrap().wasm)
+            .await
+            .unwrap();
+        let txid = client.deploy(key, id, &wasm).await.unwrap();
+        let r = client
+            .wait_for_receipt(&txid, Duration::from_secs(60))
+            .await
+            .unwrap();
+        assert!(r.receipt.ok, "deploy {id}: {:?}", r.receipt);
+    }
+}
+
+/// Alice offers a game of `rules` with the shortest window; Bob joins. The game id.
+async fn open_game(ledger: &mut Ledger, alice: &SecretKey, bob: &SecretKey, rules: &str) -> String {
+    let r = ledger
+        .send(
+            alice,
+            ch(json!({"kind": "offer", "rules": rules, "stake": STAKE.to_string(), "window_ms": WINDOW_MS})),
+        )
+        .await;
+    assert!(r.receipt.ok, "{:?}", r.receipt);
+    let offer = r
+        .receipt
+        .events
+        .iter()
+        .find(|e| e.kind.ends_with("offer_created"))
+        .map(|e| e.data["offer"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no offer_created event: {:?}", r.receipt.events));
+    let r = ledger
+        .send(bob, ch(json!({"kind": "join", "offer": offer})))
+        .await;
+    assert!(r.receipt.ok, "{:?}", r.receipt);
+    offer
+}
+
+async fn block_time(client: &Client, height: u64) -> u64 {
+    client
+        .block(BlockRef::Height(height))
+        .await
+        .unwrap()
+        .header
+        .header
+        .time_ms
+}
+
+async fn advance_clock(node_url: &str, ms: u64) {
+    let r = reqwest::Client::new()
+        .post(format!("{node_url}/v1/dev/clock"))
+        .json(&json!({ "advance_ms": ms }))
+        .send()
+        .await
+        .unwrap();
+    assert!(
+        r.status().is_success(),
+        "POST /v1/dev/clock: {}",
+        r.status()
+    );
+}
+
+/// Issue 22's second attack: Bob challenges Alice (she owes move 0), then he and his helper keys
+/// pump transactions for 10 s, claiming the forfeit all along. Every claim is refused: the
+/// blocks came (more than the old 20-block window), the window's time did not. Once the node's
+/// clock has really passed the deadline (moved by the operator's dev clock here, as 5 minutes
+/// would), the forfeit stands and the rules pay.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_channel_forfeit_cannot_be_claimed_by_pumping_blocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = node_with(tmp.path(), "dev_clock = true").await;
+    let client = node.client();
+    let mut ledger = Ledger::new(&client, &["module:channel"]);
+    let (alice, bob) = (
+        SecretKey::generate(Network::Testnet),
+        SecretKey::generate(Network::Testnet),
+    );
+    let helpers: Vec<SecretKey> = (0..3)
+        .map(|_| SecretKey::generate(Network::Testnet))
+        .collect();
+    for k in [&alice, &bob].into_iter().chain(&helpers) {
+        ledger.fund(k).await;
+    }
+    channel_modules(&client, &alice).await;
+    let game = open_game(&mut ledger, &alice, &bob, "ttt_rules").await;
+
+    let challenged = ledger
+        .send(
+            &bob,
+            ch(json!({"kind": "challenge", "game": game, "moves": []})),
+        )
+        .await;
+    assert!(challenged.receipt.ok, "{:?}", challenged.receipt);
+    let view = client.view("channel", &[("game", &game)]).await.unwrap();
+    let deadline = view["challenge"]["deadline_ms"].as_u64().unwrap();
+    let challenged_at = block_time(&client, challenged.height).await;
+    assert_eq!(deadline, challenged_at + WINDOW_MS);
+
+    let pumping = {
+        let (client, helpers) = (client.clone(), helpers.clone());
+        tokio::spawn(async move { pump_all(&client, &helpers).await })
+    };
+    let started = Instant::now();
+    let claim = ch(json!({"kind": "claim_forfeit", "game": game}));
+    let mut refused = 0;
+    while started.elapsed() < PUMP {
+        let r = ledger.send(&bob, claim.clone()).await;
+        assert!(
+            !r.receipt.ok,
+            "the forfeit was claimed after {:?}",
+            started.elapsed()
+        );
+        let error = r.receipt.error.clone().unwrap_or_default();
+        assert!(
+            error.contains(&format!(
+                "the due player may answer until block time {deadline}"
+            )),
+            "{error}"
+        );
+        refused += 1;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let sent = pumping.await.unwrap();
+    let head = client.status().await.unwrap().height;
+    let blocks = head - challenged.height;
+    println!(
+        "{sent} transactions pumped, {blocks} blocks made, {refused} forfeit claims refused; \
+         block time {} ms after the challenge, the window is {WINDOW_MS} ms",
+        block_time(&client, head).await - challenged_at
+    );
+    assert!(
+        blocks > 20,
+        "the old 20-block window would have passed: {blocks} blocks"
+    );
+    assert!(
+        blocks <= PUMP.as_millis() as u64 / INTERVAL_MS + 20,
+        "{blocks} blocks in {PUMP:?}"
+    );
+
+    // The window passes in time: the forfeit stands and the rules pay Bob both stakes.
+    advance_clock(&node.url(), WINDOW_MS).await;
+    let won = loop {
+        let r = ledger.send(&bob, claim.clone()).await;
+        if r.receipt.ok {
+            break r;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(90),
+            "{:?}",
+            r.receipt
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(block_time(&client, won.height).await > deadline);
+    let r = ledger
+        .send(&bob, ch(json!({"kind": "withdraw", "game": game})))
+        .await;
+    assert!(r.receipt.ok, "{:?}", r.receipt);
+    assert_eq!(ledger.gold(&bob.address()).await, FAUCET + STAKE);
+    assert_eq!(ledger.gold(&alice.address()).await, FAUCET - STAKE);
+    assert_eq!(ledger.gold("module:channel").await, 0);
+}
+
+/// Signs channel moves for one game as the clients do, replaying the rules natively.
+struct Moves<R: GameRules> {
+    rules: R,
+    domain: channel::Domain,
+    game: String,
+    tag: [u8; 32],
+    state: Vec<u8>,
+    signed: Vec<Value>,
+}
+
+impl<R: GameRules> Moves<R> {
+    async fn new(client: &Client, rules: R, game: &str) -> Moves<R> {
+        let view = client.view("channel", &[]).await.unwrap();
+        let domain = channel::Domain {
+            chain: view["chain"].as_str().unwrap().to_string(),
+            module: "channel".into(),
+        };
+        let tag = domain.game_tag(game);
+        let state = rules.initial_state(&tag);
+        Moves {
+            rules,
+            domain,
+            game: game.to_string(),
+            tag,
+            state,
+            signed: Vec::new(),
+        }
+    }
+
+    /// The next move, `data`, signed by `key` (the mover's game key is its account key here).
+    fn sign(&self, key: &SecretKey, data: &[u8]) -> Value {
+        let n = self.signed.len() as u64;
+        let prev = channel::state_hash(&self.state);
+        let msg = self
+            .domain
+            .move_message(&self.game, n, &prev, &key.address(), data);
+        json!({"n": n, "data": hex::encode(data), "sig": sign_message(key, msg)})
+    }
+
+    /// Signs and applies the next move (it must be legal).
+    fn play(&mut self, key: &SecretKey, data: &[u8]) {
+        let n = self.signed.len() as u64;
+        let seat = self.rules.mover_at(n);
+        assert!(self.rules.validate_move(&self.state, n, seat, data));
+        let m = self.sign(key, data);
+        self.state = self.rules.apply_move(&self.state, n, seat, data);
+        self.signed.push(m);
+    }
+}
+
+/// Issue 23: a commit-reveal commitment was not bound to its seat, so the second player could
+/// copy the first player's commitment, replay her reveal and force a draw. Now the copy cannot
+/// be opened: Bob's replayed reveal is an illegal move (in a settlement and in a response), and
+/// when he cannot answer the challenge he forfeits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_commitment_copied_from_the_other_seat_cannot_force_a_draw() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = node_with(tmp.path(), "dev_clock = true").await;
+    let client = node.client();
+    let mut ledger = Ledger::new(&client, &["module:channel"]);
+    let (alice, bob) = (
+        SecretKey::generate(Network::Testnet),
+        SecretKey::generate(Network::Testnet),
+    );
+    ledger.fund(&alice).await;
+    ledger.fund(&bob).await;
+    channel_modules(&client, &alice).await;
+    let game = open_game(&mut ledger, &alice, &bob, "rps_rules").await;
+
+    let mut g = Moves::new(&client, rps_rules::RpsRules, &game).await;
+    let salt = [11u8; 32];
+    let c0 = rps_rules::commitment(&g.tag, 0, 1, &salt);
+    g.play(&alice, &c0); // Alice commits to paper
+    g.play(&bob, &c0); // Bob copies her commitment
+    g.play(&alice, &rps_rules::reveal(1, &salt)); // Alice reveals
+    let copied = g.sign(&bob, &rps_rules::reveal(1, &salt)); // Bob replays her reveal
+    let mut forced = g.signed.clone();
+    forced.push(copied.clone());
+
+    let r = ledger
+        .send(
+            &bob,
+            ch(json!({"kind": "settle", "game": game, "moves": forced})),
+        )
+        .await;
+    let error = r.receipt.error.clone().unwrap_or_default();
+    assert!(
+        !r.receipt.ok && error.contains("move 3 is not a legal move"),
+        "{error}"
+    );
+    let r = ledger
+        .send(
+            &alice,
+            ch(json!({"kind": "challenge", "game": game, "moves": g.signed})),
+        )
+        .await;
+    assert!(r.receipt.ok, "{:?}", r.receipt);
+    let r = ledger
+        .send(
+            &bob,
+            ch(json!({"kind": "respond", "game": game, "moves": [copied]})),
+        )
+        .await;
+    let error = r.receipt.error.clone().unwrap_or_default();
+    assert!(
+        !r.receipt.ok && error.contains("move 3 is not a legal move"),
+        "{error}"
+    );
+
+    advance_clock(&node.url(), WINDOW_MS + 1).await;
+    let claim = ch(json!({"kind": "claim_forfeit", "game": game}));
+    let started = Instant::now();
+    loop {
+        let r = ledger.send(&alice, claim.clone()).await;
+        if r.receipt.ok {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            r.receipt
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let r = ledger
+        .send(&alice, ch(json!({"kind": "withdraw", "game": game})))
+        .await;
+    assert!(r.receipt.ok, "{:?}", r.receipt);
+    assert_eq!(ledger.gold(&alice.address()).await, FAUCET + STAKE);
+    assert_eq!(ledger.gold(&bob.address()).await, FAUCET - STAKE);
+}
