@@ -12,7 +12,7 @@ use gamechain_node::config::DeployPolicy;
 use gamechain_node::ledger::genesis_setup::{tictactoe_code_hash, TICTACTOE_WASM};
 use gamechain_node::server::node::NodeHandle;
 use gamechain_node::NodeConfig;
-use gamechain_runtime::chain::{Action, Network, SecretKey, MAX_BODY_BYTES};
+use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy, MAX_BODY_BYTES};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -24,6 +24,8 @@ fn config(dir: &std::path::Path) -> NodeConfig {
         block_interval_ms: 3_600_000,
         rate_limit_per_sec: 0,
         min_block_interval_ms: 5,
+        // Tic-tac-toe alone at genesis: these tests count modules and compiles.
+        genesis_modules: vec!["tictactoe".into()],
         ..NodeConfig::default()
     }
 }
@@ -72,7 +74,13 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
         (hash.as_str(), alice.address().as_str(), included.height)
     );
     assert_eq!(ttt2.upgraded_height, None);
+    assert_eq!(
+        ttt2.policy,
+        UpgradePolicy::Owner,
+        "a deploy without a policy"
+    );
     assert_eq!(modules[0].owner, "system");
+    assert_eq!(modules[0].policy, UpgradePolicy::Immutable, "genesis");
     assert_eq!(
         api_code(client.module("nope").await.unwrap_err()),
         (404, "not_found".into())

@@ -86,7 +86,14 @@ impl Game {
     }
 
     /// Move `n` with `data`, after a state hashing to `prev`, signed by `key` as `mover`.
-    fn signed(&self, key: &SecretKey, mover: &SecretKey, n: u64, prev: &str, data: &[u8]) -> RelayMove {
+    fn signed(
+        &self,
+        key: &SecretKey,
+        mover: &SecretKey,
+        n: u64,
+        prev: &str,
+        data: &[u8],
+    ) -> RelayMove {
         let text = self
             .domain
             .move_message(&self.id, n, prev, &mover.address(), data);
@@ -135,7 +142,11 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
     a.send(&m0, &prev).await.unwrap();
     assert_eq!(
         next_event(&mut a).await,
-        RelayEvent::Relayed { n: 0, seat: 0, to: 1 }
+        RelayEvent::Relayed {
+            n: 0,
+            seat: 0,
+            to: 1
+        }
     );
     assert_eq!(
         next_event(&mut b).await,
@@ -153,7 +164,10 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
         next_event(&mut b).await,
         RelayEvent::Relayed { seat: 1, to: 1, .. }
     ));
-    assert!(matches!(next_event(&mut a).await, RelayEvent::Move { seat: 1, .. }));
+    assert!(matches!(
+        next_event(&mut a).await,
+        RelayEvent::Move { seat: 1, .. }
+    ));
 
     // Refused, and never forwarded: a key that is not a seat's, Alice's key signing as Bob, a
     // signature over another `prev` or another game, malformed frames.
@@ -161,7 +175,10 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
     let refusals = [
         (g.signed(&stranger, &g.alice, 2, &prev, &[1]), prev.clone()),
         (g.signed(&g.alice, &g.bob, 2, &prev, &[1]), prev.clone()),
-        (g.signed(&g.alice, &g.alice, 2, &prev, &[1]), "33".repeat(32)),
+        (
+            g.signed(&g.alice, &g.alice, 2, &prev, &[1]),
+            "33".repeat(32),
+        ),
     ];
     for (mv, sent_prev) in &refusals {
         a.send(mv, sent_prev).await.unwrap();
@@ -181,13 +198,24 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
         sig: sign_message(&g.alice, other_game),
     };
     a.send(&forged, &prev).await.unwrap();
-    assert!(matches!(next_event(&mut a).await, RelayEvent::Error { error, .. } if error == "bad_signature"));
-    for raw in ["{", r#"{"move":{"n":1},"prev":"x"}"#, r#"{"move":{"n":1,"data":"zz","sig":"a"},"prev":"00"}"#] {
+    assert!(
+        matches!(next_event(&mut a).await, RelayEvent::Error { error, .. } if error == "bad_signature")
+    );
+    for raw in [
+        "{",
+        r#"{"move":{"n":1},"prev":"x"}"#,
+        r#"{"move":{"n":1,"data":"zz","sig":"a"},"prev":"00"}"#,
+    ] {
         a.send_raw(raw).await.unwrap();
-        assert!(matches!(next_event(&mut a).await, RelayEvent::Error { error, .. } if error == "bad_json"));
+        assert!(
+            matches!(next_event(&mut a).await, RelayEvent::Error { error, .. } if error == "bad_json")
+        );
     }
     // Bob got none of them.
-    assert_eq!(b.next_within(Duration::from_millis(300)).await.unwrap(), None);
+    assert_eq!(
+        b.next_within(Duration::from_millis(300)).await.unwrap(),
+        None
+    );
     // Nothing reached the chain.
     tokio::time::sleep(Duration::from_millis(200)).await;
     let client = g.node.client();
@@ -202,7 +230,11 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
     a.send(&m2, &prev).await.unwrap();
     assert_eq!(
         next_event(&mut a).await,
-        RelayEvent::Relayed { n: 2, seat: 0, to: 0 }
+        RelayEvent::Relayed {
+            n: 2,
+            seat: 0,
+            to: 0
+        }
     );
 }
 
@@ -238,7 +270,10 @@ async fn the_relay_holds_its_bounds() {
             limited += 1;
         }
     }
-    assert!(limited >= 15, "only {limited} of 60 frames sent at once were refused");
+    assert!(
+        limited >= 15,
+        "only {limited} of 60 frames sent at once were refused"
+    );
     // A frame over 4,096 bytes closes the connection.
     a.send_raw(&"x".repeat(5000)).await.ok();
     let mut closed = false;

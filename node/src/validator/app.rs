@@ -150,9 +150,7 @@ impl App {
         let now = now_ms(rt);
         for b in missing.into_iter().rev() {
             let block = b.inner().clone();
-            match blocking(rt, &self.ledger, move |l| l.verify(&block, None, now))
-            .await?
-            {
+            match blocking(rt, &self.ledger, move |l| l.verify(&block, None, now)).await? {
                 Ok(()) => {}
                 Err(ExecError::Invalid(e)) => {
                     tracing::warn!(
