@@ -44,9 +44,10 @@ impl std::fmt::Display for DevClockError {
             DevClockError::Disabled => {
                 f.write_str("this node's clock is the system clock (dev_clock is off)")
             }
-            DevClockError::OutOfRange(ms) => {
-                write!(f, "advance_ms must be 1 to {MAX_DEV_ADVANCE_MS}, not {ms}")
-            }
+            DevClockError::OutOfRange(ms) => write!(
+                f,
+                "advance_ms must be 1 to {MAX_DEV_ADVANCE_MS}, not {ms}"
+            ),
         }
     }
 }
@@ -92,10 +93,7 @@ impl NodeClock {
         if ms == 0 || ms > MAX_DEV_ADVANCE_MS {
             return Err(DevClockError::OutOfRange(ms));
         }
-        Ok(self
-            .offset_ms
-            .fetch_add(ms, Ordering::Relaxed)
-            .saturating_add(ms))
+        Ok(self.offset_ms.fetch_add(ms, Ordering::Relaxed).saturating_add(ms))
     }
 
     /// The instant (on the monotonic clock) when this clock will read `time_ms`: now when it
@@ -132,7 +130,10 @@ impl Arrivals {
         while *count == seen {
             match until {
                 None => {
-                    count = self.changed.wait(count).unwrap_or_else(|p| p.into_inner());
+                    count = self
+                        .changed
+                        .wait(count)
+                        .unwrap_or_else(|p| p.into_inner());
                 }
                 Some(t) => {
                     let now = Instant::now();

@@ -245,7 +245,12 @@ fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
 /// The instant an open block stamped `time_ms` may be sealed: once the clock reads its time
 /// (never before: no block is stamped ahead of the clock) and `coalesce` after the previous
 /// block that held transactions. At shutdown only the first condition holds.
-fn seal_at(chain: &Chain, time_ms: u64, last_busy: Option<Instant>, coalesce: Duration) -> Instant {
+fn seal_at(
+    chain: &Chain,
+    time_ms: u64,
+    last_busy: Option<Instant>,
+    coalesce: Duration,
+) -> Instant {
     let clock = chain.clock.instant_of(time_ms);
     match last_busy {
         Some(t) => clock.max(t + coalesce),
@@ -397,7 +402,9 @@ impl Sequencer {
             if self.chain.mempool().ready_len() > 0 || Instant::now() >= self.last_block + idle {
                 return Ok(true);
             }
-            self.chain.arrivals.wait(seen, Some(self.last_block + idle));
+            self.chain
+                .arrivals
+                .wait(seen, Some(self.last_block + idle));
         }
     }
 

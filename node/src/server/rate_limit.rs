@@ -29,21 +29,12 @@ pub(crate) struct Bucket {
 impl Bucket {
     /// A full bucket of `burst` tokens at `now`.
     pub(crate) fn full(burst: f64, now: Instant) -> Bucket {
-        Bucket {
-            tokens: burst,
-            at: now,
-        }
+        Bucket { tokens: burst, at: now }
     }
 
     /// Refills at `per_sec` up to `burst`, then takes `n` tokens: `Ok`, or `Err(seconds to
     /// wait)` (at least 1) when too few are left (nothing is taken then).
-    pub(crate) fn take(
-        &mut self,
-        per_sec: f64,
-        burst: f64,
-        now: Instant,
-        n: f64,
-    ) -> Result<(), u64> {
+    pub(crate) fn take(&mut self, per_sec: f64, burst: f64, now: Instant, n: f64) -> Result<(), u64> {
         let refill = now.saturating_duration_since(self.at).as_secs_f64() * per_sec;
         self.tokens = (self.tokens + refill).min(burst);
         self.at = now;

@@ -185,10 +185,7 @@ impl Relay {
 
 /// Whether `id` is a channel game id: 16 lowercase hex digits.
 fn game_id_ok(id: &str) -> bool {
-    id.len() == 16
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    id.len() == 16 && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
 /// The upgrade handler: checks the game and the bounds before answering `101`.
@@ -353,19 +350,17 @@ impl Connection {
         {
             return error(
                 "rate_limited",
-                format!(
-                    "over {FRAMES_PER_SEC} frames a second on this connection; retry in {wait} s"
-                ),
+                format!("over {FRAMES_PER_SEC} frames a second on this connection; retry in {wait} s"),
             );
         }
         let frame: Frame = match serde_json::from_str(text) {
             Ok(f) => f,
-            Err(e) => return error(
-                "bad_json",
-                format!(
-                    "expected {{\"move\": {{\"n\", \"data\", \"sig\"}}, \"prev\": \"<hex>\"}}: {e}"
-                ),
-            ),
+            Err(e) => {
+                return error(
+                    "bad_json",
+                    format!("expected {{\"move\": {{\"n\", \"data\", \"sig\"}}, \"prev\": \"<hex>\"}}: {e}"),
+                )
+            }
         };
         let Ok(data) = hex::decode(&frame.mv.data) else {
             return error("bad_json", "move.data must be hex");
@@ -402,19 +397,13 @@ impl Connection {
         let out: Value = json!({
             "type": "move", "game": self.game, "seat": seat, "move": frame.mv, "prev": frame.prev,
         });
-        match self
-            .app
-            .relay
-            .forward(&self.game, self.id, out.to_string().into())
-        {
+        match self.app.relay.forward(&self.game, self.id, out.to_string().into()) {
             Ok(to) => json!({"type": "relayed", "n": frame.mv.n, "seat": seat, "to": to})
                 .to_string()
                 .into(),
             Err(wait) => error(
                 "rate_limited",
-                format!(
-                    "over {GAME_FRAMES_PER_SEC} frames a second for this game; retry in {wait} s"
-                ),
+                format!("over {GAME_FRAMES_PER_SEC} frames a second for this game; retry in {wait} s"),
             ),
         }
     }

@@ -150,7 +150,9 @@ impl App {
         let now = now_ms(rt);
         for b in missing.into_iter().rev() {
             let block = b.inner().clone();
-            match blocking(rt, &self.ledger, move |l| l.verify(&block, None, now)).await? {
+            match blocking(rt, &self.ledger, move |l| l.verify(&block, None, now))
+            .await?
+            {
                 Ok(()) => {}
                 Err(ExecError::Invalid(e)) => {
                     tracing::warn!(

@@ -111,9 +111,7 @@ async fn pumping_transactions_cannot_make_blocks_faster_than_the_interval() {
     let tmp = tempfile::tempdir().unwrap();
     let node = node(tmp.path()).await;
     let client = node.client();
-    let keys: Vec<SecretKey> = (0..4)
-        .map(|_| SecretKey::generate(Network::Testnet))
-        .collect();
+    let keys: Vec<SecretKey> = (0..4).map(|_| SecretKey::generate(Network::Testnet)).collect();
     for k in &keys {
         client
             .send_and_wait(k, faucet(), Duration::from_secs(10))
@@ -154,10 +152,7 @@ async fn pumping_transactions_cannot_make_blocks_faster_than_the_interval() {
         parent = b;
     }
     println!("{included} of them included by then, at most {largest} in one block");
-    assert!(
-        largest > 1,
-        "the transactions were not gathered into blocks"
-    );
+    assert!(largest > 1, "the transactions were not gathered into blocks");
     assert!(
         included as u64 >= sent / 2,
         "only {included} of {sent} accepted transactions were included"
@@ -174,9 +169,7 @@ async fn a_staked_tictactoe_timeout_cannot_be_claimed_by_pumping_blocks() {
         SecretKey::generate(Network::Testnet),
         SecretKey::generate(Network::Testnet),
     );
-    let helpers: Vec<SecretKey> = (0..3)
-        .map(|_| SecretKey::generate(Network::Testnet))
-        .collect();
+    let helpers: Vec<SecretKey> = (0..3).map(|_| SecretKey::generate(Network::Testnet)).collect();
     for k in [&x, &o].into_iter().chain(&helpers) {
         client.send_and_wait(k, faucet(), wait).await.unwrap();
     }
@@ -214,7 +207,10 @@ async fn a_staked_tictactoe_timeout_cannot_be_claimed_by_pumping_blocks() {
     let claim = ttt(json!({"kind": "claim_timeout", "id": id}));
     let mut early = 0;
     let won = loop {
-        let r = client.send_and_wait(&x, claim.clone(), wait).await.unwrap();
+        let r = client
+            .send_and_wait(&x, claim.clone(), wait)
+            .await
+            .unwrap();
         if r.receipt.ok {
             break r;
         }

@@ -187,14 +187,8 @@ mod tests {
         c.check_drift(10_000, 10_000).unwrap();
         c.check_drift(12_000, 10_000).unwrap();
         c.check_drift(8_000, 10_000).unwrap();
-        assert!(c
-            .check_drift(12_001, 10_000)
-            .unwrap_err()
-            .contains("2001 ms ahead"));
-        assert!(c
-            .check_drift(7_999, 10_000)
-            .unwrap_err()
-            .contains("2001 ms behind"));
+        assert!(c.check_drift(12_001, 10_000).unwrap_err().contains("2001 ms ahead"));
+        assert!(c.check_drift(7_999, 10_000).unwrap_err().contains("2001 ms behind"));
         assert_eq!(c.ahead_of(12_000, 10_000), None);
         assert_eq!(c.ahead_of(12_001, 10_000), Some(2_001));
         assert_eq!(c.ahead_of(1, 10_000), None);
@@ -204,18 +198,10 @@ mod tests {
     fn bounds_and_section() {
         validate_fields(None, None).unwrap();
         validate_fields(Some(1), Some(1)).unwrap();
-        validate_fields(
-            Some(MAX_MIN_BLOCK_INTERVAL_MS),
-            Some(MAX_CLOCK_DRIFT_LIMIT_MS),
-        )
-        .unwrap();
-        assert!(validate_fields(Some(0), None)
-            .unwrap_err()
-            .contains("min_block_interval_ms"));
+        validate_fields(Some(MAX_MIN_BLOCK_INTERVAL_MS), Some(MAX_CLOCK_DRIFT_LIMIT_MS)).unwrap();
+        assert!(validate_fields(Some(0), None).unwrap_err().contains("min_block_interval_ms"));
         assert!(validate_fields(Some(600_001), None).is_err());
-        assert!(validate_fields(None, Some(0))
-            .unwrap_err()
-            .contains("max_clock_drift_ms"));
+        assert!(validate_fields(None, Some(0)).unwrap_err().contains("max_clock_drift_ms"));
         let mut none = Vec::new();
         serialize_section(None, None, &mut none).unwrap();
         assert!(none.is_empty());

@@ -400,9 +400,7 @@ impl Genesis {
     pub fn clock(&self) -> BlockClock {
         BlockClock {
             min_block_interval_ms: self.min_block_interval_ms.unwrap_or(0),
-            max_clock_drift_ms: self
-                .max_clock_drift_ms
-                .unwrap_or(DEFAULT_MAX_CLOCK_DRIFT_MS),
+            max_clock_drift_ms: self.max_clock_drift_ms.unwrap_or(DEFAULT_MAX_CLOCK_DRIFT_MS),
         }
     }
 
