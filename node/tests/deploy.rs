@@ -136,33 +136,39 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
     let genesis_escrow = client.account("module:tictactoe").await.unwrap();
     assert_eq!(genesis_escrow.balance("GOLD").0, 0, "state is per id");
 
-    // An upgrade by a non-owner (of valid code: invalid code is refused at admission) is
-    // included and fails. The code: tic-tac-toe plus an empty custom section `xyz`.
+    // An upgrade by a non-owner (of valid code: invalid code is refused at admission too) is
+    // refused at admission: `403 upgrade_refused` with the receipt's text, no nonce used, nothing
+    // compiled. The code: tic-tac-toe plus an empty custom section `xyz`.
     let mut other_code = TICTACTOE_WASM.to_vec();
     other_code.extend_from_slice(&[0, 4, 3, b'x', b'y', b'z']);
-    let refused = client
-        .wait_for_receipt(
-            &client.deploy(&bob, "ttt2", &other_code).await.unwrap(),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        refused.receipt.error.as_deref(),
-        Some(
-            format!(
-                "invalid: only the owner {} may upgrade module ttt2",
-                alice.address()
+    let bob_nonce = client.account(&bob.address()).await.unwrap().next_nonce;
+    let refused = client.deploy(&bob, "ttt2", &other_code).await.unwrap_err();
+    match refused {
+        ClientError::Api {
+            status,
+            code,
+            message,
+            ..
+        } => assert_eq!(
+            (status, code.as_str(), message),
+            (
+                403,
+                "upgrade_refused",
+                format!("only the owner {} may upgrade module ttt2", alice.address())
             )
-            .as_str()
-        )
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        client.account(&bob.address()).await.unwrap().next_nonce,
+        bob_nonce
     );
 
     let before = node.chain().ctx.modules().cache().unwrap().stats();
     assert_eq!(
-        before.stored, 3,
-        "genesis tic-tac-toe (Cranelift), ttt2 (the same code uploaded: Winch) and bob's \
-         refused upgrade (compiled at admission) are three compiled entries"
+        before.stored, 2,
+        "genesis tic-tac-toe (Cranelift) and ttt2 (the same code uploaded: Winch) are two \
+         compiled entries; bob's refused upgrade was never compiled"
     );
     node.shutdown().await.unwrap();
 

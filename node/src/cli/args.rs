@@ -43,7 +43,8 @@ pub enum Command {
         /// How to sign and wait.
         #[command(flatten)]
         tx: TxArgs,
-        /// The action: {"type":"faucet"|"transfer"|"game"|"deploy", ...} (node/API.md).
+        /// The action: {"type":"faucet"|"transfer"|"game"|"deploy"|"activate_upgrade"|
+        /// "cancel_upgrade"|"set_policy", ...} (node/API.md).
         action: String,
     },
     /// Ask the faucet for GOLD.
@@ -137,7 +138,8 @@ pub enum Command {
         #[arg(long, requires = "net")]
         json: bool,
     },
-    /// The module author kit: `module new`, `module build`, `module deploy`.
+    /// The module author kit and upgrade policies: `module new`, `build`, `deploy`, `show`,
+    /// `list`, `activate`, `cancel-upgrade`, `policy`.
     #[command(subcommand)]
     Module(ModuleCommand),
     /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every

@@ -462,3 +462,43 @@ fn a_timelock_beyond_its_bound_is_not_a_transaction() {
     );
     assert_eq!(TxBody::parse(&body).unwrap_err().code(), "bad_json");
 }
+
+#[test]
+fn records_made_before_policies_keep_their_bytes_and_read_as_their_old_rules() {
+    // A genesis module: the record every chain made before policies holds, byte for byte, read
+    // as immutable; a deploy without a policy: the old record too, read as owner.
+    let mut chain = Chain::new(&[&TICKER], None);
+    assert_eq!(
+        chain.get(&module_record_key("ticker")).unwrap(),
+        format!(
+            r#"{{"abi_version":1,"code_hash":"{}","deployed_height":0,"owner":"system"}}"#,
+            TICKER.hash()
+        )
+        .into_bytes()
+    );
+    assert_eq!(chain.record("ticker").policy(), UpgradePolicy::Immutable);
+    chain.block(vec![deploy(&ALICE, 0, "ctr", &COUNTER.wasm)]);
+    assert_eq!(
+        chain.get(&module_record_key("ctr")).unwrap(),
+        format!(
+            r#"{{"abi_version":1,"code_hash":"{}","deployed_height":1,"owner":"{}"}}"#,
+            COUNTER.hash(),
+            ALICE.address()
+        )
+        .into_bytes()
+    );
+    assert_eq!(chain.record("ctr").policy(), UpgradePolicy::Owner);
+    // An explicit `owner` policy writes the same record.
+    let mut other = Chain::new(&[&TICKER], None);
+    other.block(vec![deploy_with(
+        &ALICE,
+        0,
+        "ctr",
+        &COUNTER.wasm,
+        UpgradePolicy::Owner,
+    )]);
+    assert_eq!(
+        other.get(&module_record_key("ctr")),
+        chain.get(&module_record_key("ctr"))
+    );
+}
