@@ -3,7 +3,7 @@
 //! [`NodeConfig::load`] and checked with [`NodeConfig::validate`].
 //!
 //! The chain-defining fields (`chain_id`, `network`, `faucet`, `fees`, `fuel_apply`, `fuel_end_block`,
-//! `memory_limit_bytes`, `min_block_interval_ms`, `max_clock_drift_ms`) are used once, to write `genesis.json` on the first start; afterwards
+//! `memory_limit_bytes`, `min_block_interval_ms`, `max_clock_drift_ms`, `genesis_modules`) are used once, to write `genesis.json` on the first start; afterwards
 //! the genesis file is authoritative and a differing value only logs a warning (see
 //! `genesis_setup.rs`). Everything else takes effect at every start.
 //!
@@ -15,6 +15,7 @@
 //! block_interval_ms = 60000
 //! min_block_interval_ms = 1000  # new chains: least block time between blocks (consensus)
 //! faucet = "100000"          # or "none" (TOML has no null) to start a chain without a faucet
+//! genesis_modules = ["tictactoe", "mnk", "channel", "moveboard", "rps_rules", "ttt_rules"]  # the default; [] = none
 //! log = "info"
 //! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
 //! deploy_allow = ["yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"]
@@ -71,6 +72,12 @@ pub struct NodeConfig {
     /// and how far ahead of its clock a follower lets a head run before it reports it, ms;
     /// written to a new chain's genesis. 1 to 600,000. Default 2000.
     pub max_clock_drift_ms: u64,
+    /// The modules a new chain's genesis holds, by id, from the guests this binary embeds
+    /// (`ledger/genesis_modules.rs`): `tictactoe`, `mnk`, `channel`, `moveboard`, `rps_rules`,
+    /// `ttt_rules`. All are immutable: nobody owns or can upgrade them. Default: all six, so a
+    /// new node serves every game page with nothing deployed; `[]`: none (a chain that deploys
+    /// its own). Used once, for a new genesis.
+    pub genesis_modules: Vec<String>,
     /// Development only: `POST /v1/dev/clock {"advance_ms": N}` moves this sequencer's clock
     /// forward by `N` ms (never back), so tests and local play can let deadlines pass without
     /// waiting. A sequencer is trusted with its own clock anyway (it could set the machine's),
@@ -276,6 +283,7 @@ impl Default for NodeConfig {
             min_block_interval_ms: gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS,
             max_clock_drift_ms: gamechain_runtime::chain::clock::DEFAULT_MAX_CLOCK_DRIFT_MS,
             dev_clock: false,
+            genesis_modules: crate::ledger::genesis_modules::default_genesis_ids(),
             block_coalesce_ms: 5,
             pipeline: true,
             max_block_txs: 50_000,
@@ -389,6 +397,8 @@ impl NodeConfig {
                     .into(),
             ));
         }
+        crate::ledger::genesis_setup::genesis_module_list(&self.genesis_modules)
+            .map_err(ConfigError)?;
         if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
             return Err(ConfigError(format!(
                 "block_coalesce_ms must be at most {MAX_BLOCK_COALESCE_MS}"

@@ -1,6 +1,6 @@
-//! `gamechain channel …` as two players type it, against a `gamechain node` process with the
-//! `channel`, `moveboard` and `ttt_rules` modules built from this source and deployed by
-//! `gamechain module deploy`: moves travel over the move board and are kept in each player's
+//! `gamechain channel …` as two players type it, against a `gamechain node` process whose default
+//! genesis holds the `channel`, `moveboard` and `ttt_rules` modules (immutable; checked to be this
+//! source's builds), nothing deployed by hand: moves travel over the move board and are kept in each player's
 //! store; a game is settled by history and paid out; a move stored before a crash is re-sent and
 //! never replaced; forged, out-of-turn and illegal moves read from the board are refused and not
 //! stored; `watch` answers a challenge with the move it holds and the staller forfeits, through
@@ -22,7 +22,7 @@ use common::{NodeProcess, BIN};
 use gamechain_client::client::Client;
 use gamechain_client::keyfile::read_key_file;
 use gamechain_node::channel::LocalRules;
-use gamechain_runtime::chain::{sign_message, Action, SecretKey};
+use gamechain_runtime::chain::{sign_message, Action, SecretKey, UpgradePolicy};
 use gamechain_sdk::guest_build::{build_guest, BuiltGuest};
 use serde_json::{json, Value};
 
@@ -85,13 +85,17 @@ impl Table {
             let out = run_on(&cwd, &url, &["faucet", "--key", &file]).await;
             assert!(out.status.success(), "{}", text(&out.stderr));
         }
+        // Nothing to deploy: the default genesis holds these modules, immutable, built by the
+        // same recipe as the guests here (so with the same code).
+        let client = node.client();
         let mut ttt_wasm = Vec::new();
         for (id, guest) in &guests {
-            let file = format!("{id}.wasm");
-            std::fs::write(cwd.join(&file), &guest.wasm).unwrap();
-            let deploy = ["module", "deploy", &file, "--id", id, "--key", "carol.wif"];
-            let out = run_on(&cwd, &url, &deploy).await;
-            assert!(out.status.success(), "deploy {id}: {}", text(&out.stderr));
+            let info = client.module(id).await.unwrap();
+            assert_eq!(
+                info.code_hash, guest.sha256,
+                "genesis {id} is this source's build"
+            );
+            assert_eq!(info.policy, UpgradePolicy::Immutable, "{id}");
             if *id == "ttt_rules" {
                 ttt_wasm = guest.wasm.clone();
             }
@@ -1093,7 +1097,17 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert_eq!(view["challenge"]["due"], 1);
-    assert!(read(&log).contains("answered the challenge with moves 2..2 at block"));
+    // The watch prints its answer once it has the receipt, which may be a moment after the view.
+    let start = Instant::now();
+    while !read(&log).contains("answered the challenge with moves 2..2 at block") {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "the watch did not say it answered:\n{}\n{}",
+            read(&log),
+            read(&err)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // Bob stalls past his deadline; the forfeit stands; the watch sees the result final.
     let deadline = view["challenge"]["deadline_ms"].as_u64().unwrap();

@@ -12,7 +12,7 @@ use gamechain_node::config::DeployPolicy;
 use gamechain_node::ledger::genesis_setup::{tictactoe_code_hash, TICTACTOE_WASM};
 use gamechain_node::server::node::NodeHandle;
 use gamechain_node::NodeConfig;
-use gamechain_runtime::chain::{Action, Network, SecretKey, MAX_BODY_BYTES};
+use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy, MAX_BODY_BYTES};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -24,6 +24,8 @@ fn config(dir: &std::path::Path) -> NodeConfig {
         block_interval_ms: 3_600_000,
         rate_limit_per_sec: 0,
         min_block_interval_ms: 5,
+        // Tic-tac-toe alone at genesis: these tests count modules and compiles.
+        genesis_modules: vec!["tictactoe".into()],
         ..NodeConfig::default()
     }
 }
@@ -72,7 +74,13 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
         (hash.as_str(), alice.address().as_str(), included.height)
     );
     assert_eq!(ttt2.upgraded_height, None);
+    assert_eq!(
+        ttt2.policy,
+        UpgradePolicy::Owner,
+        "a deploy without a policy"
+    );
     assert_eq!(modules[0].owner, "system");
+    assert_eq!(modules[0].policy, UpgradePolicy::Immutable, "genesis");
     assert_eq!(
         api_code(client.module("nope").await.unwrap_err()),
         (404, "not_found".into())
@@ -128,33 +136,39 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
     let genesis_escrow = client.account("module:tictactoe").await.unwrap();
     assert_eq!(genesis_escrow.balance("GOLD").0, 0, "state is per id");
 
-    // An upgrade by a non-owner (of valid code: invalid code is refused at admission) is
-    // included and fails. The code: tic-tac-toe plus an empty custom section `xyz`.
+    // An upgrade by a non-owner (of valid code: invalid code is refused at admission too) is
+    // refused at admission: `403 upgrade_refused` with the receipt's text, no nonce used, nothing
+    // compiled. The code: tic-tac-toe plus an empty custom section `xyz`.
     let mut other_code = TICTACTOE_WASM.to_vec();
     other_code.extend_from_slice(&[0, 4, 3, b'x', b'y', b'z']);
-    let refused = client
-        .wait_for_receipt(
-            &client.deploy(&bob, "ttt2", &other_code).await.unwrap(),
-            WAIT,
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        refused.receipt.error.as_deref(),
-        Some(
-            format!(
-                "invalid: only the owner {} may upgrade module ttt2",
-                alice.address()
+    let bob_nonce = client.account(&bob.address()).await.unwrap().next_nonce;
+    let refused = client.deploy(&bob, "ttt2", &other_code).await.unwrap_err();
+    match refused {
+        ClientError::Api {
+            status,
+            code,
+            message,
+            ..
+        } => assert_eq!(
+            (status, code.as_str(), message),
+            (
+                403,
+                "upgrade_refused",
+                format!("only the owner {} may upgrade module ttt2", alice.address())
             )
-            .as_str()
-        )
+        ),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        client.account(&bob.address()).await.unwrap().next_nonce,
+        bob_nonce
     );
 
     let before = node.chain().ctx.modules().cache().unwrap().stats();
     assert_eq!(
-        before.stored, 3,
-        "genesis tic-tac-toe (Cranelift), ttt2 (the same code uploaded: Winch) and bob's \
-         refused upgrade (compiled at admission) are three compiled entries"
+        before.stored, 2,
+        "genesis tic-tac-toe (Cranelift) and ttt2 (the same code uploaded: Winch) are two \
+         compiled entries; bob's refused upgrade was never compiled"
     );
     node.shutdown().await.unwrap();
 

@@ -86,10 +86,7 @@ async fn a_subscriber_that_stops_reading_is_dropped_and_a_reader_misses_nothing(
     let mut heights = Vec::new();
     for i in 0..8u8 {
         let code = padded_module(i);
-        let action = Action::Deploy {
-            module: format!("junk{i}"),
-            code,
-        };
+        let action = Action::deploy(format!("junk{i}"), code);
         let included = client.send_and_wait(&key, action, WAIT).await.unwrap();
         heights.push(included.height);
     }

@@ -510,6 +510,8 @@ mod tests {
             code_hash: hex::encode(Sha256::digest(code)),
             deployed_height: 0,
             owner: SYSTEM_ACCOUNT.into(),
+            pending_upgrade: None,
+            policy: None,
             upgraded_height: None,
         }
     }

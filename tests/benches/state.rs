@@ -302,14 +302,7 @@ async fn bench() {
         if client.module("bulk").await.is_err() {
             let wasm = wat::parse_str(bulk_wat(per_tx)).expect("the bulk module parses");
             let included = client
-                .send_and_wait(
-                    &key,
-                    Action::Deploy {
-                        module: "bulk".into(),
-                        code: wasm,
-                    },
-                    Duration::from_secs(60),
-                )
+                .send_and_wait(&key, Action::deploy("bulk", wasm), Duration::from_secs(60))
                 .await
                 .expect("the deploy is included");
             assert!(

@@ -287,10 +287,7 @@ impl Net {
     /// signed `deploy` in a block of its own; panics unless it succeeds.
     pub fn deploy(&mut self, who: &SecretKey, module: &str, code: &[u8]) {
         let nonce = self.nonces.entry(who.address()).or_insert(0);
-        let action = Action::Deploy {
-            module: module.into(),
-            code: code.to_vec(),
-        };
+        let action = Action::deploy(module, code.to_vec());
         let tx = sign_tx(who, CHAIN, *nonce, action);
         *nonce += 1;
         let r = self.block(vec![tx]).remove(0);

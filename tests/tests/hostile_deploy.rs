@@ -71,10 +71,7 @@ async fn hostile_modules_fail_with_their_documented_texts_and_the_node_keeps_ser
         if !deployed.contains_key(&row.stem) {
             let wat = std::fs::read_to_string(format!("{CORPUS}/{}.wat", row.stem)).unwrap();
             let wasm = wat::parse_str(&wat).unwrap_or_else(|e| panic!("{}: {e}", row.stem));
-            let deploy = Action::Deploy {
-                module: row.stem.clone(),
-                code: wasm,
-            };
+            let deploy = Action::deploy(row.stem.clone(), wasm);
             let result = match client.send(&author, deploy).await {
                 Ok(txid) => {
                     let included = client

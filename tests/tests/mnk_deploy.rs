@@ -123,7 +123,12 @@ async fn checked_log(client: &Client, id: &str) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mnk_is_deployed_by_a_transaction_then_won_drawn_and_resigned() {
     let built = gamechain_tests::guest("mnk");
-    let node = LocalNode::start()
+    // A chain whose genesis holds tic-tac-toe only (the default genesis holds mnk too).
+    let config = gamechain_node::NodeConfig {
+        genesis_modules: vec!["tictactoe".into()],
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
         .await
         .expect("the in-process node starts");
     let client = node.client();
@@ -139,10 +144,7 @@ async fn mnk_is_deployed_by_a_transaction_then_won_drawn_and_resigned() {
 
     // The deploy transaction.
     let deployer = SecretKey::generate(Network::Testnet);
-    let deploy = Action::Deploy {
-        module: "mnk".into(),
-        code: built.wasm.clone(),
-    };
+    let deploy = Action::deploy("mnk", built.wasm.clone());
     let included = send(&client, &deployer, deploy).await;
     assert!(included.receipt.ok, "{:?}", included.receipt.error);
     let events = &included.receipt.events;

@@ -235,10 +235,7 @@ async fn bad_requests_get_their_code_and_change_nothing() {
     // too_large too, in our words, without serde's line and column.
     let code_over = body(
         1,
-        Action::Deploy {
-            module: "big".into(),
-            code: vec![0; gamechain_runtime::chain::MAX_CODE_BYTES + 1],
-        },
+        Action::deploy("big", vec![0; gamechain_runtime::chain::MAX_CODE_BYTES + 1]),
     )
     .sign(&key);
     let code_over = client.post_tx(&code_over).await;

@@ -93,10 +93,7 @@ async fn compile_bombs_never_stall_blocks_or_the_api() {
     ];
     for (i, bomb) in bombs.iter().enumerate() {
         let id = format!("bomb{i}");
-        let deploy = Action::Deploy {
-            module: id.clone(),
-            code: bomb.wasm(),
-        };
+        let deploy = Action::deploy(id.clone(), bomb.wasm());
         let included = send(&client, &author, deploy).await;
         assert!(
             included.receipt.ok,
@@ -107,10 +104,7 @@ async fn compile_bombs_never_stall_blocks_or_the_api() {
         assert!(play.receipt.ok, "{}: {:?}", bomb.name, play.receipt.error);
     }
     // Over a validation limit: refused at admission with the rule's text, never in a block.
-    let refused = Action::Deploy {
-        module: "refused".into(),
-        code: bombs::locals_x_loops(1100, 2).wasm(),
-    };
+    let refused = Action::deploy("refused", bombs::locals_x_loops(1100, 2).wasm());
     match client.send(&author, refused).await {
         Err(ClientError::Api { code, message, .. }) => {
             assert_eq!(code, "module_refused");

@@ -29,7 +29,7 @@ pub use gamechain_chain::wire::{
 use gamechain_chain::wire::{
     BatchResult, BlockMessage, ErrorAnswer, ModuleList, TxBatchAnswer, TxidAnswer,
 };
-use gamechain_chain::{Action, Receipt, SecretKey, SignedTx, TxBody};
+use gamechain_chain::{Action, Receipt, SecretKey, SignedTx, TxBody, UpgradePolicy};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -281,9 +281,18 @@ impl Client {
         self.get(&["v1", "games", module], query).await
     }
 
-    /// `GET /v1/modules`: every module of the chain (genesis and deployed), in id order.
+    /// `GET /v1/modules`: every module of the chain (genesis and deployed), in id order, each
+    /// with its upgrade `policy` and `pending_upgrade`.
     pub async fn modules(&self) -> ClientResult<Vec<ModuleInfo>> {
         let list: ModuleList = self.get(&["v1", "modules"], &[]).await?;
+        Ok(list.modules)
+    }
+
+    /// `GET /v1/modules?pending=1`: the modules with an announced upgrade not yet in effect
+    /// (`pending_upgrade` set), in id order: what a player with stakes in a timelocked module
+    /// watches.
+    pub async fn pending_upgrades(&self) -> ClientResult<Vec<ModuleInfo>> {
+        let list: ModuleList = self.get(&["v1", "modules"], &[("pending", "1")]).await?;
         Ok(list.modules)
     }
 
@@ -315,15 +324,30 @@ impl Client {
         })
     }
 
-    /// Deploys `code` (a wasm binary) as module `module`, or upgrades it when `key` owns it:
-    /// [`Client::send`] of `{"type": "deploy", …}`; returns the txid (the receipt says whether
-    /// the chain accepted the code). Errors: as [`Client::send`], plus `deploy_forbidden` (403)
-    /// when the node's operator does not admit deploys from `key`, `too_large` (413) above
-    /// 1 MiB of code.
+    /// Deploys `code` (a wasm binary) as module `module` without naming a policy (a new module
+    /// gets `owner`: [`Action::deploy`]), or upgrades it when `key` owns it (at once under
+    /// `owner`, announced under `timelocked`): [`Client::send`] of `{"type": "deploy", …}`;
+    /// returns the txid (the receipt says whether the chain accepted the code). Errors: as
+    /// [`Client::send`], plus `deploy_forbidden` (403) when the node's operator does not admit
+    /// deploys from `key`, `upgrade_refused` (403) when the module is immutable or `key` is not
+    /// its owner, `too_large` (413) above 1 MiB of code.
     pub async fn deploy(&self, key: &SecretKey, module: &str, code: &[u8]) -> ClientResult<String> {
+        self.send(key, Action::deploy(module, code.to_vec())).await
+    }
+
+    /// [`Client::deploy`] naming the new module's upgrade `policy` (on an upgrade it must be
+    /// the module's current one).
+    pub async fn deploy_with_policy(
+        &self,
+        key: &SecretKey,
+        module: &str,
+        code: &[u8],
+        policy: UpgradePolicy,
+    ) -> ClientResult<String> {
         let action = Action::Deploy {
             module: module.to_string(),
             code: code.to_vec(),
+            policy: Some(policy),
         };
         self.send(key, action).await
     }

@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
-use gamechain_runtime::chain::Action;
+use gamechain_runtime::chain::{Action, UpgradePolicy};
 use gamechain_sdk::Amount;
 
 use gamechain_client::client::{BlockRef, DEFAULT_NODE_URL};
@@ -43,7 +43,8 @@ pub enum Command {
         /// How to sign and wait.
         #[command(flatten)]
         tx: TxArgs,
-        /// The action: {"type":"faucet"|"transfer"|"game"|"deploy", ...} (node/API.md).
+        /// The action: {"type":"faucet"|"transfer"|"game"|"deploy"|"activate_upgrade"|
+        /// "cancel_upgrade"|"set_policy", ...} (node/API.md).
         action: String,
     },
     /// Ask the faucet for GOLD.
@@ -83,6 +84,10 @@ pub enum Command {
         module: String,
         /// The op JSON.
         op: String,
+        /// Escrow a stake even in a module whose owner can change its code at once (policy
+        /// `owner`); without it such an op is refused before anything is sent.
+        #[arg(long)]
+        allow_mutable: bool,
     },
     /// Show an account's balances and nonces (an address or `module:<id>`).
     Account {
@@ -133,7 +138,8 @@ pub enum Command {
         #[arg(long, requires = "net")]
         json: bool,
     },
-    /// The module author kit: `module new`, `module build`, `module deploy`.
+    /// The module author kit and upgrade policies: `module new`, `build`, `deploy`, `show`,
+    /// `list`, `activate`, `cancel-upgrade`, `policy`.
     #[command(subcommand)]
     Module(ModuleCommand),
     /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every
@@ -284,7 +290,8 @@ pub enum ModuleCommand {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
-    /// Upload a .wasm with a signed `deploy` transaction.
+    /// Upload a .wasm with a signed `deploy` transaction: a new module under --policy, or an
+    /// upgrade of ours (at once under `owner`, announced under `timelocked`).
     Deploy {
         /// The node.
         #[command(flatten)]
@@ -297,7 +304,91 @@ pub enum ModuleCommand {
         /// The module id to deploy it under: the id its code uses for itself.
         #[arg(long)]
         id: String,
+        /// A new module's upgrade policy: `owner` (we may upgrade it at once; players' CLIs
+        /// refuse to stake in it without --allow-mutable), `timelocked:DURATION` (e.g.
+        /// `timelocked:7d`: upgrades are announced and take effect that much later) or
+        /// `immutable`. Default: `owner` for a new module; an upgrade keeps the module's.
+        #[arg(long, value_name = "POLICY", value_parser = parse_policy)]
+        policy: Option<UpgradePolicy>,
     },
+    /// Show a module: code hash, owner, upgrade policy and pending upgrade.
+    Show {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The module id.
+        id: String,
+    },
+    /// List the chain's modules with their policies (--pending: only those with an announced
+    /// upgrade).
+    List {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// Only modules with a pending upgrade.
+        #[arg(long)]
+        pending: bool,
+    },
+    /// Put a timelocked module's announced upgrade in effect (anyone may, once it is due).
+    Activate {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module id.
+        id: String,
+    },
+    /// Cancel our module's announced upgrade.
+    CancelUpgrade {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module id.
+        id: String,
+    },
+    /// Tighten our module's policy: owner → timelocked:DURATION → immutable (a timelock only
+    /// lengthened). There is no way back.
+    Policy {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module id.
+        id: String,
+        /// The new policy: `timelocked:DURATION` or `immutable`.
+        #[arg(value_parser = parse_policy)]
+        policy: UpgradePolicy,
+    },
+}
+
+/// A policy on the command line: `owner`, `immutable`, or `timelocked:DURATION` (a number and a
+/// unit: ms, s, m, h, d; e.g. `timelocked:7d`). Errors: anything else, or a delay outside 1 ms
+/// to 365 days.
+pub fn parse_policy(text: &str) -> Result<UpgradePolicy, String> {
+    let policy = match text {
+        "owner" => UpgradePolicy::Owner,
+        "immutable" => UpgradePolicy::Immutable,
+        other => match other.strip_prefix("timelocked:") {
+            Some(d) => UpgradePolicy::Timelocked {
+                delay_ms: crate::channel::time::parse_duration_ms(d)?,
+            },
+            None => {
+                return Err(format!(
+                    "`{text}` is not a policy: owner, immutable or timelocked:DURATION (e.g. \
+                     timelocked:7d)"
+                ))
+            }
+        },
+    };
+    policy.validate()?;
+    Ok(policy)
 }
 
 /// Options every `gamechain channel` command takes.
@@ -352,6 +443,10 @@ pub enum ChannelCommand {
         /// A separate key file whose signatures count for our moves (default: --key).
         #[arg(long, value_name = "FILE")]
         game_key: Option<PathBuf>,
+        /// Escrow the stake even when the channel module's owner can change its code at once
+        /// (policy `owner`); without it such an offer is refused before anything is sent.
+        #[arg(long)]
+        allow_mutable: bool,
     },
     /// Join an open offer: escrow the same stake; the game opens.
     Join {
@@ -363,6 +458,10 @@ pub enum ChannelCommand {
         /// A separate key file whose signatures count for our moves (default: --key).
         #[arg(long, value_name = "FILE")]
         game_key: Option<PathBuf>,
+        /// Escrow the stake even when the channel module's owner can change its code at once
+        /// (policy `owner`); without it such a join is refused before anything is sent.
+        #[arg(long)]
+        allow_mutable: bool,
     },
     /// Make a move: sign it over the current state, store it, post it to the board. A move
     /// already signed for this position is re-sent; a different one is refused.
@@ -687,6 +786,55 @@ mod tests {
         assert!(offer(&["--rules", "r", "--window", "20"]).is_err());
         assert!(offer(&["--rules", "r", "--window", "5m", "--window-ms", "1"]).is_err());
         assert!(offer(&["--rules", "r", "--rules-code", "ab"]).is_err());
+    }
+
+    #[test]
+    fn policies_parse_from_the_command_line() {
+        assert_eq!(parse_policy("owner"), Ok(UpgradePolicy::Owner));
+        assert_eq!(parse_policy("immutable"), Ok(UpgradePolicy::Immutable));
+        assert_eq!(
+            parse_policy("timelocked:7d"),
+            Ok(UpgradePolicy::Timelocked {
+                delay_ms: 604_800_000
+            })
+        );
+        assert!(parse_policy("timelocked:0ms")
+            .unwrap_err()
+            .contains("delay_ms"));
+        assert!(parse_policy("timelocked:366d").is_err());
+        assert!(parse_policy("timelocked")
+            .unwrap_err()
+            .contains("not a policy"));
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "module",
+            "deploy",
+            "x.wasm",
+            "--id",
+            "x",
+            "--key",
+            "k",
+            "--policy",
+            "timelocked:1h",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Module(ModuleCommand::Deploy {
+                policy: Some(UpgradePolicy::Timelocked {
+                    delay_ms: 3_600_000
+                }),
+                ..
+            })
+        ));
+        let cli = Cli::try_parse_from(["gamechain", "game", "t", "{}", "--key", "k"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Game {
+                allow_mutable: false,
+                ..
+            }
+        ));
     }
 
     /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.

@@ -14,6 +14,7 @@ use crate::channel::watch::{watch, WatchEnd, WatchEvent, WatchOptions};
 use crate::channel::{Backoff, ChannelError, Player, PlayerOptions, RulesRef};
 use crate::cli::args::{ChannelArgs, ChannelCommand};
 use crate::cli::error::CliError;
+use crate::cli::escrow_guard::{check_escrow, op_stake};
 
 impl From<ChannelError> for CliError {
     fn from(e: ChannelError) -> Self {
@@ -157,8 +158,10 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             window,
             window_ms,
             game_key,
+            allow_mutable,
         } => {
             let p = player(&common)?;
+            check_escrow(p.client(), &common.channel, Some(stake.0), allow_mutable).await?;
             let which = match (rules, rules_code) {
                 (Some(id), _) => RulesRef::Module(id),
                 (None, Some(hash)) => RulesRef::Code(hash),
@@ -200,8 +203,14 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             common,
             offer,
             game_key,
+            allow_mutable,
         } => {
             let p = player(&common)?;
+            if !allow_mutable {
+                let op = serde_json::json!({"kind": "join", "offer": offer});
+                let stake = op_stake(p.client(), &common.channel, &op).await?;
+                check_escrow(p.client(), &common.channel, stake, allow_mutable).await?;
+            }
             let j = p.join(&offer, game_key.as_deref()).await?;
             line(
                 out,

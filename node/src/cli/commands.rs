@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::json;
 
 pub use crate::cli::error::{CliError, EXIT_TX_FAILED};
+use crate::cli::escrow_guard::{check_escrow, op_stake};
 use crate::cli::{parse_action, parse_game_action, Command, KeyCommand, TxArgs};
 use gamechain_client::client::{Client, Included};
 use gamechain_client::keyfile::{read_key_file, write_key_file};
@@ -64,14 +65,17 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             tx,
             module,
             op,
+            allow_mutable,
         } => {
-            send(
-                &node.url,
-                &tx,
-                parse_game_action(&module, &op).map_err(CliError::Usage)?,
-                out,
-            )
-            .await
+            let action = parse_game_action(&module, &op).map_err(CliError::Usage)?;
+            if !allow_mutable {
+                let value: serde_json::Value =
+                    serde_json::from_str(&op).map_err(|e| CliError::Usage(e.to_string()))?;
+                let client = client(&node.url)?;
+                let stake = op_stake(&client, &module, &value).await?;
+                check_escrow(&client, &module, stake, allow_mutable).await?;
+            }
+            send(&node.url, &tx, action, out).await
         }
         Command::Account { node, account } => {
             print(out, &client(&node.url)?.account(&account).await?)

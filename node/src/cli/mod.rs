@@ -5,8 +5,9 @@
 //! | `args.rs` | [`Cli`], [`Command`] and every subcommand's arguments (clap); parsing their values |
 //! | `commands.rs` | the client commands (`key`, `send`, `faucet`, `transfer`, `game`, `account`, `tx`, `block`, `view`, `status`) |
 //! | `error.rs` | [`error::CliError`]: a command's one-line error and exit code |
+//! | `escrow_guard.rs` | the refusal to escrow a stake in a module its owner can change at once (`--allow-mutable`) |
 //! | `channel.rs` | `gamechain channel …`: a player's channel games, printed as short lines (`crate::channel` does the work) |
-//! | `module.rs` | `gamechain module new / build / deploy`: the author kit |
+//! | `module.rs` | `gamechain module new / build / deploy / show / list / activate / cancel-upgrade / policy`: the author kit and upgrade policies |
 //! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |
 //! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
 //! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
@@ -26,6 +27,7 @@ pub mod commands;
 pub mod demo;
 pub mod demo_checks;
 pub mod error;
+pub mod escrow_guard;
 pub mod local_node;
 pub mod module;
 pub mod net_status;

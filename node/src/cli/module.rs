@@ -8,12 +8,19 @@
 //!   dependency versions and compiler.
 //! - `module build [--path DIR] [--out FILE]`: the crate built to `.wasm` with the one
 //!   reproducible recipe (`gamechain_sdk::guest_build`); prints its path, size and SHA-256.
-//! - `module deploy <FILE> --id <id> --key <FILE> [--node URL]`: uploads a `.wasm` with a signed
-//!   `deploy` transaction; a file over `MAX_CODE_BYTES` is refused before anything is sent.
+//! - `module deploy <FILE> --id <id> --key <FILE> [--policy POLICY] [--node URL]`: uploads a
+//!   `.wasm` with a signed `deploy` transaction; a file over `MAX_CODE_BYTES` is refused before
+//!   anything is sent. `--policy` is `owner` (the default for a new module), `immutable` or
+//!   `timelocked:DURATION`; an upgrade keeps the module's policy.
+//! - `module show <id>`, `module list [--pending]`: the module records as the API serves them
+//!   (policy, pending upgrade).
+//! - `module activate <id>`, `module cancel-upgrade <id>`, `module policy <id> <POLICY>`: the
+//!   upgrade actions (docs/modules.md, "Upgrade policies").
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use gamechain_client::client::Client;
 use gamechain_runtime::chain::genesis::{check_module_id, GenesisError};
 use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
 use serde_json::json;
@@ -58,7 +65,13 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             let text = serde_json::to_string_pretty(&printed).expect("JSON values serialise");
             writeln!(out, "{text}").map_err(write_error)
         }
-        ModuleCommand::Deploy { node, tx, file, id } => {
+        ModuleCommand::Deploy {
+            node,
+            tx,
+            file,
+            id,
+            policy,
+        } => {
             check_id(&id).map_err(CliError::Usage)?;
             let cannot_read =
                 |e: std::io::Error| CliError::Usage(format!("cannot read {}: {e}", file.display()));
@@ -70,10 +83,46 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             let action = Action::Deploy {
                 module: id,
                 code: wasm,
+                policy,
             };
             crate::cli::commands::send(&node.url, &tx, action, out).await
         }
+        ModuleCommand::Show { node, id } => {
+            let info = Client::new(&node.url)?.module(&id).await?;
+            print(out, &info)
+        }
+        ModuleCommand::List { node, pending } => {
+            let client = Client::new(&node.url)?;
+            let modules = if pending {
+                client.pending_upgrades().await?
+            } else {
+                client.modules().await?
+            };
+            print(out, &json!({ "modules": modules }))
+        }
+        ModuleCommand::Activate { node, tx, id } => {
+            let action = Action::ActivateUpgrade { module: id };
+            crate::cli::commands::send(&node.url, &tx, action, out).await
+        }
+        ModuleCommand::CancelUpgrade { node, tx, id } => {
+            let action = Action::CancelUpgrade { module: id };
+            crate::cli::commands::send(&node.url, &tx, action, out).await
+        }
+        ModuleCommand::Policy {
+            node,
+            tx,
+            id,
+            policy,
+        } => {
+            let action = Action::SetPolicy { module: id, policy };
+            crate::cli::commands::send(&node.url, &tx, action, out).await
+        }
     }
+}
+
+fn print<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> Result<(), CliError> {
+    let text = serde_json::to_string_pretty(value).expect("API values always serialise");
+    writeln!(out, "{text}").map_err(write_error)
 }
 
 /// Refuses module code of `len` bytes read from `file` when it is over what a deploy may carry

@@ -24,7 +24,9 @@ use gamechain_runtime::chain::{
     genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{account_nonce, run_view_with, ChainContext, Overlay, State, WriteSet};
+use gamechain_runtime::{
+    account_nonce, run_view_with, upgrade_refusal, ChainContext, Overlay, State, WriteSet,
+};
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
 use gamechain_sdk::{ledger, Amount};
@@ -195,7 +197,9 @@ impl Chain {
     /// `POST /v1/tx`: the stateless checks, the deploy policy, then mempool admission. Returns
     /// the txid. Errors: the check's code (`too_large`, `bad_json`, `wrong_chain`,
     /// `bad_address`, `bad_signature`), `deploy_forbidden` (403: a deploy from a sender the
-    /// configuration's `deploy` policy does not admit), `escrow_recipient` (400: a transfer to a
+    /// configuration's `deploy` policy does not admit), `upgrade_refused` (403: a `deploy` to an
+    /// existing module, `cancel_upgrade` or `set_policy` that the module's record refuses: not
+    /// its owner, immutable, or a policy that is not tighter), `escrow_recipient` (400: a transfer to a
     /// module's escrow account), `cannot_pay_fee` (402: on a chain with fees, a sender holding
     /// less GOLD than the minimum fee; never for a faucet call), `module_refused` (400: a deploy whose code the load rules
     /// refuse), `too_costly` (503: a deploy that did not compile within `compile_budget_ms`),
@@ -243,6 +247,15 @@ impl Chain {
         if matches!(body.action, Action::Deploy { .. }) && !self.config.may_deploy(&body.from) {
             return Err(ChainError::DeployForbidden { from: body.from });
         }
+        if let Some(module) = body.action.upgrade_module() {
+            // What the module's record alone refuses (owner, policy) is refused here, so it
+            // costs no nonce; the transition refuses the same with the same text.
+            let record = read_record(&self.head().state, module)
+                .map_err(|e| ChainError::Internal(e.to_string()))?;
+            if let Some(why) = upgrade_refusal(&body.action, &body.from, record.as_ref()) {
+                return Err(ChainError::UpgradeRefused(why));
+            }
+        }
         if let Action::Transfer { to, .. } = &body.action {
             if to.starts_with("module:") {
                 return Err(ChainError::EscrowRecipient { to: to.clone() });
@@ -261,7 +274,7 @@ impl Chain {
                 }
             }
         }
-        if let Action::Deploy { module, code } = &body.action {
+        if let Action::Deploy { module, code, .. } = &body.action {
             // Only a deploy with the sender's next nonce costs a compile; any other is refused
             // by the mempool below with its own code (`bad_nonce`, `duplicate`).
             let expected = {

@@ -19,6 +19,10 @@ pub enum ChainError {
         /// The sender.
         from: String,
     },
+    /// An upgrade-family action (`deploy` to an existing module, `cancel_upgrade`,
+    /// `set_policy`) the module's record refuses: its policy (immutable, or a loosening) or its
+    /// owner (another sender). The text is the receipt's (`gamechain_runtime::upgrade_refusal`).
+    UpgradeRefused(String),
     /// The mempool refused the transaction (duplicate, nonce, full).
     Refused(Refusal),
     /// No such transaction, block, module, module account or code.
@@ -61,6 +65,7 @@ impl ChainError {
         match self {
             ChainError::Tx(e) => e.code(),
             ChainError::DeployForbidden { .. } => "deploy_forbidden",
+            ChainError::UpgradeRefused(_) => "upgrade_refused",
             ChainError::EscrowRecipient { .. } => "escrow_recipient",
             ChainError::CannotPayFee { .. } => "cannot_pay_fee",
             ChainError::Refused(r) => r.code(),
@@ -97,6 +102,7 @@ impl fmt::Display for ChainError {
             ChainError::View(e) => write!(f, "{e}"),
             ChainError::ModuleRefused(m) => write!(f, "module code: {m}"),
             ChainError::NotFound(m)
+            | ChainError::UpgradeRefused(m)
             | ChainError::TooCostly(m)
             | ChainError::BadAddress(m)
             | ChainError::Invalid(m)

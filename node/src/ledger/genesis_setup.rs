@@ -7,8 +7,10 @@
 //! half-way simply resumes):
 //! 1. `<data>/sequencer.wif` (mode 0600): a new key of the configured network;
 //! 2. `<data>/genesis.json`: chain id, network, the key's address as sequencer, `time_ms` = now,
-//!    faucet and fuel/memory limits from the configuration, the embedded tic-tac-toe module by
-//!    code hash, no initial balances, `engine_config_hash` of this build's runtime;
+//!    faucet and fuel/memory limits from the configuration, the embedded modules the
+//!    configuration's `genesis_modules` names (default: tic-tac-toe, m,n,k, the channel, the move
+//!    board and both rules modules, `genesis_modules.rs`) by code hash, all immutable, no
+//!    initial balances, `engine_config_hash` of this build's runtime;
 //! 3. `<data>/chain.sqlite`: the module code, the genesis state and block 0 signed by the key,
 //!    in one transaction.
 //!
@@ -34,8 +36,8 @@
 //! whether it was compiled or read from the cache, and how long that took. A cache directory
 //! that cannot be created only costs compile time (logged).
 //!
-//! The chain runs the module code stored in its database. When the binary embeds another
-//! tic-tac-toe build than the chain's, a warning says so; the embedded module only seeds new
+//! The chain runs the module code stored in its database. When the binary embeds another build
+//! of a genesis module than the chain's, a warning says so; the embedded modules only seed new
 //! chains.
 
 use std::collections::BTreeMap;
@@ -50,6 +52,7 @@ use sha2::{Digest, Sha256};
 use crate::config::{IntegrityCheck, NodeConfig};
 use crate::error::NodeError;
 use crate::ledger::chain::Head;
+use crate::ledger::genesis_modules::{codes_by_hash, genesis_code, GENESIS_MODULES};
 use crate::ledger::head_record::{
     check_head_record, lost_refusal, HeadRecord, RecordCheck, RecordState,
 };
@@ -60,8 +63,9 @@ use crate::ledger::storage::{Storage, StorageError};
 use gamechain_chain::wire::Block;
 use gamechain_client::keyfile::{read_key_file, write_key_file};
 
-/// The tic-tac-toe guest this binary embeds (built by `build.rs` from `modules/tictactoe`).
-pub const TICTACTOE_WASM: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/tictactoe.wasm"));
+/// The tic-tac-toe guest this binary embeds (built by `build.rs` from `modules/tictactoe`; one of
+/// [`GENESIS_MODULES`]).
+pub const TICTACTOE_WASM: &[u8] = GENESIS_MODULES[0].wasm;
 
 /// The id the embedded tic-tac-toe is deployed under on a new chain.
 pub const TICTACTOE_ID: &str = "tictactoe";
@@ -196,13 +200,16 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     }
 
     let code = storage.code()?;
-    if let Some(m) = genesis.modules.iter().find(|m| m.id == TICTACTOE_ID) {
-        let embedded = tictactoe_code_hash();
+    for m in &genesis.modules {
+        let Some(embedded) = genesis_code(&m.id).map(|c| c.code_hash()) else {
+            continue;
+        };
         if m.code_hash != embedded {
             tracing::warn!(
+                module = %m.id,
                 chain = %m.code_hash,
                 embedded = %embedded,
-                "this binary embeds another tictactoe build than the chain's; the chain keeps running its own code"
+                "this binary embeds another build of this genesis module than the chain's; the chain keeps running its own code"
             );
         }
     }
@@ -380,10 +387,8 @@ pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
         sequencer: key.address(),
         time_ms: now_ms(),
         faucet: config.faucet,
-        modules: vec![GenesisModule {
-            id: TICTACTOE_ID.to_string(),
-            code_hash: tictactoe_code_hash(),
-        }],
+        modules: genesis_module_list(&config.genesis_modules)
+            .map_err(|e| NodeError::Config(crate::config::ConfigError(e)))?,
         balances: Vec::new(),
         fuel_apply: runtime.fuel_apply,
         fuel_view: runtime.fuel_view,
@@ -401,6 +406,30 @@ pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
     Ok(genesis)
 }
 
+/// The genesis modules of a new chain: each id of `ids` (the configuration's `genesis_modules`)
+/// with the code hash of the guest this binary embeds for it. Errors: an id this binary embeds
+/// no guest for, or an id named twice.
+pub(crate) fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, String> {
+    let mut modules: Vec<GenesisModule> = Vec::new();
+    for id in ids {
+        let code = genesis_code(id).ok_or_else(|| {
+            let known: Vec<&str> = GENESIS_MODULES.iter().map(|m| m.id).collect();
+            format!(
+                "genesis_modules: this binary has no module `{id}` (it embeds {})",
+                known.join(", ")
+            )
+        })?;
+        if modules.iter().any(|m| m.id == *id) {
+            return Err(format!("genesis_modules: `{id}` is listed twice"));
+        }
+        modules.push(GenesisModule {
+            id: id.clone(),
+            code_hash: code.code_hash(),
+        });
+    }
+    Ok(modules)
+}
+
 /// Stores block 0: the genesis state, signed by the sequencer (and recorded in the sign state
 /// first), with the module code.
 fn create_genesis_block(
@@ -411,17 +440,23 @@ fn create_genesis_block(
     engine_hash: &str,
     key: &SecretKey,
 ) -> Result<(), NodeError> {
+    let embedded = codes_by_hash();
     let mut code = BTreeMap::new();
     for m in &genesis.modules {
-        if m.code_hash != tictactoe_code_hash() {
-            return Err(NodeError::Refused(format!(
-                "genesis module `{}` has code hash {}; this binary can only provide tictactoe {}",
+        let wasm = embedded.get(&m.code_hash).ok_or_else(|| {
+            NodeError::Refused(format!(
+                "genesis module `{}` has code hash {}, which this binary does not embed (it \
+                 embeds {})",
                 m.id,
                 m.code_hash,
-                tictactoe_code_hash()
-            )));
-        }
-        code.insert(m.code_hash.clone(), TICTACTOE_WASM.to_vec());
+                GENESIS_MODULES
+                    .iter()
+                    .map(|c| format!("{} {}", c.id, c.code_hash()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+        code.insert(m.code_hash.clone(), wasm.to_vec());
     }
     let gs = genesis_state(genesis, &code).map_err(|e| NodeError::Refused(e.to_string()))?;
     // A chain with validators has no signer for block 0: genesis alone fixes it, and every
@@ -502,6 +537,13 @@ fn warn_about_ignored_settings(config: &NodeConfig, genesis: &Genesis) {
         (
             "max_clock_drift_ms",
             Some(config.max_clock_drift_ms) != genesis.max_clock_drift_ms,
+        ),
+        (
+            "genesis_modules",
+            !config
+                .genesis_modules
+                .iter()
+                .eq(genesis.modules.iter().map(|m| &m.id)),
         ),
     ];
     for (field, _) in differ.iter().filter(|(_, d)| *d) {

@@ -507,10 +507,7 @@ mod tests {
                 chain_id: "c".into(),
                 from: sk.address(),
                 nonce: 0,
-                action: Action::Deploy {
-                    module: "m".into(),
-                    code: vec![0, 97, 115, 109],
-                },
+                action: Action::deploy("m", vec![0, 97, 115, 109]),
             };
             let tx = body.sign(sk);
             PendingTx {

@@ -13,6 +13,7 @@
 //! | `chain.rs` | [`chain::Chain`]: head (header, hash, state), mempool and readers shared by API and sequencer |
 //! | `state_store.rs` | [`state_store::StoredState`]: the committed state read from SQLite through a bounded cache (`state_cache_mb`), consistent with the head |
 //! | `compile.rs` | deploys compiled at admission, off the sequencer, within `compile_budget_ms`, one at a time |
+//! | `genesis_modules.rs` | [`genesis_modules::GENESIS_MODULES`]: the guests this binary embeds for a new chain's genesis (the games, the channel, its rules) |
 //! | `genesis_setup.rs` | first start (key, `genesis.json`, block 0), the start-up checks, opening a data directory |
 //! | `open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
 //! | `sign_state.rs` | [`sign_state::SignStateFile`]: `<data>/sign-state.json`, the highest block signed; the start-up check of the head against it |
@@ -25,6 +26,7 @@ pub mod chain;
 pub mod clock;
 pub mod compile;
 pub mod error;
+pub mod genesis_modules;
 pub mod genesis_setup;
 pub mod head_record;
 pub mod mempool;

@@ -1,5 +1,6 @@
-//! What a node tells about the modules it runs, from its committed state: `GET /v1/modules`,
-//! `GET /v1/modules/<id>` (the `module/<id>` records) and `GET /v1/code/<code_hash>` (the
+//! What a node tells about the modules it runs, from its committed state: `GET /v1/modules`
+//! (`?pending=1`: those with a pending upgrade), `GET /v1/modules/<id>` (the `module/<id>`
+//! records, with each module's upgrade policy and pending upgrade) and `GET /v1/code/<code_hash>` (the
 //! `code/<hash>` wasm bytes), so anyone can check which code runs under an id and hash it
 //! themselves.
 
@@ -13,12 +14,15 @@ use crate::ledger::error::ChainError;
 
 /// A record as the API shows it: its fields plus `id`.
 fn module_info(id: &str, record: ModuleRecord) -> ModuleInfo {
+    let policy = record.policy();
     ModuleInfo {
         id: id.to_string(),
         abi_version: record.abi_version,
         code_hash: record.code_hash,
         deployed_height: record.deployed_height,
+        policy,
         owner: record.owner,
+        pending_upgrade: record.pending_upgrade,
         upgraded_height: record.upgraded_height,
     }
 }
@@ -29,11 +33,13 @@ fn corrupt(e: impl std::fmt::Display) -> ChainError {
 }
 
 impl Chain {
-    /// `GET /v1/modules`: every module record (genesis and deployed) in ascending id order.
-    pub fn modules(&self) -> Result<ModuleList, ChainError> {
+    /// `GET /v1/modules`: every module record (genesis and deployed) in ascending id order;
+    /// with `pending_only`, only those with a pending upgrade (`?pending=1`).
+    pub fn modules(&self, pending_only: bool) -> Result<ModuleList, ChainError> {
         let records = Modules::records(&self.head().state).map_err(corrupt)?;
         let modules = records
             .into_iter()
+            .filter(|(_, record)| !pending_only || record.pending_upgrade.is_some())
             .map(|(id, record)| module_info(&id, record))
             .collect();
         Ok(ModuleList { modules })

@@ -542,9 +542,22 @@ async fn get_genesis(State(app): State<AppState>) -> ApiResult {
     ))
 }
 
-/// `GET /v1/modules`.
-async fn get_modules(State(app): State<AppState>) -> ApiResult {
-    let modules = blocking(move || app.chain.modules()).await?;
+/// `GET /v1/modules[?pending=1]`. `pending` is `1` (only modules with a pending upgrade) or `0`
+/// (all, the default); anything else is `400 invalid`. Other parameters are ignored.
+async fn get_modules(State(app): State<AppState>, RawQuery(query): RawQuery) -> ApiResult {
+    let query = parse_query(query.as_deref())?;
+    let pending_only = match query.get("pending").map(String::as_str) {
+        None | Some("0") => false,
+        Some("1") => true,
+        Some(other) => {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "invalid",
+                format!("pending must be 1 or 0, not `{other}`"),
+            ))
+        }
+    };
+    let modules = blocking(move || app.chain.modules(pending_only)).await?;
     Ok(sorted_json(&modules))
 }
 

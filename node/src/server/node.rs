@@ -556,10 +556,7 @@ mod tests {
             &alice,
             CHAIN,
             1,
-            Action::Deploy {
-                module: "big".into(),
-                code: vec![0; gamechain_runtime::chain::MAX_CODE_BYTES + 1],
-            },
+            Action::deploy("big", vec![0; gamechain_runtime::chain::MAX_CODE_BYTES + 1]),
         );
         let limit = crate::server::api::MAX_TX_REQUEST_BYTES;
         for (body, want) in [

@@ -99,6 +99,8 @@ fn config(dir: &std::path::Path) -> NodeConfig {
         chain_id: CHAIN.into(),
         rate_limit_per_sec: 0,
         wasm_instances: 2,
+        // The simulation plays tic-tac-toe only: the other genesis games would only cost compiles.
+        genesis_modules: vec!["tictactoe".into()],
         min_block_interval_ms: INTERVAL_MS,
         max_clock_drift_ms: DRIFT_MS,
         ..NodeConfig::default()

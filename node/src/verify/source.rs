@@ -263,23 +263,37 @@ impl NodeSource {
     }
 }
 
-/// `GET <base>/v1/code/<hash>`: the raw wasm bytes. Errors: transport, a status other than 200.
+/// `GET <base>/v1/code/<hash>`: the raw wasm bytes, waiting out `429 rate_limited` as
+/// [`block_retrying`] does. Errors: transport, a status other than 200.
 pub async fn fetch_code(
     http: &reqwest::Client,
     client: &Client,
     hash: &str,
 ) -> Result<Vec<u8>, SourceError> {
     let url = client.url(&["v1", "code", hash]);
-    let response = http
-        .get(url.clone())
-        .send()
-        .await
-        .map_err(|e| err(format!("{url}: {e}")))?;
-    let status = response.status();
-    let bytes = response
-        .bytes()
-        .await
-        .map_err(|e| err(format!("{url}: {e}")))?;
+    let mut wait = std::time::Duration::from_millis(100);
+    let mut attempt = 1;
+    let (status, bytes) = loop {
+        let response = http
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| err(format!("{url}: {e}")))?;
+        let status = response.status();
+        let bytes = response
+            .bytes()
+            .await
+            .map_err(|e| err(format!("{url}: {e}")))?;
+        // A genesis of several modules asks for several codes at once: wait out the node's
+        // rate limit as block reads do.
+        if status == reqwest::StatusCode::TOO_MANY_REQUESTS && attempt < RATE_LIMITED_ATTEMPTS {
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(std::time::Duration::from_secs(2));
+            attempt += 1;
+            continue;
+        }
+        break (status, bytes);
+    };
     if !status.is_success() {
         return Err(err(format!(
             "{url}: HTTP {status}: {}",
@@ -342,7 +356,9 @@ pub(crate) async fn finality_retrying(
 
 /// `GET /v1/genesis` as a [`Genesis`].
 pub async fn fetch_genesis(client: &Client) -> Result<Genesis, SourceError> {
-    let value = client.genesis().await.map_err(|e| err(e.to_string()))?;
+    let value = retrying(|| client.genesis())
+        .await
+        .map_err(|e| err(e.to_string()))?;
     serde_json::from_value(value).map_err(|e| err(format!("GET /v1/genesis: {e}")))
 }
 
@@ -364,7 +380,7 @@ impl ChainSource for NodeSource {
     fn head_height(&mut self) -> Result<u64, SourceError> {
         let status = self
             .rt
-            .block_on(self.client.status())
+            .block_on(retrying(|| self.client.status()))
             .map_err(|e| err(e.to_string()))?;
         self.head = Some(status.height);
         Ok(status.height)

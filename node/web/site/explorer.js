@@ -1,6 +1,6 @@
 // explorer.js: the explorer at `/`: the node's status, the latest blocks live from the WebSocket
 // (each transaction with its action and receipt), a lookup of a transaction, account, block or
-// game, and the deployed modules with their code hashes.
+// game, and the modules with their code hashes, upgrade policies and pending upgrades.
 import { loadSdk, $ } from '/common/sdk-loader.js';
 
 const KEEP_BLOCKS = 20;
@@ -19,11 +19,26 @@ async function showStatus() {
   return st;
 }
 
+/** A module's upgrade policy in words: who can change its code, and how fast. */
+function describePolicy(p) {
+  if (!p) return '';
+  if (p.kind === 'timelocked') return `timelocked ${p.delay_ms} ms`;
+  if (p.kind === 'owner') return 'owner (can change it at once)';
+  return p.kind;
+}
+
+/** A pending upgrade: its code and when anyone may activate it (block time). */
+function describePending(u) {
+  if (!u) return '—';
+  return `${u.code_hash.slice(0, 16)}… from ${new Date(u.activates_at_ms).toISOString()}`;
+}
+
 async function showModules() {
   const { modules } = await chain.modules();
   $('modules').replaceChildren(...modules.map((m) => {
     const tr = document.createElement('tr');
-    tr.append(cell(m.id), cell(m.code_hash, 'mono'), cell(`height ${m.deployed_height}${m.upgraded_height != null ? `, upgraded at ${m.upgraded_height}` : ''}`), cell(m.owner, 'mono'));
+    tr.append(cell(m.id), cell(m.code_hash, 'mono'), cell(`height ${m.deployed_height}${m.upgraded_height != null ? `, upgraded at ${m.upgraded_height}` : ''}`), cell(m.owner, 'mono'),
+      cell(describePolicy(m.policy)), cell(describePending(m.pending_upgrade), 'mono'));
     return tr;
   }));
 }

@@ -19,6 +19,7 @@
 //! | [`state_root`] | [`StateHash`]: the incremental (LtHash) state commitment |
 //! | [`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
 //! | [`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
+//! | [`policy`] | [`UpgradePolicy`], [`PendingUpgrade`]: who may change a module's code, and how fast |
 //! | [`genesis`] | [`Genesis`]: the genesis file and the state entries it creates |
 //! | [`validators`] | [`ValidatorSet`]: the genesis section of a chain run by several validators |
 //! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
@@ -35,6 +36,7 @@ pub mod fees;
 pub mod genesis;
 pub mod hash;
 pub mod merkle;
+pub mod policy;
 pub mod receipt;
 pub mod signed_message;
 pub mod state_root;
@@ -48,6 +50,7 @@ pub use clock::BlockClock;
 pub use element_cache::ElementCache;
 pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
+pub use policy::{PendingUpgrade, UpgradePolicy, MAX_TIMELOCK_DELAY_MS};
 pub use receipt::{Event, Receipt};
 pub use signed_message::{
     message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,

@@ -13,7 +13,15 @@
 //! | faucet | `{"type": "faucet", "token": "GOLD"}` |
 //! | transfer | `{"type": "transfer", "to": "<account>", "token": "GOLD", "amount": "<base units>"}` |
 //! | game | `{"type": "game", "game": "tictactoe", "op": {...}}` (op kept byte for byte) |
-//! | deploy | `{"type": "deploy", "module": "<id>", "code": "<standard base64, padded, of the .wasm bytes>"}` |
+//! | deploy | `{"type": "deploy", "module": "<id>", "code": "<standard base64, padded, of the .wasm bytes>", "policy": <policy, optional>}` |
+//! | activate_upgrade | `{"type": "activate_upgrade", "module": "<id>"}` |
+//! | cancel_upgrade | `{"type": "cancel_upgrade", "module": "<id>"}` |
+//! | set_policy | `{"type": "set_policy", "module": "<id>", "policy": <policy>}` |
+//!
+//! A policy is `{"kind": "immutable"}`, `{"kind": "timelocked", "delay_ms": N}` (N 1 to
+//! [`crate::policy::MAX_TIMELOCK_DELAY_MS`]) or `{"kind": "owner"}` ([`UpgradePolicy`], `policy.rs`); a deploy
+//! without one is an `owner` deploy (what every deploy was before policies existed). What each
+//! action does is `transition/mod.rs`, "Deploy and upgrade".
 //!
 //! A deploy's `code` is at most [`MAX_CODE_BYTES`] once decoded; its body may be up to
 //! [`MAX_DEPLOY_BODY_BYTES`], every other body up to [`MAX_BODY_BYTES`]. The base64 must be
@@ -32,6 +40,7 @@ use gamechain_sdk::Amount;
 
 use crate::address::{check_address, AddressError, Network, SecretKey};
 use crate::hash::sha256;
+use crate::policy::UpgradePolicy;
 use crate::signed_message::{sign_message, verify_message, SigError};
 
 /// Largest accepted body of every action but `deploy`, in bytes (64 KiB). Larger bodies are
@@ -271,7 +280,9 @@ pub enum Action {
         /// The op exactly as sent (the guest receives these bytes); `op.get()` is its text.
         op: Box<RawValue>,
     },
-    /// Deploy `code` as module `module`, or upgrade it (its owner only): see `transition/mod.rs`.
+    /// Deploy `code` as module `module` under `policy`, or upgrade it (its owner only; at once
+    /// under `owner`, announced under `timelocked`, never under `immutable`): see
+    /// `transition/mod.rs`.
     Deploy {
         /// The module id: 1–32 of `a-z0-9_`, starting with a letter, not reserved
         /// (`chain::genesis::check_module_id`; checked when the transaction runs).
@@ -279,6 +290,28 @@ pub enum Action {
         /// The wasm binary, at most [`MAX_CODE_BYTES`]; standard padded base64 on the wire.
         #[serde(with = "code_base64")]
         code: Vec<u8>,
+        /// The new module's upgrade policy; `None` (absent on the wire) = `owner`. On an upgrade
+        /// it may only name the module's current policy.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        policy: Option<UpgradePolicy>,
+    },
+    /// Activate the pending upgrade of timelocked module `module` once its delay has passed
+    /// (anyone may).
+    ActivateUpgrade {
+        /// The module id.
+        module: String,
+    },
+    /// Cancel the pending upgrade of module `module` (its owner only).
+    CancelUpgrade {
+        /// The module id.
+        module: String,
+    },
+    /// Put module `module` under a tighter `policy` (its owner only).
+    SetPolicy {
+        /// The module id.
+        module: String,
+        /// The new policy: stricter than the current one.
+        policy: UpgradePolicy,
     },
 }
 
@@ -310,13 +343,41 @@ impl Action {
         }
     }
 
-    /// The action's `type`: `faucet`, `transfer`, `game` or `deploy`.
+    /// A deploy of `code` as module `module` without a policy: a new module gets the `owner`
+    /// policy (its deployer may upgrade it at once), which is the wire form of every deploy made
+    /// before policies existed. Name a policy with `Action::Deploy { policy: Some(..), .. }`
+    /// for anything players are to stake in.
+    pub fn deploy(module: impl Into<String>, code: Vec<u8>) -> Action {
+        Action::Deploy {
+            module: module.into(),
+            code,
+            policy: None,
+        }
+    }
+
+    /// The action's `type`: `faucet`, `transfer`, `game`, `deploy`, `activate_upgrade`,
+    /// `cancel_upgrade` or `set_policy`.
     pub fn kind(&self) -> &'static str {
         match self {
             Action::Faucet { .. } => "faucet",
             Action::Transfer { .. } => "transfer",
             Action::Game { .. } => "game",
             Action::Deploy { .. } => "deploy",
+            Action::ActivateUpgrade { .. } => "activate_upgrade",
+            Action::CancelUpgrade { .. } => "cancel_upgrade",
+            Action::SetPolicy { .. } => "set_policy",
+        }
+    }
+
+    /// The module an action of the upgrade family (`deploy`, `activate_upgrade`,
+    /// `cancel_upgrade`, `set_policy`) names; `None` for the others.
+    pub fn upgrade_module(&self) -> Option<&str> {
+        match self {
+            Action::Deploy { module, .. }
+            | Action::ActivateUpgrade { module }
+            | Action::CancelUpgrade { module }
+            | Action::SetPolicy { module, .. } => Some(module),
+            _ => None,
         }
     }
 }
@@ -340,9 +401,30 @@ impl PartialEq for Action {
             (Action::Game { game: a, op: b }, Action::Game { game: x, op: y }) => {
                 a == x && b.get() == y.get()
             }
-            (Action::Deploy { module: a, code: b }, Action::Deploy { module: x, code: y }) => {
-                (a, b) == (x, y)
-            }
+            (
+                Action::Deploy {
+                    module: a,
+                    code: b,
+                    policy: c,
+                },
+                Action::Deploy {
+                    module: x,
+                    code: y,
+                    policy: z,
+                },
+            ) => (a, b, c) == (x, y, z),
+            (Action::ActivateUpgrade { module: a }, Action::ActivateUpgrade { module: x })
+            | (Action::CancelUpgrade { module: a }, Action::CancelUpgrade { module: x }) => a == x,
+            (
+                Action::SetPolicy {
+                    module: a,
+                    policy: b,
+                },
+                Action::SetPolicy {
+                    module: x,
+                    policy: y,
+                },
+            ) => (a, b) == (x, y),
             _ => false,
         }
     }
@@ -365,6 +447,7 @@ struct RawAction {
     op: Option<Box<RawValue>>,
     module: Option<String>,
     code: Option<String>,
+    policy: Option<UpgradePolicy>,
 }
 
 impl TryFrom<RawAction> for Action {
@@ -379,7 +462,11 @@ impl TryFrom<RawAction> for Action {
             op,
             module,
             code,
+            policy,
         } = raw;
+        if let Some(p) = &policy {
+            p.validate()?;
+        }
         let present = [
             ("token", token.is_some()),
             ("to", to.is_some()),
@@ -388,15 +475,19 @@ impl TryFrom<RawAction> for Action {
             ("op", op.is_some()),
             ("module", module.is_some()),
             ("code", code.is_some()),
+            ("policy", policy.is_some()),
         ];
         let allowed: &[&str] = match kind.as_str() {
             "faucet" => &["token"],
             "transfer" => &["to", "token", "amount"],
             "game" => &["game", "op"],
-            "deploy" => &["module", "code"],
+            "deploy" => &["module", "code", "policy"],
+            "activate_upgrade" | "cancel_upgrade" => &["module"],
+            "set_policy" => &["module", "policy"],
             other => {
                 return Err(format!(
-                    "unknown action type `{other}` (faucet, transfer, game or deploy)"
+                    "unknown action type `{other}` (faucet, transfer, game, deploy, \
+                     activate_upgrade, cancel_upgrade or set_policy)"
                 ))
             }
         };
@@ -422,8 +513,19 @@ impl TryFrom<RawAction> for Action {
                 Action::Deploy {
                     module: module.ok_or_else(|| missing("module"))?,
                     code,
+                    policy,
                 }
             }
+            "activate_upgrade" => Action::ActivateUpgrade {
+                module: module.ok_or_else(|| missing("module"))?,
+            },
+            "cancel_upgrade" => Action::CancelUpgrade {
+                module: module.ok_or_else(|| missing("module"))?,
+            },
+            "set_policy" => Action::SetPolicy {
+                module: module.ok_or_else(|| missing("module"))?,
+                policy: policy.ok_or_else(|| missing("policy"))?,
+            },
             _ => Action::Game {
                 game: game.ok_or_else(|| missing("game"))?,
                 op: op.ok_or_else(|| missing("op"))?,
@@ -743,14 +845,7 @@ mod tests {
     fn deploy_carries_base64_code_and_may_be_large() {
         let sk = key(1);
         let code = vec![0u8, 97, 115, 109, 1, 0, 0, 0, 0xff];
-        let b = body(
-            &sk,
-            0,
-            Action::Deploy {
-                module: "chess".into(),
-                code: code.clone(),
-            },
-        );
+        let b = body(&sk, 0, Action::deploy("chess", code.clone()));
         assert_eq!(b.action.kind(), "deploy");
         assert!(b
             .to_json()
@@ -759,14 +854,7 @@ mod tests {
         assert_eq!(tx.check(CHAIN, Network::Testnet).unwrap(), b);
 
         // A deploy may exceed MAX_BODY_BYTES, up to MAX_DEPLOY_BODY_BYTES.
-        let big = body(
-            &sk,
-            1,
-            Action::Deploy {
-                module: "big".into(),
-                code: vec![7; MAX_CODE_BYTES],
-            },
-        );
+        let big = body(&sk, 1, Action::deploy("big", vec![7; MAX_CODE_BYTES]));
         let tx = big.sign(&sk);
         assert!(tx.body.len() > MAX_BODY_BYTES && tx.body.len() <= MAX_DEPLOY_BODY_BYTES);
         assert_eq!(tx.check(CHAIN, Network::Testnet).unwrap(), big);
@@ -846,6 +934,79 @@ mod tests {
                 max: MAX_DEPLOY_BODY_BYTES
             }
         );
+    }
+
+    #[test]
+    fn upgrade_actions_have_one_wire_form_and_bounded_policies() {
+        let sk = key(1);
+        let from = sk.address();
+        let tail = |action: Action| {
+            let json = body(&sk, 0, action).to_json();
+            json[json.find(r#""action":"#).unwrap()..].to_string()
+        };
+        let code = vec![0u8, 97, 115, 109];
+        assert_eq!(
+            tail(Action::deploy("g", code.clone())),
+            r#""action":{"type":"deploy","module":"g","code":"AGFzbQ=="}}"#
+        );
+        assert_eq!(
+            tail(Action::Deploy {
+                module: "g".into(),
+                code,
+                policy: Some(UpgradePolicy::Timelocked { delay_ms: 5 }),
+            }),
+            r#""action":{"type":"deploy","module":"g","code":"AGFzbQ==","policy":{"kind":"timelocked","delay_ms":5}}}"#
+        );
+        assert_eq!(
+            tail(Action::ActivateUpgrade { module: "g".into() }),
+            r#""action":{"type":"activate_upgrade","module":"g"}}"#
+        );
+        assert_eq!(
+            tail(Action::CancelUpgrade { module: "g".into() }),
+            r#""action":{"type":"cancel_upgrade","module":"g"}}"#
+        );
+        assert_eq!(
+            tail(Action::SetPolicy {
+                module: "g".into(),
+                policy: UpgradePolicy::Immutable
+            }),
+            r#""action":{"type":"set_policy","module":"g","policy":{"kind":"immutable"}}}"#
+        );
+        for action in [
+            Action::ActivateUpgrade { module: "g".into() },
+            Action::SetPolicy {
+                module: "g".into(),
+                policy: UpgradePolicy::Owner,
+            },
+        ] {
+            let b = body(&sk, 3, action);
+            assert_eq!(b.sign(&sk).check(CHAIN, Network::Testnet).unwrap(), b);
+        }
+        let parse = |action: &str| {
+            TxBody::parse(&format!(
+                r#"{{"chain_id":"{CHAIN}","from":"{from}","nonce":0,"action":{action}}}"#
+            ))
+        };
+        for bad in [
+            r#"{"type":"set_policy","module":"g"}"#,
+            r#"{"type":"set_policy","module":"g","policy":{"kind":"timelocked","delay_ms":0}}"#,
+            r#"{"type":"deploy","module":"g","code":"","policy":{"kind":"timelocked","delay_ms":31536000001}}"#,
+            r#"{"type":"deploy","module":"g","code":"","policy":{"kind":"forever"}}"#,
+            r#"{"type":"activate_upgrade","module":"g","policy":{"kind":"owner"}}"#,
+            r#"{"type":"cancel_upgrade"}"#,
+            r#"{"type":"game","game":"g","op":{},"policy":{"kind":"owner"}}"#,
+        ] {
+            assert_eq!(parse(bad).unwrap_err().code(), "bad_json", "{bad}");
+        }
+        let explicit =
+            parse(r#"{"type":"deploy","module":"g","code":"","policy":{"kind":"owner"}}"#).unwrap();
+        assert!(matches!(
+            explicit.action,
+            Action::Deploy {
+                policy: Some(UpgradePolicy::Owner),
+                ..
+            }
+        ));
     }
 
     #[test]

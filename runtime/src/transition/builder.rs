@@ -328,10 +328,13 @@ impl<'a> BlockBuilder<'a> {
         };
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
-            if let Action::Game { game: module, .. } | Action::Deploy { module, .. } = &body.action
-            {
+            let module = match &body.action {
+                Action::Game { game, .. } => Some(game.as_str()),
+                other => other.upgrade_module(),
+            };
+            if let Some(module) = module {
                 self.logs.push(ModuleLog {
-                    module: module.clone(),
+                    module: module.to_string(),
                     tx_index: Some(index),
                     lines: outcome.log,
                 });
@@ -366,108 +369,14 @@ impl<'a> BlockBuilder<'a> {
                     Some(self.ctx),
                 )?),
             },
-            Action::Deploy { module, code } => self.deploy(txid, &body.from, module, code)?,
-        })
-    }
-
-    /// The `deploy` action (see "Deploy and upgrade" in the module docs).
-    pub(super) fn deploy(
-        &self,
-        txid: &str,
-        sender: &str,
-        id: &str,
-        code: &[u8],
-    ) -> Result<ActionOutcome, TransitionError> {
-        let refuse = |m: String| Ok(ActionOutcome::failure(ActionError::invalid(m)));
-        if let Err(GenesisError::Invalid(m) | GenesisError::Json(m)) = check_module_id(id) {
-            return refuse(m);
-        }
-        let base: &dyn State = &self.overlay;
-        let code_hash = hex::encode(sha2::Sha256::digest(code));
-        let previous = read_record(base, id)?;
-        if let Some(old) = &previous {
-            if old.owner == SYSTEM_ACCOUNT {
-                return refuse(format!(
-                    "module {id} is a genesis module and cannot be upgraded"
-                ));
-            }
-            if old.owner != sender {
-                return refuse(format!(
-                    "only the owner {} may upgrade module {id}",
-                    old.owner
-                ));
-            }
-            if old.code_hash == code_hash {
-                return refuse(format!("module {id} already runs code {code_hash}"));
-            }
-        }
-        let entry = match self
-            .ctx
-            .modules
-            .load(&self.ctx.runtime, id, code, Origin::Upload)
-        {
-            Ok(entry) => entry,
-            Err(LoadError::Host(e)) => return Err(TransitionError::Host(e)),
-            Err(e) => return refuse(format!("module code: {e}")),
-        };
-        let height = self.env.height;
-        let record = match &previous {
-            None => ModuleRecord {
-                abi_version: ABI_VERSION,
-                code_hash: code_hash.clone(),
-                deployed_height: height,
-                owner: sender.to_string(),
-                upgraded_height: None,
-            },
-            Some(old) => ModuleRecord {
-                code_hash: code_hash.clone(),
-                upgraded_height: Some(height),
-                ..old.clone()
-            },
-        };
-        let mut overlay = Overlay::new(base);
-        let code_key = code_key(&code_hash);
-        if base.get(&code_key).is_none() {
-            overlay.writes.insert(code_key, Some(code.to_vec()));
-        }
-        overlay
-            .writes
-            .insert(module_record_key(id), Some(record.to_bytes()));
-        let mut events = vec![Event {
-            kind: "deploy".to_string(),
-            data: json!({
-                "code_hash": code_hash,
-                "module": id,
-                "owner": record.owner,
-                "upgrade": previous.is_some(),
-            }),
-        }];
-        let (mut fuel_used, mut log) = (0, Vec::new());
-        if let (Some(old), true) = (&previous, entry.has_migrate) {
-            let input = json!({"from_code_hash": old.code_hash, "to_code_hash": code_hash});
-            let out = execute_migrate(
-                &entry.module,
-                &overlay,
-                &self.env,
-                txid,
-                sender,
-                input.to_string().as_bytes(),
-            )?;
-            (fuel_used, log) = (out.fuel_used, out.log);
-            if let Err(e) = out.result {
-                return Ok(ActionOutcome {
-                    receipt: Receipt::failure(e, fuel_used),
-                    writes: WriteSet::new(),
-                    log,
-                });
-            }
-            overlay.writes.extend(out.writes);
-            events.extend(out.events);
-        }
-        Ok(ActionOutcome {
-            receipt: Receipt::success(events, fuel_used),
-            writes: overlay.into_writes(),
-            log,
+            Action::Deploy {
+                module,
+                code,
+                policy,
+            } => self.deploy(txid, &body.from, module, code, *policy)?,
+            Action::ActivateUpgrade { module } => self.activate_upgrade(txid, module)?,
+            Action::CancelUpgrade { module } => self.cancel_upgrade(&body.from, module)?,
+            Action::SetPolicy { module, policy } => self.set_policy(&body.from, module, *policy)?,
         })
     }
 

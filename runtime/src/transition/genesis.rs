@@ -42,6 +42,8 @@ pub fn genesis_state(
             code_hash: m.code_hash.clone(),
             deployed_height: 0,
             owner: SYSTEM_ACCOUNT.to_string(),
+            pending_upgrade: None,
+            policy: None,
             upgraded_height: None,
         };
         map.insert(module_record_key(&m.id), record.to_bytes());

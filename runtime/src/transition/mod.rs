@@ -41,7 +41,8 @@
 //!        earlier transaction of the same block is live) gets `gc_apply` with the sender and the
 //!        op's bytes exactly as sent ([`execute_apply`]); the receipt has its result, events
 //!        and fuel.
-//!      - `deploy` (see "Deploy and upgrade" below).
+//!      - `deploy`, `activate_upgrade`, `cancel_upgrade`, `set_policy` (see "Deploy and
+//!        upgrade" below).
 //! 4. `end_block` of every module in the block overlay's `module/` records (genesis and
 //!    deployed alike) that exports `gc_end_block`, in ascending id order, over the block
 //!    overlay; writes kept on success, dropped on failure; one receipt each.
@@ -59,37 +60,83 @@
 //!
 //! ## Deploy and upgrade
 //!
-//! `{"type": "deploy", "module": "<id>", "code": "<base64>"}` installs `code` as module `<id>`.
-//! Who may send one is the sequencer operator's policy, enforced at mempool admission, not here
-//! (a follower accepts whatever the sequencer included). Checks, in order; each failure is a
-//! receipt `{"ok": false}` with this fixed text, no writes and the nonce used:
+//! Every module has an upgrade policy (`chain::policy`): `immutable` (nobody may change its
+//! code), `timelocked {delay_ms}` (the owner announces an upgrade; anyone may activate it once
+//! block time reaches the announcement's time plus `delay_ms`; the owner may cancel it before)
+//! or `owner` (the owner upgrades at once; for development). Genesis modules are immutable. A
+//! policy can only be tightened. Who may send these actions to a node is also its operator's
+//! policy (`deploy` at mempool admission, not here; a follower accepts whatever the sequencer
+//! included); a node also refuses at admission, `403 upgrade_refused`, whatever
+//! [`upgrade_refusal`] refuses here, so a refused upgrade normally costs no nonce.
+//!
+//! Each failure below is a receipt `{"ok": false}` with this fixed text, no writes and the nonce
+//! used.
+//!
+//! **`deploy {module, code, policy?}`** installs `code` as module `<id>`:
 //!
 //! 1. the id ([`check_module_id`]: 1–32 of `a-z0-9_`, starting with a letter, not in
 //!    `RESERVED_MODULE_IDS`): ``invalid: module id `<id>` must be 1 to 32 of a-z, 0-9 and _,
 //!    starting with a letter`` / ``invalid: module id `<id>` is reserved``;
-//! 2. an existing `module/<id>` makes this an **upgrade**: ``invalid: module <id> is a genesis
-//!    module and cannot be upgraded`` when its owner is `system`; ``invalid: only the owner
-//!    <owner> may upgrade module <id>`` for anybody else; ``invalid: module <id> already runs
-//!    code <hash>`` for the same code;
+//! 2. an existing `module/<id>` makes this an **upgrade** ([`upgrade_refusal`]): ``invalid: module
+//!    <id> is a genesis module and cannot be upgraded`` (owner `system`, no recorded policy);
+//!    ``invalid: module <id> is immutable and cannot be upgraded``; ``invalid: only the owner
+//!    <owner> may upgrade module <id>``; ``invalid: module <id> has policy <policy>: a deploy
+//!    cannot change it (send set_policy)`` when `policy` is given and is not the current one;
+//!    then ``invalid: module <id> already runs code <hash>`` for the same code and ``invalid:
+//!    module <id> has a pending upgrade to code <hash> already: cancel it first``;
 //! 3. the code loads under the runtime's load-time rules (`WasmModule::new`, ABI.md):
 //!    `invalid: module code: <LoadError>` (a [`LoadError::Host`] is a node failure instead).
 //!
-//! Then it writes `code/<hash>` (when absent; one copy however many ids run it) and
-//! `module/<id>`: a new module gets `{"abi_version": 1, "code_hash", "deployed_height": <this
-//! block>, "owner": <sender>}`; an upgrade keeps `deployed_height` and `owner`, sets the new
-//! `code_hash` and `"upgraded_height": <this block>`. The module's state `m/<id>/…`, escrow and
-//! tokens are untouched. The event is `deploy {"code_hash", "module", "owner", "upgrade":
-//! <bool>}`. The old code stays under `code/` (earlier blocks ran it; replay needs it).
+//! Then it writes `code/<hash>` (when absent; one copy however many ids run it), and:
+//! - a **new module** gets `{"abi_version": 1, "code_hash", "deployed_height": <this block>,
+//!   "owner": <sender>}` plus `"policy"` unless it is `owner` (a deploy without `policy` is an
+//!   `owner` deploy; the record is then byte for byte what deploys wrote before policies
+//!   existed). Event `deploy {"code_hash", "module", "owner", "upgrade": false}`, plus
+//!   `"policy"` when the transaction names one.
+//! - an upgrade of an **`owner`** module keeps `deployed_height`, `owner` and `policy`, sets the
+//!   new `code_hash` and `"upgraded_height": <this block>`. Event `deploy {…, "upgrade": true}`,
+//!   then its migration's.
+//! - an upgrade of a **`timelocked`** module is only announced: the record gains
+//!   `"pending_upgrade": {"activates_at_ms": <block time + delay_ms>, "announced_at_ms": <block
+//!   time>, "code_hash"}` and the module keeps running its code. Event `upgrade_announced
+//!   {"activates_at_ms", "announced_at_ms", "code_hash", "from_code_hash", "module"}`. Fuel 0.
 //!
-//! **Migration.** When an upgrade's new code exports `gc_migrate` (ABI.md, "Upgrades"), it runs
-//! once, in this transaction, after the writes above (it sees the new record): sender the owner,
-//! input `{"from_code_hash":"<old>","to_code_hash":"<new>"}`, `fuel_apply` fuel, the module's
-//! own context and state. Its events follow `deploy`. If it fails (error, trap, out of fuel),
-//! the whole deploy fails with its error text: the old code stays, nothing is written, the nonce
-//! is used. A new module's `gc_migrate` is not run.
+//! **`activate_upgrade {module}`**, from anyone: `not found: module <id>`; ``invalid: module
+//! <id> has no pending upgrade``; ``invalid: the upgrade of module <id> to code <hash> may be
+//! activated from block time <t> ms; this block's is <now> ms``. Then the pending code becomes
+//! the module's as an `owner` upgrade does (`upgraded_height`, the migration), and
+//! `pending_upgrade` is removed. Event `upgrade_activated {"code_hash", "from_code_hash",
+//! "module"}`, then its migration's.
 //!
-//! **Fuel.** A deploy's receipt fuel is its migration's (0 without one): loading is the node's
-//! work, bounded by the code size limit (`MAX_CODE_BYTES`) and the load-time rules.
+//! **`cancel_upgrade {module}`**, from the owner: `not found: module <id>`; ``invalid: module
+//! <id> is immutable and has no upgrades``; ``invalid: only the owner <owner> may cancel an
+//! upgrade of module <id>``; ``invalid: module <id> has no pending upgrade``. Removes
+//! `pending_upgrade` (the code stays in the code store). Event `upgrade_cancelled {"code_hash",
+//! "module"}`.
+//!
+//! **`set_policy {module, policy}`**, from the owner: `not found: module <id>`; ``invalid: module
+//! <id> is immutable: its policy cannot change``; ``invalid: only the owner <owner> may change
+//! the policy of module <id>``; ``invalid: module <id> has policy <current>: a policy can only be
+//! tightened (owner, then timelocked with a longer delay, then immutable), not changed to
+//! <new>``. Records the policy. Event `policy_set {"module", "policy", "previous"}`; a pending
+//! upgrade is then cancelled when the module becomes immutable (event `upgrade_cancelled`), or
+//! rescheduled to its announcement time plus the new delay (event `upgrade_rescheduled
+//! {"activates_at_ms", "code_hash", "module"}`).
+//!
+//! The module's state `m/<id>/…`, escrow and tokens are untouched by all of these. Old code
+//! stays under `code/` (earlier blocks ran it; replay and calls by code hash need it).
+//!
+//! **Migration.** When the code an upgrade puts in effect (an `owner` upgrade, or an
+//! activation) exports `gc_migrate` (ABI.md, "Upgrades"), it runs once, in that transaction,
+//! after the record is written (it sees the new record): sender the module's owner, input
+//! `{"from_code_hash":"<old>","to_code_hash":"<new>"}`, `fuel_apply` fuel, the module's own
+//! context and state. Its events follow the upgrade's. If it fails (error, trap, out of fuel),
+//! the whole action fails with its error text: the old code stays (and a pending upgrade stays
+//! pending), nothing is written, the nonce is used. A new module's `gc_migrate` is not run, nor
+//! is an announced one's before it takes effect.
+//!
+//! **Fuel.** These actions' receipt fuel is their migration's (0 without one): loading is the
+//! node's work, bounded by the code size limit (`MAX_CODE_BYTES`) and the load-time rules.
 //!
 //! A deployed module is live from the next transaction (even in the same block): every game
 //! transaction and every end of block reads `module/<id>` from the block overlay. Compiled code
@@ -105,7 +152,7 @@
 //! | `bal/<account>/<TOKEN>` | canonical decimal base units; absent = 0 | the bank (`ledger`) |
 //! | `token/<TOKEN>` | JSON `TokenInfo` (GOLD: issuer `system`, 2 decimals) | genesis, the bank |
 //! | `nonce/<address>` | canonical decimal u64, absent = 0: transactions of `address` included so far (the next valid nonce) | [`BlockBuilder`] |
-//! | `module/<id>` | JSON [`ModuleRecord`]: `{"abi_version":1,"code_hash":"<hex>","deployed_height":0,"owner":"system"}`, plus `"upgraded_height":<n>` after an upgrade | genesis, `deploy` |
+//! | `module/<id>` | JSON [`ModuleRecord`]: `{"abi_version":1,"code_hash":"<hex>","deployed_height":0,"owner":"system"}`, plus `"pending_upgrade":{…}` while an upgrade is announced, `"policy":{…}` unless the policy is what its absence means (`owner`; `immutable` for owner `system`), `"upgraded_height":<n>` after an upgrade | genesis, the upgrade actions |
 //! | `code/<hash>` | the raw wasm bytes whose lowercase hex SHA-256 is `<hash>` (stored once, whatever number of ids run it) | genesis, `deploy` |
 //! | `chain/genesis` | lowercase hex of [`Genesis::hash`] (64 chars) | genesis |
 //!
@@ -145,6 +192,7 @@ mod context;
 mod error;
 mod fees;
 mod genesis;
+mod upgrade;
 
 pub use crate::layout::{
     module_record_key, nonce_key, ModuleRecord, GENESIS_HASH_KEY, MODULE_RECORD_PREFIX,
@@ -155,6 +203,7 @@ pub use builder::*;
 pub use context::*;
 pub use error::*;
 pub use genesis::*;
+pub use upgrade::upgrade_refusal;
 
 /// The nonce of `address` in `state`: the number of its transactions included so far, which is
 /// the nonce its next transaction must carry. [`TransitionError::CorruptState`] when the stored

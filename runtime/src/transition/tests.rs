@@ -17,6 +17,7 @@ use crate::{MemState, WasmModule};
 
 mod deploy;
 mod fees;
+mod policies;
 mod rules;
 
 const CHAIN: &str = "gamechain-test";
@@ -211,6 +212,22 @@ impl Chain {
     /// Executes and commits a block, checking the incremental root against a full recompute.
     fn block(&mut self, txs: Vec<SignedTx>) -> BlockOutput {
         let out = self.try_block(txs).unwrap_or_else(|e| panic!("{e}"));
+        self.commit(out)
+    }
+
+    /// [`Chain::block`] stamped `time_ms` (at least the parent's plus the interval).
+    fn block_at(&mut self, time_ms: u64, txs: Vec<SignedTx>) -> BlockOutput {
+        let input = BlockInput {
+            time_ms,
+            ..self.input(txs)
+        };
+        let out = execute_block(&self.ctx, &self.state, &self.hash, &self.head, &input)
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.commit(out)
+    }
+
+    /// Commits `out`, checking the incremental root against a full recompute.
+    fn commit(&mut self, out: BlockOutput) -> BlockOutput {
         for (k, v) in &out.writes {
             assert_ne!(
                 self.state.map.get(k),

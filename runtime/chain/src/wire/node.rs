@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use gamechain_sdk::Amount;
 
+use crate::policy::{PendingUpgrade, UpgradePolicy};
+
 /// `GET /v1/status`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Status {
@@ -74,14 +76,24 @@ pub struct ModuleInfo {
     pub code_hash: String,
     /// The height it was first deployed at (0: genesis).
     pub deployed_height: u64,
-    /// `system` for genesis modules, else the deployer's address (the only one who may upgrade).
+    /// `system` for genesis modules, else the deployer's address: under the `owner` and
+    /// `timelocked` policies the only one who may upgrade it; under `immutable`, nobody.
     pub owner: String,
+    /// Who may change its code, and how fast: `{"kind": "immutable"}`, `{"kind": "timelocked",
+    /// "delay_ms": N}` or `{"kind": "owner"}` (`policy.rs`). Genesis modules are immutable.
+    pub policy: UpgradePolicy,
+    /// The announced upgrade that is not in effect yet, or `null`: `{"code_hash",
+    /// "announced_at_ms", "activates_at_ms"}`. Anyone may activate it once block time reaches
+    /// `activates_at_ms`; until then the module runs `code_hash` above, and a player who does
+    /// not want the new code can leave.
+    pub pending_upgrade: Option<PendingUpgrade>,
     /// The height of its last upgrade, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgraded_height: Option<u64>,
 }
 
-/// `GET /v1/modules`: `{"modules": [ModuleInfo, …]}` in ascending id order.
+/// `GET /v1/modules`: `{"modules": [ModuleInfo, …]}` in ascending id order (with `?pending=1`,
+/// only those with a pending upgrade).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ModuleList {
     /// The modules.

@@ -9,7 +9,7 @@ use crate::registry::CODE_PREFIX;
 
 /// `gc_migrate` counts its runs in `runs` (one digit), stores its input under `input` and emits
 /// it as `migrated`; `gc_apply` writes `v` = `2`, so the new code is seen to run.
-const MIGRATOR_WAT: &str = r#"
+pub(super) const MIGRATOR_WAT: &str = r#"
 (module
   (import "gamechain_v1" "get" (func $get (param i32 i32 i32 i32) (result i64)))
   (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
@@ -42,7 +42,7 @@ const MIGRATOR_WAT: &str = r#"
 "#;
 
 /// `gc_migrate` writes `x`, then fails with `invalid: migration refused`.
-const REFUSING_MIGRATOR_WAT: &str = r#"
+pub(super) const REFUSING_MIGRATOR_WAT: &str = r#"
 (module
   (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
   (import "gamechain_v1" "output" (func $output (param i32 i32)))
@@ -60,7 +60,7 @@ const REFUSING_MIGRATOR_WAT: &str = r#"
 "#;
 
 /// `gc_migrate` writes `x`, then loops until its fuel runs out.
-const ENDLESS_MIGRATOR_WAT: &str = r#"
+pub(super) const ENDLESS_MIGRATOR_WAT: &str = r#"
 (module
   (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
   (memory (export "memory") 1)
@@ -76,7 +76,7 @@ const ENDLESS_MIGRATOR_WAT: &str = r#"
 "#;
 
 /// A module without `gc_view`: refused at load.
-const NO_VIEW_WAT: &str = r#"
+pub(super) const NO_VIEW_WAT: &str = r#"
 (module
   (memory (export "memory") 1)
   (func (export "gc_abi_version") (result i32) (i32.const 1))
@@ -95,26 +95,19 @@ const BAD_MIGRATE_WAT: &str = r#"
   (func (export "gc_migrate") (result i32) (i32.const 0)))
 "#;
 
-fn wasm(wat: &str) -> Vec<u8> {
+pub(super) fn wasm(wat: &str) -> Vec<u8> {
     wat::parse_str(wat).unwrap()
 }
 
-fn hash(code: &[u8]) -> String {
+pub(super) fn hash(code: &[u8]) -> String {
     hex::encode(Sha256::digest(code))
 }
 
-fn deploy(sk: &SecretKey, nonce: u64, module: &str, code: &[u8]) -> SignedTx {
-    tx(
-        sk,
-        nonce,
-        Action::Deploy {
-            module: module.into(),
-            code: code.to_vec(),
-        },
-    )
+pub(super) fn deploy(sk: &SecretKey, nonce: u64, module: &str, code: &[u8]) -> SignedTx {
+    tx(sk, nonce, Action::deploy(module, code.to_vec()))
 }
 
-fn call(sk: &SecretKey, nonce: u64, module: &str) -> SignedTx {
+pub(super) fn call(sk: &SecretKey, nonce: u64, module: &str) -> SignedTx {
     tx(sk, nonce, Action::game(module, &json!({})))
 }
 
@@ -126,11 +119,11 @@ fn deploy_event(module: &str, code: &[u8], owner: &str, upgrade: bool) -> Event 
 }
 
 impl Chain {
-    fn get(&self, key: &str) -> Option<Vec<u8>> {
+    pub(super) fn get(&self, key: &str) -> Option<Vec<u8>> {
         self.state.map.get(key).cloned()
     }
 
-    fn record(&self, id: &str) -> ModuleRecord {
+    pub(super) fn record(&self, id: &str) -> ModuleRecord {
         serde_json::from_slice(&self.get(&module_record_key(id)).expect("a record")).unwrap()
     }
 
@@ -139,7 +132,7 @@ impl Chain {
     }
 }
 
-fn error(r: &Receipt) -> &str {
+pub(super) fn error(r: &Receipt) -> &str {
     assert!(!r.ok && r.events.is_empty(), "{r:?}");
     r.error.as_deref().unwrap()
 }
@@ -171,6 +164,8 @@ fn a_deployed_module_is_live_for_the_next_transaction() {
             code_hash: COUNTER.hash(),
             deployed_height: 1,
             owner: a.clone(),
+            pending_upgrade: None,
+            policy: None,
             upgraded_height: None,
         }
     );
@@ -336,6 +331,8 @@ fn the_owner_upgrades_state_stays_and_the_migration_runs_once() {
             code_hash: hash(&v2),
             deployed_height: 1,
             owner: a.clone(),
+            pending_upgrade: None,
+            policy: None,
             upgraded_height: Some(2),
         }
     );

@@ -1,6 +1,6 @@
 // app.js: /play/mnk/: the shared table page (common/table.js) for `mnk`: a board of `rows` × `cols`
 // chosen at create (1–19 each), `k` in a row wins, moves `{row, col}`, and `resign` (docs/mnk.md).
-// The module is installed by a deploy: on a chain without it the page shows the node's not_found.
+// The module is at genesis on a default node; on a chain made without it the page shows the node's not_found.
 import { startTable } from '/common/table.js';
 
 const num = (id, lo, hi) => {
