@@ -54,7 +54,7 @@ async function offerAndJoin(alice, bob, stake, window) {
   return id;
 }
 
-test('two browsers play rock-paper-scissors through the move board, settle and withdraw; a staller forfeits; an equivocation is proved', async () => {
+test('two browsers play rock-paper-scissors through the move relay, settle and withdraw once the window passed in block time; a staller forfeits; an equivocation is proved', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
   try {
     const url = `${node.url}/play/rps/`;
@@ -162,17 +162,16 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#result', 'You lost: paper beats rock.');
     await idle(bob.page);
     const bobKey = Key.fromWif(await bob.page.evaluate(() => localStorage.getItem('gamechain.wif')));
+    // The moves went through the relay: the spy takes them from bob's browser (its store).
     const spy = await Channel.open(chain, bobKey, third, { store: memoryStore(), fromHeight: h0 });
-    const spySub = await spy.listen({ relay: false });
-    try {
-      const end = Date.now() + 30000;
-      while (spy.n < 2) { assert.ok(Date.now() < end, 'the spy never saw both commits'); await new Promise((r) => setTimeout(r, 50)); }
+    const bobMoves = await bob.page.evaluate((g) => JSON.parse(Object.entries(localStorage).find(([k]) => k.includes(`:${g}:`))[1]).moves, third);
+    for (const m of bobMoves) await spy.receive(m);
+    assert.ok(spy.n >= 2, 'the spy has both commits');
+    {
       const other = rpsCommitment(spy.tag, 1, 2, new Uint8Array(32).fill(9));
       const second = { n: 1, data: Buffer.from(other).toString('hex'), sig: bobKey.signMessage(spy.moveText(1, spy.hashes[1], bob.address, other)) };
       const post = await chain.send(bobKey, { type: 'game', game: 'moveboard', op: { kind: 'post', game: third, type: 1, payload: JSON.stringify(second) } });
       assert.equal((await chain.waitForReceipt(post)).ok, true);
-    } finally {
-      spySub.close();
     }
     await waitText(alice.page, '#challenge-info', 'The opponent signed two different moves for move 1');
     await act(alice, '#equivocation-btn');
@@ -237,16 +236,27 @@ async function choose(p, id, choice, { postDropped = false } = {}) {
   assert.ok(shown.some((t) => t.startsWith(`commit ${choice}: done at height`) || t === `commit ${choice}: done (through the relay)`), `the commit was not sent: #info showed ${JSON.stringify(shown)}`);
 }
 
-test('the page: a looping rules module is stopped in its worker; a failed post is sent again; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
+test('the page: a looping rules module is stopped in its worker; with the relay cut, a failed post is sent again through the move board; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
   try {
     const url = `${node.url}/play/rps/`;
     const chain = new Chain(node.url);
     await deploy(chain, CHANNEL_MODULES);
-    const alice = await player(browser, url, 'alice');
-    // Alice's relay connections are cut while `relayDown` (the move board must carry her moves).
-    let relayDown = false;
-    await alice.page.routeWebSocket(/\/v1\/relay\//, (ws) => { if (relayDown) ws.close(); else ws.connectToServer(); });
+    // Alice's page cannot reach the relay while `relayDown(true)`: its relay connections go to a
+    // relay URL the node refuses (400), so they fail as a lost network would, and the move board
+    // must carry her moves. (A subclass of the page's own WebSocket, installed before it loads.)
+    const alice = await player(browser, url, 'alice', {
+      setup: (page) => page.addInitScript(() => {
+        const Native = window.WebSocket;
+        window.__relayDown = false;
+        window.WebSocket = class extends Native {
+          constructor(u, protocols) {
+            super(window.__relayDown ? String(u).replace(/\/v1\/relay\/.*$/, '/v1/relay/cut') : u, protocols);
+          }
+        };
+      }),
+    });
+    const relayDown = (down) => alice.page.evaluate((d) => { window.__relayDown = d; }, down);
     const bob = await player(browser, url, 'bob');
     for (const p of [alice, bob]) {
       await act(p, '#faucet');
@@ -275,15 +285,17 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     // from localStorage (nothing signed again), and her reveal goes by itself once bob commits.
     // Her commit's post fails (the network drops it): the page sends it again by itself, and bob
     // gets it.
-    relayDown = true;
+    await relayDown(true);
     const x = await offerAndJoin(alice, bob, '1', 5);
     let dropped = 0;
     await alice.page.route('**/v1/tx', (route) => (route.request().method() === 'POST' && dropped++ === 0 ? route.abort() : route.continue()));
     await choose(alice, x, 'rock', { postDropped: true });
     await waitText(bob.page, '#turn', 'Your turn: choose');
     await alice.page.unroute('**/v1/tx');
-    assert.equal(dropped > 1, true);
+    assert.equal(dropped > 1, true, `the commit was not posted again (${dropped} posts): ${await alice.page.textContent('#transport')} ${await alice.page.evaluate(() => window.__trace.join(' | '))}`);
     const before = await alice.page.evaluate(() => JSON.stringify(localStorage));
+    // From the reload on, alice's browser reaches the relay again.
+    await relayDown(false);
     await alice.page.reload();
     await alice.page.waitForSelector('body[data-ready="1"]');
     await alice.page.evaluate(() => { window.__noReload = true; });
@@ -293,7 +305,6 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     await choose(bob, x, 'paper');
     await waitText(alice.page, '#result', 'You lost: paper beats rock.');
     await waitText(bob.page, '#result', 'You won: paper beats rock.');
-    relayDown = false;
     const kept = JSON.parse(await alice.page.evaluate((g) => Object.entries(localStorage).find(([k]) => k.includes(`:${g}:`))[1], x));
     assert.deepEqual(Object.keys(kept.mine).map((k) => k.split(':')[0]).sort(), ['0', '2'], 'one commit and one reveal signed');
     assert.equal(JSON.parse(Object.entries(JSON.parse(before)).find(([k]) => k.includes(`:${x}:`))[1]).app.rps.salt, kept.app.rps.salt);
