@@ -1,17 +1,19 @@
 // rps.test.js: /play/rps/ in headless Chromium, two players in separate browser contexts (their
-// own localStorage: own keys, own signed moves and salts) against a node this test starts. The page
-// first says the modules are missing; then channel, moveboard and rps_rules (built from this
-// repository) are deployed by transactions and the page notices by itself. Alice offers, the
-// offer appears in bob's lobby, bob joins; both commit through the move board, the reveals happen
-// by themselves, both pages show the result the rules .wasm computed in the page, alice settles,
-// the pages count the window's blocks down, alice withdraws; balances and the chain's record are
-// checked. Then a second game where bob stalls after alice's commit: challenged, the deadline
-// counted down, the forfeit claimed and withdrawn; and a third where bob's key signs two commits
-// for one position and alice's page proves it.
+// own localStorage: own keys, own signed moves and salts) against a fresh node this test starts
+// (10 ms blocks, the dev clock). The games are at genesis on the default chain; on a node without
+// them the page first says they are missing, then channel, moveboard and rps_rules (built from
+// this repository) are deployed by transactions and the page notices by itself. Alice offers, the
+// offer appears in bob's lobby, bob joins; both commit through the node's move relay (nothing on
+// the move board), the reveals happen by themselves, both pages show the result the rules .wasm
+// computed in the page, alice settles, the pages show the time left to the final result (block
+// time), the dev clock passes the window, alice withdraws; balances and the chain's record are
+// checked. Then a second game where bob stalls after alice's commit: challenged, the time left
+// shown, the clock passes the deadline, the forfeit claimed and withdrawn; and a third where bob's
+// key signs two commits for one position and alice's page proves it.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
-import { deploy, CHANNEL_MODULES } from '../testkit/modules.js';
+import { deploy, hasModule, CHANNEL_MODULES } from '../testkit/modules.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
 import { Chain, Channel, Key, Rps, memoryStore, rpsCommitment } from '../src/index.js';
 import { assemble, answer, i64 } from '../testkit/wasm.js';
@@ -20,6 +22,20 @@ let browser;
 before(async () => { browser = await launch(); });
 after(async () => { await browser?.close(); });
 
+/** The move board posts of game `id` in blocks `from`..head. */
+async function boardPosts(chain, id, from) {
+  const posts = [];
+  const top = (await chain.status()).height;
+  for (let h = from; h <= top; h++) {
+    for (const t of (await chain.block(h)).txs ?? []) {
+      const action = JSON.parse(t.body).action;
+      if (action.type === 'game' && action.game === 'moveboard' && action.op.game === id) posts.push(h);
+    }
+  }
+  return posts;
+}
+
+/** `window`: minutes of block time. */
 async function offerAndJoin(alice, bob, stake, window) {
   await alice.page.evaluate(() => { location.hash = ''; });
   await alice.page.fill('#stake', stake);
@@ -38,16 +54,19 @@ async function offerAndJoin(alice, bob, stake, window) {
   return id;
 }
 
-test('two browsers play rock-paper-scissors through the move board, settle and withdraw; a staller forfeits; an equivocation is proved', async () => {
+test('two browsers play rock-paper-scissors through the move relay, settle and withdraw once the window passed in block time; a staller forfeits; an equivocation is proved', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
   try {
     const url = `${node.url}/play/rps/`;
     const chain = new Chain(node.url);
     const alice = await player(browser, url, 'alice');
-    await waitText(alice.page, '#missing', 'This node does not run `channel`, `moveboard`, `rps_rules`');
-    assert.equal(await alice.page.isHidden('#create'), true);
-    await shot(alice.page, 'rps-not-deployed.png');
-    await deploy(chain, CHANNEL_MODULES);
+    if (!(await hasModule(chain, 'channel'))) {
+      // A node whose genesis lacks the games: the page says so, and notices the deploys by itself.
+      await waitText(alice.page, '#missing', 'This node does not run `channel`, `moveboard`, `rps_rules`');
+      assert.equal(await alice.page.isHidden('#create'), true);
+      await shot(alice.page, 'rps-not-deployed.png');
+      await deploy(chain, CHANNEL_MODULES);
+    }
     await alice.page.waitForSelector('#missing', { state: 'hidden', timeout: 30000 });
     const bob = await player(browser, url, 'bob');
     assert.notEqual(alice.address, bob.address);
@@ -56,8 +75,12 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
       await waitText(p.page, '#balance', '1000.00');
     }
 
+    const h1 = (await chain.status()).height;
     const id = await offerAndJoin(alice, bob, '1', 5);
     await waitText(alice.page, '#balance', '999.00');
+    await waitText(alice.page, '#players', 'window 5 min 0 s');
+    await waitText(alice.page, '#transport', 'Moves go through the node\'s relay: the opponent is connected.');
+    await waitText(bob.page, '#transport', 'Moves go through the node\'s relay');
     await waitText(bob.page, '#balance', '999.00');
     await waitText(alice.page, '#turn', 'Your turn: choose rock, paper or scissors.');
     await waitText(bob.page, '#turn', 'Waiting for the opponent\'s choice.');
@@ -75,15 +98,19 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#result', 'You won: paper beats rock.');
     await waitText(bob.page, '#result', 'You lost: paper beats rock.');
     await waitText(alice.page, '#moves', '4 of 4 signed moves');
-    // Nothing reached the chain's channel but the offer and the join: the moves went through the board.
+    // Nothing reached the chain's channel but the offer and the join, and nothing the move board:
+    // the moves went through the relay.
     assert.equal((await chain.game('channel', { game: id })).status, 'open');
+    assert.deepEqual(await boardPosts(chain, id, h1), []);
     await idle(alice.page);
     await waitText(alice.page, '#withdraw-info', 'Settle to collect');
     await act(alice, '#settle-btn');
     assert.equal(await alice.page.textContent('#error'), '');
-    await waitText(alice.page, '#withdraw-info', /Settled by history: final at height \d+, \d+ blocks left; then withdraw \(2\.00 GOLD to you\)/);
-    await waitText(bob.page, '#withdraw-info', /blocks left; then withdraw \(2\.00 GOLD to the opponent\)/);
+    await waitText(alice.page, '#withdraw-info', /Settled by history: final in [45] min \d+ s of block time; then withdraw \(2\.00 GOLD to you\)/);
+    await waitText(bob.page, '#withdraw-info', /of block time; then withdraw \(2\.00 GOLD to the opponent\)/);
+    assert.equal(await alice.page.isDisabled('#withdraw-btn'), true);
     await shot(alice.page, 'rps-settled.png');
+    await node.advanceClock(5 * 60000);
     await alice.page.waitForSelector('#withdraw-btn:not([disabled])', { timeout: 60000 });
     await waitText(alice.page, '#withdraw-info', 'Final: withdraw now (2.00 GOLD to you).');
     await act(alice, '#withdraw-btn');
@@ -108,11 +135,13 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(bob.page, '#turn', 'Your turn: choose');
     await act(alice, '#challenge-btn');
     assert.equal(await alice.page.textContent('#error'), '');
-    await waitText(bob.page, '#challenge-info', /You are challenged: move 1 is yours, by height \d+ \(\d+ blocks left\)/);
-    await waitText(alice.page, '#challenge-info', /the opponent must answer by height \d+/);
+    await waitText(bob.page, '#challenge-info', /You are challenged: move 1 is yours, within [45] min \d+ s of block time, or you lose by forfeit\./);
+    await waitText(alice.page, '#challenge-info', /the opponent must answer within [45] min \d+ s of block time/);
+    assert.equal(await alice.page.isDisabled('#forfeit-btn'), true);
     await shot(bob.page, 'rps-challenged.png');
+    await node.advanceClock(5 * 60000 + 1);
     await alice.page.waitForSelector('#forfeit-btn:not([disabled])', { timeout: 60000 });
-    await waitText(bob.page, '#challenge-info', /You were challenged and the deadline \(height \d+\) passed: the opponent can claim the forfeit\./);
+    await waitText(bob.page, '#challenge-info', 'You were challenged and the deadline passed: the opponent can claim the forfeit.');
     await act(alice, '#forfeit-btn');
     assert.equal(await alice.page.textContent('#error'), '');
     await waitText(alice.page, '#result', 'You won by forfeit (the opponent did not answer a challenge in time).');
@@ -133,17 +162,16 @@ test('two browsers play rock-paper-scissors through the move board, settle and w
     await waitText(alice.page, '#result', 'You lost: paper beats rock.');
     await idle(bob.page);
     const bobKey = Key.fromWif(await bob.page.evaluate(() => localStorage.getItem('gamechain.wif')));
+    // The moves went through the relay: the spy takes them from bob's browser (its store).
     const spy = await Channel.open(chain, bobKey, third, { store: memoryStore(), fromHeight: h0 });
-    const spySub = await spy.listen();
-    try {
-      const end = Date.now() + 30000;
-      while (spy.n < 2) { assert.ok(Date.now() < end, 'the spy never saw both commits'); await new Promise((r) => setTimeout(r, 50)); }
-      const other = rpsCommitment(2, new Uint8Array(32).fill(9));
+    const bobMoves = await bob.page.evaluate((g) => JSON.parse(Object.entries(localStorage).find(([k]) => k.includes(`:${g}:`))[1]).moves, third);
+    for (const m of bobMoves) await spy.receive(m);
+    assert.ok(spy.n >= 2, 'the spy has both commits');
+    {
+      const other = rpsCommitment(spy.tag, 1, 2, new Uint8Array(32).fill(9));
       const second = { n: 1, data: Buffer.from(other).toString('hex'), sig: bobKey.signMessage(spy.moveText(1, spy.hashes[1], bob.address, other)) };
       const post = await chain.send(bobKey, { type: 'game', game: 'moveboard', op: { kind: 'post', game: third, type: 1, payload: JSON.stringify(second) } });
       assert.equal((await chain.waitForReceipt(post)).ok, true);
-    } finally {
-      spySub.close();
     }
     await waitText(alice.page, '#challenge-info', 'The opponent signed two different moves for move 1');
     await act(alice, '#equivocation-btn');
@@ -205,16 +233,30 @@ async function choose(p, id, choice, { postDropped = false } = {}) {
   if (postDropped) return;
   assert.equal(await p.page.textContent('#error'), '');
   const shown = await p.page.evaluate(() => window.__infoShown);
-  assert.ok(shown.some((t) => t.startsWith(`commit ${choice}: done at height`)), `the commit was not sent: #info showed ${JSON.stringify(shown)}`);
+  assert.ok(shown.some((t) => t.startsWith(`commit ${choice}: done at height`) || t === `commit ${choice}: done (through the relay)`), `the commit was not sent: #info showed ${JSON.stringify(shown)}`);
 }
 
-test('the page: a looping rules module is stopped in its worker; a failed post is sent again; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
+test('the page: a looping rules module is stopped in its worker; with the relay cut, a failed post is sent again through the move board; a reload mid-game restores the game; two games at once; a challenge raced by a reveal ends by forfeit', async () => {
   const node = await startNode({ blockIntervalMs: 500 });
   try {
     const url = `${node.url}/play/rps/`;
     const chain = new Chain(node.url);
     await deploy(chain, CHANNEL_MODULES);
-    const alice = await player(browser, url, 'alice');
+    // Alice's page cannot reach the relay while `relayDown(true)`: its relay connections go to a
+    // relay URL the node refuses (400), so they fail as a lost network would, and the move board
+    // must carry her moves. (A subclass of the page's own WebSocket, installed before it loads.)
+    const alice = await player(browser, url, 'alice', {
+      setup: (page) => page.addInitScript(() => {
+        const Native = window.WebSocket;
+        window.__relayDown = false;
+        window.WebSocket = class extends Native {
+          constructor(u, protocols) {
+            super(window.__relayDown ? String(u).replace(/\/v1\/relay\/.*$/, '/v1/relay/cut') : u, protocols);
+          }
+        };
+      }),
+    });
+    const relayDown = (down) => alice.page.evaluate((d) => { window.__relayDown = d; }, down);
     const bob = await player(browser, url, 'bob');
     for (const p of [alice, bob]) {
       await act(p, '#faucet');
@@ -243,14 +285,17 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     // from localStorage (nothing signed again), and her reveal goes by itself once bob commits.
     // Her commit's post fails (the network drops it): the page sends it again by itself, and bob
     // gets it.
+    await relayDown(true);
     const x = await offerAndJoin(alice, bob, '1', 5);
     let dropped = 0;
     await alice.page.route('**/v1/tx', (route) => (route.request().method() === 'POST' && dropped++ === 0 ? route.abort() : route.continue()));
     await choose(alice, x, 'rock', { postDropped: true });
     await waitText(bob.page, '#turn', 'Your turn: choose');
     await alice.page.unroute('**/v1/tx');
-    assert.equal(dropped > 1, true);
+    assert.equal(dropped > 1, true, `the commit was not posted again (${dropped} posts): ${await alice.page.textContent('#transport')} ${await alice.page.evaluate(() => window.__trace.join(' | '))}`);
     const before = await alice.page.evaluate(() => JSON.stringify(localStorage));
+    // From the reload on, alice's browser reaches the relay again.
+    await relayDown(false);
     await alice.page.reload();
     await alice.page.waitForSelector('body[data-ready="1"]');
     await alice.page.evaluate(() => { window.__noReload = true; });
@@ -328,7 +373,7 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
     const w = (await alice.page.evaluate(() => location.hash)).slice(1);
     const { receipt: joined } = await Channel.join(chain, carol, w);
     const cc = await Channel.open(chain, carol, w, { store: memoryStore(), fromHeight: joined.height - 3 });
-    const ccSub = await cc.listen();
+    const ccSub = await cc.listen({ relay: false });
     try {
       await waitText(alice.page, '#turn', 'Your turn: choose');
       await act(alice, '#rock');
@@ -342,7 +387,8 @@ test('the page: a looping rules module is stopped in its worker; a failed post i
       assert.equal(await alice.page.textContent('#error'), '');
       await waitText(alice.page, '#result', 'You lost: paper beats rock.');
       assert.equal((await chain.game('channel', { game: w })).status, 'challenged');
-      await waitText(alice.page, '#challenge-info', /The deadline \(height \d+\) passed without an answer: claim the forfeit\./);
+      await node.advanceClock(5 * 60000 + 1);
+      await waitText(alice.page, '#challenge-info', 'The deadline passed without an answer: claim the forfeit.');
       assert.equal(await alice.page.isHidden('#settle-btn'), true, 'a settle the chain would refuse');
       assert.doesNotMatch(await alice.page.textContent('#withdraw-info'), /Settle to collect/);
       await act(alice, '#forfeit-btn');

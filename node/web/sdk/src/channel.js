@@ -1,17 +1,22 @@
 // channel.js: the client of an off-chain game (docs/channels.md): the lobby (offer, join, cancel,
-// the open offers), and Channel, one game played by signed moves: the rules `.wasm` fetched by its
-// code hash and run here (rules.js), the move text byte-identical to Rust's
-// `channel::Domain::move_message`, every signed move kept in a store before it leaves, moves
-// received from the move board checked (number, mover, signature by the seat's game key, rules),
-// and the channel's ops: settle, challenge, respond, claim_forfeit, prove_equivocation, withdraw.
-// Everything from the node and the opponent is hostile: sizes and counts are bounded, and a move
-// is applied only when it passes every check.
+// the open offers; a stake is never escrowed in a module its owner can change at once unless the
+// caller allows it), and Channel, one game played by signed moves: the rules `.wasm` of the code
+// hash pinned at the offer (`rules_code`, fetched by hash and checked) run here (rules.js) from
+// `initial_state(game tag)`, the move text byte-identical to Rust's
+// `channel::Domain::move_message`, every signed move kept in a store before it leaves, moves sent
+// through the node's move relay first (relay.js) and the move board as the fallback, moves
+// received from either checked (number, mover, signature by the seat's game key, rules), the
+// channel's ops (settle, challenge, respond, claim_forfeit, prove_equivocation, withdraw) and the
+// watchtower (`watch`). Deadlines are block time in ms. Everything from the node and the opponent
+// is hostile: sizes and counts are bounded, and a move is applied only when it passes every check.
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { ChainError } from './errors.js';
 import { verifyMessage } from './message.js';
 import { Rules, MAX_MOVE_BYTES, MAX_STATE_BYTES } from './rules.js';
+import { MoveRelay } from './relay.js';
+import { Backoff, transient, sleep } from './backoff.js';
 
 /** Most moves one op carries (the channel's MAX_MOVES_PER_OP). */
 export const MAX_MOVES_PER_OP = 64;
@@ -21,6 +26,12 @@ export const MAX_MOVES_PER_GAME = 1024;
 export const MAX_PAYLOAD_BYTES = 8192;
 /** The move board `type` of a signed move. */
 export const MOVE_TYPE = 1;
+/** Shortest response window: 5 minutes of block time, ms (the channel's MIN_WINDOW_MS). */
+export const MIN_WINDOW_MS = 300000;
+/** Longest response window: 3 days of block time, ms (the channel's MAX_WINDOW_MS). */
+export const MAX_WINDOW_MS = 259200000;
+/** The window `Channel.offer` uses when none is given: 10 minutes, ms. */
+export const DEFAULT_WINDOW_MS = 600000;
 /** Most moves ahead of the current one kept until their turn comes. */
 const MAX_PENDING = 16;
 /** Most candidates kept for one early move number. */
@@ -39,8 +50,9 @@ const utf8 = new TextEncoder();
  * A refusal of the channel client: `code` says which check failed (`malformed`, `too_large`,
  * `out_of_order`, `bad_signature`, `wrong_mover`, `illegal`, `game_over`, `not_your_turn`,
  * `not_a_player`, `already_signed`, `too_many_moves`, `refused`, `no_challenge`, `no_evidence`,
- * `not_deployed`, `bad_record`); `receipt` is set for `refused` (the transaction failed in its
- * block), `move` for `already_signed` (the move that was signed and sent again).
+ * `not_deployed`, `bad_record`, `bad_window`, `mutable_module`); `receipt` is set for `refused`
+ * (the transaction failed in its block), `move` for `already_signed` (the move that was signed and
+ * sent again), `module` and `policy` for `mutable_module`.
  */
 export class ChannelError extends Error {
   constructor(code, message, extra = {}) {
@@ -79,9 +91,25 @@ export function moveMessage(domain, game, n, prev, mover, data) {
   return `${head('move', domain, game)}\nmove: ${n}\nprev: ${prev}\nmover: ${mover}\ndata: ${bytesToHex(dataBytes(data))}`;
 }
 
-/** The final agreement's text (Rust `Domain::final_message`). */
-export function finalMessage(domain, game, state, validUntil) {
-  return `${head('final', domain, game)}\nstate: ${state}\nvalid_until: ${validUntil}`;
+/**
+ * The final agreement's text (Rust `Domain::final_message`, `gamechain channel final v2`):
+ * acceptable in blocks whose time is at most `validUntilMs` (ms since the Unix epoch).
+ */
+export function finalMessage(domain, game, state, validUntilMs) {
+  return `gamechain channel final v2\nchain: ${domain.chain}\nmodule: ${domain.module}\ngame: ${game}\nstate: ${state}\nvalid_until_ms: ${validUntilMs}`;
+}
+
+/** The text whose SHA-256 is a game's tag (Rust `Domain::game_tag_text`). */
+export function gameTagText(domain, game) {
+  return head('game', domain, game);
+}
+
+/**
+ * A game's tag (Rust `Domain::game_tag`): 32 bytes, SHA-256 of {@link gameTagText}, naming the
+ * chain, the channel and the game. The rules' `initial_state` gets it.
+ */
+export function gameTag(domain, game) {
+  return sha256(utf8.encode(gameTagText(domain, game)));
 }
 
 /** The checkpoint's text (Rust `Domain::checkpoint_message`). */
@@ -158,25 +186,59 @@ async function offerExists(chain, module, i) {
   }
 }
 
-/** Loads (and caches by hash) the rules module `id`: its code from `/v1/code/<hash>`, SHA-256 checked. */
-async function loadRules(chain, id, maxBytes) {
-  let rec;
-  try {
-    rec = await chain.module(id);
-  } catch (e) {
-    if (e instanceof ChainError && e.code === 'not_found') throw new ChannelError('not_deployed', `the rules module ${id} is not deployed on this node`);
-    throw e;
-  }
-  const hash = String(rec.code_hash ?? '').toLowerCase();
-  if (!/^[0-9a-f]{64}$/.test(hash)) throw new ChannelError('bad_record', `module ${id} has no code hash`);
+/**
+ * Loads (and caches) the rules code `hash` (64 hex): its bytes from `GET /v1/code/<hash>`, whose
+ * SHA-256 must be `hash` (Chain.code checks it), compiled by Rules.load. Never a module id's
+ * current code: a game plays by the code pinned at its offer.
+ */
+async function loadRulesCode(chain, hash, maxBytes) {
+  if (typeof hash !== 'string' || !/^[0-9a-f]{64}$/.test(hash)) throw new ChannelError('bad_record', `rules code hash ${String(hash).slice(0, 80)} is not 64 lowercase hex digits`);
   if (!rulesCache.has(hash)) {
     const made = chain.code(hash, { maxBytes }).then((wasm) => Rules.load(wasm, { maxBytes }));
     made.catch(() => rulesCache.delete(hash));
     if (rulesCache.size >= RULES_CACHE_SIZE) rulesCache.delete(rulesCache.keys().next().value);
     rulesCache.set(hash, made);
   }
-  const rules = await rulesCache.get(hash);
-  return { rules, hash };
+  try {
+    return await rulesCache.get(hash);
+  } catch (e) {
+    if (e instanceof ChainError && e.code === 'not_found') throw new ChannelError('not_deployed', `no code ${hash} on this node`);
+    throw e;
+  }
+}
+
+/** A module's record (`GET /v1/modules/<id>`); ChannelError `not_deployed` when it is missing. */
+async function moduleRecord(chain, id) {
+  try {
+    return await chain.module(id);
+  } catch (e) {
+    if (e instanceof ChainError && e.code === 'not_found') throw new ChannelError('not_deployed', `the module ${id} is not deployed on this node`);
+    throw e;
+  }
+}
+
+/**
+ * Refuses (ChannelError `mutable_module`) to escrow a stake above 0 in `module` when its record
+ * says `"policy": {"kind": "owner"}` (its owner can replace its code, and with it the escrow, at
+ * once) unless `allowMutable`. A record without `policy` (a node from before upgrade policies)
+ * is not refused.
+ */
+export async function checkEscrowPolicy(chain, module, stake, allowMutable = false) {
+  if (allowMutable || BigInt(stake) === 0n) return;
+  const rec = await moduleRecord(chain, module);
+  const policy = rec && rec.policy;
+  if (policy && typeof policy === 'object' && policy.kind === 'owner') {
+    throw new ChannelError('mutable_module',
+      `module ${module} has upgrade policy "owner": its owner ${rec.owner ?? '(unknown)'} can replace its code, and with it every stake it holds, at once; pass allowMutable: true to stake anyway`,
+      { module, policy });
+  }
+}
+
+function checkWindow(windowMs) {
+  if (!Number.isSafeInteger(windowMs) || windowMs < MIN_WINDOW_MS || windowMs > MAX_WINDOW_MS) {
+    throw new ChannelError('bad_window', `windowMs must be an integer from ${MIN_WINDOW_MS} to ${MAX_WINDOW_MS} (5 minutes to 3 days of block time), not ${windowMs}`);
+  }
+  return windowMs;
 }
 
 export class Channel {
@@ -193,6 +255,7 @@ export class Channel {
    *   where signed moves are kept: default `localStorage` in a browser, memory elsewhere
    * @param {number} [options.fromHeight] the first block `listen` reads when the store has none
    * @param {number} [options.maxRulesBytes] largest rules module loaded (default 4 MiB)
+   * @param {boolean} [options.relay] whether `listen` opens the node's move relay (default true)
    */
   constructor(chain, key, game, options = {}) {
     if (!isId(game)) throw new Error('Channel: game must be 16 lowercase hex digits');
@@ -210,8 +273,15 @@ export class Channel {
     this.record = null;
     /** This key's seat (0 or 1), or null when it signs for neither. */
     this.seat = null;
-    /** The rules, running here. */
+    /** The rules (the code pinned at the offer, `record.rules_code`), running here. */
     this.rules = null;
+    /** The game tag (32 bytes), the rules' `initial_state` input. */
+    this.tag = null;
+    /** The time (ms) of the newest block read, what deadlines are judged by; null before one. */
+    this.headTimeMs = null;
+    /** The move relay connection while `listen` runs (null without one). */
+    this.relay = null;
+    this.relayUsers = 0;
     /** Every move applied, from move 0: `{n, data, sig}`. */
     this.moves = [];
     /** `hashes[n]`: the state hash before move n (and after the last move). */
@@ -238,10 +308,11 @@ export class Channel {
   }
 
   /**
-   * Reads the domain and the game, loads the rules by their code hash (`/v1/code/<hash>`, SHA-256
-   * checked) and restores the moves kept in the store (each checked again). Throws ChannelError
-   * `not_deployed` when the channel or the rules module is missing, ChainError `not_found` for an
-   * unknown game.
+   * Reads the domain and the game, loads the rules by the code hash pinned at the offer
+   * (`rules_code`: `/v1/code/<hash>`, SHA-256 checked; never the rules module's current code),
+   * starts from `initial_state(tag)` and restores the moves kept in the store (each checked
+   * again). Throws ChannelError `not_deployed` when the channel or the code is missing,
+   * `bad_record` when the game's tag is not this game's, ChainError `not_found` for an unknown game.
    */
   async load() {
     let view;
@@ -259,10 +330,12 @@ export class Channel {
     const r = this.record;
     const seatOf = r.players.indexOf(this.account.address);
     this.seat = seatOf >= 0 && r.signers[seatOf] === this.key.address ? seatOf : r.signers.indexOf(this.key.address) >= 0 ? r.signers.indexOf(this.key.address) : null;
-    const { rules, hash } = await loadRules(this.chain, r.rules, this.options.maxRulesBytes);
-    this.rules = rules;
-    this.rulesHash = hash;
-    this.state = await rules.initialState();
+    const tag = gameTag(this.domain, this.game);
+    if (r.tag !== bytesToHex(tag)) throw new ChannelError('bad_record', `game ${this.game}: its tag ${r.tag} is not this game's (${bytesToHex(tag)})`);
+    this.tag = tag;
+    this.rules = await loadRulesCode(this.chain, r.rules_code, this.options.maxRulesBytes);
+    this.rulesHash = r.rules_code;
+    this.state = await this.rules.initialState(tag);
     this.hashes = [stateHash(this.state)];
     this.moves = [];
     await this.step();
@@ -346,15 +419,39 @@ export class Channel {
     await this.persist();
   }
 
-  /** Re-reads the game record (view `{game}`), checking its shape. */
-  async refresh() {
-    const r = await this.chain.game(this.module, { game: this.game });
+  /**
+   * Re-reads the game record (view `{game}`), checking its shape. The view is asked at the time of
+   * the newest block read (`at_ms` = `headTimeMs`), so its `final` says whether the result
+   * stands at that block time; `atMs` overrides it.
+   */
+  async refresh({ atMs } = {}) {
+    const at = atMs ?? this.headTimeMs;
+    const r = await this.chain.game(this.module, at != null ? { game: this.game, at_ms: String(at) } : { game: this.game });
     const pair = (a) => Array.isArray(a) && a.length === 2 && a.every((x) => typeof x === 'string' && x.length > 0 && x.length <= 64);
-    if (!r || r.id !== this.game || !pair(r.players) || !pair(r.signers) || typeof r.rules !== 'string' || typeof r.status !== 'string') {
+    const hex64 = (x) => typeof x === 'string' && /^[0-9a-f]{64}$/.test(x);
+    if (!r || r.id !== this.game || !pair(r.players) || !pair(r.signers) || !hex64(r.rules_code) || !hex64(r.tag) || typeof r.status !== 'string' || !Number.isSafeInteger(r.window_ms)) {
       throw new ChannelError('bad_record', `game ${this.game}: not a game record`);
+    }
+    if (this.record && (r.rules_code !== this.record.rules_code || r.tag !== this.record.tag)) {
+      throw new ChannelError('bad_record', `game ${this.game}: its rules code or tag changed`);
     }
     this.record = r;
     return r;
+  }
+
+  /** The time (ms) of the node's newest block (`GET /v1/blocks/latest`), kept as `headTimeMs`. */
+  async blockTime() {
+    const t = (await this.chain.block('latest')).header?.time_ms;
+    if (Number.isSafeInteger(t)) this.headTimeMs = Math.max(this.headTimeMs ?? 0, t);
+    return this.headTimeMs;
+  }
+
+  /**
+   * Block time (ms) left before `deadlineMs` by the newest block read (0 once passed), or null
+   * before any block was read.
+   */
+  timeLeft(deadlineMs) {
+    return this.headTimeMs == null ? null : Math.max(0, deadlineMs - this.headTimeMs);
   }
 
   /** Moves made so far (the number of the next move). */
@@ -499,11 +596,12 @@ export class Channel {
 
   /**
    * Plays `data` (bytes or hex) as this seat's next move: checked by the rules here, signed, kept
-   * in the store, applied, and only then posted to the move board. A position signed already is
-   * never signed again: its move is re-sent instead (with other `data` that is ChannelError
-   * `already_signed`, after the re-send). Resolves to `{move, txid, resent, receipt}` (`receipt`
-   * when `wait`, the default). Throws ChannelError `not_a_player`, `game_over`, `not_your_turn`,
-   * `too_large`, `illegal`, `already_signed`, `refused` (the post failed in its block).
+   * in the store, applied, and only then sent ({@link Channel#post}: the relay when the opponent
+   * is connected to it, else the move board). A position signed already is never signed again:
+   * its move is re-sent instead (with other `data` that is ChannelError `already_signed`, after
+   * the re-send). Resolves to `{move, resent, via, to?, txid?, receipt?}`. Throws ChannelError
+   * `not_a_player`, `game_over`, `not_your_turn`, `too_large`, `illegal`, `already_signed`,
+   * `refused` (the board post failed in its block).
    */
   async play(data, { wait = true } = {}) {
     const move = await this.serial(async () => {
@@ -542,18 +640,74 @@ export class Channel {
     return { ...out, move: move.move, resent: move.resent };
   }
 
-  /** Posts a signed move to the move board: `{txid, receipt?}`. */
-  async post(move, { wait = true } = {}) {
+  /**
+   * Sends a signed move to the opponent: through the node's move relay first, when it is open and
+   * the opponent is connected to it (resolves to `{via: 'relay', to}` once the node says it
+   * reached `to` > 0 connections); otherwise, or when the relay refused it, nobody received it,
+   * or no answer came, through the move board (`{via: 'board', txid, receipt?}`; `receipt` when
+   * `wait`, the default). `board: true` skips the relay.
+   */
+  async post(move, { wait = true, board = false } = {}) {
+    const relay = this.relay;
+    if (!board && relay && relay.open && relay.peers > 0) {
+      const r = await relay.send(move, this.hashes[move.n]);
+      if (r.to > 0) {
+        await this.markPosted(move);
+        return { via: 'relay', to: r.to };
+      }
+    }
     const payload = JSON.stringify({ n: move.n, data: move.data, sig: move.sig });
     const op = { kind: 'post', game: this.game, type: MOVE_TYPE, payload };
     let out;
-    if (!wait) out = { txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
+    if (!wait) out = { via: 'board', txid: await this.chain.send(this.account, { type: 'game', game: this.moveboard, op }) };
     else {
       const receipt = await sendOp(this.chain, this.account, this.moveboard, op, `move ${move.n}`);
-      out = { txid: receipt.txid, receipt };
+      out = { via: 'board', txid: receipt.txid, receipt };
     }
     await this.markPosted(move);
     return out;
+  }
+
+  /**
+   * Opens the node's move relay for this game (once; `listen` does): moves received there go
+   * through {@link Channel#receive} and to `onMove`/`onRefused`, and whenever the opponent's
+   * connections rise (they connect or reconnect) this seat's latest signed move is sent again
+   * through it. Only for the channel module `channel` (the relay serves no other).
+   */
+  openRelay({ onMove, onRefused, onPeers } = {}) {
+    this.relayUsers += 1;
+    if (this.relay || this.module !== 'channel' || this.options.relay === false) return this.relay;
+    const relay = new MoveRelay(this.chain, this.game, {
+      onMove: async (move) => {
+        let r;
+        try {
+          r = await this.receive(move);
+        } catch (error) {
+          if (onRefused) onRefused({ status: 'refused', error, via: 'relay' });
+          return;
+        }
+        if ((r.status === 'applied' || r.status === 'equivocation') && onMove) onMove({ ...r, via: 'relay' });
+      },
+      onPeers: (count, before) => {
+        if (onPeers) onPeers(count);
+        if (count > before) {
+          const mine = this.lastMine();
+          if (mine) relay.send(mine, this.hashes[mine.n]).then((a) => { if (a.to > 0) this.markPosted(mine); });
+        }
+      },
+    });
+    if (!relay.available) return null;
+    this.relay = relay;
+    return relay;
+  }
+
+  /** Closes the relay once every `listen` that opened it has closed. */
+  closeRelay() {
+    this.relayUsers = Math.max(0, this.relayUsers - 1);
+    if (this.relayUsers === 0 && this.relay) {
+      this.relay.close();
+      this.relay = null;
+    }
   }
 
   /** Notes that `move` reached the node (sent, or seen in a block). */
@@ -594,6 +748,8 @@ export class Channel {
    */
   async scanBlock(block) {
     const results = [];
+    const t = block.header?.time_ms;
+    if (Number.isSafeInteger(t)) this.headTimeMs = Math.max(this.headTimeMs ?? 0, t);
     for (const tx of block.txs ?? []) {
       if (!tx.receipt || !tx.receipt.ok || typeof tx.body !== 'string' || tx.body.length > MAX_BODY_BYTES) continue;
       let action;
@@ -607,7 +763,7 @@ export class Channel {
           const d = ev && ev.data;
           if (ev && (ev.kind === 'posted' || ev.kind === `${this.moveboard}.posted`) && d && d.game === this.game && d.type === MOVE_TYPE && typeof d.payload === 'string') moves.push(d.payload);
         }
-      } else if (action.game === this.module && op.game === this.game) {
+      } else if (action.game === this.module && (op.game === this.game || op.offer === this.game)) {
         this.changed = true;
         if (Array.isArray(op.moves)) moves = op.moves.slice(0, MAX_MOVES_PER_OP);
         if (op.kind === 'prove_equivocation') moves = [op.a, op.b];
@@ -628,18 +784,22 @@ export class Channel {
   }
 
   /**
-   * Follows the chain from `fromHeight` (default: after the last block read for this game, else the
-   * `fromHeight` given when opening, else the next block; at most 10,000 blocks back), calling
-   * `onMove(result)` for each move applied or equivocation found, `onRefused(result)` for each
-   * move refused, `onBlock(block)` after each block. Resolves to the subscription (`close()` it).
+   * Follows the game: the chain's blocks over the WebSocket feed from `fromHeight` (default: after
+   * the last block read for this game, else the `fromHeight` given when opening, else the next
+   * block; at most 10,000 blocks back; the feed reconnects and retries with backoff, never giving
+   * up), and the node's move relay (unless `relay: false`, or the Channel was opened with
+   * `relay: false`). Calls `onMove(result)` for each move applied or equivocation found (`via`:
+   * `'relay'`, or absent for moves read from blocks), `onRefused(result)` for each move refused,
+   * `onBlock(block)` after each block, `onPeers(count)` when the opponent's relay connections
+   * change. Resolves to the subscription: `{mode, lastHeight, relay, close()}`.
    */
-  async listen({ fromHeight, onMove, onRefused, onBlock, onError, onOpen } = {}) {
+  async listen({ fromHeight, onMove, onRefused, onBlock, onError, onOpen, onPeers, relay = true } = {}) {
     let from = fromHeight ?? (this.saved.lastHeight != null ? this.saved.lastHeight + 1 : this.saved.fromHeight ?? undefined);
     if (from != null) {
       const headHeight = (await this.chain.status()).height;
       from = Math.max(from, headHeight - MAX_CATCH_UP, 0);
     }
-    return this.chain.subscribe(async (block) => {
+    const sub = this.chain.subscribe(async (block) => {
       const results = await this.scanBlock(block);
       for (const r of results) {
         if ((r.status === 'applied' || r.status === 'equivocation') && onMove) onMove(r);
@@ -647,6 +807,149 @@ export class Channel {
       }
       if (onBlock) await onBlock(block);
     }, { fromHeight: from, onError, onOpen });
+    const useRelay = relay && this.options.relay !== false;
+    if (useRelay) this.openRelay({ onMove, onRefused, onPeers });
+    const channel = this;
+    let closed = false;
+    return {
+      get mode() { return sub.mode; },
+      get lastHeight() { return sub.lastHeight; },
+      get relay() { return useRelay ? channel.relay : null; },
+      close() {
+        if (closed) return;
+        closed = true;
+        sub.close();
+        if (useRelay) channel.closeRelay();
+      },
+    };
+  }
+
+  /**
+   * The watchtower: keeps this seat safe until the result is final. It follows the game as
+   * {@link Channel#listen} does (block feed and relay, both reconnecting with backoff, so it
+   * survives a node restart) and, on (re)connecting and after every block that touched the game,
+   * reads the game record at the newest block's time and acts:
+   * - a challenge due on this seat, before its deadline, is answered with the moves held
+   *   (`respond`), at once; a challenge owed a move not held yet is answered as soon as it is;
+   * - when the opponent's game key signed two moves for one position (seen on the board, the
+   *   relay, or in a challenge whose history contradicts a move held), the equivocation proof is
+   *   sent;
+   * - every request or op that fails in a way that may go away (429, honouring `retry-after`;
+   *   5xx; no answer) is tried again with capped, jittered exponential backoff, forever.
+   * `onAction({kind: 'respond'|'prove_equivocation'|'final'|'missed'|'refused', …})` tells what
+   * it did, `onRetry({what, error, waitMs})` each wait. Resolves to `{done, close()}`: `done`
+   * resolves to `'final'` once the result is final (then it stops) or `'closed'`.
+   */
+  async watch({ onAction, onRetry, onMove, onRefused, onBlock, onError, fromHeight, backoff } = {}) {
+    const b = backoff ?? new Backoff();
+    let closed = false;
+    let finish;
+    const done = new Promise((r) => { finish = r; });
+    const state = { tried: new Set(), proved: new Set(), missed: new Set(), pending: true };
+    let running = false;
+    let again = false;
+    const tell = (a) => { try { onAction?.(a); } catch { /* the caller's */ } };
+    const retry = async (what, fn) => {
+      for (;;) {
+        if (closed) throw Object.assign(new Error('the watch was closed'), { closedWatch: true });
+        try {
+          const v = await fn();
+          b.reset();
+          return v;
+        } catch (e) {
+          if (!transient(e)) throw e;
+          const waitMs = b.next(e);
+          try { onRetry?.({ what, error: e, waitMs }); } catch { /* the caller's */ }
+          await sleep(waitMs);
+        }
+      }
+    };
+    const step = async () => {
+      if (this.headTimeMs == null) await retry('reading the head block', () => this.blockTime());
+      const rec = await retry('reading the game', () => this.refresh());
+      state.pending = false;
+      if (rec.final) {
+        tell({ kind: 'final', record: rec });
+        return true;
+      }
+      const playing = rec.status === 'open' || rec.status === 'challenged' || rec.status === 'concluding';
+      const ev = this.evidence;
+      if (playing && ev && ev.seat !== this.seat && this.seat !== null && !state.proved.has(ev.a.n)) {
+        state.proved.add(ev.a.n);
+        try {
+          const receipt = await retry('sending the equivocation proof', () => this.proveEquivocation());
+          tell({ kind: 'prove_equivocation', move: ev.a.n, receipt });
+          return false; // the next pass reads the result
+        } catch (e) {
+          if (e.closedWatch) throw e;
+          if (!(e instanceof ChannelError && e.code === 'refused')) { state.proved.delete(ev.a.n); throw e; }
+          tell({ kind: 'refused', op: 'prove_equivocation', error: e });
+        }
+      }
+      const c = rec.challenge;
+      if (rec.status !== 'challenged' || !c || c.due !== this.seat) return false;
+      const key = `${c.moves}:${c.deadline_ms}`;
+      if (this.headTimeMs > c.deadline_ms) {
+        if (!state.missed.has(key)) { state.missed.add(key); tell({ kind: 'missed', challenge: c }); }
+        return false;
+      }
+      if (state.tried.has(key)) return false;
+      if (this.moves.length <= c.moves) { state.pending = true; return false; }
+      state.tried.add(key);
+      try {
+        const receipt = await retry('answering the challenge', () => this.respond());
+        tell({ kind: 'respond', from: c.moves, to: this.moves.length - 1, receipt });
+      } catch (e) {
+        if (e.closedWatch) throw e;
+        if (!(e instanceof ChannelError && (e.code === 'refused' || e.code === 'no_challenge'))) { state.tried.delete(key); throw e; }
+        tell({ kind: 'refused', op: 'respond', error: e });
+      }
+      state.pending = true;
+      return false;
+    };
+    const run = async () => {
+      if (running) { again = true; return; }
+      running = true;
+      try {
+        do {
+          again = false;
+          let isFinal = false;
+          try {
+            isFinal = await step();
+          } catch (e) {
+            if (e.closedWatch || closed) return;
+            state.pending = true;
+            try { onError?.(e); } catch { /* the caller's */ }
+          }
+          if (isFinal) { stop('final'); return; }
+        } while (again && !closed);
+      } finally {
+        running = false;
+      }
+    };
+    let sub = null;
+    const stop = (why) => {
+      if (closed) return;
+      closed = true;
+      if (sub) sub.close();
+      finish(why);
+    };
+    sub = await retry('opening the game feed', () => this.listen({
+      fromHeight,
+      onMove: (r) => { onMove?.(r); if (r.status === 'equivocation' || state.pending) run(); },
+      onRefused,
+      onError,
+      onOpen: () => run(),
+      onBlock: async (block) => {
+        if (onBlock) await onBlock(block);
+        const r = this.record;
+        const ripe = r && r.status === 'concluding' && r.outcome && this.headTimeMs >= r.outcome.final_at_ms;
+        if (this.changed || state.pending || ripe) { this.changed = false; run(); }
+      },
+    }));
+    if (closed) sub.close();
+    run();
+    return { done, close: () => stop('closed'), get subscription() { return sub; } };
   }
 
   async send(op, label) {
@@ -705,14 +1008,34 @@ export class Channel {
   // The lobby.
 
   /**
-   * `offer`: escrows `stake` (base units, a string) for a game of the rules module `rules` with a
-   * response window of `window` blocks (5–259,200). Resolves to `{id, receipt}`.
+   * `offer`: escrows `stake` (base units, a string; `'0'`: an unstaked game, a result without
+   * payout) for a game of the rules `rules` (a module id) and/or `rulesCode` (a code hash), with a
+   * response window of `windowMs` milliseconds of block time (300,000–259,200,000, default
+   * 600,000). The rules are pinned: a module id is resolved here to the code hash its record
+   * names, and the offer carries both, so the chain refuses it if that module runs other code by
+   * then. A stake above 0 is refused (ChannelError `mutable_module`) when the channel module's
+   * record says its owner can change it at once (`policy.kind` `owner`), unless `allowMutable`.
+   * Resolves to `{id, receipt}`. Throws ChannelError `bad_window`, `not_deployed`,
+   * `mutable_module`, `refused`.
    * @param {import('./chain.js').Chain} chain
    * @param {import('./key.js').Key} key the creator (seat 0)
-   * @param {{rules: string, stake: string, window: number, signer?: string, guard?: {module: string, entry: string}, module?: string}} offer
+   * @param {{rules?: string, rulesCode?: string, stake: string, windowMs?: number, signer?: string, guard?: {module: string, entry: string}, module?: string, allowMutable?: boolean}} offer
    */
-  static async offer(chain, key, { rules, stake, window, signer, guard, module = 'channel' }) {
-    const op = { kind: 'offer', rules, stake: checkAmount(stake, 'stake'), window };
+  static async offer(chain, key, { rules, rulesCode, stake, windowMs = DEFAULT_WINDOW_MS, signer, guard, module = 'channel', allowMutable = false }) {
+    checkAmount(stake, 'stake');
+    checkWindow(windowMs);
+    if (!rules && !rulesCode) throw new Error('offer: name the rules: rules (a module id) or rulesCode (a code hash)');
+    if (rulesCode !== undefined && (typeof rulesCode !== 'string' || !/^[0-9a-fA-F]{64}$/.test(rulesCode))) throw new Error('offer: rulesCode must be 64 hex digits');
+    await checkEscrowPolicy(chain, module, stake, allowMutable);
+    let code = rulesCode?.toLowerCase();
+    if (rules) {
+      const runs = String((await moduleRecord(chain, rules)).code_hash ?? '').toLowerCase();
+      if (!/^[0-9a-f]{64}$/.test(runs)) throw new ChannelError('bad_record', `module ${rules} has no code hash`);
+      if (code && code !== runs) throw new ChannelError('bad_record', `rules module ${rules} runs code ${runs}, not the rulesCode given (${code})`);
+      code = runs;
+    }
+    const op = { kind: 'offer', rules_code: code, stake, window_ms: windowMs };
+    if (rules) op.rules = rules;
     if (signer) op.signer = signer;
     if (guard) op.guard = guard;
     const receipt = await sendOp(chain, key, module, op, 'offer');
@@ -721,9 +1044,17 @@ export class Channel {
     return { id: ev.data.offer, receipt };
   }
 
-  /** `join`: escrows the offer's stake and opens the game (same id). Resolves to `{id, receipt}`. */
-  static async join(chain, key, offer, { signer, module = 'channel' } = {}) {
+  /**
+   * `join`: escrows the offer's stake and opens the game (same id). A stake above 0 is refused
+   * (ChannelError `mutable_module`) as for {@link Channel.offer} unless `allowMutable`.
+   * Resolves to `{id, receipt}`.
+   */
+  static async join(chain, key, offer, { signer, module = 'channel', allowMutable = false } = {}) {
     if (!isId(offer)) throw new Error('join: the offer id must be 16 hex digits');
+    if (!allowMutable) {
+      const rec = await chain.game(module, { offer });
+      await checkEscrowPolicy(chain, module, checkAmount(String(rec?.stake ?? ''), 'the offer\'s stake'), false);
+    }
     const op = { kind: 'join', offer };
     if (signer) op.signer = signer;
     const receipt = await sendOp(chain, key, module, op, 'join');

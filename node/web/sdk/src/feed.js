@@ -1,9 +1,12 @@
 // feed.js: the block subscription behind Chain.subscribe: the node's /v1/ws feed when the
 // platform has a WebSocket, polling GET /v1/blocks/latest otherwise. Reconnects with backoff and
-// resumes from the last height delivered: missing heights are fetched with GET /v1/blocks/<h>,
-// repeated ones dropped, so the callback sees every block once, in height order.
+// resumes from the last height delivered: missing heights are fetched with GET /v1/blocks/<h>
+// (the gap only), repeated ones dropped, so the callback sees every block once, in height order.
+// A fetch that fails in a way that may go away (429, honouring its retry-after; 5xx; no answer)
+// is tried again with backoff (backoff.js) until it succeeds: the feed never gives up.
 
 import { ChainError } from './errors.js';
+import { Backoff, transient } from './backoff.js';
 
 /** Reconnect delays, ms: doubled from the first up to the last. */
 const BACKOFF_MIN_MS = 250;
@@ -22,38 +25,102 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
   let ws = null;
   let timer = null;
   let backoff = BACKOFF_MIN_MS;
-  let busy = false;
-  let queue = Promise.resolve();
   const WS = chain.WebSocket;
   const mode = WS ? 'websocket' : 'polling';
 
-  const enqueue = (fn) => {
-    queue = queue.then(fn).catch((e) => { if (!closed) onError(e); });
-    return queue;
-  };
+  // What is still to deliver: `target` is the newest block the node announced (delivered with
+  // every height before it), or LATEST (ask the node for its head). One pump delivers it, and
+  // waits with backoff after a fetch that failed; a block announced meanwhile only moves `target`.
+  const LATEST = Symbol('latest');
+  let target = null;
+  let pumping = false;
+  let retryTimer = null;
+  const fetchBackoff = new Backoff({ capMs: BACKOFF_MAX_MS });
+
+  // Blocks the feed announced and not delivered yet, by height (bounded): the pump takes them
+  // from here and fetches only heights the feed never sent.
+  const announced = new Map();
+  const MAX_ANNOUNCED = 512;
+
+  function want(t) {
+    if (t !== LATEST && (last === null || t.height > last)) {
+      announced.set(t.height, t);
+      if (announced.size > MAX_ANNOUNCED) announced.delete(announced.keys().next().value);
+    }
+    if (t === LATEST) { if (target === null) target = LATEST; } else if (target === null || target === LATEST || t.height > target.height) target = t;
+    pump();
+  }
 
   async function deliver(block) {
     last = block.height;
-    await onBlock(block);
+    for (const h of announced.keys()) if (h <= last) announced.delete(h);
+    try {
+      await onBlock(block);
+    } catch (e) {
+      // The callback's own failure: told, and the block counts as delivered.
+      if (!closed) onError(e);
+    }
+  }
+
+  /** Fetches a block; a failure is tagged `fetch` so the pump knows to wait and try again. */
+  async function fetchBlock(which) {
+    if (announced.has(which)) return announced.get(which);
+    try {
+      return await chain.block(which);
+    } catch (e) {
+      throw Object.assign(e instanceof Error ? e : new Error(String(e)), { fetch: true });
+    }
   }
 
   /** Delivers every height after `last` up to `block` (fetching the ones in between), then `block`. */
   async function deliverUpTo(block) {
-    if (closed) return;
     if (last === null) last = block.height - 1;
     if (block.height <= last) return;
     for (let h = last + 1; h < block.height; h++) {
-      const b = await chain.block(h);
+      const b = await fetchBlock(h);
       if (closed) return;
       await deliver(b);
     }
     if (!closed) await deliver(block);
   }
 
-  async function catchUp() {
-    const latest = await chain.block('latest');
-    if (last === null) { last = latest.height; return; }
-    await deliverUpTo(latest);
+  async function pump() {
+    if (pumping || closed || retryTimer) return;
+    pumping = true;
+    try {
+      while (!closed && target !== null) {
+        const t = target;
+        try {
+          if (t === LATEST) {
+            const latest = await fetchBlock('latest');
+            if (closed) return;
+            if (target === LATEST) target = null;
+            if (last === null) last = latest.height;
+            else await deliverUpTo(latest);
+          } else {
+            await deliverUpTo(t);
+            if (target === t) target = null;
+          }
+          fetchBackoff.reset();
+        } catch (e) {
+          if (closed) return;
+          onError(e);
+          if (!e.fetch || !transient(e)) {
+            if (target === t) target = null;
+            continue;
+          }
+          // Wait, then try again from where it stopped (`last`).
+          retryTimer = setTimeout(() => { retryTimer = null; pump(); }, fetchBackoff.next(e));
+          return;
+        }
+      }
+    } finally {
+      pumping = false;
+    }
+  }
+
+  function catchUp() {
+    want(LATEST);
   }
 
   function scheduleReconnect() {
@@ -75,7 +142,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
     ws = socket;
     socket.onopen = () => {
       backoff = BACKOFF_MIN_MS;
-      if (last !== null) enqueue(catchUp);
+      if (last !== null) catchUp();
       if (opts.onOpen) opts.onOpen();
     };
     socket.onmessage = (ev) => {
@@ -88,7 +155,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
       let msg;
       try { msg = JSON.parse(text); } catch { onError(new ChainError('bad_answer', 'a WebSocket message that is not JSON')); return; }
       if (msg && msg.type === 'block' && msg.block && Number.isSafeInteger(msg.block.height)) {
-        enqueue(() => deliverUpTo(msg.block));
+        want(msg.block);
       }
     };
     socket.onerror = () => {};
@@ -102,15 +169,12 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
 
   function poll() {
     if (closed) return;
-    if (!busy) {
-      busy = true;
-      enqueue(catchUp).finally(() => { busy = false; });
-    }
+    catchUp();
     timer = setTimeout(poll, pollMs);
   }
 
   if (WS) {
-    if (last !== null) enqueue(catchUp);
+    if (last !== null) catchUp();
     connect();
   } else {
     poll();
@@ -126,6 +190,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
     close() {
       closed = true;
       clearTimeout(timer);
+      clearTimeout(retryTimer);
       if (ws) { try { ws.close(1000); } catch { /* already closing */ } ws = null; }
     },
   };

@@ -65,7 +65,9 @@ export interface TxRecord {
   txid: string; status: 'pending' | 'included'; body: string; signature: string;
   height: number | null; index: number | null; receipt: TxReceipt | null;
 }
-export interface ModuleRecord { id: string; abi_version: number; code_hash: string; deployed_height: number; owner: string; upgraded_height?: number }
+/** A module's upgrade policy, on nodes that have them (absent on older nodes). */
+export interface ModulePolicy { kind: 'immutable' | 'timelocked' | 'owner' | string; [field: string]: unknown }
+export interface ModuleRecord { id: string; abi_version: number; code_hash: string; deployed_height: number; owner: string | null; upgraded_height?: number; policy?: ModulePolicy }
 export interface SignedTx { body: string; signature: string; txid: string }
 export interface Subscription { readonly mode: 'websocket' | 'polling'; readonly lastHeight: number | null; close(): void }
 
@@ -106,6 +108,10 @@ export declare class Chain {
 export declare const MAX_RULES_BYTES: number;
 export declare const MAX_MOVES_PER_OP: number;
 export declare const MAX_MOVES_PER_GAME: number;
+/** Response windows, ms of block time: 300,000 (5 min) to 259,200,000 (3 days); the offer's default 600,000. */
+export declare const MIN_WINDOW_MS: number;
+export declare const MAX_WINDOW_MS: number;
+export declare const DEFAULT_WINDOW_MS: number;
 
 export declare class RulesError extends Error {}
 
@@ -135,7 +141,8 @@ export declare class Rules {
   close(): void;
   /** One raw export call: the answer's bytes (at most `max`), null for a refusal. */
   call(entry: string, input: Uint8Array, max?: number): Promise<Uint8Array | null>;
-  initialState(): Promise<Uint8Array>;
+  /** The state before move 0 of the game tagged `tag` (32 bytes). */
+  initialState(tag: Uint8Array): Promise<Uint8Array>;
   moverAt(n: number): Promise<0 | 1>;
   validateMove(state: Uint8Array, n: number, mover: number, data: Uint8Array): Promise<boolean>;
   applyMove(state: Uint8Array, n: number, mover: number, data: Uint8Array): Promise<Uint8Array>;
@@ -153,7 +160,7 @@ export interface ChannelStore {
 export type ChannelErrorCode =
   | 'malformed' | 'too_large' | 'out_of_order' | 'bad_signature' | 'wrong_mover' | 'illegal' | 'game_over'
   | 'not_your_turn' | 'not_a_player' | 'already_signed' | 'too_many_moves' | 'refused' | 'no_challenge'
-  | 'no_evidence' | 'no_move' | 'not_over' | 'not_deployed' | 'bad_record';
+  | 'no_evidence' | 'no_move' | 'not_over' | 'not_deployed' | 'bad_record' | 'bad_window' | 'mutable_module';
 
 export declare class ChannelError extends Error {
   constructor(code: ChannelErrorCode, message: string, extra?: Record<string, unknown>);
@@ -162,34 +169,95 @@ export declare class ChannelError extends Error {
   receipt?: Receipt;
   /** Set for `already_signed`: the move signed before, which was sent again. */
   move?: SignedMove;
+  /** Set for `mutable_module`: the module that would hold the stake, and its policy. */
+  module?: string;
+  policy?: ModulePolicy;
 }
+
+/** Whether an error may go away by itself (429, 5xx, no answer, a receipt timeout). */
+export declare function transient(e: unknown): boolean;
+/** Capped exponential backoff with jitter, at least the node's `retry-after`. */
+export declare class Backoff {
+  constructor(options?: { baseMs?: number; capMs?: number; random?: () => number });
+  /** The next wait (ms); `error.retryAfter` (seconds) is honoured. */
+  next(error?: { retryAfter?: number }): number;
+  reset(): void;
+  readonly failures: number;
+}
+
+/** A move relay answer: `{to}` (connections reached) or `{error}`. */
+export type RelayAnswer = { to: number; error?: undefined } | { error: 'not_connected' | 'closed' | 'timeout' | 'bad_json' | 'bad_signature' | 'rate_limited' | string; message?: string; to?: undefined };
+/** One connection to the node's move relay of a game (`GET /v1/relay/<game>`), reconnecting with backoff. */
+export declare class MoveRelay {
+  constructor(chain: Chain, game: string, handlers?: {
+    onMove?: (move: SignedMove, msg: { type: 'move'; game: string; seat: 0 | 1; move: SignedMove; prev: string }) => void;
+    onPeers?: (count: number, before: number) => void;
+    onOpen?: () => void;
+    onClose?: (code: number) => void;
+  });
+  readonly available: boolean;
+  readonly open: boolean;
+  readonly peers: number;
+  readonly opens: number;
+  send(move: SignedMove, prev: string, options?: { timeoutMs?: number }): Promise<RelayAnswer>;
+  close(): void;
+}
+
+/** Refuses (ChannelError `mutable_module`) a stake above 0 in a module whose record has `policy.kind` `owner`, unless `allowMutable`. */
+export declare function checkEscrowPolicy(chain: Chain, module: string, stake: string, allowMutable?: boolean): Promise<void>;
 
 export declare function stateHash(state: Uint8Array): string;
 export declare function moveMessage(domain: Domain, game: string, n: number, prev: string, mover: string, data: Uint8Array | string): string;
-export declare function finalMessage(domain: Domain, game: string, state: string, validUntil: number): string;
+/** `gamechain channel final v2`, with `valid_until_ms`. */
+export declare function finalMessage(domain: Domain, game: string, state: string, validUntilMs: number): string;
+export declare function gameTagText(domain: Domain, game: string): string;
+/** The game's 32-byte tag: SHA-256 of `gameTagText`. */
+export declare function gameTag(domain: Domain, game: string): Uint8Array;
 export declare function checkpointMessage(domain: Domain, game: string, moves: number, state: string): string;
 export declare function parseSignedMove(input: string | object): SignedMove;
 export declare function memoryStore(): ChannelStore;
 
+/** The channel's `{game}` view (docs/channels.md); times are block times in ms. */
 export interface GameRecord {
-  id: string; rules: string; stake: string; window: number; players: [string, string]; signers: [string, string];
+  id: string; rules: string | null; rules_code: string; tag: string; stake: string; window_ms: number;
+  players: [string, string]; signers: [string, string];
   status: 'open' | 'challenged' | 'concluding' | 'settled';
   checkpoint: { moves: number; state: string } | null;
-  challenge: { due: 0 | 1; moves: number; state: string; deadline: number } | null;
-  outcome: { winner: 0 | 1 | null; how: 'history' | 'cooperative' | 'forfeit' | 'equivocation'; final_at: number } | null;
+  challenge: { due: 0 | 1; moves: number; state: string; deadline_ms: number } | null;
+  outcome: { winner: 0 | 1 | null; how: 'history' | 'cooperative' | 'forfeit' | 'equivocation'; final_at_ms: number; state_hash: string | null } | null;
   paid: boolean;
+  /** Whether the result stands at the view's `at_ms` (or, without it, is settled). */
+  final: boolean;
+  final_state_hash: string | null;
 }
 export interface OfferRecord {
-  id: string; creator: string; signer: string; rules: string; stake: string; window: number;
+  id: string; creator: string; signer: string; rules: string | null; rules_code: string; stake: string; window_ms: number;
   guard: { module: string; entry: string } | null; status: 'open' | 'filled' | 'cancelled';
 }
-export interface PlayResult { move: SignedMove; resent: boolean; txid: string; receipt?: Receipt }
+/** How a move left: `via: 'relay'` (reached `to` connections) or `'board'` (a move board post). */
+export type Delivery = { via: 'relay'; to: number; txid?: undefined; receipt?: undefined } | { via: 'board'; txid: string; receipt?: Receipt; to?: undefined };
+export type PlayResult = Delivery & { move: SignedMove; resent: boolean };
 export type ReceiveResult =
-  | { status: 'applied'; move: SignedMove }
+  | { status: 'applied'; move: SignedMove; via?: 'relay' }
   | { status: 'known' }
-  | { status: 'equivocation'; seat: 0 | 1 };
+  | { status: 'equivocation'; seat: 0 | 1; via?: 'relay' };
 export interface ChannelOptions {
   account?: Key; module?: string; moveboard?: string; store?: ChannelStore; fromHeight?: number; maxRulesBytes?: number;
+  /** Whether `listen` opens the node's move relay (default true). */
+  relay?: boolean;
+}
+export interface ChannelSubscription extends Subscription { readonly relay: MoveRelay | null }
+export type WatchAction =
+  | { kind: 'respond'; from: number; to: number; receipt: Receipt }
+  | { kind: 'prove_equivocation'; move: number; receipt: Receipt }
+  | { kind: 'final'; record: GameRecord }
+  | { kind: 'missed'; challenge: NonNullable<GameRecord['challenge']> }
+  | { kind: 'refused'; op: string; error: ChannelError };
+export interface Watch {
+  /** `'final'` once the result is final (the watch then stops), `'closed'` after `close()`. */
+  readonly done: Promise<'final' | 'closed'>;
+  close(): void;
+  readonly subscription: ChannelSubscription;
 }
 
 export declare class Channel {
@@ -207,7 +275,14 @@ export declare class Channel {
   readonly record: GameRecord;
   readonly seat: 0 | 1 | null;
   readonly rules: Rules;
+  /** The rules code hash pinned at the offer (`record.rules_code`): the code run here. */
   readonly rulesHash: string;
+  /** The game tag (32 bytes). */
+  readonly tag: Uint8Array;
+  /** The newest block's time read (ms), what deadlines are judged by; null before one. */
+  readonly headTimeMs: number | null;
+  /** The move relay while `listen` runs. */
+  readonly relay: MoveRelay | null;
   readonly moves: SignedMove[];
   readonly hashes: string[];
   readonly state: Uint8Array;
@@ -221,11 +296,17 @@ export declare class Channel {
   storeKey(): string;
   getData(name: string): any;
   setData(name: string, value: unknown): Promise<void>;
-  refresh(): Promise<GameRecord>;
+  refresh(options?: { atMs?: number }): Promise<GameRecord>;
+  /** The head block's time (ms), kept as `headTimeMs`. */
+  blockTime(): Promise<number | null>;
+  /** Block time left (ms) before `deadlineMs` by `headTimeMs` (0 once passed; null before a block). */
+  timeLeft(deadlineMs: number): number | null;
   moveText(n: number, prev: string, mover: string, data: Uint8Array | string): string;
   play(data: Uint8Array | string, options?: { wait?: boolean }): Promise<PlayResult>;
-  post(move: SignedMove, options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
-  resend(options?: { wait?: boolean }): Promise<{ txid: string; receipt?: Receipt }>;
+  post(move: SignedMove, options?: { wait?: boolean; board?: boolean }): Promise<Delivery>;
+  resend(options?: { wait?: boolean; board?: boolean }): Promise<Delivery>;
+  openRelay(handlers?: { onMove?: (r: ReceiveResult) => void; onRefused?: (r: { status: 'refused'; error: Error; via: 'relay' }) => void; onPeers?: (count: number) => void }): MoveRelay | null;
+  closeRelay(): void;
   /** This seat's last signed move when no post of it is known to have reached the node, else null. */
   unposted(): SignedMove | null;
   /** Merges what another writer of the same store kept (signed moves, helper values, later moves). */
@@ -239,7 +320,20 @@ export declare class Channel {
     onBlock?: (b: Block) => void | Promise<void>;
     onError?: (e: Error) => void;
     onOpen?: () => void;
-  }): Promise<Subscription>;
+    onPeers?: (count: number) => void;
+    relay?: boolean;
+  }): Promise<ChannelSubscription>;
+  /** The watchtower: answers challenges with held moves, proves equivocations, retries forever; stops once final. */
+  watch(options?: {
+    fromHeight?: number;
+    backoff?: Backoff;
+    onAction?: (a: WatchAction) => void;
+    onRetry?: (r: { what: string; error: Error; waitMs: number }) => void;
+    onMove?: (r: ReceiveResult) => void;
+    onRefused?: (r: { status: 'refused'; error: Error }) => void;
+    onBlock?: (b: Block) => void | Promise<void>;
+    onError?: (e: Error) => void;
+  }): Promise<Watch>;
   history(from?: number): SignedMove[];
   settle(): Promise<Receipt>;
   challenge(): Promise<Receipt>;
@@ -247,15 +341,23 @@ export declare class Channel {
   claimForfeit(): Promise<Receipt>;
   proveEquivocation(evidence?: { a: SignedMove; b: SignedMove; prev: string }): Promise<Receipt>;
   withdraw(): Promise<Receipt>;
-  static offer(chain: Chain, key: Key, offer: { rules: string; stake: string; window: number; signer?: string; guard?: { module: string; entry: string }; module?: string }): Promise<{ id: string; receipt: Receipt }>;
-  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string }): Promise<{ id: string; receipt: Receipt }>;
+  /**
+   * `rules` (a module id, pinned to the code hash its record names) and/or `rulesCode`; `windowMs`
+   * 300,000–259,200,000 (default 600,000); `stake` `'0'` is unstaked. A stake above 0 in a module
+   * whose record has `policy.kind` `owner` is refused (`mutable_module`) unless `allowMutable`.
+   */
+  static offer(chain: Chain, key: Key, offer: { rules?: string; rulesCode?: string; stake: string; windowMs?: number; signer?: string; guard?: { module: string; entry: string }; module?: string; allowMutable?: boolean }): Promise<{ id: string; receipt: Receipt }>;
+  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string; allowMutable?: boolean }): Promise<{ id: string; receipt: Receipt }>;
   static cancel(chain: Chain, key: Key, offer: string, options?: { module?: string }): Promise<Receipt>;
   static offerCount(chain: Chain, options?: { module?: string; hint?: number }): Promise<number>;
   static offers(chain: Chain, options?: { rules?: string; status?: string; module?: string; scan?: number; count?: number }): Promise<{ count: number; offers: OfferRecord[] }>;
 }
 
 export declare const RPS_CHOICES: readonly ['rock', 'paper', 'scissors'];
-export declare function rpsCommitment(choice: 0 | 1 | 2, salt: Uint8Array): Uint8Array;
+export declare const RPS_COMMIT_DOMAIN: string;
+export declare const RPS_STATE_BYTES: number;
+/** `sha256("gamechain rps commit v2" ‖ tag ‖ seat ‖ choice ‖ salt)`. */
+export declare function rpsCommitment(tag: Uint8Array, seat: 0 | 1, choice: 0 | 1 | 2, salt: Uint8Array): Uint8Array;
 export declare function rpsReveal(choice: 0 | 1 | 2, salt: Uint8Array): Uint8Array;
 export declare function rpsChoices(state: Uint8Array): [number | null, number | null];
 

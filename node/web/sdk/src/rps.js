@@ -1,7 +1,9 @@
 // rps.js: rock-paper-scissors on a Channel (modules/rps_rules, docs/channels.md): moves 0 and 1
-// commit `sha256(choice ‖ salt)` with a fresh random 32-byte salt (crypto.getRandomValues), moves 2
-// and 3 reveal `choice ‖ salt`. The salt and choice are kept in the channel's store before the
-// commit is signed, so a reload can still reveal, and a commit is never made twice.
+// commit `sha256("gamechain rps commit v2" ‖ game tag ‖ seat ‖ choice ‖ salt)` with a fresh random
+// 32-byte salt (crypto.getRandomValues), moves 2 and 3 reveal `choice ‖ salt`. The commitment is
+// bound to the game and the seat, so the other seat cannot copy it. The salt and choice are kept in
+// the channel's store before the commit is signed, so a reload can still reveal, and a commit is
+// never made twice.
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
@@ -18,11 +20,21 @@ function checkSalt(salt) {
   if (!(salt instanceof Uint8Array) || salt.length !== 32) throw new TypeError('salt must be 32 bytes');
 }
 
-/** `sha256(choice ‖ salt)`: the commitment signed as move 0 or 1 (Rust `rps_rules::commitment`). */
-export function rpsCommitment(choice, salt) {
+/** The text every commitment starts with (Rust `rps_rules::COMMIT_DOMAIN`). */
+export const RPS_COMMIT_DOMAIN = 'gamechain rps commit v2';
+const COMMIT_DOMAIN_BYTES = new TextEncoder().encode(RPS_COMMIT_DOMAIN);
+
+/**
+ * `sha256("gamechain rps commit v2" ‖ tag ‖ seat ‖ choice ‖ salt)`: the commitment seat `seat`
+ * signs as its move (move 0 for seat 0, 1 for seat 1) in the game tagged `tag` (32 bytes, the
+ * channel's `tag`), Rust `rps_rules::commitment(tag, seat, choice, salt)`.
+ */
+export function rpsCommitment(tag, seat, choice, salt) {
+  if (!(tag instanceof Uint8Array) || tag.length !== 32) throw new TypeError('tag must be the 32-byte game tag');
+  if (seat !== 0 && seat !== 1) throw new RangeError('seat must be 0 or 1');
   checkChoice(choice);
   checkSalt(salt);
-  return sha256(Uint8Array.of(choice, ...salt));
+  return sha256(Uint8Array.of(...COMMIT_DOMAIN_BYTES, ...tag, seat, choice, ...salt));
 }
 
 /** `choice ‖ salt`: the reveal signed as move 2 or 3 (Rust `rps_rules::reveal`). */
@@ -32,10 +44,13 @@ export function rpsReveal(choice, salt) {
   return Uint8Array.of(choice, ...salt);
 }
 
-/** The choices an RPS state shows (67 bytes: moves made, two commitments, two choices). */
+/** Length of an RPS state: tag (32), moves made (1), two commitments (64), two choices (2). */
+export const RPS_STATE_BYTES = 99;
+
+/** The choices an RPS state shows (`[seat 0's, seat 1's]`, null until revealed). */
 export function rpsChoices(state) {
-  if (!(state instanceof Uint8Array) || state.length !== 67) return [null, null];
-  return [state[65], state[66]].map((c) => (c <= 2 ? c : null));
+  if (!(state instanceof Uint8Array) || state.length !== RPS_STATE_BYTES) return [null, null];
+  return [state[97], state[98]].map((c) => (c <= 2 ? c : null));
 }
 
 /** An RPS game on a loaded {@link Channel} (its rules must be `rps_rules`). */
@@ -74,16 +89,16 @@ export class Rps {
       const salt = hexToBytes(kept.salt);
       if (kept.choice !== choice) {
         const err = new ChannelError('already_signed', `you committed to ${RPS_CHOICES[kept.choice]} already`);
-        await c.play(rpsCommitment(kept.choice, salt), options).catch(() => {});
+        await c.play(rpsCommitment(c.tag, c.seat, kept.choice, salt), options).catch(() => {});
         throw err;
       }
-      return c.play(rpsCommitment(choice, salt), options);
+      return c.play(rpsCommitment(c.tag, c.seat, choice, salt), options);
     }
     if (c.n !== c.seat) throw new ChannelError('not_your_turn', `the commit of seat ${c.seat} is move ${c.seat}; the game is at move ${c.n}`);
     const salt = new Uint8Array(32);
     globalThis.crypto.getRandomValues(salt);
     await c.setData('rps', { choice, salt: bytesToHex(salt) });
-    return c.play(rpsCommitment(choice, salt), options);
+    return c.play(rpsCommitment(c.tag, c.seat, choice, salt), options);
   }
 
   /** Reveals the kept choice and salt (move 2 for seat 0, move 3 for seat 1). */

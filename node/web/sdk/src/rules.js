@@ -360,9 +360,14 @@ export class Rules {
     return out[0] === 1;
   }
 
-  /** The state before move 0. */
-  async initialState() {
-    const s = await this.call('initial_state', new Uint8Array(0));
+  /**
+   * The state before move 0 of the game tagged `tag` (32 bytes: the game tag, docs/channels.md
+   * section 1, `gameTag` in channel.js; the channel passes the same). Another length is a
+   * TypeError (the rules refuse it too).
+   */
+  async initialState(tag) {
+    if (!(tag instanceof Uint8Array) || tag.length !== 32) throw new TypeError('initialState(tag): tag must be the 32-byte game tag');
+    const s = await this.call('initial_state', tag);
     if (s === null) throw new RulesError('rules initial_state refused');
     return s;
   }

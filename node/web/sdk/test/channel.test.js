@@ -1,23 +1,27 @@
-// channel.test.js: Channel, Rules and Rps against a real node (testkit/node.js) running the
-// channel, moveboard and rps_rules modules built from this repository and deployed by
-// transactions: a whole RPS game through the move board, settled by history and withdrawn with
-// the balances checked; every kind of bad move refused with its code (forged, out of turn, out of
+// channel.test.js: Channel, Rules and Rps against a real node (testkit/node.js, 10 ms blocks and
+// the dev clock) running the channel, moveboard and rps_rules modules (from genesis, or built from
+// this repository and deployed by transactions when the node lacks them): a whole RPS game through
+// the move relay, settled by history and withdrawn once the window passed in block time, with the
+// balances checked; the move board as the fallback and the latest move sent again when the
+// opponent (re)connects; every kind of bad move refused with its code (forged, out of turn, out of
 // order, illegal, tampered); a position signed already is re-sent, never signed again, also
-// after a reload from the store, and every post finds the move (and the salt) in the store
-// already; a stalled player challenged and forfeiting; an equivocation found and proved; the rules
-// loader's refusals and the lobby list.
+// after a reload from the store; a stalled player challenged and forfeiting after the deadline
+// (block time); an equivocation found and proved; the rules loaded by the code hash pinned at the
+// offer; an unstaked game; the escrow policy check; the watchtower (answers a challenge through
+// 429s, 503s and a node restart; proves an equivocation a challenge reveals).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
 import { buildModule, deploy, CHANNEL_MODULES } from '../testkit/modules.js';
 import {
-  Chain, Key, Channel, ChannelError, Rules, RulesError, Rps, memoryStore, rpsCommitment, rpsReveal, stateHash,
+  Chain, ChainError, Key, Channel, ChannelError, Rules, RulesError, Rps, MoveRelay, Backoff, memoryStore,
+  rpsCommitment, rpsReveal, stateHash, gameTag,
 } from '../src/index.js';
 
 let node;
 let chain;
 const STAKE = '100';
-const WINDOW = 5;
+const WINDOW_MS = 300000;
 
 before(async () => {
   node = await startNode({ blockIntervalMs: 200 });
@@ -47,40 +51,61 @@ async function funded() {
 
 const gold = async (a) => (await chain.account(a)).balances.GOLD ?? '0';
 
-/** Alice offers, Bob joins: both channels loaded (each with its own store) and listening. */
-async function openGame(alice, bob) {
-  const { id, receipt } = await Channel.offer(chain, alice, { rules: 'rps_rules', stake: STAKE, window: WINDOW });
+/** The move board posts of game `id` in blocks `from`..head. */
+async function boardPosts(id, from) {
+  const posts = [];
+  const top = (await chain.status()).height;
+  for (let h = from; h <= top; h++) {
+    for (const t of (await chain.block(h)).txs ?? []) {
+      const action = JSON.parse(t.body).action;
+      if (action.type === 'game' && action.game === 'moveboard' && action.op.game === id) posts.push(JSON.parse(action.op.payload));
+    }
+  }
+  return posts;
+}
+
+/** Alice offers, Bob joins: both channels loaded (each with its own store) and, unless `listen` is false, listening. */
+async function openGame(alice, bob, { stake = STAKE, listen = true } = {}) {
+  const { id, receipt } = await Channel.offer(chain, alice, { rules: 'rps_rules', stake, windowMs: WINDOW_MS });
   assert.match(id, /^[0-9a-f]{16}$/);
   const joined = await Channel.join(chain, bob, id);
   assert.equal(joined.id, id);
   const from = receipt.height;
   const a = await Channel.open(chain, alice, id, { store: memoryStore(), fromHeight: from });
   const b = await Channel.open(chain, bob, id, { store: memoryStore(), fromHeight: from });
-  const subs = [await a.listen(), await b.listen()];
-  return { id, a, b, close: () => subs.forEach((s) => s.close()) };
+  const subs = listen ? [await a.listen(), await b.listen()] : [];
+  if (listen) await until('both relays connected', () => a.relay?.peers > 0 && b.relay?.peers > 0);
+  return { id, a, b, from, close: () => subs.forEach((s) => s.close()) };
 }
 
-test('RPS through the move board: commit, reveal, settle by history, withdraw after the window', async () => {
+test('RPS through the move relay: commit, reveal, settle by history, withdraw once the window passed in block time', async () => {
   const alice = await funded();
   const bob = await funded();
-  const { id, a, b, close } = await openGame(alice, bob);
+  const escrowBefore = BigInt(await gold('module:channel'));
+  const { id, a, b, from, close } = await openGame(alice, bob);
   try {
     assert.deepEqual([a.seat, b.seat], [0, 1]);
     assert.deepEqual(a.domain, { chain: (await chain.status()).genesis_hash, module: 'channel' });
-    assert.equal(a.stateHash, '70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37');
-    assert.equal(await gold('module:channel'), String(2 * Number(STAKE)));
+    // The game tag is the game's, the initial state rps_rules' for it (99 bytes, tag first).
+    assert.equal(Buffer.from(a.tag).toString('hex'), a.record.tag);
+    assert.deepEqual(a.tag, gameTag(a.domain, id));
+    assert.equal(a.state.length, 99);
+    assert.deepEqual(a.state.slice(0, 32), a.tag);
+    assert.equal(a.rulesHash, (await chain.module('rps_rules')).code_hash);
+    assert.equal(BigInt(await gold('module:channel')) - escrowBefore, 2n * BigInt(STAKE));
     const ra = new Rps(a);
     const rb = new Rps(b);
     assert.equal(ra.phase, 'commit');
     await assert.rejects(rb.commit(0), (e) => e instanceof ChannelError && e.code === 'not_your_turn');
 
     const posted = await ra.commit(1); // paper
-    assert.equal(posted.receipt.ok, true);
+    assert.equal(posted.via, 'relay');
+    assert.equal(posted.to, 1);
     assert.equal(posted.resent, false);
-    // The salt was kept in alice's store with her choice.
+    // The salt was kept in alice's store with her choice; the commitment binds the game and seat 0.
     const kept = a.getData('rps');
     assert.equal(kept.choice, 1);
-    assert.equal(posted.move.data, Buffer.from(rpsCommitment(1, Buffer.from(kept.salt, 'hex'))).toString('hex'));
+    assert.equal(posted.move.data, Buffer.from(rpsCommitment(a.tag, 0, 1, Buffer.from(kept.salt, 'hex'))).toString('hex'));
     await until('bob sees the commit', () => b.n === 1);
     await rb.commit(0); // rock
     await until('alice sees both commits', () => a.n === 2);
@@ -98,19 +123,29 @@ test('RPS through the move board: commit, reveal, settle by history, withdraw af
     assert.deepEqual(ra.result(), { choices: [1, 0], over: true, winner: 0 });
     assert.equal(a.stateHash, b.stateHash);
     await assert.rejects(ra.commit(2), (e) => e.code === 'already_signed');
+    // Every move went through the relay: nothing of this game is on the move board.
+    assert.deepEqual(await boardPosts(id, from), []);
 
     const settled = await b.settle(); // anyone may settle; the loser's client does too
-    const g = await a.refresh();
+    const settledAt = (await chain.block(settled.height)).header.time_ms;
+    let g = await a.refresh();
     assert.equal(g.status, 'concluding');
     assert.deepEqual([g.outcome.winner, g.outcome.how], [0, 'history']);
-    assert.equal(g.outcome.final_at, settled.height + WINDOW);
-    await assert.rejects(a.withdraw(), (e) => e.code === 'refused' && /final at height/.test(e.message));
-    await until('the window passes', async () => (await chain.status()).height + 1 >= g.outcome.final_at, 30000);
+    assert.equal(g.outcome.final_at_ms, settledAt + WINDOW_MS);
+    assert.equal(g.final, false);
+    assert.equal(g.final_state_hash, null);
+    await assert.rejects(a.withdraw(), (e) => e.code === 'refused' && /final at block time \d+/.test(e.message));
+    // The window passes in block time: the dev clock moves, no waiting.
+    await node.advanceClock(WINDOW_MS);
     await a.withdraw();
+    await a.blockTime();
+    g = await a.refresh();
+    assert.deepEqual([g.final, g.final_state_hash], [true, a.stateHash]);
     assert.equal(await gold(alice.address), String(100000 - 100 + 200 - 0));
     assert.equal(await gold(bob.address), String(100000 - 100));
-    assert.equal(await gold('module:channel'), '0');
+    assert.equal(BigInt(await gold('module:channel')), escrowBefore);
     await assert.rejects(b.withdraw(), (e) => e.code === 'refused' && /paid out already/.test(e.message));
+    assert.equal(g.window_ms, WINDOW_MS);
     assert.equal((await a.refresh()).paid, true);
     assert.equal(id, g.id);
   } finally {
@@ -125,7 +160,7 @@ test('forged, out-of-turn, out-of-order, illegal and tampered moves are refused 
   const { a, b, close } = await openGame(alice, bob);
   try {
     const salt = new Uint8Array(32).fill(5);
-    const commit = rpsCommitment(2, salt);
+    const commit = rpsCommitment(b.tag, 0, 2, salt);
     const prev = a.stateHash;
     const sign = (k, n, mover, data) => ({ n, data: Buffer.from(data).toString('hex'), sig: k.signMessage(b.moveText(n, prev, mover, data)) });
     const refused = async (move, code) => {
@@ -141,7 +176,7 @@ test('forged, out-of-turn, out-of-order, illegal and tampered moves are refused 
     await refused(sign(alice, 1, alice.address, commit), 'out_of_order');
     await refused(sign(alice, 0, alice.address, commit.slice(0, 31)), 'illegal'); // a 31-byte commit
     const good = sign(alice, 0, alice.address, commit);
-    await refused({ ...good, data: Buffer.from(rpsCommitment(1, salt)).toString('hex') }, 'bad_signature');
+    await refused({ ...good, data: Buffer.from(rpsCommitment(b.tag, 0, 1, salt)).toString('hex') }, 'bad_signature');
     await refused('{"n":0}', 'malformed');
     await assert.rejects(b.play(commit), (e) => e.code === 'not_your_turn');
     await refused('x'.repeat(9000), 'too_large');
@@ -188,7 +223,7 @@ test('a signed position is re-sent, never signed again, also after a reload from
     assert.deepEqual(again.move, first.move);
     assert.notEqual(again.txid, first.txid, 'posted once more');
     await assert.rejects(new Rps(a).commit(0), (e) => e.code === 'already_signed' && /scissors already/.test(e.message));
-    await assert.rejects(a.play(rpsCommitment(0, new Uint8Array(32))), (e) => e.code === 'already_signed' && e.move.sig === first.move.sig);
+    await assert.rejects(a.play(rpsCommitment(a.tag, 0, 0, new Uint8Array(32))), (e) => e.code === 'already_signed' && e.move.sig === first.move.sig);
     // A reload: a new Channel on the same store restores the move and the salt.
     const reloaded = await Channel.open(spy, alice, a.game, { store });
     assert.equal(reloaded.n, 1);
@@ -215,9 +250,10 @@ test('a staller is challenged, answers once, then forfeits; an equivocation is p
     await until('bob has the commit', () => b.n === 1);
     await assert.rejects(b.challenge(), (e) => e.code === 'not_your_turn');
     const ch = await a.challenge();
+    const chAt = (await chain.block(ch.height)).header.time_ms;
     let g = await b.refresh();
     assert.equal(g.status, 'challenged');
-    assert.deepEqual([g.challenge.due, g.challenge.moves, g.challenge.deadline], [1, 1, ch.height + WINDOW]);
+    assert.deepEqual([g.challenge.due, g.challenge.moves, g.challenge.deadline_ms], [1, 1, chAt + WINDOW_MS]);
     // Bob answers by a respond op; alice learns his move from the op itself.
     await new Rps(b).commit(0);
     await b.respond();
@@ -225,8 +261,11 @@ test('a staller is challenged, answers once, then forfeits; an equivocation is p
     g = await a.refresh();
     assert.equal(g.challenge.due, 0);
     // Now alice stalls: her reveal is due; bob claims after the deadline.
-    await assert.rejects(b.claimForfeit(), (e) => e.code === 'refused' && /may answer until height/.test(e.message));
-    await until('the deadline passes', async () => (await chain.status()).height > g.challenge.deadline);
+    await assert.rejects(b.claimForfeit(), (e) => e.code === 'refused' && /may answer until block time \d+/.test(e.message));
+    // Transactions do not move a deadline: only block time does.
+    for (let i = 0; i < 5; i++) await chain.waitForReceipt(await chain.send(Key.generate(), { type: 'faucet', token: 'GOLD' }));
+    await assert.rejects(b.claimForfeit(), (e) => e.code === 'refused' && /may answer until block time/.test(e.message));
+    await node.advanceClock(WINDOW_MS + 1);
     await b.claimForfeit();
     g = await b.refresh();
     assert.deepEqual([g.status, g.outcome.winner, g.outcome.how], ['settled', 1, 'forfeit']);
@@ -244,7 +283,7 @@ test('a staller is challenged, answers once, then forfeits; an equivocation is p
     const c = game.a;
     const prev = c.stateHash;
     const move = (salt) => {
-      const data = rpsCommitment(0, new Uint8Array(32).fill(salt));
+      const data = rpsCommitment(c.tag, 0, 0, new Uint8Array(32).fill(salt));
       return { n: 0, data: Buffer.from(data).toString('hex'), sig: carol.signMessage(c.moveText(0, prev, carol.address, data)) };
     };
     assert.equal((await game.b.receive(move(1))).status, 'applied');
@@ -259,22 +298,33 @@ test('a staller is challenged, answers once, then forfeits; an equivocation is p
 
 test('Rules: the rps_rules wasm answers as the Rust rules; the loader refuses what it must', async () => {
   const rules = await Rules.load(buildModule('rps_rules'));
-  const s0 = await rules.initialState();
-  assert.equal(s0.length, 67);
+  const tag = new Uint8Array(32).fill(3);
+  const s0 = await rules.initialState(tag);
+  assert.equal(s0.length, 99);
+  assert.deepEqual(s0.slice(0, 32), tag);
+  await assert.rejects(rules.initialState(new Uint8Array(31)), TypeError);
   assert.deepEqual([await rules.moverAt(0), await rules.moverAt(1), await rules.moverAt(2 ** 40 + 1)], [0, 1, 1]);
   assert.equal(await rules.isOver(s0), false);
   const salt = new Uint8Array(32).fill(3);
-  assert.equal(await rules.validateMove(s0, 0, 0, rpsCommitment(0, salt)), true);
-  assert.equal(await rules.validateMove(s0, 0, 1, rpsCommitment(0, salt)), false);
-  assert.equal(await rules.validateMove(s0, 0, 7, rpsCommitment(0, salt)), false);
+  assert.equal(await rules.validateMove(s0, 0, 0, rpsCommitment(tag, 0, 0, salt)), true);
+  assert.equal(await rules.validateMove(s0, 0, 1, rpsCommitment(tag, 0, 0, salt)), false);
+  assert.equal(await rules.validateMove(s0, 0, 7, rpsCommitment(tag, 0, 0, salt)), false);
   assert.equal(await rules.validateMove(s0, 0, 0, new Uint8Array(5)), false);
   await assert.rejects(rules.applyMove(s0, 0, 0, new Uint8Array(5)), RulesError);
   await assert.rejects(rules.winner(s0), RulesError);
   let s = s0;
-  const moves = [rpsCommitment(2, salt), rpsCommitment(1, salt), rpsReveal(2, salt), rpsReveal(1, salt)];
-  for (const [n, m] of moves.entries()) s = await rules.applyMove(s, n, n % 2, m);
+  const moves = [rpsCommitment(tag, 0, 2, salt), rpsCommitment(tag, 1, 1, salt), rpsReveal(2, salt), rpsReveal(1, salt)];
+  for (const [n, m] of moves.entries()) {
+    assert.equal(await rules.validateMove(s, n, n % 2, m), true, `move ${n}`);
+    s = await rules.applyMove(s, n, n % 2, m);
+  }
   assert.equal(await rules.isOver(s), true);
   assert.equal(await rules.winner(s), 0, 'scissors beat paper');
+  // A commitment copied from the other seat cannot be opened by the copier (issue 23).
+  let copied = s0;
+  const copy = [moves[0], moves[0], rpsReveal(2, salt)];
+  for (const [n, m] of copy.entries()) copied = await rules.applyMove(copied, n, n % 2, m);
+  assert.equal(await rules.validateMove(copied, 3, 1, rpsReveal(2, salt)), false);
   // Many calls, each on a fresh instance (as on the chain): answers stay the same.
   for (let i = 0; i < 2000; i++) assert.equal(await rules.validateMove(s0, 0, 0, moves[0]), true);
   assert.equal(rules.isolated, true);
@@ -287,15 +337,24 @@ test('Rules: the rps_rules wasm answers as the Rust rules; the loader refuses wh
   await assert.rejects(Channel.open(new Chain(node.url), k, 'ffffffffffffffff', { store: memoryStore() }), (e) => e.code === 'not_found');
   // The lobby list: the open offer is listed with its rules; a cancelled one is not.
   const creator = await funded();
-  const { id } = await Channel.offer(chain, creator, { rules: 'rps_rules', stake: '7', window: 5 });
-  const gone = await Channel.offer(chain, creator, { rules: 'rps_rules', stake: '8', window: 5 });
+  const { id } = await Channel.offer(chain, creator, { rules: 'rps_rules', stake: '7', windowMs: WINDOW_MS });
+  const gone = await Channel.offer(chain, creator, { rules: 'rps_rules', stake: '8' });
+  assert.equal((await chain.game('channel', { offer: gone.id })).window_ms, 600000, 'the default window: 10 minutes');
   await Channel.cancel(chain, creator, gone.id);
   const { count, offers } = await Channel.offers(chain, { rules: 'rps_rules', status: 'open' });
   assert.equal(count, parseInt(gone.id, 16) + 1);
   assert.equal(await Channel.offerCount(chain, { hint: count - 3 }), count);
   assert.ok(offers.some((o) => o.id === id && o.stake === '7'));
   assert.ok(!offers.some((o) => o.id === gone.id));
-  await assert.rejects(Channel.offer(chain, creator, { rules: 'moveboard', stake: '1', window: 5 }), (e) => e.code === 'refused' && /not usable/.test(e.message));
+  await assert.rejects(Channel.offer(chain, creator, { rules: 'moveboard', stake: '1' }), (e) => e.code === 'refused' && /not usable/.test(e.message));
+  for (const windowMs of [299999, 259200001, 600000.5]) {
+    await assert.rejects(Channel.offer(chain, creator, { rules: 'rps_rules', stake: '1', windowMs }), (e) => e.code === 'bad_window');
+  }
+  // Rules named by code hash alone: the offer records that hash.
+  const rpsCode = (await chain.module('rps_rules')).code_hash;
+  const byHash = await Channel.offer(chain, creator, { rulesCode: rpsCode, stake: '0' });
+  const rec = await chain.game('channel', { offer: byHash.id });
+  assert.deepEqual([rec.rules, rec.rules_code], [null, rpsCode]);
 });
 
 test('two tabs on one store: the second never signs another commit nor drops the salt the first kept', async () => {
@@ -313,7 +372,7 @@ test('two tabs on one store: the second never signs another commit nor drops the
     await assert.rejects(new Rps(tab2).commit(1), (e) => e.code === 'already_signed' && /rock already/.test(e.message));
     assert.equal(tab2.n, 1);
     assert.deepEqual(tab2.moves[0], first.move);
-    await assert.rejects(tab2.play(rpsCommitment(2, new Uint8Array(32))), (e) => e.code === 'already_signed');
+    await assert.rejects(tab2.play(rpsCommitment(tab2.tag, 0, 2, new Uint8Array(32))), (e) => e.code === 'already_signed');
     // Tab 2 writing its record (a block read) keeps tab 1's salt.
     await tab2.scanBlock({ height: 1, txs: [] });
     await until('bob has the commit', () => b.n === 1);
@@ -343,10 +402,10 @@ test('hostile posts: a move replayed from another game, over another position, f
     const signFor = (c, k, n, prev, mover, data) => ({ n, data: Buffer.from(data).toString('hex'), sig: k.signMessage(c.moveText(n, prev, mover, data)) });
     const code = async (c, move) => c.receive(move).then(() => 'applied', (e) => e.code);
     // Alice's commit in game 1, sent to game 2: the text names the game.
-    const c0 = signFor(g1.b, alice, 0, g1.b.stateHash, alice.address, rpsCommitment(0, salt));
+    const c0 = signFor(g1.b, alice, 0, g1.b.stateHash, alice.address, rpsCommitment(g1.b.tag, 0, 0, salt));
     assert.equal(await code(g2.b, c0), 'bad_signature');
     // A move signed over a state hash of another position.
-    assert.equal(await code(g1.b, signFor(g1.b, alice, 0, stateHash(new Uint8Array(67).fill(1)), alice.address, rpsCommitment(0, salt))), 'bad_signature');
+    assert.equal(await code(g1.b, signFor(g1.b, alice, 0, stateHash(new Uint8Array(99).fill(1)), alice.address, rpsCommitment(g1.b.tag, 0, 0, salt))), 'bad_signature');
     // Far ahead: refused and not kept.
     assert.equal(await code(g1.b, { ...c0, n: 2 ** 40 }), 'out_of_order');
     assert.equal(g1.b.pending.size, 0);
@@ -359,12 +418,12 @@ test('hostile posts: a move replayed from another game, over another position, f
     // game 2 terms: here game 2's bob has not seen move 0 yet), then forgeries for the same
     // number: the real one still applies in its turn.
     const h0 = g2.a.stateHash;
-    const m0 = signFor(g2.a, alice, 0, h0, alice.address, rpsCommitment(2, salt));
+    const m0 = signFor(g2.a, alice, 0, h0, alice.address, rpsCommitment(g2.a.tag, 0, 2, salt));
     const a2 = await Channel.open(chain, alice, g2.id, { store: memoryStore() });
     await a2.receive(m0);
     const b2 = await Channel.open(chain, bob, g2.id, { store: memoryStore() });
     await b2.receive(m0);
-    const m1 = await b2.play(rpsCommitment(0, salt), { wait: false });
+    const m1 = await b2.play(rpsCommitment(b2.tag, 1, 0, salt), { wait: false });
     await a2.receive(m1.move);
     const m2 = signFor(a2, alice, 2, a2.stateHash, alice.address, rpsReveal(2, salt));
     const fresh = await Channel.open(chain, bob, g2.id, { store: memoryStore() });
@@ -410,5 +469,249 @@ test('a move whose post failed is known as unposted, also after a reload, until 
     assert.equal(b.unposted(), null);
   } finally {
     close();
+  }
+});
+
+test('the move board is the fallback: an opponent not on the relay gets the move from the board; one who connects gets the latest move again through the relay', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const { id, a, b, from } = await openGame(alice, bob, { listen: false });
+  const subA = await a.listen();
+  let subB;
+  const observers = [];
+  try {
+    await until('alice on the relay', () => a.relay?.open);
+    assert.equal(a.relay.peers, 0);
+    // Bob is not connected: the commit goes to the move board.
+    const first = await new Rps(a).commit(0);
+    assert.equal(first.via, 'board');
+    assert.equal(first.receipt.ok, true);
+    assert.deepEqual((await boardPosts(id, from)).map((m) => m.sig), [first.move.sig]);
+    // Bob comes: he reads the board from the game's start, and alice's relay sees him arrive and
+    // sends her latest move to him again.
+    const seen = [];
+    subB = await b.listen({ onMove: (r) => seen.push(r.via ?? 'board') });
+    await until('bob has the commit', () => b.n === 1);
+    await until('alice saw bob connect', () => a.relay.peers === 1);
+    // Bob's commit: alice is there, so the relay carries it and nothing more reaches the board.
+    const second = await new Rps(b).commit(1);
+    assert.deepEqual([second.via, second.to], ['relay', 1]);
+    await until('alice has bob\'s commit', () => a.n === 2);
+    assert.equal((await boardPosts(id, from)).length, 1);
+    // A third connection (another tab of bob's, a bare relay client here): alice sends her latest
+    // signed move again, at once, and it is the one she signed (checked by the node).
+    const got = [];
+    const observer = new MoveRelay(chain, id, { onMove: (m, msg) => got.push({ m, msg }) });
+    observers.push(observer);
+    await until('alice re-sent her move through the relay', () => got.some((g) => g.m.sig === first.move.sig));
+    const resent = got.find((g) => g.m.sig === first.move.sig);
+    assert.deepEqual([resent.msg.seat, resent.msg.prev], [0, a.hashes[0]]);
+    // The node refuses a move no seat's game key signed; the relay answers so and forwards nothing.
+    const forged = { n: 2, data: '00'.repeat(33), sig: Key.generate().signMessage('nothing') };
+    assert.equal((await observer.send(forged, a.stateHash)).error, 'bad_signature');
+    // Alice leaves the relay: bob's reveal… is seat 1's after alice's; alice reveals on the board.
+    subA.close();
+    await until('bob saw alice leave', () => b.relay.peers === 1); // the observer is still there
+    const reveal = await new Rps(a).reveal();
+    assert.equal(reveal.via, 'board', 'no relay without listen');
+    await until('bob has alice\'s reveal', () => b.n === 3);
+    assert.equal(seen.at(-1), 'board', `bob received through ${seen}`);
+  } finally {
+    subA.close();
+    subB?.close();
+    observers.forEach((o) => o.close());
+  }
+});
+
+test('the rules run here are the code pinned at the offer, fetched by hash and checked: never the module\'s current code', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const { id } = await openGame(alice, bob, { listen: false });
+  const asked = [];
+  const record = (await chain.game('channel', { game: id }));
+  const spying = new Chain(node.url, { fetch: (url, init) => { asked.push(new URL(url).pathname); return fetch(url, init); } });
+  const c = await Channel.open(spying, alice, id, { store: memoryStore(), maxRulesBytes: 4 << 20 });
+  assert.equal(c.rulesHash, record.rules_code);
+  assert.ok(!asked.some((p) => p.startsWith('/v1/modules')), `asked ${asked}`);
+  // A node (or a proxy) answering other bytes for the code hash: refused, nothing runs.
+  const tampering = new Chain(node.url, {
+    fetch: async (url, init) => {
+      const r = await fetch(url, init);
+      if (!new URL(url).pathname.startsWith('/v1/code/')) return r;
+      const bytes = new Uint8Array(await r.arrayBuffer());
+      bytes[bytes.length - 1] ^= 1;
+      return new Response(bytes, { status: 200 });
+    },
+  });
+  await assert.rejects(tampering.code(record.rules_code), (e) => e instanceof ChainError && e.code === 'bad_answer' && /do not hash/.test(e.message));
+  // The game record's pinned hash is what the rules module ran at the offer.
+  assert.equal(record.rules_code, (await chain.module('rps_rules')).code_hash);
+  assert.equal(record.rules, 'rps_rules');
+});
+
+test('an unstaked game (stake 0): played and settled as any other, its result in the standings, nothing to pay', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const before = [await gold(alice.address), await gold(bob.address)];
+  const { a, b, close } = await openGame(alice, bob, { stake: '0' });
+  try {
+    assert.equal(a.record.stake, '0');
+    await new Rps(a).commit(2);
+    await until('bob has the commit', () => b.n === 1);
+    await new Rps(b).commit(1);
+    await until('alice has both', () => a.n === 2);
+    await new Rps(a).step();
+    await until('bob has the reveal', () => b.n === 3);
+    await new Rps(b).step();
+    await until('alice has both reveals', () => a.n === 4);
+    assert.deepEqual([a.over, a.winner], [true, 0]);
+    await a.settle();
+    await assert.rejects(a.withdraw(), (e) => e.code === 'refused' && /unstaked: there is nothing to pay/.test(e.message));
+    assert.deepEqual(await chain.game('channel', { player: alice.address }), { player: alice.address, wins: 1, losses: 0, draws: 0 });
+    assert.deepEqual(await chain.game('channel', { player: bob.address }), { player: bob.address, wins: 0, losses: 1, draws: 0 });
+    assert.deepEqual([await gold(alice.address), await gold(bob.address)], before);
+  } finally {
+    close();
+  }
+});
+
+test('allowMutable: a stake is never escrowed in a module its owner can change at once, unless the caller says so', async () => {
+  const alice = await funded();
+  // The channel's record as a node with upgrade policies answers it (this node's record may
+  // have no policy yet: that is never refused).
+  const withPolicy = (kind) => {
+    const c = new Chain(node.url);
+    c.module = async (id) => ({ ...(await Chain.prototype.module.call(c, id)), ...(kind ? { policy: { kind } } : {}) });
+    const sent = [];
+    c.send = async (k, action) => { sent.push(action); return Chain.prototype.send.call(c, k, action); };
+    return { c, sent };
+  };
+  const owner = withPolicy('owner');
+  await assert.rejects(Channel.offer(owner.c, alice, { rules: 'rps_rules', stake: '5' }), (e) => {
+    assert.equal(e.code, 'mutable_module');
+    assert.equal(e.module, 'channel');
+    assert.deepEqual(e.policy, { kind: 'owner' });
+    assert.match(e.message, /module channel has upgrade policy "owner"/);
+    return true;
+  });
+  assert.deepEqual(owner.sent, [], 'nothing was sent');
+  // An unstaked game escrows nothing: allowed; a stake with allowMutable: allowed.
+  const free = await Channel.offer(owner.c, alice, { rules: 'rps_rules', stake: '0' });
+  const staked = await Channel.offer(owner.c, alice, { rules: 'rps_rules', stake: '5', allowMutable: true });
+  const bob = await funded();
+  await assert.rejects(Channel.join(owner.c, bob, staked.id), (e) => e.code === 'mutable_module');
+  await Channel.join(owner.c, bob, free.id);
+  await Channel.join(owner.c, bob, staked.id, { allowMutable: true });
+  // Immutable, timelocked, or a record from a node without policies: no refusal.
+  for (const kind of ['immutable', 'timelocked', null]) {
+    const { c } = withPolicy(kind);
+    await Channel.offer(c, alice, { rules: 'rps_rules', stake: '1' });
+  }
+});
+
+/**
+ * A fetch in front of the node that answers `mode` (429 with retry-after: 1, or 503) `count` times
+ * to requests whose path matches `only`, then passes everything on.
+ */
+function flakyFetch() {
+  const f = {
+    mode: null,
+    count: 0,
+    only: /^\//,
+    refused: { 429: 0, 503: 0 },
+    blockGets: 0,
+    async fetch(url, init) {
+      const p = new URL(url).pathname;
+      if (/^\/v1\/blocks\/\d+$/.test(p)) f.blockGets += 1;
+      if (f.mode && f.count > 0 && f.only.test(p)) {
+        f.count -= 1;
+        const status = f.mode;
+        if (f.count === 0) f.mode = null;
+        f.refused[status] += 1;
+        const code = status === 429 ? 'rate_limited' : 'unavailable';
+        return new Response(JSON.stringify({ error: { code, message: `${status} from the test's proxy` } }), { status, headers: { 'content-type': 'application/json', ...(status === 429 ? { 'retry-after': '1' } : {}) } });
+      }
+      return fetch(url, init);
+    },
+  };
+  return f;
+}
+
+test('the watchtower answers a challenge with the move it holds, through 429s (retry-after honoured), 503s and a node restart, reading blocks over the feed', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const { id, a } = await openGame(alice, bob, { listen: false });
+  const flaky = flakyFetch();
+  const bobChain = new Chain(node.url, { fetch: flaky.fetch });
+  // Bob's move 1 is signed and kept, but its post is lost: alice never sees it.
+  const lossy = new Chain(node.url);
+  lossy.send = async () => { throw new ChainError('network', 'the network dropped it'); };
+  const store = memoryStore();
+  const b = await Channel.open(bobChain, bob, id, { store });
+  await new Rps(a).commit(2);
+  await b.receive(a.moves[0]);
+  const bLossy = await Channel.open(lossy, bob, id, { store });
+  await assert.rejects(new Rps(bLossy).commit(0), /dropped/);
+  await b.sync();
+  assert.equal(b.n, 2, 'bob holds his commit');
+  assert.equal(a.n, 1, 'alice never got it');
+  const actions = [];
+  const retries = [];
+  const w = await b.watch({
+    backoff: new Backoff({ baseMs: 50, capMs: 400 }),
+    onAction: (x) => actions.push(x),
+    onRetry: (r) => retries.push(r),
+  });
+  const h0 = (await chain.status()).height;
+  try {
+    await until('the watch is connected', () => b.headTimeMs != null);
+    // The node goes down and comes back (the feed and the relay reconnect); then the watch's reads
+    // of the game are rate-limited, then everything it asks fails with 503 for a while.
+    await node.restart();
+    flaky.only = /^\/v1\/games\//;
+    flaky.mode = 429;
+    flaky.count = 3;
+    await a.challenge();
+    setTimeout(() => { flaky.only = /^\//; flaky.mode = 503; flaky.count = 3; }, 1500);
+    await until('the watch answered', () => actions.some((x) => x.kind === 'respond'), 60000);
+    const g = await a.refresh();
+    assert.equal(g.status, 'challenged');
+    assert.deepEqual([g.challenge.due, g.challenge.moves], [0, 2], 'the challenge passed to alice');
+    assert.ok(flaky.refused[429] >= 1, `429s: ${flaky.refused[429]}`);
+    const r429 = retries.filter((r) => r.error.status === 429);
+    assert.ok(r429.length >= 1 && r429.every((r) => r.waitMs >= 1000), `retry-after honoured: ${r429.map((r) => r.waitMs)}`);
+    // Blocks came over the feed: single blocks were fetched only for the gap of the restart.
+    const made = (await chain.status()).height - h0;
+    assert.ok(flaky.blockGets < made, `${flaky.blockGets} block GETs for ${made} blocks`);
+    // 503s while acting later are waited out too: alice reveals nothing, bob's watch keeps going.
+    await until('503s waited out', () => flaky.mode === null && flaky.refused[503] >= 1, 30000);
+    assert.ok(retries.some((r) => r.error.status === 503 || r.error.code === 'network'), `retries: ${retries.map((r) => r.error.code)}`);
+  } finally {
+    w.close();
+  }
+  assert.equal(await w.done, 'closed');
+});
+
+test('the watchtower sends the equivocation proof when a challenge contradicts a move it holds, then stops: the result is final', async () => {
+  const carol = await funded();
+  const dave = await funded();
+  const { id, a: c, b: d } = await openGame(carol, dave, { listen: false });
+  const actions = [];
+  const w = await d.watch({ backoff: new Backoff({ baseMs: 50, capMs: 400 }), onAction: (x) => actions.push(x) });
+  try {
+    await new Rps(c).commit(1);
+    await until('dave holds carol\'s commit', () => d.n === 1);
+    // Carol challenges with another move 0 signed by her key: dave is due "move 1" of a history
+    // that contradicts the move he holds.
+    const other = rpsCommitment(c.tag, 0, 2, new Uint8Array(32).fill(4));
+    const forged = { n: 0, data: Buffer.from(other).toString('hex'), sig: carol.signMessage(c.moveText(0, c.hashes[0], carol.address, other)) };
+    const r = await chain.waitForReceipt(await chain.send(carol, { type: 'game', game: 'channel', op: { kind: 'challenge', game: id, moves: [forged], from_checkpoint: false } }));
+    assert.equal(r.ok, true, r.error);
+    assert.equal(await w.done, 'final');
+    assert.ok(actions.some((x) => x.kind === 'prove_equivocation' && x.move === 0), JSON.stringify(actions.map((x) => x.kind)));
+    const g = await d.refresh();
+    assert.deepEqual([g.status, g.outcome.winner, g.outcome.how, g.final], ['settled', 1, 'equivocation', true]);
+  } finally {
+    w.close();
   }
 });

@@ -20,10 +20,10 @@ test('a hostile rules module: traps, oversized and out-of-memory answers, refusa
     winner: answer(2048, 2), // two bytes: not a seat
   });
   const rules = await Rules.load(wasm);
-  assert.deepEqual([...(await rules.initialState())], [0]);
+  assert.deepEqual([...(await rules.initialState(new Uint8Array(32)))], [0]);
   await assert.rejects(rules.moverAt(0), (e) => e instanceof RulesError && /trapped/.test(e.message));
   // Every call runs on a fresh instance: a trap leaves nothing behind.
-  assert.deepEqual([...(await rules.initialState())], [0]);
+  assert.deepEqual([...(await rules.initialState(new Uint8Array(32)))], [0]);
   assert.equal(rules.isolated, true, 'calls run in a worker');
   assert.equal(rules.workers, 1, 'a trap does not cost the worker');
   await assert.rejects(rules.validateMove(new Uint8Array(1), 0, 0, new Uint8Array(1)), (e) => e instanceof RulesError && /limit is 1/.test(e.message));

@@ -1,6 +1,7 @@
 // vectors.test.js: the Rust side's own fixed vectors (runtime/chain/src/signed_message.rs and
-// address.rs tests, tests/tests/channels.rs `js_sdk_move_vector_text_and_signature`), reproduced
-// byte for byte: keys, addresses, message hashes, signatures, a channel move's text.
+// address.rs tests, tests/tests/channels.rs `js_sdk_move_vector_text_and_signature`,
+// modules/channel/src/message.rs), reproduced byte for byte: keys, addresses, message hashes,
+// signatures, a game tag, an RPS commitment (v2), a channel move's text.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -8,7 +9,8 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { base58check, hash160 } from '../src/address.js';
 import { signWithSecret } from '../src/message.js';
 import { Key, verifyMessage, recoverAddress, recoverPublicKey, messageHash, parseAddress, txidOf,
-  moveMessage, finalMessage, checkpointMessage, stateHash, rpsCommitment, rpsReveal, encodeMove, parseSignedMove } from '../src/index.js';
+  moveMessage, finalMessage, checkpointMessage, gameTag, gameTagText, stateHash, rpsCommitment, rpsReveal, encodeMove, parseSignedMove,
+  RPS_STATE_BYTES } from '../src/index.js';
 
 const BITCOIN_MAGIC = 'Bitcoin Signed Message:\n';
 
@@ -118,15 +120,19 @@ test('keys: WIF round trip, prefixes, refusals', () => {
 });
 
 // tests/tests/channels.rs `js_sdk_move_vector_text_and_signature` asserts these same strings.
-test('the channel move vector: RPS move 0 text and signature, as the Rust code makes them', () => {
+test('the channel move vector: the game tag, RPS move 0 (commitment v2) text and signature, as the Rust code makes them', () => {
   const key = Key.fromWif(DIVI_WIF);
   const domain = { chain: '9b5e3e0a7c1d2f4e6a8b0c1d2e3f405162738495a6b7c8d9e0f1a2b3c4d5e6f7', module: 'channel' };
-  const initial = new Uint8Array(67);
-  initial[65] = 0xff;
-  initial[66] = 0xff;
+  const tag = gameTag(domain, '0000000000000003');
+  assert.equal(bytesToHex(tag), '48381642f39e82f5537bcfa8b0a163b83736906f75dbefbb00bd05f07ae3d570');
+  // rps_rules' initial state: the tag, moves made 0, two empty commitments, two hidden choices.
+  const initial = new Uint8Array(RPS_STATE_BYTES);
+  initial.set(tag, 0);
+  initial[97] = 0xff;
+  initial[98] = 0xff;
   const prev = stateHash(initial);
-  assert.equal(prev, '70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37');
-  const data = rpsCommitment(1, new Uint8Array(32).fill(7));
+  assert.equal(prev, '196ceaab3c82c2e2b89ada94860cb2820733c139bf49111b43effb7144741c7b');
+  const data = rpsCommitment(tag, 0, 1, new Uint8Array(32).fill(7));
   const text = moveMessage(domain, '0000000000000003', 0, prev, key.address, data);
   assert.equal(text, [
     'gamechain channel move v1',
@@ -134,18 +140,23 @@ test('the channel move vector: RPS move 0 text and signature, as the Rust code m
     'module: channel',
     'game: 0000000000000003',
     'move: 0',
-    'prev: 70946541b8f05c3fd84f12ed1bbcbc38165cad85157d1a0a2d21ffa0b13b9f37',
+    'prev: 196ceaab3c82c2e2b89ada94860cb2820733c139bf49111b43effb7144741c7b',
     'mover: y115R6b1mLc8CCZCi7iqZZvQMsjArEYWgC',
-    'data: d3907c0247e7e98b72338a00d87244248df71eb313589da290d45adfba44e6d2',
+    'data: c043134a41bb8b0eae3f6946c64649cf26924a02637c82d7621adc5f0c3674d9',
   ].join('\n'));
   assert.equal(moveMessage(domain, '0000000000000003', 0, prev, key.address, bytesToHex(data).toUpperCase()), text);
-  assert.equal(key.signMessage(text), 'IOBk2Jhx5BLc2fdHldn1sCJowx1awQ5PfkXjt5398/j1eb9ELEhQCM7L4EopLj+c+jPia4cY2RREu8ZHpkFhVmI=');
+  assert.equal(key.signMessage(text), 'HytL+TaEUMARnZbq7GG61lSMrBA1emhr1EgjUyaIRmU3FbJy1VryZ/9QmWsORNRANDp1Qlxe/maUSkJnp85+3aY=');
+  // The commitment binds the seat and the game: the other seat's, or another game's, differs.
+  assert.notEqual(bytesToHex(rpsCommitment(tag, 1, 1, new Uint8Array(32).fill(7))), bytesToHex(data));
+  assert.notEqual(bytesToHex(rpsCommitment(gameTag(domain, '0000000000000004'), 0, 1, new Uint8Array(32).fill(7))), bytesToHex(data));
   assert.equal(bytesToHex(rpsReveal(1, new Uint8Array(32).fill(7))), '01' + '07'.repeat(32));
   // modules/channel/src/message.rs `a_move_text_is_fixed`.
   const d = { chain: 'ab', module: 'channel' };
   assert.equal(moveMessage(d, '0000000000000001', 3, 'cd', 'yAlice', Uint8Array.of(4)),
     'gamechain channel move v1\nchain: ab\nmodule: channel\ngame: 0000000000000001\nmove: 3\nprev: cd\nmover: yAlice\ndata: 04');
-  assert.equal(finalMessage(d, 'g', 'ef', 9), 'gamechain channel final v1\nchain: ab\nmodule: channel\ngame: g\nstate: ef\nvalid_until: 9');
+  assert.equal(finalMessage(d, 'g', 'ef', 9), 'gamechain channel final v2\nchain: ab\nmodule: channel\ngame: g\nstate: ef\nvalid_until_ms: 9');
+  assert.equal(gameTagText(d, '0000000000000001'), 'gamechain channel game v1\nchain: ab\nmodule: channel\ngame: 0000000000000001');
+  assert.equal(bytesToHex(gameTag(d, '0000000000000001')), bytesToHex(sha256(new TextEncoder().encode(gameTagText(d, '0000000000000001')))));
   assert.equal(checkpointMessage(d, 'g', 4, 'ef'), 'gamechain channel checkpoint v1\nchain: ab\nmodule: channel\ngame: g\nmoves: 4\nstate: ef');
   assert.equal(stateHash(new Uint8Array(0)), 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   // sdk-guest/src/rules.rs `encode_move`: u64 n, u8 mover, u32 state length, state, data (LE).

@@ -18,10 +18,14 @@ export async function launch() {
   return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
 }
 
-/** A player: a new context and page at `url`, ready (the SDK loaded, the first redraw asked). */
-export async function player(browser, url, name) {
+/**
+ * A player: a new context and page at `url`, ready (the SDK loaded, the first redraw asked).
+ * `setup(page)` runs before the page loads (routes that must patch the page, e.g. WebSockets).
+ */
+export async function player(browser, url, name, { setup } = {}) {
   const context = await browser.newContext({ viewport: { width: 1000, height: 1100 } });
   const page = await context.newPage();
+  if (setup) await setup(page);
   const errors = [];
   page.on('pageerror', (e) => errors.push(`${name}: ${e.message}`));
   await page.goto(url);

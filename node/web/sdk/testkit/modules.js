@@ -1,6 +1,8 @@
 // testkit/modules.js: guest modules for the suites: built from this repository's source with
 // `gamechain module build --path modules/<package> --out <file>` (the reproducible recipe; cargo
-// caches it under target/guest) and deployed to a node by a deploy transaction.
+// caches it under target/guest) and deployed to a node by a deploy transaction, only when the
+// node does not have the module already (`GET /v1/modules/<id>` is not_found): the default
+// genesis may ship the games, and then they are used as they are.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import assert from 'node:assert/strict';
 import { base64 } from '@scure/base';
 import { gamechainBin } from './node.js';
-import { Key } from '../src/index.js';
+import { ChainError, Key } from '../src/index.js';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const built = new Map();
@@ -27,15 +29,35 @@ export function buildModule(pkg) {
   return built.get(pkg);
 }
 
-/** Deploys `[[module id, package], …]` with a fresh key; resolves when every deploy is included. */
+/** Whether the node has module `id` (`GET /v1/modules/<id>`). */
+export async function hasModule(chain, id) {
+  try {
+    await chain.module(id);
+    return true;
+  } catch (e) {
+    if (e instanceof ChainError && e.code === 'not_found') return false;
+    throw e;
+  }
+}
+
+/**
+ * Deploys each of `[[module id, package], …]` the node does not have yet, with a fresh key;
+ * resolves when every deploy is included, to the ids deployed.
+ */
 export async function deploy(chain, pairs) {
   const deployer = Key.generate();
   const txids = [];
-  for (const [id, pkg] of pairs) txids.push(await chain.send(deployer, { type: 'deploy', module: id, code: base64.encode(buildModule(pkg)) }));
+  const missing = [];
+  for (const [id, pkg] of pairs) {
+    if (await hasModule(chain, id)) continue;
+    missing.push(id);
+    txids.push(await chain.send(deployer, { type: 'deploy', module: id, code: base64.encode(buildModule(pkg)) }));
+  }
   for (const [i, txid] of txids.entries()) {
     const r = await chain.waitForReceipt(txid, { timeoutMs: 120000 });
-    assert.equal(r.ok, true, `deploy ${pairs[i][0]}: ${r.error}`);
+    assert.equal(r.ok, true, `deploy ${missing[i]}: ${r.error}`);
   }
+  return missing;
 }
 
 /** The channel's modules under the ids docs/channels.md uses (the channel names rules by id). */

@@ -1,8 +1,9 @@
 // testkit/node.js: starts the real `gamechain` binary for the JS suites: a dev chain in a fresh
-// temporary folder on a free loopback port, no rate limit, a chosen block interval, blocks at
-// least `minBlockIntervalMs` apart (default 10 ms, so suites stay quick; the default chain's is
-// 1,000 ms) and the dev clock on (POST /v1/dev/clock lets deadlines pass); waits until
-// it answers /v1/status; stops (SIGTERM) and restarts on the same port and data.
+// temporary folder on a free loopback port, no rate limit (or the one asked for), a chosen block
+// interval, blocks at least `minBlockIntervalMs` apart (default 10 ms, so suites stay quick; the
+// default chain's is 1,000 ms) and the dev clock on (`advanceClock(ms)`: POST /v1/dev/clock, so
+// block-time deadlines pass without waiting for them); waits until it answers /v1/status; stops
+// (SIGTERM) and restarts on the same port and data (the dev clock moved forward as before).
 // The binary: $GAMECHAIN_BIN, else target/debug/gamechain under $CARGO_TARGET_DIR or the
 // repository's target/ (the Rust test node/tests/web_js.rs sets GAMECHAIN_BIN).
 import { spawn } from 'node:child_process';
@@ -40,7 +41,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
  * `minBlockIntervalMs`: the new chain's least time between blocks (consensus).
  * @returns {Promise<{url: string, dir: string, log: () => string, stop: () => Promise<void>, restart: () => Promise<void>}>}
  */
-export async function startNode({ blockIntervalMs = 60000, minBlockIntervalMs = 10, extra = '' } = {}) {
+export async function startNode({ blockIntervalMs = 60000, minBlockIntervalMs = 10, rateLimitPerSec = 0, rateLimitBurst = 0, extra = '' } = {}) {
   const bin = gamechainBin();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gamechain-js-'));
   const port = await freePort();
@@ -48,7 +49,8 @@ export async function startNode({ blockIntervalMs = 60000, minBlockIntervalMs = 
   fs.writeFileSync(path.join(dir, 'node.toml'), [
     `data_dir = "${path.join(dir, 'data')}"`,
     `listen = "127.0.0.1:${port}"`,
-    'rate_limit_per_sec = 0',
+    `rate_limit_per_sec = ${rateLimitPerSec}`,
+    ...(rateLimitPerSec > 0 ? [`rate_limit_burst = ${rateLimitBurst || rateLimitPerSec}`] : []),
     `block_interval_ms = ${blockIntervalMs}`,
     `min_block_interval_ms = ${minBlockIntervalMs}`,
     'dev_clock = true',
@@ -90,13 +92,37 @@ export async function startNode({ blockIntervalMs = 60000, minBlockIntervalMs = 
     clearTimeout(timer);
   }
 
+  // The dev clock's offset lives in the node's memory: a restart would put its clock behind the
+  // chain's last block time (and it makes no block before its clock catches up), so it is moved
+  // forward again by what the tests moved it.
+  let offsetMs = 0;
+  async function advance(ms) {
+    const r = await fetch(`${url}/v1/dev/clock`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ advance_ms: ms }) });
+    const body = await r.json();
+    if (!r.ok) throw new Error(`POST /v1/dev/clock: ${r.status} ${JSON.stringify(body)}`);
+    offsetMs = body.offset_ms;
+    return body;
+  }
+  async function startAgain() {
+    await start();
+    if (offsetMs > 0) await advance(offsetMs);
+  }
+
   await start();
   return {
     url,
     dir,
     log: () => fs.readFileSync(logPath(), 'utf8'),
     stop,
-    restart: async () => { await stop(); await start(); },
+    restart: async () => { await stop(); await startAgain(); },
+    /** Stops the node only (`start()` it again later). */
+    stop,
+    start: startAgain,
+    /**
+     * Moves the node's clock forward by `ms` (POST /v1/dev/clock): the next block's time is at
+     * least that much later. Resolves to the node's answer `{now_ms, offset_ms}`.
+     */
+    advanceClock: advance,
     /** Stops the node and removes its folder. */
     async dispose() { await stop(); fs.rmSync(dir, { recursive: true, force: true }); },
   };

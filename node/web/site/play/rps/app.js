@@ -1,11 +1,14 @@
 // app.js: /play/rps/: rock-paper-scissors played off-chain (docs/channels.md) with the SDK's
 // Channel and Rps: the key in this browser (localStorage, as the other play pages), faucet, the
-// open offers of `rps_rules` (live), offer with a stake and window, join, cancel; then a commit
-// (a fresh salt kept in localStorage before it is signed), the reveal made by itself once both
-// commits are seen, the result from the rules .wasm running here, settle by history, withdraw once
-// the window has passed (blocks left shown), challenge / answer / forfeit when a player stalls,
+// open offers of `rps_rules` (live), offer with a stake (0: unstaked) and a window in minutes of
+// block time, join, cancel; then a commit (a fresh salt kept in localStorage before it is signed),
+// sent through the node's move relay when the opponent is connected to it, else the move board;
+// the reveal made by itself once both commits are seen, the result from the rules .wasm (the code
+// pinned at the offer) running here, settle by history, withdraw once the window has passed (the
+// time left shown, by the newest block's time), challenge / answer / forfeit when a player stalls,
 // and the proof when the opponent signed two moves for one position; a move signed here whose
-// post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard or rps_rules is not deployed.
+// post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard
+// or rps_rules is not on the node.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
@@ -16,8 +19,9 @@ const RULES = 'rps_rules';
 const sdk = await loadSdk();
 const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES } = sdk;
 const chain = new Chain(location.origin);
-const [status, genesis] = await Promise.all([chain.status(), chain.genesis()]);
+const [status, genesis, latest] = await Promise.all([chain.status(), chain.genesis(), chain.block('latest')]);
 let head = status.height;
+let headTime = latest.header.time_ms; // the newest block's time: what deadlines are judged by
 let key = loadKey();
 let current = null; // the game (offer) id shown
 let ch = null; // its Channel once the game is open
@@ -65,6 +69,14 @@ const showError = (text) => { $('error').textContent = text; };
 const info = (text) => { $('info').textContent = text; };
 const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
 const who = (a) => (a === key.address ? 'you' : short(a));
+/** A span of block time for people: "4 min 59 s", "2 h 5 min", "1 d 3 h". */
+function span(ms) {
+  const s = Math.max(0, Math.ceil(ms / 1000));
+  if (s >= 86400) return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  return `${Math.floor(s / 60)} min ${s % 60} s`;
+}
+const left = (deadlineMs) => span(deadlineMs - headTime);
 const errText = (label, e) => (e instanceof ChainError || e?.name === 'ChannelError' ? `${label}: ${e.code}: ${e.message}` : `${label}: ${e?.message ?? e}`);
 
 /** Runs one action (sends, waits for its receipt); shows what went wrong; redraws. */
@@ -76,7 +88,7 @@ async function act(label, fn) {
   document.body.dataset.busy = '1';
   try {
     const out = await fn();
-    info(`${label}: done${out && out.height ? ` at height ${out.height}` : out && out.receipt ? ` at height ${out.receipt.height}` : ''}`);
+    info(`${label}: done${out && out.height ? ` at height ${out.height}` : out && out.receipt ? ` at height ${out.receipt.height}` : out && out.via === 'relay' ? ' (through the relay)' : ''}`);
     return out;
   } catch (e) {
     showError(e?.code === 'refused' ? e.message : errText(label, e));
@@ -127,12 +139,12 @@ $('create-btn').onclick = () => {
   let window;
   try {
     stake = toUnits($('stake').value);
-    if (stake === '0') throw new Error('the stake must be above 0');
-    window = Number($('window').value);
-    if (!Number.isInteger(window)) throw new Error('the window must be a whole number of blocks');
+    const minutes = Number($('window').value);
+    if (!Number.isFinite(minutes) || minutes < 5 || minutes > 4320) throw new Error('the window must be 5 to 4,320 minutes (3 days)');
+    window = Math.round(minutes * 60000);
   } catch (e) { showError(e.message); return; }
   act('offer', async () => {
-    const { id, receipt } = await Channel.offer(chain, key, { rules: RULES, stake, window });
+    const { id, receipt } = await Channel.offer(chain, key, { rules: RULES, stake, windowMs: window });
     rememberGame(id, receipt.height);
     lobbyStale = true;
     location.hash = id;
@@ -167,7 +179,7 @@ function offerLine(o) {
   const a = document.createElement('a');
   a.href = `#${o.id}`;
   a.textContent = o.id;
-  li.append(a, ` ${o.status} · stake ${gold(o.stake)} GOLD · window ${o.window} blocks · by ${who(o.creator)}`);
+  li.append(a, ` ${o.status} · ${o.stake === '0' ? 'unstaked' : `stake ${gold(o.stake)} GOLD`} · window ${span(o.window_ms)} · by ${who(o.creator)}`);
   li.dataset.id = o.id;
   return li;
 }
@@ -206,7 +218,8 @@ async function ensureChannel() {
   let s;
   try {
     s = await c.listen({
-      onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}`); refresh(); },
+      onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}${r.via ? ` via ${r.via}` : ''}`); refresh(); },
+      onPeers: (n) => { note(`${g} relay peers ${n}`); refresh(); },
       onRefused: (r) => { note(`${g} refused: ${r.error.code}`); info(`a move refused: ${r.error.code}: ${r.error.message}`); },
       onBlock: (b) => { if (b.txs?.length) note(`${g} read ${b.height}`); },
       onError: (e) => note(`${g} feed: ${e?.code ?? ''} ${e?.message ?? e}`),
@@ -222,7 +235,6 @@ async function ensureChannel() {
   return ch;
 }
 
-const blocksLeft = (h) => Math.max(0, h - head);
 
 function resultText(c, rec) {
   const [c0, c1] = rps.result().choices;
@@ -252,9 +264,15 @@ function resultText(c, rec) {
 function drawGame(c, rec) {
   const seat = c.seat;
   const opp = seat === null ? null : rec.players[1 - seat];
+  const stakeText = rec.stake === '0' ? 'unstaked' : `stake ${gold(rec.stake)} GOLD each`;
   $('players').textContent = seat === null
-    ? `Players ${short(rec.players[0])} and ${short(rec.players[1])} · stake ${gold(rec.stake)} GOLD each · window ${rec.window} blocks`
-    : `You are seat ${seat} (${seat === 0 ? 'the offer\'s creator' : 'the joiner'}) against ${short(opp)} · stake ${gold(rec.stake)} GOLD each · window ${rec.window} blocks`;
+    ? `Players ${short(rec.players[0])} and ${short(rec.players[1])} · ${stakeText} · window ${span(rec.window_ms)}`
+    : `You are seat ${seat} (${seat === 0 ? 'the offer\'s creator' : 'the joiner'}) against ${short(opp)} · ${stakeText} · window ${span(rec.window_ms)}`;
+  const relay = c.relay;
+  $('transport').textContent = seat === null ? ''
+    : relay && relay.open && relay.peers > 0 ? 'Moves go through the node\'s relay: the opponent is connected.'
+      : relay && relay.open ? 'Moves go through the move board: the opponent is not on the relay now.'
+        : 'Moves go through the move board: the relay is not connected.';
   const playing = rec.status === 'open' || rec.status === 'challenged';
   const canCommit = playing && rps.phase === 'commit' && c.myTurn;
   for (const name of RPS_CHOICES) $(name).disabled = !canCommit || busy;
@@ -271,19 +289,21 @@ function drawGame(c, rec) {
   $('result').textContent = resultText(c, rec);
 
   // After a challenge's deadline the forfeit stands: the chain refuses a settle then.
-  const deadlinePassed = rec.status === 'challenged' && rec.challenge && head + 1 > rec.challenge.deadline;
+  const deadlinePassed = rec.status === 'challenged' && rec.challenge && headTime > rec.challenge.deadline_ms;
   $('settle-btn').hidden = !(c.over && playing && !deadlinePassed);
   const outcome = rec.outcome;
-  $('withdraw-btn').hidden = !(outcome && !rec.paid);
-  const final = outcome && (rec.status === 'settled' || head + 1 >= outcome.final_at);
+  const unstaked = rec.stake === '0';
+  $('withdraw-btn').hidden = !(outcome && !rec.paid && !unstaked);
+  const final = outcome && (rec.final || rec.status === 'settled' || headTime >= outcome.final_at_ms);
   $('withdraw-btn').disabled = !final;
   let w = '';
   if (outcome) {
     const pot = gold(String(BigInt(rec.stake) * 2n));
     const to = outcome.winner === null ? `each player gets ${gold(rec.stake)} GOLD back` : `${pot} GOLD to ${outcome.winner === seat ? 'you' : seat === null ? `seat ${outcome.winner}` : 'the opponent'}`;
-    if (rec.paid) w = `Paid out: ${to}.`;
+    if (unstaked) w = final ? 'Final (unstaked: the result is recorded, nothing is paid).' : `Settled by ${outcome.how}: final in ${left(outcome.final_at_ms)} (unstaked: nothing is paid).`;
+    else if (rec.paid) w = `Paid out: ${to}.`;
     else if (final) w = `Final: withdraw now (${to}).`;
-    else w = `Settled by ${outcome.how}: final at height ${outcome.final_at}, ${blocksLeft(outcome.final_at)} blocks left; then withdraw (${to}).`;
+    else w = `Settled by ${outcome.how}: final in ${left(outcome.final_at_ms)} of block time; then withdraw (${to}).`;
   } else if (c.over && playing && !deadlinePassed) w = 'Settle to collect: the result is final one window after it is settled.';
   $('withdraw-info').textContent = w;
 
@@ -291,15 +311,15 @@ function drawGame(c, rec) {
   $('challenge-btn').hidden = !(rec.status === 'open' && !c.over && seat !== null && !c.myTurn);
   $('respond-btn').hidden = !(rec.status === 'challenged' && chal && chal.due === seat && c.n > chal.moves);
   $('forfeit-btn').hidden = !(rec.status === 'challenged' && chal && chal.due !== seat && seat !== null);
-  $('forfeit-btn').disabled = !(chal && head + 1 > chal.deadline);
+  $('forfeit-btn').disabled = !(chal && headTime > chal.deadline_ms);
   let ci = '';
   if (rec.status === 'challenged' && chal) {
-    if (chal.due === seat && head + 1 > chal.deadline) ci = `You were challenged and the deadline (height ${chal.deadline}) passed: the opponent can claim the forfeit.`;
-    else if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left), or you lose by forfeit.`;
-    else if (head + 1 > chal.deadline) ci = `The deadline (height ${chal.deadline}) passed without an answer: claim the forfeit.`;
-    else ci = `Challenged: the opponent must answer by height ${chal.deadline} (${blocksLeft(chal.deadline)} blocks left); after that the forfeit can be claimed.`;
+    if (chal.due === seat && headTime > chal.deadline_ms) ci = 'You were challenged and the deadline passed: the opponent can claim the forfeit.';
+    else if (chal.due === seat) ci = `You are challenged: move ${chal.moves} is yours, within ${left(chal.deadline_ms)} of block time, or you lose by forfeit.`;
+    else if (headTime > chal.deadline_ms) ci = 'The deadline passed without an answer: claim the forfeit.';
+    else ci = `Challenged: the opponent must answer within ${left(chal.deadline_ms)} of block time; after that the forfeit can be claimed.`;
   } else if (rec.status === 'open' && !c.over && seat !== null && !c.myTurn) {
-    ci = `If the opponent stalls, challenge: they then have ${rec.window} blocks to move.`;
+    ci = `If the opponent stalls, challenge: they then have ${span(rec.window_ms)} of block time to move.`;
   }
   // Two moves signed by one seat for one position (seen by `receive`): that seat loses.
   const provable = c.evidence && c.evidence.seat !== seat && (playing || (rec.status === 'concluding' && !final));
@@ -311,7 +331,7 @@ function drawGame(c, rec) {
 /** The automatic steps: reveal once both commits are seen; answer a challenge with moves made. */
 function autoStep(c, rec) {
   if (busy || c.seat === null || !(rec.status === 'open' || rec.status === 'challenged')) return;
-  const mark = (what) => { const k = `${c.game}:${what}:${c.n}:${rec.challenge?.deadline ?? ''}`; if (tried.has(k)) return false; tried.add(k); return true; };
+  const mark = (what) => { const k = `${c.game}:${what}:${c.n}:${rec.challenge?.deadline_ms ?? ''}`; if (tried.has(k)) return false; tried.add(k); return true; };
   const unposted = c.unposted();
   if (unposted && !c.myTurn && mark(`resend:${Math.floor(head / 3)}`)) {
     // A move signed here whose post never reached the node (a failed send, a reload between
@@ -327,7 +347,7 @@ function autoStep(c, rec) {
 function hideGameControls() {
   for (const id of ['settle-btn', 'withdraw-btn', 'challenge-btn', 'respond-btn', 'forfeit-btn', 'equivocation-btn', 'join-btn', 'cancel-btn']) $(id).hidden = true;
   for (const name of RPS_CHOICES) $(name).disabled = true;
-  for (const id of ['moves', 'result', 'withdraw-info', 'challenge-info', 'players']) $(id).textContent = '';
+  for (const id of ['moves', 'result', 'withdraw-info', 'challenge-info', 'players', 'transport']) $(id).textContent = '';
 }
 
 async function drawCurrent() {
@@ -357,7 +377,7 @@ async function drawCurrent() {
   }
   if (offer.status !== 'filled') {
     hideGameControls();
-    $('players').textContent = `Offered by ${who(offer.creator)} · stake ${gold(offer.stake)} GOLD each · window ${offer.window} blocks`;
+    $('players').textContent = `Offered by ${who(offer.creator)} · ${offer.stake === '0' ? 'unstaked' : `stake ${gold(offer.stake)} GOLD each`} · window ${span(offer.window_ms)}`;
     $('turn').textContent = offer.status === 'cancelled' ? `Cancelled: ${gold(offer.stake)} GOLD went back to ${who(offer.creator)}.`
       : offer.creator === key.address ? 'Waiting for an opponent to join.' : 'Open: join to play.';
     $('join-btn').hidden = !(offer.status === 'open' && offer.creator !== key.address);
@@ -441,6 +461,7 @@ window.addEventListener('hashchange', openFromHash);
 
 chain.subscribe((block) => {
   head = block.height;
+  if (Number.isSafeInteger(block.header?.time_ms)) headTime = Math.max(headTime, block.header.time_ms);
   if ((block.txs ?? []).some((t) => typeof t.body === 'string' && t.body.includes('"game":"channel"'))) lobbyStale = true;
   refresh();
 }, {

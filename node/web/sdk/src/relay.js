@@ -1,0 +1,162 @@
+// relay.js: MoveRelay, one client's connection to a node's move relay (`GET /v1/relay/<game>`,
+// node/API.md "Move relay", node/src/server/relay.rs; the Rust client is node/client/src/relay.rs):
+// signed moves of a channel game sent to the other player at once, off-chain, and theirs
+// received. The node checks each move's signature and seat and stores nothing; a move nobody was
+// connected to receive (`to: 0`) is lost there, so Channel falls back to the move board. The
+// connection is opened again with backoff whenever it drops (a node restart), and every message
+// from the node is bounded and checked for shape before it is used. Uses the Chain's WebSocket
+// (the platform's; Node 20 has one only with --experimental-websocket): without one there is no
+// relay and Channel uses the move board alone.
+
+import { Backoff } from './backoff.js';
+
+/** Largest relay message read (the node's frames are at most 4,096 bytes plus its envelope). */
+const MAX_MESSAGE_CHARS = 16384;
+/** How long a send waits for the node's `relayed` (or `error`) answer, ms. */
+export const RELAY_ANSWER_MS = 3000;
+/** Reconnect delays: from 250 ms doubling up to 5 s. */
+const RECONNECT_CAP_MS = 5000;
+
+export class MoveRelay {
+  /**
+   * Opens the relay of `game` on `chain`'s node and keeps it open until `close()`.
+   * @param {import('./chain.js').Chain} chain
+   * @param {string} game 16 hex digits
+   * @param {{onMove?: (move: {n: number, data: string, sig: string}, msg: object) => void,
+   *   onPeers?: (count: number, before: number) => void, onOpen?: () => void,
+   *   onClose?: (code: number) => void}} handlers
+   */
+  constructor(chain, game, handlers = {}) {
+    this.chain = chain;
+    this.game = game;
+    this.handlers = handlers;
+    /** Whether the connection is open now. */
+    this.open = false;
+    /** Other connections of the game (the opponent's tabs or devices), as the node last said. */
+    this.peers = 0;
+    /** Times the connection opened. */
+    this.opens = 0;
+    this.closed = false;
+    this.ws = null;
+    this.timer = null;
+    this.waiters = [];
+    this.backoff = new Backoff({ capMs: RECONNECT_CAP_MS });
+    /** False when the platform has no WebSocket: moves then go through the move board only. */
+    this.available = typeof chain.WebSocket === 'function';
+    if (this.available) this.connect();
+  }
+
+  connect() {
+    if (this.closed) return;
+    let socket;
+    try {
+      socket = new this.chain.WebSocket(`${this.chain.url.replace(/^http/, 'ws')}/v1/relay/${this.game}`);
+    } catch {
+      this.reconnectLater();
+      return;
+    }
+    this.ws = socket;
+    socket.onopen = () => {
+      if (this.ws !== socket) return;
+      this.open = true;
+      this.opens += 1;
+      this.backoff.reset();
+      this.handlers.onOpen?.();
+    };
+    socket.onmessage = (ev) => {
+      if (this.ws !== socket) return;
+      const text = typeof ev.data === 'string' ? ev.data : '';
+      if (text.length > MAX_MESSAGE_CHARS) return;
+      let msg;
+      try { msg = JSON.parse(text); } catch { return; }
+      if (msg && typeof msg === 'object') this.message(msg);
+    };
+    socket.onerror = () => {};
+    socket.onclose = (ev) => {
+      if (this.ws !== socket) return;
+      this.ws = null;
+      this.open = false;
+      this.peers = 0;
+      this.failWaiters('closed');
+      this.handlers.onClose?.(ev?.code ?? 0);
+      this.reconnectLater();
+    };
+  }
+
+  reconnectLater() {
+    if (this.closed) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.connect(), this.backoff.next());
+  }
+
+  message(msg) {
+    switch (msg.type) {
+      case 'move':
+        if (msg.game === this.game && msg.move && typeof msg.move === 'object') this.handlers.onMove?.(msg.move, msg);
+        break;
+      case 'relayed': {
+        const i = this.waiters.findIndex((w) => w.n === msg.n);
+        if (i >= 0) this.settle(i, { to: Number.isSafeInteger(msg.to) ? msg.to : 0 });
+        break;
+      }
+      case 'error':
+        // Refusals come in the order the moves were sent: the oldest one waiting.
+        if (this.waiters.length) this.settle(0, { error: String(msg.error ?? 'error'), message: String(msg.message ?? '').slice(0, 500) });
+        break;
+      case 'peers': {
+        if (!Number.isSafeInteger(msg.count) || msg.count < 0) break;
+        const before = this.peers;
+        this.peers = msg.count;
+        this.handlers.onPeers?.(msg.count, before);
+        break;
+      }
+      default:
+    }
+  }
+
+  settle(i, answer) {
+    const [w] = this.waiters.splice(i, 1);
+    clearTimeout(w.timer);
+    w.resolve(answer);
+  }
+
+  failWaiters(error) {
+    for (const w of this.waiters.splice(0)) { clearTimeout(w.timer); w.resolve({ error }); }
+  }
+
+  /**
+   * Sends the signed move `move` (`{n, data, sig}`) whose previous state hashes to `prev`.
+   * Resolves (never rejects) to `{to}` (how many other connections got it; 0: nobody) or
+   * `{error}`: `not_connected`, `closed`, `timeout` (no answer within `timeoutMs`), or the
+   * node's `bad_json`, `bad_signature`, `rate_limited`.
+   */
+  send(move, prev, { timeoutMs = RELAY_ANSWER_MS } = {}) {
+    const ws = this.ws;
+    if (!this.open || !ws) return Promise.resolve({ error: 'not_connected' });
+    return new Promise((resolve) => {
+      const w = { n: move.n, resolve };
+      w.timer = setTimeout(() => {
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.settle(i, { error: 'timeout' });
+      }, timeoutMs);
+      this.waiters.push(w);
+      try {
+        ws.send(JSON.stringify({ move: { n: move.n, data: move.data, sig: move.sig }, prev }));
+      } catch {
+        const i = this.waiters.indexOf(w);
+        if (i >= 0) this.settle(i, { error: 'closed' });
+      }
+    });
+  }
+
+  /** Closes the connection for good. */
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.failWaiters('closed');
+    const ws = this.ws;
+    this.ws = null;
+    this.open = false;
+    if (ws) { try { ws.close(1000); } catch { /* closing already */ } }
+  }
+}
