@@ -82,7 +82,9 @@ pub struct NodeConfig {
     /// forward by `N` ms (never back), so tests and local play can let deadlines pass without
     /// waiting. A sequencer is trusted with its own clock anyway (it could set the machine's),
     /// so this adds no power over the chain; validators refuse it (their clocks are checked
-    /// by each other's votes). Default `false`: the endpoint answers 404.
+    /// by each other's votes), and refused unless `listen` is a loopback address (anyone who
+    /// reaches the endpoint can make every deadline pass). Default `false`: the endpoint
+    /// answers 404.
     pub dev_clock: bool,
     /// Shortest time from the end of one block's execution to the start of the next while transactions
     /// keep arriving, milliseconds: a steady trickle makes one block per window instead of one
@@ -397,6 +399,15 @@ impl NodeConfig {
                     .into(),
             ));
         }
+        // Anyone who reaches `POST /v1/dev/clock` can make every deadline pass: only this
+        // machine may.
+        if self.dev_clock && !self.listen.ip().is_loopback() {
+            return Err(ConfigError(format!(
+                "dev_clock needs a loopback listen address (127.0.0.1 or ::1), not {}: whoever \
+                 can reach POST /v1/dev/clock can move every deadline",
+                self.listen
+            )));
+        }
         crate::ledger::genesis_setup::genesis_module_list(&self.genesis_modules)
             .map_err(ConfigError)?;
         if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
@@ -557,6 +568,17 @@ mod tests {
             RuntimeConfig::default().config_hash()
         );
         assert_eq!(d.listen.to_string(), "127.0.0.1:8645");
+    }
+
+    #[test]
+    fn the_dev_clock_is_refused_off_loopback() {
+        assert!(NodeConfig::from_toml("dev_clock = true").is_ok());
+        let e = NodeConfig::from_toml("dev_clock = true\nlisten = \"0.0.0.0:9000\"").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("dev_clock needs a loopback listen address"),
+            "{e}"
+        );
     }
 
     #[test]

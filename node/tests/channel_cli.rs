@@ -1306,3 +1306,51 @@ async fn moves_go_through_the_relay_to_a_watching_opponent_and_a_missed_one_is_r
     let _ = bob_watch.wait();
     let _ = alice_watch.wait();
 }
+
+/// The game runs the rules code the offer pins, whatever it is: `join` refuses an offer whose
+/// pinned code is not what the rules module it names runs now, or that names no module,
+/// unless the player names that exact code (`--rules-code HASH`). Nothing is escrowed before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn join_refuses_rules_code_the_player_did_not_choose() {
+    let t = Table::new().await;
+    let hash = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(&t.ttt_wasm))
+    };
+    let stake = STAKE.to_string();
+    let out = t
+        .ok(
+            "alice",
+            &[
+                "offer",
+                "--rules-code",
+                &hash,
+                "--stake",
+                &stake,
+                "--window",
+                "5m",
+            ],
+        )
+        .await;
+    let offer = out
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string();
+    let before = t.gold(&t.bob).await;
+    t.fails(
+        "bob",
+        &["join", &offer],
+        1,
+        &format!("offer {offer} pins rules code {hash}, but the offer names no rules module: refusing to join"),
+    )
+    .await;
+    assert_eq!(t.gold(&t.bob).await, before, "nothing was escrowed");
+    let out = t.ok("bob", &["join", &offer, "--rules-code", &hash]).await;
+    assert!(
+        out.contains(&format!("joined game {offer} as seat 1")),
+        "{out}"
+    );
+    assert_eq!(t.gold(&t.bob).await, before - STAKE);
+}

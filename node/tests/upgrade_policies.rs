@@ -682,6 +682,7 @@ async fn the_cli_refuses_to_stake_in_a_module_its_owner_can_change_at_once() {
         ("tictactoe.wasm", "tictactoe", "owner"),
         ("channel.wasm", "channel", "owner"),
         ("mnk.wasm", "mnk", "immutable"),
+        ("tictactoe.wasm", "quick", "timelocked:1m"),
     ] {
         let deploy = [
             "module",
@@ -709,6 +710,13 @@ async fn the_cli_refuses_to_stake_in_a_module_its_owner_can_change_at_once() {
         &format!("refusing to escrow a stake of 100 in module tictactoe: its policy is `owner`, so its owner {carol}"),
     );
     assert!(text(&out.stderr).contains("--allow-mutable"));
+    // A timelock too short to leave in is refused as well (the attacker's 1 ms timelock).
+    failed(
+        "a stake in a module timelocked for a minute",
+        &game(cwd, &url, "alice", "quick", create, &[]).await,
+        1,
+        "refusing to escrow a stake of 100 in module quick: its policy is `timelocked` with a delay of 60000 ms",
+    );
     assert_eq!(
         client.account(&alice).await.unwrap().next_nonce,
         1,

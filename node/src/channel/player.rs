@@ -501,13 +501,43 @@ impl Player {
     /// Joins offer `offer` (its pinned rules code fetched by hash and checked locally first,
     /// with the game's own tag); `game_key` signs our moves instead of `--key`. Creates the
     /// game's record.
-    pub async fn join(&self, offer: &str, game_key: Option<&Path>) -> Result<Joined, ChannelError> {
+    pub async fn join(
+        &self,
+        offer: &str,
+        game_key: Option<&Path>,
+        accept_code: Option<&str>,
+    ) -> Result<Joined, ChannelError> {
         let me = self.key()?.address();
         let view = self.client.view(&self.channel, &[("offer", offer)]).await?;
         let o: ::channel::Offer = serde_json::from_value(view)
             .map_err(|e| refused(format!("the channel's view of offer {offer}: {e}")))?;
         if o.status != "open" {
             return Err(refused(format!("offer {offer} is {}", o.status)));
+        }
+        // The game will run the code the offer pinned, whatever it is: join only rules we
+        // know. That is the code the named rules module runs now, or a hash the player gave.
+        if accept_code != Some(o.rules_code.as_str()) {
+            let current = match &o.rules {
+                Some(id) => match self.client.module(id).await {
+                    Ok(info) => Some(info.code_hash),
+                    Err(ClientError::Api { status: 404, .. }) => None,
+                    Err(e) => return Err(e.into()),
+                },
+                None => None,
+            };
+            if current.as_deref() != Some(o.rules_code.as_str()) {
+                let named = match (&o.rules, &current) {
+                    (Some(id), Some(now)) => format!("module {id} runs code {now} now"),
+                    (Some(id), None) => format!("module {id} does not exist"),
+                    (None, _) => "the offer names no rules module".to_string(),
+                };
+                return Err(refused(format!(
+                    "offer {offer} pins rules code {}, but {named}: refusing to join a game of \
+                     unknown rules; nothing was sent (pass --rules-code {} if you have checked \
+                     that code)",
+                    o.rules_code, o.rules_code
+                )));
+            }
         }
         let name = o.rules.clone().unwrap_or_else(|| {
             format!("code {}…", o.rules_code.get(..16).unwrap_or(&o.rules_code))
@@ -746,10 +776,27 @@ impl Player {
         report: &mut SyncReport,
     ) -> Result<Result<bool, Refusal>, ChannelError> {
         let my_seat = record.my_seat();
-        match check_received(rules, record, replay, value)? {
+        // A move that makes the game's rules trap or run out of fuel is refused like an
+        // illegal one: whoever sent it cannot stop a watchtower that way.
+        let checked = match check_received(rules, record, replay, value) {
+            Err(ChannelError::Rules(why)) => {
+                return Ok(Err(Refusal::NotAMove(format!(
+                    "the rules failed on it: {why}"
+                ))))
+            }
+            other => other?,
+        };
+        match checked {
             Ok(Received::Next(mut m)) => {
                 let data = hex::decode(&m.data).expect("checked hex");
-                let next = rules.apply_move(replay.state(), m.n, m.seat, &data)?;
+                let next = match rules.apply_move(replay.state(), m.n, m.seat, &data) {
+                    Err(ChannelError::Rules(why)) => {
+                        return Ok(Err(Refusal::NotAMove(format!(
+                            "the rules failed on it: {why}"
+                        ))))
+                    }
+                    other => other?,
+                };
                 replay.states.push(next);
                 report.received.push(m.n);
                 if Some(m.seat) == my_seat {

@@ -462,6 +462,11 @@ pub enum ChannelCommand {
         /// (policy `owner`); without it such a join is refused before anything is sent.
         #[arg(long)]
         allow_mutable: bool,
+        /// Accept rules code the offer pins that is not what the rules module it names runs
+        /// now (or an offer naming no module): this exact code hash, 64 hex. Without it such a
+        /// join is refused before anything is sent.
+        #[arg(long, value_name = "HASH")]
+        rules_code: Option<String>,
     },
     /// Make a move: sign it over the current state, store it, post it to the board. A move
     /// already signed for this position is re-sent; a different one is refused.

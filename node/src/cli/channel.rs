@@ -204,6 +204,7 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             offer,
             game_key,
             allow_mutable,
+            rules_code,
         } => {
             let p = player(&common)?;
             if !allow_mutable {
@@ -211,7 +212,9 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 let stake = op_stake(p.client(), &common.channel, &op).await?;
                 check_escrow(p.client(), &common.channel, stake, allow_mutable).await?;
             }
-            let j = p.join(&offer, game_key.as_deref()).await?;
+            let j = p
+                .join(&offer, game_key.as_deref(), rules_code.as_deref())
+                .await?;
             line(
                 out,
                 format!(

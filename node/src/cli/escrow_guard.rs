@@ -3,8 +3,10 @@
 //! to itself. `gamechain game <module> <op>` (an op that escrows: `create`/`offer` with a
 //! `stake`, `join` of a staked table or offer), `gamechain channel offer` and `channel join`
 //! check the escrow module's policy first and send nothing unless the user passes
-//! `--allow-mutable`. Immutable and timelocked modules pass (a timelocked module's pending
-//! upgrades are listed at `GET /v1/modules?pending=1`, in time to leave).
+//! `--allow-mutable`. Immutable modules pass; a timelocked one passes only when its delay is at
+//! least [`MIN_SAFE_TIMELOCK_MS`] (longer than a game's windows, so a player has time to leave
+//! after an announcement) and no upgrade is pending (pending upgrades are listed at
+//! `GET /v1/modules?pending=1`): a timelock of one millisecond is an owner policy in disguise.
 
 use gamechain_client::client::{Client, ClientError};
 use gamechain_runtime::chain::UpgradePolicy;
@@ -12,9 +14,32 @@ use serde_json::Value;
 
 use crate::cli::error::CliError;
 
+/// Shortest timelock the guard accepts without `--allow-mutable`: 7 days of block time (more
+/// than twice the channel's longest window, 3 days).
+pub const MIN_SAFE_TIMELOCK_MS: u64 = 7 * 24 * 3_600_000;
+
+/// Why a module's code could change under a stake escrowed now, if it could.
+fn changeable(info: &gamechain_runtime::chain::wire::ModuleInfo) -> Option<String> {
+    if let Some(p) = &info.pending_upgrade {
+        return Some(format!(
+            "an upgrade to code {} is pending (it may take effect at block time {})",
+            p.code_hash, p.activates_at_ms
+        ));
+    }
+    match info.policy {
+        UpgradePolicy::Immutable => None,
+        UpgradePolicy::Timelocked { delay_ms } if delay_ms >= MIN_SAFE_TIMELOCK_MS => None,
+        UpgradePolicy::Timelocked { delay_ms } => Some(format!(
+            "its policy is `timelocked` with a delay of {delay_ms} ms, less than the              {MIN_SAFE_TIMELOCK_MS} ms a player needs to see an upgrade coming and leave"
+        )),
+        UpgradePolicy::Owner => Some("its policy is `owner`".to_string()),
+    }
+}
+
 /// `Ok` when `stake` base units may be escrowed in `module`: `stake` is `Some(0)`,
-/// `allow_mutable` is set, the module's policy is not `owner`, or the node has no such module
-/// (the transaction then fails on its own). `None`: a stake that could not be read, taken as
+/// `allow_mutable` is set, the module is immutable or timelocked for at least
+/// [`MIN_SAFE_TIMELOCK_MS`] with no upgrade pending, or the node has no such module (the
+/// transaction then fails on its own). `None`: a stake that could not be read, taken as
 /// one. Errors: [`CliError::Usage`] naming the module, its policy and its owner; the client's
 /// errors reading `GET /v1/modules/<id>`.
 pub async fn check_escrow(
@@ -31,17 +56,16 @@ pub async fn check_escrow(
         Err(ClientError::Api { status: 404, .. }) => return Ok(()),
         Err(e) => return Err(e.into()),
     };
-    if info.policy != UpgradePolicy::Owner {
+    let Some(why) = changeable(&info) else {
         return Ok(());
-    }
+    };
     let stake = stake.map_or("a stake that could not be read".to_string(), |s| {
         format!("a stake of {s}")
     });
     Err(CliError::Usage(format!(
-        "refusing to escrow {stake} in module {module}: its policy is `owner`, so its \
-         owner {} can replace its code at once, and with it who gets the stakes; nothing was \
-         sent (play where the escrow module is immutable or timelocked, or pass --allow-mutable \
-         if you trust {})",
+        "refusing to escrow {stake} in module {module}: {why}, so its owner {} can replace \
+         its code, and with it who gets the stakes, before the game is over; nothing was sent \
+         (play where the escrow module is immutable, or pass --allow-mutable if you trust {})",
         info.owner, info.owner
     )))
 }

@@ -360,12 +360,14 @@ impl Connection {
         }
         let frame: Frame = match serde_json::from_str(text) {
             Ok(f) => f,
-            Err(e) => return error(
-                "bad_json",
-                format!(
+            Err(e) => {
+                return error(
+                    "bad_json",
+                    format!(
                     "expected {{\"move\": {{\"n\", \"data\", \"sig\"}}, \"prev\": \"<hex>\"}}: {e}"
                 ),
-            ),
+                )
+            }
         };
         let Ok(data) = hex::decode(&frame.mv.data) else {
             return error("bad_json", "move.data must be hex");

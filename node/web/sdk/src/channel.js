@@ -217,19 +217,30 @@ async function moduleRecord(chain, id) {
   }
 }
 
+/** Shortest timelock accepted without `allowMutable`: 7 days (more than twice the longest window). */
+export const MIN_SAFE_TIMELOCK_MS = 7 * 24 * 3_600_000;
+
 /**
- * Refuses (ChannelError `mutable_module`) to escrow a stake above 0 in `module` when its record
- * says `"policy": {"kind": "owner"}` (its owner can replace its code, and with it the escrow, at
- * once) unless `allowMutable`. A record without `policy` (a node from before upgrade policies)
- * is not refused.
+ * Refuses (ChannelError `mutable_module`) to escrow a stake above 0 in `module` unless
+ * `allowMutable` when its owner could replace its code, and with it the escrow, before the game
+ * is over: its record says `"policy": {"kind": "owner"}`, or `timelocked` with a `delay_ms`
+ * under {@link MIN_SAFE_TIMELOCK_MS} (too short to leave after an announcement), or an upgrade
+ * is pending. A record without `policy` (a node from before upgrade policies) is not refused.
  */
 export async function checkEscrowPolicy(chain, module, stake, allowMutable = false) {
   if (allowMutable || BigInt(stake) === 0n) return;
   const rec = await moduleRecord(chain, module);
   const policy = rec && rec.policy;
-  if (policy && typeof policy === 'object' && policy.kind === 'owner') {
+  if (!policy || typeof policy !== 'object') return;
+  let why = null;
+  if (rec.pending_upgrade) why = `an upgrade to code ${rec.pending_upgrade.code_hash} is pending`;
+  else if (policy.kind === 'owner') why = 'it has upgrade policy "owner": its owner can replace its code at once';
+  else if (policy.kind === 'timelocked' && !(policy.delay_ms >= MIN_SAFE_TIMELOCK_MS)) {
+    why = `it has upgrade policy "timelocked" with a delay of ${policy.delay_ms} ms, less than the ${MIN_SAFE_TIMELOCK_MS} ms a player needs to leave`;
+  }
+  if (why) {
     throw new ChannelError('mutable_module',
-      `module ${module} has upgrade policy "owner": its owner ${rec.owner ?? '(unknown)'} can replace its code, and with it every stake it holds, at once; pass allowMutable: true to stake anyway`,
+      `module ${module}: ${why}; its owner ${rec.owner ?? '(unknown)'} could replace its code, and with it every stake it holds, before the game is over; pass allowMutable: true to stake anyway`,
       { module, policy });
   }
 }
@@ -1049,10 +1060,23 @@ export class Channel {
    * (ChannelError `mutable_module`) as for {@link Channel.offer} unless `allowMutable`.
    * Resolves to `{id, receipt}`.
    */
-  static async join(chain, key, offer, { signer, module = 'channel', allowMutable = false } = {}) {
+  static async join(chain, key, offer, { signer, module = 'channel', allowMutable = false, rulesCode } = {}) {
     if (!isId(offer)) throw new Error('join: the offer id must be 16 hex digits');
+    const rec = await chain.game(module, { offer });
+    // The game runs the code the offer pinned: join only rules the player knows, the code the
+    // named rules module runs now, or the exact hash passed as `rulesCode`.
+    if (rulesCode !== rec?.rules_code) {
+      let current = null;
+      if (rec?.rules) {
+        try { current = (await chain.module(rec.rules)).code_hash; } catch (e) { if (!(e instanceof ChainError && e.code === 'not_found')) throw e; }
+      }
+      if (current !== rec?.rules_code) {
+        throw new ChannelError('unknown_rules',
+          `offer ${offer} pins rules code ${rec?.rules_code}, but ${rec?.rules ? `module ${rec.rules} runs ${current ?? 'nothing'}` : 'the offer names no rules module'}: pass rulesCode: '${rec?.rules_code}' to join a game of that code`,
+          { rulesCode: rec?.rules_code });
+      }
+    }
     if (!allowMutable) {
-      const rec = await chain.game(module, { offer });
       await checkEscrowPolicy(chain, module, checkAmount(String(rec?.stake ?? ''), 'the offer\'s stake'), false);
     }
     const op = { kind: 'join', offer };

@@ -203,7 +203,9 @@ export declare class MoveRelay {
   close(): void;
 }
 
-/** Refuses (ChannelError `mutable_module`) a stake above 0 in a module whose record has `policy.kind` `owner`, unless `allowMutable`. */
+/** Shortest timelock (ms) a stake is escrowed under without `allowMutable`: 7 days. */
+export declare const MIN_SAFE_TIMELOCK_MS: number;
+/** Refuses (ChannelError `mutable_module`) a stake above 0, unless `allowMutable`, in a module whose record has `policy.kind` `owner`, a `timelocked` delay under {@link MIN_SAFE_TIMELOCK_MS}, or a `pending_upgrade`. */
 export declare function checkEscrowPolicy(chain: Chain, module: string, stake: string, allowMutable?: boolean): Promise<void>;
 
 export declare function stateHash(state: Uint8Array): string;
@@ -347,7 +349,8 @@ export declare class Channel {
    * whose record has `policy.kind` `owner` is refused (`mutable_module`) unless `allowMutable`.
    */
   static offer(chain: Chain, key: Key, offer: { rules?: string; rulesCode?: string; stake: string; windowMs?: number; signer?: string; guard?: { module: string; entry: string }; module?: string; allowMutable?: boolean }): Promise<{ id: string; receipt: Receipt }>;
-  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string; allowMutable?: boolean }): Promise<{ id: string; receipt: Receipt }>;
+  /** Refuses (ChannelError `unknown_rules`) an offer whose pinned `rules_code` is not what its named rules module runs now (or that names none) unless `rulesCode` is that exact hash. */
+  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string; allowMutable?: boolean; rulesCode?: string }): Promise<{ id: string; receipt: Receipt }>;
   static cancel(chain: Chain, key: Key, offer: string, options?: { module?: string }): Promise<Receipt>;
   static offerCount(chain: Chain, options?: { module?: string; hint?: number }): Promise<number>;
   static offers(chain: Chain, options?: { rules?: string; status?: string; module?: string; scan?: number; count?: number }): Promise<{ count: number; offers: OfferRecord[] }>;

@@ -355,6 +355,10 @@ test('Rules: the rps_rules wasm answers as the Rust rules; the loader refuses wh
   const byHash = await Channel.offer(chain, creator, { rulesCode: rpsCode, stake: '0' });
   const rec = await chain.game('channel', { offer: byHash.id });
   assert.deepEqual([rec.rules, rec.rules_code], [null, rpsCode]);
+  // The game runs that code: a joiner must name it (nothing is sent otherwise).
+  const joiner = await funded();
+  await assert.rejects(Channel.join(chain, joiner, byHash.id), (e) => e.code === 'unknown_rules' && /names no rules module/.test(e.message));
+  await Channel.join(chain, joiner, byHash.id, { rulesCode: rpsCode });
 });
 
 test('two tabs on one store: the second never signs another commit nor drops the salt the first kept', async () => {
@@ -579,9 +583,10 @@ test('allowMutable: a stake is never escrowed in a module its owner can change a
   const alice = await funded();
   // The channel's record as a node with upgrade policies answers it (this node's record may
   // have no policy yet: that is never refused).
-  const withPolicy = (kind) => {
+  const withPolicy = (kind, extra = {}) => {
     const c = new Chain(node.url);
-    c.module = async (id) => ({ ...(await Chain.prototype.module.call(c, id)), ...(kind ? { policy: { kind } } : {}) });
+    const policy = kind === 'timelocked' ? { kind, delay_ms: extra.delay_ms } : { kind };
+    c.module = async (id) => ({ ...(await Chain.prototype.module.call(c, id)), ...(kind ? { policy } : {}), ...(extra.pending ? { pending_upgrade: extra.pending } : {}) });
     const sent = [];
     c.send = async (k, action) => { sent.push(action); return Chain.prototype.send.call(c, k, action); };
     return { c, sent };
@@ -591,7 +596,7 @@ test('allowMutable: a stake is never escrowed in a module its owner can change a
     assert.equal(e.code, 'mutable_module');
     assert.equal(e.module, 'channel');
     assert.deepEqual(e.policy, { kind: 'owner' });
-    assert.match(e.message, /module channel has upgrade policy "owner"/);
+    assert.match(e.message, /module channel: it has upgrade policy "owner"/);
     return true;
   });
   assert.deepEqual(owner.sent, [], 'nothing was sent');
@@ -602,9 +607,18 @@ test('allowMutable: a stake is never escrowed in a module its owner can change a
   await assert.rejects(Channel.join(owner.c, bob, staked.id), (e) => e.code === 'mutable_module');
   await Channel.join(owner.c, bob, free.id);
   await Channel.join(owner.c, bob, staked.id, { allowMutable: true });
-  // Immutable, timelocked, or a record from a node without policies: no refusal.
-  for (const kind of ['immutable', 'timelocked', null]) {
-    const { c } = withPolicy(kind);
+  // A timelock too short to leave in, or a pending upgrade: refused as well.
+  for (const [kind, extra, text] of [
+    ['timelocked', { delay_ms: 60_000 }, /"timelocked" with a delay of 60000 ms/],
+    ['immutable', { pending: { code_hash: 'ab'.repeat(32), announced_at_ms: 1, activates_at_ms: 2 } }, /an upgrade to code (ab)+ is pending/],
+  ]) {
+    const { c, sent } = withPolicy(kind, extra);
+    await assert.rejects(Channel.offer(c, alice, { rules: 'rps_rules', stake: '1' }), (e) => e.code === 'mutable_module' && text.test(e.message));
+    assert.deepEqual(sent, []);
+  }
+  // Immutable, timelocked for a week, or a record from a node without policies: no refusal.
+  for (const [kind, extra] of [['immutable', {}], ['timelocked', { delay_ms: 7 * 24 * 3_600_000 }], [null, {}]]) {
+    const { c } = withPolicy(kind, extra);
     await Channel.offer(c, alice, { rules: 'rps_rules', stake: '1' });
   }
 });

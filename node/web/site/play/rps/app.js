@@ -375,6 +375,14 @@ async function drawCurrent() {
     $('turn').textContent = `Offer ${current} is for ${offer.rules}, not rock-paper-scissors.`;
     return;
   }
+  // The game runs the code the offer pinned: to join, it must be what the rules module runs now.
+  const rulesModule = offer.status === 'open' ? await chain.module(RULES).catch(() => null) : null;
+  if (current !== id) return;
+  if (offer.status === 'open' && (!rulesModule || rulesModule.code_hash !== offer.rules_code)) {
+    hideGameControls();
+    $('turn').textContent = `Offer ${current} pins rules code ${offer.rules_code}, not the code ${RULES} runs (${rulesModule ? rulesModule.code_hash : 'none'}): not joining a game of unknown rules.`;
+    return;
+  }
   if (offer.status !== 'filled') {
     hideGameControls();
     $('players').textContent = `Offered by ${who(offer.creator)} · ${offer.stake === '0' ? 'unstaked' : `stake ${gold(offer.stake)} GOLD each`} · window ${span(offer.window_ms)}`;
