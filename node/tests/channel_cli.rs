@@ -243,27 +243,7 @@ impl Table {
     /// Moves the node's sequencer clock `ms` forward (the dev clock) and waits for a block
     /// stamped at least that much later than the head was.
     async fn advance_clock(&self, ms: u64) {
-        let before = self.head_time().await;
-        let url = format!("{}/v1/dev/clock", self.url);
-        let r = reqwest::Client::new()
-            .post(&url)
-            .json(&json!({ "advance_ms": ms }))
-            .send()
-            .await
-            .unwrap();
-        assert!(
-            r.status().is_success(),
-            "POST /v1/dev/clock: {} (the node needs dev_clock = true)",
-            r.status()
-        );
-        let start = Instant::now();
-        while self.head_time().await < before + ms {
-            assert!(
-                start.elapsed() < Duration::from_secs(30),
-                "no block after the clock moved"
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        self.node.advance_clock(ms).await
     }
 
     async fn game_view(&self, game: &str) -> Value {
@@ -997,6 +977,19 @@ fn read(path: &PathBuf) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
+/// Waits (60 s at most) until the file at `path` contains `needle`.
+async fn wait_for(path: PathBuf, needle: String) {
+    let start = Instant::now();
+    while !read(&path).contains(&needle) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no `{needle}` in:\n{}",
+            read(&path)
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 /// Issue 23's watchtower attack: `watch` used to exit on the first 429, and then the honest
 /// player forfeited. Behind a proxy that answers 429 (with `retry-after`), then 503, and across
 /// a SIGKILL and restart of the node, the watch keeps going, reads blocks over the block feed
@@ -1013,17 +1006,6 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
 
     let proxy = Proxy::start(t.node.addr);
     let (mut watch, log, err) = start_watch(&t, "alice", &game, &proxy.url());
-    let wait_for = |path: PathBuf, needle: String| async move {
-        let start = Instant::now();
-        while !read(&path).contains(&needle) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no `{needle}` in:\n{}",
-                read(&path)
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
     wait_for(log.clone(), "reading blocks from".into()).await;
 
     // The node rate-limits the watch, then fails; the watch waits it out.
@@ -1233,17 +1215,6 @@ async fn watch_sends_the_equivocation_proof_when_a_challenge_contradicts_a_held_
 async fn moves_go_through_the_relay_to_a_watching_opponent_and_a_missed_one_is_resent() {
     let t = Table::new().await;
     let game = t.open_game("5m").await;
-    let wait_for = |path: PathBuf, needle: String| async move {
-        let start = Instant::now();
-        while !read(&path).contains(&needle) {
-            assert!(
-                start.elapsed() < Duration::from_secs(60),
-                "no `{needle}` in:\n{}",
-                read(&path)
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    };
     let (mut bob_watch, bob_log, _) = start_watch(&t, "bob", &game, &t.url);
     wait_for(bob_log.clone(), "relay: 0 other connection(s)".into()).await;
 

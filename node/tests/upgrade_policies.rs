@@ -13,7 +13,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::cli::{failed, json_ok, run, run_on, text};
 use common::NodeProcess;
@@ -128,35 +128,6 @@ async fn get_json(url: &str, path: &str) -> Value {
         .json()
         .await
         .unwrap()
-}
-
-/// Moves the dev clock forward by `ms` and waits for a block stamped after it.
-async fn advance_clock(client: &Client, url: &str, ms: u64) {
-    let head_time = |c: Client| async move {
-        c.block(BlockRef::Latest)
-            .await
-            .unwrap()
-            .header
-            .header
-            .time_ms
-    };
-    let before = head_time(client.clone()).await;
-    let r = reqwest::Client::new()
-        .post(format!("{url}/v1/dev/clock"))
-        .json(&json!({ "advance_ms": ms }))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        r.status().is_success(),
-        "POST /v1/dev/clock: {}",
-        r.status()
-    );
-    let start = Instant::now();
-    while head_time(client.clone()).await < before + ms {
-        assert!(start.elapsed() < WAIT, "no block after the clock moved");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 async fn funded(client: &Client, books: &mut Conservation) -> SecretKey {
@@ -493,7 +464,7 @@ async fn a_timelocked_upgrade_is_listed_evented_cancellable_and_waits_out_its_de
     .await;
     books.check(&client).await;
 
-    advance_clock(&client, &url, HOUR_MS).await;
+    node.advance_clock(HOUR_MS).await;
     let activated = send_ok(
         &client,
         &bob,
@@ -546,7 +517,7 @@ async fn a_timelocked_upgrade_is_listed_evented_cancellable_and_waits_out_its_de
     .await;
     books.check(&client).await;
     assert_eq!(cancelled.receipt.events[0].kind, "upgrade_cancelled");
-    advance_clock(&client, &url, 2 * HOUR_MS).await;
+    node.advance_clock(2 * HOUR_MS).await;
     let nothing = send(
         &client,
         &bob,

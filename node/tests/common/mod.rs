@@ -88,6 +88,42 @@ impl NodeProcess {
         Client::new(&self.url()).unwrap()
     }
 
+    /// Moves this node's clock `ms` forward (`POST /v1/dev/clock`: the node needs
+    /// `dev_clock = true`) and waits for a block stamped at least that much later than the
+    /// head was.
+    pub async fn advance_clock(&self, ms: u64) {
+        let client = self.client();
+        let head_time = || async {
+            client
+                .block(BlockRef::Latest)
+                .await
+                .unwrap()
+                .header
+                .header
+                .time_ms
+        };
+        let before = head_time().await;
+        let r = reqwest::Client::new()
+            .post(format!("{}/v1/dev/clock", self.url()))
+            .json(&serde_json::json!({ "advance_ms": ms }))
+            .send()
+            .await
+            .unwrap();
+        assert!(
+            r.status().is_success(),
+            "POST /v1/dev/clock: {} (the node needs dev_clock = true)",
+            r.status()
+        );
+        let start = Instant::now();
+        while head_time().await < before + ms {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no block after the clock moved"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
     /// Starts `gamechain node --config dir/node.toml` (output to `dir/node-<n>.log`) and waits
     /// until it answers `/v1/status`. Panics with the log when it exits or does not answer in
     /// [`READY_TIMEOUT`].

@@ -87,20 +87,6 @@ async fn block_time(client: &Client, height: u64) -> u64 {
         .time_ms
 }
 
-async fn advance_clock(node_url: &str, ms: u64) {
-    let r = reqwest::Client::new()
-        .post(format!("{node_url}/v1/dev/clock"))
-        .json(&json!({ "advance_ms": ms }))
-        .send()
-        .await
-        .unwrap();
-    assert!(
-        r.status().is_success(),
-        "POST /v1/dev/clock: {}",
-        r.status()
-    );
-}
-
 /// Issue 22's second attack: Bob challenges Alice (she owes move 0), then he and his helper keys
 /// pump transactions for 10 s, claiming the forfeit all along. Every claim is refused: the
 /// blocks came (more than the old 20-block window), the window's time did not. Once the node's
@@ -179,7 +165,7 @@ async fn a_channel_forfeit_cannot_be_claimed_by_pumping_blocks() {
     );
 
     // The window passes in time: the forfeit stands and the rules pay Bob both stakes.
-    advance_clock(&node.url(), WINDOW_MS).await;
+    node.advance_clock(WINDOW_MS).await;
     let won = loop {
         let r = ledger.send(&bob, claim.clone()).await;
         if r.receipt.ok {
@@ -311,7 +297,7 @@ async fn a_commitment_copied_from_the_other_seat_cannot_force_a_draw() {
         "{error}"
     );
 
-    advance_clock(&node.url(), WINDOW_MS + 1).await;
+    node.advance_clock(WINDOW_MS + 1).await;
     let claim = ch(json!({"kind": "claim_forfeit", "game": game}));
     let started = Instant::now();
     loop {
