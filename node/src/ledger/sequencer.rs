@@ -267,6 +267,9 @@ struct Sequencer {
     last_block: Instant,
     /// When the previous block that held transactions was sealed (`None`: none yet).
     last_busy: Option<Instant>,
+    /// The dev clock's offset when the previous block was opened: a block is made as soon as
+    /// it moves, so the chain shows the new time at once (always 0 off the dev clock).
+    clock_offset_seen: u64,
 }
 
 /// What one open block came to.
@@ -289,6 +292,7 @@ impl Sequencer {
             in_flight: None,
             last_block: Instant::now(),
             last_busy: None,
+            clock_offset_seen: 0,
         }
     }
 
@@ -383,9 +387,10 @@ impl Sequencer {
         }
     }
 
-    /// Waits until there is something to make a block of: a transaction not in a block yet, or
-    /// `block_interval_ms` since the last block (an empty block). Lands the commit in flight
-    /// when it returns meanwhile. `false`: stop.
+    /// Waits until there is something to make a block of: a transaction not in a block yet,
+    /// `block_interval_ms` since the last block (an empty block), or a dev clock moved forward
+    /// (an empty block at the new time). Lands the commit in flight when it returns meanwhile.
+    /// `false`: stop.
     fn wait_for_work(&mut self, tip: &mut Tip) -> Result<bool, NodeError> {
         let idle = Duration::from_millis(self.chain.config.block_interval_ms);
         loop {
@@ -394,7 +399,12 @@ impl Sequencer {
             if self.stopping() {
                 return Ok(false);
             }
-            if self.chain.mempool().ready_len() > 0 || Instant::now() >= self.last_block + idle {
+            let offset = self.chain.clock.offset_ms();
+            if self.chain.mempool().ready_len() > 0
+                || Instant::now() >= self.last_block + idle
+                || offset != self.clock_offset_seen
+            {
+                self.clock_offset_seen = offset;
                 return Ok(true);
             }
             self.chain.arrivals.wait(seen, Some(self.last_block + idle));

@@ -473,7 +473,8 @@ async fn get_status(State(app): State<AppState>) -> ApiResult {
 }
 
 /// `POST /v1/dev/clock` `{"advance_ms": N}`: moves this sequencer's clock forward by `N` ms
-/// (`ledger/clock.rs`), answering `{"now_ms", "offset_ms"}`. Only on a node started with
+/// (`ledger/clock.rs`), answering `{"now_ms", "offset_ms"}`; the sequencer then makes a block
+/// at the new time without waiting for a transaction or its idle interval. Only on a node started with
 /// `dev_clock = true` (else `404 not_found`, as for any unknown path); `400 bad_json` for a
 /// body of another shape or an `advance_ms` out of range (1 to 30 days).
 async fn post_dev_clock(
