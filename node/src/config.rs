@@ -212,6 +212,9 @@ pub struct NodeConfig {
 /// [validator]
 /// p2p_listen = "127.0.0.1:9645"
 /// peers = ["<consensus key, 64 hex>@127.0.0.1:9646", "…@127.0.0.1:9647"]
+/// # optional
+/// archive_retention_blocks = 100000
+/// archive_compression_level = 3
 /// ```
 ///
 /// The consensus key is `<data_dir>/consensus.key` (ed25519, 64 hex characters, mode 0600);
@@ -224,6 +227,27 @@ pub struct ValidatorConfig {
     /// Every other validator, as `<consensus key hex>@<host:port>`; each key must be in the
     /// genesis set.
     pub peers: Vec<String>,
+    /// Finalized blocks below the head that consensus's own archives (marshal: blocks and
+    /// certificates, served to peers that catch up) keep; older ones are pruned, in sections of
+    /// 1,024 blocks. `0` keeps everything. The node's database keeps every block whatever this
+    /// says. Default [`DEFAULT_ARCHIVE_RETENTION_BLOCKS`].
+    #[serde(default = "default_archive_retention_blocks")]
+    pub archive_retention_blocks: u64,
+    /// zstd level (1..=19) of the values in consensus's archives. Default 3.
+    #[serde(default = "default_archive_compression_level")]
+    pub archive_compression_level: u8,
+}
+
+/// Default of `validator.archive_retention_blocks`: 100,000 blocks (about 28 hours at one block
+/// a second).
+pub const DEFAULT_ARCHIVE_RETENTION_BLOCKS: u64 = 100_000;
+
+fn default_archive_retention_blocks() -> u64 {
+    DEFAULT_ARCHIVE_RETENTION_BLOCKS
+}
+
+fn default_archive_compression_level() -> u8 {
+    3
 }
 
 impl ValidatorConfig {
@@ -461,6 +485,12 @@ impl NodeConfig {
                 return Err(ConfigError(format!(
                     "validator.peers: at most {} peers",
                     gamechain_runtime::chain::validators::MAX_VALIDATORS
+                )));
+            }
+            if !(1..=19).contains(&v.archive_compression_level) {
+                return Err(ConfigError(format!(
+                    "validator.archive_compression_level: {} is not a zstd level in 1..=19",
+                    v.archive_compression_level
                 )));
             }
         }

@@ -11,8 +11,9 @@
 //!    them and all four are at one head. Every p2p connection goes through a forwarder of the
 //!    test ([`Link`]), which cuts it;
 //! 5. a validator restarted to propose blocks with a wrong state root
-//!    (`GAMECHAIN_TEST_FAULT=bad_state_root`, debug builds only): the others vote against its
-//!    proposals, so no block of it is final, and the chain goes on without it;
+//!    (`GAMECHAIN_TEST_FAULT=bad_state_root`, a test facility of every build, logged loudly):
+//!    the others vote against its proposals, so no block of it is final, and the chain goes on
+//!    without it;
 //! 6. the certificates served: `GET /v1/blocks/<height>/finality`, a follower (`gamechain node
 //!    --follow`) of validator 1 that checks every block's certificate before it commits it and
 //!    reaches the validators' head, `gamechain verify --node` and an export checked with
@@ -501,6 +502,11 @@ async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_
             "block {h} is the liar's"
         );
     }
+    assert!(
+        vs[3].log().contains("misbehaves on purpose"),
+        "the liar says loudly that it lies:\n{}",
+        vs[3].log()
+    );
     let voted_against = (0..3).any(|i| vs[i].log().contains("voting against a proposal"));
     assert!(
         voted_against,

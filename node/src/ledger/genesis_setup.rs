@@ -241,6 +241,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
                         height: lost.height,
                         hash: lost.hash,
                         block: None,
+                        header: None,
                     }),
                     None,
                 ),
@@ -249,6 +250,25 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         _ => match check_head(&mut sign_state, height, &head_hash)? {
             HeadCheck::Matches => (None, None),
             HeadCheck::Unfinished { block } => (None, Some(block)),
+            // A validator: consensus delivers the finalized block again.
+            HeadCheck::Announced { header } if genesis.validators.is_some() => {
+                tracing::info!(
+                    height = header.header.height,
+                    "the finalized block recorded in the sign state was not committed before the \
+                     node stopped: it is committed when consensus delivers it again"
+                );
+                (None, None)
+            }
+            HeadCheck::Announced { .. } => {
+                let signed = sign_state
+                    .current()
+                    .cloned()
+                    .expect("a recorded sign state");
+                match &config.restore_from {
+                    None => return Err(behind_refusal(&sign_state, height, &signed, None)),
+                    Some(_) => (Some(signed), None),
+                }
+            }
             HeadCheck::Behind { head: at, signed } => match &config.restore_from {
                 None => return Err(behind_refusal(&sign_state, at, &signed, None)),
                 Some(_) => (Some(signed), None),

@@ -2,7 +2,11 @@
 //! beside the database so the sequencer never signs two different blocks at one height (like a
 //! validator's sign-state file).
 //!
-//! The file is `{"height": <u64>, "hash": "<64 hex: the header hash>"}`. It is written through
+//! The file is `{"height": <u64>, "hash": "<64 hex: the header hash>"}`, with the whole signed
+//! block (`"block"`, a sequencer's record: [`SignStateFile::record_block`]) or only its signed
+//! header (`"header"`, a validator's record: [`SignStateFile::record_header`]; the finalized
+//! block itself is kept by consensus, which delivers it again after a crash). Files of either
+//! kind, and of older nodes, read alike. It is written through
 //! a temporary file (`sign-state.json.tmp`), fsynced, renamed over the old one, and the
 //! directory fsynced, before the signed block is committed or leaves the process (the
 //! sequencer for every block, `genesis_setup.rs` for block 0). It only moves forward: a
@@ -20,6 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use gamechain_chain::wire::Block;
+use gamechain_chain::SignedHeader;
 
 use crate::error::NodeError;
 
@@ -40,6 +45,9 @@ pub struct SignState {
     /// signing another one at its height.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub block: Option<Block>,
+    /// Only the block's signed header (a validator's record, [`SignStateFile::record_header`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<SignedHeader>,
 }
 
 /// `<data>/sign-state.json` and what it holds now.
@@ -89,13 +97,29 @@ impl SignStateFile {
     /// Errors: `height` is not above the recorded height ([`NodeError::Refused`]: signing it
     /// could equivocate), or the file cannot be written ([`NodeError::Io`]).
     pub fn record(&mut self, height: u64, hash: &str) -> Result<(), NodeError> {
-        self.record_state(height, hash, None)
+        self.record_state(height, hash, None, None)
     }
 
     /// [`SignStateFile::record`] of `block`, keeping the whole block in the file (the
     /// sequencer's record of every block it signs; see [`HeadCheck::Unfinished`]).
     pub fn record_block(&mut self, block: &Block) -> Result<(), NodeError> {
-        self.record_state(block.height(), &block.hash_hex(), Some(block.clone()))
+        self.record_state(block.height(), &block.hash_hex(), Some(block.clone()), None)
+    }
+
+    /// A validator's record of the finalized block it is about to commit: its signed header
+    /// only. The same header as the one recorded is accepted again (a validator that stopped
+    /// between the record and the commit commits the same finalized block when consensus
+    /// delivers it again; see [`HeadCheck::Announced`]); else as [`SignStateFile::record`].
+    pub fn record_header(&mut self, header: &SignedHeader) -> Result<(), NodeError> {
+        let (height, hash) = (header.header.height, header.header.hash_hex());
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|s| s.height == height && s.hash == hash)
+        {
+            return Ok(());
+        }
+        self.record_state(height, &hash, None, Some(header.clone()))
     }
 
     fn record_state(
@@ -103,6 +127,7 @@ impl SignStateFile {
         height: u64,
         hash: &str,
         block: Option<Block>,
+        header: Option<SignedHeader>,
     ) -> Result<(), NodeError> {
         if let Some(signed) = &self.current {
             if height <= signed.height {
@@ -120,6 +145,7 @@ impl SignStateFile {
             height,
             hash: hash.to_string(),
             block,
+            header,
         })
     }
 
@@ -159,6 +185,14 @@ pub enum HeadCheck {
         /// The recorded signed block.
         block: Block,
     },
+    /// A validator recorded the header of the head's child (`header`) and stopped before
+    /// committing it: consensus delivers that finalized block again, and the validator commits
+    /// it then. On a sequencer's chain this is [`HeadCheck::Behind`] (a sequencer records
+    /// whole blocks).
+    Announced {
+        /// The recorded signed header.
+        header: SignedHeader,
+    },
     /// The head is below the signed height: blocks `head + 1 ..= signed` are missing.
     Behind {
         /// The database's head height.
@@ -183,6 +217,7 @@ pub fn check_head(
         height,
         hash: hash.to_string(),
         block: None,
+        header: None,
     };
     let Some(signed) = file.current.clone() else {
         tracing::warn!(
@@ -209,6 +244,15 @@ pub fn check_head(
             {
                 return Ok(HeadCheck::Unfinished {
                     block: block.clone(),
+                });
+            }
+        }
+        if let Some(header) = &signed.header {
+            if header.header.hash_hex() == signed.hash
+                && hex::encode(header.header.prev_hash) == hash
+            {
+                return Ok(HeadCheck::Announced {
+                    header: header.clone(),
                 });
             }
         }
@@ -297,6 +341,15 @@ pub fn confirm_restored(
                 block.height()
             )),
         )),
+        HeadCheck::Announced { header } => Err(behind_refusal(
+            file,
+            height,
+            signed,
+            Some(&format!(
+                "block {} is still to be committed",
+                header.header.height
+            )),
+        )),
     }
 }
 
@@ -317,6 +370,7 @@ mod tests {
             again.current(),
             Some(&SignState {
                 block: None,
+                header: None,
                 height: 1,
                 hash: "bb".into()
             })
@@ -416,6 +470,48 @@ mod tests {
         assert!(matches!(
             check_head(&mut file, 4, &parent).unwrap(),
             HeadCheck::Behind { head: 4, .. }
+        ));
+    }
+
+    #[test]
+    fn a_validator_records_only_the_header_and_may_record_it_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = SignStateFile::open(dir.path()).unwrap();
+        let parent = "07".repeat(32);
+        let zero = "0".repeat(64);
+        let header = |time_ms: u64| -> SignedHeader {
+            SignedHeader {
+                header: serde_json::from_str(&format!(
+                    r#"{{"height":6,"prev_hash":"{parent}","time_ms":{time_ms},"sequencer":"x",
+                      "checkpoint":{{"height":0,"hash":""}},"tx_root":"{zero}","receipt_root":"{zero}","state_root":"{zero}"}}"#
+                ))
+                .unwrap(),
+                signature: "s".into(),
+            }
+        };
+        file.record(5, &parent).unwrap();
+        file.record_header(&header(5)).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(SIGN_STATE_FILE)).unwrap();
+        assert!(
+            text.contains("\"header\"") && !text.contains("\"block\""),
+            "{text}"
+        );
+        // Read back: the header, and the head's child is announced, not lost.
+        let mut file = SignStateFile::open(dir.path()).unwrap();
+        assert_eq!(file.current().unwrap().header.as_ref(), Some(&header(5)));
+        assert_eq!(
+            check_head(&mut file, 5, &parent).unwrap(),
+            HeadCheck::Announced { header: header(5) }
+        );
+        // The same header again (the finalized block delivered again): accepted; another
+        // header at its height: refused.
+        file.record_header(&header(5)).unwrap();
+        let e = file.record_header(&header(6)).unwrap_err();
+        assert!(matches!(e, NodeError::Refused(_)), "{e}");
+        // Another head at 5: blocks were lost, as before.
+        assert!(matches!(
+            check_head(&mut file, 5, &zero).unwrap(),
+            HeadCheck::Behind { head: 5, .. }
         ));
     }
 }

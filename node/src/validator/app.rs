@@ -21,6 +21,7 @@ use commonware_consensus::marshal::standard::Standard;
 use commonware_consensus::marshal::Update;
 use commonware_consensus::simplex::scheme::ed25519::Scheme;
 use commonware_consensus::simplex::types::Context;
+use commonware_consensus::types::Height;
 use commonware_consensus::{Application, Heightable as _, Reporter};
 use commonware_cryptography::ed25519::PublicKey;
 use commonware_cryptography::sha256::Digest;
@@ -31,6 +32,7 @@ use futures_util::StreamExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::validator::block::ProposedBlock;
+use crate::validator::engine::ARCHIVE_SECTION;
 use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
 
 /// The `Application` of a validator (module docs). Cheap to clone.
@@ -331,13 +333,16 @@ impl Reporter for Finalizer {
 
 /// Commits the finalized blocks of `queue` in order, each with its finality certificate from
 /// `marshal` when it has one, and acknowledges each once it is durable. A commit that fails
-/// stops it and sets `failed` (the node stops: its database or its chain is broken).
+/// stops it and sets `failed` (the node stops: its database or its chain is broken). Every
+/// [`ARCHIVE_SECTION`] heights it asks marshal to prune its archives below the head minus
+/// `retention` blocks (`0`: never).
 pub async fn run_committer<E>(
     rt: E,
     ledger: Arc<Ledger>,
     marshal: Mailbox<Scheme, Standard<ProposedBlock>>,
     mut queue: mpsc::UnboundedReceiver<Finalized>,
     failed: watch::Sender<Option<String>>,
+    retention: u64,
 ) where
     E: Spawner + Clock + Supervisor + Send + 'static,
 {
@@ -357,6 +362,12 @@ pub async fn run_committer<E>(
             Some(Ok(())) => {
                 tracing::debug!(height = height.get(), "committed a finalized block");
                 ack.acknowledge();
+                let h = height.get();
+                if retention > 0 && h > retention && h % ARCHIVE_SECTION == 0 {
+                    // Marshal keeps the block at the height given, and ignores a height above
+                    // what it has seen acknowledged (then the next section's prune covers it).
+                    marshal.prune(Height::new(h - retention));
+                }
             }
             Some(Err(e)) => {
                 tracing::error!(

@@ -9,7 +9,13 @@
 //! gossip (`gossip.rs`).
 //!
 //! Storage: the engine's write-ahead log and marshal's archives live in the runtime's storage
-//! (a directory under `<data>/consensus/` for a node), in partitions prefixed `gc_`.
+//! (a directory under `<data>/consensus/` for a node), in partitions prefixed `gc`. Marshal's two
+//! archives (finalized blocks, finalization certificates by height) are prunable archives whose
+//! values are zstd-compressed ([`EngineConfig::archive_compression_level`]); the committer
+//! prunes them to [`EngineConfig::archive_retention_blocks`] below the head (the node's database
+//! keeps every block: these copies only serve peers that catch up). Data directories from before
+//! pruning hold unprunable archives in partitions `gc-finalizations-*` and `gc-blocks-*`: they
+//! are no longer read, and a start logs that they may be deleted.
 
 use std::num::{NonZeroU16, NonZeroU64, NonZeroUsize};
 use std::sync::Arc;
@@ -31,7 +37,8 @@ use commonware_p2p::{Blocker, Provider, Receiver, Sender};
 use commonware_parallel::Sequential;
 use commonware_runtime::buffer::paged::CacheRef;
 use commonware_runtime::{Clock, Handle, Metrics, Spawner, Storage, Supervisor};
-use commonware_storage::archive::immutable;
+use commonware_storage::archive::prunable;
+use commonware_storage::translator::EightCap;
 use commonware_utils::ordered::Set;
 use commonware_utils::NZDuration;
 use rand_core::CryptoRng;
@@ -86,7 +93,14 @@ pub struct EngineConfig {
     pub partition: String,
     /// Longest time between two blocks when no transaction comes, ms (`block_interval_ms`).
     pub block_interval_ms: u64,
+    /// Finalized blocks below the head that marshal's archives keep (`0`: all).
+    pub archive_retention_blocks: u64,
+    /// zstd level of the archives' values.
+    pub archive_compression_level: u8,
 }
+
+/// Blocks per section of marshal's archives: what one prune removes at most.
+pub const ARCHIVE_SECTION: u64 = 1024;
 
 /// The running parts of a validator's consensus.
 pub struct Running {
@@ -102,31 +116,27 @@ fn nz(n: usize) -> NonZeroUsize {
     NonZeroUsize::new(n).expect("a nonzero constant")
 }
 
-/// One of marshal's archives, in partitions `<prefix>-<name>-*`.
+/// One of marshal's prunable archives, in partitions `<prefix>-<name>-*`, its values compressed
+/// at zstd `level`.
 fn archive_config<C>(
     prefix: &str,
     name: &str,
     page_cache: &CacheRef,
+    level: u8,
     codec_config: C,
-) -> immutable::Config<C> {
-    immutable::Config {
+) -> prunable::Config<EightCap, C> {
+    prunable::Config {
+        translator: EightCap,
         metadata_partition: format!("{prefix}-{name}-metadata"),
-        freezer_table_partition: format!("{prefix}-{name}-freezer-table"),
-        freezer_table_initial_size: 64,
-        freezer_table_resize_frequency: 10,
-        freezer_table_resize_chunk_size: 10,
-        freezer_key_partition: format!("{prefix}-{name}-freezer-key"),
-        freezer_key_page_cache: page_cache.clone(),
-        freezer_value_partition: format!("{prefix}-{name}-freezer-value"),
-        freezer_value_target_size: 1 << 20,
-        freezer_value_compression: None,
-        ordinal_partition: format!("{prefix}-{name}-ordinal"),
-        items_per_section: NonZeroU64::new(1024).expect("nonzero"),
+        key_partition: format!("{prefix}-{name}-key"),
+        key_page_cache: page_cache.clone(),
+        value_partition: format!("{prefix}-{name}-value"),
+        compression: Some(level),
         codec_config,
+        items_per_section: NonZeroU64::new(ARCHIVE_SECTION).expect("nonzero"),
+        key_write_buffer: nz(1 << 20),
+        value_write_buffer: nz(1 << 20),
         replay_buffer: nz(1 << 20),
-        freezer_key_write_buffer: nz(1 << 20),
-        freezer_value_write_buffer: nz(1 << 20),
-        ordinal_write_buffer: nz(1 << 20),
     }
 }
 
@@ -158,20 +168,22 @@ where
     let prefix = &config.partition;
 
     // Marshal: two archives, the buffered broadcast and the backfill resolver.
-    let finalizations = immutable::Archive::init(
+    let level = config.archive_compression_level;
+    let finalizations = prunable::Archive::init(
         rt.child("finalizations"),
         archive_config(
             prefix,
-            "finalizations",
+            "finalizations-by-height",
             &page_cache,
+            level,
             <Scheme as commonware_cryptography::certificate::Verifier>::certificate_codec_config_unbounded(),
         ),
     )
     .await
     .expect("the finalizations archive opens");
-    let blocks = immutable::Archive::init(
+    let blocks = prunable::Archive::init(
         rt.child("blocks"),
-        archive_config(prefix, "blocks", &page_cache, config.bound),
+        archive_config(prefix, "finalized-blocks", &page_cache, level, config.bound),
     )
     .await
     .expect("the blocks archive opens");
@@ -244,6 +256,7 @@ where
             committer_marshal,
             queue,
             failed_tx,
+            config.archive_retention_blocks,
         )
         .await
     });

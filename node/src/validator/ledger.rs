@@ -13,8 +13,14 @@
 //! head never moves under an execution: the state a block is executed on is exactly the
 //! state after its parent.
 //!
+//! **Bounded.** At most [`MAX_SPECULATIVE_BLOCKS`] executed blocks and [`MAX_SPECULATIVE_BYTES`]
+//! of their transactions and writes are kept; beyond, blocks off the newest one's path to the
+//! head go first, the highest first, and the head's children (next to commit) last (`remember`).
+//!
 //! **Committing** a finalized block ([`Ledger::commit_finalized`]) reuses its execution when
-//! there is one (else executes it now on the head), writes it with the node's one commit path
+//! there is one (else executes it now on the head and commits that very execution, which no
+//! eviction can take away: a validator any number of blocks behind commits what marshal
+//! delivers one block after the other), writes it with the node's one commit path
 //! (`Chain::commit`: SQLite, head, WebSocket), records its digest and finality certificate
 //! (`validator_finality` table), and forgets the speculative blocks at or below its height.
 
@@ -47,8 +53,9 @@ use gamechain_chain::wire::{Block, IncludedTx};
 /// finalized ones first).
 pub const MAX_SPECULATIVE_DEPTH: usize = 256;
 
-/// Most executed, uncommitted blocks a validator keeps (forks and views included).
-pub const MAX_SPECULATIVE_BLOCKS: usize = 64;
+/// Most executed, uncommitted blocks a validator keeps (forks and views included): room for a
+/// whole walk of [`MAX_SPECULATIVE_DEPTH`] ancestors and as many again.
+pub const MAX_SPECULATIVE_BLOCKS: usize = 2 * MAX_SPECULATIVE_DEPTH;
 
 /// Most bytes of transactions and state writes the kept blocks hold together: 256 MiB.
 pub const MAX_SPECULATIVE_BYTES: usize = 256 << 20;
@@ -68,12 +75,26 @@ pub struct Executed {
     pub writes: Arc<WriteSet>,
     /// The running state hash after it.
     pub state_hash: StateHash,
+    /// Bytes of its transactions (bodies and signatures) and writes (keys and values): what it
+    /// counts against [`MAX_SPECULATIVE_BYTES`].
+    pub size: usize,
 }
 
 impl Executed {
     /// `block`, executed with output `out`; `senders` its transactions' `(from, nonce)`.
     fn of(block: ProposedBlock, out: BlockOutput, senders: Vec<(String, u64)>) -> Executed {
+        let size = block
+            .txs()
+            .iter()
+            .map(|t| t.body().len() + t.signature().len())
+            .sum::<usize>()
+            + out
+                .writes
+                .iter()
+                .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
+                .sum::<usize>();
         Executed {
+            size,
             block,
             receipts: out.receipts,
             end_block: out.end_block,
@@ -210,38 +231,55 @@ impl Ledger {
         lock(&self.speculative).get(digest).cloned()
     }
 
-    /// Keeps `executed`, evicting the lowest executed blocks while more than
-    /// [`MAX_SPECULATIVE_BLOCKS`] blocks or [`MAX_SPECULATIVE_BYTES`] of their transactions and
-    /// writes are kept (an evicted block that is needed again is executed again).
-    fn remember(&self, executed: Executed) {
+    /// Keeps `executed` and returns it. While more than [`MAX_SPECULATIVE_BLOCKS`] blocks or
+    /// [`MAX_SPECULATIVE_BYTES`] of their transactions and writes are kept, it evicts other
+    /// blocks (an evicted block that is needed again is executed again): first those off
+    /// `executed`'s path to the head, then those on it, the highest first, and the head's
+    /// children (next to commit) last; `executed` itself is never evicted here.
+    fn remember(&self, executed: Executed) -> Arc<Executed> {
+        let executed = Arc::new(executed);
+        let digest = executed.block.digest();
+        let (head, head_height) = *lock(&self.head_digest);
+        let next = head_height + 1;
         let mut spec = lock(&self.speculative);
-        spec.insert(executed.block.digest(), Arc::new(executed));
-        let size = |e: &Executed| {
-            e.block
-                .txs()
-                .iter()
-                .map(|t| t.body().len() + t.signature().len())
-                .sum::<usize>()
-                + e.writes
-                    .iter()
-                    .map(|(k, v)| k.len() + v.as_ref().map_or(0, Vec::len))
-                    .sum::<usize>()
+        spec.insert(digest, executed.clone());
+        let mut total: usize = spec.values().map(|e| e.size).sum();
+        if spec.len() <= MAX_SPECULATIVE_BLOCKS && total <= MAX_SPECULATIVE_BYTES {
+            return executed;
+        }
+        // `executed`'s ancestors down to the head (at most the depth a walk may take).
+        let mut path = std::collections::HashSet::new();
+        let mut at = executed.block.parent();
+        while at != head && path.len() < MAX_SPECULATIVE_DEPTH {
+            let Some(e) = spec.get(&at) else { break };
+            path.insert(at);
+            at = e.block.parent();
+        }
+        let tier = |d: &Digest, e: &Executed| {
+            if e.block.number() <= next {
+                2
+            } else if path.contains(d) {
+                1
+            } else {
+                0
+            }
         };
-        let mut total: usize = spec.values().map(|e| size(e)).sum();
         while spec.len() > MAX_SPECULATIVE_BLOCKS
             || (total > MAX_SPECULATIVE_BYTES && spec.len() > 1)
         {
-            let Some(lowest) = spec
+            let Some(victim) = spec
                 .iter()
-                .min_by_key(|(d, e)| (e.block.number(), d.0))
+                .filter(|(d, _)| **d != digest)
+                .min_by_key(|(d, e)| (tier(d, e), std::cmp::Reverse((e.block.number(), d.0))))
                 .map(|(d, _)| *d)
             else {
                 break;
             };
-            if let Some(e) = spec.remove(&lowest) {
-                total = total.saturating_sub(size(&e));
+            if let Some(e) = spec.remove(&victim) {
+                total = total.saturating_sub(e.size);
             }
         }
+        executed
     }
 
     /// Forgets the executed block `digest` (a proposal this validator built and dropped).
@@ -398,6 +436,17 @@ impl Ledger {
         leader: Option<&str>,
         now_ms: u64,
     ) -> Result<(), ExecError> {
+        self.execute(block, leader, now_ms).map(|_| ())
+    }
+
+    /// [`Ledger::verify`], returning the execution (the one kept, or the one just made: the
+    /// caller holds it whatever the cache evicts later).
+    fn execute(
+        &self,
+        block: &ProposedBlock,
+        leader: Option<&str>,
+        now_ms: u64,
+    ) -> Result<Arc<Executed>, ExecError> {
         let header = &block.header().header;
         if self.set.by_address(&header.sequencer).is_none() {
             return Err(ExecError::Invalid(format!(
@@ -429,8 +478,8 @@ impl Ledger {
             (None, Err(_)) if header.time_ms <= now_ms => {}
             (_, Err(e)) => return Err(ExecError::Invalid(e)),
         }
-        if self.executed(&block.digest()).is_some() {
-            return Ok(());
+        if let Some(executed) = self.executed(&block.digest()) {
+            return Ok(executed);
         }
         let genesis = self.chain.genesis();
         let (chain_id, network) = (genesis.chain_id.clone(), genesis.network);
@@ -489,8 +538,7 @@ impl Ledger {
                 "{field}: the block says {expected}, executing it gives {got}"
             )));
         }
-        self.remember(Executed::of(block.clone(), out, senders));
-        Ok(())
+        Ok(self.remember(Executed::of(block.clone(), out, senders)))
     }
 
     /// Commits the finalized `block` (the next height), with its finality certificate when
@@ -531,18 +579,15 @@ impl Ledger {
             }
             return Ok(());
         }
-        if self.executed(&digest).is_none() {
-            // Not executed here (e.g. fetched while catching up): on the head, now.
-            // A finalized block: no clock applies (the time `now` is never before it).
-            self.verify(block, None, u64::MAX / 2).map_err(|e| {
+        // Its execution: the kept one, else (e.g. fetched while catching up, or evicted) made
+        // now on the head and used from here, whatever the cache keeps. A finalized block: no
+        // clock applies (the time `now` is never before it).
+        let executed = match self.executed(&digest) {
+            Some(executed) => executed,
+            None => self.execute(block, None, u64::MAX / 2).map_err(|e| {
                 NodeError::Refused(format!("finalized block {height} does not execute: {e:?}"))
-            })?;
-        }
-        let executed = self.executed(&digest).ok_or_else(|| {
-            NodeError::Refused(format!(
-                "finalized block {height} was executed and then evicted before its commit"
-            ))
-        })?;
+            })?,
+        };
         let block = &executed.block;
         let _g = self.gate.write().unwrap_or_else(|p| p.into_inner());
         if block.parent() != lock(&self.head_digest).0 {
@@ -570,7 +615,7 @@ impl Ledger {
         {
             let mut writer = lock(&self.writer);
             let (storage, sign_state) = &mut *writer;
-            sign_state.record_block(&wire)?;
+            sign_state.record_header(&wire.header)?;
             // The finality record first: once the block is visible (API, WebSocket) its record
             // is there too. A crash in between leaves a record above the head, which nothing
             // reads (`Chain::finality` answers only for stored blocks) and the redelivery of

@@ -49,15 +49,62 @@ pub const GOSSIP_QUOTA: u32 = 2_000;
 /// How long a stopping runtime waits for its tasks.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
-/// Test-only misbehaviour from the environment (`GAMECHAIN_TEST_FAULT=bad_state_root`); builds
-/// with debug assertions only, so a release binary never misbehaves on purpose.
-fn fault_from_env() -> Option<Fault> {
-    if !cfg!(debug_assertions) {
-        return None;
-    }
-    match std::env::var("GAMECHAIN_TEST_FAULT").as_deref() {
-        Ok("bad_state_root") => Some(Fault::BadStateRoot),
-        _ => None,
+/// A test facility: misbehaviour from the environment (`GAMECHAIN_TEST_FAULT=bad_state_root`:
+/// this validator proposes blocks whose header claims a wrong state root). Available in every
+/// build, so that the process tests hold in release builds too; it only harms the validator
+/// that sets it (the others vote against its proposals, none of which becomes final), and it
+/// is logged loudly at start. Any other value is refused, so a typo never runs honestly by
+/// surprise. Errors: an unknown value ([`NodeError::Refused`]).
+fn fault_from_env() -> Result<Option<Fault>, NodeError> {
+    let fault = match std::env::var("GAMECHAIN_TEST_FAULT") {
+        Err(_) => return Ok(None),
+        Ok(v) if v == "bad_state_root" => Fault::BadStateRoot,
+        Ok(v) => {
+            return Err(NodeError::Refused(format!(
+                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root)"
+            )))
+        }
+    };
+    tracing::error!(
+        ?fault,
+        "GAMECHAIN_TEST_FAULT is set: this validator MISBEHAVES ON PURPOSE (a test facility); \
+         its proposals will be voted against and it will not make blocks. Unset it to run honestly"
+    );
+    eprintln!(
+        "WARNING: GAMECHAIN_TEST_FAULT={fault:?}: this validator misbehaves on purpose \
+         (a test facility)"
+    );
+    Ok(Some(fault))
+}
+
+/// Marshal's unprunable archives of data directories from before pruning (`engine.rs`): no
+/// longer read.
+const OLD_ARCHIVE_PARTITIONS: [&str; 10] = [
+    "gc-finalizations-metadata",
+    "gc-finalizations-freezer-table",
+    "gc-finalizations-freezer-key",
+    "gc-finalizations-freezer-value",
+    "gc-finalizations-ordinal",
+    "gc-blocks-metadata",
+    "gc-blocks-freezer-table",
+    "gc-blocks-freezer-key",
+    "gc-blocks-freezer-value",
+    "gc-blocks-ordinal",
+];
+
+/// Logs the old archives under `storage_dir` that may be deleted, if any.
+fn warn_old_archives(storage_dir: &std::path::Path) {
+    let old: Vec<&str> = OLD_ARCHIVE_PARTITIONS
+        .into_iter()
+        .filter(|p| storage_dir.join(p).is_dir())
+        .collect();
+    if !old.is_empty() {
+        tracing::warn!(
+            dir = %storage_dir.display(),
+            partitions = ?old,
+            "consensus archives of an older gamechain (unpruned, uncompressed) are no longer read: \
+             they may be deleted while the node is stopped (the database holds every block)"
+        );
     }
 }
 
@@ -140,7 +187,7 @@ pub async fn run(
         sign_state,
         digest,
         MAX_PROPOSAL_TX_BYTES,
-        fault_from_env(),
+        fault_from_env()?,
     )?);
     let engine_config = EngineConfig {
         namespace: namespace.clone(),
@@ -153,6 +200,8 @@ pub async fn run(
         timeout_retry: Duration::from_millis(set.timeout_retry_ms),
         partition: "gc".into(),
         block_interval_ms: config.block_interval_ms,
+        archive_retention_blocks: vc.archive_retention_blocks,
+        archive_compression_level: vc.archive_compression_level,
     };
     let p2p_config = lookup::Config::local(
         cups::Cups::<_, ChaCha20Poly1305>::new(
@@ -171,6 +220,7 @@ pub async fn run(
         std::num::NonZeroUsize::new(1024).expect("nonzero"),
     );
     let storage_dir = config.data_dir.join("consensus");
+    warn_old_archives(&storage_dir);
     let (failed_tx, mut failed) = watch::channel::<Option<String>>(None);
     let stop = shutdown.clone();
     let thread = std::thread::Builder::new()

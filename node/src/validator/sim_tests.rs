@@ -260,6 +260,8 @@ fn run(
                 timeout_retry: Duration::from_millis(5_000),
                 partition: format!("gc_v{i}"),
                 block_interval_ms: IDLE_MS,
+                archive_retention_blocks: 0,
+                archive_compression_level: 3,
             };
             running.push(
                 engine::start(

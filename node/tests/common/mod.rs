@@ -78,6 +78,32 @@ impl NodeProcess {
         }
     }
 
+    /// A node whose `dir/node.toml` exists already (e.g. written by `gamechain testnet`, with
+    /// an absolute `data_dir`), its API on `addr`. Does not start anything.
+    pub fn existing(dir: &Path, addr: SocketAddr) -> NodeProcess {
+        NodeProcess {
+            dir: dir.to_path_buf(),
+            addr,
+            child: None,
+            starts: 0,
+        }
+    }
+
+    /// The process's peak resident memory (`VmHWM` of `/proc/<pid>/status`), bytes; `None`
+    /// when not running or not on Linux.
+    pub fn peak_memory(&self) -> Option<u64> {
+        let status =
+            std::fs::read_to_string(format!("/proc/{}/status", self.child.as_ref()?.id())).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    }
+
+    /// Whether the process started last has exited (`Some(status)`), reaping it.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.as_mut()?.try_wait().unwrap()
+    }
+
     /// The API's base URL.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
