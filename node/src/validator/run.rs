@@ -57,6 +57,7 @@ fn fault_from_env() -> Option<Fault> {
     }
     match std::env::var("GAMECHAIN_TEST_FAULT").as_deref() {
         Ok("bad_state_root") => Some(Fault::BadStateRoot),
+        Ok("deploy_flood") => Some(Fault::DeployFlood),
         _ => None,
     }
 }
