@@ -38,6 +38,9 @@ pub struct Metrics {
     /// `gamechain_ws_stalled_drops_total`: WebSocket subscribers dropped because a block message
     /// could not be sent within `ws_send_timeout_ms` (they stopped reading).
     pub ws_stalled: IntCounter,
+    /// `gamechain_gossip_dropped_total{queue}` (validators): gossiped transactions dropped
+    /// because the admission queue (`all`) or the deploy queue (`deploy`) was full.
+    pub gossip_dropped: IntCounterVec,
     mempool_txs: IntGauge,
     mempool_bytes: IntGauge,
     ws_subscribers: IntGauge,
@@ -124,6 +127,17 @@ impl Metrics {
             ws_stalled: counter(
                 "gamechain_ws_stalled_drops_total",
                 "WebSocket subscribers dropped because they stopped reading (ws_send_timeout_ms).",
+            ),
+            gossip_dropped: register(
+                &r,
+                IntCounterVec::new(
+                    Opts::new(
+                        "gamechain_gossip_dropped_total",
+                        "Validators: gossiped transactions dropped because an admission queue was full (all, deploy).",
+                    ),
+                    &["queue"],
+                )
+                .expect("valid counter"),
             ),
             mempool_txs: gauge("gamechain_mempool_txs", "Transactions in the mempool."),
             mempool_bytes: gauge(

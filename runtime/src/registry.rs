@@ -4,11 +4,17 @@
 //! ([`ModuleRecord`]) names its code hash, and `code/<hash>` holds the wasm bytes (`transition/mod.rs`
 //! documents both keys). This registry only holds what is expensive to rebuild: the compiled
 //! [`WasmModule`]s, by (id, code hash), shared as `Arc`s. A module compiles once per (id, code
-//! hash) for the life of the process (a `WasmModule` runs under one id, its state prefix; the
+//! hash) while it is kept (a `WasmModule` runs under one id, its state prefix; the
 //! same code under two ids compiles twice in memory but once on disk, since the optional
 //! [`ModuleCache`] is keyed by code alone). [`Modules::resolve`] reads the record from the state it
 //! is given, so a module deployed by a transaction is live for the next transaction, with no
 //! restart and no registry update: the registry has no opinion about which modules exist.
+//!
+//! Every list of compiled modules is bounded by count and by memory (the final map, LRU:
+//! [`MAX_LOADED`]; the stage: [`MAX_STAGED`]; the modules of blocks not final yet on a validator:
+//! [`MAX_UNFINAL`]; calls by code: [`MAX_BY_CODE`]), so a flood of distinct deploys cannot grow
+//! a node's memory without bound. A module dropped from any of them and needed again is compiled
+//! again (through the disk cache): where a module is kept changes time, never a result.
 //!
 //! Whether a module exports `gc_end_block` and `gc_migrate` (both optional, ABI.md) is what the
 //! loaded module found at load ([`WasmModule::has_end_block`], [`WasmModule::has_migrate`]).
@@ -50,22 +56,143 @@ pub struct ModuleEntry {
 }
 
 /// Most modules compiled ahead of the transaction that deploys them ([`Modules::prepare`]) and
-/// not used yet; past it the oldest is dropped (it compiles again if its deploy still runs).
-/// Twice a node's bound on pending deploys, so staging memory is bounded whatever is uploaded.
+/// not used yet; past it (or past [`MAX_STAGED_BYTES`]) the oldest is dropped (it compiles
+/// again if its deploy still runs). Twice a node's bound on pending deploys, so staging memory
+/// is bounded whatever is uploaded.
 pub const MAX_STAGED: usize = 32;
+
+/// Most memory ([`WasmModule::footprint_bytes`]) the staged modules hold together: 256 MiB.
+pub const MAX_STAGED_BYTES: usize = 256 << 20;
+
+/// Most modules compiled for blocks that are not final yet ([`Modules::hold_until_final`]);
+/// past it (or past [`MAX_UNFINAL_BYTES`]) the least recently used is dropped (compiled again
+/// if needed).
+pub const MAX_UNFINAL: usize = 32;
+
+/// Most memory the modules of blocks that are not final hold together: 256 MiB.
+pub const MAX_UNFINAL_BYTES: usize = 256 << 20;
+
+/// Most modules of the final state kept compiled; past it (or past [`MAX_LOADED_BYTES`]) the
+/// least recently used is dropped (compiled again, through the disk cache, when next needed).
+pub const MAX_LOADED: usize = 1_024;
+
+/// Most memory the kept modules of the final state hold together: 1 GiB.
+pub const MAX_LOADED_BYTES: usize = 1 << 30;
+
+/// Most codes kept compiled for calls by code hash (`call_code`); past it one is dropped.
+pub const MAX_BY_CODE: usize = 256;
+
+/// Most refusals remembered ([`Modules::load`] answers a refused upload again without
+/// compiling it).
+pub const MAX_REFUSED: usize = 256;
+
+/// Key of a compiled module: (id, code hash).
+type Key = (String, String);
+
+/// A module of the final state, with its memory and when it was last used.
+struct Slot {
+    entry: ModuleEntry,
+    bytes: usize,
+    used: std::sync::atomic::AtomicU64,
+}
+
+/// A compiled module waiting in a bounded list, with the height it belongs to (unfinal ones) and
+/// its memory.
+struct Held {
+    key: Key,
+    module: Arc<WasmModule>,
+    height: u64,
+    bytes: usize,
+}
+
+/// A bounded list of [`Held`] modules, oldest (or least recently used) first.
+#[derive(Default)]
+struct HeldList {
+    list: VecDeque<Held>,
+    bytes: usize,
+}
+
+impl HeldList {
+    fn contains(&self, key: &Key) -> bool {
+        self.list.iter().any(|h| h.key == *key)
+    }
+
+    fn take(&mut self, key: &Key) -> Option<Held> {
+        let at = self.list.iter().position(|h| h.key == *key)?;
+        let held = self.list.remove(at)?;
+        self.bytes -= held.bytes;
+        Some(held)
+    }
+
+    /// Adds `held` at the back, dropping from the front while over `count` or `bytes` (the
+    /// newest always stays).
+    fn push(&mut self, held: Held, count: usize, bytes: usize) {
+        self.bytes += held.bytes;
+        self.list.push_back(held);
+        while self.list.len() > 1 && (self.list.len() > count || self.bytes > bytes) {
+            if let Some(h) = self.list.pop_front() {
+                self.bytes -= h.bytes;
+            }
+        }
+    }
+
+    fn retain(&mut self, mut keep: impl FnMut(&Held) -> bool) {
+        self.list.retain(|h| keep(h));
+        self.bytes = self.list.iter().map(|h| h.bytes).sum();
+    }
+}
+
+/// Where the modules of blocks that are not final go (see [`Modules::hold_until_final`]).
+#[derive(Default)]
+struct Unfinal {
+    /// Whether loads for heights above `final_height` are held apart.
+    holding: bool,
+    /// The highest final height.
+    final_height: u64,
+    list: HeldList,
+}
 
 /// The compiled modules by (id, code hash), and the optional on-disk cache new ones are
 /// compiled through. Shared by the block executor and views (`&self` everywhere).
-#[derive(Debug, Default)]
+///
+/// Memory: `loaded` holds the modules of the final state (genesis's, and deployed by final
+/// blocks); modules compiled ahead of their deploy wait in a bounded stage
+/// ([`Modules::prepare`]); on a validator, modules of blocks that are not final yet wait in a
+/// bounded list and move to `loaded` when their block is final, or are dropped with it
+/// ([`Modules::hold_until_final`], [`Modules::finalize`]). Where a module is kept never changes a
+/// result: a module dropped and needed again is compiled again, to the same thing.
+#[derive(Default)]
 pub struct Modules {
-    loaded: RwLock<BTreeMap<(String, String), ModuleEntry>>,
+    /// The modules of the final state (at most [`MAX_LOADED`], [`MAX_LOADED_BYTES`]).
+    loaded: RwLock<BTreeMap<Key, Slot>>,
+    /// Counts uses, for `Slot::used`.
+    tick: std::sync::atomic::AtomicU64,
     /// Compiled code by hash for calls by code hash (`call_code`), which need no id: any
     /// module compiled from that code serves, since such a call reaches no state. One entry per
     /// distinct code the chain stores and someone called, like `loaded`.
     by_code: RwLock<BTreeMap<String, Arc<WasmModule>>>,
-    /// Compiled ahead of their deploy, oldest first (at most [`MAX_STAGED`]).
-    staged: Mutex<VecDeque<((String, String), Arc<WasmModule>)>>,
+    /// Compiled ahead of their deploy, oldest first (at most [`MAX_STAGED`], [`MAX_STAGED_BYTES`]).
+    staged: Mutex<HeldList>,
+    /// Compiled for blocks that are not final (at most [`MAX_UNFINAL`], [`MAX_UNFINAL_BYTES`]).
+    unfinal: Mutex<Unfinal>,
+    /// Uploads refused at load, with their (deterministic) error, newest last (at most
+    /// [`MAX_REFUSED`]).
+    refused: Mutex<VecDeque<(Key, LoadError)>>,
     cache: Option<Arc<ModuleCache>>,
+}
+
+impl fmt::Debug for Modules {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Modules")
+            .field("loaded", &self.len())
+            .field("staged", &self.staged())
+            .field("unfinal", &self.unfinal())
+            .finish()
+    }
+}
+
+fn guard<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// Why a module could not be registered.
@@ -237,19 +364,18 @@ impl Modules {
                 found,
             });
         }
-        let entry = entry(module);
-        let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         let key = (id.clone(), found);
-        if loaded.contains_key(&key) {
+        if self.read().contains_key(&key) {
             return Err(RegistryError::Duplicate(id));
         }
-        loaded.insert(key, entry);
+        self.keep_final(key, module);
         Ok(())
     }
 
     /// The module `id` running `wasm`: the loaded one, or `wasm` compiled now (through the
     /// cache, by the compiler for `origin`) into `runtime` and kept. The [`LoadError`] is the
-    /// module's fault (a deploy's receipt says it) except [`LoadError::Host`].
+    /// module's fault (a deploy's receipt says it) except [`LoadError::Host`]. For a module of
+    /// the final state (genesis); a deploy names its block's height ([`Modules::load_at`]).
     pub fn load(
         &self,
         runtime: &Arc<Runtime>,
@@ -257,34 +383,188 @@ impl Modules {
         wasm: &[u8],
         origin: Origin,
     ) -> Result<ModuleEntry, LoadError> {
+        self.load_at(runtime, id, wasm, origin, 0)
+    }
+
+    /// [`Modules::load`] for a block at `height`: while this registry holds the modules of
+    /// blocks that are not final ([`Modules::hold_until_final`]) and `height` is above the final
+    /// height, a new module is kept in the bounded unfinal list, not in the final map. A refused
+    /// upload is remembered (bounded) and answered again without compiling.
+    pub fn load_at(
+        &self,
+        runtime: &Arc<Runtime>,
+        id: &str,
+        wasm: &[u8],
+        origin: Origin,
+        height: u64,
+    ) -> Result<ModuleEntry, LoadError> {
         let key = (id.to_string(), hex::encode(Sha256::digest(wasm)));
-        if let Some(e) = self.read().get(&key) {
-            return Ok(e.clone());
+        if let Some(e) = self.get_key(&key) {
+            return Ok(e);
         }
-        let staged = {
-            let mut staged = self.staged.lock().unwrap_or_else(|p| p.into_inner());
-            let at = staged.iter().position(|(k, _)| *k == key);
-            at.and_then(|i| staged.remove(i)).map(|(_, m)| m)
+        let is_final = {
+            let u = guard(&self.unfinal);
+            !u.holding || height <= u.final_height
         };
-        if let Some(module) = staged {
-            let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
-            return Ok(loaded.entry(key).or_insert(entry(module)).clone());
+        let mut unfinal = guard(&self.unfinal);
+        if let Some(held) = unfinal.list.take(&key) {
+            let module = held.module.clone();
+            if is_final {
+                drop(unfinal);
+                return Ok(self.keep_final(key, module));
+            }
+            // Most recently used: to the back.
+            unfinal.list.push(held, MAX_UNFINAL, MAX_UNFINAL_BYTES);
+            return Ok(entry(module));
         }
-        // Compiled without the lock (it takes a while); a racing load of the same key keeps the
-        // first entry.
-        let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref(), origin)?;
-        let source = module.code_source();
-        tracing::info!(module = id, code_hash = %key.1, ?source, "module loaded");
-        let entry = entry(Arc::new(module));
+        drop(unfinal);
+        if origin == Origin::Upload {
+            if let Some((_, e)) = guard(&self.refused).iter().find(|(k, _)| *k == key) {
+                return Err(e.clone());
+            }
+        }
+        let module = match guard(&self.staged).take(&key) {
+            Some(held) => held.module,
+            None => {
+                // Compiled without the lock (it takes a while); a racing load of the same key
+                // keeps the first entry.
+                let module = WasmModule::load(runtime, id, wasm, self.cache.as_deref(), origin)
+                    .map_err(|e| self.refuse(&key, origin, e))?;
+                let source = module.code_source();
+                tracing::info!(module = id, code_hash = %key.1, ?source, "module loaded");
+                Arc::new(module)
+            }
+        };
+        if is_final {
+            return Ok(self.keep_final(key, module));
+        }
+        let bytes = module.footprint_bytes();
+        guard(&self.unfinal).list.push(
+            Held {
+                key,
+                module: module.clone(),
+                height,
+                bytes,
+            },
+            MAX_UNFINAL,
+            MAX_UNFINAL_BYTES,
+        );
+        Ok(entry(module))
+    }
+
+    /// Keeps `module` in the final map (the first one for `key` wins).
+    /// At most [`MAX_LOADED`] / [`MAX_LOADED_BYTES`] are kept: the least recently used others
+    /// are dropped.
+    fn keep_final(&self, key: Key, module: Arc<WasmModule>) -> ModuleEntry {
+        use std::sync::atomic::Ordering;
+        let now = self.tick.fetch_add(1, Ordering::Relaxed);
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
-        Ok(loaded.entry(key).or_insert(entry).clone())
+        let bytes = module.footprint_bytes();
+        let kept = loaded
+            .entry(key.clone())
+            .or_insert_with(|| Slot {
+                entry: entry(module),
+                bytes,
+                used: now.into(),
+            })
+            .entry
+            .clone();
+        let mut total: usize = loaded.values().map(|s| s.bytes).sum();
+        while loaded.len() > 1 && (loaded.len() > MAX_LOADED || total > MAX_LOADED_BYTES) {
+            let Some(oldest) = loaded
+                .iter()
+                .filter(|(k, _)| **k != key)
+                .min_by_key(|(_, s)| s.used.load(Ordering::Relaxed))
+                .map(|(k, _)| k.clone())
+            else {
+                break;
+            };
+            if let Some(s) = loaded.remove(&oldest) {
+                total -= s.bytes;
+            }
+        }
+        kept
+    }
+
+    /// The module of the final state `key`, marked used.
+    fn get_key(&self, key: &Key) -> Option<ModuleEntry> {
+        use std::sync::atomic::Ordering;
+        let loaded = self.read();
+        let slot = loaded.get(key)?;
+        slot.used
+            .store(self.tick.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        Some(slot.entry.clone())
+    }
+
+    /// Remembers that the upload `key` was refused with `e` (not a host failure); returns `e`.
+    fn refuse(&self, key: &Key, origin: Origin, e: LoadError) -> LoadError {
+        if origin == Origin::Upload && !matches!(e, LoadError::Host(_)) {
+            let mut refused = guard(&self.refused);
+            if !refused.iter().any(|(k, _)| k == key) {
+                refused.push_back((key.clone(), e.clone()));
+                while refused.len() > MAX_REFUSED {
+                    refused.pop_front();
+                }
+            }
+        }
+        e
+    }
+
+    /// From now on, modules loaded for blocks above `final_height` (a validator's committed
+    /// head) are kept apart, at most [`MAX_UNFINAL`] / [`MAX_UNFINAL_BYTES`], until
+    /// [`Modules::finalize`] keeps or drops them. Without this call (a sequencer, a follower, a
+    /// verifier: every block they execute is final) every module is kept.
+    pub fn hold_until_final(&self, final_height: u64) {
+        let mut u = guard(&self.unfinal);
+        u.holding = true;
+        u.final_height = final_height;
+    }
+
+    /// Block `height` is final and wrote `writes`: the unfinal modules its module records name
+    /// (their code, and the code of a pending upgrade) move to the final map; every other
+    /// unfinal module of a height at or below it (of a block that lost) is dropped.
+    pub fn finalize(&self, height: u64, writes: &crate::WriteSet) {
+        let mut named: Vec<Key> = Vec::new();
+        for (key, value) in writes.range(MODULE_RECORD_PREFIX.to_string()..) {
+            let Some(id) = key.strip_prefix(MODULE_RECORD_PREFIX) else {
+                break;
+            };
+            let Some(Ok(record)) = value.as_deref().map(|v| parse_record(key, v)) else {
+                continue;
+            };
+            named.push((id.to_string(), record.code_hash.clone()));
+            if let Some(p) = &record.pending_upgrade {
+                named.push((id.to_string(), p.code_hash.clone()));
+            }
+        }
+        let mut promoted = Vec::new();
+        {
+            let mut u = guard(&self.unfinal);
+            u.final_height = u.final_height.max(height);
+            for key in &named {
+                if let Some(held) = u.list.take(key) {
+                    promoted.push(held);
+                }
+            }
+            u.list.retain(|h| h.height > height);
+        }
+        for held in promoted {
+            self.keep_final(held.key, held.module);
+        }
+    }
+
+    /// How many modules of blocks that are not final are kept.
+    pub fn unfinal(&self) -> usize {
+        guard(&self.unfinal).list.list.len()
     }
 
     /// Compiles `wasm` as module `id` (by the compiler for `origin`, through the cache) ahead of
     /// the transaction that deploys it, so that [`Modules::load`] finds it ready: a node calls
-    /// this when it admits a deploy, off the thread that makes blocks. Returns whether it
-    /// compiled (`false`: already loaded or staged). Staged modules are kept until a `load`
-    /// takes them, at most [`MAX_STAGED`] (the oldest is dropped first).
+    /// this when it admits a deploy, and a validator for the deploys of a proposal before it
+    /// executes it, off the thread that makes blocks and outside the lock commits wait for.
+    /// Returns whether it compiled (`false`: already loaded, staged or refused). Staged modules
+    /// are kept until a `load` takes them, at most [`MAX_STAGED`] / [`MAX_STAGED_BYTES`] (the
+    /// oldest is dropped first).
     ///
     /// Errors: the [`LoadError`] the deploy's receipt would carry.
     pub fn prepare(
@@ -295,39 +575,48 @@ impl Modules {
         origin: Origin,
     ) -> Result<bool, LoadError> {
         let key = (id.to_string(), hex::encode(Sha256::digest(wasm)));
-        let known = |staged: &VecDeque<((String, String), Arc<WasmModule>)>| {
-            self.read().contains_key(&key) || staged.iter().any(|(k, _)| *k == key)
+        if origin == Origin::Upload {
+            if let Some((_, e)) = guard(&self.refused).iter().find(|(k, _)| *k == key) {
+                return Err(e.clone());
+            }
+        }
+        let known = |staged: &HeldList| {
+            self.read().contains_key(&key)
+                || staged.contains(&key)
+                || guard(&self.unfinal).list.contains(&key)
         };
-        if known(&self.staged.lock().unwrap_or_else(|p| p.into_inner())) {
+        if known(&guard(&self.staged)) {
             return Ok(false);
         }
-        let module = Arc::new(WasmModule::load(
-            runtime,
-            id,
-            wasm,
-            self.cache.as_deref(),
-            origin,
-        )?);
-        let mut staged = self.staged.lock().unwrap_or_else(|p| p.into_inner());
+        let module = Arc::new(
+            WasmModule::load(runtime, id, wasm, self.cache.as_deref(), origin)
+                .map_err(|e| self.refuse(&key, origin, e))?,
+        );
+        let mut staged = guard(&self.staged);
         if !known(&staged) {
-            staged.push_back((key, module));
-            while staged.len() > MAX_STAGED {
-                staged.pop_front();
-            }
+            let bytes = module.footprint_bytes();
+            staged.push(
+                Held {
+                    key,
+                    module,
+                    height: 0,
+                    bytes,
+                },
+                MAX_STAGED,
+                MAX_STAGED_BYTES,
+            );
         }
         Ok(true)
     }
 
     /// How many modules are staged ([`Modules::prepare`]) and not used yet.
     pub fn staged(&self) -> usize {
-        self.staged.lock().unwrap_or_else(|p| p.into_inner()).len()
+        guard(&self.staged).list.len()
     }
 
     /// The loaded module `id` with code `code_hash`, if it is loaded.
     pub fn get(&self, id: &str, code_hash: &str) -> Option<ModuleEntry> {
-        self.read()
-            .get(&(id.to_string(), code_hash.to_string()))
-            .cloned()
+        self.get_key(&(id.to_string(), code_hash.to_string()))
     }
 
     /// The module `id` as of `state`: `None` when `state` has no `module/<id>`; else the module
@@ -362,7 +651,8 @@ impl Modules {
         if hex::encode(Sha256::digest(&wasm)) != record.code_hash {
             return Err(corrupt());
         }
-        self.load(runtime, id, &wasm, record_origin(record))
+        let active = record.upgraded_height.unwrap_or(record.deployed_height);
+        self.load_at(runtime, id, &wasm, record_origin(record), active)
             .map_err(|e| match e {
             LoadError::Host(e) => ResolveError::Host(e),
             other => ResolveError::Host(HostError::Engine(format!(
@@ -408,8 +698,8 @@ impl Modules {
         let loaded = self
             .read()
             .iter()
-            .find(|((_, hash), e)| hash == code_hash && e.module.compiler() == compiler)
-            .map(|(_, e)| e.module.clone());
+            .find(|((_, hash), s)| hash == code_hash && s.entry.module.compiler() == compiler)
+            .map(|(_, s)| s.entry.module.clone());
         let module = match loaded {
             Some(m) => m,
             None => {
@@ -422,6 +712,9 @@ impl Modules {
             }
         };
         let mut by_code = self.by_code.write().unwrap_or_else(|p| p.into_inner());
+        if by_code.len() >= MAX_BY_CODE && !by_code.contains_key(code_hash) {
+            by_code.pop_first();
+        }
         let module = by_code
             .entry(code_hash.to_string())
             .or_insert(module)
@@ -449,7 +742,7 @@ impl Modules {
 
     /// Every loaded module, by ascending (id, code hash).
     pub fn iter(&self) -> Vec<ModuleEntry> {
-        self.read().values().cloned().collect()
+        self.read().values().map(|s| s.entry.clone()).collect()
     }
 
     /// Number of loaded modules.
@@ -462,7 +755,7 @@ impl Modules {
         self.read().is_empty()
     }
 
-    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<(String, String), ModuleEntry>> {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, BTreeMap<Key, Slot>> {
         self.loaded.read().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -530,7 +823,9 @@ mod tests {
             Ok(false)
         );
         assert_eq!((modules.staged(), modules.len()), (1, 0));
-        let staged_uid = modules.staged.lock().unwrap()[0].1.instantiations();
+        let staged_uid = modules.staged.lock().unwrap().list[0]
+            .module
+            .instantiations();
         let a = modules.load(&rt, "a", &counter, Origin::Upload).unwrap();
         // Taken from the stage (no new compile: its first instance already ran at prepare).
         assert_eq!(a.module.instantiations(), staged_uid);
@@ -554,8 +849,67 @@ mod tests {
             );
         }
         assert_eq!(modules.staged(), MAX_STAGED);
-        let first = modules.staged.lock().unwrap()[0].0 .0.clone();
+        let first = modules.staged.lock().unwrap().list[0].key.0.clone();
         assert_eq!(first, "m3");
+    }
+
+    #[test]
+    fn modules_of_unfinal_blocks_are_bounded_and_kept_or_dropped_with_their_block() {
+        let rt = runtime();
+        let counter = wat::parse_str(include_str!("../tests/wat/counter.wat")).unwrap();
+        let hash = record(&counter).code_hash;
+        let modules = Modules::new();
+        modules.hold_until_final(5);
+        // Deployed by a block at height 6, not final: kept apart, and found again.
+        let a = modules
+            .load_at(&rt, "a", &counter, Origin::Upload, 6)
+            .unwrap();
+        assert_eq!((modules.len(), modules.unfinal()), (0, 1));
+        let again = modules
+            .load_at(&rt, "a", &counter, Origin::Upload, 6)
+            .unwrap();
+        assert!(Arc::ptr_eq(&a.module, &again.module));
+        // Another block at height 6 (which loses) deploys `b`.
+        modules
+            .load_at(&rt, "b", &counter, Origin::Upload, 6)
+            .unwrap();
+        // Block 6 with `a`'s record is final: `a` joins the final map, `b` is dropped.
+        let mut writes = crate::WriteSet::new();
+        writes.insert(module_record_key("a"), Some(record(&counter).to_bytes()));
+        modules.finalize(6, &writes);
+        assert_eq!((modules.len(), modules.unfinal()), (1, 0));
+        assert!(Arc::ptr_eq(
+            &modules.get("a", &hash).unwrap().module,
+            &a.module
+        ));
+        // At or below the final height a load goes to the final map at once.
+        modules
+            .load_at(&rt, "c", &counter, Origin::Upload, 6)
+            .unwrap();
+        assert_eq!((modules.len(), modules.unfinal()), (2, 0));
+        // The unfinal list is bounded; the least recently used go first.
+        for i in 0..MAX_UNFINAL + 3 {
+            modules
+                .load_at(&rt, &format!("u{i}"), &counter, Origin::Upload, 7)
+                .unwrap();
+        }
+        assert_eq!(modules.unfinal(), MAX_UNFINAL);
+        // A refused upload is answered again from memory, by load and by prepare alike.
+        let bad = b"\0asm\x01\0\0\0\x01\x01".to_vec();
+        let refused = modules
+            .load_at(&rt, "bad", &bad, Origin::Upload, 7)
+            .unwrap_err();
+        assert_eq!(
+            modules.prepare(&rt, "bad", &bad, Origin::Upload),
+            Err(refused.clone())
+        );
+        assert_eq!(modules.refused.lock().unwrap().len(), 1);
+        // Without holding (a sequencer), everything is final.
+        let plain = Modules::new();
+        plain
+            .load_at(&rt, "a", &counter, Origin::Upload, 99)
+            .unwrap();
+        assert_eq!((plain.len(), plain.unfinal()), (1, 0));
     }
 
     #[test]

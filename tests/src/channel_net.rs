@@ -175,6 +175,8 @@ fn genesis(rt: &Runtime, players: &[&SecretKey]) -> Genesis {
         validators: None,
         min_block_interval_ms: Some(1_000),
         max_clock_drift_ms: None,
+        max_block_deploys: None,
+        max_block_code_bytes: None,
     }
 }
 

@@ -176,6 +176,8 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         validators: None,
         min_block_interval_ms: Some(BLOCK_MS),
         max_clock_drift_ms: None,
+        max_block_deploys: None,
+        max_block_code_bytes: None,
     };
     let ctx = context(&genesis, &codes, Allocation::Pooling { instances: 4 });
     let gs = genesis_state(&genesis, &codes).unwrap();

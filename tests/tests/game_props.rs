@@ -100,6 +100,8 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         validators: None,
         min_block_interval_ms: Some(BLOCK_MS),
         max_clock_drift_ms: None,
+        max_block_deploys: None,
+        max_block_code_bytes: None,
     };
     let runtime = Runtime::new(gamechain_runtime::runtime_config(
         &genesis,

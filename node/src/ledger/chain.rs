@@ -149,11 +149,64 @@ impl Chain {
         let _ = self.gossip.set(gossip);
     }
 
+    /// Compiles the code of a deploy of module `module` that a block to be executed carries,
+    /// ahead of its execution and outside every lock of the chain, so the execution finds it
+    /// compiled (`Modules::prepare`). With `budget`, through the node's compile gate (one
+    /// upload at a time) within that time ([`ChainError::TooCostly`] past it; the compile goes
+    /// on and its result is kept); without, at once. Refused code is `Ok` (the deploy's receipt
+    /// will say why, and the refusal is remembered); errors: [`ChainError::TooCostly`],
+    /// [`ChainError::Internal`] (the engine failed).
+    pub fn precompile(
+        &self,
+        module: &str,
+        code: &[u8],
+        budget: Option<std::time::Duration>,
+    ) -> Result<(), ChainError> {
+        let result = match budget {
+            Some(budget) => prepare_deploy(&self.compile_gate, &self.ctx, module, code, budget),
+            None => match self.ctx.modules().prepare(
+                self.ctx.runtime(),
+                module,
+                code,
+                gamechain_runtime::Origin::Upload,
+            ) {
+                Ok(compiled) => {
+                    if compiled {
+                        tracing::info!(
+                            module,
+                            bytes = code.len(),
+                            "deploy compiled ahead of its block"
+                        );
+                    }
+                    Ok(())
+                }
+                Err(gamechain_runtime::LoadError::Host(e)) => Err(ChainError::Internal(format!(
+                    "the node could not compile a module: {e}"
+                ))),
+                Err(e) => Err(ChainError::ModuleRefused(e.to_string())),
+            },
+        };
+        match result {
+            Err(ChainError::ModuleRefused(_)) => Ok(()),
+            other => other,
+        }
+    }
+
     /// [`Chain::submit`] of a transaction another validator gossiped: the same checks, and it
     /// is not gossiped again.
     pub fn submit_from_peer(&self, tx: SignedTx) -> Result<String, ChainError> {
         let genesis = self.genesis();
         let checked = tx.check(&genesis.chain_id, genesis.network);
+        self.submit_counted(tx, checked, false)
+    }
+
+    /// [`Chain::submit_from_peer`] of `tx` whose stateless checks gave `checked` (what
+    /// `tx.check(chain_id, network)` returned).
+    pub fn submit_checked_from_peer(
+        &self,
+        tx: SignedTx,
+        checked: Result<TxBody, TxError>,
+    ) -> Result<String, ChainError> {
         self.submit_counted(tx, checked, false)
     }
 

@@ -85,7 +85,7 @@ pub fn prepare_deploy(
                 bytes = code.len(),
                 ms = started.elapsed().as_millis() as u64,
                 ok = result.is_ok(),
-                "deploy compiled at admission"
+                "deploy compiled at admission or ahead of its block"
             );
             drop(permit);
             let _ = tx.send(result);

@@ -419,6 +419,10 @@ pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
         validators: None,
         min_block_interval_ms: Some(config.min_block_interval_ms),
         max_clock_drift_ms: Some(config.max_clock_drift_ms),
+        max_block_deploys: Some(gamechain_runtime::chain::block_caps::DEFAULT_MAX_BLOCK_DEPLOYS),
+        max_block_code_bytes: Some(
+            gamechain_runtime::chain::block_caps::DEFAULT_MAX_BLOCK_CODE_BYTES,
+        ),
     };
     genesis
         .validate()

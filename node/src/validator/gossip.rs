@@ -12,8 +12,15 @@
 //!
 //! Bounds: a message is the borsh `(body, signature)` of one transaction, at most
 //! [`MAX_GOSSIP_BYTES`]; anything else is dropped and logged. The network's per-peer rate quota
-//! bounds how many a peer can send; admission work runs on the blocking pool, one message at a
-//! time per validator, and the mempool's own bounds hold.
+//! bounds how many a peer can send; the mempool's own bounds hold.
+//!
+//! The receive loop never waits on admission work: it hands each new transaction to a bounded
+//! queue ([`ADMIT_QUEUE`]) and reads on. One admission task checks them in order (signature,
+//! nonce, fees, on the blocking pool) and admits them, except deploys, whose admission compiles
+//! their code (up to the node's `compile_budget_ms`): those go to a second bounded queue
+//! ([`DEPLOY_QUEUE`]) served by their own task, so no other transaction ever waits on a compile.
+//! A transaction that finds its queue full is dropped and counted
+//! (`gamechain_gossip_dropped_total{queue}`); its sender resends it while it is pending there.
 
 use std::sync::Arc;
 
@@ -23,7 +30,7 @@ use std::collections::VecDeque;
 use commonware_runtime::{Clock, Spawner};
 use tokio::sync::mpsc;
 
-use gamechain_runtime::chain::{SignedTx, MAX_DEPLOY_BODY_BYTES};
+use gamechain_runtime::chain::{Action, SignedTx, TxBody, MAX_DEPLOY_BODY_BYTES};
 
 use crate::ledger::chain::Chain;
 
@@ -33,6 +40,12 @@ pub const MAX_GOSSIP_BYTES: usize = MAX_DEPLOY_BODY_BYTES + 1024;
 /// Transactions admitted through the API, waiting to be sent; at most this many (more are
 /// not gossiped, and reach the chain when this validator proposes).
 pub const GOSSIP_QUEUE: usize = 16_384;
+
+/// Received transactions waiting for their admission, at most (more are dropped and counted).
+pub const ADMIT_QUEUE: usize = 4_096;
+
+/// Received deploys waiting for their compile, at most (more are dropped and counted).
+pub const DEPLOY_QUEUE: usize = 8;
 
 /// The encoding of one gossiped transaction.
 pub fn encode(tx: &SignedTx) -> Vec<u8> {
@@ -78,6 +91,18 @@ pub async fn run<E, S, R>(
     S: Sender,
     R: Receiver,
 {
+    let (admit, admit_rx) = mpsc::channel::<SignedTx>(ADMIT_QUEUE);
+    let (deploys, deploys_rx) = mpsc::channel::<SignedTx>(DEPLOY_QUEUE);
+    {
+        let chain = chain.clone();
+        rt.child("gossip_admit")
+            .spawn(move |rt| admit_loop(rt, chain, admit_rx, deploys));
+    }
+    {
+        let chain = chain.clone();
+        rt.child("gossip_deploys")
+            .spawn(move |rt| deploy_loop(rt, chain, deploys_rx));
+    }
     let mut sent: VecDeque<Sent> = VecDeque::new();
     let mut next_resend = rt.current() + RESEND_EVERY;
     loop {
@@ -101,14 +126,9 @@ pub async fn run<E, S, R>(
                 if chain.mempool().get(&tx.txid()).is_some() {
                     continue;
                 }
-                let chain = chain.clone();
-                let admitted = rt
-                    .child("admit")
-                    .shared(true)
-                    .spawn(move |_| async move { chain.submit_from_peer(tx) })
-                    .await;
-                if let Ok(Err(e)) = admitted {
-                    tracing::debug!(%peer, "a gossiped transaction was not admitted: {e}");
+                if admit.try_send(tx).is_err() {
+                    chain.metrics.gossip_dropped.with_label_values(&["all"]).inc();
+                    tracing::debug!(%peer, "the gossip admission queue is full: a transaction is dropped");
                 }
             }
             _ = rt.sleep_until(next_resend) => {
@@ -122,6 +142,70 @@ pub async fn run<E, S, R>(
                     s.sends += 1;
                 }
             }
+        }
+    }
+}
+
+/// Admits the received transactions of `queue` in order, on the blocking pool, handing deploys
+/// to `deploys` (dropped and counted when it is full), until `queue` closes.
+async fn admit_loop<E>(
+    rt: E,
+    chain: Arc<Chain>,
+    mut queue: mpsc::Receiver<SignedTx>,
+    deploys: mpsc::Sender<SignedTx>,
+) where
+    E: Spawner + commonware_runtime::Supervisor,
+{
+    while let Some(tx) = queue.recv().await {
+        let chain2 = chain.clone();
+        let admitted = rt
+            .child("admit")
+            .shared(true)
+            .spawn(move |_| async move {
+                let genesis = chain2.genesis();
+                let checked = tx.check(&genesis.chain_id, genesis.network);
+                if let Ok(TxBody {
+                    action: Action::Deploy { .. },
+                    ..
+                }) = &checked
+                {
+                    return Err(tx);
+                }
+                Ok(chain2.submit_checked_from_peer(tx, checked))
+            })
+            .await;
+        match admitted {
+            Ok(Ok(Err(e))) => tracing::debug!("a gossiped transaction was not admitted: {e}"),
+            Ok(Err(deploy)) => {
+                if deploys.try_send(deploy).is_err() {
+                    chain
+                        .metrics
+                        .gossip_dropped
+                        .with_label_values(&["deploy"])
+                        .inc();
+                    tracing::debug!("the gossip deploy queue is full: a deploy is dropped");
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Admits the received deploys of `queue` (each compiles, within the node's budget) one at a
+/// time, on the blocking pool, until `queue` closes.
+async fn deploy_loop<E>(rt: E, chain: Arc<Chain>, mut queue: mpsc::Receiver<SignedTx>)
+where
+    E: Spawner + commonware_runtime::Supervisor,
+{
+    while let Some(tx) = queue.recv().await {
+        let chain = chain.clone();
+        let admitted = rt
+            .child("admit_deploy")
+            .shared(true)
+            .spawn(move |_| async move { chain.submit_from_peer(tx) })
+            .await;
+        if let Ok(Err(e)) = admitted {
+            tracing::debug!("a gossiped deploy was not admitted: {e}");
         }
     }
 }

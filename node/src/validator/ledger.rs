@@ -32,7 +32,7 @@ use commonware_cryptography::sha256::Digest;
 use commonware_cryptography::Digestible as _;
 
 use gamechain_runtime::chain::{
-    Header, Receipt, SecretKey, SignedHeader, StateHash, TxBody, ValidatorSet,
+    Action, Header, Receipt, SecretKey, SignedHeader, StateHash, TxBody, ValidatorSet,
 };
 use gamechain_runtime::{
     BlockBuilder, BlockOutput, Layer, State, TransitionError, TxRejection, WriteSet,
@@ -126,6 +126,9 @@ pub enum Fault {
     FrozenClock,
     /// Its clock runs ahead: it stamps every block ten drift windows in the future.
     FastClock,
+    /// Fills every block it proposes with deploys of distinct modules of the largest size, up
+    /// to the chain's caps (`flood.rs`), before the mempool's transactions.
+    DeployFlood,
 }
 
 /// The validator's view of the chain (module docs).
@@ -185,6 +188,9 @@ impl Ledger {
             .max_block_txs
             .min(crate::validator::PROPOSAL_BOUND.max_txs);
         let head_height = chain.head().header.header.height;
+        // The modules of blocks above the committed head are kept apart (bounded) until their
+        // block is committed, or dropped with it.
+        chain.ctx.modules().hold_until_final(head_height);
         let mut storage = storage;
         storage.ensure_validator_tables()?;
         if storage.validator_digest(0)?.is_none() {
@@ -384,6 +390,36 @@ impl Ledger {
             let mut txs = Vec::new();
             let mut senders = Vec::new();
             let mut bytes = 0usize;
+            if self.fault == Some(Fault::DeployFlood) {
+                let genesis = ctx.genesis();
+                let key = crate::validator::flood::flood_key(genesis.network);
+                let from = key.address();
+                let mut nonce = gamechain_runtime::account_nonce(state, &from)
+                    .map_err(|e| ExecError::Host(e.to_string()))?;
+                for index in 0..64 {
+                    let tx = crate::validator::flood::flood_deploy(
+                        &key,
+                        &genesis.chain_id,
+                        nonce,
+                        parent_header.height + 1,
+                        time_ms,
+                        index,
+                    );
+                    let size = tx.body().len() + tx.signature().len();
+                    let Ok(body) = tx.check(&genesis.chain_id, genesis.network) else {
+                        break;
+                    };
+                    if bytes + size > self.max_block_tx_bytes
+                        || builder.push_checked(&tx, body).is_err()
+                    {
+                        break;
+                    }
+                    bytes += size;
+                    txs.push(tx);
+                    senders.push((from.clone(), nonce));
+                    nonce += 1;
+                }
+            }
             for p in batch {
                 let size = p.tx.body().len() + p.tx.signature().len();
                 if bytes + size > self.max_block_tx_bytes {
@@ -488,6 +524,44 @@ impl Ledger {
             .iter()
             .map(|t| t.check(&chain_id, network))
             .collect();
+        // Genesis's caps on deploys, checked before anything compiles (the state transition
+        // checks them again, at the same transactions).
+        let caps = genesis.block_caps();
+        let (mut count, mut code_bytes) = (0u64, 0u64);
+        let mut codes = Vec::new();
+        for (index, check) in checks.iter().enumerate() {
+            if let Ok(TxBody {
+                action: Action::Deploy { module, code, .. },
+                ..
+            }) = check
+            {
+                let len = code.len() as u64;
+                caps.admit(count, code_bytes, len)
+                    .map_err(|(what, limit)| {
+                        ExecError::Invalid(format!(
+                            "transaction {index}: it would take the block over its bound of \
+                             {limit} {what}"
+                        ))
+                    })?;
+                count += 1;
+                code_bytes += len;
+                codes.push((module.as_str(), code.as_slice()));
+            }
+        }
+        // The deploys' code is compiled now, before the gate that commits wait for: the
+        // execution finds it compiled. A vote on a live proposal spends at most the node's
+        // `compile_budget_ms` on it (past it this validator abstains); a block that must be
+        // executed (an ancestor, a finalized block) compiles without a time bound.
+        let deadline = leader.map(|_| {
+            std::time::Instant::now()
+                + std::time::Duration::from_millis(self.chain.config.compile_budget_ms)
+        });
+        for (module, code) in codes {
+            let budget = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            self.chain
+                .precompile(module, code, budget)
+                .map_err(|e| ExecError::Host(format!("compiling the block's deploys: {e}")))?;
+        }
         let _g = self.gate.read().unwrap_or_else(|p| p.into_inner());
         let ctx = self.chain.ctx.clone();
         let parent_digest = block.parent();
@@ -630,6 +704,8 @@ impl Ledger {
             )?;
         }
         *lock(&self.head_digest) = (digest, height);
+        // Its modules are final now; those of blocks that lost at its height are dropped.
+        self.chain.ctx.modules().finalize(height, &executed.writes);
         lock(&self.speculative).retain(|_, e| e.block.number() > height);
         self.drop_stale(&executed.senders);
         Ok(())

@@ -19,6 +19,7 @@
 //! | [`app`] | the engine's `Application` (propose / verify) and the finalized-block committer |
 //! | [`engine`] | wiring simplex, marshal and the committer over a network |
 //! | [`gossip`] | transactions sent to one validator reach the others |
+//! | [`flood`] | the deploys of the test fault `deploy_flood` (a proposer that floods blocks with code) |
 //! | [`keys`] | the consensus key file and the participant set |
 //! | [`run`] | `gamechain node --validator`: the engine over TCP on its own runtime |
 //!
@@ -27,6 +28,7 @@
 pub mod app;
 pub mod block;
 pub mod engine;
+pub mod flood;
 pub mod gossip;
 pub mod keys;
 pub mod ledger;

@@ -59,9 +59,10 @@ fn fault_from_env() -> Result<Option<Fault>, NodeError> {
     let fault = match std::env::var("GAMECHAIN_TEST_FAULT") {
         Err(_) => return Ok(None),
         Ok(v) if v == "bad_state_root" => Fault::BadStateRoot,
+        Ok(v) if v == "deploy_flood" => Fault::DeployFlood,
         Ok(v) => {
             return Err(NodeError::Refused(format!(
-                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root)"
+                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood)"
             )))
         }
     };

@@ -35,6 +35,10 @@
 //! `min_block_interval_ms`, `max_clock_drift_ms` (optional): the block-time rules
 //! (`clock.rs`), appended to the hashed encoding after the validators when either is present.
 //!
+//! `max_block_deploys`, `max_block_code_bytes` (optional): the caps on deploys per block
+//! (`block_caps.rs`), appended to the hashed encoding after the clock section when either is
+//! present.
+//!
 //! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
 //! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
 //! (`fees.rs`).
@@ -51,6 +55,7 @@ use gamechain_sdk::{ledger, Amount, MockKv};
 
 use crate::address::{check_address, Network};
 use crate::block::{BlockError, SignedHeader};
+use crate::block_caps::{self, BlockCaps};
 use crate::clock::{self, BlockClock, DEFAULT_MAX_CLOCK_DRIFT_MS};
 use crate::fees::FeeSchedule;
 use crate::hash::{parse_hex32, sha256};
@@ -168,6 +173,13 @@ pub struct Genesis {
     /// ([`BlockClock`]); `None` = [`crate::clock::DEFAULT_MAX_CLOCK_DRIFT_MS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_clock_drift_ms: Option<u64>,
+    /// Most `deploy` transactions in one block ([`BlockCaps`], `block_caps.rs`); `None` (absent
+    /// from the JSON) = no cap, only on chains made before the rule.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_block_deploys: Option<u64>,
+    /// Most bytes of deploy code in one block ([`BlockCaps`]); `None` = no cap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_block_code_bytes: Option<u64>,
 }
 
 /// Why a genesis file cannot be used.
@@ -256,6 +268,8 @@ impl Genesis {
             }
         }
         clock::validate_fields(self.min_block_interval_ms, self.max_clock_drift_ms)
+            .map_err(invalid)?;
+        block_caps::validate_fields(self.max_block_deploys, self.max_block_code_bytes)
             .map_err(invalid)?;
         if let (Some(set), Some(interval)) = (&self.validators, self.min_block_interval_ms) {
             if set.leader_timeout_ms <= interval {
@@ -406,6 +420,11 @@ impl Genesis {
         }
     }
 
+    /// The chain's caps on deploys per block (`block_caps.rs`).
+    pub fn block_caps(&self) -> BlockCaps {
+        BlockCaps::from_fields(self.max_block_deploys, self.max_block_code_bytes)
+    }
+
     /// Total GOLD at genesis (sum of the balances), base units. Saturates on overflow, which
     /// [`Genesis::validate`] refuses.
     pub fn gold_supply(&self) -> u128 {
@@ -449,7 +468,9 @@ impl BorshSerialize for Genesis {
             BorshSerialize::serialize(v, w)?;
         }
         // Likewise the block-time rules (`clock.rs`).
-        clock::serialize_section(self.min_block_interval_ms, self.max_clock_drift_ms, w)
+        clock::serialize_section(self.min_block_interval_ms, self.max_clock_drift_ms, w)?;
+        // Likewise the caps on deploys per block (`block_caps.rs`).
+        block_caps::serialize_section(self.max_block_deploys, self.max_block_code_bytes, w)
     }
 }
 
@@ -548,6 +569,8 @@ mod tests {
             validators: None,
             min_block_interval_ms: Some(1_000),
             max_clock_drift_ms: None,
+            max_block_deploys: None,
+            max_block_code_bytes: None,
         }
     }
 
@@ -595,6 +618,8 @@ mod tests {
             Box::new(|g| g.min_block_interval_ms = Some(1_001)),
             Box::new(|g| g.min_block_interval_ms = None),
             Box::new(|g| g.max_clock_drift_ms = Some(2_000)),
+            Box::new(|g| g.max_block_deploys = Some(8)),
+            Box::new(|g| g.max_block_code_bytes = Some(2 << 20)),
         ];
         for (i, change) in changes.iter().enumerate() {
             let mut h = g.clone();
@@ -683,6 +708,14 @@ mod tests {
                 Box::new(|g| g.balances[1].amount = Amount(u128::MAX)),
             ),
             ("fuel_view", Box::new(|g| g.fuel_view = 0)),
+            (
+                "max_block_deploys",
+                Box::new(|g| g.max_block_deploys = Some(0)),
+            ),
+            (
+                "max_block_code_bytes",
+                Box::new(|g| g.max_block_code_bytes = Some(1)),
+            ),
             (
                 "engine_config_hash",
                 Box::new(|g| g.engine_config_hash = "x".into()),

@@ -15,6 +15,7 @@
 //! | [`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
 //! | [`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
 //! | [`block`] | [`Header`], [`SignedHeader`], block hashes |
+//! | [`block_caps`] | [`BlockCaps`]: deploys and code bytes per block as consensus |
 //! | [`clock`] | [`BlockClock`]: block time as consensus (spacing, drift window) |
 //! | [`state_root`] | [`StateHash`]: the incremental (LtHash) state commitment |
 //! | [`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
@@ -29,6 +30,7 @@
 
 pub mod address;
 pub mod block;
+pub mod block_caps;
 pub mod canonical;
 pub mod clock;
 pub mod element_cache;
@@ -46,6 +48,7 @@ pub mod wire;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
 pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};
+pub use block_caps::BlockCaps;
 pub use clock::BlockClock;
 pub use element_cache::ElementCache;
 pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};

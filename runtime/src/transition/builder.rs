@@ -21,6 +21,8 @@ pub struct BlockBuilder<'a> {
     pub(super) failed: Option<TransitionError>,
     /// What the included transactions used of the block's bounds (`block_limits.rs`).
     pub(super) used: BlockUse,
+    /// Deploys included so far and the bytes of their code (genesis's caps, `chain::block_caps`).
+    pub(super) deploys: (u64, u64),
 }
 
 /// What one action produced, before it is merged.
@@ -204,6 +206,7 @@ impl<'a> BlockBuilder<'a> {
             logs: Vec::new(),
             failed: None,
             used: BlockUse::default(),
+            deploys: (0, 0),
         })
     }
 
@@ -290,6 +293,20 @@ impl<'a> BlockBuilder<'a> {
             ..BlockUse::default()
         };
         self.used.add(body_only).map_err(full)?;
+        // Genesis's caps on deploys, checked before the code is compiled.
+        let deploys = match &body.action {
+            Action::Deploy { code, .. } => {
+                let (count, bytes) = self.deploys;
+                let len = code.len() as u64;
+                self.ctx
+                    .genesis
+                    .block_caps()
+                    .admit(count, bytes, len)
+                    .map_err(full)?;
+                (count + 1, bytes + len)
+            }
+            _ => self.deploys,
+        };
         let nonce_write = (key.clone(), Some(next.to_string().into_bytes()));
         let before = self.overlay.writes.insert(nonce_write.0, nonce_write.1);
 
@@ -315,6 +332,7 @@ impl<'a> BlockBuilder<'a> {
         let outcome = match included {
             Ok((outcome, used)) => {
                 self.used = used;
+                self.deploys = deploys;
                 outcome
             }
             Err(rejection) => {

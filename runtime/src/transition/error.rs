@@ -23,7 +23,7 @@ pub enum TxRejection {
     /// sequencer leaves it for a later block; a block that includes it is invalid.
     BlockFull {
         /// Which bound: `fuel`, `bytes written`, `bytes of events`, `bytes of transaction
-        /// bodies`.
+        /// bodies`, or genesis's `deploys` / `bytes of deploy code` (`chain::block_caps`).
         what: &'static str,
         /// Its limit.
         limit: u64,

@@ -132,11 +132,13 @@ impl BlockBuilder<'_> {
                 ));
             }
         }
-        let entry = match self
-            .ctx
-            .modules
-            .load(&self.ctx.runtime, id, code, Origin::Upload)
-        {
+        let entry = match self.ctx.modules.load_at(
+            &self.ctx.runtime,
+            id,
+            code,
+            Origin::Upload,
+            self.env.height,
+        ) {
             Ok(entry) => entry,
             Err(LoadError::Host(e)) => return Err(TransitionError::Host(e)),
             Err(e) => return refuse(format!("module code: {e}")),

@@ -514,3 +514,80 @@ fn a_block_stops_at_its_bounds_and_a_block_over_them_is_invalid() {
         ),
     }
 }
+
+#[test]
+fn genesis_caps_deploys_per_block_before_compiling_them() {
+    let mut genesis = genesis_with(&[], Some(1_000));
+    genesis.max_block_deploys = Some(3);
+    genesis.max_block_code_bytes = Some(1_200_000 + 3 * 4_000);
+    let chain = Chain::of(&[], genesis);
+    let author = key(9);
+    // Three small deploys, then a fourth: over the count cap.
+    let small: Vec<SignedTx> = (0..4u8)
+        .map(|i| deploy(&author, u64::from(i), &format!("s{i}"), &padded(i, 1_000)))
+        .collect();
+    let out = chain.try_block(small[..3].to_vec()).unwrap();
+    assert!(out.receipts.iter().all(|r| r.ok));
+    match chain.try_block(small.clone()) {
+        Err(TransitionError::InvalidTx {
+            index: 3, reason, ..
+        }) => assert_eq!(
+            reason,
+            TxRejection::BlockFull {
+                what: "deploys",
+                limit: 3
+            }
+        ),
+        other => panic!("{:?}", other.map(|o| o.header)),
+    }
+    // A large one and a second large one: over the bytes cap, checked before any compile (the
+    // second is not even valid wasm, so a compile would fail with another text).
+    let mut junk = padded(1, 1_000_000);
+    junk[0] = b'x';
+    let big = vec![
+        deploy(&author, 0, "b0", &padded(0, 1_000_000)),
+        deploy(&author, 1, "b1", &junk),
+    ];
+    match chain.try_block(big.clone()) {
+        Err(TransitionError::InvalidTx {
+            index: 1, reason, ..
+        }) => assert_eq!(
+            reason,
+            TxRejection::BlockFull {
+                what: "bytes of deploy code",
+                limit: 1_212_000
+            }
+        ),
+        other => panic!("{:?}", other.map(|o| o.header)),
+    }
+    // A builder leaves the one over the cap for the next block; what it made replays.
+    let mut builder = BlockBuilder::new(
+        &chain.ctx,
+        &chain.state,
+        &chain.hash,
+        &chain.head,
+        chain.input(vec![]).time_ms,
+        chain.input(vec![]).checkpoint,
+    )
+    .unwrap();
+    assert!(builder.push(&big[0]).unwrap().ok);
+    assert!(matches!(
+        builder.push(&big[1]),
+        Err(TransitionError::InvalidTx {
+            reason: TxRejection::BlockFull { .. },
+            ..
+        })
+    ));
+    let made = builder.finish().unwrap();
+    assert_eq!(
+        made.header,
+        chain.try_block(big[..1].to_vec()).unwrap().header
+    );
+    // A genesis without the fields has no caps: the same four small deploys are one block.
+    let legacy = Chain::new(&[], Some(1_000));
+    assert_eq!(
+        legacy.ctx.genesis().block_caps(),
+        crate::chain::BlockCaps::NONE
+    );
+    assert!(legacy.try_block(small).is_ok());
+}

@@ -280,6 +280,15 @@ impl WasmModule {
         self.source
     }
 
+    /// Roughly the memory this module holds, bytes: its machine code image plus the pristine
+    /// snapshot of its initial memory (warm instances are bounded by the runtime's pool). For
+    /// node caches' byte bounds only: never consensus.
+    pub fn footprint_bytes(&self) -> usize {
+        let image = self.pre.module().image_range();
+        let code = (image.end as usize).saturating_sub(image.start as usize);
+        code + self.pristine.as_ref().map_or(0, |p| p.memory.len())
+    }
+
     /// Whether the module exports `gc_migrate` (run once when an upgrade installs it).
     pub fn has_migrate(&self) -> bool {
         self.exports.migrate.is_some()
