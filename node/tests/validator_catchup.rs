@@ -8,11 +8,13 @@
 //!   still going. It must reach the head without exiting, and after the load stops all four
 //!   data directories pass `gamechain verify --data` with one head hash and state root. It
 //!   prints blocks behind, time to catch up and the restarted process's peak memory (`VmHWM`).
-//! - **disk**: the same workload (`GAMECHAIN_DISK_BLOCKS` blocks of one transaction each,
-//!   default 150) on a sequencer and on four validators whose consensus archives keep 64
-//!   blocks; prints each data directory's bytes per block and asserts the validators' at most
-//!   1.2 times the sequencer's once the archives' bounded part is left aside (see
-//!   `docs/validators.md`, "Disk").
+//! - **disk** (a measurement, ignored by default: `cargo test -p gamechain-node --test
+//!   validator_catchup -- --ignored --nocapture disk_per_block`): the same workload
+//!   (`GAMECHAIN_DISK_BLOCKS` blocks of one transaction each, default 150) on a sequencer and on
+//!   four validators whose consensus archives keep 64 blocks; prints each data directory's
+//!   growth in bytes per block and asserts the validators' at most 1.2 times the sequencer's
+//!   once `consensus/` (bounded by the retention) is left aside (`docs/validators.md`,
+//!   "Catching up, retention and disk").
 
 mod common;
 
@@ -358,6 +360,7 @@ async fn one_tx_per_block(nodes: &[&NodeProcess], chain_id: &str, blocks: u64) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement: GAMECHAIN_DISK_BLOCKS=N cargo test ... -- --ignored --nocapture"]
 async fn disk_per_block_of_four_validators_against_a_sequencer() {
     let blocks = env_count("GAMECHAIN_DISK_BLOCKS", 150) as u64;
     let tmp = tempfile::tempdir().unwrap();

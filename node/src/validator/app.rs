@@ -363,7 +363,7 @@ pub async fn run_committer<E>(
                 tracing::debug!(height = height.get(), "committed a finalized block");
                 ack.acknowledge();
                 let h = height.get();
-                if retention > 0 && h > retention && h % ARCHIVE_SECTION == 0 {
+                if retention > 0 && h > retention && h.is_multiple_of(ARCHIVE_SECTION) {
                     // Marshal keeps the block at the height given, and ignores a height above
                     // what it has seen acknowledged (then the next section's prune covers it).
                     marshal.prune(Height::new(h - retention));
