@@ -97,9 +97,21 @@ async fn start_validator(v: &mut NodeProcess) {
     v.start_with(&["--validator"]).await;
 }
 
+/// The node's head; panics with the end of its log when it does not answer.
 async fn head(v: &NodeProcess) -> (u64, String) {
-    let s = v.client().status().await.unwrap();
-    (s.height, s.head_hash)
+    match v.client().status().await {
+        Ok(s) => (s.height, s.head_hash),
+        Err(e) => {
+            let log = v.log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            panic!(
+                "{} does not answer: {e}\nthe end of its log:\n{}",
+                v.url(),
+                tail.join("\n")
+            )
+        }
+    }
 }
 
 /// Waits (at most `secs`) until the validators `which` are all at one head of at least `min`.
@@ -286,6 +298,24 @@ async fn a_validator_stopped_for_hundreds_of_blocks_under_load_catches_up() {
     );
 
     // No transaction pending and an idle interval of 60 s: no block comes while they stop.
+    // (A block finalized while the first of them stops would leave the others one behind, so
+    // the heads must hold still, nothing pending anywhere, before the first is stopped.)
+    let settled = Instant::now();
+    loop {
+        let (at, _) = same_head(&vs, &[0, 1, 2, 3], h, 60).await;
+        let mut pending = 0;
+        for v in &vs {
+            pending += v.client().status().await.map_or(1, |s| s.pending);
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        if pending == 0 && same_head(&vs, &[0, 1, 2, 3], at, 60).await.0 == at {
+            break;
+        }
+        assert!(
+            settled.elapsed() < Duration::from_secs(60),
+            "the validators did not settle: {pending} transactions pending"
+        );
+    }
     for v in vs.iter_mut() {
         assert!(
             v.terminate(Duration::from_secs(20)).success(),
