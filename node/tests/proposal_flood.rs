@@ -21,7 +21,6 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -39,20 +38,6 @@ const MAX_GAP: Duration = Duration::from_secs(8);
 
 /// Most peak resident memory of an honest validator (debug build): 1.5 GiB.
 const MAX_HWM: u64 = 1536 << 20;
-
-/// A run of `2 * n` free consecutive loopback ports.
-fn free_ports(n: usize) -> u16 {
-    for _ in 0..50 {
-        let base = common::free_port();
-        if base as usize + 2 * n >= 65_000 {
-            continue;
-        }
-        if (0..2 * n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-    panic!("no run of {} free ports", 2 * n);
-}
 
 struct Validator {
     index: usize,
@@ -132,7 +117,7 @@ impl Drop for Validator {
 async fn a_proposer_flooding_its_blocks_with_code_cannot_stall_or_bloat_honest_validators() {
     let secs = common::env_count("GAMECHAIN_FLOOD_SECS", 20) as u64;
     let tmp = tempfile::tempdir().unwrap();
-    let base = free_ports(N);
+    let base = common::free_ports(N);
     let out = gamechain(
         tmp.path(),
         None,

@@ -18,7 +18,7 @@
 
 mod common;
 
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -32,25 +32,11 @@ use common::{env_count, gamechain, NodeProcess};
 
 const N: usize = 4;
 
-/// A run of `2 * n` free consecutive loopback ports (checked by binding each once).
-fn free_ports(n: usize) -> u16 {
-    for _ in 0..50 {
-        let base = common::free_port();
-        if base as usize + 2 * n >= 65_000 {
-            continue;
-        }
-        if (0..2 * n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-    panic!("no run of {} free ports", 2 * n);
-}
-
 /// `gamechain testnet` of four validators in `dir/net`, blocks at least `interval_ms` apart,
 /// each `node.toml` given an absolute data directory, `log = "info"` and `extra` lines in its
 /// `[validator]` table; the four as (not started) processes.
 fn testnet(dir: &Path, interval_ms: u64, extra: &str) -> Vec<NodeProcess> {
-    let base = free_ports(N);
+    let base = common::free_ports(N);
     let out = gamechain(
         dir,
         None,

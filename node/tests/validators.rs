@@ -41,20 +41,6 @@ use common::{gamechain, BIN};
 
 const N: usize = 4;
 
-/// A run of `2 * n` free consecutive loopback ports (checked by binding each once).
-fn free_ports(n: usize) -> u16 {
-    for _ in 0..50 {
-        let base = common::free_port();
-        if base as usize + 2 * n >= 65_000 {
-            continue;
-        }
-        if (0..2 * n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
-    panic!("no run of {} free ports", 2 * n);
-}
-
 /// The p2p link from one validator to another: a TCP forwarder on its own port that the test
 /// can cut (open connections shut, new ones refused) and restore.
 struct Link {
@@ -268,7 +254,7 @@ async fn included(client: &Client, txid: &str) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_liar() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = free_ports(N);
+    let base = common::free_ports(N);
     let out = gamechain(
         tmp.path(),
         None,

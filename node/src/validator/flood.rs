@@ -119,7 +119,7 @@ pub fn flood_module(tag: u64, bytes: usize) -> Vec<u8> {
     section(7, &s, &mut out);
     let mut code = Vec::new();
     leb(4 + funcs as u64, &mut code);
-    let mut body = |f: &[u8], code: &mut Vec<u8>| {
+    let body = |f: &[u8], code: &mut Vec<u8>| {
         leb(f.len() as u64, code);
         code.extend_from_slice(f);
     };

@@ -32,6 +32,21 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// A run of `2 * n` free consecutive loopback ports (checked by binding each once): the API and
+/// p2p ports of `n` validators, for `gamechain testnet --base-port B --p2p-port B+n`.
+pub fn free_ports(n: usize) -> u16 {
+    for _ in 0..50 {
+        let base = free_port();
+        if base as usize + 2 * n >= 65_000 {
+            continue;
+        }
+        if (0..2 * n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+    panic!("no run of {} free ports", 2 * n);
+}
+
 /// One data directory and port, and the node process currently running on them.
 pub struct NodeProcess {
     /// The data directory and config file live here.
