@@ -20,7 +20,9 @@ use commonware_cryptography::ed25519::PublicKey;
 use commonware_cryptography::{ChaCha20Poly1305, Signer as _};
 use commonware_p2p::authenticated::lookup;
 use commonware_p2p::{Address, AddressableManager as _};
-use commonware_runtime::{tokio as cw_tokio, Quota, Runner as _, Spawner as _, Supervisor as _};
+use commonware_runtime::{
+    tokio as cw_tokio, Clock as _, Metrics as _, Quota, Runner as _, Spawner as _, Supervisor as _,
+};
 use commonware_stream::{cups, sake};
 use commonware_utils::ordered::Map;
 use commonware_utils::NZU32;
@@ -57,6 +59,7 @@ fn fault_from_env() -> Option<Fault> {
     }
     match std::env::var("GAMECHAIN_TEST_FAULT").as_deref() {
         Ok("bad_state_root") => Some(Fault::BadStateRoot),
+        Ok("equivocate") => Some(Fault::Equivocate),
         _ => None,
     }
 }
@@ -171,6 +174,7 @@ pub async fn run(
         std::num::NonZeroUsize::new(1024).expect("nonzero"),
     );
     let storage_dir = config.data_dir.join("consensus");
+    let metrics_chain = chain.clone();
     let (failed_tx, mut failed) = watch::channel::<Option<String>>(None);
     let stop = shutdown.clone();
     let thread = std::thread::Builder::new()
@@ -196,6 +200,17 @@ pub async fn run(
                     gossip: network.register(5, Quota::per_second(NZU32!(GOSSIP_QUOTA))),
                 };
                 network.start();
+                // Connected peers, from the p2p tracker's metric (one series per connected
+                // peer), every second into `gamechain_consensus_peers`.
+                let peers_ctx = context.child("peers");
+                let peers_chain = metrics_chain;
+                context.child("peers_task").spawn(move |_| async move {
+                    loop {
+                        let n = connected_peers(&peers_ctx.encode());
+                        peers_chain.metrics.consensus().peers.set(n as i64);
+                        peers_ctx.sleep(Duration::from_secs(1)).await;
+                    }
+                });
                 let running = engine::start(
                     context.child("validator"),
                     ledger,
@@ -234,9 +249,29 @@ pub async fn run(
     result
 }
 
+/// How many peers the p2p tracker lists as connected in `encoded` (the runtime's metrics):
+/// the samples of its `…tracker_connected{peer=…}` family.
+fn connected_peers(encoded: &str) -> usize {
+    encoded
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("tracker_connected{"))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connected_peers_are_the_tracker_series() {
+        let text = "# HELP network_tracker_connected Unix timestamp\n\
+                    # TYPE network_tracker_connected gauge\n\
+                    network_tracker_connected{peer=\"aa\"} 1764700000000\n\
+                    network_tracker_connected{peer=\"bb\"} 1764700000001\n\
+                    network_tracker_tracked 3\n";
+        assert_eq!(connected_peers(text), 2);
+        assert_eq!(connected_peers(""), 0);
+    }
 
     #[test]
     fn the_p2p_message_bound_holds_a_block_at_its_bound() {
