@@ -544,9 +544,8 @@ impl Chain {
             })
             .unwrap_or_default();
         let limit = limit.clamp(1, MAX_EVIDENCE_PAGE);
-        let (rows, total) = self.read_db(|db| {
-            Ok((db.evidence_page(after, limit + 1)?, db.evidence_count()?))
-        })?;
+        let (rows, total) =
+            self.read_db(|db| Ok((db.evidence_page(after, limit + 1)?, db.evidence_count()?)))?;
         let more = rows.len() > limit;
         let evidence: Vec<_> = rows
             .iter()

@@ -1030,16 +1030,19 @@ impl Storage {
             "SELECT id, kind, view, signer, data, received_ms FROM validator_evidence \
              WHERE id > ?1 ORDER BY id LIMIT ?2",
         )?;
-        let rows = stmt.query_map(params![after.min(i64::MAX as u64) as i64, limit as i64], |r| {
-            Ok(StoredEvidence {
-                id: r.get::<_, i64>(0)? as u64,
-                kind: r.get(1)?,
-                view: r.get::<_, i64>(2)? as u64,
-                signer: r.get::<_, i64>(3)? as u32,
-                data: r.get(4)?,
-                received_ms: r.get::<_, i64>(5)? as u64,
-            })
-        })?;
+        let rows = stmt.query_map(
+            params![after.min(i64::MAX as u64) as i64, limit as i64],
+            |r| {
+                Ok(StoredEvidence {
+                    id: r.get::<_, i64>(0)? as u64,
+                    kind: r.get(1)?,
+                    view: r.get::<_, i64>(2)? as u64,
+                    signer: r.get::<_, i64>(3)? as u32,
+                    data: r.get(4)?,
+                    received_ms: r.get::<_, i64>(5)? as u64,
+                })
+            },
+        )?;
         Ok(rows.collect::<Result<Vec<_>, _>>()?)
     }
 
@@ -1048,9 +1051,9 @@ impl Storage {
         if !self.has_evidence_table()? {
             return Ok(0);
         }
-        let n: i64 =
-            self.conn
-                .query_row("SELECT COUNT(*) FROM validator_evidence", [], |r| r.get(0))?;
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM validator_evidence", [], |r| r.get(0))?;
         Ok(n as u64)
     }
 

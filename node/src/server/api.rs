@@ -470,17 +470,13 @@ async fn get_evidence(State(app): State<AppState>, RawQuery(query): RawQuery) ->
     let number = |name: &str, default: u64, max: u64| -> Result<u64, ApiError> {
         match query.get(name) {
             None => Ok(default),
-            Some(v) => v
-                .parse::<u64>()
-                .ok()
-                .filter(|n| *n <= max)
-                .ok_or_else(|| {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "invalid",
-                        format!("{name} must be a number from 0 to {max}, not `{v}`"),
-                    )
-                }),
+            Some(v) => v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid",
+                    format!("{name} must be a number from 0 to {max}, not `{v}`"),
+                )
+            }),
         }
     };
     if let Some(other) = query.keys().find(|k| *k != "after" && *k != "limit") {

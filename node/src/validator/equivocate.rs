@@ -73,12 +73,8 @@ fn conflicting(scheme: &Scheme, vote: Vote<Scheme, Digest>) -> Option<Vote<Schem
         Proposal::new(p.round, p.parent, Digest(h.finalize().into()))
     };
     match vote {
-        Vote::Notarize(n) => {
-            Notarize::sign(scheme, other(&n.proposal)).map(Vote::Notarize)
-        }
-        Vote::Finalize(f) => {
-            Finalize::sign(scheme, other(&f.proposal)).map(Vote::Finalize)
-        }
+        Vote::Notarize(n) => Notarize::sign(scheme, other(&n.proposal)).map(Vote::Notarize),
+        Vote::Finalize(f) => Finalize::sign(scheme, other(&f.proposal)).map(Vote::Finalize),
         Vote::Nullify(_) => None,
     }
 }

@@ -27,8 +27,8 @@ use gamechain_runtime::chain::{
 use crate::config::NodeConfig;
 use crate::ledger::chain::{Chain, NoSink};
 use crate::ledger::genesis_setup::{new_genesis, open_chain};
-use crate::validator::engine::{self, Channels, EngineConfig};
 use crate::ledger::storage::StoredEvidence;
+use crate::validator::engine::{self, Channels, EngineConfig};
 use crate::validator::keys::participants;
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
@@ -300,8 +300,9 @@ fn run(
         // Each user's faucet call and a transfer, sent to one validator's mempool each (the
         // user's), so blocks of several proposers carry them.
         let mut txids = Vec::new();
+        let targets: Vec<&Node> = counted(&nodes, cut_off).collect();
         for u in 0..users {
-            let node = &nodes[u % n];
+            let node = targets[u % targets.len()];
             let f = faucet(&user(u), 0);
             txids.push(node.chain.submit(f).unwrap());
             let t = transfer(&user(u), 1, &user((u + 1) % users), 5);
@@ -342,7 +343,8 @@ fn run(
             for r in &running {
                 assert_eq!(*r.failed.borrow(), None, "a commit failed");
             }
-            let tall = counted(&nodes, cut_off).all(|n| n.chain.head().header.header.height >= MIN_HEIGHT);
+            let tall =
+                counted(&nodes, cut_off).all(|n| n.chain.head().header.header.height >= MIN_HEIGHT);
             if done && tall {
                 break;
             }
@@ -477,7 +479,13 @@ fn run(
             .map(|n| n.chain.read_db(|db| db.evidence_page(0, 10_000)).unwrap())
             .collect();
         drop(running);
-        (heads, certs, peers, seen, (evidence, nodes[0].chain.clone()))
+        (
+            heads,
+            certs,
+            peers,
+            seen,
+            (evidence, nodes[0].chain.clone()),
+        )
     })
 }
 

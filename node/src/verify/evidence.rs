@@ -56,7 +56,7 @@ where
     A: Read<Cfg = ()>,
     B: Read<Cfg = ()>,
 {
-    let mut buf = data;
+    let mut buf = bytes::Bytes::copy_from_slice(data);
     let a = A::read_cfg(&mut buf, &()).map_err(|e| format!("not a signed vote: {e}"))?;
     let b = B::read_cfg(&mut buf, &()).map_err(|e| format!("no second signed vote: {e}"))?;
     if !buf.is_empty() {
@@ -264,7 +264,10 @@ impl EvidenceReport {
         let mut text = if self.checked == 0 {
             "none recorded".to_string()
         } else {
-            format!("{} records checked, {} prove a fault", self.checked, self.valid)
+            format!(
+                "{} records checked, {} prove a fault",
+                self.checked, self.valid
+            )
         };
         for (s, a, n) in &self.faulty {
             text += &format!("; validator {s} ({a}) equivocated ({n} records)");
@@ -344,11 +347,7 @@ mod tests {
 
     fn checker_and_signers(ns: &[u8]) -> (EvidenceChecker, Vec<Scheme>) {
         let keys = keys();
-        let set: Set<_> = keys
-            .iter()
-            .map(|k| k.public_key())
-            .try_collect()
-            .unwrap();
+        let set: Set<_> = keys.iter().map(|k| k.public_key()).try_collect().unwrap();
         let signers: Vec<Scheme> = keys
             .iter()
             .map(|k| Scheme::signer(ns, set.clone(), k.clone()).unwrap())
@@ -402,10 +401,14 @@ mod tests {
         let err = checker.check("conflicting_notarize", &same).unwrap_err();
         assert!(err.starts_with("does not conflict"), "{err}");
         let two_signers = [notarize(&s[1], 7, 1), notarize(&s[2], 7, 2)].concat();
-        let err = checker.check("conflicting_notarize", &two_signers).unwrap_err();
+        let err = checker
+            .check("conflicting_notarize", &two_signers)
+            .unwrap_err();
         assert!(err.contains("two validators"), "{err}");
         let two_views = [notarize(&s[1], 7, 1), notarize(&s[1], 8, 2)].concat();
-        let err = checker.check("conflicting_notarize", &two_views).unwrap_err();
+        let err = checker
+            .check("conflicting_notarize", &two_views)
+            .unwrap_err();
         assert!(err.contains("two views"), "{err}");
         // Signed under another chain's namespace.
         let (_, other) = checker_and_signers(b"another chain");

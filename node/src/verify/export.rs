@@ -446,8 +446,7 @@ impl ChainSource for FileSource {
                     data,
                     received_ms,
                 }) => {
-                    if self.evidence.len() >= MAX_EVIDENCE || data.len() > 2 * MAX_EVIDENCE_BYTES
-                    {
+                    if self.evidence.len() >= MAX_EVIDENCE || data.len() > 2 * MAX_EVIDENCE_BYTES {
                         return Err(self.lines.bad(&format!(
                             "more than {MAX_EVIDENCE} evidence lines, or one over \
                              {MAX_EVIDENCE_BYTES} bytes"

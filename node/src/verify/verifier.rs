@@ -250,7 +250,11 @@ impl VerifyReport {
             "diverged"
         } else if self.not_final().is_some() {
             "not_final"
-        } else if self.evidence.as_ref().is_some_and(|e| !e.invalid.is_empty()) {
+        } else if self
+            .evidence
+            .as_ref()
+            .is_some_and(|e| !e.invalid.is_empty())
+        {
             "bad_evidence"
         } else {
             "verified"
