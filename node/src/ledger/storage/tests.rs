@@ -380,5 +380,8 @@ fn evidence_is_kept_once_per_kind_view_and_signer_and_bounded_per_signer() {
     assert_eq!(rest.last().unwrap().signer, 1);
     // A reader sees them.
     let r = Storage::open_reader(&path).unwrap();
-    assert_eq!(r.evidence_count().unwrap(), MAX_EVIDENCE_PER_SIGNER as u64 + 1);
+    assert_eq!(
+        r.evidence_count().unwrap(),
+        MAX_EVIDENCE_PER_SIGNER as u64 + 1
+    );
 }
