@@ -3,7 +3,9 @@
 //! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code
 //! (a closed stdout pipe ends the process quietly with 0, `cli/stdout.rs`):
 //! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`,
-//! 4 for `verify` finding a divergence.
+//! 4 for `verify` finding a divergence, 5 for `verify` of a chain with validators whose blocks
+//! are not all covered by a finality certificate, 6 for `verify` finding stored evidence that
+//! proves no fault.
 
 use std::process::ExitCode;
 use std::time::Duration;

@@ -4,6 +4,12 @@
 //! already holds, so a client cannot grow them.
 //!
 //! Nothing here reaches state, receipts or hashes: these are node policy figures only.
+//!
+//! A validator adds [`ConsensusMetrics`] (`gamechain_consensus_*`, `gamechain_evidence_*`) when
+//! its consensus starts ([`Metrics::consensus`]); other nodes do not show them.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 
 use prometheus::{
     Encoder, Histogram, HistogramOpts, IntCounter, IntCounterVec, IntGauge, Opts, Registry,
@@ -46,6 +52,48 @@ pub struct Metrics {
     ws_subscribers: IntGauge,
     connections: IntGauge,
     resident_bytes: IntGauge,
+    consensus: OnceLock<ConsensusMetrics>,
+}
+
+/// A validator's consensus figures (`docs/validators.md`, "Metrics"), fed by the engine's
+/// reporter (`validator/observer.rs`), marshal's finalized tips and the p2p network.
+pub struct ConsensusMetrics {
+    /// `gamechain_consensus_view`: the view this validator is in (one past the highest view
+    /// it saw a notarization, nullification or finalization of).
+    pub view: IntGauge,
+    /// `gamechain_consensus_timeouts_total`: views this validator voted to skip (its own
+    /// nullify votes: the leader's proposal or the view's certificate did not come in time).
+    pub timeouts: IntCounter,
+    /// `gamechain_consensus_nullifications_total`: views skipped by a quorum (nullification
+    /// certificates).
+    pub nullifications: IntCounter,
+    /// `gamechain_consensus_notarization_seconds`: from entering a view to its notarization.
+    pub notarization_seconds: Histogram,
+    /// `gamechain_consensus_finalization_seconds`: from entering a view to its finalization.
+    pub finalization_seconds: Histogram,
+    /// `gamechain_consensus_peers`: other validators connected over p2p.
+    pub peers: IntGauge,
+    /// `gamechain_consensus_finalized_height`: the highest finalized height this validator
+    /// has seen (committed or not).
+    pub finalized_height: IntGauge,
+    /// `gamechain_consensus_blocks_behind`: finalized height seen minus the committed head
+    /// (set at scrape time).
+    blocks_behind: IntGauge,
+    finalized_seen: AtomicU64,
+    /// `gamechain_evidence_records`: pieces of evidence stored.
+    pub evidence_records: IntGauge,
+    /// `gamechain_evidence_refused_total`: conflicting votes reported by the engine and not
+    /// stored (they did not verify, or the bound per validator was reached, or the queue was
+    /// full).
+    pub evidence_refused: IntCounter,
+}
+
+impl ConsensusMetrics {
+    /// Notes a finalized height seen (marshal's tip).
+    pub fn finalized(&self, height: u64) {
+        let before = self.finalized_seen.fetch_max(height, Ordering::Relaxed);
+        self.finalized_height.set(before.max(height) as i64);
+    }
 }
 
 fn register<T: prometheus::core::Collector + Clone + 'static>(registry: &Registry, m: T) -> T {
@@ -153,8 +201,72 @@ impl Metrics {
                 "gamechain_process_resident_bytes",
                 "Resident memory of the node process (VmRSS), bytes.",
             ),
+            consensus: OnceLock::new(),
             registry: r,
         }
+    }
+
+    /// The consensus metrics, registered the first time (a validator's start). Later calls
+    /// return the same.
+    pub fn consensus(&self) -> &ConsensusMetrics {
+        self.consensus.get_or_init(|| {
+            let r = &self.registry;
+            let gauge = |name: &str, help: &str| {
+                register(r, IntGauge::new(name, help).expect("valid gauge"))
+            };
+            let counter = |name: &str, help: &str| {
+                register(r, IntCounter::new(name, help).expect("valid counter"))
+            };
+            let histogram = |name: &str, help: &str| {
+                let opts = HistogramOpts::new(name, help).buckets(
+                    prometheus::exponential_buckets(0.005, 2.0, 14).expect("valid buckets"),
+                );
+                register(r, Histogram::with_opts(opts).expect("valid histogram"))
+            };
+            ConsensusMetrics {
+                view: gauge(
+                    "gamechain_consensus_view",
+                    "The consensus view this validator is in.",
+                ),
+                timeouts: counter(
+                    "gamechain_consensus_timeouts_total",
+                    "Views this validator voted to skip (its own nullify votes).",
+                ),
+                nullifications: counter(
+                    "gamechain_consensus_nullifications_total",
+                    "Views skipped by a quorum (nullification certificates seen).",
+                ),
+                notarization_seconds: histogram(
+                    "gamechain_consensus_notarization_seconds",
+                    "Time from entering a view to its notarization certificate.",
+                ),
+                finalization_seconds: histogram(
+                    "gamechain_consensus_finalization_seconds",
+                    "Time from entering a view to its finalization certificate.",
+                ),
+                peers: gauge(
+                    "gamechain_consensus_peers",
+                    "Other validators connected over p2p.",
+                ),
+                finalized_height: gauge(
+                    "gamechain_consensus_finalized_height",
+                    "Highest finalized block height seen by consensus.",
+                ),
+                blocks_behind: gauge(
+                    "gamechain_consensus_blocks_behind",
+                    "Finalized height seen minus the committed head.",
+                ),
+                finalized_seen: AtomicU64::new(0),
+                evidence_records: gauge(
+                    "gamechain_evidence_records",
+                    "Pieces of evidence of faulty validators stored.",
+                ),
+                evidence_refused: counter(
+                    "gamechain_evidence_refused_total",
+                    "Conflicting votes reported by the engine and not stored.",
+                ),
+            }
+        })
     }
 
     /// The text exposition of every metric, with the gauges read at scrape time set first:
@@ -166,6 +278,11 @@ impl Metrics {
         self.connections.set(gauges.connections as i64);
         self.resident_bytes
             .set(resident_bytes().unwrap_or(0) as i64);
+        if let Some(c) = self.consensus.get() {
+            let seen = c.finalized_seen.load(Ordering::Relaxed);
+            let head = self.height.get().max(0) as u64;
+            c.blocks_behind.set(seen.saturating_sub(head) as i64);
+        }
         let mut out = Vec::new();
         TextEncoder::new()
             .encode(&self.registry.gather(), &mut out)
@@ -228,5 +345,34 @@ mod tests {
             );
         }
         assert!(text.contains("gamechain_process_resident_bytes "), "{text}");
+        assert!(!text.contains("gamechain_consensus_"), "{text}");
+    }
+
+    #[test]
+    fn a_validator_adds_the_consensus_metrics() {
+        let m = Metrics::new();
+        m.height.set(10);
+        let c = m.consensus();
+        c.view.set(42);
+        c.finalized(14);
+        c.finalized(12);
+        c.evidence_records.set(2);
+        c.notarization_seconds.observe(0.05);
+        assert!(std::ptr::eq(c, m.consensus()), "registered once");
+        let text = m.render(ScrapeGauges::default());
+        for line in [
+            "gamechain_consensus_view 42",
+            "gamechain_consensus_finalized_height 14",
+            "gamechain_consensus_blocks_behind 4",
+            "gamechain_evidence_records 2",
+            "gamechain_consensus_notarization_seconds_count 1",
+            "gamechain_consensus_timeouts_total 0",
+            "gamechain_consensus_peers 0",
+        ] {
+            assert!(
+                text.lines().any(|l| l == line),
+                "{line} missing from\n{text}"
+            );
+        }
     }
 }

@@ -23,6 +23,10 @@
 //!    same head and state root, every block up to the head covered by a finality certificate
 //!    that verifies against the genesis set; a damaged certificate or digest in the database is
 //!    a divergence naming the height and `finality.certificate` / `finality.digest`.
+//!
+//! A second test, `an_equivocating_validator_is_recorded_served_verified_and_measured`, runs a
+//! validator that signs conflicting votes: the evidence the others store and serve, the
+//! consensus metrics, and `verify` demanding finality (exit 5) and checking evidence (exit 6).
 
 mod common;
 
@@ -196,6 +200,17 @@ impl Drop for Validator {
         if let Some(mut c) = self.child.take() {
             let _ = c.kill();
             let _ = c.wait();
+        }
+        if std::thread::panicking() {
+            // The test failed: the end of this validator's log, which goes with its tempdir.
+            let log = self.log();
+            let lines: Vec<&str> = log.lines().collect();
+            eprintln!(
+                "--- validator {} (start {}), last lines of its log:\n{}",
+                self.index,
+                self.starts,
+                lines[lines.len().saturating_sub(40)..].join("\n")
+            );
         }
     }
 }
@@ -540,7 +555,7 @@ async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_
         "{}",
         follower.log()
     );
-    let (code, report) = verify_json(tmp.path(), &["--node", &vs[1].url]).await;
+    let (code, report) = verify_node(tmp.path(), &vs[1].url).await;
     assert_eq!(code, 0, "verify --node: {report}");
     assert!(
         report["finality"]["certificates_checked"].as_u64().unwrap() > 0,
@@ -710,4 +725,374 @@ async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_
     // Validator 3 may stop one block behind; the others are at one head.
     assert_eq!(heads[0], heads[1]);
     assert_eq!(heads[0], heads[2]);
+}
+
+/// `gamechain verify --node url --json` of a running network. A head block finalized through
+/// a descendant's certificate is committed a moment before that descendant: a replay that
+/// starts in between finds the head not final yet (exit 5), so it is tried again then, up to
+/// three times.
+async fn verify_node(cwd: &std::path::Path, url: &str) -> (i32, Value) {
+    let mut attempt = 0;
+    loop {
+        let (code, report) = verify_json(cwd, &["--node", url]).await;
+        attempt += 1;
+        if code != 5 || attempt == 3 {
+            return (code, report);
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// The metric `name`'s value in a Prometheus text `scrape` (the line `name value`).
+fn metric(scrape: &str, name: &str) -> Option<f64> {
+    scrape
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// `GET <url>/v1/evidence<query>`: status and JSON body.
+async fn evidence(url: &str, query: &str) -> (u16, Value) {
+    let answer = reqwest::get(format!("{url}/v1/evidence{query}"))
+        .await
+        .unwrap();
+    let status = answer.status().as_u16();
+    (status, answer.json::<Value>().await.unwrap())
+}
+
+async fn scrape(url: &str) -> String {
+    reqwest::get(format!("{url}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// Four validator processes, validator 3 equivocating (`GAMECHAIN_TEST_FAULT=equivocate`: each
+/// of its notarize and finalize votes is followed by a conflicting one, validly signed):
+/// 1. the honest three store the evidence and serve it at `GET /v1/evidence`, paged; the chain
+///    goes on without validator 3; `gamechain status --net` names it;
+/// 2. `/metrics` of an honest validator carries the consensus metrics, and they move (view,
+///    finalization latency, peers, finalized height, blocks behind, evidence records);
+/// 3. `gamechain verify --node` checks the finality of every block and the served evidence;
+///    `verify --data` and an export's `verify --file` check the stored evidence;
+/// 4. a record whose signature is damaged makes `verify` exit 6 (`bad_evidence`); certificates
+///    stripped from the last blocks (in the database, then in the export file) make it exit 5
+///    (`not_final`) naming the uncovered heights; the good chain exits 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = common::free_ports(N);
+    let out = gamechain(
+        tmp.path(),
+        None,
+        &[
+            "testnet",
+            "--validators",
+            "4",
+            "--dir",
+            "net",
+            "--base-port",
+            &base.to_string(),
+            "--p2p-port",
+            &(base + N as u16).to_string(),
+            "--chain-id",
+            "gamechain-dev",
+            "--min-block-interval-ms",
+            "100",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "testnet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let net = tmp.path().join("net");
+    let mut vs: Vec<Validator> = (0..N)
+        .map(|i| Validator {
+            index: i,
+            dir: net.join(i.to_string()),
+            url: format!("http://127.0.0.1:{}", base + i as u16),
+            child: None,
+            starts: 0,
+        })
+        .collect();
+    for (i, v) in vs.iter_mut().enumerate() {
+        let env: &[(&str, &str)] = if i == 3 {
+            &[("GAMECHAIN_TEST_FAULT", "equivocate")]
+        } else {
+            &[]
+        };
+        v.start(env).await;
+    }
+    let genesis: Value =
+        serde_json::from_str(&std::fs::read_to_string(net.join("0/data/genesis.json")).unwrap())
+            .unwrap();
+    let chain_id = genesis["chain_id"].as_str().unwrap().to_string();
+    let faulty = genesis["validators"]["set"][3]["address"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let before = scrape(&vs[0].url).await;
+
+    // 1. Evidence on the honest validators; the chain goes on.
+    let key = SecretKey::from_bytes(Network::Testnet, [77; 32]).unwrap();
+    let txid = vs[0]
+        .client()
+        .post_tx(&faucet_tx(&key, &chain_id))
+        .await
+        .unwrap();
+    // Conflicting votes are reported as the engine sees them (Commonware: best effort; a
+    // validator that blocks the sender for another reason first has no pair). Each honest
+    // validator needs one pair, so blocks keep coming (a transaction a second) while it waits.
+    let mut extra = 0u8;
+    for v in &vs[..3] {
+        let url = v.url.clone();
+        let client = vs[0].client();
+        let chain_id = chain_id.clone();
+        let mut polls = 0u32;
+        eventually(
+            60,
+            &format!("validator {} stores evidence", v.index),
+            || {
+                let url = url.clone();
+                polls += 1;
+                let send = (polls % 10 == 0).then(|| {
+                    extra = extra.wrapping_add(1);
+                    SecretKey::from_bytes(Network::Testnet, [200 - extra % 100; 32]).unwrap()
+                });
+                let client = client.clone();
+                let chain_id = chain_id.clone();
+                async move {
+                    if let Some(k) = send {
+                        let _ = client.post_tx(&faucet_tx(&k, &chain_id)).await;
+                    }
+                    evidence(&url, "").await.1["total"].as_u64().unwrap_or(0) > 0
+                }
+            },
+        )
+        .await;
+    }
+    let (status, page) = evidence(&vs[0].url, "?limit=1").await;
+    assert_eq!(status, 200, "{page}");
+    let first = &page["evidence"][0];
+    assert_eq!(first["validator"], faulty, "{page}");
+    assert!(
+        ["conflicting_notarize", "conflicting_finalize"].contains(&first["kind"].as_str().unwrap()),
+        "{page}"
+    );
+    assert_eq!(page["evidence"].as_array().unwrap().len(), 1, "{page}");
+    if page["total"].as_u64().unwrap() > 1 {
+        assert_eq!(page["next"], first["id"], "{page}");
+        let (_, second) = evidence(&vs[0].url, &format!("?after={}", first["id"])).await;
+        assert!(second["evidence"][0]["id"].as_u64() > first["id"].as_u64());
+    } else {
+        assert_eq!(page["next"], Value::Null);
+    }
+    for bad in ["?limit=x", "?after=-1", "?limit=101", "?other=1"] {
+        let (status, answer) = evidence(&vs[0].url, bad).await;
+        assert_eq!(
+            (status, answer["error"]["code"].as_str()),
+            (400, Some("invalid")),
+            "{bad}: {answer}"
+        );
+    }
+    let client0 = vs[0].client();
+    eventually(60, "a transaction is included without validator 3", || {
+        let client = client0.clone();
+        let txid = txid.clone();
+        async move { included(&client, &txid).await.is_some() }
+    })
+    .await;
+    let out = gamechain(tmp.path(), None, &["status", "--net", "net"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success()
+            && table
+                .lines()
+                .any(|l| l.starts_with(&format!("evidence: {faulty} (signer "))),
+        "status --net names the equivocating validator:\n{table}"
+    );
+
+    // 2. The consensus metrics move.
+    let after = scrape(&vs[0].url).await;
+    let m =
+        |s: &str, name: &str| metric(s, name).unwrap_or_else(|| panic!("{name} missing from\n{s}"));
+    assert!(
+        m(&after, "gamechain_consensus_view")
+            > metric(&before, "gamechain_consensus_view").unwrap_or(0.0),
+        "the view moves:\n{after}"
+    );
+    assert!(m(&after, "gamechain_consensus_finalization_seconds_count") > 0.0);
+    assert!(m(&after, "gamechain_consensus_notarization_seconds_count") > 0.0);
+    assert!(m(&after, "gamechain_consensus_finalized_height") >= 1.0);
+    assert!(m(&after, "gamechain_consensus_blocks_behind") >= 0.0);
+    assert!(m(&after, "gamechain_evidence_records") >= 1.0);
+    assert!(m(&after, "gamechain_consensus_peers") >= 2.0, "{after}");
+    let _ = m(&after, "gamechain_consensus_timeouts_total");
+    let _ = m(&after, "gamechain_consensus_nullifications_total");
+
+    // A few more blocks, one after the other, so that several carry their own certificate
+    // (step 4 strips the last ones).
+    for i in 0..3u8 {
+        let k = SecretKey::from_bytes(Network::Testnet, [90 + i; 32]).unwrap();
+        let client = vs[0].client();
+        let txid = client.post_tx(&faucet_tx(&k, &chain_id)).await.unwrap();
+        eventually(30, "a further block", || {
+            let client = client.clone();
+            let txid = txid.clone();
+            async move { included(&client, &txid).await.is_some() }
+        })
+        .await;
+    }
+
+    // 3. verify --node: every block final, the evidence proves validator 3's fault.
+    let (code, report) = verify_node(tmp.path(), &vs[0].url).await;
+    assert_eq!(code, 0, "verify --node: {report}");
+    assert_eq!(report["finality"]["uncovered"], Value::Null, "{report}");
+    assert!(
+        report["evidence"]["valid"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    assert_eq!(report["evidence"]["faulty"][0]["validator"], faulty);
+    let export = tmp.path().join("chain.export");
+    let out = gamechain(
+        tmp.path(),
+        None,
+        &[
+            "export",
+            "--node",
+            &vs[0].url,
+            "--out",
+            export.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    for v in vs.iter_mut() {
+        v.terminate();
+    }
+    let data0 = vs[0].dir.join("data");
+    let data = data0.to_str().unwrap();
+    let (code, report) = verify_json(tmp.path(), &["--data", data]).await;
+    assert_eq!(code, 0, "verify --data: {report}");
+    assert!(
+        report["evidence"]["valid"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+    let (code, report) = verify_json(tmp.path(), &["--file", export.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "verify --file: {report}");
+    assert!(
+        report["evidence"]["valid"].as_u64().unwrap() >= 1,
+        "{report}"
+    );
+
+    // 4. Bad evidence, then blocks without a certificate.
+    let conn = rusqlite::Connection::open(data0.join("chain.sqlite")).unwrap();
+    let (id, mut bytes): (i64, Vec<u8>) = conn
+        .query_row(
+            "SELECT id, data FROM validator_evidence ORDER BY id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    conn.execute(
+        "UPDATE validator_evidence SET data = ?1 WHERE id = ?2",
+        rusqlite::params![bytes, id],
+    )
+    .unwrap();
+    let (code, report) = verify_json(tmp.path(), &["--data", data]).await;
+    assert_eq!(
+        (code, report["result"].as_str()),
+        (6, Some("bad_evidence")),
+        "{report}"
+    );
+    assert_eq!(report["evidence"]["invalid"][0]["id"], id, "{report}");
+    bytes[last] ^= 1;
+    conn.execute(
+        "UPDATE validator_evidence SET data = ?1 WHERE id = ?2",
+        rusqlite::params![bytes, id],
+    )
+    .unwrap();
+    // Every certificate from the last certified block down to some height stripped: the
+    // blocks from just above the highest remaining certificate to the head are not final.
+    let head: i64 = conn
+        .query_row("SELECT MAX(height) FROM blocks", [], |r| r.get(0))
+        .unwrap();
+    let certified: Vec<i64> = conn
+        .prepare(
+            "SELECT height FROM validator_finality WHERE certificate IS NOT NULL \
+             AND height > 0 ORDER BY height",
+        )
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(certified.len() >= 2, "{certified:?}");
+    let keep = certified[certified.len() - 2];
+    conn.execute(
+        "UPDATE validator_finality SET certificate = NULL WHERE height > ?1",
+        [keep],
+    )
+    .unwrap();
+    let (code, report) = verify_json(tmp.path(), &["--data", data]).await;
+    assert_eq!(
+        (code, report["result"].as_str()),
+        (5, Some("not_final")),
+        "{report}"
+    );
+    assert_eq!(
+        (
+            report["finality"]["uncovered"]["from"].as_i64(),
+            report["finality"]["uncovered"]["to"].as_i64(),
+            report["finality"]["last_certified_height"].as_i64()
+        ),
+        (Some(keep + 1), Some(head), Some(keep)),
+        "{report}"
+    );
+    let out = gamechain(tmp.path(), None, &["verify", "--data", data]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(5), "{text}");
+    assert!(
+        text.starts_with("NOT FINAL")
+            && text.contains(&if keep + 1 == head {
+                format!("height {head} is NOT covered")
+            } else {
+                format!("heights {}..={head} are NOT covered", keep + 1)
+            }),
+        "{text}"
+    );
+    // The export file with the certificates of its last blocks stripped.
+    let text = std::fs::read_to_string(&export).unwrap();
+    let last_certified = text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v["type"] == "finality" && v["certificate"].is_string())
+        .filter_map(|v| v["height"].as_i64())
+        .max()
+        .unwrap();
+    let stripped: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            if v["type"] == "finality" && v["height"].as_i64() == Some(last_certified) {
+                v["certificate"] = Value::Null;
+            }
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(&export, stripped.join("\n") + "\n").unwrap();
+    let (code, report) = verify_json(tmp.path(), &["--file", export.to_str().unwrap()]).await;
+    assert_eq!(
+        (code, report["result"].as_str()),
+        (5, Some("not_final")),
+        "{report}"
+    );
 }

@@ -24,7 +24,8 @@ use std::time::{Duration, Instant};
 
 /// The answers' types: `gamechain-chain`'s wire types, the ones the node serialises.
 pub use gamechain_chain::wire::{
-    Account, Block, BlockFinality, IncludedTx, ModuleInfo, Status, TxRecord, TxStatus,
+    Account, Block, BlockFinality, Evidence, EvidencePage, IncludedTx, ModuleInfo, Status,
+    TxRecord, TxStatus,
 };
 use gamechain_chain::wire::{
     BatchResult, BlockMessage, ErrorAnswer, ModuleList, TxBatchAnswer, TxidAnswer,
@@ -271,6 +272,17 @@ impl Client {
                     .await
             }
         }
+    }
+
+    /// `GET /v1/evidence?after=<after>&limit=<limit>` (chains with validators): the evidence
+    /// records with an id above `after`, oldest first, at most `limit` (the node caps it at
+    /// 100), unchecked (check them with the genesis validator set: `gamechain verify`).
+    pub async fn evidence(&self, after: u64, limit: u32) -> ClientResult<EvidencePage> {
+        self.get(
+            &["v1", "evidence"],
+            &[("after", &after.to_string()), ("limit", &limit.to_string())],
+        )
+        .await
     }
 
     /// `GET /v1/games/<module>?<query>`: the module's view of `query` (pairs in order, e.g.

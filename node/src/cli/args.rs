@@ -143,7 +143,9 @@ pub enum Command {
     #[command(subcommand)]
     Module(ModuleCommand),
     /// Replay the chain from genesis (--data DIR, --node URL or --file FILE) and check every
-    /// signature, receipt and state root; exit 4 naming the first divergence.
+    /// signature, receipt and state root; exit 4 naming the first divergence. On a chain with
+    /// validators also every finality certificate (exit 5 when a block up to the head is not
+    /// covered by one) and the stored evidence (exit 6 when a record proves no fault).
     Verify(VerifyArgs),
     /// Write the chain (genesis, module code, blocks, state) to one file for `verify --file`.
     Export(ExportArgs),

@@ -1,12 +1,15 @@
 //! `gamechain status --net DIR`: every validator of a network folder made by `gamechain
 //! testnet` (`DIR/<i>/node.toml`, i = 0, 1, … while they exist), asked for its status at once,
 //! shown one line each (height, head, state root, mempool), unreachable ones with the reason,
-//! then which validators agree on which head. `--json` prints the same as a JSON array.
+//! then which validators agree on which head, then the evidence of faulty validators they hold
+//! (`GET /v1/evidence`, first page): who signed conflicting votes, in which views, and which
+//! validators recorded it. `--json` prints the same as a JSON array (each entry with its
+//! `evidence` page).
 
 use std::path::Path;
 use std::time::Duration;
 
-use gamechain_client::client::{Client, Status};
+use gamechain_client::client::{Client, EvidencePage, Status};
 use serde_json::{json, Value};
 
 use crate::cli::error::CliError;
@@ -20,6 +23,8 @@ struct Answer {
     index: usize,
     url: String,
     status: Result<Status, String>,
+    /// Its first page of evidence (`None`: not asked, or no answer).
+    evidence: Option<EvidencePage>,
 }
 
 /// The API URL of each validator folder of `dir`, in order. Errors: no `DIR/0/node.toml`, or
@@ -54,7 +59,19 @@ async fn ask(index: usize, url: String) -> Answer {
             Ok(Ok(s)) => Ok(s),
         },
     };
-    Answer { index, url, status }
+    let evidence = match (&status, Client::new(&url)) {
+        (Ok(_), Ok(client)) => tokio::time::timeout(STATUS_TIMEOUT, client.evidence(0, 100))
+            .await
+            .ok()
+            .and_then(Result::ok),
+        _ => None,
+    };
+    Answer {
+        index,
+        url,
+        status,
+        evidence,
+    }
 }
 
 /// Runs the command (module docs), writing to `out`. Errors: see [`validator_urls`].
@@ -67,7 +84,9 @@ pub async fn run(dir: &Path, as_json: bool, out: &mut dyn std::io::Write) -> Res
         let list: Vec<Value> = answers
             .iter()
             .map(|a| match &a.status {
-                Ok(s) => json!({"validator": a.index, "api": a.url, "status": s}),
+                Ok(s) => json!({
+                    "validator": a.index, "api": a.url, "status": s, "evidence": a.evidence
+                }),
                 Err(e) => json!({"validator": a.index, "api": a.url, "error": e}),
             })
             .collect();
@@ -83,21 +102,24 @@ pub async fn run(dir: &Path, as_json: bool, out: &mut dyn std::io::Write) -> Res
 fn table(answers: &[Answer]) -> String {
     let short = |h: &str| h.chars().take(16).collect::<String>();
     let mut text = format!(
-        "{:<9} {:<24} {:>8}  {:<16}  {:<16}  {:>7}\n",
-        "validator", "api", "height", "head", "state root", "pending"
+        "{:<9} {:<24} {:>8}  {:<16}  {:<16}  {:>7}  {:>8}\n",
+        "validator", "api", "height", "head", "state root", "pending", "evidence"
     );
     let mut heads: Vec<(u64, String, Vec<usize>)> = Vec::new();
     for a in answers {
         match &a.status {
             Ok(s) => {
                 text += &format!(
-                    "{:<9} {:<24} {:>8}  {:<16}  {:<16}  {:>7}\n",
+                    "{:<9} {:<24} {:>8}  {:<16}  {:<16}  {:>7}  {:>8}\n",
                     a.index,
                     a.url,
                     s.height,
                     short(&s.head_hash),
                     short(&s.state_root),
-                    s.pending
+                    s.pending,
+                    a.evidence
+                        .as_ref()
+                        .map_or("-".to_string(), |e| e.total.to_string())
                 );
                 match heads
                     .iter_mut()
@@ -121,5 +143,44 @@ fn table(answers: &[Answer]) -> String {
             list.join(", ")
         );
     }
-    text + "\n"
+    text + "\n" + &evidence_lines(answers)
+}
+
+/// Most views listed per faulty validator.
+const VIEWS_SHOWN: usize = 8;
+
+/// One line per validator some answer holds evidence against: `evidence: <address> (signer
+/// <index in the genesis set>) signed conflicting votes in views <v>, … (<kinds>); recorded by
+/// <validator folder>, …`.
+fn evidence_lines(answers: &[Answer]) -> String {
+    use std::collections::{BTreeMap, BTreeSet};
+    // signer → (address, views, kinds, recorded by)
+    type Faulty = (String, BTreeSet<u64>, BTreeSet<String>, BTreeSet<usize>);
+    let mut faulty: BTreeMap<u32, Faulty> = BTreeMap::new();
+    for a in answers {
+        for e in a.evidence.iter().flat_map(|p| &p.evidence) {
+            let f = faulty.entry(e.signer).or_default();
+            f.0 = e.validator.clone();
+            f.1.insert(e.view);
+            f.2.insert(e.kind.clone());
+            f.3.insert(a.index);
+        }
+    }
+    let mut text = String::new();
+    for (signer, (address, views, kinds, by)) in faulty {
+        let mut shown: Vec<String> = views.iter().take(VIEWS_SHOWN).map(u64::to_string).collect();
+        if views.len() > VIEWS_SHOWN {
+            shown.push(format!("… ({} views)", views.len()));
+        }
+        let by: Vec<String> = by.iter().map(usize::to_string).collect();
+        let kinds: Vec<String> = kinds.into_iter().collect();
+        text += &format!(
+            "evidence: {address} (signer {signer}) signed conflicting votes in views {} ({}); \
+             recorded by {}\n",
+            shown.join(", "),
+            kinds.join(", "),
+            by.join(", ")
+        );
+    }
+    text
 }

@@ -2,9 +2,14 @@
 //! stderr, only when stderr is a terminal and `--json` is not given), and the summary or
 //! divergence report.
 //!
-//! Exit codes of `verify`: 0 every block verified, [`EXIT_DIVERGED`] a divergence (reported on
-//! stdout), [`EXIT_ERROR`] the replay could not run (unreadable source, unreachable node, a build
-//! that cannot run this chain; with `--json`, stdout still gets `{"result": "error", "error"}`).
+//! Exit codes of `verify`: 0 every block verified (and, on a chain with validators, every block
+//! up to the head is covered by a finality certificate and every piece of stored evidence
+//! proves a fault), [`EXIT_DIVERGED`] a divergence (reported on stdout), [`EXIT_NOT_FINAL`] a
+//! chain with validators whose blocks replay but are not all covered by a finality certificate
+//! (its own or a descendant's), [`EXIT_BAD_EVIDENCE`] a source holding evidence that does not
+//! prove a fault, [`EXIT_ERROR`] the replay could not run (unreadable source, unreachable node,
+//! a build that cannot run this chain; with `--json`, stdout still gets `{"result": "error",
+//! "error"}`). When several apply, the first of divergence, not final, bad evidence.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -22,6 +27,12 @@ use crate::verify::verifier::{verify, Progress, VerifyOptions};
 pub const EXIT_DIVERGED: u8 = 4;
 /// Exit code of `gamechain verify` when the replay could not run.
 pub const EXIT_ERROR: u8 = 1;
+/// Exit code of `gamechain verify` when a chain with validators replays but blocks up to its
+/// head are not covered by any finality certificate.
+pub const EXIT_NOT_FINAL: u8 = 5;
+/// Exit code of `gamechain verify` when the source holds evidence of a faulty validator that
+/// does not verify or does not show a conflict.
+pub const EXIT_BAD_EVIDENCE: u8 = 6;
 
 /// Where the chain is read from (exactly one).
 #[derive(Debug, Args)]
@@ -110,7 +121,8 @@ fn progress_bar(enabled: bool, unit: &str) -> ProgressBar {
 }
 
 /// Runs `gamechain verify`: writes the summary or the divergence to `out`; returns the exit
-/// code (0, [`EXIT_DIVERGED`]), or the error that stopped the replay.
+/// code (0, [`EXIT_DIVERGED`], [`EXIT_NOT_FINAL`], [`EXIT_BAD_EVIDENCE`]), or the error that
+/// stopped the replay.
 pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, String> {
     let rt = tokio::runtime::Handle::current();
     let options = VerifyOptions {
@@ -156,9 +168,11 @@ pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, Str
     if json {
         write(out, report.to_json().to_string())?;
     } else {
-        let verdict = match &report.divergence {
-            None => "verified",
-            Some(_) => "DIVERGED",
+        let verdict = match report.result() {
+            "diverged" => "DIVERGED",
+            "not_final" => "NOT FINAL",
+            "bad_evidence" => "BAD EVIDENCE",
+            _ => "verified",
         };
         write(
             out,
@@ -188,14 +202,21 @@ pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, Str
                 report.txs_per_sec()
             ),
         )?;
+        if let Some(f) = &report.finality {
+            write(out, format!("finality:    {}", f.summary()))?;
+        }
+        if let Some(e) = &report.evidence {
+            write(out, format!("evidence:    {}", e.summary()))?;
+        }
         if let Some(d) = &report.divergence {
             write(out, d.to_string())?;
         }
     }
-    Ok(if report.divergence.is_some() {
-        EXIT_DIVERGED
-    } else {
-        0
+    Ok(match report.result() {
+        "diverged" => EXIT_DIVERGED,
+        "not_final" => EXIT_NOT_FINAL,
+        "bad_evidence" => EXIT_BAD_EVIDENCE,
+        _ => 0,
     })
 }
 

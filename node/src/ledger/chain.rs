@@ -41,7 +41,12 @@ use crate::ledger::mempool::{Mempool, PendingTx};
 use crate::ledger::state_store::StoredState;
 use crate::ledger::storage::{Storage, StorageError};
 use crate::metrics::Metrics;
-use gamechain_chain::wire::{Account, Block, BlockFinality, Status, TxRecord, TxStatus};
+use gamechain_chain::wire::{
+    Account, Block, BlockFinality, EvidencePage, Status, TxRecord, TxStatus,
+};
+
+/// Most evidence records one `GET /v1/evidence` answers.
+pub const MAX_EVIDENCE_PAGE: usize = 100;
 
 /// Most idle read-only connections kept for reuse.
 const MAX_IDLE_READERS: usize = 4;
@@ -567,6 +572,48 @@ impl Chain {
                 certificate: certificate.map(hex::encode),
             }),
         }
+    }
+
+    /// `GET /v1/evidence`: the stored evidence with `id > after`, oldest first, at most `limit`
+    /// (capped at [`MAX_EVIDENCE_PAGE`]). Errors: `NotFound` on a chain without validators.
+    pub fn evidence(&self, after: u64, limit: usize) -> Result<EvidencePage, ChainError> {
+        let Some(set) = &self.genesis().validators else {
+            return Err(ChainError::NotFound(
+                "this chain has no validators, and no evidence".into(),
+            ));
+        };
+        let signers: Vec<(String, String)> = crate::verify::finality::participants(set)
+            .map(|keys| {
+                keys.iter()
+                    .map(|k| {
+                        let bytes: [u8; 32] = k.as_ref().try_into().expect("32-byte keys");
+                        let address = set
+                            .by_consensus_key(&bytes)
+                            .map(|v| v.address.clone())
+                            .unwrap_or_default();
+                        (address, hex::encode(bytes))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let limit = limit.clamp(1, MAX_EVIDENCE_PAGE);
+        let (rows, total) =
+            self.read_db(|db| Ok((db.evidence_page(after, limit + 1)?, db.evidence_count()?)))?;
+        let more = rows.len() > limit;
+        let evidence: Vec<_> = rows
+            .iter()
+            .take(limit)
+            .map(|e| crate::verify::evidence::to_wire(&signers, e))
+            .collect();
+        Ok(EvidencePage {
+            next: if more {
+                evidence.last().map(|e| e.id)
+            } else {
+                None
+            },
+            evidence,
+            total,
+        })
     }
 
     /// `GET /v1/status`.

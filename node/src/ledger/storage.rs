@@ -18,6 +18,7 @@
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
 //! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
 //! | `validator_finality` | `height` PK, `digest` BLOB, `certificate` BLOB or NULL | chains with validators only (made by [`Storage::ensure_validator_tables`]): each block's consensus digest and finality certificate |
+//! | `validator_evidence` | `id` PK, `kind` TEXT, `view`, `signer`, `data` BLOB, `received_ms`; unique (`kind`, `view`, `signer`) | chains with validators only (made by [`Storage::ensure_validator_tables`]): proof that a validator signed conflicting votes (`validator/evidence.rs`), at most [`MAX_EVIDENCE_PER_SIGNER`] per validator |
 //!
 //! Indexes: `txs_by_txid` (unique, `txs.txid`: `GET /v1/tx/<txid>`, duplicate checks) and
 //! `txs_by_sender` (`txs.sender, txs.nonce`); no other. A body is stored once, exactly (TEXT, or
@@ -418,6 +419,32 @@ pub struct StoredHead {
     pub header: SignedHeader,
     /// The LtHash of the state after it (its `root()` is the header's `state_root`).
     pub state_hash: StateHash,
+}
+
+/// Most pieces of evidence stored per validator: one proves the fault; more only show it went
+/// on. A validator of a set of at most 64 fills at most 64 × 32 rows.
+pub const MAX_EVIDENCE_PER_SIGNER: usize = 32;
+
+/// Most pieces of evidence a database holds: [`MAX_EVIDENCE_PER_SIGNER`] for each of at most
+/// 64 validators.
+pub const MAX_EVIDENCE: usize = 64 * MAX_EVIDENCE_PER_SIGNER;
+
+/// One row of `validator_evidence`: proof that validator `signer` (its index in the genesis
+/// set) signed two conflicting messages in consensus view `view` (`validator/evidence.rs`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredEvidence {
+    /// The row's id (ignored by [`Storage::put_evidence`]).
+    pub id: u64,
+    /// `conflicting_notarize`, `conflicting_finalize` or `nullify_finalize`.
+    pub kind: String,
+    /// The view.
+    pub view: u64,
+    /// The signer's index in the genesis set.
+    pub signer: u32,
+    /// The two messages' engine encodings, one after the other.
+    pub data: Vec<u8>,
+    /// When it was stored, ms since the Unix epoch (node clock).
+    pub received_ms: u64,
 }
 
 /// A block's finality record on a chain with validators: its consensus digest and its encoded
@@ -939,9 +966,95 @@ impl Storage {
     pub fn ensure_validator_tables(&self) -> Result<(), StorageError> {
         self.conn.execute_batch(
             "CREATE TABLE IF NOT EXISTS validator_finality (
-                height INTEGER PRIMARY KEY, digest BLOB NOT NULL, certificate BLOB)",
+                height INTEGER PRIMARY KEY, digest BLOB NOT NULL, certificate BLOB);
+             CREATE TABLE IF NOT EXISTS validator_evidence (
+                id INTEGER PRIMARY KEY, kind TEXT NOT NULL, view INTEGER NOT NULL,
+                signer INTEGER NOT NULL, data BLOB NOT NULL, received_ms INTEGER NOT NULL,
+                UNIQUE (kind, view, signer))",
         )?;
         Ok(())
+    }
+
+    /// Whether the `validator_evidence` table exists (a validator's database written by a
+    /// build that records evidence).
+    pub fn has_evidence_table(&self) -> Result<bool, StorageError> {
+        let n: i64 = self.conn.query_row(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = 'validator_evidence'",
+            [],
+            |r| r.get(0),
+        )?;
+        Ok(n > 0)
+    }
+
+    /// Stores one piece of evidence (creating the table when missing) unless one of the same
+    /// `kind`, `view` and `signer` is stored, or the signer already has
+    /// [`MAX_EVIDENCE_PER_SIGNER`]. `Ok(true)` when stored. The caller checked it. Errors:
+    /// SQLite failed.
+    pub fn put_evidence(&mut self, e: &StoredEvidence) -> Result<bool, StorageError> {
+        self.ensure_validator_tables()?;
+        let tx = self.conn.transaction()?;
+        let held: i64 = tx.query_row(
+            "SELECT COUNT(*) FROM validator_evidence WHERE signer = ?1",
+            params![e.signer as i64],
+            |r| r.get(0),
+        )?;
+        if held as usize >= MAX_EVIDENCE_PER_SIGNER {
+            return Ok(false);
+        }
+        let n = tx.execute(
+            "INSERT OR IGNORE INTO validator_evidence (kind, view, signer, data, received_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![
+                e.kind,
+                e.view as i64,
+                e.signer as i64,
+                e.data,
+                e.received_ms as i64
+            ],
+        )?;
+        tx.commit()?;
+        Ok(n == 1)
+    }
+
+    /// The stored evidence with `id > after`, oldest first, at most `limit`; none when the
+    /// table is missing. Errors: SQLite failed.
+    pub fn evidence_page(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<StoredEvidence>, StorageError> {
+        if !self.has_evidence_table()? {
+            return Ok(Vec::new());
+        }
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, kind, view, signer, data, received_ms FROM validator_evidence \
+             WHERE id > ?1 ORDER BY id LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(
+            params![after.min(i64::MAX as u64) as i64, limit as i64],
+            |r| {
+                Ok(StoredEvidence {
+                    id: r.get::<_, i64>(0)? as u64,
+                    kind: r.get(1)?,
+                    view: r.get::<_, i64>(2)? as u64,
+                    signer: r.get::<_, i64>(3)? as u32,
+                    data: r.get(4)?,
+                    received_ms: r.get::<_, i64>(5)? as u64,
+                })
+            },
+        )?;
+        Ok(rows.collect::<Result<Vec<_>, _>>()?)
+    }
+
+    /// How many pieces of evidence are stored (0 without the table). Errors: SQLite failed.
+    pub fn evidence_count(&self) -> Result<u64, StorageError> {
+        if !self.has_evidence_table()? {
+            return Ok(0);
+        }
+        let n: i64 = self
+            .conn
+            .query_row("SELECT COUNT(*) FROM validator_evidence", [], |r| r.get(0))?;
+        Ok(n as u64)
     }
 
     /// Whether the `validator_finality` table exists (a validator's database).

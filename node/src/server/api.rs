@@ -129,6 +129,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/games/{module}", get_view),
         Endpoint::get("/v1/blocks/{height}", get_block),
         Endpoint::get("/v1/blocks/{height}/finality", get_block_finality),
+        Endpoint::get("/v1/evidence", get_evidence),
         Endpoint::get("/v1/status", get_status),
         Endpoint::get("/v1/genesis", get_genesis),
         Endpoint::get("/v1/modules", get_modules),
@@ -458,6 +459,41 @@ async fn get_block_finality(
     let height = parse_height(&path_param(height)?)?;
     let finality = blocking(move || app.chain.finality(height)).await?;
     Ok(sorted_json(&finality))
+}
+
+/// `GET /v1/evidence?after=<id>&limit=<n>` (chains with validators): the stored evidence of
+/// faulty validators with an id above `after` (default 0), oldest first, at most `limit` (1 to
+/// 100, default 100). `400 invalid` for another parameter or a value that is not a number;
+/// `404 not_found` on a chain without validators.
+async fn get_evidence(State(app): State<AppState>, RawQuery(query): RawQuery) -> ApiResult {
+    let query = parse_query(query.as_deref())?;
+    let number = |name: &str, default: u64, max: u64| -> Result<u64, ApiError> {
+        match query.get(name) {
+            None => Ok(default),
+            Some(v) => v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid",
+                    format!("{name} must be a number from 0 to {max}, not `{v}`"),
+                )
+            }),
+        }
+    };
+    if let Some(other) = query.keys().find(|k| *k != "after" && *k != "limit") {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("unknown parameter `{other}` (after, limit)"),
+        ));
+    }
+    let after = number("after", 0, i64::MAX as u64)?;
+    let limit = number(
+        "limit",
+        crate::ledger::chain::MAX_EVIDENCE_PAGE as u64,
+        crate::ledger::chain::MAX_EVIDENCE_PAGE as u64,
+    )?;
+    let page = blocking(move || app.chain.evidence(after, limit as usize)).await?;
+    Ok(sorted_json(&page))
 }
 
 /// `GET /v1/status`.

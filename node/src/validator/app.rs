@@ -34,6 +34,7 @@ use tokio::sync::{mpsc, watch};
 use crate::validator::block::ProposedBlock;
 use crate::validator::engine::ARCHIVE_SECTION;
 use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
+use crate::validator::observer::AsConsensus;
 
 /// The `Application` of a validator (module docs). Cheap to clone.
 #[derive(Clone)]
@@ -305,17 +306,19 @@ where
 pub type Finalized = Update<ProposedBlock>;
 
 /// The reporter marshal delivers finalized blocks to: it queues them for [`run_committer`]
-/// (reporting must not block).
+/// (reporting must not block), and notes each finalized tip's height in the consensus metrics
+/// (`gamechain_consensus_finalized_height`, `_blocks_behind`).
 #[derive(Clone)]
 pub struct Finalizer {
     queue: mpsc::UnboundedSender<Finalized>,
+    metrics: Arc<dyn AsConsensus>,
 }
 
 impl Finalizer {
-    /// A reporter and the queue [`run_committer`] reads.
-    pub fn new() -> (Finalizer, mpsc::UnboundedReceiver<Finalized>) {
+    /// A reporter and the queue [`run_committer`] reads; tips are noted in `metrics`.
+    pub fn new(metrics: Arc<dyn AsConsensus>) -> (Finalizer, mpsc::UnboundedReceiver<Finalized>) {
         let (queue, rx) = mpsc::unbounded_channel();
-        (Finalizer { queue }, rx)
+        (Finalizer { queue, metrics }, rx)
     }
 }
 
@@ -323,9 +326,12 @@ impl Reporter for Finalizer {
     type Activity = Finalized;
 
     fn report(&mut self, activity: Finalized) -> Feedback {
-        if let Update::Block(..) = activity {
-            // At most marshal's `max_pending_acks` blocks wait here unacknowledged.
-            let _ = self.queue.send(activity);
+        match activity {
+            Update::Block(..) => {
+                // At most marshal's `max_pending_acks` blocks wait here unacknowledged.
+                let _ = self.queue.send(activity);
+            }
+            Update::Tip(_, height, _) => self.metrics.consensus().finalized(height.get()),
         }
         Feedback::Ok
     }

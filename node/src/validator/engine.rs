@@ -4,6 +4,10 @@
 //! same code runs over the deterministic simulator in tests and over TCP in `gamechain node
 //! --validator` (`run.rs`); the caller registers the network channels ([`Channels`]).
 //!
+//! The engine reports its activity to marshal's wrapper and to the observer (`observer.rs`:
+//! evidence of conflicting votes, consensus metrics); votes leave through `equivocate.rs`'s
+//! sender.
+//!
 //! Channels, each with its own rate quota at the network layer: 0 votes, 1 certificates, 2 the
 //! engine's certificate resolver, 3 marshal's block backfill, 4 block broadcast, 5 transaction
 //! gossip (`gossip.rs`).
@@ -30,6 +34,7 @@ use commonware_consensus::simplex::{
     self, elector::RoundRobin, scheme::ed25519::Scheme, ForwardPolicy, SkipBudget, SkipPolicy,
 };
 use commonware_consensus::types::{Epoch, FixedEpocher, ViewDelta};
+use commonware_consensus::Reporters;
 use commonware_cryptography::certificate::ConstantProvider;
 use commonware_cryptography::ed25519::{PrivateKey, PublicKey};
 use commonware_cryptography::{Sha256, Signer as _};
@@ -46,8 +51,11 @@ use tokio::sync::watch;
 
 use crate::validator::app::{run_committer, App, Finalizer};
 use crate::validator::block::{BlockBound, ProposedBlock};
+use crate::validator::equivocate::VoteSender;
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
-use crate::validator::ledger::Ledger;
+use crate::validator::ledger::{Fault, Ledger};
+use crate::validator::observer::{run_evidence, AsConsensus, Observer};
+use crate::verify::evidence::EvidenceChecker;
 
 pub use crate::verify::finality::namespace;
 
@@ -241,7 +249,7 @@ where
     broadcast.start(channels.broadcast);
     let (actor, marshal, _floor) =
         MarshalActor::init(rt.child("marshal"), finalizations, blocks, marshal_config).await;
-    let (finalizer, queue) = Finalizer::new();
+    let (finalizer, queue) = Finalizer::new(ledger.chain.clone() as Arc<dyn AsConsensus>);
     actor.start(finalizer, buffer, (resolver_rx, resolver));
 
     // The committer.
@@ -269,7 +277,39 @@ where
     rt.child("gossip")
         .spawn(move |ctx| gossip::run(ctx, gossip_chain, gossip_rx, gossip_channel));
 
-    // Simplex, with the inline wrapper as automaton, relay and reporter.
+    // Evidence and consensus metrics: the engine's second reporter.
+    let my_index = config
+        .participants
+        .position(&me)
+        .expect("this validator's key is in the set (checked at start)") as u32;
+    let (observer, evidence_queue) = Observer::new(
+        rt.child("observer"),
+        my_index,
+        ledger.chain.clone() as Arc<dyn AsConsensus>,
+    );
+    let checker = Arc::new(
+        EvidenceChecker::new(ledger.chain.genesis(), &ledger.chain.genesis_hash)
+            .expect("the genesis set was checked at start"),
+    );
+    let evidence_rt = rt.child("evidence");
+    let evidence_ledger = ledger.clone();
+    rt.child("evidence_task").spawn(move |_| async move {
+        run_evidence(evidence_rt, evidence_ledger, checker, evidence_queue).await
+    });
+    let equivocate = (ledger.fault() == Some(Fault::Equivocate)).then(|| {
+        Arc::new(
+            Scheme::signer(
+                &config.namespace,
+                config.participants.clone(),
+                config.key.clone(),
+            )
+            .expect("this validator's key is in the set"),
+        )
+    });
+    let (votes_sender, votes_receiver) = channels.votes;
+    let votes = (VoteSender::new(votes_sender, equivocate), votes_receiver);
+
+    // Simplex, with the inline wrapper as automaton, relay and reporter (and the observer).
     let block_interval_ms = config.block_interval_ms;
     let wrapper = Inline::new(
         rt.child("inline"),
@@ -285,7 +325,7 @@ where
             blocker,
             automaton: wrapper.clone(),
             relay: wrapper.clone(),
-            reporter: wrapper,
+            reporter: Reporters::from((wrapper, observer)),
             partition: format!("{prefix}-simplex"),
             mailbox_size: nz(1024),
             epoch: Epoch::zero(),
@@ -307,10 +347,12 @@ where
             },
             strategy: Sequential,
             forward: ForwardPolicy::Disabled,
-            track_historical_votes: false,
+            // Keep every vote until its round is pruned (`view_retention`), so conflicting
+            // votes are reported as evidence after a certificate too, not best effort.
+            track_historical_votes: true,
         },
     );
-    let engine = engine.start(channels.votes, channels.certificates, channels.resolver);
+    let engine = engine.start(votes, channels.certificates, channels.resolver);
     Running {
         marshal,
         failed,

@@ -129,6 +129,9 @@ pub enum Fault {
     /// Fills every block it proposes with deploys of distinct modules of the largest size, up
     /// to the chain's caps (`flood.rs`), before the mempool's transactions.
     DeployFlood,
+    /// It follows each of its notarize and finalize votes with a second one, validly signed,
+    /// for another proposal of the same view (`validator/equivocate.rs`).
+    Equivocate,
 }
 
 /// The validator's view of the chain (module docs).
@@ -215,6 +218,22 @@ impl Ledger {
     /// The validator set.
     pub fn set(&self) -> &ValidatorSet {
         &self.set
+    }
+
+    /// Its test-only misbehaviour, if any.
+    pub fn fault(&self) -> Option<Fault> {
+        self.fault
+    }
+
+    /// Stores one piece of evidence the caller checked (`validator_evidence`): `Ok(false)`
+    /// when it was not stored (one of the same kind, view and signer is, or the signer's bound
+    /// is reached). Errors: SQLite failed.
+    pub fn record_evidence(
+        &self,
+        e: &crate::ledger::storage::StoredEvidence,
+    ) -> Result<bool, NodeError> {
+        let mut writer = lock(&self.writer);
+        Ok(writer.0.put_evidence(e)?)
     }
 
     /// This validator's address.

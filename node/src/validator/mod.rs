@@ -18,6 +18,8 @@
 //! | [`ledger`] | executing proposals on speculative state, committing finalized blocks |
 //! | [`app`] | the engine's `Application` (propose / verify) and the finalized-block committer |
 //! | [`engine`] | wiring simplex, marshal and the committer over a network |
+//! | [`observer`] | the engine's second reporter: evidence of conflicting votes, consensus metrics |
+//! | [`equivocate`] | the vote channel's sender, and the test fault that equivocates |
 //! | [`gossip`] | transactions sent to one validator reach the others |
 //! | [`flood`] | the deploys of the test fault `deploy_flood` (a proposer that floods blocks with code) |
 //! | [`keys`] | the consensus key file and the participant set |
@@ -28,10 +30,12 @@
 pub mod app;
 pub mod block;
 pub mod engine;
+pub mod equivocate;
 pub mod flood;
 pub mod gossip;
 pub mod keys;
 pub mod ledger;
+pub mod observer;
 pub mod run;
 
 #[cfg(test)]

@@ -20,7 +20,9 @@ use commonware_cryptography::ed25519::PublicKey;
 use commonware_cryptography::{ChaCha20Poly1305, Signer as _};
 use commonware_p2p::authenticated::lookup;
 use commonware_p2p::{Address, AddressableManager as _};
-use commonware_runtime::{tokio as cw_tokio, Quota, Runner as _, Spawner as _, Supervisor as _};
+use commonware_runtime::{
+    tokio as cw_tokio, Clock as _, Metrics as _, Quota, Runner as _, Spawner as _, Supervisor as _,
+};
 use commonware_stream::{cups, sake};
 use commonware_utils::ordered::Map;
 use commonware_utils::NZU32;
@@ -50,7 +52,8 @@ pub const GOSSIP_QUOTA: u32 = 2_000;
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// A test facility: misbehaviour from the environment (`GAMECHAIN_TEST_FAULT=bad_state_root`:
-/// this validator proposes blocks whose header claims a wrong state root). Available in every
+/// this validator proposes blocks whose header claims a wrong state root; `deploy_flood`: it
+/// fills the blocks it proposes with code; `equivocate`: it signs conflicting votes). Available in every
 /// build, so that the process tests hold in release builds too; it only harms the validator
 /// that sets it (the others vote against its proposals, none of which becomes final), and it
 /// is logged loudly at start. Any other value is refused, so a typo never runs honestly by
@@ -60,9 +63,10 @@ fn fault_from_env() -> Result<Option<Fault>, NodeError> {
         Err(_) => return Ok(None),
         Ok(v) if v == "bad_state_root" => Fault::BadStateRoot,
         Ok(v) if v == "deploy_flood" => Fault::DeployFlood,
+        Ok(v) if v == "equivocate" => Fault::Equivocate,
         Ok(v) => {
             return Err(NodeError::Refused(format!(
-                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood)"
+                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood, equivocate)"
             )))
         }
     };
@@ -222,6 +226,7 @@ pub async fn run(
     );
     let storage_dir = config.data_dir.join("consensus");
     warn_old_archives(&storage_dir);
+    let metrics_chain = chain.clone();
     let (failed_tx, mut failed) = watch::channel::<Option<String>>(None);
     let stop = shutdown.clone();
     let thread = std::thread::Builder::new()
@@ -247,6 +252,17 @@ pub async fn run(
                     gossip: network.register(5, Quota::per_second(NZU32!(GOSSIP_QUOTA))),
                 };
                 network.start();
+                // Connected peers, from the p2p tracker's metric (one series per connected
+                // peer), every second into `gamechain_consensus_peers`.
+                let peers_ctx = context.child("peers");
+                let peers_chain = metrics_chain;
+                context.child("peers_task").spawn(move |_| async move {
+                    loop {
+                        let n = connected_peers(&peers_ctx.encode());
+                        peers_chain.metrics.consensus().peers.set(n as i64);
+                        peers_ctx.sleep(Duration::from_secs(1)).await;
+                    }
+                });
                 let running = engine::start(
                     context.child("validator"),
                     ledger,
@@ -285,9 +301,31 @@ pub async fn run(
     result
 }
 
+/// How many peers the p2p tracker lists as connected in `encoded` (the runtime's metrics):
+/// the samples of its `network_tracker_…connected{peer=…}` family (named
+/// `network_tracker_directory_connected` by commonware-p2p 2026.10).
+fn connected_peers(encoded: &str) -> usize {
+    encoded
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.contains("tracker") && l.contains("_connected{peer="))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connected_peers_are_the_tracker_series() {
+        let text = "# HELP network_tracker_directory_connected Unix timestamp\n\
+                    # TYPE network_tracker_directory_connected gauge\n\
+                    network_tracker_directory_connected{peer=\"aa\"} 1764700000000\n\
+                    network_tracker_directory_connected{peer=\"bb\"} 1764700000001\n\
+                    network_tracker_directory_limits_total{peer=\"aa\"} 1\n\
+                    network_tracker_tracked 3\n";
+        assert_eq!(connected_peers(text), 2);
+        assert_eq!(connected_peers(""), 0);
+    }
 
     #[test]
     fn the_p2p_message_bound_holds_a_block_at_its_bound() {

@@ -27,6 +27,7 @@ use gamechain_runtime::chain::{
 use crate::config::NodeConfig;
 use crate::ledger::chain::{Chain, NoSink};
 use crate::ledger::genesis_setup::{new_genesis, open_chain};
+use crate::ledger::storage::StoredEvidence;
 use crate::validator::engine::{self, Channels, EngineConfig};
 use crate::validator::keys::participants;
 use crate::validator::ledger::{Fault, Ledger};
@@ -171,6 +172,15 @@ fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<Priva
     (nodes, consensus)
 }
 
+/// The nodes of a run but `cut_off`.
+fn counted(nodes: &[Node], cut_off: Option<usize>) -> impl Iterator<Item = &Node> {
+    nodes
+        .iter()
+        .enumerate()
+        .filter(move |(i, _)| Some(*i) != cut_off)
+        .map(|(_, n)| n)
+}
+
 /// What a run ends with, per validator: (height, header hash, state root) at each height.
 type Heads = Vec<BTreeMap<u64, (String, [u8; 32], String, u64)>>;
 
@@ -197,9 +207,22 @@ fn run(
     faulty: Option<(usize, Fault)>,
     users: usize,
     partition: bool,
-) -> (Heads, Vec<Certificates>, Vec<PublicKey>, Seen) {
+) -> (
+    Heads,
+    Vec<Certificates>,
+    Vec<PublicKey>,
+    Seen,
+    (Vec<Vec<StoredEvidence>>, Arc<Chain>),
+) {
     init_tracing();
     let (nodes, consensus) = make_nodes(n, faulty);
+    // An equivocating validator is cut off by the others (they block it on the evidence):
+    // the run waits for, and compares, the others only.
+    let cut_off = match faulty {
+        Some((i, Fault::Equivocate)) => Some(i),
+        _ => None,
+    };
+
     let cfg = deterministic::Config::new()
         .with_seed(seed)
         .with_timeout(Some(Duration::from_secs(600)));
@@ -279,8 +302,9 @@ fn run(
         // Each user's faucet call and a transfer, sent to one validator's mempool each (the
         // user's), so blocks of several proposers carry them.
         let mut txids = Vec::new();
+        let targets: Vec<&Node> = counted(&nodes, cut_off).collect();
         for u in 0..users {
-            let node = &nodes[u % n];
+            let node = targets[u % targets.len()];
             let f = faucet(&user(u), 0);
             txids.push(node.chain.submit(f).unwrap());
             let t = transfer(&user(u), 1, &user((u + 1) % users), 5);
@@ -310,7 +334,7 @@ fn run(
                 let pending: Vec<usize> = nodes.iter().map(|n| n.chain.mempool().len()).collect();
                 eprintln!("t={rounds}: heights {heights:?} pending {pending:?}");
             }
-            let done = nodes.iter().all(|node| {
+            let done = counted(&nodes, cut_off).all(|node| {
                 txids.iter().all(|t| {
                     matches!(
                         node.chain.tx(t).map(|r| r.status),
@@ -321,9 +345,8 @@ fn run(
             for r in &running {
                 assert_eq!(*r.failed.borrow(), None, "a commit failed");
             }
-            let tall = nodes
-                .iter()
-                .all(|n| n.chain.head().header.header.height >= MIN_HEIGHT);
+            let tall =
+                counted(&nodes, cut_off).all(|n| n.chain.head().header.header.height >= MIN_HEIGHT);
             if done && tall {
                 break;
             }
@@ -390,13 +413,11 @@ fn run(
             }
         }
         // Let the slowest reach the same height as the fastest.
-        let top = nodes
-            .iter()
+        let top = counted(&nodes, cut_off)
             .map(|n| n.chain.head().header.header.height)
             .min()
             .unwrap();
-        let heads: Heads = nodes
-            .iter()
+        let heads: Heads = counted(&nodes, cut_off)
             .map(|node| {
                 (1..=top)
                     .map(|h| {
@@ -418,7 +439,7 @@ fn run(
         // namespace, and names the digest stored for its height; a changed payload fails.
         let verifier = Scheme::verifier(&namespace, participants_set.clone());
         let mut certs = Vec::new();
-        for node in &nodes {
+        for node in counted(&nodes, cut_off) {
             let mut mine = Vec::new();
             for h in 1..=top {
                 let (digest, cert) = node
@@ -455,8 +476,18 @@ fn run(
             certs.push(mine);
         }
         check_follower_gate(&nodes[0], top);
+        let evidence = nodes
+            .iter()
+            .map(|n| n.chain.read_db(|db| db.evidence_page(0, 10_000)).unwrap())
+            .collect();
         drop(running);
-        (heads, certs, peers, seen)
+        (
+            heads,
+            certs,
+            peers,
+            seen,
+            (evidence, nodes[0].chain.clone()),
+        )
     })
 }
 
@@ -567,7 +598,7 @@ fn check_agreement(heads: &Heads) {
 
 #[test]
 fn four_validators_agree_on_every_block_and_certificates_verify() {
-    let (heads, certs, peers, seen) = run(1, 4, None, 12, false);
+    let (heads, certs, peers, seen, _) = run(1, 4, None, 12, false);
     check_agreement(&heads);
     check_block_times(&heads[0], &seen);
     let proposers: std::collections::BTreeSet<&String> =
@@ -585,7 +616,7 @@ fn four_validators_agree_on_every_block_and_certificates_verify() {
 
 #[test]
 fn a_proposer_lying_about_the_state_root_never_gets_a_block_finalized() {
-    let (heads, _, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8, false);
+    let (heads, _, _, _, _) = run(2, 4, Some((3, Fault::BadStateRoot)), 8, false);
     check_agreement(&heads);
     let liar = block_key(3).address();
     assert!(
@@ -626,14 +657,14 @@ fn a_proposer_whose_clock_stopped_is_refused_and_the_chain_goes_on() {
     // Its blocks would carry the least time the spacing allows, however long ago: after each
     // quiet spell that is far behind every other clock. The views it leads pass; every
     // transaction is still included, and every final block is close to real time.
-    let (heads, _, _, seen) = run(4, 4, Some((3, Fault::FrozenClock)), 8, false);
+    let (heads, _, _, seen, _) = run(4, 4, Some((3, Fault::FrozenClock)), 8, false);
     check_agreement(&heads);
     check_block_times(&heads[0], &seen);
 }
 
 #[test]
 fn a_proposer_whose_clock_runs_ahead_never_gets_a_block_finalized() {
-    let (heads, _, _, seen) = run(5, 4, Some((3, Fault::FastClock)), 8, false);
+    let (heads, _, _, seen, _) = run(5, 4, Some((3, Fault::FastClock)), 8, false);
     check_agreement(&heads);
     check_block_times(&heads[0], &seen);
     let fast = block_key(3).address();
@@ -647,7 +678,7 @@ fn a_proposer_whose_clock_runs_ahead_never_gets_a_block_finalized() {
 fn many_schedules_one_chain() {
     // Other seeds: other message timings and leaders; each run must still agree everywhere.
     for seed in 10..14 {
-        let (heads, _, _, seen) = run(seed, 4, None, 6, false);
+        let (heads, _, _, seen, _) = run(seed, 4, None, 6, false);
         check_block_times(&heads[0], &seen);
         check_agreement(&heads);
     }
@@ -655,6 +686,41 @@ fn many_schedules_one_chain() {
 
 #[test]
 fn a_partition_halts_the_chain_without_a_fork_and_healing_resumes_it() {
-    let (heads, _, _, _) = run(3, 4, None, 4, true);
+    let (heads, _, _, _, _) = run(3, 4, None, 4, true);
     check_agreement(&heads);
+}
+
+#[test]
+fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies() {
+    // Validator 3 follows each of its notarize and finalize votes with a conflicting one. The
+    // others detect it, check and store the evidence, cut it off, and go on as three.
+    let (heads, _, _, _, (evidence, chain)) = run(6, 4, Some((3, Fault::Equivocate)), 6, false);
+    check_agreement(&heads);
+    let checker =
+        crate::verify::evidence::EvidenceChecker::new(chain.genesis(), &chain.genesis_hash)
+            .unwrap();
+    let faulty = participants(chain.genesis().validators.as_ref().unwrap())
+        .unwrap()
+        .position(&PrivateKey::from_seed(3).public_key())
+        .unwrap() as u32;
+    let mut recorded = 0;
+    for (i, records) in evidence.iter().enumerate().take(3) {
+        assert!(!records.is_empty(), "validator {i} stored no evidence");
+        for e in records {
+            let proven = checker.check_record(e).unwrap();
+            assert_eq!(proven.signer, faulty, "validator {i}: {e:?}");
+            assert!(
+                e.kind == "conflicting_notarize" || e.kind == "conflicting_finalize",
+                "{e:?}"
+            );
+            // A stored record with a byte of a signature changed proves nothing.
+            let mut damaged = e.clone();
+            let last = damaged.data.len() - 1;
+            damaged.data[last] ^= 1;
+            assert!(checker.check_record(&damaged).is_err());
+            recorded += 1;
+        }
+        assert!(records.len() <= crate::ledger::storage::MAX_EVIDENCE_PER_SIGNER);
+    }
+    assert!(recorded >= 3);
 }

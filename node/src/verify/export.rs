@@ -18,14 +18,17 @@ use gamechain_runtime::MemState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
+use crate::ledger::storage::{StoredEvidence, MAX_EVIDENCE};
+use crate::verify::evidence::MAX_EVIDENCE_BYTES;
 use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
 use gamechain_chain::wire::Block;
 
 /// The `format` of the header line.
 pub const EXPORT_FORMAT: &str = "gamechain-export";
 /// The format version this build writes. Version 2 added the `finality` lines of chains with
-/// validators; this build also reads version 1 (the same file without them).
-pub const EXPORT_VERSION: u32 = 2;
+/// validators, version 3 their `evidence` lines; this build also reads versions 1 and 2 (the
+/// same file without them).
+pub const EXPORT_VERSION: u32 = 3;
 
 /// The oldest format version this build reads.
 pub const EXPORT_VERSION_OLDEST: u32 = 1;
@@ -68,6 +71,17 @@ enum Line {
     },
     /// One state entry after the head: key and base64 value.
     State { key: String, value: String },
+    /// Chains with validators: one piece of evidence of a faulty validator the source holds
+    /// (after the state lines): its kind, view, signer index, the two signed votes (lowercase
+    /// hex), and when the source stored it.
+    Evidence {
+        id: u64,
+        kind: String,
+        view: u64,
+        signer: u32,
+        data: String,
+        received_ms: u64,
+    },
     /// The last line: how many blocks and state entries the file holds.
     End {
         blocks: u64,
@@ -183,6 +197,19 @@ pub fn export(
         }
         None => None,
     };
+    if validators {
+        for e in source.evidence()? {
+            let line = Line::Evidence {
+                id: e.id,
+                kind: e.kind,
+                view: e.view,
+                signer: e.signer,
+                data: hex::encode(e.data),
+                received_ms: e.received_ms,
+            };
+            write_line(&mut w, &tmp, &line)?;
+        }
+    }
     write_line(
         &mut w,
         &tmp,
@@ -250,6 +277,8 @@ pub struct FileSource {
     /// The signed header of the last block given, and two different ones found at one height.
     last: Option<SignedHeader>,
     equivocation: Option<(SignedHeader, SignedHeader)>,
+    /// The `evidence` lines read with the state.
+    evidence: Vec<StoredEvidence>,
 }
 
 impl FileSource {
@@ -309,6 +338,7 @@ impl FileSource {
             codes,
             last: None,
             equivocation: None,
+            evidence: Vec::new(),
         })
     }
 
@@ -394,6 +424,10 @@ impl ChainSource for FileSource {
             }
         }
     }
+    fn evidence(&mut self) -> Result<Vec<StoredEvidence>, SourceError> {
+        Ok(std::mem::take(&mut self.evidence))
+    }
+
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
         let mut state = MemState::new();
         loop {
@@ -403,6 +437,31 @@ impl ChainSource for FileSource {
                         .decode(value)
                         .map_err(|e| self.lines.bad(&format!("state {key}: {e}")))?;
                     state.map.insert(key, bytes);
+                }
+                Some(Line::Evidence {
+                    id,
+                    kind,
+                    view,
+                    signer,
+                    data,
+                    received_ms,
+                }) => {
+                    if self.evidence.len() >= MAX_EVIDENCE || data.len() > 2 * MAX_EVIDENCE_BYTES {
+                        return Err(self.lines.bad(&format!(
+                            "more than {MAX_EVIDENCE} evidence lines, or one over \
+                             {MAX_EVIDENCE_BYTES} bytes"
+                        )));
+                    }
+                    let data = hex::decode(&data)
+                        .map_err(|_| self.lines.bad("evidence `data` is not hex"))?;
+                    self.evidence.push(StoredEvidence {
+                        id,
+                        kind,
+                        view,
+                        signer,
+                        data,
+                        received_ms,
+                    });
                 }
                 Some(Line::End {
                     blocks,

@@ -10,8 +10,10 @@
 //! | `restore.rs` | `gamechain node --restore-from URL`: fetching, verifying (as the follower does) and committing the signed blocks a sequencer's database lost |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
 //! | `finality.rs` | chains with validators: a block's consensus digest and the check of its finality certificate against the genesis set |
+//! | `evidence.rs` | evidence of a faulty validator (two conflicting signed votes): the check against the genesis set, and what `verify` reports of a source's |
 //! | `follower_finality.rs` | a follower of a chain with validators: the gate that lets a block through only once a certificate proves it final |
 
+pub mod evidence;
 pub mod export;
 pub mod finality;
 pub mod follower;

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::MemState;
 
-use crate::ledger::storage::Storage;
+use crate::ledger::storage::{Storage, StoredEvidence, MAX_EVIDENCE};
 use crate::verify::finality::MAX_CERTIFICATE_BYTES;
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client, ClientError};
@@ -71,6 +71,12 @@ pub trait ChainSource: Send {
     /// certificate (`None`: the source records none for it; the default).
     fn finality(&mut self, _height: u64) -> Result<Option<Finality>, SourceError> {
         Ok(None)
+    }
+    /// Chains with validators: the evidence of faulty validators the source holds (at most
+    /// [`MAX_EVIDENCE`] records; more is an error), read after
+    /// [`expected_state`](Self::expected_state). Default: none.
+    fn evidence(&mut self) -> Result<Vec<StoredEvidence>, SourceError> {
+        Ok(Vec::new())
     }
     /// After [`block`](Self::block) failed: the two different signed headers the source gave
     /// at one height, when that is why (an export file with a second block at a height). The
@@ -176,6 +182,20 @@ impl ChainSource for DataDirSource {
             height: self.head,
             state,
         }))
+    }
+
+    fn evidence(&mut self) -> Result<Vec<StoredEvidence>, SourceError> {
+        let records = self
+            .storage
+            .evidence_page(0, MAX_EVIDENCE + 1)
+            .map_err(|e| err(format!("evidence: {e}")))?;
+        if records.len() > MAX_EVIDENCE {
+            return Err(err(format!(
+                "{}: more than {MAX_EVIDENCE} evidence records",
+                self.describe()
+            )));
+        }
+        Ok(records)
     }
 
     fn finality(&mut self, height: u64) -> Result<Option<Finality>, SourceError> {
@@ -418,6 +438,43 @@ impl ChainSource for NodeSource {
         self.ahead
             .pop_front()
             .ok_or_else(|| err(format!("block {height} was not fetched")))
+    }
+
+    /// `GET /v1/evidence`, page by page (100 records each). A node that does not serve it
+    /// (404: a build before evidence) has none.
+    fn evidence(&mut self) -> Result<Vec<StoredEvidence>, SourceError> {
+        if !self.validators {
+            return Ok(Vec::new());
+        }
+        let mut records = Vec::new();
+        let mut after = 0;
+        loop {
+            let page = match self
+                .rt
+                .block_on(retrying(|| self.client.evidence(after, 100)))
+            {
+                Ok(p) => p,
+                Err(e) if e.code() == Some("not_found") => return Ok(records),
+                Err(e) => return Err(err(format!("GET /v1/evidence: {e}"))),
+            };
+            for e in &page.evidence {
+                if e.id <= after {
+                    return Err(err("GET /v1/evidence: ids do not increase".to_string()));
+                }
+                after = e.id;
+                records.push(crate::verify::evidence::from_wire(e).map_err(err)?);
+            }
+            if records.len() > MAX_EVIDENCE {
+                return Err(err(format!(
+                    "{}: more than {MAX_EVIDENCE} evidence records",
+                    self.describe()
+                )));
+            }
+            match page.next {
+                Some(n) if !page.evidence.is_empty() && n == after => {}
+                _ => return Ok(records),
+            }
+        }
     }
 
     fn finality(&mut self, height: u64) -> Result<Option<Finality>, SourceError> {

@@ -32,6 +32,8 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
+use crate::ledger::storage::StoredEvidence;
+use crate::verify::evidence::{EvidenceChecker, EvidenceReport};
 use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
@@ -133,20 +135,72 @@ pub struct VerifyReport {
     pub divergence: Option<Divergence>,
     /// Chains with validators: what the finality check found (`None` on a sequencer chain).
     pub finality: Option<FinalityReport>,
+    /// Chains with validators: what the check of the source's evidence of faulty validators
+    /// found (`None` on a sequencer chain, or when the replay stopped before it).
+    pub evidence: Option<EvidenceReport>,
 }
 
 /// What `verify` found of the finality of a chain with validators: every recorded consensus
 /// digest must be the block's, every recorded certificate a valid finalization of it by a
 /// quorum of the genesis set (else a divergence, field `finality.digest` or
-/// `finality.certificate`).
+/// `finality.certificate`), and every block up to the head must be covered by a certificate,
+/// its own or a descendant's (a descendant's digest chains its ancestors'), else the chain is
+/// not proven final ([`FinalityReport::uncovered`], `gamechain verify` exits
+/// [`EXIT_NOT_FINAL`](crate::cli::verify::EXIT_NOT_FINAL)). Block 0 is fixed by genesis and
+/// needs no certificate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FinalityReport {
     /// Blocks whose recorded digest was checked.
     pub digests: u64,
-    /// Certificates checked (all valid when there is no divergence).
+    /// Certificates checked (all valid when there is no divergence): the blocks certified
+    /// directly.
     pub certificates: u64,
     /// The highest certified height (every block at or below it is final).
     pub last_certified: Option<u64>,
+    /// The last height whose finality was checked (the replay's last block).
+    pub checked_to: u64,
+}
+
+impl FinalityReport {
+    /// Blocks above 0 and at or below [`last_certified`](Self::last_certified) without a
+    /// certificate of their own: final through a descendant's.
+    pub fn through_descendant(&self) -> u64 {
+        self.last_certified
+            .unwrap_or(0)
+            .saturating_sub(self.certificates)
+    }
+
+    /// The heights `(from, to)` (inclusive) that no certificate covers: above the last
+    /// certified height (or 0) up to the last height checked; `None` when every block is
+    /// covered.
+    pub fn uncovered(&self) -> Option<(u64, u64)> {
+        let covered = self.last_certified.unwrap_or(0);
+        (covered < self.checked_to).then_some((covered + 1, self.checked_to))
+    }
+
+    /// One line for people: `<n> blocks certified directly, <m> through a descendant's
+    /// certificate, last certified height <h>; every block up to the head is covered` (or
+    /// `heights a..=b are not covered by any certificate`).
+    pub fn summary(&self) -> String {
+        let last = match self.last_certified {
+            Some(h) => format!("last certified height {h}"),
+            None => "no certificate".into(),
+        };
+        let coverage = match self.uncovered() {
+            None => "every block up to the head is covered".to_string(),
+            Some((a, b)) if a == b => {
+                format!("height {a} is NOT covered by any finality certificate")
+            }
+            Some((a, b)) => {
+                format!("heights {a}..={b} are NOT covered by any finality certificate")
+            }
+        };
+        format!(
+            "{} blocks certified directly, {} through a descendant's certificate, {last}; {coverage}",
+            self.certificates,
+            self.through_descendant()
+        )
+    }
 }
 
 /// Checks block `header`'s recorded finality `f` (its digest continues `digest`, which it
@@ -161,6 +215,7 @@ fn check_finality(
     let header = &block.header;
     let height = header.header.height;
     *digest = proposal_digest(digest, header, block.txs.iter().map(|t| t.tx.signature()));
+    report.checked_to = height;
     let Some(f) = f else { return Ok(()) };
     report.digests += 1;
     if f.digest != digest.0 {
@@ -187,6 +242,31 @@ fn check_finality(
 }
 
 impl VerifyReport {
+    /// `diverged` (a divergence), `not_final` (no divergence, but a chain with validators
+    /// whose blocks are not all covered by a finality certificate: [`Self::not_final`]),
+    /// `bad_evidence` (stored evidence that does not prove a fault), or `verified`.
+    pub fn result(&self) -> &'static str {
+        if self.divergence.is_some() {
+            "diverged"
+        } else if self.not_final().is_some() {
+            "not_final"
+        } else if self
+            .evidence
+            .as_ref()
+            .is_some_and(|e| !e.invalid.is_empty())
+        {
+            "bad_evidence"
+        } else {
+            "verified"
+        }
+    }
+
+    /// On a chain with validators: the heights `(from, to)` no finality certificate covers,
+    /// `None` when every block up to the head is covered (or on a sequencer chain).
+    pub fn not_final(&self) -> Option<(u64, u64)> {
+        self.finality.as_ref().and_then(FinalityReport::uncovered)
+    }
+
     /// Transactions per second of wall time.
     pub fn txs_per_sec(&self) -> f64 {
         self.txs as f64 / self.elapsed.as_secs_f64().max(1e-9)
@@ -194,10 +274,12 @@ impl VerifyReport {
 
     /// `gamechain verify --json`'s object: `{"result": "verified" | "diverged", "source",
     /// "chain_id", "genesis_hash", "head_height", "blocks", "txs", "state_root", "head_hash",
-    /// "state_entries_checked", "seconds", "txs_per_sec", "divergence": null | {…}}`.
+    /// "state_entries_checked", "seconds", "txs_per_sec", "divergence": null | {…}, "finality":
+    /// null | {…}, "evidence": null | {…}}`; `result` is [`Self::result`] (`verified`,
+    /// `diverged`, `not_final`, `bad_evidence`).
     pub fn to_json(&self) -> Value {
         json!({
-            "result": if self.divergence.is_some() { "diverged" } else { "verified" },
+            "result": self.result(),
             "source": self.source,
             "chain_id": self.chain_id,
             "genesis_hash": self.genesis_hash,
@@ -210,10 +292,14 @@ impl VerifyReport {
             "seconds": self.elapsed.as_secs_f64(),
             "txs_per_sec": self.txs_per_sec(),
             "divergence": self.divergence.as_ref().map(Divergence::to_json),
+            "evidence": self.evidence.as_ref().map(EvidenceReport::to_json),
             "finality": self.finality.as_ref().map(|f| json!({
                 "digests_checked": f.digests,
                 "certificates_checked": f.certificates,
+                "certified_directly": f.certificates,
+                "certified_through_descendant": f.through_descendant(),
                 "last_certified_height": f.last_certified,
+                "uncovered": f.uncovered().map(|(from, to)| json!({"from": from, "to": to})),
             })),
         })
     }
@@ -225,6 +311,8 @@ enum Read {
     State(Option<ExpectedState>),
     /// Two different signed headers at one height (the source's `equivocation`).
     Equivocation(Box<(SignedHeader, SignedHeader)>),
+    /// After the state, on a chain with validators: the source's evidence.
+    Evidence(Vec<StoredEvidence>),
 }
 
 /// The divergence of two different blocks at one height: field `equivocation`, the first
@@ -357,6 +445,7 @@ pub fn verify(
             .validators
             .as_ref()
             .map(|_| FinalityReport::default()),
+        evidence: None,
     };
     let codes = genesis_codes(source.as_mut(), &genesis)?;
     let head = source.head_height()?;
@@ -409,7 +498,11 @@ pub fn verify(
                 None => Err(e),
             },
         };
-        let _ = tx.send(state);
+        let failed = state.is_err();
+        if tx.send(state).is_err() || failed || !validators {
+            return;
+        }
+        let _ = tx.send(source.evidence().map(Read::Evidence));
     });
     let mut next = move || -> Result<Read, VerifyError> {
         match rx.recv() {
@@ -448,7 +541,9 @@ fn replay_all(
     let expect_block = |read: Read| match read {
         Read::Block(b, f) => Ok(Ok((b, f))),
         Read::Equivocation(pair) => Ok(Err(Box::new(equivocation(&pair.0, &pair.1, &sequencer)))),
-        Read::State(_) => Err(VerifyError::Source("the source ended early".into())),
+        Read::State(_) | Read::Evidence(_) => {
+            Err(VerifyError::Source("the source ended early".into()))
+        }
     };
     let (block0, finality0) = match expect_block(next()?)? {
         Ok(b) => b,
@@ -542,7 +637,7 @@ fn replay_all(
             report.divergence = Some(equivocation(&pair.0, &pair.1, &sequencer));
             return Ok(());
         }
-        Read::Block(..) => {
+        Read::Block(..) | Read::Evidence(_) => {
             return Err(VerifyError::Source(
                 "the source gave more blocks than its head".into(),
             ))
@@ -569,7 +664,21 @@ fn replay_all(
                 state_diff: diff,
                 block_writes: Vec::new(),
             });
+            return Ok(());
         }
+    }
+    if ctx.genesis().validators.is_some() {
+        let records = match next()? {
+            Read::Evidence(records) => records,
+            _ => {
+                return Err(VerifyError::Source(
+                    "the source gave something else than its evidence".into(),
+                ))
+            }
+        };
+        let checker = EvidenceChecker::new(ctx.genesis(), &report.genesis_hash)
+            .map_err(|e| VerifyError::Source(format!("the genesis validator set: {e}")))?;
+        report.evidence = Some(EvidenceReport::check(&checker, &records));
     }
     Ok(())
 }

@@ -343,3 +343,45 @@ fn a_run_of_blocks_commits_whole_or_not_at_all() {
         "{record}"
     );
 }
+
+#[test]
+fn evidence_is_kept_once_per_kind_view_and_signer_and_bounded_per_signer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+    // A database written before evidence: no table, nothing stored.
+    assert!(!s.has_evidence_table().unwrap());
+    assert_eq!(s.evidence_count().unwrap(), 0);
+    assert!(s.evidence_page(0, 10).unwrap().is_empty());
+    let record = |view: u64, signer: u32| StoredEvidence {
+        id: 0,
+        kind: "conflicting_notarize".into(),
+        view,
+        signer,
+        data: vec![view as u8, signer as u8],
+        received_ms: 1_000 + view,
+    };
+    assert!(s.put_evidence(&record(1, 3)).unwrap());
+    assert!(!s.put_evidence(&record(1, 3)).unwrap(), "the same again");
+    for view in 2..(MAX_EVIDENCE_PER_SIGNER as u64 + 10) {
+        s.put_evidence(&record(view, 3)).unwrap();
+    }
+    assert_eq!(s.evidence_count().unwrap(), MAX_EVIDENCE_PER_SIGNER as u64);
+    // Another validator's evidence still fits.
+    assert!(s.put_evidence(&record(5, 1)).unwrap());
+    let page = s.evidence_page(0, 5).unwrap();
+    assert_eq!(page.len(), 5);
+    assert_eq!((page[0].id, page[0].view, page[0].signer), (1, 1, 3));
+    assert_eq!(page[0].data, vec![1, 3]);
+    assert_eq!(page[0].received_ms, 1_001);
+    let rest = s.evidence_page(page[4].id, 100).unwrap();
+    assert_eq!(rest.len(), MAX_EVIDENCE_PER_SIGNER + 1 - 5);
+    assert!(rest.windows(2).all(|w| w[0].id < w[1].id));
+    assert_eq!(rest.last().unwrap().signer, 1);
+    // A reader sees them.
+    let r = Storage::open_reader(&path).unwrap();
+    assert_eq!(
+        r.evidence_count().unwrap(),
+        MAX_EVIDENCE_PER_SIGNER as u64 + 1
+    );
+}

@@ -7,6 +7,7 @@
 //! | [`block`] | [`Block`], [`IncludedTx`]: `GET /v1/blocks/<height>`, the WebSocket's `block`; [`BlockFinality`]: `GET /v1/blocks/<height>/finality` |
 //! | [`tx`] | [`TxRecord`], [`TxStatus`]: `GET /v1/tx/<txid>`; [`TxidAnswer`]: `POST /v1/tx` |
 //! | [`batch`] | [`TxBatch`], [`TxBatchAnswer`], [`BatchResult`]: `POST /v1/txs` |
+//! | [`evidence`] | [`Evidence`], [`EvidencePage`]: `GET /v1/evidence` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
 //!
 //! Deserialising checks what a reader could otherwise take on trust: a block's `height` and
@@ -14,10 +15,12 @@
 
 pub mod batch;
 pub mod block;
+pub mod evidence;
 pub mod node;
 pub mod tx;
 
 pub use batch::{BatchResult, TxBatch, TxBatchAnswer};
 pub use block::{Block, BlockFinality, BlockMessage, IncludedTx};
+pub use evidence::{Evidence, EvidencePage, EVIDENCE_KINDS};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
 pub use tx::{TxRecord, TxStatus, TxidAnswer};
