@@ -20,6 +20,7 @@
 //! | [`engine`] | wiring simplex, marshal and the committer over a network |
 //! | [`gossip`] | transactions sent to one validator reach the others |
 //! | [`keys`] | the consensus key file and the participant set |
+//! | [`p2p`] | the transport's preset, peers' addresses by IP or DNS name |
 //! | [`run`] | `gamechain node --validator`: the engine over TCP on its own runtime |
 //!
 //! `docs/validators.md` explains running a network, the genesis fields and the faults.
@@ -30,6 +31,7 @@ pub mod engine;
 pub mod gossip;
 pub mod keys;
 pub mod ledger;
+pub mod p2p;
 pub mod run;
 
 #[cfg(test)]
