@@ -320,7 +320,7 @@ impl Lab {
     fn start(&mut self, i: usize, folder: &Path) {
         let log = File::create(folder.join("node.log")).unwrap();
         let child = Command::new("ip")
-            .args(["netns", "exec", &self.namespaces[i], BIN])
+            .args(["netns", "exec", self.namespaces[i].as_str(), BIN])
             .args(["node", "--validator", "--config", "node.toml"])
             .current_dir(folder)
             .env("RUST_LOG", "info")
@@ -505,14 +505,9 @@ async fn four_validators_in_four_namespaces_over_a_lossy_slow_network() {
     }
 
     // The demo through validator 1 while the chain runs and the samples are sent.
+    let demo_url = format!("http://{}:{API_PORT}", lab.ip(1));
     let demo = tokio::process::Command::new(BIN)
-        .args([
-            "demo",
-            "--node",
-            &format!("http://{}:{API_PORT}", lab.ip(1)),
-            "--timeout",
-            "60",
-        ])
+        .args(["demo", "--node", demo_url.as_str(), "--timeout", "60"])
         .current_dir(tmp.path())
         .env_remove("GAMECHAIN_NODE")
         .stdin(Stdio::null())
