@@ -210,22 +210,27 @@ pub struct NodeConfig {
 ///
 /// ```toml
 /// [validator]
-/// p2p_listen = "127.0.0.1:9645"
-/// peers = ["<consensus key, 64 hex>@127.0.0.1:9646", "…@127.0.0.1:9647"]
+/// p2p_listen = "0.0.0.0:9645"
+/// peers = ["<consensus key, 64 hex>@v1.example.org:9645", "…@10.0.0.3:9645"]
 /// # optional
+/// allow_private_ips = true   # the default
 /// archive_retention_blocks = 100000
 /// archive_compression_level = 3
 /// ```
 ///
 /// The consensus key is `<data_dir>/consensus.key` (ed25519, 64 hex characters, mode 0600);
-/// `gamechain testnet` writes it with the rest of a validator's folder.
+/// `gamechain testnet` writes it with the rest of a validator's folder. A loopback
+/// `p2p_listen` runs the transport with Commonware's local preset (fast redials, for one
+/// machine); any other address with its production preset (`validator/p2p.rs`,
+/// `docs/validators.md` "Several machines").
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ValidatorConfig {
-    /// Address the authenticated p2p transport listens on (TCP).
+    /// Address the authenticated p2p transport listens on (TCP): `0.0.0.0:<port>` for every
+    /// interface, or one of the machine's addresses.
     pub p2p_listen: SocketAddr,
-    /// Every other validator, as `<consensus key hex>@<host:port>`; each key must be in the
-    /// genesis set.
+    /// Every other validator, as `<consensus key hex>@<host>:<port>`, the host an IP address
+    /// (`[…]` for IPv6) or a DNS name; each key must be in the genesis set.
     pub peers: Vec<String>,
     /// Finalized blocks below the head that consensus's own archives (marshal: blocks and
     /// certificates, served to peers that catch up) keep; older ones are pruned, in sections of
@@ -236,6 +241,12 @@ pub struct ValidatorConfig {
     /// zstd level (1..=19) of the values in consensus's archives. Default 3.
     #[serde(default = "default_archive_compression_level")]
     pub archive_compression_level: u8,
+    /// Whether peers may be reached at, and connect from, private addresses (10/8, 172.16/12,
+    /// 192.168/16, loopback, link-local, …). Default `true`: peers' addresses come only from
+    /// this file, so a validator set on one private network (a LAN, a cloud VPC) works as is;
+    /// `false` refuses every non-global address, including what a peer's DNS name resolves to.
+    #[serde(default = "default_true")]
+    pub allow_private_ips: bool,
 }
 
 /// Default of `validator.archive_retention_blocks`: 100,000 blocks (about 28 hours at one block
@@ -250,21 +261,78 @@ fn default_archive_compression_level() -> u8 {
     3
 }
 
+fn default_true() -> bool {
+    true
+}
+
+/// Where a peer is reached: an IP socket address, or a DNS name and port resolved by the
+/// system resolver (`/etc/hosts`, then DNS) at start and at every dial.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum PeerAddr {
+    /// `1.2.3.4:9645` or `[2001:db8::1]:9645`.
+    Socket(SocketAddr),
+    /// `v1.example.org:9645`: a hostname of RFC 1035/1123 letters, digits, `-` and `.`, at most
+    /// 253 characters.
+    Dns {
+        /// The name, as written.
+        host: String,
+        /// The TCP port.
+        port: u16,
+    },
+}
+
+impl PeerAddr {
+    /// Parses `<ip>:<port>`, `[<ipv6>]:<port>` or `<dns name>:<port>`. Errors: anything else
+    /// (a missing or bad port, a name that is not a valid hostname).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if let Ok(addr) = s.parse::<SocketAddr>() {
+            return Ok(Self::Socket(addr));
+        }
+        let (host, port) = s
+            .rsplit_once(':')
+            .ok_or_else(|| format!("`{s}` has no :<port>"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| format!("`{s}`: `{port}` is not a port"))?;
+        if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
+            return Err(format!(
+                "`{s}`: write an IPv6 address as [<address>]:<port>"
+            ));
+        }
+        commonware_utils::Hostname::new(host)
+            .map_err(|e| format!("`{s}`: `{host}` is not a hostname: {e}"))?;
+        Ok(Self::Dns {
+            host: host.to_string(),
+            port,
+        })
+    }
+}
+
+impl fmt::Display for PeerAddr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Socket(a) => write!(f, "{a}"),
+            Self::Dns { host, port } => write!(f, "{host}:{port}"),
+        }
+    }
+}
+
 impl ValidatorConfig {
     /// The peers as (consensus key bytes, address). Errors: an entry that is not
-    /// `<64 hex>@<socket address>`.
-    pub fn parsed_peers(&self) -> Result<Vec<([u8; 32], SocketAddr)>, ConfigError> {
+    /// `<64 hex>@<host>:<port>` ([`PeerAddr::parse`]).
+    pub fn parsed_peers(&self) -> Result<Vec<([u8; 32], PeerAddr)>, ConfigError> {
         self.peers
             .iter()
             .map(|p| {
-                let bad = || {
+                let bad = |why: String| {
                     ConfigError(format!(
-                        "validator.peers: `{p}` is not <consensus key, 64 hex>@<host:port>"
+                        "validator.peers: `{p}` is not <consensus key, 64 hex>@<host>:<port>{why}"
                     ))
                 };
-                let (key, addr) = p.split_once('@').ok_or_else(bad)?;
-                let key = gamechain_runtime::chain::hash::parse_hex32(key).ok_or_else(bad)?;
-                let addr: SocketAddr = addr.parse().map_err(|_| bad())?;
+                let (key, addr) = p.split_once('@').ok_or_else(|| bad(String::new()))?;
+                let key = gamechain_runtime::chain::hash::parse_hex32(key)
+                    .ok_or_else(|| bad(": the key is not 64 hex characters".into()))?;
+                let addr = PeerAddr::parse(addr).map_err(|e| bad(format!(": {e}")))?;
                 Ok((key, addr))
             })
             .collect()
@@ -587,6 +655,72 @@ mod faucet_field {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn peers_are_ip_or_dns_names_and_anything_else_is_refused() {
+        let key = "ab".repeat(32);
+        let config = |peers: &[&str], extra: &str| {
+            let list: Vec<String> = peers.iter().map(|p| format!("\"{key}@{p}\"")).collect();
+            NodeConfig::from_toml(&format!(
+                "[validator]\np2p_listen = \"0.0.0.0:9645\"\npeers = [{}]\n{extra}",
+                list.join(", ")
+            ))
+        };
+        let c = config(
+            &[
+                "10.0.0.2:9645",
+                "[2001:db8::1]:9646",
+                "v3.example.org:9647",
+                "localhost:1",
+            ],
+            "",
+        )
+        .unwrap();
+        let v = c.validator.unwrap();
+        assert!(v.allow_private_ips, "the default");
+        let addrs: Vec<PeerAddr> = v.parsed_peers().unwrap().into_iter().map(|p| p.1).collect();
+        assert_eq!(
+            addrs,
+            vec![
+                PeerAddr::Socket("10.0.0.2:9645".parse().unwrap()),
+                PeerAddr::Socket("[2001:db8::1]:9646".parse().unwrap()),
+                PeerAddr::Dns {
+                    host: "v3.example.org".into(),
+                    port: 9647
+                },
+                PeerAddr::Dns {
+                    host: "localhost".into(),
+                    port: 1
+                },
+            ]
+        );
+        assert_eq!(addrs[2].to_string(), "v3.example.org:9647");
+        assert!(
+            !config(&["10.0.0.2:9645"], "allow_private_ips = false")
+                .unwrap()
+                .validator
+                .unwrap()
+                .allow_private_ips
+        );
+        for bad in [
+            "v3.example.org",
+            "v3.example.org:",
+            "v3.example.org:70000",
+            "under_score.org:1",
+            "-dash.org:1",
+            "a..b:1",
+            "2001:db8::1:9646",
+            "[2001:db8::1:9646",
+            ":9646",
+        ] {
+            let err = config(&[bad], "").unwrap_err().to_string();
+            assert!(err.contains("validator.peers"), "{bad}: {err}");
+        }
+        let no_key = NodeConfig::from_toml(
+            "[validator]\np2p_listen = \"0.0.0.0:9645\"\npeers = [\"v3.example.org:9647\"]",
+        );
+        assert!(no_key.is_err());
+    }
 
     #[test]
     fn empty_file_is_the_default_and_the_default_round_trips() {

@@ -1,21 +1,27 @@
-//! `gamechain testnet --validators N --dir DIR`: a local network of N validators in one folder.
+//! `gamechain testnet --validators N --dir DIR`: a local network of N validators in one folder;
+//! `gamechain testnet --hosts h0,h1,h2,h3 --dir DIR`: the same for one validator per machine.
 //!
 //! It writes, for validator `i` (0-based), `DIR/<i>/node.toml` (its API on
 //! `127.0.0.1:<base-port + i>`, its p2p transport on `127.0.0.1:<p2p-port + i>`, every other
-//! validator as a peer, `data_dir = "data"`) and `DIR/<i>/data/` with the shared `genesis.json`
+//! validator as a peer, `data_dir = "data"`; with `--hosts`, validator `i` runs on host `h<i>`
+//! (an IP address or a DNS name): its API and p2p transport listen on every interface at
+//! `<base-port>` and `<p2p-port>`, the same on every host, and its peers are named
+//! `<key>@h<j>:<p2p-port>`) and `DIR/<i>/data/` with the shared `genesis.json`
 //! (naming the N validators), its block-signing key `sequencer.wif` and its consensus key
 //! `consensus.key` (both mode 0600, freshly generated). Each folder runs alone with
 //! `gamechain node --validator --config node.toml` from inside it; `--start` runs all of them
 //! as child processes in the foreground (their logs prefixed with `[i]`) until Ctrl-C, which
-//! stops them cleanly. `DIR` must not exist yet or be empty: keys are never overwritten.
+//! stops them cleanly (not with `--hosts`: each folder is copied to its machine and started
+//! there). `DIR` must not exist yet or be empty: keys are never overwritten.
 
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use gamechain_runtime::chain::{GenesisValidator, SecretKey, ValidatorSet, ENGINE_SIMPLEX};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
-use crate::config::NodeConfig;
+use crate::config::{NodeConfig, PeerAddr};
 use crate::ledger::genesis_setup::new_genesis;
 use crate::validator::keys;
 
@@ -25,13 +31,19 @@ pub struct TestnetArgs {
     /// How many validators (1 to 64; 4 tolerates one faulty validator).
     #[arg(long, default_value_t = 4)]
     pub validators: usize,
+    /// One validator per machine: the machines' IP addresses or DNS names, comma-separated, in
+    /// validator order (their number is the number of validators). Every validator listens on
+    /// all interfaces at `--base-port` (API) and `--p2p-port` (p2p); each is named by its host.
+    #[arg(long, value_delimiter = ',', conflicts_with_all = ["validators", "start"])]
+    pub hosts: Vec<String>,
     /// The folder to write (must not exist, or be empty).
     #[arg(long, value_name = "DIR")]
     pub dir: PathBuf,
-    /// Validator i's API listens on 127.0.0.1:<base-port + i>.
+    /// Validator i's API listens on 127.0.0.1:<base-port + i> (with --hosts: 0.0.0.0:<base-port>).
     #[arg(long, default_value_t = 8645)]
     pub base_port: u16,
-    /// Validator i's p2p transport listens on 127.0.0.1:<p2p-port + i>.
+    /// Validator i's p2p transport listens on 127.0.0.1:<p2p-port + i> (with --hosts:
+    /// 0.0.0.0:<p2p-port>).
     #[arg(long, default_value_t = 9645)]
     pub p2p_port: u16,
     /// The chain id.
@@ -51,6 +63,78 @@ pub struct TestnetArgs {
 pub struct Testnet {
     /// `(folder, API URL)` per validator.
     pub validators: Vec<(PathBuf, String)>,
+    /// Whether the validators are on the hosts of `--hosts` (not this machine).
+    pub hosts: bool,
+}
+
+/// Where validator `i` of `n` listens and how the others reach it.
+struct Place {
+    /// API listen address.
+    api: SocketAddr,
+    /// p2p listen address.
+    p2p: SocketAddr,
+    /// `host:port` the others dial.
+    dial: String,
+    /// The API's URL from elsewhere.
+    url: String,
+}
+
+/// `host` (IP or DNS name) with `port`, as a peer address and URL authority: `[…]` around IPv6.
+fn authority(host: &str, port: u16) -> Result<String, String> {
+    let text = match host.parse::<IpAddr>() {
+        Ok(IpAddr::V6(ip)) => format!("[{ip}]:{port}"),
+        Ok(IpAddr::V4(ip)) => format!("{ip}:{port}"),
+        Err(_) => format!("{host}:{port}"),
+    };
+    PeerAddr::parse(&text).map_err(|e| format!("--hosts: {e}"))?;
+    Ok(text)
+}
+
+/// Every validator's [`Place`] (module docs). Errors: a host that is neither an IP address
+/// nor a hostname, a host named twice, ports that do not fit.
+fn places(args: &TestnetArgs) -> Result<Vec<Place>, String> {
+    if args.hosts.is_empty() {
+        let n = args.validators;
+        let last = |base: u16, what: &str| {
+            base.checked_add(n as u16 - 1)
+                .ok_or_else(|| format!("--{what} + {} does not fit a port", n - 1))
+        };
+        last(args.base_port, "base-port")?;
+        last(args.p2p_port, "p2p-port")?;
+        return Ok((0..n as u16)
+            .map(|i| Place {
+                api: SocketAddr::from(([127, 0, 0, 1], args.base_port + i)),
+                p2p: SocketAddr::from(([127, 0, 0, 1], args.p2p_port + i)),
+                dial: format!("127.0.0.1:{}", args.p2p_port + i),
+                url: format!("http://127.0.0.1:{}", args.base_port + i),
+            })
+            .collect());
+    }
+    if args.base_port == args.p2p_port {
+        return Err("--base-port and --p2p-port must differ (both listen on each host)".into());
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    args.hosts
+        .iter()
+        .map(|host| {
+            let host = host.trim();
+            if !seen.insert(host.to_ascii_lowercase()) {
+                return Err(format!(
+                    "--hosts names {host} twice: one validator per host"
+                ));
+            }
+            let any: IpAddr = match host.parse::<IpAddr>() {
+                Ok(IpAddr::V6(_)) => Ipv6Addr::UNSPECIFIED.into(),
+                _ => Ipv4Addr::UNSPECIFIED.into(),
+            };
+            Ok(Place {
+                api: SocketAddr::new(any, args.base_port),
+                p2p: SocketAddr::new(any, args.p2p_port),
+                dial: authority(host, args.p2p_port)?,
+                url: format!("http://{}", authority(host, args.base_port)?),
+            })
+        })
+        .collect()
 }
 
 fn io(what: &str, path: &Path, e: impl std::fmt::Display) -> String {
@@ -66,19 +150,18 @@ pub fn leader_timeout_ms(interval_ms: u64) -> u64 {
 
 /// Writes the folder (module docs). Errors: a bad argument, or a file that cannot be written.
 pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
-    let n = args.validators;
+    let n = if args.hosts.is_empty() {
+        args.validators
+    } else {
+        args.hosts.len()
+    };
     if n == 0 || n > gamechain_runtime::chain::validators::MAX_VALIDATORS {
         return Err(format!(
-            "--validators must be 1 to {}",
+            "--validators (or --hosts) must name 1 to {} validators",
             gamechain_runtime::chain::validators::MAX_VALIDATORS
         ));
     }
-    let last = |base: u16, what: &str| {
-        base.checked_add(n as u16 - 1)
-            .ok_or_else(|| format!("--{what} + {} does not fit a port", n - 1))
-    };
-    last(args.base_port, "base-port")?;
-    last(args.p2p_port, "p2p-port")?;
+    let places = places(args)?;
     if args.dir.exists()
         && std::fs::read_dir(&args.dir)
             .map_err(|e| io("read", &args.dir, e))?
@@ -125,37 +208,57 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
             .map_err(|e| io("write", &data.join("genesis.json"), e))?;
         gamechain_client::keyfile::write_key_file(&data.join("sequencer.wif"), &block_keys[i])?;
         keys::write_new(&data, &consensus_keys[i]).map_err(|e| e.to_string())?;
-        let api = args.base_port + i as u16;
+        let place = &places[i];
         let peers: Vec<String> = (0..n)
             .filter(|j| *j != i)
             .map(|j| {
                 format!(
-                    "\"{}@127.0.0.1:{}\"",
+                    "\"{}@{}\"",
                     keys::public_hex(&consensus_keys[j]),
-                    args.p2p_port + j as u16
+                    places[j].dial
                 )
             })
             .collect();
+        let (title, rate_limit) = if args.hosts.is_empty() {
+            (String::new(), "rate_limit_per_sec = 0\n")
+        } else {
+            (
+                format!(
+                    " on host {} (copy this folder there; the API answers at {}, the others \
+                     dial {}: open TCP {} to them and {} to clients)",
+                    args.hosts[i].trim(),
+                    place.url,
+                    place.dial,
+                    args.p2p_port,
+                    args.base_port
+                ),
+                "",
+            )
+        };
         let toml = format!(
-            "# Validator {i} of {n} (gamechain testnet). Run from this folder:\n\
+            "# Validator {i} of {n} (gamechain testnet){title}. Run from this folder:\n\
              #   gamechain node --validator --config node.toml\n\
              data_dir = \"data\"\n\
-             listen = \"127.0.0.1:{api}\"\n\
+             listen = \"{api}\"\n\
              chain_id = \"{chain}\"\n\
-             rate_limit_per_sec = 0\n\
+             {rate_limit}\
              \n\
              [validator]\n\
-             p2p_listen = \"127.0.0.1:{p2p}\"\n\
+             p2p_listen = \"{p2p}\"\n\
              peers = [{peers}]\n",
+            api = place.api,
             chain = args.chain_id,
-            p2p = args.p2p_port + i as u16,
+            p2p = place.p2p,
             peers = peers.join(", "),
         );
         let path = folder.join("node.toml");
         std::fs::write(&path, toml).map_err(|e| io("write", &path, e))?;
-        out.push((folder, format!("http://127.0.0.1:{api}")));
+        out.push((folder, place.url.clone()));
     }
-    Ok(Testnet { validators: out })
+    Ok(Testnet {
+        validators: out,
+        hosts: !args.hosts.is_empty(),
+    })
 }
 
 /// `gamechain testnet`: writes the folder, prints each validator's folder and API, and with
@@ -163,7 +266,27 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
 pub async fn run(args: TestnetArgs, out: &mut impl std::io::Write) -> Result<(), String> {
     let net = write(&args)?;
     for (i, (folder, url)) in net.validators.iter().enumerate() {
-        let _ = writeln!(out, "validator {i}: {} (API {url})", folder.display());
+        if net.hosts {
+            let _ = writeln!(
+                out,
+                "validator {i}: {} -> copy to host {} (API {url})",
+                folder.display(),
+                args.hosts[i].trim()
+            );
+        } else {
+            let _ = writeln!(out, "validator {i}: {} (API {url})", folder.display());
+        }
+    }
+    if net.hosts {
+        let _ = writeln!(
+            out,
+            "copy each folder to its host (its keys are secret: scp -r, then keep it 0700), open \
+             TCP {} between the hosts and {} to clients, and start each there with `gamechain \
+             node --validator --config node.toml` from inside the folder (docs/validators.md, \
+             \"Several machines\")",
+            args.p2p_port, args.base_port
+        );
+        return Ok(());
     }
     if !args.start {
         let _ = writeln!(
@@ -227,6 +350,7 @@ mod tests {
             p2p_port: 19_000,
             chain_id: "t".into(),
             start: false,
+            hosts: vec![],
         };
         let net = write(&args).unwrap();
         assert_eq!(net.validators.len(), 4);
@@ -254,5 +378,93 @@ mod tests {
             ..args.clone()
         };
         assert!(write(&bad).is_err());
+    }
+
+    #[test]
+    fn hosts_get_one_folder_each_listening_everywhere_and_peers_named_by_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let hosts = [
+            "10.0.0.1",
+            "v1.example.org",
+            "2001:db8::3",
+            "V3.example.org",
+        ];
+        let args = TestnetArgs {
+            validators: 4,
+            dir: dir.path().join("net"),
+            base_port: 8645,
+            min_block_interval_ms: 1_000,
+            p2p_port: 9645,
+            chain_id: "t".into(),
+            start: false,
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        };
+        let net = write(&args).unwrap();
+        assert!(net.hosts);
+        let urls: Vec<&str> = net.validators.iter().map(|v| v.1.as_str()).collect();
+        assert_eq!(
+            urls,
+            [
+                "http://10.0.0.1:8645",
+                "http://v1.example.org:8645",
+                "http://[2001:db8::3]:8645",
+                "http://V3.example.org:8645"
+            ]
+        );
+        let dials = [
+            "10.0.0.1:9645",
+            "v1.example.org:9645",
+            "[2001:db8::3]:9645",
+            "V3.example.org:9645",
+        ];
+        let mut keys_seen = Vec::new();
+        for i in 0..4 {
+            let folder = args.dir.join(i.to_string());
+            let text = std::fs::read_to_string(folder.join("node.toml")).unwrap();
+            assert!(text.contains(&format!("on host {}", hosts[i])), "{text}");
+            let config = NodeConfig::load(&folder.join("node.toml")).unwrap();
+            assert_eq!(
+                config.rate_limit_per_sec,
+                NodeConfig::default().rate_limit_per_sec
+            );
+            let v = config.validator.unwrap();
+            assert!(v.allow_private_ips);
+            let unspecified = if i == 2 { "[::]" } else { "0.0.0.0" };
+            assert_eq!(config.listen.to_string(), format!("{unspecified}:8645"));
+            assert_eq!(v.p2p_listen.to_string(), format!("{unspecified}:9645"));
+            let peers: Vec<String> = v
+                .parsed_peers()
+                .unwrap()
+                .into_iter()
+                .map(|(_, a)| a.to_string())
+                .collect();
+            let others: Vec<&str> = (0..4).filter(|j| *j != i).map(|j| dials[j]).collect();
+            assert_eq!(peers, others);
+            keys_seen.push(keys::public_hex(&keys::read(&folder.join("data")).unwrap()));
+        }
+        // Validator 0's peer entry for validator 1 carries validator 1's own key.
+        let config0 = NodeConfig::load(&args.dir.join("0/node.toml")).unwrap();
+        assert!(config0.validator.unwrap().peers[0].starts_with(&keys_seen[1]));
+
+        let again = |hosts: &[&str]| {
+            write(&TestnetArgs {
+                dir: dir.path().join(format!("x{}", hosts.join("_").len())),
+                hosts: hosts.iter().map(|h| h.to_string()).collect(),
+                ..args.clone()
+            })
+        };
+        assert!(again(&["a.org", "b.org", "A.org"])
+            .unwrap_err()
+            .contains("twice"));
+        assert!(again(&["a.org", "bad_name.org"])
+            .unwrap_err()
+            .contains("--hosts"));
+        assert!(write(&TestnetArgs {
+            dir: dir.path().join("y"),
+            p2p_port: 8645,
+            ..args.clone()
+        })
+        .unwrap_err()
+        .contains("must differ"));
     }
 }

@@ -23,6 +23,7 @@
 //! | [`gossip`] | transactions sent to one validator reach the others |
 //! | [`flood`] | the deploys of the test fault `deploy_flood` (a proposer that floods blocks with code) |
 //! | [`keys`] | the consensus key file and the participant set |
+//! | [`p2p`] | the transport's preset, peers' addresses by IP or DNS name |
 //! | [`run`] | `gamechain node --validator`: the engine over TCP on its own runtime |
 //!
 //! `docs/validators.md` explains running a network, the genesis fields and the faults.
@@ -36,6 +37,7 @@ pub mod gossip;
 pub mod keys;
 pub mod ledger;
 pub mod observer;
+pub mod p2p;
 pub mod run;
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! The node's API, WebSocket and database work as on a sequencer (`server/node.rs`); what
 //! makes blocks is this: Commonware's tokio runtime on its own thread (its storage in
 //! `<data>/consensus/`), the authenticated p2p transport (`lookup`: every validator's consensus
-//! key and address are configured; connections are encrypted and authenticated with the
-//! consensus keys, and only keys of the genesis set are accepted), and the engine of
+//! key and address, an IP or a DNS name, are configured; connections are encrypted and
+//! authenticated with the consensus keys, and only keys of the genesis set are accepted; its
+//! preset and name resolution are `p2p.rs`), and the engine of
 //! `engine.rs`. [`run`] returns when the node shuts down (the runtime is stopped and its thread
 //! joined) or fails when committing a finalized block failed.
 //!
@@ -37,6 +38,7 @@ use crate::ledger::storage::Storage;
 use crate::validator::engine::{self, Channels, EngineConfig};
 use crate::validator::keys;
 use crate::validator::ledger::{Fault, Ledger};
+use crate::validator::p2p;
 use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
 
 /// Largest p2p message: a block at [`PROPOSAL_BOUND`] with marshal's framing and a certificate.
@@ -156,7 +158,7 @@ pub async fn run(
         Some(_) => {}
     }
     let participants = keys::participants(&set)?;
-    let mut addresses: Vec<(PublicKey, Address)> = vec![(me.clone(), vc.p2p_listen.into())];
+    let mut peers: Vec<(PublicKey, crate::config::PeerAddr)> = Vec::new();
     let mut seen = BTreeSet::from([my_bytes]);
     for (peer, addr) in vc.parsed_peers().map_err(NodeError::Config)? {
         if set.by_consensus_key(&peer).is_none() {
@@ -176,10 +178,25 @@ pub async fn run(
             .find(|p| p.as_ref() == peer.as_slice())
             .expect("in the set")
             .clone();
-        addresses.push((pk, addr.into()));
+        peers.push((pk, addr));
     }
+    // Names resolved now, for the address their connections must come from (`p2p.rs`).
+    let peer_addresses = p2p::resolve_all(&peers).await;
+    let mut addresses: Vec<(PublicKey, Address)> = vec![(me.clone(), vc.p2p_listen.into())];
+    addresses.extend(peer_addresses.iter().cloned());
     let peer_map: Map<PublicKey, Address> = Map::try_from(addresses)
         .map_err(|_| NodeError::Refused("validator.peers lists a key twice".into()))?;
+    let preset = if p2p::is_production(vc.p2p_listen) {
+        "production"
+    } else {
+        "local"
+    };
+    tracing::info!(
+        listen = %vc.p2p_listen,
+        preset = %preset,
+        peers = %vc.peers.len(),
+        "validator p2p transport"
+    );
 
     let height = chain.head().header.header.height;
     let digest = head_digest(&storage, height)?;
@@ -208,7 +225,7 @@ pub async fn run(
         archive_retention_blocks: vc.archive_retention_blocks,
         archive_compression_level: vc.archive_compression_level,
     };
-    let p2p_config = lookup::Config::local(
+    let p2p_config = p2p::config(
         cups::Cups::<_, ChaCha20Poly1305>::new(
             sake::Sake {
                 signer: consensus_key,
@@ -222,7 +239,7 @@ pub async fn run(
         vc.p2p_listen,
         std::num::NonZeroUsize::new(set.set.len()).expect("a set is not empty"),
         MAX_P2P_MESSAGE,
-        std::num::NonZeroUsize::new(1024).expect("nonzero"),
+        vc.allow_private_ips,
     );
     let storage_dir = config.data_dir.join("consensus");
     warn_old_archives(&storage_dir);
@@ -242,6 +259,10 @@ pub async fn run(
                 let (mut network, mut oracle) =
                     lookup::Network::new(context.child("network"), p2p_config);
                 oracle.track(0, peer_map);
+                context.child("dns").spawn({
+                    let oracle = oracle.clone();
+                    move |ctx| p2p::refresh(ctx, oracle, peers, peer_addresses)
+                });
                 let consensus = Quota::per_second(NZU32!(CONSENSUS_QUOTA));
                 let channels = Channels {
                     votes: network.register(0, consensus),
