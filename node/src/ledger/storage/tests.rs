@@ -415,7 +415,8 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
     assert_eq!(manifest.state_root, hex::encode(hash.root()));
     assert_eq!(manifest.check("g"), Ok(()));
     let loaded = crate::ledger::snapshot::load_snapshot(&snaps.join("40")).unwrap();
-    assert_eq!(loaded.map, entries.into_iter().collect());
+    let want: BTreeMap<String, Vec<u8>> = entries.into_iter().collect();
+    assert_eq!(loaded.map, want);
     // Not at another height than the database's head.
     assert!(crate::ledger::snapshot::write_snapshot(&reader, &snaps, 41, "g").is_err());
 }
