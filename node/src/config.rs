@@ -199,6 +199,24 @@ pub struct NodeConfig {
     /// missing blocks from the node at this URL before starting. Default none.
     #[serde(skip)]
     pub restore_from: Option<String>,
+    /// Take a snapshot of the committed state every this many blocks, and serve it
+    /// (`GET /v1/snapshots`, `ledger/snapshot.rs`) so that new nodes can join from it instead of
+    /// replaying from genesis (`docs/validators.md`, "Joining from a snapshot"). Node policy; a
+    /// snapshot costs one read of the `state` table on a thread of its own and about the state's
+    /// size on disk per snapshot kept. 0: none (the default).
+    pub snapshot_every_blocks: u64,
+    /// Snapshots kept under `<data>/snapshots/` (the newest). At least 1. Default 2.
+    pub snapshot_keep: usize,
+    /// Blocks to keep below the head: older blocks (and their transactions) are deleted, but
+    /// never one at or above the oldest snapshot kept, so `gamechain verify --data` can still
+    /// start from that snapshot and replay the rest. The API answers `410 pruned` for a deleted
+    /// block. 0: keep every block, an archive node (the default).
+    pub retain_blocks: u64,
+    /// Not a file setting: `gamechain node --follow URL --snapshot-from URL2`. On an empty data
+    /// directory, start from the newest snapshot the node at `URL2` serves (checked against the
+    /// signed header's state root) instead of replaying from genesis. Default none.
+    #[serde(skip)]
+    pub snapshot_from: Option<String>,
     /// Validator mode (`[validator]`, `gamechain node --validator`): this node is one of the
     /// validators the chain's genesis names, and makes blocks with them under consensus
     /// (`docs/validators.md`). Absent (the default): a sequencer, or a node of a chain with
@@ -409,6 +427,10 @@ impl Default for NodeConfig {
             integrity_check: IntegrityCheck::Unclean,
             state_cache_mb: 64,
             restore_from: None,
+            snapshot_every_blocks: 0,
+            snapshot_keep: 2,
+            retain_blocks: 0,
+            snapshot_from: None,
             deploy_allow: Vec::new(),
         }
     }
@@ -546,6 +568,9 @@ impl NodeConfig {
                     self.network.as_str()
                 ))
             })?;
+        }
+        if self.snapshot_keep == 0 {
+            return Err(ConfigError("snapshot_keep must be at least 1".into()));
         }
         if let Some(v) = &self.validator {
             let peers = v.parsed_peers()?;

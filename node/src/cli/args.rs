@@ -184,6 +184,11 @@ pub struct NodeArgs {
     /// the chain), verify and commit them, then start. Not with --follow.
     #[arg(long, value_name = "URL", conflicts_with = "follow")]
     pub restore_from: Option<String>,
+    /// With --follow, on an empty data directory: start from the newest state snapshot the node
+    /// at URL serves (checked against the signed header's state root) instead of replaying the
+    /// chain from genesis (docs/validators.md, "Joining from a snapshot").
+    #[arg(long, value_name = "URL", requires = "follow")]
+    pub snapshot_from: Option<String>,
     /// Run one of the validators of a chain whose genesis names a validator set (the
     /// configuration's `[validator]` table says how to reach the others; docs/validators.md).
     #[arg(long, conflicts_with_all = ["follow", "restore_from"])]

@@ -21,6 +21,7 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
         config.listen = addr;
     }
     config.restore_from = args.restore_from.clone();
+    config.snapshot_from = args.snapshot_from.clone();
     if args.validator && config.validator.is_none() {
         return Err(
             "--validator needs a [validator] table in the configuration (p2p_listen, peers;              `gamechain testnet` writes one)"
@@ -108,6 +109,7 @@ mod tests {
             listen: None,
             follow: None,
             restore_from: None,
+            snapshot_from: None,
             validator: false,
         };
         let config = config_from(&args).unwrap();
@@ -122,6 +124,7 @@ mod tests {
             listen: Some("127.0.0.1:1234".parse().unwrap()),
             follow: None,
             restore_from: None,
+            snapshot_from: None,
             validator: false,
         };
         assert_eq!(config_from(&args).unwrap().listen.port(), 1234);
@@ -132,6 +135,7 @@ mod tests {
             listen: None,
             follow: None,
             restore_from: None,
+            snapshot_from: None,
             validator: false,
         };
         assert!(config_from(&args).is_err());

@@ -174,11 +174,22 @@ pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, Str
             "bad_evidence" => "BAD EVIDENCE",
             _ => "verified",
         };
+        let first = report.base_height.unwrap_or(0);
+        if let Some(base) = report.base_height {
+            write(
+                out,
+                format!(
+                    "from the snapshot at height {base}: the source keeps no block below it; the \
+                     snapshot's state was checked against block {base}'s signed state root and \
+                     the blocks after it replayed"
+                ),
+            )?;
+        }
         write(
             out,
             format!(
                 "{verdict}: chain {} (genesis {}) from {}\n\
-                 blocks:      {} verified of {} (heights 0..={})\n\
+                 blocks:      {} verified of {} (heights {first}..={})\n\
                  txs:         {}\n\
                  state root:  {} (after block {})\n\
                  head hash:   {}\n\
@@ -188,11 +199,11 @@ pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, Str
                 report.genesis_hash,
                 report.source,
                 report.blocks,
-                report.head_height + 1,
+                report.head_height + 1 - first,
                 report.head_height,
                 report.txs,
                 report.state_root,
-                report.blocks.saturating_sub(1),
+                (first + report.blocks).saturating_sub(1),
                 report.head_hash,
                 match report.state_entries_checked {
                     Some(n) => format!("{n} entries compared with the recorded head state"),

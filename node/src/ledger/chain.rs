@@ -38,6 +38,7 @@ use crate::ledger::clock::{Arrivals, NodeClock};
 use crate::ledger::compile::{prepare_deploy, CompileGate};
 use crate::ledger::error::ChainError;
 use crate::ledger::mempool::{Mempool, PendingTx};
+use crate::ledger::snapshot::Snapshots;
 use crate::ledger::state_store::StoredState;
 use crate::ledger::storage::{Storage, StorageError};
 use crate::metrics::Metrics;
@@ -87,6 +88,9 @@ pub struct Chain {
     pub metrics: Metrics,
     /// One upload compiles at a time at admission (`compile.rs`).
     compile_gate: Arc<CompileGate>,
+    /// The state snapshots this node takes and serves (`snapshot.rs`; none unless
+    /// `snapshot_every_blocks` is set).
+    pub snapshots: Snapshots,
     /// Validator mode: where transactions admitted through the API go to be gossiped to the
     /// other validators (`validator/gossip.rs`); unset on a sequencer.
     gossip: std::sync::OnceLock<tokio::sync::mpsc::Sender<SignedTx>>,
@@ -126,7 +130,14 @@ impl Chain {
         sink: Arc<dyn BlockSink>,
     ) -> Chain {
         let clock = NodeClock::new(config.dev_clock);
+        let snapshots = Snapshots::new(
+            &config.data_dir,
+            config.snapshot_every_blocks,
+            config.snapshot_keep,
+            &genesis_hash,
+        );
         Chain {
+            snapshots,
             mempool: Mutex::new(Mempool::with_bytes(
                 config.max_pending,
                 config.max_pending_bytes,
@@ -530,11 +541,27 @@ impl Chain {
         }
     }
 
-    /// `GET /v1/blocks/<height>` (`None`: the head). `not_found` above the head.
+    /// `GET /v1/blocks/<height>` (`None`: the head). `not_found` above the head, `pruned` below
+    /// this node's oldest block ([`ChainError::Pruned`]).
     pub fn block(&self, height: Option<u64>) -> Result<Block, ChainError> {
         let height = height.unwrap_or_else(|| self.head().header.header.height);
-        self.read_db(|db| db.block(height))?
-            .ok_or_else(|| ChainError::NotFound(format!("no block at height {height}")))
+        let (block, oldest) = self.read_db(|db| Ok((db.block(height)?, db.oldest_height()?)))?;
+        match block {
+            Some(b) => Ok(b),
+            None => Err(self.missing(height, oldest)),
+        }
+    }
+
+    /// The error for block `height` that the database does not hold, its oldest block being
+    /// `oldest`: [`ChainError::Pruned`] below it, `not_found` otherwise (above the head).
+    fn missing(&self, height: u64, oldest: Option<u64>) -> ChainError {
+        match oldest {
+            Some(oldest) if height < oldest => ChainError::Pruned(format!(
+                "block {height} is not kept by this node: its oldest block is {oldest} (it \
+                 joined from a snapshot or prunes old blocks); ask an archive node"
+            )),
+            _ => ChainError::NotFound(format!("no block at height {height}")),
+        }
     }
 
     /// `GET /v1/blocks/<height>/finality` (`None`: the head): the block's recorded consensus
@@ -551,21 +578,21 @@ impl Chain {
         let height = height.unwrap_or_else(|| self.head().header.header.height);
         let found = self.read_db(|db| {
             let Some(header) = db.signed_header(height)? else {
-                return Ok(None);
+                return Ok(Err(db.oldest_height()?));
             };
             let recorded = if db.has_validator_tables()? {
                 db.validator_finality(height)?
             } else {
                 None
             };
-            Ok(Some((header, recorded)))
+            Ok(Ok((header, recorded)))
         })?;
         match found {
-            None => Err(ChainError::NotFound(format!("no block at height {height}"))),
-            Some((_, None)) => Err(ChainError::NotFound(format!(
+            Err(oldest) => Err(self.missing(height, oldest)),
+            Ok((_, None)) => Err(ChainError::NotFound(format!(
                 "this node has no finality record of block {height}"
             ))),
-            Some((header, Some((digest, certificate)))) => Ok(BlockFinality {
+            Ok((header, Some((digest, certificate)))) => Ok(BlockFinality {
                 height,
                 hash: header.header.hash_hex(),
                 digest: hex::encode(digest),
@@ -661,6 +688,25 @@ impl Chain {
         self.commit_blocks(storage, &[(block, senders)], writes, state_hash)
     }
 
+    /// Most blocks one commit deletes under `retain_blocks` (the rest at the next commits).
+    pub const PRUNE_BATCH: u64 = 256;
+
+    /// `retain_blocks`: deletes up to [`Chain::PRUNE_BATCH`] blocks below `head -
+    /// retain_blocks + 1`, never at or above the oldest snapshot kept (none kept: nothing is
+    /// deleted). Failures are logged: pruning is a service, the blocks are committed.
+    fn prune(&self, storage: &mut Storage, head: u64) {
+        let Some(&oldest_snapshot) = self.snapshots.heights().last() else {
+            return;
+        };
+        let keep_from = (head + 1)
+            .saturating_sub(self.config.retain_blocks)
+            .min(oldest_snapshot);
+        match storage.prune_blocks_below(keep_from, Self::PRUNE_BATCH) {
+            Ok(_) => {}
+            Err(e) => tracing::warn!("deleting old blocks (retain_blocks) failed: {e}"),
+        }
+    }
+
     /// [`Chain::commit`] of consecutive blocks at once (a follower catching up,
     /// `verify/follower.rs`): `writes` are their net state writes (in order, a key's last write
     /// wins) and `state_hash` the running hash after the last. One SQLite transaction
@@ -701,6 +747,12 @@ impl Chain {
             .inc_by(blocks.iter().map(|(b, _)| b.txs.len() as u64).sum());
         for (block, _) in blocks {
             self.sink.committed(block);
+        }
+        // Node policy, after the block is durable: a snapshot of the state at this head (its
+        // read transaction opens now, before the next commit), and old blocks deleted.
+        self.snapshots.after_commit(&self.db_path, last.height());
+        if self.config.retain_blocks > 0 {
+            self.prune(storage, last.height());
         }
         // The head's snapshot is closed: the WAL can be checkpointed whole (see there). The blocks
         // are durable whatever this does; a failure is only logged.

@@ -27,6 +27,9 @@ pub enum ChainError {
     Refused(Refusal),
     /// No such transaction, block, module, module account or code.
     NotFound(String),
+    /// A block below this node's oldest one: it joined from a snapshot, or prunes its blocks
+    /// (`retain_blocks`); an archive node has it.
+    Pruned(String),
     /// A string that is not an address of this chain's network.
     BadAddress(String),
     /// A malformed parameter (e.g. a code hash that is not 64 hex characters).
@@ -70,6 +73,7 @@ impl ChainError {
             ChainError::CannotPayFee { .. } => "cannot_pay_fee",
             ChainError::Refused(r) => r.code(),
             ChainError::NotFound(_) => "not_found",
+            ChainError::Pruned(_) => "pruned",
             ChainError::BadAddress(_) => "bad_address",
             ChainError::Invalid(_) => "invalid",
             ChainError::ModuleRefused(_) => "module_refused",
@@ -102,6 +106,7 @@ impl fmt::Display for ChainError {
             ChainError::View(e) => write!(f, "{e}"),
             ChainError::ModuleRefused(m) => write!(f, "module code: {m}"),
             ChainError::NotFound(m)
+            | ChainError::Pruned(m)
             | ChainError::UpgradeRefused(m)
             | ChainError::TooCostly(m)
             | ChainError::BadAddress(m)

@@ -20,6 +20,7 @@
 //! | `head_record.rs` | [`head_record::HeadRecord`]: `<data>/chain.sqlite.head`, the last block committed, written after each commit, checked at start |
 //! | `run_marker.rs` | `<data>/node.running`: whether the previous run stopped cleanly (decides the start's `quick_check`) |
 //! | `clock.rs` | [`clock::NodeClock`]: the clock blocks are stamped by (system clock, or the dev clock tests advance); [`clock::Arrivals`]: the sequencer's wake-up signal |
+//! | `snapshot.rs` | [`snapshot::Snapshots`]: state snapshots taken every `snapshot_every_blocks` at the commit point, their chunk files and manifest, served to joining nodes |
 //! | `sequencer.rs` | the block-making thread: blocks no closer than the chain's interval, transactions executed as they arrive (records each block in the sign state before committing it) |
 
 pub mod chain;
@@ -35,5 +36,6 @@ pub mod open;
 pub mod run_marker;
 pub mod sequencer;
 pub mod sign_state;
+pub mod snapshot;
 pub mod state_store;
 pub mod storage;

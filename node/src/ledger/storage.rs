@@ -1327,6 +1327,136 @@ impl Storage {
         Ok((hash, entries))
     }
 
+    /// Calls `f` on every committed state entry in ascending key order, one row at a time
+    /// (memory does not grow with the state): a snapshot's writer (`snapshot.rs`) reads the
+    /// state this way inside a read transaction. Errors: SQLite failed, a key that is not UTF-8
+    /// text, or `f`'s error (which stops the read).
+    pub fn for_each_state_entry(
+        &self,
+        mut f: impl FnMut(&str, &[u8]) -> Result<(), StorageError>,
+    ) -> Result<(), StorageError> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT key, value FROM state ORDER BY key")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let key = match row.get_ref(0)? {
+                ValueRef::Text(k) => {
+                    std::str::from_utf8(k).map_err(|_| corrupt("a state key is not UTF-8"))?
+                }
+                _ => return Err(corrupt("a state key is not text")),
+            };
+            f(key, row.get_ref(1)?.as_blob()?)?;
+        }
+        Ok(())
+    }
+
+    /// The lowest stored block's height (0 on an archive node; the snapshot base, or the
+    /// retention cutoff, on a node that joined from a snapshot or prunes), `None` when none is
+    /// stored.
+    pub fn oldest_height(&self) -> Result<Option<u64>, StorageError> {
+        let height: Option<i64> =
+            self.conn
+                .query_row("SELECT MIN(height) FROM blocks", [], |r| r.get(0))?;
+        Ok(height.map(|h| h as u64))
+    }
+
+    /// Deletes the blocks below `below` with their transactions (and finality records), at
+    /// most `max_blocks` of them from the lowest, in one transaction; never the head. Returns
+    /// the new lowest height (`retain_blocks`, `snapshot.rs`'s caller in `chain.rs`). Errors:
+    /// SQLite failed (nothing deleted).
+    pub fn prune_blocks_below(&mut self, below: u64, max_blocks: u64) -> Result<u64, StorageError> {
+        let (Some(oldest), Some(head)) = (self.oldest_height()?, self.head_height()?) else {
+            return Ok(0);
+        };
+        let cut = below.min(head).min(oldest.saturating_add(max_blocks));
+        if cut <= oldest {
+            return Ok(oldest);
+        }
+        let first_kept_tx = tx_row_id(cut, 0).ok_or_else(|| corrupt("height out of range"))?;
+        let finality = self.has_validator_tables()?;
+        let tx = self.conn.transaction()?;
+        tx.execute("DELETE FROM txs WHERE id < ?1", [first_kept_tx])?;
+        tx.execute("DELETE FROM blocks WHERE height < ?1", [cut as i64])?;
+        if finality {
+            tx.execute(
+                "DELETE FROM validator_finality WHERE height < ?1",
+                [cut as i64],
+            )?;
+        }
+        tx.commit()?;
+        Ok(cut)
+    }
+
+    /// Makes an empty database the chain of `genesis_hash` starting at `block` (its base, from a
+    /// snapshot: `verify/snapshot_join.rs`), in one transaction: `fill` is given a function that
+    /// inserts one state entry (keys must be distinct) and returns the state's running hash,
+    /// which must hash to `block`'s state root; then the block's rows (`senders` as in
+    /// [`Storage::commit_block`]), the genesis module `code`, the chain's identity, the
+    /// running hash and, on a chain with validators, the block's checked `finality` record
+    /// (the `validator_finality` table must exist). Nothing is written unless all of it is. Returns `Ok(Err(refusal))` when
+    /// `fill` refused (its text) or the root does not match; errors: SQLite failed, or the
+    /// database holds a block already.
+    #[allow(clippy::too_many_arguments)]
+    pub fn import_base(
+        &mut self,
+        block: &Block,
+        senders: &[(&str, u64)],
+        code: &BTreeMap<String, Vec<u8>>,
+        genesis_hash: &str,
+        engine_config_hash: &str,
+        finality: Option<&FinalityRecord>,
+        fill: impl FnOnce(
+            &mut dyn FnMut(&str, &[u8]) -> Result<(), StorageError>,
+        ) -> Result<Result<StateHash, String>, StorageError>,
+    ) -> Result<Result<(), String>, StorageError> {
+        let tx = self.conn.transaction()?;
+        let existing: i64 = tx.query_row("SELECT COUNT(*) FROM blocks", [], |r| r.get(0))?;
+        if existing != 0 {
+            return Err(corrupt("a chain is stored already"));
+        }
+        tx.execute("DELETE FROM state", [])?;
+        let state_hash = {
+            let mut put = tx.prepare_cached("INSERT INTO state (key, value) VALUES (?1, ?2)")?;
+            let mut insert = |k: &str, v: &[u8]| -> Result<(), StorageError> {
+                put.execute(params![k, v])?;
+                Ok(())
+            };
+            match fill(&mut insert)? {
+                Ok(h) => h,
+                Err(refused) => return Ok(Err(refused)),
+            }
+        };
+        if state_hash.root() != block.header.header.state_root {
+            return Ok(Err(format!(
+                "its entries hash to state root {}, but block {} has state root {}",
+                hex::encode(state_hash.root()),
+                block.height(),
+                hex::encode(block.header.header.state_root)
+            )));
+        }
+        for (hash, wasm) in code {
+            let key = hex_hash(hash).ok_or_else(|| corrupt(format!("code hash `{hash}`")))?;
+            tx.execute(
+                "INSERT OR REPLACE INTO code (hash, wasm) VALUES (?1, ?2)",
+                params![key.as_slice(), wasm],
+            )?;
+        }
+        set_meta(&tx, "genesis_hash", genesis_hash.as_bytes())?;
+        set_meta(&tx, "engine_config_hash", engine_config_hash.as_bytes())?;
+        write_block_rows(&tx, block, senders)?;
+        write_state(&tx, block.height(), &WriteSet::new(), &state_hash)?;
+        if let Some((digest, certificate)) = finality {
+            tx.execute(
+                "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, ?3)",
+                params![block.height() as i64, &digest[..], certificate.as_deref()],
+            )?;
+        }
+        tx.commit()?;
+        self.record_head(block)?;
+        Ok(Ok(()))
+    }
+
     /// The whole committed state, in memory (the verifier's start, tests; a node reads its
     /// state through `ledger::state_store::StoredState` instead).
     pub fn load_state(&self) -> Result<MemState, StorageError> {

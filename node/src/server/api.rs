@@ -135,6 +135,9 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/modules", get_modules),
         Endpoint::get("/v1/modules/{id}", get_module),
         Endpoint::get("/v1/code/{code_hash}", get_code),
+        Endpoint::get("/v1/snapshots", get_snapshots),
+        Endpoint::get("/v1/snapshots/{height}", get_snapshot),
+        Endpoint::get("/v1/snapshots/{height}/chunks/{index}", get_snapshot_chunk),
         Endpoint::get("/v1/ws", ws::subscribe),
         Endpoint::get("/v1/relay/{game}", relay::connect),
         Endpoint::get("/v1/openapi.json", openapi::get_openapi),
@@ -617,6 +620,110 @@ async fn get_code(
     let wasm = blocking(move || app.chain.code(&hash)).await?;
     Ok(([(header::CONTENT_TYPE, "application/wasm")], wasm))
 }
+
+/// `GET /v1/snapshots`: the state snapshots this node serves, newest first
+/// (`ledger/snapshot.rs`).
+async fn get_snapshots(State(app): State<AppState>) -> ApiResult {
+    let list = blocking(move || Ok(app.chain.snapshots.list())).await?;
+    Ok(sorted_json(&list))
+}
+
+/// The snapshot height of a path: a height, or `latest` (the newest snapshot). Errors:
+/// `400 invalid`, `404 not_found` when this node serves no snapshot at all.
+fn snapshot_height(app: &AppState, height: &str) -> Result<u64, ApiError> {
+    match parse_height(height)? {
+        Some(h) => Ok(h),
+        None => app
+            .chain
+            .snapshots
+            .heights()
+            .first()
+            .copied()
+            .ok_or_else(|| ApiError::not_found("this node serves no snapshot")),
+    }
+}
+
+/// `GET /v1/snapshots/<height | latest>`: the snapshot's manifest. `404 not_found` when this
+/// node has no snapshot at that height.
+async fn get_snapshot(
+    State(app): State<AppState>,
+    height: Result<Path<String>, PathRejection>,
+) -> ApiResult {
+    let height = snapshot_height(&app, &path_param(height)?)?;
+    let manifest = blocking(move || {
+        app.chain.snapshots.manifest(height).ok_or_else(|| {
+            ChainError::NotFound(format!("this node has no snapshot at height {height}"))
+        })
+    })
+    .await?;
+    Ok(sorted_json(&manifest))
+}
+
+/// `GET /v1/snapshots/<height | latest>/chunks/<index>`: the chunk's bytes,
+/// `application/octet-stream` (at most `snapshot::MAX_CHUNK_BYTES`). `404 not_found` when this
+/// node has no such snapshot or chunk (a snapshot is deleted once `snapshot_keep` newer ones
+/// exist).
+async fn get_snapshot_chunk(
+    State(app): State<AppState>,
+    params: Result<Path<(String, String)>, PathRejection>,
+) -> Result<axum::response::Response, ApiError> {
+    let (height, index) = params
+        .map(|Path(p)| p)
+        .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid", e.body_text()))?;
+    let height = snapshot_height(&app, &height)?;
+    let index = parse_height(&index)?.ok_or_else(|| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            "a chunk index is decimal digits",
+        )
+    })?;
+    let (file, len) = blocking(move || {
+        app.chain
+            .snapshots
+            .open_chunk(height, index)
+            .ok_or_else(|| {
+                ChainError::NotFound(format!(
+                    "this node has no chunk {index} of a snapshot at height {height}"
+                ))
+            })
+    })
+    .await?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/octet-stream".to_string()),
+            (header::CONTENT_LENGTH, len.to_string()),
+        ],
+        axum::body::Body::from_stream(file_stream(file)),
+    )
+        .into_response())
+}
+
+/// Bytes read from `file` at most [`STREAM_PIECE_BYTES`] at a time on a blocking thread, so a
+/// chunk being sent holds one piece in memory, not the chunk.
+fn file_stream(
+    file: std::fs::File,
+) -> impl futures_util::Stream<Item = Result<Bytes, std::io::Error>> {
+    futures_util::stream::unfold(Some(file), |file| async move {
+        let mut file = file?;
+        let read = tokio::task::spawn_blocking(move || {
+            let mut piece = vec![0u8; STREAM_PIECE_BYTES];
+            let n = std::io::Read::read(&mut file, &mut piece)?;
+            piece.truncate(n);
+            Ok::<_, std::io::Error>((file, piece))
+        })
+        .await;
+        match read {
+            Ok(Ok((_, piece))) if piece.is_empty() => None,
+            Ok(Ok((file, piece))) => Some((Ok(Bytes::from(piece)), Some(file))),
+            Ok(Err(e)) => Some((Err(e), None)),
+            Err(e) => Some((Err(std::io::Error::other(e)), None)),
+        }
+    })
+}
+
+/// Bytes of a snapshot chunk read and sent at a time (256 KiB).
+pub const STREAM_PIECE_BYTES: usize = 256 << 10;
 
 async fn unknown_path(method: Method, uri: axum::http::Uri) -> ApiError {
     ApiError::not_found(format!("no such endpoint: {method} {}", uri.path()))

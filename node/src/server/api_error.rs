@@ -139,7 +139,7 @@ impl ApiError {
 
 impl From<ChainError> for ApiError {
     /// The status of each of the core's errors: a transaction check's (`from_tx_error`),
-    /// `deploy_forbidden` 403, `upgrade_refused` 403, `escrow_recipient` 400, `module_refused` 400, `too_costly` 503, a mempool refusal's (`from_refusal`), `not_found` 404,
+    /// `deploy_forbidden` 403, `upgrade_refused` 403, `escrow_recipient` 400, `module_refused` 400, `too_costly` 503, a mempool refusal's (`from_refusal`), `not_found` 404, `pruned` 410,
     /// `bad_address` 400, `invalid` 400, a view's own (`from_action_error`), `internal` 500.
     fn from(e: ChainError) -> Self {
         match &e {
@@ -155,6 +155,7 @@ impl From<ChainError> for ApiError {
             }
             ChainError::Refused(r) => Self::from_refusal(r),
             ChainError::NotFound(m) => Self::not_found(m.clone()),
+            ChainError::Pruned(m) => Self::new(StatusCode::GONE, "pruned", m.clone()),
             ChainError::BadAddress(m) => Self::bad_address(m.clone()),
             ChainError::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "invalid", m.clone()),
             ChainError::ModuleRefused(_) => {

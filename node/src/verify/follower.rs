@@ -39,6 +39,10 @@
 //! same compiled-module cache as a sequencer's (`<data>/compiled/`), so a restart deserialises
 //! them, and the log says for each module whether it was compiled or read from the cache.
 //!
+//! With `--snapshot-from PEER`, a first start takes the newest state snapshot `PEER` serves
+//! instead of block 0 (`snapshot_join.rs`): the follower's chain then starts at that height,
+//! blocks below it are not stored (`410 pruned`), and it follows from there.
+//!
 //! A block that does not verify is never applied: the follower logs the divergence (height,
 //! field, expected and got), stops following and keeps serving what it has verified. A block
 //! for a height it already has is compared with its own: the same hash is skipped; another
@@ -67,6 +71,7 @@ use crate::ledger::storage::Storage;
 use crate::verify::finality::FinalityChecker;
 use crate::verify::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
 use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
+use crate::verify::snapshot_join::{join_from_snapshot, tidy_joins};
 use crate::verify::source::{
     block_retrying, fetch_code, fetch_genesis, finality_retrying, Finality,
 };
@@ -162,6 +167,24 @@ pub fn open_replica(
     // The same compiled-module cache as a sequencer's (`<data>/compiled/`): a restart
     // deserialises instead of recompiling.
     let ctx = chain_context(config, &genesis, runtime_config, &code)?;
+    let fresh = storage.chain_identity()?.is_none();
+    if let (true, Some(peer)) = (fresh, &config.snapshot_from) {
+        join_from_snapshot(
+            &ctx,
+            &mut storage,
+            dir,
+            peer,
+            &code,
+            &genesis_hash,
+            &engine_hash,
+            rt,
+        )?;
+    } else if !fresh {
+        if config.snapshot_from.is_some() {
+            tracing::info!("--snapshot-from ignored: this data directory holds the chain already");
+        }
+        tidy_joins(dir, storage.oldest_height()?.unwrap_or(0));
+    }
     if storage.chain_identity()?.is_none() {
         let block0 = rt
             .block_on(upstream.block(BlockRef::Height(0)))

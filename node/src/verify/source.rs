@@ -48,6 +48,18 @@ pub struct ExpectedState {
     pub state: MemState,
 }
 
+/// The state a replay starts from when the source does not hold the chain from genesis (a
+/// node that joined from a snapshot, or prunes its blocks): the state after block `height`,
+/// from a snapshot the data directory keeps (`ledger/snapshot.rs`). The replay checks it
+/// against block `height`'s signed state root before anything else.
+#[derive(Debug, Clone)]
+pub struct Base {
+    /// The height it is the state after.
+    pub height: u64,
+    /// Every key and value.
+    pub state: MemState,
+}
+
 /// A chain to replay. The replay calls [`genesis`](Self::genesis), then
 /// [`code`](Self::code) for each module, [`head_height`](Self::head_height), then
 /// [`block`](Self::block) for heights 0, 1, … up to the head in that order, and last
@@ -63,6 +75,12 @@ pub trait ChainSource: Send {
     fn head_height(&mut self) -> Result<u64, SourceError>;
     /// Block `height` with its transactions and receipts.
     fn block(&mut self, height: u64) -> Result<Block, SourceError>;
+    /// Where the replay starts when the source lacks the blocks below some height ([`Base`]);
+    /// `None` (the default): from genesis. Called before [`block`](Self::block), which is then
+    /// asked for heights from the base's.
+    fn base(&mut self) -> Result<Option<Base>, SourceError> {
+        Ok(None)
+    }
     /// The chain's state after the head, if the source has it (`None`: the API serves none).
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {
         Ok(None)
@@ -175,6 +193,40 @@ impl ChainSource for DataDirSource {
             .block(height)
             .map_err(|e| err(format!("block {height}: {e}")))?
             .ok_or_else(|| err(format!("block {height} is not stored")))
+    }
+
+    /// A data directory whose oldest block is not 0 starts from the oldest snapshot it keeps
+    /// at or above that block (`<data>/snapshots/<height>/`), each chunk checked against its
+    /// manifest. Errors: no such snapshot (the directory cannot be verified), a damaged one.
+    fn base(&mut self) -> Result<Option<Base>, SourceError> {
+        let oldest = self
+            .storage
+            .oldest_height()
+            .map_err(|e| err(e.to_string()))?
+            .unwrap_or(0);
+        if oldest == 0 {
+            return Ok(None);
+        }
+        let snapshots = crate::ledger::snapshot::snapshots_dir(&self.dir);
+        let Some(height) = crate::ledger::snapshot::snapshot_heights(&snapshots)
+            .into_iter()
+            .filter(|h| *h >= oldest && *h <= self.head)
+            .min()
+        else {
+            return Err(err(format!(
+                "{}: its oldest block is {oldest} (it joined from a snapshot or prunes blocks) \
+                 and it keeps no snapshot at or above it to start a replay from",
+                self.describe()
+            )));
+        };
+        let state = crate::ledger::snapshot::load_snapshot(&snapshots.join(height.to_string()))
+            .map_err(|e| {
+                err(format!(
+                    "{}: the snapshot at {height}: {e}",
+                    self.describe()
+                ))
+            })?;
+        Ok(Some(Base { height, state }))
     }
 
     fn expected_state(&mut self) -> Result<Option<ExpectedState>, SourceError> {

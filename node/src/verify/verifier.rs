@@ -38,7 +38,7 @@ use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };
-use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
+use crate::verify::source::{Base, ChainSource, ExpectedState, Finality, SourceError};
 use gamechain_chain::wire::Block;
 
 /// Blocks the reader thread may be ahead of the replay.
@@ -138,6 +138,9 @@ pub struct VerifyReport {
     /// Chains with validators: what the check of the source's evidence of faulty validators
     /// found (`None` on a sequencer chain, or when the replay stopped before it).
     pub evidence: Option<EvidenceReport>,
+    /// The height the replay started from when the source lacks the blocks below it (a node
+    /// that joined from a snapshot or prunes blocks: [`ChainSource::base`]); `None`: genesis.
+    pub base_height: Option<u64>,
 }
 
 /// What `verify` found of the finality of a chain with validators: every recorded consensus
@@ -275,8 +278,9 @@ impl VerifyReport {
     /// `gamechain verify --json`'s object: `{"result": "verified" | "diverged", "source",
     /// "chain_id", "genesis_hash", "head_height", "blocks", "txs", "state_root", "head_hash",
     /// "state_entries_checked", "seconds", "txs_per_sec", "divergence": null | {…}, "finality":
-    /// null | {…}, "evidence": null | {…}}`; `result` is [`Self::result`] (`verified`,
-    /// `diverged`, `not_final`, `bad_evidence`).
+    /// null | {…}, "evidence": null | {…}, "base_height": null | <height the replay started
+    /// from, a snapshot's>}`; `result` is [`Self::result`] (`verified`, `diverged`, `not_final`,
+    /// `bad_evidence`).
     pub fn to_json(&self) -> Value {
         json!({
             "result": self.result(),
@@ -293,6 +297,7 @@ impl VerifyReport {
             "txs_per_sec": self.txs_per_sec(),
             "divergence": self.divergence.as_ref().map(Divergence::to_json),
             "evidence": self.evidence.as_ref().map(EvidenceReport::to_json),
+            "base_height": self.base_height,
             "finality": self.finality.as_ref().map(|f| json!({
                 "digests_checked": f.digests,
                 "certificates_checked": f.certificates,
@@ -303,6 +308,53 @@ impl VerifyReport {
             })),
         })
     }
+}
+
+/// The replay's start at a source's [`Base`] (module docs of `source.rs`): the base state's
+/// LtHash must be block `block`'s state root, and the block signed by the genesis sequencer (or
+/// a validator of the set). On a chain with validators the block's recorded digest (`finality`)
+/// is where the digests chain from, returned. Errors: the divergence (field `base.state_root`
+/// or `base.signature`).
+#[allow(clippy::type_complexity)]
+fn start_from_base(
+    ctx: &Arc<ChainContext>,
+    base: Base,
+    block: &Block,
+    finality: Option<&Finality>,
+) -> Result<(Replayer, Option<commonware_cryptography::sha256::Digest>), Box<Divergence>> {
+    let header = &block.header.header;
+    if header.height != base.height {
+        return Err(Box::new(Divergence::new(
+            header.height,
+            "base.height",
+            base.height.to_string(),
+            header.height.to_string(),
+        )));
+    }
+    ctx.genesis()
+        .check_block_signer(&block.header)
+        .map_err(|e| {
+            Box::new(Divergence::new(
+                header.height,
+                "base.signature",
+                "a header signed by the chain's sequencer or a validator".into(),
+                e.to_string(),
+            ))
+        })?;
+    let state_hash = gamechain_runtime::chain::StateHash::from_entries(&base.state.map);
+    if state_hash.root() != header.state_root {
+        return Err(Box::new(Divergence::new(
+            header.height,
+            "base.state_root",
+            hex::encode(header.state_root),
+            hex::encode(state_hash.root()),
+        )));
+    }
+    let digest = finality.map(|f| commonware_cryptography::sha256::Digest(f.digest));
+    Ok((
+        Replayer::resume(ctx.clone(), base.state, state_hash, header.clone()),
+        digest,
+    ))
 }
 
 /// What the reader thread sends, in order: blocks 0..=head, then the expected state.
@@ -446,10 +498,14 @@ pub fn verify(
             .as_ref()
             .map(|_| FinalityReport::default()),
         evidence: None,
+        base_height: None,
     };
     let codes = genesis_codes(source.as_mut(), &genesis)?;
     let head = source.head_height()?;
     report.head_height = head;
+    let base = source.base()?;
+    let from = base.as_ref().map_or(0, |b| b.height);
+    report.base_height = base.as_ref().map(|b| b.height);
 
     // The reader starts before the modules compile: the signature checks need only the chain
     // id and the network, so the first blocks are read and checked meanwhile.
@@ -461,7 +517,7 @@ pub fn verify(
         .unwrap_or_else(default_verify_threads)
         .max(1);
     let reader = std::thread::spawn(move || {
-        for height in 0..=head {
+        for height in from..=head {
             // The signature checks run here, while the replay executes earlier blocks.
             let item = match source.block(height) {
                 Ok(b) => {
@@ -511,9 +567,16 @@ pub fn verify(
         }
     };
     let result = match context_from(genesis, codes, options) {
-        Ok(Ok((ctx, codes))) => {
-            replay_all(&ctx, &codes, head, &mut next, &mut report, start, progress)
-        }
+        Ok(Ok((ctx, codes))) => replay_all(
+            &ctx,
+            &codes,
+            base,
+            head,
+            &mut next,
+            &mut report,
+            start,
+            progress,
+        ),
         Ok(Err(d)) => {
             report.divergence = Some(d);
             Ok(())
@@ -528,9 +591,11 @@ pub fn verify(
     Ok(report)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn replay_all(
     ctx: &Arc<ChainContext>,
     codes: &GenesisCodes,
+    base: Option<Base>,
     head: u64,
     next: &mut dyn FnMut() -> Result<Read, VerifyError>,
     report: &mut VerifyReport,
@@ -552,6 +617,27 @@ fn replay_all(
             return Ok(());
         }
     };
+    let from = base.as_ref().map_or(0, |b| b.height);
+    let mut base_digest = None;
+    let mut replayer = match base {
+        None => match Replayer::new(ctx.clone(), &block0.block, codes) {
+            Ok(r) => r,
+            Err(d) => {
+                report.divergence = Some(*d);
+                return Ok(());
+            }
+        },
+        Some(base) => match start_from_base(ctx, base, &block0.block, finality0.as_ref()) {
+            Ok((r, d)) => {
+                base_digest = d;
+                r
+            }
+            Err(d) => {
+                report.divergence = Some(*d);
+                return Ok(());
+            }
+        },
+    };
     let checker = match &ctx.genesis().validators {
         Some(_) => Some(
             FinalityChecker::new(ctx.genesis(), &report.genesis_hash)
@@ -559,7 +645,7 @@ fn replay_all(
         ),
         None => None,
     };
-    let mut digest = commonware_cryptography::sha256::Digest([0; 32]);
+    let mut digest = base_digest.unwrap_or(commonware_cryptography::sha256::Digest([0; 32]));
     let mut finality = report.finality.take().unwrap_or_default();
     let mut finality_of = |report: &mut VerifyReport, block: &Block, f: Option<Finality>| -> bool {
         let Some(checker) = &checker else { return true };
@@ -573,29 +659,22 @@ fn replay_all(
             }
         }
     };
-    let mut replayer = match Replayer::new(ctx.clone(), &block0.block, codes) {
-        Ok(r) => r,
-        Err(d) => {
-            report.divergence = Some(*d);
-            return Ok(());
-        }
-    };
     let mark = |report: &mut VerifyReport, replayer: &Replayer| {
         report.blocks += 1;
         report.state_root = hex::encode(replayer.head().state_root);
         report.head_hash = replayer.head().hash_hex();
     };
     mark(report, &replayer);
-    if !finality_of(report, &block0.block, finality0) {
+    if from == 0 && !finality_of(report, &block0.block, finality0) {
         return Ok(());
     }
     progress(&Progress {
-        height: 0,
+        height: from,
         head,
         txs: 0,
         elapsed: start.elapsed(),
     });
-    for height in 1..=head {
+    for height in from + 1..=head {
         let (block, block_finality) = match expect_block(next()?)? {
             Ok(b) => b,
             Err(d) => {

@@ -126,6 +126,12 @@ impl Follower {
 
     /// Starts it and waits (60 s at most) until it answers `/v1/status`.
     pub async fn start(&mut self) {
+        self.start_with(&[]).await
+    }
+
+    /// [`start`](Self::start) with `extra` arguments after `--follow <upstream>` (e.g.
+    /// `--snapshot-from URL`).
+    pub async fn start_with(&mut self, extra: &[&str]) {
         use std::process::{Command, Stdio};
         self.starts += 1;
         let log =
@@ -138,6 +144,7 @@ impl Follower {
                 .arg(self.node.dir.join("node.toml"))
                 .arg("--follow")
                 .arg(&self.upstream)
+                .args(extra)
                 .stdin(Stdio::null())
                 .stdout(log.try_clone().unwrap())
                 .stderr(log)

@@ -385,3 +385,124 @@ fn evidence_is_kept_once_per_kind_view_and_signer_and_bounded_per_signer() {
         MAX_EVIDENCE_PER_SIGNER as u64 + 1
     );
 }
+
+/// A state of `n` entries and its hash.
+fn some_state(n: usize) -> (Vec<(String, Vec<u8>)>, StateHash) {
+    let entries: Vec<(String, Vec<u8>)> = (0..n)
+        .map(|i| (format!("k/{i:05}"), vec![i as u8; i % 7]))
+        .collect();
+    let hash = StateHash::from_entries(entries.iter().map(|(k, v)| (k, v)));
+    (entries, hash)
+}
+
+#[test]
+fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+    let (entries, hash) = some_state(300);
+    let base = block(40, [7; 32], vec![], hash.root());
+    let code = BTreeMap::new();
+    // A root that does not match: refused, nothing written.
+    let refused = s
+        .import_base(&base, &[], &code, "g", "e", None, |insert| {
+            for (k, v) in entries.iter().skip(1) {
+                insert(k.as_str(), v.as_slice())?;
+            }
+            Ok(Ok(StateHash::from_entries(
+                entries.iter().skip(1).map(|(k, v)| (k, v)),
+            )))
+        })
+        .unwrap();
+    assert!(refused.unwrap_err().contains("state root"));
+    assert!(s.head().unwrap().is_none());
+    assert!(s.chain_identity().unwrap().is_none());
+    assert!(s.load_state().unwrap().map.is_empty());
+    // A refusal by the filler: nothing written either.
+    let refused = s
+        .import_base(&base, &[], &code, "g", "e", None, |insert| {
+            insert("a", &b"1"[..])?;
+            Ok(Err("bad chunk".into()))
+        })
+        .unwrap();
+    assert_eq!(refused, Err("bad chunk".to_string()));
+    assert!(s.load_state().unwrap().map.is_empty());
+    // The matching state: the chain starts at the base.
+    s.import_base(&base, &[], &code, "g", "e", None, |insert| {
+        for (k, v) in &entries {
+            insert(k.as_str(), v.as_slice())?;
+        }
+        Ok(Ok(hash.clone()))
+    })
+    .unwrap()
+    .unwrap();
+    let head = s.head().unwrap().unwrap();
+    assert_eq!(head.header.header.height, 40);
+    assert_eq!(head.state_hash.root(), hash.root());
+    assert_eq!(s.oldest_height().unwrap(), Some(40));
+    assert_eq!(s.chain_identity().unwrap(), Some(("g".into(), "e".into())));
+    assert!(s.block(39).unwrap().is_none());
+    // A second import is refused.
+    assert!(s
+        .import_base(&base, &[], &code, "g", "e", None, |_| Ok(Ok(hash.clone())))
+        .is_err());
+
+    // A snapshot written from a read transaction holds exactly that state.
+    let snaps = dir.path().join("snapshots");
+    std::fs::create_dir_all(&snaps).unwrap();
+    let reader = Storage::open_reader(&path).unwrap();
+    reader.begin_snapshot().unwrap();
+    let manifest = crate::ledger::snapshot::write_snapshot(&reader, &snaps, 40, "g").unwrap();
+    assert_eq!(manifest.entries, 300);
+    assert_eq!(manifest.state_root, hex::encode(hash.root()));
+    assert_eq!(manifest.check("g"), Ok(()));
+    let loaded = crate::ledger::snapshot::load_snapshot(&snaps.join("40")).unwrap();
+    let want: BTreeMap<String, Vec<u8>> = entries.into_iter().collect();
+    assert_eq!(loaded.map, want);
+    // Not at another height than the database's head.
+    assert!(crate::ledger::snapshot::write_snapshot(&reader, &snaps, 41, "g").is_err());
+}
+
+#[test]
+fn pruning_deletes_old_blocks_and_their_transactions_never_the_head() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+    let (entries, hash) = some_state(3);
+    let mut prev = block(0, [0; 32], vec![], hash.root());
+    s.commit_genesis(&prev, &entries, &hash, &BTreeMap::new(), "g", "e")
+        .unwrap();
+    let sender = key(1);
+    for h in 1..=10u64 {
+        let body = TxBody {
+            chain_id: "c".into(),
+            from: sender.address(),
+            nonce: h - 1,
+            action: Action::Faucet {
+                token: "GOLD".into(),
+            },
+        };
+        let tx = IncludedTx {
+            tx: body.sign(&sender),
+            receipt: Receipt::success(vec![], 1),
+        };
+        let b = block(h, prev.header.header.hash(), vec![tx], hash.root());
+        let from = sender.address();
+        s.commit_block(&b, &[(from.as_str(), h - 1)], &WriteSet::new(), &hash)
+            .unwrap();
+        prev = b;
+    }
+    assert_eq!(s.prune_blocks_below(4, 2).unwrap(), 2, "at most 2 a call");
+    assert_eq!(s.prune_blocks_below(4, 100).unwrap(), 4);
+    assert_eq!(s.oldest_height().unwrap(), Some(4));
+    assert!(s.block(3).unwrap().is_none());
+    assert_eq!(s.block(4).unwrap().unwrap().txs.len(), 1);
+    let txs: i64 = s
+        .conn
+        .query_row("SELECT COUNT(*) FROM txs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(txs, 7, "blocks 4..=10 keep theirs");
+    // Never the head, whatever asked.
+    assert_eq!(s.prune_blocks_below(1000, 1000).unwrap(), 10);
+    assert_eq!(s.head().unwrap().unwrap().header.header.height, 10);
+}

@@ -1,0 +1,627 @@
+//! State snapshots a node takes of its committed state and serves in chunks, so that a new node
+//! can start from a recent height instead of replaying the chain from genesis
+//! (`verify/snapshot_join.rs`; `docs/validators.md`, "Joining from a snapshot").
+//!
+//! When. With `snapshot_every_blocks = N` (node policy, default 0: none), the first commit whose
+//! head reaches or passes a multiple of `N` takes a snapshot at that head ([`Snapshots::after_commit`]).
+//! The commit path only opens a read transaction on the database (SQLite's WAL snapshot, taken at
+//! that moment, before the next commit can start); a thread of its own then reads the whole
+//! `state` table in key order from that transaction and writes the files, while the chain goes
+//! on committing. One snapshot is written at a time (a multiple reached meanwhile is skipped, and
+//! logged). The newest `snapshot_keep` (default 2) are kept; older ones are deleted after a new
+//! one is complete.
+//!
+//! Files, under `<data>/snapshots/<height>/`:
+//! * `chunk-<i>` (`i` from 0): entries in ascending key order (byte order), each
+//!   `u32 LE key length ‖ key (UTF-8) ‖ u32 LE value length ‖ value`. A chunk is closed once it
+//!   holds [`CHUNK_TARGET_BYTES`] or more; an entry never spans two chunks, so a chunk holding
+//!   one large value may exceed the target (never [`MAX_CHUNK_BYTES`]).
+//! * `manifest.json` ([`Manifest`]): the height, block hash and state root the snapshot is of,
+//!   the entry count, and each chunk's SHA-256, bytes and entries. Written last, and the
+//!   directory renamed from `.tmp-<height>` into place after every file is fsynced: a directory
+//!   named by a height is complete. A crash mid-write leaves a `.tmp-*` directory, deleted at
+//!   the next start.
+//!
+//! Nothing here is trusted by a joining node except through the header: the chunks are checked
+//! against the manifest's hashes, and their entries, all together, against the signed (or
+//! certified) header's state root.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::ledger::storage::{Storage, StorageError};
+
+/// A chunk is closed once it holds at least this many bytes (4 MiB).
+pub const CHUNK_TARGET_BYTES: usize = 4 << 20;
+
+/// Largest state entry a snapshot carries, key and value with their length prefixes (48 MiB:
+/// more than any value a block can write, `MAX_BLOCK_WRITE_BYTES` = 32 MiB).
+pub const MAX_ENTRY_BYTES: usize = 48 << 20;
+
+/// Largest chunk a node writes or a joining node accepts: the target plus one largest entry.
+pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_ENTRY_BYTES;
+
+/// Most chunks one snapshot may have (at 4 MiB each, 256 GiB of state).
+pub const MAX_CHUNKS: usize = 65_536;
+
+/// Largest `manifest.json` a joining node accepts (about 100 bytes per chunk).
+pub const MAX_MANIFEST_BYTES: usize = 8 << 20;
+
+/// Largest `GET /v1/snapshots` answer a joining node accepts.
+pub const MAX_LIST_BYTES: usize = 1 << 20;
+
+/// The format number of [`Manifest::format`].
+pub const FORMAT: u32 = 1;
+
+/// One chunk as the manifest lists it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChunkInfo {
+    /// Lowercase hex SHA-256 of the chunk file.
+    pub sha256: String,
+    /// Its length in bytes.
+    pub bytes: u64,
+    /// The entries it holds.
+    pub entries: u64,
+}
+
+/// `manifest.json` of a snapshot, served as `GET /v1/snapshots/<height>`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Manifest {
+    /// [`FORMAT`].
+    pub format: u32,
+    /// Lowercase hex genesis hash of the chain.
+    pub genesis_hash: String,
+    /// The height whose state this is (the state after that block).
+    pub height: u64,
+    /// Lowercase hex hash of that block's header.
+    pub block_hash: String,
+    /// Lowercase hex state root in that header.
+    pub state_root: String,
+    /// State entries, all chunks together.
+    pub entries: u64,
+    /// Bytes, all chunks together.
+    pub bytes: u64,
+    /// The chunks in order.
+    pub chunks: Vec<ChunkInfo>,
+}
+
+impl Manifest {
+    /// What `GET /v1/snapshots` says of this snapshot.
+    pub fn summary(&self) -> SnapshotSummary {
+        SnapshotSummary {
+            height: self.height,
+            block_hash: self.block_hash.clone(),
+            state_root: self.state_root.clone(),
+            entries: self.entries,
+            bytes: self.bytes,
+            chunks: self.chunks.len() as u64,
+        }
+    }
+
+    /// Checks the shape a joining node relies on: the format, the genesis, at most
+    /// [`MAX_CHUNKS`] chunks each of at most [`MAX_CHUNK_BYTES`], 64-hex hashes, and totals
+    /// that add up. Errors: what is wrong.
+    pub fn check(&self, genesis_hash: &str) -> Result<(), String> {
+        if self.format != FORMAT {
+            return Err(format!("format {} (this node reads {FORMAT})", self.format));
+        }
+        if self.genesis_hash != genesis_hash {
+            return Err(format!(
+                "it is of the chain of genesis {}, not {genesis_hash}",
+                self.genesis_hash
+            ));
+        }
+        if self.chunks.is_empty() || self.chunks.len() > MAX_CHUNKS {
+            return Err(format!("{} chunks (1 to {MAX_CHUNKS})", self.chunks.len()));
+        }
+        let hex64 =
+            |s: &str| s.len() == 64 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+        if !hex64(&self.block_hash) || !hex64(&self.state_root) {
+            return Err("block_hash and state_root must be 64 lowercase hex characters".into());
+        }
+        let (mut bytes, mut entries) = (0u64, 0u64);
+        for (i, c) in self.chunks.iter().enumerate() {
+            if !hex64(&c.sha256) {
+                return Err(format!(
+                    "chunk {i}: sha256 is not 64 lowercase hex characters"
+                ));
+            }
+            if c.bytes == 0 || c.bytes > MAX_CHUNK_BYTES as u64 || c.entries == 0 {
+                return Err(format!(
+                    "chunk {i}: {} bytes, {} entries (1 to {MAX_CHUNK_BYTES} bytes, at least one entry)",
+                    c.bytes, c.entries
+                ));
+            }
+            bytes += c.bytes;
+            entries += c.entries;
+        }
+        if bytes != self.bytes || entries != self.entries {
+            return Err(format!(
+                "the chunks hold {bytes} bytes and {entries} entries, the manifest says {} and {}",
+                self.bytes, self.entries
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One snapshot in `GET /v1/snapshots`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotSummary {
+    /// Its height.
+    pub height: u64,
+    /// Lowercase hex hash of the block at that height.
+    pub block_hash: String,
+    /// Lowercase hex state root of that block.
+    pub state_root: String,
+    /// State entries.
+    pub entries: u64,
+    /// Bytes of all chunks.
+    pub bytes: u64,
+    /// Number of chunks.
+    pub chunks: u64,
+}
+
+/// `GET /v1/snapshots`: the complete snapshots this node serves, newest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotList {
+    /// Newest first.
+    pub snapshots: Vec<SnapshotSummary>,
+}
+
+/// Appends one entry in the chunk encoding.
+pub fn encode_entry(out: &mut Vec<u8>, key: &str, value: &[u8]) {
+    out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(&(value.len() as u32).to_le_bytes());
+    out.extend_from_slice(value);
+}
+
+/// The entries of a chunk, in order. Errors: a length that runs past the end, a key that is not
+/// UTF-8.
+pub fn decode_chunk(mut data: &[u8]) -> Result<Vec<(&str, &[u8])>, String> {
+    fn take<'a>(data: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
+        if data.len() < n {
+            return Err("an entry runs past the end of the chunk".into());
+        }
+        let (head, rest) = data.split_at(n);
+        *data = rest;
+        Ok(head)
+    }
+    fn len(data: &mut &[u8]) -> Result<usize, String> {
+        let b = take(data, 4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+    }
+    let mut out = Vec::new();
+    while !data.is_empty() {
+        let n = len(&mut data)?;
+        let key = std::str::from_utf8(take(&mut data, n)?)
+            .map_err(|_| "a key is not UTF-8".to_string())?;
+        let n = len(&mut data)?;
+        let value = take(&mut data, n)?;
+        out.push((key, value));
+    }
+    Ok(out)
+}
+
+/// Lowercase hex SHA-256 of `data`.
+pub fn sha256_hex(data: &[u8]) -> String {
+    hex::encode(Sha256::digest(data))
+}
+
+/// The snapshots of one data directory: where they live, when to take one, how many to keep.
+#[derive(Debug)]
+pub struct Snapshots {
+    dir: PathBuf,
+    every: u64,
+    keep: usize,
+    genesis_hash: String,
+    /// A snapshot is being written.
+    busy: Arc<AtomicBool>,
+    /// The height of the newest snapshot taken (or found at start).
+    last: AtomicU64,
+}
+
+/// `<data>/snapshots`.
+pub fn snapshots_dir(data_dir: &Path) -> PathBuf {
+    data_dir.join("snapshots")
+}
+
+fn io(what: impl std::fmt::Display, e: std::io::Error) -> StorageError {
+    StorageError::Io(format!("{what}: {e}"))
+}
+
+impl Snapshots {
+    /// The snapshots under `<data_dir>/snapshots`, taken every `every` blocks (0: never), the
+    /// newest `keep` kept. Deletes unfinished `.tmp-*` directories left by a crash.
+    pub fn new(data_dir: &Path, every: u64, keep: usize, genesis_hash: &str) -> Snapshots {
+        let dir = snapshots_dir(data_dir);
+        if let Ok(read) = std::fs::read_dir(&dir) {
+            for e in read.flatten() {
+                if e.file_name().to_string_lossy().starts_with(".tmp-") {
+                    let _ = std::fs::remove_dir_all(e.path());
+                }
+            }
+        }
+        let s = Snapshots {
+            dir,
+            every,
+            keep: keep.max(1),
+            genesis_hash: genesis_hash.to_string(),
+            busy: Arc::new(AtomicBool::new(false)),
+            last: AtomicU64::new(0),
+        };
+        if let Some(&newest) = s.heights().first() {
+            s.last.store(newest, Ordering::Relaxed);
+        }
+        s
+    }
+
+    /// The heights of the complete snapshots on disk, newest first.
+    pub fn heights(&self) -> Vec<u64> {
+        snapshot_heights(&self.dir)
+    }
+
+    /// The directory of the snapshot at `height`.
+    pub fn path(&self, height: u64) -> PathBuf {
+        self.dir.join(height.to_string())
+    }
+
+    /// The manifest of the snapshot at `height`, `None` when there is none (or it is unreadable).
+    pub fn manifest(&self, height: u64) -> Option<Manifest> {
+        let bytes = std::fs::read(self.path(height).join("manifest.json")).ok()?;
+        serde_json::from_slice(&bytes).ok()
+    }
+
+    /// `GET /v1/snapshots`.
+    pub fn list(&self) -> SnapshotList {
+        SnapshotList {
+            snapshots: self
+                .heights()
+                .into_iter()
+                .filter_map(|h| self.manifest(h))
+                .map(|m| m.summary())
+                .collect(),
+        }
+    }
+
+    /// Chunk `index` of the snapshot at `height`, opened, and its length; `None` when there is
+    /// none. (The API streams it from the open file, so a snapshot deleted meanwhile is still
+    /// served whole.)
+    pub fn open_chunk(&self, height: u64, index: u64) -> Option<(std::fs::File, u64)> {
+        let manifest = self.manifest(height)?;
+        if index >= manifest.chunks.len() as u64 {
+            return None;
+        }
+        let file = std::fs::File::open(self.path(height).join(chunk_name(index))).ok()?;
+        let len = file.metadata().ok()?.len();
+        Some((file, len))
+    }
+
+    /// Called by the commit path after the commit of a run of blocks ending at `height` (the
+    /// database's head now, and until the next commit): when a multiple of `every` was reached
+    /// since the last snapshot and none is being written, opens a read transaction on the
+    /// database at `db_path` now and writes the snapshot from it on a thread of its own.
+    /// Failures are logged, never returned: a snapshot is a service, not part of the commit.
+    pub fn after_commit(&self, db_path: &Path, height: u64) {
+        if self.every == 0 {
+            return;
+        }
+        let last = self.last.load(Ordering::Relaxed);
+        if height / self.every <= last / self.every {
+            return;
+        }
+        if self.busy.swap(true, Ordering::AcqRel) {
+            tracing::warn!(
+                height,
+                "skipping a snapshot: the one before is still being written"
+            );
+            self.last.store(height, Ordering::Relaxed);
+            return;
+        }
+        self.last.store(height, Ordering::Relaxed);
+        let reader = match Storage::open_reader(db_path).and_then(|r| {
+            r.begin_snapshot()?;
+            Ok(r)
+        }) {
+            Ok(r) => r,
+            Err(e) => {
+                tracing::error!(height, "cannot open the database for a snapshot: {e}");
+                self.busy.store(false, Ordering::Release);
+                return;
+            }
+        };
+        let (dir, keep, genesis_hash, busy) = (
+            self.dir.clone(),
+            self.keep,
+            self.genesis_hash.clone(),
+            self.busy.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("snapshot".into())
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                match write_snapshot(&reader, &dir, height, &genesis_hash) {
+                    Ok(m) => {
+                        tracing::info!(
+                            height,
+                            entries = m.entries,
+                            bytes = m.bytes,
+                            chunks = m.chunks.len(),
+                            ms = started.elapsed().as_millis() as u64,
+                            "state snapshot written"
+                        );
+                        prune_snapshots(&dir, keep);
+                    }
+                    Err(e) => tracing::error!(height, "writing a state snapshot failed: {e}"),
+                }
+                let _ = reader.end_snapshot();
+                drop(reader);
+                busy.store(false, Ordering::Release);
+            });
+        if let Err(e) = spawned {
+            tracing::error!(height, "cannot start the snapshot thread: {e}");
+            self.busy.store(false, Ordering::Release);
+        }
+    }
+
+    /// Whether a snapshot is being written now (tests wait on it).
+    pub fn busy(&self) -> bool {
+        self.busy.load(Ordering::Acquire)
+    }
+}
+
+/// The heights of the complete snapshots in `dir` (a `<data>/snapshots`), newest first.
+pub fn snapshot_heights(dir: &Path) -> Vec<u64> {
+    let mut out: Vec<u64> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let h: u64 = name.parse().ok()?;
+            (h.to_string() == name && e.path().join("manifest.json").is_file()).then_some(h)
+        })
+        .collect();
+    out.sort_unstable_by(|a, b| b.cmp(a));
+    out
+}
+
+/// `chunk-<index>`, six digits at least.
+pub fn chunk_name(index: u64) -> String {
+    format!("chunk-{index:06}")
+}
+
+/// Deletes every complete snapshot under `dir` but the newest `keep`.
+fn prune_snapshots(dir: &Path, keep: usize) {
+    let mut heights: Vec<u64> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok()?.parse().ok())
+        .collect();
+    heights.sort_unstable_by(|a, b| b.cmp(a));
+    for old in heights.into_iter().skip(keep) {
+        let path = dir.join(old.to_string());
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => tracing::info!(height = old, "old state snapshot deleted"),
+            Err(e) => tracing::warn!(path = %path.display(), "cannot delete an old snapshot: {e}"),
+        }
+    }
+}
+
+fn fsync_dir(path: &Path) -> Result<(), StorageError> {
+    std::fs::File::open(path)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io(path.display(), e))
+}
+
+/// Writes the state `reader` reads (a connection inside a read transaction whose head is block
+/// `height`) as the snapshot `<dir>/<height>/`. Errors: the database's head is not `height`,
+/// SQLite failed, a file could not be written, an entry over [`MAX_ENTRY_BYTES`].
+pub fn write_snapshot(
+    reader: &Storage,
+    dir: &Path,
+    height: u64,
+    genesis_hash: &str,
+) -> Result<Manifest, StorageError> {
+    let head = reader
+        .head_height()?
+        .ok_or_else(|| StorageError::Corrupt("no block stored".into()))?;
+    if head != height {
+        return Err(StorageError::Corrupt(format!(
+            "the database's head is {head}, not the snapshot's height {height}"
+        )));
+    }
+    let header = reader
+        .signed_header(height)?
+        .ok_or_else(|| StorageError::Corrupt(format!("no block {height}")))?;
+    let tmp = dir.join(format!(".tmp-{height}"));
+    let _ = std::fs::remove_dir_all(&tmp);
+    std::fs::create_dir_all(&tmp).map_err(|e| io(tmp.display(), e))?;
+    let mut chunks: Vec<ChunkInfo> = Vec::new();
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_TARGET_BYTES + 4096);
+    let mut in_chunk = 0u64;
+    let flush = |buf: &mut Vec<u8>,
+                 in_chunk: &mut u64,
+                 chunks: &mut Vec<ChunkInfo>|
+     -> Result<(), StorageError> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        if chunks.len() >= MAX_CHUNKS {
+            return Err(StorageError::Corrupt(format!(
+                "the state needs more than {MAX_CHUNKS} chunks"
+            )));
+        }
+        let path = tmp.join(chunk_name(chunks.len() as u64));
+        let mut f = std::fs::File::create(&path).map_err(|e| io(path.display(), e))?;
+        f.write_all(buf)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| io(path.display(), e))?;
+        chunks.push(ChunkInfo {
+            sha256: sha256_hex(buf),
+            bytes: buf.len() as u64,
+            entries: *in_chunk,
+        });
+        buf.clear();
+        *in_chunk = 0;
+        Ok(())
+    };
+    reader.for_each_state_entry(|key, value| {
+        let size = 8 + key.len() + value.len();
+        if size > MAX_ENTRY_BYTES {
+            return Err(StorageError::Corrupt(format!(
+                "state entry `{key}` is {size} bytes, over {MAX_ENTRY_BYTES}"
+            )));
+        }
+        encode_entry(&mut buf, key, value);
+        in_chunk += 1;
+        if buf.len() >= CHUNK_TARGET_BYTES {
+            flush(&mut buf, &mut in_chunk, &mut chunks)?;
+        }
+        Ok(())
+    })?;
+    flush(&mut buf, &mut in_chunk, &mut chunks)?;
+    let manifest = Manifest {
+        format: FORMAT,
+        genesis_hash: genesis_hash.to_string(),
+        height,
+        block_hash: header.header.hash_hex(),
+        state_root: hex::encode(header.header.state_root),
+        entries: chunks.iter().map(|c| c.entries).sum(),
+        bytes: chunks.iter().map(|c| c.bytes).sum(),
+        chunks,
+    };
+    write_manifest(&tmp, &manifest)?;
+    let done = dir.join(height.to_string());
+    let _ = std::fs::remove_dir_all(&done);
+    std::fs::rename(&tmp, &done).map_err(|e| io(done.display(), e))?;
+    fsync_dir(dir)?;
+    Ok(manifest)
+}
+
+/// Writes `<dir>/manifest.json` and fsyncs it and `dir`.
+pub fn write_manifest(dir: &Path, manifest: &Manifest) -> Result<(), StorageError> {
+    let path = dir.join("manifest.json");
+    let json = serde_json::to_vec_pretty(manifest).expect("a manifest serialises");
+    std::fs::File::create(&path)
+        .and_then(|mut f| f.write_all(&json).and_then(|()| f.sync_all()))
+        .map_err(|e| io(path.display(), e))?;
+    fsync_dir(dir)
+}
+
+/// The whole state a complete snapshot directory holds, in memory, every chunk checked against
+/// its manifest (hash, entry count, keys ascending). Errors: what is missing or does not check.
+pub fn load_snapshot(dir: &Path) -> Result<gamechain_runtime::MemState, String> {
+    let bytes = std::fs::read(dir.join("manifest.json")).map_err(|e| format!("manifest: {e}"))?;
+    let manifest: Manifest =
+        serde_json::from_slice(&bytes).map_err(|e| format!("manifest: {e}"))?;
+    let mut state = gamechain_runtime::MemState::new();
+    let mut last: Option<String> = None;
+    for (i, info) in manifest.chunks.iter().enumerate() {
+        let bytes =
+            std::fs::read(dir.join(chunk_name(i as u64))).map_err(|e| format!("chunk {i}: {e}"))?;
+        if sha256_hex(&bytes) != info.sha256 {
+            return Err(format!("chunk {i} does not hash to its manifest's SHA-256"));
+        }
+        let entries = decode_chunk(&bytes).map_err(|e| format!("chunk {i}: {e}"))?;
+        if entries.len() as u64 != info.entries {
+            return Err(format!("chunk {i}: not the manifest's entry count"));
+        }
+        for (k, v) in entries {
+            if last.as_deref().is_some_and(|l| l >= k) {
+                return Err(format!("chunk {i}: keys do not ascend at `{k}`"));
+            }
+            state.map.insert(k.to_string(), v.to_vec());
+            last = Some(k.to_string());
+        }
+    }
+    Ok(state)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_round_trip_and_truncation_is_refused() {
+        let mut buf = Vec::new();
+        encode_entry(&mut buf, "a", b"1");
+        encode_entry(&mut buf, "é/b", b"");
+        encode_entry(&mut buf, "", &[0, 255]);
+        let got = decode_chunk(&buf).unwrap();
+        assert_eq!(
+            got,
+            vec![("a", &b"1"[..]), ("é/b", &b""[..]), ("", &[0u8, 255][..])]
+        );
+        for cut in 1..buf.len() {
+            if decode_chunk(&buf[..cut]).is_ok() {
+                // Only cuts at an entry's end decode.
+                assert!([10, 10 + 8 + "é/b".len()].contains(&cut), "cut {cut}");
+            }
+        }
+        let mut bad = Vec::new();
+        bad.extend_from_slice(&1u32.to_le_bytes());
+        bad.push(0xff);
+        bad.extend_from_slice(&0u32.to_le_bytes());
+        assert!(decode_chunk(&bad).is_err());
+        // A length far past the end.
+        assert!(decode_chunk(&u32::MAX.to_le_bytes()).is_err());
+    }
+
+    fn manifest() -> Manifest {
+        Manifest {
+            format: FORMAT,
+            genesis_hash: "g".into(),
+            height: 5,
+            block_hash: "a".repeat(64),
+            state_root: "b".repeat(64),
+            entries: 3,
+            bytes: 30,
+            chunks: vec![
+                ChunkInfo {
+                    sha256: "c".repeat(64),
+                    bytes: 20,
+                    entries: 2,
+                },
+                ChunkInfo {
+                    sha256: "d".repeat(64),
+                    bytes: 10,
+                    entries: 1,
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn a_manifest_out_of_bounds_or_not_adding_up_is_refused() {
+        assert_eq!(manifest().check("g"), Ok(()));
+        assert!(manifest().check("h").unwrap_err().contains("genesis"));
+        let mut m = manifest();
+        m.entries = 4;
+        assert!(m.check("g").unwrap_err().contains("the manifest says"));
+        let mut m = manifest();
+        m.chunks[0].bytes = MAX_CHUNK_BYTES as u64 + 1;
+        m.bytes = m.chunks.iter().map(|c| c.bytes).sum();
+        assert!(m.check("g").unwrap_err().contains("chunk 0"));
+        let mut m = manifest();
+        m.chunks = vec![m.chunks[0].clone(); MAX_CHUNKS + 1];
+        assert!(m.check("g").unwrap_err().contains("chunks"));
+        let mut m = manifest();
+        m.chunks[1].sha256 = "D".repeat(64);
+        assert!(m.check("g").unwrap_err().contains("chunk 1"));
+        let mut m = manifest();
+        m.format = 2;
+        assert!(m.check("g").unwrap_err().contains("format"));
+    }
+}

@@ -1,0 +1,518 @@
+//! `gamechain node --follow URL --snapshot-from PEER`: a new follower's data directory started
+//! from the newest state snapshot `PEER` serves (`ledger/snapshot.rs`) instead of replaying the
+//! chain from genesis. Then it follows `URL` from that height like any follower.
+//!
+//! What is trusted: only the genesis (the followed node's, or `<data>/genesis.json` placed
+//! beforehand) and what it names. The peer is hostile until checked:
+//!
+//! 1. `GET /v1/snapshots` (at most [`MAX_LIST_BYTES`]) names the newest snapshot;
+//!    `GET /v1/snapshots/<height>` its manifest (at most [`MAX_MANIFEST_BYTES`], checked by
+//!    [`Manifest::check`]: this chain, at most [`MAX_CHUNKS`] chunks of at most
+//!    [`MAX_CHUNK_BYTES`] each).
+//! 2. The block at that height (`GET /v1/blocks/<height>`) must be the manifest's (hash, state
+//!    root), signed by the genesis sequencer, or on a chain with validators by a validator of
+//!    the set *and* certified: its finality record's certificate must verify against the set,
+//!    and its digest must be the block's, chained from the parent digest the peer names (the
+//!    digest commits to the header, so no other header passes). Its transactions and receipts
+//!    must give its header's `tx_root` and `receipt_root`, and pass their stateless checks.
+//! 3. Each chunk (`GET /v1/snapshots/<height>/chunks/<i>`, read up to the manifest's length and
+//!    no further) must hash to the manifest's SHA-256; it is written to
+//!    `<data>/snapshots/.join-<height>/` (fsynced, renamed into place).
+//! 4. All chunks in hand, one SQLite transaction imports them ([`Storage::import_base`]):
+//!    entries must decode, keys ascend strictly across the whole snapshot (so the state is a
+//!    set), each chunk holds the entries the manifest says, and the LtHash of all entries must
+//!    be the block's state root. Only then are the block, the chain's identity and the state
+//!    committed; the directory becomes `<data>/snapshots/<height>/`, a snapshot this node
+//!    serves in turn and the base `gamechain verify --data` starts from.
+//!
+//! A peer that lies is named with what it lied about (a chunk's hash, an entry, the root) and
+//! nothing of its state is committed. A download cut short (the peer gone, the process killed)
+//! resumes at the next start: chunks already on disk are checked again and kept; a peer that
+//! now offers another snapshot (the old one rotated out) starts the download over. A crash
+//! during the import leaves the database without a chain (the transaction is not committed),
+//! and the next start imports again from the chunks on disk.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use gamechain_chain::wire::Block;
+use gamechain_client::client::{BlockRef, Client};
+use gamechain_runtime::chain::{receipt_root, tx_root, Receipt, StateHash};
+use gamechain_runtime::ChainContext;
+
+use crate::error::NodeError;
+use crate::ledger::snapshot::{
+    chunk_name, decode_chunk, sha256_hex, snapshots_dir, write_manifest, Manifest, SnapshotList,
+    MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
+};
+use crate::ledger::storage::{FinalityRecord, Storage, StorageError};
+use crate::verify::finality::{proposal_digest, FinalityChecker};
+use crate::verify::replay::check_block;
+use crate::verify::source::Finality;
+
+/// Attempts for one request that fails on the way (transport error, `429`, `5xx`) before the
+/// join gives up (the next start resumes).
+pub const ATTEMPTS: u32 = 6;
+
+/// Longest one request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn refused(m: impl Into<String>) -> NodeError {
+    NodeError::Refused(m.into())
+}
+
+/// What the join did, for the log and the caller.
+#[derive(Debug, Clone)]
+pub struct Joined {
+    /// The snapshot's height: the new node's first block.
+    pub height: u64,
+    /// State entries imported.
+    pub entries: u64,
+    /// Chunks fetched now (the others were on disk from an earlier start).
+    pub fetched: usize,
+}
+
+/// The peer a snapshot comes from.
+struct Peer {
+    client: Client,
+    http: reqwest::Client,
+}
+
+impl Peer {
+    /// GET `path` (segments) and its body, at most `max` bytes, retrying transport errors,
+    /// `429` and `5xx` up to [`ATTEMPTS`] times. Errors: [`Failed::Lied`] for a body over
+    /// `max`; [`Failed::Unavailable`] for the last failure, or another status (its text).
+    async fn get(&self, path: &[&str], max: usize) -> Result<Vec<u8>, Failed> {
+        let url = self.client.url(path);
+        let mut wait = Duration::from_millis(200);
+        let mut attempt = 1;
+        loop {
+            let result = self.get_once(&url, max).await;
+            match result {
+                Ok(bytes) => return Ok(bytes),
+                Err((retry, e)) if retry && attempt < ATTEMPTS => {
+                    tracing::warn!(%url, attempt, "snapshot request failed, trying again: {e}");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_secs(5));
+                    attempt += 1;
+                }
+                Err((_, e)) if e.starts_with(OVER) => {
+                    return Err(Failed::Lied(format!("{url}: {e}")))
+                }
+                Err((_, e)) => return Err(Failed::Unavailable(format!("{url}: {e}"))),
+            }
+        }
+    }
+
+    /// One GET; the error says whether it is worth another try.
+    async fn get_once(&self, url: &reqwest::Url, max: usize) -> Result<Vec<u8>, (bool, String)> {
+        let mut response = self
+            .http
+            .get(url.clone())
+            .send()
+            .await
+            .map_err(|e| (true, e.to_string()))?;
+        let status = response.status();
+        if !status.is_success() {
+            let retry =
+                status == reqwest::StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
+            let mut text = Vec::new();
+            while let Ok(Some(c)) = response.chunk().await {
+                text.extend_from_slice(&c);
+                if text.len() > 4096 {
+                    break;
+                }
+            }
+            text.truncate(4096);
+            return Err((
+                retry,
+                format!("HTTP {status}: {}", String::from_utf8_lossy(&text)),
+            ));
+        }
+        if response.content_length().is_some_and(|n| n > max as u64) {
+            return Err((false, format!("{OVER} {max} bytes")));
+        }
+        let mut body = Vec::new();
+        while let Some(c) = response.chunk().await.map_err(|e| (true, e.to_string()))? {
+            if body.len() + c.len() > max {
+                return Err((false, format!("{OVER} {max} bytes")));
+            }
+            body.extend_from_slice(&c);
+        }
+        Ok(body)
+    }
+}
+
+/// How [`Peer::get`] failed.
+enum Failed {
+    /// The peer sent more than it may (or said it would): it is refused.
+    Lied(String),
+    /// The peer could not be reached, or answered an error: the next start tries again.
+    Unavailable(String),
+}
+
+/// The start of the text of an answer over its bound.
+const OVER: &str = "the answer is over";
+
+impl Failed {
+    /// The join's error: a refusal naming the peer, or a runtime failure.
+    fn into_error(self, liar: impl Fn(String) -> NodeError) -> NodeError {
+        match self {
+            Failed::Lied(e) => liar(e),
+            Failed::Unavailable(e) => NodeError::Runtime(format!("the snapshot peer: {e}")),
+        }
+    }
+}
+
+/// Tidies `<data>/snapshots` of a directory whose chain is stored, its oldest block at
+/// `oldest`: a join that committed but stopped before its chunks were moved into place gets
+/// them moved now (the base `verify --data` starts from); any other `.join-*` is deleted.
+pub fn tidy_joins(data_dir: &Path, oldest: u64) {
+    for earlier in earlier_joins(data_dir) {
+        let done = snapshots_dir(data_dir).join(oldest.to_string());
+        if earlier == join_dir(data_dir, oldest) && !done.exists() {
+            if let Err(e) = std::fs::rename(&earlier, &done) {
+                tracing::warn!(dir = %earlier.display(), "cannot move the joined snapshot into place: {e}");
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&earlier);
+        }
+    }
+}
+
+/// The directory a join in progress keeps its chunks in.
+fn join_dir(data_dir: &Path, height: u64) -> PathBuf {
+    snapshots_dir(data_dir).join(format!(".join-{height}"))
+}
+
+/// The `.join-*` directories under `<data>/snapshots` (from an earlier start).
+fn earlier_joins(data_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(snapshots_dir(data_dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".join-"))
+        .map(|e| e.path())
+        .collect()
+}
+
+fn io(path: &Path, e: std::io::Error) -> NodeError {
+    NodeError::Io(format!("{}: {e}", path.display()))
+}
+
+/// Writes `bytes` to `path` through a temporary file, fsynced, renamed into place.
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
+    use std::io::Write;
+    let tmp = path.with_extension("part");
+    std::fs::File::create(&tmp)
+        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
+        .map_err(|e| io(&tmp, e))?;
+    std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+}
+
+/// Joins: makes the empty database `storage` the chain of `ctx`'s genesis at the newest
+/// snapshot the node at `url` serves (module docs). `code` is the genesis modules' code (stored
+/// with the chain), `genesis_hash` and `engine_config_hash` its identity; `rt` runs the HTTP
+/// requests. Blocking. Errors: [`NodeError::Refused`] naming the peer and what it served that
+/// does not check (nothing committed), the peer unreachable after [`ATTEMPTS`] (the chunks
+/// fetched so far are kept for the next start), the disk or the database.
+#[allow(clippy::too_many_arguments)]
+pub fn join_from_snapshot(
+    ctx: &ChainContext,
+    storage: &mut Storage,
+    data_dir: &Path,
+    url: &str,
+    code: &BTreeMap<String, Vec<u8>>,
+    genesis_hash: &str,
+    engine_config_hash: &str,
+    rt: &tokio::runtime::Handle,
+) -> Result<Joined, NodeError> {
+    let started = Instant::now();
+    let peer = Peer {
+        client: Client::new(url).map_err(|e| refused(format!("--snapshot-from {url}: {e}")))?,
+        http: reqwest::Client::builder()
+            .timeout(REQUEST_TIMEOUT)
+            .build()
+            .map_err(|e| NodeError::Runtime(format!("an HTTP client: {e}")))?,
+    };
+    let liar = |what: String| refused(format!("the snapshot served by {url} is refused: {what}"));
+
+    // 1. The newest snapshot and its manifest.
+    let list = rt
+        .block_on(peer.get(&["v1", "snapshots"], MAX_LIST_BYTES))
+        .map_err(|e| e.into_error(liar))?;
+    let list: SnapshotList = serde_json::from_slice(&list)
+        .map_err(|e| liar(format!("GET /v1/snapshots is not a snapshot list: {e}")))?;
+    let Some(newest) = list.snapshots.iter().map(|s| s.height).max() else {
+        return Err(refused(format!(
+            "{url} serves no snapshot (its operator sets snapshot_every_blocks)"
+        )));
+    };
+    let height_text = newest.to_string();
+    let manifest_bytes = rt
+        .block_on(peer.get(&["v1", "snapshots", &height_text], MAX_MANIFEST_BYTES))
+        .map_err(|e| e.into_error(liar))?;
+    let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
+        .map_err(|e| liar(format!("its manifest does not parse: {e}")))?;
+    manifest
+        .check(genesis_hash)
+        .map_err(|e| liar(format!("its manifest: {e}")))?;
+    if manifest.height != newest {
+        return Err(liar(format!(
+            "asked for the manifest of {newest}, it answered {}'s",
+            manifest.height
+        )));
+    }
+    let height = manifest.height;
+
+    // A download from an earlier start: kept when it is this very snapshot, else started over.
+    let dir = join_dir(data_dir, height);
+    for earlier in earlier_joins(data_dir) {
+        let same = earlier == dir
+            && std::fs::read(earlier.join("manifest.json"))
+                .ok()
+                .and_then(|b| serde_json::from_slice::<Manifest>(&b).ok())
+                .is_some_and(|m| m == manifest);
+        if !same {
+            tracing::info!(dir = %earlier.display(), "the peer offers another snapshot now: starting the download over");
+            std::fs::remove_dir_all(&earlier).map_err(|e| io(&earlier, e))?;
+        }
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    write_manifest(&dir, &manifest).map_err(NodeError::from)?;
+    tracing::info!(
+        peer = url,
+        height,
+        entries = manifest.entries,
+        bytes = manifest.bytes,
+        chunks = manifest.chunks.len(),
+        "joining from a state snapshot"
+    );
+
+    // 2. The block it is the state of: signed (or certified), and whole.
+    let block = rt
+        .block_on(peer.client.block(BlockRef::Height(height)))
+        .map_err(|e| NodeError::Runtime(format!("{url}: block {height}: {e}")))?;
+    let finality = check_base_block(ctx, &peer, &block, &manifest, genesis_hash, rt)
+        .map_err(|e| liar(format!("block {height}: {e}")))?;
+    let checked = check_block(ctx, block, ctx.verify_threads());
+    let mut senders = Vec::with_capacity(checked.checks.len());
+    for (i, c) in checked.checks.iter().enumerate() {
+        match c {
+            Ok(body) => senders.push((body.from.as_str(), body.nonce)),
+            Err(e) => {
+                return Err(liar(format!(
+                    "block {height}: transaction {i} fails its checks: {e}"
+                )))
+            }
+        }
+    }
+
+    // 3. The chunks: each checked against the manifest as it arrives; those on disk kept.
+    let mut fetched = 0;
+    for (i, info) in manifest.chunks.iter().enumerate() {
+        let path = dir.join(chunk_name(i as u64));
+        if let Ok(bytes) = std::fs::read(&path) {
+            if sha256_hex(&bytes) == info.sha256 {
+                continue;
+            }
+        }
+        let index = i.to_string();
+        let bytes = rt
+            .block_on(peer.get(
+                &["v1", "snapshots", &height_text, "chunks", &index],
+                info.bytes as usize,
+            ))
+            .map_err(|e| e.into_error(|t| liar(format!("chunk {i}: {t}"))))?;
+        let got = sha256_hex(&bytes);
+        if got != info.sha256 {
+            return Err(liar(format!(
+                "chunk {i} hashes to {got}, its manifest says {}",
+                info.sha256
+            )));
+        }
+        write_file(&path, &bytes)?;
+        fetched += 1;
+        if fetched % 16 == 0 {
+            tracing::info!(
+                chunk = i,
+                of = manifest.chunks.len(),
+                "snapshot chunks fetched"
+            );
+        }
+    }
+
+    // 4. The import: one transaction, checked against the block's state root.
+    let imported = storage.import_base(
+        &checked.block,
+        &senders,
+        code,
+        genesis_hash,
+        engine_config_hash,
+        finality.as_ref(),
+        |insert| import_chunks(&dir, &manifest, insert),
+    )?;
+    if let Err(e) = imported {
+        // Nothing of it is kept: the next start fetches the snapshot again (from whoever).
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(liar(e));
+    }
+    let done = snapshots_dir(data_dir).join(height.to_string());
+    let _ = std::fs::remove_dir_all(&done);
+    std::fs::rename(&dir, &done).map_err(|e| io(&done, e))?;
+    tracing::info!(
+        peer = url,
+        height,
+        entries = manifest.entries,
+        fetched,
+        ms = started.elapsed().as_millis() as u64,
+        "joined from a state snapshot: following from its height"
+    );
+    Ok(Joined {
+        height,
+        entries: manifest.entries,
+        fetched,
+    })
+}
+
+/// Reads the chunks of `dir` in order, checking each (hash, decoding, strictly ascending keys,
+/// entry count), inserts every entry and returns their LtHash. `Ok(Err(text))`: the snapshot
+/// is refused.
+fn import_chunks(
+    dir: &Path,
+    manifest: &Manifest,
+    insert: &mut dyn FnMut(&str, &[u8]) -> Result<(), StorageError>,
+) -> Result<Result<StateHash, String>, StorageError> {
+    let mut hash = StateHash::new();
+    let mut last: Option<String> = None;
+    for (i, info) in manifest.chunks.iter().enumerate().take(MAX_CHUNKS) {
+        let path = dir.join(chunk_name(i as u64));
+        let bytes = std::fs::read(&path)
+            .map_err(|e| StorageError::Io(format!("{}: {e}", path.display())))?;
+        if bytes.len() > MAX_CHUNK_BYTES || sha256_hex(&bytes) != info.sha256 {
+            return Ok(Err(format!(
+                "chunk {i} on disk ({}) no longer matches its manifest",
+                path.display()
+            )));
+        }
+        let entries = match decode_chunk(&bytes) {
+            Ok(e) => e,
+            Err(e) => return Ok(Err(format!("chunk {i}: {e}"))),
+        };
+        if entries.len() as u64 != info.entries {
+            return Ok(Err(format!(
+                "chunk {i} holds {} entries, its manifest says {}",
+                entries.len(),
+                info.entries
+            )));
+        }
+        for (key, value) in entries {
+            if last.as_deref().is_some_and(|l| l >= key) {
+                return Ok(Err(format!(
+                    "chunk {i}: key `{key}` does not come after `{}` (keys must ascend, each once)",
+                    last.unwrap_or_default()
+                )));
+            }
+            hash.insert(key, value);
+            insert(key, value)?;
+            last = Some(key.to_string());
+        }
+    }
+    Ok(Ok(hash))
+}
+
+/// Checks the snapshot's block: the manifest's hash and root, its signer (and on a chain with
+/// validators its certificate, returned to be stored), its transactions and receipts against
+/// its header's roots. Errors: what does not check.
+fn check_base_block(
+    ctx: &ChainContext,
+    peer: &Peer,
+    block: &Block,
+    manifest: &Manifest,
+    genesis_hash: &str,
+    rt: &tokio::runtime::Handle,
+) -> Result<Option<FinalityRecord>, String> {
+    let header = &block.header.header;
+    if header.height != manifest.height {
+        return Err(format!("the peer answered block {}", header.height));
+    }
+    if header.hash_hex() != manifest.block_hash {
+        return Err(format!(
+            "its hash is {}, the manifest says {}",
+            header.hash_hex(),
+            manifest.block_hash
+        ));
+    }
+    if hex::encode(header.state_root) != manifest.state_root {
+        return Err(format!(
+            "its state root is {}, the manifest says {}",
+            hex::encode(header.state_root),
+            manifest.state_root
+        ));
+    }
+    let genesis = ctx.genesis();
+    genesis
+        .check_block_signer(&block.header)
+        .map_err(|e| format!("its signature: {e}"))?;
+    let txs: Vec<_> = block.txs.iter().map(|t| t.tx.clone()).collect();
+    if tx_root(&txs) != header.tx_root {
+        return Err("its transactions do not give its header's tx_root".into());
+    }
+    let receipts: Vec<Receipt> = block
+        .txs
+        .iter()
+        .map(|t| t.receipt.clone())
+        .chain(block.end_block.iter().map(|(_, r)| r.clone()))
+        .collect();
+    if receipt_root(&receipts) != header.receipt_root {
+        return Err("its receipts do not give its header's receipt_root".into());
+    }
+    if genesis.validators.is_none() {
+        return Ok(None);
+    }
+    // Certified: the block's own certificate, on a digest that is this block's.
+    let checker = FinalityChecker::new(genesis, genesis_hash)?;
+    let height = header.height;
+    if height == 0 {
+        return Err("a snapshot of block 0: replay from genesis instead".into());
+    }
+    let own = rt
+        .block_on(crate::verify::source::finality_retrying(
+            &peer.client,
+            height,
+        ))?
+        .ok_or("the peer has no finality record of it")?;
+    let parent = rt
+        .block_on(crate::verify::source::finality_retrying(
+            &peer.client,
+            height - 1,
+        ))?
+        .ok_or("the peer has no finality record of its parent")?;
+    let Finality {
+        digest,
+        certificate,
+    } = own;
+    let Some(certificate) = certificate else {
+        return Err(
+            "it has no finality certificate of its own (a node snapshots certified blocks only)"
+                .into(),
+        );
+    };
+    let signatures = block.txs.iter().map(|t| t.tx.signature());
+    let computed = proposal_digest(
+        &commonware_cryptography::sha256::Digest(parent.digest),
+        &block.header,
+        signatures,
+    );
+    if computed.0 != digest {
+        return Err(format!(
+            "its finality record's digest {} is not the block's",
+            hex::encode(digest)
+        ));
+    }
+    checker
+        .check(&digest, &certificate)
+        .map_err(|e| format!("its finality certificate: {e}"))?;
+    Ok(Some((digest, Some(certificate))))
+}
