@@ -507,6 +507,16 @@ impl NodeConfig {
             Some(self.max_clock_drift_ms),
         )
         .map_err(ConfigError)?;
+        // A validator needs block 0 (its consensus starts from the genesis block's digest at
+        // every start) and the blocks its peers may ask for; a validator cannot start from a
+        // snapshot either (docs/validators.md, "Not yet").
+        if self.retain_blocks > 0 && self.validator.is_some() {
+            return Err(ConfigError(
+                "retain_blocks cannot be set on a validator: a validator keeps every block \
+                 (its consensus starts from block 0 at every start); prune on followers"
+                    .into(),
+            ));
+        }
         if self.dev_clock && self.validator.is_some() {
             return Err(ConfigError(
                 "dev_clock cannot be set on a validator: validators check each other's clocks"
@@ -757,6 +767,19 @@ mod tests {
             RuntimeConfig::default().config_hash()
         );
         assert_eq!(d.listen.to_string(), "127.0.0.1:8645");
+    }
+
+    #[test]
+    fn a_validator_keeps_every_block() {
+        let v = "[validator]\np2p_listen = \"127.0.0.1:9645\"\npeers = []\n";
+        assert!(NodeConfig::from_toml(v).is_ok());
+        let e = NodeConfig::from_toml(&format!("retain_blocks = 1000\n{v}")).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("retain_blocks cannot be set on a validator"),
+            "{e}"
+        );
+        assert!(NodeConfig::from_toml("retain_blocks = 1000").is_ok());
     }
 
     #[test]

@@ -162,6 +162,13 @@ pub struct FinalityReport {
     pub last_certified: Option<u64>,
     /// The last height whose finality was checked (the replay's last block).
     pub checked_to: u64,
+    /// Heights at or below it need no certificate of their own: 0 (block 0 is fixed by
+    /// genesis) from genesis; `base − 1` when the replay starts from a base (a snapshot's
+    /// block), which is then covered only by a certificate of a block above it. A base's own
+    /// certificate is not enough: it certifies a digest that chains the base's parent, which a
+    /// source that starts at the base cannot show, so nothing would bind it to the base's
+    /// header; a descendant's digest chains the base's header through its `prev_hash`.
+    pub floor: u64,
 }
 
 impl FinalityReport {
@@ -169,7 +176,8 @@ impl FinalityReport {
     /// certificate of their own: final through a descendant's.
     pub fn through_descendant(&self) -> u64 {
         self.last_certified
-            .unwrap_or(0)
+            .unwrap_or(self.floor)
+            .saturating_sub(self.floor)
             .saturating_sub(self.certificates)
     }
 
@@ -177,7 +185,7 @@ impl FinalityReport {
     /// certified height (or 0) up to the last height checked; `None` when every block is
     /// covered.
     pub fn uncovered(&self) -> Option<(u64, u64)> {
-        let covered = self.last_certified.unwrap_or(0);
+        let covered = self.last_certified.unwrap_or(self.floor).max(self.floor);
         (covered < self.checked_to).then_some((covered + 1, self.checked_to))
     }
 
@@ -647,6 +655,12 @@ fn replay_all(
     };
     let mut digest = base_digest.unwrap_or(commonware_cryptography::sha256::Digest([0; 32]));
     let mut finality = report.finality.take().unwrap_or_default();
+    if from > 0 && checker.is_some() {
+        // The base needs a descendant's certificate (`FinalityReport::floor`).
+        finality.floor = from - 1;
+        finality.checked_to = from;
+        report.finality = Some(finality.clone());
+    }
     let mut finality_of = |report: &mut VerifyReport, block: &Block, f: Option<Finality>| -> bool {
         let Some(checker) = &checker else { return true };
         let result = check_finality(checker, &mut digest, block, f, &mut finality);
@@ -760,4 +774,35 @@ fn replay_all(
         report.evidence = Some(EvidenceReport::check(&checker, &records));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FinalityReport;
+
+    #[test]
+    fn a_base_is_covered_only_by_a_certificate_above_it() {
+        // From genesis: block 0 needs none; 1..=5 uncovered without a certificate.
+        let mut f = FinalityReport {
+            checked_to: 5,
+            ..FinalityReport::default()
+        };
+        assert_eq!(f.uncovered(), Some((1, 5)));
+        f.last_certified = Some(5);
+        f.certificates = 2;
+        assert_eq!((f.uncovered(), f.through_descendant()), (None, 3));
+        // From a base at 40 whose head is the base: the base itself is uncovered.
+        let mut f = FinalityReport {
+            floor: 39,
+            checked_to: 40,
+            ..FinalityReport::default()
+        };
+        assert_eq!(f.uncovered(), Some((40, 40)));
+        assert_eq!(f.through_descendant(), 0);
+        // A certificate at 43 covers 40..=43; one block certified directly.
+        f.checked_to = 45;
+        f.last_certified = Some(43);
+        f.certificates = 1;
+        assert_eq!((f.uncovered(), f.through_descendant()), (Some((44, 45)), 3));
+    }
 }
