@@ -212,9 +212,11 @@ pub struct NodeConfig {
     /// start from that snapshot and replay the rest. The API answers `410 pruned` for a deleted
     /// block. 0: keep every block, an archive node (the default).
     pub retain_blocks: u64,
-    /// Not a file setting: `gamechain node --follow URL --snapshot-from URL2`. On an empty data
+    /// Not a file setting: `gamechain node --follow URL --snapshot-from URL2` (a follower) or
+    /// `gamechain node --validator --snapshot-from URL2` (a validator). On an empty data
     /// directory, start from the newest snapshot the node at `URL2` serves (checked against the
-    /// signed header's state root) instead of replaying from genesis. Default none.
+    /// signed, or certified, header's state root) instead of replaying from genesis; ignored
+    /// (logged) on a directory that holds the chain. Default none.
     #[serde(skip)]
     pub snapshot_from: Option<String>,
     /// Validator mode (`[validator]`, `gamechain node --validator`): this node is one of the

@@ -22,6 +22,13 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
     }
     config.restore_from = args.restore_from.clone();
     config.snapshot_from = args.snapshot_from.clone();
+    if args.snapshot_from.is_some() && args.follow.is_none() && !args.validator {
+        return Err(
+            "--snapshot-from needs --follow URL (a follower) or --validator (a validator): a \
+             sequencer's chain starts at its own block 0"
+                .into(),
+        );
+    }
     if args.validator && config.validator.is_none() {
         return Err(
             "--validator needs a [validator] table in the configuration (p2p_listen, peers;              `gamechain testnet` writes one)"

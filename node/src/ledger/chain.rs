@@ -750,7 +750,13 @@ impl Chain {
         }
         // Node policy, after the block is durable: a snapshot of the state at this head (its
         // read transaction opens now, before the next commit), and old blocks deleted.
-        self.snapshots.after_commit(&self.db_path, last.height());
+        // On a chain with validators only a head with its own finality certificate: the one a
+        // joining node checks the snapshot's block against (`verify/snapshot_join.rs`).
+        let validators = self.genesis().validators.is_some();
+        let height = last.height();
+        self.snapshots.after_commit(&self.db_path, height, || {
+            !validators || matches!(storage.validator_finality(height), Ok(Some((_, Some(_)))))
+        });
         if self.config.retain_blocks > 0 {
             self.prune(storage, last.height());
         }

@@ -367,7 +367,7 @@ pub fn join_from_snapshot(
         entries = manifest.entries,
         fetched,
         ms = started.elapsed().as_millis() as u64,
-        "joined from a state snapshot: following from its height"
+        "joined from a state snapshot: the chain continues from its height"
     );
     Ok(Joined {
         height,
