@@ -509,13 +509,13 @@ impl NodeConfig {
             Some(self.max_clock_drift_ms),
         )
         .map_err(ConfigError)?;
-        // A validator needs block 0 (its consensus starts from the genesis block's digest at
-        // every start) and the blocks its peers may ask for; a validator cannot start from a
-        // snapshot either (docs/validators.md, "Not yet").
+        // A validator needs its oldest block (its consensus starts from block 0's digest, or
+        // from the certificate of the snapshot base it joined from, at every start) and the
+        // blocks its peers may ask for.
         if self.retain_blocks > 0 && self.validator.is_some() {
             return Err(ConfigError(
                 "retain_blocks cannot be set on a validator: a validator keeps every block \
-                 (its consensus starts from block 0 at every start); prune on followers"
+                 (its consensus starts from its oldest block at every start); prune on followers"
                     .into(),
             ));
         }

@@ -147,4 +147,21 @@ mod tests {
         };
         assert!(config_from(&args).is_err());
     }
+
+    #[test]
+    fn snapshot_from_needs_follow_or_validator() {
+        let args = |follow: Option<&str>| NodeArgs {
+            config: None,
+            data: None,
+            listen: None,
+            follow: follow.map(String::from),
+            restore_from: None,
+            snapshot_from: Some("http://peer".into()),
+            validator: false,
+        };
+        let err = config_from(&args(None)).unwrap_err();
+        assert!(err.contains("--snapshot-from needs"), "{err}");
+        let config = config_from(&args(Some("http://up"))).unwrap();
+        assert_eq!(config.snapshot_from.as_deref(), Some("http://peer"));
+    }
 }

@@ -527,6 +527,11 @@ fn join_validator(
         NodeError::Refused(format!("the joined block {} is not stored", joined.height))
     })?;
     sign_state.record(joined.height, &base.header.hash_hex())?;
+    // The head record the import wrote, read again: the start's check compares the head with
+    // it as it is now (not as it was before the import: missing).
+    if storage.take_head_record().is_some() {
+        storage.put_head_record(HeadRecord::open(&config.db_path())?);
+    }
     Ok(())
 }
 

@@ -594,6 +594,29 @@ mod tests {
         assert!(decode_chunk(&u32::MAX.to_le_bytes()).is_err());
     }
 
+    /// A head that may not be snapshotted (on a chain with validators: no certificate of its
+    /// own) is skipped without using up its multiple: the next eligible head is taken.
+    #[test]
+    fn an_ineligible_head_is_skipped_and_the_next_one_asked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = Snapshots::new(tmp.path(), 5, 2, "g");
+        let db = tmp.path().join("none.sqlite");
+        s.after_commit(&db, 4, || panic!("not due: not asked"));
+        let mut asked = Vec::new();
+        for h in [5, 6, 7] {
+            s.after_commit(&db, h, || {
+                asked.push(h);
+                false
+            });
+        }
+        assert_eq!(asked, [5, 6, 7]);
+        assert_eq!(s.last.load(Ordering::Relaxed), 0);
+        // Eligible: taken (here the database cannot be opened: logged, and the multiple used).
+        s.after_commit(&db, 8, || true);
+        assert_eq!(s.last.load(Ordering::Relaxed), 8);
+        s.after_commit(&db, 9, || panic!("this multiple is done"));
+    }
+
     fn manifest() -> Manifest {
         Manifest {
             format: FORMAT,

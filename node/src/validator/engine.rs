@@ -12,6 +12,10 @@
 //! engine's certificate resolver, 3 marshal's block backfill, 4 block broadcast, 5 transaction
 //! gossip (`gossip.rs`).
 //!
+//! Start: from block 0 (`Floor::Genesis`, marshal's `Start::Genesis`), or for a data directory
+//! that joined from a snapshot from its base's own finality certificate (`Floor::Finalized`,
+//! `Start::Floor`; [`EngineStart`]).
+//!
 //! Storage: the engine's write-ahead log and marshal's archives live in the runtime's storage
 //! (a directory under `<data>/consensus/` for a node), in partitions prefixed `gc`. Marshal's two
 //! archives (finalized blocks, finalization certificates by height) are prunable archives whose

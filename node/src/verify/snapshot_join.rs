@@ -2,6 +2,13 @@
 //! from the newest state snapshot `PEER` serves (`ledger/snapshot.rs`) instead of replaying the
 //! chain from genesis. Then it follows `URL` from that height like any follower.
 //!
+//! `gamechain node --validator --snapshot-from PEER` does the same for a new validator
+//! (`ledger/genesis_setup.rs`, `join_validator`), its genesis from its own `genesis.json`; its
+//! consensus then starts from the snapshot block's own finality certificate, the record this
+//! join stores (`validator/run.rs`, `validator/engine.rs`, [`EngineStart::Floor`]).
+//!
+//! [`EngineStart::Floor`]: crate::validator::engine::EngineStart::Floor
+//!
 //! What is trusted: only the genesis (the followed node's, or `<data>/genesis.json` placed
 //! beforehand) and what it names. The peer is hostile until checked:
 //!
