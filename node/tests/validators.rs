@@ -910,7 +910,7 @@ async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
         out.status.success()
             && table
                 .lines()
-                .any(|l| l.starts_with(&format!("evidence: {faulty} (signer "))),
+                .any(|l| l.starts_with(&format!("evidence: {faulty} (validator 3) signed "))),
         "status --net names the equivocating validator:\n{table}"
     );
 

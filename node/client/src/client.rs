@@ -324,9 +324,9 @@ impl Client {
             .map_err(transport)?;
         let status = response.status();
         self.note_status(status, response.headers());
-        let bytes = response.bytes().await.map_err(transport)?;
+        let bytes = read_bounded(response, MAX_RESPONSE_BYTES).await?;
         if status.is_success() {
-            return Ok(bytes.to_vec());
+            return Ok(bytes);
         }
         decode::<Value>(status, &bytes).and_then(|_| {
             Err(ClientError::Protocol {
@@ -564,9 +564,36 @@ impl Client {
         let response = request.send().await.map_err(transport)?;
         let status = response.status();
         self.note_status(status, response.headers());
-        let bytes = response.bytes().await.map_err(transport)?;
+        let bytes = read_bounded(response, MAX_RESPONSE_BYTES).await?;
         decode(status, &bytes)
     }
+}
+
+/// Largest answer body the client reads (128 MiB: a block at the chain's bounds, 32 MiB of
+/// transactions and their receipts, as JSON); a longer one is refused as
+/// [`ClientError::Protocol`] before more of it is read, so a hostile or broken node cannot make
+/// a client hold more.
+pub const MAX_RESPONSE_BYTES: usize = 128 << 20;
+
+/// The body of `response`, at most `max` bytes. Errors: the connection broke
+/// ([`ClientError::Transport`]), the body is longer ([`ClientError::Protocol`]).
+async fn read_bounded(mut response: reqwest::Response, max: usize) -> ClientResult<Vec<u8>> {
+    let status = response.status().as_u16();
+    let over = || ClientError::Protocol {
+        status,
+        message: format!("the answer is over {max} bytes"),
+    };
+    if response.content_length().is_some_and(|n| n > max as u64) {
+        return Err(over());
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await.map_err(transport)? {
+        if body.len() + chunk.len() > max {
+            return Err(over());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// The node's block stream (`GET /v1/ws`), from [`Client::subscribe_blocks`].

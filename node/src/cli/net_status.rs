@@ -5,6 +5,12 @@
 //! (`GET /v1/evidence`, first page): who signed conflicting votes, in which views, and which
 //! validators recorded it. `--json` prints the same as a JSON array (each entry with its
 //! `evidence` page).
+//!
+//! A node's answer is not taken on trust: each record is checked against the genesis in the
+//! folder (`DIR/0/<data_dir>/genesis.json`) as `gamechain verify` checks it, the faulty
+//! validator is named from the votes' signer (never from the node's `validator` field) by its
+//! address and its place in the genesis file's `validators.set`, and a record that proves
+//! nothing is listed as such. Without that genesis file the records are shown as unchecked.
 
 use std::path::Path;
 use std::time::Duration;
@@ -14,6 +20,7 @@ use serde_json::{json, Value};
 
 use crate::cli::error::CliError;
 use crate::config::NodeConfig;
+use crate::verify::evidence::EvidenceChecker;
 
 /// How long one validator may take to answer.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(3);
@@ -75,8 +82,28 @@ async fn ask(index: usize, url: String) -> Answer {
 }
 
 /// Runs the command (module docs), writing to `out`. Errors: see [`validator_urls`].
+/// The evidence checker of the network's genesis (`DIR/0/<data_dir>/genesis.json`) and the
+/// addresses of its `validators.set` in file order; `None` when there is no such file or it
+/// names no validators (the records are then shown unchecked).
+fn genesis_checker(dir: &Path) -> Option<(EvidenceChecker, Vec<String>)> {
+    let folder = dir.join("0");
+    let config = NodeConfig::load(&folder.join("node.toml")).ok()?;
+    let text = std::fs::read_to_string(folder.join(&config.data_dir).join("genesis.json")).ok()?;
+    let genesis = gamechain_runtime::chain::Genesis::from_json(&text).ok()?;
+    let checker = EvidenceChecker::new(&genesis, &hex::encode(genesis.hash())).ok()?;
+    let order = genesis
+        .validators
+        .as_ref()?
+        .set
+        .iter()
+        .map(|v| v.address.clone())
+        .collect();
+    Some((checker, order))
+}
+
 pub async fn run(dir: &Path, as_json: bool, out: &mut dyn std::io::Write) -> Result<(), CliError> {
     let urls = validator_urls(dir)?;
+    let checker = genesis_checker(dir);
     let answers =
         futures_util::future::join_all(urls.into_iter().enumerate().map(|(i, url)| ask(i, url)))
             .await;
@@ -92,14 +119,14 @@ pub async fn run(dir: &Path, as_json: bool, out: &mut dyn std::io::Write) -> Res
             .collect();
         serde_json::to_string_pretty(&list).expect("JSON values serialise") + "\n"
     } else {
-        table(&answers)
+        table(&answers, checker.as_ref())
     };
     out.write_all(text.as_bytes())
         .map_err(|e| CliError::Usage(format!("cannot write the output: {e}")))
 }
 
 /// The human form: a line per validator, then the heads and who is at each.
-fn table(answers: &[Answer]) -> String {
+fn table(answers: &[Answer], checker: Option<&(EvidenceChecker, Vec<String>)>) -> String {
     let short = |h: &str| h.chars().take(16).collect::<String>();
     let mut text = format!(
         "{:<9} {:<24} {:>8}  {:<16}  {:<16}  {:>7}  {:>8}\n",
@@ -143,31 +170,63 @@ fn table(answers: &[Answer]) -> String {
             list.join(", ")
         );
     }
-    text + "\n" + &evidence_lines(answers)
+    text + "\n" + &evidence_lines(answers, checker)
 }
 
 /// Most views listed per faulty validator.
 const VIEWS_SHOWN: usize = 8;
 
-/// One line per validator some answer holds evidence against: `evidence: <address> (signer
-/// <index in the genesis set>) signed conflicting votes in views <v>, … (<kinds>); recorded by
-/// <validator folder>, …`.
-fn evidence_lines(answers: &[Answer]) -> String {
+/// One line per validator some answer holds evidence against: `evidence: <address>
+/// (validator <its index in the genesis file's validators.set>) signed conflicting votes in
+/// views <v>, … (<kinds>); recorded by <validator folder>, …`, from the records that check
+/// against `checker`'s genesis; then a line per record that does not (`unproven evidence …:
+/// why`). Without a checker, the records as the nodes describe them, marked unchecked.
+fn evidence_lines(answers: &[Answer], checker: Option<&(EvidenceChecker, Vec<String>)>) -> String {
     use std::collections::{BTreeMap, BTreeSet};
-    // signer → (address, views, kinds, recorded by)
-    type Faulty = (String, BTreeSet<u64>, BTreeSet<String>, BTreeSet<usize>);
-    let mut faulty: BTreeMap<u32, Faulty> = BTreeMap::new();
+    // the faulty validator's name → (views, kinds, recorded by)
+    type Faulty = (BTreeSet<u64>, BTreeSet<String>, BTreeSet<usize>);
+    let mut faulty: BTreeMap<String, Faulty> = BTreeMap::new();
+    let mut unproven = Vec::new();
     for a in answers {
         for e in a.evidence.iter().flat_map(|p| &p.evidence) {
-            let f = faulty.entry(e.signer).or_default();
-            f.0 = e.validator.clone();
-            f.1.insert(e.view);
-            f.2.insert(e.kind.clone());
-            f.3.insert(a.index);
+            let name = match checker {
+                None => format!(
+                    "{:?} (signer {}; UNCHECKED: no genesis.json in the folder)",
+                    e.validator, e.signer
+                ),
+                Some((checker, order)) => {
+                    let proven = crate::verify::evidence::from_wire(e)
+                        .and_then(|stored| checker.check_record(&stored));
+                    match proven {
+                        Err(why) => {
+                            unproven.push(format!(
+                                "unproven evidence held by validator {}: record {}: {why:?}\n",
+                                a.index, e.id
+                            ));
+                            continue;
+                        }
+                        Ok(p) => {
+                            let address = checker
+                                .validator(p.signer)
+                                .map(|v| v.0.clone())
+                                .unwrap_or_default();
+                            let index = order.iter().position(|x| *x == address);
+                            match index {
+                                Some(i) => format!("{address} (validator {i})"),
+                                None => format!("{address} (signer {})", p.signer),
+                            }
+                        }
+                    }
+                }
+            };
+            let f = faulty.entry(name).or_default();
+            f.0.insert(e.view);
+            f.1.insert(format!("{:?}", e.kind).trim_matches('"').to_string());
+            f.2.insert(a.index);
         }
     }
     let mut text = String::new();
-    for (signer, (address, views, kinds, by)) in faulty {
+    for (name, (views, kinds, by)) in faulty {
         let mut shown: Vec<String> = views.iter().take(VIEWS_SHOWN).map(u64::to_string).collect();
         if views.len() > VIEWS_SHOWN {
             shown.push(format!("… ({} views)", views.len()));
@@ -175,12 +234,11 @@ fn evidence_lines(answers: &[Answer]) -> String {
         let by: Vec<String> = by.iter().map(usize::to_string).collect();
         let kinds: Vec<String> = kinds.into_iter().collect();
         text += &format!(
-            "evidence: {address} (signer {signer}) signed conflicting votes in views {} ({}); \
-             recorded by {}\n",
+            "evidence: {name} signed conflicting votes in views {} ({}); recorded by {}\n",
             shown.join(", "),
             kinds.join(", "),
             by.join(", ")
         );
     }
-    text
+    text + &unproven.concat()
 }

@@ -521,6 +521,8 @@ fn join_validator(
         &code,
         genesis_hash,
         engine_hash,
+        // A validator chain's base is bound to the chain by its certificate.
+        None,
         &rt,
     )?;
     let base = storage.signed_header(joined.height)?.ok_or_else(|| {

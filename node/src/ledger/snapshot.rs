@@ -51,8 +51,16 @@ pub const MAX_ENTRY_BYTES: usize = 48 << 20;
 /// Largest chunk a node writes or a joining node accepts: the target plus one largest entry.
 pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_ENTRY_BYTES;
 
-/// Most chunks one snapshot may have (at 4 MiB each, 256 GiB of state).
+/// Most chunks one snapshot may have (every chunk but the last holds at least
+/// [`CHUNK_TARGET_BYTES`], so at least 256 GiB of state before this bound is reached).
 pub const MAX_CHUNKS: usize = 65_536;
+
+/// Most bytes of chunks one snapshot may have (256 GiB). A joining node also refuses a
+/// snapshot whose chunks and import would not fit its free disk space (`verify/snapshot_join.rs`).
+pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 30;
+
+/// Fewest bytes one entry takes in a chunk: its two length prefixes.
+pub const MIN_ENTRY_BYTES: u64 = 8;
 
 /// Largest `manifest.json` a joining node accepts (about 100 bytes per chunk).
 pub const MAX_MANIFEST_BYTES: usize = 8 << 20;
@@ -144,8 +152,26 @@ impl Manifest {
                     c.bytes, c.entries
                 ));
             }
+            if c.entries > c.bytes / MIN_ENTRY_BYTES {
+                return Err(format!(
+                    "chunk {i}: {} entries cannot fit in {} bytes ({MIN_ENTRY_BYTES} bytes each at least)",
+                    c.entries, c.bytes
+                ));
+            }
+            // A chunk is closed once it holds the target: only the last may be smaller.
+            if i + 1 < self.chunks.len() && c.bytes < CHUNK_TARGET_BYTES as u64 {
+                return Err(format!(
+                    "chunk {i}: {} bytes, but every chunk except the last holds at least {CHUNK_TARGET_BYTES}",
+                    c.bytes
+                ));
+            }
             bytes += c.bytes;
             entries += c.entries;
+        }
+        if bytes > MAX_SNAPSHOT_BYTES {
+            return Err(format!(
+                "{bytes} bytes of chunks (at most {MAX_SNAPSHOT_BYTES})"
+            ));
         }
         if bytes != self.bytes || entries != self.entries {
             return Err(format!(
@@ -191,9 +217,26 @@ pub fn encode_entry(out: &mut Vec<u8>, key: &str, value: &[u8]) {
     out.extend_from_slice(value);
 }
 
-/// The entries of a chunk, in order. Errors: a length that runs past the end, a key that is not
-/// UTF-8.
-pub fn decode_chunk(mut data: &[u8]) -> Result<Vec<(&str, &[u8])>, String> {
+/// The entries of a chunk, in order, at most `max` of them. Errors: a length that runs past the
+/// end, a key that is not UTF-8, more than `max` entries (found before they are all decoded, so a
+/// hostile chunk of tiny entries costs no more memory than `max` of them).
+pub fn decode_chunk_at_most(data: &[u8], max: u64) -> Result<Vec<(&str, &[u8])>, String> {
+    let cap = max.min(data.len() as u64 / MIN_ENTRY_BYTES) as usize;
+    let mut out = Vec::with_capacity(cap.min(1 << 16));
+    let mut rest = data;
+    while !rest.is_empty() {
+        if out.len() as u64 >= max {
+            return Err(format!("more than {max} entries"));
+        }
+        let (entry, tail) = decode_entry(rest)?;
+        out.push(entry);
+        rest = tail;
+    }
+    Ok(out)
+}
+
+/// The first entry of `data` and what follows it.
+fn decode_entry(mut data: &[u8]) -> Result<((&str, &[u8]), &[u8]), String> {
     fn take<'a>(data: &mut &'a [u8], n: usize) -> Result<&'a [u8], String> {
         if data.len() < n {
             return Err("an entry runs past the end of the chunk".into());
@@ -206,16 +249,18 @@ pub fn decode_chunk(mut data: &[u8]) -> Result<Vec<(&str, &[u8])>, String> {
         let b = take(data, 4)?;
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
     }
-    let mut out = Vec::new();
-    while !data.is_empty() {
-        let n = len(&mut data)?;
-        let key = std::str::from_utf8(take(&mut data, n)?)
-            .map_err(|_| "a key is not UTF-8".to_string())?;
-        let n = len(&mut data)?;
-        let value = take(&mut data, n)?;
-        out.push((key, value));
-    }
-    Ok(out)
+    let n = len(&mut data)?;
+    let key =
+        std::str::from_utf8(take(&mut data, n)?).map_err(|_| "a key is not UTF-8".to_string())?;
+    let n = len(&mut data)?;
+    let value = take(&mut data, n)?;
+    Ok(((key, value), data))
+}
+
+/// The entries of a chunk, in order. Errors: a length that runs past the end, a key that is not
+/// UTF-8.
+pub fn decode_chunk(data: &[u8]) -> Result<Vec<(&str, &[u8])>, String> {
+    decode_chunk_at_most(data, u64::MAX)
 }
 
 /// Lowercase hex SHA-256 of `data`.
@@ -549,7 +594,8 @@ pub fn load_snapshot(dir: &Path) -> Result<gamechain_runtime::MemState, String> 
         if sha256_hex(&bytes) != info.sha256 {
             return Err(format!("chunk {i} does not hash to its manifest's SHA-256"));
         }
-        let entries = decode_chunk(&bytes).map_err(|e| format!("chunk {i}: {e}"))?;
+        let entries =
+            decode_chunk_at_most(&bytes, info.entries).map_err(|e| format!("chunk {i}: {e}"))?;
         if entries.len() as u64 != info.entries {
             return Err(format!("chunk {i}: not the manifest's entry count"));
         }
@@ -625,11 +671,11 @@ mod tests {
             block_hash: "a".repeat(64),
             state_root: "b".repeat(64),
             entries: 3,
-            bytes: 30,
+            bytes: CHUNK_TARGET_BYTES as u64 + 10,
             chunks: vec![
                 ChunkInfo {
                     sha256: "c".repeat(64),
-                    bytes: 20,
+                    bytes: CHUNK_TARGET_BYTES as u64,
                     entries: 2,
                 },
                 ChunkInfo {
@@ -661,5 +707,45 @@ mod tests {
         let mut m = manifest();
         m.format = 2;
         assert!(m.check("g").unwrap_err().contains("format"));
+        // More entries than the bytes can hold.
+        let mut m = manifest();
+        m.chunks[1].entries = 2;
+        m.entries = 4;
+        assert!(m.check("g").unwrap_err().contains("cannot fit"));
+        // A small chunk before the last: a peer padding the count of chunks.
+        let mut m = manifest();
+        m.chunks[0].bytes = 20;
+        m.bytes = 30;
+        assert!(m
+            .check("g")
+            .unwrap_err()
+            .contains("every chunk except the last"));
+        // Over the total bound.
+        let mut m = manifest();
+        let n = (MAX_SNAPSHOT_BYTES / MAX_CHUNK_BYTES as u64) as usize + 1;
+        m.chunks = vec![
+            ChunkInfo {
+                sha256: "c".repeat(64),
+                bytes: MAX_CHUNK_BYTES as u64,
+                entries: 1,
+            };
+            n
+        ];
+        m.bytes = m.chunks.iter().map(|c| c.bytes).sum();
+        m.entries = n as u64;
+        assert!(m.check("g").unwrap_err().contains("at most"));
+    }
+
+    #[test]
+    fn a_chunk_with_more_entries_than_its_manifest_says_stops_at_the_bound() {
+        let mut buf = Vec::new();
+        for i in 0..1000 {
+            encode_entry(&mut buf, &format!("k{i:04}"), b"");
+        }
+        assert_eq!(decode_chunk_at_most(&buf, 1000).unwrap().len(), 1000);
+        assert_eq!(
+            decode_chunk_at_most(&buf, 999).unwrap_err(),
+            "more than 999 entries"
+        );
     }
 }

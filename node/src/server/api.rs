@@ -7,6 +7,7 @@
 //! [`REQUEST_TIMEOUT`], is an [`ApiError`] JSON body; hyper's own answers to requests it
 //! cannot read (URI or headers too large) are rewritten to JSON by `http_io.rs`.
 
+use futures_util::StreamExt as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -678,6 +679,16 @@ async fn get_snapshot_chunk(
             "a chunk index is decimal digits",
         )
     })?;
+    // Bounded: chunks in flight at once (a slow reader holds one for at most the deadline).
+    let permit = CHUNK_SENDS.try_acquire().map_err(|_| {
+        let mut e = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("{MAX_CHUNK_SENDS} snapshot chunks are being sent already; try again shortly"),
+        );
+        e.retry_after_s = Some(1);
+        e
+    })?;
     let (file, len) = blocking(move || {
         app.chain
             .snapshots
@@ -694,10 +705,27 @@ async fn get_snapshot_chunk(
             (header::CONTENT_TYPE, "application/octet-stream".to_string()),
             (header::CONTENT_LENGTH, len.to_string()),
         ],
-        axum::body::Body::from_stream(file_stream(file)),
+        axum::body::Body::from_stream(
+            file_stream(file)
+                .take_until(tokio::time::sleep(CHUNK_SEND_DEADLINE))
+                .map(move |piece| {
+                    let _held = &permit;
+                    piece
+                }),
+        ),
     )
         .into_response())
 }
+
+/// Snapshot chunks sent at once by this process; one more is answered `503 busy` with
+/// `Retry-After: 1` (a joining node retries).
+pub const MAX_CHUNK_SENDS: usize = 8;
+
+static CHUNK_SENDS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(MAX_CHUNK_SENDS);
+
+/// Longest the sending of one snapshot chunk may take (5 min: a 52 MiB chunk at 180 KB/s); the
+/// body is cut there, so a reader that drains slowly on purpose holds its slot no longer.
+pub const CHUNK_SEND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(300);
 
 /// Bytes read from `file` at most [`STREAM_PIECE_BYTES`] at a time on a blocking thread, so a
 /// chunk being sent holds one piece in memory, not the chunk.

@@ -80,7 +80,11 @@ pub async fn lookup_host(host: &str) -> Result<Vec<IpAddr>, String> {
         .await
         .map_err(|_| format!("{host}: no answer within {RESOLVE_TIMEOUT:?}"))?
         .map_err(|e| format!("{host}: {e}"))?;
-    let ips: Vec<IpAddr> = found.map(|a| a.ip()).collect();
+    let mut ips: Vec<IpAddr> = found.map(|a| a.ip()).collect();
+    // One order whatever the resolver's (round-robin DNS rotates it): IPv4 first, then by
+    // address, so the address a peer is accepted from does not flap between lookups.
+    ips.sort_by_key(|ip| (ip.is_ipv6(), *ip));
+    ips.dedup();
     if ips.is_empty() {
         return Err(format!("{host}: no address"));
     }
@@ -140,16 +144,28 @@ pub async fn refresh<E: commonware_runtime::Clock>(
     }
     loop {
         context.sleep(DNS_REFRESH).await;
-        let fresh = resolve_all(&named).await;
         let mut changed = Vec::new();
-        for (key, addr) in fresh {
-            let Some(slot) = current.iter_mut().find(|(k, _)| *k == key) else {
+        for (key, peer) in &named {
+            let PeerAddr::Dns { host, .. } = peer else {
                 continue;
             };
-            // A failed lookup keeps the last known address.
-            if addr.egress_ip().is_unspecified() || slot.1 == addr {
+            let Some(slot) = current.iter_mut().find(|(k, _)| k == key) else {
+                continue;
+            };
+            // A failed lookup keeps the last known address; so does a name that still resolves
+            // to it among others (several A records, or IPv4 and IPv6).
+            let Ok(ips) = lookup_host(host).await else {
+                continue;
+            };
+            let now = slot.1.egress_ip();
+            if !now.is_unspecified() && ips.contains(&now) {
                 continue;
             }
+            let addr = address(peer, Some(ips[0]));
+            if slot.1 == addr {
+                continue;
+            }
+            let key = key.clone();
             tracing::info!(peer = %key, from = ?slot.1, to = ?addr, "peer address changed");
             slot.1 = addr.clone();
             changed.push((key, addr));

@@ -177,6 +177,7 @@ pub fn open_replica(
             &code,
             &genesis_hash,
             &engine_hash,
+            Some(upstream),
             rt,
         )?;
     } else if !fresh {

@@ -50,8 +50,8 @@ use gamechain_runtime::ChainContext;
 
 use crate::error::NodeError;
 use crate::ledger::snapshot::{
-    chunk_name, decode_chunk, sha256_hex, snapshots_dir, write_manifest, Manifest, SnapshotList,
-    MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
+    chunk_name, decode_chunk_at_most, sha256_hex, snapshots_dir, write_manifest, Manifest,
+    SnapshotList, MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
 };
 use crate::ledger::storage::{FinalityRecord, Storage, StorageError};
 use crate::verify::finality::{proposal_digest, FinalityChecker};
@@ -233,6 +233,7 @@ pub fn join_from_snapshot(
     code: &BTreeMap<String, Vec<u8>>,
     genesis_hash: &str,
     engine_config_hash: &str,
+    followed: Option<&Client>,
     rt: &tokio::runtime::Handle,
 ) -> Result<Joined, NodeError> {
     let started = Instant::now();
@@ -272,6 +273,7 @@ pub fn join_from_snapshot(
         )));
     }
     let height = manifest.height;
+    check_free_space(data_dir, manifest.bytes)?;
 
     // A download from an earlier start: kept when it is this very snapshot, else started over.
     let dir = join_dir(data_dir, height);
@@ -303,6 +305,28 @@ pub fn join_from_snapshot(
         .map_err(|e| NodeError::Runtime(format!("{url}: block {height}: {e}")))?;
     let finality = check_base_block(ctx, &peer, &block, &manifest, genesis_hash, rt)
         .map_err(|e| liar(format!("block {height}: {e}")))?;
+    // On a sequencer chain the header names no chain: a block the same sequencer key signed on
+    // another chain (a relaunched testnet that kept its key) would pass the signature check. The
+    // followed node's block at that height binds it to the chain followed. (A certificate binds
+    // a validator chain's block: its namespace holds the chain id and genesis hash.)
+    if let (None, Some(followed)) = (&ctx.genesis().validators, followed) {
+        if followed.base_url() != peer.client.base_url() {
+            let theirs = rt
+                .block_on(followed.block(BlockRef::Height(height)))
+                .map_err(|e| {
+                    NodeError::Runtime(format!(
+                        "the followed node's block {height}, to check the snapshot's against: {e}"
+                    ))
+                })?;
+            if theirs.header.header.hash() != block.header.header.hash() {
+                return Err(liar(format!(
+                    "its block {height} is {}, the followed node's is {}: another chain, or a fork",
+                    block.header.header.hash_hex(),
+                    theirs.header.header.hash_hex()
+                )));
+            }
+        }
+    }
     let checked = check_block(ctx, block, ctx.verify_threads());
     let mut senders = Vec::with_capacity(checked.checks.len());
     for (i, c) in checked.checks.iter().enumerate() {
@@ -383,6 +407,40 @@ pub fn join_from_snapshot(
     })
 }
 
+/// Space a join needs beyond the chunks themselves: the import writes about as much again into
+/// the database (and its write-ahead log), plus this margin.
+const SPACE_MARGIN: u64 = 256 << 20;
+
+/// Refuses a snapshot of `bytes` whose chunks and import would not fit the free space of the
+/// file system holding `data_dir` (about twice its size, plus [`SPACE_MARGIN`]). Errors:
+/// [`NodeError::Refused`] saying how much is needed and free.
+fn check_free_space(data_dir: &Path, bytes: u64) -> Result<(), NodeError> {
+    let Some(free) = free_bytes(data_dir) else {
+        return Ok(());
+    };
+    let needed = bytes.saturating_mul(2).saturating_add(SPACE_MARGIN);
+    if needed > free {
+        return Err(refused(format!(
+            "the snapshot has {bytes} bytes of state: joining from it needs about {needed} bytes \
+             free on {}, which has {free}",
+            data_dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Bytes free to this process on the file system holding `path` (`statvfs`), if it can tell.
+fn free_bytes(path: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).ok()?;
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a valid, writable statvfs.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 /// Reads the chunks of `dir` in order, checking each (hash, decoding, strictly ascending keys,
 /// entry count), inserts every entry and returns their LtHash. `Ok(Err(text))`: the snapshot
 /// is refused.
@@ -403,7 +461,7 @@ fn import_chunks(
                 path.display()
             )));
         }
-        let entries = match decode_chunk(&bytes) {
+        let entries = match decode_chunk_at_most(&bytes, info.entries) {
             Ok(e) => e,
             Err(e) => return Ok(Err(format!("chunk {i}: {e}"))),
         };

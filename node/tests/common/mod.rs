@@ -33,14 +33,30 @@ pub fn free_port() -> u16 {
 }
 
 /// A run of `2 * n` free consecutive loopback ports (checked by binding each once): the API and
-/// p2p ports of `n` validators, for `gamechain testnet --base-port B --p2p-port B+n`.
+/// p2p ports of `n` validators, for `gamechain testnet --base-port B --p2p-port B+n`. Taken below
+/// the kernel's ephemeral range (32768 and up by default), which outgoing connections draw
+/// from: a run chosen there could be taken by a client's or a peer's connection before the
+/// validators bind it. Runs handed out by this process never overlap (a counter), and the
+/// process id spreads concurrent test processes apart.
 pub fn free_ports(n: usize) -> u16 {
-    for _ in 0..50 {
-        let base = free_port();
-        if base as usize + 2 * n >= 65_000 {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    const LOW: u32 = 20_000;
+    const SPAN: u32 = 12_000;
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let width = 2 * n as u32;
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        (std::process::id() * 211) % SPAN,
+        Ordering::SeqCst,
+        Ordering::SeqCst,
+    );
+    for _ in 0..200 {
+        let offset = NEXT.fetch_add(width, Ordering::SeqCst) % SPAN;
+        if offset + width > SPAN {
             continue;
         }
-        if (0..2 * n as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+        let base = (LOW + offset) as u16;
+        if (0..width as u16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
             return base;
         }
     }
