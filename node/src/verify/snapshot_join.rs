@@ -53,7 +53,7 @@ use crate::ledger::snapshot::{
     chunk_name, decode_chunk_at_most, sha256_hex, snapshots_dir, write_manifest, Manifest,
     SnapshotList, MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
 };
-use crate::ledger::storage::{FinalityRecord, Storage, StorageError};
+use crate::ledger::storage::{BaseFinality, Storage, StorageError};
 use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
@@ -497,7 +497,7 @@ fn check_base_block(
     manifest: &Manifest,
     genesis_hash: &str,
     rt: &tokio::runtime::Handle,
-) -> Result<Option<FinalityRecord>, String> {
+) -> Result<Option<BaseFinality>, String> {
     let header = &block.header.header;
     if header.height != manifest.height {
         return Err(format!("the peer answered block {}", header.height));
@@ -579,5 +579,8 @@ fn check_base_block(
     checker
         .check(&digest, &certificate)
         .map_err(|e| format!("its finality certificate: {e}"))?;
-    Ok(Some((digest, Some(certificate))))
+    Ok(Some(BaseFinality {
+        record: (digest, Some(certificate)),
+        parent_digest: parent.digest,
+    }))
 }
