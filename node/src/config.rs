@@ -212,9 +212,11 @@ pub struct NodeConfig {
     /// start from that snapshot and replay the rest. The API answers `410 pruned` for a deleted
     /// block. 0: keep every block, an archive node (the default).
     pub retain_blocks: u64,
-    /// Not a file setting: `gamechain node --follow URL --snapshot-from URL2`. On an empty data
+    /// Not a file setting: `gamechain node --follow URL --snapshot-from URL2` (a follower) or
+    /// `gamechain node --validator --snapshot-from URL2` (a validator). On an empty data
     /// directory, start from the newest snapshot the node at `URL2` serves (checked against the
-    /// signed header's state root) instead of replaying from genesis. Default none.
+    /// signed, or certified, header's state root) instead of replaying from genesis; ignored
+    /// (logged) on a directory that holds the chain. Default none.
     #[serde(skip)]
     pub snapshot_from: Option<String>,
     /// Validator mode (`[validator]`, `gamechain node --validator`): this node is one of the
@@ -507,13 +509,13 @@ impl NodeConfig {
             Some(self.max_clock_drift_ms),
         )
         .map_err(ConfigError)?;
-        // A validator needs block 0 (its consensus starts from the genesis block's digest at
-        // every start) and the blocks its peers may ask for; a validator cannot start from a
-        // snapshot either (docs/validators.md, "Not yet").
+        // A validator needs its oldest block (its consensus starts from block 0's digest, or
+        // from the certificate of the snapshot base it joined from, at every start) and the
+        // blocks its peers may ask for.
         if self.retain_blocks > 0 && self.validator.is_some() {
             return Err(ConfigError(
                 "retain_blocks cannot be set on a validator: a validator keeps every block \
-                 (its consensus starts from block 0 at every start); prune on followers"
+                 (its consensus starts from its oldest block at every start); prune on followers"
                     .into(),
             ));
         }

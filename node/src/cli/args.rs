@@ -184,10 +184,12 @@ pub struct NodeArgs {
     /// the chain), verify and commit them, then start. Not with --follow.
     #[arg(long, value_name = "URL", conflicts_with = "follow")]
     pub restore_from: Option<String>,
-    /// With --follow, on an empty data directory: start from the newest state snapshot the node
-    /// at URL serves (checked against the signed header's state root) instead of replaying the
-    /// chain from genesis (docs/validators.md, "Joining from a snapshot").
-    #[arg(long, value_name = "URL", requires = "follow")]
+    /// With --follow or --validator, on an empty data directory: start from the newest state
+    /// snapshot the node at URL serves (checked against the signed, on a chain with validators
+    /// the certified, header's state root) instead of replaying the chain from genesis; ignored
+    /// when the data directory holds the chain already (docs/validators.md, "Joining from a
+    /// snapshot").
+    #[arg(long, value_name = "URL")]
     pub snapshot_from: Option<String>,
     /// Run one of the validators of a chain whose genesis names a validator set (the
     /// configuration's `[validator]` table says how to reach the others; docs/validators.md).

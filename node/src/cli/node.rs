@@ -22,6 +22,13 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
     }
     config.restore_from = args.restore_from.clone();
     config.snapshot_from = args.snapshot_from.clone();
+    if args.snapshot_from.is_some() && args.follow.is_none() && !args.validator {
+        return Err(
+            "--snapshot-from needs --follow URL (a follower) or --validator (a validator): a \
+             sequencer's chain starts at its own block 0"
+                .into(),
+        );
+    }
     if args.validator && config.validator.is_none() {
         return Err(
             "--validator needs a [validator] table in the configuration (p2p_listen, peers;              `gamechain testnet` writes one)"
@@ -139,5 +146,22 @@ mod tests {
             validator: false,
         };
         assert!(config_from(&args).is_err());
+    }
+
+    #[test]
+    fn snapshot_from_needs_follow_or_validator() {
+        let args = |follow: Option<&str>| NodeArgs {
+            config: None,
+            data: None,
+            listen: None,
+            follow: follow.map(String::from),
+            restore_from: None,
+            snapshot_from: Some("http://peer".into()),
+            validator: false,
+        };
+        let err = config_from(&args(None)).unwrap_err();
+        assert!(err.contains("--snapshot-from needs"), "{err}");
+        let config = config_from(&args(Some("http://up"))).unwrap();
+        assert_eq!(config.snapshot_from.as_deref(), Some("http://peer"));
     }
 }

@@ -577,24 +577,30 @@ impl Chain {
         }
         let height = height.unwrap_or_else(|| self.head().header.header.height);
         let found = self.read_db(|db| {
-            let Some(header) = db.signed_header(height)? else {
-                return Ok(Err(db.oldest_height()?));
-            };
             let recorded = if db.has_validator_tables()? {
                 db.validator_finality(height)?
             } else {
                 None
             };
-            Ok(Ok((header, recorded)))
+            let hash = match db.signed_header(height)? {
+                Some(header) => header.header.hash_hex(),
+                // The parent of this node's oldest block (it joined from a snapshot, or prunes):
+                // the block is gone but its digest is kept, named by the child's `prev_hash`.
+                None => match (&recorded, db.signed_header(height.saturating_add(1))?) {
+                    (Some(_), Some(child)) => hex::encode(child.header.prev_hash),
+                    _ => return Ok(Err(db.oldest_height()?)),
+                },
+            };
+            Ok(Ok((hash, recorded)))
         })?;
         match found {
             Err(oldest) => Err(self.missing(height, oldest)),
             Ok((_, None)) => Err(ChainError::NotFound(format!(
                 "this node has no finality record of block {height}"
             ))),
-            Ok((header, Some((digest, certificate)))) => Ok(BlockFinality {
+            Ok((hash, Some((digest, certificate)))) => Ok(BlockFinality {
                 height,
-                hash: header.header.hash_hex(),
+                hash,
                 digest: hex::encode(digest),
                 certificate: certificate.map(hex::encode),
             }),
@@ -750,7 +756,13 @@ impl Chain {
         }
         // Node policy, after the block is durable: a snapshot of the state at this head (its
         // read transaction opens now, before the next commit), and old blocks deleted.
-        self.snapshots.after_commit(&self.db_path, last.height());
+        // On a chain with validators only a head with its own finality certificate: the one a
+        // joining node checks the snapshot's block against (`verify/snapshot_join.rs`).
+        let validators = self.genesis().validators.is_some();
+        let height = last.height();
+        self.snapshots.after_commit(&self.db_path, height, || {
+            !validators || matches!(storage.validator_finality(height), Ok(Some((_, Some(_)))))
+        });
         if self.config.retain_blocks > 0 {
             self.prune(storage, last.height());
         }

@@ -60,6 +60,7 @@ use crate::ledger::open::{chain_context, node_runtime_config, open_head};
 use crate::ledger::run_marker::{mark_running, previous_run_unclean};
 use crate::ledger::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignStateFile};
 use crate::ledger::storage::{Storage, StorageError};
+use crate::verify::snapshot_join::{join_from_snapshot, tidy_joins};
 use gamechain_chain::wire::Block;
 use gamechain_client::keyfile::{read_key_file, write_key_file};
 
@@ -184,6 +185,16 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
             };
             return Err(lost_refusal(record, 0, lost));
         }
+        // A new validator that joins from a snapshot (`verify/snapshot_join.rs`): its chain
+        // starts at the snapshot's certified block instead of block 0.
+        None if config.validator.is_some() && config.snapshot_from.is_some() => join_validator(
+            config,
+            &mut storage,
+            &mut sign_state,
+            &genesis,
+            (&genesis_hash, &engine_hash),
+            runtime_config.clone(),
+        )?,
         None => create_genesis_block(
             &mut storage,
             &mut sign_state,
@@ -192,11 +203,21 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
             &engine_hash,
             &key,
         )?,
-        Some((stored_genesis, stored_engine)) => check_identity(
-            config,
-            (&genesis_hash, &engine_hash),
-            (&stored_genesis, &stored_engine),
-        )?,
+        Some((stored_genesis, stored_engine)) => {
+            check_identity(
+                config,
+                (&genesis_hash, &engine_hash),
+                (&stored_genesis, &stored_engine),
+            )?;
+            if config.snapshot_from.is_some() {
+                tracing::info!(
+                    "--snapshot-from ignored: this data directory holds the chain already"
+                );
+            }
+            if genesis.validators.is_some() {
+                tidy_joins(dir, storage.oldest_height()?.unwrap_or(0));
+            }
+        }
     }
 
     let code = storage.code()?;
@@ -454,16 +475,71 @@ pub(crate) fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, 
     Ok(modules)
 }
 
-/// Stores block 0: the genesis state, signed by the sequencer (and recorded in the sign state
-/// first), with the module code.
-fn create_genesis_block(
+/// The first start of a validator with `--snapshot-from PEER` on an empty data directory: the
+/// chain of `genesis` (from the local `genesis.json`) imported from the newest snapshot `PEER`
+/// serves, checked as a follower's join is (`verify/snapshot_join.rs`: on a chain with
+/// validators, the snapshot's block must carry its own finality certificate by a quorum of the
+/// genesis set; the record is stored beside it, and consensus starts from it,
+/// `validator/run.rs`), and the base recorded in the sign state. `ids` are the genesis hash and
+/// the engine configuration hash. Errors: the sign state records blocks above 0 (this
+/// directory ran a validator before: its chain is not to be replaced by a peer's snapshot),
+/// the join's (a refused snapshot, the peer unreachable).
+fn join_validator(
+    config: &NodeConfig,
     storage: &mut Storage,
     sign_state: &mut SignStateFile,
     genesis: &Genesis,
-    genesis_hash: &str,
-    engine_hash: &str,
-    key: &SecretKey,
+    ids: (&str, &str),
+    runtime_config: gamechain_runtime::RuntimeConfig,
 ) -> Result<(), NodeError> {
+    let (genesis_hash, engine_hash) = ids;
+    let peer = config
+        .snapshot_from
+        .as_deref()
+        .expect("called with --snapshot-from");
+    if let Some(signed) = sign_state.current().filter(|s| s.height > 0) {
+        return Err(NodeError::Refused(format!(
+            "--snapshot-from: {} records block {} as committed by this validator, but {} holds no \
+             chain: this data directory ran before and lost its database; restore it, or start \
+             from an empty data directory (keeping genesis.json, sequencer.wif and consensus.key)",
+            sign_state.path().display(),
+            signed.height,
+            config.db_path().display()
+        )));
+    }
+    storage.ensure_validator_tables()?;
+    let code = embedded_code(genesis)?;
+    let ctx = chain_context(config, genesis, runtime_config, &code)?;
+    let rt = tokio::runtime::Handle::try_current().map_err(|_| {
+        NodeError::Runtime("--snapshot-from: no async runtime to fetch the snapshot on".into())
+    })?;
+    let joined = join_from_snapshot(
+        &ctx,
+        storage,
+        &config.data_dir,
+        peer,
+        &code,
+        genesis_hash,
+        engine_hash,
+        // A validator chain's base is bound to the chain by its certificate.
+        None,
+        &rt,
+    )?;
+    let base = storage.signed_header(joined.height)?.ok_or_else(|| {
+        NodeError::Refused(format!("the joined block {} is not stored", joined.height))
+    })?;
+    sign_state.record(joined.height, &base.header.hash_hex())?;
+    // The head record the import wrote, read again: the start's check compares the head with
+    // it as it is now (not as it was before the import: missing).
+    if storage.take_head_record().is_some() {
+        storage.put_head_record(HeadRecord::open(&config.db_path())?);
+    }
+    Ok(())
+}
+
+/// The code of `genesis`'s modules, from the modules this binary embeds, by code hash. Errors:
+/// a module whose code this binary does not embed.
+fn embedded_code(genesis: &Genesis) -> Result<BTreeMap<String, Vec<u8>>, NodeError> {
     let embedded = codes_by_hash();
     let mut code = BTreeMap::new();
     for m in &genesis.modules {
@@ -482,6 +558,20 @@ fn create_genesis_block(
         })?;
         code.insert(m.code_hash.clone(), wasm.to_vec());
     }
+    Ok(code)
+}
+
+/// Stores block 0: the genesis state, signed by the sequencer (and recorded in the sign state
+/// first), with the module code.
+fn create_genesis_block(
+    storage: &mut Storage,
+    sign_state: &mut SignStateFile,
+    genesis: &Genesis,
+    genesis_hash: &str,
+    engine_hash: &str,
+    key: &SecretKey,
+) -> Result<(), NodeError> {
+    let code = embedded_code(genesis)?;
     let gs = genesis_state(genesis, &code).map_err(|e| NodeError::Refused(e.to_string()))?;
     // A chain with validators has no signer for block 0: genesis alone fixes it, and every
     // validator stores the same one.

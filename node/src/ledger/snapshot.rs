@@ -4,6 +4,11 @@
 //!
 //! When. With `snapshot_every_blocks = N` (node policy, default 0: none), the first commit whose
 //! head reaches or passes a multiple of `N` takes a snapshot at that head ([`Snapshots::after_commit`]).
+//! On a chain with validators, only a head with a finality certificate of its own (stored in
+//! `validator_finality` before the block is committed) is taken: a joining node checks the
+//! snapshot's block against its own certificate, and a block finalized only through a
+//! descendant's certificate has none; the first certified head at or past the multiple is taken
+//! instead.
 //! The commit path only opens a read transaction on the database (SQLite's WAL snapshot, taken at
 //! that moment, before the next commit can start); a thread of its own then reads the whole
 //! `state` table in key order from that transaction and writes the files, while the chain goes
@@ -354,15 +359,25 @@ impl Snapshots {
 
     /// Called by the commit path after the commit of a run of blocks ending at `height` (the
     /// database's head now, and until the next commit): when a multiple of `every` was reached
-    /// since the last snapshot and none is being written, opens a read transaction on the
-    /// database at `db_path` now and writes the snapshot from it on a thread of its own.
+    /// since the last snapshot, `eligible()` says the head may be snapshotted (on a chain with
+    /// validators: it carries its own finality certificate, without which no node can join from
+    /// it; else the next commit asks again) and none is being written, opens a read transaction
+    /// on the database at `db_path` now and writes the snapshot from it on a thread of its own.
     /// Failures are logged, never returned: a snapshot is a service, not part of the commit.
-    pub fn after_commit(&self, db_path: &Path, height: u64) {
+    pub fn after_commit(&self, db_path: &Path, height: u64, eligible: impl FnOnce() -> bool) {
         if self.every == 0 {
             return;
         }
         let last = self.last.load(Ordering::Relaxed);
         if height / self.every <= last / self.every {
+            return;
+        }
+        if !eligible() {
+            tracing::debug!(
+                height,
+                "no snapshot at this head: it has no finality certificate of its own (the next \
+                 certified head is taken)"
+            );
             return;
         }
         if self.busy.swap(true, Ordering::AcqRel) {
@@ -623,6 +638,29 @@ mod tests {
         assert!(decode_chunk(&bad).is_err());
         // A length far past the end.
         assert!(decode_chunk(&u32::MAX.to_le_bytes()).is_err());
+    }
+
+    /// A head that may not be snapshotted (on a chain with validators: no certificate of its
+    /// own) is skipped without using up its multiple: the next eligible head is taken.
+    #[test]
+    fn an_ineligible_head_is_skipped_and_the_next_one_asked() {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = Snapshots::new(tmp.path(), 5, 2, "g");
+        let db = tmp.path().join("none.sqlite");
+        s.after_commit(&db, 4, || panic!("not due: not asked"));
+        let mut asked = Vec::new();
+        for h in [5, 6, 7] {
+            s.after_commit(&db, h, || {
+                asked.push(h);
+                false
+            });
+        }
+        assert_eq!(asked, [5, 6, 7]);
+        assert_eq!(s.last.load(Ordering::Relaxed), 0);
+        // Eligible: taken (here the database cannot be opened: logged, and the multiple used).
+        s.after_commit(&db, 8, || true);
+        assert_eq!(s.last.load(Ordering::Relaxed), 8);
+        s.after_commit(&db, 9, || panic!("this multiple is done"));
     }
 
     fn manifest() -> Manifest {

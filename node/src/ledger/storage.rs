@@ -451,6 +451,18 @@ pub struct StoredEvidence {
 /// finality certificate (`None` for a block finalized through a descendant's).
 pub type FinalityRecord = ([u8; 32], Option<Vec<u8>>);
 
+/// The finality a snapshot's base block is imported with ([`Storage::import_base`], chains with
+/// validators): its own record (digest and certificate) and its parent's consensus digest,
+/// stored as the parent's record (no certificate, no block) so that this node can serve the
+/// snapshot on: a joining node recomputes the base's digest from its parent's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BaseFinality {
+    /// The base block's own record.
+    pub record: FinalityRecord,
+    /// Its parent's consensus digest.
+    pub parent_digest: [u8; 32],
+}
+
 /// One connection to `chain.sqlite`.
 pub struct Storage {
     conn: Connection,
@@ -1380,7 +1392,9 @@ impl Storage {
         tx.execute("DELETE FROM blocks WHERE height < ?1", [cut as i64])?;
         if finality {
             tx.execute(
-                "DELETE FROM validator_finality WHERE height < ?1",
+                // The new oldest block's parent keeps its record (its digest): a joining node
+                // recomputes a snapshot's base digest from it.
+                "DELETE FROM validator_finality WHERE height + 1 < ?1",
                 [cut as i64],
             )?;
         }
@@ -1393,8 +1407,8 @@ impl Storage {
     /// inserts one state entry (keys must be distinct) and returns the state's running hash,
     /// which must hash to `block`'s state root; then the block's rows (`senders` as in
     /// [`Storage::commit_block`]), the genesis module `code`, the chain's identity, the
-    /// running hash and, on a chain with validators, the block's checked `finality` record
-    /// (the `validator_finality` table must exist). Nothing is written unless all of it is. Returns `Ok(Err(refusal))` when
+    /// running hash and, on a chain with validators, the block's checked `finality` record and
+    /// its parent's digest (the `validator_finality` table must exist). Nothing is written unless all of it is. Returns `Ok(Err(refusal))` when
     /// `fill` refused (its text) or the root does not match; errors: SQLite failed, or the
     /// database holds a block already.
     #[allow(clippy::too_many_arguments)]
@@ -1405,7 +1419,7 @@ impl Storage {
         code: &BTreeMap<String, Vec<u8>>,
         genesis_hash: &str,
         engine_config_hash: &str,
-        finality: Option<&FinalityRecord>,
+        finality: Option<&BaseFinality>,
         fill: impl FnOnce(
             &mut dyn FnMut(&str, &[u8]) -> Result<(), StorageError>,
         ) -> Result<Result<StateHash, String>, StorageError>,
@@ -1446,11 +1460,21 @@ impl Storage {
         set_meta(&tx, "engine_config_hash", engine_config_hash.as_bytes())?;
         write_block_rows(&tx, block, senders)?;
         write_state(&tx, block.height(), &WriteSet::new(), &state_hash)?;
-        if let Some((digest, certificate)) = finality {
+        if let Some(BaseFinality {
+            record: (digest, certificate),
+            parent_digest,
+        }) = finality
+        {
             tx.execute(
                 "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, ?3)",
                 params![block.height() as i64, &digest[..], certificate.as_deref()],
             )?;
+            if let Some(parent) = block.height().checked_sub(1) {
+                tx.execute(
+                    "INSERT OR REPLACE INTO validator_finality (height, digest, certificate) VALUES (?1, ?2, NULL)",
+                    params![parent as i64, &parent_digest[..]],
+                )?;
+            }
         }
         tx.commit()?;
         self.record_head(block)?;

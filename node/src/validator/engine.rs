@@ -12,6 +12,10 @@
 //! engine's certificate resolver, 3 marshal's block backfill, 4 block broadcast, 5 transaction
 //! gossip (`gossip.rs`).
 //!
+//! Start: from block 0 (`Floor::Genesis`, marshal's `Start::Genesis`), or for a data directory
+//! that joined from a snapshot from its base's own finality certificate (`Floor::Finalized`,
+//! `Start::Floor`; [`EngineStart`]).
+//!
 //! Storage: the engine's write-ahead log and marshal's archives live in the runtime's storage
 //! (a directory under `<data>/consensus/` for a node), in partitions prefixed `gc`. Marshal's two
 //! archives (finalized blocks, finalization certificates by height) are prunable archives whose
@@ -30,6 +34,7 @@ use commonware_consensus::marshal::core::{Actor as MarshalActor, Mailbox};
 use commonware_consensus::marshal::resolver::p2p as marshal_resolver;
 use commonware_consensus::marshal::standard::{Inline, Standard};
 use commonware_consensus::marshal::{Config as MarshalConfig, Start};
+use commonware_consensus::simplex::types::Finalization;
 use commonware_consensus::simplex::{
     self, elector::RoundRobin, scheme::ed25519::Scheme, ForwardPolicy, SkipBudget, SkipPolicy,
 };
@@ -37,6 +42,7 @@ use commonware_consensus::types::{Epoch, FixedEpocher, ViewDelta};
 use commonware_consensus::Reporters;
 use commonware_cryptography::certificate::ConstantProvider;
 use commonware_cryptography::ed25519::{PrivateKey, PublicKey};
+use commonware_cryptography::sha256::Digest;
 use commonware_cryptography::{Sha256, Signer as _};
 use commonware_p2p::{Blocker, Provider, Receiver, Sender};
 use commonware_parallel::Sequential;
@@ -87,8 +93,9 @@ pub struct EngineConfig {
     pub participants: Set<PublicKey>,
     /// This validator's consensus key.
     pub key: PrivateKey,
-    /// Block 0 as consensus carries it.
-    pub genesis: ProposedBlock,
+    /// Where consensus starts: block 0, or the finalized base of a data directory that joined
+    /// from a snapshot.
+    pub start: EngineStart,
     /// Bounds on blocks read from peers.
     pub bound: BlockBound,
     /// Wait for the leader's proposal.
@@ -105,6 +112,23 @@ pub struct EngineConfig {
     pub archive_retention_blocks: u64,
     /// zstd level of the archives' values.
     pub archive_compression_level: u8,
+}
+
+/// Where a validator's consensus starts ([`EngineConfig::start`]).
+#[derive(Debug, Clone)]
+pub enum EngineStart {
+    /// From block 0 as consensus carries it (a data directory that holds the chain from
+    /// genesis).
+    Genesis(ProposedBlock),
+    /// From a finalized block above 0: the base of a data directory that joined from a
+    /// snapshot (`verify/snapshot_join.rs`), its own finality certificate decoded and checked
+    /// against the set. Simplex starts at its view (`Floor::Finalized`); marshal takes it as
+    /// its floor (`Start::Floor`): it fetches the block itself from its peers by the
+    /// certificate's digest, stores it, and delivers it as the first finalized block (the
+    /// ledger finds it committed already: a redelivery), then the blocks above it in order.
+    /// A restart passes the same base again; simplex's journal and marshal's processed height,
+    /// both above it by then, win over it.
+    Floor(Finalization<Scheme, Digest>),
 }
 
 /// Blocks per section of marshal's archives: what one prune removes at most.
@@ -203,10 +227,15 @@ where
     let marshal_config = MarshalConfig {
         provider,
         epocher: FixedEpocher::new(NonZeroU64::new(u64::MAX).expect("nonzero")),
-        start: Start::Genesis(commonware_cryptography::Digested::precomputed(
-            config.genesis.clone(),
-            config.genesis.digest_of(),
-        )),
+        start: match &config.start {
+            EngineStart::Genesis(genesis) => {
+                Start::Genesis(commonware_cryptography::Digested::precomputed(
+                    genesis.clone(),
+                    genesis.digest_of(),
+                ))
+            }
+            EngineStart::Floor(base) => Start::Floor(base.clone()),
+        },
         partition_prefix: format!("{prefix}-marshal"),
         mailbox_size: nz(1024),
         view_retention: ViewDelta::new(10),
@@ -329,9 +358,12 @@ where
             partition: format!("{prefix}-simplex"),
             mailbox_size: nz(1024),
             epoch: Epoch::zero(),
-            floor: simplex::Floor::Genesis(commonware_cryptography::Digestible::digest(
-                &config.genesis,
-            )),
+            floor: match &config.start {
+                EngineStart::Genesis(genesis) => {
+                    simplex::Floor::Genesis(commonware_cryptography::Digestible::digest(genesis))
+                }
+                EngineStart::Floor(base) => simplex::Floor::Finalized(base.clone()),
+            },
             replay_buffer: nz(1 << 20),
             write_buffer: nz(1 << 20),
             page_cache,

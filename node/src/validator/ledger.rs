@@ -196,7 +196,9 @@ impl Ledger {
         chain.ctx.modules().hold_until_final(head_height);
         let mut storage = storage;
         storage.ensure_validator_tables()?;
-        if storage.validator_digest(0)?.is_none() {
+        // A directory that joined from a snapshot has no block 0: its base's record was stored
+        // by the join.
+        if storage.oldest_height()? == Some(0) && storage.validator_digest(0)?.is_none() {
             // Block 0's digest, for marshal's first delivery (genesis).
             let genesis = crate::validator::genesis_proposal(&storage)?;
             storage.put_validator_finality(0, &genesis.digest().0, None)?;

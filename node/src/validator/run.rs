@@ -35,7 +35,7 @@ use crate::error::NodeError;
 use crate::ledger::chain::Chain;
 use crate::ledger::sign_state::SignStateFile;
 use crate::ledger::storage::Storage;
-use crate::validator::engine::{self, Channels, EngineConfig};
+use crate::validator::engine::{self, Channels, EngineConfig, EngineStart};
 use crate::validator::keys;
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::p2p;
@@ -200,7 +200,7 @@ pub async fn run(
 
     let height = chain.head().header.header.height;
     let digest = head_digest(&storage, height)?;
-    let genesis = genesis_proposal(&storage)?;
+    let start = engine_start(&chain, &storage)?;
     let namespace = engine::namespace(&chain.genesis().chain_id, &chain.genesis_hash);
     let ledger = Arc::new(Ledger::new(
         chain.clone(),
@@ -215,7 +215,7 @@ pub async fn run(
         namespace: namespace.clone(),
         participants: participants.clone(),
         key: consensus_key.clone(),
-        genesis,
+        start,
         bound: PROPOSAL_BOUND,
         leader_timeout: Duration::from_millis(set.leader_timeout_ms),
         certification_timeout: Duration::from_millis(set.certification_timeout_ms),
@@ -320,6 +320,48 @@ pub async fn run(
     // The runtime stops once it sees the shutdown (or has stopped after the failure).
     let _ = tokio::task::spawn_blocking(move || thread.join()).await;
     result
+}
+
+/// Where this validator's consensus starts: block 0 when the database holds the chain from
+/// genesis; else (a data directory that joined from a snapshot) its oldest block, the base,
+/// from the base's own finality certificate, stored by the join and checked again here against
+/// the genesis set (the engine would panic on one that does not verify). Errors: the database
+/// failed, or the base has no certificate of its own (`NodeError::Refused`).
+fn engine_start(chain: &Chain, storage: &Storage) -> Result<EngineStart, NodeError> {
+    let oldest = storage.oldest_height()?.unwrap_or(0);
+    if oldest == 0 {
+        return Ok(EngineStart::Genesis(genesis_proposal(storage)?));
+    }
+    let refused = |what: String| {
+        NodeError::Refused(format!(
+            "this data directory starts at block {oldest} (joined from a snapshot): {what}"
+        ))
+    };
+    let Some((digest, Some(certificate))) = storage.validator_finality(oldest)? else {
+        return Err(refused(
+            "its finality certificate is not stored, and consensus cannot start without it".into(),
+        ));
+    };
+    let checker =
+        crate::verify::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
+            .map_err(refused)?;
+    let base = checker
+        .finalization(&digest, &certificate)
+        .map_err(|e| refused(format!("its stored finality certificate: {e}")))?;
+    if base.proposal.round.epoch() != commonware_consensus::types::Epoch::zero()
+        || base.proposal.round.view().get() == 0
+    {
+        return Err(refused(format!(
+            "its finality certificate is of round {:?}, not of a view of epoch 0",
+            base.proposal.round
+        )));
+    }
+    tracing::info!(
+        height = oldest,
+        view = base.proposal.round.view().get(),
+        "consensus starts from the finalized base of this data directory (joined from a snapshot)"
+    );
+    Ok(EngineStart::Floor(base))
 }
 
 /// How many peers the p2p tracker lists as connected in `encoded` (the runtime's metrics):

@@ -28,7 +28,7 @@ use crate::config::NodeConfig;
 use crate::ledger::chain::{Chain, NoSink};
 use crate::ledger::genesis_setup::{new_genesis, open_chain};
 use crate::ledger::storage::StoredEvidence;
-use crate::validator::engine::{self, Channels, EngineConfig};
+use crate::validator::engine::{self, Channels, EngineConfig, EngineStart};
 use crate::validator::keys::participants;
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
@@ -276,7 +276,7 @@ fn run(
                 namespace: namespace.clone(),
                 participants: participants_set.clone(),
                 key: consensus[i].clone(),
-                genesis: node.genesis.clone(),
+                start: EngineStart::Genesis(node.genesis.clone()),
                 bound: PROPOSAL_BOUND,
                 leader_timeout: Duration::from_millis(1_000),
                 certification_timeout: Duration::from_millis(2_000),

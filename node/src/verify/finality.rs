@@ -108,6 +108,18 @@ impl FinalityChecker {
     /// `Ok(view)` when `certificate` is a valid finalization by a quorum of the set of the
     /// block whose consensus digest is `digest`; the error says what is wrong.
     pub fn check(&self, digest: &[u8; 32], certificate: &[u8]) -> Result<u64, String> {
+        self.finalization(digest, certificate)
+            .map(|f| f.proposal.round.view().get())
+    }
+
+    /// [`FinalityChecker::check`], returning the certificate decoded: a finalization of
+    /// `digest` by a quorum of the set (a validator's consensus starts from one,
+    /// `validator/run.rs`).
+    pub fn finalization(
+        &self,
+        digest: &[u8; 32],
+        certificate: &[u8],
+    ) -> Result<Finalization<Scheme, Digest>, String> {
         if certificate.len() > MAX_CERTIFICATE_BYTES {
             return Err(format!(
                 "a certificate of {} bytes (the limit is {MAX_CERTIFICATE_BYTES})",
@@ -132,6 +144,6 @@ impl FinalityChecker {
                 "the certificate's signatures are not a quorum of the validator set".into(),
             );
         }
-        Ok(f.proposal.round.view().get())
+        Ok(f)
     }
 }

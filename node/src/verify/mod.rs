@@ -8,7 +8,7 @@
 //! | `verifier.rs` | the whole chain replayed, [`verifier::VerifyReport`] |
 //! | `follower.rs` | `gamechain node --follow URL`: a read replica that verifies each block as `verify` does, then commits it |
 //! | `restore.rs` | `gamechain node --restore-from URL`: fetching, verifying (as the follower does) and committing the signed blocks a sequencer's database lost |
-//! | `snapshot_join.rs` | `--snapshot-from PEER`: a new follower's state fetched in chunks from a peer's snapshot, checked against the signed (or certified) header's state root |
+//! | `snapshot_join.rs` | `--snapshot-from PEER`: a new follower's (or validator's) state fetched in chunks from a peer's snapshot, checked against the signed (or certified) header's state root |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
 //! | `finality.rs` | chains with validators: a block's consensus digest and the check of its finality certificate against the genesis set |
 //! | `evidence.rs` | evidence of a faulty validator (two conflicting signed votes): the check against the genesis set, and what `verify` reports of a source's |

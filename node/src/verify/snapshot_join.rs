@@ -2,6 +2,13 @@
 //! from the newest state snapshot `PEER` serves (`ledger/snapshot.rs`) instead of replaying the
 //! chain from genesis. Then it follows `URL` from that height like any follower.
 //!
+//! `gamechain node --validator --snapshot-from PEER` does the same for a new validator
+//! (`ledger/genesis_setup.rs`, `join_validator`), its genesis from its own `genesis.json`; its
+//! consensus then starts from the snapshot block's own finality certificate, the record this
+//! join stores (`validator/run.rs`, `validator/engine.rs`, [`EngineStart::Floor`]).
+//!
+//! [`EngineStart::Floor`]: crate::validator::engine::EngineStart::Floor
+//!
 //! What is trusted: only the genesis (the followed node's, or `<data>/genesis.json` placed
 //! beforehand) and what it names. The peer is hostile until checked:
 //!
@@ -46,7 +53,7 @@ use crate::ledger::snapshot::{
     chunk_name, decode_chunk_at_most, sha256_hex, snapshots_dir, write_manifest, Manifest,
     SnapshotList, MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
 };
-use crate::ledger::storage::{FinalityRecord, Storage, StorageError};
+use crate::ledger::storage::{BaseFinality, Storage, StorageError};
 use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
@@ -391,7 +398,7 @@ pub fn join_from_snapshot(
         entries = manifest.entries,
         fetched,
         ms = started.elapsed().as_millis() as u64,
-        "joined from a state snapshot: following from its height"
+        "joined from a state snapshot: the chain continues from its height"
     );
     Ok(Joined {
         height,
@@ -490,7 +497,7 @@ fn check_base_block(
     manifest: &Manifest,
     genesis_hash: &str,
     rt: &tokio::runtime::Handle,
-) -> Result<Option<FinalityRecord>, String> {
+) -> Result<Option<BaseFinality>, String> {
     let header = &block.header.header;
     if header.height != manifest.height {
         return Err(format!("the peer answered block {}", header.height));
@@ -572,5 +579,8 @@ fn check_base_block(
     checker
         .check(&digest, &certificate)
         .map_err(|e| format!("its finality certificate: {e}"))?;
-    Ok(Some((digest, Some(certificate))))
+    Ok(Some(BaseFinality {
+        record: (digest, Some(certificate)),
+        parent_digest: parent.digest,
+    }))
 }

@@ -506,3 +506,40 @@ fn pruning_deletes_old_blocks_and_their_transactions_never_the_head() {
     assert_eq!(s.prune_blocks_below(1000, 1000).unwrap(), 10);
     assert_eq!(s.head().unwrap().unwrap().header.header.height, 10);
 }
+
+#[test]
+fn a_base_on_a_validator_chain_keeps_its_parents_digest_to_serve_the_snapshot_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Storage::open(&dir.path().join("chain.sqlite")).unwrap();
+    s.ensure_validator_tables().unwrap();
+    let (entries, hash) = some_state(10);
+    let base = block(40, [7; 32], vec![], hash.root());
+    let finality = crate::ledger::storage::BaseFinality {
+        record: ([1; 32], Some(vec![9, 9])),
+        parent_digest: [2; 32],
+    };
+    s.import_base(
+        &base,
+        &[],
+        &BTreeMap::new(),
+        "g",
+        "e",
+        Some(&finality),
+        |insert| {
+            for (k, v) in &entries {
+                insert(k.as_str(), v.as_slice())?;
+            }
+            Ok(Ok(hash.clone()))
+        },
+    )
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        s.validator_finality(40).unwrap(),
+        Some(([1; 32], Some(vec![9, 9])))
+    );
+    // The parent: its digest, no certificate, and no block.
+    assert_eq!(s.validator_finality(39).unwrap(), Some(([2; 32], None)));
+    assert!(s.block(39).unwrap().is_none());
+    assert_eq!(s.oldest_height().unwrap(), Some(40));
+}
