@@ -500,8 +500,11 @@ fn join_validator(
     if let Some(signed) = sign_state.current().filter(|s| s.height > 0) {
         return Err(NodeError::Refused(format!(
             "--snapshot-from: {} records block {} as committed by this validator, but {} holds no \
-             chain: this data directory ran before and lost its database; restore it, or start \
-             from an empty data directory (keeping genesis.json, sequencer.wif and consensus.key)",
+             chain: this data directory ran before and lost its database. Restore the database \
+             if you can. Joining from a snapshot with a key that has voted before is safe only \
+             from a snapshot finalized after this key's last vote (docs/validators.md, \
+             \"Joining from a snapshot\"): a key that votes again in a view it voted in before \
+             signs conflicting votes, which the others record as evidence against it",
             sign_state.path().display(),
             signed.height,
             config.db_path().display()

@@ -397,8 +397,10 @@ pub fn join_from_snapshot(
         height,
         entries = manifest.entries,
         fetched,
+        block_time_ms = checked.block.header.header.time_ms,
         ms = started.elapsed().as_millis() as u64,
-        "joined from a state snapshot: the chain continues from its height"
+        "joined from a state snapshot: the chain continues from its height (block_time_ms: \
+         the base block's time, Unix ms)"
     );
     Ok(Joined {
         height,
