@@ -1038,9 +1038,12 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     let connected = |log: &str| log.matches("(block feed open)").count();
     let before = connected(&read(&log));
     let start = Instant::now();
+    // Up to 150 s: with the other tests of this file running beside it on 2 cores, the
+    // reconnection took over 60 s in two runs of one sitting (not diagnosed; alone it takes a
+    // few seconds). The watch's requests each have the client's 30 s timeout.
     while connected(&read(&log)) == before {
         assert!(
-            start.elapsed() < Duration::from_secs(60),
+            start.elapsed() < Duration::from_secs(150),
             "no reconnection:\n{}",
             read(&err)
         );
