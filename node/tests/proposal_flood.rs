@@ -29,7 +29,7 @@ use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
 use serde_json::Value;
 
-use common::{gamechain, BIN};
+use common::BIN;
 
 const N: usize = 4;
 
@@ -117,31 +117,7 @@ impl Drop for Validator {
 async fn a_proposer_flooding_its_blocks_with_code_cannot_stall_or_bloat_honest_validators() {
     let secs = common::env_count("GAMECHAIN_FLOOD_SECS", 20) as u64;
     let tmp = tempfile::tempdir().unwrap();
-    let base = common::free_ports(N);
-    let out = gamechain(
-        tmp.path(),
-        None,
-        &[
-            "testnet",
-            "--validators",
-            "4",
-            "--dir",
-            "net",
-            "--base-port",
-            &base.to_string(),
-            "--p2p-port",
-            &(base + N as u16).to_string(),
-            "--chain-id",
-            "gamechain-dev",
-            "--min-block-interval-ms",
-            "100",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "testnet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
     let genesis: Value =
         serde_json::from_str(&std::fs::read_to_string(net.join("0/data/genesis.json")).unwrap())

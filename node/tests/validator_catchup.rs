@@ -36,31 +36,7 @@ const N: usize = 4;
 /// each `node.toml` given an absolute data directory, `log = "info"` and `extra` lines in its
 /// `[validator]` table; the four as (not started) processes.
 fn testnet(dir: &Path, interval_ms: u64, extra: &str) -> Vec<NodeProcess> {
-    let base = common::free_ports(N);
-    let out = gamechain(
-        dir,
-        None,
-        &[
-            "testnet",
-            "--validators",
-            "4",
-            "--dir",
-            "net",
-            "--base-port",
-            &base.to_string(),
-            "--p2p-port",
-            &(base + N as u16).to_string(),
-            "--chain-id",
-            "gamechain-dev",
-            "--min-block-interval-ms",
-            &interval_ms.to_string(),
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "testnet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let base = common::testnet(dir, N, interval_ms);
     (0..N)
         .map(|i| {
             let folder = dir.join("net").join(i.to_string());

@@ -33,31 +33,7 @@ const N: usize = 4;
 /// `node.toml` given an absolute data directory, `log = "info"`, and for validators 0 to 2
 /// `snapshot_every_blocks = 5`; the four as (not started) processes.
 fn testnet(dir: &Path) -> Vec<NodeProcess> {
-    let base = common::free_ports(N);
-    let out = gamechain(
-        dir,
-        None,
-        &[
-            "testnet",
-            "--validators",
-            "4",
-            "--dir",
-            "net",
-            "--base-port",
-            &base.to_string(),
-            "--p2p-port",
-            &(base + N as u16).to_string(),
-            "--chain-id",
-            "gamechain-dev",
-            "--min-block-interval-ms",
-            "20",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "testnet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let base = common::testnet(dir, N, 20);
     (0..N)
         .map(|i| {
             let folder = dir.join("net").join(i.to_string());

@@ -269,33 +269,9 @@ async fn included(client: &Client, txid: &str) -> Option<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_liar() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = common::free_ports(N);
-    let out = gamechain(
-        tmp.path(),
-        None,
-        &[
-            "testnet",
-            "--validators",
-            "4",
-            "--dir",
-            "net",
-            "--base-port",
-            &base.to_string(),
-            "--p2p-port",
-            &(base + N as u16).to_string(),
-            "--chain-id",
-            "gamechain-dev",
-            // Blocks at least 100 ms apart (timeouts 1.2 s / 2.2 s), so the phases run in
-            // seconds; the default chain spaces them 1,000 ms.
-            "--min-block-interval-ms",
-            "100",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "testnet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Blocks at least 100 ms apart (timeouts 1.2 s / 2.2 s), so the phases run in seconds; the
+    // default chain spaces them 1,000 ms.
+    let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
     // Every p2p connection through a link the test can cut: validator j reaches validator i at
     // the port of link (j, i).
@@ -782,31 +758,7 @@ async fn scrape(url: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
     let tmp = tempfile::tempdir().unwrap();
-    let base = common::free_ports(N);
-    let out = gamechain(
-        tmp.path(),
-        None,
-        &[
-            "testnet",
-            "--validators",
-            "4",
-            "--dir",
-            "net",
-            "--base-port",
-            &base.to_string(),
-            "--p2p-port",
-            &(base + N as u16).to_string(),
-            "--chain-id",
-            "gamechain-dev",
-            "--min-block-interval-ms",
-            "100",
-        ],
-    );
-    assert!(
-        out.status.success(),
-        "testnet: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
     let mut vs: Vec<Validator> = (0..N)
         .map(|i| Validator {

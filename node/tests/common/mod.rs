@@ -63,6 +63,39 @@ pub fn free_ports(n: usize) -> u16 {
     panic!("no run of {} free ports", 2 * n);
 }
 
+/// `gamechain testnet --validators n --dir net` in `cwd`, chain `gamechain-dev`, blocks at least
+/// `interval_ms` apart, on a run of free ports ([`free_ports`]); panics with its stderr if it
+/// fails. Returns the API port of validator 0 (validator `i` has `base + i`, its p2p port
+/// `base + n + i`); the folders are `cwd/net/<i>`.
+pub fn testnet(cwd: &Path, n: usize, interval_ms: u64) -> u16 {
+    let base = free_ports(n);
+    let out = gamechain(
+        cwd,
+        None,
+        &[
+            "testnet",
+            "--validators",
+            &n.to_string(),
+            "--dir",
+            "net",
+            "--base-port",
+            &base.to_string(),
+            "--p2p-port",
+            &(base + n as u16).to_string(),
+            "--chain-id",
+            "gamechain-dev",
+            "--min-block-interval-ms",
+            &interval_ms.to_string(),
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "testnet: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    base
+}
+
 /// One data directory and port, and the node process currently running on them.
 pub struct NodeProcess {
     /// The data directory and config file live here.
