@@ -216,7 +216,8 @@ pub struct NodeConfig {
     /// `gamechain node --validator --snapshot-from URL2` (a validator). On an empty data
     /// directory, start from the newest snapshot the node at `URL2` serves (checked against the
     /// signed, or certified, header's state root) instead of replaying from genesis; ignored
-    /// (logged) on a directory that holds the chain. Default none.
+    /// (logged) on a directory that holds the chain, except by a validator that must rejoin
+    /// (it follows `URL2` first: `validator/rejoin.rs`). Default none.
     #[serde(skip)]
     pub snapshot_from: Option<String>,
     /// Validator mode (`[validator]`, `gamechain node --validator`): this node is one of the

@@ -1,14 +1,20 @@
-//! A new validator joins from a state snapshot (`docs/validators.md`, "Joining from a
-//! snapshot"), four validators as four `gamechain` processes (`gamechain testnet`):
+//! A validator joins from a state snapshot with a key that has voted (`docs/validators.md`,
+//! "Joining from a snapshot" and "Rejoining"), four validators as four `gamechain` processes
+//! (`gamechain testnet`):
 //!
-//! Validators 0, 1 and 2 (a quorum of 3 of 4) run, 0 to 2 taking snapshots every 5 blocks,
-//! under a steady load of faucet transactions until validator 0 serves a snapshot. Validator 3,
-//! which never ran, starts on a data directory holding only its `genesis.json`,
-//! `sequencer.wif` and `consensus.key`, with `--snapshot-from` validator 0: it must import the
-//! snapshot (its chain starts there: block 1 answers `410 pruned`), reach the others' head, and
-//! then vote: validator 0 is stopped, and 1, 2 and 3 (a quorum only with 3) must still make
-//! blocks. Validator 3 is then restarted (its data directory starts at the snapshot's block;
-//! `--snapshot-from` given again is ignored, and says so) and the three make blocks again.
+//! All four run, 0 to 2 taking snapshots every 5 blocks, under a steady load of faucet
+//! transactions until validator 0 serves a snapshot. Validator 3, which has voted all along,
+//! is killed and loses its database (its keys, `genesis.json`, sign state and consensus storage
+//! are left, as after a lost disk restored from an old backup), and starts with
+//! `--snapshot-from` validator 0: it must import the snapshot (its chain starts there: block 1
+//! answers `410 pruned`), set the old sign state and consensus storage aside, follow the chain
+//! until a block finalized after the join began, and start consensus from a certificate two views
+//! past it, in a view above the one it was in when it was killed; then vote: validator 0 is
+//! stopped, and 1, 2 and 3 (a quorum only with 3) must still make blocks. Validator 3 is then
+//! restarted (`--snapshot-from` given again is ignored, and says so) and the three make blocks
+//! again. Then it loses only its consensus journal: a start without `--snapshot-from` is
+//! refused, saying why; one with `--snapshot-from` validator 1 rejoins in place, and the three
+//! make blocks again. No validator records evidence against validator 3 at any point.
 //! Finally, the load stopped and the heads settled, the three running validators are stopped
 //! and their data directories pass `gamechain verify --data` with one head hash and state root
 //! (validator 3's from its snapshot base); validator 0's passes too.
@@ -222,12 +228,91 @@ async fn at_least(vs: &[NodeProcess], i: usize, min: u64, secs: u64) -> u64 {
     }
 }
 
+/// The `gamechain_consensus_view` of `v` (the view it is in).
+async fn consensus_view(v: &NodeProcess) -> u64 {
+    let text = reqwest::get(format!("{}/metrics", v.url()))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("gamechain_consensus_view "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no gamechain_consensus_view in:\n{text}"))
+}
+
+/// Waits (at most `secs`) for validator `v`'s `rejoined:` line: (floor height, view).
+async fn rejoined(v: &NodeProcess, secs: u64) -> (u64, u64) {
+    let start = Instant::now();
+    loop {
+        let log = v.log();
+        if let Some(line) = log
+            .lines()
+            .find(|l| l.contains("rejoined: consensus starts"))
+        {
+            let field = |name: &str| -> u64 {
+                let at = line
+                    .find(name)
+                    .unwrap_or_else(|| panic!("{name} in {line}"))
+                    + name.len();
+                line[at..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .collect::<String>()
+                    .parse()
+                    .unwrap()
+            };
+            return (field("floor="), field("view="));
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "validator 3 did not rejoin consensus in {secs} s:\n{log}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Waits (at most `secs`) until `v` logs that its consensus runs.
+async fn running(v: &NodeProcess, secs: u64) {
+    let start = Instant::now();
+    while !v.log().contains("validator consensus running") {
+        assert!(
+            start.elapsed() < Duration::from_secs(secs),
+            "consensus does not run:\n{}",
+            v.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The evidence records `v` holds (`GET /v1/evidence`).
+async fn evidence(v: &NodeProcess) -> Vec<Value> {
+    let page: Value = reqwest::get(format!("{}/v1/evidence", v.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    page["evidence"].as_array().cloned().unwrap_or_default()
+}
+
+/// Names in `dir` starting with `prefix`.
+fn named(dir: &Path, prefix: &str) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.starts_with(prefix))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_new_validator_joins_from_a_snapshot_and_votes() {
+async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_votes() {
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let mut vs = testnet(tmp.path());
-    for v in vs[..3].iter_mut() {
+    for v in vs.iter_mut() {
         v.start_with(&["--validator"]).await;
     }
     let genesis: Value = vs[0].client().genesis().await.unwrap();
@@ -238,7 +323,8 @@ async fn a_new_validator_joins_from_a_snapshot_and_votes() {
         Duration::from_millis(10),
     );
 
-    // A snapshot (of a block with its own certificate) served by validator 0.
+    // A snapshot (of a block with its own certificate) served by validator 0, and validator 3
+    // voting past it.
     let wait = Instant::now();
     let snapshot = loop {
         if let Some(h) = snapshot_heights(&vs[0].url()).await.into_iter().max() {
@@ -253,12 +339,23 @@ async fn a_new_validator_joins_from_a_snapshot_and_votes() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     assert!(snapshot > 0);
+    same_head(&vs, &[0, 1, 2, 3], snapshot + 3, 30).await;
 
-    // Validator 3: only its genesis and keys, joined from validator 0's snapshot.
+    // Validator 3 killed; it loses its database, keeps its keys, sign state and consensus
+    // storage (an old backup), and joins from validator 0's snapshot.
+    let view_before = consensus_view(&vs[3]).await;
+    vs[3].kill();
     let data3 = vs[3].dir.join("data");
+    let kept = [
+        "genesis.json",
+        "sequencer.wif",
+        "consensus.key",
+        "sign-state.json",
+        "consensus",
+    ];
     for entry in std::fs::read_dir(&data3).unwrap().flatten() {
         let name = entry.file_name().to_string_lossy().to_string();
-        if !["genesis.json", "sequencer.wif", "consensus.key"].contains(&name.as_str()) {
+        if !kept.contains(&name.as_str()) {
             let p = entry.path();
             if p.is_dir() {
                 std::fs::remove_dir_all(&p).unwrap();
@@ -267,6 +364,7 @@ async fn a_new_validator_joins_from_a_snapshot_and_votes() {
             }
         }
     }
+    assert!(data3.join("sign-state.json").is_file() && data3.join("consensus").is_dir());
     let peer = vs[0].url();
     vs[3]
         .start_with(&["--validator", "--snapshot-from", &peer])
@@ -286,14 +384,58 @@ async fn a_new_validator_joins_from_a_snapshot_and_votes() {
             .as_u16();
         assert_eq!(got, status, "block {h} on validator 3");
     }
+    // What the earlier run left is set aside, and consensus starts past its views.
+    assert_eq!(named(&data3, "sign-state.json.before-join-").len(), 1);
+    assert_eq!(named(&data3, "consensus.before-join-").len(), 1);
+    let (floor, floor_view) = rejoined(&vs[3], 90).await;
+    assert!(
+        floor > base && floor_view > view_before + 2,
+        "validator 3 was in view {view_before} when killed; it rejoined at block {floor}, view \
+         {floor_view} (base {base})"
+    );
     let (h0, _) = head(&vs[0]).await;
     let (caught, _) = same_head(&vs, &[0, 1, 2, 3], h0, 60).await;
     eprintln!(
-        "validator 3 joined at {base} and reached the head {caught} in {:?} (total {:?})",
+        "validator 3 (in view {view_before} when killed) joined at {base}, started consensus at \
+         block {floor} (view {floor_view}) and reached the head {caught} in {:?} (total {:?})",
         Instant::now() - wait,
         started.elapsed()
     );
-    assert!(vs[3].log().contains("validator consensus running"));
+    running(&vs[3], 30).await;
+
+    // Validator 3 loses only its consensus journal: refused without a node to follow, rejoins
+    // in place with one (validator 1). Meanwhile validators 0 to 2 make blocks: a rejoin
+    // waits for blocks finalized without it.
+    assert!(
+        vs[3].terminate(Duration::from_secs(20)).success(),
+        "{}",
+        vs[3].log()
+    );
+    std::fs::remove_dir_all(data3.join("consensus")).unwrap();
+    let config3 = vs[3].dir.join("node.toml");
+    let out = gamechain(
+        tmp.path(),
+        None,
+        &["node", "--config", config3.to_str().unwrap(), "--validator"],
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !out.status.success() && text.contains("holds no consensus journal"),
+        "a validator without its journal started: {text}"
+    );
+    let peer1 = vs[1].url();
+    vs[3]
+        .start_with(&["--validator", "--snapshot-from", &peer1])
+        .await;
+    let (floor2, view2) = rejoined(&vs[3], 90).await;
+    assert!(floor2 > caught && view2 > floor_view, "{floor2} {view2}");
+    let (h0, _) = head(&vs[0]).await;
+    same_head(&vs, &[0, 1, 2, 3], h0, 60).await;
+    running(&vs[3], 30).await;
 
     // Validator 0 stopped: 1, 2 and 3 are a quorum only if 3 votes.
     assert!(
@@ -330,8 +472,19 @@ async fn a_new_validator_joins_from_a_snapshot_and_votes() {
     let (h1, _) = head(&vs[1]).await;
     let made = at_least(&vs, 1, h1 + 10, 40).await;
     same_head(&vs, &[1, 2, 3], made, 30).await;
-    let sent = load.stop().await;
 
+    let (h1, _) = head(&vs[1]).await;
+    let made = at_least(&vs, 1, h1 + 10, 40).await;
+    same_head(&vs, &[1, 2, 3], made, 30).await;
+    let sent = load.stop().await;
+    for v in &vs[1..] {
+        assert_eq!(
+            evidence(v).await,
+            Vec::<Value>::new(),
+            "evidence recorded by {}",
+            v.url()
+        );
+    }
     // Settled (nothing pending, the heads still), then stopped and verified.
     let settled = Instant::now();
     let at = loop {
@@ -373,8 +526,8 @@ async fn a_new_validator_joins_from_a_snapshot_and_votes() {
     let (h0_final, ..) = verify_data(tmp.path(), &vs[0].dir.join("data"), true);
     assert!(h0_final <= at);
     eprintln!(
-        "validator snapshot join: base {base}, head {at}, {sent} transactions after validator 0 \
-         stopped, {:?} in all",
+        "validator snapshot rejoin: base {base}, floors {floor} and {floor2}, head {at}, {sent} \
+         transactions after validator 0 stopped, {:?} in all",
         started.elapsed()
     );
 }

@@ -186,9 +186,10 @@ pub struct NodeArgs {
     pub restore_from: Option<String>,
     /// With --follow or --validator, on an empty data directory: start from the newest state
     /// snapshot the node at URL serves (checked against the signed, on a chain with validators
-    /// the certified, header's state root) instead of replaying the chain from genesis; ignored
-    /// when the data directory holds the chain already (docs/validators.md, "Joining from a
-    /// snapshot").
+    /// the certified, header's state root) instead of replaying the chain from genesis. A
+    /// validator then follows URL until a block finalized after the join, and a validator
+    /// that lost its consensus journal rejoins the same way (docs/validators.md,
+    /// "Rejoining"); otherwise ignored when the data directory holds the chain already.
     #[arg(long, value_name = "URL")]
     pub snapshot_from: Option<String>,
     /// Run one of the validators of a chain whose genesis names a validator set (the

@@ -169,8 +169,10 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
     match storage.chain_identity()? {
         // No chain in the database, but its head record names committed blocks: the database
         // lost everything (its WAL or main file). Refused before anything is signed, unless a
-        // restore will fetch the blocks onto a new block 0.
+        // restore will fetch the blocks onto a new block 0, or a validator joins from a
+        // snapshot (which starts consensus only after a block finalized after the join).
         None if config.restore_from.is_none()
+            && !(config.validator.is_some() && config.snapshot_from.is_some())
             && matches!(
                 storage.head_record().map(HeadRecord::at_open),
                 Some(RecordState::Head(r)) if r.height > 0
@@ -209,7 +211,9 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
                 (&genesis_hash, &engine_hash),
                 (&stored_genesis, &stored_engine),
             )?;
-            if config.snapshot_from.is_some() {
+            // A validator's start decides for itself (`validator/rejoin.rs`: it follows that
+            // node when its consensus journal is lost).
+            if config.snapshot_from.is_some() && config.validator.is_none() {
                 tracing::info!(
                     "--snapshot-from ignored: this data directory holds the chain already"
                 );
@@ -481,9 +485,12 @@ pub(crate) fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, 
 /// validators, the snapshot's block must carry its own finality certificate by a quorum of the
 /// genesis set; the record is stored beside it, and consensus starts from it,
 /// `validator/run.rs`), and the base recorded in the sign state. `ids` are the genesis hash and
-/// the engine configuration hash. Errors: the sign state records blocks above 0 (this
-/// directory ran a validator before: its chain is not to be replaced by a peer's snapshot),
-/// the join's (a refused snapshot, the peer unreachable).
+/// the engine configuration hash. The join's start is recorded first (`<data>/rejoin.json`):
+/// consensus starts only once the node has followed the chain to a block finalized after it
+/// (`validator/rejoin.rs`), so a key that voted before cannot vote again in a view it voted
+/// in; a sign state and consensus storage an earlier run left are set aside
+/// (`<name>.before-join-<ms>`). Errors: the join's (a refused snapshot, the peer unreachable),
+/// writing the files.
 fn join_validator(
     config: &NodeConfig,
     storage: &mut Storage,
@@ -497,18 +504,34 @@ fn join_validator(
         .snapshot_from
         .as_deref()
         .expect("called with --snapshot-from");
+    // The key may have voted before (this directory ran, or another did with the same key):
+    // consensus starts only from a floor its old votes cannot reach, found by following the
+    // chain after the import (`validator/rejoin.rs`), from this moment on. What an earlier run
+    // left is kept aside, not used: its sign state names blocks of a database that is gone,
+    // and its consensus storage belongs to another start.
+    let started_ms = now_ms();
+    crate::validator::rejoin::write(
+        &config.data_dir,
+        &crate::validator::rejoin::Rejoin {
+            started_ms,
+            floor: None,
+        },
+    )?;
     if let Some(signed) = sign_state.current().filter(|s| s.height > 0) {
-        return Err(NodeError::Refused(format!(
-            "--snapshot-from: {} records block {} as committed by this validator, but {} holds no \
-             chain: this data directory ran before and lost its database. Restore the database \
-             if you can. Joining from a snapshot with a key that has voted before is safe only \
-             from a snapshot finalized after this key's last vote (docs/validators.md, \
-             \"Joining from a snapshot\"): a key that votes again in a view it voted in before \
-             signs conflicting votes, which the others record as evidence against it",
-            sign_state.path().display(),
-            signed.height,
-            config.db_path().display()
-        )));
+        let height = signed.height;
+        let moved = crate::validator::rejoin::set_aside(sign_state.path(), "join", started_ms)?;
+        tracing::warn!(
+            height,
+            to = ?moved,
+            "this data directory ran a validator before and lost its database: its sign state is \
+             set aside, and consensus starts only from a block finalized after this join began"
+        );
+        *sign_state = SignStateFile::open(&config.data_dir)?;
+    }
+    if let Some(moved) =
+        crate::validator::rejoin::set_aside(&config.data_dir.join("consensus"), "join", started_ms)?
+    {
+        tracing::warn!(to = %moved.display(), "an earlier run's consensus storage set aside");
     }
     storage.ensure_validator_tables()?;
     let code = embedded_code(genesis)?;

@@ -24,6 +24,7 @@
 //! | [`flood`] | the deploys of the test fault `deploy_flood` (a proposer that floods blocks with code) |
 //! | [`keys`] | the consensus key file and the participant set |
 //! | [`p2p`] | the transport's preset, peers' addresses by IP or DNS name |
+//! | [`rejoin`] | rejoining consensus without a journal: following to a floor the key's old votes cannot reach |
 //! | [`run`] | `gamechain node --validator`: the engine over TCP on its own runtime |
 //!
 //! `docs/validators.md` explains running a network, the genesis fields and the faults.
@@ -38,6 +39,7 @@ pub mod keys;
 pub mod ledger;
 pub mod observer;
 pub mod p2p;
+pub mod rejoin;
 pub mod run;
 
 #[cfg(test)]

@@ -39,6 +39,7 @@ use crate::validator::engine::{self, Channels, EngineConfig, EngineStart};
 use crate::validator::keys;
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::p2p;
+use crate::validator::rejoin;
 use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
 
 /// Largest p2p message: a block at [`PROPOSAL_BOUND`] with marshal's framing and a certificate.
@@ -198,9 +199,17 @@ pub async fn run(
         "validator p2p transport"
     );
 
+    let me_index = participants
+        .position(&me)
+        .expect("the key is in the set (checked above)") as u32;
+    let Some((storage, floor)) =
+        rejoin::consensus_floor(&chain, storage, me_index, &mut shutdown).await?
+    else {
+        return Ok(());
+    };
     let height = chain.head().header.header.height;
     let digest = head_digest(&storage, height)?;
-    let start = engine_start(&chain, &storage)?;
+    let start = engine_start(&chain, &storage, floor)?;
     let namespace = engine::namespace(&chain.genesis().chain_id, &chain.genesis_hash);
     let ledger = Arc::new(Ledger::new(
         chain.clone(),
@@ -322,25 +331,36 @@ pub async fn run(
     result
 }
 
-/// Where this validator's consensus starts: block 0 when the database holds the chain from
-/// genesis; else (a data directory that joined from a snapshot) its oldest block, the base,
-/// from the base's own finality certificate, stored by the join and checked again here against
-/// the genesis set (the engine would panic on one that does not verify). Errors: the database
-/// failed, or the base has no certificate of its own (`NodeError::Refused`).
-fn engine_start(chain: &Chain, storage: &Storage) -> Result<EngineStart, NodeError> {
-    let oldest = storage.oldest_height()?.unwrap_or(0);
-    if oldest == 0 {
+/// Where this validator's consensus starts: block 0 when `floor` is 0 (the database holds the
+/// chain from genesis and its journal); else the first block at or above `floor` (the base of
+/// a directory that joined from a snapshot, or the floor a rejoin found: `rejoin.rs`) and the
+/// oldest block kept (pruning may have deleted the floor) that carries a finality certificate
+/// of its own, from that certificate, checked again here against the genesis set (the engine
+/// would panic on one that does not verify). Errors: the database failed, or no block from
+/// there to the head has a certificate of its own (`NodeError::Refused`).
+fn engine_start(chain: &Chain, storage: &Storage, floor: u64) -> Result<EngineStart, NodeError> {
+    if floor == 0 {
         return Ok(EngineStart::Genesis(genesis_proposal(storage)?));
     }
+    let head = chain.head().header.header.height;
+    let mut at = floor.max(storage.oldest_height()?.unwrap_or(0));
+    let (floor, digest, certificate) = loop {
+        match storage.validator_finality(at)? {
+            Some((digest, Some(certificate))) => break (at, digest, certificate),
+            _ if at < head => at += 1,
+            _ => {
+                return Err(NodeError::Refused(format!(
+                    "consensus starts from block {floor} (a snapshot's base, or a rejoin's \
+                     floor), but no block from there to the head {head} has a finality \
+                     certificate of its own stored, and consensus cannot start without one"
+                )))
+            }
+        }
+    };
     let refused = |what: String| {
         NodeError::Refused(format!(
-            "this data directory starts at block {oldest} (joined from a snapshot): {what}"
+            "consensus starts from block {floor} (a snapshot's base, or a rejoin's floor): {what}"
         ))
-    };
-    let Some((digest, Some(certificate))) = storage.validator_finality(oldest)? else {
-        return Err(refused(
-            "its finality certificate is not stored, and consensus cannot start without it".into(),
-        ));
     };
     let checker =
         crate::verify::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
@@ -357,9 +377,9 @@ fn engine_start(chain: &Chain, storage: &Storage) -> Result<EngineStart, NodeErr
         )));
     }
     tracing::info!(
-        height = oldest,
+        height = floor,
         view = base.proposal.round.view().get(),
-        "consensus starts from the finalized base of this data directory (joined from a snapshot)"
+        "consensus starts from a finalized block (a snapshot's base, or a rejoin's floor)"
     );
     Ok(EngineStart::Floor(base))
 }

@@ -437,17 +437,7 @@ pub async fn follow(
 ) -> Result<(), NodeError> {
     // The writer moves in and out of blocking tasks through this slot.
     let mut slot = Some(storage);
-    let finality = match &chain.ctx.genesis().validators {
-        None => None,
-        Some(_) => Some(Finalities {
-            checker: Arc::new(
-                FinalityChecker::new(chain.ctx.genesis(), &chain.genesis_hash)
-                    .map_err(|e| refused(format!("the genesis validator set: {e}")))?,
-            ),
-            genesis: Arc::new(chain.ctx.genesis().clone()),
-            records: Arc::default(),
-        }),
-    };
+    let finality = finalities(&chain)?;
     let f = finality.as_ref();
     loop {
         if *shutdown.borrow() {
@@ -472,6 +462,86 @@ pub async fn follow(
             }
         }
     }
+}
+
+/// Follows `upstream` as [`follow`] does (catching up over HTTP, every block checked and, on a
+/// chain with validators, proven final first), polling its head every [`UNTIL_POLL`], until
+/// `reached` (called before each poll, on the chain as committed so far) names a height:
+/// `Some((storage, height))`; `None` on shutdown. Used by a validator that rejoins consensus
+/// (`validator/rejoin.rs`). Errors: the database failed, `reached` failed, or the followed
+/// node served a block the validators did not finalize (already logged;
+/// `NodeError::Refused`). An unreachable node is retried every [`RECONNECT`].
+pub async fn follow_until(
+    chain: &Arc<Chain>,
+    storage: Storage,
+    upstream: &Client,
+    shutdown: &mut watch::Receiver<bool>,
+    mut reached: impl FnMut(&Arc<Chain>) -> Result<Option<u64>, NodeError>,
+) -> Result<Option<(Storage, u64)>, NodeError> {
+    let mut slot = Some(storage);
+    let finality = finalities(chain)?;
+    loop {
+        if *shutdown.borrow() {
+            return Ok(None);
+        }
+        if let Some(height) = reached(chain)? {
+            return Ok(Some((slot.take().expect("the writer is back"), height)));
+        }
+        let outcome = match upstream.status().await {
+            Ok(s) => {
+                catch_up(
+                    chain,
+                    &mut slot,
+                    upstream,
+                    finality.as_ref(),
+                    s.height,
+                    shutdown,
+                )
+                .await?
+            }
+            Err(e) => Err(e.to_string()),
+        };
+        let pause = match outcome {
+            Ok(None) => UNTIL_POLL,
+            Ok(Some(Stop::Shutdown)) => return Ok(None),
+            Ok(Some(Stop::Diverged)) => {
+                return Err(refused(format!(
+                    "{} served a block the validators did not finalize (logged above)",
+                    upstream.base_url()
+                )))
+            }
+            Err(why) => {
+                tracing::warn!(
+                    "following {}: {why}; retrying in {RECONNECT:?}",
+                    upstream.base_url()
+                );
+                RECONNECT
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(pause) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+}
+
+/// How often [`follow_until`] asks the followed node for its head once caught up.
+pub const UNTIL_POLL: Duration = Duration::from_millis(200);
+
+/// The finality checking of a follower of `chain`: `None` on a sequencer's chain. Errors: the
+/// genesis validator set is not usable.
+fn finalities(chain: &Chain) -> Result<Option<Finalities>, NodeError> {
+    Ok(match &chain.ctx.genesis().validators {
+        None => None,
+        Some(_) => Some(Finalities {
+            checker: Arc::new(
+                FinalityChecker::new(chain.ctx.genesis(), &chain.genesis_hash)
+                    .map_err(|e| refused(format!("the genesis validator set: {e}")))?,
+            ),
+            genesis: Arc::new(chain.ctx.genesis().clone()),
+            records: Arc::default(),
+        }),
+    })
 }
 
 /// A follower of a chain with validators: the certificate checker, and the finality records

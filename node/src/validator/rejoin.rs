@@ -1,0 +1,424 @@
+//! Rejoining consensus without a consensus journal: how a validator whose key may have voted
+//! before (a data directory joined from a snapshot, or one that lost `<data>/consensus/`)
+//! finds a point from which voting again cannot conflict with its own earlier votes.
+//!
+//! Simplex keeps every vote a validator signs in its journal (`<data>/consensus/`, partitions
+//! `gc-simplex*`) and replays it after a restart, so a restarted validator never signs a second,
+//! different vote in a view. Without the journal it does not know which views its key voted
+//! in. Starting consensus from an old certificate (a snapshot's, or the head of a database
+//! whose journal was lost) could then vote again in one of those views: a conflicting vote,
+//! which the other validators record as evidence against the key.
+//!
+//! So such a validator first follows the chain as a follower does (over HTTP from the peer
+//! given with `--snapshot-from`, every block checked against its certificate), and starts
+//! consensus only from a certificate that its key's earlier votes cannot reach
+//! ([`FloorSearch`]):
+//!
+//! 1. `started_ms` is the joining node's clock when the join began; the operator has stopped
+//!    the key's old instance before that.
+//! 2. Let `w` be the view of the first block it follows that carries its own certificate and a
+//!    block time at least `started_ms + 3 × max_clock_drift_ms`. Honest validators notarize a
+//!    live proposal only when its time is at most their clock plus the drift window, so that
+//!    block was notarized, and its finalization signed, after the join began (with clocks
+//!    within the window of true time). Any view `v` the old instance voted in was entered
+//!    through a certificate of view `v - 1` by 2f+1 validators, signed before the join
+//!    began; it shares an honest validator with the finalization of `w`, and honest views
+//!    only go forward: `w ≥ v - 1`.
+//! 3. The floor is the first certified block of view at least `w + 2 > v`: simplex starts at
+//!    the view after it, past every view the key voted in.
+//!
+//! On the way, a certificate made after the join began that carries this validator's own
+//! signature proves another instance of the key is still voting: the node refuses to start
+//! ([`FloorSearch::observe`]).
+//!
+//! The state of a rejoin is `<data>/rejoin.json` ([`Rejoin`]): `{"started_ms": <ms>}` while it
+//! follows, then `{"started_ms", "floor": <height>}` once the floor is found; consensus starts
+//! from the floor's certificate on this and every later start (`run.rs`). A node stopped while
+//! following resumes following (with the same `started_ms`).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+
+use gamechain_client::client::Client;
+
+use crate::error::NodeError;
+use crate::ledger::chain::Chain;
+use crate::ledger::genesis_setup::now_ms;
+use crate::ledger::storage::Storage;
+use crate::verify::finality::FinalityChecker;
+use crate::verify::follower::follow_until;
+
+/// The rejoin state's file name inside the data directory.
+pub const REJOIN_FILE: &str = "rejoin.json";
+
+/// How many drift windows past the join's start a block's time must be for its certificate to
+/// count as made after the join began (one for the joining node's clock, one for the voters',
+/// one to spare).
+pub const DRIFT_WINDOWS: u64 = 3;
+
+/// Views past the first post-join certificate's view the floor must be (module docs, step 3).
+pub const FLOOR_VIEWS: u64 = 2;
+
+/// `<data>/rejoin.json`: a validator rejoining consensus without a journal (module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rejoin {
+    /// The joining node's clock (ms since the Unix epoch) when the join began.
+    pub started_ms: u64,
+    /// The height of the block consensus starts from, once found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub floor: Option<u64>,
+}
+
+fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
+    NodeError::Io(format!("cannot {what} {}: {e}", path.display()))
+}
+
+/// Reads `<data_dir>/rejoin.json`: `None` when absent. Errors: unreadable, or not a rejoin
+/// state (`NodeError::Refused`: the operator must look).
+pub fn read(data_dir: &Path) -> Result<Option<Rejoin>, NodeError> {
+    let path = data_dir.join(REJOIN_FILE);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            NodeError::Refused(format!(
+                "{} is not a rejoin state ({{\"started_ms\", \"floor\"}}): {e}",
+                path.display()
+            ))
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(io_err("read", &path, e)),
+    }
+}
+
+/// Writes `<data_dir>/rejoin.json` durably (temporary file, fsync, rename, directory fsync).
+/// Errors: `NodeError::Io`.
+pub fn write(data_dir: &Path, rejoin: &Rejoin) -> Result<(), NodeError> {
+    use std::io::Write as _;
+    let path = data_dir.join(REJOIN_FILE);
+    let tmp = data_dir.join(format!("{REJOIN_FILE}.tmp"));
+    let bytes = serde_json::to_vec(rejoin).expect("a rejoin state serialises");
+    let mut f = std::fs::File::create(&tmp).map_err(|e| io_err("create", &tmp, e))?;
+    f.write_all(&bytes).map_err(|e| io_err("write", &tmp, e))?;
+    f.sync_all().map_err(|e| io_err("fsync", &tmp, e))?;
+    std::fs::rename(&tmp, &path).map_err(|e| io_err("rename", &tmp, e))?;
+    std::fs::File::open(data_dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|e| io_err("fsync", data_dir, e))
+}
+
+/// Whether the consensus storage directory `dir` holds no simplex journal: no non-empty
+/// partition directory `gc-simplex*` (a validator that never voted from this directory, or
+/// one that lost its journal).
+pub fn journal_is_empty(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return true;
+    };
+    !entries.flatten().any(|e| {
+        e.file_name().to_string_lossy().starts_with("gc-simplex")
+            && std::fs::read_dir(e.path()).is_ok_and(|mut blobs| blobs.next().is_some())
+    })
+}
+
+/// Renames `path` (a file or directory) to `<path>.before-<what>-<now_ms>` when it exists,
+/// returning the new path. Errors: `NodeError::Io`.
+pub fn set_aside(path: &Path, what: &str, now_ms: u64) -> Result<Option<PathBuf>, NodeError> {
+    if std::fs::symlink_metadata(path).is_err() {
+        return Ok(None);
+    }
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".before-{what}-{now_ms}"));
+    let to = path.with_file_name(name);
+    std::fs::rename(path, &to).map_err(|e| io_err("rename", path, e))?;
+    Ok(Some(to))
+}
+
+/// Looks for the floor among the certified blocks a rejoining validator follows, in height
+/// order (module docs).
+#[derive(Debug, Clone)]
+pub struct FloorSearch {
+    /// Blocks at or after this time (ms) were notarized after the join began.
+    after_ms: u64,
+    /// The view of the first such certified block.
+    first_view: Option<u64>,
+}
+
+/// What one certified block tells a [`FloorSearch`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Found {
+    /// Not the floor yet.
+    NotYet,
+    /// This block is the floor.
+    Floor,
+}
+
+impl FloorSearch {
+    /// A search for a join that began at `started_ms` on a chain whose drift window is
+    /// `max_clock_drift_ms`.
+    pub fn new(started_ms: u64, max_clock_drift_ms: u64) -> FloorSearch {
+        FloorSearch {
+            after_ms: started_ms.saturating_add(max_clock_drift_ms.saturating_mul(DRIFT_WINDOWS)),
+            first_view: None,
+        }
+    }
+
+    /// The block time from which certificates count as made after the join began.
+    pub fn after_ms(&self) -> u64 {
+        self.after_ms
+    }
+
+    /// The view the floor must reach, once known.
+    pub fn floor_view(&self) -> Option<u64> {
+        self.first_view.map(|w| w + FLOOR_VIEWS)
+    }
+
+    /// Takes the next block carrying its own certificate: its block time (ms), its
+    /// certificate's view, and whether this validator's key is among the certificate's
+    /// signers. Errors: the key signed a certificate made after the join began (another
+    /// instance of it is voting).
+    pub fn observe(
+        &mut self,
+        height: u64,
+        time_ms: u64,
+        view: u64,
+        signed_by_me: bool,
+    ) -> Result<Found, String> {
+        if time_ms < self.after_ms {
+            return Ok(Found::NotYet);
+        }
+        if signed_by_me {
+            return Err(format!(
+                "this validator's consensus key signed the finality certificate of block {height} \
+                 (view {view}, block time {time_ms} ms), made after this join began: another \
+                 instance of the key is still voting. Stop it, then start this node again"
+            ));
+        }
+        match self.first_view {
+            None => {
+                self.first_view = Some(view);
+                Ok(Found::NotYet)
+            }
+            Some(w) if view >= w + FLOOR_VIEWS => Ok(Found::Floor),
+            Some(_) => Ok(Found::NotYet),
+        }
+    }
+}
+
+/// How often a rejoining validator logs its progress.
+const PROGRESS_EVERY: Duration = Duration::from_secs(5);
+
+/// The height consensus starts from on this start of a validator whose chain is `chain`
+/// (`storage` its writer; `me` its index in the ordered participant set): 0 for a directory
+/// that holds the chain from genesis and its consensus journal; the recorded floor of a
+/// finished rejoin, else the oldest block (a directory that joined before rejoins were
+/// recorded). A directory that joined from a snapshot and has not found its floor yet, or one
+/// whose journal is lost while its head is above its start, rejoins first (module docs): it
+/// follows the peer of `--snapshot-from` until the floor, records it, and returns it. `None`:
+/// shut down while following. Errors: a journal lost and no `--snapshot-from` to follow
+/// (`NodeError::Refused`, saying what to do), a rejoin whose peer is not given, the key
+/// signing elsewhere, the followed node diverging, storage.
+pub async fn consensus_floor(
+    chain: &Arc<Chain>,
+    storage: Storage,
+    me: u32,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Option<(Storage, u64)>, NodeError> {
+    let config = &chain.config;
+    let data = &config.data_dir;
+    let consensus_dir = data.join("consensus");
+    let head = chain.head().header.header.height;
+    let mut state = read(data)?;
+    let start = match state.and_then(|r| r.floor) {
+        Some(floor) => floor,
+        None => storage.oldest_height()?.unwrap_or(0),
+    };
+    let pending = state.is_some_and(|r| r.floor.is_none());
+    if !pending {
+        if head <= start || !journal_is_empty(&consensus_dir) {
+            if config.snapshot_from.is_some() {
+                tracing::info!(
+                    "--snapshot-from ignored: this data directory holds the chain and its \
+                     consensus journal already"
+                );
+            }
+            return Ok(Some((storage, start)));
+        }
+        // The journal is lost: the key may have voted in views this node no longer knows.
+        if config.snapshot_from.is_none() {
+            return Err(NodeError::Refused(format!(
+                "{} holds no consensus journal, but this validator's chain is at block {head}, \
+                 above where its consensus started (block {start}): the journal was lost, and \
+                 this key may have voted in views it no longer records. Starting consensus now \
+                 could sign conflicting votes. Start again with --snapshot-from URL (the HTTP \
+                 API of another node of this chain): the node follows the chain from URL until \
+                 a block finalized after this start, and starts consensus from it \
+                 (docs/validators.md, \"Rejoining\")",
+                consensus_dir.display()
+            )));
+        }
+        let now = now_ms();
+        if let Some(moved) = set_aside(&consensus_dir, "rejoin", now)? {
+            tracing::warn!(to = %moved.display(), "the consensus storage without a journal set aside");
+        }
+        let r = Rejoin {
+            started_ms: now,
+            floor: None,
+        };
+        write(data, &r)?;
+        state = Some(r);
+    }
+    let started_ms = state.expect("pending or just written").started_ms;
+    let Some(peer) = config.snapshot_from.as_deref() else {
+        return Err(NodeError::Refused(format!(
+            "{} records a rejoin under way (begun at {started_ms} ms): start again with \
+             --snapshot-from URL (the HTTP API of another node of this chain) for the node to \
+             follow until it can start consensus safely (docs/validators.md, \"Rejoining\")",
+            data.join(REJOIN_FILE).display()
+        )));
+    };
+    let upstream = Client::new(peer)
+        .map_err(|e| NodeError::Refused(format!("--snapshot-from {peer}: {e}")))?;
+    let checker = FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
+        .map_err(|e| NodeError::Refused(format!("the genesis validator set: {e}")))?;
+    let mut search = FloorSearch::new(started_ms, chain.genesis().clock().max_clock_drift_ms);
+    tracing::info!(
+        peer,
+        head,
+        after_ms = search.after_ms(),
+        "rejoining consensus: following the chain until a block finalized after this join began \
+         (block time at or after after_ms), then {FLOOR_VIEWS} views more"
+    );
+    let mut next = head + 1;
+    let mut logged = Instant::now();
+    let mut floor_view = 0;
+    let found = follow_until(chain, storage, &upstream, shutdown, |chain| {
+        let to = chain.head().header.header.height;
+        while next <= to {
+            let h = next;
+            let (record, header) = chain
+                .read_db(|db| Ok((db.validator_finality(h)?, db.signed_header(h)?)))
+                .map_err(|e| NodeError::Runtime(e.to_string()))?;
+            next += 1;
+            let (Some((digest, Some(certificate))), Some(header)) = (record, header) else {
+                continue;
+            };
+            let f = checker
+                .finalization(&digest, &certificate)
+                .map_err(|e| NodeError::Refused(format!("block {h}'s stored certificate: {e}")))?;
+            let view = f.proposal.round.view().get();
+            let mine = f.certificate.signers.iter().any(|p| p.get() == me);
+            match search
+                .observe(h, header.header.time_ms, view, mine)
+                .map_err(NodeError::Refused)?
+            {
+                Found::Floor => {
+                    floor_view = view;
+                    return Ok(Some(h));
+                }
+                Found::NotYet => {}
+            }
+        }
+        if logged.elapsed() >= PROGRESS_EVERY {
+            logged = Instant::now();
+            tracing::info!(
+                head = to,
+                after_ms = search.after_ms(),
+                floor_view = ?search.floor_view(),
+                "rejoining consensus: still following"
+            );
+        }
+        Ok(None)
+    })
+    .await?;
+    let Some((storage, floor)) = found else {
+        return Ok(None);
+    };
+    write(
+        data,
+        &Rejoin {
+            started_ms,
+            floor: Some(floor),
+        },
+    )?;
+    tracing::info!(
+        floor,
+        view = floor_view,
+        "rejoined: consensus starts from block {floor}, finalized after this join began"
+    );
+    Ok(Some((storage, floor)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_floor_is_two_views_past_the_first_certificate_made_after_the_join() {
+        // Joined at 10,000 ms, drift 2,000 ms: certificates of blocks timed 16,000 ms or later.
+        let mut s = FloorSearch::new(10_000, 2_000);
+        assert_eq!(s.after_ms(), 16_000);
+        // Older blocks never count, whoever signed them (the key's own old votes included).
+        assert_eq!(s.observe(5, 15_999, 40, true), Ok(Found::NotYet));
+        assert_eq!(s.observe(6, 16_000, 41, false), Ok(Found::NotYet));
+        assert_eq!(s.floor_view(), Some(43));
+        assert_eq!(s.observe(7, 16_100, 42, false), Ok(Found::NotYet));
+        assert_eq!(s.observe(8, 16_200, 43, false), Ok(Found::Floor));
+        // Views skipped by nullifications count as views.
+        let mut s = FloorSearch::new(0, 0);
+        assert_eq!(s.observe(1, 0, 7, false), Ok(Found::NotYet));
+        assert_eq!(s.observe(2, 1, 30, false), Ok(Found::Floor));
+    }
+
+    #[test]
+    fn a_certificate_after_the_join_signed_by_this_key_refuses() {
+        let mut s = FloorSearch::new(10_000, 2_000);
+        let e = s.observe(9, 20_000, 50, true).unwrap_err();
+        assert!(e.contains("another instance of the key"), "{e}");
+        assert!(e.contains("block 9"), "{e}");
+    }
+
+    #[test]
+    fn the_state_file_round_trips_and_refuses_other_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(read(dir.path()).unwrap(), None);
+        let r = Rejoin {
+            started_ms: 5,
+            floor: None,
+        };
+        write(dir.path(), &r).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join(REJOIN_FILE)).unwrap(),
+            r#"{"started_ms":5}"#
+        );
+        assert_eq!(read(dir.path()).unwrap(), Some(r));
+        let r = Rejoin {
+            started_ms: 5,
+            floor: Some(12),
+        };
+        write(dir.path(), &r).unwrap();
+        assert_eq!(read(dir.path()).unwrap(), Some(r));
+        std::fs::write(dir.path().join(REJOIN_FILE), b"{\"started\":1}").unwrap();
+        assert!(matches!(read(dir.path()), Err(NodeError::Refused(_))));
+    }
+
+    #[test]
+    fn a_journal_is_a_simplex_partition_and_set_aside_renames() {
+        let dir = tempfile::tempdir().unwrap();
+        let consensus = dir.path().join("consensus");
+        assert!(journal_is_empty(&consensus));
+        std::fs::create_dir(&consensus).unwrap();
+        std::fs::create_dir(consensus.join("gc-marshal-blocks")).unwrap();
+        assert!(journal_is_empty(&consensus));
+        std::fs::create_dir(consensus.join("gc-simplex")).unwrap();
+        assert!(journal_is_empty(&consensus), "a partition without blobs");
+        std::fs::write(consensus.join("gc-simplex").join("0000"), b"votes").unwrap();
+        assert!(!journal_is_empty(&consensus));
+        let moved = set_aside(&consensus, "join", 77).unwrap().unwrap();
+        assert_eq!(moved, dir.path().join("consensus.before-join-77"));
+        assert!(moved.join("gc-simplex").is_dir() && !consensus.exists());
+        assert_eq!(set_aside(&consensus, "join", 78).unwrap(), None);
+    }
+}
