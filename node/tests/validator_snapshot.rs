@@ -402,6 +402,15 @@ async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_vote
         started.elapsed()
     );
     running(&vs[3], 30).await;
+    // Its journal's owner is marked once the journal holds something.
+    let marked = Instant::now();
+    while !data3.join("consensus.started").is_file() {
+        assert!(
+            marked.elapsed() < Duration::from_secs(20),
+            "no consensus.started"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
 
     // Validator 3 loses only its consensus journal: refused without a node to follow, rejoins
     // in place with one (validator 1). Meanwhile validators 0 to 2 make blocks: a rejoin

@@ -197,6 +197,17 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
             (&genesis_hash, &engine_hash),
             runtime_config.clone(),
         )?,
+        // A validator's join from a snapshot was interrupted before its import: it must not
+        // make a chain from block 0 instead.
+        None if config.validator.is_some()
+            && crate::validator::rejoin::read(dir)?.is_some_and(|r| r.floor.is_none()) =>
+        {
+            return Err(NodeError::Refused(format!(
+                "{} records a join from a snapshot that did not finish: start again with \
+                 --snapshot-from URL",
+                dir.join(crate::validator::rejoin::REJOIN_FILE).display()
+            )))
+        }
         None => create_genesis_block(
             &mut storage,
             &mut sign_state,
@@ -515,8 +526,10 @@ fn join_validator(
         &crate::validator::rejoin::Rejoin {
             started_ms,
             floor: None,
+            key_seen_at: None,
         },
     )?;
+    let _ = std::fs::remove_file(config.data_dir.join(crate::validator::rejoin::STARTED_FILE));
     if let Some(signed) = sign_state.current().filter(|s| s.height > 0) {
         let height = signed.height;
         let moved = crate::validator::rejoin::set_aside(sign_state.path(), "join", started_ms)?;

@@ -18,23 +18,34 @@
 //!    the key's old instance before that.
 //! 2. Let `w` be the view of the first block it follows that carries its own certificate and a
 //!    block time at least `started_ms + 3 × max_clock_drift_ms`. Honest validators notarize a
-//!    live proposal only when its time is at most their clock plus the drift window, so that
-//!    block was notarized, and its finalization signed, after the join began (with clocks
-//!    within the window of true time). Any view `v` the old instance voted in was entered
-//!    through a certificate of view `v - 1` by 2f+1 validators, signed before the join
-//!    began; it shares an honest validator with the finalization of `w`, and honest views
-//!    only go forward: `w ≥ v - 1`.
-//! 3. The floor is the first certified block of view at least `w + 2 > v`: simplex starts at
-//!    the view after it, past every view the key voted in.
+//!    live proposal only when its time is at most their clock plus the drift window, and each
+//!    notarizes only in the view it is in. Three windows cover the three clocks involved (the
+//!    proposal's time may be a window past the voter's clock, the voter's clock a window off
+//!    true time, the joining node's clock a window off true time), so the block was notarized,
+//!    in view `w`, after the join began. Any view `v` the old instance voted in was entered
+//!    through a certificate of view `v - 1` by 2f+1 validators, signed before the join began;
+//!    that quorum shares an honest validator with the notarization of `w`, and honest views
+//!    only go forward: `w ≥ v - 1`. (This holds because a validator votes only in its current
+//!    view: one leader per view, no optimistic or early votes, as `engine.rs` configures
+//!    simplex.) A block timed ahead of the joining node's clock by more than a window proves
+//!    that clock behind, and the node refuses to go on.
+//! 3. The floor is the first certified block of view at least `w + 2 > v` once at least
+//!    [`MIN_WATCHED`] certified blocks made after the join began were watched: simplex starts
+//!    at the view after it, past every view the key voted in.
 //!
 //! On the way, a certificate made after the join began that carries this validator's own
-//! signature proves another instance of the key is still voting: the node refuses to start
-//! ([`FloorSearch::observe`]).
+//! signature proves another instance of the key is still voting: the node refuses to start,
+//! records it (`key_seen_at`), and keeps refusing until the operator removes the file (a
+//! certificate holds the first 2f+1 votes to arrive, so a slow duplicate may go unseen: this
+//! is a safeguard, not a proof of absence).
 //!
 //! The state of a rejoin is `<data>/rejoin.json` ([`Rejoin`]): `{"started_ms": <ms>}` while it
 //! follows, then `{"started_ms", "floor": <height>}` once the floor is found; consensus starts
 //! from the floor's certificate on this and every later start (`run.rs`). A node stopped while
-//! following resumes following (with the same `started_ms`).
+//! following resumes following (with the same `started_ms`), watching again the stored blocks
+//! made after the join began. `<data>/consensus.started` ([`STARTED_FILE`]) names the key whose
+//! journal the directory holds, once it holds something: a journal missing beside it (or beside
+//! a chain above its start) was lost; one of another key came from another validator.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -72,7 +83,22 @@ pub struct Rejoin {
     /// The height of the block consensus starts from, once found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub floor: Option<u64>,
+    /// Set when a certificate made after the join began carried this validator's signature
+    /// (the height of its block): another instance of the key was voting. Every start refuses
+    /// until the operator, having stopped that instance, removes this file (`consensus_floor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_seen_at: Option<u64>,
 }
+
+/// The marker of a consensus journal's owner: `<data>/consensus.started`, the consensus public
+/// key (64 hex) of the validator whose journal this directory holds, written once the journal
+/// holds something ([`mark_if_journaled`]). A journal missing while the marker exists was lost;
+/// a marker of another key means the directory (and its journal) came from another validator.
+pub const STARTED_FILE: &str = "consensus.started";
+
+/// How many certified blocks made after the join began the node watches (for its own key's
+/// signature, [`FloorSearch::observe`]) before it takes a floor.
+pub const MIN_WATCHED: u64 = 10;
 
 fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
     NodeError::Io(format!("cannot {what} {}: {e}", path.display()))
@@ -144,6 +170,8 @@ pub struct FloorSearch {
     after_ms: u64,
     /// The view of the first such certified block.
     first_view: Option<u64>,
+    /// How many such certified blocks were watched.
+    watched: u64,
 }
 
 /// What one certified block tells a [`FloorSearch`].
@@ -162,6 +190,7 @@ impl FloorSearch {
         FloorSearch {
             after_ms: started_ms.saturating_add(max_clock_drift_ms.saturating_mul(DRIFT_WINDOWS)),
             first_view: None,
+            watched: 0,
         }
     }
 
@@ -177,7 +206,9 @@ impl FloorSearch {
 
     /// Takes the next block carrying its own certificate: its block time (ms), its
     /// certificate's view, and whether this validator's key is among the certificate's
-    /// signers. Errors: the key signed a certificate made after the join began (another
+    /// signers. The floor is the first such block of view at least [`FLOOR_VIEWS`] past the
+    /// first one made after the join began, once at least [`MIN_WATCHED`] of those were
+    /// watched. Errors: the key signed a certificate made after the join began (another
     /// instance of it is voting).
     pub fn observe(
         &mut self,
@@ -196,15 +227,36 @@ impl FloorSearch {
                  instance of the key is still voting. Stop it, then start this node again"
             ));
         }
+        self.watched += 1;
         match self.first_view {
             None => {
                 self.first_view = Some(view);
                 Ok(Found::NotYet)
             }
-            Some(w) if view >= w + FLOOR_VIEWS => Ok(Found::Floor),
+            Some(w) if view >= w + FLOOR_VIEWS && self.watched >= MIN_WATCHED => Ok(Found::Floor),
             Some(_) => Ok(Found::NotYet),
         }
     }
+}
+
+/// Once the journal under `<data_dir>/consensus/` holds something (the first vote, or a
+/// floor's certificate), writes [`STARTED_FILE`] (durably) naming `key_hex` as its owner, unless
+/// it does already; `Ok(true)` when the marker is in place. A validator stopped before it ever
+/// voted leaves no marker and may start from genesis again. Called at start and every second
+/// while consensus runs (`run.rs`) until it returns `true`. Errors: `NodeError::Io`.
+pub fn mark_if_journaled(data_dir: &Path, key_hex: &str) -> Result<bool, NodeError> {
+    let path = data_dir.join(STARTED_FILE);
+    if std::fs::read_to_string(&path).is_ok_and(|k| k.trim() == key_hex) {
+        return Ok(true);
+    }
+    if journal_is_empty(&data_dir.join("consensus")) {
+        return Ok(false);
+    }
+    std::fs::write(&path, key_hex)
+        .and_then(|_| std::fs::File::open(&path)?.sync_all())
+        .and_then(|_| std::fs::File::open(data_dir)?.sync_all())
+        .map_err(|e| io_err("write", &path, e))?;
+    Ok(true)
 }
 
 /// How often a rejoining validator logs its progress.
@@ -223,7 +275,7 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(5);
 pub async fn consensus_floor(
     chain: &Arc<Chain>,
     storage: Storage,
-    me: u32,
+    (me, me_key): (u32, &[u8; 32]),
     shutdown: &mut watch::Receiver<bool>,
 ) -> Result<Option<(Storage, u64)>, NodeError> {
     let config = &chain.config;
@@ -231,30 +283,64 @@ pub async fn consensus_floor(
     let consensus_dir = data.join("consensus");
     let head = chain.head().header.header.height;
     let mut state = read(data)?;
+    if let Some(Rejoin {
+        key_seen_at: Some(h),
+        ..
+    }) = state
+    {
+        return Err(NodeError::Refused(format!(
+            "another instance of this validator's consensus key signed the finality certificate \
+             of block {h} while this node was rejoining: it may still be voting. Stop it, then \
+             remove {} and start again with --snapshot-from URL (the rejoin starts over)",
+            data.join(REJOIN_FILE).display()
+        )));
+    }
     let start = match state.and_then(|r| r.floor) {
         Some(floor) => floor,
         None => storage.oldest_height()?.unwrap_or(0),
     };
+    let marker = data.join(STARTED_FILE);
+    let me_hex = hex::encode(me_key);
+    let owner = std::fs::read_to_string(&marker).ok();
+    if let Some(owner) = owner.as_deref().map(str::trim).filter(|o| *o != me_hex) {
+        return Err(NodeError::Refused(format!(
+            "{} says this directory's consensus journal was written by the consensus key {owner}, \
+             not this validator's ({me_hex}): a directory copied from another validator. Move \
+             {} aside and start again with --snapshot-from URL (docs/validators.md, \
+             \"Rejoining\")",
+            marker.display(),
+            consensus_dir.display()
+        )));
+    }
     let pending = state.is_some_and(|r| r.floor.is_none());
     if !pending {
-        if head <= start || !journal_is_empty(&consensus_dir) {
+        // Without a journal, consensus may start only from genesis on a directory that never
+        // ran it: anything else (a floor above 0, blocks committed, or the marker of an earlier
+        // start) means the key may have voted in views this node no longer knows.
+        let lost = journal_is_empty(&consensus_dir) && (start > 0 || head > 0 || owner.is_some());
+        if !lost {
             if config.snapshot_from.is_some() {
                 tracing::info!(
                     "--snapshot-from ignored: this data directory holds the chain and its \
                      consensus journal already"
                 );
             }
+            mark_if_journaled(data, &me_hex)?;
             return Ok(Some((storage, start)));
         }
-        // The journal is lost: the key may have voted in views this node no longer knows.
         if config.snapshot_from.is_none() {
+            let why = if state.is_some_and(|r| r.floor.is_some()) {
+                "consensus stopped before it wrote its journal, or the journal was lost"
+            } else {
+                "the journal was lost"
+            };
             return Err(NodeError::Refused(format!(
-                "{} holds no consensus journal, but this validator's chain is at block {head}, \
-                 above where its consensus started (block {start}): the journal was lost, and \
-                 this key may have voted in views it no longer records. Starting consensus now \
-                 could sign conflicting votes. Start again with --snapshot-from URL (the HTTP \
-                 API of another node of this chain): the node follows the chain from URL until \
-                 a block finalized after this start, and starts consensus from it \
+                "{} holds no consensus journal, but this validator's consensus ran here before \
+                 (its chain is at block {head}, its consensus started from block {start}): {why}, \
+                 and this key may have voted in views it no longer records. Starting consensus \
+                 now could sign conflicting votes. Start again with --snapshot-from URL (the \
+                 HTTP API of another node of this chain): the node follows the chain from URL \
+                 until a block finalized after this start, and starts consensus from it \
                  (docs/validators.md, \"Rejoining\")",
                 consensus_dir.display()
             )));
@@ -266,6 +352,7 @@ pub async fn consensus_floor(
         let r = Rejoin {
             started_ms: now,
             floor: None,
+            key_seen_at: None,
         };
         write(data, &r)?;
         state = Some(r);
@@ -291,7 +378,32 @@ pub async fn consensus_floor(
         "rejoining consensus: following the chain until a block finalized after this join began \
          (block time at or after after_ms), then {FLOOR_VIEWS} views more"
     );
+    // The followed node must still hold the blocks after our head.
+    if let Err(e) = upstream
+        .block(gamechain_client::client::BlockRef::Height(head + 1))
+        .await
+    {
+        if e.code() == Some("pruned") {
+            return Err(NodeError::Refused(format!(
+                "{peer} no longer holds block {} (it deleted it: 410 pruned), so this node cannot \
+                 follow it from its head {head}: move this data directory aside (keeping \
+                 genesis.json, sequencer.wif and consensus.key) and join from a snapshot with \
+                 --snapshot-from",
+                head + 1
+            )));
+        }
+    }
+    // Resuming: the blocks made after the join began that are already stored are watched
+    // again (their certificates are rechecked for this key's signature).
+    let oldest = storage.oldest_height()?.unwrap_or(0);
     let mut next = head + 1;
+    while next > oldest + 1 {
+        match storage.signed_header(next - 1)? {
+            Some(h) if h.header.time_ms >= search.after_ms() => next -= 1,
+            _ => break,
+        }
+    }
+    let drift = chain.genesis().clock().max_clock_drift_ms;
     let mut logged = Instant::now();
     let mut floor_view = 0;
     let found = follow_until(chain, storage, &upstream, shutdown, |chain| {
@@ -309,11 +421,29 @@ pub async fn consensus_floor(
                 .finalization(&digest, &certificate)
                 .map_err(|e| NodeError::Refused(format!("block {h}'s stored certificate: {e}")))?;
             let view = f.proposal.round.view().get();
+            let time_ms = header.header.time_ms;
+            let now = now_ms();
+            if time_ms > now.saturating_add(drift) {
+                return Err(NodeError::Refused(format!(
+                    "block {h} is timed {time_ms} ms, {} ms ahead of this node's clock (the \
+                     chain's drift window is {drift} ms): this node's clock is behind, and a \
+                     rejoin measures time with it. Set the clock right (NTP), then start again",
+                    time_ms - now
+                )));
+            }
             let mine = f.certificate.signers.iter().any(|p| p.get() == me);
-            match search
-                .observe(h, header.header.time_ms, view, mine)
-                .map_err(NodeError::Refused)?
-            {
+            let seen = search.observe(h, time_ms, view, mine);
+            if seen.is_err() {
+                write(
+                    data,
+                    &Rejoin {
+                        started_ms,
+                        floor: None,
+                        key_seen_at: Some(h),
+                    },
+                )?;
+            }
+            match seen.map_err(NodeError::Refused)? {
                 Found::Floor => {
                     floor_view = view;
                     return Ok(Some(h));
@@ -341,6 +471,7 @@ pub async fn consensus_floor(
         &Rejoin {
             started_ms,
             floor: Some(floor),
+            key_seen_at: None,
         },
     )?;
     tracing::info!(
@@ -365,11 +496,19 @@ mod tests {
         assert_eq!(s.observe(6, 16_000, 41, false), Ok(Found::NotYet));
         assert_eq!(s.floor_view(), Some(43));
         assert_eq!(s.observe(7, 16_100, 42, false), Ok(Found::NotYet));
-        assert_eq!(s.observe(8, 16_200, 43, false), Ok(Found::Floor));
+        // Two views past, but fewer than MIN_WATCHED certificates watched.
+        assert_eq!(s.observe(8, 16_200, 43, false), Ok(Found::NotYet));
+        for i in 0..MIN_WATCHED - 4 {
+            assert_eq!(s.observe(9 + i, 16_300, 44 + i, false), Ok(Found::NotYet));
+        }
+        assert_eq!(s.observe(20, 16_400, 60, false), Ok(Found::Floor));
         // Views skipped by nullifications count as views.
         let mut s = FloorSearch::new(0, 0);
         assert_eq!(s.observe(1, 0, 7, false), Ok(Found::NotYet));
-        assert_eq!(s.observe(2, 1, 30, false), Ok(Found::Floor));
+        for i in 0..MIN_WATCHED - 2 {
+            assert_eq!(s.observe(2 + i, 1, 8, false), Ok(Found::NotYet));
+        }
+        assert_eq!(s.observe(20, 1, 30, false), Ok(Found::Floor));
     }
 
     #[test]
@@ -387,6 +526,7 @@ mod tests {
         let r = Rejoin {
             started_ms: 5,
             floor: None,
+            key_seen_at: None,
         };
         write(dir.path(), &r).unwrap();
         assert_eq!(
@@ -397,6 +537,7 @@ mod tests {
         let r = Rejoin {
             started_ms: 5,
             floor: Some(12),
+            key_seen_at: Some(14),
         };
         write(dir.path(), &r).unwrap();
         assert_eq!(read(dir.path()).unwrap(), Some(r));

@@ -203,7 +203,7 @@ pub async fn run(
         .position(&me)
         .expect("the key is in the set (checked above)") as u32;
     let Some((storage, floor)) =
-        rejoin::consensus_floor(&chain, storage, me_index, &mut shutdown).await?
+        rejoin::consensus_floor(&chain, storage, (me_index, &my_bytes), &mut shutdown).await?
     else {
         return Ok(());
     };
@@ -251,20 +251,22 @@ pub async fn run(
         vc.allow_private_ips,
     );
     let storage_dir = config.data_dir.join("consensus");
+    let data_dir = config.data_dir.clone();
     warn_old_archives(&storage_dir);
     let metrics_chain = chain.clone();
     let (failed_tx, mut failed) = watch::channel::<Option<String>>(None);
     let stop = shutdown.clone();
-    let thread = std::thread::Builder::new()
-        .name("consensus".into())
-        .spawn(move || {
-            let runner = cw_tokio::Runner::new(
-                cw_tokio::Config::new()
-                    .with_storage_directory(storage_dir)
-                    .with_worker_threads(2)
-                    .with_catch_panics(false),
-            );
-            runner.start(|context| async move {
+    let thread =
+        std::thread::Builder::new()
+            .name("consensus".into())
+            .spawn(move || {
+                let runner = cw_tokio::Runner::new(
+                    cw_tokio::Config::new()
+                        .with_storage_directory(storage_dir)
+                        .with_worker_threads(2)
+                        .with_catch_panics(false),
+                );
+                runner.start(|context| async move {
                 let (mut network, mut oracle) =
                     lookup::Network::new(context.child("network"), p2p_config);
                 oracle.track(0, peer_map);
@@ -303,6 +305,18 @@ pub async fn run(
                 )
                 .await;
                 tracing::info!("validator consensus running");
+                // The journal's owner is marked once it holds something (`rejoin.rs`).
+                let (marker_dir, marker_key) = (data_dir.clone(), hex::encode(my_bytes));
+                context.child("journal_marker").spawn(move |ctx| async move {
+                    loop {
+                        match rejoin::mark_if_journaled(&marker_dir, &marker_key) {
+                            Ok(true) => break,
+                            Ok(false) => {}
+                            Err(e) => tracing::warn!("consensus journal marker: {e}"),
+                        }
+                        ctx.sleep(Duration::from_secs(1)).await;
+                    }
+                });
                 let mut commit_failed = running.failed.clone();
                 let mut stop = stop;
                 let failure = tokio::select! {
@@ -314,8 +328,8 @@ pub async fn run(
                 }
                 let _ = context.stop(0, Some(STOP_GRACE)).await;
             });
-        })
-        .map_err(|e| NodeError::Runtime(format!("cannot start the consensus thread: {e}")))?;
+            })
+            .map_err(|e| NodeError::Runtime(format!("cannot start the consensus thread: {e}")))?;
     let failure = tokio::select! {
         _ = shutdown.wait_for(|s| *s) => None,
         f = failed.wait_for(|f| f.is_some()) => Some(f.ok().and_then(|f| f.clone()).unwrap_or_default()),
