@@ -2,18 +2,15 @@
 // tic-tac-toe draws against a node this script starts (testkit/node.js; $GAMECHAIN_BIN or the
 // debug build) until MOVES moves (default 100) are in; each move is timed from the moment
 // chain.send returned its txid to the receipt. Prints p50, p90, p99, max and mean in ms.
-// Run: npm run bench   (or: node --experimental-websocket bench/receipts.mjs on Node 20)
+// Run: npm run bench   (or: node bench/receipts.mjs; Node 20 uses the ws package, Node 22+ its own WebSocket)
 import { startNode } from '../testkit/node.js';
 import { Chain, Key } from '../src/index.js';
 
 const MOVES = Number(process.env.MOVES ?? 100);
-if (typeof globalThis.WebSocket !== 'function') {
-  console.error('this Node has no global WebSocket: run with --experimental-websocket (Node 20) to measure the WebSocket path');
-  process.exit(2);
-}
 const node = await startNode({ blockIntervalMs: 60000 });
 try {
   const chain = new Chain(node.url);
+  if (!chain.WebSocket) throw new Error(`no WebSocket to measure: ${chain.webSocketMissing}`);
   const x = Key.generate();
   const o = Key.generate();
   const run = async (k, fields) => {

@@ -7,14 +7,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
-import { launch } from '../testkit/browser.js';
+import { launch, routeBundle } from '../testkit/browser.js';
 import { assemble, answer } from '../testkit/wasm.js';
 
 test('Rules under a policy without worker-src blob: answer in the page (auto) or refuse (always)', async () => {
   const node = await startNode({ blockIntervalMs: 1000 });
   const browser = await launch();
   try {
-    const page = await (await browser.newContext()).newPage();
+    const context = await browser.newContext();
+    await routeBundle(context);
+    const page = await context.newPage();
     await page.route(`${node.url}/strict.html`, (route) => route.fulfill({
       status: 200,
       headers: { 'content-type': 'text/html', 'content-security-policy': "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'" },

@@ -1,6 +1,8 @@
 // bundle.mjs: the SDK's browser bundle: src/index.js and its three dependencies (from
 // node_modules, i.e. the lockfile) as one minified ES module. Prints its size raw and gzipped.
 // Usage: node scripts/bundle.mjs [out file, default dist/gamechain.js]
+// The `ws` package (the WebSocket of Node.js 20, loaded by src/chain.js at run time only when
+// there is no global one) must not be in it: the build fails if any of its files is.
 // The node's build (node/build_web.rs) runs it into $OUT_DIR; bundles are never committed.
 import { build } from 'esbuild';
 import { gzipSync } from 'node:zlib';
@@ -11,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 const here = dirname(fileURLToPath(import.meta.url));
 const out = resolve(process.argv[2] ?? resolve(here, '../dist/gamechain.js'));
 mkdirSync(dirname(out), { recursive: true });
-await build({
+const result = await build({
   entryPoints: [resolve(here, '../src/index.js')],
   bundle: true,
   format: 'esm',
@@ -21,6 +23,12 @@ await build({
   legalComments: 'eof',
   outfile: out,
   logLevel: 'error',
+  metafile: true,
 });
+const nodeOnly = Object.keys(result.metafile.inputs).filter((f) => /(^|\/)node_modules\/ws\//.test(f));
+if (nodeOnly.length) {
+  console.error(`the browser bundle must not include the ws package, yet it has ${nodeOnly.join(', ')}`);
+  process.exit(1);
+}
 const bytes = readFileSync(out);
 console.log(`${out}: ${bytes.length} bytes minified, ${gzipSync(bytes, { level: 9 }).length} bytes minified+gzipped`);

@@ -2,10 +2,16 @@
 // accounts, transactions, blocks, module views, modules), signing and posting transactions with
 // the sender's next nonce, waiting for receipts over the WebSocket feed (polling as a fallback),
 // and block subscriptions. Every answer is bounded in time and bytes; every failure is a ChainError.
+// A `429 rate_limited` answer is waited out and asked again (after the node's `retry-after`, with
+// backoff and jitter, within a budget of retries and time per call): the node answers it before
+// doing anything of the request, so asking again, a `POST /v1/tx` included, is safe.
+// The WebSocket is the platform's (browsers, Node 22+) or, in Node.js 20 without one, the `ws`
+// package, loaded only then and never by a static import, so the browser bundle has none of it.
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { ChainError } from './errors.js';
+import { Backoff } from './backoff.js';
 import { subscribeBlocks } from './feed.js';
 
 const utf8 = new TextEncoder();
@@ -14,6 +20,45 @@ const decoder = new TextDecoder('utf-8', { fatal: false });
 /** The txid of a body: lowercase hex SHA-256 of its UTF-8 bytes. */
 export function txidOf(body) {
   return bytesToHex(sha256(utf8.encode(body)));
+}
+
+/** Retries of one call answered `429 rate_limited`, by default. */
+export const RATE_LIMIT_RETRIES = 8;
+/** Most time one call spends waiting out `429` answers, ms, by default. */
+export const RATE_LIMIT_MAX_WAIT_MS = 60000;
+
+/**
+ * The `ws` package's WebSocket class, for a Node.js without a global one (Node 20): `{WebSocket}`
+ * or `{reason}` saying why there is none. Loaded on first use with the `require` of
+ * `process.getBuiltinModule('node:module')` (Node 20.16+), so no bundler sees an import of `ws`
+ * and a browser never runs this (it has a global WebSocket).
+ */
+let wsPackage = null;
+function loadWsPackage() {
+  if (wsPackage) return wsPackage;
+  const nodeModule = globalThis.process?.getBuiltinModule?.('node:module');
+  if (!nodeModule || typeof nodeModule.createRequire !== 'function') {
+    wsPackage = { reason: 'this platform has no WebSocket (globalThis.WebSocket) and is not Node.js 20.16+, where the SDK would load the ws package' };
+    return wsPackage;
+  }
+  try {
+    const WS = nodeModule.createRequire(import.meta.url)('ws');
+    wsPackage = typeof WS === 'function' ? { WebSocket: WS } : { reason: 'the ws package has no WebSocket class' };
+  } catch (e) {
+    wsPackage = { reason: `this Node.js has no global WebSocket and the ws package could not be loaded (${e && e.message ? e.message : e}): npm install ws, or run Node 22+` };
+  }
+  return wsPackage;
+}
+
+/** Waits `ms`; rejects early (with the signal's reason) when `signal` aborts. */
+function pause(ms, signal) {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) { reject(signal.reason); return; }
+    const done = () => { clearTimeout(timer); signal?.removeEventListener('abort', aborted); };
+    const aborted = () => { done(); reject(signal.reason); };
+    const timer = setTimeout(() => { done(); resolve(); }, ms);
+    signal?.addEventListener('abort', aborted, { once: true });
+  });
 }
 
 /** The receipt as `waitForReceipt` returns it, from a `GET /v1/tx` record or a block's tx. */
@@ -34,23 +79,144 @@ export class Chain {
    * @param {string} url the node's base URL, e.g. `http://127.0.0.1:8645` (a trailing `/` is dropped)
    * @param {object} [options]
    * @param {typeof fetch} [options.fetch] default `globalThis.fetch`
-   * @param {typeof WebSocket|null} [options.WebSocket] default `globalThis.WebSocket` (absent in
-   *   Node 20 without `--experimental-websocket`: then receipts and subscriptions poll); `null` forces polling
+   * @param {typeof WebSocket|null} [options.WebSocket] default `globalThis.WebSocket`, else (Node
+   *   20) the `ws` package's; `null` forces polling. Without any, receipts and subscriptions poll
+   *   and `onFallback` is told
    * @param {number} [options.timeoutMs] per request, default 30000
    * @param {number} [options.maxAnswerBytes] largest answer read, default 32 MiB
+   * @param {number} [options.rateLimitRetries] times one call answered `429` is asked again, default 8 (0: never)
+   * @param {number} [options.rateLimitMaxWaitMs] most time one call waits out `429`s, default 60000
+   * @param {(info: {method: string, path: string, retry: number, waitMs: number, retryAfter?: number}) => void} [options.onRateLimited]
+   *   told before each wait
+   * @param {(info: {what: string, reason: string}) => void} [options.onFallback] told whenever a
+   *   subscription, receipt wait or move relay runs without a WebSocket although one was wanted;
+   *   default: one `console.warn` per Chain
    */
   constructor(url, options = {}) {
     if (typeof url !== 'string' || !/^https?:\/\//.test(url)) throw new Error('Chain(url): url must start with http:// or https://');
     this.url = url.replace(/\/+$/, '');
     this.fetch = options.fetch ?? ((...a) => globalThis.fetch(...a));
-    this.WebSocket = options.WebSocket === undefined ? globalThis.WebSocket : options.WebSocket;
     this.timeoutMs = options.timeoutMs ?? 30000;
     this.maxAnswerBytes = options.maxAnswerBytes ?? 32 << 20;
+    this.rateLimitRetries = options.rateLimitRetries ?? RATE_LIMIT_RETRIES;
+    this.rateLimitMaxWaitMs = options.rateLimitMaxWaitMs ?? RATE_LIMIT_MAX_WAIT_MS;
+    this.onRateLimited = options.onRateLimited ?? null;
+    this.onFallback = options.onFallback ?? null;
+    this._webSocketOption = options.WebSocket;
+    this._webSocket = undefined;
+    this._warned = false;
     this._chainId = null;
   }
 
-  /** One request; the JSON answer, or a ChainError. */
-  async request(method, path, body) {
+  /**
+   * The WebSocket class used (resolved on first use): the `WebSocket` option, else the global
+   * one, else the `ws` package's (Node 20); null when there is none or `WebSocket: null` was given.
+   */
+  get WebSocket() {
+    if (this._webSocket === undefined) {
+      const given = this._webSocketOption;
+      if (given !== undefined) {
+        this._webSocket = given || null;
+        this._source = given ? 'option' : 'off';
+      } else if (typeof globalThis.WebSocket === 'function') {
+        this._webSocket = globalThis.WebSocket;
+        this._source = 'global';
+      } else {
+        const pkg = loadWsPackage();
+        if (pkg.WebSocket) {
+          // Messages past the answer bound close the socket (1009) instead of being buffered.
+          const maxPayload = this.maxAnswerBytes;
+          this._webSocket = class extends pkg.WebSocket {
+            constructor(url, protocols) { super(url, protocols, { maxPayload }); }
+          };
+          this._source = 'ws';
+        } else {
+          this._webSocket = null;
+          this._source = 'none';
+          this._missing = pkg.reason;
+        }
+      }
+    }
+    return this._webSocket;
+  }
+
+  /**
+   * Where the WebSocket class comes from: `'option'`, `'global'`, `'ws'` (the package, in a
+   * Node.js without a global one), `'off'` (`WebSocket: null`) or `'none'` (there is none: see
+   * `webSocketMissing`; receipts and subscriptions poll).
+   */
+  get webSocketSource() {
+    void this.WebSocket;
+    return this._source;
+  }
+
+  /** Why there is no WebSocket (`webSocketSource` `'none'`), else undefined. */
+  get webSocketMissing() {
+    void this.WebSocket;
+    return this._missing;
+  }
+
+  set WebSocket(value) {
+    this._webSocketOption = value;
+    this._webSocket = undefined;
+  }
+
+  /**
+   * Says that `what` runs without a WebSocket although none was refused by the caller (no
+   * `WebSocket: null`): `onFallback({what, reason})`, or one console warning per Chain.
+   */
+  fellBack(what) {
+    if (this.WebSocket || this._source === 'off') return;
+    const info = { what, reason: this._missing ?? 'no WebSocket' };
+    if (this.onFallback) { this.onFallback(info); return; }
+    if (this._warned) return;
+    this._warned = true;
+    globalThis.console?.warn?.(`@gamechain/sdk: ${what} polls over HTTP instead of the WebSocket: ${info.reason} (pass the Chain option WebSocket: null to poll on purpose, or onFallback to be told otherwise)`);
+  }
+
+  /**
+   * One request; the JSON answer, or a ChainError. A `429` is asked again (see `rateLimited`);
+   * `signal` stops the waits between.
+   */
+  request(method, path, body, { signal } = {}) {
+    return this.rateLimited(method, path, () => this.requestOnce(method, path, body), signal);
+  }
+
+  /**
+   * Runs `once` until it is not answered `429 rate_limited`: each wait is at least the node's
+   * `retry-after` (its bucket has a token again then), grows exponentially (capped at 5 s before
+   * `retry-after`) with jitter (so clients limited together do not come back together), at most
+   * `rateLimitRetries` times and `rateLimitMaxWaitMs` in all; then a ChainError `rate_limited`
+   * (status 429, `retries`, `waitedMs`, `retryAfter`) saying so. A 429 is the node's answer
+   * before it does anything of the request (node/API.md): nothing was admitted, so this
+   * holds for `POST /v1/tx` too; nothing else (no answer, a timeout, 5xx) is retried here.
+   */
+  async rateLimited(method, path, once, signal) {
+    const backoff = new Backoff({ baseMs: 250, capMs: 5000 });
+    let waited = 0;
+    for (let retry = 0; ; retry++) {
+      try {
+        return await once();
+      } catch (e) {
+        if (!(e instanceof ChainError) || e.status !== 429) throw e;
+        if (this.rateLimitRetries <= 0) throw e;
+        let wait = backoff.next(e);
+        wait += Math.floor(Math.random() * Math.min(1000, wait / 4));
+        if (retry >= this.rateLimitRetries || waited + wait > this.rateLimitMaxWaitMs) {
+          throw new ChainError('rate_limited',
+            `${method} ${path}: still rate limited after ${retry} ${retry === 1 ? 'retry' : 'retries'} and ${(waited / 1000).toFixed(1)} s of waiting ` +
+            `(the budget: rateLimitRetries ${this.rateLimitRetries}, rateLimitMaxWaitMs ${this.rateLimitMaxWaitMs}); the node says: ${e.message}`,
+            429, { retryAfter: e.retryAfter, retries: retry, waitedMs: waited });
+        }
+        this.onRateLimited?.({ method, path, retry: retry + 1, waitMs: wait, retryAfter: e.retryAfter });
+        await pause(wait, signal);
+        waited += wait;
+      }
+    }
+  }
+
+  /** One request, asked once; the JSON answer, or a ChainError. */
+  async requestOnce(method, path, body) {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
     let res;
@@ -86,12 +252,16 @@ export class Chain {
   /**
    * `GET /v1/code/<hash>`: the wasm bytes stored under `hash` (64 hex), checked: their SHA-256
    * must be `hash` (else ChainError `bad_answer`), at most `maxBytes` (default 4 MiB, the chain's
-   * largest module; else `too_large`).
+   * largest module; else `too_large`). A `429` is asked again as by `request`.
    * @returns {Promise<Uint8Array>}
    */
   async code(hash, { maxBytes = 4 << 20 } = {}) {
     if (typeof hash !== 'string' || !/^[0-9a-fA-F]{64}$/.test(hash)) throw new Error('code(hash): hash must be 64 hex characters');
     const path = `/v1/code/${hash.toLowerCase()}`;
+    return this.rateLimited('GET', path, () => this.codeOnce(hash, path, maxBytes));
+  }
+
+  async codeOnce(hash, path, maxBytes) {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
     let res;
@@ -107,10 +277,12 @@ export class Chain {
       clearTimeout(timer);
     }
     if (!res.ok) {
+      const retry = Number(res.headers.get('retry-after'));
+      const extra = Number.isFinite(retry) && retry > 0 ? { retryAfter: retry } : {};
       let err;
       try { err = JSON.parse(decoder.decode(bytes)).error; } catch { err = undefined; }
-      if (err && typeof err.code === 'string') throw new ChainError(err.code, String(err.message ?? ''), res.status);
-      throw new ChainError('bad_answer', `GET ${path}: HTTP ${res.status}`, res.status);
+      if (err && typeof err.code === 'string') throw new ChainError(err.code, String(err.message ?? ''), res.status, extra);
+      throw new ChainError('bad_answer', `GET ${path}: HTTP ${res.status}`, res.status, extra);
     }
     if (bytesToHex(sha256(bytes)) !== hash.toLowerCase()) {
       throw new ChainError('bad_answer', `GET ${path}: the bytes do not hash to ${hash}`, res.status);
@@ -156,12 +328,12 @@ export class Chain {
   account(account) { return this.request('GET', `/v1/account/${encodeURIComponent(account)}`); }
 
   /** `GET /v1/tx/<txid>`: `{txid, status: 'pending'|'included', body, signature, height, index, receipt}`. */
-  tx(txid) { return this.request('GET', `/v1/tx/${encodeURIComponent(txid)}`); }
+  tx(txid, options) { return this.request('GET', `/v1/tx/${encodeURIComponent(txid)}`, undefined, options); }
 
   /** `GET /v1/blocks/<height|latest>`: `{height, hash, header, signature, txs, end_block}`. */
-  block(which = 'latest') {
+  block(which = 'latest', options) {
     if (which !== 'latest' && !Number.isSafeInteger(which)) throw new Error("block(h): h must be an integer or 'latest'");
-    return this.request('GET', `/v1/blocks/${which}`);
+    return this.request('GET', `/v1/blocks/${which}`, undefined, options);
   }
 
   /** `GET /v1/games/<module>?<query>`: the module's view; `query` is an object of strings/numbers. */
@@ -196,7 +368,11 @@ export class Chain {
     return { body, signature: key.signMessage(body), txid: txidOf(body) };
   }
 
-  /** `POST /v1/tx` of a signed `{body, signature}`; the node's txid. */
+  /**
+   * `POST /v1/tx` of a signed `{body, signature}`; the node's txid. Asked again only after a `429`
+   * (nothing was admitted); a transaction's txid is its body's hash, so the node could never
+   * admit one twice anyway (`409 duplicate`).
+   */
   async post(tx) {
     const answer = await this.request('POST', '/v1/tx', { body: tx.body, signature: tx.signature });
     return answer.txid;
@@ -204,7 +380,8 @@ export class Chain {
 
   /**
    * Signs `action` with `key` at the account's `next_nonce` and posts it; the txid. A
-   * `bad_nonce` refusal is retried once with the nonce the node names. Throws ChainError.
+   * `bad_nonce` refusal is retried once with the nonce the node names; `429`s are waited out
+   * (every request, see `request`). Throws ChainError.
    */
   async send(key, action) {
     const tx = await this.sign(key, action);
@@ -220,7 +397,8 @@ export class Chain {
   /**
    * Waits until `txid` is in a block: `{txid, height, index, ok, error, events, fuel_used}`.
    * Listens on `/v1/ws` (checking `GET /v1/tx` once connected and every 2 s) or, without a
-   * WebSocket, polls `GET /v1/tx` every `pollMs`. After `timeoutMs` (default 60000) it throws
+   * WebSocket, polls `GET /v1/tx` every `pollMs`; checks never overlap, and a `429` waits out
+   * the node's `retry-after` before the next. After `timeoutMs` (default 60000) it throws
    * ChainError `receipt_timeout` carrying `txid`: the transaction may still be included later.
    */
   waitForReceipt(txid, { timeoutMs = 60000, pollMs = 500 } = {}) {
@@ -228,11 +406,14 @@ export class Chain {
       let done = false;
       let sub = null;
       let pollTimer = null;
+      let checking = false;
+      const stop = new AbortController();
       const finish = (err, value) => {
         if (done) return;
         done = true;
         clearTimeout(deadline);
-        clearInterval(pollTimer);
+        clearTimeout(pollTimer);
+        stop.abort();
         if (sub) sub.close();
         if (err) reject(err); else resolve(value);
       };
@@ -240,24 +421,33 @@ export class Chain {
         `no receipt for ${txid} within ${timeoutMs} ms; the transaction may still be included later (call waitForReceipt again or chain.tx(txid))`,
         0, { txid })), timeoutMs);
       const check = async () => {
+        if (checking || done) return;
+        checking = true;
         try {
-          const rec = await this.tx(txid);
+          const rec = await this.tx(txid, { signal: stop.signal });
           if (rec.status === 'included' && rec.receipt) finish(null, receiptOf(txid, rec.height, rec.index, rec.receipt));
         } catch (e) {
-          // Not known yet (a follower), or the node is briefly unreachable: keep waiting.
+          // Not known yet (a follower), or the node is briefly unreachable or limiting us: keep waiting.
           const transient = e instanceof ChainError && (e.code === 'not_found' || e.code === 'network' || e.code === 'request_timeout' || e.code === 'rate_limited' || e.status >= 500);
           if (!transient) finish(e);
+        } finally {
+          checking = false;
         }
+      };
+      const every = this.WebSocket ? Math.max(pollMs, 2000) : pollMs;
+      const loop = async () => {
+        await check();
+        if (!done) pollTimer = setTimeout(loop, every);
       };
       if (this.WebSocket) {
         sub = subscribeBlocks(this, (block) => {
           const i = (block.txs ?? []).findIndex((t) => t.txid === txid);
           if (i >= 0) finish(null, receiptOf(txid, block.height, i, block.txs[i].receipt));
         }, { onOpen: check });
-        pollTimer = setInterval(check, Math.max(pollMs, 2000));
+        pollTimer = setTimeout(loop, every);
       } else {
-        pollTimer = setInterval(check, pollMs);
-        check();
+        this.fellBack('waitForReceipt');
+        loop();
       }
     });
   }

@@ -12,13 +12,15 @@
  * - `status`: the HTTP status, or 0 when there was no HTTP answer.
  * - `txid`: set by `waitForReceipt` timeouts.
  * - `retryAfter`: seconds from a `retry-after` header (429, 503), when the node sent one.
+ * - `retries`, `waitedMs`: on a `rate_limited` error the Chain gave up on, how many times it asked
+ *   again and how long it waited in all (`rateLimitRetries`, `rateLimitMaxWaitMs`).
  */
 export class ChainError extends Error {
   /**
    * @param {string} code
    * @param {string} message
    * @param {number} [status]
-   * @param {{txid?: string, retryAfter?: number}} [extra]
+   * @param {{txid?: string, retryAfter?: number, retries?: number, waitedMs?: number}} [extra]
    */
   constructor(code, message, status = 0, extra = {}) {
     super(message);
@@ -27,6 +29,8 @@ export class ChainError extends Error {
     this.status = status;
     if (extra.txid !== undefined) this.txid = extra.txid;
     if (extra.retryAfter !== undefined) this.retryAfter = extra.retryAfter;
+    if (extra.retries !== undefined) this.retries = extra.retries;
+    if (extra.waitedMs !== undefined) this.waitedMs = extra.waitedMs;
   }
 
   /** `code: message`, the form shown to people (the node's message is already for a person). */

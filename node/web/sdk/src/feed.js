@@ -1,7 +1,9 @@
 // feed.js: the block subscription behind Chain.subscribe: the node's /v1/ws feed when the
-// platform has a WebSocket, polling GET /v1/blocks/latest otherwise. Reconnects with backoff and
-// resumes from the last height delivered: missing heights are fetched with GET /v1/blocks/<h>
-// (the gap only), repeated ones dropped, so the callback sees every block once, in height order.
+// chain has a WebSocket (the platform's, or the `ws` package in Node 20: Chain.WebSocket),
+// polling GET /v1/blocks/latest otherwise (the chain's `onFallback` is told, unless polling was
+// asked for). Reconnects with backoff and resumes from the last height delivered: missing
+// heights are fetched with GET /v1/blocks/<h> (the gap only), repeated ones dropped, so the
+// callback sees every block once, in height order.
 // A fetch that fails in a way that may go away (429, honouring its retry-after; 5xx; no answer)
 // is tried again with backoff (backoff.js) until it succeeds: the feed never gives up.
 
@@ -36,6 +38,8 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
   let pumping = false;
   let retryTimer = null;
   const fetchBackoff = new Backoff({ capMs: BACKOFF_MAX_MS });
+  // Stops a fetch waiting out a 429 once closed.
+  const stop = new AbortController();
 
   // Blocks the feed announced and not delivered yet, by height (bounded): the pump takes them
   // from here and fetches only heights the feed never sent.
@@ -66,7 +70,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
   async function fetchBlock(which) {
     if (announced.has(which)) return announced.get(which);
     try {
-      return await chain.block(which);
+      return await chain.block(which, { signal: stop.signal });
     } catch (e) {
       throw Object.assign(e instanceof Error ? e : new Error(String(e)), { fetch: true });
     }
@@ -177,6 +181,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
     if (last !== null) catchUp();
     connect();
   } else {
+    chain.fellBack?.('subscribe');
     poll();
     if (opts.onOpen) queueMicrotask(opts.onOpen);
   }
@@ -189,6 +194,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
     /** Stops: no callback runs after this returns (one already running finishes). */
     close() {
       closed = true;
+      stop.abort();
       clearTimeout(timer);
       clearTimeout(retryTimer);
       if (ws) { try { ws.close(1000); } catch { /* already closing */ } ws = null; }

@@ -29,13 +29,16 @@ export declare const NETWORKS: Readonly<Record<Network, Readonly<{ pubkey: numbe
 export declare function txidOf(body: string): string;
 
 export declare class ChainError extends Error {
-  constructor(code: string, message: string, status?: number, extra?: { txid?: string; retryAfter?: number });
+  constructor(code: string, message: string, status?: number, extra?: { txid?: string; retryAfter?: number; retries?: number; waitedMs?: number });
   /** The node's code (`bad_nonce`, `not_found`, …) or `network`, `request_timeout`, `bad_answer`, `too_large`, `receipt_timeout`. */
   code: string;
   /** HTTP status; 0 when there was no answer. */
   status: number;
   txid?: string;
   retryAfter?: number;
+  /** On a `rate_limited` error the Chain gave up on: times it asked again, ms it waited in all. */
+  retries?: number;
+  waitedMs?: number;
 }
 
 export type Action =
@@ -73,19 +76,37 @@ export interface Subscription { readonly mode: 'websocket' | 'polling'; readonly
 
 export interface ChainOptions {
   fetch?: typeof fetch;
+  /** Default the global WebSocket, else (Node 20) the `ws` package's; `null` polls on purpose. */
   WebSocket?: typeof WebSocket | null;
   timeoutMs?: number;
   maxAnswerBytes?: number;
+  /** Times one call answered `429 rate_limited` is asked again (default 8; 0: never). */
+  rateLimitRetries?: number;
+  /** Most time one call spends waiting out `429`s, ms (default 60000). */
+  rateLimitMaxWaitMs?: number;
+  /** Told before each wait after a `429`. */
+  onRateLimited?: (info: { method: string; path: string; retry: number; waitMs: number; retryAfter?: number }) => void;
+  /** Told when a subscription, receipt wait or move relay polls for want of a WebSocket (default: one console.warn). */
+  onFallback?: (info: { what: string; reason: string }) => void;
 }
+
+export declare const RATE_LIMIT_RETRIES: number;
+export declare const RATE_LIMIT_MAX_WAIT_MS: number;
 
 export declare class Chain {
   constructor(url: string, options?: ChainOptions);
   readonly url: string;
+  /** The WebSocket class used (resolved on first use), or null: then receipts and subscriptions poll. */
+  WebSocket: typeof WebSocket | null;
+  /** Where it comes from: the option, the global, the `ws` package, `off` (`WebSocket: null`) or `none`. */
+  readonly webSocketSource: 'option' | 'global' | 'ws' | 'off' | 'none';
+  /** Why there is none (`webSocketSource` `'none'`). */
+  readonly webSocketMissing: string | undefined;
   status(): Promise<Status>;
   genesis(): Promise<Record<string, unknown>>;
   account(account: string): Promise<Account>;
-  tx(txid: string): Promise<TxRecord>;
-  block(which?: number | 'latest'): Promise<Block>;
+  tx(txid: string, options?: { signal?: AbortSignal }): Promise<TxRecord>;
+  block(which?: number | 'latest', options?: { signal?: AbortSignal }): Promise<Block>;
   game(module: string, query?: Record<string, string | number>): Promise<any>;
   modules(): Promise<{ modules: ModuleRecord[] }>;
   module(id: string): Promise<ModuleRecord>;
@@ -100,7 +121,8 @@ export declare class Chain {
     onBlock: (block: Block) => void | Promise<void>,
     options?: { fromHeight?: number; pollMs?: number; onOpen?: () => void; onError?: (e: Error) => void },
   ): Subscription;
-  request(method: string, path: string, body?: unknown): Promise<any>;
+  /** One request; `429`s waited out (`rateLimitRetries`, `rateLimitMaxWaitMs`); `signal` stops the waits. */
+  request(method: string, path: string, body?: unknown, options?: { signal?: AbortSignal }): Promise<any>;
 }
 
 // Off-chain games (docs/channels.md).

@@ -5,8 +5,8 @@
 // connected to receive (`to: 0`) is lost there, so Channel falls back to the move board. The
 // connection is opened again with backoff whenever it drops (a node restart), and every message
 // from the node is bounded and checked for shape before it is used. Uses the Chain's WebSocket
-// (the platform's; Node 20 has one only with --experimental-websocket): without one there is no
-// relay and Channel uses the move board alone.
+// (the platform's, or the `ws` package in Node 20): without one there is no relay, Channel uses
+// the move board alone, and the chain's `onFallback` is told.
 
 import { Backoff } from './backoff.js';
 
@@ -44,6 +44,7 @@ export class MoveRelay {
     /** False when the platform has no WebSocket: moves then go through the move board only. */
     this.available = typeof chain.WebSocket === 'function';
     if (this.available) this.connect();
+    else chain.fellBack?.('the move relay');
   }
 
   connect() {

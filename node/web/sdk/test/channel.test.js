@@ -656,7 +656,9 @@ test('the watchtower answers a challenge with the move it holds, through 429s (r
   const bob = await funded();
   const { id, a } = await openGame(alice, bob, { listen: false });
   const flaky = flakyFetch();
-  const bobChain = new Chain(node.url, { fetch: flaky.fetch });
+  // rateLimitRetries 0: the 429s reach the watchtower, whose own retries are what is tested here
+  // (a Chain waits them out by itself otherwise: ratelimit.test.js).
+  const bobChain = new Chain(node.url, { fetch: flaky.fetch, rateLimitRetries: 0 });
   // Bob's move 1 is signed and kept, but its post is lost: alice never sees it.
   const lossy = new Chain(node.url);
   lossy.send = async () => { throw new ChainError('network', 'the network dropped it'); };

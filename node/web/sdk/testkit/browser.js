@@ -2,6 +2,9 @@
 // playwright-core for the browser suites, and the helpers those suites share: a player page
 // (its own browser context: its own localStorage, so its own key), waiting on page text, and the
 // folder screenshots go to (node/web/test-output/screenshots, or $GAMECHAIN_SCREENSHOTS).
+// $GAMECHAIN_SDK_BUNDLE (a file, e.g. dist/gamechain.js of `npm run build`) is served to the pages
+// as /sdk/gamechain.js instead of the bundle embedded in the binary: the SDK's current sources in
+// the pages without rebuilding the node.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,12 +21,21 @@ export async function launch() {
   return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
 }
 
+/** Serves $GAMECHAIN_SDK_BUNDLE, when set, as every page's /sdk/gamechain.js in `context`. */
+export async function routeBundle(context) {
+  const file = process.env.GAMECHAIN_SDK_BUNDLE;
+  if (!file) return;
+  const body = fs.readFileSync(file);
+  await context.route('**/sdk/gamechain.js', (route) => route.fulfill({ status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }, body }));
+}
+
 /**
  * A player: a new context and page at `url`, ready (the SDK loaded, the first redraw asked).
  * `setup(page)` runs before the page loads (routes that must patch the page, e.g. WebSockets).
  */
 export async function player(browser, url, name, { setup } = {}) {
   const context = await browser.newContext({ viewport: { width: 1000, height: 1100 } });
+  await routeBundle(context);
   const page = await context.newPage();
   if (setup) await setup(page);
   const errors = [];
