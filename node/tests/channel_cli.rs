@@ -1039,8 +1039,10 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     let before = connected(&read(&log));
     let start = Instant::now();
     // Up to 150 s: with the other tests of this file running beside it on 2 cores, the
-    // reconnection took over 60 s in two runs of one sitting (not diagnosed; alone it takes a
-    // few seconds). The watch's requests each have the client's 30 s timeout.
+    // reconnection took over 60 s in two runs of one sitting. Why: the restarted node binds its
+    // port before it has opened the chain (an unclean start runs quick_check and rehashes the
+    // state), so a request in that window waits up to the client's 30 s timeout, and each
+    // failure doubles the watch's backoff (up to 30 s); alone it takes a few seconds.
     while connected(&read(&log)) == before {
         assert!(
             start.elapsed() < Duration::from_secs(150),

@@ -508,7 +508,7 @@ impl Client {
                 ))
             })?
             .map_err(|e| self.upgrade_error(&url, e))?;
-        Ok(BlockSubscription { ws, closed: None })
+        Ok(BlockSubscription::new(ws, KEEPALIVE))
     }
 
     /// Why a WebSocket upgrade failed: a refusal with the API's error body (`429
@@ -596,28 +596,76 @@ async fn read_bounded(mut response: reqwest::Response, max: usize) -> ClientResu
     Ok(body)
 }
 
+/// How long a block subscription waits without hearing from the node (a block, a pong) before
+/// it pings it, and then for an answer to the ping before it gives the connection up as dead
+/// (20 s each): a connection dropped silently (a NAT, a proxy, a host gone) is noticed within
+/// 40 s instead of never. Client policy only.
+pub const KEEPALIVE: Duration = Duration::from_secs(20);
+
 /// The node's block stream (`GET /v1/ws`), from [`Client::subscribe_blocks`].
 pub struct BlockSubscription {
     ws: tokio_tungstenite::WebSocketStream<
         tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
     >,
     closed: Option<(u16, String)>,
+    /// [`KEEPALIVE`], or a test's.
+    keepalive: Duration,
+    /// When the node was last heard from.
+    heard: tokio::time::Instant,
+    /// When an unanswered ping was sent.
+    pinged: Option<tokio::time::Instant>,
 }
 
 impl BlockSubscription {
+    fn new(
+        ws: tokio_tungstenite::WebSocketStream<
+            tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
+        >,
+        keepalive: Duration,
+    ) -> BlockSubscription {
+        BlockSubscription {
+            ws,
+            closed: None,
+            keepalive,
+            heard: tokio::time::Instant::now(),
+            pinged: None,
+        }
+    }
+
     /// Waits for the next block. `Ok(None)` once the node has closed the subscription (see
     /// [`BlockSubscription::close_reason`]: 1001 when it shuts down, 4000 when this client fell
-    /// too far behind and should resume from `GET /v1/blocks/<height>`). Errors:
-    /// [`ClientError::Transport`] (connection lost), [`ClientError::Protocol`] (a message that
-    /// is not a block).
+    /// too far behind and should resume from `GET /v1/blocks/<height>`). After [`KEEPALIVE`]
+    /// without a message it pings the node, and gives up [`KEEPALIVE`] later without one
+    /// (the time counts across calls, so a caller that wraps `next` in its own shorter timeout
+    /// still gets this). Errors: [`ClientError::Transport`] (connection lost, or silent past
+    /// the keepalive), [`ClientError::Protocol`] (a message that is not a block).
     pub async fn next(&mut self) -> ClientResult<Option<Block>> {
-        use futures_util::StreamExt;
+        use futures_util::{SinkExt, StreamExt};
         use tokio_tungstenite::tungstenite::Message;
         loop {
             if self.closed.is_some() {
                 return Ok(None);
             }
-            let message = match self.ws.next().await {
+            let deadline = self.pinged.unwrap_or(self.heard) + self.keepalive;
+            let message = match tokio::time::timeout_at(deadline, self.ws.next()).await {
+                Err(_) if self.pinged.is_some() => {
+                    return Err(ClientError::Transport(format!(
+                        "the block feed went silent: no answer to a ping in {:?}",
+                        self.keepalive
+                    )))
+                }
+                Err(_) => {
+                    self.pinged = Some(tokio::time::Instant::now());
+                    self.ws
+                        .send(Message::Ping(Vec::new().into()))
+                        .await
+                        .map_err(|e| ClientError::Transport(e.to_string()))?;
+                    continue;
+                }
+                Ok(message) => message,
+            };
+            (self.heard, self.pinged) = (tokio::time::Instant::now(), None);
+            let message = match message {
                 None => {
                     self.closed = Some((1006, "connection closed without a close frame".into()));
                     continue;
@@ -851,5 +899,74 @@ mod tests {
         assert_eq!("latest".parse::<BlockRef>(), Ok(BlockRef::Latest));
         assert_eq!("12".parse::<BlockRef>(), Ok(BlockRef::Height(12)));
         assert!("-1".parse::<BlockRef>().is_err());
+    }
+}
+
+#[cfg(test)]
+mod keepalive_tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    /// A WebSocket server on loopback that accepts one connection and hands it to `serve`.
+    async fn server<F, Fut>(serve: F) -> std::net::SocketAddr
+    where
+        F: FnOnce(tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>) -> Fut
+            + Send
+            + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let ws = tokio_tungstenite::accept_async(tcp).await.unwrap();
+            serve(ws).await;
+        });
+        addr
+    }
+
+    async fn subscribe(addr: std::net::SocketAddr, keepalive: Duration) -> BlockSubscription {
+        let (ws, _) = tokio_tungstenite::connect_async(format!("ws://{addr}/v1/ws"))
+            .await
+            .unwrap();
+        BlockSubscription::new(ws, keepalive)
+    }
+
+    #[tokio::test]
+    async fn a_feed_that_goes_silent_is_given_up_after_a_ping() {
+        // Holds the connection open and never reads it: no pong ever comes back.
+        let addr = server(|ws| async move {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            drop(ws);
+        })
+        .await;
+        let mut feed = subscribe(addr, Duration::from_millis(200)).await;
+        let start = Instant::now();
+        // A caller's own shorter timeouts do not reset the keepalive.
+        let err = loop {
+            match tokio::time::timeout(Duration::from_millis(50), feed.next()).await {
+                Err(_) => continue,
+                Ok(result) => break result.unwrap_err(),
+            }
+        };
+        assert!(err.to_string().contains("went silent"), "{err}");
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_quiet_feed_that_answers_pings_stays_open() {
+        // Reads (so the library answers pings) but sends no block.
+        let addr = server(|mut ws| async move { while let Some(Ok(_)) = ws.next().await {} }).await;
+        let mut feed = subscribe(addr, Duration::from_millis(100)).await;
+        let waited = tokio::time::timeout(Duration::from_millis(1_000), feed.next()).await;
+        assert!(
+            waited.is_err(),
+            "the feed ended: {:?}",
+            waited.map(|r| r.is_ok())
+        );
     }
 }
