@@ -196,19 +196,27 @@ fn verify_data(cwd: &Path, data: &Path, stopped_early: bool) -> (u64, String, St
     )
 }
 
-/// The height of the `joined from a state snapshot` line of `log`.
-fn joined_height(log: &str) -> u64 {
-    let line = log
-        .lines()
-        .find(|l| l.contains("joined from a state snapshot"))
-        .unwrap_or_else(|| panic!("validator 3 did not join from the snapshot:\n{log}"));
-    let at = line.find("height=").expect("a height") + "height=".len();
+/// The number after `name` (e.g. `height=`) in `line`.
+fn field(line: &str, name: &str) -> u64 {
+    let at = line
+        .find(name)
+        .unwrap_or_else(|| panic!("{name} in {line}"))
+        + name.len();
     line[at..]
         .chars()
         .take_while(char::is_ascii_digit)
         .collect::<String>()
         .parse()
         .unwrap()
+}
+
+/// The height of the `joined from a state snapshot` line of `log`.
+fn joined_height(log: &str) -> u64 {
+    let line = log
+        .lines()
+        .find(|l| l.contains("joined from a state snapshot"))
+        .unwrap_or_else(|| panic!("validator 3 did not join from the snapshot:\n{log}"));
+    field(line, "height=")
 }
 
 /// Waits (at most `secs`) until the head of validator `i` is at least `min`.
@@ -251,19 +259,7 @@ async fn rejoined(v: &NodeProcess, secs: u64) -> (u64, u64) {
             .lines()
             .find(|l| l.contains("rejoined: consensus starts"))
         {
-            let field = |name: &str| -> u64 {
-                let at = line
-                    .find(name)
-                    .unwrap_or_else(|| panic!("{name} in {line}"))
-                    + name.len();
-                line[at..]
-                    .chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect::<String>()
-                    .parse()
-                    .unwrap()
-            };
-            return (field("floor="), field("view="));
+            return (field(line, "floor="), field(line, "view="));
         }
         assert!(
             start.elapsed() < Duration::from_secs(secs),
