@@ -143,7 +143,8 @@ impl<'a> Upgrade<'a> {
         self.old
     }
 
-    /// The module after the upgrade.
+    /// The module after the upgrade (named as `old`'s pair, not a constructor).
+    #[allow(clippy::new_ret_no_self)]
     pub fn new(&self) -> &dyn GameModule {
         self.new
     }
