@@ -294,3 +294,47 @@ async fn client_commands_work_and_fail_clearly() {
 
     assert!(node.terminate(std::time::Duration::from_secs(20)).success());
 }
+
+/// `key show --key FILE`: the address `key new` printed, alone or with `--json` the network and
+/// the compressed public key; never the WIF; a missing or non-WIF file is one line, exit 1.
+#[test]
+fn key_show_prints_the_address_of_a_key_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let new = gamechain(cwd, None, &["key", "new", "--out", "k.wif"]);
+    assert!(new.status.success(), "{}", text(&new.stderr));
+    let address = text(&new.stdout).trim().to_string();
+    let wif = std::fs::read_to_string(cwd.join("k.wif")).unwrap();
+
+    let show = gamechain(cwd, None, &["key", "show", "--key", "k.wif"]);
+    assert!(show.status.success(), "{}", text(&show.stderr));
+    assert_eq!(text(&show.stdout), format!("{address}\n"));
+
+    let shown = common::cli::json_ok(
+        "key show --json",
+        &gamechain(cwd, None, &["key", "show", "--key", "k.wif", "--json"]),
+    );
+    assert_eq!(shown["address"], address.as_str());
+    assert_eq!(shown["network"], "testnet");
+    let public_key = shown["public_key"].as_str().unwrap();
+    assert_eq!(public_key.len(), 66, "{public_key}");
+    assert!(public_key.starts_with("02") || public_key.starts_with("03"));
+    assert_eq!(shown.as_object().unwrap().len(), 3, "{shown}");
+    assert!(!shown.to_string().contains(wif.trim()));
+
+    let missing = gamechain(cwd, None, &["key", "show", "--key", "none.wif"]);
+    failed(
+        "key show of a missing file",
+        &missing,
+        1,
+        "cannot read key file none.wif",
+    );
+    std::fs::write(cwd.join("bad.wif"), "not a key\n").unwrap();
+    let bad = gamechain(cwd, None, &["key", "show", "--key", "bad.wif"]);
+    failed(
+        "key show of a non-WIF file",
+        &bad,
+        1,
+        "bad.wif does not hold a WIF key",
+    );
+}

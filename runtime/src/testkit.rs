@@ -51,9 +51,15 @@
 //! `macro_rules!` that hands them to this macro (see `tictactoe::for_each_scenario!` in
 //! `modules/tictactoe/src/scenarios/list.rs`).
 //!
+//! An upgrade is tested the same way: [`migration_tests!`](crate::migration_tests) runs
+//! migration scenarios (ops on the old module, the upgrade with its `migrate`, checks on the
+//! new) natively and on the old and new `.wasm` through a real upgrade block ([`migration`]).
+//!
 //! The wasm build runs `cargo build --profile guest --target wasm32-unknown-unknown` in the
 //! crate's workspace (target directory `<workspace>/target/guest`), so the first test of a
 //! process takes as long as that build; later ones reuse it.
+
+pub mod migration;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

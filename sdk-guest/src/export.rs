@@ -27,8 +27,35 @@
 /// `gc_end_block` is always exported: it runs
 /// [`GameModule::end_block`](crate::GameModule::end_block), which by default does nothing and
 /// succeeds.
+///
+/// **Migrations.** `export_module!(M, migrate)` also exports `gc_migrate`, which runs
+/// [`GameModule::migrate`](crate::GameModule::migrate) when an upgrade puts this code in effect.
+/// The chain tells "exports `gc_migrate`" from "does not" (only the former runs anything at an
+/// upgrade), and a `macro_rules!` macro cannot see whether a type overrides a trait method, so
+/// the opt-in is this explicit second argument: a module that overrides `migrate` without it is
+/// never migrated on chain (the harness's migration test catches that: its wasm run then
+/// differs from the native one).
 #[macro_export]
 macro_rules! export_module {
+    ($module:expr, migrate $(,)?) => {
+        $crate::export_module!($module);
+
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_migrate(
+                sender_ptr: i32,
+                sender_len: i32,
+                input_ptr: i32,
+                input_len: i32,
+            ) -> i32 {
+                // SAFETY: the host passes buffers it got from `gc_alloc` and filled (ABI.md).
+                unsafe {
+                    $crate::guest::migrate(&$module, sender_ptr, sender_len, input_ptr, input_len)
+                }
+            }
+        };
+    };
     ($module:expr $(,)?) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {

@@ -10,7 +10,7 @@
 //!   so nothing is ever freed and `memory.grow` runs only when the current memory is full;
 //! - the panic hook that reports a panic's message to the host's `abort`;
 //! - the bodies of the entry points ([`abi_version`], [`alloc`], [`apply`], [`view`],
-//!   [`end_block`]) that [`crate::export_module!`] exports under their `gc_*` names.
+//!   [`end_block`], [`migrate`]) that [`crate::export_module!`] exports under their `gc_*` names.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::cell::{Cell, OnceCell};
@@ -869,4 +869,33 @@ pub unsafe fn view(module: &dyn GameModule, query_ptr: i32, query_len: i32) -> i
 pub fn end_block(module: &dyn GameModule) -> i32 {
     install_panic_hook();
     finish(module.end_block(&mut HostCtx::new()))
+}
+
+/// Body of `gc_migrate(sender_ptr, sender_len, input_ptr, input_len) -> 0 | 1`: decodes the
+/// sender (the module's owner, UTF-8) and the input (`{"from_code_hash","to_code_hash"}`, ABI.md
+/// "Deploys and upgrades"), runs [`GameModule::migrate`] on a [`HostCtx`] and reports the
+/// outcome. A sender that is not UTF-8 or an input that is not that object is `internal` (the
+/// host always sends both well formed).
+///
+/// # Safety
+/// Both ranges must be readable memory of this module, as the host guarantees for buffers it got
+/// from `gc_alloc`.
+pub unsafe fn migrate(
+    module: &dyn GameModule,
+    sender_ptr: i32,
+    sender_len: i32,
+    input_ptr: i32,
+    input_len: i32,
+) -> i32 {
+    install_panic_hook();
+    // SAFETY: the caller's contract.
+    let (sender, input) = unsafe { (input(sender_ptr, sender_len), input(input_ptr, input_len)) };
+    finish((|| {
+        let owner = core::str::from_utf8(sender)
+            .map_err(|_| ActionError::internal("sender is not UTF-8"))?;
+        let mut migration: crate::Migration = serde_json::from_slice(input)
+            .map_err(|e| ActionError::internal(format!("migration input is not valid: {e}")))?;
+        migration.owner = owner.to_string();
+        module.migrate(&mut HostCtx::new(), &migration)
+    })())
 }

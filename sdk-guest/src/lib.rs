@@ -7,6 +7,7 @@
 //! | item | what it is |
 //! |---|---|
 //! | [`GameModule`], [`Ctx`], [`StateRead`], [`CtxExt`], [`StateReadExt`] | the module interface (`module.rs`) |
+//! | [`Migration`], [`GameModule::migrate`] | an upgrade's migration step (`migration.rs`; exported by `export_module!(M, migrate)`) |
 //! | [`ActionError`] | the six error kinds (`error.rs`) |
 //! | [`Amount`], [`op_str`], [`op_amount`], [`op_amount_or_zero`], [`Query`] | op and amount helpers |
 //! | [`keys`] | the state key layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …) |
@@ -48,6 +49,7 @@ mod amount;
 mod error;
 mod export;
 pub mod keys;
+mod migration;
 mod module;
 mod op;
 mod pure;
@@ -70,6 +72,7 @@ mod mock;
 pub use amount::{Amount, AmountParseError};
 pub use error::ActionError;
 pub use keys::GOLD;
+pub use migration::Migration;
 pub use module::{Checkpoint, Ctx, CtxExt, GameModule, Query, StateRead, StateReadExt};
 pub use op::{op_amount, op_amount_or_zero, op_str};
 pub use pure::{PureError, DEFAULT_PURE_FUEL};
@@ -90,7 +93,7 @@ pub mod prelude {
     pub use crate::keys::{escrow_account, module_key, GOLD};
     pub use crate::{
         op_amount, op_amount_or_zero, op_str, ActionError, Amount, Checkpoint, Ctx, CtxExt,
-        GameModule, PureError, Query, StateRead, StateReadExt,
+        GameModule, Migration, PureError, Query, StateRead, StateReadExt,
     };
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::{json, Value};

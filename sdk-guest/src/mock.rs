@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{ledger, ActionError, BlockEnv, GameModule, Kv, KvCtx, PureError, Query};
+use crate::{ledger, ActionError, BlockEnv, GameModule, Kv, KvCtx, Migration, PureError, Query};
 
 /// A pure entry point registered natively with [`MockKv::add_code`]: `(entry, input)` to the
 /// answer, `None` for a refusal ([`PureError::Refused`]).
@@ -174,6 +174,41 @@ impl KvCtx<MockKv> {
         result
     }
 
+    /// Run `module`'s migration as the chain does when an upgrade by `owner` from code
+    /// `from_code_hash` to `to_code_hash` takes effect: a fresh txid (as [`MockCtx::submit`]),
+    /// sender `owner`, then [`GameModule::migrate`]; on `Err` every write and event of it is
+    /// rolled back (on a chain the upgrade is then refused). Hashes are any text natively;
+    /// height and block time are the context's. The chain runs this only when the module is
+    /// exported with `export_module!(M, migrate)`.
+    pub fn migrate(
+        &mut self,
+        module: &dyn GameModule,
+        owner: &str,
+        from_code_hash: &str,
+        to_code_hash: &str,
+    ) -> Result<(), ActionError> {
+        self.kv.submitted += 1;
+        let digest = Sha256::digest(format!("gamechain.mock.tx/{}", self.kv.submitted));
+        let txid = hex::encode(digest);
+        let migration = Migration::new(owner, from_code_hash, to_code_hash);
+        self.migrate_in_tx(module, &txid, &migration)
+    }
+
+    /// [`MockCtx::migrate`] in the transaction `txid` (left in `self.txid`): what the harness
+    /// uses to give the native run the txid of the chain's upgrade transaction.
+    pub fn migrate_in_tx(
+        &mut self,
+        module: &dyn GameModule,
+        txid: &str,
+        migration: &Migration,
+    ) -> Result<(), ActionError> {
+        self.txid = txid.to_string();
+        self.sender = Some(migration.owner.clone());
+        let result = self.transaction(|ctx| module.migrate(ctx, migration));
+        self.sender = None;
+        result
+    }
+
     /// Run `module.end_block` as the chain does after a block's transactions: no txid, no
     /// sender; writes kept on `Ok`, rolled back on `Err`.
     pub fn end_block(&mut self, module: &dyn GameModule) -> Result<(), ActionError> {
@@ -247,6 +282,61 @@ mod tests {
         // An upgrade in a test: the id runs other code, the old code stays callable by hash.
         ctx.kv.set_module_code("rules", [9; 32]);
         assert_eq!(ctx.call_code(&hash, "double", &[3], 10), Ok(vec![6]));
+    }
+
+    /// v2 of `Pay`: `last` becomes `last_sender`; its migration moves the value over.
+    struct PayV2;
+    impl GameModule for PayV2 {
+        fn id(&self) -> &'static str {
+            "pay"
+        }
+        fn apply(&self, _: &mut dyn Ctx, _: &str, _: &Value) -> Result<(), ActionError> {
+            Ok(())
+        }
+        fn view(&self, _: &dyn StateRead, _: &Query) -> Result<Value, ActionError> {
+            Ok(Value::Null)
+        }
+        fn migrate(&self, ctx: &mut dyn Ctx, from: &Migration) -> Result<(), ActionError> {
+            let last = ctx.get("last").ok_or(ActionError::internal("no `last`"))?;
+            ctx.delete("last");
+            ctx.put("last_sender", last);
+            ctx.emit(
+                "pay.migrated",
+                json!({"from": from.from_code_hash, "owner": from.owner}),
+            );
+            if from.to_code_hash == "refuse" {
+                return Err(ActionError::invalid("refused"));
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn migrate_runs_as_the_owner_and_rolls_back_on_error() {
+        let mut ctx = MockCtx::new("pay");
+        ctx.set_balance("alice", GOLD, 10);
+        ctx.submit(&Pay, "alice", json!({ "amount": "4" })).unwrap();
+        let before = ctx.kv.state.clone();
+        let err = ctx.migrate(&PayV2, "owner1", "old", "refuse").unwrap_err();
+        assert_eq!(err.to_string(), "invalid: refused");
+        assert_eq!(ctx.kv.state, before, "a refused migration writes nothing");
+        assert_eq!(ctx.events.len(), 1);
+        ctx.migrate(&PayV2, "owner1", "old", "new").unwrap();
+        assert_eq!(ctx.get("last"), None);
+        assert_eq!(ctx.get("last_sender"), Some(b"alice".to_vec()));
+        assert_eq!(
+            ctx.events.last().unwrap(),
+            &(
+                "pay.migrated".to_string(),
+                json!({"from": "old", "owner": "owner1"})
+            )
+        );
+        assert_eq!(ctx.txid.len(), 64);
+        assert_eq!(ctx.sender, None);
+        // A module that does not override `migrate` migrates nothing.
+        let before = ctx.kv.state.clone();
+        ctx.migrate(&Pay, "owner1", "new", "newer").unwrap();
+        assert_eq!(ctx.kv.state, before);
     }
 
     #[test]

@@ -49,6 +49,15 @@ pub trait GameModule: Send + Sync {
     fn end_block(&self, _ctx: &mut dyn Ctx) -> Result<(), ActionError> {
         Ok(())
     }
+    /// Runs once when an upgrade puts this code in effect, before any op reaches it, to rewrite
+    /// the state the previous code left (`from`: the owner it runs as, the old and new code
+    /// hashes). Writes and events are kept on `Ok`; on `Err` the whole upgrade is refused and
+    /// the old code keeps running. Exported as `gc_migrate` only with
+    /// `export_module!(M, migrate)`: without it the chain runs nothing at an upgrade, whatever
+    /// this method does. The default does nothing.
+    fn migrate(&self, _ctx: &mut dyn Ctx, _from: &crate::Migration) -> Result<(), ActionError> {
+        Ok(())
+    }
 }
 
 /// What `apply` and `end_block` may touch: scoped to one module and one transaction.

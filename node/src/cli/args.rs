@@ -221,6 +221,16 @@ pub enum KeyCommand {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+    /// Print the address of an existing key file (and, with `--json`, its network and public
+    /// key); never its secret.
+    Show {
+        /// The key file (one WIF line, e.g. from `gamechain key new`).
+        #[arg(long, value_name = "FILE")]
+        key: PathBuf,
+        /// Print `{"address", "network", "public_key"}` instead of the address alone.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The node a client command talks to.
@@ -286,10 +296,19 @@ pub enum ModuleCommand {
         /// The crate's directory, which must not exist or be empty. Default: ./<name>.
         #[arg(long, value_name = "DIR")]
         path: Option<PathBuf>,
-        /// The gamechain checkout whose `sdk-guest/` and `runtime/` the crate depends on.
-        /// Default: the one this binary was built from.
-        #[arg(long, value_name = "DIR")]
+        /// The gamechain checkout whose `sdk-guest/` and `runtime/` the crate depends on by
+        /// path (and whose `Cargo.lock` and `rust-toolchain.toml` it copies). Default: the one
+        /// this binary was built from, unless it was built with a git source (`--sdk-git`).
+        #[arg(long, value_name = "DIR", conflicts_with = "sdk_git")]
         repo: Option<PathBuf>,
+        /// Depend on `gamechain-sdk` and `gamechain-runtime` from this git repository instead,
+        /// at exactly `--sdk-rev`: a crate that builds anywhere, outside any checkout. Default:
+        /// `GAMECHAIN_SDK_GIT` when this binary was built with it set.
+        #[arg(long, value_name = "URL", requires = "sdk_rev")]
+        sdk_git: Option<String>,
+        /// The commit of `--sdk-git` to depend on: 40 hex digits (an exact revision).
+        #[arg(long, value_name = "COMMIT", requires = "sdk_git")]
+        sdk_rev: Option<String>,
     },
     /// Build a module crate to a reproducible .wasm; print its path, size and SHA-256.
     Build {

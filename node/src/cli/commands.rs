@@ -22,6 +22,7 @@ use gamechain_client::keyfile::{read_key_file, write_key_file};
 pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result<(), CliError> {
     match command {
         Command::Key(KeyCommand::New { out: path }) => key_new(path, out),
+        Command::Key(KeyCommand::Show { key, json }) => key_show(&key, json, out),
         Command::Send { node, tx, action } => {
             send(
                 &node.url,
@@ -127,6 +128,31 @@ fn key_new(path: Option<PathBuf>, out: &mut dyn Write) -> Result<(), CliError> {
     write_key_file(&path, &key).map_err(CliError::Usage)?;
     eprintln!("key written to {} (mode 0600)", path.display());
     writeln!(out, "{address}").map_err(|e| CliError::Usage(format!("cannot write the output: {e}")))
+}
+
+/// `key show`: the address of the key in `path` (a WIF line, as `key new` writes it), alone on a
+/// line, or with `json` the object `{"address", "network": "testnet" | "mainnet", "public_key":
+/// <66 lowercase hex: the compressed secp256k1 key>}`. The secret is never printed. Errors: the
+/// file's (missing, unreadable, not a WIF), as [`CliError::Usage`] (exit 1).
+fn key_show(path: &std::path::Path, json: bool, out: &mut dyn Write) -> Result<(), CliError> {
+    let key = read_key_file(path).map_err(CliError::Usage)?;
+    let address = key.address();
+    if !json {
+        return writeln!(out, "{address}")
+            .map_err(|e| CliError::Usage(format!("cannot write the output: {e}")));
+    }
+    let network = match key.network() {
+        Network::Mainnet => "mainnet",
+        Network::Testnet => "testnet",
+    };
+    print(
+        out,
+        &json!({
+            "address": address,
+            "network": network,
+            "public_key": hex::encode(key.public_key().serialize()),
+        }),
+    )
 }
 
 /// Signs `action` with the key file's key at its next nonce, posts it and (unless `--no-wait`)

@@ -1,11 +1,13 @@
 //! `gamechain module …`: the author kit's commands.
 //!
-//! - `module new <name> [--path DIR] [--repo DIR]`: a new module crate (the files of
-//!   `node/templates/module/`) that builds and tests out of the box: an example module, its
-//!   scenarios run natively and on the built `.wasm`, and a standalone workspace that depends
-//!   on this repository's `sdk-guest/` (and `runtime/` for the tests) by path, with this
-//!   repository's `Cargo.lock` and `rust-toolchain.toml`, so it builds with the chain's own
-//!   dependency versions and compiler.
+//! - `module new <name> [--path DIR] [--repo DIR | --sdk-git URL --sdk-rev COMMIT]`: a new
+//!   module crate (the files of `node/templates/module/`) that builds and tests out of the box:
+//!   an example module, its scenarios run natively and on the built `.wasm`, and a standalone
+//!   workspace that depends on `gamechain-sdk` (and `gamechain-runtime` for the tests) either
+//!   by path in a checkout (`--repo`; the default for a binary built without
+//!   `GAMECHAIN_SDK_GIT`) or from git at an exact commit, with the chain's `Cargo.lock` and
+//!   `rust-toolchain.toml`, so it builds with the chain's own dependency versions and compiler
+//!   ([`SdkSource`]).
 //! - `module build [--path DIR] [--out FILE]`: the crate built to `.wasm` with the one
 //!   reproducible recipe (`gamechain_sdk::guest_build`); prints its path, size and SHA-256.
 //! - `module deploy <FILE> --id <id> --key <FILE> [--policy POLICY] [--node URL]`: uploads a
@@ -35,10 +37,20 @@ pub const BUILT_FROM_REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
 /// bad name, directory or build (cargo's errors included); the client's errors for `deploy`.
 pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliError> {
     match command {
-        ModuleCommand::New { name, path, repo } => {
+        ModuleCommand::New {
+            name,
+            path,
+            repo,
+            sdk_git,
+            sdk_rev,
+        } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
-            let repo = repo.unwrap_or_else(|| PathBuf::from(BUILT_FROM_REPO));
-            let files = new_module(&name, &dir, &repo).map_err(CliError::Usage)?;
+            let source = match (repo, sdk_git, sdk_rev) {
+                (Some(repo), _, _) => SdkSource::Path(repo),
+                (None, Some(url), Some(rev)) => SdkSource::Git { url, rev },
+                _ => SdkSource::built_in(),
+            };
+            let files = new_module_from(&name, &dir, &source).map_err(CliError::Usage)?;
             for file in &files {
                 writeln!(out, "created {}", file.display()).map_err(write_error)?;
             }
@@ -151,7 +163,8 @@ pub fn check_id(id: &str) -> Result<(), String> {
 }
 
 /// The template files: (path inside the crate, text with `__NAME__`, `__TYPE__`, `__SDK__` and
-/// `__RUNTIME__` placeholders).
+/// `__RUNTIME__` placeholders; the last two are the inside of a dependency's inline table:
+/// `path = "…"` or `git = "…", rev = "…"`).
 const TEMPLATE: [(&str, &str); 5] = [
     (
         "Cargo.toml",
@@ -179,21 +192,108 @@ const TEMPLATE: [(&str, &str); 5] = [
 /// the chain's own modules are built with.
 const COPIED: [&str; 2] = ["Cargo.lock", "rust-toolchain.toml"];
 
-/// Writes the module crate `name` into `dir` (created; must not exist or be empty), depending on
-/// `repo`'s `sdk-guest/` and `runtime/` by absolute path. Returns the files written. Errors: a
-/// bad module id, no gamechain checkout at `repo`, a non-empty `dir`, or an I/O failure.
-pub fn new_module(name: &str, dir: &Path, repo: &Path) -> Result<Vec<PathBuf>, String> {
-    check_id(name)?;
-    let repo = repo
-        .canonicalize()
-        .map_err(|e| format!("no gamechain checkout at {}: {e}", repo.display()))?;
-    let (sdk, runtime) = (repo.join("sdk-guest"), repo.join("runtime"));
-    if !sdk.join("Cargo.toml").is_file() || !runtime.join("Cargo.toml").is_file() {
-        return Err(format!(
-            "no gamechain checkout at {} (no sdk-guest/ and runtime/; pass --repo DIR)",
-            repo.display()
-        ));
+/// `Cargo.lock` and `rust-toolchain.toml` of the checkout this binary was built from, for a
+/// crate whose SDK comes from git (no checkout to copy them from).
+const BUILT_WITH: [(&str, &str); 2] = [
+    ("Cargo.lock", include_str!("../../../Cargo.lock")),
+    (
+        "rust-toolchain.toml",
+        include_str!("../../../rust-toolchain.toml"),
+    ),
+];
+
+/// Where a new module crate gets `gamechain-sdk` and `gamechain-runtime` from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SdkSource {
+    /// A gamechain checkout: both by absolute path (`sdk-guest/`, `runtime/`), its
+    /// `Cargo.lock` and `rust-toolchain.toml` copied. For a crate on the machine of the checkout.
+    Path(PathBuf),
+    /// A git repository at an exact commit (`git = "<url>", rev = "<40 hex>"`), with the
+    /// `Cargo.lock` and `rust-toolchain.toml` this binary was built with. Builds anywhere.
+    Git {
+        /// The repository's URL (anything cargo accepts as `git = …`).
+        url: String,
+        /// The commit: 40 hex digits.
+        rev: String,
+    },
+}
+
+impl SdkSource {
+    /// What `module new` uses without `--repo`/`--sdk-git`: [`SdkSource::Git`] when this
+    /// binary was built with `GAMECHAIN_SDK_GIT` and `GAMECHAIN_SDK_REV` set (a release build
+    /// names the repository and the commit it was built from), else [`SdkSource::Path`] of the
+    /// checkout it was built from.
+    pub fn built_in() -> Self {
+        match (
+            option_env!("GAMECHAIN_SDK_GIT"),
+            option_env!("GAMECHAIN_SDK_REV"),
+        ) {
+            (Some(url), Some(rev)) if !url.is_empty() && !rev.is_empty() => SdkSource::Git {
+                url: url.to_string(),
+                rev: rev.to_string(),
+            },
+            _ => SdkSource::Path(PathBuf::from(BUILT_FROM_REPO)),
+        }
     }
+}
+
+/// Writes the module crate `name` into `dir` (created; must not exist or be empty), depending on
+/// `repo`'s `sdk-guest/` and `runtime/` by absolute path: [`new_module_from`] with
+/// [`SdkSource::Path`].
+pub fn new_module(name: &str, dir: &Path, repo: &Path) -> Result<Vec<PathBuf>, String> {
+    new_module_from(name, dir, &SdkSource::Path(repo.to_path_buf()))
+}
+
+/// Writes the module crate `name` into `dir` (created; must not exist or be empty), its SDK
+/// from `source`. Returns the files written. Errors: a bad module id, no gamechain checkout at a
+/// path source, a git source whose URL is empty or whose rev is not 40 hex digits, a non-empty
+/// `dir`, or an I/O failure.
+pub fn new_module_from(name: &str, dir: &Path, source: &SdkSource) -> Result<Vec<PathBuf>, String> {
+    check_id(name)?;
+    let (sdk_dep, runtime_dep, copied): (String, String, Vec<(&str, String)>) = match source {
+        SdkSource::Path(repo) => {
+            let repo = repo
+                .canonicalize()
+                .map_err(|e| format!("no gamechain checkout at {}: {e}", repo.display()))?;
+            let (sdk, runtime) = (repo.join("sdk-guest"), repo.join("runtime"));
+            if !sdk.join("Cargo.toml").is_file() || !runtime.join("Cargo.toml").is_file() {
+                return Err(format!(
+                    "no gamechain checkout at {} (no sdk-guest/ and runtime/; pass --repo DIR)",
+                    repo.display()
+                ));
+            }
+            let copied = COPIED
+                .iter()
+                .filter_map(|f| Some((*f, std::fs::read_to_string(repo.join(f)).ok()?)))
+                .collect();
+            (
+                format!("path = \"{}\"", toml_string(&sdk.display().to_string())),
+                format!("path = \"{}\"", toml_string(&runtime.display().to_string())),
+                copied,
+            )
+        }
+        SdkSource::Git { url, rev } => {
+            if url.trim().is_empty() {
+                return Err("--sdk-git needs a repository URL".to_string());
+            }
+            if rev.len() != 40 || !rev.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return Err(format!(
+                    "--sdk-rev `{rev}` is not a commit id (40 hex digits): the dependency must \
+                     name an exact revision"
+                ));
+            }
+            let dep = format!(
+                "git = \"{}\", rev = \"{}\"",
+                toml_string(url),
+                rev.to_ascii_lowercase()
+            );
+            let copied = BUILT_WITH
+                .iter()
+                .map(|(f, t)| (*f, t.to_string()))
+                .collect();
+            (dep.clone(), dep, copied)
+        }
+    };
     if dir.exists()
         && std::fs::read_dir(dir)
             .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
@@ -218,14 +318,12 @@ pub fn new_module(name: &str, dir: &Path, repo: &Path) -> Result<Vec<PathBuf>, S
         let text = template
             .replace("__NAME__", name)
             .replace("__TYPE__", &type_name)
-            .replace("__SDK__", &toml_path(&sdk))
-            .replace("__RUNTIME__", &toml_path(&runtime));
+            .replace("__SDK__", &sdk_dep)
+            .replace("__RUNTIME__", &runtime_dep);
         write(path, &text)?;
     }
-    for file in COPIED {
-        if let Ok(text) = std::fs::read_to_string(repo.join(file)) {
-            write(file, &text)?;
-        }
+    for (file, text) in copied {
+        write(file, &text)?;
     }
     Ok(written)
 }
@@ -242,12 +340,9 @@ pub fn type_name(name: &str) -> String {
         .collect()
 }
 
-/// A path as the inside of a TOML basic string (`\` and `"` escaped).
-fn toml_path(path: &Path) -> String {
-    path.display()
-        .to_string()
-        .replace('\\', "\\\\")
-        .replace('"', "\\\"")
+/// Text as the inside of a TOML basic string (`\` and `"` escaped).
+fn toml_string(text: &str) -> String {
+    text.replace('\\', "\\\\").replace('"', "\\\"")
 }
 
 #[cfg(test)]
@@ -265,6 +360,53 @@ mod tests {
             ),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_git_source_writes_an_exact_revision_and_the_built_in_lock_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("g");
+        let rev = "0123456789abcdef0123456789ABCDEF01234567";
+        let source = SdkSource::Git {
+            url: "https://example.org/gamechain.git".into(),
+            rev: rev.into(),
+        };
+        new_module_from("g", &dir, &source).unwrap();
+        let manifest = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+        let dep = "git = \"https://example.org/gamechain.git\", \
+                   rev = \"0123456789abcdef0123456789abcdef01234567\"";
+        assert!(
+            manifest.contains(&format!("gamechain-sdk = {{ {dep} }}")),
+            "{manifest}"
+        );
+        assert!(
+            manifest.contains(&format!(
+                "gamechain-runtime = {{ {dep}, features = [\"testkit\"] }}"
+            )),
+            "{manifest}"
+        );
+        assert!(!manifest.contains("path ="), "{manifest}");
+        assert_eq!(
+            std::fs::read_to_string(dir.join("Cargo.lock")).unwrap(),
+            BUILT_WITH[0].1
+        );
+        assert!(dir.join("rust-toolchain.toml").is_file());
+
+        for (url, rev, err) in [
+            ("", rev, "--sdk-git needs a repository URL"),
+            (
+                "u",
+                "main",
+                "--sdk-rev `main` is not a commit id (40 hex digits)",
+            ),
+        ] {
+            let source = SdkSource::Git {
+                url: url.into(),
+                rev: rev.into(),
+            };
+            let e = new_module_from("g", &tmp.path().join("h"), &source).unwrap_err();
+            assert!(e.starts_with(err), "{e}");
+        }
     }
 
     #[test]

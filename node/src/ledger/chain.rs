@@ -24,9 +24,7 @@ use gamechain_runtime::chain::{
     genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{
-    account_nonce, run_view_with, upgrade_refusal, ChainContext, Overlay, State, WriteSet,
-};
+use gamechain_runtime::{account_nonce, run_view_with, ChainContext, Overlay, State, WriteSet};
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
 use gamechain_sdk::{ledger, Amount};
@@ -41,6 +39,7 @@ use crate::ledger::mempool::{Mempool, PendingTx};
 use crate::ledger::snapshot::Snapshots;
 use crate::ledger::state_store::StoredState;
 use crate::ledger::storage::{Storage, StorageError};
+use crate::ledger::upgrade_admission::admission_refusal;
 use crate::metrics::Metrics;
 use gamechain_chain::wire::{
     Account, Block, BlockFinality, EvidencePage, Status, TxRecord, TxStatus,
@@ -317,11 +316,15 @@ impl Chain {
             return Err(ChainError::DeployForbidden { from: body.from });
         }
         if let Some(module) = body.action.upgrade_module() {
-            // What the module's record alone refuses (owner, policy) is refused here, so it
-            // costs no nonce; the transition refuses the same with the same text.
+            // What the module's record certainly refuses (immutable, not the owner; a policy
+            // the transaction cannot name unless the sender's pending transactions may change
+            // it: `upgrade_admission.rs` says why each is safe) is refused here, so it costs no
+            // nonce; the transition refuses the same with the same text.
             let record = read_record(&self.head().state, module)
                 .map_err(|e| ChainError::Internal(e.to_string()))?;
-            if let Some(why) = upgrade_refusal(&body.action, &body.from, record.as_ref()) {
+            let pending = self.mempool().pending_of(&body.from) > 0;
+            if let Some(why) = admission_refusal(&body.action, &body.from, record.as_ref(), pending)
+            {
                 return Err(ChainError::UpgradeRefused(why));
             }
         }

@@ -21,6 +21,7 @@
 //! | `run_marker.rs` | `<data>/node.running`: whether the previous run stopped cleanly (decides the start's `quick_check`) |
 //! | `clock.rs` | [`clock::NodeClock`]: the clock blocks are stamped by (system clock, or the dev clock tests advance); [`clock::Arrivals`]: the sequencer's wake-up signal |
 //! | `snapshot.rs` | [`snapshot::Snapshots`]: state snapshots taken every `snapshot_every_blocks` at the commit point, their chunk files and manifest, served to joining nodes |
+//! | `upgrade_admission.rs` | [`upgrade_admission::admission_refusal`]: the upgrades `POST /v1/tx` refuses (`403 upgrade_refused`) because the transition certainly would, and why each is safe to decide early |
 //! | `sequencer.rs` | the block-making thread: blocks no closer than the chain's interval, transactions executed as they arrive (records each block in the sign state before committing it) |
 
 pub mod chain;
@@ -39,3 +40,4 @@ pub mod sign_state;
 pub mod snapshot;
 pub mod state_store;
 pub mod storage;
+pub mod upgrade_admission;

@@ -66,8 +66,9 @@
 //! or `owner` (the owner upgrades at once; for development). Genesis modules are immutable. A
 //! policy can only be tightened. Who may send these actions to a node is also its operator's
 //! policy (`deploy` at mempool admission, not here; a follower accepts whatever the sequencer
-//! included); a node also refuses at admission, `403 upgrade_refused`, whatever
-//! [`upgrade_refusal`] refuses here, so a refused upgrade normally costs no nonce.
+//! included); a node also refuses at admission, `403 upgrade_refused`, what
+//! [`upgrade_refusal`] refuses here and no earlier transaction can change (the node's
+//! `ledger/upgrade_admission.rs`), so a refused upgrade normally costs no nonce.
 //!
 //! Each failure below is a receipt `{"ok": false}` with this fixed text, no writes and the nonce
 //! used.

@@ -36,7 +36,7 @@ use core::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use gamechain_sdk::{ActionError, Ctx, GameModule, Query, StateRead};
+use gamechain_sdk::{ActionError, Ctx, GameModule, Migration, Query, StateRead};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use wasmtime::{
@@ -1010,6 +1010,15 @@ impl GameModule for WasmModule {
 
     fn end_block(&self, ctx: &mut dyn Ctx) -> Result<(), ActionError> {
         match self.call_end_block(ctx) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
+    }
+
+    /// `gc_migrate` with `from.owner` as sender and the chain's input JSON; succeeds without
+    /// running anything when the module does not export it (as on a chain).
+    fn migrate(&self, ctx: &mut dyn Ctx, from: &Migration) -> Result<(), ActionError> {
+        match self.call_migrate(ctx, &from.owner, &from.input_json()) {
             Ok(outcome) => outcome.result,
             Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
         }
