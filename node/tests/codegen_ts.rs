@@ -168,6 +168,62 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
     );
     std::fs::remove_file(work.join("again.ts")).unwrap();
 
+    // The same schema in a module's `gamechain.schema` custom section: the same client.
+    let json = std::fs::read(&schema).unwrap();
+    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+    let mut section = vec![16u8];
+    section.extend(b"gamechain.schema");
+    section.extend(&json);
+    wasm.push(0);
+    let mut size = section.len();
+    loop {
+        let byte = (size & 0x7f) as u8;
+        size >>= 7;
+        wasm.push(if size > 0 { byte | 0x80 } else { byte });
+        if size == 0 {
+            break;
+        }
+    }
+    wasm.extend(section);
+    std::fs::write(work.join("tictactoe.wasm"), wasm).unwrap();
+    let out = run(
+        &work,
+        &[
+            "module",
+            "codegen",
+            "--ts",
+            "from_wasm.ts",
+            "--wasm",
+            "tictactoe.wasm",
+        ],
+    )
+    .await;
+    json_ok("codegen --wasm", &out);
+    assert_eq!(
+        std::fs::read_to_string(work.join("from_wasm.ts")).unwrap(),
+        client
+    );
+    std::fs::remove_file(work.join("from_wasm.ts")).unwrap();
+    std::fs::write(work.join("plain.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let out = run(
+        &work,
+        &[
+            "module",
+            "codegen",
+            "--ts",
+            "plain.ts",
+            "--wasm",
+            "plain.wasm",
+        ],
+    )
+    .await;
+    failed(
+        "a wasm without a schema",
+        &out,
+        1,
+        "plain.wasm: no `gamechain.schema` custom section",
+    );
+
     // A bad schema is refused in one line and writes nothing.
     std::fs::write(
         work.join("bad.json"),

@@ -874,6 +874,32 @@ mod tests {
         ));
     }
 
+    #[test]
+    fn codegen_takes_exactly_one_schema_source() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["gamechain", "module", "codegen", "--ts", "out.ts"];
+            all.extend(args);
+            Cli::try_parse_from(all)
+        };
+        let cli = parse(&["--schema", "s.json"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Module(ModuleCommand::Codegen {
+                schema: Some(_),
+                wasm: None,
+                module: None,
+                ..
+            })
+        ));
+        assert!(parse(&["--module", "tictactoe", "--node", "http://x"]).is_ok());
+        assert!(parse(&["--wasm", "m.wasm"]).is_ok());
+        assert!(parse(&[]).is_err(), "a source is required");
+        assert!(
+            parse(&["--schema", "s.json", "--wasm", "m.wasm"]).is_err(),
+            "only one"
+        );
+    }
+
     /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.
     #[test]
     fn no_usage_line_shows_node_as_required() {
