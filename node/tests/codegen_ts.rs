@@ -119,6 +119,23 @@ fn tsc_command(dir: &Path, extra: &[&str], files: &[&str]) -> Command {
     command
 }
 
+/// The checks of tsc beyond `--strict` a project may turn on: the generated file passes them too.
+const STRICTER: [&str; 13] = [
+    "--noEmit",
+    "--exactOptionalPropertyTypes",
+    "--noUncheckedIndexedAccess",
+    "--noImplicitReturns",
+    "--noUnusedLocals",
+    "--noUnusedParameters",
+    "--noPropertyAccessFromIndexSignature",
+    "--noFallthroughCasesInSwitch",
+    "--noImplicitOverride",
+    "--verbatimModuleSyntax",
+    "--isolatedModules",
+    "--erasableSyntaxOnly",
+    "--forceConsistentCasingInFileNames",
+];
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_client_type_checks_and_plays_a_staked_game() {
     let tmp = tempfile::tempdir().unwrap();
@@ -289,6 +306,41 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
     run_tool(
         tsc_command(&work, &["--outDir", "out"], &["tictactoe.ts", "play.ts"]),
         "tsc --strict (emit)",
+        Duration::from_secs(180),
+    );
+
+    // The client alone under every stricter check tsc has, and so are the clients of a schema
+    // using every type (quoted field names, another module's event kind, scalar queries) and of
+    // a schema declaring nothing.
+    for (name, file) in [("all_types", "all_types.schema.json"), ("empty", "")] {
+        let path = work.join(format!("{name}.json"));
+        if file.is_empty() {
+            std::fs::write(&path, r#"{"schema_version":1,"module":"empty"}"#).unwrap();
+        } else {
+            std::fs::copy(fixture(file), &path).unwrap();
+        }
+        let ts = format!("{name}.ts");
+        let out = run(
+            &work,
+            &[
+                "module",
+                "codegen",
+                "--ts",
+                &ts,
+                "--schema",
+                path.to_str().unwrap(),
+            ],
+        )
+        .await;
+        json_ok(&format!("codegen {name}"), &out);
+    }
+    run_tool(
+        tsc_command(
+            &work,
+            &STRICTER,
+            &["tictactoe.ts", "all_types.ts", "empty.ts"],
+        ),
+        "tsc --strict and the stricter checks",
         Duration::from_secs(180),
     );
 

@@ -24,7 +24,8 @@
 //!   `_`, `.` and `-`; two names that would make the same identifier are refused, saying which.
 //!
 //! Types: `amount` → `bigint` (a decimal string on the wire, both ways); `u32`, `u64`, `i64` →
-//! `number` (the schema bounds `u64`/`i64` to 2^53−1 in magnitude); `string`, `address`, `hex` →
+//! `number` (the schema bounds `u64` to 2^53−1; an `i64` beyond ±(2^53−1) is refused as it is
+//! checked); `string`, `address`, `hex` →
 //! `string`; `bool` → `boolean`; `array` → `Array<T>`; `object` → `{…}`; `map` →
 //! `{ [key: string]: T }`; `enum` → a union of string literals; `any` → `unknown`. Answers and
 //! events are checked against the schema when parsed (`SchemaError` says where they differ).
@@ -708,6 +709,31 @@ fn all_optional(fields: &[Field]) -> bool {
 /// The fixed part of every generated file: errors, the descriptors' type, decoding and encoding.
 const RUNTIME: &str = include_str!("codegen_ts_runtime.ts");
 
+/// The runtime part a schema needs: the encoders only with ops or views, `_op` only with ops,
+/// `_query` only with views (an unused function would fail `tsc --noUnusedLocals`).
+fn runtime(ops: bool, views: bool) -> String {
+    let (base, rest) = RUNTIME
+        .split_once("//@encode\n")
+        .expect("the runtime has //@encode");
+    let (encode, rest) = rest.split_once("//@op\n").expect("the runtime has //@op");
+    let (op, query) = rest
+        .split_once("//@query\n")
+        .expect("the runtime has //@query");
+    let mut out = base.to_string();
+    if ops || views {
+        out.push_str(encode);
+    }
+    if ops {
+        out.push_str(op);
+    }
+    if views {
+        out.push_str(query);
+    }
+    out.truncate(out.trim_end().len());
+    out.push('\n');
+    out
+}
+
 /// The TypeScript client of the schema in `bytes` (see the top of this file). Errors: what is
 /// wrong with the schema, or a name that cannot be written.
 pub fn generate(bytes: &[u8]) -> Result<String, String> {
@@ -734,8 +760,8 @@ pub fn generate(bytes: &[u8]) -> Result<String, String> {
 // A typed client of the module on top of the gamechain JS SDK (@gamechain/sdk, type imports
 // only): op builders and a client class that sends them (`chain.send`, then the receipt),
 // typed views (`chain.game`) and typed events. Base-unit amounts are `bigint` (decimal strings
-// on the wire, converted both ways); u32/u64/i64 fields are `number` (the schema bounds u64 and
-// i64 to 2^53-1 in magnitude, so a number holds them exactly). Answers and events are checked
+// on the wire, converted both ways); u32/u64/i64 fields are `number` (the schema bounds u64 to
+// 2^53-1, so a number holds it exactly; an i64 beyond +-(2^53-1) is refused). Answers and events are checked
 // against the schema as they are parsed: a mismatch is a SchemaError naming where.
 // Needs TypeScript with `target` ES2020 or later (bigint).
 ",
@@ -754,7 +780,7 @@ pub fn generate(bytes: &[u8]) -> Result<String, String> {
     );
     let _ = writeln!(out, "export const SCHEMA_SHA256 = {};", json_string(&sha));
     out.push('\n');
-    out.push_str(RUNTIME);
+    out.push_str(&runtime(!schema.ops.is_empty(), !schema.views.is_empty()));
 
     // Ops.
     out.push_str("\n// ---- Ops\n\n");

@@ -145,6 +145,7 @@ function _decodeFields(fields: _Fields, v: unknown, path: string): Record<string
   return Object.fromEntries(out);
 }
 
+//@encode
 /** A program's value checked against `ty`, as JSON carries it; bigint amounts become decimal strings. */
 function _encode(ty: _Ty, v: unknown, path: string): unknown {
   if (v === null) {
@@ -185,11 +186,13 @@ function _encodeFields(fields: _Fields, v: unknown, path: string): Record<string
   return Object.fromEntries(out);
 }
 
+//@op
 /** An op as sent: `kind` first, then its fields in schema order. */
 function _op<T>(kind: string, fields: _Fields, args: unknown): T {
   return { kind, ..._encodeFields(fields, args, kind) } as unknown as T;
 }
 
+//@query
 /** A view's query parameters (`chain.game`): numbers stay numbers, the rest strings; unset ones left out. */
 function _query(fields: _Fields, v: unknown, path: string): Record<string, string | number> {
   const o = _record(v, path);

@@ -330,6 +330,22 @@ fn an_empty_module_still_type_checks_in_shape() {
         &ts,
         "const _EVENTS: ReadonlyArray<readonly [string, _Fields]> = [\n];",
     );
+    // Helpers it has no use for are left out (`tsc --noUnusedLocals` passes).
+    for unused in ["function _encode(", "function _op<", "function _query("] {
+        assert!(!ts.contains(unused), "{unused}");
+    }
+    has(&ts, "function _decode(");
+    let ops_only = generated(r#"{"schema_version":1,"module":"zz","ops":[{"kind":"k"}]}"#);
+    assert!(ops_only.contains("function _op<") && !ops_only.contains("function _query("));
+    let views_only = generated(
+        r#"{"schema_version":1,"module":"zz","views":[{"name":"v","answer":{"type":"any"}}]}"#,
+    );
+    assert!(!views_only.contains("function _op<") && views_only.contains("function _query("));
+    assert!(views_only.contains("function _encode("));
+    for ts in [&ts, &ops_only, &views_only] {
+        assert!(!ts.contains("//@"), "markers are not copied");
+        assert!(!ts.contains("\n\n\n"), "no double blank lines");
+    }
 }
 
 /// A wasm module of one custom section `name` holding `payload`, after a type section.
