@@ -4,8 +4,11 @@
 //! type-checks with `tsc --strict` together with `codegen_ts/play.ts`, and that script, compiled
 //! and run by Node.js, plays a staked game between two new keys against a `gamechain node`
 //! process (faucet, create, join, a refused move, moves to a win, the finished game read through
-//! the typed view: winner, payout and stake as bigint, balances). `--module ID` against a node
-//! without that schema fails with one line saying what to do; a bad schema writes nothing.
+//! the typed view: winner, payout and stake as bigint, balances). The client of a schema using
+//! every type (`codegen_ts/all_types.schema.json`) passes tsc's stricter checks too and, run by
+//! `codegen_ts/every_type.ts`, encodes, decodes and refuses values as documented. `--module ID`
+//! against a node without that schema fails with one line saying what to do; `--wasm` reads the
+//! same schema from a custom section; a bad schema writes nothing.
 //!
 //! Needs Node.js 20+ and npm; `typescript` comes from node/web/sdk's lockfile (`npm ci`, run here
 //! when node_modules/ lacks it). The SDK is linked into the work folder as `@gamechain/sdk`.
@@ -343,6 +346,22 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
         "tsc --strict and the stricter checks",
         Duration::from_secs(180),
     );
+
+    // Every type at run time (no node): every_type.ts against the every-type client.
+    std::fs::copy(fixture("every_type.ts"), work.join("every_type.ts")).unwrap();
+    run_tool(
+        tsc_command(
+            &work,
+            &["--outDir", "out"],
+            &["all_types.ts", "every_type.ts"],
+        ),
+        "tsc --strict every_type.ts",
+        Duration::from_secs(180),
+    );
+    let mut every = Command::new("node");
+    every.arg("out/every_type.js").current_dir(&work);
+    let said = run_tool(every, "node out/every_type.js", Duration::from_secs(60));
+    assert_eq!(said.trim(), "ok");
 
     // The game, played by the compiled script against the node.
     let mut play = Command::new("node");
