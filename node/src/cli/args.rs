@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{ArgGroup, Args, Parser, Subcommand};
 use gamechain_runtime::chain::{Action, UpgradePolicy};
 use gamechain_sdk::Amount;
 
@@ -379,6 +379,28 @@ pub enum ModuleCommand {
         tx: TxArgs,
         /// The module id.
         id: String,
+    },
+    /// Write a typed client of a module from its schema (docs/modules.md, "Typed clients"):
+    /// `--ts OUT` a TypeScript file on top of the JS SDK. The schema comes from `--schema FILE`
+    /// (its JSON), `--wasm FILE` (the `gamechain.schema` section of a built module) or
+    /// `--module ID` (`GET /v1/modules/<id>/schema` of `--node`).
+    #[command(group(ArgGroup::new("source").required(true).args(["schema", "wasm", "module"])))]
+    Codegen {
+        /// The TypeScript file to write (e.g. tictactoe.ts).
+        #[arg(long, value_name = "OUT")]
+        ts: PathBuf,
+        /// The module's schema, a JSON file.
+        #[arg(long, value_name = "FILE")]
+        schema: Option<PathBuf>,
+        /// A built module (.wasm) whose `gamechain.schema` custom section holds its schema.
+        #[arg(long, value_name = "FILE")]
+        wasm: Option<PathBuf>,
+        /// The module id whose schema the node serves (`--node`).
+        #[arg(long, value_name = "ID")]
+        module: Option<String>,
+        /// The node (only with --module).
+        #[command(flatten)]
+        node: NodeUrl,
     },
     /// Tighten our module's policy: owner → timelocked:DURATION → immutable (a timelock only
     /// lengthened). There is no way back.
@@ -869,6 +891,32 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn codegen_takes_exactly_one_schema_source() {
+        let parse = |args: &[&str]| {
+            let mut all = vec!["gamechain", "module", "codegen", "--ts", "out.ts"];
+            all.extend(args);
+            Cli::try_parse_from(all)
+        };
+        let cli = parse(&["--schema", "s.json"]).unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::Module(ModuleCommand::Codegen {
+                schema: Some(_),
+                wasm: None,
+                module: None,
+                ..
+            })
+        ));
+        assert!(parse(&["--module", "tictactoe", "--node", "http://x"]).is_ok());
+        assert!(parse(&["--wasm", "m.wasm"]).is_ok());
+        assert!(parse(&[]).is_err(), "a source is required");
+        assert!(
+            parse(&["--schema", "s.json", "--wasm", "m.wasm"]).is_err(),
+            "only one"
+        );
     }
 
     /// `--node` has a default (and `GAMECHAIN_NODE`): no usage line may show it as required.

@@ -7,7 +7,8 @@
 //! | `error.rs` | [`error::CliError`]: a command's one-line error and exit code |
 //! | `escrow_guard.rs` | the refusal to escrow a stake in a module its owner can change at once (`--allow-mutable`) |
 //! | `channel.rs` | `gamechain channel …`: a player's channel games, printed as short lines (`crate::channel` does the work) |
-//! | `module.rs` | `gamechain module new / build / deploy / show / list / activate / cancel-upgrade / policy`: the author kit and upgrade policies |
+//! | `module.rs` | `gamechain module new / build / deploy / show / list / activate / cancel-upgrade / policy / codegen`: the author kit and upgrade policies |
+//! | `codegen_ts.rs` | `module codegen --ts`: a module schema → a TypeScript client on the JS SDK (runtime part: `codegen_ts_runtime.ts`) |
 //! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |
 //! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
 //! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
@@ -23,6 +24,7 @@
 pub mod args;
 pub mod bench;
 pub mod channel;
+pub mod codegen_ts;
 pub mod commands;
 pub mod demo;
 pub mod demo_checks;

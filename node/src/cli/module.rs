@@ -18,6 +18,9 @@
 //!   (policy, pending upgrade).
 //! - `module activate <id>`, `module cancel-upgrade <id>`, `module policy <id> <POLICY>`: the
 //!   upgrade actions (docs/modules.md, "Upgrade policies").
+//! - `module codegen --ts OUT (--schema FILE | --wasm FILE | --module ID [--node URL])`: a typed
+//!   TypeScript client of a module from its schema (`codegen_ts.rs` writes it; here: reading the
+//!   schema from a file, a module's `.wasm` or `GET /v1/modules/<id>/schema`, writing OUT).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -28,7 +31,9 @@ use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
 use serde_json::json;
 
 use crate::cli::args::ModuleCommand;
+use crate::cli::codegen_ts;
 use crate::cli::error::CliError;
+use sha2::{Digest, Sha256};
 
 /// The gamechain checkout this binary was built from: `module new`'s default `--repo`.
 pub const BUILT_FROM_REPO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
@@ -129,7 +134,90 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             let action = Action::SetPolicy { module: id, policy };
             crate::cli::commands::send(&node.url, &tx, action, out).await
         }
+        ModuleCommand::Codegen {
+            ts,
+            schema,
+            wasm,
+            module,
+            node,
+        } => {
+            let bytes = if let Some(file) = &schema {
+                std::fs::read(file)
+                    .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?
+            } else if let Some(file) = &wasm {
+                let code = std::fs::read(file)
+                    .map_err(|e| CliError::Usage(format!("cannot read {}: {e}", file.display())))?;
+                codegen_ts::schema_from_wasm(&code)
+                    .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?
+            } else if let Some(id) = &module {
+                fetch_schema(&node.url, id).await.map_err(CliError::Usage)?
+            } else {
+                return Err(CliError::Usage(
+                    "one of --schema FILE, --wasm FILE or --module ID is needed".into(),
+                ));
+            };
+            let text = codegen_ts::generate(&bytes).map_err(CliError::Usage)?;
+            std::fs::write(&ts, &text)
+                .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", ts.display())))?;
+            let parsed = codegen_ts::parse_schema(&bytes).map_err(CliError::Usage)?;
+            print(
+                out,
+                &json!({
+                    "path": ts,
+                    "module": parsed.module,
+                    "size": text.len(),
+                    "schema_sha256": hex::encode(Sha256::digest(&bytes)),
+                }),
+            )
+        }
     }
+}
+
+/// Largest schema answer read from a node.
+const MAX_SCHEMA_BYTES: usize = 4 << 20;
+
+/// The schema a node serves for module `id` (`GET /v1/modules/<id>/schema`), as its bytes.
+/// Errors: an unusable id, no answer, a 404 (no such module, a module deployed without a schema,
+/// or a node from before module schemas) and any other refusal, each saying what to do.
+async fn fetch_schema(node: &str, id: &str) -> Result<Vec<u8>, String> {
+    check_id(id)?;
+    let url = format!("{}/v1/modules/{id}/schema", node.trim_end_matches('/'));
+    let answer = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .map_err(|e| format!("cannot make an HTTP client: {e}"))?
+        .get(&url)
+        .send()
+        .await
+        .map_err(|e| format!("cannot reach {node} for GET /v1/modules/{id}/schema: {e}"))?;
+    let status = answer.status();
+    let body = answer
+        .bytes()
+        .await
+        .map_err(|e| format!("GET {url}: the answer broke off: {e}"))?;
+    if status.is_success() {
+        if body.len() > MAX_SCHEMA_BYTES {
+            return Err(format!(
+                "GET {url}: the schema is {} bytes, over {MAX_SCHEMA_BYTES}",
+                body.len()
+            ));
+        }
+        return Ok(body.to_vec());
+    }
+    // The API's error body is `{"error": {"code": …, "message": …}}`.
+    let said = serde_json::from_slice::<serde_json::Value>(&body)
+        .ok()
+        .and_then(|v| v.pointer("/error/message")?.as_str().map(str::to_string))
+        .map(|m| format!(": {m}"))
+        .unwrap_or_default();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        return Err(format!(
+            "the node at {node} serves no schema for module `{id}` (GET /v1/modules/{id}/schema \
+             answered 404{said}): no such module, a module built without a schema, or a node \
+             from before module schemas; pass --schema FILE or --wasm FILE instead"
+        ));
+    }
+    Err(format!("GET {url} answered {status}{said}"))
 }
 
 fn print<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> Result<(), CliError> {

@@ -1,0 +1,393 @@
+//! `gamechain module codegen --ts` end to end, with the real binary: the TypeScript client of
+//! tic-tac-toe, generated from the hand-written schema `codegen_ts/tictactoe.schema.json` (to be
+//! switched to the module's own schema once modules embed one), is the same bytes twice,
+//! type-checks with `tsc --strict` together with `codegen_ts/play.ts`, and that script, compiled
+//! and run by Node.js, plays a staked game between two new keys against a `gamechain node`
+//! process (faucet, create, join, a refused move, moves to a win, the finished game read through
+//! the typed view: winner, payout and stake as bigint, balances). The client of a schema using
+//! every type (`codegen_ts/all_types.schema.json`) passes tsc's stricter checks too and, run by
+//! `codegen_ts/every_type.ts`, encodes, decodes and refuses values as documented. `--module ID`
+//! against a node without that schema fails with one line saying what to do; `--wasm` reads the
+//! same schema from a custom section; a bad schema writes nothing.
+//!
+//! Needs Node.js 20+ and npm; `typescript` comes from node/web/sdk's lockfile (`npm ci`, run here
+//! when node_modules/ lacks it). The SDK is linked into the work folder as `@gamechain/sdk`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::cli::{failed, json_ok, run, run_on, text};
+use common::NodeProcess;
+use sha2::{Digest, Sha256};
+
+fn sdk_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("web/sdk")
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/codegen_ts")
+        .join(name)
+}
+
+/// `tsc` of node/web/sdk (installed from its lockfile when missing), after checking Node.js 20+.
+fn tsc() -> PathBuf {
+    let version = Command::new("node")
+        .arg("--version")
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("Node.js 20+ is needed and is not on PATH ({e}); `.ci/run` installs it")
+        });
+    let text = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let major: u32 = text
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        major >= 20,
+        "Node.js 20+ is needed; `node --version` says {text:?}"
+    );
+    let tsc = sdk_dir().join("node_modules/.bin/tsc");
+    if !tsc.exists() {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(sdk_dir())
+            .status()
+            .unwrap_or_else(|e| {
+                panic!("npm is needed to install node/web/sdk's devDependencies: {e}")
+            });
+        assert!(
+            status.success(),
+            "`npm ci` in node/web/sdk failed ({status})"
+        );
+    }
+    assert!(tsc.exists(), "no {} after `npm ci`", tsc.display());
+    tsc
+}
+
+/// Runs `command` to its end (at most `limit`), panicking with its output unless it succeeds;
+/// returns its stdout.
+fn run_tool(mut command: Command, what: &str, limit: Duration) -> String {
+    let child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    let pid = child.id();
+    let (done, output) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(child.wait_with_output()));
+    let started = Instant::now();
+    let out = match output.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // SAFETY: no memory-safety preconditions; the child is not reaped yet.
+            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+            panic!("{what} did not finish in {limit:?}");
+        }
+    };
+    assert!(
+        out.status.success(),
+        "{what} failed ({}) after {:?}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        started.elapsed(),
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+/// `tsc --strict` with the settings the generated file documents (ES2020+ for bigint; Node's
+/// ES modules), on `files` in `dir`, with `extra` flags.
+fn tsc_command(dir: &Path, extra: &[&str], files: &[&str]) -> Command {
+    let mut command = Command::new(tsc());
+    command
+        .current_dir(dir)
+        .args([
+            "--strict",
+            "--target",
+            "es2022",
+            "--module",
+            "nodenext",
+            "--moduleResolution",
+            "nodenext",
+        ])
+        .args(extra)
+        .args(files);
+    command
+}
+
+/// The checks of tsc beyond `--strict` a project may turn on: the generated file passes them too.
+const STRICTER: [&str; 13] = [
+    "--noEmit",
+    "--exactOptionalPropertyTypes",
+    "--noUncheckedIndexedAccess",
+    "--noImplicitReturns",
+    "--noUnusedLocals",
+    "--noUnusedParameters",
+    "--noPropertyAccessFromIndexSignature",
+    "--noFallthroughCasesInSwitch",
+    "--noImplicitOverride",
+    "--verbatimModuleSyntax",
+    "--isolatedModules",
+    "--erasableSyntaxOnly",
+    "--forceConsistentCasingInFileNames",
+];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_client_type_checks_and_plays_a_staked_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let work = tmp.path().join("client");
+    std::fs::create_dir_all(work.join("node_modules/@gamechain")).unwrap();
+    std::os::unix::fs::symlink(sdk_dir(), work.join("node_modules/@gamechain/sdk")).unwrap();
+    std::fs::write(work.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+    std::fs::copy(fixture("play.ts"), work.join("play.ts")).unwrap();
+    let schema = fixture("tictactoe.schema.json");
+    let schema_arg = schema.to_str().unwrap();
+
+    // The client, twice: the same bytes; the printed summary names the schema's hash.
+    let out = run(
+        &work,
+        &[
+            "module",
+            "codegen",
+            "--ts",
+            "tictactoe.ts",
+            "--schema",
+            schema_arg,
+        ],
+    )
+    .await;
+    let printed = json_ok("codegen --schema", &out);
+    let sha = hex::encode(Sha256::digest(std::fs::read(&schema).unwrap()));
+    assert_eq!(printed["module"], "tictactoe");
+    assert_eq!(printed["schema_sha256"], sha.as_str());
+    let client = std::fs::read_to_string(work.join("tictactoe.ts")).unwrap();
+    assert_eq!(printed["size"], client.len());
+    assert!(
+        client.contains(&format!("SHA-256 of its JSON: {sha}")),
+        "{client}"
+    );
+    let again = run(
+        &work,
+        &[
+            "module", "codegen", "--ts", "again.ts", "--schema", schema_arg,
+        ],
+    )
+    .await;
+    json_ok("codegen again", &again);
+    assert_eq!(
+        std::fs::read_to_string(work.join("again.ts")).unwrap(),
+        client,
+        "deterministic"
+    );
+    std::fs::remove_file(work.join("again.ts")).unwrap();
+
+    // The same schema in a module's `gamechain.schema` custom section: the same client.
+    let json = std::fs::read(&schema).unwrap();
+    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
+    let mut section = vec![16u8];
+    section.extend(b"gamechain.schema");
+    section.extend(&json);
+    wasm.push(0);
+    let mut size = section.len();
+    loop {
+        let byte = (size & 0x7f) as u8;
+        size >>= 7;
+        wasm.push(if size > 0 { byte | 0x80 } else { byte });
+        if size == 0 {
+            break;
+        }
+    }
+    wasm.extend(section);
+    std::fs::write(work.join("tictactoe.wasm"), wasm).unwrap();
+    let out = run(
+        &work,
+        &[
+            "module",
+            "codegen",
+            "--ts",
+            "from_wasm.ts",
+            "--wasm",
+            "tictactoe.wasm",
+        ],
+    )
+    .await;
+    json_ok("codegen --wasm", &out);
+    assert_eq!(
+        std::fs::read_to_string(work.join("from_wasm.ts")).unwrap(),
+        client
+    );
+    std::fs::remove_file(work.join("from_wasm.ts")).unwrap();
+    std::fs::write(work.join("plain.wasm"), b"\0asm\x01\0\0\0").unwrap();
+    let out = run(
+        &work,
+        &[
+            "module",
+            "codegen",
+            "--ts",
+            "plain.ts",
+            "--wasm",
+            "plain.wasm",
+        ],
+    )
+    .await;
+    failed(
+        "a wasm without a schema",
+        &out,
+        1,
+        "plain.wasm: no `gamechain.schema` custom section",
+    );
+
+    // A bad schema is refused in one line and writes nothing.
+    std::fs::write(
+        work.join("bad.json"),
+        r#"{"schema_version":1,"module":"tictactoe","ops":[{"kind":"9x"}]}"#,
+    )
+    .unwrap();
+    let out = run(
+        &work,
+        &[
+            "module", "codegen", "--ts", "bad.ts", "--schema", "bad.json",
+        ],
+    )
+    .await;
+    failed(
+        "a bad schema",
+        &out,
+        1,
+        "schema: op kind `9x` cannot name TypeScript functions",
+    );
+    assert!(!work.join("bad.ts").exists());
+    let out = run(&work, &["module", "codegen", "--ts", "bad.ts"]).await;
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "no source is a usage error: {}",
+        text(&out.stderr)
+    );
+
+    // A node: `--module` of a module it serves no schema for fails saying what to do.
+    let node_dir = tmp.path().join("node");
+    std::fs::create_dir_all(&node_dir).unwrap();
+    let mut node = NodeProcess::new(&node_dir, "");
+    node.start().await;
+    let url = node.url();
+    let out = run_on(
+        &work,
+        &url,
+        &[
+            "module",
+            "codegen",
+            "--ts",
+            "x.ts",
+            "--module",
+            "no_such_module",
+        ],
+    )
+    .await;
+    failed(
+        "--module without a schema",
+        &out,
+        1,
+        &format!("the node at {url} serves no schema for module `no_such_module` (GET /v1/modules/no_such_module/schema answered 404"),
+    );
+    assert!(text(&out.stderr).contains("pass --schema FILE or --wasm FILE instead"));
+    assert!(!work.join("x.ts").exists());
+
+    // tsc --strict: the client and a script using it type-check, then compile to JS.
+    run_tool(
+        tsc_command(&work, &["--noEmit"], &["tictactoe.ts", "play.ts"]),
+        "tsc --strict --noEmit",
+        Duration::from_secs(180),
+    );
+    run_tool(
+        tsc_command(&work, &["--outDir", "out"], &["tictactoe.ts", "play.ts"]),
+        "tsc --strict (emit)",
+        Duration::from_secs(180),
+    );
+
+    // The client alone under every stricter check tsc has, and so are the clients of a schema
+    // using every type (quoted field names, another module's event kind, scalar queries) and of
+    // a schema declaring nothing.
+    for (name, file) in [("all_types", "all_types.schema.json"), ("empty", "")] {
+        let path = work.join(format!("{name}.json"));
+        if file.is_empty() {
+            std::fs::write(&path, r#"{"schema_version":1,"module":"empty"}"#).unwrap();
+        } else {
+            std::fs::copy(fixture(file), &path).unwrap();
+        }
+        let ts = format!("{name}.ts");
+        let out = run(
+            &work,
+            &[
+                "module",
+                "codegen",
+                "--ts",
+                &ts,
+                "--schema",
+                path.to_str().unwrap(),
+            ],
+        )
+        .await;
+        json_ok(&format!("codegen {name}"), &out);
+    }
+    run_tool(
+        tsc_command(
+            &work,
+            &STRICTER,
+            &["tictactoe.ts", "all_types.ts", "empty.ts"],
+        ),
+        "tsc --strict and the stricter checks",
+        Duration::from_secs(180),
+    );
+
+    // Every type at run time (no node): every_type.ts against the every-type client.
+    std::fs::copy(fixture("every_type.ts"), work.join("every_type.ts")).unwrap();
+    run_tool(
+        tsc_command(
+            &work,
+            &["--outDir", "out"],
+            &["all_types.ts", "every_type.ts"],
+        ),
+        "tsc --strict every_type.ts",
+        Duration::from_secs(180),
+    );
+    let mut every = Command::new("node");
+    every.arg("out/every_type.js").current_dir(&work);
+    let said = run_tool(every, "node out/every_type.js", Duration::from_secs(60));
+    assert_eq!(said.trim(), "ok");
+
+    // The game, played by the compiled script against the node.
+    let mut play = Command::new("node");
+    play.arg("out/play.js")
+        .current_dir(&work)
+        .env("GAMECHAIN_NODE", &url);
+    let stdout = tokio::task::spawn_blocking(move || {
+        run_tool(play, "node out/play.js", Duration::from_secs(240))
+    })
+    .await
+    .unwrap();
+    let last = stdout.lines().last().unwrap_or_default();
+    let result: serde_json::Value =
+        serde_json::from_str(last).unwrap_or_else(|e| panic!("play.js printed {stdout:?}: {e}"));
+    assert_eq!(result["payout"], "200", "{result}");
+    assert_eq!(result["status"], "finished", "{result}");
+
+    // The chain agrees: the game the script played, as the plain API serves it.
+    let id = result["id"].as_str().unwrap();
+    let game: serde_json::Value = reqwest::get(format!("{url}/v1/games/tictactoe?id={id}"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(game["winner"], result["winner"], "{game}");
+    assert_eq!(game["stake"], "100", "{game}");
+    assert_eq!(game["result"], "x_won", "{game}");
+}
