@@ -27,8 +27,19 @@
 /// `gc_end_block` is always exported: it runs
 /// [`GameModule::end_block`](crate::GameModule::end_block), which by default does nothing and
 /// succeeds.
+///
+/// `export_module!(TicTacToe, schema = SCHEMA)` also embeds `SCHEMA` (a `const &str`, normally
+/// made by [`crate::schema!`]) in the `.wasm` as the custom section `gamechain.schema`
+/// ([`crate::schema::SECTION`]), so the code hash covers it and the node can serve it
+/// (`docs/modules.md`, "Schema"). The module's [`GameModule::schema`](crate::GameModule::schema)
+/// should answer the same const, so native tests see what the chain sees (the author kit's
+/// harness checks both are equal).
 #[macro_export]
 macro_rules! export_module {
+    ($module:expr, schema = $schema:expr $(,)?) => {
+        $crate::export_schema!($schema);
+        $crate::export_module!($module);
+    };
     ($module:expr $(,)?) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
@@ -63,6 +74,24 @@ macro_rules! export_module {
             extern "C" fn gc_end_block() -> i32 {
                 $crate::guest::end_block(&$module)
             }
+        };
+    };
+}
+
+/// Embeds a schema text (a `const &str`) in the `.wasm` as the custom section
+/// `gamechain.schema`: a `#[used]` static byte array with that `link_section`, on `wasm32` only
+/// (natively it expands to nothing). [`export_module!`]`(M, schema = S)` and
+/// [`crate::export_rules!`]`(R, schema = S)` call it; write it alone at most once per crate.
+#[macro_export]
+macro_rules! export_schema {
+    ($schema:expr $(,)?) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            const GC_SCHEMA_TEXT: &str = $schema;
+            #[used]
+            #[unsafe(link_section = "gamechain.schema")]
+            static GC_SCHEMA: [u8; GC_SCHEMA_TEXT.len()] =
+                $crate::schema::section_bytes::<{ GC_SCHEMA_TEXT.len() }>(GC_SCHEMA_TEXT);
         };
     };
 }
