@@ -1,8 +1,10 @@
 //! The channel's schema (`docs/modules.md`, "Schema"; the guide is `docs/channels.md`): its ops,
 //! events and views as `lib.rs` reads and writes them, embedded in `channel.wasm` as
-//! `gamechain.schema`. Ids are the offer's 16 hex digits (a game has its offer's id); state,
-//! move data, hashes and code hashes are lowercase hex; signatures are base64 Divi signed
-//! messages; times are block time in milliseconds.
+//! `gamechain.schema`. Ids are the offer's 16 hex digits (a game has its offer's id); in ops,
+//! states, move data and code hashes are hex of either case (declared `string`: the channel
+//! decodes them), in events and views always lowercase (`hex`); signatures are base64 Divi
+//! signed messages; times are block time in milliseconds. `tests/tests/channels.rs` checks
+//! every op it sends that succeeds, its events and every view answer against this schema.
 
 gamechain_sdk::schema! {
     /// The module's schema, compact JSON (format version 1).
@@ -12,7 +14,7 @@ gamechain_sdk::schema! {
             stake: amount "GOLD base units; 0 for an unstaked game",
             window_ms: u64 "the dispute window, 300000 (5 minutes) to 259200000 (3 days)",
             rules: string [optional nullable] "the rules module's id (its code is pinned now)",
-            rules_code: hex [optional nullable] "the rules' code hash, 64 hex digits",
+            rules_code: string [optional nullable] "the rules' code hash, 64 hex digits (either case)",
             guard: object { module: string, entry: string } [optional nullable] "a pure entry point that must answer true to a join",
             signer: address [optional nullable] "the key that signs the creator's moves; default the creator",
         },
@@ -24,32 +26,32 @@ gamechain_sdk::schema! {
         "settle" "Settles from a history of signed moves that ends the game." {
             game: hex,
             from_checkpoint: bool [optional] "start from the co-signed checkpoint, default false",
-            moves: array(object { n: u64, data: hex, sig: string }) [optional] "at most 64 signed moves",
+            moves: array(object { n: u64, data: string "hex, either case", sig: string }) [optional] "at most 64 signed moves",
         },
         "settle_cooperative" "Settles on a final state both signers signed." {
-            game: hex, state: hex "at most 4096 bytes", valid_until_ms: u64,
+            game: hex, state: string "hex (either case), at most 4096 bytes", valid_until_ms: u64,
             sigs: array(string) "seat 0's then seat 1's signature",
         },
         "checkpoint" "Records a state both signers signed after a number of moves." {
-            game: hex, moves: u64, state: hex "at most 4096 bytes",
+            game: hex, moves: u64, state: string "hex (either case), at most 4096 bytes",
             sigs: array(string) "seat 0's then seat 1's signature",
         },
         "challenge" "A player asks the seat due to move to answer within the window." {
             game: hex,
             from_checkpoint: bool [optional],
-            moves: array(object { n: u64, data: hex, sig: string }) [optional],
+            moves: array(object { n: u64, data: string "hex, either case", sig: string }) [optional],
         },
         "respond" "Answers a challenge with the moves from the start." {
-            game: hex, moves: array(object { n: u64, data: hex, sig: string }) [optional],
+            game: hex, moves: array(object { n: u64, data: string "hex, either case", sig: string }) [optional],
         },
         "respond_from_checkpoint" "Answers a challenge with the moves from the checkpoint." {
-            game: hex, moves: array(object { n: u64, data: hex, sig: string }) [optional],
+            game: hex, moves: array(object { n: u64, data: string "hex, either case", sig: string }) [optional],
         },
         "claim_forfeit" "Ends a challenged game whose due seat did not answer in time." { game: hex },
         "prove_equivocation" "Two different moves signed by one player for the same position: that player loses." {
             game: hex,
-            a: object { n: u64, data: hex, sig: string },
-            b: object { n: u64, data: hex, sig: string },
+            a: object { n: u64, data: string "hex, either case", sig: string },
+            b: object { n: u64, data: string "hex, either case", sig: string },
             prev_a: string "the previous state hash a was signed over",
             prev_b: string "the same for b",
         },
