@@ -82,6 +82,11 @@ macro_rules! export_module {
 /// `gamechain.schema`: a `#[used]` static byte array with that `link_section`, on `wasm32` only
 /// (natively it expands to nothing). [`export_module!`]`(M, schema = S)` and
 /// [`crate::export_rules!`]`(R, schema = S)` call it; write it alone at most once per crate.
+///
+/// One schema per `.wasm`: the linker concatenates custom sections of the same name, so a module
+/// crate that links another module crate (with its own schema) for wasm would carry two texts
+/// run together, which the chain refuses at load (`custom section gamechain.schema is not a
+/// valid module schema`, ABI.md, "Validation rules", rule 9).
 #[macro_export]
 macro_rules! export_schema {
     ($schema:expr $(,)?) => {
