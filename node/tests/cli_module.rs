@@ -99,7 +99,9 @@ async fn module_new_build_deploy_and_play() {
     assert_eq!(schema["module"], "tally");
     assert_eq!(schema["ops"][0]["kind"], "add");
     assert_eq!(schema["events"][0]["kind"], "tally.added");
-    assert!(text(&from_file.stdout).starts_with("{\n  \"schema_version\": 1,\n  \"module\": \"tally\""));
+    assert!(
+        text(&from_file.stdout).starts_with("{\n  \"schema_version\": 1,\n  \"module\": \"tally\"")
+    );
     let from_node = run_on(cwd, &url, &["module", "schema", "--module", "tally"]).await;
     assert_eq!(text(&from_node.stdout), text(&from_file.stdout));
     failed(

@@ -114,7 +114,9 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
         Some(schema.clone()),
         gamechain_runtime::read_schema(TICTACTOE_WASM).unwrap()
     );
-    assert!(schema.starts_with(r#"{"schema_version":1,"module":"tictactoe","ops":[{"kind":"create""#));
+    assert!(
+        schema.starts_with(r#"{"schema_version":1,"module":"tictactoe","ops":[{"kind":"create""#)
+    );
     let response = reqwest::get(client.url(&["v1", "modules", "ttt2", "schema"]))
         .await
         .unwrap();

@@ -158,9 +158,7 @@ pub fn check_schema(name: &str, module: &dyn GameModule, ctx: &MockCtx) {
     };
     let schema = Schema::parse(text)
         .unwrap_or_else(|e| panic!("{name}: the module's schema does not parse: {e}"));
-    let fail = |m: gamechain_sdk::schema::Mismatch| -> ! {
-        panic!("{name}: schema mismatch: {m}")
-    };
+    let fail = |m: gamechain_sdk::schema::Mismatch| -> ! { panic!("{name}: schema mismatch: {m}") };
     for (op, ok) in &ctx.kv.trace.ops {
         if *ok {
             schema.check_op(op).unwrap_or_else(|m| fail(m));
@@ -321,7 +319,8 @@ mod tests {
 
     fn submits(n: serde_json::Value) -> MockCtx {
         let mut ctx = MockCtx::new("probe");
-        ctx.submit(&Probe, "alice", json!({ "kind": "put", "n": n })).unwrap();
+        ctx.submit(&Probe, "alice", json!({ "kind": "put", "n": n }))
+            .unwrap();
         ctx.view(&Probe, &Default::default()).unwrap();
         ctx
     }

@@ -220,17 +220,23 @@ impl Type {
             "any" => TypeKind::Any,
             "array" => {
                 keys.push("items");
-                let items = obj.get("items").ok_or_else(|| bad(at, "array without `items`"))?;
+                let items = obj
+                    .get("items")
+                    .ok_or_else(|| bad(at, "array without `items`"))?;
                 TypeKind::Array(Box::new(Type::parse(items, &format!("{at}.items"))?))
             }
             "map" => {
                 keys.push("values");
-                let values = obj.get("values").ok_or_else(|| bad(at, "map without `values`"))?;
+                let values = obj
+                    .get("values")
+                    .ok_or_else(|| bad(at, "map without `values`"))?;
                 TypeKind::Map(Box::new(Type::parse(values, &format!("{at}.values"))?))
             }
             "object" => {
                 keys.push("fields");
-                let fields = obj.get("fields").ok_or_else(|| bad(at, "object without `fields`"))?;
+                let fields = obj
+                    .get("fields")
+                    .ok_or_else(|| bad(at, "object without `fields`"))?;
                 TypeKind::Object(parse_fields(fields, &format!("{at}.fields"))?)
             }
             "enum" => {
@@ -305,7 +311,10 @@ impl Type {
                 _ => Err(expected("address")),
             },
             TypeKind::Hex => match value.as_str() {
-                Some(s) if s.len() % 2 == 0 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) => {
+                Some(s)
+                    if s.len() % 2 == 0
+                        && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
+                {
                     Ok(())
                 }
                 _ => Err(expected("hex (lowercase, even length)")),
@@ -322,7 +331,9 @@ impl Type {
                 Ok(())
             }
             TypeKind::Map(values) => {
-                let obj = value.as_object().ok_or_else(|| expected("map (an object)"))?;
+                let obj = value
+                    .as_object()
+                    .ok_or_else(|| expected("map (an object)"))?;
                 for (k, v) in obj {
                     values.check(v, &format!("{at}.{k}"))?;
                 }
@@ -455,7 +466,11 @@ impl Schema {
         let v: Value =
             serde_json::from_str(text).map_err(|_| SchemaError("not JSON".to_string()))?;
         let obj = as_object(&v, "schema")?;
-        only_keys(obj, &["schema_version", "module", "ops", "events", "views"], "schema")?;
+        only_keys(
+            obj,
+            &["schema_version", "module", "ops", "events", "views"],
+            "schema",
+        )?;
         if obj.get("schema_version").and_then(Value::as_u64) != Some(SCHEMA_VERSION) {
             return Err(bad("schema", "`schema_version` must be 1"));
         }
@@ -505,24 +520,35 @@ impl Schema {
             at: "op".to_string(),
             problem: format!("expected an object, got {}", short(op)),
         })?;
-        let kind = obj.get("kind").and_then(Value::as_str).ok_or_else(|| Mismatch {
-            at: "op".to_string(),
-            problem: "missing string field `kind`".to_string(),
-        })?;
-        let decl = self.ops.iter().find(|o| o.kind == kind).ok_or_else(|| Mismatch {
-            at: format!("op {kind}"),
-            problem: "unknown op kind".to_string(),
-        })?;
+        let kind = obj
+            .get("kind")
+            .and_then(Value::as_str)
+            .ok_or_else(|| Mismatch {
+                at: "op".to_string(),
+                problem: "missing string field `kind`".to_string(),
+            })?;
+        let decl = self
+            .ops
+            .iter()
+            .find(|o| o.kind == kind)
+            .ok_or_else(|| Mismatch {
+                at: format!("op {kind}"),
+                problem: "unknown op kind".to_string(),
+            })?;
         check_fields(&decl.fields, obj, &["kind"], &format!("op {kind}:"))
     }
 
     /// Checks event `kind`'s `data` (an object) against its declaration (strict).
     pub fn check_event(&self, kind: &str, data: &Value) -> Result<(), Mismatch> {
         let at = format!("event {kind}:");
-        let decl = self.events.iter().find(|e| e.kind == kind).ok_or_else(|| Mismatch {
-            at: format!("event {kind}"),
-            problem: "unknown event kind".to_string(),
-        })?;
+        let decl = self
+            .events
+            .iter()
+            .find(|e| e.kind == kind)
+            .ok_or_else(|| Mismatch {
+                at: format!("event {kind}"),
+                problem: "unknown event kind".to_string(),
+            })?;
         let obj = data.as_object().ok_or_else(|| Mismatch {
             at: at.clone(),
             problem: format!("expected an object, got {}", short(data)),
@@ -552,10 +578,14 @@ impl Schema {
     ) -> Result<(), Mismatch> {
         let view = match name {
             Some(name) => {
-                let view = self.views.iter().find(|v| v.name == name).ok_or_else(|| Mismatch {
-                    at: format!("view {name}"),
-                    problem: "unknown view".to_string(),
-                })?;
+                let view = self
+                    .views
+                    .iter()
+                    .find(|v| v.name == name)
+                    .ok_or_else(|| Mismatch {
+                        at: format!("view {name}"),
+                        problem: "unknown view".to_string(),
+                    })?;
                 let obj: Map<String, Value> = query
                     .iter()
                     .map(|(k, v)| (k.clone(), Value::String(v.clone())))
@@ -571,7 +601,8 @@ impl Schema {
                 ),
             })?,
         };
-        view.answer.check(answer, &format!("view {} answer", view.name))
+        view.answer
+            .check(answer, &format!("view {} answer", view.name))
     }
 }
 

@@ -336,7 +336,12 @@ pub enum ModuleCommand {
         #[command(flatten)]
         node: NodeUrl,
         /// A module .wasm file.
-        #[arg(long, value_name = "FILE", conflicts_with = "module", required_unless_present = "module")]
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "module",
+            required_unless_present = "module"
+        )]
         wasm: Option<PathBuf>,
         /// A module id on the node.
         #[arg(long, value_name = "ID")]

@@ -82,7 +82,9 @@ impl Chain {
         let wasm = self.code(&record.code_hash)?;
         match gamechain_runtime::read_schema(&wasm) {
             Ok(Some(text)) => Ok(text),
-            Ok(None) => Err(ChainError::NotFound(format!("module {id} declares no schema"))),
+            Ok(None) => Err(ChainError::NotFound(format!(
+                "module {id} declares no schema"
+            ))),
             // Validation (rule 9) refused such code at deploy; stored code that fails it is
             // the node's fault.
             Err(e) => Err(corrupt(format!("module {id}: {e}"))),

@@ -210,7 +210,12 @@ fn the_schema_section_is_read_and_a_malformed_one_refused() {
     assert_eq!(load("counter", &counter_wat()).schema(), None);
     // Another custom section's name is not looked at.
     let other = r#"(@custom "gamechain.other" "x")"#;
-    assert_eq!(WasmModule::new(rt(), "m", &wasm(&minimal(other))).unwrap().schema(), None);
+    assert_eq!(
+        WasmModule::new(rt(), "m", &wasm(&minimal(other)))
+            .unwrap()
+            .schema(),
+        None
+    );
 
     let too_large = format!("{good}{}", " ".repeat(64 << 10));
     let cases: [(String, &str); 5] = [
@@ -222,8 +227,14 @@ fn the_schema_section_is_read_and_a_malformed_one_refused() {
             section(too_large.as_bytes()),
             "custom section gamechain.schema is larger than 65536 bytes",
         ),
-        (section(b"{\xff}"), "custom section gamechain.schema is not UTF-8"),
-        (section(b"{"), "custom section gamechain.schema is not a valid module schema"),
+        (
+            section(b"{\xff}"),
+            "custom section gamechain.schema is not UTF-8",
+        ),
+        (
+            section(b"{"),
+            "custom section gamechain.schema is not a valid module schema",
+        ),
         (
             section(br#"{"schema_version":2,"module":"m","ops":[],"events":[],"views":[]}"#),
             "custom section gamechain.schema is not a valid module schema",

@@ -79,11 +79,13 @@ fn good_values_of_every_type_pass() {
     s.check_op(&good_put()).unwrap();
     s.check_op(&put_with("maybe", json!(null))).unwrap();
     s.check_op(&put_with("maybe", json!("12"))).unwrap();
-    s.check_op(&put_with("obj", json!({"x": 0, "y": "z"}))).unwrap();
+    s.check_op(&put_with("obj", json!({"x": 0, "y": "z"})))
+        .unwrap();
     s.check_op(&put_with("h", json!(""))).unwrap();
     s.check_op(&put_with("list", json!([]))).unwrap();
     s.check_op(&put_with("whatever", json!(null))).unwrap();
-    s.check_op(&put_with("who", json!("module:tictactoe"))).unwrap();
+    s.check_op(&put_with("who", json!("module:tictactoe")))
+        .unwrap();
     s.check_op(&json!({"kind": "ping"})).unwrap();
 }
 
@@ -129,7 +131,9 @@ fn bad_values_of_every_type_name_the_field() {
     }
     let err = s.check_op(&put_with("list", json!([1, "x"]))).unwrap_err();
     assert_eq!(err.at, "op put: field list[1]");
-    let err = s.check_op(&put_with("obj", json!({"x": true}))).unwrap_err();
+    let err = s
+        .check_op(&put_with("obj", json!({"x": true})))
+        .unwrap_err();
     assert_eq!(err.at, "op put: field obj.x");
 }
 
@@ -142,7 +146,9 @@ fn ops_are_strict_about_kinds_and_fields() {
     assert_eq!(err.to_string(), "op: missing string field `kind`");
     let err = s.check_op(&json!("put")).unwrap_err();
     assert_eq!(err.at, "op");
-    let err = s.check_op(&json!({"kind": "ping", "extra": 1})).unwrap_err();
+    let err = s
+        .check_op(&json!({"kind": "ping", "extra": 1}))
+        .unwrap_err();
     assert_eq!(err.to_string(), "op ping: field extra: unknown field");
     let mut op = good_put();
     op.as_object_mut().unwrap().remove("who");
@@ -156,8 +162,11 @@ fn ops_are_strict_about_kinds_and_fields() {
 #[test]
 fn events_are_checked_by_kind() {
     let s = schema();
-    s.check_event("all.put", &json!({"by": "bob", "what": [{"k": "a", "v": 3}]}))
-        .unwrap();
+    s.check_event(
+        "all.put",
+        &json!({"by": "bob", "what": [{"k": "a", "v": 3}]}),
+    )
+    .unwrap();
     let err = s
         .check_event("all.put", &json!({"by": "bob", "what": [{"k": 1, "v": 3}]}))
         .unwrap_err();
@@ -172,22 +181,32 @@ fn events_are_checked_by_kind() {
 fn views_are_selected_by_query_and_their_answers_checked() {
     let s = schema();
     let q = |pairs: &[(&str, &str)]| -> crate::Query {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     };
     assert_eq!(s.view_for(&q(&[("id", "ab")])).unwrap().name, "one");
     assert_eq!(s.view_for(&q(&[])).unwrap().name, "list");
     assert_eq!(s.view_for(&q(&[("open", "1")])).unwrap().name, "list");
     assert!(s.view_for(&q(&[("id", "XYZ")])).is_none());
     assert!(s.view_for(&q(&[("who", "x")])).is_none());
-    s.check_view(None, &q(&[("id", "ab")]), &json!({"id": "ab", "owner": null}))
-        .unwrap();
+    s.check_view(
+        None,
+        &q(&[("id", "ab")]),
+        &json!({"id": "ab", "owner": null}),
+    )
+    .unwrap();
     let err = s
         .check_view(None, &q(&[("id", "ab")]), &json!({"id": "ab"}))
         .unwrap_err();
     assert_eq!(err.to_string(), "view one answer.owner: missing field");
-    let err = s.check_view(None, &q(&[("x", "1")]), &json!({})).unwrap_err();
+    let err = s
+        .check_view(None, &q(&[("x", "1")]), &json!({}))
+        .unwrap_err();
     assert_eq!(err.at, "view");
-    s.check_view(Some("list"), &q(&[]), &json!({"items": ["00"]})).unwrap();
+    s.check_view(Some("list"), &q(&[]), &json!({"items": ["00"]}))
+        .unwrap();
     let err = s.check_view(Some("nope"), &q(&[]), &json!({})).unwrap_err();
     assert_eq!(err.to_string(), "view nope: unknown view");
     let err = s
