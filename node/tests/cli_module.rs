@@ -1,6 +1,6 @@
 //! `gamechain module new | build | deploy` as an author types them, with the real binary:
 //! a new crate outside the workspace builds to a reproducible `.wasm` (path, size and SHA-256
-//! printed), is deployed to a `gamechain node` process by a `deploy` transaction, and its
+//! printed) whose schema `module schema` prints from the file and from the node, is deployed to a `gamechain node` process by a `deploy` transaction, and its
 //! example ops and view answer through `gamechain game` / `gamechain view`; bad names, files
 //! and repeated deploys fail with one clear line and the documented exit codes.
 
@@ -91,6 +91,25 @@ async fn module_new_build_deploy_and_play() {
     assert_eq!(receipt["events"][0]["kind"], "deploy");
     assert_eq!(receipt["events"][0]["data"]["code_hash"], sha256.as_str());
     assert_eq!(receipt["events"][0]["data"]["owner"], alice.as_str());
+
+    // schema: the template's declaration, from the file and from the node, the same text
+    // indented with the declared key order (docs/modules.md, "Schema").
+    let from_file = run(cwd, &["module", "schema", "--wasm", "tally.wasm"]).await;
+    let schema = json_ok("module schema --wasm", &from_file);
+    assert_eq!(schema["module"], "tally");
+    assert_eq!(schema["ops"][0]["kind"], "add");
+    assert_eq!(schema["events"][0]["kind"], "tally.added");
+    assert!(
+        text(&from_file.stdout).starts_with("{\n  \"schema_version\": 1,\n  \"module\": \"tally\"")
+    );
+    let from_node = run_on(cwd, &url, &["module", "schema", "--module", "tally"]).await;
+    assert_eq!(text(&from_node.stdout), text(&from_file.stdout));
+    failed(
+        "an unknown module",
+        &run_on(cwd, &url, &["module", "schema", "--module", "nope"]).await,
+        1,
+        "not_found: no module nope",
+    );
 
     let add = &[
         "game",

@@ -1,6 +1,6 @@
 //! Module deploys through an in-process node: a deploy over the 64 KiB body limit is admitted,
 //! the module is live at once (transactions, views, its escrow account), `GET /v1/modules`,
-//! `/v1/modules/<id>` and `/v1/code/<hash>` show what runs, the operator's deploy policy refuses
+//! `/v1/modules/<id>`, `/v1/modules/<id>/schema` and `/v1/code/<hash>` show what runs, the operator's deploy policy refuses
 //! other senders with `403 deploy_forbidden`, and after a restart the deployed module is served
 //! from the compiled-module cache without recompiling.
 
@@ -106,6 +106,23 @@ async fn a_deployed_module_is_live_listed_served_and_cached_across_restarts() {
     );
     assert_eq!(
         api_code(client.code(&"0".repeat(64)).await.unwrap_err()),
+        (404, "not_found".into())
+    );
+    // Its schema, the code's `gamechain.schema` section byte for byte (docs/modules.md).
+    let schema = client.module_schema("ttt2").await.unwrap();
+    assert_eq!(
+        Some(schema.clone()),
+        gamechain_runtime::read_schema(TICTACTOE_WASM).unwrap()
+    );
+    assert!(
+        schema.starts_with(r#"{"schema_version":1,"module":"tictactoe","ops":[{"kind":"create""#)
+    );
+    let response = reqwest::get(client.url(&["v1", "modules", "ttt2", "schema"]))
+        .await
+        .unwrap();
+    assert_eq!(response.headers()["content-type"], "application/json");
+    assert_eq!(
+        api_code(client.module_schema("nope").await.unwrap_err()),
         (404, "not_found".into())
     );
 

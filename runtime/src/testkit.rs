@@ -14,6 +14,12 @@
 //!   [`assert_same_outcome`] checks both left byte-identical state (balances included), events
 //!   and txids.
 //!
+//! When the module declares a schema ([`GameModule::schema`], `docs/modules.md`, "Schema"),
+//! both tests also check, with [`check_schema`], every op the scenario submitted that the module
+//! accepted, every event left in the context and every view answered against it; the wasm test
+//! first requires the built `.wasm`'s `gamechain.schema` section to equal the native schema. A
+//! mismatch fails the test naming the scenario, the op, event or view, and the field.
+//!
 //! ```
 //! // tests/scenarios.rs of a module crate, with
 //! // [dev-dependencies] gamechain-runtime = { path = "…/runtime", features = ["testkit"] }
@@ -66,6 +72,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use gamechain_sdk::guest_build::{build_guest_crate, BuiltGuest};
+use gamechain_sdk::schema::Schema;
 use gamechain_sdk::{GameModule, MockCtx};
 
 use crate::{Runtime, RuntimeConfig, WasmModule};
@@ -146,6 +153,40 @@ pub fn assert_same_outcome(name: &str, native: &MockCtx, wasm: &MockCtx) {
     );
 }
 
+/// Checks what scenario `name` did in `ctx` against `module`'s schema, when it declares one:
+/// every op it submitted that succeeded ([`gamechain_sdk::schema::Schema::check_op`]), every
+/// event left in `ctx.events`, every view answered (the view its query selects). Panics with
+/// `<name>: schema mismatch: <op|event|view> …: <problem>` at the first mismatch, and when the
+/// schema itself does not parse.
+pub fn check_schema(name: &str, module: &dyn GameModule, ctx: &MockCtx) {
+    let Some(text) = module.schema() else {
+        return;
+    };
+    let schema = Schema::parse(text)
+        .unwrap_or_else(|e| panic!("{name}: the module's schema does not parse: {e}"));
+    let fail = |m: gamechain_sdk::schema::Mismatch| -> ! { panic!("{name}: schema mismatch: {m}") };
+    for (op, ok) in &ctx.kv.trace.ops {
+        if *ok {
+            schema.check_op(op).unwrap_or_else(|m| fail(m));
+        }
+    }
+    for (kind, data) in &ctx.events {
+        schema.check_event(kind, data).unwrap_or_else(|m| fail(m));
+    }
+    for (query, answer) in ctx.kv.trace.views() {
+        schema
+            .check_view(None, &query, &answer)
+            .unwrap_or_else(|m| fail(m));
+    }
+}
+
+/// Runs scenario `scenario` natively against `module` and checks it against the module's
+/// schema ([`check_schema`]). What `native::<name>` tests of [`native_and_wasm_tests!`] call.
+pub fn run_native(name: &str, module: &dyn GameModule, scenario: fn(&dyn GameModule) -> MockCtx) {
+    let ctx = scenario(module);
+    check_schema(name, module, &ctx);
+}
+
 /// Runs scenario `scenario` on the wasm build of the crate in `crate_dir` and natively, and
 /// checks both outcomes are the same ([`assert_same_outcome`]). What `wasm::<name>` tests of
 /// [`native_and_wasm_tests!`] call.
@@ -156,7 +197,14 @@ pub fn run_on_wasm(
     scenario: fn(&dyn GameModule) -> MockCtx,
 ) {
     let wasm = wasm_module(crate_dir, native);
+    assert_eq!(
+        wasm.schema(),
+        native.schema(),
+        "{name}: the .wasm's gamechain.schema section differs from the native GameModule::schema \
+         (export_module!(M, schema = SCHEMA) and fn schema must give the same const)"
+    );
     let on_wasm = scenario(&*wasm);
+    check_schema(name, &*wasm, &on_wasm);
     let on_native = scenario(native);
     assert_same_outcome(name, &on_native, &on_wasm);
 }
@@ -179,7 +227,7 @@ macro_rules! native_and_wasm_tests {
             $(
                 #[test]
                 fn $scenario() {
-                    super::$scenario(&$module);
+                    $crate::testkit::run_native(stringify!($scenario), &$module, super::$scenario);
                 }
             )+
         }
@@ -237,5 +285,78 @@ mod tests {
     #[should_panic(expected = "the scenario left no state; it proves nothing")]
     fn a_scenario_that_writes_nothing_fails() {
         assert_same_outcome("empty", &MockCtx::new("probe"), &MockCtx::new("probe"));
+    }
+
+    gamechain_sdk::schema! {
+        const PROBE_SCHEMA = "probe";
+        ops { "put" { n: u32 } }
+        events { "probe.put" { n: u32 } }
+        views { "n" {} => object { n: u32 } }
+    }
+
+    /// Stores `n`, emits it as given (so a scenario can make it break the schema) and views it.
+    struct Probe;
+    impl GameModule for Probe {
+        fn id(&self) -> &'static str {
+            "probe"
+        }
+        fn apply(
+            &self,
+            ctx: &mut dyn gamechain_sdk::Ctx,
+            _: &str,
+            op: &serde_json::Value,
+        ) -> Result<(), gamechain_sdk::ActionError> {
+            ctx.put("n", op["n"].to_string().into_bytes());
+            ctx.emit("probe.put", json!({ "n": op["n"] }));
+            Ok(())
+        }
+        fn view(
+            &self,
+            state: &dyn gamechain_sdk::StateRead,
+            _: &gamechain_sdk::Query,
+        ) -> Result<serde_json::Value, gamechain_sdk::ActionError> {
+            let n = state.read_raw("m/probe/n").unwrap_or_default();
+            Ok(json!({ "n": serde_json::from_slice::<serde_json::Value>(&n).unwrap_or_default() }))
+        }
+        fn schema(&self) -> Option<&str> {
+            Some(PROBE_SCHEMA)
+        }
+    }
+
+    fn submits(n: serde_json::Value) -> MockCtx {
+        let mut ctx = MockCtx::new("probe");
+        ctx.submit(&Probe, "alice", json!({ "kind": "put", "n": n }))
+            .unwrap();
+        ctx.view(&Probe, &Default::default()).unwrap();
+        ctx
+    }
+
+    #[test]
+    fn ops_events_and_views_that_match_the_schema_pass() {
+        check_schema("good", &Probe, &submits(json!(3)));
+    }
+
+    #[test]
+    #[should_panic(expected = "bad_op: schema mismatch: op put: field n: expected u32, got \"3\"")]
+    fn a_mismatching_op_is_named() {
+        check_schema("bad_op", &Probe, &submits(json!("3")));
+    }
+
+    #[test]
+    #[should_panic(expected = "bad_event: schema mismatch: event probe.put: field n: expected u32")]
+    fn a_mismatching_event_is_named() {
+        let mut ctx = submits(json!(3));
+        ctx.kv.trace.ops.clear();
+        ctx.emit("probe.put", json!({ "n": -1 }));
+        check_schema("bad_event", &Probe, &ctx);
+    }
+
+    #[test]
+    #[should_panic(expected = "bad_view: schema mismatch: view n answer.n: expected u32")]
+    fn a_mismatching_view_answer_is_named() {
+        let mut ctx = submits(json!(true));
+        ctx.kv.trace.ops.clear();
+        ctx.events.clear();
+        check_schema("bad_view", &Probe, &ctx);
     }
 }

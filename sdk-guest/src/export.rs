@@ -35,8 +35,24 @@
 /// the opt-in is this explicit second argument: a module that overrides `migrate` without it is
 /// never migrated on chain (the harness's migration test catches that: its wasm run then
 /// differs from the native one).
+///
+/// **Schema.** `export_module!(TicTacToe, schema = SCHEMA)` also embeds `SCHEMA` (a `const &str`, normally
+/// made by [`crate::schema!`]) in the `.wasm` as the custom section `gamechain.schema`
+/// ([`crate::schema::SECTION`]), so the code hash covers it and the node can serve it
+/// (`docs/modules.md`, "Schema"). The module's [`GameModule::schema`](crate::GameModule::schema)
+/// should answer the same const, so native tests see what the chain sees (the author kit's
+/// harness checks both are equal).
+/// Both together: `export_module!(M, schema = SCHEMA, migrate)`.
 #[macro_export]
 macro_rules! export_module {
+    ($module:expr, schema = $schema:expr, migrate $(,)?) => {
+        $crate::export_schema!($schema);
+        $crate::export_module!($module, migrate);
+    };
+    ($module:expr, migrate, schema = $schema:expr $(,)?) => {
+        $crate::export_schema!($schema);
+        $crate::export_module!($module, migrate);
+    };
     ($module:expr, migrate $(,)?) => {
         $crate::export_module!($module);
 
@@ -55,6 +71,10 @@ macro_rules! export_module {
                 }
             }
         };
+    };
+    ($module:expr, schema = $schema:expr $(,)?) => {
+        $crate::export_schema!($schema);
+        $crate::export_module!($module);
     };
     ($module:expr $(,)?) => {
         #[cfg(target_arch = "wasm32")]
@@ -90,6 +110,29 @@ macro_rules! export_module {
             extern "C" fn gc_end_block() -> i32 {
                 $crate::guest::end_block(&$module)
             }
+        };
+    };
+}
+
+/// Embeds a schema text (a `const &str`) in the `.wasm` as the custom section
+/// `gamechain.schema`: a `#[used]` static byte array with that `link_section`, on `wasm32` only
+/// (natively it expands to nothing). [`export_module!`]`(M, schema = S)` and
+/// [`crate::export_rules!`]`(R, schema = S)` call it; write it alone at most once per crate.
+///
+/// One schema per `.wasm`: the linker concatenates custom sections of the same name, so a module
+/// crate that links another module crate (with its own schema) for wasm would carry two texts
+/// run together, which the chain refuses at load (`custom section gamechain.schema is not a
+/// valid module schema`, ABI.md, "Validation rules", rule 9).
+#[macro_export]
+macro_rules! export_schema {
+    ($schema:expr $(,)?) => {
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            const GC_SCHEMA_TEXT: &str = $schema;
+            #[used]
+            #[unsafe(link_section = "gamechain.schema")]
+            static GC_SCHEMA: [u8; GC_SCHEMA_TEXT.len()] =
+                $crate::schema::section_bytes::<{ GC_SCHEMA_TEXT.len() }>(GC_SCHEMA_TEXT);
         };
     };
 }

@@ -14,7 +14,8 @@
 //! | [`PureError`], [`Ctx::call_pure`], [`Ctx::verify_signed`] | calls into other modules, signatures (`pure.rs`) |
 //! | [`rules`], [`export_rules!`] | rules modules: the pure, import-free game rules a channel runs (`rules.rs`) |
 //! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
-//! | [`export_module!`] | exports a type as the wasm entry points (`export.rs`; expands to nothing natively) |
+//! | [`export_module!`], [`export_schema!`] | exports a type as the wasm entry points, and its schema as a custom section (`export.rs`; expands to nothing natively) |
+//! | [`schema!`], [`schema`] | a module's ops, events and views declared once; the format and its validator (`schema_macro.rs`, `schema.rs`) |
 //! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`mock.rs`) |
 //! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime |
 //! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` |
@@ -54,6 +55,8 @@ mod module;
 mod op;
 mod pure;
 pub mod rules;
+pub mod schema;
+mod schema_macro;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]
@@ -82,7 +85,7 @@ pub use kv_ctx::{public_random, BlockEnv, Kv, KvCtx, MAX_SCAN_LIMIT};
 #[cfg(not(target_arch = "wasm32"))]
 pub use ledger::TokenInfo;
 #[cfg(not(target_arch = "wasm32"))]
-pub use mock::{MockCtx, MockKv, NativeCode, NativeEntry};
+pub use mock::{MockCtx, MockKv, NativeCode, NativeEntry, Trace};
 
 /// Re-exported so modules and the export macro use the SDK's versions.
 pub use serde;

@@ -41,6 +41,42 @@ pub struct MockKv {
     pub codes: BTreeMap<[u8; 32], NativeCode>,
     /// The code hash each module id runs, answering `module_code_hash`.
     pub module_codes: BTreeMap<String, [u8; 32]>,
+    /// Every op [`MockCtx::submit`] ran and every view [`MockCtx::view`] answered, for the
+    /// author kit's schema check.
+    pub trace: Trace,
+}
+
+/// What a [`MockCtx`] was asked: each submitted op with whether it succeeded, each view query
+/// with its answer (`Err` answers are not kept). Views take `&self`, so they are kept behind
+/// a lock; cloning copies both lists.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// Submitted ops in order, `(op, succeeded)`.
+    pub ops: Vec<(Value, bool)>,
+    views: std::sync::Mutex<Vec<(Query, Value)>>,
+}
+
+impl Clone for Trace {
+    fn clone(&self) -> Self {
+        Trace {
+            ops: self.ops.clone(),
+            views: std::sync::Mutex::new(self.views()),
+        }
+    }
+}
+
+impl Trace {
+    /// The views answered so far, `(query, answer)`, in order.
+    pub fn views(&self) -> Vec<(Query, Value)> {
+        self.views.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    fn view(&self, query: &Query, answer: &Value) {
+        self.views
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((query.clone(), answer.clone()));
+    }
 }
 
 impl MockKv {
@@ -171,6 +207,7 @@ impl KvCtx<MockKv> {
         self.sender = Some(sender.to_string());
         let result = self.transaction(|ctx| module.apply(ctx, sender, &op));
         self.sender = None;
+        self.kv.trace.ops.push((op, result.is_ok()));
         result
     }
 
@@ -217,9 +254,13 @@ impl KvCtx<MockKv> {
         self.transaction(|ctx| module.end_block(ctx))
     }
 
-    /// Answer a view over the current state.
+    /// Answer a view over the current state (a successful answer is kept in `kv.trace`).
     pub fn view(&self, module: &dyn GameModule, query: &Query) -> Result<Value, ActionError> {
-        module.view(&self.kv, query)
+        let answer = module.view(&self.kv, query);
+        if let Ok(value) = &answer {
+            self.kv.trace.view(query, value);
+        }
+        answer
     }
 
     fn transaction(

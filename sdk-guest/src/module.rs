@@ -58,6 +58,14 @@ pub trait GameModule: Send + Sync {
     fn migrate(&self, _ctx: &mut dyn Ctx, _from: &crate::Migration) -> Result<(), ActionError> {
         Ok(())
     }
+    /// The module's schema (`docs/modules.md`, "Schema"): the JSON text [`crate::schema!`]
+    /// made, the same const `export_module!(M, schema = …)` embeds in the `.wasm`; `None`
+    /// (the default) when the module declares none. A loaded wasm module answers its
+    /// `gamechain.schema` section. The author kit's harness checks every op, event and view of
+    /// a scenario against it.
+    fn schema(&self) -> Option<&str> {
+        None
+    }
 }
 
 /// What `apply` and `end_block` may touch: scoped to one module and one transaction.

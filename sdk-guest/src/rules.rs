@@ -215,6 +215,10 @@ pub unsafe fn export_body(rules: &dyn GameRules, entry: &str, ptr: i32, len: i32
 /// ```
 #[macro_export]
 macro_rules! export_rules {
+    ($rules:expr, schema = $schema:expr $(,)?) => {
+        $crate::export_schema!($schema);
+        $crate::export_rules!($rules);
+    };
     ($rules:expr $(,)?) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {

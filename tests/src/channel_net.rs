@@ -1,6 +1,8 @@
 //! A chain in process for the channel tests (`tests/channels.rs`): genesis with the rules
 //! modules, the channel, the move board and the test guards and rules; one signed transaction
-//! per block through `execute_block` (signatures, receipts, roots as a node runs them), each
+//! per block through `execute_block` (signatures, receipts, roots as a node runs them), every
+//! accepted op, its events and every view answer checked against the module's schema
+//! (`gamechain.schema`, docs/modules.md, "Schema"), each
 //! block one second after its parent unless the test chooses the time ([`Net::advance`]: block
 //! time is what windows count); and a replay of every block on a second runtime (instance reuse
 //! off) that must reach the same state hash. Escrow conservation is checked after every block.
@@ -282,7 +284,32 @@ impl Net {
         let nonce = self.nonces.entry(who.address()).or_insert(0);
         let tx = sign_tx(who, CHAIN, *nonce, Action::game(module, &op));
         *nonce += 1;
-        self.block(vec![tx]).remove(0)
+        let r = self.block(vec![tx]).remove(0);
+        self.check_schema(module, &op, &r);
+        r
+    }
+
+    /// The schema (`gamechain.schema` section, docs/modules.md) of the code `module` runs, if
+    /// it declares one.
+    fn schema(&self, module: &str) -> Option<gamechain_sdk::schema::Schema> {
+        let entry = self.ctx.module(&self.state, module).ok()??;
+        let text = entry.module.schema()?;
+        Some(gamechain_sdk::schema::Schema::parse(text).expect("a loaded schema parses"))
+    }
+
+    /// Panics unless an accepted op and its events match the module's schema, when it has one.
+    fn check_schema(&self, module: &str, op: &Value, r: &Receipt) {
+        let Some(schema) = self.schema(module).filter(|_| r.ok) else {
+            return;
+        };
+        schema
+            .check_op(op)
+            .unwrap_or_else(|m| panic!("{module}: schema mismatch: {m}"));
+        for e in &r.events {
+            schema
+                .check_event(&e.kind, &e.data)
+                .unwrap_or_else(|m| panic!("{module}: schema mismatch: {m}"));
+        }
     }
 
     /// Deploys (or upgrades, when `who` owns it already) module `module` with `code` by a
@@ -335,7 +362,9 @@ impl Net {
         let nonce = self.nonces.entry(who.address()).or_insert(0);
         let tx = sign_tx(who, CHAIN, *nonce, Action::game("channel", &op));
         *nonce += 1;
-        self.block_after(after_ms, vec![tx]).remove(0)
+        let r = self.block_after(after_ms, vec![tx]).remove(0);
+        self.check_schema("channel", &op, &r);
+        r
     }
 
     /// The channel's answer to view `query` (e.g. `{"game": id, "at_ms": t}`).
@@ -353,6 +382,11 @@ impl Net {
         let out = module
             .call_view_with(&Overlay::new(&self.state), &query, Some(&self.ctx))
             .unwrap();
+        if let (Ok(answer), Some(schema)) = (&out.result, self.schema("channel")) {
+            schema
+                .check_view(None, &query, answer)
+                .unwrap_or_else(|m| panic!("channel: schema mismatch: {m}"));
+        }
         out.result.map_err(|e| e.to_string())
     }
 

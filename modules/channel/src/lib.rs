@@ -8,6 +8,7 @@
 //! | `game.rs` | the records ([`Offer`], [`Game`], [`Standing`]) and the bounds |
 //! | `message.rs` | the canonical texts players sign ([`Domain`]), the game tag, [`state_hash`] |
 //! | `rules.rs` | calls into the rules by code hash and the replay of signed moves |
+//! | `schema.rs` | [`SCHEMA`]: the ops, events and views for machines (`docs/modules.md`, "Schema") |
 //!
 //! The rules are pinned by code: an offer names them by module id (resolved once, with
 //! `module_code_hash`) or by code hash, records the hash, and every later rules call is
@@ -23,6 +24,8 @@
 pub mod game;
 pub mod message;
 pub mod rules;
+mod schema;
+pub use schema::SCHEMA;
 
 use gamechain_sdk::prelude::*;
 
@@ -811,6 +814,10 @@ impl GameModule for Channel {
         Ok(json!({ "chain": chain, "module": self.id(),
                    "min_window_ms": MIN_WINDOW_MS, "max_window_ms": MAX_WINDOW_MS }))
     }
+
+    fn schema(&self) -> Option<&str> {
+        Some(SCHEMA)
+    }
 }
 
-gamechain_sdk::export_module!(Channel);
+gamechain_sdk::export_module!(Channel, schema = SCHEMA);

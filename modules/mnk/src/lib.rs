@@ -133,11 +133,19 @@
 //! - `?player=<address>`: `{"games":[…]}`, the first 50 games the address created or joined,
 //!   sorted by `created_height`.
 //! - no parameter: `{"game":"mnk","timeout_blocks":150,"max_stake":"100000","max_side":19}`.
+//!
+//! ## Schema
+//!
+//! The ops, events and views above are declared once in `src/schema.rs` ([`SCHEMA`]), embedded
+//! in the `.wasm` as the custom section `gamechain.schema` (`docs/modules.md`, "Schema").
 
 use gamechain_sdk::prelude::*;
 use gamechain_sdk::table::{self, NewTable, TableGame, TableRules};
 pub use gamechain_sdk::table::{game_key, open_key, player_key, Mark, Status};
 use sha2::{Digest, Sha256};
+
+mod schema;
+pub use schema::SCHEMA;
 
 /// The module id: `action.game` and the state prefix `m/mnk/`.
 pub const ID: &str = "mnk";
@@ -325,9 +333,13 @@ impl GameModule for Mnk {
             "max_side": MAX_SIDE,
         }))
     }
+
+    fn schema(&self) -> Option<&str> {
+        Some(SCHEMA)
+    }
 }
 
-gamechain_sdk::export_module!(Mnk);
+gamechain_sdk::export_module!(Mnk, schema = SCHEMA);
 
 /// The op's `field` as a JSON number from `min` to `max`, else
 /// ``invalid: `<field>` must be a number from <min> to <max>``.

@@ -7,8 +7,13 @@
 //! `payload` at most [`MAX_PAYLOAD_BYTES`]. Anyone can post anything under any game: a client
 //! checks every payload (signature, mover, state hash, rules) before using it. The channel's
 //! clients post a signed move (docs/channels.md, "Signed moves") as its JSON with `type` 1.
+//! The op, the event and the view are declared in `src/schema.rs` ([`SCHEMA`], `docs/modules.md`,
+//! "Schema").
 
 use gamechain_sdk::prelude::*;
+
+mod schema;
+pub use schema::SCHEMA;
 
 /// Largest payload, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 8_192;
@@ -58,9 +63,13 @@ impl GameModule for MoveBoard {
     fn view(&self, _state: &dyn StateRead, _query: &Query) -> Result<Value, ActionError> {
         Ok(json!({ "stores": "nothing", "max_payload_bytes": MAX_PAYLOAD_BYTES }))
     }
+
+    fn schema(&self) -> Option<&str> {
+        Some(SCHEMA)
+    }
 }
 
-gamechain_sdk::export_module!(MoveBoard);
+gamechain_sdk::export_module!(MoveBoard, schema = SCHEMA);
 
 #[cfg(test)]
 mod tests {
@@ -75,6 +84,15 @@ mod tests {
         assert!(ctx.kv.state.keys().all(|k| !k.starts_with("m/moveboard/")));
         let (kind, data) = ctx.events.last().unwrap();
         assert_eq!(kind, "posted");
+        // What it accepted and emitted is what its schema says.
+        let schema = gamechain_sdk::schema::Schema::parse(SCHEMA).unwrap();
+        for (op, ok) in &ctx.kv.trace.ops {
+            assert!(ok);
+            schema.check_op(op).unwrap();
+        }
+        schema.check_event(kind, data).unwrap();
+        let view = ctx.view(&MoveBoard, &Query::new()).unwrap();
+        schema.check_view(None, &Query::new(), &view).unwrap();
         assert_eq!(data["from"], "alice");
         assert_eq!(data["payload"], "{\"n\":0}");
     }

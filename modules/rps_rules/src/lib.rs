@@ -16,6 +16,9 @@
 //! choice (1; `0xff` until revealed). Over after move 3; paper beats rock, scissors beat paper,
 //! rock beats scissors, equal choices draw.
 
+mod schema;
+pub use schema::SCHEMA;
+
 use gamechain_sdk::rules::GameRules;
 use sha2::{Digest, Sha256};
 
@@ -113,7 +116,7 @@ impl GameRules for RpsRules {
     }
 }
 
-gamechain_sdk::export_rules!(RpsRules);
+gamechain_sdk::export_rules!(RpsRules, schema = SCHEMA);
 
 #[cfg(test)]
 mod tests {

@@ -96,6 +96,11 @@
 //! - `?player=<address>`: `{"games":[…]}`, the first 50 games the address created or joined,
 //!   sorted by `created_height`.
 //! - no parameter: `{"game":"tictactoe","timeout_blocks":150,"max_stake":"100000"}`.
+//!
+//! ## Schema
+//!
+//! The ops, events and views above are declared once in `src/schema.rs` ([`SCHEMA`]), embedded
+//! in the `.wasm` as the custom section `gamechain.schema` (`docs/modules.md`, "Schema").
 
 use gamechain_sdk::prelude::*;
 use gamechain_sdk::table::{self, NewTable, TableGame, TableRules};
@@ -103,6 +108,8 @@ pub use gamechain_sdk::table::{game_key, open_key, player_key, Mark, Status};
 
 #[cfg(all(not(target_arch = "wasm32"), feature = "scenarios"))]
 pub mod scenarios;
+mod schema;
+pub use schema::SCHEMA;
 
 /// The module id: `action.game` and the state prefix `m/tictactoe/`.
 pub const ID: &str = "tictactoe";
@@ -238,9 +245,13 @@ impl GameModule for TicTacToe {
         }
         Ok(json!({ "game": ID, "timeout_blocks": TIMEOUT_BLOCKS, "max_stake": Amount(MAX_STAKE) }))
     }
+
+    fn schema(&self) -> Option<&str> {
+        Some(SCHEMA)
+    }
 }
 
-gamechain_sdk::export_module!(TicTacToe);
+gamechain_sdk::export_module!(TicTacToe, schema = SCHEMA);
 
 fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
     let NewTable {

@@ -7,6 +7,9 @@
 //! board holds exactly `n` marks, the game is not over, the mover is `n % 2` and the cell is
 //! empty. The game is over at three in a row or a full board (a draw).
 
+mod schema;
+pub use schema::SCHEMA;
+
 use gamechain_sdk::rules::GameRules;
 
 /// The rules value exported as the module.
@@ -67,7 +70,7 @@ impl GameRules for TicTacToeRules {
     }
 }
 
-gamechain_sdk::export_rules!(TicTacToeRules);
+gamechain_sdk::export_rules!(TicTacToeRules, schema = SCHEMA);
 
 #[cfg(test)]
 mod tests {

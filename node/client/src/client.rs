@@ -313,12 +313,28 @@ impl Client {
         self.get(&["v1", "modules", id], &[]).await
     }
 
+    /// `GET /v1/modules/<id>/schema`: the module's schema text (compact JSON, key order as
+    /// the module declared it; `docs/modules.md`, "Schema"). Errors: `not_found` (404) for no
+    /// such module or a module without a schema.
+    pub async fn module_schema(&self, id: &str) -> ClientResult<String> {
+        let bytes = self.get_bytes(&["v1", "modules", id, "schema"]).await?;
+        String::from_utf8(bytes).map_err(|_| ClientError::Protocol {
+            status: 200,
+            message: "the schema is not UTF-8".into(),
+        })
+    }
+
     /// `GET /v1/code/<code_hash>`: the wasm bytes the chain stores under `code_hash` (hash them
     /// to check). Errors: `invalid` (400) for a malformed hash, `not_found` (404).
     pub async fn code(&self, code_hash: &str) -> ClientResult<Vec<u8>> {
+        self.get_bytes(&["v1", "code", code_hash]).await
+    }
+
+    /// A GET of `path` answering raw bytes on success, the API's error otherwise.
+    async fn get_bytes(&self, path: &[&str]) -> ClientResult<Vec<u8>> {
         let response = self
             .http
-            .get(self.url(&["v1", "code", code_hash]))
+            .get(self.url(path))
             .send()
             .await
             .map_err(transport)?;

@@ -348,6 +348,24 @@ pub enum ModuleCommand {
         /// The module id.
         id: String,
     },
+    /// Print a module's schema (its ops, events and views; docs/modules.md, "Schema") as pretty
+    /// JSON, from a .wasm file (--wasm) or from the code a node runs for --module.
+    Schema {
+        /// The node (with --module).
+        #[command(flatten)]
+        node: NodeUrl,
+        /// A module .wasm file.
+        #[arg(
+            long,
+            value_name = "FILE",
+            conflicts_with = "module",
+            required_unless_present = "module"
+        )]
+        wasm: Option<PathBuf>,
+        /// A module id on the node.
+        #[arg(long, value_name = "ID")]
+        module: Option<String>,
+    },
     /// List the chain's modules with their policies (--pending: only those with an announced
     /// upgrade).
     List {

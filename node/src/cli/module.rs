@@ -16,6 +16,9 @@
 //!   `timelocked:DURATION`; an upgrade keeps the module's policy.
 //! - `module show <id>`, `module list [--pending]`: the module records as the API serves them
 //!   (policy, pending upgrade).
+//! - `module schema (--wasm FILE | --module ID [--node URL])`: the module's schema
+//!   (`docs/modules.md`, "Schema") as pretty JSON, key order as declared; a file without a
+//!   `gamechain.schema` section, or a malformed one, is a usage error.
 //! - `module activate <id>`, `module cancel-upgrade <id>`, `module policy <id> <POLICY>`: the
 //!   upgrade actions (docs/modules.md, "Upgrade policies").
 //! - `module codegen --ts OUT (--schema FILE | --wasm FILE | --module ID [--node URL])`: a typed
@@ -107,6 +110,28 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
         ModuleCommand::Show { node, id } => {
             let info = Client::new(&node.url)?.module(&id).await?;
             print(out, &info)
+        }
+        ModuleCommand::Schema { node, wasm, module } => {
+            let text = match (wasm, module) {
+                (Some(file), _) => {
+                    let wasm = std::fs::read(&file).map_err(|e| {
+                        CliError::Usage(format!("cannot read {}: {e}", file.display()))
+                    })?;
+                    gamechain_runtime::read_schema(&wasm)
+                        .map_err(|e| CliError::Usage(format!("{}: {e}", file.display())))?
+                        .ok_or_else(|| {
+                            CliError::Usage(format!(
+                                "{} declares no schema (no gamechain.schema section)",
+                                file.display()
+                            ))
+                        })?
+                }
+                (None, Some(id)) => Client::new(&node.url)?.module_schema(&id).await?,
+                (None, None) => {
+                    return Err(CliError::Usage("give --wasm FILE or --module ID".into()))
+                }
+            };
+            writeln!(out, "{}", gamechain_sdk::schema::pretty(&text)).map_err(write_error)
         }
         ModuleCommand::List { node, pending } => {
             let client = Client::new(&node.url)?;

@@ -2,7 +2,8 @@
 //! (`?pending=1`: those with a pending upgrade), `GET /v1/modules/<id>` (the `module/<id>`
 //! records, with each module's upgrade policy and pending upgrade) and `GET /v1/code/<code_hash>` (the
 //! `code/<hash>` wasm bytes), so anyone can check which code runs under an id and hash it
-//! themselves.
+//! themselves; `GET /v1/modules/<id>/schema` (the `gamechain.schema` section of the code the
+//! module runs, `docs/modules.md`, "Schema").
 
 use gamechain_chain::genesis::check_module_id;
 use gamechain_chain::wire::{ModuleInfo, ModuleList};
@@ -71,5 +72,22 @@ impl Chain {
             .state
             .get(&code_key(&hash))
             .ok_or_else(|| ChainError::NotFound(format!("no code with hash {hash}")))
+    }
+
+    /// `GET /v1/modules/<id>/schema`: the schema text (compact JSON, key order as declared) of
+    /// the code module `id` runs now. Errors: `not_found` with `no module <id>`, or with
+    /// `module <id> declares no schema` when its code has no `gamechain.schema` section.
+    pub fn module_schema(&self, id: &str) -> Result<String, ChainError> {
+        let record = self.module_record(id)?;
+        let wasm = self.code(&record.code_hash)?;
+        match gamechain_runtime::read_schema(&wasm) {
+            Ok(Some(text)) => Ok(text),
+            Ok(None) => Err(ChainError::NotFound(format!(
+                "module {id} declares no schema"
+            ))),
+            // Validation (rule 9) refused such code at deploy; stored code that fails it is
+            // the node's fault.
+            Err(e) => Err(corrupt(format!("module {id}: {e}"))),
+        }
     }
 }

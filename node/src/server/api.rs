@@ -135,6 +135,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/genesis", get_genesis),
         Endpoint::get("/v1/modules", get_modules),
         Endpoint::get("/v1/modules/{id}", get_module),
+        Endpoint::get("/v1/modules/{id}/schema", get_module_schema),
         Endpoint::get("/v1/code/{code_hash}", get_code),
         Endpoint::get("/v1/snapshots", get_snapshots),
         Endpoint::get("/v1/snapshots/{height}", get_snapshot),
@@ -610,6 +611,18 @@ async fn get_module(
     let id = path_param(id)?;
     let module = blocking(move || app.chain.module_record(&id)).await?;
     Ok(sorted_json(&module))
+}
+
+/// `GET /v1/modules/<id>/schema`: the module's schema (`docs/modules.md`, "Schema") as it is
+/// in its code's `gamechain.schema` section, `application/json`, key order as declared.
+/// Errors: `not_found` (404) for no such module and for a module without a schema.
+async fn get_module_schema(
+    State(app): State<AppState>,
+    id: Result<Path<String>, PathRejection>,
+) -> Result<impl IntoResponse, ApiError> {
+    let id = path_param(id)?;
+    let text = blocking(move || app.chain.module_schema(&id)).await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text))
 }
 
 /// `GET /v1/code/<code_hash>`: the raw wasm bytes, `application/wasm`.

@@ -1,6 +1,8 @@
 // explorer.js: the explorer at `/`: the node's status, the latest blocks live from the WebSocket
 // (each transaction with its action and receipt), a lookup of a transaction, account, block or
-// game, and the modules with their code hashes, upgrade policies and pending upgrades.
+// game, and the modules with their code hashes, upgrade policies and pending upgrades, and a
+// module's ops, events and views from its schema (`GET /v1/modules/<id>/schema`,
+// docs/modules.md, "Schema").
 import { loadSdk, $ } from '/common/sdk-loader.js';
 
 const KEEP_BLOCKS = 20;
@@ -33,12 +35,72 @@ function describePending(u) {
   return `${u.code_hash.slice(0, 16)}… from ${new Date(u.activates_at_ms).toISOString()}`;
 }
 
+/** A schema type in words: `amount`, `array of hex`, `object {row: u32, col: u32}`, `"x" | "o"`; `?` when optional, `| null` when nullable. */
+function describeType(t) {
+  let s = t.type;
+  if (t.type === 'array') s = `array of ${describeType(t.items)}`;
+  else if (t.type === 'map') s = `map of ${describeType(t.values)}`;
+  else if (t.type === 'enum') s = t.values.map((v) => JSON.stringify(v)).join(' | ');
+  else if (t.type === 'object') s = `{${describeFields(t.fields)}}`;
+  return `${s}${t.nullable ? ' | null' : ''}`;
+}
+
+/** Fields `{name: type}` as `name: type, other?: type`. */
+const describeFields = (fields) => Object.entries(fields ?? {}).map(([n, t]) => `${n}${t.optional ? '?' : ''}: ${describeType(t)}`).join(', ');
+
+/** One listing line: a name in bold, its fields in monospace, its doc. */
+function schemaLine(name, fields, doc) {
+  const li = document.createElement('li');
+  const b = document.createElement('b');
+  b.textContent = name;
+  const code = document.createElement('code');
+  code.textContent = ` ${fields}`;
+  li.append(b, code);
+  if (doc) li.append(` — ${doc}`);
+  return li;
+}
+
+/** Shows module `id`'s ops, events and views from its schema, or why there is none. */
+async function showSchema(id) {
+  const box = $('schema');
+  box.hidden = false;
+  box.replaceChildren(`loading the schema of ${id}…`);
+  const res = await fetch(`/v1/modules/${encodeURIComponent(id)}/schema`);
+  const text = await res.text();
+  if (!res.ok) {
+    let message = text;
+    try { message = JSON.parse(text).error.message; } catch { /* keep the text */ }
+    box.replaceChildren(`${id}: ${message}`);
+    return;
+  }
+  const schema = JSON.parse(text);
+  const h = document.createElement('h3');
+  h.textContent = `Schema of ${id} (module ${schema.module}, version ${schema.schema_version})`;
+  const list = (title, items) => {
+    const h4 = document.createElement('h4');
+    h4.textContent = title;
+    const ul = document.createElement('ul');
+    ul.append(...items);
+    if (!items.length) ul.append('(none)');
+    return [h4, ul];
+  };
+  box.replaceChildren(h,
+    ...list('Ops ({"kind": …, fields})', schema.ops.map((o) => schemaLine(o.kind, `{${describeFields(o.fields)}}`, o.doc))),
+    ...list('Events', schema.events.map((e) => schemaLine(e.kind, `{${describeFields(e.fields)}}`, e.doc))),
+    ...list('Views (GET /v1/games/<module>?query)', schema.views.map((v) => schemaLine(v.name, `?{${describeFields(v.query)}} → ${describeType(v.answer)}`, v.doc))));
+}
+
 async function showModules() {
   const { modules } = await chain.modules();
   $('modules').replaceChildren(...modules.map((m) => {
     const tr = document.createElement('tr');
+    const show = document.createElement('button');
+    show.textContent = 'show';
+    show.onclick = () => showSchema(m.id).catch((e) => { $('schema').replaceChildren(String(e.message ?? e)); });
+    const schemaCell = cell('');
+    schemaCell.append(show);
     tr.append(cell(m.id), cell(m.code_hash, 'mono'), cell(`height ${m.deployed_height}${m.upgraded_height != null ? `, upgraded at ${m.upgraded_height}` : ''}`), cell(m.owner, 'mono'),
-      cell(describePolicy(m.policy)), cell(describePending(m.pending_upgrade), 'mono'));
+      cell(describePolicy(m.policy)), cell(describePending(m.pending_upgrade), 'mono'), schemaCell);
     return tr;
   }));
 }

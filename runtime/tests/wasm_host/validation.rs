@@ -195,3 +195,52 @@ fn a_module_too_big_for_a_pool_slot_is_refused_by_the_validator() {
     );
     assert!(load("counter", &counter_wat()).pooled());
 }
+
+/// A WAT string literal of `text` (every byte escaped).
+fn wat_bytes(text: &[u8]) -> String {
+    text.iter().map(|b| format!("\\{b:02x}")).collect()
+}
+
+#[test]
+fn the_schema_section_is_read_and_a_malformed_one_refused() {
+    let good = r#"{"schema_version":1,"module":"m","ops":[{"kind":"go","fields":{}}],"events":[],"views":[]}"#;
+    let section = |data: &[u8]| format!(r#"(@custom "gamechain.schema" "{}")"#, wat_bytes(data));
+    let module = WasmModule::new(rt(), "m", &wasm(&minimal(&section(good.as_bytes())))).unwrap();
+    assert_eq!(module.schema(), Some(good));
+    assert_eq!(load("counter", &counter_wat()).schema(), None);
+    // Another custom section's name is not looked at.
+    let other = r#"(@custom "gamechain.other" "x")"#;
+    assert_eq!(
+        WasmModule::new(rt(), "m", &wasm(&minimal(other)))
+            .unwrap()
+            .schema(),
+        None
+    );
+
+    let too_large = format!("{good}{}", " ".repeat(64 << 10));
+    let cases: [(String, &str); 5] = [
+        (
+            format!("{}{}", section(good.as_bytes()), section(good.as_bytes())),
+            "custom section gamechain.schema appears more than once",
+        ),
+        (
+            section(too_large.as_bytes()),
+            "custom section gamechain.schema is larger than 65536 bytes",
+        ),
+        (
+            section(b"{\xff}"),
+            "custom section gamechain.schema is not UTF-8",
+        ),
+        (
+            section(b"{"),
+            "custom section gamechain.schema is not a valid module schema",
+        ),
+        (
+            section(br#"{"schema_version":2,"module":"m","ops":[],"events":[],"views":[]}"#),
+            "custom section gamechain.schema is not a valid module schema",
+        ),
+    ];
+    for (extra, text) in cases {
+        assert_eq!(load_err(&minimal(&extra)).to_string(), text);
+    }
+}

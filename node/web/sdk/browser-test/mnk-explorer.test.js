@@ -2,7 +2,7 @@
 // m,n,k is at genesis on the default chain (on a node without it, the test builds modules/mnk with
 // `gamechain module build` and deploys it with the SDK); alice and bob play a 4×5 board (3 in a
 // row) that ends by bob's resignation; the explorer lists the module with the SHA-256 of its
-// code, shows the blocks live and looks the game up.
+// code and its schema's ops and events, shows the blocks live and looks the game up.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -57,6 +57,11 @@ test('m,n,k on a deployed module, and the explorer', async () => {
 
     const ex = await player(browser, `${node.url}/`, 'explorer');
     await waitText(ex.page, '#modules', `mnk${codeHash}`);
+    // The module's schema, listed from GET /v1/modules/mnk/schema.
+    await ex.page.click('#modules tr:has(td:text-is("mnk")) button');
+    await waitText(ex.page, '#schema', /Schema of mnk \(module mnk, version 1\)/);
+    await waitText(ex.page, '#schema', /move \{id: hex, row: u32, col: u32\}/);
+    await waitText(ex.page, '#schema', /mnk\.resigned/);
     await waitText(ex.page, '#status', 'gamechain-dev');
     // A new block appears live: a transfer by alice's key from a page-independent client.
     const someone = Key.generate();

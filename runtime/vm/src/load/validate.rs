@@ -21,7 +21,11 @@
 //! 7. each function, in index order: parameters plus locals ([`MAX_LOCALS`]) and the height of
 //!    its operand stack ([`MAX_OPERAND_STACK`]);
 //! 8. the start function: it may not reach a host import (directly or through other
-//!    functions) nor a `call_indirect` (whose target cannot be known).
+//!    functions) nor a `call_indirect` (whose target cannot be known);
+//! 9. the module's schema, the custom section `gamechain.schema` (optional): at most one such
+//!    section, of at most [`MAX_SCHEMA_BYTES`], UTF-8, a schema of format version 1
+//!    (`gamechain_sdk::schema::Schema::parse`); refused with one of [`SCHEMA_ERRORS`]. A valid
+//!    one is kept ([`ModuleInfo::schema`], served as [`crate::WasmModule::schema`]).
 //!
 //! Every error's `Display` is a fixed text built from this file's words and the module's own
 //! names and numbers: it is the same on every node and across wasmtime upgrades, so it can go
@@ -108,6 +112,17 @@ pub const REFUSED_FEATURES: &[(&str, WasmFeatures)] = &[
 mod error;
 pub use error::ValidationError;
 
+pub use gamechain_sdk::schema::{MAX_SCHEMA_BYTES, SECTION as SCHEMA_SECTION};
+
+/// The fixed texts of a refused `gamechain.schema` section (each follows
+/// `custom section gamechain.schema `), in the order they are checked.
+pub const SCHEMA_ERRORS: [&str; 4] = [
+    "appears more than once",
+    "is larger than 65536 bytes",
+    "is not UTF-8",
+    "is not a valid module schema",
+];
+
 /// The frame of one defined function, in values (see `stack.rs` for its cost).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Frame {
@@ -130,6 +145,8 @@ pub(crate) struct ModuleInfo {
     pub(crate) types: Vec<Option<FuncType>>,
     /// What each defined function calls.
     pub(crate) calls: Vec<Calls>,
+    /// The module's schema text (its valid `gamechain.schema` section), if it has one.
+    pub(crate) schema: Option<String>,
 }
 
 /// What one defined function calls (for the start function rule and `stack.rs`).
@@ -157,6 +174,8 @@ struct Collected<'a> {
     element_items: u64,
     code_bytes: u64,
     start: Option<u32>,
+    /// The data of every `gamechain.schema` custom section, in order.
+    schemas: Vec<&'a [u8]>,
 }
 
 /// Validates `wasm` against the chain's rules (see the module documentation); `memory_limit` is
@@ -181,7 +200,49 @@ pub(crate) fn validate(wasm: &[u8], memory_limit: u64) -> Result<ModuleInfo, Val
     check_exports(&c)?;
     check_frames(&c)?;
     check_start(&c)?;
-    Ok(c.info)
+    let schema = check_schema(&c.schemas)?;
+    let mut info = c.info;
+    info.schema = schema;
+    Ok(info)
+}
+
+/// The schema of a module binary (its `gamechain.schema` custom section), checked by rule 9,
+/// without the other rules (for tools: `gamechain module schema --wasm`, the node's
+/// `GET /v1/modules/<id>/schema` on code validated at deploy). `Ok(None)`: no such section.
+///
+/// Errors: [`ValidationError::Malformed`] when the sections cannot be read, else rule 9's
+/// [`ValidationError::Schema`].
+pub fn read_schema(wasm: &[u8]) -> Result<Option<String>, ValidationError> {
+    let mut schemas = Vec::new();
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload {
+            Ok(Payload::CustomSection(r)) if r.name() == SCHEMA_SECTION => schemas.push(r.data()),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(ValidationError::Malformed {
+                    offset: Some(e.offset()),
+                })
+            }
+        }
+    }
+    check_schema(&schemas)
+}
+
+/// Rule 9: the `gamechain.schema` section, when there is one, is a valid schema of at most
+/// [`MAX_SCHEMA_BYTES`]; returns its text.
+fn check_schema(schemas: &[&[u8]]) -> Result<Option<String>, ValidationError> {
+    let data = match schemas {
+        [] => return Ok(None),
+        [data] => *data,
+        _ => return Err(ValidationError::Schema(SCHEMA_ERRORS[0])),
+    };
+    if data.len() > MAX_SCHEMA_BYTES {
+        return Err(ValidationError::Schema(SCHEMA_ERRORS[1]));
+    }
+    let text = std::str::from_utf8(data).map_err(|_| ValidationError::Schema(SCHEMA_ERRORS[2]))?;
+    gamechain_sdk::schema::Schema::parse(text)
+        .map_err(|_| ValidationError::Schema(SCHEMA_ERRORS[3]))?;
+    Ok(Some(text.to_string()))
 }
 
 /// The rules as `key=value` lines for [`crate::RuntimeConfig::canonical_description`]: a
@@ -204,6 +265,7 @@ pub(crate) fn canonical() -> String {
          validation.max_segments={MAX_SEGMENTS}\n\
          validation.max_tables={MAX_TABLES}\n\
          validation.start_may_call_host=false\n\
+         validation.schema_section=v1,max_bytes={MAX_SCHEMA_BYTES}\n\
          validation.refused_features={}\n",
         features.join(",")
     )
@@ -318,6 +380,7 @@ fn collect(wasm: &[u8]) -> wasmparser::Result<Collected<'_>> {
                 }
             }
             Payload::StartSection { func, .. } => c.start = Some(func),
+            Payload::CustomSection(r) if r.name() == SCHEMA_SECTION => c.schemas.push(r.data()),
             Payload::ElementSection(s) => {
                 for e in s.clone() {
                     c.element_segments += 1;

@@ -152,6 +152,8 @@ pub struct WasmModule {
     instantiations: AtomicU64,
     /// Whether the machine code was compiled or read from a [`ModuleCache`], and how long it took.
     source: CodeSource,
+    /// The module's schema, its valid `gamechain.schema` section (validation rule 9).
+    schema: Option<Arc<str>>,
 }
 
 impl Drop for WasmModule {
@@ -194,6 +196,7 @@ impl WasmModule {
         origin: Origin,
     ) -> Result<Self, LoadError> {
         let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
+        let schema = info.schema.as_deref().map(Arc::from);
         let instrumented = instrument::instrument(wasm, &info);
         let plan = instrumented.plan.ok_or(LoadError::Engine)?;
         let compiler = runtime.config.compiler_for(origin);
@@ -244,6 +247,7 @@ impl WasmModule {
             pristine: None,
             instantiations: AtomicU64::new(0),
             source,
+            schema,
         };
 
         let raw = this
@@ -287,6 +291,13 @@ impl WasmModule {
         let image = self.pre.module().image_range();
         let code = (image.end as usize).saturating_sub(image.start as usize);
         code + self.pristine.as_ref().map_or(0, |p| p.memory.len())
+    }
+
+    /// The module's schema (`docs/modules.md`, "Schema"): the text of its `gamechain.schema`
+    /// custom section, checked at load (a malformed one refuses the module); `None` when it
+    /// declares none.
+    pub fn schema(&self) -> Option<&str> {
+        self.schema.as_deref()
     }
 
     /// Whether the module exports `gc_migrate` (run once when an upgrade installs it).
@@ -1022,5 +1033,9 @@ impl GameModule for WasmModule {
             Ok(outcome) => outcome.result,
             Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
         }
+    }
+
+    fn schema(&self) -> Option<&str> {
+        WasmModule::schema(self)
     }
 }

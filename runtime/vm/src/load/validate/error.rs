@@ -100,6 +100,9 @@ pub enum ValidationError {
         /// [`MAX_OPERAND_STACK`].
         limit: u32,
     },
+    /// The `gamechain.schema` custom section (the module's schema, `docs/modules.md`,
+    /// "Schema") is malformed; the text is one of [`SCHEMA_ERRORS`](super::SCHEMA_ERRORS).
+    Schema(&'static str),
     /// The start function can reach a host import or an indirect call.
     StartCallsOut {
         /// The start function's index.
@@ -175,6 +178,7 @@ impl fmt::Display for ValidationError {
                 f,
                 "function {func} has an operand stack of {height} values, the limit is {limit}"
             ),
+            Self::Schema(what) => write!(f, "custom section gamechain.schema {what}"),
             Self::StartCallsOut { start, via, what } => write!(
                 f,
                 "start function {start} may call {what} (in function {via}); a start function may not call the host"
