@@ -16,7 +16,7 @@ use clap::Parser;
 use gamechain_node::cli::commands::run_client_command;
 use gamechain_node::cli::stdout::PipeStdout;
 use gamechain_node::cli::{
-    bench, demo, module as cli_module, node as cli_node, testnet, verify as cli_verify,
+    bench, demo, dev, module as cli_module, node as cli_node, testnet, verify as cli_verify,
 };
 use gamechain_node::cli::{Cli, Command};
 
@@ -70,6 +70,14 @@ fn main() -> ExitCode {
             Command::Testnet(args) => {
                 cli_node::init_logging("warn");
                 match testnet::run(args, &mut PipeStdout).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(e) => fail(&e, 1),
+                }
+            }
+            Command::Dev(args) => {
+                // The in-process node logs only its warnings: the progress lines are the output.
+                cli_node::init_logging("warn");
+                match dev::run(args, &mut PipeStdout).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(e) => fail(&e, 1),
                 }

@@ -161,6 +161,10 @@ pub enum Command {
     /// committed tx/s (from blocks), post -> block latency, node CPU per transaction (starts a
     /// node in-process unless --node is given).
     Bench(BenchArgs),
+    /// Run a module crate on an embedded dev node and redeploy it on every save: build, deploy
+    /// (policy owner), watch src/, rebuild, upgrade, regenerate the TypeScript client; a page
+    /// at /dev/ (docs/modules.md, "The dev loop").
+    Dev(crate::cli::dev::DevArgs),
 }
 
 /// `gamechain node`.

@@ -12,6 +12,7 @@
 //! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |
 //! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
 //! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
+//! | `dev.rs` | `gamechain dev`: an embedded dev node, build → deploy → watch → rebuild → upgrade → TypeScript client (the page is `node/web/site/dev/`) |
 //! | `demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
 //! | `net_status.rs` | `gamechain status --net DIR`: every validator of a testnet folder, side by side |
@@ -27,6 +28,7 @@ pub mod channel;
 pub mod codegen_ts;
 pub mod commands;
 pub mod demo;
+pub mod dev;
 pub mod demo_checks;
 pub mod error;
 pub mod escrow_guard;
