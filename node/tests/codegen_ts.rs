@@ -1,6 +1,7 @@
 //! `gamechain module codegen --ts` end to end, with the real binary: the TypeScript client of
-//! tic-tac-toe, generated from the hand-written schema `codegen_ts/tictactoe.schema.json` (to be
-//! switched to the module's own schema once modules embed one), is the same bytes twice,
+//! tic-tac-toe, generated from its real schema (`--module tictactoe` against a `gamechain node`
+//! process; the same client from the served JSON with `--schema` and from the module's stored
+//! `.wasm` with `--wasm`), is the same bytes twice,
 //! type-checks with `tsc --strict` together with `codegen_ts/play.ts`, and that script, compiled
 //! and run by Node.js, plays a staked game between two new keys against a `gamechain node`
 //! process (faucet, create, join, a refused move, moves to a win, the finished game read through
@@ -147,24 +148,38 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
     std::os::unix::fs::symlink(sdk_dir(), work.join("node_modules/@gamechain/sdk")).unwrap();
     std::fs::write(work.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
     std::fs::copy(fixture("play.ts"), work.join("play.ts")).unwrap();
-    let schema = fixture("tictactoe.schema.json");
+    // A node: tic-tac-toe is a genesis module and embeds its schema.
+    let node_dir = tmp.path().join("node");
+    std::fs::create_dir_all(&node_dir).unwrap();
+    let mut node = NodeProcess::new(&node_dir, "");
+    node.start().await;
+    let url = node.url();
+    let served = reqwest::get(format!("{url}/v1/modules/tictactoe/schema"))
+        .await
+        .unwrap();
+    assert!(served.status().is_success(), "{}", served.status());
+    let json = served.bytes().await.unwrap().to_vec();
+    let schema = work.join("tictactoe.schema.json");
+    std::fs::write(&schema, &json).unwrap();
     let schema_arg = schema.to_str().unwrap();
 
-    // The client, twice: the same bytes; the printed summary names the schema's hash.
-    let out = run(
+    // The client of the real schema (`--module` against the node), twice: the same bytes; the
+    // printed summary names the schema's hash.
+    let out = run_on(
         &work,
+        &url,
         &[
             "module",
             "codegen",
             "--ts",
             "tictactoe.ts",
-            "--schema",
-            schema_arg,
+            "--module",
+            "tictactoe",
         ],
     )
     .await;
-    let printed = json_ok("codegen --schema", &out);
-    let sha = hex::encode(Sha256::digest(std::fs::read(&schema).unwrap()));
+    let printed = json_ok("codegen --module", &out);
+    let sha = hex::encode(Sha256::digest(&json));
     assert_eq!(printed["module"], "tictactoe");
     assert_eq!(printed["schema_sha256"], sha.as_str());
     let client = std::fs::read_to_string(work.join("tictactoe.ts")).unwrap();
@@ -180,32 +195,30 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
         ],
     )
     .await;
-    json_ok("codegen again", &again);
+    json_ok("codegen again (--schema)", &again);
     assert_eq!(
         std::fs::read_to_string(work.join("again.ts")).unwrap(),
         client,
-        "deterministic"
+        "deterministic, and the same from the served file"
     );
     std::fs::remove_file(work.join("again.ts")).unwrap();
 
-    // The same schema in a module's `gamechain.schema` custom section: the same client.
-    let json = std::fs::read(&schema).unwrap();
-    let mut wasm = b"\0asm\x01\0\0\0".to_vec();
-    let mut section = vec![16u8];
-    section.extend(b"gamechain.schema");
-    section.extend(&json);
-    wasm.push(0);
-    let mut size = section.len();
-    loop {
-        let byte = (size & 0x7f) as u8;
-        size >>= 7;
-        wasm.push(if size > 0 { byte | 0x80 } else { byte });
-        if size == 0 {
-            break;
-        }
-    }
-    wasm.extend(section);
-    std::fs::write(work.join("tictactoe.wasm"), wasm).unwrap();
+    // The module's own `.wasm` (its code as the node stores it), read with `--wasm`: the schema
+    // of its `gamechain.schema` custom section gives the same client.
+    let record: serde_json::Value = reqwest::get(format!("{url}/v1/modules/tictactoe"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let hash = record["code_hash"].as_str().expect("a code hash");
+    let code = reqwest::get(format!("{url}/v1/code/{hash}"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    std::fs::write(work.join("tictactoe.wasm"), &code).unwrap();
     let out = run(
         &work,
         &[
@@ -272,12 +285,7 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
         text(&out.stderr)
     );
 
-    // A node: `--module` of a module it serves no schema for fails saying what to do.
-    let node_dir = tmp.path().join("node");
-    std::fs::create_dir_all(&node_dir).unwrap();
-    let mut node = NodeProcess::new(&node_dir, "");
-    node.start().await;
-    let url = node.url();
+    // `--module` of a module the node serves no schema for fails saying what to do.
     let out = run_on(
         &work,
         &url,

@@ -1,7 +1,8 @@
 //! The pages the node serves beside its API, from the binary itself (embedded at build time by
 //! `node/build_web.rs` from `node/web/site/` and the SDK's browser bundle): the explorer at `/`,
 //! the games at `/play/tictactoe/`, `/play/mnk/` and `/play/rps/` (off-chain, docs/channels.md),
-//! the SDK at `/sdk/` (`/sdk/gamechain.js`).
+//! the SDK at `/sdk/` (`/sdk/gamechain.js`), and the page of `gamechain dev` at `/dev/?module=<id>`
+//! (a module's ops as forms, its views and live events, from its schema).
 //!
 //! A path ending in `/` serves that folder's `index.html`; the same path without the slash
 //! redirects to it. Answers carry `cache-control: no-cache` (the bytes change with the binary),
@@ -79,6 +80,8 @@ mod tests {
             "/play/rps/app.js",
             "/sdk/index.html",
             "/sdk/gamechain.js",
+            "/dev/index.html",
+            "/dev/dev.js",
         ] {
             assert!(paths.contains(&want), "{want} missing from {paths:?}");
         }

@@ -57,7 +57,7 @@ check(first !== undefined && first.kind === 'tictactoe.created', 'a created even
 const id = first.data.id;
 check(id === created.txid.slice(0, 16), 'the game id is the txid prefix');
 check(first.data.stake === stake && first.data.x === alice.address && first.data.opponent === null, 'created data');
-const open = await ttt.viewOpen({ open: true });
+const open = await ttt.viewOpen({ open: '1' });
 check(open.games.some((g) => g.id === id && g.status === 'open' && g.stake === stake), 'the game is open');
 const mine = await ttt.viewPlayer({ player: alice.address });
 check(mine.games.length === 1 && mine.games[0]?.x === alice.address, 'alice\'s games');

@@ -1,0 +1,260 @@
+//! `gamechain dev` as an author uses it (issue 25, item 4), with the real binary: `module new`
+//! makes a crate in a temporary folder; `gamechain dev --path tally --listen <free port>` runs
+//! as a child process; after its `built … deployed tally at block <h>` line the module's `add`
+//! op is played over HTTP (signed with the Rust client) and its view answers; the `/dev/` page
+//! and the TypeScript client are there. A save with a syntax error prints the compiler's error
+//! and `build failed; the previous code keeps running` (the module still answers); a save that
+//! adds an op (`double`, in the code and the schema) prints `rebuilt … upgraded at block <h>
+//! (none)`: the new op works on the tally kept from before, the client has `doubleOp`. SIGINT
+//! ends it with exit 0 after `stopped`. Prints (stderr) the time from `module new` to the first
+//! deploy and from each save to its line.
+//!
+//! The first build of the new crate compiles the SDK for wasm (about 30 s on 2 cores; the budget
+//! is 10 minutes); only the guest `.wasm` is built, never the crate's native tests.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use common::cli::{run, text};
+use common::BIN;
+use gamechain_client::client::Client;
+use gamechain_runtime::chain::{Action, Network, SecretKey};
+use serde_json::json;
+
+/// Kills the child (SIGKILL) unless it was waited for: no `gamechain dev` outlives a failed test.
+struct Killer(Option<Child>);
+
+impl Drop for Killer {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// The next line of `lines` containing `want`, within `limit`; every line seen is echoed to
+/// stderr. Panics on a timeout or the end of the output, with what was seen.
+fn wait_for(lines: &Receiver<String>, want: &str, limit: Duration) -> String {
+    let deadline = Instant::now() + limit;
+    let mut seen = Vec::new();
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                eprintln!("dev> {line}");
+                if line.contains(want) {
+                    return line;
+                }
+                seen.push(line);
+            }
+            Err(e) => panic!("no line with {want:?} within {limit:?} ({e}); seen: {seen:#?}"),
+        }
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn play(client: &Client, key: &SecretKey, op: serde_json::Value) -> (bool, Option<String>) {
+    let action = Action::Game {
+        game: "tally".into(),
+        op: serde_json::value::to_raw_value(&op).unwrap(),
+    };
+    let included = client
+        .send_and_wait(key, action, Duration::from_secs(30))
+        .await
+        .unwrap();
+    (included.receipt.ok, included.receipt.error)
+}
+
+async fn tally_of(client: &Client, address: &str) -> serde_json::Value {
+    client
+        .view("tally", &[("player", address)])
+        .await
+        .unwrap()["tally"]
+        .clone()
+}
+
+fn edit(file: &Path, edit: impl FnOnce(String) -> String) {
+    let text = std::fs::read_to_string(file).unwrap();
+    std::fs::write(file, edit(text)).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_dev_play_edit_upgrade_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path();
+    let started = Instant::now();
+    let out = run(cwd, &["module", "new", "tally"]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let mut child = Command::new(BIN)
+        .args(["dev", "--path", "tally", "--listen", &listen])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, lines) = channel();
+    let stdout = child.stdout.take().unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let tx2 = tx.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx2.send(format!("[stderr] {line}"));
+        }
+    });
+    let mut guard = Killer(Some(child));
+    let wait = |want: &str, limit: u64| {
+        tokio::task::block_in_place(|| wait_for(&lines, want, Duration::from_secs(limit)))
+    };
+
+    let node_line = wait("node http://", 120);
+    assert!(node_line.starts_with(&format!("node http://{listen} ")), "{node_line}");
+    let deployed = wait("deployed tally at block", 600);
+    eprintln!(
+        "dev_loop: module new -> first deploy: {} ms",
+        started.elapsed().as_millis()
+    );
+    let rest = deployed.strip_prefix("built ").expect("built …");
+    let (size, rest) = rest.split_once(" B sha256 ").unwrap();
+    assert!(size.parse::<usize>().unwrap() > 1000, "{deployed}");
+    assert_eq!(rest.split(' ').next().unwrap().len(), 12, "{deployed}");
+    let page = wait("page http://", 10);
+    assert_eq!(page, format!("page http://{listen}/dev/?module=tally"));
+    let client_ts = cwd.join("tally/client/tally.ts");
+    wait("client ", 10);
+    let ts = std::fs::read_to_string(&client_ts).unwrap();
+    assert!(ts.contains("export function addOp"), "{ts}");
+    assert!(!ts.contains("doubleOp"));
+    wait("watching ", 10);
+
+    // Play: a new key, funded, adds 5; the view answers 5. The page is served.
+    let url = format!("http://{listen}");
+    let client = Client::new(&url).unwrap();
+    let key = SecretKey::generate(Network::Testnet);
+    let funded = client
+        .send_and_wait(
+            &key,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            Duration::from_secs(30),
+        )
+        .await
+        .unwrap();
+    assert!(funded.receipt.ok);
+    assert_eq!(play(&client, &key, json!({"kind": "add", "amount": 5})).await, (true, None));
+    assert_eq!(tally_of(&client, &key.address()).await, 5);
+    let (ok, error) = play(&client, &key, json!({"kind": "double"})).await;
+    assert!(!ok);
+    assert_eq!(error.unwrap(), "invalid: unknown tally op `double`");
+    for (path, has) in [("/dev/", "gamechain dev"), ("/dev/dev.js", "loadSdk")] {
+        let body = reqwest::get(format!("{url}{path}"))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        assert!(body.contains(has), "{path}: {body}");
+    }
+
+    // A save that does not compile: the compiler's error, the old code keeps running.
+    let lib = cwd.join("tally/src/lib.rs");
+    edit(&lib, |t| t + "\nfn broken( {\n");
+    let saved = Instant::now();
+    wait("error: this file contains an unclosed delimiter", 120);
+    wait("build failed; the previous code keeps running", 120);
+    eprintln!(
+        "dev_loop: save (broken) -> build failed: {} ms",
+        saved.elapsed().as_millis()
+    );
+    assert_eq!(tally_of(&client, &key.address()).await, 5);
+
+    // A save that adds the op `double` (code and schema): an owner upgrade, the state kept.
+    edit(&lib, |t| {
+        let t = t.replace("\nfn broken( {\n", "");
+        let t = t.replace(
+            r#""reset" "Deletes the sender's tally." {},"#,
+            r#""reset" "Deletes the sender's tally." {},
+        "double" "Doubles the sender's tally." {},"#,
+        );
+        let t = t.replace(
+            r#""reset" => reset(ctx, sender),"#,
+            r#""reset" => reset(ctx, sender),
+            "double" => double(ctx, sender),"#,
+        );
+        t + r#"
+fn double(ctx: &mut dyn Ctx, sender: &str) -> Result<(), ActionError> {
+    let tally = ctx.get_json::<u64>(&tally_key(sender))?.unwrap_or(0) * 2;
+    ctx.put_json(&tally_key(sender), &tally);
+    Ok(())
+}
+"#
+    });
+    let saved = Instant::now();
+    let upgraded = wait("upgraded at block", 300);
+    eprintln!(
+        "dev_loop: save (new op) -> upgraded: {} ms",
+        saved.elapsed().as_millis()
+    );
+    assert!(upgraded.starts_with("rebuilt "), "{upgraded}");
+    assert!(upgraded.ends_with("(none)"), "no migration: {upgraded}");
+    wait("client ", 10);
+    let ts = std::fs::read_to_string(&client_ts).unwrap();
+    assert!(ts.contains("export function doubleOp"), "regenerated: {ts}");
+    assert_eq!(play(&client, &key, json!({"kind": "double"})).await, (true, None));
+    assert_eq!(tally_of(&client, &key.address()).await, 10, "state kept");
+    let schema: serde_json::Value = reqwest::get(format!("{url}/v1/modules/tally/schema"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let kinds: Vec<&str> = schema["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["add", "reset", "double"]);
+
+    // Ctrl-C: a clean stop, exit 0.
+    let mut child = guard.0.take().unwrap();
+    // SAFETY: no memory-safety preconditions; the child is ours and not reaped yet.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    wait("stopped", 30);
+    let status = tokio::task::block_in_place(|| {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("gamechain dev did not exit within 30 s of SIGINT");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+    assert!(status.success(), "exit status {status}");
+}
