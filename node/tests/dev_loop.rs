@@ -5,7 +5,10 @@
 //! and the TypeScript client are there. A save with a syntax error prints the compiler's error
 //! and `build failed; the previous code keeps running` (the module still answers); a save that
 //! adds an op (`double`, in the code and the schema) prints `rebuilt … upgraded at block <h>
-//! (none)`: the new op works on the tally kept from before, the client has `doubleOp`. SIGINT
+//! (none)`: the new op works on the tally kept from before, the client has `doubleOp`. A save
+//! whose `gc_migrate` fails prints `upgrade refused at block <h>: <the receipt's error>` and the
+//! old code keeps running; one whose migration works prints `(migration ran)` and its writes are
+//! there. SIGINT
 //! ends it with exit 0 after `stopped`. Prints (stderr) the time from `module new` to the first
 //! deploy and from each save to its line.
 //!
@@ -79,11 +82,7 @@ async fn play(client: &Client, key: &SecretKey, op: serde_json::Value) -> (bool,
 }
 
 async fn tally_of(client: &Client, address: &str) -> serde_json::Value {
-    client
-        .view("tally", &[("player", address)])
-        .await
-        .unwrap()["tally"]
-        .clone()
+    client.view("tally", &[("player", address)]).await.unwrap()["tally"].clone()
 }
 
 fn edit(file: &Path, edit: impl FnOnce(String) -> String) {
@@ -129,7 +128,10 @@ async fn new_dev_play_edit_upgrade_stop() {
     };
 
     let node_line = wait("node http://", 120);
-    assert!(node_line.starts_with(&format!("node http://{listen} ")), "{node_line}");
+    assert!(
+        node_line.starts_with(&format!("node http://{listen} ")),
+        "{node_line}"
+    );
     let deployed = wait("deployed tally at block", 600);
     eprintln!(
         "dev_loop: module new -> first deploy: {} ms",
@@ -163,7 +165,10 @@ async fn new_dev_play_edit_upgrade_stop() {
         .await
         .unwrap();
     assert!(funded.receipt.ok);
-    assert_eq!(play(&client, &key, json!({"kind": "add", "amount": 5})).await, (true, None));
+    assert_eq!(
+        play(&client, &key, json!({"kind": "add", "amount": 5})).await,
+        (true, None)
+    );
     assert_eq!(tally_of(&client, &key.address()).await, 5);
     let (ok, error) = play(&client, &key, json!({"kind": "double"})).await;
     assert!(!ok);
@@ -222,7 +227,10 @@ fn double(ctx: &mut dyn Ctx, sender: &str) -> Result<(), ActionError> {
     wait("client ", 10);
     let ts = std::fs::read_to_string(&client_ts).unwrap();
     assert!(ts.contains("export function doubleOp"), "regenerated: {ts}");
-    assert_eq!(play(&client, &key, json!({"kind": "double"})).await, (true, None));
+    assert_eq!(
+        play(&client, &key, json!({"kind": "double"})).await,
+        (true, None)
+    );
     assert_eq!(tally_of(&client, &key.address()).await, 10, "state kept");
     let schema: serde_json::Value = reqwest::get(format!("{url}/v1/modules/tally/schema"))
         .await
@@ -237,6 +245,74 @@ fn double(ctx: &mut dyn Ctx, sender: &str) -> Result<(), ActionError> {
         .map(|o| o["kind"].as_str().unwrap())
         .collect();
     assert_eq!(kinds, ["add", "reset", "double"]);
+
+    // A save whose migration fails: the chain refuses the upgrade, the receipt's error is
+    // printed, the code before keeps running.
+    let with_migration = |body: &str| {
+        let body = body.to_string();
+        move |t: String| {
+            let t = t.replace(
+                "gamechain_sdk::export_module!(Tally, schema = SCHEMA);",
+                "gamechain_sdk::export_module!(Tally, schema = SCHEMA, migrate);",
+            );
+            let start = t.find("\n    fn migrate(").unwrap_or(0);
+            let t = if start > 0 {
+                let end = t[start..].find("\n    }\n").unwrap() + start + "\n    }\n".len();
+                format!("{}\n{}", &t[..start], &t[end..])
+            } else {
+                t
+            };
+            t.replace(
+                "    fn schema(&self) -> Option<&str> {",
+                &format!(
+                    "    fn migrate(&self, ctx: &mut dyn Ctx, _from: &Migration) -> Result<(), ActionError> {{\n{body}\n    }}\n\n    fn schema(&self) -> Option<&str> {{"
+                ),
+            )
+        }
+    };
+    edit(
+        &lib,
+        with_migration(
+            r#"        let _ = ctx;
+        Err(ActionError::invalid("the migration says no"))"#,
+        ),
+    );
+    let saved = Instant::now();
+    let refused = wait("upgrade refused at block", 300);
+    eprintln!(
+        "dev_loop: save (failing migration) -> refused: {} ms",
+        saved.elapsed().as_millis()
+    );
+    assert!(refused.contains("the migration says no"), "{refused}");
+    assert_eq!(
+        play(&client, &key, json!({"kind": "double"})).await,
+        (true, None)
+    );
+    assert_eq!(
+        tally_of(&client, &key.address()).await,
+        20,
+        "old code, state kept"
+    );
+
+    // A save whose migration works: it runs in the upgrade (every tally + 1).
+    edit(
+        &lib,
+        with_migration(
+            r#"        for (key, _) in ctx.scan("tally/", None, 256) {
+            let tally = ctx.get_json::<u64>(&key)?.unwrap_or(0) + 1;
+            ctx.put_json(&key, &tally);
+        }
+        Ok(())"#,
+        ),
+    );
+    let saved = Instant::now();
+    let migrated = wait("upgraded at block", 300);
+    eprintln!(
+        "dev_loop: save (migration) -> upgraded: {} ms",
+        saved.elapsed().as_millis()
+    );
+    assert!(migrated.ends_with("(migration ran)"), "{migrated}");
+    assert_eq!(tally_of(&client, &key.address()).await, 21, "migrated");
 
     // Ctrl-C: a clean stop, exit 0.
     let mut child = guard.0.take().unwrap();

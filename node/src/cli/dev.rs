@@ -148,10 +148,7 @@ pub struct BuildSummary {
 impl BuildSummary {
     fn head(&self, verb: &str) -> String {
         let short: String = self.sha256.chars().take(12).collect();
-        format!(
-            "{verb} {} B sha256 {short} in {} ms",
-            self.size, self.ms
-        )
+        format!("{verb} {} B sha256 {short} in {} ms", self.size, self.ms)
     }
 }
 
@@ -171,7 +168,10 @@ pub fn upgraded_line(build: &BuildSummary, height: u64, migration: bool) -> Stri
 
 /// `rebuilt … in <ms> ms; upgrade refused at block <h>: <error>`.
 pub fn refused_line(build: &BuildSummary, verb: &str, height: u64, error: &str) -> String {
-    format!("{}; {verb} refused at block {height}: {error}", build.head("rebuilt"))
+    format!(
+        "{}; {verb} refused at block {height}: {error}",
+        build.head("rebuilt")
+    )
 }
 
 /// Whether `wasm` exports a function named `gc_migrate` (ABI.md, "Upgrades"). A malformed
@@ -402,7 +402,10 @@ impl Loop {
                 } else {
                     "nothing deployed yet"
                 };
-                line(out, &format!("build failed; {kept} (fix and save to retry)"));
+                line(
+                    out,
+                    &format!("build failed; {kept} (fix and save to retry)"),
+                );
                 return;
             }
         };
@@ -435,7 +438,10 @@ impl Loop {
             Err(e) => {
                 line(
                     out,
-                    &format!("{}; {verb} refused: {e}", summary.head(if upgrade { "rebuilt" } else { "built" })),
+                    &format!(
+                        "{}; {verb} refused: {e}",
+                        summary.head(if upgrade { "rebuilt" } else { "built" })
+                    ),
                 );
                 return;
             }
@@ -450,10 +456,7 @@ impl Loop {
             line(out, &upgraded_line(&summary, included.height, migration));
         } else {
             line(out, &deployed_line(&summary, &id, included.height));
-            line(
-                out,
-                &format!("page {}/dev/?module={id}", self.url),
-            );
+            line(out, &format!("page {}/dev/?module={id}", self.url));
             self.deployed = Some(id.clone());
         }
         let ts = self
@@ -503,9 +506,15 @@ mod tests {
         assert!(!d.observe(a.clone(), t0), "nothing changed");
         assert!(!d.observe(a.clone(), t0 + ms(1000)), "still nothing");
         let b = snap(&[("src/lib.rs", 2, 10)]);
-        assert!(!d.observe(b.clone(), t0 + ms(1300)), "changed: wait to settle");
+        assert!(
+            !d.observe(b.clone(), t0 + ms(1300)),
+            "changed: wait to settle"
+        );
         let c = snap(&[("src/lib.rs", 2, 12)]);
-        assert!(!d.observe(c.clone(), t0 + ms(1400)), "changed again: restart");
+        assert!(
+            !d.observe(c.clone(), t0 + ms(1400)),
+            "changed again: restart"
+        );
         assert!(!d.observe(c.clone(), t0 + ms(1600)), "not settled yet");
         assert!(d.observe(c.clone(), t0 + ms(1700)), "settled: rebuild");
         assert!(!d.observe(c.clone(), t0 + ms(2000)), "once");
