@@ -77,10 +77,17 @@ fn main() -> ExitCode {
             Command::Dev(args) => {
                 // The in-process node logs only its warnings: the progress lines are the output.
                 cli_node::init_logging("warn");
-                match dev::run(args, &mut PipeStdout).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(e) => fail(&e, 1),
-                }
+                let code = match dev::run(args, &mut PipeStdout).await {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        1
+                    }
+                };
+                // Now: a build stopped by Ctrl-C may still run on a blocking thread, which
+                // dropping the runtime would wait for (the node is already shut down).
+                let _ = PipeStdout.flush();
+                std::process::exit(code)
             }
             Command::Module(command) => match cli_module::run(command, &mut PipeStdout).await {
                 Ok(()) => ExitCode::SUCCESS,

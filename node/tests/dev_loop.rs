@@ -61,6 +61,22 @@ fn wait_for(lines: &Receiver<String>, want: &str, limit: Duration) -> String {
     }
 }
 
+/// [`wait_for`] each of `wants`, in any order.
+fn wait_for_all(lines: &Receiver<String>, wants: &[&str], limit: Duration) {
+    let deadline = Instant::now() + limit;
+    let mut missing: Vec<&str> = wants.to_vec();
+    while !missing.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) => {
+                eprintln!("dev> {line}");
+                missing.retain(|want| !line.contains(want));
+            }
+            Err(e) => panic!("no lines with {missing:?} within {limit:?} ({e})"),
+        }
+    }
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -187,8 +203,17 @@ async fn new_dev_play_edit_upgrade_stop() {
     let lib = cwd.join("tally/src/lib.rs");
     edit(&lib, |t| t + "\nfn broken( {\n");
     let saved = Instant::now();
-    wait("error: this file contains an unclosed delimiter", 120);
-    wait("build failed; the previous code keeps running", 120);
+    // stdout and stderr are two pipes: the two lines may arrive in either order.
+    tokio::task::block_in_place(|| {
+        wait_for_all(
+            &lines,
+            &[
+                "error: this file contains an unclosed delimiter",
+                "build failed; the previous code keeps running",
+            ],
+            Duration::from_secs(120),
+        )
+    });
     eprintln!(
         "dev_loop: save (broken) -> build failed: {} ms",
         saved.elapsed().as_millis()

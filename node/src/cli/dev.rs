@@ -467,7 +467,7 @@ impl Loop {
             Some(Ok(text)) => {
                 let written = ts
                     .parent()
-                    .map(|p| std::fs::create_dir_all(p))
+                    .map(std::fs::create_dir_all)
                     .transpose()
                     .and_then(|_| std::fs::write(&ts, text));
                 match written {

@@ -64,7 +64,7 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             }
             writeln!(
                 out,
-                "next: cd {} && cargo test && gamechain module build",
+                "next: cd {} && cargo test && gamechain module build (or gamechain dev: build, deploy and redeploy on every save)",
                 dir.display()
             )
             .map_err(write_error)
