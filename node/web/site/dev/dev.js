@@ -55,14 +55,14 @@ function showSchema(schema) {
   $('ops').replaceChildren(...(schema.ops ?? []).map((op) => {
     const [labels, read] = inputs(op.fields);
     const result = el('span', { className: 'note' });
-    const form = el('form', { className: 'op', dataset: { kind: op.kind } }, el('b', {}, op.kind), ...labels, ' ', el('button', {}, 'send'), ' ', result, el('div', { className: 'note' }, op.doc ?? ''));
+    const form = el('form', { className: 'op', id: `op-${op.kind}` }, el('b', {}, op.kind), ...labels, ' ', el('button', {}, 'send'), ' ', result, el('div', { className: 'note' }, op.doc ?? ''));
     form.onsubmit = (e) => { e.preventDefault(); send({ type: 'game', game: id, op: { kind: op.kind, ...read() } }, result); };
     return form;
   }));
   $('views').replaceChildren(...(schema.views ?? []).map((v) => {
     const [labels, read] = inputs(v.query);
     const answer = el('pre');
-    const form = el('form', { className: 'view', dataset: { name: v.name } }, el('b', {}, v.name), ...labels, ' ', el('button', {}, 'ask'), el('div', { className: 'note' }, v.doc ?? ''), answer);
+    const form = el('form', { className: 'view', id: `view-${v.name}` }, el('b', {}, v.name), ...labels, ' ', el('button', {}, 'ask'), el('div', { className: 'note' }, v.doc ?? ''), answer);
     form.onsubmit = async (e) => {
       e.preventDefault();
       const q = Object.fromEntries(Object.entries(read()).map(([k, x]) => [k, typeof x === 'string' ? x : JSON.stringify(x)]));
