@@ -56,7 +56,8 @@ pub struct DevArgs {
     /// The dev node's listen address (default: 127.0.0.1 and a free port).
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<SocketAddr>,
-    /// The dev node's data directory, emptied at start (default: <crate>/target/gamechain-dev).
+    /// The dev node's data directory, emptied at start (default: <crate>/target/gamechain-dev);
+    /// a non-empty directory without the deployer.wif of an earlier session is refused.
     #[arg(long, value_name = "DIR")]
     pub data: Option<PathBuf>,
     /// Where the TypeScript client is written (default: <crate>/client/<id>.ts).
@@ -252,7 +253,7 @@ pub async fn run(args: DevArgs, out: &mut dyn Write) -> Result<(), String> {
         .data
         .clone()
         .unwrap_or_else(|| crate_dir.join("target/gamechain-dev"));
-    if data_dir.exists() {
+    if may_empty(&data_dir)? {
         std::fs::remove_dir_all(&data_dir)
             .map_err(|e| format!("cannot empty {}: {e}", data_dir.display()))?;
     }
@@ -278,6 +279,26 @@ pub async fn run(args: DevArgs, out: &mut dyn Write) -> Result<(), String> {
     stopped?;
     line(out, "stopped");
     Ok(())
+}
+
+/// Whether the data directory `dir` is to be emptied before the start: `false` when it does not
+/// exist or is empty, `true` when a dev session made it (it holds `deployer.wif`). Errors: any
+/// other non-empty directory (never deleted: `--data` may name the wrong folder).
+pub fn may_empty(dir: &Path) -> Result<bool, String> {
+    let Ok(mut entries) = std::fs::read_dir(dir) else {
+        return Ok(false);
+    };
+    if entries.next().is_none() {
+        return Ok(false);
+    }
+    if dir.join("deployer.wif").is_file() {
+        return Ok(true);
+    }
+    Err(format!(
+        "{} is not empty and is not the data directory of a `gamechain dev` session (no \
+         deployer.wif): pick another --data DIR (it is emptied at every start)",
+        dir.display()
+    ))
 }
 
 fn line(out: &mut dyn Write, text: &str) {
@@ -549,6 +570,23 @@ mod tests {
                 PathBuf::from("src/lib.rs")
             ]
         );
+    }
+
+    #[test]
+    fn only_a_dev_data_directory_is_emptied() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("data");
+        assert_eq!(may_empty(&dir), Ok(false), "missing");
+        std::fs::create_dir(&dir).unwrap();
+        assert_eq!(may_empty(&dir), Ok(false), "empty");
+        std::fs::write(dir.join("notes.txt"), "keep me").unwrap();
+        let err = may_empty(&dir).unwrap_err();
+        assert!(
+            err.contains("is not the data directory of a `gamechain dev` session"),
+            "{err}"
+        );
+        std::fs::write(dir.join("deployer.wif"), "x").unwrap();
+        assert_eq!(may_empty(&dir), Ok(true));
     }
 
     #[test]
