@@ -164,6 +164,7 @@ pub enum Command {
     /// Run a module crate on an embedded dev node and redeploy it on every save: build, deploy
     /// (policy owner), watch src/, rebuild, upgrade, regenerate the TypeScript client; a page
     /// at /dev/ (docs/modules.md, "The dev loop").
+    #[command(long_about = crate::cli::dev::LONG_ABOUT)]
     Dev(crate::cli::dev::DevArgs),
 }
 

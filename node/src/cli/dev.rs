@@ -33,10 +33,9 @@ pub const SETTLE_MS: u64 = 250;
 /// The dev node's longest wait between blocks, ms (a transaction gets its block at once).
 pub const DEV_BLOCK_INTERVAL_MS: u64 = 200;
 
-/// `gamechain dev`.
-#[derive(Debug, Args)]
-#[command(
-    long_about = "Run a module crate (made by `gamechain module new`) on an embedded dev node and \
+/// `gamechain dev --help`'s text (the variant's doc comment is the short one).
+pub const LONG_ABOUT: &str =
+    "Run a module crate (made by `gamechain module new`) on an embedded dev node and \
 redeploy it on every save.\n\n\
 Starts a node in-process (a block at least every 200 ms, a throwaway data directory, a deployer \
 key funded by the faucet), builds the crate to .wasm exactly as `gamechain module build` does, \
@@ -47,8 +46,10 @@ and the client is regenerated. One line per step:\n\n  \
 built <size> B sha256 <12 hex> in <ms> ms; deployed <id> at block <h>\n  \
 rebuilt <size> B sha256 <12 hex> in <ms> ms; upgraded at block <h> (migration ran|none)\n\n\
 The page http://<addr>/dev/?module=<id> has the module's ops as forms, its views and its live \
-events. Ctrl-C (SIGINT) or SIGTERM stops it (exit 0). See docs/modules.md, \"The dev loop\"."
-)]
+events. Ctrl-C (SIGINT) or SIGTERM stops it (exit 0). See docs/modules.md, \"The dev loop\".";
+
+/// `gamechain dev`.
+#[derive(Debug, Args)]
 pub struct DevArgs {
     /// The module crate (the directory of its Cargo.toml).
     #[arg(long, value_name = "CRATE", default_value = ".")]
