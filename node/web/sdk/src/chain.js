@@ -23,6 +23,9 @@ export function txidOf(body) {
 }
 
 /** Retries of one call answered `429 rate_limited`, by default. */
+/** The longest `retry-after` (seconds) honoured; a larger one counts as this. */
+export const MAX_RETRY_AFTER_S = 3600;
+
 export const RATE_LIMIT_RETRIES = 8;
 /** Most time one call spends waiting out `429` answers, ms, by default. */
 export const RATE_LIMIT_MAX_WAIT_MS = 60000;
@@ -79,6 +82,8 @@ export class Chain {
    * @param {string} url the node's base URL, e.g. `http://127.0.0.1:8645` (a trailing `/` is dropped)
    * @param {object} [options]
    * @param {typeof fetch} [options.fetch] default `globalThis.fetch`
+   * @param {boolean} [options.resignOnBadNonce] default false: `send` signs an action again
+   *   after a `bad_nonce` refusal only when this is true (see `send`: trust the node first)
    * @param {typeof WebSocket|null} [options.WebSocket] default `globalThis.WebSocket`, else (Node
    *   20) the `ws` package's; `null` forces polling. Without any, receipts and subscriptions poll
    *   and `onFallback` is told
@@ -102,6 +107,7 @@ export class Chain {
     this.rateLimitMaxWaitMs = options.rateLimitMaxWaitMs ?? RATE_LIMIT_MAX_WAIT_MS;
     this.onRateLimited = options.onRateLimited ?? null;
     this.onFallback = options.onFallback ?? null;
+    this.resignOnBadNonce = options.resignOnBadNonce ?? false;
     this._webSocketOption = options.WebSocket;
     this._webSocket = undefined;
     this._warned = false;
@@ -240,7 +246,7 @@ export class Chain {
     try { json = JSON.parse(text); } catch { json = undefined; }
     if (!res.ok) {
       const retry = Number(res.headers.get('retry-after'));
-      const extra = Number.isFinite(retry) && retry > 0 ? { retryAfter: retry } : {};
+      const extra = Number.isFinite(retry) && retry > 0 ? { retryAfter: Math.min(retry, MAX_RETRY_AFTER_S) } : {};
       const err = json && json.error;
       if (err && typeof err.code === 'string') throw new ChainError(err.code, String(err.message ?? ''), res.status, extra);
       throw new ChainError('bad_answer', `${method} ${path}: HTTP ${res.status}: ${text.slice(0, 200)}`, res.status, extra);
@@ -278,7 +284,7 @@ export class Chain {
     }
     if (!res.ok) {
       const retry = Number(res.headers.get('retry-after'));
-      const extra = Number.isFinite(retry) && retry > 0 ? { retryAfter: retry } : {};
+      const extra = Number.isFinite(retry) && retry > 0 ? { retryAfter: Math.min(retry, MAX_RETRY_AFTER_S) } : {};
       let err;
       try { err = JSON.parse(decoder.decode(bytes)).error; } catch { err = undefined; }
       if (err && typeof err.code === 'string') throw new ChainError(err.code, String(err.message ?? ''), res.status, extra);
@@ -374,23 +380,41 @@ export class Chain {
    * admit one twice anyway (`409 duplicate`).
    */
   async post(tx) {
-    const answer = await this.request('POST', '/v1/tx', { body: tx.body, signature: tx.signature });
+    let retried = false;
+    const path = '/v1/tx';
+    const answer = await this.rateLimited('POST', path, () => {
+      const first = !retried;
+      retried = true;
+      return this.requestOnce('POST', path, { body: tx.body, signature: tx.signature }).catch((e) => {
+        // A 429'd post was not admitted; a duplicate after one is this very transaction,
+        // admitted meanwhile (by another path): the same txid, not a failure.
+        if (!first && e instanceof ChainError && e.code === 'duplicate') return { txid: txidOf(tx.body) };
+        throw e;
+      });
+    });
     return answer.txid;
   }
 
   /**
-   * Signs `action` with `key` at the account's `next_nonce` and posts it; the txid. A
-   * `bad_nonce` refusal is retried once with the nonce the node names; `429`s are waited out
-   * (every request, see `request`). Throws ChainError.
+   * Signs `action` with `key` at the account's `next_nonce` and posts it; the txid. `429`s are
+   * waited out (every request, see `request`). A `bad_nonce` refusal is thrown (ChainError
+   * `bad_nonce` with `expected`, the nonce the node names) unless `options.resignOnBadNonce` (or
+   * the Chain's option of that name) is true: then the same action is signed once more at the
+   * nonce the node names and posted. That is safe only with a node you trust: a node that kept
+   * the first signed transaction and lied about the nonce could submit both (the action would
+   * run twice), so it is off by default. Throws ChainError.
+   * @param {{resignOnBadNonce?: boolean}} [options]
    */
-  async send(key, action) {
+  async send(key, action, options = {}) {
     const tx = await this.sign(key, action);
     try {
       return await this.post(tx);
     } catch (e) {
       const m = e instanceof ChainError && e.code === 'bad_nonce' ? /expected (\d+)/.exec(e.message) : null;
       if (!m) throw e;
-      return this.post(await this.sign(key, action, { nonce: Number(m[1]) }));
+      e.expected = Number(m[1]);
+      if (!(options.resignOnBadNonce ?? this.resignOnBadNonce)) throw e;
+      return this.post(await this.sign(key, action, { nonce: e.expected }));
     }
   }
 

@@ -36,6 +36,8 @@ export declare class ChainError extends Error {
   status: number;
   txid?: string;
   retryAfter?: number;
+  /** `bad_nonce`: the nonce the node names. */
+  expected?: number;
   /** On a `rate_limited` error the Chain gave up on: times it asked again, ms it waited in all. */
   retries?: number;
   waitedMs?: number;
@@ -85,6 +87,8 @@ export interface ChainOptions {
   /** Most time one call spends waiting out `429`s, ms (default 60000). */
   rateLimitMaxWaitMs?: number;
   /** Told before each wait after a `429`. */
+  /** `send` signs an action again after `bad_nonce` (default false: a lying node could submit both). */
+  resignOnBadNonce?: boolean;
   onRateLimited?: (info: { method: string; path: string; retry: number; waitMs: number; retryAfter?: number }) => void;
   /** Told when a subscription, receipt wait or move relay polls for want of a WebSocket (default: one console.warn). */
   onFallback?: (info: { what: string; reason: string }) => void;
@@ -92,6 +96,8 @@ export interface ChainOptions {
 
 export declare const RATE_LIMIT_RETRIES: number;
 export declare const RATE_LIMIT_MAX_WAIT_MS: number;
+/** The longest `retry-after` (seconds) the SDK honours; a larger one counts as this (an hour). */
+export declare const MAX_RETRY_AFTER_S: number;
 
 export declare class Chain {
   constructor(url: string, options?: ChainOptions);
@@ -115,7 +121,8 @@ export declare class Chain {
   chainId(): Promise<string>;
   sign(key: Key, action: Action, options?: { chainId?: string; nonce?: number }): Promise<SignedTx>;
   post(tx: { body: string; signature: string }): Promise<string>;
-  send(key: Key, action: Action): Promise<string>;
+  /** Throws ChainError `bad_nonce` (with `expected`) unless `resignOnBadNonce` (see the README: trust the node first). */
+  send(key: Key, action: Action, options?: { resignOnBadNonce?: boolean }): Promise<string>;
   waitForReceipt(txid: string, options?: { timeoutMs?: number; pollMs?: number }): Promise<Receipt>;
   subscribe(
     onBlock: (block: Block) => void | Promise<void>,

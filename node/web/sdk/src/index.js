@@ -1,5 +1,5 @@
 // index.js: the SDK's public surface (re-exports only). See README.md for every call.
-export { Chain, txidOf, RATE_LIMIT_RETRIES, RATE_LIMIT_MAX_WAIT_MS } from './chain.js';
+export { Chain, txidOf, RATE_LIMIT_RETRIES, RATE_LIMIT_MAX_WAIT_MS, MAX_RETRY_AFTER_S } from './chain.js';
 export { ChainError } from './errors.js';
 export { Key } from './key.js';
 export { verifyMessage, recoverAddress, recoverPublicKey, messageHash, MAGIC } from './message.js';

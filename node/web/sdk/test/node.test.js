@@ -109,12 +109,20 @@ test('reads, errors and ChainError', async () => {
   await assert.rejects(small.block('latest'), (e) => e instanceof ChainError && e.code === 'too_large');
 });
 
-test('send retries a bad_nonce once with the nonce the node names; waitForReceipt both ways', async () => {
+test('send signs again after bad_nonce only when asked to; waitForReceipt both ways', async () => {
   const key = Key.generate();
   const first = await chain.send(key, { type: 'faucet', token: 'GOLD' });
   // A Chain whose account() lags behind (as when another tab sent a transaction).
-  const stale = new Chain(node.url);
-  stale.account = async (a) => ({ account: a, balances: {}, nonce: 0, next_nonce: 0 });
+  const lagging = new Chain(node.url);
+  lagging.account = async (a) => ({ account: a, balances: {}, nonce: 0, next_nonce: 0 });
+  // By default the refusal is the caller's to handle: a node that lied about the nonce while
+  // keeping the first signed transaction could otherwise submit the action twice.
+  await assert.rejects(
+    lagging.send(key, { type: 'transfer', to: Key.generate().address, token: 'GOLD', amount: '5' }),
+    (e) => e instanceof ChainError && e.code === 'bad_nonce' && e.expected === 1,
+  );
+  const stale = new Chain(node.url, { resignOnBadNonce: true });
+  stale.account = lagging.account;
   const second = await stale.send(key, { type: 'transfer', to: Key.generate().address, token: 'GOLD', amount: '5' });
   assert.equal(JSON.parse((await chain.tx(second)).body).nonce, 1);
   const viaWs = await chain.waitForReceipt(first, { timeoutMs: 20000 });

@@ -7,7 +7,8 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
-import { Chain, ChainError, Key } from '../src/index.js';
+import { Chain, ChainError, Key, txidOf } from '../src/index.js';
+import { MAX_RETRY_AFTER_S } from '../src/index.js';
 
 let node;
 before(async () => {
@@ -125,4 +126,31 @@ test('once the retry budget is spent the error says so', async () => {
   const waiting = new Chain(node.url, { fetch: alwaysLimited(1, calls), WebSocket: null, rateLimitRetries: 1 });
   await assert.rejects(waiting.waitForReceipt('ab'.repeat(32), { timeoutMs: 2500, pollMs: 100 }), (e) => e.code === 'receipt_timeout');
   assert.ok(calls.n >= 2 && calls.n <= 6, `checks never overlap, each waits out retry-after: ${calls.n}`);
+});
+
+test('a huge retry-after is capped at an hour; a duplicate after a retried post is the txid', async () => {
+  // A node asking for ~35 days: the wait and the error's retryAfter count it as MAX_RETRY_AFTER_S.
+  const huge = new Chain('http://127.0.0.1:9', {
+    rateLimitRetries: 1,
+    rateLimitMaxWaitMs: 10,
+    fetch: async () => new Response('{"error":{"code":"rate_limited","message":"slow down"}}', {
+      status: 429, headers: { 'retry-after': '3000000', 'content-type': 'application/json' },
+    }),
+  });
+  await assert.rejects(huge.status(), (e) => e instanceof ChainError && e.code === 'rate_limited' && e.retryAfter === MAX_RETRY_AFTER_S);
+  // The first post is refused with 429, the second finds the transaction already admitted.
+  let posts = 0;
+  const tx = { body: '{"x":1}', signature: 's' };
+  const racing = new Chain('http://127.0.0.1:9', {
+    fetch: async () => {
+      posts += 1;
+      return posts === 1
+        ? new Response('{"error":{"code":"rate_limited","message":"slow down"}}', { status: 429, headers: { 'retry-after': '1' } })
+        : new Response('{"error":{"code":"duplicate","message":"already in the mempool"}}', { status: 409 });
+    },
+  });
+  assert.equal(await racing.post(tx), txidOf(tx.body));
+  // Asked once, a duplicate is the caller's error as before.
+  posts = 1;
+  await assert.rejects(racing.post(tx), (e) => e.code === 'duplicate');
 });
