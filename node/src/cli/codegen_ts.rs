@@ -442,7 +442,19 @@ fn property(name: &str) -> String {
 
 /// A JSON (and TypeScript) double-quoted string literal.
 fn json_string(text: &str) -> String {
-    serde_json::to_string(text).expect("strings serialise")
+    // serde_json escapes control characters; bidi format characters are escaped too, so the
+    // file reads as it runs.
+    serde_json::to_string(text)
+        .expect("strings serialise")
+        .chars()
+        .map(|c| {
+            if is_bidi_format(c) {
+                format!("\\u{:04x}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// `claim_timeout` → `ClaimTimeout`, `tictactoe.created` → `TictactoeCreated`; refuses a name
@@ -501,8 +513,10 @@ struct Naming {
 }
 
 /// Members of the client class besides the ops' and views' methods.
-const CLASS_MEMBERS: [&str; 10] = [
+const CLASS_MEMBERS: [&str; 11] = [
     "chain",
+    // A `then` method would make the client "thenable": `await client` would call it.
+    "then",
     "sendOp",
     "constructor",
     "toString",
@@ -585,12 +599,30 @@ fn naming(schema: &Schema) -> Result<Naming, String> {
 // ---------------------------------------------------------------------------------------------
 // Writing TypeScript
 
-/// A doc comment at `indent`, or nothing. `*/` inside is broken up.
+/// Unicode's bidirectional formatting characters (embeddings, overrides, isolates, marks).
+fn is_bidi_format(c: char) -> bool {
+    matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// A doc comment at `indent`, or nothing. `*/` inside is broken up; control and bidi format
+/// characters are written as `\u{…}`.
 fn doc_comment(out: &mut String, indent: &str, text: Option<&str>) {
     let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
         return;
     };
-    let text = text.replace("*/", "*\\/");
+    // Control and bidirectional-format characters are written as escapes, so a schema's text
+    // can neither move a terminal's cursor nor reorder what a reader of the file sees.
+    let text: String = text
+        .replace("*/", "*\\/")
+        .chars()
+        .map(|c| {
+            if (c.is_control() && c != '\n') || is_bidi_format(c) {
+                format!("\\u{{{:04x}}}", c as u32)
+            } else {
+                c.to_string()
+            }
+        })
+        .collect();
     let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
     if lines.len() == 1 {
         let _ = writeln!(out, "{indent}/** {} */", lines[0]);

@@ -37,7 +37,8 @@ type _Ty = {
 type _Fields = ReadonlyArray<readonly [string, _Ty]>;
 
 const _AMOUNT = /^(0|[1-9][0-9]*)$/;
-const _HEX = /^[0-9a-fA-F]*$/;
+// Lowercase, whole bytes: the schema's `hex`.
+const _HEX = /^(?:[0-9a-f]{2})*$/;
 const _IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 function _at(path: string, name: string): string {

@@ -131,6 +131,9 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
                     return Err(CliError::Usage("give --wasm FILE or --module ID".into()))
                 }
             };
+            // What a node served is checked as the chain checks a section before it is shown.
+            gamechain_sdk::schema::Schema::parse(&text)
+                .map_err(|e| CliError::Usage(format!("not a valid module schema: {e}")))?;
             writeln!(out, "{}", gamechain_sdk::schema::pretty(&text)).map_err(write_error)
         }
         ModuleCommand::List { node, pending } => {
@@ -181,6 +184,22 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
                     "one of --schema FILE, --wasm FILE or --module ID is needed".into(),
                 ));
             };
+            // With --module, the id the node serves the module under is the one its ops must
+            // name: a schema naming another module is refused (a hostile node could otherwise
+            // have the client send ops, stakes included, to a module of its choice).
+            if let Some(id) = &module {
+                let named = codegen_ts::parse_schema(&bytes)
+                    .map_err(CliError::Usage)?
+                    .module;
+                if &named != id {
+                    return Err(CliError::Usage(format!(
+                        "the node's schema for module `{id}` names module `{named}`: refused (the \
+                         client would send its ops to `{named}`). If the module was deployed \
+                         under another id than its author's, generate from a schema file with \
+                         that id (--schema FILE)"
+                    )));
+                }
+            }
             let text = codegen_ts::generate(&bytes).map_err(CliError::Usage)?;
             std::fs::write(&ts, &text)
                 .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", ts.display())))?;
@@ -198,8 +217,9 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
     }
 }
 
-/// Largest schema answer read from a node.
-const MAX_SCHEMA_BYTES: usize = 4 << 20;
+/// Largest schema answer read from a node: the chain's own bound on a `gamechain.schema`
+/// section (64 KiB).
+const MAX_SCHEMA_BYTES: usize = 64 << 10;
 
 /// The schema a node serves for module `id` (`GET /v1/modules/<id>/schema`), as its bytes.
 /// Errors: an unusable id, no answer, a 404 (no such module, a module deployed without a schema,
@@ -216,18 +236,23 @@ async fn fetch_schema(node: &str, id: &str) -> Result<Vec<u8>, String> {
         .await
         .map_err(|e| format!("cannot reach {node} for GET /v1/modules/{id}/schema: {e}"))?;
     let status = answer.status();
-    let body = answer
-        .bytes()
+    // Read up to the bound and no further: a hostile node cannot make this hold more.
+    let mut answer = answer;
+    let mut body = Vec::new();
+    while let Some(chunk) = answer
+        .chunk()
         .await
-        .map_err(|e| format!("GET {url}: the answer broke off: {e}"))?;
-    if status.is_success() {
-        if body.len() > MAX_SCHEMA_BYTES {
+        .map_err(|e| format!("GET {url}: the answer broke off: {e}"))?
+    {
+        if body.len() + chunk.len() > MAX_SCHEMA_BYTES {
             return Err(format!(
-                "GET {url}: the schema is {} bytes, over {MAX_SCHEMA_BYTES}",
-                body.len()
+                "GET {url}: the answer is over {MAX_SCHEMA_BYTES} bytes (a schema is at most that)"
             ));
         }
-        return Ok(body.to_vec());
+        body.extend_from_slice(&chunk);
+    }
+    if status.is_success() {
+        return Ok(body);
     }
     // The API's error body is `{"error": {"code": …, "message": …}}`.
     let said = serde_json::from_slice::<serde_json::Value>(&body)

@@ -219,6 +219,8 @@ fn names_that_cannot_be_identifiers_or_collide_are_refused() {
          and op `send_op`: rename one of them in the module's schema"
     );
     assert!(refused(&op("constructor")).contains("`constructor` would stand for both"));
+    // An op `then` would make the client thenable (`await client` would call it).
+    assert!(refused(&op("then")).contains("`then` would stand for both"));
     let two = r#"{"schema_version":1,"module":"zz","ops":[{"kind":"claim_timeout"},{"kind":"claim.timeout"}]}"#;
     assert_eq!(
         refused(two),
@@ -382,4 +384,15 @@ fn the_schema_is_read_from_a_wasm_custom_section() {
         schema_from_wasm(&cut).unwrap_err(),
         "a section runs past the end of the file"
     );
+}
+
+#[test]
+fn control_and_bidi_characters_in_a_schema_are_written_as_escapes() {
+    // A doc with a right-to-left override and a terminal escape, an enum value with an isolate:
+    // they reach comments and string literals only as escapes.
+    let schema = "{\"schema_version\":1,\"module\":\"zz\",\"ops\":[{\"kind\":\"k\",\"doc\":\"a\\u202eb\\u001b[2Jc\",\"fields\":{\"f\":{\"type\":\"enum\",\"values\":[\"x\\u2066y\"]}}}]}";
+    let ts = generated(schema);
+    assert!(!ts.contains('\u{202e}') && !ts.contains('\u{2066}') && !ts.contains('\u{1b}'));
+    has(&ts, "a\\u{202e}b\\u{001b}[2Jc");
+    has(&ts, "x\\u2066y");
 }
