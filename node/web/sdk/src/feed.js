@@ -69,11 +69,21 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
   /** Fetches a block; a failure is tagged `fetch` so the pump knows to wait and try again. */
   async function fetchBlock(which) {
     if (announced.has(which)) return announced.get(which);
+    let b;
     try {
-      return await chain.block(which, { signal: stop.signal });
+      b = await chain.block(which, { signal: stop.signal });
     } catch (e) {
       throw Object.assign(e instanceof Error ? e : new Error(String(e)), { fetch: true });
     }
+    // A block asked for by height must be that height: "every height once, in order" holds
+    // only if the node cannot answer another one (it is asked again after a backoff).
+    if (typeof which === 'number' && b?.height !== which) {
+      throw Object.assign(new ChainError('bad_answer', `asked for block ${which}, the node answered block ${b?.height}`), { fetch: true });
+    }
+    if (which === 'latest' && !Number.isSafeInteger(b?.height)) {
+      throw Object.assign(new ChainError('bad_answer', 'the latest block has no height'), { fetch: true });
+    }
+    return b;
   }
 
   /** Delivers every height after `last` up to `block` (fetching the ones in between), then `block`. */

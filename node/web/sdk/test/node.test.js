@@ -168,3 +168,23 @@ for (const mode of ['websocket', 'polling']) {
     assert.deepEqual(fromTwo.slice(0, 4), [2, 3, 4, 5]);
   });
 }
+
+test('subscribe refuses a block answered for another height than asked', async () => {
+  // Blocks to fetch by height: a few transactions, each in its own block.
+  for (let i = 0; i < 3; i++) await chain.waitForReceipt(await chain.send(Key.generate(), { type: 'faucet', token: 'GOLD' }), { timeoutMs: 20000 });
+  // A node that answers every block by height with the next one's number.
+  const c = new Chain(node.url, { WebSocket: null });
+  const real = c.block.bind(c);
+  c.block = async (which, o) => {
+    const b = await real(which, o);
+    return typeof which === 'number' ? { ...b, height: b.height + 1 } : b;
+  };
+  const heights = [];
+  const errors = [];
+  const sub = c.subscribe((b) => { heights.push(b.height); }, { fromHeight: 1, pollMs: 50, onError: (e) => errors.push(e) });
+  const end = Date.now() + 10000;
+  while (!errors.some((e) => e.code === 'bad_answer')) { assert.ok(Date.now() < end, 'no bad_answer'); await new Promise((r) => setTimeout(r, 20)); }
+  sub.close();
+  assert.deepEqual(heights, []);
+  assert.match(errors.find((e) => e.code === 'bad_answer').message, /asked for block 1, the node answered block 2/);
+});
