@@ -21,12 +21,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::cli::{failed, json_ok, run, run_on, text};
-use common::NodeProcess;
+use common::{require_node_packages, sdk_dir, NodeProcess};
 use sha2::{Digest, Sha256};
-
-fn sdk_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("web/sdk")
-}
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -36,37 +32,8 @@ fn fixture(name: &str) -> PathBuf {
 
 /// `tsc` of node/web/sdk (installed from its lockfile when missing), after checking Node.js 20+.
 fn tsc() -> PathBuf {
-    let version = Command::new("node")
-        .arg("--version")
-        .output()
-        .unwrap_or_else(|e| {
-            panic!("Node.js 20+ is needed and is not on PATH ({e}); `.ci/run` installs it")
-        });
-    let text = String::from_utf8_lossy(&version.stdout).trim().to_string();
-    let major: u32 = text
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    assert!(
-        major >= 20,
-        "Node.js 20+ is needed; `node --version` says {text:?}"
-    );
+    require_node_packages(".bin/tsc");
     let tsc = sdk_dir().join("node_modules/.bin/tsc");
-    if !tsc.exists() {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(sdk_dir())
-            .status()
-            .unwrap_or_else(|e| {
-                panic!("npm is needed to install node/web/sdk's devDependencies: {e}")
-            });
-        assert!(
-            status.success(),
-            "`npm ci` in node/web/sdk failed ({status})"
-        );
-    }
     assert!(tsc.exists(), "no {} after `npm ci`", tsc.display());
     tsc
 }

@@ -6,10 +6,13 @@
 //! `$CHROMIUM`) for the second; `.ci/run` installs them. `node_modules/` comes from the lockfile
 //! (`npm ci`, run here when it is missing). Each fails with a message saying what is missing.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{require_node_packages, sdk_dir};
 
 /// The suites start nodes and a browser: one at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -17,46 +20,9 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// Longest a suite may run.
 const SUITE_LIMIT: Duration = Duration::from_secs(900);
 
-fn sdk_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("web/sdk")
-}
-
-fn require_node() {
-    let version = Command::new("node").arg("--version").output().unwrap_or_else(|e| {
-        panic!("Node.js 20+ is needed for the JavaScript suites (node/web/sdk) and is not on PATH ({e}); `.ci/run` installs it (apt-get install nodejs npm)")
-    });
-    let text = String::from_utf8_lossy(&version.stdout).trim().to_string();
-    let major: u32 = text
-        .trim_start_matches('v')
-        .split('.')
-        .next()
-        .and_then(|m| m.parse().ok())
-        .unwrap_or(0);
-    assert!(
-        major >= 20,
-        "Node.js 20+ is needed for the JavaScript suites; `node --version` says {text:?}"
-    );
-    let modules = sdk_dir().join("node_modules/.package-lock.json");
-    if !modules.exists() {
-        let status = Command::new("npm")
-            .args(["ci", "--no-audit", "--no-fund"])
-            .current_dir(sdk_dir())
-            .status()
-            .unwrap_or_else(|e| {
-                panic!(
-                    "npm is needed to install node/web/sdk's dependencies from its lockfile: {e}"
-                )
-            });
-        assert!(
-            status.success(),
-            "`npm ci` in node/web/sdk failed ({status})"
-        );
-    }
-}
-
 fn run_suite(script: &str) {
     let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
-    require_node();
+    require_node_packages(".package-lock.json");
     let started = Instant::now();
     let mut child = Command::new("npm")
         .args(["run", "--silent", script])

@@ -453,3 +453,44 @@ pub fn load_action(i: u64, to: &str) -> gamechain_runtime::chain::Action {
         }
     }
 }
+
+/// `node/web/sdk`, the JavaScript SDK's package.
+pub fn sdk_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("web/sdk")
+}
+
+/// Checks Node.js 20+ is on PATH and that `node/web/sdk/node_modules/<installed>` exists,
+/// running `npm ci` there (from its lockfile) when it does not. Panics saying what to install.
+pub fn require_node_packages(installed: &str) {
+    let version = Command::new("node").arg("--version").output().unwrap_or_else(|e| {
+        panic!("Node.js 20+ is needed for the JavaScript tests (node/web/sdk) and is not on PATH ({e}); `.ci/run` installs it (apt-get install nodejs npm)")
+    });
+    let text = String::from_utf8_lossy(&version.stdout).trim().to_string();
+    let major: u32 = text
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        major >= 20,
+        "Node.js 20+ is needed for the JavaScript tests; `node --version` says {text:?}"
+    );
+    let wanted = sdk_dir().join("node_modules").join(installed);
+    if !wanted.exists() {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(sdk_dir())
+            .status()
+            .unwrap_or_else(|e| {
+                panic!(
+                    "npm is needed to install node/web/sdk's dependencies from its lockfile: {e}"
+                )
+            });
+        assert!(
+            status.success(),
+            "`npm ci` in node/web/sdk failed ({status})"
+        );
+    }
+    assert!(wanted.exists(), "no {} after `npm ci`", wanted.display());
+}
