@@ -12,6 +12,16 @@ use std::path::Path;
 #[path = "build_web.rs"]
 mod build_web;
 
+// The generator of `gamechain module codegen --ts`, run here on the embedded modules so that the
+// pages use typed clients made from exactly the schemas the binary's modules carry.
+#[path = "src/cli/codegen_ts.rs"]
+#[allow(dead_code)]
+mod codegen_ts;
+
+/// The genesis modules the pages play through generated typed clients (`/clients/<id>.js`):
+/// `/play/tictactoe/`, `/play/mnk/` and `/play/rps/` (the channel's offers).
+const PAGE_CLIENTS: [&str; 3] = ["tictactoe", "mnk", "channel"];
+
 /// The module crates a new chain's genesis may hold (`genesis_modules.rs` names their ids).
 const GENESIS_PACKAGES: [&str; 6] = [
     "tictactoe",
@@ -45,6 +55,9 @@ fn main() {
     // compiled by plain rustc so that its bytes (and code hash) do not depend on the command.
     std::env::remove_var("RUSTC_WORKSPACE_WRAPPER");
     let out_dir = std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR");
+    let clients_dir = Path::new(&out_dir).join("clients");
+    std::fs::create_dir_all(&clients_dir).expect("create $OUT_DIR/clients");
+    let mut clients = Vec::new();
     for package in GENESIS_PACKAGES {
         let built = gamechain_sdk::guest_build::build_guest(package).unwrap_or_else(|e| {
             panic!("cannot build the embedded `{package}` guest (is the wasm32-unknown-unknown target installed? `rustup target add wasm32-unknown-unknown`):\n{e}")
@@ -52,6 +65,15 @@ fn main() {
         let out = Path::new(&out_dir).join(format!("{package}.wasm"));
         std::fs::write(&out, &built.wasm)
             .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
+        if PAGE_CLIENTS.contains(&package) {
+            let ts = codegen_ts::schema_from_wasm(&built.wasm)
+                .and_then(|schema| codegen_ts::generate(&schema))
+                .unwrap_or_else(|e| panic!("cannot generate the `{package}` client: {e}"));
+            let file = clients_dir.join(format!("{package}.ts"));
+            std::fs::write(&file, ts)
+                .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+            clients.push((package.to_string(), file));
+        }
     }
-    build_web::embed_web(&root, Path::new(&out_dir));
+    build_web::embed_web(&root, Path::new(&out_dir), &clients);
 }

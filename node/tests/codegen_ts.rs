@@ -17,77 +17,18 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use common::cli::{failed, json_ok, run, run_on, text};
-use common::{require_node_packages, sdk_dir, NodeProcess};
+use common::typescript::{run_tool, ts_work_dir, tsc_command};
+use common::NodeProcess;
 use sha2::{Digest, Sha256};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/codegen_ts")
         .join(name)
-}
-
-/// `tsc` of node/web/sdk (installed from its lockfile when missing), after checking Node.js 20+.
-fn tsc() -> PathBuf {
-    require_node_packages(".bin/tsc");
-    let tsc = sdk_dir().join("node_modules/.bin/tsc");
-    assert!(tsc.exists(), "no {} after `npm ci`", tsc.display());
-    tsc
-}
-
-/// Runs `command` to its end (at most `limit`), panicking with its output unless it succeeds;
-/// returns its stdout.
-fn run_tool(mut command: Command, what: &str, limit: Duration) -> String {
-    let child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    let pid = child.id();
-    let (done, output) = std::sync::mpsc::channel();
-    std::thread::spawn(move || done.send(child.wait_with_output()));
-    let started = Instant::now();
-    let out = match output.recv_timeout(limit) {
-        Ok(out) => out.unwrap(),
-        Err(_) => {
-            // SAFETY: no memory-safety preconditions; the child is not reaped yet.
-            unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-            panic!("{what} did not finish in {limit:?}");
-        }
-    };
-    assert!(
-        out.status.success(),
-        "{what} failed ({}) after {:?}\nstdout:\n{}\nstderr:\n{}",
-        out.status,
-        started.elapsed(),
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-    text(&out.stdout)
-}
-
-/// `tsc --strict` with the settings the generated file documents (ES2020+ for bigint; Node's
-/// ES modules), on `files` in `dir`, with `extra` flags.
-fn tsc_command(dir: &Path, extra: &[&str], files: &[&str]) -> Command {
-    let mut command = Command::new(tsc());
-    command
-        .current_dir(dir)
-        .args([
-            "--strict",
-            "--target",
-            "es2022",
-            "--module",
-            "nodenext",
-            "--moduleResolution",
-            "nodenext",
-        ])
-        .args(extra)
-        .args(files);
-    command
 }
 
 /// The checks of tsc beyond `--strict` a project may turn on: the generated file passes them too.
@@ -111,9 +52,7 @@ const STRICTER: [&str; 13] = [
 async fn typed_client_type_checks_and_plays_a_staked_game() {
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("client");
-    std::fs::create_dir_all(work.join("node_modules/@gamechain")).unwrap();
-    std::os::unix::fs::symlink(sdk_dir(), work.join("node_modules/@gamechain/sdk")).unwrap();
-    std::fs::write(work.join("package.json"), "{\"type\":\"module\"}\n").unwrap();
+    ts_work_dir(&work);
     std::fs::copy(fixture("play.ts"), work.join("play.ts")).unwrap();
     // A node: tic-tac-toe is a genesis module and embeds its schema.
     let node_dir = tmp.path().join("node");

@@ -5,12 +5,14 @@
 //! and the TypeScript client are there. A save with a syntax error prints the compiler's error
 //! and `build failed; the previous code keeps running` (the module still answers); a save that
 //! adds an op (`double`, in the code and the schema) prints `rebuilt … upgraded at block <h>
-//! (none)`: the new op works on the tally kept from before, the client has `doubleOp`. A save
+//! (none)`: the regenerated TypeScript client has `doubleOp`, type-checks with `tsc --strict`
+//! beside a script that plays the new op through it (`TallyClient#double`, compiled and run by
+//! Node.js), and that works on the tally kept from before. A save
 //! whose `gc_migrate` fails prints `upgrade refused at block <h>: <the receipt's error>` and the
 //! old code keeps running; one whose migration works prints `(migration ran)` and its writes are
-//! there. SIGINT
+//! there, read and played on through the same TypeScript client. SIGINT
 //! ends it with exit 0 after `stopped`. Prints (stderr) the time from `module new` to the first
-//! deploy and from each save to its line.
+//! deploy and to the first op played, and from each save to its line.
 //!
 //! The first build of the new crate compiles the SDK for wasm (about 30 s on 2 cores; the budget
 //! is 10 minutes); only the guest `.wasm` is built, never the crate's native tests.
@@ -24,6 +26,7 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use common::cli::{run, text};
+use common::typescript::{run_tool, ts_work_dir, tsc_command};
 use common::BIN;
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
@@ -84,6 +87,21 @@ fn free_port() -> u16 {
         .unwrap()
         .port()
 }
+
+/// Plays the new op `double` through the generated client: prints `{"before": n, "after": m}`,
+/// the sender's tally read through the client's typed view around it.
+const DOUBLE_TS: &str = r#"import { Chain, Key } from '@gamechain/sdk';
+import { TallyClient } from './tally.js';
+
+declare const process: { env: Record<string, string | undefined> };
+const tally = new TallyClient(new Chain(process.env.GAMECHAIN_NODE ?? ''));
+const key = Key.fromWif(process.env.WIF ?? '');
+const before = await tally.viewTally({ player: key.address });
+const done = await tally.double(key);
+if (!done.receipt.ok) throw new Error(`double failed: ${done.receipt.error}`);
+const after = await tally.viewTally({ player: key.address });
+console.log(JSON.stringify({ before: before.tally, after: after.tally }));
+"#;
 
 async fn play(client: &Client, key: &SecretKey, op: serde_json::Value) -> (bool, Option<String>) {
     let action = Action::Game {
@@ -186,6 +204,10 @@ async fn new_dev_play_edit_upgrade_stop() {
         (true, None)
     );
     assert_eq!(tally_of(&client, &key.address()).await, 5);
+    eprintln!(
+        "dev_loop: module new -> an op played and viewed: {} ms",
+        started.elapsed().as_millis()
+    );
     let (ok, error) = play(&client, &key, json!({"kind": "double"})).await;
     assert!(!ok);
     assert_eq!(error.unwrap(), "invalid: unknown tally op `double`");
@@ -252,11 +274,41 @@ fn double(ctx: &mut dyn Ctx, sender: &str) -> Result<(), ActionError> {
     wait("client ", 10);
     let ts = std::fs::read_to_string(&client_ts).unwrap();
     assert!(ts.contains("export function doubleOp"), "regenerated: {ts}");
+    // The new op, played through the regenerated client: type-checked, compiled, run.
+    let ts_dir = cwd.join("ts-play");
+    ts_work_dir(&ts_dir);
+    std::fs::copy(&client_ts, ts_dir.join("tally.ts")).unwrap();
+    std::fs::write(ts_dir.join("double.ts"), DOUBLE_TS).unwrap();
+    let compile = tsc_command(&ts_dir, &["--outDir", "out"], &["tally.ts", "double.ts"]);
+    tokio::task::block_in_place(|| {
+        run_tool(
+            compile,
+            "tsc --strict tally.ts double.ts",
+            Duration::from_secs(180),
+        )
+    });
+    let double_ts = || {
+        let mut node = Command::new("node");
+        node.arg("out/double.js")
+            .current_dir(&ts_dir)
+            .env("GAMECHAIN_NODE", &url)
+            .env("WIF", key.to_wif());
+        let out = tokio::task::block_in_place(|| {
+            run_tool(node, "node out/double.js", Duration::from_secs(60))
+        });
+        let said: serde_json::Value = serde_json::from_str(out.trim())
+            .unwrap_or_else(|e| panic!("double.js printed {out:?}: {e}"));
+        (
+            said["before"].as_u64().unwrap(),
+            said["after"].as_u64().unwrap(),
+        )
+    };
     assert_eq!(
-        play(&client, &key, json!({"kind": "double"})).await,
-        (true, None)
+        double_ts(),
+        (5, 10),
+        "state kept, the new op played by the TS client"
     );
-    assert_eq!(tally_of(&client, &key.address()).await, 10, "state kept");
+    assert_eq!(tally_of(&client, &key.address()).await, 10);
     let schema: serde_json::Value = reqwest::get(format!("{url}/v1/modules/tally/schema"))
         .await
         .unwrap()
@@ -338,6 +390,13 @@ fn double(ctx: &mut dyn Ctx, sender: &str) -> Result<(), ActionError> {
     );
     assert!(migrated.ends_with("(migration ran)"), "{migrated}");
     assert_eq!(tally_of(&client, &key.address()).await, 21, "migrated");
+    wait("client ", 10);
+    assert_eq!(
+        std::fs::read_to_string(&client_ts).unwrap(),
+        std::fs::read_to_string(ts_dir.join("tally.ts")).unwrap(),
+        "the schema did not change, nor does the client"
+    );
+    assert_eq!(double_ts(), (21, 42), "the TS client on the migrated state");
 
     // Ctrl-C: a clean stop, exit 0.
     let mut child = guard.0.take().unwrap();

@@ -33,6 +33,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use gamechain_chain::genesis::{check_module_id, GenesisError};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use sha2::{Digest, Sha256};
 
@@ -229,7 +230,10 @@ pub fn parse_schema(bytes: &[u8]) -> Result<Schema, String> {
         Some(Json::String(m)) => m.clone(),
         _ => return Err("schema: missing string field `module`".into()),
     };
-    crate::cli::module::check_id(&module).map_err(|e| format!("schema: {e}"))?;
+    check_module_id(&module).map_err(|e| match e {
+        GenesisError::Invalid(m) => format!("schema: {m}"),
+        other => format!("schema: {other}"),
+    })?;
     let list = |name: &str| -> Result<Vec<Json>, String> {
         match json.get(name) {
             None => Ok(Vec::new()),
@@ -528,8 +532,21 @@ const CLASS_MEMBERS: [&str; 11] = [
     "__proto__",
 ];
 
+/// A module id as a TypeScript (and Rust) type name: `mnk` → `Mnk`, `my_game_2` → `MyGame2`
+/// (each `_`-separated part capitalised, the underscores dropped).
+pub fn type_name(name: &str) -> String {
+    name.split('_')
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let mut chars = part.chars();
+            let first = chars.next().map(|c| c.to_ascii_uppercase());
+            first.into_iter().chain(chars).collect::<String>()
+        })
+        .collect()
+}
+
 fn naming(schema: &Schema) -> Result<Naming, String> {
-    let prefix = crate::cli::module::type_name(&schema.module);
+    let prefix = type_name(&schema.module);
     let mut names = Names(BTreeMap::new());
     for fixed in [
         "MODULE",
@@ -1131,5 +1148,7 @@ fn leb_u32(bytes: &[u8]) -> Option<(u32, usize)> {
     None
 }
 
+// A path the build script's `#[path]` include resolves too (rustfmt follows it there).
 #[cfg(test)]
+#[path = "codegen_ts/tests.rs"]
 mod tests;

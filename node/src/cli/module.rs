@@ -440,7 +440,7 @@ pub fn new_module_from(name: &str, dir: &Path, source: &SdkSource) -> Result<Vec
     {
         return Err(format!("{} exists and is not empty", dir.display()));
     }
-    let type_name = type_name(name);
+    let type_name = codegen_ts::type_name(name);
     let mut written = Vec::new();
     let mut write = |path: &str, text: &str| -> Result<(), String> {
         let path = dir.join(path);
@@ -464,18 +464,6 @@ pub fn new_module_from(name: &str, dir: &Path, source: &SdkSource) -> Result<Vec
         write(file, &text)?;
     }
     Ok(written)
-}
-
-/// The module type's name: `my_game` → `MyGame`.
-pub fn type_name(name: &str) -> String {
-    name.split('_')
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let mut chars = part.chars();
-            let first = chars.next().map(|c| c.to_ascii_uppercase());
-            first.into_iter().chain(chars).collect::<String>()
-        })
-        .collect()
 }
 
 /// Text as the inside of a TOML basic string (`\` and `"` escaped).
@@ -549,9 +537,9 @@ mod tests {
 
     #[test]
     fn names_become_type_names() {
-        assert_eq!(type_name("mnk"), "Mnk");
-        assert_eq!(type_name("my_game_2"), "MyGame2");
-        assert_eq!(type_name("a__b"), "AB");
+        assert_eq!(codegen_ts::type_name("mnk"), "Mnk");
+        assert_eq!(codegen_ts::type_name("my_game_2"), "MyGame2");
+        assert_eq!(codegen_ts::type_name("a__b"), "AB");
     }
 
     #[test]

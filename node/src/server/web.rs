@@ -1,8 +1,11 @@
 //! The pages the node serves beside its API, from the binary itself (embedded at build time by
 //! `node/build_web.rs` from `node/web/site/` and the SDK's browser bundle): the explorer at `/`,
 //! the games at `/play/tictactoe/`, `/play/mnk/` and `/play/rps/` (off-chain, docs/channels.md),
-//! the SDK at `/sdk/` (`/sdk/gamechain.js`), and the page of `gamechain dev` at `/dev/?module=<id>`
-//! (a module's ops as forms, its views and live events, from its schema).
+//! the SDK at `/sdk/` (`/sdk/gamechain.js`), the typed clients the pages play through
+//! (`/clients/<id>.ts` and its compiled `/clients/<id>.js` for tictactoe, mnk and channel, made by
+//! `node/build.rs` with `gamechain module codegen --ts`'s generator), and the page of `gamechain
+//! dev` at `/dev/?module=<id>` (a module's ops as forms, its views and live events, from its
+//! schema).
 //!
 //! A path ending in `/` serves that folder's `index.html`; the same path without the slash
 //! redirects to it. Answers carry `cache-control: no-cache` (the bytes change with the binary),

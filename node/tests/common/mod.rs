@@ -1,12 +1,14 @@
 //! The one helper module of `node/tests`: starting the real `gamechain` binary as a child
 //! process on a data directory and a loopback port, stopping it with SIGKILL or SIGTERM,
 //! checking a node's whole chain through the API; `cli.rs` runs CLI commands and checks their
-//! output, `replay.rs` sends game workloads and runs `verify` (and a follower process).
+//! output, `replay.rs` sends game workloads and runs `verify` (and a follower process), `typescript.rs`
+//! compiles and runs TypeScript against the SDK.
 
 #![allow(dead_code, reason = "each test file uses a different part")]
 
 pub mod cli;
 pub mod replay;
+pub mod typescript;
 
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener};

@@ -1,8 +1,19 @@
-// sdk-loader.js: loads the SDK bundle the node serves (/sdk/gamechain.js). A binary built without
-// Node.js serves a module that throws instead; its text, saying how to get the bundle, is shown.
-export async function loadSdk() {
+// sdk-loader.js: loads the SDK bundle the node serves (/sdk/gamechain.js) and the typed clients
+// of its modules (/clients/<module>.js, generated at build time by `gamechain module codegen --ts`
+// from the schemas of the modules the binary embeds). A binary built without Node.js serves
+// modules that throw instead; their text, saying how to get the bundle, is shown.
+export function loadSdk() {
+  return load('/sdk/gamechain.js');
+}
+
+/** The generated typed client of `module` (its op builders, `eventsOf`, views, `<Name>Client`). */
+export function loadClient(module) {
+  return load(`/clients/${module}.js`);
+}
+
+async function load(url) {
   try {
-    return await import('/sdk/gamechain.js');
+    return await import(url);
   } catch (e) {
     const box = document.getElementById('fatal');
     if (box) {

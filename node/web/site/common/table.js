@@ -4,22 +4,28 @@
 // join, the board with whose turn it is, moves, cancel, resign (mnk), claim_timeout from the
 // height it becomes possible, results and payouts, the player's games, and every refused
 // transaction's error text. Redraws on every block of the node's WebSocket feed; `#<game id>`
-// in the URL opens a table.
-import { loadSdk, gold, toUnits, $ } from './sdk-loader.js';
+// in the URL opens a table. Every op is built, every view answer read and every event parsed by
+// the module's generated typed client (`/clients/<module>.js`, checked against its schema;
+// amounts are bigint).
+import { loadSdk, loadClient, gold, toUnits, $ } from './sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
 
 /**
  * @param {object} game
  * @param {string} game.module module id
+ * @param {(typed: object, chain: object) => object} game.client the module's client class of its
+ *   generated module (`typed`), made over `chain`
  * @param {(g: object) => {rows: number, cols: number}} game.shape board size of a game
- * @param {(index: number, g: object) => object} game.moveOp the op fields of a move on cell `index`
- * @param {() => object} game.createFields extra create fields (throws a message for the player)
+ * @param {(index: number, g: object) => object} game.moveArgs the move's arguments (besides
+ *   `id`) on cell `index`
+ * @param {() => object} game.createArgs extra create arguments (throws a message for the player)
  * @param {boolean} [game.resign] offer `resign`
  */
 export async function startTable(game) {
-  const { Chain, Key, ChainError } = await loadSdk();
+  const [{ Chain, Key, ChainError }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
   const chain = new Chain(location.origin);
+  const client = game.client(typed, chain);
   const [status, genesis] = await Promise.all([chain.status(), chain.genesis()]);
   let head = status.height;
   let key = loadKey();
@@ -42,7 +48,11 @@ export async function startTable(game) {
   const showError = (text) => { $('error').textContent = text; };
   const info = (text) => { $('info').textContent = text; };
 
-  /** Sends one action, waits for its receipt; shows the refusal or the failed receipt's text. */
+  /**
+   * Sends one action, waits for its receipt; shows the refusal or the failed receipt's text.
+   * Resolves to the receipt, or null. `action` is a function (the typed client's builders check
+   * their arguments when called: a SchemaError is shown like a refusal, nothing is sent).
+   */
   async function act(label, action) {
     if (busy) return null;
     busy = true;
@@ -50,7 +60,7 @@ export async function startTable(game) {
     info(`${label}: sending…`);
     document.body.dataset.busy = '1';
     try {
-      const txid = await chain.send(key, action);
+      const txid = await chain.send(key, action());
       info(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
       const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
       if (!r.ok) {
@@ -61,7 +71,8 @@ export async function startTable(game) {
       }
       return r;
     } catch (e) {
-      showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
+      showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}`
+        : e instanceof typed.SchemaError ? `${label}: ${e.message}` : `${label}: ${e.message ?? e}`);
       info('');
       return null;
     } finally {
@@ -71,7 +82,8 @@ export async function startTable(game) {
     }
   }
 
-  const op = (fields) => ({ type: 'game', game: game.module, op: fields });
+  /** The action of a module op made by one of the client's builders (`typed.moveOp` …). */
+  const op = (build, args) => () => typed.gameAction(build(args));
   const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
   const who = (a) => (a === key.address ? 'you' : short(a));
 
@@ -81,7 +93,7 @@ export async function startTable(game) {
     $('wif-shown').hidden = true;
   }
   $('faucet').hidden = !genesis.faucet;
-  $('faucet').onclick = () => act('faucet', { type: 'faucet', token: 'GOLD' });
+  $('faucet').onclick = () => act('faucet', () => ({ type: 'faucet', token: 'GOLD' }));
   $('export').onclick = () => { $('wif-shown').textContent = key.toWif(); $('wif-shown').hidden = !$('wif-shown').hidden; };
   $('import').onclick = () => {
     try {
@@ -105,14 +117,14 @@ export async function startTable(game) {
 
   // Create.
   $('create-btn').onclick = () => {
-    let fields;
+    let args;
     try {
-      fields = { kind: 'create', ...game.createFields(), stake: toUnits($('stake').value) };
+      args = { ...game.createArgs(), stake: BigInt(toUnits($('stake').value)) };
       const opp = $('opponent').value.trim();
-      if (opp) fields.opponent = opp;
+      if (opp) args.opponent = opp;
     } catch (e) { showError(e.message); return; }
-    act('create', op(fields)).then((r) => {
-      const ev = r && r.ok && r.events.find((e) => e.kind === `${game.module}.created`);
+    act('create', op(typed.createOp, args)).then((r) => {
+      const ev = r && r.ok && typed.eventsOf(r).find((e) => e.kind === `${game.module}.created`);
       if (ev) location.hash = ev.data.id;
     });
   };
@@ -154,7 +166,7 @@ export async function startTable(game) {
     const mine = g.status === 'playing' && ((g.turn === 'x' && g.x === key.address) || (g.turn === 'o' && g.o === key.address));
     // Rebuilt only when the game changed (see showList: a button replaced under the pointer
     // swallows the click).
-    const drawn = `${key.address} ${JSON.stringify(g)}`;
+    const drawn = `${key.address} ${JSON.stringify(g, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`;
     if (board.dataset.drawn !== drawn) {
       board.dataset.drawn = drawn;
       board.replaceChildren(...[...g.board].slice(0, rows * cols).map((c, i) => {
@@ -164,7 +176,7 @@ export async function startTable(game) {
         b.dataset.cell = String(i);
         b.disabled = g.status !== 'playing';
         b.title = mine ? 'your move' : '';
-        b.onclick = () => act(`move ${i}`, op({ kind: 'move', id: g.id, ...game.moveOp(i, g) }));
+        b.onclick = () => act(`move ${i}`, op(typed.moveOp, { id: g.id, ...game.moveArgs(i, g) }));
         return b;
       }));
     }
@@ -186,10 +198,10 @@ export async function startTable(game) {
     $('claim-info').textContent = canClaim ? (head + 1 < from ? `The timeout can be claimed from height ${from} (now ${head}).` : `The timeout can be claimed now (from height ${from}).`) : '';
   }
 
-  $('join-btn').onclick = () => current && act('join', op({ kind: 'join', id: current }));
-  $('cancel-btn').onclick = () => current && act('cancel', op({ kind: 'cancel', id: current }));
-  $('claim-btn').onclick = () => current && act('claim_timeout', op({ kind: 'claim_timeout', id: current }));
-  if ($('resign-btn')) $('resign-btn').onclick = () => current && act('resign', op({ kind: 'resign', id: current }));
+  $('join-btn').onclick = () => current && act('join', op(typed.joinOp, { id: current }));
+  $('cancel-btn').onclick = () => current && act('cancel', op(typed.cancelOp, { id: current }));
+  $('claim-btn').onclick = () => current && act('claim_timeout', op(typed.claimTimeoutOp, { id: current }));
+  if ($('resign-btn')) $('resign-btn').onclick = () => current && act('resign', op(typed.resignOp, { id: current }));
 
   // Redraws: everything, once per block (a redraw asked for while one runs is done after it).
   let refreshing = false;
@@ -202,9 +214,9 @@ export async function startTable(game) {
         again = false;
         const [acct, open, mine, g] = await Promise.all([
           chain.account(key.address),
-          chain.game(game.module, { open: 1 }),
-          chain.game(game.module, { player: key.address }),
-          current ? chain.game(game.module, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
+          client.viewOpen({ open: '1' }),
+          client.viewPlayer({ player: key.address }),
+          current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
         ]);
         $('balance').textContent = gold(acct.balances.GOLD);
         showList($('open-list'), open.games.map(gameLine));

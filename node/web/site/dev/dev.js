@@ -2,18 +2,28 @@
 // its schema (GET /v1/modules/<id>/schema), each signed and sent with a dev key kept in this
 // browser (localStorage, funded by the faucet); its views (query fields as inputs, the answer
 // shown); its events live from the WebSocket (Chain.subscribe). The schema is reloaded when the
-// module's code changes (an upgrade by `gamechain dev`).
+// module's code changes (an upgrade by `gamechain dev`). `body[data-ready]` is set once the
+// first schema is shown.
 import { loadSdk, $, gold } from '/common/sdk-loader.js';
 
 const { Chain, Key } = await loadSdk();
 const chain = new Chain(location.origin);
+const { network } = await chain.status();
 const id = new URLSearchParams(location.search).get('module') ?? '';
 const KEY_ITEM = 'gamechain-dev-key';
-let key = localStorage.getItem(KEY_ITEM) ? Key.fromWif(localStorage.getItem(KEY_ITEM)) : newKey();
+let key = storedKey() ?? newKey();
 let codeHash = null;
 
+/** The dev key kept in this browser, when it is one of this chain's network. */
+function storedKey() {
+  try {
+    const k = Key.fromWif(localStorage.getItem(KEY_ITEM) ?? '');
+    return k.network === network ? k : null;
+  } catch { return null; }
+}
+
 function newKey() {
-  const k = Key.generate('testnet');
+  const k = Key.generate(network);
   localStorage.setItem(KEY_ITEM, k.toWif());
   return k;
 }
@@ -97,3 +107,4 @@ chain.subscribe(async (block) => {
 }, { onOpen: () => { $('live').textContent = 'live'; }, onError: (e) => { $('live').textContent = `reconnecting (${e.message})`; } });
 await showKey();
 await load();
+document.body.dataset.ready = '1';

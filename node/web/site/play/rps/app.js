@@ -8,15 +8,16 @@
 // time left shown, by the newest block's time), challenge / answer / forfeit when a player stalls,
 // and the proof when the opponent signed two moves for one position; a move signed here whose
 // post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard
-// or rps_rules is not on the node.
-import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
+// or rps_rules is not on the node. An offer is read through the channel module's generated typed
+// client (/clients/channel.js: checked against the schema, amounts as bigint).
+import { loadSdk, loadClient, gold, toUnits, $ } from '/common/sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
 const GAMES_STORAGE = 'gamechain.rps.games';
 const NEEDED = ['channel', 'moveboard', 'rps_rules'];
 const RULES = 'rps_rules';
 
-const sdk = await loadSdk();
+const [sdk, channelClient] = await Promise.all([loadSdk(), loadClient('channel')]);
 const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES } = sdk;
 const chain = new Chain(location.origin);
 const [status, genesis, latest] = await Promise.all([chain.status(), chain.genesis(), chain.block('latest')]);
@@ -359,7 +360,7 @@ async function drawCurrent() {
   $('game-id').textContent = id;
   let offer;
   try {
-    offer = await chain.game('channel', { offer: id });
+    offer = await channelClient.viewOffer(chain, { offer: id });
   } catch (e) {
     if (current !== id) return;
     if (e instanceof ChainError && e.code === 'not_found') {
@@ -385,7 +386,7 @@ async function drawCurrent() {
   }
   if (offer.status !== 'filled') {
     hideGameControls();
-    $('players').textContent = `Offered by ${who(offer.creator)} · ${offer.stake === '0' ? 'unstaked' : `stake ${gold(offer.stake)} GOLD each`} · window ${span(offer.window_ms)}`;
+    $('players').textContent = `Offered by ${who(offer.creator)} · ${offer.stake === 0n ? 'unstaked' : `stake ${gold(offer.stake)} GOLD each`} · window ${span(offer.window_ms)}`;
     $('turn').textContent = offer.status === 'cancelled' ? `Cancelled: ${gold(offer.stake)} GOLD went back to ${who(offer.creator)}.`
       : offer.creator === key.address ? 'Waiting for an opponent to join.' : 'Open: join to play.';
     $('join-btn').hidden = !(offer.status === 'open' && offer.creator !== key.address);
