@@ -35,7 +35,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::{feed, openapi, relay, web, ws};
+use crate::server::{feed, game_feed, openapi, relay, web, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -141,6 +141,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/snapshots/{height}", get_snapshot),
         Endpoint::get("/v1/snapshots/{height}/chunks/{index}", get_snapshot_chunk),
         Endpoint::get("/v1/ws", ws::subscribe),
+        Endpoint::get("/v1/ws/events", game_feed::subscribe),
         Endpoint::get("/v1/relay/{game}", relay::connect),
         Endpoint::get("/v1/openapi.json", openapi::get_openapi),
         Endpoint::post("/v1/dev/clock", post_dev_clock, config.max_body_bytes),

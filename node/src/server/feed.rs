@@ -1,4 +1,6 @@
-//! [`BlockFeed`]: the committed blocks, serialised once each, for every WebSocket subscriber.
+//! [`BlockFeed`]: the committed blocks, serialised once each, for every WebSocket subscriber;
+//! and their module events, extracted once each, for the events subscriptions
+//! (`game_feed/`).
 //!
 //! Each block message is one shared buffer ([`FeedItem::text`]): subscribers send slices of it
 //! (`ws.rs` fragments it), never a copy of their own, so what a subscriber holds is bounded by
@@ -18,7 +20,10 @@ use gamechain_runtime::chain::{Header, Receipt};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
+use std::sync::Arc;
+
 use crate::ledger::chain::BlockSink;
+use crate::server::game_feed::events::BlockEvents;
 
 /// One block message (`gamechain_chain::wire::BlockMessage` as JSON text) and where it sits in
 /// the feed's byte stream.
@@ -38,6 +43,8 @@ pub struct BlockFeed {
     sender: broadcast::Sender<FeedItem>,
     /// Bytes published so far (the end of the last message).
     published: watch::Sender<u64>,
+    /// Each block's module events (made only while an events subscription is open).
+    events: broadcast::Sender<Arc<BlockEvents>>,
 }
 
 impl BlockFeed {
@@ -47,7 +54,14 @@ impl BlockFeed {
         BlockFeed {
             sender,
             published: watch::channel(0).0,
+            events: broadcast::channel(capacity.max(1)).0,
         }
+    }
+
+    /// The module events of every block committed from now on (at most `capacity` blocks
+    /// buffered per subscriber: a slower one gets `Lagged`).
+    pub fn subscribe_events(&self) -> broadcast::Receiver<Arc<BlockEvents>> {
+        self.events.subscribe()
     }
 
     /// Every block committed from now on.
@@ -68,6 +82,9 @@ impl BlockFeed {
 
 impl BlockSink for BlockFeed {
     fn committed(&self, block: &Block) {
+        if self.events.receiver_count() > 0 {
+            let _ = self.events.send(BlockEvents::of(block));
+        }
         if self.sender.receiver_count() == 0 {
             return;
         }

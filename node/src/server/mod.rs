@@ -12,6 +12,7 @@
 //! | `rate_limit.rs` | the per-IP token bucket |
 //! | `state.rs` | [`state::AppState`]: what every handler gets |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription: the upgrade, 16 KiB fragments of the shared buffer, the per-subscriber bounds (blocks, bytes, send time) and the `max_ws_subscribers` cap |
+//! | `game_feed/` | `GET /v1/ws/events`: one module's events (a game's, a player's) live, resumable from a height (`events.rs`: which events match, the messages) |
 //! | `relay.rs` | `GET /v1/relay/<game>`: signed channel moves relayed between a game's players off-chain (signature and seat checked, bounded, nothing stored) |
 //! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
 //! | `web.rs` | the embedded pages: explorer, games, SDK bundle |
@@ -21,6 +22,7 @@ pub mod admission;
 pub mod api;
 pub mod api_error;
 pub mod feed;
+pub mod game_feed;
 pub mod http_io;
 pub mod node;
 pub mod openapi;
