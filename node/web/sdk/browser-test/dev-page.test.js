@@ -1,7 +1,8 @@
 // dev-page.test.js: /dev/?module=<id>, the page `gamechain dev` opens, in headless Chromium
 // against a node this test starts (tictactoe at genesis): one form per op and per view of the
 // module's schema; the faucet funds the page's dev key; a create sent from its form is included
-// and its event appears in the live list; the `game` view answers for that id; an op the module
+// and its event appears in the live list (the node's events query); the `game` view answers for
+// that id; an op the module
 // refuses shows the receipt's error text; a module without a schema, or none, says so.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -30,6 +31,8 @@ test('ops and views as forms from the schema, sent and answered, events live', a
 
   await page.click('#faucet');
   await waitText(page, '#balance', '1000.00 GOLD');
+  // The faucet's own result stays beside it (the balance line is redrawn).
+  await waitText(page, '#faucet-result', /^ok at block \d+/);
 
   await page.fill('#op-create input[name="stake"]', '250');
   await page.click('#op-create button');

@@ -13,6 +13,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { ChainError } from './errors.js';
 import { Backoff } from './backoff.js';
 import { subscribeBlocks } from './feed.js';
+import { subscribeGame } from './game_feed.js';
 
 const utf8 = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -483,5 +484,18 @@ export class Chain {
    */
   subscribe(onBlock, options = {}) {
     return subscribeBlocks(this, onBlock, options);
+  }
+
+  /**
+   * A live query of one module's events (`GET /v1/ws/events`): `onEvents({height, time_ms,
+   * events})` once per block with matching events, in height order, each block once across
+   * reconnects; `onHead({height, time_ms})` after every block (every matching event up to it was
+   * delivered). `game`: only events whose data `id` or `game` is it; `player`: only events the
+   * address sent or is named in. From `fromHeight` (at most 100,000 blocks back) when given, else
+   * from the next block. Without a WebSocket, the block feed filtered here by the same rule.
+   * @returns {{mode: 'websocket'|'polling', nextHeight: number|null, close(): void}}
+   */
+  subscribeGame(module, onEvents, options = {}) {
+    return subscribeGame(this, module, onEvents, options);
   }
 }

@@ -1111,12 +1111,15 @@ export class Channel {
   /**
    * The latest offers (newest first, among the last `scan`, default 30, at most 200), optionally only those of
    * the rules module `rules` and with `status` (e.g. `'open'`). Resolves to `{count, offers}`.
+   * `read(id)` reads one offer record (default `chain.game(module, {offer: id})`; a page passes
+   * its typed client's `viewOffer`); a record it cannot read is left out.
    */
-  static async offers(chain, { rules, status, module = 'channel', scan = 30, count } = {}) {
+  static async offers(chain, { rules, status, module = 'channel', scan = 30, count, read } = {}) {
     const total = count ?? (await Channel.offerCount(chain, { module }));
     const ids = [];
     for (let i = total - 1; i >= 0 && ids.length < Math.min(scan, 200); i--) ids.push(offerId(i));
-    const records = await Promise.all(ids.map((id) => chain.game(module, { offer: id }).catch(() => null)));
+    const readOne = read ?? ((id) => chain.game(module, { offer: id }));
+    const records = await Promise.all(ids.map((id) => readOne(id).catch(() => null)));
     const offers = records.filter((o) => o && isId(o.id) && (!rules || o.rules === rules) && (!status || o.status === status));
     return { count: total, offers };
   }

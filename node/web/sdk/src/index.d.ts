@@ -128,9 +128,54 @@ export declare class Chain {
     onBlock: (block: Block) => void | Promise<void>,
     options?: { fromHeight?: number; pollMs?: number; onOpen?: () => void; onError?: (e: Error) => void },
   ): Subscription;
+  /**
+   * A live query of one module's events (`GET /v1/ws/events`, node/API.md): each block's matching
+   * events once, in height order, across reconnects; the head after every block.
+   */
+  subscribeGame(
+    module: string,
+    onEvents: (batch: GameEvents) => void | Promise<void>,
+    options?: {
+      game?: string;
+      player?: string;
+      fromHeight?: number;
+      onHead?: (head: { height: number; time_ms: number }) => void | Promise<void>;
+      onOpen?: () => void;
+      onError?: (e: Error) => void;
+    },
+  ): GameSubscription;
   /** One request; `429`s waited out (`rateLimitRetries`, `rateLimitMaxWaitMs`); `signal` stops the waits. */
   request(method: string, path: string, body?: unknown, options?: { signal?: AbortSignal }): Promise<any>;
 }
+
+/** One event of a module as `GET /v1/ws/events` sends it; `txid`, `tx_index`, `sender` are null for end-block events. */
+export interface GameEvent {
+  txid: string | null;
+  tx_index: number | null;
+  /** The account the transaction acts for. */
+  sender: string | null;
+  /** Its position in its receipt. */
+  index: number;
+  kind: string;
+  data: unknown;
+}
+
+/** One block's matching events. */
+export interface GameEvents {
+  height: number;
+  time_ms: number;
+  events: GameEvent[];
+}
+
+export interface GameSubscription {
+  readonly mode: 'websocket' | 'polling';
+  /** The first height whose events are not delivered yet (null before the first message). */
+  readonly nextHeight: number | null;
+  close(): void;
+}
+
+/** The events of `module` in a block (as GET /v1/blocks/<height> answers it), by the node's rule. */
+export declare function eventsOfBlock(block: Block, module: string, filter?: { game?: string | null; player?: string | null }): GameEvent[];
 
 // Off-chain games (docs/channels.md).
 
@@ -382,7 +427,7 @@ export declare class Channel {
   static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string; allowMutable?: boolean; rulesCode?: string }): Promise<{ id: string; receipt: Receipt }>;
   static cancel(chain: Chain, key: Key, offer: string, options?: { module?: string }): Promise<Receipt>;
   static offerCount(chain: Chain, options?: { module?: string; hint?: number }): Promise<number>;
-  static offers(chain: Chain, options?: { rules?: string; status?: string; module?: string; scan?: number; count?: number }): Promise<{ count: number; offers: OfferRecord[] }>;
+  static offers(chain: Chain, options?: { rules?: string; status?: string; module?: string; scan?: number; count?: number; read?: (id: string) => Promise<any> }): Promise<{ count: number; offers: OfferRecord[] }>;
 }
 
 export declare const RPS_CHOICES: readonly ['rock', 'paper', 'scissors'];

@@ -8,4 +8,5 @@ export { Rules, RulesError, encodeMove, capMemory, MAX_RULES_BYTES, MAX_RULES_ME
 export { Channel, ChannelError, moveMessage, finalMessage, checkpointMessage, gameTag, gameTagText, stateHash, parseSignedMove, memoryStore, checkEscrowPolicy, MIN_SAFE_TIMELOCK_MS, MAX_MOVES_PER_OP, MAX_MOVES_PER_GAME, MIN_WINDOW_MS, MAX_WINDOW_MS, DEFAULT_WINDOW_MS } from './channel.js';
 export { MoveRelay } from './relay.js';
 export { Backoff, transient } from './backoff.js';
+export { eventsOfBlock } from './game_feed.js';
 export { Rps, rpsCommitment, rpsReveal, rpsChoices, RPS_CHOICES, RPS_COMMIT_DOMAIN, RPS_STATE_BYTES } from './rps.js';

@@ -3,10 +3,12 @@
 // faucet on dev chains, balance, live lobby of open tables, create (stake, invited opponent),
 // join, the board with whose turn it is, moves, cancel, resign (mnk), claim_timeout from the
 // height it becomes possible, results and payouts, the player's games, and every refused
-// transaction's error text. Redraws on every block of the node's WebSocket feed; `#<game id>`
-// in the URL opens a table. Every op is built, every view answer read and every event parsed by
-// the module's generated typed client (`/clients/<module>.js`, checked against its schema;
-// amounts are bigint).
+// transaction's error text. Redraws on each of the module's events (`chain.subscribeGame`: the
+// node's live query of this module, not whole blocks), and keeps the height (for the timeout)
+// from its heads; `#<game id>` in the URL opens a table. Every op is built, every view answer
+// read and every event parsed by the module's generated typed client (`/clients/<module>.js`,
+// checked against its schema; amounts are bigint); a client generated from another version of
+// the module's schema than the node serves is said so on the page.
 import { loadSdk, loadClient, gold, toUnits, $ } from './sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
@@ -26,6 +28,9 @@ export async function startTable(game) {
   const [{ Chain, Key, ChainError }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
   const chain = new Chain(location.origin);
   const client = game.client(typed, chain);
+  const info = await client.viewInfo();
+  /** Largest board side a page draws (the modules allow at most 19). */
+  const MAX_SIDE = 19;
   const [status, genesis] = await Promise.all([chain.status(), chain.genesis()]);
   let head = status.height;
   let key = loadKey();
@@ -46,7 +51,7 @@ export async function startTable(game) {
   }
 
   const showError = (text) => { $('error').textContent = text; };
-  const info = (text) => { $('info').textContent = text; };
+  const say = (text) => { $('info').textContent = text; };
 
   /**
    * Sends one action, waits for its receipt; shows the refusal or the failed receipt's text.
@@ -57,23 +62,22 @@ export async function startTable(game) {
     if (busy) return null;
     busy = true;
     showError('');
-    info(`${label}: sending…`);
+    say(`${label}: sending…`);
     document.body.dataset.busy = '1';
     try {
       const txid = await chain.send(key, action());
-      info(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
+      say(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
       const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
       if (!r.ok) {
         showError(`${label} refused: ${r.error}`);
-        info(`${label}: included at height ${r.height}, failed`);
+        say(`${label}: included at height ${r.height}, failed`);
       } else {
-        info(`${label}: included at height ${r.height}`);
+        say(`${label}: included at height ${r.height}`);
       }
       return r;
     } catch (e) {
-      showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}`
-        : e instanceof typed.SchemaError ? `${label}: ${e.message}` : `${label}: ${e.message ?? e}`);
-      info('');
+      showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
+      say('');
       return null;
     } finally {
       busy = false;
@@ -124,8 +128,13 @@ export async function startTable(game) {
       if (opp) args.opponent = opp;
     } catch (e) { showError(e.message); return; }
     act('create', op(typed.createOp, args)).then((r) => {
-      const ev = r && r.ok && typed.eventsOf(r).find((e) => e.kind === `${game.module}.created`);
-      if (ev) location.hash = ev.data.id;
+      try {
+        const ev = r && r.ok && typed.eventsOf(r).find((e) => e.kind === `${game.module}.created`);
+        if (ev) location.hash = ev.data.id;
+      } catch (e) {
+        // An event that breaks the schema (a node that lies about the receipt).
+        showError(`create: ${e.message ?? e}`);
+      }
     });
   };
 
@@ -156,10 +165,18 @@ export async function startTable(game) {
     return `${winner} (${g.result}, ${g.reason}): payout ${gold(String(payout))} GOLD to ${who(g.winner)}.`;
   }
 
+  let shown = null; // the game drawn last, redrawn on each head (the timeout's height)
   function drawTable(g) {
+    const { rows, cols } = game.shape(g);
+    const side = (n) => Number.isInteger(n) && n >= 1 && n <= MAX_SIDE;
+    if (!side(rows) || !side(cols) || g.board.length !== rows * cols) {
+      shown = null;
+      showError(`game ${g.id}: the node's answer is not a board of at most ${MAX_SIDE}×${MAX_SIDE} (rows ${rows}, cols ${cols}, ${g.board.length} cells)`);
+      return;
+    }
+    shown = g;
     $('table').hidden = false;
     $('game-id').textContent = g.id;
-    const { rows, cols } = game.shape(g);
     const board = $('board');
     board.style.gridTemplateColumns = `repeat(${cols}, auto)`;
     board.classList.toggle('small', cols > 9);
@@ -191,7 +208,7 @@ export async function startTable(game) {
     $('cancel-btn').hidden = !(g.status === 'open' && g.x === me);
     const player = g.x === me || g.o === me;
     if ($('resign-btn')) $('resign-btn').hidden = !(game.resign && g.status === 'playing' && player);
-    const from = g.last_move_height + 150;
+    const from = g.last_move_height + info.timeout_blocks;
     const canClaim = g.status === 'playing' && player && !mine;
     $('claim-btn').hidden = !canClaim;
     $('claim-btn').disabled = head + 1 < from;
@@ -203,7 +220,14 @@ export async function startTable(game) {
   $('claim-btn').onclick = () => current && act('claim_timeout', op(typed.claimTimeoutOp, { id: current }));
   if ($('resign-btn')) $('resign-btn').onclick = () => current && act('resign', op(typed.resignOp, { id: current }));
 
-  // Redraws: everything, once per block (a redraw asked for while one runs is done after it).
+  function showHead() {
+    $('height').textContent = String(head);
+    document.body.dataset.height = String(head);
+  }
+
+  // Redraws: everything, on each of the module's events and after each action (a redraw asked
+  // for while one runs is done after it). Each part is drawn on its own: one answer the client
+  // refuses (it breaks the schema) is shown as an error and leaves the other parts drawn.
   let refreshing = false;
   let again = false;
   async function refresh() {
@@ -212,27 +236,56 @@ export async function startTable(game) {
     try {
       do {
         again = false;
-        const [acct, open, mine, g] = await Promise.all([
+        const [acct, open, mine, g] = await Promise.allSettled([
           chain.account(key.address),
           client.viewOpen({ open: '1' }),
           client.viewPlayer({ player: key.address }),
           current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
         ]);
-        $('balance').textContent = gold(acct.balances.GOLD);
-        showList($('open-list'), open.games.map(gameLine));
-        $('open-empty').hidden = open.games.length > 0;
-        showList($('my-list'), [...mine.games].reverse().map(gameLine));
-        if (g) drawTable(g);
-        else if (current) { $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }
-        else $('table').hidden = true;
-        $('height').textContent = String(head);
-        document.body.dataset.height = String(head);
+        const failed = [acct, open, mine, g].find((r) => r.status === 'rejected');
+        if (failed) {
+          const e = failed.reason;
+          showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e?.message ?? e));
+        }
+        if (acct.status === 'fulfilled') $('balance').textContent = gold(acct.value.balances.GOLD);
+        if (open.status === 'fulfilled') {
+          showList($('open-list'), open.value.games.map(gameLine));
+          $('open-empty').hidden = open.value.games.length > 0;
+        }
+        if (mine.status === 'fulfilled') showList($('my-list'), [...mine.value.games].reverse().map(gameLine));
+        if (g.status === 'fulfilled') {
+          if (g.value) drawTable(g.value);
+          else if (current) { shown = null; $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }
+          else { shown = null; $('table').hidden = true; }
+        }
+        showHead();
       } while (again);
     } catch (e) {
-      showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e.message ?? e));
+      showError(String(e?.message ?? e));
     } finally {
       refreshing = false;
     }
+  }
+
+  /**
+   * Whether the node's module has the schema this page's client was generated from (the SHA-256
+   * the client names): after an upgrade, or on a chain whose module differs, the page says so.
+   * Needs WebCrypto (a secure context: https, or this machine); skipped without it.
+   */
+  async function checkSchema() {
+    if (!globalThis.crypto?.subtle) return;
+    try {
+      const res = await fetch(`/v1/modules/${game.module}/schema`);
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      const hash = [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+      if (!res.ok || hash !== typed.SCHEMA_SHA256) {
+        const box = $('notice');
+        box.hidden = false;
+        box.textContent = `This page's ${game.module} client was made from schema ${typed.SCHEMA_SHA256.slice(0, 12)}…, `
+          + `the node's ${game.module} ${res.ok ? `has schema ${hash.slice(0, 12)}…` : 'serves no schema'} (the module was upgraded, or this node runs another version): answers it cannot read are shown as errors.`;
+        document.body.dataset.schemaMismatch = '1';
+      }
+    } catch { /* the check is advisory: the client still checks every answer */ }
   }
 
   function openFromHash() {
@@ -243,10 +296,12 @@ export async function startTable(game) {
   }
   window.addEventListener('hashchange', openFromHash);
 
-  chain.subscribe((block) => { head = block.height; refresh(); }, {
+  chain.subscribeGame(game.module, () => refresh(), {
+    onHead: (h) => { head = h.height; showHead(); if (shown) drawTable(shown); },
     onError: () => { $('live').textContent = 'reconnecting…'; },
     onOpen: () => { $('live').textContent = 'live'; },
   });
+  checkSchema();
   showKey();
   openFromHash();
   document.body.dataset.ready = '1';

@@ -1,8 +1,9 @@
 // dev.js: the page of `gamechain dev` at /dev/?module=<id>: the module's ops as forms built from
 // its schema (GET /v1/modules/<id>/schema), each signed and sent with a dev key kept in this
 // browser (localStorage, funded by the faucet); its views (query fields as inputs, the answer
-// shown); its events live from the WebSocket (Chain.subscribe). The schema is reloaded when the
-// module's code changes (an upgrade by `gamechain dev`). `body[data-ready]` is set once the
+// shown); its events live (Chain.subscribeGame: the node's live query of this module, the latest
+// 200 listed). The schema is reloaded when the module's code changes (its deploy or upgrade
+// events: an upgrade by `gamechain dev`). `body[data-ready]` is set once the
 // first schema is shown.
 import { loadSdk, $, gold } from '/common/sdk-loader.js';
 
@@ -10,7 +11,9 @@ const { Chain, Key } = await loadSdk();
 const chain = new Chain(location.origin);
 const { network } = await chain.status();
 const id = new URLSearchParams(location.search).get('module') ?? '';
-const KEY_ITEM = 'gamechain-dev-key';
+// One dev key per network: a key of another chain's network is kept for that chain.
+const KEY_ITEM = `gamechain-dev-key.${network}`;
+const MAX_EVENTS_SHOWN = 200;
 let key = storedKey() ?? newKey();
 let codeHash = null;
 
@@ -91,18 +94,19 @@ async function load() {
   showSchema(JSON.parse(text));
 }
 
-$('faucet').onclick = () => send({ type: 'faucet', token: 'GOLD' }, $('balance'));
-$('newkey').onclick = () => { key = newKey(); showKey(); };
-chain.subscribe(async (block) => {
+$('faucet').onclick = () => send({ type: 'faucet', token: 'GOLD' }, $('faucet-result'));
+$('newkey').onclick = () => {
+  if (!confirm('Replace the dev key with a new one? Its GOLD stays with the old key.')) return;
+  key = newKey();
+  showKey();
+};
+if (/^[a-z][a-z0-9_]{0,31}$/.test(id)) chain.subscribeGame(id, async ({ height, events }) => {
   let reload = false;
-  for (const tx of block.txs ?? []) {
-    for (const ev of tx.receipt?.events ?? []) {
-      if (ev.kind.startsWith(`${id}.`) || ev.data?.module === id) {
-        $('events').prepend(el('li', { className: 'mono' }, `#${block.height} ${ev.kind} ${JSON.stringify(ev.data)}`));
-        if (ev.kind === 'deploy' || ev.kind.startsWith('upgrade')) reload = true;
-      }
-    }
+  for (const ev of events) {
+    $('events').prepend(el('li', { className: 'mono' }, `#${height} ${ev.kind} ${JSON.stringify(ev.data)}`));
+    if (ev.kind === 'deploy' || ev.kind.startsWith('upgrade')) reload = true;
   }
+  while ($('events').children.length > MAX_EVENTS_SHOWN) $('events').lastChild.remove();
   if (reload) await load();
 }, { onOpen: () => { $('live').textContent = 'live'; }, onError: (e) => { $('live').textContent = `reconnecting (${e.message})`; } });
 await showKey();

@@ -8,8 +8,9 @@
 // time left shown, by the newest block's time), challenge / answer / forfeit when a player stalls,
 // and the proof when the opponent signed two moves for one position; a move signed here whose
 // post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard
-// or rps_rules is not on the node. An offer is read through the channel module's generated typed
-// client (/clients/channel.js: checked against the schema, amounts as bigint).
+// or rps_rules is not on the node. Offers (the lobby's and the one shown) are read through the
+// channel module's generated typed client (/clients/channel.js: checked against the schema,
+// amounts as bigint); the game itself runs on the SDK's Channel.
 import { loadSdk, loadClient, gold, toUnits, $ } from '/common/sdk-loader.js';
 
 const KEY_STORAGE = 'gamechain.wif';
@@ -180,7 +181,7 @@ function offerLine(o) {
   const a = document.createElement('a');
   a.href = `#${o.id}`;
   a.textContent = o.id;
-  li.append(a, ` ${o.status} · ${o.stake === '0' ? 'unstaked' : `stake ${gold(o.stake)} GOLD`} · window ${span(o.window_ms)} · by ${who(o.creator)}`);
+  li.append(a, ` ${o.status} · ${o.stake === 0n ? 'unstaked' : `stake ${gold(o.stake)} GOLD`} · window ${span(o.window_ms)} · by ${who(o.creator)}`);
   li.dataset.id = o.id;
   return li;
 }
@@ -189,7 +190,9 @@ async function drawLobby() {
   if (!lobbyStale) return;
   lobbyStale = false;
   offerCount = await Channel.offerCount(chain, { hint: offerCount });
-  const { offers } = await Channel.offers(chain, { rules: RULES, status: 'open', count: offerCount, scan: 20 });
+  // Each offer read through the channel's typed client: one that breaks the schema is left out.
+  const read = (offer) => channelClient.viewOffer(chain, { offer });
+  const { offers } = await Channel.offers(chain, { rules: RULES, status: 'open', count: offerCount, scan: 20, read });
   $('open-list').replaceChildren(...offers.map(offerLine));
   $('open-empty').hidden = offers.length > 0;
   const mine = Object.entries(myGames()).filter(([, g]) => g.key === key.address).map(([id]) => id).reverse().slice(0, 20);
