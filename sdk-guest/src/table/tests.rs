@@ -389,3 +389,84 @@ fn list_views_sort_by_created_height_within_the_limit() {
         Err(ActionError::not_found("game x"))
     );
 }
+
+#[test]
+fn list_views_page_through_every_game_once() {
+    let mut ctx = setup();
+    let mut ids = Vec::new();
+    for height in 1..=8 {
+        ctx.height = height;
+        ids.push(create(&mut ctx, "alice", json!({ "kind": "create" })));
+    }
+    let page = |ctx: &MockCtx,
+                query: &[(&str, &str)]|
+     -> Result<(Vec<String>, Option<String>), ActionError> {
+        let query: Query = query
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let answer = ctx.view(&DuelModule, &query)?;
+        let games: Vec<Duel> = serde_json::from_value(answer["games"].clone()).unwrap();
+        let next = answer["next"].as_str().map(str::to_string);
+        Ok((games.into_iter().map(|g| g.id).collect(), next))
+    };
+    for view in [("open", ""), ("player", "alice")] {
+        for limit in ["1", "2", "3"] {
+            let mut seen = Vec::new();
+            let mut after: Option<String> = None;
+            loop {
+                let mut query = vec![view, ("limit", limit)];
+                if let Some(a) = &after {
+                    query.push(("after", a.as_str()));
+                }
+                let (games, next) = page(&ctx, &query).unwrap();
+                assert!(games.len() <= limit.parse().unwrap());
+                seen.extend(games);
+                match next {
+                    Some(n) => after = Some(n),
+                    None => break,
+                }
+            }
+            let mut all = ids.clone();
+            all.sort();
+            seen.sort();
+            assert_eq!(seen, all, "{view:?} limit {limit}: every game once");
+        }
+    }
+    // The default page is the rules' limit (3 here) and says where to go on.
+    let (first, next) = page(&ctx, &[("open", "")]).unwrap();
+    assert_eq!(first.len(), 3);
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(next.as_deref(), Some(sorted[2].as_str()));
+    let (last, end) = page(&ctx, &[("open", ""), ("after", &sorted[6])]).unwrap();
+    assert_eq!((last, end), (vec![sorted[7].clone()], None));
+    for (query, says) in [
+        (
+            vec![("open", ""), ("limit", "0")],
+            "`limit` must be a number from 1 to 3",
+        ),
+        (
+            vec![("open", ""), ("limit", "4")],
+            "`limit` must be a number from 1 to 3",
+        ),
+        (
+            vec![("open", ""), ("limit", "x")],
+            "`limit` must be a number from 1 to 3",
+        ),
+        (
+            vec![("player", "alice"), ("after", "ABC")],
+            "`after` must be a game id (lowercase hex)",
+        ),
+        (
+            vec![("player", "alice"), ("after", "")],
+            "`after` must be a game id (lowercase hex)",
+        ),
+    ] {
+        assert_eq!(
+            page(&ctx, &query),
+            Err(ActionError::invalid(says)),
+            "{query:?}"
+        );
+    }
+}
