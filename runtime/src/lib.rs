@@ -44,7 +44,7 @@ pub mod testkit;
 pub mod transition;
 
 pub use execute::{
-    execute_apply, execute_apply_with, execute_end_block, execute_end_block_with, execute_migrate,
+    execute_apply, execute_apply_metered, execute_apply_with, execute_end_block, execute_end_block_with, execute_migrate,
     run_view, run_view_with, Event, TxOutcome,
 };
 pub use gamechain_vm::cache;

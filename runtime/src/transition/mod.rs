@@ -175,11 +175,12 @@ use crate::chain::address::{check_address, Network, SecretKey};
 use crate::chain::genesis::{check_module_id, SYSTEM_ACCOUNT};
 use crate::chain::merkle::merkle_root;
 use crate::chain::{
-    genesis_writes, Action, ElementCache, Genesis, GenesisError, Header, Receipt, SignedTx,
-    StateHash, TxBody, TxError,
+    genesis_writes, Action, ElementCache, Genesis, GenesisError, Header, Receipt, SessionRefusal,
+    SignedTx, StateHash, TxBody, TxError,
 };
 use crate::execute::{
-    execute_apply_with, execute_end_block_with, execute_migrate, Event, TxOutcome,
+    execute_apply_metered, execute_apply_with, execute_end_block_with, execute_migrate, Event,
+    TxOutcome,
 };
 use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError};
 use crate::state::{Overlay, State, WriteSet};
@@ -193,6 +194,7 @@ mod context;
 mod error;
 mod fees;
 mod genesis;
+mod session;
 mod upgrade;
 
 pub use crate::layout::{
@@ -204,6 +206,7 @@ pub use builder::*;
 pub use context::*;
 pub use error::*;
 pub use genesis::*;
+pub use session::{check_session, SessionUse};
 pub use upgrade::upgrade_refusal;
 
 /// The nonce of `address` in `state`: the number of its transactions included so far, which is
