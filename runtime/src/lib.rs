@@ -62,6 +62,7 @@ pub use registry::{
 };
 pub use state::{Layer, MemState, Overlay, State, WriteSet};
 pub use transition::upgrade_refusal;
+pub use transition::{check_session, SessionUse};
 pub use transition::{
     account_nonce, check_txs, default_verify_threads, execute_block, genesis_header, genesis_state,
     module_record_key, nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput,

@@ -198,7 +198,7 @@ impl Mempool {
         if self.by_txid.contains_key(&pending.txid) {
             return Err(Refusal::Duplicate);
         }
-        let expected = committed_nonce.saturating_add(self.pending_of(&pending.body.from));
+        let expected = committed_nonce.saturating_add(self.pending_of(pending.body.account()));
         let found = pending.body.nonce;
         if found != expected {
             if found < expected && is_included(&pending.txid) {
@@ -229,7 +229,7 @@ impl Mempool {
         self.next_seq += 1;
         self.by_txid.insert(pending.txid.clone(), seq);
         self.by_sender
-            .entry(pending.body.from.clone())
+            .entry(pending.body.account().to_string())
             .or_default()
             .insert(found, seq);
         self.queue.insert(seq, pending);
@@ -295,10 +295,10 @@ impl Mempool {
                 self.deploys -= 1;
             }
             self.bytes -= tx_bytes(&p.tx);
-            if let Some(nonces) = self.by_sender.get_mut(&p.body.from) {
+            if let Some(nonces) = self.by_sender.get_mut(p.body.account()) {
                 nonces.remove(&p.body.nonce);
                 if nonces.is_empty() {
-                    self.by_sender.remove(&p.body.from);
+                    self.by_sender.remove(p.body.account());
                 }
             }
         }
@@ -317,7 +317,7 @@ impl Mempool {
         let Some(p) = self.get(txid) else {
             return Vec::new();
         };
-        let (sender, nonce) = (p.body.from.clone(), p.body.nonce);
+        let (sender, nonce) = (p.body.account().to_string(), p.body.nonce);
         self.remove_nonces(&sender, nonce..)
     }
 
