@@ -403,7 +403,7 @@ impl Chain {
         let mut mempool = self.mempool();
         let committed = {
             let head = self.head();
-            account_nonce(&head.state, &pending.body.from)
+            account_nonce(&head.state, pending.body.account())
                 .map_err(|e| ChainError::Internal(e.to_string()))?
         };
         // A nonce below the expected one is either a replay (duplicate) or stale (bad_nonce):
