@@ -45,7 +45,13 @@ async fn two_players_play_tictactoe_with_session_keys() {
     write_key_file(&dir.join("alice.wif"), &alice).unwrap();
     for who in [&alice, &bob] {
         let r = client
-            .send_and_wait(who, Action::Faucet { token: "GOLD".into() }, WAIT)
+            .send_and_wait(
+                who,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                WAIT,
+            )
             .await
             .unwrap();
         assert!(r.receipt.ok);
@@ -92,7 +98,14 @@ async fn two_players_play_tictactoe_with_session_keys() {
         )
         .await
         .unwrap();
-    assert!(client.wait_for_receipt(&txid, WAIT).await.unwrap().receipt.ok);
+    assert!(
+        client
+            .wait_for_receipt(&txid, WAIT)
+            .await
+            .unwrap()
+            .receipt
+            .ok
+    );
 
     // The game: Alice's ops through the CLI, Bob's through the client, session keys only.
     let alice_op = |op: Value| {
@@ -144,11 +157,18 @@ async fn two_players_play_tictactoe_with_session_keys() {
     let a = client.account(&alice.address()).await.unwrap();
     let b = client.account(&bob.address()).await.unwrap();
     let escrow = client.account("module:tictactoe").await.unwrap();
-    assert_eq!((gold(&a), gold(&b), gold(&escrow)), (FAUCET + 100, FAUCET - 100, 0));
+    assert_eq!(
+        (gold(&a), gold(&b), gold(&escrow)),
+        (FAUCET + 100, FAUCET - 100, 0)
+    );
     assert_eq!(gold(&a) + gold(&b) + gold(&escrow), total_before);
     for key in [&alice_key, &bob_session.key.address()] {
         let k = client.account(key).await.unwrap();
-        assert_eq!((gold(&k), k.nonce), (0, 0), "a session key holds and sends nothing");
+        assert_eq!(
+            (gold(&k), k.nonce),
+            (0, 0),
+            "a session key holds and sends nothing"
+        );
     }
     assert_eq!((a.nonce, b.nonce), (6, 5));
 
@@ -156,14 +176,24 @@ async fn two_players_play_tictactoe_with_session_keys() {
     let list = client.sessions(&alice.address()).await.unwrap();
     assert_eq!(list.sessions.len(), 1);
     let s = &list.sessions[0];
-    assert_eq!((s.key.as_str(), s.id, s.cap.0, s.spent.0, s.active), (alice_key.as_str(), 1, 1000, 100, true));
+    assert_eq!(
+        (s.key.as_str(), s.id, s.cap.0, s.spent.0, s.active),
+        (alice_key.as_str(), 1, 1000, 100, true)
+    );
     let (code, stdout, _) = cli(&["session", "list", &alice.address()]);
     assert_eq!(code, Some(0));
-    assert_eq!(serde_json::from_str::<Value>(&stdout).unwrap()["sessions"][0]["spent"], json!("100"));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).unwrap()["sessions"][0]["spent"],
+        json!("100")
+    );
 
     // Outside the scope: refused at admission with the fixed text, nothing admitted.
     match client
-        .send_session(&bob_session, "mnk", &json!({"kind": "create", "stake": "1"}))
+        .send_session(
+            &bob_session,
+            "mnk",
+            &json!({"kind": "create", "stake": "1"}),
+        )
         .await
     {
         Err(ClientError::Api {
@@ -200,7 +230,12 @@ async fn two_players_play_tictactoe_with_session_keys() {
         )),
         "{stderr}"
     );
-    assert!(client.sessions(&alice.address()).await.unwrap().sessions.is_empty());
+    assert!(client
+        .sessions(&alice.address())
+        .await
+        .unwrap()
+        .sessions
+        .is_empty());
 
     // Every node replaying the chain agrees.
     let (code, report) = verify_json(dir, &["--node", &url]).await;

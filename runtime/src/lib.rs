@@ -44,8 +44,8 @@ pub mod testkit;
 pub mod transition;
 
 pub use execute::{
-    execute_apply, execute_apply_metered, execute_apply_with, execute_end_block, execute_end_block_with, execute_migrate,
-    run_view, run_view_with, Event, TxOutcome,
+    execute_apply, execute_apply_metered, execute_apply_with, execute_end_block,
+    execute_end_block_with, execute_migrate, run_view, run_view_with, Event, TxOutcome,
 };
 pub use gamechain_vm::cache;
 pub use gamechain_vm::{
@@ -62,10 +62,10 @@ pub use registry::{
 };
 pub use state::{Layer, MemState, Overlay, State, WriteSet};
 pub use transition::upgrade_refusal;
-pub use transition::{check_session, SessionUse};
 pub use transition::{
     account_nonce, check_txs, default_verify_threads, execute_block, genesis_header, genesis_state,
     module_record_key, nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput,
     ChainContext, ContextError, GenesisState, ModuleLog, ModuleRecord, TransitionError,
     TxRejection, GENESIS_HASH_KEY,
 };
+pub use transition::{check_session, SessionUse};

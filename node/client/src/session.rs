@@ -90,7 +90,10 @@ impl Session {
             .map_err(|e| format!("cannot read session file {}: {e}", path.display()))?
             .len();
         if len > MAX_SESSION_FILE_BYTES {
-            return Err(format!("{} is {len} bytes: not a session file", path.display()));
+            return Err(format!(
+                "{} is {len} bytes: not a session file",
+                path.display()
+            ));
         }
         let text = fs::read_to_string(path)
             .map_err(|e| format!("cannot read session file {}: {e}", path.display()))?;
@@ -150,8 +153,13 @@ impl Client {
 
     /// Revokes `main`'s session of the key whose address is `key`; returns the txid.
     pub async fn revoke_session(&self, main: &SecretKey, key: &str) -> ClientResult<String> {
-        self.send(main, Action::RevokeSession { key: key.to_string() })
-            .await
+        self.send(
+            main,
+            Action::RevokeSession {
+                key: key.to_string(),
+            },
+        )
+        .await
     }
 
     /// Signs `game`'s `op` with the session key, for the session's account at the account's

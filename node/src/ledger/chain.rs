@@ -20,14 +20,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use gamechain_runtime::chain::address::check_address;
-use gamechain_runtime::chain::{
-    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
-};
 use gamechain_runtime::chain::session::{
     session_prefix, SessionInfo, SessionList, SessionRecord, MAX_SESSIONS_PER_ACCOUNT,
 };
+use gamechain_runtime::chain::{
+    genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
+};
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{account_nonce, check_session, run_view_with, ChainContext, Overlay, State, WriteSet};
+use gamechain_runtime::{
+    account_nonce, check_session, run_view_with, ChainContext, Overlay, State, WriteSet,
+};
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
 use gamechain_sdk::{ledger, Amount};
@@ -524,10 +526,7 @@ impl Chain {
         let mut sessions = Vec::new();
         // An account holds at most MAX_SESSIONS_PER_ACCOUNT records (the transition keeps it
         // so); one more is read to be safe against nothing.
-        for (key, bytes) in head
-            .state
-            .scan(&prefix, None, MAX_SESSIONS_PER_ACCOUNT + 1)
-        {
+        for (key, bytes) in head.state.scan(&prefix, None, MAX_SESSIONS_PER_ACCOUNT + 1) {
             let record = SessionRecord::from_bytes(&bytes)
                 .ok_or_else(|| ChainError::Internal(format!("state key `{key}` is corrupt")))?;
             sessions.push(SessionInfo {

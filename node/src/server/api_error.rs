@@ -146,9 +146,7 @@ impl From<ChainError> for ApiError {
             ChainError::Tx(t) => Self::from_tx_error(t),
             ChainError::DeployForbidden { .. }
             | ChainError::UpgradeRefused(_)
-            | ChainError::Session(_) => {
-                Self::new(StatusCode::FORBIDDEN, e.code(), e.to_string())
-            }
+            | ChainError::Session(_) => Self::new(StatusCode::FORBIDDEN, e.code(), e.to_string()),
             ChainError::EscrowRecipient { .. } => {
                 Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
             }

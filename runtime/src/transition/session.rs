@@ -63,8 +63,8 @@ pub fn check_session(
     let Some(bytes) = state.get(&state_key) else {
         return Ok(Err(no_session()));
     };
-    let record = SessionRecord::from_bytes(&bytes)
-        .ok_or_else(|| TransitionError::CorruptState {
+    let record =
+        SessionRecord::from_bytes(&bytes).ok_or_else(|| TransitionError::CorruptState {
             key: state_key.clone(),
         })?;
     if record.id != id {
@@ -76,7 +76,11 @@ pub fn check_session(
             now_ms: time_ms,
         }));
     }
-    if record.modules.binary_search_by(|m| m.as_str().cmp(game)).is_err() {
+    if record
+        .modules
+        .binary_search_by(|m| m.as_str().cmp(game))
+        .is_err()
+    {
         return Ok(Err(SessionRefusal::OutOfScope {
             module: game.to_string(),
             modules: record.modules.clone(),

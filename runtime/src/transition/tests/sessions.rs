@@ -152,7 +152,11 @@ fn a_whole_game_with_session_keys_conserves_gold_and_pays_the_main_accounts() {
     );
     assert_eq!(out.receipts[1].events[0].data["o"], json!(BOB.address()));
     assert_eq!(escrow(&c), 200);
-    assert_eq!(gold_held(&c), total, "stakes moved into escrow, nothing made or lost");
+    assert_eq!(
+        gold_held(&c),
+        total,
+        "stakes moved into escrow, nothing made or lost"
+    );
     let moves = [(0, true), (3, false), (1, true), (4, false), (2, true)];
     for (i, (cell, alice)) in moves.into_iter().enumerate() {
         let nonce = 3 + (i as u64) / 2;
@@ -270,9 +274,23 @@ fn a_session_ends_at_its_expiry_in_block_time() {
     let out = c.block_at(
         now,
         vec![
-            authorize(&ALICE, 3, &SB, &["tictactoe"], now + MAX_SESSION_HORIZON_MS + 1, 1),
+            authorize(
+                &ALICE,
+                3,
+                &SB,
+                &["tictactoe"],
+                now + MAX_SESSION_HORIZON_MS + 1,
+                1,
+            ),
             authorize(&ALICE, 4, &SB, &["tictactoe"], now, 1),
-            authorize(&ALICE, 5, &SB, &["tictactoe"], now + MAX_SESSION_HORIZON_MS, 1),
+            authorize(
+                &ALICE,
+                5,
+                &SB,
+                &["tictactoe"],
+                now + MAX_SESSION_HORIZON_MS,
+                1,
+            ),
         ],
     );
     let want = |e: u64| {
@@ -292,9 +310,8 @@ fn a_session_ends_at_its_expiry_in_block_time() {
 #[test]
 fn the_cap_counts_every_stake_exactly_across_transactions() {
     let mut c = funded_with_sessions(150);
-    let create = |n: u64, stake: &str| {
-        session(&SA, &ALICE, 1, n, json!({"kind": "create", "stake": stake}))
-    };
+    let create =
+        |n: u64, stake: &str| session(&SA, &ALICE, 1, n, json!({"kind": "create", "stake": stake}));
     // 100 then 50: exactly the cap.
     let out = c.block(vec![create(2, "100"), create(3, "50")]);
     assert!(out.receipts.iter().all(|r| r.ok), "{:?}", out.receipts);
@@ -332,7 +349,11 @@ fn the_cap_counts_every_stake_exactly_across_transactions() {
     assert_eq!(c.balance(&ALICE.address()), FAUCET - 50);
     assert_eq!(record(&c, &ALICE, &SA).unwrap().spent, Amount(150));
     // The main key itself is never capped.
-    let out = c.block(vec![tx(&ALICE, 6, ttt(json!({"kind": "create", "stake": "500"})))]);
+    let out = c.block(vec![tx(
+        &ALICE,
+        6,
+        ttt(json!({"kind": "create", "stake": "500"})),
+    )]);
     assert!(out.receipts[0].ok);
     // Over the cap in one op: 151 with a cap of 150 on a fresh session.
     let mut c = funded_with_sessions(150);
@@ -344,9 +365,8 @@ fn the_cap_counts_every_stake_exactly_across_transactions() {
 #[test]
 fn revocation_is_immediate_and_a_new_session_voids_the_old_ones_transactions() {
     let mut c = funded_with_sessions(1_000);
-    let create = |id: u64, n: u64| {
-        session(&SA, &ALICE, id, n, json!({"kind": "create", "stake": "1"}))
-    };
+    let create =
+        |id: u64, n: u64| session(&SA, &ALICE, id, n, json!({"kind": "create", "stake": "1"}));
     // Revoked in the same block: the session transaction after it cannot be in the block.
     let (index, reason) = refusal(&c, vec![revoke(&ALICE, 2, &SA), create(1, 3)]);
     assert_eq!(index, 1);
@@ -375,7 +395,14 @@ fn revocation_is_immediate_and_a_new_session_voids_the_old_ones_transactions() {
     let out = c.block(vec![revoke(&ALICE, 3, &SA)]);
     assert_eq!(
         out.receipts[0].error.as_deref(),
-        Some(format!("not found: session of {} for {}", SA.address(), ALICE.address()).as_str())
+        Some(
+            format!(
+                "not found: session of {} for {}",
+                SA.address(),
+                ALICE.address()
+            )
+            .as_str()
+        )
     );
     // The same key authorized again is session 4: a transaction signed for session 1 (with a
     // nonce still to come) is void under it.
@@ -443,7 +470,13 @@ fn a_session_key_that_is_somebody_s_main_account_keeps_the_two_apart() {
         tx(&BOB, 0, faucet_action()),
         authorize(&ALICE, 1, &BOB, &["tictactoe"], until, 300),
     ]);
-    let for_alice = session(&BOB, &ALICE, 1, 2, json!({"kind": "create", "stake": "200"}));
+    let for_alice = session(
+        &BOB,
+        &ALICE,
+        1,
+        2,
+        json!({"kind": "create", "stake": "200"}),
+    );
     let for_bob = tx(&BOB, 1, ttt(json!({"kind": "create", "stake": "70"})));
     let out = c.block(vec![for_alice.clone(), for_bob.clone()]);
     assert!(out.receipts.iter().all(|r| r.ok), "{:?}", out.receipts);
@@ -454,7 +487,11 @@ fn a_session_key_that_is_somebody_s_main_account_keeps_the_two_apart() {
     assert_eq!((c.nonce(&ALICE), c.nonce(&BOB)), (3, 2));
     assert_eq!(record(&c, &ALICE, &BOB).unwrap().spent, Amount(200));
     // Bob's own transactions never count against Alice's session.
-    c.block(vec![tx(&BOB, 2, ttt(json!({"kind": "create", "stake": "500"})))]);
+    c.block(vec![tx(
+        &BOB,
+        2,
+        ttt(json!({"kind": "create", "stake": "500"})),
+    )]);
     assert_eq!(record(&c, &ALICE, &BOB).unwrap().spent, Amount(200));
 }
 
