@@ -845,6 +845,43 @@ mod tests {
     }
 
     #[test]
+    fn session_commands_parse_gold_and_durations() {
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "session",
+            "authorize",
+            "--key",
+            "a.wif",
+            "--modules",
+            "tictactoe,mnk",
+            "--expires-in",
+            "1h",
+            "--cap",
+            "10.00",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Session(SessionCommand::Authorize {
+                modules,
+                expires_in,
+                cap,
+                out,
+                ..
+            }) => {
+                assert_eq!(modules, ["tictactoe", "mnk"]);
+                assert_eq!((expires_in, cap, out), (3_600_000, 1000, None));
+            }
+            other => panic!("{other:?}"),
+        }
+        for (text, want) in [("10", 1000), ("10.5", 1050), ("0.01", 1), ("0", 0)] {
+            assert_eq!(parse_gold(text), Ok(want), "{text}");
+        }
+        for bad in ["", ".5", "1.", "1.234", "-1", "1e3", "ten"] {
+            assert!(parse_gold(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn actions_are_checked_before_signing() {
         assert!(matches!(
             parse_action(r#"{"type":"faucet","token":"GOLD"}"#),

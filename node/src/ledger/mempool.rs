@@ -369,6 +369,64 @@ mod tests {
         }
     }
 
+    /// A `session_game` signed by `session` for `account` with `account`'s `nonce`.
+    fn session_tx(session: &SecretKey, account: &SecretKey, nonce: u64) -> PendingTx {
+        let body = TxBody {
+            chain_id: "c".into(),
+            from: session.address(),
+            nonce,
+            action: Action::SessionGame {
+                account: account.address(),
+                session: 0,
+                game: "tictactoe".into(),
+                op: serde_json::value::to_raw_value(&serde_json::json!({})).unwrap(),
+            },
+        };
+        let tx = body.sign(session);
+        PendingTx {
+            txid: tx.txid(),
+            tx,
+            body,
+        }
+    }
+
+    #[test]
+    fn a_session_transaction_takes_its_account_s_nonce_not_its_signer_s() {
+        let (main, session) = (key(1), key(2));
+        let mut m = Mempool::new(10);
+        m.admit(tx(&main, 0), 0, |_| false).unwrap();
+        m.admit(session_tx(&session, &main, 1), 0, |_| false)
+            .unwrap();
+        // The session key's own nonce sequence is untouched: its own transaction 0 is fine, and
+        // the main key's next one is 2.
+        m.admit(tx(&session, 0), 0, |_| false).unwrap();
+        assert_eq!(
+            m.admit(tx(&main, 1), 0, |_| false),
+            Err(Refusal::BadNonce {
+                expected: 2,
+                found: 1
+            })
+        );
+        assert_eq!(
+            (
+                m.pending_of(&main.address()),
+                m.pending_of(&session.address())
+            ),
+            (2, 1)
+        );
+        // Evicting the session transaction evicts the account's later ones, not the signer's.
+        m.admit(tx(&main, 2), 0, |_| false).unwrap();
+        let gone = m.evict_from(&session_tx(&session, &main, 1).txid);
+        assert_eq!(gone.len(), 2);
+        assert_eq!(
+            (
+                m.pending_of(&main.address()),
+                m.pending_of(&session.address())
+            ),
+            (1, 1)
+        );
+    }
+
     #[test]
     fn nonces_follow_the_committed_nonce_and_the_pending_count() {
         let (a, b) = (key(1), key(2));
