@@ -544,3 +544,116 @@ fn fees_count_against_the_cap_and_a_used_up_session_is_refused() {
         nonce += 1;
     }
 }
+
+#[test]
+fn an_account_holds_at_most_eight_live_sessions_and_expired_ones_make_room() {
+    use crate::chain::session::MAX_SESSIONS_PER_ACCOUNT;
+    let mut c = chain();
+    let t = c.head.time_ms;
+    let soon = t + 5_000;
+    let later = t + 3_600_000;
+    // Eight sessions: four expiring soon, four later.
+    let mut txs = vec![tx(&ALICE, 0, faucet_action())];
+    for i in 0..MAX_SESSIONS_PER_ACCOUNT as u8 {
+        let until = if i < 4 { soon } else { later };
+        txs.push(authorize(
+            &ALICE,
+            1 + i as u64,
+            &key(30 + i),
+            &["tictactoe"],
+            until,
+            1,
+        ));
+    }
+    let out = c.block_at(t + 1_000, txs);
+    assert!(out.receipts.iter().all(|r| r.ok), "{:?}", out.receipts);
+    // A ninth is refused while all eight are live; re-authorizing one of them is not a ninth.
+    let out = c.block_at(
+        t + 2_000,
+        vec![
+            authorize(&ALICE, 9, &key(40), &["tictactoe"], later, 1),
+            authorize(&ALICE, 10, &key(37), &["tictactoe"], later, 2),
+        ],
+    );
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some(
+            format!(
+                "invalid: {} holds 8 live sessions, the limit: revoke one first",
+                ALICE.address()
+            )
+            .as_str()
+        )
+    );
+    assert!(out.receipts[1].ok);
+    assert_eq!(record(&c, &ALICE, &key(37)).unwrap().id, 10);
+    // Once four expired, the next authorization drops them and fits.
+    let out = c.block_at(
+        soon,
+        vec![authorize(&ALICE, 11, &key(40), &["tictactoe"], later, 1)],
+    );
+    assert!(out.receipts[0].ok, "{:?}", out.receipts[0]);
+    let left: Vec<_> = c
+        .state
+        .map
+        .keys()
+        .filter(|k| k.starts_with(&format!("session/{}/", ALICE.address())))
+        .collect();
+    assert_eq!(left.len(), 5, "{left:?}");
+    assert_eq!(record(&c, &ALICE, &key(30)), None);
+    // The scope is checked before anything runs: 1 to 16 ids, ascending, no duplicates.
+    let scope = |modules: Vec<String>| {
+        tx(
+            &ALICE,
+            12,
+            Action::AuthorizeSession {
+                key: key(41).address(),
+                modules,
+                expires_at_ms: later,
+                cap: Amount(1),
+            },
+        )
+        .check(CHAIN, Network::Testnet)
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+    };
+    let ids = |n: usize| (0..n).map(|i| format!("m{i:02}")).collect::<Vec<_>>();
+    assert!(scope(ids(16)).is_ok());
+    assert!(scope(ids(17)).unwrap_err().starts_with(
+        "body is not a valid transaction: a session's scope names 1 to 16 modules, not 17"
+    ));
+    assert!(scope(vec![]).is_err());
+    for bad in [vec!["tictactoe", "mnk"], vec!["mnk", "mnk"], vec!["Mnk"]] {
+        assert_eq!(
+            scope(bad.iter().map(|s| s.to_string()).collect())
+                .unwrap_err()
+                .split(':')
+                .next(),
+            Some("body is not a valid transaction"),
+            "{bad:?}"
+        );
+    }
+    // A session key must not be the account itself, and must be an address.
+    let out = c.block(vec![
+        authorize(&ALICE, 12, &ALICE, &["tictactoe"], later, 1),
+        tx(
+            &ALICE,
+            13,
+            Action::AuthorizeSession {
+                key: "module:tictactoe".into(),
+                modules: vec!["tictactoe".into()],
+                expires_at_ms: later,
+                cap: Amount(1),
+            },
+        ),
+    ]);
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some("invalid: a session key must not be the account's own key")
+    );
+    assert!(out.receipts[1]
+        .error
+        .as_deref()
+        .unwrap()
+        .starts_with("invalid: `module:tictactoe` is not an address of this chain"));
+}
