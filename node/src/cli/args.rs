@@ -246,8 +246,8 @@ pub enum KeyCommand {
 #[derive(Debug, Subcommand)]
 pub enum SessionCommand {
     /// Make a new session key, authorize it with the main key (`--key`, one transaction) and
-    /// write it to a new 0600 session file; prints `{"key", "account", "session",
-    /// "expires_at_ms", "file", "txid"}`.
+    /// write it to a new 0600 session file; prints `{"key", "account", "session", "modules",
+    /// "expires_at_ms", "cap", "file", "txid"}` once the authorization is in a block.
     Authorize {
         /// The node.
         #[command(flatten)]
