@@ -48,7 +48,8 @@ pub enum Command {
         #[command(flatten)]
         tx: TxArgs,
         /// The action: {"type":"faucet"|"transfer"|"game"|"deploy"|"activate_upgrade"|
-        /// "cancel_upgrade"|"set_policy", ...} (node/API.md).
+        /// "cancel_upgrade"|"set_policy"|"authorize_session"|"revoke_session", ...}
+        /// (node/API.md; `session game` sends a session_game).
         action: String,
     },
     /// Ask the faucet for GOLD.
