@@ -5,7 +5,8 @@
 //! scoping, the bank and events behave exactly as under `MockCtx`. On failure everything the call
 //! did is dropped with the overlay: the outcome has no writes and no events.
 
-use gamechain_sdk::{ActionError, BlockEnv, KvCtx, Query};
+use gamechain_sdk::keys::{balance_key, GOLD};
+use gamechain_sdk::{ActionError, BlockEnv, Kv, KvCtx, Query};
 use serde_json::Value;
 
 pub use gamechain_chain::Event;
@@ -59,6 +60,103 @@ pub fn execute_apply_with(
     let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, txid, Some(sender));
     let outcome = module.call_apply_with(&mut ctx, sender, op, resolver)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
+}
+
+/// [`execute_apply_with`] for a transaction acting for `sender` through a session key: also
+/// returns the GOLD base units the call took out of `sender`'s balance, summed over every
+/// decrease of `bal/<sender>/GOLD` during the call (gross: a payout to `sender` in the same call
+/// does not offset a stake). Only `escrow_in` debits a sender in a game op; counting at the
+/// balance key instead of at the host call means nothing a module can do escapes the count.
+/// 0 when the call failed (nothing it did is kept).
+pub fn execute_apply_metered(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+    txid: &str,
+    sender: &str,
+    op: &[u8],
+    resolver: Option<&dyn ModuleResolver>,
+) -> Result<(TxOutcome, u128), HostError> {
+    let kv = Metered {
+        overlay: Overlay::new(base),
+        watched: balance_key(sender, GOLD),
+        debited: 0,
+    };
+    let mut ctx = KvCtx::for_call(kv, module.id(), env, txid, Some(sender));
+    let outcome = module.call_apply_with(&mut ctx, sender, op, resolver)?;
+    let debited = if outcome.result.is_ok() {
+        ctx.kv.debited
+    } else {
+        0
+    };
+    let KvCtx { kv, events, .. } = ctx;
+    Ok((
+        finish_parts(
+            events,
+            kv.overlay.into_writes(),
+            outcome.result,
+            outcome.fuel_used,
+            outcome.log,
+        ),
+        debited,
+    ))
+}
+
+/// An [`Overlay`] that sums every decrease of one balance key (`watched`) written through it.
+struct Metered<'a> {
+    overlay: Overlay<'a>,
+    watched: String,
+    debited: u128,
+}
+
+impl Metered<'_> {
+    fn note(&mut self, key: &str, new: u128) {
+        if key == self.watched {
+            let old = parse_balance(State::get(&self.overlay, key).as_deref());
+            self.debited = self.debited.saturating_add(old.saturating_sub(new));
+        }
+    }
+}
+
+/// A stored balance (canonical decimal base units); absent or unreadable = 0, as the bank reads.
+fn parse_balance(bytes: Option<&[u8]>) -> u128 {
+    bytes
+        .and_then(|b| std::str::from_utf8(b).ok()?.parse::<u128>().ok())
+        .unwrap_or(0)
+}
+
+impl Kv for Metered<'_> {
+    fn kv_get(&self, key: &str) -> Option<Vec<u8>> {
+        self.overlay.kv_get(key)
+    }
+    fn kv_put(&mut self, key: &str, value: Vec<u8>) {
+        self.note(key, parse_balance(Some(&value)));
+        self.overlay.kv_put(key, value);
+    }
+    fn kv_delete(&mut self, key: &str) {
+        self.note(key, 0);
+        self.overlay.kv_delete(key);
+    }
+    fn kv_scan(
+        &self,
+        prefix: &str,
+        start_after: Option<&str>,
+        limit: usize,
+    ) -> Vec<(String, Vec<u8>)> {
+        self.overlay.kv_scan(prefix, start_after, limit)
+    }
+    fn kv_call_code(
+        &self,
+        code_hash: &[u8; 32],
+        entry: &str,
+        input: &[u8],
+        fuel: u64,
+    ) -> Result<Vec<u8>, gamechain_sdk::PureError> {
+        self.overlay.kv_call_code(code_hash, entry, input, fuel)
+    }
+    fn kv_module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
+        self.overlay.kv_module_code_hash(module)
+    }
 }
 
 /// Runs `gc_end_block` of `module` over `base` in block `env` (empty txid, no sender). Writes are
@@ -126,16 +224,25 @@ fn finish(
     fuel_used: u64,
     log: Vec<String>,
 ) -> TxOutcome {
+    finish_parts(ctx.events, ctx.kv.into_writes(), result, fuel_used, log)
+}
+
+fn finish_parts(
+    events: Vec<(String, Value)>,
+    writes: WriteSet,
+    result: Result<(), ActionError>,
+    fuel_used: u64,
+    log: Vec<String>,
+) -> TxOutcome {
     match result {
         Ok(()) => TxOutcome {
             result,
             fuel_used,
-            events: ctx
-                .events
+            events: events
                 .into_iter()
                 .map(|(kind, data)| Event { kind, data })
                 .collect(),
-            writes: ctx.kv.into_writes(),
+            writes,
             log,
         },
         Err(_) => TxOutcome {

@@ -44,8 +44,8 @@ pub mod testkit;
 pub mod transition;
 
 pub use execute::{
-    execute_apply, execute_apply_with, execute_end_block, execute_end_block_with, execute_migrate,
-    run_view, run_view_with, Event, TxOutcome,
+    execute_apply, execute_apply_metered, execute_apply_with, execute_end_block,
+    execute_end_block_with, execute_migrate, run_view, run_view_with, Event, TxOutcome,
 };
 pub use gamechain_vm::cache;
 pub use gamechain_vm::{
@@ -68,3 +68,4 @@ pub use transition::{
     ChainContext, ContextError, GenesisState, ModuleLog, ModuleRecord, TransitionError,
     TxRejection, GENESIS_HASH_KEY,
 };
+pub use transition::{check_session, SessionUse};

@@ -563,7 +563,7 @@ impl Client {
         self.wait_for_receipt(&txid, timeout).await
     }
 
-    async fn get<T: DeserializeOwned>(
+    pub(crate) async fn get<T: DeserializeOwned>(
         &self,
         segments: &[&str],
         query: &[(&str, &str)],

@@ -10,11 +10,13 @@
 //! |---|---|
 //! | `client.rs` | [`Client`], [`ClientError`], [`BlockSubscription`], [`Included`], [`BlockRef`] |
 //! | `keyfile.rs` | key files: one WIF line, mode 0600, never echoed |
+//! | `session.rs` | [`Session`]: session keys, session files, authorize / use / list / revoke |
 //! | `relay.rs` | [`Relay`]: the move relay of a channel game (`GET /v1/relay/<game>`) |
 
 pub mod client;
 pub mod keyfile;
 pub mod relay;
+pub mod session;
 
 pub use client::{
     Account, Block, BlockRef, BlockSubscription, Client, ClientError, ClientResult, Included,
@@ -22,3 +24,4 @@ pub use client::{
 };
 pub use keyfile::{read_key_file, write_key_file};
 pub use relay::{Relay, RelayEvent, RelayMove};
+pub use session::Session;

@@ -35,6 +35,10 @@ pub enum Command {
     /// Manage key files.
     #[command(subcommand)]
     Key(KeyCommand),
+    /// Session keys (docs/session-keys.md): authorize one with the main key, play with it, list,
+    /// revoke.
+    #[command(subcommand)]
+    Session(SessionCommand),
     /// Sign and send one action given as JSON, e.g. '{"type":"faucet","token":"GOLD"}'.
     Send {
         /// The node.
@@ -44,7 +48,8 @@ pub enum Command {
         #[command(flatten)]
         tx: TxArgs,
         /// The action: {"type":"faucet"|"transfer"|"game"|"deploy"|"activate_upgrade"|
-        /// "cancel_upgrade"|"set_policy", ...} (node/API.md).
+        /// "cancel_upgrade"|"set_policy"|"authorize_session"|"revoke_session", ...}
+        /// (node/API.md; `session game` sends a session_game).
         action: String,
     },
     /// Ask the faucet for GOLD.
@@ -236,6 +241,96 @@ pub enum KeyCommand {
         #[arg(long)]
         json: bool,
     },
+}
+
+/// `gamechain session …`.
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Make a new session key, authorize it with the main key (`--key`, one transaction) and
+    /// write it to a new 0600 session file; prints `{"key", "account", "session", "modules",
+    /// "expires_at_ms", "cap", "file", "txid"}` once the authorization is in a block.
+    Authorize {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The main key and how to wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The scope: module ids, comma-separated (e.g. tictactoe,mnk).
+        #[arg(long, value_delimiter = ',', required = true)]
+        modules: Vec<String>,
+        /// How long the session lives, in block time after the head (ms, s, m, h, d; at most
+        /// 30d).
+        #[arg(long, value_name = "DURATION", default_value = "1h",
+              value_parser = crate::channel::time::parse_duration_ms)]
+        expires_in: u64,
+        /// Most GOLD the session may move out of the account, stakes and fees (GOLD with up to
+        /// 2 decimals: 10.00 is 1000 base units).
+        #[arg(long, value_name = "GOLD", value_parser = parse_gold)]
+        cap: u128,
+        /// The session file to write (never overwritten). Default: ./<session key address>.session.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+    /// Revoke the main key's session of a session key address (one transaction, at once).
+    Revoke {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The main key and how to wait.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The session key's address.
+        key_address: String,
+    },
+    /// List an account's sessions (`GET /v1/account/<address>/sessions`).
+    List {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The account.
+        account: String,
+    },
+    /// Send one game op with a session file's key for its account, e.g. `session game
+    /// tictactoe --session alice.session '{"kind":"create","stake":"100"}'`.
+    Game {
+        /// The node.
+        #[command(flatten)]
+        node: NodeUrl,
+        /// The session file (from `session authorize`).
+        #[arg(long, value_name = "FILE")]
+        session: PathBuf,
+        /// Print the txid as soon as the node accepts it; do not wait for a block.
+        #[arg(long)]
+        no_wait: bool,
+        /// Seconds to wait for the receipt.
+        #[arg(long, value_name = "SECS", default_value_t = 60)]
+        timeout: u64,
+        /// The module id.
+        module: String,
+        /// The op JSON.
+        op: String,
+        /// Escrow a stake even in a module whose owner can change its code at once.
+        #[arg(long)]
+        allow_mutable: bool,
+    },
+}
+
+/// GOLD as a person writes it, `10`, `10.5` or `10.00` (at most 2 decimals), in base units.
+/// Errors: anything else, or more than u128 holds.
+pub fn parse_gold(text: &str) -> Result<u128, String> {
+    let bad = || format!("`{text}` is not an amount of GOLD (e.g. 10.00: at most 2 decimals)");
+    let (whole, frac) = text.split_once('.').unwrap_or((text, ""));
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !digits(whole) || (text.contains('.') && !digits(frac)) || frac.len() > 2 {
+        return Err(bad());
+    }
+    let whole: u128 = whole.parse().map_err(|_| bad())?;
+    let frac: u128 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
+    whole
+        .checked_mul(100)
+        .and_then(|w| w.checked_add(frac))
+        .ok_or_else(bad)
 }
 
 /// The node a client command talks to.
@@ -748,6 +843,43 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(Cli::try_parse_from(["gamechain", "view", "tictactoe", "=1"]).is_err());
+    }
+
+    #[test]
+    fn session_commands_parse_gold_and_durations() {
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "session",
+            "authorize",
+            "--key",
+            "a.wif",
+            "--modules",
+            "tictactoe,mnk",
+            "--expires-in",
+            "1h",
+            "--cap",
+            "10.00",
+        ])
+        .unwrap();
+        match cli.command {
+            Command::Session(SessionCommand::Authorize {
+                modules,
+                expires_in,
+                cap,
+                out,
+                ..
+            }) => {
+                assert_eq!(modules, ["tictactoe", "mnk"]);
+                assert_eq!((expires_in, cap, out), (3_600_000, 1000, None));
+            }
+            other => panic!("{other:?}"),
+        }
+        for (text, want) in [("10", 1000), ("10.5", 1050), ("0.01", 1), ("0", 0)] {
+            assert_eq!(parse_gold(text), Ok(want), "{text}");
+        }
+        for bad in ["", ".5", "1.", "1.234", "-1", "1e3", "ten"] {
+            assert!(parse_gold(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

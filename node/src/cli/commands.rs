@@ -23,6 +23,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
     match command {
         Command::Key(KeyCommand::New { out: path }) => key_new(path, out),
         Command::Key(KeyCommand::Show { key, json }) => key_show(&key, json, out),
+        Command::Session(command) => crate::cli::session::run(command, out).await,
         Command::Send { node, tx, action } => {
             send(
                 &node.url,
@@ -112,11 +113,11 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
     }
 }
 
-fn client(url: &str) -> Result<Client, CliError> {
+pub(crate) fn client(url: &str) -> Result<Client, CliError> {
     Ok(Client::new(url)?)
 }
 
-fn print<T: Serialize>(out: &mut dyn Write, value: &T) -> Result<(), CliError> {
+pub(crate) fn print<T: Serialize>(out: &mut dyn Write, value: &T) -> Result<(), CliError> {
     let text = serde_json::to_string_pretty(value).expect("API values always serialise");
     writeln!(out, "{text}").map_err(|e| CliError::Usage(format!("cannot write the output: {e}")))
 }
@@ -169,11 +170,23 @@ pub(crate) async fn send(
     let key = read_key_file(&args.key).map_err(CliError::Usage)?;
     let client = client(url)?;
     let txid = client.send(&key, action).await?;
-    if args.no_wait {
+    report(&client, &txid, args.no_wait, args.timeout, out).await
+}
+
+/// Prints `{"txid"}` when `no_wait`, else waits up to `timeout` s for the receipt and prints it
+/// as [`send`] does (a failed receipt is then a [`CliError::TxFailed`]).
+pub(crate) async fn report(
+    client: &Client,
+    txid: &str,
+    no_wait: bool,
+    timeout: u64,
+    out: &mut dyn Write,
+) -> Result<(), CliError> {
+    if no_wait {
         return print(out, &json!({ "txid": txid }));
     }
     let included = client
-        .wait_for_receipt(&txid, Duration::from_secs(args.timeout))
+        .wait_for_receipt(txid, Duration::from_secs(timeout))
         .await?;
     print(out, &receipt_json(&included))?;
     match included.receipt {

@@ -20,11 +20,16 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use gamechain_runtime::chain::address::check_address;
+use gamechain_runtime::chain::session::{
+    session_prefix, SessionInfo, SessionList, SessionRecord, MAX_SESSIONS_PER_ACCOUNT,
+};
 use gamechain_runtime::chain::{
     genesis::check_module_id, Action, Genesis, SignedHeader, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::registry::read_record;
-use gamechain_runtime::{account_nonce, run_view_with, ChainContext, Overlay, State, WriteSet};
+use gamechain_runtime::{
+    account_nonce, check_session, run_view_with, ChainContext, Overlay, State, WriteSet,
+};
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
 use gamechain_sdk::{ledger, Amount};
@@ -333,14 +338,39 @@ impl Chain {
                 return Err(ChainError::EscrowRecipient { to: to.clone() });
             }
         }
+        if let Action::SessionGame {
+            account,
+            session,
+            game,
+            ..
+        } = &body.action
+        {
+            // The session's rules at the head (`transition/session.rs`): what a block would
+            // refuse now is refused here, with the same text. The block's time is later than
+            // the head's, so a session that expires meanwhile is dropped by the sequencer.
+            let head = self.head();
+            let minimum_fee = genesis.fees.as_ref().map_or(0, |f| f.minimum());
+            check_session(
+                &head.state,
+                &body.from,
+                account,
+                *session,
+                game,
+                head.header.header.time_ms,
+                minimum_fee,
+            )
+            .map_err(|e| ChainError::Internal(e.to_string()))?
+            .map_err(ChainError::Session)?;
+        }
+        let account = body.account().to_string();
         if let (Some(fees), false) = (&genesis.fees, matches!(body.action, Action::Faucet { .. })) {
             // A sender with pending transactions is not checked again: its first was admitted
             // on its balance or is a faucet call (so a new key can send right after its faucet
             // call); what it cannot pay for when its turn comes, no block includes.
             let minimum = fees.minimum();
-            if minimum > 0 && self.mempool().pending_of(&body.from) == 0 {
+            if minimum > 0 && self.mempool().pending_of(&account) == 0 {
                 let head = self.head();
-                let balance = ledger::balance(&Overlay::new(&head.state), &body.from, GOLD);
+                let balance = ledger::balance(&Overlay::new(&head.state), &account, GOLD);
                 if balance < minimum {
                     return Err(ChainError::CannotPayFee { minimum, balance });
                 }
@@ -375,7 +405,7 @@ impl Chain {
         let mut mempool = self.mempool();
         let committed = {
             let head = self.head();
-            account_nonce(&head.state, &pending.body.from)
+            account_nonce(&head.state, pending.body.account())
                 .map_err(|e| ChainError::Internal(e.to_string()))?
         };
         // A nonce below the expected one is either a replay (duplicate) or stale (bad_nonce):
@@ -481,6 +511,38 @@ impl Chain {
                 next_nonce,
             });
         }
+    }
+
+    /// `GET /v1/account/<address>/sessions`: every session record of `account` at the head,
+    /// sorted by key, each `active` when the head's block time is before its expiry.
+    /// `bad_address` for anything but an address of this chain's network.
+    pub fn sessions(&self, account: &str) -> Result<SessionList, ChainError> {
+        check_address(account, self.genesis().network).map_err(|e| {
+            ChainError::BadAddress(format!("`{account}` is not an address of this chain: {e}"))
+        })?;
+        let head = self.head();
+        let now = head.header.header.time_ms;
+        let prefix = session_prefix(account);
+        let mut sessions = Vec::new();
+        // An account holds at most MAX_SESSIONS_PER_ACCOUNT records (the transition keeps it
+        // so); one more is read to be safe against nothing.
+        for (key, bytes) in head.state.scan(&prefix, None, MAX_SESSIONS_PER_ACCOUNT + 1) {
+            let record = SessionRecord::from_bytes(&bytes)
+                .ok_or_else(|| ChainError::Internal(format!("state key `{key}` is corrupt")))?;
+            sessions.push(SessionInfo {
+                key: key[prefix.len()..].to_string(),
+                id: record.id,
+                active: record.is_active(now),
+                modules: record.modules,
+                expires_at_ms: record.expires_at_ms,
+                cap: record.cap,
+                spent: record.spent,
+            });
+        }
+        Ok(SessionList {
+            account: account.to_string(),
+            sessions,
+        })
     }
 
     /// The balances (token → base units) and committed nonce of `account` at `head`.

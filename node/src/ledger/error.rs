@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use gamechain_chain::TxError;
+use gamechain_chain::{SessionRefusal, TxError};
 use gamechain_sdk::ActionError;
 
 use crate::ledger::mempool::Refusal;
@@ -49,6 +49,9 @@ pub enum ChainError {
         /// The sender's balance at the head, base units.
         balance: u128,
     },
+    /// A `session_game` its session does not allow (no such session, expired, out of scope, cap
+    /// used up): refused at admission with the fixed text a block would refuse it with.
+    Session(SessionRefusal),
     /// A deploy whose code the chain's load rules refuse (validation, instantiation, ABI
     /// version): refused at admission with the fixed text its receipt would carry.
     ModuleRefused(String),
@@ -71,6 +74,7 @@ impl ChainError {
             ChainError::UpgradeRefused(_) => "upgrade_refused",
             ChainError::EscrowRecipient { .. } => "escrow_recipient",
             ChainError::CannotPayFee { .. } => "cannot_pay_fee",
+            ChainError::Session(r) => r.code(),
             ChainError::Refused(r) => r.code(),
             ChainError::NotFound(_) => "not_found",
             ChainError::Pruned(_) => "pruned",
@@ -103,6 +107,7 @@ impl fmt::Display for ChainError {
                  of {minimum}: get GOLD first (a transfer to it, or the faucet where there is one)"
             ),
             ChainError::Refused(r) => write!(f, "{r}"),
+            ChainError::Session(r) => write!(f, "{r}"),
             ChainError::View(e) => write!(f, "{e}"),
             ChainError::ModuleRefused(m) => write!(f, "module code: {m}"),
             ChainError::NotFound(m)

@@ -198,7 +198,7 @@ impl Mempool {
         if self.by_txid.contains_key(&pending.txid) {
             return Err(Refusal::Duplicate);
         }
-        let expected = committed_nonce.saturating_add(self.pending_of(&pending.body.from));
+        let expected = committed_nonce.saturating_add(self.pending_of(pending.body.account()));
         let found = pending.body.nonce;
         if found != expected {
             if found < expected && is_included(&pending.txid) {
@@ -229,7 +229,7 @@ impl Mempool {
         self.next_seq += 1;
         self.by_txid.insert(pending.txid.clone(), seq);
         self.by_sender
-            .entry(pending.body.from.clone())
+            .entry(pending.body.account().to_string())
             .or_default()
             .insert(found, seq);
         self.queue.insert(seq, pending);
@@ -295,10 +295,10 @@ impl Mempool {
                 self.deploys -= 1;
             }
             self.bytes -= tx_bytes(&p.tx);
-            if let Some(nonces) = self.by_sender.get_mut(&p.body.from) {
+            if let Some(nonces) = self.by_sender.get_mut(p.body.account()) {
                 nonces.remove(&p.body.nonce);
                 if nonces.is_empty() {
-                    self.by_sender.remove(&p.body.from);
+                    self.by_sender.remove(p.body.account());
                 }
             }
         }
@@ -317,7 +317,7 @@ impl Mempool {
         let Some(p) = self.get(txid) else {
             return Vec::new();
         };
-        let (sender, nonce) = (p.body.from.clone(), p.body.nonce);
+        let (sender, nonce) = (p.body.account().to_string(), p.body.nonce);
         self.remove_nonces(&sender, nonce..)
     }
 
@@ -367,6 +367,64 @@ mod tests {
             tx,
             body,
         }
+    }
+
+    /// A `session_game` signed by `session` for `account` with `account`'s `nonce`.
+    fn session_tx(session: &SecretKey, account: &SecretKey, nonce: u64) -> PendingTx {
+        let body = TxBody {
+            chain_id: "c".into(),
+            from: session.address(),
+            nonce,
+            action: Action::SessionGame {
+                account: account.address(),
+                session: 0,
+                game: "tictactoe".into(),
+                op: serde_json::value::to_raw_value(&serde_json::json!({})).unwrap(),
+            },
+        };
+        let tx = body.sign(session);
+        PendingTx {
+            txid: tx.txid(),
+            tx,
+            body,
+        }
+    }
+
+    #[test]
+    fn a_session_transaction_takes_its_account_s_nonce_not_its_signer_s() {
+        let (main, session) = (key(1), key(2));
+        let mut m = Mempool::new(10);
+        m.admit(tx(&main, 0), 0, |_| false).unwrap();
+        m.admit(session_tx(&session, &main, 1), 0, |_| false)
+            .unwrap();
+        // The session key's own nonce sequence is untouched: its own transaction 0 is fine, and
+        // the main key's next one is 2.
+        m.admit(tx(&session, 0), 0, |_| false).unwrap();
+        assert_eq!(
+            m.admit(tx(&main, 1), 0, |_| false),
+            Err(Refusal::BadNonce {
+                expected: 2,
+                found: 1
+            })
+        );
+        assert_eq!(
+            (
+                m.pending_of(&main.address()),
+                m.pending_of(&session.address())
+            ),
+            (2, 1)
+        );
+        // Evicting the session transaction evicts the account's later ones, not the signer's.
+        m.admit(tx(&main, 2), 0, |_| false).unwrap();
+        let gone = m.evict_from(&session_tx(&session, &main, 1).txid);
+        assert_eq!(gone.len(), 2);
+        assert_eq!(
+            (
+                m.pending_of(&main.address()),
+                m.pending_of(&session.address())
+            ),
+            (1, 1)
+        );
     }
 
     #[test]

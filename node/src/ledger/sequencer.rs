@@ -596,9 +596,9 @@ impl OpenBlock {
         let mut evict = Vec::new();
         let mut failure = None;
         for p in rest.by_ref() {
-            let sender = (p.body.from.clone(), p.body.nonce);
+            let sender = (p.body.account().to_string(), p.body.nonce);
             let game = match &p.body.action {
-                Action::Game { game, .. } => Some(game.clone()),
+                Action::Game { game, .. } | Action::SessionGame { game, .. } => Some(game.clone()),
                 _ => None,
             };
             match builder.push_checked(&p.tx, p.body) {

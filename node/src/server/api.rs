@@ -127,6 +127,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::post("/v1/txs", post_txs, MAX_BATCH_REQUEST_BYTES),
         Endpoint::get("/v1/tx/{txid}", get_tx),
         Endpoint::get("/v1/account/{account}", get_account),
+        Endpoint::get("/v1/account/{account}/sessions", get_account_sessions),
         Endpoint::get("/v1/games/{module}", get_view),
         Endpoint::get("/v1/blocks/{height}", get_block),
         Endpoint::get("/v1/blocks/{height}/finality", get_block_finality),
@@ -400,6 +401,16 @@ async fn get_account(
     let account = path_param(account)?;
     let account = blocking(move || app.chain.account(&account)).await?;
     Ok(sorted_json(&account))
+}
+
+/// `GET /v1/account/<address>/sessions`.
+async fn get_account_sessions(
+    State(app): State<AppState>,
+    account: Result<Path<String>, PathRejection>,
+) -> ApiResult {
+    let account = path_param(account)?;
+    let sessions = blocking(move || app.chain.sessions(&account)).await?;
+    Ok(sorted_json(&sessions))
 }
 
 /// `GET /v1/games/<module>?<query>`.

@@ -139,14 +139,14 @@ impl ApiError {
 
 impl From<ChainError> for ApiError {
     /// The status of each of the core's errors: a transaction check's (`from_tx_error`),
-    /// `deploy_forbidden` 403, `upgrade_refused` 403, `escrow_recipient` 400, `module_refused` 400, `too_costly` 503, a mempool refusal's (`from_refusal`), `not_found` 404, `pruned` 410,
+    /// `deploy_forbidden` 403, `upgrade_refused` 403, `session_refused` 403, `escrow_recipient` 400, `module_refused` 400, `too_costly` 503, a mempool refusal's (`from_refusal`), `not_found` 404, `pruned` 410,
     /// `bad_address` 400, `invalid` 400, a view's own (`from_action_error`), `internal` 500.
     fn from(e: ChainError) -> Self {
         match &e {
             ChainError::Tx(t) => Self::from_tx_error(t),
-            ChainError::DeployForbidden { .. } | ChainError::UpgradeRefused(_) => {
-                Self::new(StatusCode::FORBIDDEN, e.code(), e.to_string())
-            }
+            ChainError::DeployForbidden { .. }
+            | ChainError::UpgradeRefused(_)
+            | ChainError::Session(_) => Self::new(StatusCode::FORBIDDEN, e.code(), e.to_string()),
             ChainError::EscrowRecipient { .. } => {
                 Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
             }

@@ -446,7 +446,7 @@ impl Ledger {
                 if bytes + size > self.max_block_tx_bytes {
                     break;
                 }
-                let sender = (p.body.from.clone(), p.body.nonce);
+                let sender = (p.body.account().to_string(), p.body.nonce);
                 match builder.push_checked(&p.tx, p.body) {
                     Ok(_) => {
                         bytes += size;
@@ -609,7 +609,7 @@ impl Ledger {
             for (index, (tx, check)) in block.txs().iter().zip(checks).enumerate() {
                 let body =
                     check.map_err(|e| ExecError::Invalid(format!("transaction {index}: {e}")))?;
-                senders.push((body.from.clone(), body.nonce));
+                senders.push((body.account().to_string(), body.nonce));
                 match builder.push_checked(tx, body) {
                     Ok(_) => {}
                     Err(TransitionError::Host(e)) => return Err(ExecError::Host(e.to_string())),

@@ -402,7 +402,7 @@ fn apply_blocks(
             c.checks
                 .iter()
                 .filter_map(|c| c.as_ref().ok())
-                .map(|body| (body.from.as_str(), body.nonce))
+                .map(|body| (body.account(), body.nonce))
                 .collect()
         })
         .collect();

@@ -385,6 +385,7 @@ fn rejection_field(reason: &TxRejection) -> &'static str {
         TxRejection::Nonce { .. } | TxRejection::NonceExhausted => "tx.nonce",
         TxRejection::BlockFull { .. } => "block.bounds",
         TxRejection::CannotPayFee { .. } => "tx.fee",
+        TxRejection::Session(_) => "tx.session",
     }
 }
 

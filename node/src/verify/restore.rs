@@ -123,7 +123,7 @@ fn commit_verified(
         .checks
         .iter()
         .filter_map(|c| c.as_ref().ok())
-        .map(|body| (body.from.as_str(), body.nonce))
+        .map(|body| (body.account(), body.nonce))
         .collect();
     storage
         .commit_block(block, &senders, &out.writes, &out.state_hash)

@@ -331,7 +331,7 @@ pub fn join_from_snapshot(
     let mut senders = Vec::with_capacity(checked.checks.len());
     for (i, c) in checked.checks.iter().enumerate() {
         match c {
-            Ok(body) => senders.push((body.from.as_str(), body.nonce)),
+            Ok(body) => senders.push((body.account(), body.nonce)),
             Err(e) => {
                 return Err(liar(format!(
                     "block {height}: transaction {i} fails its checks: {e}"

@@ -12,6 +12,7 @@
 //! | [`address`] | [`Network`], [`SecretKey`], base58check P2PKH addresses and WIF |
 //! | [`signed_message`] | the Divi (Bitcoin-style) signed message: hash, sign, recover, verify |
 //! | [`tx`] | [`SignedTx`], [`TxBody`], [`Action`], txid, stateless checks |
+//! | [`session`] | [`SessionRecord`], [`SessionRefusal`]: session keys' state record, limits, refusal texts |
 //! | [`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
 //! | [`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
 //! | [`block`] | [`Header`], [`SignedHeader`], block hashes |
@@ -40,6 +41,7 @@ pub mod hash;
 pub mod merkle;
 pub mod policy;
 pub mod receipt;
+pub mod session;
 pub mod signed_message;
 pub mod state_root;
 pub mod tx;
@@ -55,6 +57,7 @@ pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
 pub use policy::{PendingUpgrade, UpgradePolicy, MAX_TIMELOCK_DELAY_MS};
 pub use receipt::{Event, Receipt};
+pub use session::{SessionInfo, SessionList, SessionRecord, SessionRefusal};
 pub use signed_message::{
     message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,
 };

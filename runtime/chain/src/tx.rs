@@ -17,6 +17,14 @@
 //! | activate_upgrade | `{"type": "activate_upgrade", "module": "<id>"}` |
 //! | cancel_upgrade | `{"type": "cancel_upgrade", "module": "<id>"}` |
 //! | set_policy | `{"type": "set_policy", "module": "<id>", "policy": <policy>}` |
+//! | authorize_session | `{"type": "authorize_session", "key": "<session key address>", "modules": ["<id>", …], "expires_at_ms": <block time ms>, "cap": "<GOLD base units>"}` |
+//! | revoke_session | `{"type": "revoke_session", "key": "<session key address>"}` |
+//! | session_game | `{"type": "session_game", "account": "<main address>", "session": <id>, "game": "<id>", "op": {...}}` |
+//!
+//! A `session_game` is signed by a session key (`from` is the session key's address) and acts
+//! for `account`: its `nonce` is the account's, the module sees `account` as the sender, and the
+//! session (`session/<account>/<from>`, id `session`) must allow it. What a session allows, and
+//! every refusal, is `docs/session-keys.md` (`crate::session`, `transition/session.rs`).
 //!
 //! A policy is `{"kind": "immutable"}`, `{"kind": "timelocked", "delay_ms": N}` (N 1 to
 //! [`crate::policy::MAX_TIMELOCK_DELAY_MS`]) or `{"kind": "owner"}` ([`UpgradePolicy`], `policy.rs`); a deploy
@@ -167,9 +175,10 @@ impl SignedTx {
 
     /// The stateless checks, in this order: size ([`TxError::TooLarge`]: above
     /// [`MAX_DEPLOY_BODY_BYTES`], or above [`MAX_BODY_BYTES`] for anything but a deploy), JSON
-    /// shape ([`TxError::BadJson`]), chain id ([`TxError::WrongChain`]), `from` is an address
-    /// of `network` ([`TxError::BadAddress`]), and the signature recovers to `from`
-    /// ([`TxError::BadSignature`]). Returns the parsed body.
+    /// shape ([`TxError::BadJson`]), chain id ([`TxError::WrongChain`]), `from` (and a
+    /// `session_game`'s `account`) is an address of `network` ([`TxError::BadAddress`]), a
+    /// `session_game`'s `account` is not `from` ([`TxError::BadJson`]), and the signature
+    /// recovers to `from` ([`TxError::BadSignature`]). Returns the parsed body.
     pub fn check(&self, chain_id: &str, network: Network) -> Result<TxBody, TxError> {
         let len = self.body.len();
         if len > MAX_DEPLOY_BODY_BYTES {
@@ -192,6 +201,14 @@ impl SignedTx {
             });
         }
         check_address(&body.from, network).map_err(TxError::BadAddress)?;
+        if let Action::SessionGame { account, .. } = &body.action {
+            check_address(account, network).map_err(TxError::BadAddress)?;
+            if *account == body.from {
+                return Err(TxError::BadJson(
+                    "a session_game's account is its own signer: send a game action".into(),
+                ));
+            }
+        }
         verify_message(&body.from, self.body.as_bytes(), &self.signature)
             .map_err(TxError::BadSignature)?;
         Ok(body)
@@ -227,7 +244,7 @@ impl TxBody {
             Action::Deploy { code, .. } if code.len() > MAX_CODE_BYTES => {
                 return Err(TxError::CodeTooLarge { len: code.len() });
             }
-            Action::Game { op, .. } => {
+            Action::Game { op, .. } | Action::SessionGame { op, .. } => {
                 let depth = json_depth(op.get());
                 if depth > MAX_OP_DEPTH {
                     return Err(TxError::BadJson(format!(
@@ -238,6 +255,15 @@ impl TxBody {
             _ => {}
         }
         Ok(body)
+    }
+
+    /// The account this transaction acts for and whose nonce it carries: a `session_game`'s
+    /// `account` (the session key `from` signs for it), else `from`. Fees are paid by it.
+    pub fn account(&self) -> &str {
+        match &self.action {
+            Action::SessionGame { account, .. } => account,
+            _ => &self.from,
+        }
     }
 
     /// The body as compact JSON, fields in the order `chain_id, from, nonce, action`.
@@ -313,6 +339,39 @@ pub enum Action {
         /// The new policy: stricter than the current one.
         policy: UpgradePolicy,
     },
+    /// Authorize `key` as a session key of the sender (`docs/session-keys.md`): it may then send
+    /// `session_game` ops of `modules` for the sender until block time `expires_at_ms`, moving
+    /// at most `cap` GOLD base units out of the sender. Replaces an earlier session of the same
+    /// key. Only a main key can send it (a session key can send only `session_game`).
+    AuthorizeSession {
+        /// The session key's address (of the chain's network, not the sender's own).
+        key: String,
+        /// The scope: 1 to [`crate::session::MAX_SESSION_MODULES`] module ids, no duplicates
+        /// (stored sorted).
+        modules: Vec<String>,
+        /// Expiry, block time ms: after this block's time, at most
+        /// [`crate::session::MAX_SESSION_HORIZON_MS`] after it.
+        expires_at_ms: u64,
+        /// Most GOLD base units the session may move out of the sender (stakes and fees).
+        cap: Amount,
+    },
+    /// End the sender's session of `key` at once.
+    RevokeSession {
+        /// The session key's address.
+        key: String,
+    },
+    /// A game op of module `game` sent by a session key (`from`) for `account`, under the
+    /// session `session` (its id). The module sees `account` as the sender.
+    SessionGame {
+        /// The account acted for (the main key's address); the nonce is its.
+        account: String,
+        /// The session's id: the account's nonce of the `authorize_session` that made it.
+        session: u64,
+        /// The module id.
+        game: String,
+        /// The op exactly as sent.
+        op: Box<RawValue>,
+    },
 }
 
 /// The `code` field of a deploy: standard base64 with padding (RFC 4648 §4), canonical.
@@ -356,7 +415,8 @@ impl Action {
     }
 
     /// The action's `type`: `faucet`, `transfer`, `game`, `deploy`, `activate_upgrade`,
-    /// `cancel_upgrade` or `set_policy`.
+    /// `cancel_upgrade`, `set_policy`, `authorize_session`, `revoke_session` or
+    /// `session_game`.
     pub fn kind(&self) -> &'static str {
         match self {
             Action::Faucet { .. } => "faucet",
@@ -366,6 +426,9 @@ impl Action {
             Action::ActivateUpgrade { .. } => "activate_upgrade",
             Action::CancelUpgrade { .. } => "cancel_upgrade",
             Action::SetPolicy { .. } => "set_policy",
+            Action::AuthorizeSession { .. } => "authorize_session",
+            Action::RevokeSession { .. } => "revoke_session",
+            Action::SessionGame { .. } => "session_game",
         }
     }
 
@@ -425,6 +488,35 @@ impl PartialEq for Action {
                     policy: y,
                 },
             ) => (a, b) == (x, y),
+            (
+                Action::AuthorizeSession {
+                    key: a,
+                    modules: b,
+                    expires_at_ms: c,
+                    cap: d,
+                },
+                Action::AuthorizeSession {
+                    key: w,
+                    modules: x,
+                    expires_at_ms: y,
+                    cap: z,
+                },
+            ) => (a, b, c, d) == (w, x, y, z),
+            (Action::RevokeSession { key: a }, Action::RevokeSession { key: x }) => a == x,
+            (
+                Action::SessionGame {
+                    account: a,
+                    session: b,
+                    game: c,
+                    op: d,
+                },
+                Action::SessionGame {
+                    account: w,
+                    session: x,
+                    game: y,
+                    op: z,
+                },
+            ) => (a, b, c) == (w, x, y) && d.get() == z.get(),
             _ => false,
         }
     }
@@ -448,6 +540,12 @@ struct RawAction {
     module: Option<String>,
     code: Option<String>,
     policy: Option<UpgradePolicy>,
+    key: Option<String>,
+    modules: Option<Vec<String>>,
+    expires_at_ms: Option<u64>,
+    cap: Option<Amount>,
+    account: Option<String>,
+    session: Option<u64>,
 }
 
 impl TryFrom<RawAction> for Action {
@@ -463,6 +561,12 @@ impl TryFrom<RawAction> for Action {
             module,
             code,
             policy,
+            key,
+            modules,
+            expires_at_ms,
+            cap,
+            account,
+            session,
         } = raw;
         if let Some(p) = &policy {
             p.validate()?;
@@ -476,6 +580,12 @@ impl TryFrom<RawAction> for Action {
             ("module", module.is_some()),
             ("code", code.is_some()),
             ("policy", policy.is_some()),
+            ("key", key.is_some()),
+            ("modules", modules.is_some()),
+            ("expires_at_ms", expires_at_ms.is_some()),
+            ("cap", cap.is_some()),
+            ("account", account.is_some()),
+            ("session", session.is_some()),
         ];
         let allowed: &[&str] = match kind.as_str() {
             "faucet" => &["token"],
@@ -484,10 +594,14 @@ impl TryFrom<RawAction> for Action {
             "deploy" => &["module", "code", "policy"],
             "activate_upgrade" | "cancel_upgrade" => &["module"],
             "set_policy" => &["module", "policy"],
+            "authorize_session" => &["key", "modules", "expires_at_ms", "cap"],
+            "revoke_session" => &["key"],
+            "session_game" => &["account", "session", "game", "op"],
             other => {
                 return Err(format!(
                     "unknown action type `{other}` (faucet, transfer, game, deploy, \
-                     activate_upgrade, cancel_upgrade or set_policy)"
+                     activate_upgrade, cancel_upgrade, set_policy, authorize_session, \
+                     revoke_session or session_game)"
                 ))
             }
         };
@@ -526,12 +640,50 @@ impl TryFrom<RawAction> for Action {
                 module: module.ok_or_else(|| missing("module"))?,
                 policy: policy.ok_or_else(|| missing("policy"))?,
             },
+            "authorize_session" => Action::AuthorizeSession {
+                key: key.ok_or_else(|| missing("key"))?,
+                modules: session_scope(modules.ok_or_else(|| missing("modules"))?)?,
+                expires_at_ms: expires_at_ms.ok_or_else(|| missing("expires_at_ms"))?,
+                cap: cap.ok_or_else(|| missing("cap"))?,
+            },
+            "revoke_session" => Action::RevokeSession {
+                key: key.ok_or_else(|| missing("key"))?,
+            },
+            "session_game" => Action::SessionGame {
+                account: account.ok_or_else(|| missing("account"))?,
+                session: session.ok_or_else(|| missing("session"))?,
+                game: game.ok_or_else(|| missing("game"))?,
+                op: op.ok_or_else(|| missing("op"))?,
+            },
             _ => Action::Game {
                 game: game.ok_or_else(|| missing("game"))?,
                 op: op.ok_or_else(|| missing("op"))?,
             },
         })
     }
+}
+
+/// Checks a session's scope as sent: 1 to [`crate::session::MAX_SESSION_MODULES`] module ids
+/// (`check_module_id`), no duplicates, in ascending order (one scope has one spelling, and the
+/// record stores it as sent).
+fn session_scope(modules: Vec<String>) -> Result<Vec<String>, String> {
+    use crate::session::MAX_SESSION_MODULES;
+    if modules.is_empty() || modules.len() > MAX_SESSION_MODULES {
+        return Err(format!(
+            "a session's scope names 1 to {MAX_SESSION_MODULES} modules, not {}",
+            modules.len()
+        ));
+    }
+    for m in &modules {
+        crate::genesis::check_module_id(m).map_err(|e| match e {
+            crate::genesis::GenesisError::Invalid(m) => format!("session scope: {m}"),
+            other => other.to_string(),
+        })?;
+    }
+    if modules.windows(2).any(|w| w[0] >= w[1]) {
+        return Err("a session's modules must be in ascending order, without duplicates".into());
+    }
+    Ok(modules)
 }
 
 /// Why a transaction was refused before execution. Nothing about it is recorded on chain.

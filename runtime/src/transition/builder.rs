@@ -30,6 +30,9 @@ pub(super) struct ActionOutcome {
     pub(super) receipt: Receipt,
     pub(super) writes: WriteSet,
     pub(super) log: Vec<String>,
+    /// GOLD base units the action took out of its account (counted for `session_game` only;
+    /// 0 otherwise and when it failed).
+    pub(super) debited: u128,
 }
 
 impl ActionOutcome {
@@ -47,14 +50,21 @@ impl ActionOutcome {
             receipt,
             writes,
             log: out.log,
+            debited: 0,
         }
     }
 
     pub(super) fn failure(e: ActionError) -> Self {
+        Self::failure_with_fuel(e, 0)
+    }
+
+    /// A failed action that used `fuel`.
+    pub(super) fn failure_with_fuel(e: ActionError, fuel: u64) -> Self {
         Self {
-            receipt: Receipt::failure(e, 0),
+            receipt: Receipt::failure(e, fuel),
             writes: WriteSet::new(),
             log: Vec::new(),
+            debited: 0,
         }
     }
 }
@@ -70,6 +80,7 @@ pub(super) fn native(
             receipt: Receipt::success(events, 0),
             writes: overlay.into_writes(),
             log: Vec::new(),
+            debited: 0,
         },
         Err(e) => ActionOutcome::failure(e),
     }
@@ -271,7 +282,8 @@ impl<'a> BlockBuilder<'a> {
         let index = self.receipts.len();
         let txid = tx.txid_bytes();
         let txid_hex = hex::encode(txid);
-        let key = nonce_key(&body.from);
+        let account = body.account().to_string();
+        let key = nonce_key(&account);
         let current = read_nonce(&self.overlay, &key)?;
         let invalid = |reason| TransitionError::InvalidTx {
             index,
@@ -287,6 +299,29 @@ impl<'a> BlockBuilder<'a> {
         let next = current
             .checked_add(1)
             .ok_or_else(|| invalid(TxRejection::NonceExhausted))?;
+        // A session transaction its session does not allow cannot be in the block
+        // (`session.rs`).
+        let session = match &body.action {
+            Action::SessionGame {
+                account,
+                session,
+                game,
+                ..
+            } => {
+                let minimum_fee = self.ctx.genesis.fees.as_ref().map_or(0, |f| f.minimum());
+                let checked = check_session(
+                    &self.overlay,
+                    &body.from,
+                    account,
+                    *session,
+                    game,
+                    self.env.block_time_ms,
+                    minimum_fee,
+                )?;
+                Some(checked.map_err(|r| invalid(TxRejection::Session(r)))?)
+            }
+            _ => None,
+        };
         let full = |(what, limit)| invalid(TxRejection::BlockFull { what, limit });
         let body_only = BlockUse {
             body_bytes: tx.body().len() as u64,
@@ -317,9 +352,13 @@ impl<'a> BlockBuilder<'a> {
                 return Err(e);
             }
         };
+        let outcome = match &session {
+            Some(s) => s.cap(outcome, self.ctx.genesis.fees.as_ref()),
+            None => outcome,
+        };
         let charged = match &self.ctx.genesis.fees {
             None => Ok(outcome),
-            Some(fees) => fees::charge(fees, &self.overlay, &body.from, outcome),
+            Some(fees) => fees::charge(fees, &self.overlay, &account, outcome),
         };
         let included = charged.and_then(|outcome| {
             let tx_use = BlockUse::of(&outcome.receipt, &outcome.writes, tx.body().len());
@@ -344,10 +383,14 @@ impl<'a> BlockBuilder<'a> {
                 return Err(invalid(rejection));
             }
         };
+        if let Some(s) = &session {
+            let (k, v) = s.record(&outcome);
+            self.overlay.writes.insert(k, v);
+        }
         self.overlay.writes.extend(outcome.writes);
         if !outcome.log.is_empty() {
             let module = match &body.action {
-                Action::Game { game, .. } => Some(game.as_str()),
+                Action::Game { game, .. } | Action::SessionGame { game, .. } => Some(game.as_str()),
                 other => other.upgrade_module(),
             };
             if let Some(module) = module {
@@ -375,6 +418,47 @@ impl<'a> BlockBuilder<'a> {
             Action::Transfer { to, token, amount } => native(base, |kv| {
                 transfer(genesis.network, kv, &body.from, to, token, amount.0)
             }),
+            Action::AuthorizeSession {
+                key,
+                modules,
+                expires_at_ms,
+                cap,
+            } => native(base, |kv| {
+                session::authorize(
+                    genesis.network,
+                    kv,
+                    &body.from,
+                    body.nonce,
+                    self.env.block_time_ms,
+                    key,
+                    modules,
+                    *expires_at_ms,
+                    *cap,
+                )
+            }),
+            Action::RevokeSession { key } => {
+                native(base, |kv| session::revoke(kv, &body.from, key))
+            }
+            Action::SessionGame {
+                account, game, op, ..
+            } => match self.ctx.module(base, game)? {
+                None => ActionOutcome::failure(ActionError::not_found(format!("module {game}"))),
+                Some(entry) => {
+                    let (out, debited) = execute_apply_metered(
+                        &entry.module,
+                        base,
+                        &self.env,
+                        txid,
+                        account,
+                        op.get().as_bytes(),
+                        Some(self.ctx),
+                    )?;
+                    ActionOutcome {
+                        debited,
+                        ..ActionOutcome::from_tx(out)
+                    }
+                }
+            },
             Action::Game { game, op } => match self.ctx.module(base, game)? {
                 None => ActionOutcome::failure(ActionError::not_found(format!("module {game}"))),
                 Some(entry) => ActionOutcome::from_tx(execute_apply_with(

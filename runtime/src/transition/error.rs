@@ -36,6 +36,9 @@ pub enum TxRejection {
         /// What the sender would hold, base units.
         balance: u128,
     },
+    /// A `session_game` its session does not allow (`session.rs`): no such session, expired,
+    /// out of scope, cap used up. A sequencer drops it; a block that includes it is invalid.
+    Session(SessionRefusal),
 }
 
 impl fmt::Display for TxRejection {
@@ -54,6 +57,7 @@ impl fmt::Display for TxRejection {
                 f,
                 "the sender cannot pay the minimum fee of {minimum} GOLD base units (it holds {balance})"
             ),
+            Self::Session(r) => write!(f, "{r}"),
         }
     }
 }

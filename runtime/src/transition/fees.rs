@@ -33,6 +33,11 @@ fn fee_use(outcome: &ActionOutcome) -> FeeUse {
     }
 }
 
+/// The fee `outcome` would be charged as it stands (before [`charge`], which may undo it).
+pub(super) fn estimate(fees: &FeeSchedule, outcome: &ActionOutcome) -> u128 {
+    fees.fee(fee_use(outcome))
+}
+
 /// Applies the module docs' rules to `outcome`, the action of `sender` run over `base`: returns
 /// the outcome to merge (the fee's balance writes included, `receipt.fee` set), or the reason
 /// the transaction cannot be included.

@@ -15,10 +15,11 @@
 //! 2. The stateless checks of every transaction ([`SignedTx::check`]: size, shape, chain id,
 //!    sender address, signature), run in parallel ([`check_txs`]); results keep block order.
 //! 3. For each transaction in order, over one block overlay of the state:
-//!    - its check result, then `body.nonce == nonce/<from>` (absent = 0). A transaction failing
+//!    - its check result, then `body.nonce == nonce/<account>` (absent = 0), where the account
+//!      is `from`, or a `session_game`'s `account`. A transaction failing
 //!      either makes the whole block invalid ([`TransitionError::InvalidTx`], naming the first
 //!      such index): such a transaction is never included;
-//!    - `nonce/<from>` is incremented, whatever the action does (a failed transaction is
+//!    - `nonce/<account>` is incremented, whatever the action does (a failed transaction is
 //!      included and uses its nonce); the action already sees the incremented value;
 //!    - the action runs in its own overlay over the block overlay; on success its writes are
 //!      merged into the block overlay, on failure they are dropped and the receipt is
@@ -43,6 +44,12 @@
 //!        and fuel.
 //!      - `deploy`, `activate_upgrade`, `cancel_upgrade`, `set_policy` (see "Deploy and
 //!        upgrade" below).
+//!      - `authorize_session`, `revoke_session`, `session_game`: session keys
+//!        (`session.rs`, `docs/session-keys.md`). A `session_game` carries and increments the
+//!        nonce of the account it acts for (`TxBody::account`), not its signer's; before that,
+//!        a session that does not allow it makes the block invalid
+//!        ([`TxRejection::Session`]); its op runs as a `game` op with that account as the sender,
+//!        then its session's cap is applied, and its fee is paid by that account.
 //! 4. `end_block` of every module in the block overlay's `module/` records (genesis and
 //!    deployed alike) that exports `gc_end_block`, in ascending id order, over the block
 //!    overlay; writes kept on success, dropped on failure; one receipt each.
@@ -156,6 +163,7 @@
 //! | `module/<id>` | JSON [`ModuleRecord`]: `{"abi_version":1,"code_hash":"<hex>","deployed_height":0,"owner":"system"}`, plus `"pending_upgrade":{…}` while an upgrade is announced, `"policy":{…}` unless the policy is what its absence means (`owner`; `immutable` for owner `system`), `"upgraded_height":<n>` after an upgrade | genesis, the upgrade actions |
 //! | `code/<hash>` | the raw wasm bytes whose lowercase hex SHA-256 is `<hash>` (stored once, whatever number of ids run it) | genesis, `deploy` |
 //! | `chain/genesis` | lowercase hex of [`Genesis::hash`] (64 chars) | genesis |
+//! | `session/<account>/<key>` | JSON `SessionRecord` (`chain::session`): `{"cap","expires_at_ms","id","modules","spent"}` | `authorize_session`, `revoke_session`, each included `session_game` (`session.rs`) |
 //!
 //! `chain/genesis` makes every state root, and so every block hash, commit to the genesis file
 //! (chain id, fuel limits, engine configuration, faucet), not only to the state it created.
@@ -175,11 +183,12 @@ use crate::chain::address::{check_address, Network, SecretKey};
 use crate::chain::genesis::{check_module_id, SYSTEM_ACCOUNT};
 use crate::chain::merkle::merkle_root;
 use crate::chain::{
-    genesis_writes, Action, ElementCache, Genesis, GenesisError, Header, Receipt, SignedTx,
-    StateHash, TxBody, TxError,
+    genesis_writes, Action, ElementCache, Genesis, GenesisError, Header, Receipt, SessionRefusal,
+    SignedTx, StateHash, TxBody, TxError,
 };
 use crate::execute::{
-    execute_apply_with, execute_end_block_with, execute_migrate, Event, TxOutcome,
+    execute_apply_metered, execute_apply_with, execute_end_block_with, execute_migrate, Event,
+    TxOutcome,
 };
 use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError};
 use crate::state::{Overlay, State, WriteSet};
@@ -193,6 +202,7 @@ mod context;
 mod error;
 mod fees;
 mod genesis;
+mod session;
 mod upgrade;
 
 pub use crate::layout::{
@@ -204,6 +214,7 @@ pub use builder::*;
 pub use context::*;
 pub use error::*;
 pub use genesis::*;
+pub use session::{check_session, SessionUse};
 pub use upgrade::upgrade_refusal;
 
 /// The nonce of `address` in `state`: the number of its transactions included so far, which is

@@ -19,6 +19,7 @@ mod deploy;
 mod fees;
 mod policies;
 mod rules;
+mod sessions;
 
 const CHAIN: &str = "gamechain-test";
 const T0: u64 = 1_790_000_000_000;

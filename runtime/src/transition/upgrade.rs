@@ -174,6 +174,7 @@ impl BlockBuilder<'_> {
                 receipt: Receipt::success(vec![event("deploy", data)], 0),
                 writes: overlay.into_writes(),
                 log: Vec::new(),
+                debited: 0,
             });
         };
         if let UpgradePolicy::Timelocked { delay_ms } = old.policy() {
@@ -202,6 +203,7 @@ impl BlockBuilder<'_> {
                 receipt: Receipt::success(vec![event("upgrade_announced", data)], 0),
                 writes: overlay.into_writes(),
                 log: Vec::new(),
+                debited: 0,
             });
         }
         // `owner`: in effect at once.
@@ -256,6 +258,7 @@ impl BlockBuilder<'_> {
                     receipt: Receipt::failure(e, fuel_used),
                     writes: WriteSet::new(),
                     log,
+                    debited: 0,
                 });
             }
             overlay.writes.extend(out.writes);
@@ -265,6 +268,7 @@ impl BlockBuilder<'_> {
             receipt: Receipt::success(events, fuel_used),
             writes: overlay.into_writes(),
             log,
+            debited: 0,
         })
     }
 

@@ -14,6 +14,8 @@ import { ChainError } from './errors.js';
 import { Backoff } from './backoff.js';
 import { subscribeBlocks } from './feed.js';
 import { subscribeGame } from './game_feed.js';
+import { Session } from './session.js';
+import { Key } from './key.js';
 
 const utf8 = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: false });
@@ -417,6 +419,48 @@ export class Chain {
       if (!(options.resignOnBadNonce ?? this.resignOnBadNonce)) throw e;
       return this.post(await this.sign(key, action, { nonce: e.expected }));
     }
+  }
+
+  /** `GET /v1/account/<address>/sessions`: `{account, sessions: [{key, id, modules, expires_at_ms, cap, spent, active}]}`. */
+  sessions(account) { return this.request('GET', `/v1/account/${encodeURIComponent(account)}/sessions`); }
+
+  /**
+   * Authorizes a session key for `mainKey`'s account with one transaction signed by the main key
+   * (docs/session-keys.md), waits for its receipt and returns the Session, whose `send` signs
+   * with the session key and acts for the account. `modules`: the scope (module ids; sorted and
+   * deduplicated here, as the chain requires). Expiry in block time: `expiresAtMs`, or
+   * `expiresInMs` after the head block's time (default one hour; at most 30 days). `cap`: most
+   * GOLD base units (a decimal string or bigint/number) the session may move out of the account,
+   * stakes and fees. `key`: the session key (default a new one, on the main key's network).
+   * Throws ChainError (a failed receipt: `session_failed` with the receipt's error).
+   * @returns {Promise<Session>}
+   */
+  async authorizeSession(mainKey, { modules, expiresAtMs, expiresInMs = 3600000, cap, key, timeoutMs } = {}) {
+    if (!Array.isArray(modules) || modules.length === 0) throw new TypeError('authorizeSession: modules must be a non-empty array of module ids');
+    if (cap === undefined || cap === null) throw new TypeError('authorizeSession: cap (GOLD base units) is required');
+    const scope = [...new Set(modules)].sort();
+    const sessionKey = key ?? Key.generate(mainKey.network);
+    const expires = expiresAtMs ?? (await this.block('latest')).header.time_ms + expiresInMs;
+    const action = { type: 'authorize_session', key: sessionKey.address, modules: scope, expires_at_ms: expires, cap: String(cap) };
+    const tx = await this.sign(mainKey, action);
+    const id = JSON.parse(tx.body).nonce;
+    const receipt = await this.waitForReceipt(await this.post(tx), { timeoutMs });
+    if (!receipt.ok) throw new ChainError('session_failed', `authorize_session failed: ${receipt.error}`, 0, { txid: receipt.txid });
+    return new Session(this, sessionKey, mainKey.address, id);
+  }
+
+  /** A kept session (`Session#toJSON`'s `{account, key: <WIF>, session}`) bound to this Chain. */
+  session({ account, key, session }) {
+    return new Session(this, Key.fromWif(key), account, session);
+  }
+
+  /**
+   * Revokes `mainKey`'s session of `session` (a Session or a session key address) at once, with
+   * one transaction signed by the main key; the txid (wait for it with `waitForReceipt`).
+   */
+  async revokeSession(mainKey, session) {
+    const key = typeof session === 'string' ? session : session.address;
+    return this.send(mainKey, { type: 'revoke_session', key });
   }
 
   /**

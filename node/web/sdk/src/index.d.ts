@@ -47,7 +47,43 @@ export type Action =
   | { type: 'faucet'; token: string }
   | { type: 'transfer'; to: string; token: string; amount: string }
   | { type: 'game'; game: string; op: Record<string, unknown> }
-  | { type: 'deploy'; module: string; code: string };
+  | { type: 'deploy'; module: string; code: string }
+  | { type: 'authorize_session'; key: string; modules: string[]; expires_at_ms: number; cap: string }
+  | { type: 'revoke_session'; key: string }
+  | { type: 'session_game'; account: string; session: number; game: string; op: Record<string, unknown> };
+
+/** One session of an account (`GET /v1/account/<address>/sessions`). */
+export interface SessionInfo { key: string; id: number; modules: string[]; expires_at_ms: number; cap: string; spent: string; active: boolean }
+export interface SessionList { account: string; sessions: SessionInfo[] }
+/** What `Session#toJSON` keeps: the session key's WIF (private), its account and id. */
+export interface KeptSession { account: string; key: string; session: number }
+
+/** Most module ids in one session's scope (16). */
+export declare const MAX_SESSION_MODULES: number;
+/** Longest a session may live, ms of block time after its authorization (30 days). */
+export declare const MAX_SESSION_HORIZON_MS: number;
+
+/**
+ * A session key acting for an account (docs/session-keys.md): `send` signs a `session_game` with
+ * the session key, for the account, at the account's next nonce. Outside the scope, after the
+ * expiry or revocation, or with the cap used up, the node refuses it: ChainError
+ * `session_refused` (403) with the fixed text.
+ */
+export declare class Session {
+  constructor(chain: Chain, key: Key, account: string, id: number);
+  readonly chain: Chain;
+  readonly key: Key;
+  /** The main key's address it acts for. */
+  readonly account: string;
+  /** The session id: the account's nonce of the authorization. */
+  readonly id: number;
+  /** The session key's address. */
+  readonly address: string;
+  sign(game: string, op: Record<string, unknown>, options?: { chainId?: string; nonce?: number }): Promise<SignedTx>;
+  send(game: string, op: Record<string, unknown>): Promise<string>;
+  sendAndWait(game: string, op: Record<string, unknown>, options?: { timeoutMs?: number; pollMs?: number }): Promise<Receipt>;
+  toJSON(): KeptSession;
+}
 
 export interface Event { kind: string; data: Record<string, unknown> }
 export interface TxReceipt { ok: boolean; error?: string | null; events: Event[]; fuel_used: number }
@@ -123,6 +159,18 @@ export declare class Chain {
   post(tx: { body: string; signature: string }): Promise<string>;
   /** Throws ChainError `bad_nonce` (with `expected`) unless `resignOnBadNonce` (see the README: trust the node first). */
   send(key: Key, action: Action, options?: { resignOnBadNonce?: boolean }): Promise<string>;
+  /** `GET /v1/account/<address>/sessions`. */
+  sessions(account: string): Promise<SessionList>;
+  /**
+   * One main-key transaction authorizing a session key (new unless `key` is given) over `modules`
+   * until `expiresAtMs` (or `expiresInMs`, default 1 h, after the head's block time), moving at
+   * most `cap` GOLD base units; waits for its receipt. Throws ChainError (`session_failed`).
+   */
+  authorizeSession(mainKey: Key, options: { modules: string[]; cap: string | number | bigint; expiresAtMs?: number; expiresInMs?: number; key?: Key; timeoutMs?: number }): Promise<Session>;
+  /** A kept session bound to this Chain. */
+  session(kept: KeptSession): Session;
+  /** One main-key transaction revoking the session at once; the txid. */
+  revokeSession(mainKey: Key, session: Session | string): Promise<string>;
   waitForReceipt(txid: string, options?: { timeoutMs?: number; pollMs?: number }): Promise<Receipt>;
   subscribe(
     onBlock: (block: Block) => void | Promise<void>,

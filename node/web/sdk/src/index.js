@@ -10,3 +10,4 @@ export { MoveRelay } from './relay.js';
 export { Backoff, transient } from './backoff.js';
 export { eventsOfBlock } from './game_feed.js';
 export { Rps, rpsCommitment, rpsReveal, rpsChoices, RPS_CHOICES, RPS_COMMIT_DOMAIN, RPS_STATE_BYTES } from './rps.js';
+export { Session, MAX_SESSION_MODULES, MAX_SESSION_HORIZON_MS } from './session.js';
