@@ -3,9 +3,10 @@
 //!
 //! An event belongs to module `M` when the transaction that emitted it names `M`: a `game`
 //! action on `M` (its op's events), or a `deploy`, `activate_upgrade`, `cancel_upgrade` or
-//! `set_policy` of `M`; and the end-block receipt of `M`. A failed transaction emits nothing.
-//! Its **sender** is the account the transaction acts for (the body's `from`); end-block events
-//! have none.
+//! `set_policy` of `M`, or a `session_game` on `M` (docs/session-keys.md); and the end-block
+//! receipt of `M`. A failed transaction emits nothing. Its **sender** is the account the
+//! transaction acts for (`TxBody::account`: the body's `from`, or a session game's `account`, not
+//! the session key that signed it); end-block events have none.
 //!
 //! A filter's `game` matches an event whose data has a string field `id` or `game` equal to it
 //! (the games of this repository name their game so: tic-tac-toe and m,n,k `id`, the channel
@@ -64,15 +65,16 @@ pub struct BlockEvents {
 /// never in a committed block).
 fn module_of(body: &str) -> Option<(String, String)> {
     let body = TxBody::parse(body).ok()?;
+    let sender = body.account().to_string();
     let module = match body.action {
-        Action::Game { game, .. } => game,
+        Action::Game { game, .. } | Action::SessionGame { game, .. } => game,
         Action::Deploy { module, .. }
         | Action::ActivateUpgrade { module }
         | Action::CancelUpgrade { module }
         | Action::SetPolicy { module, .. } => module,
         _ => return None,
     };
-    Some((module, body.from))
+    Some((module, sender))
 }
 
 impl BlockEvents {

@@ -21,6 +21,8 @@ function moduleOf(bodyText) {
   const a = body && body.action;
   if (!a) return null;
   if (a.type === 'game') return { module: a.game, sender: body.from };
+  // Played with a session key: it acts for `account` (docs/session-keys.md).
+  if (a.type === 'session_game') return { module: a.game, sender: a.account };
   if (['deploy', 'activate_upgrade', 'cancel_upgrade', 'set_policy'].includes(a.type)) return { module: a.module, sender: body.from };
   return null;
 }

@@ -114,3 +114,18 @@ test('subscribeGame live: a player\'s new game arrives as it is included, heads 
     sub.close();
   }
 });
+
+test('subscribeGame: a game played with a session key is sent as the main account\'s', async () => {
+  const chain = new Chain(node.url);
+  const main = Key.generate();
+  await chain.waitForReceipt(await chain.send(main, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const session = await chain.authorizeSession(main, { modules: ['tictactoe'], cap: '10', expiresInMs: 600000 });
+  const from = (await chain.status()).height + 1;
+  const r = await session.sendAndWait('tictactoe', { kind: 'create', stake: '3' });
+  assert.equal(r.ok, true, r.error);
+  for (const c of [chain, new Chain(node.url, { WebSocket: null, onFallback: () => {} })]) {
+    const { events } = await collect(c, { player: main.address, fromHeight: from }, r.height);
+    assert.deepEqual(events.map((e) => [e.kind, e.sender]), [['tictactoe.created', main.address], ['session', main.address]]);
+    assert.equal(events[1].data.key, session.key.address);
+  }
+});
