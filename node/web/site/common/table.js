@@ -1,7 +1,9 @@
 // table.js: the browser game of a staked two-player table module (tictactoe, mnk), shared by
 // /play/tictactoe/ and /play/mnk/: the player's key (kept in localStorage, WIF export/import),
 // faucet on dev chains, balance, live lobby of open tables, create (stake, invited opponent),
-// join, the board with whose turn it is, moves, cancel, resign (mnk), claim_timeout from the
+// join, the board with whose turn it is, moves, cancel, resign (mnk), a session key (one
+// signature of the player's key lets a key kept in this browser play this module for the account,
+// up to a cap of GOLD, for two hours of block time: docs/session-keys.md), claim_timeout from the
 // height it becomes possible, results and payouts, the player's games, and every refused
 // transaction's error text. Redraws on each of the module's events (`chain.subscribeGame`: the
 // node's live query of this module, not whole blocks), and keeps the height (for the timeout)
@@ -54,18 +56,19 @@ export async function startTable(game) {
   const say = (text) => { $('info').textContent = text; };
 
   /**
-   * Sends one action, waits for its receipt; shows the refusal or the failed receipt's text.
-   * Resolves to the receipt, or null. `action` is a function (the typed client's builders check
-   * their arguments when called: a SchemaError is shown like a refusal, nothing is sent).
+   * Sends one transaction, waits for its receipt; shows the refusal or the failed receipt's text.
+   * Resolves to the receipt, or null. `send` signs and posts it, resolving to its txid (the typed
+   * client's builders check their arguments when called: a SchemaError is shown like a refusal,
+   * nothing is sent).
    */
-  async function act(label, action) {
+  async function act(label, send) {
     if (busy) return null;
     busy = true;
     showError('');
     say(`${label}: sending…`);
     document.body.dataset.busy = '1';
     try {
-      const txid = await chain.send(key, action());
+      const txid = await send();
       say(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
       const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
       if (!r.ok) {
@@ -78,6 +81,10 @@ export async function startTable(game) {
     } catch (e) {
       showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
       say('');
+      if (e instanceof ChainError && e.code === 'session_refused') {
+        // Expired, revoked or out of cap: the page forgets the session; the next op is the key's.
+        forgetSession();
+      }
       return null;
     } finally {
       busy = false;
@@ -86,8 +93,69 @@ export async function startTable(game) {
     }
   }
 
-  /** The action of a module op made by one of the client's builders (`typed.moveOp` …). */
-  const op = (build, args) => () => typed.gameAction(build(args));
+  /**
+   * Sends a module op made by one of the client's builders (`typed.moveOp` …): signed by the
+   * session key while a session lives, else by the player's key.
+   */
+  const op = (build, args) => async () => {
+    const action = typed.gameAction(build(args));
+    return session ? session.send(action.game, action.op) : chain.send(key, action);
+  };
+  /** Sends `action` signed by the player's key. */
+  const signed = (action) => () => chain.send(key, action);
+
+  // Session key: kept in this browser (localStorage, per module and account), checked against
+  // the node's list of the account's sessions on every redraw.
+  const SESSION_MS = 2 * 60 * 60 * 1000;
+  let session = null;
+  const sessionItem = () => `gamechain.session.${game.module}.${key.address}`;
+  function forgetSession() {
+    localStorage.removeItem(sessionItem());
+    session = null;
+    showSession(null);
+  }
+  function showSession(info) {
+    $('session-start').hidden = session !== null;
+    $('session-end').hidden = session === null;
+    $('session-status').textContent = session && info
+      ? `Session key ${short(session.address)} plays ${game.module} for you: ${gold(info.spent)} of ${gold(info.cap)} GOLD used, until ${new Date(info.expires_at_ms).toLocaleString()} (block time).`
+      : 'No session: every move is signed with your key.';
+  }
+  /** The kept session, if the node still lists it as active for this key. */
+  async function checkSession() {
+    let kept = null;
+    try { kept = JSON.parse(localStorage.getItem(sessionItem()) ?? 'null'); } catch { /* dropped below */ }
+    if (!kept || kept.account !== key.address) { session = null; showSession(null); return; }
+    const s = chain.session(kept);
+    const list = await chain.sessions(key.address);
+    const info = list.sessions.find((x) => x.key === s.address && x.id === s.id && x.active);
+    if (!info) { forgetSession(); return; }
+    session = s;
+    showSession(info);
+  }
+  $('session-start').onclick = async () => {
+    if (busy) return;
+    let cap;
+    try { cap = toUnits($('session-cap').value); } catch (e) { showError(e.message); return; }
+    busy = true;
+    document.body.dataset.busy = '1';
+    showError('');
+    say('session: your key signs the authorization…');
+    try {
+      const s = await chain.authorizeSession(key, { modules: [game.module], cap, expiresInMs: SESSION_MS, timeoutMs: 90000 });
+      localStorage.setItem(sessionItem(), JSON.stringify(s.toJSON()));
+      say(`session: key ${short(s.address)} authorized; moves are signed with it from now on`);
+    } catch (e) {
+      showError(`session: ${e instanceof ChainError ? `${e.code}: ` : ''}${e.message ?? e}`);
+      say('');
+    } finally {
+      busy = false;
+      delete document.body.dataset.busy;
+      refresh();
+    }
+  };
+  $('session-end').onclick = () => session && act('end the session', signed({ type: 'revoke_session', key: session.address }))
+    .then((r) => { if (r && r.ok) forgetSession(); });
   const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
   const who = (a) => (a === key.address ? 'you' : short(a));
 
@@ -97,7 +165,7 @@ export async function startTable(game) {
     $('wif-shown').hidden = true;
   }
   $('faucet').hidden = !genesis.faucet;
-  $('faucet').onclick = () => act('faucet', () => ({ type: 'faucet', token: 'GOLD' }));
+  $('faucet').onclick = () => act('faucet', signed({ type: 'faucet', token: 'GOLD' }));
   $('export').onclick = () => { $('wif-shown').textContent = key.toWif(); $('wif-shown').hidden = !$('wif-shown').hidden; };
   $('import').onclick = () => {
     try {
@@ -254,13 +322,14 @@ export async function startTable(game) {
     try {
       do {
         again = false;
-        const [acct, open, mine, g] = await Promise.allSettled([
+        const [acct, open, mine, g, sess] = await Promise.allSettled([
           chain.account(key.address),
           pagesOf((q) => client.viewOpen(q), { open: '1' }, pages.open),
           pagesOf((q) => client.viewPlayer(q), { player: key.address }, pages.mine),
           current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
+          checkSession(),
         ]);
-        const failed = [acct, open, mine, g].find((r) => r.status === 'rejected');
+        const failed = [acct, open, mine, g, sess].find((r) => r.status === 'rejected');
         if (failed) {
           const e = failed.reason;
           showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e?.message ?? e));
