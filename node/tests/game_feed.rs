@@ -4,7 +4,8 @@
 //! txid, and a `head` line; resumed from one past a height it gets only what came after; the
 //! whole module's subscription gets both games; a player's gets exactly the events that player
 //! sent or is named in; another module's subscription none of these; a live subscription gets a
-//! new game as it is included; bad queries are `400 invalid`.
+//! new game as it is included; the Rust client's `subscribe_game`, dropped and resumed from its
+//! `next_height` three times, gets the game's events once each; bad queries are `400 invalid`.
 
 mod common;
 
@@ -13,6 +14,7 @@ use std::time::Duration;
 use common::NodeProcess;
 use futures_util::StreamExt;
 use gamechain_client::client::Client;
+use gamechain_client::{GameEvent, GameFeedItem, GameQuery};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
@@ -239,6 +241,51 @@ async fn game_player_and_module_subscriptions_replay_resume_and_go_live() {
     }
     let (mnk, _) = collect(&url, "module=mnk&from=1", head).await;
     assert_eq!(kinds(&mnk), ["mnk.created"]);
+
+    // The Rust client: the same game's events, the subscription dropped after its second item
+    // and resumed from `next_height`.
+    let mut got: Vec<GameEvent> = Vec::new();
+    let mut query = GameQuery::module("tictactoe").game(&g1).from(1);
+    let mut reconnects = 0;
+    'outer: loop {
+        let mut sub = client.subscribe_game(&query).await.unwrap();
+        let mut items = 0;
+        while let Some(item) = tokio::time::timeout(WAIT, sub.next())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            items += 1;
+            match item {
+                GameFeedItem::Events { events, .. } => got.extend(events),
+                GameFeedItem::Head { height, .. } if height >= head => break 'outer,
+                GameFeedItem::Head { .. } => {}
+            }
+            if items == 2 && reconnects < 3 {
+                reconnects += 1;
+                query = query.clone().from(sub.next_height().unwrap());
+                continue 'outer;
+            }
+        }
+        panic!("the feed closed: {:?}", sub.close_reason());
+    }
+    assert_eq!(reconnects, 3);
+    let raw: Vec<Value> = events
+        .iter()
+        .map(|e| {
+            let mut e = e.clone();
+            e.as_object_mut().unwrap().remove("height");
+            e
+        })
+        .collect();
+    let through_client: Vec<Value> = got
+        .iter()
+        .map(|e| json!({"txid": e.txid, "tx_index": e.tx_index, "sender": e.sender, "index": e.index, "kind": e.kind, "data": e.data}))
+        .collect();
+    assert_eq!(
+        through_client, raw,
+        "the client, resumed three times, got each event once"
+    );
 
     // Live: subscribed at the head, a new game's creation arrives as it is included.
     let live_url = format!(

@@ -513,8 +513,23 @@ impl Client {
     /// Opens `GET /v1/ws`: every block committed from now on, in height order. Errors:
     /// [`ClientError::Transport`] when the upgrade fails.
     pub async fn subscribe_blocks(&self) -> ClientResult<BlockSubscription> {
-        let mut url = self.url(&["v1", "ws"]);
+        let ws = self.websocket(&["v1", "ws"], &[]).await?;
+        Ok(BlockSubscription::new(ws, KEEPALIVE))
+    }
+
+    /// A WebSocket to the node at `segments` with `query`. Errors: [`ClientError::Api`] for a
+    /// refused upgrade with the API's error body, else [`ClientError::Transport`].
+    pub(crate) async fn websocket(
+        &self,
+        segments: &[&str],
+        query: &[(&str, String)],
+    ) -> ClientResult<WsStream> {
+        let mut url = self.url(segments);
         url.set_scheme("ws").expect("http URLs can become ws URLs");
+        if !query.is_empty() {
+            url.query_pairs_mut()
+                .extend_pairs(query.iter().map(|(k, v)| (*k, v.as_str())));
+        }
         let connect = tokio_tungstenite::connect_async(url.as_str());
         let (ws, _) = tokio::time::timeout(REQUEST_TIMEOUT, connect)
             .await
@@ -524,7 +539,7 @@ impl Client {
                 ))
             })?
             .map_err(|e| self.upgrade_error(&url, e))?;
-        Ok(BlockSubscription::new(ws, KEEPALIVE))
+        Ok(ws)
     }
 
     /// Why a WebSocket upgrade failed: a refusal with the API's error body (`429
@@ -620,31 +635,13 @@ pub const KEEPALIVE: Duration = Duration::from_secs(20);
 
 /// The node's block stream (`GET /v1/ws`), from [`Client::subscribe_blocks`].
 pub struct BlockSubscription {
-    ws: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
-    closed: Option<(u16, String)>,
-    /// [`KEEPALIVE`], or a test's.
-    keepalive: Duration,
-    /// When the node was last heard from.
-    heard: tokio::time::Instant,
-    /// When an unanswered ping was sent.
-    pinged: Option<tokio::time::Instant>,
+    feed: WsFeed,
 }
 
 impl BlockSubscription {
-    fn new(
-        ws: tokio_tungstenite::WebSocketStream<
-            tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-        >,
-        keepalive: Duration,
-    ) -> BlockSubscription {
+    fn new(ws: WsStream, keepalive: Duration) -> BlockSubscription {
         BlockSubscription {
-            ws,
-            closed: None,
-            keepalive,
-            heard: tokio::time::Instant::now(),
-            pinged: None,
+            feed: WsFeed::new(ws, keepalive),
         }
     }
 
@@ -656,6 +653,56 @@ impl BlockSubscription {
     /// still gets this). Errors: [`ClientError::Transport`] (connection lost, or silent past
     /// the keepalive), [`ClientError::Protocol`] (a message that is not a block).
     pub async fn next(&mut self) -> ClientResult<Option<Block>> {
+        let Some(text) = self.feed.next_text("block feed").await? else {
+            return Ok(None);
+        };
+        let parsed: BlockMessage =
+            serde_json::from_str(&text).map_err(|e| ClientError::Protocol {
+                status: 101,
+                message: format!("not a block message: {e}"),
+            })?;
+        let BlockMessage::Block { block } = parsed;
+        Ok(Some(block))
+    }
+
+    /// Why the node closed the subscription (close code and reason), once it has.
+    pub fn close_reason(&self) -> Option<(u16, &str)> {
+        self.feed.close_reason()
+    }
+}
+
+/// A client WebSocket to the node.
+pub(crate) type WsStream =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// The reading side of a node's WebSocket feed (`/v1/ws`, `/v1/ws/events`): text messages, the
+/// close frame, and the [`KEEPALIVE`] pings that notice a dead connection.
+pub(crate) struct WsFeed {
+    ws: WsStream,
+    closed: Option<(u16, String)>,
+    /// [`KEEPALIVE`], or a test's.
+    keepalive: Duration,
+    /// When the node was last heard from.
+    heard: tokio::time::Instant,
+    /// When an unanswered ping was sent.
+    pinged: Option<tokio::time::Instant>,
+}
+
+impl WsFeed {
+    pub(crate) fn new(ws: WsStream, keepalive: Duration) -> WsFeed {
+        WsFeed {
+            ws,
+            closed: None,
+            keepalive,
+            heard: tokio::time::Instant::now(),
+            pinged: None,
+        }
+    }
+
+    /// The next text message; `Ok(None)` once the node closed the feed (`close_reason`).
+    /// Errors: [`ClientError::Transport`] (connection lost, or silent past the keepalive: the
+    /// message names `what`).
+    pub(crate) async fn next_text(&mut self, what: &str) -> ClientResult<Option<String>> {
         use futures_util::{SinkExt, StreamExt};
         use tokio_tungstenite::tungstenite::Message;
         loop {
@@ -666,7 +713,7 @@ impl BlockSubscription {
             let message = match tokio::time::timeout_at(deadline, self.ws.next()).await {
                 Err(_) if self.pinged.is_some() => {
                     return Err(ClientError::Transport(format!(
-                        "the block feed went silent: no answer to a ping in {:?}",
+                        "the {what} went silent: no answer to a ping in {:?}",
                         self.keepalive
                     )))
                 }
@@ -689,15 +736,7 @@ impl BlockSubscription {
                 Some(message) => message.map_err(|e| ClientError::Transport(e.to_string()))?,
             };
             match message {
-                Message::Text(text) => {
-                    let parsed: BlockMessage =
-                        serde_json::from_str(text.as_str()).map_err(|e| ClientError::Protocol {
-                            status: 101,
-                            message: format!("not a block message: {e}"),
-                        })?;
-                    let BlockMessage::Block { block } = parsed;
-                    return Ok(Some(block));
-                }
+                Message::Text(text) => return Ok(Some(text.as_str().to_string())),
                 Message::Close(frame) => {
                     let (code, reason) = frame
                         .map(|f| (u16::from(f.code), f.reason.to_string()))
@@ -710,8 +749,8 @@ impl BlockSubscription {
         }
     }
 
-    /// Why the node closed the subscription (close code and reason), once it has.
-    pub fn close_reason(&self) -> Option<(u16, &str)> {
+    /// Why the node closed the feed (close code and reason), once it has.
+    pub(crate) fn close_reason(&self) -> Option<(u16, &str)> {
         self.closed
             .as_ref()
             .map(|(code, reason)| (*code, reason.as_str()))
