@@ -557,29 +557,9 @@ pub fn list<G: TableGame, K: Ord>(
     keep: impl Fn(&G) -> bool,
     sort_key: impl Fn(&G) -> K,
 ) -> Result<Vec<G>, ActionError> {
-    list_page(state, module, prefix, None, limit, keep, sort_key).map(|(games, _)| games)
-}
-
-/// One page of [`list`]: the keys strictly after `<prefix><after>` (the id a previous page
-/// answered as `next`), at most `limit`; also the id of the last key scanned when `limit` keys
-/// were (there may be more: the next page starts after it), else `None` (the end).
-pub fn list_page<G: TableGame, K: Ord>(
-    state: &dyn StateRead,
-    module: &str,
-    prefix: &str,
-    after: Option<&str>,
-    limit: usize,
-    keep: impl Fn(&G) -> bool,
-    sort_key: impl Fn(&G) -> K,
-) -> Result<(Vec<G>, Option<String>), ActionError> {
     let prefix = module_key(module, prefix);
-    let start = after.map(|id| format!("{prefix}{id}"));
-    let keys = state.scan_raw(&prefix, start.as_deref(), limit);
-    let next = (keys.len() == limit && limit > 0)
-        .then(|| keys.last().map(|(key, _)| key[prefix.len()..].to_string()))
-        .flatten();
     let mut games = Vec::new();
-    for (key, _) in keys {
+    for (key, _) in state.scan_raw(&prefix, None, limit) {
         if let Some(game) = state.module_json::<G>(module, &game_key(&key[prefix.len()..]))? {
             if keep(&game) {
                 games.push(game);
@@ -587,78 +567,41 @@ pub fn list_page<G: TableGame, K: Ord>(
         }
     }
     games.sort_by_key(|g| sort_key(g));
-    Ok((games, next))
+    Ok(games)
 }
 
-/// Longest `after` a list view takes (game ids are 16 hex characters).
-const MAX_AFTER_BYTES: usize = 64;
-
-/// The table's list views, `{"games": [<game>, …], "next": <id> | null}`, one page of at most
-/// `limit` keys (`&limit=<n>`, 1 to `rules.list_limit`, default `rules.list_limit`) in key
-/// (game id) order, after the game id `&after=<id>` when given, the page's games sorted by
-/// `created_height`: `?open=<any>` lists the games waiting for any opponent (invitations left
-/// out); `?player=<address>` the games the address created or joined. `next` is the id to pass
-/// as `after` for the following page, `null` on the last one; a page may hold fewer games than
-/// keys (`open` leaves invitations out). `None` when the query has neither `open` nor `player`
-/// (`open` wins when both are given). Errors: ``invalid: `limit` must be a number from 1 to
-/// <list_limit>``, ``invalid: `after` must be a game id (lowercase hex)``.
+/// The table's list views, `{"games": [<game>, …]}` sorted by `created_height`, among the first
+/// `rules.list_limit` keys: `?open=<any>` lists the games waiting for any opponent (invitations
+/// left out); `?player=<address>` the games the address created or joined. `None` when the
+/// query has neither parameter (`open` wins when both are given).
 pub fn list_view<G: TableGame>(
     state: &dyn StateRead,
     rules: &TableRules,
     query: &Query,
 ) -> Option<Result<Value, ActionError>> {
     let by_height = |g: &G| g.seats().created_height;
-    let prefix = if query.contains_key("open") {
-        "open/".to_string()
-    } else {
-        format!("player/{}/", query.get("player")?)
-    };
-    let limit = match query.get("limit") {
-        None => rules.list_limit,
-        Some(l) => match l.parse::<usize>() {
-            Ok(n) if (1..=rules.list_limit).contains(&n) => n,
-            _ => {
-                return Some(Err(ActionError::invalid(format!(
-                    "`limit` must be a number from 1 to {}",
-                    rules.list_limit
-                ))))
-            }
-        },
-    };
-    let after = query.get("after").map(String::as_str);
-    if let Some(a) = after {
-        let hex = (1..=MAX_AFTER_BYTES).contains(&a.len())
-            && a.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
-        if !hex {
-            return Some(Err(ActionError::invalid(
-                "`after` must be a game id (lowercase hex)",
-            )));
-        }
-    }
-    let page = if prefix == "open/" {
+    let games = if query.contains_key("open") {
         let waiting = |g: &G| g.seats().opponent.is_none();
-        list_page(
+        list(
             state,
             rules.module,
-            &prefix,
-            after,
-            limit,
+            "open/",
+            rules.list_limit,
             waiting,
             by_height,
         )
     } else {
-        list_page(
+        let prefix = format!("player/{}/", query.get("player")?);
+        list(
             state,
             rules.module,
             &prefix,
-            after,
-            limit,
+            rules.list_limit,
             |_| true,
             by_height,
         )
     };
-    Some(page.map(|(games, next)| json!({ "games": games, "next": next })))
+    Some(games.map(|games| json!({ "games": games })))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

@@ -81,10 +81,8 @@ gamechain_sdk::schema! {
                 hash: hex,
             }),
         },
-        "open" "One page of the games waiting for any opponent: at most limit (default 50) game ids after `after`, in id order, sorted by creation height; `next` continues." {
+        "open" "The games waiting for any opponent, among the first 50, by creation height." {
             open: string "any value",
-            after: hex [optional] "the `next` of the previous page",
-            limit: u32 [optional] "1 to 50, default 50",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, rows: u32, cols: u32, k: u32, board: string, turn: enum("x", "o"),
@@ -95,11 +93,9 @@ gamechain_sdk::schema! {
             created_height: u64, last_move_height: u64, moves: u32,
             last_move: object { row: u32, col: u32 } [nullable],
             log_len: u32, log_head: hex,
-        }), next: hex [nullable] "the `after` of the next page; null on the last" },
-        "player" "One page of the games an address created or joined: at most limit (default 50) game ids after `after`, in id order, sorted by creation height; `next` continues." {
+        }) },
+        "player" "The first 50 games an address created or joined, by creation height." {
             player: address,
-            after: hex [optional] "the `next` of the previous page",
-            limit: u32 [optional] "1 to 50, default 50",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, rows: u32, cols: u32, k: u32, board: string, turn: enum("x", "o"),
@@ -110,7 +106,7 @@ gamechain_sdk::schema! {
             created_height: u64, last_move_height: u64, moves: u32,
             last_move: object { row: u32, col: u32 } [nullable],
             log_len: u32, log_head: hex,
-        }), next: hex [nullable] "the `after` of the next page; null on the last" },
+        }) },
         "info" "The module's constants." {} => object {
             game: string, timeout_blocks: u64, max_stake: amount, max_side: u32,
         },

@@ -91,11 +91,10 @@
 //!
 //! - `?id=<id>`: the game, JSON [`Game`] with every field (`null` when unset); else
 //!   `not found: game <id>`.
-//! - `?open=<any>`: `{"games":[…],"next":<id>|null}`, the games waiting for any opponent
-//!   (invitations are left out) among one page of `open/` keys: at most `&limit=` (1–50, default
-//!   50) after the game id `&after=` (the previous page's `next`), in id order; the page sorted by
-//!   `created_height`. `next` is `null` on the last page.
-//! - `?player=<address>`: the same for the games the address created or joined.
+//! - `?open=<any>`: `{"games":[…]}`, the games waiting for any opponent (invitations are left
+//!   out) among the first 50 `open/` keys, sorted by `created_height`.
+//! - `?player=<address>`: `{"games":[…]}`, the first 50 games the address created or joined,
+//!   sorted by `created_height`.
 //! - no parameter: `{"game":"tictactoe","timeout_blocks":150,"max_stake":"100000"}`.
 //!
 //! ## Schema

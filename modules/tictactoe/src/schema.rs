@@ -49,10 +49,8 @@ gamechain_sdk::schema! {
             reason: enum("line", "draw", "timeout", "cancelled") [nullable],
             created_height: u64, last_move_height: u64, moves: u32,
         },
-        "open" "One page of the games waiting for any opponent: at most limit (default 50) game ids after `after`, in id order, sorted by creation height; `next` continues." {
+        "open" "The games waiting for any opponent, among the first 50, by creation height." {
             open: string "any value",
-            after: hex [optional] "the `next` of the previous page",
-            limit: u32 [optional] "1 to 50, default 50",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, board: string, turn: enum("x", "o"),
@@ -61,11 +59,9 @@ gamechain_sdk::schema! {
             result: enum("x_won", "o_won", "draw", "cancelled") [nullable],
             reason: enum("line", "draw", "timeout", "cancelled") [nullable],
             created_height: u64, last_move_height: u64, moves: u32,
-        }), next: hex [nullable] "the `after` of the next page; null on the last" },
-        "player" "One page of the games an address created or joined: at most limit (default 50) game ids after `after`, in id order, sorted by creation height; `next` continues." {
+        }) },
+        "player" "The first 50 games an address created or joined, by creation height." {
             player: address,
-            after: hex [optional] "the `next` of the previous page",
-            limit: u32 [optional] "1 to 50, default 50",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, board: string, turn: enum("x", "o"),
@@ -74,7 +70,7 @@ gamechain_sdk::schema! {
             result: enum("x_won", "o_won", "draw", "cancelled") [nullable],
             reason: enum("line", "draw", "timeout", "cancelled") [nullable],
             created_height: u64, last_move_height: u64, moves: u32,
-        }), next: hex [nullable] "the `after` of the next page; null on the last" },
+        }) },
         "info" "The module's constants." {} => object {
             game: string, timeout_blocks: u64, max_stake: amount,
         },

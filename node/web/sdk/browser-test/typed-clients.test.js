@@ -6,7 +6,7 @@
 // breaks the schema (a node that lies) is refused by the client and shown as its SchemaError,
 // where a page reading raw JSON would have drawn it, and the other parts stay drawn. /play/mnk/
 // never draws a board larger than the modules allow. A node whose schema differs from the one
-// the client was made from is said so on the page. The lists are pages: `More` follows `next`.
+// the client was made from is said so on the page.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -74,7 +74,7 @@ async function lied(path, name, view, answer, setup) {
 
 test('/play/tictactoe/ reads every view through the generated client, one part at a time, over the events query', async () => {
   // The lobby: a stake as a number is refused; the rest of the page is drawn.
-  const a = await lied('/play/tictactoe/', 'carol', 'open', { games: [record({ stake: 12 })], next: null });
+  const a = await lied('/play/tictactoe/', 'carol', 'open', { games: [record({ stake: 12 })] });
   assert.ok(a.loaded.includes('/clients/tictactoe.js'), `the page did not load its client: ${a.loaded.join(' ')}`);
   await waitText(a.page, '#error', /open\.games.*stake.*decimal string/);
   assert.equal(await a.page.$$eval('#open-list li', (l) => l.length), 0, 'a game the client refused was drawn');
@@ -86,7 +86,7 @@ test('/play/tictactoe/ reads every view through the generated client, one part a
   await a.context.close();
 
   // The player's games: an enum value the schema does not have.
-  const b = await lied('/play/tictactoe/', 'dave', 'player', { games: [record({ status: 'finished', reason: 'agreed' })], next: null });
+  const b = await lied('/play/tictactoe/', 'dave', 'player', { games: [record({ status: 'finished', reason: 'agreed' })] });
   await waitText(b.page, '#error', /player\.games.*reason.*expected one of/);
   assert.equal(await b.page.$$eval('#my-list li', (l) => l.length), 0);
   await b.context.close();
@@ -96,29 +96,6 @@ test('/play/tictactoe/ reads every view through the generated client, one part a
   await waitText(c.page, '#error', /game.*stake/);
   assert.equal(await c.page.isVisible('#board button'), false, 'a refused game was drawn');
   await c.context.close();
-});
-
-test('the lists are pages: More follows the view\'s next', async () => {
-  const first = record({ id: '00000000000000a1' });
-  const second = record({ id: '00000000000000a2', created_height: 2 });
-  const p = await player(browser, `${node.url}/play/tictactoe/`, 'hank', {
-    setup: async (page) => {
-      await page.route((url) => url.pathname === '/v1/games/tictactoe' && url.searchParams.has('open'), (route) => {
-        const after = new URL(route.request().url()).searchParams.get('after');
-        const body = after === null ? { games: [first], next: first.id }
-          : after === first.id ? { games: [second], next: null } : { games: [], next: null };
-        return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
-      });
-    },
-  });
-  await p.page.waitForSelector(`#open-list li[data-id="${first.id}"]`);
-  assert.equal(await p.page.$$eval('#open-list li', (l) => l.length), 1);
-  assert.equal(await p.page.isVisible('#open-more'), true);
-  await p.page.click('#open-more');
-  await p.page.waitForSelector(`#open-list li[data-id="${second.id}"]`);
-  assert.equal(await p.page.$$eval('#open-list li', (l) => l.length), 2);
-  await p.page.waitForFunction(() => document.getElementById('open-more').hidden);
-  await p.context.close();
 });
 
 test('/play/mnk/ refuses a board the modules cannot have; a schema the client was not made from is said so', async () => {

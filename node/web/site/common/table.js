@@ -288,24 +288,6 @@ export async function startTable(game) {
   $('claim-btn').onclick = () => current && act('claim_timeout', op(typed.claimTimeoutOp, { id: current }));
   if ($('resign-btn')) $('resign-btn').onclick = () => current && act('resign', op(typed.resignOp, { id: current }));
 
-  // The lists are pages of the module's list views (`next` continues); `More` shows one more
-  // page, kept across redraws.
-  const pages = { open: 1, mine: 1 };
-  /** The games of the first `n` pages of a list view, and whether there is more. */
-  async function pagesOf(view, query, n) {
-    const games = [];
-    let after = null;
-    for (let i = 0; i < n; i++) {
-      const page = await view(after ? { ...query, after } : query);
-      games.push(...page.games);
-      after = page.next;
-      if (!after) break;
-    }
-    return { games, more: after !== null };
-  }
-  $('open-more').onclick = () => { pages.open += 1; refresh(); };
-  $('my-more').onclick = () => { pages.mine += 1; refresh(); };
-
   function showHead() {
     $('height').textContent = String(head);
     document.body.dataset.height = String(head);
@@ -324,8 +306,8 @@ export async function startTable(game) {
         again = false;
         const [acct, open, mine, g, sess] = await Promise.allSettled([
           chain.account(key.address),
-          pagesOf((q) => client.viewOpen(q), { open: '1' }, pages.open),
-          pagesOf((q) => client.viewPlayer(q), { player: key.address }, pages.mine),
+          client.viewOpen({ open: '1' }),
+          client.viewPlayer({ player: key.address }),
           current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
           checkSession(),
         ]);
@@ -338,12 +320,8 @@ export async function startTable(game) {
         if (open.status === 'fulfilled') {
           showList($('open-list'), open.value.games.map(gameLine));
           $('open-empty').hidden = open.value.games.length > 0;
-          $('open-more').hidden = !open.value.more;
         }
-        if (mine.status === 'fulfilled') {
-          showList($('my-list'), [...mine.value.games].reverse().map(gameLine));
-          $('my-more').hidden = !mine.value.more;
-        }
+        if (mine.status === 'fulfilled') showList($('my-list'), [...mine.value.games].reverse().map(gameLine));
         if (g.status === 'fulfilled') {
           if (g.value) drawTable(g.value);
           else if (current) { shown = null; $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }
