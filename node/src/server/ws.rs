@@ -136,6 +136,21 @@ pub(crate) async fn server_stream(
     WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await
 }
 
+/// One of the node's `max_ws_subscribers` WebSocket slots (shared by `GET /v1/ws` and
+/// `GET /v1/ws/events`), held for the subscription's life; when all are taken, the answer
+/// `503 too_many_subscribers` ("… retry later" and then `alternative`, e.g. how to poll instead).
+pub fn take_slot(app: &AppState, alternative: &str) -> Result<OwnedSemaphorePermit, Response> {
+    app.ws_slots.clone().try_acquire_owned().map_err(|_| {
+        let max = app.chain.config.max_ws_subscribers;
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_subscribers",
+            format!("{max} WebSocket subscribers are connected already (max_ws_subscribers); retry later{alternative}"),
+        )
+        .into_response()
+    })
+}
+
 /// The upgrade handler. The subscription starts before the `101` answer, so no block committed
 /// after the request is missed.
 pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Response {
@@ -143,14 +158,9 @@ pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Res
         Ok(parts) => parts,
         Err(answer) => return answer,
     };
-    let Ok(slot) = app.ws_slots.clone().try_acquire_owned() else {
-        let max = app.chain.config.max_ws_subscribers;
-        return ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_subscribers",
-            format!("{max} WebSocket subscribers are connected already (max_ws_subscribers); retry later, or poll GET /v1/blocks/<height>"),
-        )
-        .into_response();
+    let slot = match take_slot(&app, ", or poll GET /v1/blocks/<height>") {
+        Ok(slot) => slot,
+        Err(answer) => return answer,
     };
     let blocks = app.feed.subscribe();
     tokio::spawn(async move {

@@ -37,7 +37,7 @@ use tokio_tungstenite::tungstenite::Message;
 use crate::server::api::parse_query;
 use crate::server::api_error::ApiError;
 use crate::server::state::AppState;
-use crate::server::ws::{close, server_stream, switching_protocols, take_upgrade, Ws};
+use crate::server::ws::{close, server_stream, switching_protocols, take_slot, take_upgrade, Ws};
 use events::{head_message, BlockEvents, EventFilter};
 
 /// Most blocks a subscription replays from storage when it connects (`from` to the head).
@@ -116,14 +116,9 @@ pub async fn subscribe(
             ),
         );
     }
-    let Ok(slot) = app.ws_slots.clone().try_acquire_owned() else {
-        let max = app.chain.config.max_ws_subscribers;
-        return ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_subscribers",
-            format!("{max} WebSocket subscribers are connected already (max_ws_subscribers); retry later"),
-        )
-        .into_response();
+    let slot = match take_slot(&app, "") {
+        Ok(slot) => slot,
+        Err(answer) => return answer,
     };
     tokio::spawn(async move {
         let upgraded = match (&mut on_upgrade).await {

@@ -1,7 +1,7 @@
 // feed.js: the block subscription behind Chain.subscribe: the node's /v1/ws feed when the
 // chain has a WebSocket (the platform's, or the `ws` package in Node 20: Chain.WebSocket),
 // polling GET /v1/blocks/latest otherwise (the chain's `onFallback` is told, unless polling was
-// asked for). Reconnects with backoff and resumes from the last height delivered: missing
+// asked for). Reconnects (socket.js) and resumes from the last height delivered: missing
 // heights are fetched with GET /v1/blocks/<h> (the gap only), repeated ones dropped, so the
 // callback sees every block once, in height order.
 // A fetch that fails in a way that may go away (429, honouring its retry-after; 5xx; no answer)
@@ -9,9 +9,9 @@
 
 import { ChainError } from './errors.js';
 import { Backoff, transient } from './backoff.js';
+import { reconnectingSocket } from './socket.js';
 
-/** Reconnect delays, ms: doubled from the first up to the last. */
-const BACKOFF_MIN_MS = 250;
+/** The longest wait between two tries of a failed fetch, ms. */
 const BACKOFF_MAX_MS = 5000;
 
 /**
@@ -24,9 +24,8 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
   const onError = opts.onError ?? (() => {});
   let last = opts.fromHeight != null ? opts.fromHeight - 1 : null;
   let closed = false;
-  let ws = null;
+  let socket = null;
   let timer = null;
-  let backoff = BACKOFF_MIN_MS;
   const WS = chain.WebSocket;
   const mode = WS ? 'websocket' : 'polling';
 
@@ -137,48 +136,21 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
     want(LATEST);
   }
 
-  function scheduleReconnect() {
-    if (closed) return;
-    timer = setTimeout(connect, backoff);
-    backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
-  }
-
   function connect() {
-    if (closed) return;
-    let socket;
-    try {
-      socket = new WS(chain.url.replace(/^http/, 'ws') + '/v1/ws');
-    } catch (e) {
-      onError(e);
-      scheduleReconnect();
-      return;
-    }
-    ws = socket;
-    socket.onopen = () => {
-      backoff = BACKOFF_MIN_MS;
-      if (last !== null) catchUp();
-      if (opts.onOpen) opts.onOpen();
-    };
-    socket.onmessage = (ev) => {
-      const text = typeof ev.data === 'string' ? ev.data : '';
-      if (text.length > chain.maxAnswerBytes) {
-        onError(new ChainError('too_large', `a WebSocket message over ${chain.maxAnswerBytes} bytes`));
-        socket.close();
-        return;
-      }
-      let msg;
-      try { msg = JSON.parse(text); } catch { onError(new ChainError('bad_answer', 'a WebSocket message that is not JSON')); return; }
-      if (msg && msg.type === 'block' && msg.block && Number.isSafeInteger(msg.block.height)) {
-        want(msg.block);
-      }
-    };
-    socket.onerror = () => {};
-    socket.onclose = (ev) => {
-      if (ws === socket) ws = null;
-      if (closed) return;
-      onError(new ChainError('network', `the block feed closed (code ${ev.code}); reconnecting`));
-      scheduleReconnect();
-    };
+    socket = reconnectingSocket(chain, {
+      url: () => chain.url.replace(/^http/, 'ws') + '/v1/ws',
+      onOpen: () => {
+        if (last !== null) catchUp();
+        if (opts.onOpen) opts.onOpen();
+      },
+      onMessage: (msg) => {
+        if (msg && msg.type === 'block' && msg.block && Number.isSafeInteger(msg.block.height)) {
+          want(msg.block);
+        }
+      },
+      onClose: (ev) => { onError(new ChainError('network', `the block feed closed (code ${ev.code}); reconnecting`)); },
+      onError,
+    });
   }
 
   function poll() {
@@ -207,7 +179,7 @@ export function subscribeBlocks(chain, onBlock, opts = {}) {
       stop.abort();
       clearTimeout(timer);
       clearTimeout(retryTimer);
-      if (ws) { try { ws.close(1000); } catch { /* already closing */ } ws = null; }
+      socket?.close();
     },
   };
 }

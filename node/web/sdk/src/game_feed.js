@@ -6,9 +6,8 @@
 
 import { ChainError } from './errors.js';
 import { subscribeBlocks } from './feed.js';
+import { reconnectingSocket } from './socket.js';
 
-const BACKOFF_MIN_MS = 250;
-const BACKOFF_MAX_MS = 5000;
 /** Close code of a subscription whose replay reached a block the node does not keep. */
 const CLOSE_PRUNED = 4001;
 /** Most events one block may deliver (a node sending more is not believed). */
@@ -70,9 +69,6 @@ export function subscribeGame(chain, module, onEvents, opts = {}) {
   const filter = { game: opts.game ?? null, player: opts.player ?? null };
   let next = opts.fromHeight ?? null; // the first height not yet complete
   let closed = false;
-  let ws = null;
-  let timer = null;
-  let backoff = BACKOFF_MIN_MS;
   let pending = null; // the block being received: {height, time_ms, events}
   // Deliveries run one after another, in order, even when a callback is async.
   let chainOfCalls = Promise.resolve();
@@ -106,44 +102,21 @@ export function subscribeGame(chain, module, onEvents, opts = {}) {
     return `${chain.url.replace(/^http/, 'ws')}/v1/ws/events?${q}`;
   }
 
-  function scheduleReconnect() {
-    if (closed) return;
-    timer = setTimeout(connect, backoff);
-    backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
-  }
-
-  function connect() {
-    if (closed) return;
-    let socket;
-    try {
-      socket = new chain.WebSocket(url());
-    } catch (e) {
-      onError(e);
-      scheduleReconnect();
-      return;
-    }
-    ws = socket;
-    pending = null;
-    socket.onopen = () => {
-      backoff = BACKOFF_MIN_MS;
+  const socket = reconnectingSocket(chain, {
+    url,
+    onOpen: () => {
+      pending = null;
       if (opts.onOpen) opts.onOpen();
-    };
-    socket.onmessage = (ev) => {
-      const text = typeof ev.data === 'string' ? ev.data : '';
-      if (text.length > chain.maxAnswerBytes) {
-        onError(new ChainError('too_large', `a WebSocket message over ${chain.maxAnswerBytes} bytes`));
-        socket.close();
-        return;
-      }
-      let m;
-      try { m = JSON.parse(text); } catch { onError(new ChainError('bad_answer', 'a WebSocket message that is not JSON')); return; }
+    },
+    onMessage: (m, drop) => {
       if (!m || !Number.isSafeInteger(m.height) || (next !== null && m.height < next)) return; // old or repeated
       if (m.type === 'events' && Array.isArray(m.events)) {
         if (pending && pending.height !== m.height) pending = null; // a block left unfinished: the node moved on
         pending ??= { height: m.height, time_ms: m.time_ms, events: [] };
         if (pending.events.length + m.events.length > MAX_BLOCK_EVENTS) {
           onError(new ChainError('too_large', `block ${m.height} has over ${MAX_BLOCK_EVENTS} events for this subscription`));
-          socket.close();
+          pending = null;
+          drop();
           return;
         }
         pending.events.push(...m.events);
@@ -156,21 +129,18 @@ export function subscribeGame(chain, module, onEvents, opts = {}) {
         pending = null;
         deliverHead({ height: m.height, time_ms: m.time_ms });
       }
-    };
-    socket.onerror = () => {};
-    socket.onclose = (ev) => {
-      if (ws === socket) ws = null;
-      if (closed) return;
+    },
+    onClose: (ev) => {
       if (ev.code === CLOSE_PRUNED) {
         closed = true;
         onError(new ChainError('pruned', `the node does not keep the blocks from ${next}: ${ev.reason || 'pruned'}`));
-        return;
+        return true;
       }
       onError(new ChainError('network', `the events feed closed (code ${ev.code}); reconnecting from ${next ?? 'the head'}`));
-      scheduleReconnect();
-    };
-  }
-  connect();
+      return false;
+    },
+    onError,
+  });
 
   return {
     mode: 'websocket',
@@ -179,8 +149,7 @@ export function subscribeGame(chain, module, onEvents, opts = {}) {
     /** Stops: no callback starts after this returns. */
     close() {
       closed = true;
-      clearTimeout(timer);
-      if (ws) { try { ws.close(1000); } catch { /* already closing */ } ws = null; }
+      socket.close();
     },
   };
 }
