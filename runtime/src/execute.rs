@@ -6,6 +6,7 @@
 //! did is dropped with the overlay: the outcome has no writes and no events.
 
 use gamechain_sdk::keys::{balance_key, escrow_account, GOLD};
+use gamechain_sdk::ledger::stored_balance;
 use gamechain_sdk::{ActionError, BlockEnv, Kv, KvCtx, Query};
 use serde_json::Value;
 
@@ -123,7 +124,7 @@ struct Metered<'a> {
 
 impl Metered<'_> {
     fn note(&mut self, key: &str, new: u128) {
-        let old = || parse_balance(State::get(&self.overlay, key).as_deref());
+        let old = || stored_balance(State::get(&self.overlay, key).as_deref());
         let counted = if key == self.sender {
             old().saturating_sub(new)
         } else if key != self.escrow && is_gold_balance(key) {
@@ -158,19 +159,12 @@ mod tests {
     }
 }
 
-/// A stored balance (canonical decimal base units); absent or unreadable = 0, as the bank reads.
-fn parse_balance(bytes: Option<&[u8]>) -> u128 {
-    bytes
-        .and_then(|b| std::str::from_utf8(b).ok()?.parse::<u128>().ok())
-        .unwrap_or(0)
-}
-
 impl Kv for Metered<'_> {
     fn kv_get(&self, key: &str) -> Option<Vec<u8>> {
         self.overlay.kv_get(key)
     }
     fn kv_put(&mut self, key: &str, value: Vec<u8>) {
-        self.note(key, parse_balance(Some(&value)));
+        self.note(key, stored_balance(Some(&value)));
         self.overlay.kv_put(key, value);
     }
     fn kv_delete(&mut self, key: &str) {

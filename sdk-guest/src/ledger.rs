@@ -72,8 +72,14 @@ pub fn check_symbol(symbol: &str) -> Result<(), ActionError> {
 /// Balance of `account` in `token`, base units; 0 when absent (or when either name is malformed,
 /// since such a balance can never have been written).
 pub fn balance(kv: &(impl Kv + ?Sized), account: &str, token: &str) -> u128 {
-    kv.kv_get(&balance_key(account, token))
-        .and_then(|bytes| std::str::from_utf8(&bytes).ok()?.parse::<u128>().ok())
+    stored_balance(kv.kv_get(&balance_key(account, token)).as_deref())
+}
+
+/// A stored balance value (canonical decimal base units) as the bank reads it: absent or
+/// unreadable is 0.
+pub fn stored_balance(bytes: Option<&[u8]>) -> u128 {
+    bytes
+        .and_then(|b| std::str::from_utf8(b).ok()?.parse::<u128>().ok())
         .unwrap_or(0)
 }
 

@@ -17,6 +17,14 @@ const MAX_KEY_FILE_BYTES: u64 = 1024;
 /// Errors (as text naming the path): the file already exists (a key file is never
 /// overwritten), or it cannot be created or written.
 pub fn write_key_file(path: &Path, key: &SecretKey) -> Result<(), String> {
+    write_secret_file(path, "a key file", &format!("{}\n", key.to_wif()))
+}
+
+/// Writes `text` to a new file at `path`, mode 0600 on Unix, synced: the one way a file holding
+/// a secret key is written (key files, session files). Errors (text naming the path, never the
+/// content): it exists (`<path> already exists; <what> is never overwritten`), or cannot be
+/// created or written.
+pub fn write_secret_file(path: &Path, what: &str, text: &str) -> Result<(), String> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -26,12 +34,12 @@ pub fn write_key_file(path: &Path, key: &SecretKey) -> Result<(), String> {
     }
     let mut file = options.open(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::AlreadyExists => format!(
-            "{} already exists; a key file is never overwritten",
+            "{} already exists; {what} is never overwritten",
             path.display()
         ),
         _ => format!("cannot create {}: {e}", path.display()),
     })?;
-    file.write_all(format!("{}\n", key.to_wif()).as_bytes())
+    file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -2,8 +2,7 @@
 //! it acts for and the session's id), session files (JSON, mode 0600, like key files), and the
 //! [`Client`] calls that authorize, use, list and revoke sessions.
 
-use std::fs::{self, OpenOptions};
-use std::io::Write;
+use std::fs;
 use std::path::Path;
 
 use gamechain_chain::session::SessionList;
@@ -13,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::client::{Client, ClientResult};
+use crate::keyfile::write_secret_file;
 
 /// A session key and what it acts for: sign with [`Session::key`], for [`Session::account`],
 /// under session [`Session::id`] (the account's nonce of the `authorize_session`).
@@ -58,29 +58,13 @@ impl Session {
     /// Writes this session to a new file at `path`, mode 0600 (it holds the session key).
     /// Errors (text naming the path): it exists (never overwritten), or cannot be written.
     pub fn write_file(&self, path: &Path) -> Result<(), String> {
-        let mut options = OpenOptions::new();
-        options.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o600);
-        }
-        let mut file = options.open(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::AlreadyExists => format!(
-                "{} already exists; a session file is never overwritten",
-                path.display()
-            ),
-            _ => format!("cannot create {}: {e}", path.display()),
-        })?;
         let text = serde_json::to_string(&SessionFile {
             account: self.account.clone(),
             key: self.key.to_wif(),
             session: self.id,
         })
         .expect("a session file always serialises");
-        file.write_all(format!("{text}\n").as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write_secret_file(path, "a session file", &format!("{text}\n"))
     }
 
     /// Reads a session file. Errors (text naming the path, never the key): unreadable, too
