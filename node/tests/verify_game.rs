@@ -1,6 +1,7 @@
 //! `GET /v1/games/<module>/<id>/transcript` and `gamechain verify --game` against a
 //! `gamechain node` process: a full 9-move tic-tac-toe game (a draw) verifies, also with
-//! `--complete`; an m,n,k game in play verifies but not with `--complete`; a transcript file
+//! `--complete`; an m,n,k game in play, played with session keys, verifies but not with
+//! `--complete`; a transcript file
 //! tampered in each way a lying node could (a receipt's event data, error or fuel; two moves
 //! swapped; a move removed from the middle; another code hash; another wasm; a forged header
 //! signature; a wrong inclusion proof; an edited op) is caught, and the report names the
@@ -208,18 +209,51 @@ async fn games_verify_and_every_tampering_is_caught() {
     let d = diverges(dir, &url, &game, &tamper(&|t| t["genesis_hash"] = json!("11".repeat(32))), &[]).await;
     assert_eq!(d["field"], "genesis_hash", "{d}");
 
-    // m,n,k in play: verifies, but not as a complete game.
-    let created = op(&client, &bob, "mnk", json!({"kind": "create", "rows": 6, "cols": 7, "k": 4, "stake": "10"})).await;
+    // m,n,k in play, every op signed by a session key for its player: verifies (each step acts
+    // for the account), but not as a complete game.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut sessions = Vec::new();
+    for main in [&bob, &alice] {
+        let (txid, session) = client
+            .authorize_session(
+                main,
+                SecretKey::generate(Network::Testnet),
+                &["mnk".to_string()],
+                now_ms + 3_600_000,
+                1_000,
+            )
+            .await
+            .unwrap();
+        assert!(client.wait_for_receipt(&txid, WAIT).await.unwrap().receipt.ok);
+        sessions.push(session);
+    }
+    let session_op = |i: usize, op: Value| {
+        let (client, session) = (client.clone(), &sessions[i]);
+        async move {
+            let txid = client.send_session(session, "mnk", &op).await.unwrap();
+            let r = client.wait_for_receipt(&txid, WAIT).await.unwrap();
+            assert!(r.receipt.ok, "{op}: {:?}", r.receipt.error);
+            serde_json::to_value(&r.receipt.events).unwrap()
+        }
+    };
+    let created = session_op(0, json!({"kind": "create", "rows": 6, "cols": 7, "k": 4, "stake": "10"})).await;
     let mid = created[0]["data"]["id"].as_str().unwrap().to_string();
-    op(&client, &alice, "mnk", json!({"kind": "join", "id": mid})).await;
+    session_op(1, json!({"kind": "join", "id": mid})).await;
     for (i, (row, col)) in [(0, 0), (5, 6), (1, 1), (4, 5)].into_iter().enumerate() {
-        let who = if i % 2 == 0 { &bob } else { &alice };
-        op(&client, who, "mnk", json!({"kind": "move", "id": mid, "row": row, "col": col})).await;
+        session_op(i % 2, json!({"kind": "move", "id": mid, "row": row, "col": col})).await;
     }
     let (status, t) = get(&format!("{url}/v1/games/mnk/{mid}/transcript")).await;
     assert_eq!(status, 200, "{t}");
     assert_eq!(t["finished"], false);
     assert_eq!(t["steps"].as_array().unwrap().len(), 6);
+    assert!(t["steps"].as_array().unwrap().iter().all(|s| s["body"].as_str().unwrap().contains("\"type\":\"session_game\"")));
+    assert_eq!(
+        t["start_balances"],
+        json!({alice.address(): "10", bob.address(): "10"})
+    );
     let mgame = format!("mnk:{mid}");
     let (code, report) = verify(dir, &url, &mgame, &[]).await;
     assert_eq!(code, 0, "{report}");

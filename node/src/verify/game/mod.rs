@@ -99,7 +99,11 @@ fn run(
     for (i, step) in t.steps.iter().enumerate() {
         let checked = checks::check_step(genesis, &t.module, i, step, previous)?;
         let sender = checked.body.account().to_string();
-        let receipt = replay.run(i, step, &sender, &checked.op)?;
+        let session_key = match &checked.body.action {
+            gamechain_runtime::chain::Action::SessionGame { .. } => Some(checked.body.from.as_str()),
+            _ => None,
+        };
+        let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
         previous = Some((step.height, step.index));
         let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)
             .ok()

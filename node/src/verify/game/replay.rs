@@ -67,11 +67,17 @@ impl GameReplay {
     /// Runs step `i` (`sender`, `op`) in its block's environment and compares its receipt
     /// with the transcript's: `ok`, `error`, `events`, `fuel_used` (the fee is not compared:
     /// it is the chain's, not the module's). On a match the step's writes are kept.
+    ///
+    /// `session_key`: the key that signed a `session_game` acting for `sender`. The chain
+    /// appends to such a successful op's events `session {"account", "key", "session"}`
+    /// (`runtime/src/transition/session.rs`); the account and key must be the step's, the
+    /// session's id is taken from the receipt (it is state: the authorization's nonce).
     pub fn run(
         &mut self,
         i: usize,
         step: &Step,
         sender: &str,
+        session_key: Option<&str>,
         op: &[u8],
     ) -> Result<Receipt, GameDivergence> {
         let header = &step.header.header;
@@ -86,10 +92,27 @@ impl GameReplay {
         };
         let out = execute_apply_with(&self.module, &self.state, &env, &step.txid, sender, op, None)
             .map_err(|e| at("execution", "a run of the op".into(), e.to_string()))?;
-        let got = match &out.result {
+        let mut got = match &out.result {
             Ok(()) => Receipt::success(out.events.clone(), out.fuel_used),
             Err(e) => Receipt::failure(e.clone(), out.fuel_used),
         };
+        if let (Some(key), true) = (session_key, got.ok) {
+            let last = step.receipt.events.last().filter(|e| {
+                e.kind == "session"
+                    && e.data.get("account").and_then(|a| a.as_str()) == Some(sender)
+                    && e.data.get("key").and_then(|k| k.as_str()) == Some(key)
+                    && e.data.get("session").is_some_and(|s| s.is_u64())
+                    && e.data.as_object().is_some_and(|o| o.len() == 3)
+            });
+            if let Some(event) = last {
+                got.events.push(event.clone());
+            } else {
+                got.events.push(gamechain_runtime::chain::Event {
+                    kind: "session".into(),
+                    data: serde_json::json!({"account": sender, "key": key, "session": "<id>"}),
+                });
+            }
+        }
         let want = &step.receipt;
         if got.ok != want.ok {
             return Err(at("ok", want.ok.to_string(), got.ok.to_string()));

@@ -1,6 +1,6 @@
 // verify.test.js: /verify/ in headless Chromium against a node this test starts. Two players
-// (alice, bob: their own browser contexts) play tic-tac-toe to the end on /play/tictactoe/ (nine
-// moves, a draw); the finished table links to /verify/; a third browser opens it and sees every
+// (alice, bob: their own browser contexts) play tic-tac-toe to the end on /play/tictactoe/ with
+// session keys (one signature of their own key each; nine moves, a draw); the finished table links to /verify/; a third browser opens it and sees every
 // step match (✓ on each of the 11 steps, the board drawn); the same page with the node's
 // transcript answer changed in flight (playwright page.route: one receipt's event data) shows
 // the divergence at that step, and a tampered transcript file (two moves swapped) loaded through
@@ -35,9 +35,15 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
   const url = `${node.url}/play/tictactoe/`;
   const alice = await player(browser, url, 'alice');
   const bob = await player(browser, url, 'bob');
+  // Each player signs once with their own key (the session's authorization, docs/session-keys.md):
+  // every game op is then a session_game signed by the key kept in the browser.
   for (const p of [alice, bob]) {
     await act(p, '#faucet');
     await waitText(p.page, '#balance', '1000.00');
+    await p.page.fill('#session-cap', '10.00');
+    await act(p, '#session-start');
+    assert.equal(await p.page.textContent('#error'), '', `${p.name}: ${await p.page.textContent('#error')}`);
+    await waitText(p.page, '#session-status', /^Session key \w+… plays tictactoe for you/);
   }
   await alice.page.fill('#stake', '2.5');
   await act(alice, '#create-btn');
@@ -69,6 +75,10 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
   const chain = new Chain(node.url);
   const transcript = await chain.transcript('tictactoe', id);
   const tttBytes = JSON.stringify(transcript).length;
+  // Every step was signed by a session key for its player's account.
+  const actions = transcript.steps.map((st) => JSON.parse(st.body).action);
+  assert.ok(actions.every((a) => a.type === 'session_game'), JSON.stringify(actions.map((a) => a.type)));
+  assert.deepEqual([...new Set(actions.map((a) => a.account))].sort(), [alice.address, bob.address].sort());
   await shot(carol.page, 'verify-tictactoe.png');
   assert.deepEqual(carol.errors, []);
 

@@ -281,7 +281,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
       }
       previous = [s.height, s.index];
       const sender = a.type === 'session_game' ? a.account : body.from;
-      checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: h.checkpoint, sequencer: t.sequencer, sender, op });
+      checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: h.checkpoint, sequencer: t.sequencer, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
     } catch (e) {
       fail(at('transcript', 'a well-formed step', (e && e.message) || e));
     }
@@ -321,7 +321,18 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
     if (got.ok !== want.ok) return at('ok', want.ok, got.ok);
     if ((got.error ?? null) !== (want.error ?? null)) return at('error', want.error ?? 'no error', got.error ?? 'no error');
     const wantEvents = canonicalJson(want.events.map((e) => ({ kind: e.kind, data: e.data })));
-    const gotEvents = canonicalJson(got.events.map((e) => ({ kind: e.kind, data: JSON.parse(e.data) })));
+    const gotList = got.events.map((e) => ({ kind: e.kind, data: JSON.parse(e.data) }));
+    // A successful session_game gets the chain's `session {account, key, session}` event last
+    // (runtime/src/transition/session.rs): account and key must be the step's; the session's id
+    // is state (the authorization's nonce), taken from the receipt.
+    const key = checked[i].sessionKey;
+    if (key !== null && got.ok) {
+      const last = want.events[want.events.length - 1];
+      const d = last?.data;
+      const fits = last?.kind === 'session' && d && d.account === checked[i].sender && d.key === key && Number.isSafeInteger(d.session) && Object.keys(d).length === 3;
+      gotList.push(fits ? last : { kind: 'session', data: { account: checked[i].sender, key, session: '<id>' } });
+    }
+    const gotEvents = canonicalJson(gotList);
     if (wantEvents !== gotEvents) return at('events', wantEvents, gotEvents);
     let op = null;
     try { op = JSON.parse(checked[i].op); } catch { /* the module saw the same bytes */ }
