@@ -79,19 +79,43 @@ async fn games_verify_and_every_tampering_is_caught() {
     let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
     for k in [&alice, &bob] {
         let r = client
-            .send_and_wait(k, Action::Faucet { token: "GOLD".into() }, WAIT)
+            .send_and_wait(
+                k,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                WAIT,
+            )
             .await
             .unwrap();
         assert!(r.receipt.ok);
     }
 
     // Tic-tac-toe, staked, nine moves to a draw.
-    let created = op(&client, &alice, "tictactoe", json!({"kind": "create", "stake": "250"})).await;
+    let created = op(
+        &client,
+        &alice,
+        "tictactoe",
+        json!({"kind": "create", "stake": "250"}),
+    )
+    .await;
     let id = created[0]["data"]["id"].as_str().unwrap().to_string();
-    op(&client, &bob, "tictactoe", json!({"kind": "join", "id": id})).await;
+    op(
+        &client,
+        &bob,
+        "tictactoe",
+        json!({"kind": "join", "id": id}),
+    )
+    .await;
     for (i, cell) in [0, 1, 2, 4, 3, 5, 7, 6, 8].into_iter().enumerate() {
         let who = if i % 2 == 0 { &alice } else { &bob };
-        op(&client, who, "tictactoe", json!({"kind": "move", "id": id, "cell": cell})).await;
+        op(
+            &client,
+            who,
+            "tictactoe",
+            json!({"kind": "move", "id": id, "cell": cell}),
+        )
+        .await;
     }
     let (status, transcript) = get(&format!("{url}/v1/games/tictactoe/{id}/transcript")).await;
     assert_eq!(status, 200, "{transcript}");
@@ -99,7 +123,11 @@ async fn games_verify_and_every_tampering_is_caught() {
     let steps = transcript["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 11, "create, join, nine moves");
     let last = &steps[10]["receipt"]["events"];
-    assert!(last.as_array().unwrap().iter().any(|e| e["kind"] == "tictactoe.finished"));
+    assert!(last
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["kind"] == "tictactoe.finished"));
     assert_eq!(
         transcript["start_balances"],
         json!({alice.address(): "250", bob.address(): "250"})
@@ -117,7 +145,10 @@ async fn games_verify_and_every_tampering_is_caught() {
     assert_eq!(report["result"], "verified");
     assert_eq!(report["steps"].as_array().unwrap().len(), 11);
     assert_eq!(report["steps"][0]["kind"], "create");
-    assert_eq!(report["steps"][10]["events"], json!(["tictactoe.moved", "tictactoe.finished"]));
+    assert_eq!(
+        report["steps"][10]["events"],
+        json!(["tictactoe.moved", "tictactoe.finished"])
+    );
     println!("verified tic-tac-toe in {} ms (CLI)", report["elapsed_ms"]);
     // Text output names every step.
     let out = run(dir, &["verify", "--game", &game, "--node", &url]).await;
@@ -134,7 +165,11 @@ async fn games_verify_and_every_tampering_is_caught() {
     };
     // A changed receipt (event data, error, fuel): its hash is no longer the signed root's leaf.
     for (what, edit) in [
-        ("event data", (|t: &mut Value| t["steps"][4]["receipt"]["events"][0]["data"]["cell"] = json!(8)) as fn(&mut Value)),
+        (
+            "event data",
+            (|t: &mut Value| t["steps"][4]["receipt"]["events"][0]["data"]["cell"] = json!(8))
+                as fn(&mut Value),
+        ),
         ("error", |t: &mut Value| {
             t["steps"][4]["receipt"]["ok"] = json!(false);
             t["steps"][4]["receipt"]["error"] = json!("invalid: cell is taken");
@@ -146,67 +181,180 @@ async fn games_verify_and_every_tampering_is_caught() {
         }),
     ] {
         let d = diverges(dir, &url, &game, &tamper(&edit), &[]).await;
-        assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(4), Some("receipt_proof")), "{what}: {d}");
+        assert_eq!(
+            (d["index"].as_u64(), d["field"].as_str()),
+            (Some(4), Some("receipt_proof")),
+            "{what}: {d}"
+        );
     }
     // Two moves swapped: the first of them now moves out of turn (the state diverges) before
     // the second is seen to be in an earlier block (order).
-    let d = diverges(dir, &url, &game, &tamper(&|t| t["steps"].as_array_mut().unwrap().swap(5, 6)), &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(5), Some("ok")), "{d}");
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["steps"].as_array_mut().unwrap().swap(5, 6)),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(5), Some("ok")),
+        "{d}"
+    );
     // Swapped with the same ops (both receipts' blocks exchanged): caught by the order.
-    let d = diverges(dir, &url, &game, &tamper(&|t| {
-        let steps = t["steps"].as_array_mut().unwrap();
-        let (a, b) = (steps[3].clone(), steps[4].clone());
-        steps[3] = b;
-        steps[4] = a;
-        steps.truncate(4);
-    }), &[]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let steps = t["steps"].as_array_mut().unwrap();
+            let (a, b) = (steps[3].clone(), steps[4].clone());
+            steps[3] = b;
+            steps[4] = a;
+            steps.truncate(4);
+        }),
+        &[],
+    )
+    .await;
     assert_eq!(d["index"].as_u64(), Some(3), "{d}");
     // A move removed from the middle: the next move is out of turn, the state diverges.
-    let d = diverges(dir, &url, &game, &tamper(&|t| { t["steps"].as_array_mut().unwrap().remove(5); }), &[]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            t["steps"].as_array_mut().unwrap().remove(5);
+        }),
+        &[],
+    )
+    .await;
     assert_eq!(d["index"].as_u64(), Some(5), "{d}");
     assert_eq!(d["field"], "ok", "{d}");
     assert!(d["got"] == "false", "{d}");
     // Another code hash (m,n,k's code, served by the node): the ops run differently.
     let (_, mnk_info) = get(&format!("{url}/v1/modules/mnk")).await;
     let mnk_hash = mnk_info["code_hash"].as_str().unwrap().to_string();
-    let d = diverges(dir, &url, &game, &tamper(&|t| t["code_hash"] = json!(mnk_hash)), &[]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["code_hash"] = json!(mnk_hash)),
+        &[],
+    )
+    .await;
     assert_eq!(d["index"].as_u64(), Some(0), "{d}");
     // Another wasm for the same code hash.
-    let mnk_wasm = reqwest::get(format!("{url}/v1/code/{mnk_hash}")).await.unwrap().bytes().await.unwrap();
+    let mnk_wasm = reqwest::get(format!("{url}/v1/code/{mnk_hash}"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
     let wasm_file = dir.join("other.wasm");
     std::fs::write(&wasm_file, &mnk_wasm).unwrap();
-    let d = diverges(dir, &url, &game, &transcript, &["--code", wasm_file.to_str().unwrap()]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &transcript,
+        &["--code", wasm_file.to_str().unwrap()],
+    )
+    .await;
     assert_eq!(d["field"], "code_hash", "{d}");
     // A forged header signature.
     let forger = SecretKey::generate(Network::Testnet);
-    let d = diverges(dir, &url, &game, &tamper(&|t| {
-        let signed: SignedHeader = serde_json::from_value(t["steps"][3]["header"].clone()).unwrap();
-        let forged = SignedHeader::sign(signed.header.clone(), &forger);
-        t["steps"][3]["header"]["signature"] = json!(forged.signature);
-    }), &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(3), Some("header_signature")), "{d}");
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let signed: SignedHeader =
+                serde_json::from_value(t["steps"][3]["header"].clone()).unwrap();
+            let forged = SignedHeader::sign(signed.header.clone(), &forger);
+            t["steps"][3]["header"]["signature"] = json!(forged.signature);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(3), Some("header_signature")),
+        "{d}"
+    );
     // A header edited under its signature.
-    let d = diverges(dir, &url, &game, &tamper(&|t| {
-        let time = t["steps"][3]["header"]["header"]["time_ms"].as_u64().unwrap();
-        t["steps"][3]["header"]["header"]["time_ms"] = json!(time + 1);
-    }), &[]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let time = t["steps"][3]["header"]["header"]["time_ms"]
+                .as_u64()
+                .unwrap();
+            t["steps"][3]["header"]["header"]["time_ms"] = json!(time + 1);
+        }),
+        &[],
+    )
+    .await;
     assert_eq!(d["field"], "header_signature", "{d}");
     // A wrong inclusion proof.
-    let d = diverges(dir, &url, &game, &tamper(&|t| {
-        t["steps"][2]["tx_proof"].as_array_mut().unwrap().push(json!("00".repeat(32)));
-    }), &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(2), Some("tx_proof")), "{d}");
-    let d = diverges(dir, &url, &game, &tamper(&|t| t["steps"][2]["tx_count"] = json!(7)), &[]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            t["steps"][2]["tx_proof"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("00".repeat(32)));
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(2), Some("tx_proof")),
+        "{d}"
+    );
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["steps"][2]["tx_count"] = json!(7)),
+        &[],
+    )
+    .await;
     assert_eq!(d["field"], "tx_proof", "{d}");
     // An edited op (another cell): its txid is no longer its body's hash.
-    let d = diverges(dir, &url, &game, &tamper(&|t| {
-        let body = t["steps"][5]["body"].as_str().unwrap().replace("\"cell\":4", "\"cell\":6");
-        assert_ne!(body, t["steps"][5]["body"].as_str().unwrap());
-        t["steps"][5]["body"] = json!(body);
-    }), &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(5), Some("txid")), "{d}");
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let body = t["steps"][5]["body"]
+                .as_str()
+                .unwrap()
+                .replace("\"cell\":4", "\"cell\":6");
+            assert_ne!(body, t["steps"][5]["body"].as_str().unwrap());
+            t["steps"][5]["body"] = json!(body);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(5), Some("txid")),
+        "{d}"
+    );
     // Another chain's genesis is refused at once.
-    let d = diverges(dir, &url, &game, &tamper(&|t| t["genesis_hash"] = json!("11".repeat(32))), &[]).await;
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["genesis_hash"] = json!("11".repeat(32))),
+        &[],
+    )
+    .await;
     assert_eq!(d["field"], "genesis_hash", "{d}");
 
     // m,n,k in play, every op signed by a session key for its player: verifies (each step acts
@@ -227,7 +375,14 @@ async fn games_verify_and_every_tampering_is_caught() {
             )
             .await
             .unwrap();
-        assert!(client.wait_for_receipt(&txid, WAIT).await.unwrap().receipt.ok);
+        assert!(
+            client
+                .wait_for_receipt(&txid, WAIT)
+                .await
+                .unwrap()
+                .receipt
+                .ok
+        );
         sessions.push(session);
     }
     let session_op = |i: usize, op: Value| {
@@ -239,17 +394,28 @@ async fn games_verify_and_every_tampering_is_caught() {
             serde_json::to_value(&r.receipt.events).unwrap()
         }
     };
-    let created = session_op(0, json!({"kind": "create", "rows": 6, "cols": 7, "k": 4, "stake": "10"})).await;
+    let created = session_op(
+        0,
+        json!({"kind": "create", "rows": 6, "cols": 7, "k": 4, "stake": "10"}),
+    )
+    .await;
     let mid = created[0]["data"]["id"].as_str().unwrap().to_string();
     session_op(1, json!({"kind": "join", "id": mid})).await;
     for (i, (row, col)) in [(0, 0), (5, 6), (1, 1), (4, 5)].into_iter().enumerate() {
-        session_op(i % 2, json!({"kind": "move", "id": mid, "row": row, "col": col})).await;
+        session_op(
+            i % 2,
+            json!({"kind": "move", "id": mid, "row": row, "col": col}),
+        )
+        .await;
     }
     let (status, t) = get(&format!("{url}/v1/games/mnk/{mid}/transcript")).await;
     assert_eq!(status, 200, "{t}");
     assert_eq!(t["finished"], false);
     assert_eq!(t["steps"].as_array().unwrap().len(), 6);
-    assert!(t["steps"].as_array().unwrap().iter().all(|s| s["body"].as_str().unwrap().contains("\"type\":\"session_game\"")));
+    assert!(t["steps"].as_array().unwrap().iter().all(|s| s["body"]
+        .as_str()
+        .unwrap()
+        .contains("\"type\":\"session_game\"")));
     assert_eq!(
         t["start_balances"],
         json!({alice.address(): "10", bob.address(): "10"})
@@ -263,15 +429,38 @@ async fn games_verify_and_every_tampering_is_caught() {
     assert_eq!(report["divergence"]["field"], "finished");
 
     // The endpoint's errors.
-    let (s, e) = get(&format!("{url}/v1/games/tictactoe/0123456789abcdef/transcript")).await;
-    assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")), "{e}");
+    let (s, e) = get(&format!(
+        "{url}/v1/games/tictactoe/0123456789abcdef/transcript"
+    ))
+    .await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{e}"
+    );
     let (s, e) = get(&format!("{url}/v1/games/nosuchmodule/{id}/transcript")).await;
-    assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")), "{e}");
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{e}"
+    );
     let (s, e) = get(&format!("{url}/v1/games/tictactoe/{id}/transcript?limit=3")).await;
-    assert_eq!((s, e["error"]["code"].as_str()), (400, Some("invalid")), "{e}");
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (400, Some("invalid")),
+        "{e}"
+    );
     let (s, e) = get(&format!("{url}/v1/games/tictactoe/a%20b/transcript")).await;
-    assert_eq!((s, e["error"]["code"].as_str()), (400, Some("invalid")), "{e}");
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (400, Some("invalid")),
+        "{e}"
+    );
     // A tic-tac-toe id read as mnk's: no event of that game there.
     let (s, e) = get(&format!("{url}/v1/games/mnk/{id}/transcript")).await;
-    assert_eq!((s, e["error"]["code"].as_str()), (404, Some("not_found")), "{e}");
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{e}"
+    );
 }

@@ -100,7 +100,9 @@ async fn inputs(args: &GameArgs) -> Result<(Genesis, Transcript, Vec<u8>), Strin
         None => {
             let hash = &transcript.code_hash;
             if hash.len() != 64 || !hash.bytes().all(|b| b.is_ascii_hexdigit()) {
-                return Err(format!("the transcript's code hash `{hash}` is not 64 hex characters"));
+                return Err(format!(
+                    "the transcript's code hash `{hash}` is not 64 hex characters"
+                ));
             }
             let url = client.url(&["v1", "code", hash]);
             get_bounded(url.as_str(), MAX_MODULE_BYTES).await?
@@ -132,7 +134,11 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
             report.game,
             report.steps.len(),
             report.code_hash,
-            if report.finished { "finished" } else { "not finished" },
+            if report.finished {
+                "finished"
+            } else {
+                "not finished"
+            },
             report.elapsed_ms
         ),
     }

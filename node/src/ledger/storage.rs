@@ -1212,7 +1212,8 @@ impl Storage {
             let mut stmt = self
                 .conn
                 .prepare_cached("SELECT id FROM txs WHERE txid >= ?1 ORDER BY txid LIMIT 1")?;
-            stmt.query_row([prefix], |r| r.get::<_, i64>(0)).optional()?
+            stmt.query_row([prefix], |r| r.get::<_, i64>(0))
+                .optional()?
         };
         Ok(row.map(tx_position))
     }

@@ -223,7 +223,13 @@ mod tests {
             let hexes: Vec<String> = proof.iter().map(hex::encode).collect();
             assert_eq!(hexes, want, "leaf {index} of {size}");
             let root = merkle_root(&leaves[..size]);
-            assert!(verify_inclusion(&leaves[index], index as u64, size as u64, &proof, &root));
+            assert!(verify_inclusion(
+                &leaves[index],
+                index as u64,
+                size as u64,
+                &proof,
+                &root
+            ));
         }
         assert!(inclusion_proof(&leaves[..3], 3).is_none());
         let empty: [[u8; 0]; 0] = [];
@@ -243,11 +249,20 @@ mod tests {
             for index in 0..size {
                 let proof = inclusion_proof(&leaves[..size], index).unwrap();
                 let (i, n) = (index as u64, size as u64);
-                assert!(verify_inclusion(&leaves[index], i, n, &proof, &root), "{index}/{size}");
+                assert!(
+                    verify_inclusion(&leaves[index], i, n, &proof, &root),
+                    "{index}/{size}"
+                );
                 assert!(!verify_inclusion(&leaves[index], n, n, &proof, &root));
                 if size > 1 {
                     let other = (index + 1) % size;
-                    assert!(!verify_inclusion(&leaves[index], other as u64, n, &proof, &root));
+                    assert!(!verify_inclusion(
+                        &leaves[index],
+                        other as u64,
+                        n,
+                        &proof,
+                        &root
+                    ));
                     assert!(!verify_inclusion(&leaves[other], i, n, &proof, &root));
                 }
                 // (A larger size whose path to this index has the same shape verifies too:

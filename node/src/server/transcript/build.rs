@@ -58,7 +58,10 @@ pub fn build(
     from: Option<u64>,
 ) -> Result<Transcript, TranscriptError> {
     let module = filter.module.clone();
-    let game = filter.game.clone().expect("a transcript filter names its game");
+    let game = filter
+        .game
+        .clone()
+        .expect("a transcript filter names its game");
     let record = chain.module_record(&module)?;
     let not_found = || {
         TranscriptError::Chain(ChainError::NotFound(format!(

@@ -92,11 +92,9 @@ pub async fn get_transcript(
             Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
         }
         Err(TranscriptError::Chain(e)) => Err(e.into()),
-        Err(TranscriptError::TooLarge(m)) => Err(ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            m,
-        )),
+        Err(TranscriptError::TooLarge(m)) => {
+            Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", m))
+        }
         Err(TranscriptError::CodeChanged(m)) => {
             Err(ApiError::new(StatusCode::CONFLICT, "conflict", m))
         }

@@ -42,9 +42,13 @@ pub fn check_step(
     if tx.txid() != step.txid {
         return Err(at("txid", step.txid.clone(), tx.txid()));
     }
-    let body = tx
-        .check(&genesis.chain_id, genesis.network)
-        .map_err(|e| at("signature", "a valid signed transaction".into(), e.to_string()))?;
+    let body = tx.check(&genesis.chain_id, genesis.network).map_err(|e| {
+        at(
+            "signature",
+            "a valid signed transaction".into(),
+            e.to_string(),
+        )
+    })?;
     let op = match &body.action {
         Action::Game { game, op } | Action::SessionGame { game, op, .. } if game == module => {
             op.get().as_bytes().to_vec()
@@ -74,20 +78,42 @@ pub fn check_step(
             ));
         }
     }
-    genesis
-        .check_block_signer(&step.header)
-        .map_err(|e| at("header_signature", "the chain's block signer".into(), e.to_string()))?;
-    let bad_proof = |field: &str| at(field, "a valid RFC 6962 inclusion proof".into(), "a proof that does not lead to the signed root".into());
+    genesis.check_block_signer(&step.header).map_err(|e| {
+        at(
+            "header_signature",
+            "the chain's block signer".into(),
+            e.to_string(),
+        )
+    })?;
+    let bad_proof = |field: &str| {
+        at(
+            field,
+            "a valid RFC 6962 inclusion proof".into(),
+            "a proof that does not lead to the signed root".into(),
+        )
+    };
     let tx_proof = proof_hashes(&step.tx_proof).ok_or_else(|| bad_proof("tx_proof"))?;
     let index = u64::from(step.index);
-    if !verify_inclusion(&tx.txid_bytes(), index, step.tx_count, &tx_proof, &header.tx_root) {
+    if !verify_inclusion(
+        &tx.txid_bytes(),
+        index,
+        step.tx_count,
+        &tx_proof,
+        &header.tx_root,
+    ) {
         return Err(bad_proof("tx_proof"));
     }
     let receipt_proof =
         proof_hashes(&step.receipt_proof).ok_or_else(|| bad_proof("receipt_proof"))?;
     let leaf = step.receipt.hash();
     if step.receipt_count < step.tx_count
-        || !verify_inclusion(&leaf, index, step.receipt_count, &receipt_proof, &header.receipt_root)
+        || !verify_inclusion(
+            &leaf,
+            index,
+            step.receipt_count,
+            &receipt_proof,
+            &header.receipt_root,
+        )
     {
         return Err(bad_proof("receipt_proof"));
     }

@@ -62,20 +62,40 @@ fn run(
 ) -> Result<(), GameDivergence> {
     let genesis = check.genesis;
     if t.version != TRANSCRIPT_VERSION {
-        return Err(GameDivergence::whole("version", TRANSCRIPT_VERSION.to_string(), t.version.to_string()));
+        return Err(GameDivergence::whole(
+            "version",
+            TRANSCRIPT_VERSION.to_string(),
+            t.version.to_string(),
+        ));
     }
     let genesis_hash = hex::encode(genesis.hash());
     if t.genesis_hash != genesis_hash {
-        return Err(GameDivergence::whole("genesis_hash", genesis_hash, t.genesis_hash.clone()));
+        return Err(GameDivergence::whole(
+            "genesis_hash",
+            genesis_hash,
+            t.genesis_hash.clone(),
+        ));
     }
     if t.chain_id != genesis.chain_id {
-        return Err(GameDivergence::whole("chain_id", genesis.chain_id.clone(), t.chain_id.clone()));
+        return Err(GameDivergence::whole(
+            "chain_id",
+            genesis.chain_id.clone(),
+            t.chain_id.clone(),
+        ));
     }
     if t.sequencer != genesis.sequencer {
-        return Err(GameDivergence::whole("sequencer", genesis.sequencer.clone(), t.sequencer.clone()));
+        return Err(GameDivergence::whole(
+            "sequencer",
+            genesis.sequencer.clone(),
+            t.sequencer.clone(),
+        ));
     }
     if t.module != check.module {
-        return Err(GameDivergence::whole("module", check.module, t.module.clone()));
+        return Err(GameDivergence::whole(
+            "module",
+            check.module,
+            t.module.clone(),
+        ));
     }
     if t.game != check.game {
         return Err(GameDivergence::whole("game", check.game, t.game.clone()));
@@ -89,10 +109,18 @@ fn run(
     }
     let code_hash = hex::encode(Sha256::digest(wasm));
     if code_hash != t.code_hash {
-        return Err(GameDivergence::whole("code_hash", t.code_hash.clone(), code_hash));
+        return Err(GameDivergence::whole(
+            "code_hash",
+            t.code_hash.clone(),
+            code_hash,
+        ));
     }
     if t.steps.is_empty() {
-        return Err(GameDivergence::whole("steps", "at least one transaction", "none"));
+        return Err(GameDivergence::whole(
+            "steps",
+            "at least one transaction",
+            "none",
+        ));
     }
     let mut replay = replay::GameReplay::new(genesis, t, wasm)?;
     let mut previous = None;
@@ -100,7 +128,9 @@ fn run(
         let checked = checks::check_step(genesis, &t.module, i, step, previous)?;
         let sender = checked.body.account().to_string();
         let session_key = match &checked.body.action {
-            gamechain_runtime::chain::Action::SessionGame { .. } => Some(checked.body.from.as_str()),
+            gamechain_runtime::chain::Action::SessionGame { .. } => {
+                Some(checked.body.from.as_str())
+            }
             _ => None,
         };
         let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
@@ -119,7 +149,11 @@ fn run(
         });
     }
     if check.complete && !t.finished {
-        return Err(GameDivergence::whole("finished", "a finished game (--complete)", "a game still in play"));
+        return Err(GameDivergence::whole(
+            "finished",
+            "a finished game (--complete)",
+            "a game still in play",
+        ));
     }
     if check.complete {
         let kind = format!("{}.finished", t.module);

@@ -53,7 +53,11 @@ impl GameReplay {
             })
             .collect();
         let writes = genesis_writes(&start).map_err(|e| {
-            GameDivergence::whole("start_balances", "balances of this chain's addresses", e.to_string())
+            GameDivergence::whole(
+                "start_balances",
+                "balances of this chain's addresses",
+                e.to_string(),
+            )
         })?;
         let mut state = MemState::new();
         state.map.extend(writes);
@@ -90,8 +94,16 @@ impl GameReplay {
         let at = |field: &str, expected: String, got: String| {
             GameDivergence::at(i, &step.txid, field, expected, got)
         };
-        let out = execute_apply_with(&self.module, &self.state, &env, &step.txid, sender, op, None)
-            .map_err(|e| at("execution", "a run of the op".into(), e.to_string()))?;
+        let out = execute_apply_with(
+            &self.module,
+            &self.state,
+            &env,
+            &step.txid,
+            sender,
+            op,
+            None,
+        )
+        .map_err(|e| at("execution", "a run of the op".into(), e.to_string()))?;
         let mut got = match &out.result {
             Ok(()) => Receipt::success(out.events.clone(), out.fuel_used),
             Err(e) => Receipt::failure(e.clone(), out.fuel_used),

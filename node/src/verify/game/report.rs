@@ -61,7 +61,11 @@ impl fmt::Display for GameDivergence {
             (Some(i), Some(t)) => write!(f, "DIVERGED at step {i} (tx {t}): {}", self.field)?,
             _ => write!(f, "DIVERGED: {}", self.field)?,
         }
-        write!(f, "\n  expected: {}\n  got:      {}", self.expected, self.got)
+        write!(
+            f,
+            "\n  expected: {}\n  got:      {}",
+            self.expected, self.got
+        )
     }
 }
 
