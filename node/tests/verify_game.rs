@@ -325,6 +325,27 @@ async fn games_verify_and_every_tampering_is_caught() {
     )
     .await;
     assert_eq!(d["field"], "tx_proof", "{d}");
+    // One block shown by two steps with different tree sizes (which could reorder them).
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let before = t["steps"][2].clone();
+            let step = &mut t["steps"][3];
+            step["height"] = before["height"].clone();
+            step["header"] = before["header"].clone();
+            step["index"] = json!(before["index"].as_u64().unwrap() + 1);
+            step["tx_count"] = json!(before["tx_count"].as_u64().unwrap() + 1);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(3), Some("block")),
+        "{d}"
+    );
     // An edited op (another cell): its txid is no longer its body's hash.
     let d = diverges(
         dir,

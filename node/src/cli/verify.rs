@@ -58,8 +58,9 @@ pub enum AllocationArg {
     OnDemand,
 }
 
-/// `gamechain verify`.
+/// `gamechain verify`: a source, or `--game` (a usage error, exit 2, without either).
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).multiple(true).args(["data", "node", "file", "game"])))]
 pub struct VerifyArgs {
     /// The chain to replay.
     #[command(flatten)]
@@ -96,8 +97,9 @@ pub struct VerifyArgs {
     pub complete: bool,
 }
 
-/// `gamechain export`.
+/// `gamechain export` (a usage error, exit 2, without a source).
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("export_source").required(true).args(["data", "node", "file"])))]
 pub struct ExportArgs {
     /// The chain to export (`--data` or `--node`).
     #[command(flatten)]

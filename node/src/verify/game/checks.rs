@@ -27,13 +27,15 @@ pub struct CheckedStep {
 }
 
 /// Checks step `i` of a transcript of `module` on the chain of `genesis`; `previous` is the
-/// position `(height, index)` of the step before it.
+/// step before it. Two steps of one block must show the same block (header, signature and tree
+/// sizes): an RFC 6962 proof binds a leaf's index only for a given tree size, which the header
+/// does not commit to, so a size that changes between steps could reorder them.
 pub fn check_step(
     genesis: &Genesis,
     module: &str,
     i: usize,
     step: &Step,
-    previous: Option<(u64, u32)>,
+    previous: Option<&Step>,
 ) -> Result<CheckedStep, GameDivergence> {
     let at = |field: &str, expected: String, got: String| {
         GameDivergence::at(i, &step.txid, field, expected, got)
@@ -69,12 +71,27 @@ pub fn check_step(
             format!("a header of height {}", header.height),
         ));
     }
-    if let Some((h, x)) = previous {
+    if let Some(p) = previous {
+        let (h, x) = (p.height, p.index);
         if (step.height, step.index) <= (h, x) {
             return Err(at(
                 "order",
                 format!("after block {h} tx {x}"),
                 format!("block {} tx {}", step.height, step.index),
+            ));
+        }
+        let block = |s: &Step| (s.header.clone(), s.tx_count, s.receipt_count);
+        if step.height == h && block(step) != block(p) {
+            return Err(at(
+                "block",
+                format!(
+                    "block {h} as the step before showed it ({} txs, {} receipts)",
+                    p.tx_count, p.receipt_count
+                ),
+                format!(
+                    "another header or size ({} txs, {} receipts)",
+                    step.tx_count, step.receipt_count
+                ),
             ));
         }
     }

@@ -134,7 +134,7 @@ fn run(
             _ => None,
         };
         let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
-        previous = Some((step.height, step.index));
+        previous = Some(step);
         let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)
             .ok()
             .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));

@@ -15,7 +15,7 @@ pub struct GameDivergence {
     /// The step's txid as the transcript gives it.
     pub txid: Option<String>,
     /// What differs: `genesis_hash`, `chain_id`, `sequencer`, `module`, `game`, `code_hash`,
-    /// `code_size`, `code`, `txid`, `signature`, `action`, `height`, `order`,
+    /// `code_size`, `code`, `txid`, `signature`, `action`, `height`, `order`, `block`,
     /// `header_signature`, `tx_proof`, `receipt_proof`, `ok`, `error`, `events`,
     /// `fuel_used`, `finished`, `steps`.
     pub field: String,

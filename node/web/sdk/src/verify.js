@@ -269,8 +269,14 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
       if (op === null) { fail(at('action', `a game op of module ${t.module}`, `a \`${a.type}\` action`)); break; }
       const h = s.header?.header;
       if (!h || h.height !== s.height) { fail(at('height', s.height, `a header of height ${h?.height}`)); break; }
-      if (previous && (s.height < previous[0] || (s.height === previous[0] && s.index <= previous[1]))) {
-        fail(at('order', `after block ${previous[0]} tx ${previous[1]}`, `block ${s.height} tx ${s.index}`)); break;
+      if (previous && (s.height < previous.height || (s.height === previous.height && s.index <= previous.index))) {
+        fail(at('order', `after block ${previous.height} tx ${previous.index}`, `block ${s.height} tx ${s.index}`)); break;
+      }
+      // Two steps of one block show the same block: a proof binds an index only for a given tree
+      // size, which the header does not commit to (verify/game/checks.rs in Rust says the same).
+      const block = (x) => canonicalJson([x.header, x.tx_count, x.receipt_count]);
+      if (previous && s.height === previous.height && block(s) !== block(previous)) {
+        fail(at('block', `block ${s.height} as the step before showed it (${previous.tx_count} txs, ${previous.receipt_count} receipts)`, `another header or size (${s.tx_count} txs, ${s.receipt_count} receipts)`)); break;
       }
       if (!signers.includes(h.sequencer)) { fail(at('header_signature', `a header signed by ${signers.join(' or ')}`, `one naming ${h.sequencer}`)); break; }
       if (!verifyMessage(h.sequencer, headerHash(h), s.header.signature)) { fail(at('header_signature', 'the block signer\'s signature of the header', 'a signature that does not verify')); break; }
@@ -279,7 +285,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
       if (s.receipt_count < s.tx_count || !verifyInclusion(receiptHash(s.receipt), s.index, s.receipt_count, s.receipt_proof, hex32(h.receipt_root, 'receipt_root'))) {
         fail(at('receipt_proof', 'a valid RFC 6962 inclusion proof', bad)); break;
       }
-      previous = [s.height, s.index];
+      previous = s;
       const sender = a.type === 'session_game' ? a.account : body.from;
       checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: h.checkpoint, sequencer: t.sequencer, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
     } catch (e) {

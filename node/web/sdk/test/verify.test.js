@@ -87,6 +87,7 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   await caught('a header edited under its signature', tamper((t) => { t.steps[3].header.header.time_ms += 1; }), 3, 'header_signature');
   await caught('a wrong inclusion proof', tamper((t) => { t.steps[2].tx_proof.push('00'.repeat(32)); }), 2, 'tx_proof');
   await caught('a wrong tree size', tamper((t) => { t.steps[2].tx_count = 7; }), 2, 'tx_proof');
+  await caught('one block shown with two sizes', tamper((t) => { Object.assign(t.steps[3], { height: t.steps[2].height, header: t.steps[2].header, index: t.steps[2].index + 1, tx_count: t.steps[2].tx_count + 1 }); }), 3, 'block');
   await caught('an edited op', tamper((t) => { t.steps[5].body = t.steps[5].body.replace('"cell":4', '"cell":6'); }), 5, 'txid');
   const wrongAnchor = await verifyTranscript(transcript, wasm, { ...opts, sequencer: forger.address });
   assert.equal(wrongAnchor.divergence.field, 'sequencer');
