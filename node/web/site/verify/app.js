@@ -6,6 +6,8 @@
 import { loadSdk } from '../common/sdk-loader.js';
 
 const $ = (id) => document.getElementById(id);
+/** Largest transcript read, from the node or a file. */
+const MAX_TRANSCRIPT_BYTES = 24 << 20;
 const short = (a) => (a ? `${a.slice(0, 6)}…${a.slice(-4)}` : '');
 
 const { Chain, verifyTranscript } = await loadSdk();
@@ -97,7 +99,7 @@ async function check(transcript, bytes, source) {
 $('file').addEventListener('change', async () => {
   const f = $('file').files[0];
   if (!f) return;
-  if (f.size > 24 << 20) { $('status').textContent = 'The file is over 24 MiB.'; return; }
+  if (f.size > MAX_TRANSCRIPT_BYTES) { $('status').textContent = `The file is over ${MAX_TRANSCRIPT_BYTES} bytes.`; document.body.dataset.done = '1'; return; }
   const text = await f.text();
   let t;
   try { t = JSON.parse(text); } catch { $('status').textContent = 'The file is not JSON.'; document.body.dataset.done = '1'; return; }
@@ -107,7 +109,18 @@ $('file').addEventListener('change', async () => {
 if (id) {
   try {
     const res = await fetch(`/v1/games/${encodeURIComponent(module)}/${encodeURIComponent(id)}/transcript`);
-    const text = await res.text();
+    // Read at most MAX_TRANSCRIPT_BYTES (the node serves at most 16 MiB of steps).
+    const reader = res.body.getReader();
+    const chunks = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > MAX_TRANSCRIPT_BYTES) { reader.cancel(); throw new Error(`the transcript is over ${MAX_TRANSCRIPT_BYTES} bytes`); }
+      chunks.push(value);
+    }
+    const text = await new Blob(chunks).text();
     if (!res.ok) throw new Error(`${res.status}: ${text.slice(0, 300)}`);
     const t = JSON.parse(text);
     const a = $('download');
