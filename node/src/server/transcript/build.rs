@@ -40,7 +40,7 @@ fn start_height(chain: &Chain, game: &str, from: Option<u64>) -> Result<Option<u
     }
     let hex_id = game.len() >= 2
         && game.len() <= 64
-        && game.len() % 2 == 0
+        && game.len().is_multiple_of(2)
         && game.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !hex_id {
         return Ok(None);
