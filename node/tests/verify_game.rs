@@ -485,3 +485,62 @@ async fn games_verify_and_every_tampering_is_caught() {
         "{e}"
     );
 }
+
+/// A game of an uploaded module (tic-tac-toe's code deployed as `ttt2`, compiled as an upload)
+/// verifies; once its owner upgrades `ttt2` (to m,n,k's code) the node cannot name one code hash
+/// for the game and answers `409 conflict`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uploaded_module_verifies_and_an_upgrade_during_the_game_is_a_conflict() {
+    use gamechain_node::ledger::genesis_setup::TICTACTOE_WASM;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut node = NodeProcess::new(tmp.path(), "");
+    node.start().await;
+    let url = node.url();
+    let client = node.client();
+    let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
+    let txid = client.deploy(&alice, "ttt2", TICTACTOE_WASM).await.unwrap();
+    assert!(
+        client
+            .wait_for_receipt(&txid, WAIT)
+            .await
+            .unwrap()
+            .receipt
+            .ok
+    );
+    let created = op(&client, &alice, "ttt2", json!({"kind": "create"})).await;
+    let id = created[0]["data"]["id"].as_str().unwrap().to_string();
+    op(&client, &bob, "ttt2", json!({"kind": "join", "id": id})).await;
+    op(
+        &client,
+        &alice,
+        "ttt2",
+        json!({"kind": "move", "id": id, "cell": 4}),
+    )
+    .await;
+    let game = format!("ttt2:{id}");
+    let (code, report) = verify(tmp.path(), &url, &game, &[]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["steps"].as_array().unwrap().len(), 3);
+
+    let (_, mnk) = get(&format!("{url}/v1/modules/mnk")).await;
+    let mnk_wasm = client
+        .code(mnk["code_hash"].as_str().unwrap())
+        .await
+        .unwrap();
+    let txid = client.deploy(&alice, "ttt2", &mnk_wasm).await.unwrap();
+    let upgraded = client.wait_for_receipt(&txid, WAIT).await.unwrap();
+    assert!(upgraded.receipt.ok, "{:?}", upgraded.receipt);
+    let (status, e) = get(&format!("{url}/v1/games/ttt2/{id}/transcript")).await;
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (409, Some("conflict")),
+        "{e}"
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was upgraded at height"),
+        "{e}"
+    );
+}
