@@ -556,7 +556,7 @@ export interface VerifiedStep {
 export interface VerifyOptions {
   /** The chain's block signer (the trust anchor); default: the transcript's own. */
   sequencer?: string;
-  /** Several accepted header signers (a chain with validators); finality certificates are not checked. */
+  /** The accepted header signers (a chain with validators: the genesis set's addresses); default `[sequencer]`. Finality certificates are not checked. */
   signers?: string[];
   /** The chain id; default: the transcript's own. */
   chainId?: string;

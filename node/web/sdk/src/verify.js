@@ -237,7 +237,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
   const chainId = opts.chainId ?? t.chain_id;
   if (t.chain_id !== chainId) return whole('chain_id', chainId, t.chain_id);
   const sequencer = opts.sequencer ?? t.sequencer;
-  if (!opts.signers && t.sequencer !== sequencer) return whole('sequencer', sequencer, t.sequencer);
+  if (t.sequencer !== sequencer) return whole('sequencer', sequencer, t.sequencer);
   const signers = opts.signers ?? [sequencer];
   if (opts.module !== undefined && t.module !== opts.module) return whole('module', opts.module, t.module);
   if (opts.game !== undefined && t.game !== opts.game) return whole('game', opts.game, t.game);

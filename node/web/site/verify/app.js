@@ -62,7 +62,9 @@ async function check(transcript, bytes, source) {
   try {
     const genesis = await chain.genesis();
     const wasm = await chain.code(transcript.code_hash);
-    const r = await verifyTranscript(transcript, wasm, { sequencer: genesis.sequencer, chainId: genesis.chain_id, module, game: id });
+    // A chain with validators: a header is signed by the validator that proposed it.
+    const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : undefined;
+    const r = await verifyTranscript(transcript, wasm, { sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, module, game: id });
     const items = r.steps.map((s) => {
       const li = document.createElement('li');
       li.dataset.ok = '1';
