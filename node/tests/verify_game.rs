@@ -377,6 +377,34 @@ async fn games_verify_and_every_tampering_is_caught() {
     )
     .await;
     assert_eq!(d["field"], "genesis_hash", "{d}");
+    // Offline: the transcript, the wasm and a pinned genesis from files (the node is not asked).
+    let (_, genesis) = get(&format!("{url}/v1/genesis")).await;
+    let (genesis_file, transcript_file, code_file) = (
+        dir.join("genesis.json"),
+        dir.join("transcript.json"),
+        dir.join("tictactoe.wasm"),
+    );
+    std::fs::write(&genesis_file, genesis.to_string()).unwrap();
+    std::fs::write(&transcript_file, transcript.to_string()).unwrap();
+    let code_hash = transcript["code_hash"].as_str().unwrap();
+    std::fs::write(&code_file, client.code(code_hash).await.unwrap()).unwrap();
+    let offline = [
+        "--transcript",
+        transcript_file.to_str().unwrap(),
+        "--code",
+        code_file.to_str().unwrap(),
+        "--genesis",
+        genesis_file.to_str().unwrap(),
+    ];
+    let (code, report) = verify(dir, "http://127.0.0.1:1", &game, &offline).await;
+    assert_eq!(code, 0, "{report}");
+    // Another chain's genesis pinned: refused before any step.
+    let mut other = genesis.clone();
+    other["chain_id"] = json!("another-chain");
+    std::fs::write(&genesis_file, other.to_string()).unwrap();
+    let (code, report) = verify(dir, "http://127.0.0.1:1", &game, &offline).await;
+    assert_eq!(code, 4, "{report}");
+    assert_eq!(report["divergence"]["field"], "genesis_hash", "{report}");
 
     // m,n,k in play, every op signed by a session key for its player: verifies (each step acts
     // for the account), but not as a complete game.
