@@ -9,7 +9,7 @@ use gamechain_sdk::Amount;
 use serde_json::Value;
 
 use super::wire::{Step, Transcript, TRANSCRIPT_VERSION};
-use super::{MAX_SCAN_BLOCKS, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_TXS};
+use super::{MAX_BUILD_TIME, MAX_SCAN_BLOCKS, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_TXS};
 use crate::ledger::chain::Chain;
 use crate::ledger::error::ChainError;
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
@@ -78,7 +78,11 @@ pub fn build(
     let mut finished = false;
     let mut scanned_to = start;
     let finished_kind = format!("{module}.finished");
+    let started = std::time::Instant::now();
     for height in start..=last {
+        if started.elapsed() > MAX_BUILD_TIME {
+            break;
+        }
         scanned_to = height;
         let block = chain.block(Some(height))?;
         let events = BlockEvents::of(&block);

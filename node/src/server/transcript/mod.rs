@@ -9,7 +9,8 @@
 //! - **Where the game starts**: the block of the transaction whose txid begins with `<id>` (the
 //!   table games' id is the first 16 hex characters of the creating txid), or `from` for games
 //!   named otherwise. Blocks are read from there to the head, at most [`MAX_SCAN_BLOCKS`], and
-//!   no further than the block of the game's `<module>.finished` event (`"finished": true`);
+//!   no further than the block of the game's `<module>.finished` event (`"finished": true`)
+//!   nor than [`MAX_BUILD_TIME`] of reading;
 //!   an unfinished game's answer is the transcript so far (`"finished": false`, `scanned_to`
 //!   the last height read).
 //! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
@@ -41,6 +42,9 @@ pub const MAX_TRANSCRIPT_TXS: usize = 10_000;
 pub const MAX_TRANSCRIPT_BYTES: usize = 16 << 20;
 /// Most blocks read for one transcript, from its first.
 pub const MAX_SCAN_BLOCKS: u64 = 20_000;
+/// Longest a transcript is read for: blocks after it are not read (the answer is the
+/// transcript so far, `finished: false`, `scanned_to` the last block read).
+pub const MAX_BUILD_TIME: std::time::Duration = std::time::Duration::from_secs(20);
 /// Transcripts being built at once, node-wide (others wait).
 pub const TRANSCRIPTS_AT_ONCE: usize = 2;
 
@@ -76,14 +80,19 @@ pub async fn get_transcript(
             false => invalid(e),
         },
     )?;
-    let _permit = BUILDING
+    let permit = BUILDING
         .acquire()
         .await
         .map_err(|_| ApiError::internal("shutting down"))?;
     let chain = app.chain.clone();
-    let built = tokio::task::spawn_blocking(move || build::build(&chain, &filter, from))
-        .await
-        .map_err(|_| ApiError::internal("the node failed on this request"))?;
+    // The permit goes with the work: a request that times out (its future dropped) keeps its
+    // slot until the blocking read it started ends.
+    let built = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        build::build(&chain, &filter, from)
+    })
+    .await
+    .map_err(|_| ApiError::internal("the node failed on this request"))?;
     match built {
         Ok(t) => {
             // Through `Value`, as every answer of the API: keys sorted.
