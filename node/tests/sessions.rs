@@ -82,6 +82,18 @@ async fn two_players_play_tictactoe_with_session_keys() {
     let alice_session = Session::read_file(&dir.join("alice.session")).unwrap();
     assert_eq!(alice_session.id, 1, "Alice's nonce of the authorization");
     let alice_key = alice_session.key.address();
+    // Again with the same --out: refused before anything is signed or posted.
+    let (code, stdout, stderr) = cli(&[
+        "session", "authorize", "--key", "alice.wif", "--modules", "tictactoe",
+        "--expires-in", "1h", "--cap", "1", "--out", "alice.session",
+    ]);
+    assert_ne!(code, Some(0), "{stdout}");
+    assert!(stderr.contains("alice.session already exists"), "{stderr}");
+    assert_eq!(
+        client.account(&alice.address()).await.unwrap().next_nonce,
+        2,
+        "no second authorization was sent"
+    );
 
     // Bob: the Rust client.
     let head = client

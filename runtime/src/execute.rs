@@ -5,7 +5,7 @@
 //! scoping, the bank and events behave exactly as under `MockCtx`. On failure everything the call
 //! did is dropped with the overlay: the outcome has no writes and no events.
 
-use gamechain_sdk::keys::{balance_key, GOLD};
+use gamechain_sdk::keys::{balance_key, escrow_account, GOLD};
 use gamechain_sdk::{ActionError, BlockEnv, Kv, KvCtx, Query};
 use serde_json::Value;
 
@@ -63,11 +63,17 @@ pub fn execute_apply_with(
 }
 
 /// [`execute_apply_with`] for a transaction acting for `sender` through a session key: also
-/// returns the GOLD base units the call took out of `sender`'s balance, summed over every
-/// decrease of `bal/<sender>/GOLD` during the call (gross: a payout to `sender` in the same call
-/// does not offset a stake). Only `escrow_in` debits a sender in a game op; counting at the
-/// balance key instead of at the host call means nothing a module can do escapes the count.
-/// 0 when the call failed (nothing it did is kept).
+/// returns the GOLD base units the call moved on `sender`'s behalf, the sum of
+///
+/// - every decrease of `bal/<sender>/GOLD` (a stake taken with `escrow_in`), and
+/// - every increase of another account's `bal/<a>/GOLD` (`a` neither `sender` nor the module's
+///   escrow `module:<id>`): GOLD the module's escrow paid to someone else during an op signed
+///   in `sender`'s name (resigning a table the main key staked pays the other player).
+///
+/// Gross, write by write: a payout to `sender` in the same call does not offset a stake, and a
+/// draw's refund of the other player's own stake counts too. Counting at the balance keys
+/// instead of at the host calls means nothing a module can do escapes the count. 0 when the call
+/// failed (nothing it did is kept).
 pub fn execute_apply_metered(
     module: &WasmModule,
     base: &dyn State,
@@ -79,13 +85,14 @@ pub fn execute_apply_metered(
 ) -> Result<(TxOutcome, u128), HostError> {
     let kv = Metered {
         overlay: Overlay::new(base),
-        watched: balance_key(sender, GOLD),
-        debited: 0,
+        sender: balance_key(sender, GOLD),
+        escrow: balance_key(&escrow_account(module.id()), GOLD),
+        moved: 0,
     };
     let mut ctx = KvCtx::for_call(kv, module.id(), env, txid, Some(sender));
     let outcome = module.call_apply_with(&mut ctx, sender, op, resolver)?;
     let debited = if outcome.result.is_ok() {
-        ctx.kv.debited
+        ctx.kv.moved
     } else {
         0
     };
@@ -102,19 +109,52 @@ pub fn execute_apply_metered(
     ))
 }
 
-/// An [`Overlay`] that sums every decrease of one balance key (`watched`) written through it.
+/// An [`Overlay`] that sums the GOLD an op moves for its sender (see [`execute_apply_metered`]):
+/// decreases of `sender`'s balance key and increases of any other GOLD balance key but `escrow`.
 struct Metered<'a> {
     overlay: Overlay<'a>,
-    watched: String,
-    debited: u128,
+    /// `bal/<sender>/GOLD`.
+    sender: String,
+    /// `bal/module:<id>/GOLD`, the escrow of the module called.
+    escrow: String,
+    /// Base units counted so far.
+    moved: u128,
 }
 
 impl Metered<'_> {
     fn note(&mut self, key: &str, new: u128) {
-        if key == self.watched {
-            let old = parse_balance(State::get(&self.overlay, key).as_deref());
-            self.debited = self.debited.saturating_add(old.saturating_sub(new));
-        }
+        let old = || parse_balance(State::get(&self.overlay, key).as_deref());
+        let counted = if key == self.sender {
+            old().saturating_sub(new)
+        } else if key != self.escrow && is_gold_balance(key) {
+            new.saturating_sub(old())
+        } else {
+            0
+        };
+        self.moved = self.moved.saturating_add(counted);
+    }
+}
+
+/// Whether `key` is some account's GOLD balance, `bal/<account>/GOLD`.
+fn is_gold_balance(key: &str) -> bool {
+    key.strip_prefix("bal/")
+        .and_then(|rest| rest.strip_suffix(GOLD)?.strip_suffix('/'))
+        .is_some_and(|account| !account.is_empty() && !account.contains('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_gold_balance;
+
+    #[test]
+    fn gold_balance_keys_are_recognised_and_nothing_else() {
+        assert!(is_gold_balance("bal/1abc/GOLD"));
+        assert!(is_gold_balance("bal/module:tictactoe/GOLD"));
+        assert!(!is_gold_balance("bal/1abc/CHIP"));
+        assert!(!is_gold_balance("bal//GOLD"));
+        assert!(!is_gold_balance("bal/a/b/GOLD"));
+        assert!(!is_gold_balance("m/tictactoe/bal/a/GOLD"));
+        assert!(!is_gold_balance("bal/aGOLD"));
     }
 }
 

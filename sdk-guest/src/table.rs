@@ -557,9 +557,30 @@ pub fn list<G: TableGame, K: Ord>(
     keep: impl Fn(&G) -> bool,
     sort_key: impl Fn(&G) -> K,
 ) -> Result<Vec<G>, ActionError> {
+    Ok(list_page(state, module, prefix, None, limit, keep, sort_key)?.0)
+}
+
+/// One page of [`list`]: the keys under `m/<module>/<prefix>` after `<prefix><after>` (from the
+/// first when `after` is `None`), at most `limit` scanned. Also returns the id of the last key
+/// scanned when the page is full (`limit` keys), the `after` of the next page; `None` when the
+/// scan ran out of keys, so there is no next page.
+pub fn list_page<G: TableGame, K: Ord>(
+    state: &dyn StateRead,
+    module: &str,
+    prefix: &str,
+    after: Option<&str>,
+    limit: usize,
+    keep: impl Fn(&G) -> bool,
+    sort_key: impl Fn(&G) -> K,
+) -> Result<(Vec<G>, Option<String>), ActionError> {
     let prefix = module_key(module, prefix);
+    let start = after.map(|id| format!("{prefix}{id}"));
+    let keys = state.scan_raw(&prefix, start.as_deref(), limit);
+    let next = (limit > 0 && keys.len() == limit)
+        .then(|| keys.last().map(|(key, _)| key[prefix.len()..].to_string()))
+        .flatten();
     let mut games = Vec::new();
-    for (key, _) in state.scan_raw(&prefix, None, limit) {
+    for (key, _) in keys {
         if let Some(game) = state.module_json::<G>(module, &game_key(&key[prefix.len()..]))? {
             if keep(&game) {
                 games.push(game);
@@ -567,41 +588,79 @@ pub fn list<G: TableGame, K: Ord>(
         }
     }
     games.sort_by_key(|g| sort_key(g));
-    Ok(games)
+    Ok((games, next))
 }
 
-/// The table's list views, `{"games": [<game>, …]}` sorted by `created_height`, among the first
-/// `rules.list_limit` keys: `?open=<any>` lists the games waiting for any opponent (invitations
-/// left out); `?player=<address>` the games the address created or joined. `None` when the
-/// query has neither parameter (`open` wins when both are given).
+/// Longest `after=` a list view accepts: a game id is 16 hex digits.
+pub const MAX_AFTER_LEN: usize = 64;
+
+/// The paging parameters of a list view: `after=<id>` (absent: from the first game) and
+/// `limit=<n>` (1 to `max`, absent: `max`). Errors: `invalid: limit must be an integer from 1
+/// to <max>`, `invalid: after must be a game id (at most 64 characters: 0-9, a-f)`.
+pub fn page_params<'q>(
+    query: &'q Query,
+    max: usize,
+) -> Result<(Option<&'q str>, usize), ActionError> {
+    let limit = match query.get("limit") {
+        None => max,
+        Some(text) => match text.parse::<usize>() {
+            Ok(n) if (1..=max).contains(&n) && !text.starts_with('+') => n,
+            _ => {
+                return Err(ActionError::invalid(format!(
+                    "limit must be an integer from 1 to {max}"
+                )))
+            }
+        },
+    };
+    let after = match query.get("after") {
+        None => None,
+        Some(id)
+            if !id.is_empty()
+                && id.len() <= MAX_AFTER_LEN
+                && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
+        {
+            Some(id.as_str())
+        }
+        Some(_) => {
+            return Err(ActionError::invalid(format!(
+                "after must be a game id (at most {MAX_AFTER_LEN} characters: 0-9, a-f)"
+            )))
+        }
+    };
+    Ok((after, limit))
+}
+
+/// The table's list views, `{"games": [<game>, …]}`, one page of keys in game-id order, each
+/// page sorted by `created_height`: `?open=<any>` lists the games waiting for any opponent
+/// (invitations left out); `?player=<address>` the games the address created or joined. Pages
+/// ([`page_params`]): `&limit=<n>` keys per page (1 to `rules.list_limit`, the default), and
+/// `&after=<id>` to start after a game id. A full page (as many keys scanned as the limit)
+/// carries `"next": "<id>"`, the `after` of the next page; a page that ran out of keys has no
+/// `next` (so a list shorter than the limit answers exactly `{"games": […]}`). `None` when the
+/// query has neither `open` nor `player` (`open` wins when both are given).
 pub fn list_view<G: TableGame>(
     state: &dyn StateRead,
     rules: &TableRules,
     query: &Query,
 ) -> Option<Result<Value, ActionError>> {
     let by_height = |g: &G| g.seats().created_height;
-    let games = if query.contains_key("open") {
-        let waiting = |g: &G| g.seats().opponent.is_none();
-        list(
-            state,
-            rules.module,
-            "open/",
-            rules.list_limit,
-            waiting,
-            by_height,
-        )
+    let prefix = if query.contains_key("open") {
+        "open/".to_string()
     } else {
-        let prefix = format!("player/{}/", query.get("player")?);
-        list(
-            state,
-            rules.module,
-            &prefix,
-            rules.list_limit,
-            |_| true,
-            by_height,
-        )
+        format!("player/{}/", query.get("player")?)
     };
-    Some(games.map(|games| json!({ "games": games })))
+    let page = page_params(query, rules.list_limit).and_then(|(after, limit)| {
+        if query.contains_key("open") {
+            let waiting = |g: &G| g.seats().opponent.is_none();
+            list_page(state, rules.module, &prefix, after, limit, waiting, by_height)
+        } else {
+            list_page(state, rules.module, &prefix, after, limit, |_| true, by_height)
+        }
+    });
+    Some(page.map(|(games, next)| match next {
+        None => json!({ "games": games }),
+        Some(next) => json!({ "games": games, "next": next }),
+    }))
 }
 
 #[cfg(all(test, not(target_arch = "wasm32")))]

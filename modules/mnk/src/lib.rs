@@ -129,9 +129,12 @@
 //!   game's `log_head`. Unknown game → `not found: game <id>`; `after` not a number →
 //!   ``invalid: `after` must be a number``.
 //! - `?open=<any>`: `{"games":[…]}`, the games waiting for any opponent (invitations are left
-//!   out) among the first 50 `open/` keys, sorted by `created_height`.
-//! - `?player=<address>`: `{"games":[…]}`, the first 50 games the address created or joined,
-//!   sorted by `created_height`.
+//!   out) among one page of `open/` keys, sorted by `created_height`.
+//! - `?player=<address>`: `{"games":[…]}`, one page of the games the address created or
+//!   joined, sorted by `created_height`.
+//! - Both lists page (`gamechain_sdk::table::list_view`): `&limit=<n>` keys per page (1 to 50,
+//!   default 50) in game-id order, `&after=<id>` to start after a game id. A full page adds
+//!   `"next":"<id>"`, the `after` of the next page; a shorter one has no `next`.
 //! - no parameter: `{"game":"mnk","timeout_blocks":150,"max_stake":"100000","max_side":19}`.
 //!
 //! ## Schema

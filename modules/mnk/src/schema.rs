@@ -81,8 +81,10 @@ gamechain_sdk::schema! {
                 hash: hex,
             }),
         },
-        "open" "The games waiting for any opponent, among the first 50, by creation height." {
+        "open" "The games waiting for any opponent: one page of at most 50 in game-id order, sorted by creation height; next, when present, is the after of the next page." {
             open: string "any value",
+            after: hex [optional] "start after this game id (a previous page's next)",
+            limit: string [optional] "games scanned per page, 1 to 50 (default 50)",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, rows: u32, cols: u32, k: u32, board: string, turn: enum("x", "o"),
@@ -93,9 +95,11 @@ gamechain_sdk::schema! {
             created_height: u64, last_move_height: u64, moves: u32,
             last_move: object { row: u32, col: u32 } [nullable],
             log_len: u32, log_head: hex,
-        }) },
-        "player" "The first 50 games an address created or joined, by creation height." {
+        }), next: hex [optional] },
+        "player" "The games an address created or joined: one page of at most 50 in game-id order, sorted by creation height; next, when present, is the after of the next page." {
             player: address,
+            after: hex [optional] "start after this game id (a previous page's next)",
+            limit: string [optional] "games scanned per page, 1 to 50 (default 50)",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, rows: u32, cols: u32, k: u32, board: string, turn: enum("x", "o"),
@@ -106,7 +110,7 @@ gamechain_sdk::schema! {
             created_height: u64, last_move_height: u64, moves: u32,
             last_move: object { row: u32, col: u32 } [nullable],
             log_len: u32, log_head: hex,
-        }) },
+        }), next: hex [optional] },
         "info" "The module's constants." {} => object {
             game: string, timeout_blocks: u64, max_stake: amount, max_side: u32,
         },

@@ -49,8 +49,10 @@ gamechain_sdk::schema! {
             reason: enum("line", "draw", "timeout", "cancelled") [nullable],
             created_height: u64, last_move_height: u64, moves: u32,
         },
-        "open" "The games waiting for any opponent, among the first 50, by creation height." {
+        "open" "The games waiting for any opponent: one page of at most 50 in game-id order, sorted by creation height; next, when present, is the after of the next page." {
             open: string "any value",
+            after: hex [optional] "start after this game id (a previous page's next)",
+            limit: string [optional] "games scanned per page, 1 to 50 (default 50)",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, board: string, turn: enum("x", "o"),
@@ -59,9 +61,11 @@ gamechain_sdk::schema! {
             result: enum("x_won", "o_won", "draw", "cancelled") [nullable],
             reason: enum("line", "draw", "timeout", "cancelled") [nullable],
             created_height: u64, last_move_height: u64, moves: u32,
-        }) },
-        "player" "The first 50 games an address created or joined, by creation height." {
+        }), next: hex [optional] },
+        "player" "The games an address created or joined: one page of at most 50 in game-id order, sorted by creation height; next, when present, is the after of the next page." {
             player: address,
+            after: hex [optional] "start after this game id (a previous page's next)",
+            limit: string [optional] "games scanned per page, 1 to 50 (default 50)",
         } => object { games: array(object {
             id: hex, x: address, o: address [nullable], opponent: address [nullable],
             stake: amount, board: string, turn: enum("x", "o"),
@@ -70,7 +74,7 @@ gamechain_sdk::schema! {
             result: enum("x_won", "o_won", "draw", "cancelled") [nullable],
             reason: enum("line", "draw", "timeout", "cancelled") [nullable],
             created_height: u64, last_move_height: u64, moves: u32,
-        }) },
+        }), next: hex [optional] },
         "info" "The module's constants." {} => object {
             game: string, timeout_blocks: u64, max_stake: amount,
         },

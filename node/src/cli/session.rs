@@ -38,6 +38,14 @@ pub async fn run(command: SessionCommand, out: &mut dyn Write) -> Result<(), Cli
             let key = SecretKey::generate(main.network());
             let address = key.address();
             let path = path.unwrap_or_else(|| PathBuf::from(format!("{address}.session")));
+            // The file is made with create_new after posting: refuse a path in use before
+            // signing anything, so a session is never authorized with its key unsaved.
+            if path.exists() {
+                return Err(CliError::Usage(format!(
+                    "{} already exists: the session file is never overwritten; choose another --out",
+                    path.display()
+                )));
+            }
             let (txid, session) = client
                 .authorize_session(&main, key, &modules, expires_at_ms, cap)
                 .await?;

@@ -127,7 +127,7 @@ impl SessionUse {
             return outcome;
         }
         let error = ActionError::invalid(format!(
-            "session cap: this transaction would move {moved} GOLD base units out of {} ({} by \
+            "session cap: this transaction would move {moved} GOLD base units for {} ({} by \
              the op, {fee} in fees); session {} of {} may move {remaining} more of its cap of {}",
             self.account, outcome.debited, self.record.id, self.key, self.record.cap.0
         ));

@@ -389,3 +389,74 @@ fn list_views_sort_by_created_height_within_the_limit() {
         Err(ActionError::not_found("game x"))
     );
 }
+
+#[test]
+fn list_views_page_through_every_game_once() {
+    let mut ctx = setup();
+    ctx.set_balance("carol", GOLD, 1_000);
+    let mut ids = Vec::new();
+    for (i, who) in ["alice", "bob", "alice", "carol", "alice", "bob", "alice"]
+        .iter()
+        .enumerate()
+    {
+        ctx.height = 100 - i as u64;
+        ids.push(create(&mut ctx, who, json!({ "kind": "create" })));
+    }
+    ids.sort();
+    let view = |ctx: &MockCtx, query: &[(&str, &str)]| {
+        let query: Query = query
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ctx.view(&DuelModule, &query)
+    };
+    for limit in ["1", "2", "3"] {
+        let mut seen = Vec::new();
+        let mut after: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let mut query = vec![("open", ""), ("limit", limit)];
+            if let Some(a) = &after {
+                query.push(("after", a));
+            }
+            let page = view(&ctx, &query).unwrap();
+            pages += 1;
+            let games = page["games"].as_array().unwrap();
+            assert!(games.len() <= limit.parse::<usize>().unwrap());
+            seen.extend(games.iter().map(|g| g["id"].as_str().unwrap().to_string()));
+            match page.get("next") {
+                Some(next) => after = Some(next.as_str().unwrap().to_string()),
+                None => break,
+            }
+            assert!(pages <= 8, "paging must end");
+        }
+        seen.sort();
+        assert_eq!(seen, ids, "limit {limit}: every open game exactly once");
+    }
+    // A short list has no next: exactly {"games": [...]}.
+    let carol = view(&ctx, &[("player", "carol")]).unwrap();
+    assert_eq!(carol.as_object().unwrap().len(), 1, "{carol}");
+    // A page that scanned the limit says where to go on, even when the next page is empty.
+    let full = view(&ctx, &[("player", "carol"), ("limit", "1")]).unwrap();
+    let next = full["next"].as_str().unwrap().to_string();
+    let last = view(&ctx, &[("player", "carol"), ("limit", "1"), ("after", &next)]).unwrap();
+    assert_eq!(last, json!({ "games": [] }));
+    // Bad parameters: fixed texts.
+    for bad in ["0", "4", "-1", "+2", "x", ""] {
+        assert_eq!(
+            view(&ctx, &[("open", ""), ("limit", bad)]),
+            Err(ActionError::invalid("limit must be an integer from 1 to 3")),
+            "limit {bad:?}"
+        );
+    }
+    let long = "a".repeat(65);
+    for bad in ["", "XYZ", "g0", "a/b", long.as_str()] {
+        assert_eq!(
+            view(&ctx, &[("open", ""), ("after", bad)]),
+            Err(ActionError::invalid(
+                "after must be a game id (at most 64 characters: 0-9, a-f)"
+            )),
+            "after {bad:?}"
+        );
+    }
+}

@@ -116,3 +116,29 @@ test('/play/mnk/ refuses a board the modules cannot have; a schema the client wa
   await waitText(s.page, '#notice', /client was made from schema [0-9a-f]{12}…, the node's tictactoe has schema [0-9a-f]{12}…/);
   await s.context.close();
 });
+
+test('/play/tictactoe/ pages the lobby: More while the module names a next page, the next page appended', async () => {
+  const ids = ['00000000000000a1', '00000000000000a2', '00000000000000a3'];
+  const asked = [];
+  const p = await player(browser, `${node.url}/play/tictactoe/`, 'hana', {
+    setup: async (page) => {
+      await page.route((url) => url.pathname === '/v1/games/tictactoe' && url.searchParams.has('open'), (route) => {
+        const after = new URL(route.request().url()).searchParams.get('after');
+        asked.push(after);
+        const answer = after === null
+          ? { games: [record({ id: ids[0], created_height: 1 }), record({ id: ids[1], created_height: 2 })], next: ids[1] }
+          : after === ids[1] ? { games: [record({ id: ids[2], created_height: 3 })] } : { games: [] };
+        return route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify(answer) });
+      });
+    },
+  });
+  await p.page.waitForFunction(() => document.querySelectorAll('#open-list li').length === 2);
+  assert.equal(await p.page.isVisible('#open-more'), true, 'a full page (next named) shows More');
+  assert.equal(await p.page.isVisible('#my-more'), false, "the real node's short list has no next");
+  await p.page.click('#open-more');
+  await p.page.waitForFunction(() => document.querySelectorAll('#open-list li').length === 3);
+  assert.deepEqual(await p.page.$$eval('#open-list li', (l) => l.map((li) => li.dataset.id)), ids);
+  await p.page.waitForFunction(() => document.querySelector('#open-more').hidden);
+  assert.ok(asked.includes(ids[1]), `the second page was asked for with after=<next>: ${asked.join(',')}`);
+  await p.context.close();
+});

@@ -109,6 +109,38 @@ test('reads, errors and ChainError', async () => {
   await assert.rejects(small.block('latest'), (e) => e instanceof ChainError && e.code === 'too_large');
 });
 
+test("a player's games page through the module: limit, after and next, every game once", async () => {
+  const key = Key.generate();
+  await chain.waitForReceipt(await chain.send(key, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 20000 });
+  const ids = [];
+  for (let i = 0; i < 5; i++) {
+    const txid = await chain.send(key, { type: 'game', game: 'tictactoe', op: { kind: 'create' } });
+    assert.equal((await chain.waitForReceipt(txid, { timeoutMs: 20000 })).ok, true);
+    ids.push(txid.slice(0, 16));
+  }
+  ids.sort();
+  // A list shorter than a page is exactly {"games": [...]}.
+  const whole = await chain.game('tictactoe', { player: key.address });
+  assert.deepEqual(Object.keys(whole), ['games']);
+  assert.equal(whole.games.length, 5);
+  const seen = [];
+  const sizes = [];
+  let after;
+  for (let pages = 0; pages < 10; pages++) {
+    const page = await chain.game('tictactoe', { player: key.address, limit: '2', ...(after ? { after } : {}) });
+    sizes.push(page.games.length);
+    seen.push(...page.games.map((g) => g.id));
+    if (page.next === undefined) break;
+    assert.equal(page.next, page.games.map((g) => g.id).sort().at(-1));
+    after = page.next;
+  }
+  assert.deepEqual(sizes, [2, 2, 1]);
+  assert.deepEqual(seen.sort(), ids);
+  for (const [query, text] of [[{ limit: '51' }, 'limit must be an integer from 1 to 50'], [{ after: 'ZZ' }, 'after must be a game id']]) {
+    await assert.rejects(chain.game('tictactoe', { player: key.address, ...query }), (e) => e instanceof ChainError && e.code === 'invalid' && e.status === 400 && e.message.includes(text));
+  }
+});
+
 test('send signs again after bad_nonce only when asked to; waitForReceipt both ways', async () => {
   const key = Key.generate();
   const first = await chain.send(key, { type: 'faucet', token: 'GOLD' });

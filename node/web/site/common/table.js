@@ -301,6 +301,26 @@ export async function startTable(game) {
     document.body.dataset.height = String(head);
   }
 
+  // The lists are paged by the module (`&after=`, `&limit=`; a full page names `next`): each
+  // shows `pages.<list>` pages, one more per click on its More button, at most MAX_PAGES.
+  const MAX_PAGES = 20;
+  const pages = { open: 1, mine: 1 };
+  for (const [list, button] of [['open', 'open-more'], ['mine', 'my-more']]) {
+    $(button).addEventListener('click', () => { pages[list] = Math.min(pages[list] + 1, MAX_PAGES); refresh(); });
+  }
+  /** The games of the first `count` pages of a list view, and whether the node has more. */
+  async function pagesOf(view, count) {
+    const games = [];
+    let after;
+    for (let i = 0; i < count; i++) {
+      const answer = await view(after === undefined ? {} : { after });
+      games.push(...answer.games);
+      if (answer.next === undefined) return { games, more: false };
+      after = answer.next;
+    }
+    return { games, more: count < MAX_PAGES };
+  }
+
   // Redraws: everything, on each of the module's events and after each action (a redraw asked
   // for while one runs is done after it). Each part is drawn on its own: one answer the client
   // refuses (it breaks the schema) is shown as an error and leaves the other parts drawn.
@@ -314,8 +334,8 @@ export async function startTable(game) {
         again = false;
         const [acct, open, mine, g, sess] = await Promise.allSettled([
           chain.account(key.address),
-          client.viewOpen({ open: '1' }),
-          client.viewPlayer({ player: key.address }),
+          pagesOf((page) => client.viewOpen({ open: '1', ...page }), pages.open),
+          pagesOf((page) => client.viewPlayer({ player: key.address, ...page }), pages.mine),
           current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
           checkSession(),
         ]);
@@ -328,8 +348,12 @@ export async function startTable(game) {
         if (open.status === 'fulfilled') {
           showList($('open-list'), open.value.games.map(gameLine));
           $('open-empty').hidden = open.value.games.length > 0;
+          $('open-more').hidden = !open.value.more;
         }
-        if (mine.status === 'fulfilled') showList($('my-list'), [...mine.value.games].reverse().map(gameLine));
+        if (mine.status === 'fulfilled') {
+          showList($('my-list'), [...mine.value.games].reverse().map(gameLine));
+          $('my-more').hidden = !mine.value.more;
+        }
         if (g.status === 'fulfilled') {
           if (g.value) drawTable(g.value);
           else if (current) { shown = null; $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }

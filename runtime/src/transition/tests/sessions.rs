@@ -323,7 +323,7 @@ fn the_cap_counts_every_stake_exactly_across_transactions() {
         out.receipts[0].error.as_deref(),
         Some(
             format!(
-                "invalid: session cap: this transaction would move 1 GOLD base units out of {} \
+                "invalid: session cap: this transaction would move 1 GOLD base units for {} \
                  (1 by the op, 0 in fees); session 1 of {} may move 0 more of its cap of 150",
                 ALICE.address(),
                 SA.address()
@@ -360,6 +360,55 @@ fn the_cap_counts_every_stake_exactly_across_transactions() {
     let out = c.block(vec![create(2, "151")]);
     assert!(!out.receipts[0].ok);
     assert_eq!(c.balance(&ALICE.address()), FAUCET);
+}
+
+#[test]
+fn paying_stakes_already_in_play_to_another_player_counts_against_the_cap() {
+    // The main keys stake 100 each; Alice's session (cap 0) then plays the move that ends the
+    // game. Its draw pays Bob's stake back to Bob: GOLD moved to somebody else in Alice's name,
+    // which a cap-0 session may not do (a module with a `resign` op would pay the whole pot the
+    // same way). With a cap of 100 the same move plays.
+    for (cap, plays) in [(0u128, false), (99, false), (100, true)] {
+        let mut c = funded_with_sessions(cap);
+        let create = tx(&ALICE, 2, ttt(json!({"kind": "create", "stake": "100"})));
+        let id = create.txid()[..16].to_string();
+        let out = c.block(vec![create, tx(&BOB, 2, ttt(json!({"kind": "join", "id": id})))]);
+        assert!(out.receipts.iter().all(|r| r.ok), "{:?}", out.receipts);
+        // X: 0 2 3 7 8, O: 1 4 5 6 — no line; the ninth move (X at 8) draws.
+        let cells = [(0, true), (1, false), (2, true), (4, false), (3, true), (5, false), (7, true), (6, false)];
+        for (i, (cell, alice)) in cells.into_iter().enumerate() {
+            let nonce = 3 + (i as u64) / 2;
+            let who = if alice { &*ALICE } else { &*BOB };
+            let out = c.block(vec![tx(who, nonce, ttt(json!({"kind": "move", "id": id, "cell": cell})))]);
+            assert!(out.receipts[0].ok, "{:?}", out.receipts[0]);
+        }
+        let total = gold_held(&c);
+        let out = c.block(vec![session(&SA, &ALICE, 1, 7, json!({"kind": "move", "id": id, "cell": 8}))]);
+        assert_eq!(gold_held(&c), total, "cap {cap}");
+        if plays {
+            assert!(out.receipts[0].ok, "{:?}", out.receipts[0]);
+            assert_eq!(escrow(&c), 0);
+            assert_eq!(c.balance(&BOB.address()), FAUCET);
+            assert_eq!(record(&c, &ALICE, &SA).unwrap().spent, Amount(100));
+        } else {
+            assert_eq!(
+                out.receipts[0].error.as_deref(),
+                Some(
+                    format!(
+                        "invalid: session cap: this transaction would move 100 GOLD base units \
+                         for {} (100 by the op, 0 in fees); session 1 of {} may move {cap} more \
+                         of its cap of {cap}",
+                        ALICE.address(),
+                        SA.address()
+                    )
+                    .as_str()
+                ),
+            );
+            assert_eq!(escrow(&c), 200, "the stakes stay in play");
+            assert_eq!(record(&c, &ALICE, &SA).unwrap().spent, Amount(0));
+            assert_eq!(c.nonce(&ALICE), 8, "the nonce still counts");
+        }
+    }
 }
 
 #[test]
