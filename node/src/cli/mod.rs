@@ -41,5 +41,6 @@ pub mod session;
 pub mod stdout;
 pub mod testnet;
 pub mod verify;
+pub mod verify_game;
 
 pub use args::*;

@@ -34,9 +34,9 @@ pub const EXIT_NOT_FINAL: u8 = 5;
 /// does not verify or does not show a conflict.
 pub const EXIT_BAD_EVIDENCE: u8 = 6;
 
-/// Where the chain is read from (exactly one).
+/// Where the chain is read from (exactly one; with `--game`, `--node` or nothing).
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("source").required(true).multiple(false)))]
+#[command(group(ArgGroup::new("source").required(false).multiple(false)))]
 pub struct SourceArgs {
     /// A node's data directory (genesis.json, chain.sqlite); a running node may keep writing it.
     #[arg(long, value_name = "DIR", group = "source")]
@@ -58,8 +58,9 @@ pub enum AllocationArg {
     OnDemand,
 }
 
-/// `gamechain verify`.
+/// `gamechain verify`: a source, or `--game` (a usage error, exit 2, without either).
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("what").required(true).multiple(true).args(["data", "node", "file", "game"])))]
 pub struct VerifyArgs {
     /// The chain to replay.
     #[command(flatten)]
@@ -76,10 +77,29 @@ pub struct VerifyArgs {
     /// Run every call in a fresh instance instead of a reset warm one.
     #[arg(long)]
     pub no_reuse: bool,
+    /// Verify one game instead of the chain: `<module>:<id>` (`docs/verify-a-match.md`): its
+    /// transcript's signatures and inclusion proofs checked against the genesis' block signer,
+    /// every op re-executed and every receipt compared; exit 4 naming the first divergence.
+    /// The node is `--node` (default `GAMECHAIN_NODE`, else http://127.0.0.1:8645).
+    #[arg(long, value_name = "MODULE:ID", conflicts_with_all = ["data", "file"])]
+    pub game: Option<String>,
+    /// With --game: read the transcript from FILE instead of the node.
+    #[arg(long, value_name = "FILE", requires = "game")]
+    pub transcript: Option<PathBuf>,
+    /// With --game: read the module's wasm from FILE instead of `GET /v1/code/<hash>`.
+    #[arg(long, value_name = "FILE", requires = "game")]
+    pub code: Option<PathBuf>,
+    /// With --game: read the genesis (the trust anchor) from FILE instead of the node.
+    #[arg(long, value_name = "FILE", requires = "game")]
+    pub genesis: Option<PathBuf>,
+    /// With --game: also require the game to have finished.
+    #[arg(long, requires = "game")]
+    pub complete: bool,
 }
 
-/// `gamechain export`.
+/// `gamechain export` (a usage error, exit 2, without a source).
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("export_source").required(true).args(["data", "node", "file"])))]
 pub struct ExportArgs {
     /// The chain to export (`--data` or `--node`).
     #[command(flatten)]
@@ -124,6 +144,27 @@ fn progress_bar(enabled: bool, unit: &str) -> ProgressBar {
 /// code (0, [`EXIT_DIVERGED`], [`EXIT_NOT_FINAL`], [`EXIT_BAD_EVIDENCE`]), or the error that
 /// stopped the replay.
 pub async fn run_verify(args: VerifyArgs, out: &mut dyn Write) -> Result<u8, String> {
+    if let Some(game) = args.game.clone() {
+        let node = args
+            .source
+            .node
+            .clone()
+            .or_else(|| std::env::var("GAMECHAIN_NODE").ok())
+            .unwrap_or_else(|| "http://127.0.0.1:8645".into());
+        let game_args = crate::cli::verify_game::GameArgs {
+            game,
+            node,
+            transcript: args.transcript,
+            code: args.code,
+            genesis: args.genesis,
+            complete: args.complete,
+            json: args.json,
+        };
+        return crate::cli::verify_game::run_verify_game(game_args, out).await;
+    }
+    if args.source.data.is_none() && args.source.node.is_none() && args.source.file.is_none() {
+        return Err("give --data, --node or --file (or --game <module>:<id>)".into());
+    }
     let rt = tokio::runtime::Handle::current();
     let options = VerifyOptions {
         allocation: match args.allocation {

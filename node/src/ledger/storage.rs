@@ -1187,6 +1187,37 @@ impl Storage {
         Ok(stmt.query_row([key.as_slice()], |r| r.get(0))?)
     }
 
+    /// The block position `(height, index)` of the first transaction (in txid order) whose
+    /// txid begins with the bytes `prefix` (1 to 32 bytes), `None` when no stored one does.
+    /// One range read of the `txs_by_txid` index (the games of this repository take the first
+    /// 16 hex characters of their creating transaction's txid as their id).
+    pub fn tx_with_prefix(&self, prefix: &[u8]) -> Result<Option<(u64, u32)>, StorageError> {
+        if prefix.is_empty() || prefix.len() > 32 {
+            return Ok(None);
+        }
+        // The smallest blob above every blob starting with `prefix`: the prefix "plus one"
+        // (a prefix of only 0xff bytes has none).
+        let mut upper = prefix.to_vec();
+        while upper.last() == Some(&0xff) {
+            upper.pop();
+        }
+        let row = if let Some(last) = upper.last_mut() {
+            *last += 1;
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT id FROM txs WHERE txid >= ?1 AND txid < ?2 ORDER BY txid LIMIT 1",
+            )?;
+            stmt.query_row([prefix, upper.as_slice()], |r| r.get::<_, i64>(0))
+                .optional()?
+        } else {
+            let mut stmt = self
+                .conn
+                .prepare_cached("SELECT id FROM txs WHERE txid >= ?1 ORDER BY txid LIMIT 1")?;
+            stmt.query_row([prefix], |r| r.get::<_, i64>(0))
+                .optional()?
+        };
+        Ok(row.map(tx_position))
+    }
+
     /// Every stored module code by hash.
     pub fn code(&self) -> Result<BTreeMap<String, Vec<u8>>, StorageError> {
         let mut stmt = self

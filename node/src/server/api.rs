@@ -35,7 +35,7 @@ use crate::server::api_error::ApiError;
 use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
-use crate::server::{feed, game_feed, openapi, relay, web, ws};
+use crate::server::{feed, game_feed, openapi, relay, transcript, web, ws};
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -129,6 +129,10 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/account/{account}", get_account),
         Endpoint::get("/v1/account/{account}/sessions", get_account_sessions),
         Endpoint::get("/v1/games/{module}", get_view),
+        Endpoint::get(
+            "/v1/games/{module}/{id}/transcript",
+            transcript::get_transcript,
+        ),
         Endpoint::get("/v1/blocks/{height}", get_block),
         Endpoint::get("/v1/blocks/{height}/finality", get_block_finality),
         Endpoint::get("/v1/evidence", get_evidence),

@@ -3,6 +3,7 @@
 //!
 //! | file | owns |
 //! |---|---|
+//! | `game/` | `gamechain verify --game`: one game's transcript checked (signatures, inclusion proofs, order) and re-executed |
 //! | `replay.rs` | verifying one block against its re-execution; [`replay::Divergence`] |
 //! | `source.rs` | [`source::ChainSource`]: a data directory or a node's API to replay from |
 //! | `verifier.rs` | the whole chain replayed, [`verifier::VerifyReport`] |
@@ -19,6 +20,7 @@ pub mod export;
 pub mod finality;
 pub mod follower;
 pub mod follower_finality;
+pub mod game;
 pub mod replay;
 pub mod restore;
 pub mod snapshot_join;

@@ -353,6 +353,14 @@ export class Chain {
     return this.request('GET', `/v1/games/${encodeURIComponent(module)}${qs ? `?${qs}` : ''}`);
   }
 
+  /**
+   * `GET /v1/games/<module>/<id>/transcript`: the game's transactions, receipts, signed headers
+   * and inclusion proofs (node/API.md, "Transcripts"); check it with `verifyTranscript`.
+   */
+  transcript(module, id) {
+    return this.request('GET', `/v1/games/${encodeURIComponent(module)}/${encodeURIComponent(id)}/transcript`);
+  }
+
   /** `GET /v1/modules`: `{modules: [{id, abi_version, code_hash, deployed_height, owner, upgraded_height?}]}`. */
   modules() { return this.request('GET', '/v1/modules'); }
 

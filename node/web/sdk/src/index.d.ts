@@ -150,6 +150,8 @@ export declare class Chain {
   tx(txid: string, options?: { signal?: AbortSignal }): Promise<TxRecord>;
   block(which?: number | 'latest', options?: { signal?: AbortSignal }): Promise<Block>;
   game(module: string, query?: Record<string, string | number>): Promise<any>;
+  /** `GET /v1/games/<module>/<id>/transcript` (node/API.md, "Transcripts"). */
+  transcript(module: string, id: string): Promise<Transcript>;
   modules(): Promise<{ modules: ModuleRecord[] }>;
   module(id: string): Promise<ModuleRecord>;
   /** `GET /v1/code/<hash>`: the wasm bytes, checked to hash (SHA-256) to `hash`; at most `maxBytes` (4 MiB). */
@@ -496,3 +498,98 @@ export declare class Rps {
   step(options?: { wait?: boolean }): Promise<boolean>;
   result(): { choices: [number | null, number | null]; over: boolean; winner: 0 | 1 | null };
 }
+
+// ---- verify.js: a game checked from its transcript (docs/verify-a-match.md) ----
+
+/** One step of a transcript: a transaction of the game, its receipt, its block's signed header and proofs. */
+export interface TranscriptStep {
+  height: number;
+  index: number;
+  txid: string;
+  body: string;
+  signature: string;
+  receipt: { ok: boolean; error: string | null; events: { kind: string; data: any }[]; fuel_used: number; fee?: string };
+  header: { header: { height: number; prev_hash: string; time_ms: number; sequencer: string; checkpoint: { height: number; hash: string }; tx_root: string; receipt_root: string; state_root: string }; signature: string };
+  tx_count: number;
+  receipt_count: number;
+  tx_proof: string[];
+  receipt_proof: string[];
+}
+
+/** `GET /v1/games/<module>/<id>/transcript`. `start_balances` is declared by the node, not proven. */
+export interface Transcript {
+  version: 1;
+  module: string;
+  game: string;
+  chain_id: string;
+  genesis_hash: string;
+  sequencer: string;
+  code_hash: string;
+  finished: boolean;
+  scanned_to: number;
+  start_balances: Record<string, string>;
+  steps: TranscriptStep[];
+}
+
+/** The first check that failed: `index` null for the transcript as a whole. */
+export interface VerifyDivergence {
+  index: number | null;
+  txid: string | null;
+  field: string;
+  expected: string;
+  got: string;
+}
+
+/** A step that matched. */
+export interface VerifiedStep {
+  index: number;
+  txid: string;
+  height: number;
+  ok: true;
+  sender: string;
+  op: any;
+  kind: string | null;
+  events: { kind: string; data: any }[];
+  fuelUsed: number;
+}
+
+export interface VerifyOptions {
+  /** The chain's block signer (the trust anchor); default: the transcript's own. */
+  sequencer?: string;
+  /** The accepted header signers (a chain with validators: the genesis set's addresses); default `[sequencer]`. Finality certificates are not checked. */
+  signers?: string[];
+  /** The chain id; default: the transcript's own. */
+  chainId?: string;
+  module?: string;
+  game?: string;
+  /** Also require the game to have finished. */
+  complete?: boolean;
+  /** Longest the re-execution may run, ms (default 30000). */
+  timeoutMs?: number;
+  worker?: 'auto' | 'always' | 'never';
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  steps: VerifiedStep[];
+  divergence: VerifyDivergence | null;
+  elapsedMs: number;
+  /** Whether the re-execution ran in a Worker (bounded by `timeoutMs`). */
+  isolated: boolean | null;
+}
+
+/** Checks a transcript against the module's wasm: signatures, inclusion proofs, order, and every op re-executed (no fuel). */
+export function verifyTranscript(transcript: Transcript, wasmBytes: Uint8Array | ArrayBuffer, opts?: VerifyOptions): Promise<VerifyResult>;
+/** RFC 9162 §2.1.3.2 inclusion check: `leaf` at `index` of `size` leaves under `root`. */
+export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: string[], root: Uint8Array): boolean;
+/** The block hash of a header (SHA-256 of its borsh encoding), hex. */
+export function headerHash(header: TranscriptStep['header']['header']): string;
+/** SHA-256 of a receipt's borsh encoding. */
+export function receiptHash(receipt: TranscriptStep['receipt']): Uint8Array;
+/** Canonical JSON (keys sorted by UTF-8 bytes, no whitespace). */
+export function canonicalJson(value: any): string;
+/** The raw text of `text`'s member `outer`.`name` (the op bytes of a transaction body). */
+export function rawMember(text: string, outer: string, name: string): string | null;
+export const MAX_VERIFY_MODULE_BYTES: number;
+export const MAX_VERIFY_STEPS: number;
+export const VERIFY_TIMEOUT_MS: number;

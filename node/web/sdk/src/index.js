@@ -11,3 +11,4 @@ export { Backoff, transient } from './backoff.js';
 export { eventsOfBlock } from './game_feed.js';
 export { Rps, rpsCommitment, rpsReveal, rpsChoices, RPS_CHOICES, RPS_COMMIT_DOMAIN, RPS_STATE_BYTES } from './rps.js';
 export { Session, MAX_SESSION_MODULES, MAX_SESSION_HORIZON_MS } from './session.js';
+export { verifyTranscript, verifyInclusion, headerHash, receiptHash, canonicalJson, rawMember, MAX_VERIFY_MODULE_BYTES, MAX_VERIFY_STEPS, VERIFY_TIMEOUT_MS } from './verify.js';

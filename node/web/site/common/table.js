@@ -272,6 +272,14 @@ export async function startTable(game) {
     else if (g.status === 'playing') turn = mine ? `Your turn (${g.turn}).` : `${g.turn}'s turn (${who(g.turn === 'x' ? g.x : g.o)}).`;
     $('turn').textContent = turn;
     $('result').textContent = g.status === 'finished' || g.status === 'cancelled' ? resultText(g) : '';
+    if (g.status === 'finished') {
+      // Anyone can re-execute the finished match in their browser (/verify/, docs/verify-a-match.md).
+      const a = document.createElement('a');
+      a.id = 'verify-link';
+      a.href = `/verify/?module=${encodeURIComponent(game.module)}&id=${encodeURIComponent(g.id)}`;
+      a.textContent = 'Verify this match';
+      $('result').append(' ', a);
+    }
     $('join-btn').hidden = !(g.status === 'open' && g.x !== me && (!g.opponent || g.opponent === me));
     $('cancel-btn').hidden = !(g.status === 'open' && g.x === me);
     const player = g.x === me || g.o === me;

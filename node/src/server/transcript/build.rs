@@ -1,0 +1,186 @@
+//! Assembling a game's transcript from storage ([`build`]): where the game starts, which of
+//! the following blocks' transactions are the game's (the events feed's rule:
+//! `game_feed/events.rs`), their proofs, the code hash and the declared starting balances.
+
+use std::collections::BTreeMap;
+
+use gamechain_runtime::chain::merkle::inclusion_proof;
+use gamechain_sdk::Amount;
+use serde_json::Value;
+
+use super::wire::{Step, Transcript, TRANSCRIPT_VERSION};
+use super::{MAX_BUILD_TIME, MAX_SCAN_BLOCKS, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_TXS};
+use crate::ledger::chain::Chain;
+use crate::ledger::error::ChainError;
+use crate::server::game_feed::events::{BlockEvents, EventFilter};
+
+/// Why a transcript is not served (besides the chain's own errors).
+#[derive(Debug)]
+pub enum TranscriptError {
+    /// The chain's error (`not_found`, `pruned`, …).
+    Chain(ChainError),
+    /// More than [`MAX_TRANSCRIPT_TXS`] transactions or [`MAX_TRANSCRIPT_BYTES`] bytes.
+    TooLarge(String),
+    /// The module's code changed during or after the game.
+    CodeChanged(String),
+}
+
+impl From<ChainError> for TranscriptError {
+    fn from(e: ChainError) -> Self {
+        TranscriptError::Chain(e)
+    }
+}
+
+/// Where the game's first transaction is: the transaction whose txid begins with `game` when
+/// `game` is 2 to 64 lowercase hex characters of even length (the table games' ids), else
+/// `from`. `None`: neither.
+fn start_height(chain: &Chain, game: &str, from: Option<u64>) -> Result<Option<u64>, ChainError> {
+    if let Some(from) = from {
+        return Ok(Some(from));
+    }
+    let hex_id = game.len() >= 2
+        && game.len() <= 64
+        && game.len().is_multiple_of(2)
+        && game.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !hex_id {
+        return Ok(None);
+    }
+    let prefix = hex::decode(game).expect("checked hex");
+    Ok(chain
+        .read_db(|db| db.tx_with_prefix(&prefix))?
+        .map(|(height, _)| height))
+}
+
+/// The transcript of game `game` of `module`: see `mod.rs` for the rules.
+pub fn build(
+    chain: &Chain,
+    filter: &EventFilter,
+    from: Option<u64>,
+) -> Result<Transcript, TranscriptError> {
+    let module = filter.module.clone();
+    let game = filter
+        .game
+        .clone()
+        .expect("a transcript filter names its game");
+    let record = chain.module_record(&module)?;
+    let not_found = || {
+        TranscriptError::Chain(ChainError::NotFound(format!(
+            "no game {game} of module {module}"
+        )))
+    };
+    let Some(start) = start_height(chain, &game, from)? else {
+        return Err(not_found());
+    };
+    let head = chain.head().header.header.height;
+    let last = head.min(start.saturating_add(MAX_SCAN_BLOCKS - 1));
+    let mut steps: Vec<Step> = Vec::new();
+    let mut bytes = 0usize;
+    let mut finished = false;
+    let mut scanned_to = start;
+    let finished_kind = format!("{module}.finished");
+    let started = std::time::Instant::now();
+    for height in start..=last {
+        if started.elapsed() > MAX_BUILD_TIME {
+            break;
+        }
+        scanned_to = height;
+        let block = chain.block(Some(height))?;
+        let events = BlockEvents::of(&block);
+        let mut indexes: Vec<u32> = Vec::new();
+        for e in events.events.iter().filter(|e| filter.matches(e)) {
+            let Some(i) = e.tx_index else { continue };
+            if indexes.last() != Some(&i) {
+                indexes.push(i);
+            }
+            finished |= e.kind == finished_kind;
+        }
+        if indexes.is_empty() {
+            continue;
+        }
+        let txids: Vec<[u8; 32]> = block.txs.iter().map(|t| t.tx.txid_bytes()).collect();
+        let receipts: Vec<[u8; 32]> = block
+            .txs
+            .iter()
+            .map(|t| t.receipt.hash())
+            .chain(block.end_block.iter().map(|(_, r)| r.hash()))
+            .collect();
+        for i in indexes {
+            let t = &block.txs[i as usize];
+            let hexes = |p: Vec<[u8; 32]>| p.iter().map(hex::encode).collect::<Vec<_>>();
+            let step = Step {
+                height,
+                index: i,
+                txid: t.tx.txid(),
+                body: t.tx.body().to_string(),
+                signature: t.tx.signature().to_string(),
+                receipt: t.receipt.clone(),
+                header: block.header.clone(),
+                tx_count: txids.len() as u64,
+                receipt_count: receipts.len() as u64,
+                tx_proof: hexes(inclusion_proof(&txids, i as usize).expect("i < len")),
+                receipt_proof: hexes(inclusion_proof(&receipts, i as usize).expect("i < len")),
+            };
+            bytes += serde_json::to_string(&step).map(|s| s.len()).unwrap_or(0);
+            steps.push(step);
+            if steps.len() > MAX_TRANSCRIPT_TXS {
+                return Err(TranscriptError::TooLarge(format!(
+                    "game {game} has more than {MAX_TRANSCRIPT_TXS} transactions; a transcript holds at most {MAX_TRANSCRIPT_TXS}"
+                )));
+            }
+            if bytes > MAX_TRANSCRIPT_BYTES {
+                return Err(TranscriptError::TooLarge(format!(
+                    "the transcript of game {game} is over {MAX_TRANSCRIPT_BYTES} bytes"
+                )));
+            }
+        }
+        if finished {
+            break;
+        }
+    }
+    let Some(first) = steps.first() else {
+        return Err(not_found());
+    };
+    // The code that ran: the module's code now, unless an upgrade took effect at or after the
+    // game's first block (then the node cannot name one code for every step).
+    if let Some(upgraded) = record.upgraded_height {
+        if upgraded >= first.height {
+            return Err(TranscriptError::CodeChanged(format!(
+                "module {module} was upgraded at height {upgraded}, during or after game {game} (from height {}): a transcript names one code hash for the whole game",
+                first.height
+            )));
+        }
+    }
+    let genesis = chain.genesis();
+    Ok(Transcript {
+        version: TRANSCRIPT_VERSION,
+        module,
+        game,
+        chain_id: genesis.chain_id.clone(),
+        genesis_hash: hex::encode(genesis.hash()),
+        sequencer: genesis.sequencer.clone(),
+        code_hash: record.code_hash,
+        finished,
+        scanned_to,
+        start_balances: start_balances(&steps),
+        steps,
+    })
+}
+
+/// The declared starting balances: for each account a step acts for, the sum of the
+/// `stake` amounts the game's events name (the table games escrow one stake from each player).
+/// Not proven (see `docs/verify-a-match.md`).
+fn start_balances(steps: &[Step]) -> BTreeMap<String, Amount> {
+    let stake_total: u128 = steps
+        .iter()
+        .flat_map(|s| s.receipt.events.iter())
+        .filter_map(|e| e.data.get("stake").and_then(Value::as_str))
+        .filter_map(|s| s.parse::<u128>().ok())
+        .fold(0u128, |a, b| a.saturating_add(b));
+    let mut out = BTreeMap::new();
+    for s in steps {
+        if let Ok(body) = gamechain_runtime::chain::TxBody::parse(&s.body) {
+            out.insert(body.account().to_string(), Amount(stake_total));
+        }
+    }
+    out
+}

@@ -1,0 +1,111 @@
+//! `GET /v1/games/<module>/<id>/transcript[?from=<height>]`: everything a client needs to
+//! re-execute one game and check it against the chain's signed headers (`node/API.md`,
+//! "Transcripts"; `docs/verify-a-match.md`).
+//!
+//! - **Which transactions**: those whose receipts carry events of `<module>` for game `<id>`,
+//!   by the rule of the events feed (`game_feed/events.rs`: the transaction names the module, its
+//!   event's data has `id` or `game` equal to `<id>`); failed transactions emit nothing and are
+//!   not part of a game. In chain order.
+//! - **Where the game starts**: the block of the transaction whose txid begins with `<id>` (the
+//!   table games' id is the first 16 hex characters of the creating txid), or `from` for games
+//!   named otherwise. Blocks are read from there to the head, at most [`MAX_SCAN_BLOCKS`], and
+//!   no further than the block of the game's `<module>.finished` event (`"finished": true`)
+//!   nor than [`MAX_BUILD_TIME`] of reading;
+//!   an unfinished game's answer is the transcript so far (`"finished": false`, `scanned_to`
+//!   the last height read).
+//! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
+//!   steps (`413 too_large` beyond), [`TRANSCRIPTS_AT_ONCE`] built at once node-wide.
+//! - **Code**: the module's code hash, served only when no upgrade took effect at or after the
+//!   game's first block: otherwise `409 conflict` (one code hash per transcript).
+//! - **Errors**: `404 not_found` for an unknown module or game (no transaction with that txid
+//!   prefix and no `from`, or no event of the game), `400 invalid` for a bad id or query,
+//!   `410 pruned` when a block is not kept here.
+
+pub mod build;
+pub mod wire;
+
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::Semaphore;
+
+use crate::server::api::parse_query;
+use crate::server::api_error::ApiError;
+use crate::server::game_feed::events::EventFilter;
+use crate::server::state::AppState;
+use build::TranscriptError;
+
+/// Most transactions in one transcript.
+pub const MAX_TRANSCRIPT_TXS: usize = 10_000;
+/// Most bytes of steps (their JSON) in one transcript.
+pub const MAX_TRANSCRIPT_BYTES: usize = 16 << 20;
+/// Most blocks read for one transcript, from its first.
+pub const MAX_SCAN_BLOCKS: u64 = 20_000;
+/// Longest a transcript is read for: blocks after it are not read (the answer is the
+/// transcript so far, `finished: false`, `scanned_to` the last block read).
+pub const MAX_BUILD_TIME: std::time::Duration = std::time::Duration::from_secs(20);
+/// Transcripts being built at once, node-wide (others wait).
+pub const TRANSCRIPTS_AT_ONCE: usize = 2;
+
+static BUILDING: Semaphore = Semaphore::const_new(TRANSCRIPTS_AT_ONCE);
+
+fn invalid(message: String) -> ApiError {
+    ApiError::new(StatusCode::BAD_REQUEST, "invalid", message)
+}
+
+/// The handler.
+pub async fn get_transcript(
+    State(app): State<AppState>,
+    path: Result<Path<(String, String)>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> Result<Response, ApiError> {
+    let Path((module, game)) = path.map_err(|e| invalid(e.body_text()))?;
+    let query = parse_query(query.as_deref())?;
+    if let Some(key) = query.keys().find(|k| k.as_str() != "from") {
+        return Err(invalid(format!(
+            "GET /v1/games/<module>/<id>/transcript takes from; not `{key}`"
+        )));
+    }
+    let from = match query.get("from") {
+        None => None,
+        Some(f) => Some(
+            f.parse::<u64>()
+                .map_err(|_| invalid("from must be a height (u64)".into()))?,
+        ),
+    };
+    let filter = EventFilter::new(module, Some(game), None, app.chain.config.network).map_err(
+        |e| match e.starts_with("module:") {
+            true => ApiError::not_found(e),
+            false => invalid(e),
+        },
+    )?;
+    let permit = BUILDING
+        .acquire()
+        .await
+        .map_err(|_| ApiError::internal("shutting down"))?;
+    let chain = app.chain.clone();
+    // The permit goes with the work: a request that times out (its future dropped) keeps its
+    // slot until the blocking read it started ends.
+    let built = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        build::build(&chain, &filter, from)
+    })
+    .await
+    .map_err(|_| ApiError::internal("the node failed on this request"))?;
+    match built {
+        Ok(t) => {
+            // Through `Value`, as every answer of the API: keys sorted.
+            let value = serde_json::to_value(&t).expect("a transcript serialises");
+            let text = value.to_string();
+            Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
+        }
+        Err(TranscriptError::Chain(e)) => Err(e.into()),
+        Err(TranscriptError::TooLarge(m)) => {
+            Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "too_large", m))
+        }
+        Err(TranscriptError::CodeChanged(m)) => {
+            Err(ApiError::new(StatusCode::CONFLICT, "conflict", m))
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! `gamechain verify --game <module>:<id>`: one game checked from its transcript
+//! (`GET /v1/games/<module>/<id>/transcript`, `server/transcript/`) and its module's wasm,
+//! without replaying the chain. What it proves and what it trusts: `docs/verify-a-match.md`.
+//!
+//! | file | owns |
+//! |---|---|
+//! | `checks.rs` | a step's txid, signature, action, header signer, order and inclusion proofs |
+//! | `replay.rs` | re-executing the ops with the runtime's executor and comparing receipts |
+//! | `report.rs` | [`report::GameReport`], [`report::GameDivergence`] |
+//!
+//! Order of the checks: the transcript against the genesis (hash, chain id, sequencer), the
+//! module and game asked for, the wasm against the code hash (and its size); then for each
+//! step, in order, [`checks::check_step`] and the re-execution; then, with `complete`, that
+//! the game finished. The first failure is the report's divergence.
+
+pub mod checks;
+pub mod replay;
+pub mod report;
+
+use std::time::Instant;
+
+use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::MAX_MODULE_BYTES;
+use sha2::{Digest, Sha256};
+
+use crate::server::transcript::wire::{Transcript, TRANSCRIPT_VERSION};
+use report::{GameDivergence, GameReport, StepReport};
+
+/// What to verify against.
+pub struct GameCheck<'a> {
+    /// The chain's genesis (the trust anchor: its hash, chain id and block signer).
+    pub genesis: &'a Genesis,
+    /// The module asked for.
+    pub module: &'a str,
+    /// The game asked for.
+    pub game: &'a str,
+    /// Require the game to have finished.
+    pub complete: bool,
+}
+
+/// Verifies `transcript` with the module code `wasm`.
+pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) -> GameReport {
+    let started = Instant::now();
+    let mut steps = Vec::new();
+    let divergence = run(check, transcript, wasm, &mut steps).err();
+    GameReport {
+        module: transcript.module.clone(),
+        game: transcript.game.clone(),
+        code_hash: transcript.code_hash.clone(),
+        finished: transcript.finished,
+        steps,
+        divergence,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+fn run(
+    check: &GameCheck<'_>,
+    t: &Transcript,
+    wasm: &[u8],
+    steps: &mut Vec<StepReport>,
+) -> Result<(), GameDivergence> {
+    let genesis = check.genesis;
+    if t.version != TRANSCRIPT_VERSION {
+        return Err(GameDivergence::whole(
+            "version",
+            TRANSCRIPT_VERSION.to_string(),
+            t.version.to_string(),
+        ));
+    }
+    let genesis_hash = hex::encode(genesis.hash());
+    if t.genesis_hash != genesis_hash {
+        return Err(GameDivergence::whole(
+            "genesis_hash",
+            genesis_hash,
+            t.genesis_hash.clone(),
+        ));
+    }
+    if t.chain_id != genesis.chain_id {
+        return Err(GameDivergence::whole(
+            "chain_id",
+            genesis.chain_id.clone(),
+            t.chain_id.clone(),
+        ));
+    }
+    if t.sequencer != genesis.sequencer {
+        return Err(GameDivergence::whole(
+            "sequencer",
+            genesis.sequencer.clone(),
+            t.sequencer.clone(),
+        ));
+    }
+    if t.module != check.module {
+        return Err(GameDivergence::whole(
+            "module",
+            check.module,
+            t.module.clone(),
+        ));
+    }
+    if t.game != check.game {
+        return Err(GameDivergence::whole("game", check.game, t.game.clone()));
+    }
+    if wasm.len() > MAX_MODULE_BYTES {
+        return Err(GameDivergence::whole(
+            "code_size",
+            format!("at most {MAX_MODULE_BYTES} bytes"),
+            format!("{} bytes", wasm.len()),
+        ));
+    }
+    let code_hash = hex::encode(Sha256::digest(wasm));
+    if code_hash != t.code_hash {
+        return Err(GameDivergence::whole(
+            "code_hash",
+            t.code_hash.clone(),
+            code_hash,
+        ));
+    }
+    if t.steps.is_empty() {
+        return Err(GameDivergence::whole(
+            "steps",
+            "at least one transaction",
+            "none",
+        ));
+    }
+    let mut replay = replay::GameReplay::new(genesis, t, wasm)?;
+    let mut previous = None;
+    for (i, step) in t.steps.iter().enumerate() {
+        let checked = checks::check_step(genesis, &t.module, i, step, previous)?;
+        let sender = checked.body.account().to_string();
+        let session_key = match &checked.body.action {
+            gamechain_runtime::chain::Action::SessionGame { .. } => {
+                Some(checked.body.from.as_str())
+            }
+            _ => None,
+        };
+        let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
+        previous = Some(step);
+        let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)
+            .ok()
+            .and_then(|v| v.get("kind").and_then(|k| k.as_str()).map(str::to_string));
+        steps.push(StepReport {
+            index: i,
+            txid: step.txid.clone(),
+            height: step.height,
+            sender,
+            kind,
+            events: receipt.events.iter().map(|e| e.kind.clone()).collect(),
+            fuel_used: receipt.fuel_used,
+        });
+    }
+    if check.complete && !t.finished {
+        return Err(GameDivergence::whole(
+            "finished",
+            "a finished game (--complete)",
+            "a game still in play",
+        ));
+    }
+    if check.complete {
+        let kind = format!("{}.finished", t.module);
+        let last = t.steps.last().expect("not empty");
+        if !last.receipt.events.iter().any(|e| e.kind == kind) {
+            return Err(GameDivergence::whole(
+                "finished",
+                format!("the last step emitting {kind}"),
+                "a last step without it",
+            ));
+        }
+    }
+    Ok(())
+}

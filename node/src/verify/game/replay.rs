@@ -1,0 +1,152 @@
+//! Re-executing a game's ops with the runtime's own executor, from an empty module state plus
+//! the declared starting balances, and comparing each receipt with the transcript's.
+
+use gamechain_runtime::chain::{genesis_writes, Genesis, GenesisBalance, Receipt};
+use gamechain_runtime::{
+    execute_apply_with, runtime_config, Allocation, MemState, Origin, Runtime, WasmModule,
+};
+use gamechain_sdk::keys::GOLD;
+use gamechain_sdk::{Amount, BlockEnv};
+
+use super::report::GameDivergence;
+use crate::server::transcript::wire::{Step, Transcript};
+
+/// The module compiled as the chain compiles it, and the state its game runs over.
+pub struct GameReplay {
+    module: WasmModule,
+    state: MemState,
+    sequencer: String,
+}
+
+impl GameReplay {
+    /// Loads `wasm` as module `module` under the runtime configuration of `genesis` (fuel,
+    /// memory), with the compiler the chain uses for it (a genesis module's when `genesis`
+    /// names this id with this code hash, an upload's otherwise), over a state holding only the
+    /// GOLD token and the transcript's declared starting balances.
+    pub fn new(
+        genesis: &Genesis,
+        transcript: &Transcript,
+        wasm: &[u8],
+    ) -> Result<GameReplay, GameDivergence> {
+        let runtime = Runtime::new(runtime_config(genesis, Allocation::OnDemand))
+            .map_err(|e| GameDivergence::whole("runtime", "a runtime", e.to_string()))?;
+        let origin = if genesis
+            .modules
+            .iter()
+            .any(|m| m.id == transcript.module && m.code_hash == transcript.code_hash)
+        {
+            Origin::Genesis
+        } else {
+            Origin::Upload
+        };
+        let module = WasmModule::load(&runtime, &transcript.module, wasm, None, origin)
+            .map_err(|e| GameDivergence::whole("code", "code that loads", e.to_string()))?;
+        let mut start = genesis.clone();
+        start.balances = transcript
+            .start_balances
+            .iter()
+            .filter(|(_, a)| a.0 > 0)
+            .map(|(account, amount)| GenesisBalance {
+                account: account.clone(),
+                token: GOLD.to_string(),
+                amount: Amount(amount.0),
+            })
+            .collect();
+        let writes = genesis_writes(&start).map_err(|e| {
+            GameDivergence::whole(
+                "start_balances",
+                "balances of this chain's addresses",
+                e.to_string(),
+            )
+        })?;
+        let mut state = MemState::new();
+        state.map.extend(writes);
+        Ok(GameReplay {
+            module,
+            state,
+            sequencer: genesis.sequencer.clone(),
+        })
+    }
+
+    /// Runs step `i` (`sender`, `op`) in its block's environment and compares its receipt
+    /// with the transcript's: `ok`, `error`, `events`, `fuel_used` (the fee is not compared:
+    /// it is the chain's, not the module's). On a match the step's writes are kept.
+    ///
+    /// `session_key`: the key that signed a `session_game` acting for `sender`. The chain
+    /// appends to such a successful op's events `session {"account", "key", "session"}`
+    /// (`runtime/src/transition/session.rs`); the account and key must be the step's, the
+    /// session's id is taken from the receipt (it is state: the authorization's nonce).
+    pub fn run(
+        &mut self,
+        i: usize,
+        step: &Step,
+        sender: &str,
+        session_key: Option<&str>,
+        op: &[u8],
+    ) -> Result<Receipt, GameDivergence> {
+        let header = &step.header.header;
+        let env = BlockEnv {
+            height: header.height,
+            block_time_ms: header.time_ms,
+            checkpoint: header.checkpoint.clone(),
+            sequencer: self.sequencer.clone(),
+        };
+        let at = |field: &str, expected: String, got: String| {
+            GameDivergence::at(i, &step.txid, field, expected, got)
+        };
+        let out = execute_apply_with(
+            &self.module,
+            &self.state,
+            &env,
+            &step.txid,
+            sender,
+            op,
+            None,
+        )
+        .map_err(|e| at("execution", "a run of the op".into(), e.to_string()))?;
+        let mut got = match &out.result {
+            Ok(()) => Receipt::success(out.events.clone(), out.fuel_used),
+            Err(e) => Receipt::failure(e.clone(), out.fuel_used),
+        };
+        if let (Some(key), true) = (session_key, got.ok) {
+            let last = step.receipt.events.last().filter(|e| {
+                e.kind == "session"
+                    && e.data.get("account").and_then(|a| a.as_str()) == Some(sender)
+                    && e.data.get("key").and_then(|k| k.as_str()) == Some(key)
+                    && e.data.get("session").is_some_and(|s| s.is_u64())
+                    && e.data.as_object().is_some_and(|o| o.len() == 3)
+            });
+            if let Some(event) = last {
+                got.events.push(event.clone());
+            } else {
+                got.events.push(gamechain_runtime::chain::Event {
+                    kind: "session".into(),
+                    data: serde_json::json!({"account": sender, "key": key, "session": "<id>"}),
+                });
+            }
+        }
+        let want = &step.receipt;
+        if got.ok != want.ok {
+            return Err(at("ok", want.ok.to_string(), got.ok.to_string()));
+        }
+        if got.error != want.error {
+            let show = |e: &Option<String>| e.clone().unwrap_or_else(|| "no error".into());
+            return Err(at("error", show(&want.error), show(&got.error)));
+        }
+        if got.events != want.events {
+            let show = |r: &Receipt| serde_json::to_string(&r.events).unwrap_or_default();
+            return Err(at("events", show(want), show(&got)));
+        }
+        if got.fuel_used != want.fuel_used {
+            return Err(at(
+                "fuel_used",
+                want.fuel_used.to_string(),
+                got.fuel_used.to_string(),
+            ));
+        }
+        if out.result.is_ok() {
+            self.state.apply(out.writes);
+        }
+        Ok(got)
+    }
+}

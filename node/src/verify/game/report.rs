@@ -1,0 +1,133 @@
+//! What `gamechain verify --game` reports: every step checked ([`StepReport`]), or the first
+//! divergence ([`GameDivergence`]: which step, which check, expected against got).
+
+use std::fmt;
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// The first check that failed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GameDivergence {
+    /// The step (0-based position in the transcript); `None` for the transcript as a whole
+    /// (genesis, code, completeness).
+    pub index: Option<usize>,
+    /// The step's txid as the transcript gives it.
+    pub txid: Option<String>,
+    /// What differs: `genesis_hash`, `chain_id`, `sequencer`, `module`, `game`, `code_hash`,
+    /// `code_size`, `code`, `txid`, `signature`, `action`, `height`, `order`, `block`,
+    /// `header_signature`, `tx_proof`, `receipt_proof`, `ok`, `error`, `events`,
+    /// `fuel_used`, `finished`, `steps`.
+    pub field: String,
+    /// What the transcript (or the node) says.
+    pub expected: String,
+    /// What the verifier found.
+    pub got: String,
+}
+
+impl GameDivergence {
+    /// A divergence of the transcript as a whole.
+    pub fn whole(field: &str, expected: impl Into<String>, got: impl Into<String>) -> Self {
+        GameDivergence {
+            index: None,
+            txid: None,
+            field: field.into(),
+            expected: expected.into(),
+            got: got.into(),
+        }
+    }
+
+    /// A divergence at step `index` (txid `txid`).
+    pub fn at(
+        index: usize,
+        txid: &str,
+        field: &str,
+        expected: impl Into<String>,
+        got: impl Into<String>,
+    ) -> Self {
+        GameDivergence {
+            index: Some(index),
+            txid: Some(txid.to_string()),
+            field: field.into(),
+            expected: expected.into(),
+            got: got.into(),
+        }
+    }
+}
+
+impl fmt::Display for GameDivergence {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.index, &self.txid) {
+            (Some(i), Some(t)) => write!(f, "DIVERGED at step {i} (tx {t}): {}", self.field)?,
+            _ => write!(f, "DIVERGED: {}", self.field)?,
+        }
+        write!(
+            f,
+            "\n  expected: {}\n  got:      {}",
+            self.expected, self.got
+        )
+    }
+}
+
+/// One step that matched.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepReport {
+    /// Its position in the transcript.
+    pub index: usize,
+    /// Its txid.
+    pub txid: String,
+    /// Its block.
+    pub height: u64,
+    /// The account it acted for.
+    pub sender: String,
+    /// The op's `kind` when it has one.
+    pub kind: Option<String>,
+    /// Its event kinds.
+    pub events: Vec<String>,
+    /// Its fuel.
+    pub fuel_used: u64,
+}
+
+/// The result of verifying one transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GameReport {
+    /// The module.
+    pub module: String,
+    /// The game.
+    pub game: String,
+    /// The code hash that ran it.
+    pub code_hash: String,
+    /// Whether the transcript says the game finished.
+    pub finished: bool,
+    /// Steps that matched, in order (all of them when there is no divergence).
+    pub steps: Vec<StepReport>,
+    /// The first divergence.
+    pub divergence: Option<GameDivergence>,
+    /// Milliseconds the checks and the re-execution took.
+    pub elapsed_ms: u64,
+}
+
+impl GameReport {
+    /// `verified` or `diverged`.
+    pub fn result(&self) -> &'static str {
+        if self.divergence.is_some() {
+            "diverged"
+        } else {
+            "verified"
+        }
+    }
+
+    /// The report as one JSON object.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "result": self.result(),
+            "module": self.module,
+            "game": self.game,
+            "code_hash": self.code_hash,
+            "finished": self.finished,
+            "steps": self.steps,
+            "divergence": self.divergence,
+            "elapsed_ms": self.elapsed_ms,
+        })
+    }
+}

@@ -1,0 +1,225 @@
+// verify_host.js: replayGame, the re-execution half of verifyTranscript (verify.js): a game's
+// ops run on fresh instances of the module's wasm with a JS implementation of the host imports
+// a module's `gc_apply` gets (sdk-guest/ABI.md; the semantics of sdk-guest/src/kv_ctx.rs and
+// ledger.rs): module-scoped `get`/`put`/`delete`/`scan`, `read_raw`/`scan_raw`, the context
+// (`height`, `block_time_ms`, `module_id`, `txid`, `sequencer`, `checkpoint`), `balance`,
+// `escrow_in` (only from the sender) and `escrow_out`, `last_error`, `emit`, `public_random`,
+// `output`, `abort`, `log`. No fuel is counted (the browser has none): the caller bounds the time
+// instead (a Worker it terminates). `create_token`, `mint`, `burn`, `verify_signed`, `call_pure`,
+// `call_code` and `module_code_hash` are not implemented: a module calling one traps here with
+// `internal: <name> is not supported by the JS verifier` (tic-tac-toe and m,n,k call none).
+//
+// replayGame is self-contained (no imports, no outer names) because its source also runs inside
+// a Worker: verify.js sends `replayGame.toString()`.
+
+/**
+ * Runs `input.steps` in order over `input.state` (raw key → bytes, as the chain's state) and
+ * returns one result per step: `{ok, error, events: [{kind, data}]}` (`error`: the receipt's
+ * display text; `data`: the event's JSON text as the module emitted it).
+ * @param {WebAssembly.Module} module
+ * @param {{moduleId: string, state: Array<[string, Uint8Array]>, steps: Array<{txid: string,
+ *   height: number, timeMs: number, checkpoint: {hash: string, height: number}, sequencer: string,
+ *   sender: string, op: string}>}} input
+ */
+export async function replayGame(module, input) {
+  const enc = new TextEncoder();
+  const dec = new TextDecoder('utf-8', { fatal: true });
+  const K = [0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2];
+  // SHA-256 (FIPS 180-4), for public_random: host imports are synchronous, WebCrypto is not.
+  function sha256(data) {
+    const l = data.length;
+    const padded = new Uint8Array(((l + 9 + 63) >> 6) << 6);
+    padded.set(data);
+    padded[l] = 0x80;
+    const dv = new DataView(padded.buffer);
+    dv.setUint32(padded.length - 8, Math.floor((l * 8) / 2 ** 32));
+    dv.setUint32(padded.length - 4, (l * 8) >>> 0);
+    const h = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    const w = new Array(64);
+    for (let o = 0; o < padded.length; o += 64) {
+      for (let i = 0; i < 16; i++) w[i] = dv.getUint32(o + i * 4);
+      for (let i = 16; i < 64; i++) {
+        const a = w[i - 15], b = w[i - 2];
+        const s0 = ((a >>> 7) | (a << 25)) ^ ((a >>> 18) | (a << 14)) ^ (a >>> 3);
+        const s1 = ((b >>> 17) | (b << 15)) ^ ((b >>> 19) | (b << 13)) ^ (b >>> 10);
+        w[i] = (w[i - 16] + s0 + w[i - 7] + s1) | 0;
+      }
+      let [A, B, C, D, E, F, G, H] = h;
+      for (let i = 0; i < 64; i++) {
+        const S1 = ((E >>> 6) | (E << 26)) ^ ((E >>> 11) | (E << 21)) ^ ((E >>> 25) | (E << 7));
+        const t1 = (H + S1 + ((E & F) ^ (~E & G)) + K[i] + w[i]) | 0;
+        const S0 = ((A >>> 2) | (A << 30)) ^ ((A >>> 13) | (A << 19)) ^ ((A >>> 22) | (A << 10));
+        const t2 = (S0 + ((A & B) ^ (A & C) ^ (B & C))) | 0;
+        H = G; G = F; F = E; E = (D + t1) | 0; D = C; C = B; B = A; A = (t1 + t2) | 0;
+      }
+      h[0] = (h[0] + A) | 0; h[1] = (h[1] + B) | 0; h[2] = (h[2] + C) | 0; h[3] = (h[3] + D) | 0;
+      h[4] = (h[4] + E) | 0; h[5] = (h[5] + F) | 0; h[6] = (h[6] + G) | 0; h[7] = (h[7] + H) | 0;
+    }
+    const out = new Uint8Array(32);
+    const ov = new DataView(out.buffer);
+    h.forEach((x, i) => ov.setUint32(i * 4, x >>> 0));
+    return out;
+  }
+
+  class Trap extends Error {}
+  const DISPLAY = { invalid: 'invalid', unauthorized: 'not allowed', not_found: 'not found', conflict: 'conflict', internal: 'internal' };
+  function display(text) {
+    let e;
+    try { e = JSON.parse(text); } catch { return null; }
+    if (!e || typeof e !== 'object') return null;
+    if (e.code === 'insufficient' && typeof e.token === 'string') return `insufficient ${e.token}: need ${e.need}, have ${e.have}`;
+    if (DISPLAY[e.code] && typeof e.message === 'string') return `${DISPLAY[e.code]}: ${e.message}`;
+    return null;
+  }
+
+  let state = new Map(input.state);
+  const results = [];
+  const prefix = `m/${input.moduleId}/`;
+  const escrow = `module:${input.moduleId}`;
+
+  for (const step of input.steps) {
+    const writes = new Map(state);
+    const events = [];
+    let output = null;
+    let lastError = null;
+    let randoms = 0;
+    let memory = null;
+    const bytesAt = (ptr, len) => {
+      ptr >>>= 0; len >>>= 0;
+      if (len > 0 && ptr + len > memory.buffer.byteLength) throw new Trap('internal: bad pointer from module');
+      return new Uint8Array(memory.buffer, ptr, len).slice();
+    };
+    const text = (ptr, len) => {
+      try { return dec.decode(bytesAt(ptr, len)); } catch (e) { if (e instanceof Trap) throw e; throw new Trap('internal: invalid UTF-8 from module'); }
+    };
+    // A variable-length result: its length; its bytes written only when they fit.
+    const answer = (bytes, outPtr, outCap) => {
+      outPtr >>>= 0;
+      if (outCap < 0 || outPtr + (outCap >>> 0) > memory.buffer.byteLength) throw new Trap('internal: bad pointer from module');
+      if (bytes.length <= outCap) new Uint8Array(memory.buffer, outPtr, bytes.length).set(bytes);
+      return bytes.length;
+    };
+    const balanceOf = (acct, token) => {
+      const v = writes.get(`bal/${acct}/${token}`);
+      return v ? BigInt(dec.decode(v)) : 0n;
+    };
+    const setBalance = (acct, token, amount) => {
+      const key = `bal/${acct}/${token}`;
+      if (amount === 0n) writes.delete(key); else writes.set(key, enc.encode(amount.toString()));
+    };
+    const amountOf = (lo, hi) => (BigInt.asUintN(64, BigInt(hi)) << 64n) | BigInt.asUintN(64, BigInt(lo));
+    const transfer = (from, to, token, amount) => {
+      const have = balanceOf(from, token);
+      if (have < amount) {
+        lastError = JSON.stringify({ code: 'insufficient', token, need: amount.toString(), have: have.toString() });
+        return 1;
+      }
+      if (amount === 0n || from === to) return 0;
+      setBalance(from, token, have - amount);
+      setBalance(to, token, balanceOf(to, token) + amount);
+      return 0;
+    };
+    const scanOf = (fullPrefix, start, limit, strip) => {
+      if (limit < 0) throw new Trap('internal: bad pointer from module');
+      const keys = [...writes.keys()].filter((k) => k.startsWith(fullPrefix) && (start === null || k > start));
+      keys.sort((a, b) => { const x = enc.encode(a), y = enc.encode(b); for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i]; return x.length - y.length; });
+      const picked = keys.slice(0, Math.min(limit, 1024));
+      const parts = [];
+      const u32 = (n) => { const b = new Uint8Array(4); new DataView(b.buffer).setUint32(0, n, true); return b; };
+      parts.push(u32(picked.length));
+      for (const k of picked) {
+        const kb = enc.encode(strip ? k.slice(strip.length) : k);
+        const v = writes.get(k);
+        parts.push(u32(kb.length), kb, u32(v.length), v);
+      }
+      const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let o = 0;
+      for (const p of parts) { out.set(p, o); o += p.length; }
+      return out;
+    };
+    const unsupported = (name) => () => { throw new Trap(`internal: ${name} is not supported by the JS verifier`); };
+    const host = {
+      height: () => BigInt(step.height),
+      block_time_ms: () => BigInt(step.timeMs),
+      module_id: (p, c) => answer(enc.encode(input.moduleId), p, c),
+      txid: (p, c) => answer(enc.encode(step.txid), p, c),
+      sequencer: (p, c) => answer(enc.encode(step.sequencer), p, c),
+      checkpoint: (p, c) => answer(enc.encode(`{"hash":${JSON.stringify(step.checkpoint.hash)},"height":${step.checkpoint.height}}`), p, c),
+      get: (kp, kl, p, c) => { const v = writes.get(prefix + text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
+      put: (kp, kl, vp, vl) => { writes.set(prefix + text(kp, kl), bytesAt(vp, vl)); },
+      delete: (kp, kl) => { writes.delete(prefix + text(kp, kl)); },
+      scan: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(prefix + text(pp, pl), sl === -1 ? null : prefix + text(sp, sl), limit, prefix), p, c)),
+      read_raw: (kp, kl, p, c) => { const v = writes.get(text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
+      scan_raw: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(text(pp, pl), sl === -1 ? null : text(sp, sl), limit, null), p, c)),
+      balance: (ap, al, tp, tl, out) => {
+        let v = balanceOf(text(ap, al), text(tp, tl));
+        const b = new Uint8Array(16);
+        for (let i = 0; i < 16; i++) { b[i] = Number(v & 0xffn); v >>= 8n; }
+        answer(b, out, 16);
+      },
+      escrow_in: (fp, fl, tp, tl, lo, hi) => {
+        const from = text(fp, fl);
+        const token = text(tp, tl);
+        if (from !== step.sender) {
+          lastError = JSON.stringify({ code: 'unauthorized', message: 'escrow_in takes funds only from the transaction sender' });
+          return 1;
+        }
+        return transfer(from, escrow, token, amountOf(lo, hi));
+      },
+      escrow_out: (tp, tl, kp, kl, lo, hi) => transfer(escrow, text(tp, tl), text(kp, kl), amountOf(lo, hi)),
+      last_error: (p, c) => answer(enc.encode(lastError ?? ''), p, c),
+      emit: (kp, kl, dp, dl) => {
+        const kind = text(kp, kl);
+        const data = text(dp, dl);
+        try { JSON.parse(data); } catch { throw new Trap('internal: event data is not valid JSON'); }
+        events.push({ kind, data });
+      },
+      public_random: (out) => {
+        const t = enc.encode(step.txid);
+        const m = new Uint8Array(26 + 4 + t.length + 16);
+        m.set(enc.encode('gamechain.public_random.v1'));
+        const dv = new DataView(m.buffer);
+        dv.setUint32(26, t.length, true);
+        m.set(t, 30);
+        dv.setBigUint64(30 + t.length, BigInt(step.height), true);
+        dv.setBigUint64(38 + t.length, BigInt(randoms++), true);
+        answer(sha256(m), out, 32);
+      },
+      output: (p, l) => { output = text(p, l); },
+      abort: () => { throw new Trap('internal: module panicked'); },
+      log: () => {},
+    };
+    const imports = {};
+    for (const imp of WebAssembly.Module.imports(module)) {
+      if (imp.kind !== 'function') continue;
+      imports[imp.module] ??= {};
+      imports[imp.module][imp.name] = host[imp.name] ?? unsupported(imp.name);
+    }
+    let result;
+    try {
+      const instance = await WebAssembly.instantiate(module, imports);
+      memory = instance.exports.memory;
+      const place = (bytes) => {
+        if (bytes.length === 0) return 0;
+        const ptr = instance.exports.gc_alloc(bytes.length) >>> 0;
+        if (ptr === 0 || ptr + bytes.length > memory.buffer.byteLength) throw new Trap('internal: gc_alloc failed');
+        new Uint8Array(memory.buffer, ptr, bytes.length).set(bytes);
+        return ptr;
+      };
+      const sender = enc.encode(step.sender);
+      const op = enc.encode(step.op);
+      const sp = place(sender);
+      const opp = place(op);
+      const r = instance.exports.gc_apply(sp, sender.length, opp, op.length);
+      if (r === 0) result = { ok: true, error: null, events };
+      else if (r === 1 && output !== null && display(output) !== null) result = { ok: false, error: display(output), events: [] };
+      else result = { ok: false, error: 'internal: malformed module output', events: [] };
+    } catch (e) {
+      const why = e instanceof Trap ? e.message : `internal: trap: ${(e && e.message) || e}`;
+      result = { ok: false, error: why, events: [] };
+    }
+    if (result.ok) state = writes;
+    results.push(result);
+  }
+  return results;
+}

@@ -1,0 +1,113 @@
+// verify.test.js: verifyTranscript against a node it starts. A tic-tac-toe game is played to a
+// nine-move draw; its transcript (GET /v1/games/tictactoe/<id>/transcript) and the wasm by its
+// code hash verify: every step re-executed in this process's Worker, receipts matching; the
+// same tampering `gamechain verify --game` catches (node/tests/verify_game.rs) is caught here
+// with the same divergence (step and check); an m,n,k game verifies. Also the pieces against
+// fixed vectors: RFC 6962 inclusion proofs, the raw op of a body, canonical JSON.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { hexToBytes } from '@noble/hashes/utils.js';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { startNode } from '../testkit/node.js';
+import { Chain, Key, verifyTranscript, verifyInclusion, rawMember, canonicalJson, headerHash } from '../src/index.js';
+
+let node;
+before(async () => { node = await startNode({ blockIntervalMs: 200 }); });
+after(async () => { await node?.dispose(); });
+
+async function play(chain, key, module, op) {
+  const r = await chain.waitForReceipt(await chain.send(key, { type: 'game', game: module, op }), { timeoutMs: 30000 });
+  assert.equal(r.ok, true, `${JSON.stringify(op)}: ${r.error}`);
+  return r;
+}
+
+test('RFC 6962 inclusion proofs, raw ops and canonical JSON', () => {
+  const leaves = ['', '00', '10', '2021', '3031', '40414243', '5051525354555657', '606162636465666768696a6b6c6d6e6f'].map((h) => hexToBytes(h));
+  const root8 = hexToBytes('5dc9da79a70659a9ad559cb701ded9a2ab9d823aad2f4960cfe370eff4604328');
+  const path = ['bc1a0643b12e4d2d7c77918f44e0f4f79a838b6cf9ec5b5c283e1f4d88599e6b', 'ca854ea128ed050b41b35ffc1b87b8eb2bde461e9e3b5596ece6b9d5975a0ae0', 'd37ee418976dd95753c1c73862b9398fa2a2cf9b4ff0fdfe8b30cd95209614b7'];
+  assert.equal(verifyInclusion(leaves[5], 5, 8, path, root8), true);
+  assert.equal(verifyInclusion(leaves[5], 4, 8, path, root8), false);
+  assert.equal(verifyInclusion(leaves[4], 5, 8, path, root8), false);
+  assert.equal(verifyInclusion(leaves[5], 5, 9, path, root8), false);
+  assert.equal(verifyInclusion(leaves[5], 5, 8, path.slice(0, 2), root8), false);
+  const root3 = hexToBytes('aeb6bcfe274b70a14fb067a5e5578264db0fa9b51af5e0ba159158f329e06e77');
+  assert.equal(verifyInclusion(leaves[2], 2, 3, ['fac54203e7cc696cf0dfcb42c92a1d9dbaf70ad9e621f4bd8d98662f00e3c125'], root3), true);
+  const one = sha256(Uint8Array.of(0, ...leaves[0]));
+  assert.equal(verifyInclusion(leaves[0], 0, 1, [], one), true);
+
+  const body = '{"action":{"game":"x","op": {"kind" : "move","s":"}\\"{"} ,"type":"game"},"chain_id":"c"}';
+  assert.equal(rawMember(body, 'action', 'op'), '{"kind" : "move","s":"}\\"{"}');
+  assert.equal(rawMember(body, 'action', 'nope'), null);
+  assert.equal(canonicalJson({ b: [1, { z: null, a: 'x\n' }], a: true, 'é': 1.5 }), '{"a":true,"b":[1,{"a":"x\\n","z":null}],"é":1.5}');
+});
+
+test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught at its step', async () => {
+  const chain = new Chain(node.url);
+  const x = Key.generate();
+  const o = Key.generate();
+  for (const k of [x, o]) await chain.waitForReceipt(await chain.send(k, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const created = await play(chain, x, 'tictactoe', { kind: 'create', stake: '250' });
+  const id = created.events[0].data.id;
+  await play(chain, o, 'tictactoe', { kind: 'join', id });
+  for (const [i, cell] of [0, 1, 2, 4, 3, 5, 7, 6, 8].entries()) await play(chain, i % 2 ? o : x, 'tictactoe', { kind: 'move', id, cell });
+
+  const transcript = await chain.transcript('tictactoe', id);
+  const wasm = await chain.code(transcript.code_hash);
+  const { sequencer, chain_id: chainId } = await chain.genesis();
+  const opts = { sequencer, chainId, module: 'tictactoe', game: id };
+  assert.equal(headerHash(transcript.steps[0].header.header).length, 64);
+  const good = await verifyTranscript(transcript, wasm, { ...opts, complete: true });
+  assert.equal(good.divergence, null, JSON.stringify(good.divergence));
+  assert.equal(good.ok, true);
+  assert.equal(good.isolated, true);
+  assert.equal(good.steps.length, 11);
+  assert.deepEqual(good.steps.map((s) => s.kind), ['create', 'join', ...Array(9).fill('move')]);
+  assert.deepEqual(good.steps[10].events.map((e) => e.kind), ['tictactoe.moved', 'tictactoe.finished']);
+  console.log(`tic-tac-toe (11 steps, ${JSON.stringify(transcript).length} bytes): verified in ${good.elapsedMs} ms in Node`);
+
+  const tamper = (edit) => { const t = structuredClone(transcript); edit(t); return t; };
+  const caught = async (what, t, index, field, bytes = wasm) => {
+    const r = await verifyTranscript(t, bytes, opts);
+    assert.equal(r.ok, false, `${what}: not caught`);
+    assert.deepEqual([r.divergence.index, r.divergence.field], [index, field], `${what}: ${JSON.stringify(r.divergence)}`);
+    assert.equal(r.steps.length, index ?? 0, `${what}: the steps before it matched`);
+  };
+  await caught('event data', tamper((t) => { t.steps[4].receipt.events[0].data.cell = 8; }), 4, 'receipt_proof');
+  await caught('error', tamper((t) => { Object.assign(t.steps[4].receipt, { ok: false, error: 'invalid: cell is taken', events: [] }); }), 4, 'receipt_proof');
+  await caught('fuel', tamper((t) => { t.steps[4].receipt.fuel_used += 1; }), 4, 'receipt_proof');
+  await caught('two moves swapped', tamper((t) => { [t.steps[5], t.steps[6]] = [t.steps[6], t.steps[5]]; }), 5, 'ok');
+  await caught('a move removed', tamper((t) => { t.steps.splice(5, 1); }), 5, 'ok');
+  await caught('another code hash', tamper((t) => { t.code_hash = '11'.repeat(32); }), null, 'code_hash');
+  const mnkHash = (await chain.module('mnk')).code_hash;
+  const mnkWasm = await chain.code(mnkHash);
+  await caught('another wasm', transcript, null, 'code_hash', mnkWasm);
+  await caught('another wasm under its own hash', tamper((t) => { t.code_hash = mnkHash; }), 0, 'ok', mnkWasm);
+  const forger = Key.generate();
+  await caught('a forged header signature', tamper((t) => { t.steps[3].header.signature = forger.signMessage(headerHash(t.steps[3].header.header)); }), 3, 'header_signature');
+  await caught('a header edited under its signature', tamper((t) => { t.steps[3].header.header.time_ms += 1; }), 3, 'header_signature');
+  await caught('a wrong inclusion proof', tamper((t) => { t.steps[2].tx_proof.push('00'.repeat(32)); }), 2, 'tx_proof');
+  await caught('a wrong tree size', tamper((t) => { t.steps[2].tx_count = 7; }), 2, 'tx_proof');
+  await caught('one block shown with two sizes', tamper((t) => { Object.assign(t.steps[3], { height: t.steps[2].height, header: t.steps[2].header, index: t.steps[2].index + 1, tx_count: t.steps[2].tx_count + 1 }); }), 3, 'block');
+  await caught('an edited op', tamper((t) => { t.steps[5].body = t.steps[5].body.replace('"cell":4', '"cell":6'); }), 5, 'txid');
+  const wrongAnchor = await verifyTranscript(transcript, wasm, { ...opts, sequencer: forger.address });
+  assert.equal(wrongAnchor.divergence.field, 'sequencer');
+});
+
+test('verifyTranscript: an m,n,k game in play verifies, and not as a complete one', async () => {
+  const chain = new Chain(node.url);
+  const x = Key.generate();
+  const o = Key.generate();
+  for (const k of [x, o]) await chain.waitForReceipt(await chain.send(k, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const created = await play(chain, x, 'mnk', { kind: 'create', rows: 6, cols: 7, k: 4, stake: '10' });
+  const id = created.events[0].data.id;
+  await play(chain, o, 'mnk', { kind: 'join', id });
+  for (const [i, [row, col]] of [[0, 0], [5, 6], [1, 1], [4, 5]].entries()) await play(chain, i % 2 ? o : x, 'mnk', { kind: 'move', id, row, col });
+  const t = await chain.transcript('mnk', id);
+  assert.equal(t.finished, false);
+  const wasm = await chain.code(t.code_hash);
+  const r = await verifyTranscript(t, wasm, { module: 'mnk', game: id });
+  assert.equal(r.divergence, null, JSON.stringify(r.divergence));
+  assert.equal(r.steps.length, 6);
+  const c = await verifyTranscript(t, wasm, { module: 'mnk', game: id, complete: true });
+  assert.equal(c.divergence.field, 'finished');
+});
