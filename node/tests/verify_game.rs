@@ -157,6 +157,36 @@ async fn games_verify_and_every_tampering_is_caught() {
     assert_eq!(shown.matches('✓').count(), 11, "{shown}");
     assert!(shown.contains("verified: tictactoe game"), "{shown}");
 
+    // Cut short: the node keeps "finished": true without the finishing move. The report's
+    // finished is what the steps show, so this is a divergence; honestly labelled unfinished it
+    // verifies, as not finished, and fails --complete.
+    let mut short = transcript.clone();
+    short["steps"].as_array_mut().unwrap().pop();
+    let d = diverges(dir, &url, &game, &short, &[]).await;
+    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (None, Some("finished")), "{d}");
+    short["finished"] = json!(false);
+    let file = dir.join("short.json");
+    std::fs::write(&file, short.to_string()).unwrap();
+    let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
+    assert_eq!((code, &report["finished"]), (0, &json!(false)), "{report}");
+    assert_eq!(report["code_origin"], "genesis", "{report}");
+    let d = diverges(dir, &url, &game, &short, &["--complete"]).await;
+    assert_eq!(d["field"], "finished", "{d}");
+    // Another game's real, signed, proven steps shown as this game's: a second game of Alice's,
+    // relabelled as the first, or its creation appended to the first game's transcript.
+    let other = op(&client, &alice, "tictactoe", json!({"kind": "create"})).await;
+    let other_id = other[0]["data"]["id"].as_str().unwrap().to_string();
+    let (status, other_t) = get(&format!("{url}/v1/games/tictactoe/{other_id}/transcript")).await;
+    assert_eq!(status, 200, "{other_t}");
+    let mut relabelled = other_t.clone();
+    relabelled["game"] = json!(id);
+    let d = diverges(dir, &url, &game, &relabelled, &[]).await;
+    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(0), Some("game")), "{d}");
+    let mut appended = short.clone();
+    appended["steps"].as_array_mut().unwrap().push(other_t["steps"][0].clone());
+    let d = diverges(dir, &url, &game, &appended, &[]).await;
+    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(10), Some("game")), "{d}");
+
     // Tampering: each case names the check that catches it.
     let tamper = |f: &dyn Fn(&mut Value)| {
         let mut t = transcript.clone();

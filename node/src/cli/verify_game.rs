@@ -52,9 +52,17 @@ fn read_file(path: &Path, max: usize) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// `GET url`, at most `max` bytes of body; errors name the URL and the status.
+/// Longest a request to the node may take, answer included (a node that stalls is an error).
+const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// `GET url`, at most `max` bytes of body within [`REQUEST_TIMEOUT`]; errors name the URL and
+/// the status.
 async fn get_bounded(url: &str, max: usize) -> Result<Vec<u8>, String> {
-    let mut response = reqwest::get(url).await.map_err(|e| format!("{url}: {e}"))?;
+    let http = reqwest::Client::builder()
+        .timeout(REQUEST_TIMEOUT)
+        .build()
+        .map_err(|e| format!("{url}: {e}"))?;
+    let mut response = http.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
     let status = response.status();
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {
@@ -129,11 +137,12 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
         Some(d) => writeln!(out, "{d}"),
         None => writeln!(
             out,
-            "verified: {} game {} ({} steps, code {}, {}) in {} ms",
+            "verified: {} game {} ({} steps, code {} ({}), {}) in {} ms",
             report.module,
             report.game,
             report.steps.len(),
             report.code_hash,
+            report.code_origin,
             if report.finished {
                 "finished"
             } else {

@@ -32,23 +32,22 @@ impl From<ChainError> for TranscriptError {
 }
 
 /// Where the game's first transaction is: the transaction whose txid begins with `game` when
-/// `game` is 2 to 64 lowercase hex characters of even length (the table games' ids), else
-/// `from`. `None`: neither.
+/// `game` is 2 to 64 lowercase hex characters of even length (the table games' ids) and there
+/// is one (then `from` is not used: nobody can make a hex game's transcript read blocks before
+/// its start), else `from`. `None`: neither.
 fn start_height(chain: &Chain, game: &str, from: Option<u64>) -> Result<Option<u64>, ChainError> {
-    if let Some(from) = from {
-        return Ok(Some(from));
-    }
     let hex_id = game.len() >= 2
         && game.len() <= 64
         && game.len().is_multiple_of(2)
         && game.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
     if !hex_id {
-        return Ok(None);
+        return Ok(from);
     }
     let prefix = hex::decode(game).expect("checked hex");
     Ok(chain
         .read_db(|db| db.tx_with_prefix(&prefix))?
-        .map(|(height, _)| height))
+        .map(|(height, _)| height)
+        .or(from))
 }
 
 /// The transcript of game `game` of `module`: see `mod.rs` for the rules.

@@ -14,7 +14,8 @@
 //!   an unfinished game's answer is the transcript so far (`"finished": false`, `scanned_to`
 //!   the last height read).
 //! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
-//!   steps (`413 too_large` beyond), [`TRANSCRIPTS_AT_ONCE`] built at once node-wide.
+//!   steps (`413 too_large` beyond), [`TRANSCRIPTS_AT_ONCE`] built at once node-wide (`503
+//!   busy` at once for more).
 //! - **Code**: the module's code hash, served only when no upgrade took effect at or after the
 //!   game's first block: otherwise `409 conflict` (one code hash per transcript).
 //! - **Errors**: `404 not_found` for an unknown module or game (no transaction with that txid
@@ -45,7 +46,7 @@ pub const MAX_SCAN_BLOCKS: u64 = 20_000;
 /// Longest a transcript is read for: blocks after it are not read (the answer is the
 /// transcript so far, `finished: false`, `scanned_to` the last block read).
 pub const MAX_BUILD_TIME: std::time::Duration = std::time::Duration::from_secs(20);
-/// Transcripts being built at once, node-wide (others wait).
+/// Transcripts being built at once, node-wide (others are refused: `503 busy`).
 pub const TRANSCRIPTS_AT_ONCE: usize = 2;
 
 static BUILDING: Semaphore = Semaphore::const_new(TRANSCRIPTS_AT_ONCE);
@@ -80,10 +81,15 @@ pub async fn get_transcript(
             false => invalid(e),
         },
     )?;
-    let permit = BUILDING
-        .acquire()
-        .await
-        .map_err(|_| ApiError::internal("shutting down"))?;
+    // Refused at once when every build slot is taken: a queue would let a few slow requests
+    // hold everybody else's until the request timeout.
+    let permit = BUILDING.try_acquire().map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            format!("{TRANSCRIPTS_AT_ONCE} transcripts are being built; retry in a few seconds"),
+        )
+    })?;
     let chain = app.chain.clone();
     // The permit goes with the work: a request that times out (its future dropped) keeps its
     // slot until the blocking read it started ends.

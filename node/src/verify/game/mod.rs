@@ -47,10 +47,34 @@ pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) 
         module: transcript.module.clone(),
         game: transcript.game.clone(),
         code_hash: transcript.code_hash.clone(),
-        finished: transcript.finished,
+        finished: divergence_free_finished(transcript),
+        code_origin: code_origin(check.genesis, transcript),
         steps,
         divergence,
         elapsed_ms: started.elapsed().as_millis() as u64,
+    }
+}
+
+/// Whether the steps show the game finished (what the report says, whatever the node claims).
+fn divergence_free_finished(t: &Transcript) -> bool {
+    t.steps
+        .last()
+        .is_some_and(|s| finished_by(s, &t.module, &t.game))
+}
+
+/// Where the code hash comes from: `genesis` when the genesis names it for this module (so it
+/// is anchored), else `named by the node` (an upload or an upgrade: the node says this code ran;
+/// a node that is not the block signer cannot change the receipts, but a lying block signer
+/// could run other code whose receipts a re-execution of the named code also gives).
+fn code_origin(genesis: &Genesis, t: &Transcript) -> &'static str {
+    if genesis
+        .modules
+        .iter()
+        .any(|m| m.id == t.module && m.code_hash == t.code_hash)
+    {
+        "genesis"
+    } else {
+        "named by the node"
     }
 }
 
@@ -133,6 +157,7 @@ fn run(
             }
             _ => None,
         };
+        belongs_to_game(i, step, &t.module, &t.game)?;
         let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
         previous = Some(step);
         let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)
@@ -148,23 +173,75 @@ fn run(
             fuel_used: receipt.fuel_used,
         });
     }
-    if check.complete && !t.finished {
+    // Finished is what the verified steps show, not what the node says: the last step carries
+    // the module's `finished` event for this game.
+    let shown = finished_by(t.steps.last().expect("not empty"), &t.module, &t.game);
+    if t.finished && !shown {
+        return Err(GameDivergence::whole(
+            "finished",
+            format!("the last step emitting {}.finished for game {}, as the transcript says", t.module, t.game),
+            "a last step without it",
+        ));
+    }
+    if check.complete && !shown {
         return Err(GameDivergence::whole(
             "finished",
             "a finished game (--complete)",
             "a game still in play",
         ));
     }
-    if check.complete {
-        let kind = format!("{}.finished", t.module);
-        let last = t.steps.last().expect("not empty");
-        if !last.receipt.events.iter().any(|e| e.kind == kind) {
-            return Err(GameDivergence::whole(
-                "finished",
-                format!("the last step emitting {kind}"),
-                "a last step without it",
-            ));
-        }
+    Ok(())
+}
+
+/// Whether event data names game `game`: its `id` or `game` field (the events feed's rule,
+/// `server/game_feed/events.rs`, by which the node picks a transcript's steps).
+fn names_game(data: &serde_json::Value, game: &str) -> bool {
+    ["id", "game"]
+        .iter()
+        .any(|f| data.get(*f).and_then(|v| v.as_str()) == Some(game))
+}
+
+/// A step is part of game `game` of `module` only when it succeeded and its receipt carries an
+/// event naming the game; the first step of a game whose id is hex (2 to 64 characters, even
+/// length: a table game's id is its creating txid's prefix) is the transaction that created it,
+/// its txid starting with the id. Without these a node could show another game's transactions,
+/// or a failed transaction of somebody else's, as this game's.
+fn belongs_to_game(
+    i: usize,
+    step: &crate::server::transcript::wire::Step,
+    module: &str,
+    game: &str,
+) -> Result<(), GameDivergence> {
+    let at = |expected: String, got: String| GameDivergence::at(i, &step.txid, "game", expected, got);
+    if !step.receipt.ok {
+        return Err(at(
+            format!("a successful op of game {game}"),
+            format!("a failed transaction ({})", step.receipt.error.as_deref().unwrap_or("")),
+        ));
+    }
+    if !step.receipt.events.iter().any(|e| names_game(&e.data, game)) {
+        return Err(at(
+            format!("an event of {module} naming game {game} (its id or game field)"),
+            "a receipt whose events name another game or none".into(),
+        ));
+    }
+    let hex_id = (2..=64).contains(&game.len())
+        && game.len() % 2 == 0
+        && game.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if i == 0 && hex_id && !step.txid.starts_with(game) {
+        return Err(at(
+            format!("the transaction that created game {game} (its txid starts with the id)"),
+            format!("transaction {}", step.txid),
+        ));
     }
     Ok(())
+}
+
+/// Whether `step` finished game `game`: an event `<module>.finished` naming it.
+fn finished_by(step: &crate::server::transcript::wire::Step, module: &str, game: &str) -> bool {
+    let kind = format!("{module}.finished");
+    step.receipt
+        .events
+        .iter()
+        .any(|e| e.kind == kind && names_game(&e.data, game))
 }

@@ -17,7 +17,7 @@ pub struct GameDivergence {
     /// What differs: `genesis_hash`, `chain_id`, `sequencer`, `module`, `game`, `code_hash`,
     /// `code_size`, `code`, `txid`, `signature`, `action`, `height`, `order`, `block`,
     /// `header_signature`, `tx_proof`, `receipt_proof`, `ok`, `error`, `events`,
-    /// `fuel_used`, `finished`, `steps`.
+    /// `fuel_used`, `finished`, `steps`, `game` (a step not of this game).
     pub field: String,
     /// What the transcript (or the node) says.
     pub expected: String,
@@ -97,8 +97,11 @@ pub struct GameReport {
     pub game: String,
     /// The code hash that ran it.
     pub code_hash: String,
-    /// Whether the transcript says the game finished.
+    /// Whether the steps show the game finished (its last step's `<module>.finished` event for
+    /// this game), whatever the transcript's `finished` says.
     pub finished: bool,
+    /// `genesis` (the genesis names this code hash for the module) or `named by the node`.
+    pub code_origin: &'static str,
     /// Steps that matched, in order (all of them when there is no divergence).
     pub steps: Vec<StepReport>,
     /// The first divergence.
@@ -125,6 +128,7 @@ impl GameReport {
             "game": self.game,
             "code_hash": self.code_hash,
             "finished": self.finished,
+            "code_origin": self.code_origin,
             "steps": self.steps,
             "divergence": self.divergence,
             "elapsed_ms": self.elapsed_ms,

@@ -66,7 +66,7 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
   // The third browser.
   const carol = await verifier(`${node.url}${href}`, 'carol');
   assert.equal(await carol.page.getAttribute('body', 'data-result'), 'verified', await carol.page.textContent('#status'));
-  await waitText(carol.page, '#status', 'Verified: all 11 steps match (finished)');
+  await waitText(carol.page, '#status', 'Verified: all 11 steps match (finished; code of the genesis)');
   const marks = await carol.page.$$eval('#steps li', (lis) => lis.map((l) => `${l.dataset.ok}${l.textContent.slice(0, 1)}`));
   assert.deepEqual(marks, Array(11).fill('1✓'));
   assert.equal(await carol.page.$$eval('#board button', (bs) => bs.map((b) => b.textContent || '.').join('')), 'xoxxoooxx');
@@ -135,7 +135,7 @@ test('a 200-move m,n,k game verifies in the browser', async () => {
   const bytes = JSON.stringify(transcript).length;
   const v = await verifier(`${node.url}/verify/?module=mnk&id=${id}`, 'mnk-verifier');
   assert.equal(await v.page.getAttribute('body', 'data-result'), 'verified', await v.page.textContent('#status'));
-  await waitText(v.page, '#status', 'Verified: all 202 steps match (not finished yet)');
+  await waitText(v.page, '#status', 'Verified: all 202 steps match (not shown to have finished; code of the genesis)');
   const ms = Number(await v.page.getAttribute('body', 'data-elapsed'));
   assert.equal(await v.page.$$eval('#board button', (bs) => bs.filter((b) => b.textContent).length), 200);
   await shot(v.page, 'verify-mnk-200.png');

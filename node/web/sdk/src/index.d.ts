@@ -567,12 +567,18 @@ export interface VerifyOptions {
   /** Longest the re-execution may run, ms (default 30000). */
   timeoutMs?: number;
   worker?: 'auto' | 'always' | 'never';
+  /** The genesis's `modules`: `codeOrigin` is `genesis` when the transcript's code hash is its module's there. */
+  genesisModules?: { id: string; code_hash: string }[];
 }
 
 export interface VerifyResult {
   ok: boolean;
   steps: VerifiedStep[];
   divergence: VerifyDivergence | null;
+  /** The verified last step finished the game (its `<module>.finished` event names it); never the node's word alone. */
+  finished: boolean;
+  /** `genesis` when the code hash is the genesis module's, else the node named it (an upload or an upgrade). */
+  codeOrigin: 'genesis' | 'named by the node';
   elapsedMs: number;
   /** Whether the re-execution ran in a Worker (bounded by `timeoutMs`). */
   isolated: boolean | null;

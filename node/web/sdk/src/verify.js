@@ -187,7 +187,7 @@ async function inWorker(module, input, timeoutMs) {
   } else if (globalThis.process?.versions?.node) {
     const spec = 'node:worker_threads';
     const { Worker } = await import(/* @vite-ignore */ spec);
-    const w = new Worker(WORKER_SOURCE, { eval: true });
+    const w = new Worker(WORKER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
     w.on('message', finish);
     w.on('error', (e) => finish({ error: e?.message ?? String(e) }));
     stop = () => { w.terminate(); };
@@ -206,6 +206,17 @@ async function inWorker(module, input, timeoutMs) {
 // ---------------------------------------------------------------------------------------------
 // verifyTranscript.
 
+/** A game id that is a txid prefix: 2 to 64 lowercase hex characters (even length checked apart). */
+const HEX_ID = /^[0-9a-f]{2,64}$/;
+/** Whether event data names game `game` by its `id` or `game` field (the events feed's rule). */
+function namesGame(data, game) {
+  return !!data && typeof data === 'object' && (data.id === game || data.game === game);
+}
+/** Whether `step` finished game `game` of `module`: an event `<module>.finished` naming it. */
+function finishedBy(step, module, game) {
+  return Array.isArray(step?.receipt?.events) && step.receipt.events.some((e) => e.kind === `${module}.finished` && namesGame(e.data, game));
+}
+
 function decimal(s) { return typeof s === 'string' && /^(0|[1-9][0-9]*)$/.test(s); }
 
 /**
@@ -214,19 +225,26 @@ function decimal(s) { return typeof s === 'string' && /^(0|[1-9][0-9]*)$/.test(s
  * @param {object} transcript the node's JSON answer
  * @param {Uint8Array|ArrayBuffer} wasmBytes the module's code
  * @param {{sequencer?: string, signers?: string[], chainId?: string, module?: string,
- *   game?: string, complete?: boolean, timeoutMs?: number, worker?: 'auto'|'always'|'never'}} [opts]
+ *   game?: string, complete?: boolean, timeoutMs?: number, worker?: 'auto'|'always'|'never',
+ *   genesisModules?: {id: string, code_hash: string}[]}} [opts] `genesisModules`: the genesis's
+ *   `modules`, to say whether the code hash is the genesis module's (`codeOrigin`)
  * @returns {Promise<{ok: boolean, steps: object[], divergence: null|{index: number|null,
- *   txid: string|null, field: string, expected: string, got: string}, elapsedMs: number,
- *   isolated: boolean|null}>}
+ *   txid: string|null, field: string, expected: string, got: string}, finished: boolean,
+ *   codeOrigin: 'genesis'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
+ *   `finished`: the verified last step finished the game (never the node's word alone)
  */
 export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
   const started = (globalThis.performance ?? Date).now();
   const steps = [];
   let isolated = null;
+  let finished = false;
+  const codeOrigin = () => (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash) ? 'genesis' : 'named by the node');
   const finish = (divergence) => ({
     ok: divergence === null,
     steps,
     divergence,
+    finished: divergence === null && finished,
+    codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
     isolated,
   });
@@ -257,6 +275,9 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
     const at = (field, expected, got) => ({ index: i, txid: typeof s?.txid === 'string' ? s.txid : null, field, expected: String(expected), got: String(got) });
     const fail = (d) => { staticDivergence = d; };
     try {
+      const h0 = s?.header?.header;
+      const numbers = [s?.height, s?.index, s?.tx_count, s?.receipt_count, h0?.height, h0?.time_ms, h0?.checkpoint?.height];
+      if (!numbers.every((n) => Number.isSafeInteger(n) && n >= 0)) { fail(at('transcript', 'heights, indexes, counts and times as non-negative integers', 'another value')); break; }
       const txid = txidOf(s.body);
       if (txid !== s.txid) { fail(at('txid', s.txid, txid)); break; }
       let body;
@@ -285,6 +306,11 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
       if (s.receipt_count < s.tx_count || !verifyInclusion(receiptHash(s.receipt), s.index, s.receipt_count, s.receipt_proof, hex32(h.receipt_root, 'receipt_root'))) {
         fail(at('receipt_proof', 'a valid RFC 6962 inclusion proof', bad)); break;
       }
+      // The step is this game's: it succeeded and an event names the game (the node's rule for
+      // picking steps); the first step of a hex id is the transaction that created the game.
+      if (s.receipt.ok !== true) { fail(at('game', `a successful op of game ${t.game}`, `a failed transaction (${s.receipt.error})`)); break; }
+      if (!s.receipt.events.some((e) => namesGame(e.data, t.game))) { fail(at('game', `an event of ${t.module} naming game ${t.game} (its id or game field)`, 'a receipt whose events name another game or none')); break; }
+      if (i === 0 && HEX_ID.test(t.game) && t.game.length % 2 === 0 && !s.txid.startsWith(t.game)) { fail(at('game', `the transaction that created game ${t.game} (its txid starts with the id)`, `transaction ${s.txid}`)); break; }
       previous = s;
       const sender = a.type === 'session_game' ? a.account : body.from;
       checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: h.checkpoint, sequencer: t.sequencer, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
@@ -349,10 +375,9 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
     });
   }
   if (staticDivergence) return finish(staticDivergence);
-  if (opts.complete) {
-    const kind = `${t.module}.finished`;
-    const last = t.steps[t.steps.length - 1];
-    if (!t.finished || !last.receipt.events.some((e) => e.kind === kind)) return whole('finished', 'a finished game', 'a game still in play');
-  }
+  // Finished is what the verified steps show, not what the node says.
+  finished = finishedBy(t.steps[t.steps.length - 1], t.module, t.game);
+  if (t.finished === true && !finished) return whole('finished', `the last step emitting ${t.module}.finished for game ${t.game}, as the transcript says`, 'a last step without it');
+  if (opts.complete && !finished) return whole('finished', 'a finished game', 'a game still in play');
   return finish(null);
 }

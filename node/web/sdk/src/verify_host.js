@@ -4,7 +4,9 @@
 // ledger.rs): module-scoped `get`/`put`/`delete`/`scan`, `read_raw`/`scan_raw`, the context
 // (`height`, `block_time_ms`, `module_id`, `txid`, `sequencer`, `checkpoint`), `balance`,
 // `escrow_in` (only from the sender) and `escrow_out`, `last_error`, `emit`, `public_random`,
-// `output`, `abort`, `log`. No fuel is counted (the browser has none): the caller bounds the time
+// `output`, `abort`, `log`, each under the chain's per-call bounds with its texts (256 KiB written,
+// 256 events / 64 KiB, keys of 1 KiB, 1 MiB of output); the game's state is held up to 64 MiB.
+// No fuel is counted (the browser has none): the caller bounds the time
 // instead (a Worker it terminates). `create_token`, `mint`, `burn`, `verify_signed`, `call_pure`,
 // `call_code` and `module_code_hash` are not implemented: a module calling one traps here with
 // `internal: <name> is not supported by the JS verifier` (tic-tac-toe and m,n,k call none).
@@ -24,6 +26,13 @@
 export async function replayGame(module, input) {
   const enc = new TextEncoder();
   const dec = new TextDecoder('utf-8', { fatal: true });
+  // The chain's per-call bounds (runtime/vm/src/run/bounds.rs) and this verifier's own.
+  const MAX_KEY_BYTES = 1024;
+  const MAX_CALL_WRITE_BYTES = 256 << 10;
+  const MAX_CALL_EVENTS = 256;
+  const MAX_CALL_EVENT_BYTES = 64 << 10;
+  const MAX_OUTPUT_BYTES = 1 << 20;
+  const MAX_VERIFIER_STATE_BYTES = 64 << 20;
   const K = [0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2];
   // SHA-256 (FIPS 180-4), for public_random: host imports are synchronous, WebCrypto is not.
   function sha256(data) {
@@ -84,6 +93,16 @@ export async function replayGame(module, input) {
     let lastError = null;
     let randoms = 0;
     let memory = null;
+    // The chain's per-call bounds (runtime/vm/src/run/bounds.rs), with its texts, checked
+    // before anything is copied.
+    let written = 0;
+    let eventBytes = 0;
+    const wrote = (key, valueLen) => {
+      const keyLen = enc.encode(key).length;
+      if (keyLen > MAX_KEY_BYTES) throw new Trap(`internal: key longer than ${MAX_KEY_BYTES} bytes`);
+      written += keyLen + valueLen;
+      if (written > MAX_CALL_WRITE_BYTES) throw new Trap(`internal: state writes over ${MAX_CALL_WRITE_BYTES} bytes in one call`);
+    };
     const bytesAt = (ptr, len) => {
       ptr >>>= 0; len >>>= 0;
       if (len > 0 && ptr + len > memory.buffer.byteLength) throw new Trap('internal: bad pointer from module');
@@ -146,8 +165,8 @@ export async function replayGame(module, input) {
       sequencer: (p, c) => answer(enc.encode(step.sequencer), p, c),
       checkpoint: (p, c) => answer(enc.encode(`{"hash":${JSON.stringify(step.checkpoint.hash)},"height":${step.checkpoint.height}}`), p, c),
       get: (kp, kl, p, c) => { const v = writes.get(prefix + text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
-      put: (kp, kl, vp, vl) => { writes.set(prefix + text(kp, kl), bytesAt(vp, vl)); },
-      delete: (kp, kl) => { writes.delete(prefix + text(kp, kl)); },
+      put: (kp, kl, vp, vl) => { const k = text(kp, kl); wrote(k, vl >>> 0); writes.set(prefix + k, bytesAt(vp, vl)); },
+      delete: (kp, kl) => { const k = text(kp, kl); wrote(k, 0); writes.delete(prefix + k); },
       scan: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(prefix + text(pp, pl), sl === -1 ? null : prefix + text(sp, sl), limit, prefix), p, c)),
       read_raw: (kp, kl, p, c) => { const v = writes.get(text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
       scan_raw: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(text(pp, pl), sl === -1 ? null : text(sp, sl), limit, null), p, c)),
@@ -172,6 +191,8 @@ export async function replayGame(module, input) {
         const kind = text(kp, kl);
         const data = text(dp, dl);
         try { JSON.parse(data); } catch { throw new Trap('internal: event data is not valid JSON'); }
+        eventBytes += enc.encode(kind).length + enc.encode(data).length;
+        if (events.length >= MAX_CALL_EVENTS || eventBytes > MAX_CALL_EVENT_BYTES) throw new Trap(`internal: more than ${MAX_CALL_EVENTS} events or ${MAX_CALL_EVENT_BYTES} bytes of events in one call`);
         events.push({ kind, data });
       },
       public_random: (out) => {
@@ -185,7 +206,10 @@ export async function replayGame(module, input) {
         dv.setBigUint64(38 + t.length, BigInt(randoms++), true);
         answer(sha256(m), out, 32);
       },
-      output: (p, l) => { output = text(p, l); },
+      output: (p, l) => {
+        if ((l >>> 0) > MAX_OUTPUT_BYTES) throw new Trap(`internal: output over ${MAX_OUTPUT_BYTES} bytes`);
+        output = text(p, l);
+      },
       abort: () => { throw new Trap('internal: module panicked'); },
       log: () => {},
     };
@@ -218,7 +242,14 @@ export async function replayGame(module, input) {
       const why = e instanceof Trap ? e.message : `internal: trap: ${(e && e.message) || e}`;
       result = { ok: false, error: why, events: [] };
     }
-    if (result.ok) state = writes;
+    if (result.ok) {
+      state = writes;
+      // Not a chain rule: what this verifier holds (a hostile transcript could make 10,000
+      // steps write 256 KiB each). Over it the verification stops with this error.
+      let held = 0;
+      for (const [k, v] of state) held += k.length + v.length;
+      if (held > MAX_VERIFIER_STATE_BYTES) throw new Error(`the game's state grew over ${MAX_VERIFIER_STATE_BYTES} bytes: more than this verifier holds`);
+    }
     results.push(result);
   }
   return results;

@@ -87,6 +87,21 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   await caught('a header edited under its signature', tamper((t) => { t.steps[3].header.header.time_ms += 1; }), 3, 'header_signature');
   await caught('a wrong inclusion proof', tamper((t) => { t.steps[2].tx_proof.push('00'.repeat(32)); }), 2, 'tx_proof');
   await caught('a wrong tree size', tamper((t) => { t.steps[2].tx_count = 7; }), 2, 'tx_proof');
+  // Numbers as strings would slip past comparisons: refused as a malformed step.
+  await caught('a height given as a string', tamper((t) => { t.steps[3].height = String(t.steps[3].height); }), 3, 'transcript');
+  // Cut short but still called finished: finished is what the steps show.
+  const short = tamper((t) => { t.steps.pop(); });
+  const cut = await verifyTranscript(short, wasm, opts);
+  assert.deepEqual([cut.divergence?.index, cut.divergence?.field], [null, 'finished'], JSON.stringify(cut.divergence));
+  short.finished = false;
+  const honest = await verifyTranscript(short, wasm, opts);
+  assert.deepEqual([honest.ok, honest.finished], [true, false], JSON.stringify(honest.divergence));
+  assert.equal(good.finished, true);
+  // Another game's real steps shown as this game's: relabelled, or appended.
+  const other = await play(chain, x, 'tictactoe', { kind: 'create' });
+  const otherT = await chain.transcript('tictactoe', other.events[0].data.id);
+  await caught('another game relabelled', { ...otherT, game: id }, 0, 'game');
+  await caught("another game's step appended", tamper((t) => { t.steps.pop(); t.finished = false; t.steps.push(otherT.steps[0]); }), 10, 'game');
   await caught('one block shown with two sizes', tamper((t) => { Object.assign(t.steps[3], { height: t.steps[2].height, header: t.steps[2].header, index: t.steps[2].index + 1, tx_count: t.steps[2].tx_count + 1 }); }), 3, 'block');
   await caught('an edited op', tamper((t) => { t.steps[5].body = t.steps[5].body.replace('"cell":4', '"cell":6'); }), 5, 'txid');
   const wrongAnchor = await verifyTranscript(transcript, wasm, { ...opts, sequencer: forger.address });

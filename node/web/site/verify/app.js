@@ -13,27 +13,28 @@ const short = (a) => (a ? `${a.slice(0, 6)}…${a.slice(-4)}` : '');
 const { Chain, verifyTranscript } = await loadSdk();
 const chain = new Chain(location.origin);
 const params = new URLSearchParams(location.search);
-const module = params.get('module') ?? 'tictactoe';
-const id = params.get('id') ?? '';
-$('game').textContent = `${module}:${id}`;
+// The game asked for in the address; a transcript file without one is checked as the game it
+// names (shown once read).
+const asked = { module: params.get('module') ?? undefined, id: params.get('id') ?? undefined };
+const module = asked.module ?? 'tictactoe';
+const id = asked.id ?? '';
+$('game').textContent = asked.id ? `${module}:${id}` : '';
 document.body.dataset.ready = '1';
 
-/** The board after the verified steps (tic-tac-toe's 3×3, m,n,k's rows×cols), from the ops. */
+/**
+ * The board after the verified steps (tic-tac-toe's 3×3, m,n,k's rows×cols): the `board` of the
+ * last `<module>.moved` event, which the re-execution produced itself, never a count of ops.
+ */
 function drawBoard(t, steps) {
   let rows = 3;
   let cols = 3;
-  const created = steps.find((s) => s.kind === 'create');
-  const data = created?.events.find((e) => e.kind.endsWith('.created'))?.data;
-  if (module === 'mnk' && data) { rows = data.rows; cols = data.cols; }
-  if (!(rows >= 1 && rows <= 19 && cols >= 1 && cols <= 19)) return;
-  const cells = Array(rows * cols).fill('');
-  let n = 0;
-  for (const s of steps) {
-    if (s.kind !== 'move' || !s.op) continue;
-    const i = module === 'mnk' ? s.op.row * cols + s.op.col : s.op.cell;
-    if (Number.isInteger(i) && i >= 0 && i < cells.length) cells[i] = n % 2 === 0 ? 'x' : 'o';
-    n++;
-  }
+  const events = steps.flatMap((s) => s.events);
+  const data = events.find((e) => e.kind === `${t.module}.created`)?.data;
+  if (t.module === 'mnk' && data) { rows = data.rows; cols = data.cols; }
+  if (!(Number.isInteger(rows) && Number.isInteger(cols) && rows >= 1 && rows <= 19 && cols >= 1 && cols <= 19)) return;
+  const moved = events.filter((e) => e.kind === `${t.module}.moved`).at(-1)?.data?.board;
+  const marks = typeof moved === 'string' && moved.length === rows * cols ? moved : '.'.repeat(rows * cols);
+  const cells = [...marks].map((c) => (c === 'x' || c === 'o' ? c : ''));
   const board = $('board');
   board.style.gridTemplateColumns = `repeat(${cols}, auto)`;
   board.classList.toggle('small', cols > 9);
@@ -64,7 +65,11 @@ async function check(transcript, bytes, source) {
     const wasm = await chain.code(transcript.code_hash);
     // A chain with validators: a header is signed by the validator that proposed it.
     const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : undefined;
-    const r = await verifyTranscript(transcript, wasm, { sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, module, game: id });
+    if (!asked.id) $('game').textContent = `${transcript.module}:${transcript.game}`;
+    const r = await verifyTranscript(transcript, wasm, {
+      sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, genesisModules: genesis.modules,
+      module: asked.module, game: asked.id,
+    });
     const items = r.steps.map((s) => {
       const li = document.createElement('li');
       li.dataset.ok = '1';
@@ -84,7 +89,7 @@ async function check(transcript, bytes, source) {
     $('steps').replaceChildren(...items);
     drawBoard(transcript, r.steps);
     $('status').textContent = r.ok
-      ? `✓ Verified: all ${r.steps.length} steps match (${transcript.finished ? 'finished' : 'not finished yet'}).`
+      ? `✓ Verified: all ${r.steps.length} steps match (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).`
       : `✗ Diverged after ${r.steps.length} matching steps.`;
     $('status').className = r.ok ? 'ok' : 'fail';
     $('facts').textContent = `${source}: ${bytes} bytes, code ${transcript.code_hash.slice(0, 16)}…, verified in ${r.elapsedMs} ms${r.isolated ? ' (in a Worker)' : ''}.`;
