@@ -65,7 +65,7 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
 
   // The third browser.
   const carol = await verifier(`${node.url}${href}`, 'carol');
-  assert.equal(await carol.page.getAttribute('body', 'data-result'), 'verified', await carol.page.textContent('#status'));
+  assert.equal(await carol.page.getAttribute('body', 'data-result'), 'verified', `${await carol.page.textContent('#status')} ${await carol.page.textContent('#divergence')}`);
   await waitText(carol.page, '#status', 'Verified: all 11 steps match (finished; code of the genesis)');
   const marks = await carol.page.$$eval('#steps li', (lis) => lis.map((l) => `${l.dataset.ok}${l.textContent.slice(0, 1)}`));
   assert.deepEqual(marks, Array(11).fill('1✓'));
