@@ -150,6 +150,10 @@ pub struct NodeConfig {
     /// WebSocket subscriptions open at once; further upgrades get `503 too_many_subscribers`.
     /// Default 1000.
     pub max_ws_subscribers: usize,
+    /// WebSocket subscriptions one client IP may hold at once (of `max_ws_subscribers`), so one
+    /// client cannot take every slot; further upgrades from it get `503 too_many_subscribers`.
+    /// Behind a proxy every client has the proxy's IP: raise it there. Default 64.
+    pub max_ws_per_ip: usize,
     /// Move relay connections (`GET /v1/relay/<game>`, `server/relay.rs`) open at once; further
     /// upgrades get `503 too_many_subscribers`. Default 1000.
     pub max_relay_connections: usize,
@@ -419,6 +423,7 @@ impl Default for NodeConfig {
             ws_buffer_bytes: 16 << 20,
             ws_send_timeout_ms: 10_000,
             max_ws_subscribers: 1000,
+            max_ws_per_ip: 64,
             max_relay_connections: 1000,
             max_connections: 2048,
             compile_budget_ms: 10_000,
@@ -494,6 +499,7 @@ impl NodeConfig {
             ("ws_send_timeout_ms", self.ws_send_timeout_ms),
             ("ws_buffer_bytes", self.ws_buffer_bytes),
             ("max_ws_subscribers", self.max_ws_subscribers as u64),
+            ("max_ws_per_ip", self.max_ws_per_ip as u64),
             ("max_relay_connections", self.max_relay_connections as u64),
             ("max_connections", self.max_connections as u64),
             ("max_pending_bytes", self.max_pending_bytes),

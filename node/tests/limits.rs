@@ -1,6 +1,7 @@
 //! The connection and subscriber caps, on an in-process node: a connection over
 //! `max_connections` gets `503 too_many_connections` (JSON) and is closed, and is counted back
-//! when one closes; an upgrade over `max_ws_subscribers` gets `503 too_many_subscribers`; both
+//! when one closes; an upgrade over `max_ws_subscribers`, or over `max_ws_per_ip` from one
+//! address, gets `503 too_many_subscribers`; both
 //! counts are in `/v1/status`.
 
 use std::time::{Duration, Instant};
@@ -119,6 +120,69 @@ async fn connections_and_subscribers_are_capped_and_counted() {
             "the subscriber is still counted"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    node.stop().await.unwrap();
+}
+
+/// Sends a WebSocket upgrade of `path` on a new connection and returns the answer's head and
+/// the connection (open when the upgrade was accepted).
+async fn upgrade(addr: std::net::SocketAddr, path: &str) -> (String, TcpStream) {
+    let mut s = TcpStream::connect(addr).await.unwrap();
+    s.write_all(
+        format!(
+            "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .as_bytes(),
+    )
+    .await
+    .unwrap();
+    let mut buf = vec![0u8; 4096];
+    let n = tokio::time::timeout(Duration::from_secs(10), s.read(&mut buf))
+        .await
+        .expect("an answer")
+        .unwrap();
+    (String::from_utf8_lossy(&buf[..n]).into_owned(), s)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_client_ip_holds_at_most_max_ws_per_ip_subscriptions() {
+    let config = gamechain_node::NodeConfig {
+        max_ws_subscribers: 10,
+        max_ws_per_ip: 2,
+        ..LocalNode::config()
+    };
+    let node = LocalNode::start_with(config)
+        .await
+        .expect("the node starts");
+    let url = node.url().trim_end_matches('/').to_string();
+    // Two from this address, on either feed; the third is refused though the node has room.
+    let (a, first) = upgrade(node.addr(), "/v1/ws").await;
+    assert!(a.starts_with("HTTP/1.1 101"), "{a}");
+    let (b, _second) = upgrade(node.addr(), "/v1/ws/events?module=tictactoe").await;
+    assert!(b.starts_with("HTTP/1.1 101"), "{b}");
+    let (c, _) = upgrade(node.addr(), "/v1/ws").await;
+    assert!(c.starts_with("HTTP/1.1 503"), "{c}");
+    assert_eq!(body(&c)["error"]["code"], "too_many_subscribers", "{c}");
+    assert!(
+        body(&c)["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("max_ws_per_ip"),
+        "{c}"
+    );
+    // One closed: room again for this address (once the node has seen the close).
+    drop(first);
+    let started = Instant::now();
+    loop {
+        let (d, fourth) = upgrade(node.addr(), "/v1/ws/events?module=tictactoe").await;
+        if d.starts_with("HTTP/1.1 101") {
+            drop(fourth);
+            break;
+        }
+        assert!(d.contains("max_ws_per_ip"), "{d}");
+        assert!(started.elapsed() < Duration::from_secs(10), "the slot is still held: {d}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     node.stop().await.unwrap();
 }

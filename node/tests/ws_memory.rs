@@ -117,7 +117,8 @@ async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
     let mut node = NodeProcess::new(
         tmp.path(),
         &format!(
-            "block_interval_ms = 3600000\nmax_block_txs = 16\nmax_ws_subscribers = {}\nmax_connections = {}",
+            "block_interval_ms = 3600000\nmax_block_txs = 16\nmax_ws_subscribers = {}\nmax_ws_per_ip = {}\nmax_connections = {}",
+            silent + 10,
             silent + 10,
             silent + 200
         ),

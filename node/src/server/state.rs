@@ -32,6 +32,8 @@ pub struct AppState {
     /// WebSocket subscriptions open at once (`max_ws_subscribers`): a subscriber holds a
     /// permit; an upgrade finding none left is refused (`ws.rs`).
     pub ws_slots: Arc<tokio::sync::Semaphore>,
+    /// WebSocket subscriptions held per client IP (`max_ws_per_ip`; `ws::take_slot`).
+    pub ws_per_ip: Arc<std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>>,
     /// Open TCP connections of the API (`http_io.rs` counts them; at most `max_connections`).
     pub connections: Arc<std::sync::atomic::AtomicUsize>,
     /// The move relay's games and connections (`relay.rs`).
@@ -71,6 +73,7 @@ impl AppState {
             views: Arc::new(tokio::sync::Semaphore::new(config.max_concurrent_views)),
             admission,
             ws_slots: Arc::new(tokio::sync::Semaphore::new(config.max_ws_subscribers)),
+            ws_per_ip: Arc::default(),
             connections: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
             relay: Arc::new(Relay::default()),
             relay_slots: Arc::new(tokio::sync::Semaphore::new(config.max_relay_connections)),

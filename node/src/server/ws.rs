@@ -15,16 +15,20 @@
 //!   blocks (shared by all subscribers, `feed.rs`): block messages are never copied per
 //!   subscriber.
 //!
-//! At most `max_ws_subscribers` subscriptions at once: further upgrades get `503
+//! At most `max_ws_subscribers` subscriptions at once, `max_ws_per_ip` of them from one client
+//! IP ([`take_slot`], shared with `GET /v1/ws/events`): further upgrades get `503
 //! too_many_subscribers` (JSON). At shutdown subscribers get close code [`CLOSE_GOING_AWAY`].
 //!
 //! The upgrade is done here (hyper's upgrade, then tokio-tungstenite's stream on it) rather than
 //! with axum's `WebSocketUpgrade`, whose messages cannot be sent as fragments of a shared
 //! buffer.
 
+use std::collections::HashMap;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
@@ -136,18 +140,60 @@ pub(crate) async fn server_stream(
     WebSocketStream::from_raw_socket(TokioIo::new(upgraded), Role::Server, Some(config)).await
 }
 
-/// One of the node's `max_ws_subscribers` WebSocket slots (shared by `GET /v1/ws` and
-/// `GET /v1/ws/events`), held for the subscription's life; when all are taken, the answer
-/// `503 too_many_subscribers` ("… retry later" and then `alternative`, e.g. how to poll instead).
-pub fn take_slot(app: &AppState, alternative: &str) -> Result<OwnedSemaphorePermit, Response> {
-    app.ws_slots.clone().try_acquire_owned().map_err(|_| {
+/// A WebSocket subscription's slot: one of the node's `max_ws_subscribers` (shared by
+/// `GET /v1/ws` and `GET /v1/ws/events`) and one of its client IP's `max_ws_per_ip`, both given
+/// back when it is dropped (the subscription ended).
+pub struct WsSlot {
+    _permit: OwnedSemaphorePermit,
+    ip: IpAddr,
+    per_ip: Arc<Mutex<HashMap<IpAddr, usize>>>,
+}
+
+impl Drop for WsSlot {
+    fn drop(&mut self) {
+        let mut held = self.per_ip.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = held.get_mut(&self.ip) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// The client IP of `request` (`0.0.0.0` without one, as in in-process router tests).
+pub fn client_ip(request: &Request) -> IpAddr {
+    request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |c| c.0.ip())
+}
+
+/// Takes a [`WsSlot`] for a client at `ip`; when the node's slots or the IP's are all taken,
+/// the answer `503 too_many_subscribers` ("… retry later" and then `alternative`, e.g. how to
+/// poll instead).
+pub fn take_slot(app: &AppState, ip: IpAddr, alternative: &str) -> Result<WsSlot, Response> {
+    let refuse = |message: String| {
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "too_many_subscribers", message)
+            .into_response()
+    };
+    let mut held = app.ws_per_ip.lock().unwrap_or_else(|e| e.into_inner());
+    let mine = held.get(&ip).copied().unwrap_or(0);
+    let per_ip = app.chain.config.max_ws_per_ip;
+    if mine >= per_ip {
+        return Err(refuse(format!(
+            "this address holds {per_ip} WebSocket subscriptions already (max_ws_per_ip); close one, or retry later{alternative}"
+        )));
+    }
+    let permit = app.ws_slots.clone().try_acquire_owned().map_err(|_| {
         let max = app.chain.config.max_ws_subscribers;
-        ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too_many_subscribers",
-            format!("{max} WebSocket subscribers are connected already (max_ws_subscribers); retry later{alternative}"),
-        )
-        .into_response()
+        refuse(format!("{max} WebSocket subscribers are connected already (max_ws_subscribers); retry later{alternative}"))
+    })?;
+    held.insert(ip, mine + 1);
+    Ok(WsSlot {
+        _permit: permit,
+        ip,
+        per_ip: app.ws_per_ip.clone(),
     })
 }
 
@@ -158,7 +204,7 @@ pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Res
         Ok(parts) => parts,
         Err(answer) => return answer,
     };
-    let slot = match take_slot(&app, ", or poll GET /v1/blocks/<height>") {
+    let slot = match take_slot(&app, client_ip(&request), ", or poll GET /v1/blocks/<height>") {
         Ok(slot) => slot,
         Err(answer) => return answer,
     };
@@ -251,7 +297,7 @@ async fn send_block(
 async fn serve(
     mut ws: Ws,
     mut blocks: broadcast::Receiver<FeedItem>,
-    _slot: OwnedSemaphorePermit,
+    _slot: WsSlot,
     app: AppState,
 ) {
     let mut shutdown: watch::Receiver<bool> = app.shutdown.clone();

@@ -31,13 +31,15 @@ use axum::extract::{RawQuery, Request, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use tokio::sync::{broadcast, watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{broadcast, watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::server::api::parse_query;
 use crate::server::api_error::ApiError;
 use crate::server::state::AppState;
-use crate::server::ws::{close, server_stream, switching_protocols, take_slot, take_upgrade, Ws};
+use crate::server::ws::{
+    client_ip, close, server_stream, switching_protocols, take_slot, take_upgrade, Ws, WsSlot,
+};
 use events::{head_message, BlockEvents, EventFilter};
 
 /// Most blocks a subscription replays from storage when it connects (`from` to the head).
@@ -116,7 +118,7 @@ pub async fn subscribe(
             ),
         );
     }
-    let slot = match take_slot(&app, "") {
+    let slot = match take_slot(&app, client_ip(&request), "") {
         Ok(slot) => slot,
         Err(answer) => return answer,
     };
@@ -207,7 +209,7 @@ async fn serve(
     filter: EventFilter,
     mut next: u64,
     mut live: broadcast::Receiver<Arc<BlockEvents>>,
-    _slot: OwnedSemaphorePermit,
+    _slot: WsSlot,
     app: AppState,
 ) {
     let mut shutdown: watch::Receiver<bool> = app.shutdown.clone();
