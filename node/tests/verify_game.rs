@@ -162,10 +162,13 @@ async fn games_verify_and_every_tampering_is_caught() {
     // verifies, as not finished, and fails --complete.
     let mut short = transcript.clone();
     short["steps"].as_array_mut().unwrap().pop();
-    let d = diverges(dir, &url, &game, &short, &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (None, Some("finished")), "{d}");
-    short["finished"] = json!(false);
     let file = dir.join("short.json");
+    std::fs::write(&file, short.to_string()).unwrap();
+    let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
+    let d = &report["divergence"];
+    assert_eq!((code, d["index"].as_u64(), d["field"].as_str()), (4, None, Some("finished")), "{d}");
+    assert_eq!(report["finished"], false, "a diverged transcript is never reported finished");
+    short["finished"] = json!(false);
     std::fs::write(&file, short.to_string()).unwrap();
     let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
     assert_eq!((code, &report["finished"]), (0, &json!(false)), "{report}");

@@ -14,8 +14,8 @@
 //!   an unfinished game's answer is the transcript so far (`"finished": false`, `scanned_to`
 //!   the last height read).
 //! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
-//!   steps (`413 too_large` beyond), [`TRANSCRIPTS_AT_ONCE`] built at once node-wide (`503
-//!   busy` at once for more).
+//!   steps (`413 too_large` beyond), [`TRANSCRIPTS_AT_ONCE`] built at once node-wide and one
+//!   per client IP (`503 busy` at once for more).
 //! - **Code**: the module's code hash, served only when no upgrade took effect at or after the
 //!   game's first block: otherwise `409 conflict` (one code hash per transcript).
 //! - **Errors**: `404 not_found` for an unknown module or game (no transaction with that txid
@@ -26,7 +26,11 @@ pub mod build;
 pub mod wire;
 
 use axum::extract::rejection::PathRejection;
-use axum::extract::{Path, RawQuery, State};
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+use std::sync::Mutex;
+
+use axum::extract::{Path, RawQuery, Request, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
@@ -35,6 +39,7 @@ use crate::server::api::parse_query;
 use crate::server::api_error::ApiError;
 use crate::server::game_feed::events::EventFilter;
 use crate::server::state::AppState;
+use crate::server::ws::client_ip;
 use build::TranscriptError;
 
 /// Most transactions in one transcript.
@@ -51,6 +56,26 @@ pub const TRANSCRIPTS_AT_ONCE: usize = 2;
 
 static BUILDING: Semaphore = Semaphore::const_new(TRANSCRIPTS_AT_ONCE);
 
+/// Client IPs with a transcript being built (one each).
+static BUILDING_FOR: Mutex<BTreeSet<IpAddr>> = Mutex::new(BTreeSet::new());
+
+/// A client IP's one build, given back when dropped.
+struct PerIp(IpAddr);
+
+impl PerIp {
+    fn take(ip: IpAddr) -> Option<PerIp> {
+        let mut held = BUILDING_FOR.lock().unwrap_or_else(|e| e.into_inner());
+        held.insert(ip).then_some(PerIp(ip))
+    }
+}
+
+impl Drop for PerIp {
+    fn drop(&mut self) {
+        let mut held = BUILDING_FOR.lock().unwrap_or_else(|e| e.into_inner());
+        held.remove(&self.0);
+    }
+}
+
 fn invalid(message: String) -> ApiError {
     ApiError::new(StatusCode::BAD_REQUEST, "invalid", message)
 }
@@ -60,7 +85,9 @@ pub async fn get_transcript(
     State(app): State<AppState>,
     path: Result<Path<(String, String)>, PathRejection>,
     RawQuery(query): RawQuery,
+    request: Request,
 ) -> Result<Response, ApiError> {
+    let ip = client_ip(&request);
     let Path((module, game)) = path.map_err(|e| invalid(e.body_text()))?;
     let query = parse_query(query.as_deref())?;
     if let Some(key) = query.keys().find(|k| k.as_str() != "from") {
@@ -81,8 +108,15 @@ pub async fn get_transcript(
             false => invalid(e),
         },
     )?;
-    // Refused at once when every build slot is taken: a queue would let a few slow requests
-    // hold everybody else's until the request timeout.
+    // One build per client IP at a time, and refused at once when every build slot is taken:
+    // a queue would let a few slow requests hold everybody else's until the request timeout.
+    let mine = PerIp::take(ip).ok_or_else(|| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "busy",
+            "a transcript for this address is being built already; retry when it is done".to_string(),
+        )
+    })?;
     let permit = BUILDING.try_acquire().map_err(|_| {
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -95,6 +129,7 @@ pub async fn get_transcript(
     // slot until the blocking read it started ends.
     let built = tokio::task::spawn_blocking(move || {
         let _permit = permit;
+        let _mine = mine;
         build::build(&chain, &filter, from)
     })
     .await

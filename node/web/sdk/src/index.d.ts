@@ -560,8 +560,10 @@ export interface VerifyOptions {
   signers?: string[];
   /** The chain id; default: the transcript's own. */
   chainId?: string;
-  module?: string;
-  game?: string;
+  /** The module asked for (required: a transcript of any other game is a divergence). */
+  module: string;
+  /** The game asked for (required). */
+  game: string;
   /** Also require the game to have finished. */
   complete?: boolean;
   /** Longest the re-execution may run, ms (default 30000). */
@@ -575,6 +577,9 @@ export interface VerifyResult {
   ok: boolean;
   steps: VerifiedStep[];
   divergence: VerifyDivergence | null;
+  /** The module and game the transcript names (checked against `opts`). */
+  module: string | null;
+  game: string | null;
   /** The verified last step finished the game (its `<module>.finished` event names it); never the node's word alone. */
   finished: boolean;
   /** `genesis` when the code hash is the genesis module's, else the node named it (an upload or an upgrade). */
@@ -585,7 +590,7 @@ export interface VerifyResult {
 }
 
 /** Checks a transcript against the module's wasm: signatures, inclusion proofs, order, and every op re-executed (no fuel). */
-export function verifyTranscript(transcript: Transcript, wasmBytes: Uint8Array | ArrayBuffer, opts?: VerifyOptions): Promise<VerifyResult>;
+export function verifyTranscript(transcript: Transcript, wasmBytes: Uint8Array | ArrayBuffer, opts: VerifyOptions): Promise<VerifyResult>;
 /** RFC 9162 §2.1.3.2 inclusion check: `leaf` at `index` of `size` leaves under `root`. */
 export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: string[], root: Uint8Array): boolean;
 /** The block hash of a header (SHA-256 of its borsh encoding), hex. */

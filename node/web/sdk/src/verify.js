@@ -206,8 +206,6 @@ async function inWorker(module, input, timeoutMs) {
 // ---------------------------------------------------------------------------------------------
 // verifyTranscript.
 
-/** A game id that is a txid prefix: 2 to 64 lowercase hex characters (even length checked apart). */
-const HEX_ID = /^[0-9a-f]{2,64}$/;
 /** Whether event data names game `game` by its `id` or `game` field (the events feed's rule). */
 function namesGame(data, game) {
   return !!data && typeof data === 'object' && (data.id === game || data.game === game);
@@ -224,16 +222,19 @@ function decimal(s) { return typeof s === 'string' && /^(0|[1-9][0-9]*)$/.test(s
  * `divergence` names the first failed check (`index` null for the transcript as a whole).
  * @param {object} transcript the node's JSON answer
  * @param {Uint8Array|ArrayBuffer} wasmBytes the module's code
- * @param {{sequencer?: string, signers?: string[], chainId?: string, module?: string,
- *   game?: string, complete?: boolean, timeoutMs?: number, worker?: 'auto'|'always'|'never',
- *   genesisModules?: {id: string, code_hash: string}[]}} [opts] `genesisModules`: the genesis's
- *   `modules`, to say whether the code hash is the genesis module's (`codeOrigin`)
+ * @param {{sequencer?: string, signers?: string[], chainId?: string, module: string,
+ *   game: string, complete?: boolean, timeoutMs?: number, worker?: 'auto'|'always'|'never',
+ *   genesisModules?: {id: string, code_hash: string}[]}} opts `module` and `game`: the game
+ *   asked for (required: without them the result is a `game` divergence); `genesisModules`: the
+ *   genesis's `modules`, to say whether the code hash is the genesis module's (`codeOrigin`)
  * @returns {Promise<{ok: boolean, steps: object[], divergence: null|{index: number|null,
- *   txid: string|null, field: string, expected: string, got: string}, finished: boolean,
+ *   txid: string|null, field: string, expected: string, got: string}, module: string|null,
+ *   game: string|null, finished: boolean,
  *   codeOrigin: 'genesis'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
  *   `finished`: the verified last step finished the game (never the node's word alone)
  */
-export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
+export async function verifyTranscript(transcript, wasmBytes, opts) {
+  opts = opts ?? {};
   const started = (globalThis.performance ?? Date).now();
   const steps = [];
   let isolated = null;
@@ -243,6 +244,8 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
     ok: divergence === null,
     steps,
     divergence,
+    module: typeof transcript?.module === 'string' ? transcript.module : null,
+    game: typeof transcript?.game === 'string' ? transcript.game : null,
     finished: divergence === null && finished,
     codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
@@ -257,8 +260,11 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
   const sequencer = opts.sequencer ?? t.sequencer;
   if (t.sequencer !== sequencer) return whole('sequencer', sequencer, t.sequencer);
   const signers = opts.signers ?? [sequencer];
-  if (opts.module !== undefined && t.module !== opts.module) return whole('module', opts.module, t.module);
-  if (opts.game !== undefined && t.game !== opts.game) return whole('game', opts.game, t.game);
+  // The game asked for is required: a transcript proves only the game it names, so a caller
+  // that did not say which one it wanted would accept any game (of any module) as verified.
+  if (typeof opts.module !== 'string' || typeof opts.game !== 'string') return whole('game', 'opts.module and opts.game: the game asked for', 'none given');
+  if (t.module !== opts.module) return whole('module', opts.module, t.module);
+  if (t.game !== opts.game) return whole('game', opts.game, t.game);
   const code = wasmBytes instanceof Uint8Array ? wasmBytes : new Uint8Array(wasmBytes);
   if (code.length > MAX_VERIFY_MODULE_BYTES) return whole('code_size', `at most ${MAX_VERIFY_MODULE_BYTES} bytes`, `${code.length} bytes`);
   const codeHash = bytesToHex(sha256(code));
@@ -310,10 +316,9 @@ export async function verifyTranscript(transcript, wasmBytes, opts = {}) {
       // picking steps); the first step of a hex id is the transaction that created the game.
       if (s.receipt.ok !== true) { fail(at('game', `a successful op of game ${t.game}`, `a failed transaction (${s.receipt.error})`)); break; }
       if (!s.receipt.events.some((e) => namesGame(e.data, t.game))) { fail(at('game', `an event of ${t.module} naming game ${t.game} (its id or game field)`, 'a receipt whose events name another game or none')); break; }
-      if (i === 0 && HEX_ID.test(t.game) && t.game.length % 2 === 0 && !s.txid.startsWith(t.game)) { fail(at('game', `the transaction that created game ${t.game} (its txid starts with the id)`, `transaction ${s.txid}`)); break; }
       previous = s;
       const sender = a.type === 'session_game' ? a.account : body.from;
-      checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: h.checkpoint, sequencer: t.sequencer, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
+      checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: { hash: String(h.checkpoint.hash), height: h.checkpoint.height }, sequencer: t.sequencer, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
     } catch (e) {
       fail(at('transcript', 'a well-formed step', (e && e.message) || e));
     }

@@ -101,6 +101,10 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   const other = await play(chain, x, 'tictactoe', { kind: 'create' });
   const otherT = await chain.transcript('tictactoe', other.events[0].data.id);
   await caught('another game relabelled', { ...otherT, game: id }, 0, 'game');
+  // The game asked for is required, and a transcript of another module is refused.
+  const unasked = await verifyTranscript(transcript, wasm, { sequencer, chainId, complete: true });
+  assert.deepEqual([unasked.ok, unasked.divergence.field], [false, 'game']);
+  assert.equal((await verifyTranscript(transcript, wasm, { ...opts, module: 'mnk' })).divergence.field, 'module');
   await caught("another game's step appended", tamper((t) => { t.steps.pop(); t.finished = false; t.steps.push(otherT.steps[0]); }), 10, 'game');
   await caught('one block shown with two sizes', tamper((t) => { Object.assign(t.steps[3], { height: t.steps[2].height, header: t.steps[2].header, index: t.steps[2].index + 1, tx_count: t.steps[2].tx_count + 1 }); }), 3, 'block');
   await caught('an edited op', tamper((t) => { t.steps[5].body = t.steps[5].body.replace('"cell":4', '"cell":6'); }), 5, 'txid');

@@ -65,10 +65,12 @@ async function check(transcript, bytes, source) {
     const wasm = await chain.code(transcript.code_hash);
     // A chain with validators: a header is signed by the validator that proposed it.
     const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : undefined;
-    if (!asked.id) $('game').textContent = `${transcript.module}:${transcript.game}`;
+    // The game checked: the one in the address (its module tictactoe unless named), else, for
+    // a file on a bare /verify/, the one the file names, said so on the page.
+    const want = asked.id ? { module, game: id } : { module: String(transcript.module), game: String(transcript.game) };
+    $('game').textContent = `${want.module}:${want.game}${asked.id ? '' : ' (as the file names it)'}`;
     const r = await verifyTranscript(transcript, wasm, {
-      sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, genesisModules: genesis.modules,
-      module: asked.module, game: asked.id,
+      sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, genesisModules: genesis.modules, ...want,
     });
     const items = r.steps.map((s) => {
       const li = document.createElement('li');
