@@ -155,7 +155,6 @@ async fn one_client_ip_holds_at_most_max_ws_per_ip_subscriptions() {
     let node = LocalNode::start_with(config)
         .await
         .expect("the node starts");
-    let url = node.url().trim_end_matches('/').to_string();
     // Two from this address, on either feed; the third is refused though the node has room.
     let (a, first) = upgrade(node.addr(), "/v1/ws").await;
     assert!(a.starts_with("HTTP/1.1 101"), "{a}");

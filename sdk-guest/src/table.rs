@@ -597,10 +597,7 @@ pub const MAX_AFTER_LEN: usize = 64;
 /// The paging parameters of a list view: `after=<id>` (absent: from the first game) and
 /// `limit=<n>` (1 to `max`, absent: `max`). Errors: `invalid: limit must be an integer from 1
 /// to <max>`, `invalid: after must be a game id (at most 64 characters: 0-9, a-f)`.
-pub fn page_params<'q>(
-    query: &'q Query,
-    max: usize,
-) -> Result<(Option<&'q str>, usize), ActionError> {
+pub fn page_params(query: &Query, max: usize) -> Result<(Option<&str>, usize), ActionError> {
     let limit = match query.get("limit") {
         None => max,
         Some(text) => match text.parse::<usize>() {
