@@ -119,11 +119,9 @@ pub fn verify_inclusion(
 mod tests {
     use super::*;
 
-    /// RFC 6962 reference vectors from the Certificate Transparency implementation
-    /// (transparency-dev/merkle, `testonly/constants.go`: `LeafInputs()` and `RootHashes()`).
-    #[test]
-    fn rfc6962_reference_roots() {
-        let leaves: Vec<Vec<u8>> = [
+    /// The leaves of the RFC 6962 reference vectors (transparency-dev/merkle `LeafInputs()`).
+    fn reference_leaves() -> Vec<Vec<u8>> {
+        [
             "",
             "00",
             "10",
@@ -135,7 +133,14 @@ mod tests {
         ]
         .iter()
         .map(|h| hex::decode(h).unwrap())
-        .collect();
+        .collect()
+    }
+
+    /// RFC 6962 reference vectors from the Certificate Transparency implementation
+    /// (transparency-dev/merkle, `testonly/constants.go`: `LeafInputs()` and `RootHashes()`).
+    #[test]
+    fn rfc6962_reference_roots() {
+        let leaves = reference_leaves();
         let roots = [
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
             "6e340b9cffb37a989ca544e6bb780a2c78901d3fb33738768511a30617afa01d",
@@ -170,19 +175,7 @@ mod tests {
     /// `merkle_tree_test.cc`, transparency-dev/merkle `testonly`: leaf index 0-based).
     #[test]
     fn rfc6962_reference_inclusion_proofs() {
-        let leaves: Vec<Vec<u8>> = [
-            "",
-            "00",
-            "10",
-            "2021",
-            "3031",
-            "40414243",
-            "5051525354555657",
-            "606162636465666768696a6b6c6d6e6f",
-        ]
-        .iter()
-        .map(|h| hex::decode(h).unwrap())
-        .collect();
+        let leaves = reference_leaves();
         let cases: [(usize, usize, &[&str]); 5] = [
             (0, 1, &[]),
             (

@@ -157,10 +157,11 @@ async function runCall(module, entry, input, max) {
   return { out: new Uint8Array(memory.buffer, ptr, len).slice() };
 }
 
-/** The Worker's script (classic script in a browser, CommonJS `eval` in Node). */
-const WORKER_SOURCE = `"use strict";
-const runCall = ${runCall.toString()};
-let on, post;
+/**
+ * The start of every SDK Worker's script (classic script in a browser, CommonJS `eval` in Node,
+ * also verify.js's): `on(f)` receives each message, `post(m)` answers.
+ */
+export const WORKER_PORT = `let on, post;
 if (typeof require === 'function') {
   const { parentPort } = require('node:worker_threads');
   on = (f) => parentPort.on('message', f);
@@ -168,7 +169,12 @@ if (typeof require === 'function') {
 } else {
   on = (f) => { self.onmessage = (e) => f(e.data); };
   post = (m) => self.postMessage(m);
-}
+}`;
+
+/** The Worker's script (classic script in a browser, CommonJS `eval` in Node). */
+const WORKER_SOURCE = `"use strict";
+const runCall = ${runCall.toString()};
+${WORKER_PORT}
 let module = null;
 on(async (m) => {
   if (m.module) { module = m.module; post({ ready: true }); return; }

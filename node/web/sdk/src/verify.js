@@ -21,7 +21,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { verifyMessage } from './message.js';
 import { txidOf } from './chain.js';
-import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES } from './rules.js';
+import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from './rules.js';
 import { replayGame } from './verify_host.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
@@ -157,15 +157,7 @@ export function rawMember(text, outer, name) {
 
 const WORKER_SOURCE = `"use strict";
 const replayGame = ${replayGame.toString()};
-let on, post;
-if (typeof require === 'function') {
-  const { parentPort } = require('node:worker_threads');
-  on = (f) => parentPort.on('message', f);
-  post = (m) => parentPort.postMessage(m);
-} else {
-  on = (f) => { self.onmessage = (e) => f(e.data); };
-  post = (m) => self.postMessage(m);
-}
+${WORKER_PORT}
 on(async (m) => {
   try { post({ results: await replayGame(m.module, m.input) }); } catch (e) { post({ error: String((e && e.message) || e) }); }
 });
