@@ -8,7 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
-import { Chain } from '../src/index.js';
+import { Chain, Key } from '../src/index.js';
 
 let browser;
 before(async () => { browser = await launch(); });
@@ -111,6 +111,26 @@ test('two players: faucet, stake, live lobby, join, a refused move, a win with p
     assert.deepEqual([g.status, g.result, g.winner, g.x, g.o], ['finished', 'x_won', alice.address, alice.address, bob.address]);
     assert.equal((await chain.account('module:tictactoe')).balances.GOLD ?? '0', '0');
     await noReloadNoErrors(alice, bob);
+
+    // The key controls (common/player-key.js): export, replace (after a confirmation), import
+    // back; a key of another network is refused.
+    await bob.page.click('#export');
+    const wif = await bob.page.textContent('#wif-shown');
+    assert.equal(Key.fromWif(wif).address, bob.address);
+    bob.page.once('dialog', (d) => d.accept());
+    await bob.page.click('#new-key');
+    await bob.page.waitForFunction((a) => document.querySelector('#address').textContent !== a, bob.address);
+    const fresh = await bob.page.textContent('#address');
+    assert.equal(await bob.page.evaluate(() => localStorage.getItem('gamechain.wif') !== null), true);
+    await bob.page.fill('#wif-input', Key.generate('mainnet').toWif());
+    await bob.page.click('#import');
+    await waitText(bob.page, '#error', 'import: that key is for mainnet, this chain is testnet');
+    assert.equal(await bob.page.textContent('#address'), fresh);
+    await bob.page.fill('#wif-input', wif);
+    await bob.page.click('#import');
+    await waitText(bob.page, '#address', bob.address);
+    assert.equal(await bob.page.evaluate(() => localStorage.getItem('gamechain.wif')), wif);
+    await waitText(bob.page, '#my-list', id);
   } finally {
     await node.dispose();
   }

@@ -12,8 +12,7 @@
 // checked against its schema; amounts are bigint); a client generated from another version of
 // the module's schema than the node serves is said so on the page.
 import { loadSdk, loadClient, gold, toUnits, $ } from './sdk-loader.js';
-
-const KEY_STORAGE = 'gamechain.wif';
+import { playerKey } from './player-key.js';
 
 /**
  * @param {object} game
@@ -35,22 +34,9 @@ export async function startTable(game) {
   const MAX_SIDE = 19;
   const [status, genesis] = await Promise.all([chain.status(), chain.genesis()]);
   let head = status.height;
-  let key = loadKey();
+  let key = null; // the player's key (player-key.js), set below once the page can redraw
   let current = null; // the open table's id
   let busy = false;
-
-  function loadKey() {
-    const stored = localStorage.getItem(KEY_STORAGE);
-    if (stored) {
-      try {
-        const k = Key.fromWif(stored);
-        if (k.network === status.network) return k;
-      } catch { /* replaced below */ }
-    }
-    const k = Key.generate(status.network);
-    localStorage.setItem(KEY_STORAGE, k.toWif());
-    return k;
-  }
 
   const showError = (text) => { $('error').textContent = text; };
   const say = (text) => { $('info').textContent = text; };
@@ -160,32 +146,13 @@ export async function startTable(game) {
   const who = (a) => (a === key.address ? 'you' : short(a));
 
   // Key, faucet, balance.
-  function showKey() {
-    $('address').textContent = key.address;
-    $('wif-shown').hidden = true;
-  }
   $('faucet').hidden = !genesis.faucet;
   $('faucet').onclick = () => act('faucet', signed({ type: 'faucet', token: 'GOLD' }));
-  $('export').onclick = () => { $('wif-shown').textContent = key.toWif(); $('wif-shown').hidden = !$('wif-shown').hidden; };
-  $('import').onclick = () => {
-    try {
-      const k = Key.fromWif($('wif-input').value);
-      if (k.network !== status.network) throw new Error(`that key is for ${k.network}, this chain is ${status.network}`);
-      key = k;
-      localStorage.setItem(KEY_STORAGE, k.toWif());
-      $('wif-input').value = '';
-      showError('');
-      showKey();
-      refresh();
-    } catch (e) { showError(`import: ${e.message}`); }
-  };
-  $('new-key').onclick = () => {
-    if (!confirm('Replace this key with a new one? Export it first if it holds GOLD.')) return;
-    key = Key.generate(status.network);
-    localStorage.setItem(KEY_STORAGE, key.toWif());
-    showKey();
-    refresh();
-  };
+  key = playerKey({
+    Key, network: status.network, $, showError,
+    onChange: (k) => { key = k; refresh(); },
+    replaceWarning: 'Replace this key with a new one? Export it first if it holds GOLD.',
+  });
 
   // Create.
   $('create-btn').onclick = () => {
@@ -403,7 +370,6 @@ export async function startTable(game) {
     onOpen: () => { $('live').textContent = 'live'; },
   });
   checkSchema();
-  showKey();
   openFromHash();
   document.body.dataset.ready = '1';
 }

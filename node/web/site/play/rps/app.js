@@ -12,8 +12,8 @@
 // channel module's generated typed client (/clients/channel.js: checked against the schema,
 // amounts as bigint); the game itself runs on the SDK's Channel.
 import { loadSdk, loadClient, gold, toUnits, $ } from '/common/sdk-loader.js';
+import { playerKey } from '/common/player-key.js';
 
-const KEY_STORAGE = 'gamechain.wif';
 const GAMES_STORAGE = 'gamechain.rps.games';
 const NEEDED = ['channel', 'moveboard', 'rps_rules'];
 const RULES = 'rps_rules';
@@ -24,7 +24,7 @@ const chain = new Chain(location.origin);
 const [status, genesis, latest] = await Promise.all([chain.status(), chain.genesis(), chain.block('latest')]);
 let head = status.height;
 let headTime = latest.header.time_ms; // the newest block's time: what deadlines are judged by
-let key = loadKey();
+let key = null; // the player's key (player-key.js), set below once the page can redraw
 let current = null; // the game (offer) id shown
 let ch = null; // its Channel once the game is open
 let rps = null;
@@ -34,19 +34,6 @@ let deployed = false;
 let offerCount = 0;
 let lobbyStale = true;
 const tried = new Set(); // automatic steps tried once each
-
-function loadKey() {
-  const stored = localStorage.getItem(KEY_STORAGE);
-  if (stored) {
-    try {
-      const k = Key.fromWif(stored);
-      if (k.network === status.network) return k;
-    } catch { /* replaced below */ }
-  }
-  const k = Key.generate(status.network);
-  localStorage.setItem(KEY_STORAGE, k.toWif());
-  return k;
-}
 
 /** This browser's games: `{id: {from: height}}` (the block to read moves from). */
 function myGames() {
@@ -104,36 +91,17 @@ async function act(label, fn) {
 }
 
 // Key, faucet.
-function showKey() {
-  $('address').textContent = key.address;
-  $('wif-shown').hidden = true;
-}
 $('faucet').hidden = !genesis.faucet;
 $('faucet').onclick = () => act('faucet', async () => {
   const r = await chain.waitForReceipt(await chain.send(key, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 90000 });
   if (!r.ok) throw new Error(`refused: ${r.error}`);
   return r;
 });
-$('export').onclick = () => { $('wif-shown').textContent = key.toWif(); $('wif-shown').hidden = !$('wif-shown').hidden; };
-$('import').onclick = () => {
-  try {
-    const k = Key.fromWif($('wif-input').value);
-    if (k.network !== status.network) throw new Error(`that key is for ${k.network}, this chain is ${status.network}`);
-    key = k;
-    localStorage.setItem(KEY_STORAGE, k.toWif());
-    $('wif-input').value = '';
-    showError('');
-    showKey();
-    openFromHash();
-  } catch (e) { showError(`import: ${e.message}`); }
-};
-$('new-key').onclick = () => {
-  if (!confirm('Replace this key with a new one? Export it first if it holds GOLD or plays a game.')) return;
-  key = Key.generate(status.network);
-  localStorage.setItem(KEY_STORAGE, key.toWif());
-  showKey();
-  openFromHash();
-};
+key = playerKey({
+  Key, network: status.network, $, showError,
+  onChange: (k) => { key = k; openFromHash(); },
+  replaceWarning: 'Replace this key with a new one? Export it first if it holds GOLD or plays a game.',
+});
 
 // The lobby.
 $('create-btn').onclick = () => {
@@ -480,6 +448,5 @@ chain.subscribe((block) => {
   onError: () => { $('live').textContent = 'reconnecting…'; },
   onOpen: () => { $('live').textContent = 'live'; },
 });
-showKey();
 openFromHash();
 document.body.dataset.ready = '1';
