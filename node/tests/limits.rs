@@ -180,7 +180,10 @@ async fn one_client_ip_holds_at_most_max_ws_per_ip_subscriptions() {
             break;
         }
         assert!(d.contains("max_ws_per_ip"), "{d}");
-        assert!(started.elapsed() < Duration::from_secs(10), "the slot is still held: {d}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the slot is still held: {d}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     node.stop().await.unwrap();

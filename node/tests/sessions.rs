@@ -84,8 +84,18 @@ async fn two_players_play_tictactoe_with_session_keys() {
     let alice_key = alice_session.key.address();
     // Again with the same --out: refused before anything is signed or posted.
     let (code, stdout, stderr) = cli(&[
-        "session", "authorize", "--key", "alice.wif", "--modules", "tictactoe",
-        "--expires-in", "1h", "--cap", "1", "--out", "alice.session",
+        "session",
+        "authorize",
+        "--key",
+        "alice.wif",
+        "--modules",
+        "tictactoe",
+        "--expires-in",
+        "1h",
+        "--cap",
+        "1",
+        "--out",
+        "alice.session",
     ]);
     assert_ne!(code, Some(0), "{stdout}");
     assert!(stderr.contains("alice.session already exists"), "{stderr}");

@@ -166,8 +166,15 @@ async fn games_verify_and_every_tampering_is_caught() {
     std::fs::write(&file, short.to_string()).unwrap();
     let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
     let d = &report["divergence"];
-    assert_eq!((code, d["index"].as_u64(), d["field"].as_str()), (4, None, Some("finished")), "{d}");
-    assert_eq!(report["finished"], false, "a diverged transcript is never reported finished");
+    assert_eq!(
+        (code, d["index"].as_u64(), d["field"].as_str()),
+        (4, None, Some("finished")),
+        "{d}"
+    );
+    assert_eq!(
+        report["finished"], false,
+        "a diverged transcript is never reported finished"
+    );
     short["finished"] = json!(false);
     std::fs::write(&file, short.to_string()).unwrap();
     let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
@@ -184,11 +191,22 @@ async fn games_verify_and_every_tampering_is_caught() {
     let mut relabelled = other_t.clone();
     relabelled["game"] = json!(id);
     let d = diverges(dir, &url, &game, &relabelled, &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(0), Some("game")), "{d}");
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(0), Some("game")),
+        "{d}"
+    );
     let mut appended = short.clone();
-    appended["steps"].as_array_mut().unwrap().push(other_t["steps"][0].clone());
+    appended["steps"]
+        .as_array_mut()
+        .unwrap()
+        .push(other_t["steps"][0].clone());
     let d = diverges(dir, &url, &game, &appended, &[]).await;
-    assert_eq!((d["index"].as_u64(), d["field"].as_str()), (Some(10), Some("game")), "{d}");
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(10), Some("game")),
+        "{d}"
+    );
 
     // Tampering: each case names the check that catches it.
     let tamper = |f: &dyn Fn(&mut Value)| {

@@ -614,7 +614,9 @@ pub fn page_params(query: &Query, max: usize) -> Result<(Option<&str>, usize), A
         Some(id)
             if !id.is_empty()
                 && id.len() <= MAX_AFTER_LEN
-                && id.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
         {
             Some(id.as_str())
         }
@@ -649,9 +651,25 @@ pub fn list_view<G: TableGame>(
     let page = page_params(query, rules.list_limit).and_then(|(after, limit)| {
         if query.contains_key("open") {
             let waiting = |g: &G| g.seats().opponent.is_none();
-            list_page(state, rules.module, &prefix, after, limit, waiting, by_height)
+            list_page(
+                state,
+                rules.module,
+                &prefix,
+                after,
+                limit,
+                waiting,
+                by_height,
+            )
         } else {
-            list_page(state, rules.module, &prefix, after, limit, |_| true, by_height)
+            list_page(
+                state,
+                rules.module,
+                &prefix,
+                after,
+                limit,
+                |_| true,
+                by_height,
+            )
         }
     });
     Some(page.map(|(games, next)| match next {

@@ -62,7 +62,11 @@ async fn get_bounded(url: &str, max: usize) -> Result<Vec<u8>, String> {
         .timeout(REQUEST_TIMEOUT)
         .build()
         .map_err(|e| format!("{url}: {e}"))?;
-    let mut response = http.get(url).send().await.map_err(|e| format!("{url}: {e}"))?;
+    let mut response = http
+        .get(url)
+        .send()
+        .await
+        .map_err(|e| format!("{url}: {e}"))?;
     let status = response.status();
     let mut body = Vec::new();
     while let Some(chunk) = response.chunk().await.map_err(|e| format!("{url}: {e}"))? {

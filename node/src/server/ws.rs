@@ -174,8 +174,12 @@ pub fn client_ip(request: &Request) -> IpAddr {
 /// poll instead).
 pub fn take_slot(app: &AppState, ip: IpAddr, alternative: &str) -> Result<WsSlot, Response> {
     let refuse = |message: String| {
-        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "too_many_subscribers", message)
-            .into_response()
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_subscribers",
+            message,
+        )
+        .into_response()
     };
     let mut held = app.ws_per_ip.lock().unwrap_or_else(|e| e.into_inner());
     let mine = held.get(&ip).copied().unwrap_or(0);
@@ -204,7 +208,11 @@ pub async fn subscribe(State(app): State<AppState>, mut request: Request) -> Res
         Ok(parts) => parts,
         Err(answer) => return answer,
     };
-    let slot = match take_slot(&app, client_ip(&request), ", or poll GET /v1/blocks/<height>") {
+    let slot = match take_slot(
+        &app,
+        client_ip(&request),
+        ", or poll GET /v1/blocks/<height>",
+    ) {
         Ok(slot) => slot,
         Err(answer) => return answer,
     };

@@ -439,7 +439,11 @@ fn list_views_page_through_every_game_once() {
     // A page that scanned the limit says where to go on, even when the next page is empty.
     let full = view(&ctx, &[("player", "carol"), ("limit", "1")]).unwrap();
     let next = full["next"].as_str().unwrap().to_string();
-    let last = view(&ctx, &[("player", "carol"), ("limit", "1"), ("after", &next)]).unwrap();
+    let last = view(
+        &ctx,
+        &[("player", "carol"), ("limit", "1"), ("after", &next)],
+    )
+    .unwrap();
     assert_eq!(last, json!({ "games": [] }));
     // Bad parameters: fixed texts.
     for bad in ["0", "4", "-1", "+2", "x", ""] {

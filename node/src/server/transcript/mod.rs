@@ -114,7 +114,8 @@ pub async fn get_transcript(
         ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "busy",
-            "a transcript for this address is being built already; retry when it is done".to_string(),
+            "a transcript for this address is being built already; retry when it is done"
+                .to_string(),
         )
     })?;
     let permit = BUILDING.try_acquire().map_err(|_| {

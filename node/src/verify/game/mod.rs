@@ -180,7 +180,10 @@ fn run(
     if t.finished && !shown {
         return Err(GameDivergence::whole(
             "finished",
-            format!("the last step emitting {}.finished for game {}, as the transcript says", t.module, t.game),
+            format!(
+                "the last step emitting {}.finished for game {}, as the transcript says",
+                t.module, t.game
+            ),
             "a last step without it",
         ));
     }
@@ -212,14 +215,23 @@ fn belongs_to_game(
     module: &str,
     game: &str,
 ) -> Result<(), GameDivergence> {
-    let at = |expected: String, got: String| GameDivergence::at(i, &step.txid, "game", expected, got);
+    let at =
+        |expected: String, got: String| GameDivergence::at(i, &step.txid, "game", expected, got);
     if !step.receipt.ok {
         return Err(at(
             format!("a successful op of game {game}"),
-            format!("a failed transaction ({})", step.receipt.error.as_deref().unwrap_or("")),
+            format!(
+                "a failed transaction ({})",
+                step.receipt.error.as_deref().unwrap_or("")
+            ),
         ));
     }
-    if !step.receipt.events.iter().any(|e| names_game(&e.data, game)) {
+    if !step
+        .receipt
+        .events
+        .iter()
+        .any(|e| names_game(&e.data, game))
+    {
         return Err(at(
             format!("an event of {module} naming game {game} (its id or game field)"),
             "a receipt whose events name another game or none".into(),

@@ -372,18 +372,40 @@ fn paying_stakes_already_in_play_to_another_player_counts_against_the_cap() {
         let mut c = funded_with_sessions(cap);
         let create = tx(&ALICE, 2, ttt(json!({"kind": "create", "stake": "100"})));
         let id = create.txid()[..16].to_string();
-        let out = c.block(vec![create, tx(&BOB, 2, ttt(json!({"kind": "join", "id": id})))]);
+        let out = c.block(vec![
+            create,
+            tx(&BOB, 2, ttt(json!({"kind": "join", "id": id}))),
+        ]);
         assert!(out.receipts.iter().all(|r| r.ok), "{:?}", out.receipts);
         // X: 0 2 3 7 8, O: 1 4 5 6 — no line; the ninth move (X at 8) draws.
-        let cells = [(0, true), (1, false), (2, true), (4, false), (3, true), (5, false), (7, true), (6, false)];
+        let cells = [
+            (0, true),
+            (1, false),
+            (2, true),
+            (4, false),
+            (3, true),
+            (5, false),
+            (7, true),
+            (6, false),
+        ];
         for (i, (cell, alice)) in cells.into_iter().enumerate() {
             let nonce = 3 + (i as u64) / 2;
             let who = if alice { &*ALICE } else { &*BOB };
-            let out = c.block(vec![tx(who, nonce, ttt(json!({"kind": "move", "id": id, "cell": cell})))]);
+            let out = c.block(vec![tx(
+                who,
+                nonce,
+                ttt(json!({"kind": "move", "id": id, "cell": cell})),
+            )]);
             assert!(out.receipts[0].ok, "{:?}", out.receipts[0]);
         }
         let total = gold_held(&c);
-        let out = c.block(vec![session(&SA, &ALICE, 1, 7, json!({"kind": "move", "id": id, "cell": 8}))]);
+        let out = c.block(vec![session(
+            &SA,
+            &ALICE,
+            1,
+            7,
+            json!({"kind": "move", "id": id, "cell": 8}),
+        )]);
         assert_eq!(gold_held(&c), total, "cap {cap}");
         if plays {
             assert!(out.receipts[0].ok, "{:?}", out.receipts[0]);
