@@ -119,17 +119,7 @@ if (id) {
   try {
     const res = await fetch(`/v1/games/${encodeURIComponent(module)}/${encodeURIComponent(id)}/transcript`);
     // Read at most MAX_TRANSCRIPT_BYTES (the node serves at most 16 MiB of steps).
-    const reader = res.body.getReader();
-    const chunks = [];
-    let size = 0;
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      size += value.length;
-      if (size > MAX_TRANSCRIPT_BYTES) { reader.cancel(); throw new Error(`the transcript is over ${MAX_TRANSCRIPT_BYTES} bytes`); }
-      chunks.push(value);
-    }
-    const text = await new Blob(chunks).text();
+    const text = await chain.readBounded(res, MAX_TRANSCRIPT_BYTES);
     if (!res.ok) throw new Error(`${res.status}: ${text.slice(0, 300)}`);
     const t = JSON.parse(text);
     const a = $('download');
