@@ -1,11 +1,10 @@
-//! Embeds the genesis guests in the `gamechain` binary: builds each module crate of
-//! [`GENESIS_PACKAGES`] for `wasm32-unknown-unknown` with the workspace's one reproducible recipe
-//! (`gamechain_sdk::guest_build`, a nested cargo into `target/guest`, like Substrate's
-//! wasm-builder) and copies each `.wasm` to `$OUT_DIR/<package>.wasm`, which
-//! `src/ledger/genesis_modules.rs` includes with `include_bytes!`. Nothing changed: each nested
-//! cargo finds its guest fresh in well under a second, and this script only reruns when a
-//! guest's sources, the guest SDK or the lock file change. Also embeds the web pages and the
-//! JavaScript SDK's browser bundle (`build_web.rs`).
+//! Embeds the web pages, the JavaScript SDK's browser bundle (`build_web.rs`) and the typed
+//! clients the pages play through: builds the module crates of [`PAGE_CLIENTS`] for
+//! `wasm32-unknown-unknown` with the workspace's one reproducible recipe
+//! (`gamechain_sdk::guest_build`, the same build `gamechain-ledger`'s build script embeds in a
+//! genesis, found fresh in well under a second) and generates each one's TypeScript client from
+//! the schema its wasm carries. Reruns only when a guest's sources, the guest SDK, the lock file
+//! or the web sources change.
 
 use std::path::Path;
 
@@ -22,16 +21,6 @@ mod codegen_ts;
 /// `/play/tictactoe/`, `/play/mnk/` and `/play/rps/` (the channel's offers).
 const PAGE_CLIENTS: [&str; 3] = ["tictactoe", "mnk", "channel"];
 
-/// The module crates a new chain's genesis may hold (`genesis_modules.rs` names their ids).
-const GENESIS_PACKAGES: [&str; 6] = [
-    "tictactoe",
-    "mnk",
-    "channel",
-    "moveboard",
-    "rps_rules",
-    "tictactoe_rules",
-];
-
 fn main() {
     // Read at run time, not with `env!`: cargo reuses a compiled build script across checkouts
     // (its hash does not include the workspace's path), so a target directory copied from another
@@ -44,9 +33,8 @@ fn main() {
         "Cargo.toml".to_string(),
         "Cargo.lock".to_string(),
     ];
-    for package in GENESIS_PACKAGES {
-        watched.push(format!("modules/{package}/src"));
-        watched.push(format!("modules/{package}/Cargo.toml"));
+    for package in PAGE_CLIENTS {
+        watched.push(format!("modules/{package}"));
     }
     for path in &watched {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
@@ -58,22 +46,17 @@ fn main() {
     let clients_dir = Path::new(&out_dir).join("clients");
     std::fs::create_dir_all(&clients_dir).expect("create $OUT_DIR/clients");
     let mut clients = Vec::new();
-    for package in GENESIS_PACKAGES {
+    for package in PAGE_CLIENTS {
         let built = gamechain_sdk::guest_build::build_guest(package).unwrap_or_else(|e| {
             panic!("cannot build the embedded `{package}` guest (is the wasm32-unknown-unknown target installed? `rustup target add wasm32-unknown-unknown`):\n{e}")
         });
-        let out = Path::new(&out_dir).join(format!("{package}.wasm"));
-        std::fs::write(&out, &built.wasm)
-            .unwrap_or_else(|e| panic!("cannot write {}: {e}", out.display()));
-        if PAGE_CLIENTS.contains(&package) {
-            let ts = codegen_ts::schema_from_wasm(&built.wasm)
-                .and_then(|schema| codegen_ts::generate(&schema))
-                .unwrap_or_else(|e| panic!("cannot generate the `{package}` client: {e}"));
-            let file = clients_dir.join(format!("{package}.ts"));
-            std::fs::write(&file, ts)
-                .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
-            clients.push((package.to_string(), file));
-        }
+        let ts = codegen_ts::schema_from_wasm(&built.wasm)
+            .and_then(|schema| codegen_ts::generate(&schema))
+            .unwrap_or_else(|e| panic!("cannot generate the `{package}` client: {e}"));
+        let file = clients_dir.join(format!("{package}.ts"));
+        std::fs::write(&file, ts)
+            .unwrap_or_else(|e| panic!("cannot write {}: {e}", file.display()));
+        clients.push((package.to_string(), file));
     }
     build_web::embed_web(&root, Path::new(&out_dir), &clients);
 }

@@ -37,11 +37,13 @@ use std::fmt;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use gamechain_ledger::LedgerConfig;
 use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{FeeSchedule, Network};
-use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
+
+pub use gamechain_ledger::config::{ConfigError, DeployPolicy, IntegrityCheck};
 
 /// The node's configuration. Every field is optional in the TOML file; unknown fields are
 /// refused (a typo must not silently fall back to a default).
@@ -364,59 +366,79 @@ impl ValidatorConfig {
     }
 }
 
-/// When to run `PRAGMA quick_check` at start (see [`NodeConfig::integrity_check`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IntegrityCheck {
-    /// Only after a run that did not stop cleanly.
-    #[default]
-    Unclean,
-    /// At every start.
-    Always,
-    /// Never.
-    Never,
-}
-
-/// Who may deploy modules through this node (see [`NodeConfig::deploy`]).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DeployPolicy {
-    /// Every address.
-    #[default]
-    Anyone,
-    /// Only the addresses in `deploy_allow`.
-    Allowlist,
-    /// Nobody: the node admits no deploy transaction.
-    Nobody,
-}
-
 impl Default for NodeConfig {
+    /// The embedded configuration: the ledger's defaults ([`LedgerConfig::default`]) and the
+    /// API's.
     fn default() -> Self {
-        let runtime = RuntimeConfig::default();
+        let LedgerConfig {
+            data_dir,
+            chain_id,
+            network,
+            block_interval_ms,
+            min_block_interval_ms,
+            max_clock_drift_ms,
+            genesis_modules,
+            dev_clock,
+            block_coalesce_ms,
+            pipeline,
+            max_block_txs,
+            faucet,
+            fees,
+            fuel_apply,
+            fuel_view,
+            fuel_end_block,
+            memory_limit_bytes,
+            wasm_instances,
+            max_pending,
+            max_pending_bytes,
+            compile_budget_ms,
+            log_summary_secs,
+            deploy,
+            deploy_allow,
+            integrity_check,
+            state_cache_mb,
+            restore_from,
+            snapshot_every_blocks,
+            snapshot_keep,
+            retain_blocks,
+            snapshot_from,
+            validator: _,
+        } = LedgerConfig::default();
         Self {
-            data_dir: PathBuf::from("./gamechain-data"),
-            listen: SocketAddr::from(([127, 0, 0, 1], 8645)),
-            chain_id: "gamechain-dev".to_string(),
-            network: Network::Testnet,
-            block_interval_ms: 60_000,
-            min_block_interval_ms: gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS,
-            max_clock_drift_ms: gamechain_runtime::chain::clock::DEFAULT_MAX_CLOCK_DRIFT_MS,
-            dev_clock: false,
-            genesis_modules: crate::ledger::genesis_modules::default_genesis_ids(),
-            block_coalesce_ms: 5,
-            pipeline: true,
-            max_block_txs: 50_000,
-            faucet: Some(Amount(100_000)),
-            fees: None,
+            data_dir,
+            chain_id,
+            network,
+            block_interval_ms,
+            min_block_interval_ms,
+            max_clock_drift_ms,
+            genesis_modules,
+            dev_clock,
+            block_coalesce_ms,
+            pipeline,
+            max_block_txs,
+            faucet,
+            fees,
+            fuel_apply,
+            fuel_view,
+            fuel_end_block,
+            memory_limit_bytes,
+            wasm_instances,
+            max_pending,
+            max_pending_bytes,
+            compile_budget_ms,
+            log_summary_secs,
+            deploy,
+            deploy_allow,
+            integrity_check,
+            state_cache_mb,
+            restore_from,
+            snapshot_every_blocks,
+            snapshot_keep,
+            retain_blocks,
+            snapshot_from,
             validator: None,
-            fuel_apply: runtime.fuel_apply,
-            fuel_view: runtime.fuel_view,
-            fuel_end_block: runtime.fuel_end_block,
-            memory_limit_bytes: runtime.memory_limit_bytes as u64,
-            wasm_instances: 64,
+            listen: SocketAddr::from(([127, 0, 0, 1], 8645)),
             max_body_bytes: 64 * 1024,
-            max_pending: 100_000,
-            max_pending_bytes: 64 << 20,
             rate_limit_per_sec: 50,
             rate_limit_burst: 100,
             ws_buffer_blocks: 256,
@@ -426,20 +448,9 @@ impl Default for NodeConfig {
             max_ws_per_ip: 64,
             max_relay_connections: 1000,
             max_connections: 2048,
-            compile_budget_ms: 10_000,
             max_concurrent_views: 8,
             idle_timeout_secs: 120,
             log: "info".to_string(),
-            log_summary_secs: 10,
-            deploy: DeployPolicy::Anyone,
-            integrity_check: IntegrityCheck::Unclean,
-            state_cache_mb: 64,
-            restore_from: None,
-            snapshot_every_blocks: 0,
-            snapshot_keep: 2,
-            retain_blocks: 0,
-            snapshot_from: None,
-            deploy_allow: Vec::new(),
         }
     }
 }
@@ -447,19 +458,45 @@ impl Default for NodeConfig {
 /// Largest `block_coalesce_ms`: a window longer than this would only add latency.
 pub const MAX_BLOCK_COALESCE_MS: u64 = 1_000;
 
-/// Why a configuration cannot be used; the message names the file and the field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConfigError(pub String);
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for ConfigError {}
-
 impl NodeConfig {
+    /// The ledger's part of this configuration (`gamechain_ledger::LedgerConfig`).
+    pub fn ledger(&self) -> LedgerConfig {
+        LedgerConfig {
+            data_dir: self.data_dir.clone(),
+            chain_id: self.chain_id.clone(),
+            network: self.network.clone(),
+            block_interval_ms: self.block_interval_ms.clone(),
+            min_block_interval_ms: self.min_block_interval_ms.clone(),
+            max_clock_drift_ms: self.max_clock_drift_ms.clone(),
+            genesis_modules: self.genesis_modules.clone(),
+            dev_clock: self.dev_clock.clone(),
+            block_coalesce_ms: self.block_coalesce_ms.clone(),
+            pipeline: self.pipeline.clone(),
+            max_block_txs: self.max_block_txs.clone(),
+            faucet: self.faucet.clone(),
+            fees: self.fees.clone(),
+            fuel_apply: self.fuel_apply.clone(),
+            fuel_view: self.fuel_view.clone(),
+            fuel_end_block: self.fuel_end_block.clone(),
+            memory_limit_bytes: self.memory_limit_bytes.clone(),
+            wasm_instances: self.wasm_instances.clone(),
+            max_pending: self.max_pending.clone(),
+            max_pending_bytes: self.max_pending_bytes.clone(),
+            compile_budget_ms: self.compile_budget_ms.clone(),
+            log_summary_secs: self.log_summary_secs.clone(),
+            deploy: self.deploy.clone(),
+            deploy_allow: self.deploy_allow.clone(),
+            integrity_check: self.integrity_check.clone(),
+            state_cache_mb: self.state_cache_mb.clone(),
+            restore_from: self.restore_from.clone(),
+            snapshot_every_blocks: self.snapshot_every_blocks.clone(),
+            snapshot_keep: self.snapshot_keep.clone(),
+            retain_blocks: self.retain_blocks.clone(),
+            snapshot_from: self.snapshot_from.clone(),
+            validator: self.validator.is_some(),
+        }
+    }
+
     /// Reads and [validates](Self::validate) the TOML file at `path`; absent fields take their
     /// defaults. Errors: the file cannot be read, is not TOML of this shape (unknown field,
     /// wrong type; the message has the line), or a value is out of range.
@@ -541,7 +578,7 @@ impl NodeConfig {
                 self.listen
             )));
         }
-        crate::ledger::genesis_setup::genesis_module_list(&self.genesis_modules)
+        gamechain_ledger::genesis_setup::genesis_module_list(&self.genesis_modules)
             .map_err(ConfigError)?;
         if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
             return Err(ConfigError(format!(
@@ -607,56 +644,6 @@ impl NodeConfig {
             }
         }
         Ok(())
-    }
-
-    /// Whether this node admits a `deploy` transaction from `sender` (see [`Self::deploy`]).
-    pub fn may_deploy(&self, sender: &str) -> bool {
-        match self.deploy {
-            DeployPolicy::Anyone => true,
-            DeployPolicy::Allowlist => self.deploy_allow.iter().any(|a| a == sender),
-            DeployPolicy::Nobody => false,
-        }
-    }
-
-    /// `state_cache_mb` in bytes.
-    pub fn state_cache_bytes(&self) -> usize {
-        usize::try_from(self.state_cache_mb)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(1 << 20)
-    }
-
-    /// `<data_dir>/compiled/`: the compiled-module cache (`gamechain_runtime::ModuleCache`).
-    pub fn compiled_dir(&self) -> PathBuf {
-        self.data_dir.join("compiled")
-    }
-
-    /// The runtime configuration these limits give (pooling allocation of `wasm_instances`).
-    pub fn runtime_config(&self) -> RuntimeConfig {
-        RuntimeConfig {
-            fuel_apply: self.fuel_apply,
-            fuel_view: self.fuel_view,
-            fuel_end_block: self.fuel_end_block,
-            memory_limit_bytes: self.memory_limit_bytes as usize,
-            allocation: Allocation::Pooling {
-                instances: self.wasm_instances,
-            },
-            ..RuntimeConfig::default()
-        }
-    }
-
-    /// `<data_dir>/sequencer.wif`.
-    pub fn key_path(&self) -> PathBuf {
-        self.data_dir.join("sequencer.wif")
-    }
-
-    /// `<data_dir>/genesis.json`.
-    pub fn genesis_path(&self) -> PathBuf {
-        self.data_dir.join("genesis.json")
-    }
-
-    /// `<data_dir>/chain.sqlite`.
-    pub fn db_path(&self) -> PathBuf {
-        self.data_dir.join("chain.sqlite")
     }
 }
 
@@ -772,8 +759,8 @@ mod tests {
         let d = NodeConfig::default();
         assert_eq!(NodeConfig::from_toml(&d.to_toml()).unwrap(), d);
         assert_eq!(
-            d.runtime_config().config_hash(),
-            RuntimeConfig::default().config_hash()
+            d.ledger().runtime_config().config_hash(),
+            gamechain_runtime::RuntimeConfig::default().config_hash()
         );
         assert_eq!(d.listen.to_string(), "127.0.0.1:8645");
     }
@@ -828,15 +815,18 @@ mod tests {
         let sk = |n| gamechain_runtime::chain::SecretKey::from_bytes(Network::Testnet, [n; 32]);
         let (a, b) = (sk(1).unwrap().address(), sk(2).unwrap().address());
         let anyone = NodeConfig::default();
-        assert!(anyone.may_deploy(&a) && anyone.may_deploy(&b));
+        assert!(anyone.ledger().may_deploy(&a) && anyone.ledger().may_deploy(&b));
         let listed =
             NodeConfig::from_toml(&format!("deploy = \"allowlist\"\ndeploy_allow = [\"{a}\"]"))
                 .unwrap();
-        assert!(listed.may_deploy(&a) && !listed.may_deploy(&b));
+        assert!(listed.ledger().may_deploy(&a) && !listed.ledger().may_deploy(&b));
         let nobody = NodeConfig::from_toml("deploy = \"nobody\"").unwrap();
-        assert!(!nobody.may_deploy(&a));
+        assert!(!nobody.ledger().may_deploy(&a));
         let empty = NodeConfig::from_toml("deploy = \"allowlist\"").unwrap();
-        assert!(!empty.may_deploy(&a), "an empty allowlist admits nobody");
+        assert!(
+            !empty.ledger().may_deploy(&a),
+            "an empty allowlist admits nobody"
+        );
         assert_eq!(NodeConfig::from_toml(&listed.to_toml()).unwrap(), listed);
     }
 

@@ -8,9 +8,6 @@
 //! | folder / file | owns |
 //! |---|---|
 //! | `config.rs` | [`NodeConfig`]: the TOML configuration, defaults, validation |
-//! | `error.rs` | [`NodeError`]: why a node could not start or stopped |
-//! | `metrics.rs` | [`metrics::Metrics`]: the node's counters, gauges and timings for `GET /metrics` |
-//! | `ledger/` | the chain a node keeps: SQLite storage, the mempool, the shared core, the sequencer, opening a data directory and committing a block |
 //! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
 //! | `validator/` | validator mode: blocks made by a validator set and finalized by Commonware's simplex consensus (propose, verify by re-execution, commit finalized blocks, the engine's wiring) |
 //! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
@@ -23,14 +20,10 @@
 pub mod channel;
 pub mod cli;
 pub mod config;
-pub mod error;
-pub mod ledger;
-pub mod metrics;
 pub mod server;
 pub mod validator;
 pub mod verify;
 
 pub use config::{ConfigError, NodeConfig};
-pub use error::NodeError;
-pub use ledger::storage::{Storage, StorageError};
+pub use gamechain_ledger::{NodeError, Storage, StorageError};
 pub use server::node::{run_node, NodeHandle};

@@ -8,8 +8,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use gamechain_client::client::{Client, ClientError};
+use gamechain_ledger::genesis_setup::{tictactoe_code_hash, TICTACTOE_WASM};
 use gamechain_node::config::DeployPolicy;
-use gamechain_node::ledger::genesis_setup::{tictactoe_code_hash, TICTACTOE_WASM};
 use gamechain_node::server::node::NodeHandle;
 use gamechain_node::NodeConfig;
 use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy, MAX_BODY_BYTES};

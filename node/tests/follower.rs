@@ -9,12 +9,13 @@
 
 mod common;
 
+use gamechain_ledger::rusqlite;
 use std::time::Duration;
 
 use common::replay::{verify_json, workload, Follower};
 use common::NodeProcess;
 use gamechain_client::client::BlockRef;
-use gamechain_node::ledger::storage::codec;
+use gamechain_ledger::storage::codec;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

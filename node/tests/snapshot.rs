@@ -13,6 +13,7 @@
 
 mod common;
 
+use gamechain_ledger::rusqlite;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

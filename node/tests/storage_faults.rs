@@ -14,6 +14,7 @@
 
 mod common;
 
+use gamechain_ledger::rusqlite;
 use std::path::Path;
 use std::time::Duration;
 

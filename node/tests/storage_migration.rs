@@ -25,6 +25,7 @@
 
 mod common;
 
+use gamechain_ledger::rusqlite;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
@@ -33,7 +34,8 @@ use common::replay::{verify_json, workload};
 use common::NodeProcess;
 use gamechain_chain::wire::{Block, IncludedTx, TxRecord};
 use gamechain_client::client::BlockRef;
-use gamechain_node::ledger::storage::MIGRATIONS;
+use gamechain_ledger::rusqlite::Connection;
+use gamechain_ledger::storage::MIGRATIONS;
 use gamechain_node::Storage;
 use gamechain_runtime::chain::{
     receipt_root, tx_root, Action, Event, Header, Network, Receipt, SecretKey, SignedHeader,
@@ -41,14 +43,13 @@ use gamechain_runtime::chain::{
 };
 use gamechain_runtime::WriteSet;
 use gamechain_sdk::{Amount, Checkpoint};
-use rusqlite::Connection;
 use serde_json::json;
 
 /// The schema 1 code of the gamechain before schema 2, kept to make fixtures.
 mod v1 {
     use super::*;
     use gamechain_chain::wire::TxStatus;
-    use rusqlite::{params, OptionalExtension, Transaction};
+    use gamechain_ledger::rusqlite::{params, OptionalExtension, Transaction};
 
     /// A new database of schema 1, as `Storage::open` made it then.
     pub fn create(path: &Path) -> Connection {

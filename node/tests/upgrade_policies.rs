@@ -19,8 +19,8 @@ use common::cli::{failed, json_ok, run, run_on, text};
 use common::NodeProcess;
 use gamechain_client::client::{BlockRef, Client, ClientError, Included};
 use gamechain_client::keyfile::read_key_file;
-use gamechain_node::ledger::genesis_modules::{genesis_code, GENESIS_MODULES};
-use gamechain_node::ledger::genesis_setup::TICTACTOE_WASM;
+use gamechain_ledger::genesis_modules::{genesis_code, GENESIS_MODULES};
+use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy};
 use serde_json::{json, Value};
 

@@ -30,6 +30,7 @@
 
 mod common;
 
+use gamechain_ledger::rusqlite;
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};

@@ -17,10 +17,10 @@ use std::path::{Path, PathBuf};
 
 use common::replay::{run, verify_json, workload};
 use common::NodeProcess;
-use gamechain_node::ledger::storage::codec;
+use gamechain_ledger::rusqlite::types::ValueRef;
+use gamechain_ledger::rusqlite::{params, Connection};
+use gamechain_ledger::storage::codec;
 use gamechain_runtime::chain::Header;
-use rusqlite::types::ValueRef;
-use rusqlite::{params, Connection};
 use serde_json::Value;
 
 /// Games played at once by the workload.

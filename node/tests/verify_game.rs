@@ -570,7 +570,7 @@ async fn games_verify_and_every_tampering_is_caught() {
 /// for the game and answers `409 conflict`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_uploaded_module_verifies_and_an_upgrade_during_the_game_is_a_conflict() {
-    use gamechain_node::ledger::genesis_setup::TICTACTOE_WASM;
+    use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
     let tmp = tempfile::tempdir().unwrap();
     let mut node = NodeProcess::new(tmp.path(), "");
     node.start().await;

@@ -4,8 +4,8 @@
 
 use std::time::{Duration, Instant};
 
+use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_node::cli::local_node::LocalNode;
-use gamechain_node::ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

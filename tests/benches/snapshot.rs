@@ -169,12 +169,11 @@ async fn main() {
         .expect("the sequencer restarts");
     let url = node.url();
     let snap_started = Instant::now();
-    let snaps = gamechain_node::ledger::snapshot::snapshots_dir(&seq_dir);
+    let snaps = gamechain_ledger::snapshot::snapshots_dir(&seq_dir);
     let manifest = loop {
-        if let Some(&h) = gamechain_node::ledger::snapshot::snapshot_heights(&snaps).first() {
+        if let Some(&h) = gamechain_ledger::snapshot::snapshot_heights(&snaps).first() {
             let bytes = std::fs::read(snaps.join(h.to_string()).join("manifest.json")).unwrap();
-            break serde_json::from_slice::<gamechain_node::ledger::snapshot::Manifest>(&bytes)
-                .unwrap();
+            break serde_json::from_slice::<gamechain_ledger::snapshot::Manifest>(&bytes).unwrap();
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     };

@@ -36,10 +36,10 @@ use std::time::{Duration, Instant};
 
 use gamechain_chain::{Action, Network, SecretKey};
 use gamechain_client::client::Client;
+use gamechain_ledger::storage::Storage;
 use gamechain_node::cli::bench::report::Report;
 use gamechain_node::cli::bench::workload::Kind;
 use gamechain_node::cli::bench::{bench_config, run_with, BenchArgs, Target};
-use gamechain_node::ledger::storage::Storage;
 use gamechain_node::server::node::NodeHandle;
 use gamechain_node::NodeConfig;
 

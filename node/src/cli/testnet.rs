@@ -22,8 +22,8 @@ use gamechain_runtime::chain::{GenesisValidator, SecretKey, ValidatorSet, ENGINE
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::config::{NodeConfig, PeerAddr};
-use crate::ledger::genesis_setup::new_genesis;
 use crate::validator::keys;
+use gamechain_ledger::genesis_setup::new_genesis;
 
 /// `gamechain testnet`'s options.
 #[derive(Debug, Clone, clap::Args)]
@@ -183,7 +183,7 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
         .map(|_| SecretKey::generate(config.network))
         .collect();
     let consensus_keys: Vec<_> = (0..n).map(|_| keys::generate()).collect();
-    let mut genesis = new_genesis(&config, &block_keys[0]).map_err(|e| e.to_string())?;
+    let mut genesis = new_genesis(&config.ledger(), &block_keys[0]).map_err(|e| e.to_string())?;
     genesis.validators = Some(ValidatorSet {
         engine: ENGINE_SIMPLEX.into(),
         set: (0..n)

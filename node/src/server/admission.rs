@@ -16,8 +16,8 @@ use gamechain_runtime::chain::SignedTx;
 use gamechain_runtime::check_txs;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ledger::chain::Chain;
-use crate::ledger::error::ChainError;
+use gamechain_ledger::chain::Chain;
+use gamechain_ledger::error::ChainError;
 
 /// Jobs waiting for a worker at most.
 pub const QUEUE_JOBS: usize = 4096;

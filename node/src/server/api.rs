@@ -28,14 +28,14 @@ use tower_http::cors::{Any, CorsLayer};
 use tower_http::trace::TraceLayer;
 
 use crate::config::NodeConfig;
-use crate::error::NodeError;
-use crate::ledger::error::ChainError;
 use crate::server::admission::MAX_BATCH_TXS;
 use crate::server::api_error::ApiError;
 use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
 use crate::server::{feed, game_feed, openapi, relay, transcript, web, ws};
+use gamechain_ledger::error::ChainError;
+use gamechain_ledger::NodeError;
 
 type ApiResult = Result<Json<Value>, ApiError>;
 
@@ -57,7 +57,7 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The router of the whole API (`/v1/...`), with its layers.
 pub fn router(app: AppState) -> Router {
-    let config = &app.chain.config;
+    let config = &app.config;
     let limiter = Arc::new(RateLimiter::new(
         config.rate_limit_per_sec,
         config.rate_limit_burst,
@@ -207,7 +207,7 @@ async fn post_tx(
     require_json(&headers, "POST /v1/tx")?;
     let bytes = body.map_err(|r| {
         if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::body_over(tx_request_limit(&app.chain.config), "POST /v1/tx")
+            ApiError::body_over(tx_request_limit(&app.config), "POST /v1/tx")
         } else {
             ApiError::from(r)
         }
@@ -510,10 +510,11 @@ async fn get_evidence(State(app): State<AppState>, RawQuery(query): RawQuery) ->
     let after = number("after", 0, i64::MAX as u64)?;
     let limit = number(
         "limit",
-        crate::ledger::chain::MAX_EVIDENCE_PAGE as u64,
-        crate::ledger::chain::MAX_EVIDENCE_PAGE as u64,
+        gamechain_ledger::chain::MAX_EVIDENCE_PAGE as u64,
+        gamechain_ledger::chain::MAX_EVIDENCE_PAGE as u64,
     )?;
-    let page = blocking(move || app.chain.evidence(after, limit as usize)).await?;
+    let page =
+        blocking(move || crate::verify::evidence::page(&app.chain, after, limit as usize)).await?;
     Ok(sorted_json(&page))
 }
 
@@ -577,12 +578,15 @@ async fn get_metrics(State(app): State<AppState>) -> axum::response::Response {
         let m = app.chain.mempool();
         (m.len(), m.bytes())
     };
-    let text = app.chain.metrics.render(crate::metrics::ScrapeGauges {
-        mempool_txs,
-        mempool_bytes,
-        ws_subscribers: app.feed.subscribers(),
-        connections: app.connections.load(std::sync::atomic::Ordering::Relaxed),
-    });
+    let text = app
+        .chain
+        .metrics
+        .render(gamechain_ledger::metrics::ScrapeGauges {
+            mempool_txs,
+            mempool_bytes,
+            ws_subscribers: app.feed.subscribers(),
+            connections: app.connections.load(std::sync::atomic::Ordering::Relaxed),
+        });
     (
         [(
             header::CONTENT_TYPE,
@@ -847,11 +851,11 @@ pub async fn bind(config: &NodeConfig) -> Result<(tokio::net::TcpListener, Socke
 /// [`JsonListener`], so hyper's own error answers are JSON too.
 pub async fn serve(listener: tokio::net::TcpListener, app: AppState) -> Result<(), NodeError> {
     let mut stop = app.shutdown.clone();
-    let idle = app.chain.config.idle_timeout_secs;
+    let idle = app.config.idle_timeout_secs;
     let idle = (idle > 0).then(|| Duration::from_secs(idle));
     let limits = ConnectionLimit {
         open: app.connections.clone(),
-        max: app.chain.config.max_connections,
+        max: app.config.max_connections,
     };
     serve_router_limited(listener, router(app), idle, Some(limits), async move {
         let _ = stop.wait_for(|s| *s).await;

@@ -10,8 +10,8 @@ use gamechain_chain::wire::{ErrorAnswer, ErrorBody};
 use gamechain_runtime::chain::TxError;
 use gamechain_sdk::ActionError;
 
-use crate::ledger::error::ChainError;
-use crate::ledger::mempool::Refusal;
+use gamechain_ledger::error::ChainError;
+use gamechain_ledger::mempool::Refusal;
 
 /// An API error: HTTP status, machine code, message for a person, and for `rate_limited` the
 /// seconds to wait.

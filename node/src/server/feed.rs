@@ -22,8 +22,8 @@ use tokio::sync::{broadcast, watch};
 
 use std::sync::Arc;
 
-use crate::ledger::chain::BlockSink;
 use crate::server::game_feed::events::BlockEvents;
+use gamechain_ledger::chain::BlockSink;
 
 /// One block message (`gamechain_chain::wire::BlockMessage` as JSON text) and where it sits in
 /// the feed's byte stream.

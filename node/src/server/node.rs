@@ -16,15 +16,16 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::NodeConfig;
-use crate::error::NodeError;
-use crate::ledger::chain::Chain;
-use crate::ledger::genesis_setup::open_chain;
-use crate::ledger::open::preload_modules;
-use crate::ledger::run_marker::mark_stopped;
-use crate::ledger::sequencer;
 use crate::server::api;
 use crate::server::state::AppState;
 use crate::verify::restore::{finish_unfinished, restore_opened};
+use crate::verify::snapshot_join::SnapshotJoiner;
+use gamechain_ledger::chain::Chain;
+use gamechain_ledger::genesis_setup::open_chain;
+use gamechain_ledger::open::preload_modules;
+use gamechain_ledger::run_marker::mark_stopped;
+use gamechain_ledger::sequencer;
+use gamechain_ledger::NodeError;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
 /// SIGTERM or a sequencer failure) before the node closes them: 5 seconds.
@@ -55,7 +56,7 @@ impl NodeHandle {
         let (listener, addr) = api::bind(&config).await?;
         let open_config = config.clone();
         let opened = tokio::task::spawn_blocking(move || {
-            let mut opened = open_chain(&open_config)?;
+            let mut opened = open_chain(&open_config.ledger(), Some(&SnapshotJoiner))?;
             finish_unfinished(&mut opened)?;
             if let Some(url) = &open_config.restore_from {
                 restore_opened(&mut opened, url)?;
@@ -83,6 +84,7 @@ impl NodeHandle {
                 opened.storage,
                 opened.sign_state,
                 opened.key,
+                config.validator.clone(),
                 stopped,
             ))
         } else if config.validator.is_some() {
@@ -224,6 +226,7 @@ pub async fn run_node(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gamechain_ledger::rusqlite;
     use std::path::Path;
     use std::time::{Duration, Instant};
 
@@ -233,7 +236,7 @@ mod tests {
     };
     use serde_json::Value;
 
-    use crate::ledger::storage::Storage;
+    use gamechain_ledger::storage::Storage;
 
     const CHAIN: &str = "gamechain-dev";
 
@@ -629,7 +632,7 @@ mod tests {
             let mut mempool = node.chain().mempool();
             for t in &stale {
                 let body = t.check(CHAIN, Network::Testnet).unwrap();
-                let pending = crate::ledger::mempool::PendingTx {
+                let pending = gamechain_ledger::mempool::PendingTx {
                     txid: t.txid(),
                     tx: t.clone(),
                     body,

@@ -226,7 +226,7 @@ pub async fn connect(
         Err(e) => return ApiError::internal(format!("reading the game: {e}")).into_response(),
     };
     let Ok(slot) = app.relay_slots.clone().try_acquire_owned() else {
-        let max = app.chain.config.max_relay_connections;
+        let max = app.config.max_relay_connections;
         return ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "too_many_subscribers",

@@ -7,11 +7,11 @@ use std::future::Future;
 use gamechain_client::Client;
 
 use crate::config::NodeConfig;
-use crate::error::NodeError;
-use crate::ledger::run_marker::mark_stopped;
 use crate::server::api;
 use crate::server::state::AppState;
 use crate::verify::follower::{follow, open_replica, refused};
+use gamechain_ledger::run_marker::mark_stopped;
+use gamechain_ledger::NodeError;
 
 /// Runs a follower of `upstream_url` with `config` until `shutdown` resolves, serving the read
 /// API on `config.listen`. Errors: the configuration, the data directory (another chain's, a

@@ -7,17 +7,19 @@ use tokio::sync::watch;
 use gamechain_runtime::ChainContext;
 
 use crate::config::NodeConfig;
-use crate::ledger::chain::{Chain, Head};
 use crate::server::admission::Admission;
 use crate::server::feed::BlockFeed;
 use crate::server::relay::Relay;
+use gamechain_ledger::chain::{Chain, Head};
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).
 #[derive(Clone)]
 pub struct AppState {
+    /// The node's configuration (the API's bounds; its ledger part is `chain.config`).
+    pub config: NodeConfig,
     /// The running chain.
     pub chain: Arc<Chain>,
-    /// The committed blocks, for WebSocket subscribers (the chain's [`BlockSink`](crate::ledger::chain::BlockSink)).
+    /// The committed blocks, for WebSocket subscribers (the chain's [`BlockSink`](gamechain_ledger::chain::BlockSink)).
     pub feed: Arc<BlockFeed>,
     /// Turns true when the node shuts down.
     pub shutdown: watch::Receiver<bool>,
@@ -55,17 +57,18 @@ impl AppState {
     ) -> (AppState, watch::Sender<bool>) {
         let feed = Arc::new(BlockFeed::new(config.ws_buffer_blocks));
         let chain = Arc::new(Chain::new(
-            config.clone(),
+            config.ledger(),
             ctx,
             genesis_hash,
             head,
-            config.db_path(),
+            config.ledger().db_path(),
             feed.clone(),
         ));
         let (stop, shutdown) = watch::channel(false);
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
         let admission = Admission::start(chain.clone(), cores);
         let app = AppState {
+            config: config.clone(),
             chain,
             feed,
             shutdown,

@@ -183,14 +183,14 @@ pub fn take_slot(app: &AppState, ip: IpAddr, alternative: &str) -> Result<WsSlot
     };
     let mut held = app.ws_per_ip.lock().unwrap_or_else(|e| e.into_inner());
     let mine = held.get(&ip).copied().unwrap_or(0);
-    let per_ip = app.chain.config.max_ws_per_ip;
+    let per_ip = app.config.max_ws_per_ip;
     if mine >= per_ip {
         return Err(refuse(format!(
             "this address holds {per_ip} WebSocket subscriptions already (max_ws_per_ip); close one, or retry later{alternative}"
         )));
     }
     let permit = app.ws_slots.clone().try_acquire_owned().map_err(|_| {
-        let max = app.chain.config.max_ws_subscribers;
+        let max = app.config.max_ws_subscribers;
         refuse(format!("{max} WebSocket subscribers are connected already (max_ws_subscribers); retry later{alternative}"))
     })?;
     held.insert(ip, mine + 1);
@@ -310,7 +310,7 @@ async fn serve(
 ) {
     let mut shutdown: watch::Receiver<bool> = app.shutdown.clone();
     let mut published = app.feed.published_bytes();
-    let config = &app.chain.config;
+    let config = &app.config;
     let timeout = Duration::from_millis(config.ws_send_timeout_ms);
     let max_behind = config.ws_buffer_bytes;
     let metrics = &app.chain.metrics;

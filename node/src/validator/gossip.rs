@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 
 use gamechain_runtime::chain::{Action, SignedTx, TxBody, MAX_DEPLOY_BODY_BYTES};
 
-use crate::ledger::chain::Chain;
+use gamechain_ledger::chain::Chain;
 
 /// Largest gossip message: a deploy body at its bound, its signature and the encoding.
 pub const MAX_GOSSIP_BYTES: usize = MAX_DEPLOY_BODY_BYTES + 1024;

@@ -12,7 +12,7 @@ use commonware_utils::ordered::Set;
 
 use gamechain_runtime::chain::{Network, SecretKey, ValidatorSet};
 
-use crate::error::NodeError;
+use gamechain_ledger::NodeError;
 
 /// The file name of the consensus key in a data directory.
 pub const CONSENSUS_KEY_FILE: &str = "consensus.key";

@@ -38,15 +38,15 @@ use gamechain_runtime::{
     BlockBuilder, BlockOutput, Layer, State, TransitionError, TxRejection, WriteSet,
 };
 
-use crate::ledger::sequencer::HeadState;
+use gamechain_ledger::sequencer::HeadState;
 use gamechain_sdk::Checkpoint;
 
-use crate::error::NodeError;
-use crate::ledger::chain::Chain;
-use crate::ledger::sign_state::SignStateFile;
-use crate::ledger::storage::Storage;
 use crate::validator::block::ProposedBlock;
 use gamechain_chain::wire::{Block, IncludedTx};
+use gamechain_ledger::chain::Chain;
+use gamechain_ledger::sign_state::SignStateFile;
+use gamechain_ledger::storage::Storage;
+use gamechain_ledger::NodeError;
 
 /// Most blocks between the committed head and a block a validator executes. Deeper, it
 /// abstains (the block is far ahead of what this validator has committed; marshal delivers the
@@ -232,7 +232,7 @@ impl Ledger {
     /// is reached). Errors: SQLite failed.
     pub fn record_evidence(
         &self,
-        e: &crate::ledger::storage::StoredEvidence,
+        e: &gamechain_ledger::storage::StoredEvidence,
     ) -> Result<bool, NodeError> {
         let mut writer = lock(&self.writer);
         Ok(writer.0.put_evidence(e)?)

@@ -47,9 +47,9 @@ mod sim_tests;
 
 use commonware_cryptography::sha256::Digest;
 
-use crate::error::NodeError;
-use crate::ledger::storage::Storage;
 use crate::validator::block::{proposal_digest, BlockBound, ProposedBlock};
+use gamechain_ledger::storage::Storage;
+use gamechain_ledger::NodeError;
 
 /// Bounds on blocks validators accept from each other: 16 MiB encoded, 20,000 transactions.
 pub const PROPOSAL_BOUND: BlockBound = BlockBound {

@@ -27,10 +27,10 @@ use commonware_cryptography::sha256::Digest;
 use commonware_runtime::{Clock, Spawner, Supervisor};
 use tokio::sync::mpsc;
 
-use crate::ledger::storage::StoredEvidence;
-use crate::metrics::ConsensusMetrics;
 use crate::validator::ledger::Ledger;
 use crate::verify::evidence::EvidenceChecker;
+use gamechain_ledger::metrics::ConsensusMetrics;
+use gamechain_ledger::storage::StoredEvidence;
 
 /// Reports of conflicting votes waiting to be checked and stored; more are dropped (and
 /// counted in `gamechain_evidence_refused_total`).
@@ -66,7 +66,7 @@ pub trait AsConsensus: Send + Sync + 'static {
     fn consensus(&self) -> &ConsensusMetrics;
 }
 
-impl AsConsensus for crate::ledger::chain::Chain {
+impl AsConsensus for gamechain_ledger::chain::Chain {
     fn consensus(&self) -> &ConsensusMetrics {
         self.metrics.consensus()
     }

@@ -31,16 +31,17 @@ use tokio::sync::watch;
 
 use gamechain_runtime::chain::SecretKey;
 
-use crate::error::NodeError;
-use crate::ledger::chain::Chain;
-use crate::ledger::sign_state::SignStateFile;
-use crate::ledger::storage::Storage;
+use crate::config::ValidatorConfig;
 use crate::validator::engine::{self, Channels, EngineConfig, EngineStart};
 use crate::validator::keys;
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::p2p;
 use crate::validator::rejoin;
 use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
+use gamechain_ledger::chain::Chain;
+use gamechain_ledger::sign_state::SignStateFile;
+use gamechain_ledger::storage::Storage;
+use gamechain_ledger::NodeError;
 
 /// Largest p2p message: a block at [`PROPOSAL_BOUND`] with marshal's framing and a certificate.
 pub const MAX_P2P_MESSAGE: u32 = (PROPOSAL_BOUND.max_bytes + (1 << 20)) as u32;
@@ -123,6 +124,7 @@ pub async fn run(
     storage: Storage,
     sign_state: SignStateFile,
     key: SecretKey,
+    validator: Option<ValidatorConfig>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), NodeError> {
     let config = chain.config.clone();
@@ -131,7 +133,7 @@ pub async fn run(
             "--validator: this chain's genesis names no validators (a sequencer chain)".into(),
         )
     })?;
-    let vc = config.validator.clone().ok_or_else(|| {
+    let vc = validator.ok_or_else(|| {
         NodeError::Refused(
             "this chain is run by validators: configure [validator] (p2p_listen, peers) and start \
              with --validator"

@@ -25,13 +25,13 @@ use gamechain_runtime::chain::{
 };
 
 use crate::config::NodeConfig;
-use crate::ledger::chain::{Chain, NoSink};
-use crate::ledger::genesis_setup::{new_genesis, open_chain};
-use crate::ledger::storage::StoredEvidence;
 use crate::validator::engine::{self, Channels, EngineConfig, EngineStart};
 use crate::validator::keys::participants;
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::{genesis_proposal, head_digest, MAX_PROPOSAL_TX_BYTES, PROPOSAL_BOUND};
+use gamechain_ledger::chain::{Chain, NoSink};
+use gamechain_ledger::genesis_setup::{new_genesis, open_chain};
+use gamechain_ledger::storage::StoredEvidence;
 
 const CHAIN: &str = "gamechain-sim";
 
@@ -113,7 +113,7 @@ fn config(dir: &std::path::Path) -> NodeConfig {
 fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<PrivateKey>) {
     let consensus: Vec<PrivateKey> = (0..n as u64).map(PrivateKey::from_seed).collect();
     let template_dir = tempfile::tempdir().unwrap();
-    let mut genesis = new_genesis(&config(template_dir.path()), &block_key(0)).unwrap();
+    let mut genesis = new_genesis(&config(template_dir.path()).ledger(), &block_key(0)).unwrap();
     // The simulated clock starts at the Unix epoch.
     genesis.time_ms = 0;
     genesis.validators = Some(ValidatorSet {
@@ -134,18 +134,19 @@ fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<Priva
         .map(|i| {
             let dir = tempfile::tempdir().unwrap();
             let cfg = config(dir.path());
-            std::fs::write(cfg.genesis_path(), genesis.to_json_pretty()).unwrap();
-            gamechain_client::keyfile::write_key_file(&cfg.key_path(), &block_key(i)).unwrap();
-            let opened = open_chain(&cfg).unwrap();
+            std::fs::write(cfg.ledger().genesis_path(), genesis.to_json_pretty()).unwrap();
+            gamechain_client::keyfile::write_key_file(&cfg.ledger().key_path(), &block_key(i))
+                .unwrap();
+            let opened = open_chain(&cfg.ledger(), None).unwrap();
             let height = opened.head.header.header.height;
             let digest = head_digest(&opened.storage, height).unwrap();
             let genesis_block = genesis_proposal(&opened.storage).unwrap();
             let chain = Arc::new(Chain::new(
-                cfg.clone(),
+                cfg.ledger(),
                 opened.ctx,
                 opened.genesis_hash,
                 opened.head,
-                cfg.db_path(),
+                cfg.ledger().db_path(),
                 Arc::new(NoSink),
             ));
             let fault = faulty.filter(|(f, _)| *f == i).map(|(_, f)| f);
@@ -720,7 +721,7 @@ fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies
             assert!(checker.check_record(&damaged).is_err());
             recorded += 1;
         }
-        assert!(records.len() <= crate::ledger::storage::MAX_EVIDENCE_PER_SIGNER);
+        assert!(records.len() <= gamechain_ledger::storage::MAX_EVIDENCE_PER_SIGNER);
     }
     assert!(recorded >= 3);
 }

@@ -25,8 +25,8 @@ use serde_json::{json, Value};
 
 use gamechain_runtime::chain::Genesis;
 
-use crate::ledger::storage::StoredEvidence;
 use crate::verify::finality::{namespace, participants};
+use gamechain_ledger::storage::StoredEvidence;
 
 /// Largest `data` accepted for checking: two votes are about 250 bytes.
 pub const MAX_EVIDENCE_BYTES: usize = 4 * 1024;
@@ -321,6 +321,46 @@ pub fn to_wire(
         received_ms: e.received_ms,
         data: hex::encode(&e.data),
     }
+}
+
+/// `GET /v1/evidence`: the stored evidence with `id > after`, oldest first, at most `limit`
+/// (capped at `MAX_EVIDENCE_PAGE`), each with its signer's address and consensus key from the
+/// genesis set. Errors: `NotFound` on a chain without validators; the database's.
+pub fn page(
+    chain: &gamechain_ledger::chain::Chain,
+    after: u64,
+    limit: usize,
+) -> Result<gamechain_chain::wire::EvidencePage, gamechain_ledger::error::ChainError> {
+    let (rows, more, total) = chain.evidence_rows(after, limit)?;
+    let set = chain
+        .genesis()
+        .validators
+        .as_ref()
+        .expect("evidence_rows refuses a chain without validators");
+    let signers: Vec<(String, String)> = participants(set)
+        .map(|keys| {
+            keys.iter()
+                .map(|k| {
+                    let bytes: [u8; 32] = k.as_ref().try_into().expect("32-byte keys");
+                    let address = set
+                        .by_consensus_key(&bytes)
+                        .map(|v| v.address.clone())
+                        .unwrap_or_default();
+                    (address, hex::encode(bytes))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let evidence: Vec<_> = rows.iter().map(|e| to_wire(&signers, e)).collect();
+    Ok(gamechain_chain::wire::EvidencePage {
+        next: if more {
+            evidence.last().map(|e| e.id)
+        } else {
+            None
+        },
+        evidence,
+        total,
+    })
 }
 
 impl EvidenceChecker {

@@ -18,10 +18,10 @@ use gamechain_runtime::MemState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::ledger::storage::{StoredEvidence, MAX_EVIDENCE};
 use crate::verify::evidence::MAX_EVIDENCE_BYTES;
 use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
 use gamechain_chain::wire::Block;
+use gamechain_ledger::storage::{StoredEvidence, MAX_EVIDENCE};
 
 /// The `format` of the header line.
 pub const EXPORT_FORMAT: &str = "gamechain-export";

@@ -62,21 +62,22 @@ use gamechain_runtime::{ChainContext, Layer, WriteSet};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::NodeConfig;
-use crate::error::NodeError;
-use crate::ledger::chain::{Chain, Head};
-use crate::ledger::genesis_setup::start_check;
-use crate::ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
-use crate::ledger::run_marker::mark_running;
-use crate::ledger::storage::Storage;
 use crate::verify::finality::FinalityChecker;
 use crate::verify::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
 use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
-use crate::verify::snapshot_join::{join_from_snapshot, tidy_joins};
+use crate::verify::snapshot_join::join_from_snapshot;
 use crate::verify::source::{
     block_retrying, fetch_code, fetch_genesis, finality_retrying, Finality,
 };
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, BlockSubscription, Client, ClientResult};
+use gamechain_ledger::chain::{Chain, Head};
+use gamechain_ledger::genesis_setup::start_check;
+use gamechain_ledger::open::{chain_context, node_runtime_config, open_head, preload_modules};
+use gamechain_ledger::run_marker::mark_running;
+use gamechain_ledger::snapshot::tidy_joins;
+use gamechain_ledger::storage::Storage;
+use gamechain_ledger::NodeError;
 
 /// Wait before trying the sequencer again after it could not be reached.
 pub const RECONNECT: Duration = Duration::from_secs(1);
@@ -109,6 +110,7 @@ pub fn open_replica(
     upstream: &Client,
     rt: &tokio::runtime::Handle,
 ) -> Result<Opened, NodeError> {
+    let config = &config.ledger();
     let dir = &config.data_dir;
     std::fs::create_dir_all(dir)
         .map_err(|e| NodeError::Io(format!("cannot create {}: {e}", dir.display())))?;
@@ -1037,17 +1039,18 @@ fn subscription_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gamechain_ledger::rusqlite;
     use std::path::Path;
     use std::sync::Mutex;
 
     use gamechain_client::keyfile::read_key_file;
+    use gamechain_ledger::rusqlite::types::Value as Sql;
     use gamechain_runtime::chain::{Action, Network, SecretKey};
     use gamechain_sdk::Amount;
-    use rusqlite::types::Value as Sql;
     use serde_json::json;
 
-    use crate::ledger::chain::BlockSink;
     use crate::server::node::NodeHandle;
+    use gamechain_ledger::chain::BlockSink;
 
     fn config(dir: &Path) -> NodeConfig {
         NodeConfig {
@@ -1123,11 +1126,11 @@ mod tests {
             .unwrap();
         let heights = Arc::new(Heights::default());
         let chain = Chain::new(
-            config.clone(),
+            config.ledger(),
             opened.ctx,
             opened.genesis_hash,
             opened.head,
-            config.db_path(),
+            config.ledger().db_path(),
             heights.clone(),
         );
         (Arc::new(chain), heights, opened.storage)
@@ -1264,7 +1267,7 @@ mod tests {
             heads.push(head.state_hash.to_bytes());
             drop(head);
             drop(storage);
-            dbs.push((name, rows(&config(&dir).db_path())));
+            dbs.push((name, rows(&config(&dir).ledger().db_path())));
         }
         let (first, want) = &dbs[0];
         assert!(
@@ -1322,11 +1325,12 @@ mod tests {
         assert!(applied.leftover.is_none());
         assert_eq!(*told.0.lock().unwrap(), good);
         assert_eq!(chain.head().header.header.height, bad_height - 1);
-        let stored = Storage::open_reader(&config(&tmp.path().join("f")).db_path()).unwrap();
+        let stored =
+            Storage::open_reader(&config(&tmp.path().join("f")).ledger().db_path()).unwrap();
         assert_eq!(stored.head_height().unwrap(), Some(bad_height - 1));
 
         // The same block again: nothing. Another one signed by the sequencer: equivocation.
-        let key = read_key_file(&config(&seq_dir).key_path()).unwrap();
+        let key = read_key_file(&config(&seq_dir).ledger().key_path()).unwrap();
         let mut other = blocks[1].header.header.clone();
         other.time_ms += 1;
         let mut twin = blocks[1].clone();

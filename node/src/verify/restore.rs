@@ -13,12 +13,12 @@
 use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::ChainContext;
 
-use crate::error::NodeError;
-use crate::ledger::chain::Head;
-use crate::ledger::genesis_setup::OpenedChain;
-use crate::ledger::sign_state::{confirm_restored, SignState};
-use crate::ledger::storage::Storage;
 use crate::verify::replay::{check_block, verify_block};
+use gamechain_ledger::chain::Head;
+use gamechain_ledger::genesis_setup::OpenedChain;
+use gamechain_ledger::sign_state::{confirm_restored, SignState};
+use gamechain_ledger::storage::Storage;
+use gamechain_ledger::NodeError;
 
 /// Runs `fut` to completion from blocking code: on the current runtime's handle when there is
 /// one (the caller is on a blocking thread), else on a small runtime of its own.

@@ -40,7 +40,7 @@
 //! and the next start imports again from the chunks on disk.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use gamechain_chain::wire::Block;
@@ -48,15 +48,17 @@ use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{receipt_root, tx_root, Receipt, StateHash};
 use gamechain_runtime::ChainContext;
 
-use crate::error::NodeError;
-use crate::ledger::snapshot::{
-    chunk_name, decode_chunk_at_most, sha256_hex, snapshots_dir, write_manifest, Manifest,
-    SnapshotList, MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
-};
-use crate::ledger::storage::{BaseFinality, Storage, StorageError};
 use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
+use gamechain_ledger::genesis_setup::SnapshotJoin;
+use gamechain_ledger::snapshot::{
+    chunk_name, decode_chunk_at_most, earlier_joins, join_dir, sha256_hex, snapshots_dir,
+    write_manifest, Manifest, SnapshotList, MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES,
+    MAX_MANIFEST_BYTES,
+};
+use gamechain_ledger::storage::{BaseFinality, Storage, StorageError};
+use gamechain_ledger::NodeError;
 
 /// Attempts for one request that fails on the way (transport error, `429`, `5xx`) before the
 /// join gives up (the next start resumes).
@@ -172,38 +174,6 @@ impl Failed {
     }
 }
 
-/// Tidies `<data>/snapshots` of a directory whose chain is stored, its oldest block at
-/// `oldest`: a join that committed but stopped before its chunks were moved into place gets
-/// them moved now (the base `verify --data` starts from); any other `.join-*` is deleted.
-pub fn tidy_joins(data_dir: &Path, oldest: u64) {
-    for earlier in earlier_joins(data_dir) {
-        let done = snapshots_dir(data_dir).join(oldest.to_string());
-        if earlier == join_dir(data_dir, oldest) && !done.exists() {
-            if let Err(e) = std::fs::rename(&earlier, &done) {
-                tracing::warn!(dir = %earlier.display(), "cannot move the joined snapshot into place: {e}");
-            }
-        } else {
-            let _ = std::fs::remove_dir_all(&earlier);
-        }
-    }
-}
-
-/// The directory a join in progress keeps its chunks in.
-fn join_dir(data_dir: &Path, height: u64) -> PathBuf {
-    snapshots_dir(data_dir).join(format!(".join-{height}"))
-}
-
-/// The `.join-*` directories under `<data>/snapshots` (from an earlier start).
-fn earlier_joins(data_dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(snapshots_dir(data_dir))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|e| e.file_name().to_string_lossy().starts_with(".join-"))
-        .map(|e| e.path())
-        .collect()
-}
-
 fn io(path: &Path, e: std::io::Error) -> NodeError {
     NodeError::Io(format!("{}: {e}", path.display()))
 }
@@ -216,6 +186,41 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
         .map_err(|e| io(&tmp, e))?;
     std::fs::rename(&tmp, path).map_err(|e| io(path, e))
+}
+
+/// The ledger's [`SnapshotJoin`] for a new validator's start with `--snapshot-from`:
+/// [`join_from_snapshot`] on the async runtime the start runs in, the base bound to the chain
+/// by its own finality certificate (no followed node).
+pub struct SnapshotJoiner;
+
+impl SnapshotJoin for SnapshotJoiner {
+    fn join(
+        &self,
+        ctx: &ChainContext,
+        storage: &mut Storage,
+        data_dir: &Path,
+        peer: &str,
+        code: &BTreeMap<String, Vec<u8>>,
+        genesis_hash: &str,
+        engine_hash: &str,
+    ) -> Result<u64, NodeError> {
+        let rt = tokio::runtime::Handle::try_current().map_err(|_| {
+            NodeError::Runtime("--snapshot-from: no async runtime to fetch the snapshot on".into())
+        })?;
+        // A validator chain's base is bound to the chain by its certificate.
+        let joined = join_from_snapshot(
+            ctx,
+            storage,
+            data_dir,
+            peer,
+            code,
+            genesis_hash,
+            engine_hash,
+            None,
+            &rt,
+        )?;
+        Ok(joined.height)
+    }
 }
 
 /// Joins: makes the empty database `storage` the chain of `ctx`'s genesis at the newest

@@ -16,10 +16,10 @@ use std::path::{Path, PathBuf};
 use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::MemState;
 
-use crate::ledger::storage::{Storage, StoredEvidence, MAX_EVIDENCE};
 use crate::verify::finality::MAX_CERTIFICATE_BYTES;
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client, ClientError};
+use gamechain_ledger::storage::{Storage, StoredEvidence, MAX_EVIDENCE};
 
 /// Why a source could not give what the replay asked for (unreadable, missing, malformed,
 /// unreachable). Not a divergence: nothing was compared.
@@ -132,7 +132,7 @@ impl DataDirSource {
         let storage = Storage::open_reader(&db_path)
             .map_err(|e| err(format!("{}: {e}", db_path.display())))?;
         let db =
-            |e: crate::ledger::storage::StorageError| err(format!("{}: {e}", db_path.display()));
+            |e: gamechain_ledger::storage::StorageError| err(format!("{}: {e}", db_path.display()));
         let genesis_hash = hex::encode(genesis.hash());
         match storage.chain_identity().map_err(db)? {
             Some((stored, _)) if stored == genesis_hash => {}
@@ -207,8 +207,8 @@ impl ChainSource for DataDirSource {
         if oldest == 0 {
             return Ok(None);
         }
-        let snapshots = crate::ledger::snapshot::snapshots_dir(&self.dir);
-        let Some(height) = crate::ledger::snapshot::snapshot_heights(&snapshots)
+        let snapshots = gamechain_ledger::snapshot::snapshots_dir(&self.dir);
+        let Some(height) = gamechain_ledger::snapshot::snapshot_heights(&snapshots)
             .into_iter()
             .filter(|h| *h >= oldest && *h <= self.head)
             .min()
@@ -219,7 +219,7 @@ impl ChainSource for DataDirSource {
                 self.describe()
             )));
         };
-        let state = crate::ledger::snapshot::load_snapshot(&snapshots.join(height.to_string()))
+        let state = gamechain_ledger::snapshot::load_snapshot(&snapshots.join(height.to_string()))
             .map_err(|e| {
                 err(format!(
                     "{}: the snapshot at {height}: {e}",

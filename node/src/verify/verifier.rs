@@ -32,7 +32,6 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
-use crate::ledger::storage::StoredEvidence;
 use crate::verify::evidence::{EvidenceChecker, EvidenceReport};
 use crate::verify::finality::{proposal_digest, FinalityChecker};
 use crate::verify::replay::{
@@ -40,6 +39,7 @@ use crate::verify::replay::{
 };
 use crate::verify::source::{Base, ChainSource, ExpectedState, Finality, SourceError};
 use gamechain_chain::wire::Block;
+use gamechain_ledger::storage::StoredEvidence;
 
 /// Blocks the reader thread may be ahead of the replay.
 const READ_AHEAD: usize = 64;

@@ -213,7 +213,7 @@ async fn serve(
     app: AppState,
 ) {
     let mut shutdown: watch::Receiver<bool> = app.shutdown.clone();
-    let timeout = Duration::from_millis(app.chain.config.ws_send_timeout_ms);
+    let timeout = Duration::from_millis(app.config.ws_send_timeout_ms);
     'catch_up: loop {
         // Storage up to the head, then the head line.
         let (head, time_ms) = {

@@ -10,9 +10,9 @@ use serde_json::Value;
 
 use super::wire::{Step, Transcript, TRANSCRIPT_VERSION};
 use super::{MAX_BUILD_TIME, MAX_SCAN_BLOCKS, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_TXS};
-use crate::ledger::chain::Chain;
-use crate::ledger::error::ChainError;
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
+use gamechain_ledger::chain::Chain;
+use gamechain_ledger::error::ChainError;
 
 /// Why a transcript is not served (besides the chain's own errors).
 #[derive(Debug)]

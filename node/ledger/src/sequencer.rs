@@ -3,7 +3,7 @@
 //!
 //! **When blocks are made.** Block time is consensus (`gamechain_chain::clock`): a block's time is
 //! at least its parent's plus the chain's `min_block_interval_ms`, and the sequencer never stamps
-//! a time ahead of its own clock ([`NodeClock`](crate::ledger::clock::NodeClock)). So it never
+//! a time ahead of its own clock ([`NodeClock`](crate::clock::NodeClock)). So it never
 //! makes blocks faster than the interval, whatever arrives: transactions that come meanwhile go
 //! into the next block, which grows instead. A block is opened when the mempool holds a
 //! transaction not in a block yet (or, with none, `block_interval_ms` after the previous block:
@@ -56,11 +56,11 @@ use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
 
-use crate::error::NodeError;
-use crate::ledger::chain::Chain;
-use crate::ledger::mempool::PendingTx;
-use crate::ledger::sign_state::SignStateFile;
-use crate::ledger::storage::Storage;
+use crate::chain::Chain;
+use crate::mempool::PendingTx;
+use crate::node_error::NodeError;
+use crate::sign_state::SignStateFile;
+use crate::storage::Storage;
 use gamechain_chain::wire::{Block, IncludedTx};
 
 /// Wait before retrying a block whose execution failed in the node (not in a module).
@@ -114,7 +114,7 @@ impl Summary {
 /// held across a block's execution, so a commit can apply the block before meanwhile. Written
 /// against [`State`], whatever the head keeps its state in. Validators read the head the same
 /// way (`validator/ledger.rs`).
-pub(crate) struct HeadState<'a>(pub(crate) &'a Chain);
+pub struct HeadState<'a>(pub &'a Chain);
 
 impl State for HeadState<'_> {
     fn get(&self, key: &str) -> Option<Vec<u8>> {

@@ -36,19 +36,17 @@ use gamechain_sdk::{ledger, Amount};
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::config::NodeConfig;
-use crate::ledger::clock::{Arrivals, NodeClock};
-use crate::ledger::compile::{prepare_deploy, CompileGate};
-use crate::ledger::error::ChainError;
-use crate::ledger::mempool::{Mempool, PendingTx};
-use crate::ledger::snapshot::Snapshots;
-use crate::ledger::state_store::StoredState;
-use crate::ledger::storage::{Storage, StorageError};
-use crate::ledger::upgrade_admission::admission_refusal;
+use crate::clock::{Arrivals, NodeClock};
+use crate::compile::{prepare_deploy, CompileGate};
+use crate::config::LedgerConfig;
+use crate::error::ChainError;
+use crate::mempool::{Mempool, PendingTx};
 use crate::metrics::Metrics;
-use gamechain_chain::wire::{
-    Account, Block, BlockFinality, EvidencePage, Status, TxRecord, TxStatus,
-};
+use crate::snapshot::Snapshots;
+use crate::state_store::StoredState;
+use crate::storage::{Storage, StorageError, StoredEvidence};
+use crate::upgrade_admission::admission_refusal;
+use gamechain_chain::wire::{Account, Block, BlockFinality, Status, TxRecord, TxStatus};
 
 /// Most evidence records one `GET /v1/evidence` answers.
 pub const MAX_EVIDENCE_PAGE: usize = 100;
@@ -74,7 +72,7 @@ pub struct Chain {
     /// Lowercase hex of the genesis hash.
     pub genesis_hash: String,
     /// The node's configuration.
-    pub config: NodeConfig,
+    pub config: LedgerConfig,
     head: RwLock<Head>,
     mempool: Mutex<Mempool>,
     db_path: PathBuf,
@@ -126,7 +124,7 @@ impl BlockSink for NoSink {
 impl Chain {
     /// The shared core over an opened chain.
     pub fn new(
-        config: NodeConfig,
+        config: LedgerConfig,
         ctx: Arc<ChainContext>,
         genesis_hash: String,
         head: Head,
@@ -672,46 +670,26 @@ impl Chain {
         }
     }
 
-    /// `GET /v1/evidence`: the stored evidence with `id > after`, oldest first, at most `limit`
-    /// (capped at [`MAX_EVIDENCE_PAGE`]). Errors: `NotFound` on a chain without validators.
-    pub fn evidence(&self, after: u64, limit: usize) -> Result<EvidencePage, ChainError> {
-        let Some(set) = &self.genesis().validators else {
+    /// The stored evidence with `id > after`, oldest first: at most `limit` rows (clamped to
+    /// 1..=[`MAX_EVIDENCE_PAGE`]), whether more follow, and how many are stored in all. The node's
+    /// `verify::evidence::page` turns them into `GET /v1/evidence`'s page. Errors: `NotFound`
+    /// on a chain without validators.
+    pub fn evidence_rows(
+        &self,
+        after: u64,
+        limit: usize,
+    ) -> Result<(Vec<StoredEvidence>, bool, u64), ChainError> {
+        if self.genesis().validators.is_none() {
             return Err(ChainError::NotFound(
                 "this chain has no validators, and no evidence".into(),
             ));
-        };
-        let signers: Vec<(String, String)> = crate::verify::finality::participants(set)
-            .map(|keys| {
-                keys.iter()
-                    .map(|k| {
-                        let bytes: [u8; 32] = k.as_ref().try_into().expect("32-byte keys");
-                        let address = set
-                            .by_consensus_key(&bytes)
-                            .map(|v| v.address.clone())
-                            .unwrap_or_default();
-                        (address, hex::encode(bytes))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
+        }
         let limit = limit.clamp(1, MAX_EVIDENCE_PAGE);
-        let (rows, total) =
+        let (mut rows, total) =
             self.read_db(|db| Ok((db.evidence_page(after, limit + 1)?, db.evidence_count()?)))?;
         let more = rows.len() > limit;
-        let evidence: Vec<_> = rows
-            .iter()
-            .take(limit)
-            .map(|e| crate::verify::evidence::to_wire(&signers, e))
-            .collect();
-        Ok(EvidencePage {
-            next: if more {
-                evidence.last().map(|e| e.id)
-            } else {
-                None
-            },
-            evidence,
-            total,
-        })
+        rows.truncate(limit);
+        Ok((rows, more, total))
     }
 
     /// `GET /v1/status`.

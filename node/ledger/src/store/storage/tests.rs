@@ -332,8 +332,7 @@ fn a_run_of_blocks_commits_whole_or_not_at_all() {
     }
     assert_eq!(s.load_state().unwrap().map["k"], b"2");
     drop(s);
-    let record =
-        std::fs::read_to_string(crate::ledger::head_record::head_record_path(&path)).unwrap();
+    let record = std::fs::read_to_string(crate::head_record::head_record_path(&path)).unwrap();
     assert!(
         record.contains(&format!(" 3 {} ", b3.hash_hex())),
         "{record}"
@@ -452,15 +451,15 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
     std::fs::create_dir_all(&snaps).unwrap();
     let reader = Storage::open_reader(&path).unwrap();
     reader.begin_snapshot().unwrap();
-    let manifest = crate::ledger::snapshot::write_snapshot(&reader, &snaps, 40, "g").unwrap();
+    let manifest = crate::snapshot::write_snapshot(&reader, &snaps, 40, "g").unwrap();
     assert_eq!(manifest.entries, 300);
     assert_eq!(manifest.state_root, hex::encode(hash.root()));
     assert_eq!(manifest.check("g"), Ok(()));
-    let loaded = crate::ledger::snapshot::load_snapshot(&snaps.join("40")).unwrap();
+    let loaded = crate::snapshot::load_snapshot(&snaps.join("40")).unwrap();
     let want: BTreeMap<String, Vec<u8>> = entries.into_iter().collect();
     assert_eq!(loaded.map, want);
     // Not at another height than the database's head.
-    assert!(crate::ledger::snapshot::write_snapshot(&reader, &snaps, 41, "g").is_err());
+    assert!(crate::snapshot::write_snapshot(&reader, &snaps, 41, "g").is_err());
 }
 
 #[test]
@@ -514,7 +513,7 @@ fn a_base_on_a_validator_chain_keeps_its_parents_digest_to_serve_the_snapshot_on
     s.ensure_validator_tables().unwrap();
     let (entries, hash) = some_state(10);
     let base = block(40, [7; 32], vec![], hash.root());
-    let finality = crate::ledger::storage::BaseFinality {
+    let finality = crate::storage::BaseFinality {
         record: ([1; 32], Some(vec![9, 9])),
         parent_digest: [2; 32],
     };

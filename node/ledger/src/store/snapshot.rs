@@ -39,7 +39,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::ledger::storage::{Storage, StorageError};
+use crate::storage::{Storage, StorageError};
 
 /// A chunk is closed once it holds at least this many bytes (4 MiB).
 pub const CHUNK_TARGET_BYTES: usize = 4 << 20;
@@ -608,6 +608,38 @@ pub fn load_snapshot(dir: &Path) -> Result<gamechain_runtime::MemState, String> 
         }
     }
     Ok(state)
+}
+
+/// Tidies `<data>/snapshots` of a directory whose chain is stored, its oldest block at
+/// `oldest`: a join that committed but stopped before its chunks were moved into place gets
+/// them moved now (the base `verify --data` starts from); any other `.join-*` is deleted.
+pub fn tidy_joins(data_dir: &Path, oldest: u64) {
+    for earlier in earlier_joins(data_dir) {
+        let done = snapshots_dir(data_dir).join(oldest.to_string());
+        if earlier == join_dir(data_dir, oldest) && !done.exists() {
+            if let Err(e) = std::fs::rename(&earlier, &done) {
+                tracing::warn!(dir = %earlier.display(), "cannot move the joined snapshot into place: {e}");
+            }
+        } else {
+            let _ = std::fs::remove_dir_all(&earlier);
+        }
+    }
+}
+
+/// The directory a join in progress keeps its chunks in.
+pub fn join_dir(data_dir: &Path, height: u64) -> PathBuf {
+    snapshots_dir(data_dir).join(format!(".join-{height}"))
+}
+
+/// The `.join-*` directories under `<data>/snapshots` (from an earlier start).
+pub fn earlier_joins(data_dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(snapshots_dir(data_dir))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".join-"))
+        .map(|e| e.path())
+        .collect()
 }
 
 #[cfg(test)]

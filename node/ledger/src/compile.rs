@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use gamechain_runtime::{ChainContext, LoadError, Origin};
 
-use crate::ledger::error::ChainError;
+use crate::error::ChainError;
 
 /// The right to compile one upload: at most one at a time (wasmtime compiles a module's
 /// functions on every core already).

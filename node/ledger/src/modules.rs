@@ -10,8 +10,8 @@ use gamechain_chain::wire::{ModuleInfo, ModuleList};
 use gamechain_runtime::registry::read_record;
 use gamechain_runtime::{code_key, ModuleRecord, Modules, State};
 
-use crate::ledger::chain::Chain;
-use crate::ledger::error::ChainError;
+use crate::chain::Chain;
+use crate::error::ChainError;
 
 /// A record as the API shows it: its fields plus `id`.
 fn module_info(id: &str, record: ModuleRecord) -> ModuleInfo {

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use crate::config::ConfigError;
-use crate::ledger::storage::StorageError;
+use crate::store::storage_error::StorageError;
 
 /// Why a node could not start or stopped.
 #[derive(Debug)]

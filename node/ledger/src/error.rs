@@ -6,7 +6,7 @@ use core::fmt;
 use gamechain_chain::{SessionRefusal, TxError};
 use gamechain_sdk::ActionError;
 
-use crate::ledger::mempool::Refusal;
+use crate::mempool::Refusal;
 
 /// A refusal or failure of the shared core's (`chain.rs`) requests.
 #[derive(Debug, Clone, PartialEq, Eq)]

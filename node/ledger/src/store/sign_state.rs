@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 use gamechain_chain::wire::Block;
 use gamechain_chain::SignedHeader;
 
-use crate::error::NodeError;
+use crate::node_error::NodeError;
 
 /// The file name of the sign state inside the data directory.
 pub const SIGN_STATE_FILE: &str = "sign-state.json";

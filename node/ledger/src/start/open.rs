@@ -14,15 +14,15 @@ use gamechain_runtime::{
     runtime_config, Allocation, ChainContext, ModuleCache, Modules, Runtime, RuntimeConfig, State,
 };
 
-use crate::config::NodeConfig;
-use crate::error::NodeError;
-use crate::ledger::chain::Head;
-use crate::ledger::state_store::StoredState;
-use crate::ledger::storage::Storage;
+use crate::chain::Head;
+use crate::config::LedgerConfig;
+use crate::node_error::NodeError;
+use crate::state_store::StoredState;
+use crate::storage::Storage;
 
 /// The runtime configuration of this node for `genesis`: the chain's consensus limits, this
 /// node's view fuel (`fuel_view`) and pool size (`wasm_instances`).
-pub fn node_runtime_config(config: &NodeConfig, genesis: &Genesis) -> RuntimeConfig {
+pub fn node_runtime_config(config: &LedgerConfig, genesis: &Genesis) -> RuntimeConfig {
     RuntimeConfig {
         fuel_view: config.fuel_view,
         ..runtime_config(
@@ -39,7 +39,7 @@ pub fn node_runtime_config(config: &NodeConfig, genesis: &Genesis) -> RuntimeCon
 /// Errors: [`NodeError::Runtime`] (the engine), [`NodeError::Refused`] (code missing or not
 /// matching its hash; a runtime that cannot run this genesis).
 pub fn chain_context(
-    config: &NodeConfig,
+    config: &LedgerConfig,
     genesis: &Genesis,
     runtime: RuntimeConfig,
     code: &BTreeMap<String, Vec<u8>>,
@@ -120,7 +120,7 @@ pub fn open_head(
 /// An empty module registry compiling through the data directory's compiled-module cache
 /// (`<data>/compiled/`); without a cache (logged: every start recompiles) when the directory
 /// cannot be created.
-fn cached_modules(config: &NodeConfig) -> Modules {
+fn cached_modules(config: &LedgerConfig) -> Modules {
     match ModuleCache::open(config.compiled_dir()) {
         Ok(cache) => Modules::new().with_cache(Arc::new(cache)),
         Err(e) => {

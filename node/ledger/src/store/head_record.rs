@@ -1,5 +1,5 @@
 //! [`HeadRecord`]: `<data>/chain.sqlite.head`, the last block the database said it committed,
-//! written by the writer [`Storage`](crate::ledger::storage::Storage) after every commit, and
+//! written by the writer [`Storage`](crate::storage::Storage) after every commit, and
 //! compared at start with the head SQLite recovers ([`check_head_record`]).
 //!
 //! Why: in WAL mode SQLite treats a damaged write-ahead log as ending at its first bad frame.
@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::error::NodeError;
+use crate::node_error::NodeError;
 
 /// Bytes of one slot.
 const SLOT: usize = 128;

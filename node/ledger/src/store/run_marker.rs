@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::NodeError;
+use crate::node_error::NodeError;
 
 /// The marker's file name inside the data directory.
 pub const RUN_MARKER_FILE: &str = "node.running";

@@ -1,6 +1,6 @@
 //! [`StoredState`]: the committed state of a running node, read from the `state` table of
 //! `chain.sqlite` through a bounded in-memory cache, so the state may be far larger than memory
-//! and a start reads none of it. It is the head's `state` ([`crate::ledger::chain::Head`]): the
+//! and a start reads none of it. It is the head's `state` ([`crate::chain::Head`]): the
 //! sequencer, a follower, views, admission and the account API all read it as a
 //! [`State`](gamechain_runtime::State).
 //!
@@ -42,7 +42,7 @@ use std::collections::BTreeSet;
 
 use gamechain_runtime::{State, WriteSet};
 
-use crate::ledger::storage::{Storage, StorageError};
+use crate::storage::{Storage, StorageError};
 
 /// Bytes counted per cached entry beside its key and value (map slot, two `Vec` headers,
 /// allocator rounding).

@@ -49,18 +49,16 @@ use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader};
 use gamechain_runtime::{genesis_state, ChainContext};
 use sha2::{Digest, Sha256};
 
-use crate::config::{IntegrityCheck, NodeConfig};
-use crate::error::NodeError;
-use crate::ledger::chain::Head;
-use crate::ledger::genesis_modules::{codes_by_hash, genesis_code, GENESIS_MODULES};
-use crate::ledger::head_record::{
-    check_head_record, lost_refusal, HeadRecord, RecordCheck, RecordState,
-};
-use crate::ledger::open::{chain_context, node_runtime_config, open_head};
-use crate::ledger::run_marker::{mark_running, previous_run_unclean};
-use crate::ledger::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignStateFile};
-use crate::ledger::storage::{Storage, StorageError};
-use crate::verify::snapshot_join::{join_from_snapshot, tidy_joins};
+use crate::chain::Head;
+use crate::config::{IntegrityCheck, LedgerConfig};
+use crate::genesis_modules::{codes_by_hash, genesis_code, GENESIS_MODULES};
+use crate::head_record::{check_head_record, lost_refusal, HeadRecord, RecordCheck, RecordState};
+use crate::node_error::NodeError;
+use crate::open::{chain_context, node_runtime_config, open_head};
+use crate::run_marker::{mark_running, previous_run_unclean};
+use crate::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignStateFile};
+use crate::snapshot::tidy_joins;
+use crate::storage::{Storage, StorageError};
 use gamechain_chain::wire::Block;
 use gamechain_client::keyfile::{read_key_file, write_key_file};
 
@@ -113,9 +111,33 @@ fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
     NodeError::Io(format!("cannot {what} {}: {e}", path.display()))
 }
 
+/// What fetches a peer's state snapshot into a new validator's empty database (`--snapshot-from`):
+/// the node's `verify::snapshot_join`, which checks it over HTTP against the snapshot block's
+/// finality certificate. The ledger only opens files; fetching is the caller's.
+pub trait SnapshotJoin {
+    /// Imports the snapshot `peer` serves into `storage` (the chain's `ctx`, the modules'
+    /// `code` by id, the chain's genesis and engine configuration hashes to check it by);
+    /// returns the snapshot block's height, the new chain's first. Errors: a refused snapshot
+    /// (`NodeError::Refused`), the peer unreachable (`NodeError::Runtime`), the database's.
+    #[allow(clippy::too_many_arguments)]
+    fn join(
+        &self,
+        ctx: &ChainContext,
+        storage: &mut Storage,
+        data_dir: &Path,
+        peer: &str,
+        code: &BTreeMap<String, Vec<u8>>,
+        genesis_hash: &str,
+        engine_hash: &str,
+    ) -> Result<u64, NodeError>;
+}
+
 /// Opens `config.data_dir`, creating the chain on the first start (see the module docs).
 /// Blocking (file and database I/O, compiling the modules): call it off the async executor.
-pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
+pub fn open_chain(
+    config: &LedgerConfig,
+    joiner: Option<&dyn SnapshotJoin>,
+) -> Result<OpenedChain, NodeError> {
     let dir = &config.data_dir;
     std::fs::create_dir_all(dir).map_err(|e| io_err("create the data directory", dir, e))?;
 
@@ -172,7 +194,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         // restore will fetch the blocks onto a new block 0, or a validator joins from a
         // snapshot (which starts consensus only after a block finalized after the join).
         None if config.restore_from.is_none()
-            && !(config.validator.is_some() && config.snapshot_from.is_some())
+            && !(config.validator && config.snapshot_from.is_some())
             && matches!(
                 storage.head_record().map(HeadRecord::at_open),
                 Some(RecordState::Head(r)) if r.height > 0
@@ -189,8 +211,9 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         }
         // A new validator that joins from a snapshot (`verify/snapshot_join.rs`): its chain
         // starts at the snapshot's certified block instead of block 0.
-        None if config.validator.is_some() && config.snapshot_from.is_some() => join_validator(
+        None if config.validator && config.snapshot_from.is_some() => join_validator(
             config,
+            joiner,
             &mut storage,
             &mut sign_state,
             &genesis,
@@ -199,13 +222,13 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
         )?,
         // A validator's join from a snapshot was interrupted before its import: it must not
         // make a chain from block 0 instead.
-        None if config.validator.is_some()
-            && crate::validator::rejoin::read(dir)?.is_some_and(|r| r.floor.is_none()) =>
+        None if config.validator
+            && crate::rejoin_record::read(dir)?.is_some_and(|r| r.floor.is_none()) =>
         {
             return Err(NodeError::Refused(format!(
                 "{} records a join from a snapshot that did not finish: start again with \
                  --snapshot-from URL",
-                dir.join(crate::validator::rejoin::REJOIN_FILE).display()
+                dir.join(crate::rejoin_record::REJOIN_FILE).display()
             )))
         }
         None => create_genesis_block(
@@ -224,7 +247,7 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
             )?;
             // A validator's start decides for itself (`validator/rejoin.rs`: it follows that
             // node when its consensus journal is lost).
-            if config.snapshot_from.is_some() && config.validator.is_none() {
+            if config.snapshot_from.is_some() && !config.validator {
                 tracing::info!(
                     "--snapshot-from ignored: this data directory holds the chain already"
                 );
@@ -333,8 +356,8 @@ pub fn open_chain(config: &NodeConfig) -> Result<OpenedChain, NodeError> {
 /// it says so, `PRAGMA quick_check` of the database (an error on damage). Returns whether it
 /// ran, which is also whether the start rehashes the whole stored state ([`open_head`]).
 /// Shared by a sequencer's start and a follower's.
-pub(crate) fn start_check(
-    config: &NodeConfig,
+pub fn start_check(
+    config: &LedgerConfig,
     storage: &Storage,
     db_path: &Path,
 ) -> Result<bool, NodeError> {
@@ -369,7 +392,7 @@ fn integrity_check(storage: &Storage, db_path: &Path, unclean: bool) -> Result<(
 }
 
 /// The sequencer key at `<data>/sequencer.wif`, generated (mode 0600) on the first start.
-fn load_or_create_key(config: &NodeConfig) -> Result<SecretKey, NodeError> {
+fn load_or_create_key(config: &LedgerConfig) -> Result<SecretKey, NodeError> {
     let key_path = config.key_path();
     if key_path.exists() {
         return read_key_file(&key_path).map_err(NodeError::Io);
@@ -381,7 +404,7 @@ fn load_or_create_key(config: &NodeConfig) -> Result<SecretKey, NodeError> {
 }
 
 /// `<data>/genesis.json`, written for a new chain of `key` on the first start.
-fn load_or_create_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
+fn load_or_create_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
     let genesis_path = config.genesis_path();
     if genesis_path.exists() {
         let text =
@@ -389,7 +412,7 @@ fn load_or_create_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
         return Genesis::from_json(&text)
             .map_err(|e| NodeError::Refused(format!("{}: {e}", genesis_path.display())));
     }
-    if config.validator.is_some() {
+    if config.validator {
         return Err(NodeError::Refused(format!(
             "{} is missing: a validator joins a chain whose genesis names it (`gamechain testnet`              writes one per validator)",
             genesis_path.display()
@@ -404,7 +427,7 @@ fn load_or_create_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
 /// Refuses a database created from another genesis (`stored.0`) or under another engine
 /// configuration (`stored.1`) than this directory's genesis and this build (`ours`).
 fn check_identity(
-    config: &NodeConfig,
+    config: &LedgerConfig,
     ours: (&str, &str),
     stored: (&str, &str),
 ) -> Result<(), NodeError> {
@@ -428,7 +451,7 @@ fn check_identity(
 }
 
 /// The genesis of a new chain (see the module docs).
-pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
+pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, NodeError> {
     if key.network() != config.network {
         return Err(NodeError::Refused(format!(
             "the sequencer key is a {} key, the configuration asks for a {} chain",
@@ -469,7 +492,7 @@ pub(crate) fn new_genesis(config: &NodeConfig, key: &SecretKey) -> Result<Genesi
 /// The genesis modules of a new chain: each id of `ids` (the configuration's `genesis_modules`)
 /// with the code hash of the guest this binary embeds for it. Errors: an id this binary embeds
 /// no guest for, or an id named twice.
-pub(crate) fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, String> {
+pub fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, String> {
     let mut modules: Vec<GenesisModule> = Vec::new();
     for id in ids {
         let code = genesis_code(id).ok_or_else(|| {
@@ -503,7 +526,8 @@ pub(crate) fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, 
 /// (`<name>.before-join-<ms>`). Errors: the join's (a refused snapshot, the peer unreachable),
 /// writing the files.
 fn join_validator(
-    config: &NodeConfig,
+    config: &LedgerConfig,
+    joiner: Option<&dyn SnapshotJoin>,
     storage: &mut Storage,
     sign_state: &mut SignStateFile,
     genesis: &Genesis,
@@ -521,18 +545,18 @@ fn join_validator(
     // left is kept aside, not used: its sign state names blocks of a database that is gone,
     // and its consensus storage belongs to another start.
     let started_ms = now_ms();
-    crate::validator::rejoin::write(
+    crate::rejoin_record::write(
         &config.data_dir,
-        &crate::validator::rejoin::Rejoin {
+        &crate::rejoin_record::Rejoin {
             started_ms,
             floor: None,
             key_seen_at: None,
         },
     )?;
-    let _ = std::fs::remove_file(config.data_dir.join(crate::validator::rejoin::STARTED_FILE));
+    let _ = std::fs::remove_file(config.data_dir.join(crate::rejoin_record::STARTED_FILE));
     if let Some(signed) = sign_state.current().filter(|s| s.height > 0) {
         let height = signed.height;
-        let moved = crate::validator::rejoin::set_aside(sign_state.path(), "join", started_ms)?;
+        let moved = crate::rejoin_record::set_aside(sign_state.path(), "join", started_ms)?;
         tracing::warn!(
             height,
             to = ?moved,
@@ -542,17 +566,17 @@ fn join_validator(
         *sign_state = SignStateFile::open(&config.data_dir)?;
     }
     if let Some(moved) =
-        crate::validator::rejoin::set_aside(&config.data_dir.join("consensus"), "join", started_ms)?
+        crate::rejoin_record::set_aside(&config.data_dir.join("consensus"), "join", started_ms)?
     {
         tracing::warn!(to = %moved.display(), "an earlier run's consensus storage set aside");
     }
     storage.ensure_validator_tables()?;
     let code = embedded_code(genesis)?;
     let ctx = chain_context(config, genesis, runtime_config, &code)?;
-    let rt = tokio::runtime::Handle::try_current().map_err(|_| {
-        NodeError::Runtime("--snapshot-from: no async runtime to fetch the snapshot on".into())
+    let joiner = joiner.ok_or_else(|| {
+        NodeError::Runtime("--snapshot-from: this start cannot fetch a snapshot".into())
     })?;
-    let joined = join_from_snapshot(
+    let joined = joiner.join(
         &ctx,
         storage,
         &config.data_dir,
@@ -560,14 +584,11 @@ fn join_validator(
         &code,
         genesis_hash,
         engine_hash,
-        // A validator chain's base is bound to the chain by its certificate.
-        None,
-        &rt,
     )?;
-    let base = storage.signed_header(joined.height)?.ok_or_else(|| {
-        NodeError::Refused(format!("the joined block {} is not stored", joined.height))
-    })?;
-    sign_state.record(joined.height, &base.header.hash_hex())?;
+    let base = storage
+        .signed_header(joined)?
+        .ok_or_else(|| NodeError::Refused(format!("the joined block {} is not stored", joined)))?;
+    sign_state.record(joined, &base.header.hash_hex())?;
     // The head record the import wrote, read again: the start's check compares the head with
     // it as it is now (not as it was before the import: missing).
     if storage.take_head_record().is_some() {
@@ -668,7 +689,7 @@ fn write_new_file(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
 
 /// Logs each chain-defining configuration value that differs from the existing genesis (which
 /// wins).
-fn warn_about_ignored_settings(config: &NodeConfig, genesis: &Genesis) {
+fn warn_about_ignored_settings(config: &LedgerConfig, genesis: &Genesis) {
     let differ = [
         ("chain_id", config.chain_id != genesis.chain_id),
         ("network", config.network != genesis.network),

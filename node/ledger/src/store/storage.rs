@@ -64,7 +64,8 @@ use gamechain_runtime::{MemState, WriteSet};
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
-use crate::ledger::head_record::HeadRecord;
+use crate::head_record::HeadRecord;
+pub use crate::store::storage_error::{lock_path, StorageError};
 
 use gamechain_chain::wire::{Block, IncludedTx, TxRecord, TxStatus};
 
@@ -347,67 +348,6 @@ fn txid_bytes(txid: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// A database failure, or a database whose content this node cannot use.
-#[derive(Debug)]
-pub enum StorageError {
-    /// SQLite refused an operation (the text says which and why).
-    Sqlite(String),
-    /// A file beside the database (the head record) could not be written.
-    Io(String),
-    /// `PRAGMA quick_check` found damage (its first findings).
-    Damaged(String),
-    /// The content is not what this node wrote (the text says what is wrong).
-    Corrupt(String),
-    /// The database was written by a newer node (`found` > this node's [`MIGRATIONS`] count).
-    TooNew {
-        /// The database's schema version.
-        found: u32,
-        /// The newest this node knows.
-        known: u32,
-    },
-    /// Another process (or another writer in this one) has the database open for writing.
-    InUse(PathBuf),
-}
-
-impl fmt::Display for StorageError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StorageError::Sqlite(m) => write!(f, "database error: {m}"),
-            StorageError::Io(m) => write!(f, "{m}"),
-            StorageError::Damaged(m) => write!(
-                f,
-                "the database is damaged (PRAGMA quick_check: {m}): restore it from a backup, or \
-                 move it aside and start with --restore-from <URL of a follower>"
-            ),
-            StorageError::Corrupt(m) => write!(f, "database content is not usable: {m}"),
-            StorageError::TooNew { found, known } => write!(
-                f,
-                "the database has schema version {found}, this gamechain knows up to {known}: run a newer gamechain"
-            ),
-            StorageError::InUse(path) => write!(
-                f,
-                "{} is in use by another gamechain process (lock {}): stop it first",
-                path.display(),
-                lock_path(path).display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for StorageError {}
-
-impl From<rusqlite::types::FromSqlError> for StorageError {
-    fn from(e: rusqlite::types::FromSqlError) -> Self {
-        corrupt(format!("a stored column has the wrong type: {e}"))
-    }
-}
-
-impl From<rusqlite::Error> for StorageError {
-    fn from(e: rusqlite::Error) -> Self {
-        StorageError::Sqlite(e.to_string())
-    }
-}
-
 fn corrupt(msg: impl Into<String>) -> StorageError {
     StorageError::Corrupt(msg.into())
 }
@@ -472,14 +412,6 @@ pub struct Storage {
     /// The writer's head record (`<path>.head`), written after every commit; `None` for
     /// readers.
     record: Option<HeadRecord>,
-}
-
-/// `<db path>.lock`: the file a writer holds an exclusive lock on, so that two nodes never
-/// write (and sign blocks for) one database.
-pub fn lock_path(db: &Path) -> PathBuf {
-    let mut name = db.as_os_str().to_owned();
-    name.push(".lock");
-    PathBuf::from(name)
 }
 
 impl fmt::Debug for Storage {
@@ -815,7 +747,7 @@ impl Storage {
     }
 
     /// Takes the writer's head record out (`None` for readers, or when taken already), e.g. to
-    /// check it against the head ([`check_head_record`](crate::ledger::head_record::check_head_record));
+    /// check it against the head ([`check_head_record`](crate::head_record::check_head_record));
     /// commits write none until [`Storage::put_head_record`] puts it back.
     pub fn take_head_record(&mut self) -> Option<HeadRecord> {
         self.record.take()

@@ -1,0 +1,190 @@
+//! [`LedgerConfig`]: what the ledger is configured with: where its data directory is, what a
+//! new chain's genesis holds, how blocks are made, how much the mempool and the state cache
+//! hold, when the database is checked, and whether the node joins or restores from a peer.
+//! The node's TOML file (`gamechain_node::LedgerConfig`, which documents each field with its
+//! default) makes one; [`LedgerConfig::default`] holds the same defaults. Also the two policies
+//! the file names ([`IntegrityCheck`], [`DeployPolicy`]) and [`ConfigError`].
+
+use std::fmt;
+use std::path::PathBuf;
+
+use gamechain_runtime::chain::{FeeSchedule, Network};
+use gamechain_runtime::{Allocation, RuntimeConfig};
+use gamechain_sdk::Amount;
+use serde::{Deserialize, Serialize};
+
+/// The ledger's settings. The chain-defining ones (`chain_id`, `network`, `faucet`, `fees`,
+/// `fuel_apply`, `fuel_end_block`, `memory_limit_bytes`, `min_block_interval_ms`,
+/// `max_clock_drift_ms`, `genesis_modules`) are used once, to write `genesis.json` on the first
+/// start; afterwards the genesis file is authoritative (`start/genesis_setup.rs`). Units are in
+/// the field names; the node's `LedgerConfig` documents each.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LedgerConfig {
+    /// Holds `sequencer.wif`, `genesis.json`, `chain.sqlite` and the small state files.
+    pub data_dir: PathBuf,
+    pub chain_id: String,
+    pub network: Network,
+    pub block_interval_ms: u64,
+    pub min_block_interval_ms: u64,
+    pub max_clock_drift_ms: u64,
+    /// Ids of [`crate::genesis_modules::GENESIS_MODULES`] a new genesis lists.
+    pub genesis_modules: Vec<String>,
+    pub dev_clock: bool,
+    pub block_coalesce_ms: u64,
+    pub pipeline: bool,
+    pub max_block_txs: usize,
+    pub faucet: Option<Amount>,
+    pub fees: Option<FeeSchedule>,
+    pub fuel_apply: u64,
+    pub fuel_view: u64,
+    pub fuel_end_block: u64,
+    pub memory_limit_bytes: u64,
+    pub wasm_instances: u32,
+    pub max_pending: usize,
+    pub max_pending_bytes: u64,
+    pub compile_budget_ms: u64,
+    pub log_summary_secs: u64,
+    pub deploy: DeployPolicy,
+    pub deploy_allow: Vec<String>,
+    pub integrity_check: IntegrityCheck,
+    pub state_cache_mb: u64,
+    /// `gamechain node --restore-from <URL>`: fetch the blocks this database lost.
+    pub restore_from: Option<String>,
+    pub snapshot_every_blocks: u64,
+    pub snapshot_keep: usize,
+    pub retain_blocks: u64,
+    /// `gamechain node --snapshot-from <URL>`: join from a peer's state snapshot.
+    pub snapshot_from: Option<String>,
+    /// Whether this node is a validator (the node's `[validator]` table is present).
+    pub validator: bool,
+}
+
+impl Default for LedgerConfig {
+    fn default() -> Self {
+        let runtime = RuntimeConfig::default();
+        Self {
+            data_dir: PathBuf::from("./gamechain-data"),
+            chain_id: "gamechain-dev".to_string(),
+            network: Network::Testnet,
+            block_interval_ms: 60_000,
+            min_block_interval_ms: gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS,
+            max_clock_drift_ms: gamechain_runtime::chain::clock::DEFAULT_MAX_CLOCK_DRIFT_MS,
+            genesis_modules: crate::genesis_modules::default_genesis_ids(),
+            dev_clock: false,
+            block_coalesce_ms: 5,
+            pipeline: true,
+            max_block_txs: 50_000,
+            faucet: Some(Amount(100_000)),
+            fees: None,
+            fuel_apply: runtime.fuel_apply,
+            fuel_view: runtime.fuel_view,
+            fuel_end_block: runtime.fuel_end_block,
+            memory_limit_bytes: runtime.memory_limit_bytes as u64,
+            wasm_instances: 64,
+            max_pending: 100_000,
+            max_pending_bytes: 64 << 20,
+            compile_budget_ms: 10_000,
+            log_summary_secs: 10,
+            deploy: DeployPolicy::Anyone,
+            deploy_allow: Vec::new(),
+            integrity_check: IntegrityCheck::Unclean,
+            state_cache_mb: 64,
+            restore_from: None,
+            snapshot_every_blocks: 0,
+            snapshot_keep: 2,
+            retain_blocks: 0,
+            snapshot_from: None,
+            validator: false,
+        }
+    }
+}
+
+/// When the start runs `PRAGMA quick_check` (and rehashes the stored state).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IntegrityCheck {
+    /// Only after a run that did not stop cleanly (`<data>/node.running` left behind).
+    #[default]
+    Unclean,
+    /// At every start.
+    Always,
+    /// Never.
+    Never,
+}
+
+/// Who may send `deploy` transactions to this node (admission policy, not consensus).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeployPolicy {
+    /// Anybody.
+    #[default]
+    Anyone,
+    /// Only the addresses of `deploy_allow`.
+    Allowlist,
+    /// Nobody.
+    Nobody,
+}
+
+/// A configuration that cannot be used: the message names the field and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError(pub String);
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl LedgerConfig {
+    /// Whether this node admits a `deploy` transaction from `sender` (see [`DeployPolicy`]).
+    pub fn may_deploy(&self, sender: &str) -> bool {
+        match self.deploy {
+            DeployPolicy::Anyone => true,
+            DeployPolicy::Allowlist => self.deploy_allow.iter().any(|a| a == sender),
+            DeployPolicy::Nobody => false,
+        }
+    }
+
+    /// `state_cache_mb` in bytes.
+    pub fn state_cache_bytes(&self) -> usize {
+        usize::try_from(self.state_cache_mb)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(1 << 20)
+    }
+
+    /// `<data_dir>/compiled/`: the compiled-module cache (`gamechain_runtime::ModuleCache`).
+    pub fn compiled_dir(&self) -> PathBuf {
+        self.data_dir.join("compiled")
+    }
+
+    /// The runtime configuration these limits give (pooling allocation of `wasm_instances`).
+    pub fn runtime_config(&self) -> RuntimeConfig {
+        RuntimeConfig {
+            fuel_apply: self.fuel_apply,
+            fuel_view: self.fuel_view,
+            fuel_end_block: self.fuel_end_block,
+            memory_limit_bytes: self.memory_limit_bytes as usize,
+            allocation: Allocation::Pooling {
+                instances: self.wasm_instances,
+            },
+            ..RuntimeConfig::default()
+        }
+    }
+
+    /// `<data_dir>/sequencer.wif`.
+    pub fn key_path(&self) -> PathBuf {
+        self.data_dir.join("sequencer.wif")
+    }
+
+    /// `<data_dir>/genesis.json`.
+    pub fn genesis_path(&self) -> PathBuf {
+        self.data_dir.join("genesis.json")
+    }
+
+    /// `<data_dir>/chain.sqlite`.
+    pub fn db_path(&self) -> PathBuf {
+        self.data_dir.join("chain.sqlite")
+    }
+}
