@@ -75,7 +75,7 @@ pub struct NodeConfig {
     /// written to a new chain's genesis. 1 to 600,000. Default 2000.
     pub max_clock_drift_ms: u64,
     /// The modules a new chain's genesis holds, by id, from the guests this binary embeds
-    /// (`ledger/genesis_modules.rs`): `tictactoe`, `mnk`, `channel`, `moveboard`, `rps_rules`,
+    /// (`node/ledger/src/start/genesis_modules.rs`): `tictactoe`, `mnk`, `channel`, `moveboard`, `rps_rules`,
     /// `ttt_rules`. All are immutable: nobody owns or can upgrade them. Default: all six, so a
     /// new node serves every game page with nothing deployed; `[]`: none (a chain that deploys
     /// its own). Used once, for a new genesis.
@@ -206,7 +206,7 @@ pub struct NodeConfig {
     #[serde(skip)]
     pub restore_from: Option<String>,
     /// Take a snapshot of the committed state every this many blocks, and serve it
-    /// (`GET /v1/snapshots`, `ledger/snapshot.rs`) so that new nodes can join from it instead of
+    /// (`GET /v1/snapshots`, `node/ledger/src/store/snapshot.rs`) so that new nodes can join from it instead of
     /// replaying from genesis (`docs/validators.md`, "Joining from a snapshot"). Node policy; a
     /// snapshot costs one read of the `state` table on a thread of its own and about the state's
     /// size on disk per snapshot kept. 0: none (the default).

@@ -1,4 +1,4 @@
-//! Storage schema 2 ("slim storage", `node/src/ledger/storage.rs`) against databases of schema
+//! Storage schema 2 ("slim storage", `node/ledger/src/store/storage.rs`) against databases of schema
 //! 1 as the gamechain before it wrote them. [`v1`] is that gamechain's write and read code for
 //! schema 1 (its `MIGRATIONS[0]`, which schema 2 keeps as step 1, and its insert and select
 //! statements, copied), the fixture generator of these tests:

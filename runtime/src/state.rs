@@ -1,5 +1,5 @@
 //! State as the runtime sees it: the read-only [`State`] a node provides (its `StoredState`:
-//! SQLite through a bounded cache, `node/src/ledger/state_store.rs`; [`MemState`] in tests and the
+//! SQLite through a bounded cache, `node/ledger/src/store/state_store.rs`; [`MemState`] in tests and the
 //! verifier), and the [`Overlay`] a transaction writes into, whose [`WriteSet`] the node applies on
 //! success and drops on failure. The overlay is the sdk's [`Kv`], so `KvCtx<Overlay>` gives every
 //! host call the same `Ctx` semantics as `MockCtx`. [`Layer`] is the read-only view of a borrowed

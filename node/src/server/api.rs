@@ -531,7 +531,7 @@ async fn get_status(State(app): State<AppState>) -> ApiResult {
 }
 
 /// `POST /v1/dev/clock` `{"advance_ms": N}`: moves this sequencer's clock forward by `N` ms
-/// (`ledger/clock.rs`), answering `{"now_ms", "offset_ms"}`; the sequencer then makes a block
+/// (`node/ledger/src/clock.rs`), answering `{"now_ms", "offset_ms"}`; the sequencer then makes a block
 /// at the new time without waiting for a transaction or its idle interval. Only on a node started with
 /// `dev_clock = true` (else `404 not_found`, as for any unknown path); `400 bad_json` for a
 /// body of another shape or an `advance_ms` out of range (1 to 30 days).
@@ -656,7 +656,7 @@ async fn get_code(
 }
 
 /// `GET /v1/snapshots`: the state snapshots this node serves, newest first
-/// (`ledger/snapshot.rs`).
+/// (`node/ledger/src/store/snapshot.rs`).
 async fn get_snapshots(State(app): State<AppState>) -> ApiResult {
     let list = blocking(move || Ok(app.chain.snapshots.list())).await?;
     Ok(sorted_json(&list))

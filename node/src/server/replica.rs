@@ -1,5 +1,5 @@
 //! `gamechain node --follow URL` as a process: the follower's data directory opened
-//! (`ledger/follower.rs`), its read API served with `POST /v1/tx` forwarded to the sequencer,
+//! (`verify/follower.rs`), its read API served with `POST /v1/tx` forwarded to the sequencer,
 //! and the follow task run until shutdown.
 
 use std::future::Future;

@@ -35,7 +35,7 @@
 //! (`<data>/node.running` left behind) or with `integrity_check = "always"` also runs `PRAGMA
 //! quick_check` and rehashes the whole stored state; the
 //! state is read from SQLite on demand through the same bounded cache as a sequencer's
-//! (`ledger/state_store.rs`), so a start reads none of it; a restarted follower catches up from its own head. Modules compile through the
+//! (`node/ledger/src/store/state_store.rs`), so a start reads none of it; a restarted follower catches up from its own head. Modules compile through the
 //! same compiled-module cache as a sequencer's (`<data>/compiled/`), so a restart deserialises
 //! them, and the log says for each module whether it was compiled or read from the cache.
 //!

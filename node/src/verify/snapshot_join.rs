@@ -1,9 +1,9 @@
 //! `gamechain node --follow URL --snapshot-from PEER`: a new follower's data directory started
-//! from the newest state snapshot `PEER` serves (`ledger/snapshot.rs`) instead of replaying the
+//! from the newest state snapshot `PEER` serves (`node/ledger/src/store/snapshot.rs`) instead of replaying the
 //! chain from genesis. Then it follows `URL` from that height like any follower.
 //!
 //! `gamechain node --validator --snapshot-from PEER` does the same for a new validator
-//! (`ledger/genesis_setup.rs`, `join_validator`), its genesis from its own `genesis.json`; its
+//! (`node/ledger/src/start/genesis_setup.rs`, `join_validator`), its genesis from its own `genesis.json`; its
 //! consensus then starts from the snapshot block's own finality certificate, the record this
 //! join stores (`validator/run.rs`, `validator/engine.rs`, [`EngineStart::Floor`]).
 //!

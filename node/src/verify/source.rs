@@ -50,7 +50,7 @@ pub struct ExpectedState {
 
 /// The state a replay starts from when the source does not hold the chain from genesis (a
 /// node that joined from a snapshot, or prunes its blocks): the state after block `height`,
-/// from a snapshot the data directory keeps (`ledger/snapshot.rs`). The replay checks it
+/// from a snapshot the data directory keeps (`node/ledger/src/store/snapshot.rs`). The replay checks it
 /// against block `height`'s signed state root before anything else.
 #[derive(Debug, Clone)]
 pub struct Base {

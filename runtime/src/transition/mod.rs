@@ -75,7 +75,7 @@
 //! policy (`deploy` at mempool admission, not here; a follower accepts whatever the sequencer
 //! included); a node also refuses at admission, `403 upgrade_refused`, what
 //! [`upgrade_refusal`] refuses here and no earlier transaction can change (the node's
-//! `ledger/upgrade_admission.rs`), so a refused upgrade normally costs no nonce.
+//! `node/ledger/src/upgrade_admission.rs`), so a refused upgrade normally costs no nonce.
 //!
 //! Each failure below is a receipt `{"ok": false}` with this fixed text, no writes and the nonce
 //! used.
