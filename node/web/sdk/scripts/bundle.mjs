@@ -4,7 +4,7 @@
 // With --clients, also compiles each generated typed client DIR/<module>.ts (`gamechain module
 // codegen --ts`, run by node/build.rs for the pages' modules) to DIR/<module>.js: types erased,
 // nothing bundled (a generated client imports only types from the SDK), not minified.
-// The `ws` package (the WebSocket of Node.js 20, loaded by src/chain.js at run time only when
+// The `ws` package (the WebSocket of Node.js 20, loaded by src/chain/chain.js at run time only when
 // there is no global one) must not be in it: the build fails if any of its files is.
 // The node's build (node/build_web.rs) runs it into $OUT_DIR; bundles are never committed.
 import { build } from 'esbuild';

@@ -1,14 +1,14 @@
 // index.js: the SDK's public surface (re-exports only). See README.md for every call.
-export { Chain, txidOf, RATE_LIMIT_RETRIES, RATE_LIMIT_MAX_WAIT_MS, MAX_RETRY_AFTER_S } from './chain.js';
-export { ChainError } from './errors.js';
-export { Key } from './key.js';
-export { verifyMessage, recoverAddress, recoverPublicKey, messageHash, MAGIC } from './message.js';
-export { parseAddress, addressFromPublicKey, hash160, NETWORKS } from './address.js';
-export { Rules, RulesError, encodeMove, capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, RULES_TIMEOUT_MS } from './rules.js';
-export { Channel, ChannelError, moveMessage, finalMessage, checkpointMessage, gameTag, gameTagText, stateHash, parseSignedMove, memoryStore, checkEscrowPolicy, MIN_SAFE_TIMELOCK_MS, MAX_MOVES_PER_OP, MAX_MOVES_PER_GAME, MIN_WINDOW_MS, MAX_WINDOW_MS, DEFAULT_WINDOW_MS } from './channel.js';
-export { MoveRelay } from './relay.js';
-export { Backoff, transient } from './backoff.js';
-export { eventsOfBlock } from './game_feed.js';
-export { Rps, rpsCommitment, rpsReveal, rpsChoices, RPS_CHOICES, RPS_COMMIT_DOMAIN, RPS_STATE_BYTES } from './rps.js';
-export { Session, MAX_SESSION_MODULES, MAX_SESSION_HORIZON_MS } from './session.js';
-export { verifyTranscript, verifyInclusion, headerHash, receiptHash, canonicalJson, rawMember, MAX_VERIFY_MODULE_BYTES, MAX_VERIFY_STEPS, VERIFY_TIMEOUT_MS } from './verify.js';
+export { Chain, txidOf, RATE_LIMIT_RETRIES, RATE_LIMIT_MAX_WAIT_MS, MAX_RETRY_AFTER_S } from './chain/chain.js';
+export { ChainError } from './chain/errors.js';
+export { Key } from './keys/key.js';
+export { verifyMessage, recoverAddress, recoverPublicKey, messageHash, MAGIC } from './keys/message.js';
+export { parseAddress, addressFromPublicKey, hash160, NETWORKS } from './keys/address.js';
+export { Rules, RulesError, encodeMove, capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, RULES_TIMEOUT_MS } from './channel/rules.js';
+export { Channel, ChannelError, moveMessage, finalMessage, checkpointMessage, gameTag, gameTagText, stateHash, parseSignedMove, memoryStore, checkEscrowPolicy, MIN_SAFE_TIMELOCK_MS, MAX_MOVES_PER_OP, MAX_MOVES_PER_GAME, MIN_WINDOW_MS, MAX_WINDOW_MS, DEFAULT_WINDOW_MS } from './channel/channel.js';
+export { MoveRelay } from './channel/relay.js';
+export { Backoff, transient } from './chain/backoff.js';
+export { eventsOfBlock } from './chain/game_feed.js';
+export { Rps, rpsCommitment, rpsReveal, rpsChoices, RPS_CHOICES, RPS_COMMIT_DOMAIN, RPS_STATE_BYTES } from './channel/rps.js';
+export { Session, MAX_SESSION_MODULES, MAX_SESSION_HORIZON_MS } from './keys/session.js';
+export { verifyTranscript, verifyInclusion, headerHash, receiptHash, canonicalJson, rawMember, MAX_VERIFY_MODULE_BYTES, MAX_VERIFY_STEPS, VERIFY_TIMEOUT_MS } from './verify/verify.js';

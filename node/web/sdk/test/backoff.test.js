@@ -1,4 +1,4 @@
-// backoff.test.js: the retry policy of the feed, the relay and the watchtower (src/backoff.js, as
+// backoff.test.js: the retry policy of the feed, the relay and the watchtower (src/chain/backoff.js, as
 // node/src/channel/backoff.rs): waits double up to the cap with jitter, never below the node's
 // retry-after; which failures are worth retrying.
 import { test } from 'node:test';

@@ -6,8 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { base58check, hash160 } from '../src/address.js';
-import { signWithSecret } from '../src/message.js';
+import { base58check, hash160 } from '../src/keys/address.js';
+import { signWithSecret } from '../src/keys/message.js';
 import { Key, verifyMessage, recoverAddress, recoverPublicKey, messageHash, parseAddress, txidOf,
   moveMessage, finalMessage, checkpointMessage, gameTag, gameTagText, stateHash, rpsCommitment, rpsReveal, encodeMove, parseSignedMove,
   RPS_STATE_BYTES } from '../src/index.js';

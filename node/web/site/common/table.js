@@ -10,9 +10,11 @@
 // from its heads; `#<game id>` in the URL opens a table. Every op is built, every view answer
 // read and every event parsed by the module's generated typed client (`/clients/<module>.js`,
 // checked against its schema; amounts are bigint); a client generated from another version of
-// the module's schema than the node serves is said so on the page.
+// the module's schema than the node serves is said so on the page. The markup the play pages
+// share (header, key panel, session, table, lists) is common/play-page.js's.
 import { loadSdk, loadClient, gold, toUnits, $ } from './sdk-loader.js';
 import { playerKey } from './player-key.js';
+import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton } from './play-page.js';
 
 /**
  * @param {object} game
@@ -26,6 +28,7 @@ import { playerKey } from './player-key.js';
  * @param {boolean} [game.resign] offer `resign`
  */
 export async function startTable(game) {
+  fillPlayPage({ page: game.module, noun: 'tables', more: true, resign: Boolean(game.resign) });
   const [{ Chain, Key, ChainError }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
   const chain = new Chain(location.origin);
   const client = game.client(typed, chain);
@@ -37,9 +40,6 @@ export async function startTable(game) {
   let key = null; // the player's key (player-key.js), set below once the page can redraw
   let current = null; // the open table's id
   let busy = false;
-
-  const showError = (text) => { $('error').textContent = text; };
-  const say = (text) => { $('info').textContent = text; };
 
   /**
    * Sends one transaction, waits for its receipt; shows the refusal or the failed receipt's text.
@@ -142,12 +142,10 @@ export async function startTable(game) {
   };
   $('session-end').onclick = () => session && act('end the session', signed({ type: 'revoke_session', key: session.address }))
     .then((r) => { if (r && r.ok) forgetSession(); });
-  const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
   const who = (a) => (a === key.address ? 'you' : short(a));
 
   // Key, faucet, balance.
-  $('faucet').hidden = !genesis.faucet;
-  $('faucet').onclick = () => act('faucet', signed({ type: 'faucet', token: 'GOLD' }));
+  faucetButton(genesis, () => act('faucet', signed({ type: 'faucet', token: 'GOLD' })));
   key = playerKey({
     Key, network: status.network, $, showError,
     onChange: (k) => { key = k; refresh(); },
@@ -263,10 +261,7 @@ export async function startTable(game) {
   $('claim-btn').onclick = () => current && act('claim_timeout', op(typed.claimTimeoutOp, { id: current }));
   if ($('resign-btn')) $('resign-btn').onclick = () => current && act('resign', op(typed.resignOp, { id: current }));
 
-  function showHead() {
-    $('height').textContent = String(head);
-    document.body.dataset.height = String(head);
-  }
+  function showHead() { showHeight(head); }
 
   // The lists are paged by the module (`&after=`, `&limit=`; a full page names `next`): each
   // shows `pages.<list>` pages, one more per click on its More button, at most MAX_PAGES.
@@ -366,8 +361,7 @@ export async function startTable(game) {
 
   chain.subscribeGame(game.module, () => refresh(), {
     onHead: (h) => { head = h.height; showHead(); if (shown) drawTable(shown); },
-    onError: () => { $('live').textContent = 'reconnecting…'; },
-    onOpen: () => { $('live').textContent = 'live'; },
+    ...liveStatus,
   });
   checkSchema();
   openFromHash();

@@ -10,14 +10,17 @@
 // post failed is sent again by itself. `#<game id>` opens a game. Says so when channel, moveboard
 // or rps_rules is not on the node. Offers (the lobby's and the one shown) are read through the
 // channel module's generated typed client (/clients/channel.js: checked against the schema,
-// amounts as bigint); the game itself runs on the SDK's Channel.
+// amounts as bigint); the game itself runs on the SDK's Channel. The markup the play pages share
+// (header, key panel, lists) is common/play-page.js's.
 import { loadSdk, loadClient, gold, toUnits, $ } from '/common/sdk-loader.js';
 import { playerKey } from '/common/player-key.js';
+import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton } from '/common/play-page.js';
 
 const GAMES_STORAGE = 'gamechain.rps.games';
 const NEEDED = ['channel', 'moveboard', 'rps_rules'];
 const RULES = 'rps_rules';
 
+fillPlayPage({ page: 'rps', noun: 'offers', more: false });
 const [sdk, channelClient] = await Promise.all([loadSdk(), loadClient('channel')]);
 const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES } = sdk;
 const chain = new Chain(location.origin);
@@ -54,9 +57,6 @@ function note(text) {
   if (trace.length > 60) trace.shift();
 }
 
-const showError = (text) => { $('error').textContent = text; };
-const info = (text) => { $('info').textContent = text; };
-const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
 const who = (a) => (a === key.address ? 'you' : short(a));
 /** A span of block time for people: "4 min 59 s", "2 h 5 min", "1 d 3 h". */
 function span(ms) {
@@ -73,15 +73,15 @@ async function act(label, fn) {
   if (busy) return null;
   busy = true;
   showError('');
-  info(`${label}…`);
+  say(`${label}…`);
   document.body.dataset.busy = '1';
   try {
     const out = await fn();
-    info(`${label}: done${out && out.height ? ` at height ${out.height}` : out && out.receipt ? ` at height ${out.receipt.height}` : out && out.via === 'relay' ? ' (through the relay)' : ''}`);
+    say(`${label}: done${out && out.height ? ` at height ${out.height}` : out && out.receipt ? ` at height ${out.receipt.height}` : out && out.via === 'relay' ? ' (through the relay)' : ''}`);
     return out;
   } catch (e) {
     showError(e?.code === 'refused' ? e.message : errText(label, e));
-    info('');
+    say('');
     return null;
   } finally {
     busy = false;
@@ -91,12 +91,11 @@ async function act(label, fn) {
 }
 
 // Key, faucet.
-$('faucet').hidden = !genesis.faucet;
-$('faucet').onclick = () => act('faucet', async () => {
+faucetButton(genesis, () => act('faucet', async () => {
   const r = await chain.waitForReceipt(await chain.send(key, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 90000 });
   if (!r.ok) throw new Error(`refused: ${r.error}`);
   return r;
-});
+}));
 key = playerKey({
   Key, network: status.network, $, showError,
   onChange: (k) => { key = k; openFromHash(); },
@@ -192,7 +191,7 @@ async function ensureChannel() {
     s = await c.listen({
       onMove: (r) => { note(`${g} move ${r.move?.n ?? '?'} ${r.status}${r.via ? ` via ${r.via}` : ''}`); refresh(); },
       onPeers: (n) => { note(`${g} relay peers ${n}`); refresh(); },
-      onRefused: (r) => { note(`${g} refused: ${r.error.code}`); info(`a move refused: ${r.error.code}: ${r.error.message}`); },
+      onRefused: (r) => { note(`${g} refused: ${r.error.code}`); say(`a move refused: ${r.error.code}: ${r.error.message}`); },
       onBlock: (b) => { if (b.txs?.length) note(`${g} read ${b.height}`); },
       onError: (e) => note(`${g} feed: ${e?.code ?? ''} ${e?.message ?? e}`),
     });
@@ -397,8 +396,7 @@ async function refresh() {
         await drawLobby();
         await drawCurrent();
       } else $('game').hidden = true;
-      $('height').textContent = String(head);
-      document.body.dataset.height = String(head);
+      showHeight(head);
     } while (again);
   } catch (e) {
     showError(errText('refresh', e));
@@ -444,9 +442,6 @@ chain.subscribe((block) => {
   if (Number.isSafeInteger(block.header?.time_ms)) headTime = Math.max(headTime, block.header.time_ms);
   if ((block.txs ?? []).some((t) => typeof t.body === 'string' && t.body.includes('"game":"channel"'))) lobbyStale = true;
   refresh();
-}, {
-  onError: () => { $('live').textContent = 'reconnecting…'; },
-  onOpen: () => { $('live').textContent = 'live'; },
-});
+}, liveStatus);
 openFromHash();
 document.body.dataset.ready = '1';

@@ -8,7 +8,7 @@
 // (the platform's, or the `ws` package in Node 20): without one there is no relay, Channel uses
 // the move board alone, and the chain's `onFallback` is told.
 
-import { Backoff } from './backoff.js';
+import { Backoff } from '../chain/backoff.js';
 
 /** Largest relay message read (the node's frames are at most 4,096 bytes plus its envelope). */
 const MAX_MESSAGE_CHARS = 16384;
@@ -20,7 +20,7 @@ const RECONNECT_CAP_MS = 5000;
 export class MoveRelay {
   /**
    * Opens the relay of `game` on `chain`'s node and keeps it open until `close()`.
-   * @param {import('./chain.js').Chain} chain
+   * @param {import('../chain/chain.js').Chain} chain
    * @param {string} game 16 hex digits
    * @param {{onMove?: (move: {n: number, data: string, sig: string}, msg: object) => void,
    *   onPeers?: (count: number, before: number) => void, onOpen?: () => void,

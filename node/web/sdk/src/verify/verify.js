@@ -19,9 +19,9 @@
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { verifyMessage } from './message.js';
-import { txidOf } from './chain.js';
-import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from './rules.js';
+import { verifyMessage } from '../keys/message.js';
+import { txidOf } from '../chain/chain.js';
+import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from '../channel/rules.js';
 import { replayGame } from './verify_host.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */

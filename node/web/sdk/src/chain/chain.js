@@ -14,8 +14,8 @@ import { ChainError } from './errors.js';
 import { Backoff } from './backoff.js';
 import { subscribeBlocks } from './feed.js';
 import { subscribeGame } from './game_feed.js';
-import { Session } from './session.js';
-import { Key } from './key.js';
+import { Session } from '../keys/session.js';
+import { Key } from '../keys/key.js';
 
 const utf8 = new TextEncoder();
 const decoder = new TextDecoder('utf-8', { fatal: false });

@@ -12,11 +12,11 @@
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
-import { ChainError } from './errors.js';
-import { verifyMessage } from './message.js';
+import { ChainError } from '../chain/errors.js';
+import { verifyMessage } from '../keys/message.js';
 import { Rules, MAX_MOVE_BYTES, MAX_STATE_BYTES } from './rules.js';
 import { MoveRelay } from './relay.js';
-import { Backoff, transient, sleep } from './backoff.js';
+import { Backoff, transient, sleep } from '../chain/backoff.js';
 
 /** Most moves one op carries (the channel's MAX_MOVES_PER_OP). */
 export const MAX_MOVES_PER_OP = 64;
@@ -255,11 +255,11 @@ function checkWindow(windowMs) {
 export class Channel {
   /**
    * One game of the channel module. Call {@link Channel#load} (or use {@link Channel.open}).
-   * @param {import('./chain.js').Chain} chain
-   * @param {import('./key.js').Key} key the game key: signs this seat's moves
+   * @param {import('../chain/chain.js').Chain} chain
+   * @param {import('../keys/key.js').Key} key the game key: signs this seat's moves
    * @param {string} game the game id (16 hex digits)
    * @param {object} [options]
-   * @param {import('./key.js').Key} [options.account] the player's key, which sends transactions (default `key`)
+   * @param {import('../keys/key.js').Key} [options.account] the player's key, which sends transactions (default `key`)
    * @param {string} [options.module] the channel module id (default `channel`)
    * @param {string} [options.moveboard] the move board module id (default `moveboard`)
    * @param {{get(k: string): (string|null|Promise<string|null>), set(k: string, v: string): (void|Promise<void>)}} [options.store]
@@ -1028,8 +1028,8 @@ export class Channel {
    * record says its owner can change it at once (`policy.kind` `owner`), unless `allowMutable`.
    * Resolves to `{id, receipt}`. Throws ChannelError `bad_window`, `not_deployed`,
    * `mutable_module`, `refused`.
-   * @param {import('./chain.js').Chain} chain
-   * @param {import('./key.js').Key} key the creator (seat 0)
+   * @param {import('../chain/chain.js').Chain} chain
+   * @param {import('../keys/key.js').Key} key the creator (seat 0)
    * @param {{rules?: string, rulesCode?: string, stake: string, windowMs?: number, signer?: string, guard?: {module: string, entry: string}, module?: string, allowMutable?: boolean}} offer
    */
   static async offer(chain, key, { rules, rulesCode, stake, windowMs = DEFAULT_WINDOW_MS, signer, guard, module = 'channel', allowMutable = false }) {

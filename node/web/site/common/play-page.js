@@ -1,0 +1,116 @@
+// play-page.js: what the three play pages (/play/tictactoe/, /play/mnk/, /play/rps/) share on
+// screen: the markup of their common blocks and the code of the status line. A page's HTML keeps
+// its own sections and marks each shared block's place with `<div data-part="NAME"></div>`;
+// `fillPlayPage` replaces each mark by the block (the same elements, ids and texts as a page
+// written out in full), first thing, before the SDK loads (so `#fatal` is there to show a
+// failed load). The blocks:
+//   header   the page's name, links to the explorer, the other play pages and the SDK, the status
+//            line (`#height`, `#live`), and the `#fatal` box of sdk-loader.js
+//   player   `#me`: the address, balance and faucet, the key controls of player-key.js
+//   session  `#session`: the session key of the table pages (common/table.js)
+//   messages `#error` (refusals, role alert) and `#info` (what is being done)
+//   table    `#table`: a table page's board, its buttons (`#resign-btn` with `resign`) and timeout
+//   lists    `#lobby` (open tables or offers) and `#mine` (the player's games), each with a More
+//            button (`#open-more`, `#my-more`) with `more`
+import { $ } from './sdk-loader.js';
+
+/** The play pages, in the order the header links them. */
+export const PLAY_PAGES = [
+  { id: 'tictactoe', path: '/play/tictactoe/', title: 'Tic-tac-toe', link: 'tic-tac-toe' },
+  { id: 'mnk', path: '/play/mnk/', title: 'm,n,k', link: 'm,n,k' },
+  { id: 'rps', path: '/play/rps/', title: 'Rock-paper-scissors', link: 'rock-paper-scissors' },
+];
+
+const PARTS = {
+  header: ({ page }) => {
+    const me = PLAY_PAGES.find((p) => p.id === page);
+    if (!me) throw new Error(`play-page.js: no play page ${page}`);
+    const others = PLAY_PAGES.filter((p) => p !== me).map((p) => `<a href="${p.path}">${p.link}</a>`).join(' ');
+    return `<header><b>${me.title}</b> <a href="/">explorer</a> ${others} <a href="/sdk/">SDK</a>
+  <span class="note">height <span id="height">…</span> · <span id="live">connecting…</span></span></header>
+<div id="fatal" class="notice" hidden></div>`;
+  },
+  player: () => `<section id="me">
+  <h2>You</h2>
+  <div>Address <code id="address"></code> · balance <b id="balance">…</b> GOLD
+    <button id="faucet" hidden>Get GOLD from the faucet</button></div>
+  <div>Key (kept in this browser): <button id="export">Show / hide WIF</button> <code id="wif-shown" hidden></code>
+    <input id="wif-input" placeholder="WIF to import" size="40" autocomplete="off"> <button id="import">Import</button>
+    <button id="new-key">New key</button></div>
+</section>`,
+  session: () => `<section id="session">
+  <h2>Session key</h2>
+  <p class="note" id="session-status">No session: every move is signed with your key.</p>
+  Cap <input id="session-cap" size="8" value="10.00"> GOLD ·
+  <button id="session-start">Play with a session key</button>
+  <button id="session-end" hidden>End the session</button>
+</section>`,
+  messages: () => `<div id="error" class="error" role="alert"></div>
+<p id="info" class="note"></p>`,
+  table: ({ resign }) => `<section id="table" hidden>
+  <h2>Table <code id="game-id"></code></h2>
+  <p id="players" class="note"></p>
+  <div id="board" class="board"></div>
+  <p id="turn"></p>
+  <p id="result"></p>
+  <button id="join-btn" hidden>Join</button>
+  <button id="cancel-btn" hidden>Cancel (stake back)</button>${resign ? `
+  <button id="resign-btn" hidden>Resign</button>` : ''}
+  <button id="claim-btn" hidden>Claim the timeout</button>
+  <p id="claim-info" class="note"></p>
+</section>`,
+  lists: ({ noun, more }) => `<section id="lobby">
+  <h2>Open ${noun}</h2>
+  <p id="open-empty" class="note">None right now.</p>
+  <ul id="open-list"></ul>${more ? `
+  <button id="open-more" hidden>More</button>` : ''}
+</section>
+<section id="mine">
+  <h2>Your games</h2>
+  <ul id="my-list"></ul>${more ? `
+  <button id="my-more" hidden>More</button>` : ''}
+</section>`,
+};
+
+/**
+ * Replaces every `[data-part]` mark of the page by its block.
+ * @param {object} o
+ * @param {string} o.page this page's id in PLAY_PAGES (its name in the header, the others linked)
+ * @param {string} [o.noun] what the lobby lists ("tables", "offers")
+ * @param {boolean} [o.more] More buttons under the lists (paged lists)
+ * @param {boolean} [o.resign] a Resign button on the table
+ */
+export function fillPlayPage(o) {
+  for (const mark of document.querySelectorAll('[data-part]')) {
+    const part = PARTS[mark.dataset.part];
+    if (!part) throw new Error(`play-page.js: no block ${mark.dataset.part}`);
+    const t = document.createElement('template');
+    t.innerHTML = part(o);
+    mark.replaceWith(t.content);
+  }
+}
+
+/** Shows a refusal or failure in `#error` ('' clears it). */
+export const showError = (text) => { $('error').textContent = text; };
+/** Says what is being done in `#info`. */
+export const say = (text) => { $('info').textContent = text; };
+/** An address shortened for people. */
+export const short = (a) => (a ? `${a.slice(0, 8)}…` : '—');
+
+/** The status line's height (and `body[data-height]`, for the browser tests). */
+export function showHeight(height) {
+  $('height').textContent = String(height);
+  document.body.dataset.height = String(height);
+}
+
+/** The status line's feed state: the `onOpen`/`onError` of a block or game subscription. */
+export const liveStatus = Object.freeze({
+  onOpen: () => { $('live').textContent = 'live'; },
+  onError: () => { $('live').textContent = 'reconnecting…'; },
+});
+
+/** The faucet button of `#me`: shown when the chain has a faucet (its genesis says), `onClick` its action. */
+export function faucetButton(genesis, onClick) {
+  $('faucet').hidden = !genesis.faucet;
+  $('faucet').onclick = onClick;
+}
