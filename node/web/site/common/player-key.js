@@ -11,7 +11,7 @@ export const KEY_STORAGE = 'gamechain.wif';
  * Wires the key controls of a play page and returns the key kept in this browser (a new one
  * when none is kept, or when the kept one is for another network or unreadable).
  * @param {object} o
- * @param {typeof import('../sdk/index.js').Key} o.Key the SDK's Key class
+ * @param {typeof import('../../sdk/src/index.js').Key} o.Key the SDK's Key class
  * @param {string} o.network this chain's network (`testnet`/`mainnet`)
  * @param {(id: string) => HTMLElement} o.$ the page's element lookup
  * @param {(text: string) => void} o.showError shows a refused import
