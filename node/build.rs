@@ -13,7 +13,7 @@ mod build_web;
 
 // The generator of `gamechain module codegen --ts`, run here on the embedded modules so that the
 // pages use typed clients made from exactly the schemas the binary's modules carry.
-#[path = "src/cli/codegen_ts.rs"]
+#[path = "src/cli/module/codegen_ts.rs"]
 #[allow(dead_code)]
 mod codegen_ts;
 

@@ -1,5 +1,5 @@
 //! The `gamechain` binary: parses the command line (`cli/args.rs`) and runs the command — the node
-//! (`cli/node.rs`), the demo (`cli/demo.rs`) or a client command (`cli/commands.rs`). Errors are
+//! (`cli/node.rs`), the demo (`cli/demo/mod.rs`) or a client command (`cli/commands.rs`). Errors are
 //! one line on stderr (`error: <code>: <message>` for the API's) and a non-zero exit code
 //! (a closed stdout pipe ends the process quietly with 0, `cli/stdout.rs`):
 //! 1 for a failure, 2 for bad arguments (clap), 3 for a transaction included with `ok: false`,

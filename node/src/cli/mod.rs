@@ -8,13 +8,13 @@
 //! | `escrow_guard.rs` | the refusal to escrow a stake in a module its owner can change at once (`--allow-mutable`) |
 //! | `session.rs` | `gamechain session authorize / revoke / list / game`: session keys (`docs/session-keys.md`) |
 //! | `channel.rs` | `gamechain channel …`: a player's channel games, printed as short lines (`crate::channel` does the work) |
-//! | `module.rs` | `gamechain module new / build / deploy / show / list / activate / cancel-upgrade / policy / codegen`: the author kit and upgrade policies |
-//! | `codegen_ts.rs` | `module codegen --ts`: a module schema → a TypeScript client on the JS SDK (runtime part: `codegen_ts_runtime.ts`) |
+//! | `module/mod.rs` | `gamechain module new / build / deploy / show / list / activate / cancel-upgrade / policy / codegen`: the author kit and upgrade policies |
+//! | `module/codegen_ts.rs` | `module codegen --ts`: a module schema → a TypeScript client on the JS SDK (runtime part: `codegen_ts_runtime.ts`) |
 //! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |
-//! | `verify.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report |
-//! | `demo.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
-//! | `dev.rs` | `gamechain dev`: an embedded dev node, build → deploy → watch → rebuild → upgrade → TypeScript client (the page is `node/web/site/dev/`) |
-//! | `demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
+//! | `verify/mod.rs` | `gamechain verify` and `gamechain export`: progress, summary, divergence report; `verify/verify_game.rs`: `gamechain verify --game` |
+//! | `demo/mod.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
+//! | `module/dev.rs` | `gamechain dev`: an embedded dev node, build → deploy → watch → rebuild → upgrade → TypeScript client (the page is `node/web/site/dev/`) |
+//! | `demo/demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
 //! | `net_status.rs` | `gamechain status --net DIR`: every validator of a testnet folder, side by side |
 //! | `testnet.rs` | `gamechain testnet`: a local network of validators in one folder, and running it |
@@ -26,11 +26,8 @@
 pub mod args;
 pub mod bench;
 pub mod channel;
-pub mod codegen_ts;
 pub mod commands;
 pub mod demo;
-pub mod demo_checks;
-pub mod dev;
 pub mod error;
 pub mod escrow_guard;
 pub mod local_node;
@@ -41,6 +38,8 @@ pub mod session;
 pub mod stdout;
 pub mod testnet;
 pub mod verify;
-pub mod verify_game;
 
 pub use args::*;
+pub use demo::demo_checks;
+pub use module::{codegen_ts, dev};
+pub use verify::verify_game;

@@ -11,6 +11,8 @@
 //! a build that cannot run this chain; with `--json`, stdout still gets `{"result": "error",
 //! "error"}`). When several apply, the first of divergence, not final, bad evidence.
 
+pub mod verify_game;
+
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::time::Duration;

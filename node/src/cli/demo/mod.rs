@@ -5,6 +5,8 @@
 //! [`play`] is the game itself against any node; [`run`] also starts a node in-process on a
 //! fresh temporary data directory when no node URL is given ([`crate::cli::local_node`]).
 
+pub mod demo_checks;
+
 use std::fmt;
 use std::io::Write;
 use std::path::PathBuf;

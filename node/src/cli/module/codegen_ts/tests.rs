@@ -5,7 +5,7 @@
 use super::*;
 
 /// The hand-written tic-tac-toe schema the integration test plays with.
-const TICTACTOE: &str = include_str!("../../../tests/codegen_ts/tictactoe.schema.json");
+const TICTACTOE: &str = include_str!("../../../../tests/codegen_ts/tictactoe.schema.json");
 
 fn generated(schema: &str) -> String {
     generate(schema.as_bytes()).unwrap_or_else(|e| panic!("{e}"))

@@ -25,6 +25,9 @@
 //!   TypeScript client of a module from its schema (`codegen_ts.rs` writes it; here: reading the
 //!   schema from a file, a module's `.wasm` or `GET /v1/modules/<id>/schema`, writing OUT).
 
+pub mod codegen_ts;
+pub mod dev;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -34,7 +37,6 @@ use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
 use serde_json::json;
 
 use crate::cli::args::ModuleCommand;
-use crate::cli::codegen_ts;
 use crate::cli::error::CliError;
 use sha2::{Digest, Sha256};
 
@@ -306,23 +308,23 @@ pub fn check_id(id: &str) -> Result<(), String> {
 const TEMPLATE: [(&str, &str); 5] = [
     (
         "Cargo.toml",
-        include_str!("../../templates/module/Cargo.toml.tmpl"),
+        include_str!("../../../templates/module/Cargo.toml.tmpl"),
     ),
     (
         "src/lib.rs",
-        include_str!("../../templates/module/lib.rs.tmpl"),
+        include_str!("../../../templates/module/lib.rs.tmpl"),
     ),
     (
         "tests/scenarios.rs",
-        include_str!("../../templates/module/scenarios.rs.tmpl"),
+        include_str!("../../../templates/module/scenarios.rs.tmpl"),
     ),
     (
         "README.md",
-        include_str!("../../templates/module/README.md.tmpl"),
+        include_str!("../../../templates/module/README.md.tmpl"),
     ),
     (
         ".gitignore",
-        include_str!("../../templates/module/gitignore.tmpl"),
+        include_str!("../../../templates/module/gitignore.tmpl"),
     ),
 ];
 
@@ -333,10 +335,10 @@ const COPIED: [&str; 2] = ["Cargo.lock", "rust-toolchain.toml"];
 /// `Cargo.lock` and `rust-toolchain.toml` of the checkout this binary was built from, for a
 /// crate whose SDK comes from git (no checkout to copy them from).
 const BUILT_WITH: [(&str, &str); 2] = [
-    ("Cargo.lock", include_str!("../../../Cargo.lock")),
+    ("Cargo.lock", include_str!("../../../../Cargo.lock")),
     (
         "rust-toolchain.toml",
-        include_str!("../../../rust-toolchain.toml"),
+        include_str!("../../../../rust-toolchain.toml"),
     ),
 ];
 
