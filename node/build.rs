@@ -43,6 +43,9 @@ fn main() {
         "sdk-guest/Cargo.toml".to_string(),
         "Cargo.toml".to_string(),
         "Cargo.lock".to_string(),
+        // The channel guest links the channel's protocol crate (signing texts, records, bounds).
+        "modules/channel/protocol/src".to_string(),
+        "modules/channel/protocol/Cargo.toml".to_string(),
     ];
     for package in GENESIS_PACKAGES {
         watched.push(format!("modules/{package}/src"));
