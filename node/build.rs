@@ -33,6 +33,7 @@ fn main() {
         "Cargo.toml".to_string(),
         "Cargo.lock".to_string(),
     ];
+    // Each module's whole folder: the channel's holds its protocol crate (`protocol/`) too.
     for package in PAGE_CLIENTS {
         watched.push(format!("modules/{package}"));
     }

@@ -29,6 +29,7 @@ fn main() {
         "Cargo.toml".to_string(),
         "Cargo.lock".to_string(),
     ];
+    // Each module's whole folder: the channel's holds its protocol crate (`protocol/`) too.
     for package in GENESIS_PACKAGES {
         watched.push(format!("modules/{package}"));
     }

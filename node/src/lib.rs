@@ -11,13 +11,12 @@
 //! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
 //! | `validator/` | validator mode: blocks made by a validator set and finalized by Commonware's simplex consensus (propose, verify by re-execution, commit finalized blocks, the engine's wiring) |
 //! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
-//! | `channel/` | the client of channel games: the move store, the rules run locally, received-move checks, the board feed, [`channel::Player`] |
 //! | `cli/` | the command line: arguments, client commands, `gamechain node`, `verify`, the module kit, the demo |
 //!
-//! Layers: `cli` → `channel` (a client: only `gamechain-client` and the runtime), `cli` → `server` → `validator` → `verify` → `ledger`; nothing imports upwards. The wire types are
-//! `gamechain-chain`'s, the client is `gamechain-client`.
+//! Layers: `cli` → `server` → `validator` → `verify` → `ledger`; nothing imports upwards. The wire
+//! types are `gamechain-chain`'s, the client is `gamechain-client`, the player's side of channel
+//! games (`gamechain channel …`) is `gamechain-player` (`node/player/`).
 
-pub mod channel;
 pub mod cli;
 pub mod config;
 pub mod server;

@@ -19,9 +19,10 @@ use std::time::{Duration, Instant};
 
 use common::cli::{run, run_on, text};
 use common::{NodeProcess, BIN};
+use gamechain_channel_protocol::{state_hash, Domain};
 use gamechain_client::client::Client;
 use gamechain_client::keyfile::read_key_file;
-use gamechain_node::channel::LocalRules;
+use gamechain_player::LocalRules;
 use gamechain_runtime::chain::{sign_message, Action, SecretKey, UpgradePolicy};
 use gamechain_sdk::guest_build::{build_guest, BuiltGuest};
 use serde_json::{json, Value};
@@ -292,7 +293,7 @@ impl Table {
     ) -> String {
         let rules = self.rules();
         let view = self.client().view("channel", &[]).await.unwrap();
-        let domain = channel::Domain {
+        let domain = Domain {
             chain: view["chain"].as_str().unwrap().to_string(),
             module: "channel".into(),
         };
@@ -302,7 +303,7 @@ impl Table {
             state = rules.apply_move(&state, n as u64, seat, &[*cell]).unwrap();
         }
         let n = cells.len() as u64;
-        let msg = domain.move_message(game, n, &channel::state_hash(&state), mover, data);
+        let msg = domain.move_message(game, n, &state_hash(&state), mover, data);
         json!({"n": n, "data": hex::encode(data), "sig": sign_message(&self.key(signer), msg)})
             .to_string()
     }
@@ -732,7 +733,7 @@ async fn watch_answers_a_challenge_with_the_held_move_and_the_staller_forfeits()
         printed.contains(&format!(
             "challenge passes: {} owes move 3 by {}",
             t.bob,
-            gamechain_node::channel::time::format_time_ms(deadline)
+            gamechain_player::time::format_time_ms(deadline)
         )),
         "{printed}"
     );

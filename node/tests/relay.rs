@@ -9,6 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::NodeProcess;
+use gamechain_channel_protocol::Domain;
 use gamechain_client::client::Client;
 use gamechain_client::relay::{Relay, RelayEvent, RelayMove};
 use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey};
@@ -24,7 +25,7 @@ struct Game {
     id: String,
     alice: SecretKey,
     bob: SecretKey,
-    domain: channel::Domain,
+    domain: Domain,
     _dir: tempfile::TempDir,
 }
 
@@ -77,7 +78,7 @@ impl Game {
             id,
             alice,
             bob,
-            domain: channel::Domain {
+            domain: Domain {
                 chain,
                 module: "channel".into(),
             },
@@ -187,7 +188,7 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
             other => panic!("expected a refusal, got {other:?}"),
         }
     }
-    let other_game = channel::Domain {
+    let other_game = Domain {
         chain: g.domain.chain.clone(),
         module: "channel".into(),
     }

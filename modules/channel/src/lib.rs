@@ -1,12 +1,13 @@
 //! The channel (module id `channel`): a lobby where two players escrow a stake, and the channel
 //! that settles their off-chain game by its rules. docs/channels.md is the guide; this crate
-//! owns the on-chain half.
+//! owns the on-chain half. What clients share with it (the signing texts, the records and their
+//! bounds) is `gamechain-channel-protocol` (`modules/channel/protocol`), re-exported here:
+//! [`game`] is its records and bounds ([`Offer`], [`Game`], [`Standing`], …).
 //!
 //! | file | owns |
 //! |---|---|
 //! | `lib.rs` | [`Channel`]: the ops, their checks, the payouts, the views |
-//! | `game.rs` | the records ([`Offer`], [`Game`], [`Standing`]) and the bounds |
-//! | `message.rs` | the canonical texts players sign ([`Domain`]), the game tag, [`state_hash`] |
+//! | `message.rs` | the canonical texts players sign ([`Domain`]), the game tag, [`state_hash`]: re-exported and pinned by a test |
 //! | `rules.rs` | calls into the rules by code hash and the replay of signed moves |
 //! | `schema.rs` | [`SCHEMA`]: the ops, events and views for machines (`docs/modules.md`, "Schema") |
 //!
@@ -21,7 +22,7 @@
 //! `{"player":"<address>"}`, `{}` for the signing domain. Stakes are GOLD; a stake of 0 is an
 //! unstaked game.
 
-pub mod game;
+pub use gamechain_channel_protocol::game;
 pub mod message;
 pub mod rules;
 mod schema;

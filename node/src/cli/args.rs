@@ -262,7 +262,7 @@ pub enum SessionCommand {
         /// How long the session lives, in block time after the head (ms, s, m, h, d; at most
         /// 30d).
         #[arg(long, value_name = "DURATION", default_value = "1h",
-              value_parser = crate::channel::time::parse_duration_ms)]
+              value_parser = gamechain_player::time::parse_duration_ms)]
         expires_in: u64,
         /// Most GOLD the session may move out of the account, stakes and fees (GOLD with up to
         /// 2 decimals: 10.00 is 1000 base units).
@@ -546,7 +546,7 @@ pub fn parse_policy(text: &str) -> Result<UpgradePolicy, String> {
         "immutable" => UpgradePolicy::Immutable,
         other => match other.strip_prefix("timelocked:") {
             Some(d) => UpgradePolicy::Timelocked {
-                delay_ms: crate::channel::time::parse_duration_ms(d)?,
+                delay_ms: gamechain_player::time::parse_duration_ms(d)?,
             },
             None => {
                 return Err(format!(
@@ -603,7 +603,7 @@ pub enum ChannelCommand {
         stake: Amount,
         /// Response window in block time: a number and a unit (ms, s, m, h, d), 5m to 3d.
         #[arg(long, value_name = "DURATION", default_value = "1h",
-              value_parser = crate::channel::time::parse_duration_ms,
+              value_parser = gamechain_player::time::parse_duration_ms,
               conflicts_with = "window_ms")]
         window: u64,
         /// Response window in milliseconds of block time (300000-259200000).

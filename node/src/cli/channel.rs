@@ -7,11 +7,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use gamechain_client::keyfile::read_key_file;
+use gamechain_player::player::{Responded, SyncReport, WatchStep};
+use gamechain_player::time::{describe_deadline, format_duration_ms, format_time_ms};
+use gamechain_player::watch::{watch, WatchEnd, WatchEvent, WatchOptions};
+use gamechain_player::{Backoff, ChannelError, Player, PlayerOptions, RulesRef};
 
-use crate::channel::player::{Responded, SyncReport, WatchStep};
-use crate::channel::time::{describe_deadline, format_duration_ms, format_time_ms};
-use crate::channel::watch::{watch, WatchEnd, WatchEvent, WatchOptions};
-use crate::channel::{Backoff, ChannelError, Player, PlayerOptions, RulesRef};
 use crate::cli::args::{ChannelArgs, ChannelCommand};
 use crate::cli::error::CliError;
 use crate::cli::escrow_guard::{check_escrow, op_stake};

@@ -7,7 +7,7 @@
 //! | `error.rs` | [`error::CliError`]: a command's one-line error and exit code |
 //! | `escrow_guard.rs` | the refusal to escrow a stake in a module its owner can change at once (`--allow-mutable`) |
 //! | `session.rs` | `gamechain session authorize / revoke / list / game`: session keys (`docs/session-keys.md`) |
-//! | `channel.rs` | `gamechain channel …`: a player's channel games, printed as short lines (`crate::channel` does the work) |
+//! | `channel.rs` | `gamechain channel …`: a player's channel games, printed as short lines (`gamechain-player` does the work) |
 //! | `module/mod.rs` | `gamechain module new / build / deploy / show / list / activate / cancel-upgrade / policy / codegen`: the author kit and upgrade policies |
 //! | `module/codegen_ts.rs` | `module codegen --ts`: a module schema → a TypeScript client on the JS SDK (runtime part: `codegen_ts_runtime.ts`) |
 //! | `node.rs` | `gamechain node`: configuration, logging, run until a signal |

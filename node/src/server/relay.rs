@@ -20,10 +20,10 @@
 //! | node → all | `{"type": "peers", "count": <other connections of the game>}` when one joins or leaves (and once on connecting) |
 //! | node → sender | `{"type": "error", "error": "<code>", "message": "<text>"}` for a refused frame: `bad_json`, `bad_signature` (no seat's game key signed this move text), `rate_limited` |
 //!
-//! The move text checked is exactly the one the chain checks (`channel::Domain::move_message`
-//! with the chain's genesis hash, module `channel`, the game id, `n`, `prev`, the seat's player
-//! address and `data`), tried for seat 0 then seat 1. A text `ping` is answered
-//! `{"type": "pong"}`.
+//! The move text checked is exactly the one the chain checks
+//! (`gamechain_channel_protocol::Domain::move_message` with the chain's genesis hash, module
+//! `channel`, the game id, `n`, `prev`, the seat's player address and `data`), tried for seat 0
+//! then seat 1. A text `ping` is answered `{"type": "pong"}`.
 //!
 //! Bounds (refusals answer an error frame; the connection stays): [`FRAMES_PER_SEC`] per
 //! connection (burst [`FRAMES_BURST`]), [`GAME_FRAMES_PER_SEC`] per game over all its
@@ -375,7 +375,7 @@ impl Connection {
         if frame.prev.len() != 64 || hex::decode(&frame.prev).is_err() {
             return error("bad_json", "prev must be 64 hex digits (the state hash)");
         }
-        let domain = channel::Domain {
+        let domain = gamechain_channel_protocol::Domain {
             chain: self.app.chain.genesis_hash.clone(),
             module: CHANNEL_MODULE.to_string(),
         };

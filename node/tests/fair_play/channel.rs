@@ -15,11 +15,13 @@
 
 use std::time::{Duration, Instant};
 
+use gamechain_channel_protocol::{state_hash, Domain};
 use gamechain_client::client::{BlockRef, Client};
+use gamechain_player::LocalRules;
 use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey};
 use gamechain_sdk::guest_build::build_guest;
-use gamechain_sdk::rules::GameRules;
 use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
 
 use super::support::{node_with, pump_all, Ledger, FAUCET, INTERVAL_MS, PUMP};
 
@@ -188,25 +190,31 @@ async fn a_channel_forfeit_cannot_be_claimed_by_pumping_blocks() {
     assert_eq!(ledger.gold("module:channel").await, 0);
 }
 
-/// Signs channel moves for one game as the clients do, replaying the rules natively.
-struct Moves<R: GameRules> {
-    rules: R,
-    domain: channel::Domain,
+/// Signs channel moves for one game as the clients do: the rules run locally from the very code
+/// the game pins (`rules_code`, fetched from the node by hash), as `gamechain-player` runs them.
+struct Moves {
+    rules: LocalRules,
+    domain: Domain,
     game: String,
     tag: [u8; 32],
     state: Vec<u8>,
     signed: Vec<Value>,
 }
 
-impl<R: GameRules> Moves<R> {
-    async fn new(client: &Client, rules: R, game: &str) -> Moves<R> {
+impl Moves {
+    async fn new(client: &Client, game: &str) -> Moves {
         let view = client.view("channel", &[]).await.unwrap();
-        let domain = channel::Domain {
+        let domain = Domain {
             chain: view["chain"].as_str().unwrap().to_string(),
             module: "channel".into(),
         };
+        let view = client.view("channel", &[("game", game)]).await.unwrap();
+        let code_hash = view["rules_code"].as_str().unwrap();
+        let wasm = client.code(code_hash).await.unwrap();
+        let rules =
+            LocalRules::from_code(view["rules"].as_str().unwrap(), code_hash, &wasm).unwrap();
         let tag = domain.game_tag(game);
-        let state = rules.initial_state(&tag);
+        let state = rules.initial_state(&tag).unwrap();
         Moves {
             rules,
             domain,
@@ -220,7 +228,7 @@ impl<R: GameRules> Moves<R> {
     /// The next move, `data`, signed by `key` (the mover's game key is its account key here).
     fn sign(&self, key: &SecretKey, data: &[u8]) -> Value {
         let n = self.signed.len() as u64;
-        let prev = channel::state_hash(&self.state);
+        let prev = state_hash(&self.state);
         let msg = self
             .domain
             .move_message(&self.game, n, &prev, &key.address(), data);
@@ -230,12 +238,35 @@ impl<R: GameRules> Moves<R> {
     /// Signs and applies the next move (it must be legal).
     fn play(&mut self, key: &SecretKey, data: &[u8]) {
         let n = self.signed.len() as u64;
-        let seat = self.rules.mover_at(n);
-        assert!(self.rules.validate_move(&self.state, n, seat, data));
+        let seat = self.rules.mover_at(n).unwrap();
+        assert!(self
+            .rules
+            .validate_move(&self.state, n, seat, data)
+            .unwrap());
         let m = self.sign(key, data);
-        self.state = self.rules.apply_move(&self.state, n, seat, data);
+        self.state = self.rules.apply_move(&self.state, n, seat, data).unwrap();
         self.signed.push(m);
     }
+}
+
+/// The commitment seat `seat` signs as its move 0 or 1 of a rock-paper-scissors game tagged
+/// `tag` (`rps_rules::commitment`, docs/channels.md): `sha256("gamechain rps commit v2" ‖ tag ‖
+/// seat ‖ choice ‖ salt)`. Written out here so that the node's tests need no game crate; the
+/// rules' own code checks it (the honest reveal below is a legal move only if it matches).
+fn rps_commitment(tag: &[u8; 32], seat: u8, choice: u8, salt: &[u8; 32]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"gamechain rps commit v2");
+    h.update(tag);
+    h.update([seat, choice]);
+    h.update(salt);
+    h.finalize().into()
+}
+
+/// The reveal move's data: `choice ‖ salt` (`rps_rules::reveal`).
+fn rps_reveal(choice: u8, salt: &[u8; 32]) -> Vec<u8> {
+    let mut v = vec![choice];
+    v.extend_from_slice(salt);
+    v
 }
 
 /// Issue 23: a commit-reveal commitment was not bound to its seat, so the second player could
@@ -257,13 +288,13 @@ async fn a_commitment_copied_from_the_other_seat_cannot_force_a_draw() {
     channel_modules(&client, &alice).await;
     let game = open_game(&mut ledger, &alice, &bob, "rps_rules").await;
 
-    let mut g = Moves::new(&client, rps_rules::RpsRules, &game).await;
+    let mut g = Moves::new(&client, &game).await;
     let salt = [11u8; 32];
-    let c0 = rps_rules::commitment(&g.tag, 0, 1, &salt);
+    let c0 = rps_commitment(&g.tag, 0, 1, &salt);
     g.play(&alice, &c0); // Alice commits to paper
     g.play(&bob, &c0); // Bob copies her commitment
-    g.play(&alice, &rps_rules::reveal(1, &salt)); // Alice reveals
-    let copied = g.sign(&bob, &rps_rules::reveal(1, &salt)); // Bob replays her reveal
+    g.play(&alice, &rps_reveal(1, &salt)); // Alice reveals
+    let copied = g.sign(&bob, &rps_reveal(1, &salt)); // Bob replays her reveal
     let mut forced = g.signed.clone();
     forced.push(copied.clone());
 

@@ -1,5 +1,5 @@
 // backoff.test.js: the retry policy of the feed, the relay and the watchtower (src/chain/backoff.js, as
-// node/src/channel/backoff.rs): waits double up to the cap with jitter, never below the node's
+// node/player/src/backoff.rs): waits double up to the cap with jitter, never below the node's
 // retry-after; which failures are worth retrying.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

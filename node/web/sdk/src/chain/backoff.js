@@ -2,7 +2,7 @@
 // watchtower) waits before asking the node again: which failures may go away by themselves
 // (`transient`) and how long to wait (`Backoff`: exponential, capped, with jitter, never less than
 // the node's `retry-after`). Client policy only: nothing here reaches the chain, so the jitter may
-// come from Math.random. Mirrors node/src/channel/backoff.rs.
+// come from Math.random. Mirrors node/player/src/backoff.rs.
 
 import { ChainError } from './errors.js';
 

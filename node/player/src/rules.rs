@@ -4,20 +4,21 @@
 //! deployed), refused unless its SHA-256 is that hash and it is at most `MAX_CODE_BYTES`, cached
 //! in the store, loaded into a wasm runtime of its own, and called as the channel calls it: by
 //! code, with no state (a state import traps) and the channel's own fuel per call
-//! ([`channel::RULES_FUEL`]), so a call that traps or runs out of fuel on the chain does here
+//! ([`protocol::RULES_FUEL`]), so a call that traps or runs out of fuel on the chain does here
 //! too. [`Replay`] plays held moves from the game's initial state (`initial_state(tag)`),
 //! keeping the state before each move.
 
 use std::sync::Arc;
 
+use gamechain_channel_protocol as protocol;
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::MAX_CODE_BYTES;
 use gamechain_runtime::{Allocation, MemState, Overlay, Runtime, RuntimeConfig, WasmModule};
 use gamechain_sdk::rules::{encode_move, DRAW};
 use sha2::{Digest, Sha256};
 
-use crate::channel::error::ChannelError;
-use crate::channel::store::{HeldMove, MoveStore};
+use crate::error::ChannelError;
+use crate::store::{HeldMove, MoveStore};
 
 /// A rules module loaded locally.
 pub struct LocalRules {
@@ -119,7 +120,7 @@ impl LocalRules {
         let state = Overlay::new(&committed);
         let outcome = self
             .module
-            .call_code(&state, entry, input, ::channel::RULES_FUEL, None)
+            .call_code(&state, entry, input, protocol::RULES_FUEL, None)
             .map_err(|e| rules_error(&self.id, format!("{entry}: {e}")))?;
         outcome
             .result
@@ -135,10 +136,10 @@ impl LocalRules {
     }
 
     fn bounded_state(&self, s: Vec<u8>) -> Result<Vec<u8>, ChannelError> {
-        if s.len() > ::channel::MAX_STATE_BYTES {
+        if s.len() > protocol::MAX_STATE_BYTES {
             return Err(rules_error(
                 &self.id,
-                format!("a state over {} bytes", ::channel::MAX_STATE_BYTES),
+                format!("a state over {} bytes", protocol::MAX_STATE_BYTES),
             ));
         }
         Ok(s)
@@ -254,8 +255,6 @@ impl Replay {
 
     /// The hex SHA-256 of the state before move `i` (`i == n()`: the current state).
     pub fn hash_before(&self, i: u64) -> Option<String> {
-        self.states
-            .get(i as usize)
-            .map(|s| ::channel::state_hash(s))
+        self.states.get(i as usize).map(|s| protocol::state_hash(s))
     }
 }

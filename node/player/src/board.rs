@@ -7,11 +7,12 @@
 //! Nothing read here is trusted: posts go through `check.rs`, channel events are only shown
 //! (decisions read the channel's view).
 
+use gamechain_channel_protocol as protocol;
 use gamechain_client::client::Block;
 use gamechain_runtime::chain::{Action, TxBody};
 use serde_json::{json, Value};
 
-use crate::channel::{MAX_PAYLOAD_BYTES, MOVE_TYPE};
+use crate::{MAX_PAYLOAD_BYTES, MOVE_TYPE};
 
 /// Something the chain said about one game.
 #[derive(Debug, Clone, PartialEq)]
@@ -34,7 +35,7 @@ pub enum Seen {
     },
     /// The signed moves of a channel op about the game (`settle`, `challenge`, `respond`, …):
     /// a move the opponent sent only to the chain is learnt here (at most
-    /// `channel::MAX_MOVES_PER_OP`, checked like posts).
+    /// `protocol::MAX_MOVES_PER_OP`, checked like posts).
     OpMoves {
         /// The block height.
         height: u64,
@@ -81,7 +82,7 @@ pub fn seen_in(block: &Block, game: &str, channel: &str, board: &str) -> Vec<See
             if let Ok(op) = serde_json::from_str::<Value>(op.get()) {
                 if op.get("game").and_then(Value::as_str) == Some(game) {
                     if let Some(moves) = op.get("moves").and_then(Value::as_array) {
-                        if !moves.is_empty() && moves.len() <= ::channel::MAX_MOVES_PER_OP {
+                        if !moves.is_empty() && moves.len() <= protocol::MAX_MOVES_PER_OP {
                             out.push(Seen::OpMoves {
                                 height,
                                 from: sender.clone(),

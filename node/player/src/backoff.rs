@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use gamechain_client::client::{Client, ClientError};
 
-use crate::channel::error::ChannelError;
+use crate::error::ChannelError;
 
 /// The first wait.
 pub const BACKOFF_BASE: Duration = Duration::from_millis(250);

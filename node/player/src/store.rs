@@ -17,11 +17,12 @@ use std::io::{Read, Write};
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
+use gamechain_channel_protocol as protocol;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use crate::channel::error::ChannelError;
+use crate::error::ChannelError;
 
 /// Largest record file read, bytes (64 moves of the largest data are about 150 KB).
 pub const MAX_RECORD_BYTES: u64 = 1 << 20;
@@ -68,9 +69,9 @@ pub struct DomainRecord {
 }
 
 impl DomainRecord {
-    /// As the channel crate's [`channel::Domain`].
-    pub fn domain(&self) -> ::channel::Domain {
-        ::channel::Domain {
+    /// As the channel protocol's [`protocol::Domain`].
+    pub fn domain(&self) -> protocol::Domain {
+        protocol::Domain {
             chain: self.chain.clone(),
             module: self.module.clone(),
         }
@@ -118,7 +119,7 @@ pub struct GameRecord {
 }
 
 impl GameRecord {
-    /// The game's tag: what the rules' `initial_state` gets (`channel::Domain::game_tag`).
+    /// The game's tag: what the rules' `initial_state` gets (`protocol::Domain::game_tag`).
     pub fn tag(&self) -> [u8; 32] {
         self.domain.domain().game_tag(&self.game)
     }

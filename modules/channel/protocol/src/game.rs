@@ -1,8 +1,10 @@
 //! The records the channel keeps: offers (`offer/<id>`), games (`game/<id>`) and the results of
-//! unstaked games per player (`player/<address>`), as JSON, and the constants bounding them.
-//! Times are block times in milliseconds (`Ctx::block_time_ms`, consensus).
+//! unstaked games per player (`player/<address>`), as JSON (its views serve them, clients decode
+//! them), and the constants bounding them. Times are block times in milliseconds
+//! (`Ctx::block_time_ms`, consensus).
 
-use gamechain_sdk::prelude::*;
+use gamechain_sdk::Amount;
+use serde::{Deserialize, Serialize};
 
 /// Shortest response window: 5 minutes, in milliseconds (the seed's `MIN_RESPONSE_WINDOW`).
 pub const MIN_WINDOW_MS: u64 = 5 * 60 * 1_000;

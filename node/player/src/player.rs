@@ -7,13 +7,14 @@
 //! settlement whose history does not end the game, a challenge on our own turn, a forfeit before
 //! the deadline and a proof without two signed moves are refused before anything is sent.
 //!
-//! Results are plain structs; `cli/channel.rs` prints them.
+//! Results are plain structs; the node's `cli/channel.rs` prints them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use gamechain_channel_protocol as protocol;
 use gamechain_client::client::{Block, BlockRef, Client, ClientError, Included};
 use gamechain_client::keyfile::read_key_file;
 use gamechain_client::relay::{RelayEvent, RelayMove};
@@ -21,12 +22,12 @@ use gamechain_runtime::chain::{sign_message, Action, SecretKey};
 use gamechain_sdk::Amount;
 use serde_json::{json, Value};
 
-use crate::channel::board::{post_op, seen_in, Seen};
-use crate::channel::check::{check_received, Received, Refusal};
-use crate::channel::error::{refused, ChannelError};
-use crate::channel::rules::{LocalRules, Replay};
-use crate::channel::store::{DomainRecord, GameRecord, HeldMove, MoveStore, RECORD_VERSION};
-use crate::channel::MAX_MOVES_HELD;
+use crate::board::{post_op, seen_in, Seen};
+use crate::check::{check_received, Received, Refusal};
+use crate::error::{refused, ChannelError};
+use crate::rules::{LocalRules, Replay};
+use crate::store::{DomainRecord, GameRecord, HeldMove, MoveStore, RECORD_VERSION};
+use crate::MAX_MOVES_HELD;
 
 /// Most blocks one [`Player::sync`] reads (a node that claims an endless chain cannot keep a
 /// command busy forever; `watch` and the next command go on from where it stopped).
@@ -219,7 +220,7 @@ pub struct Shown {
     /// The seat due to move, when not over.
     pub due: Option<u8>,
     /// The channel's view of the game, when it answered.
-    pub view: Option<::channel::Game>,
+    pub view: Option<protocol::Game>,
     /// The head height.
     pub head: u64,
     /// The head block's time (ms): what deadlines are measured against.
@@ -267,7 +268,7 @@ pub struct WatchState {
     /// Equivocation proofs sent (move numbers).
     proved: BTreeSet<u64>,
     /// The channel's view at the last act.
-    view: Option<::channel::Game>,
+    view: Option<protocol::Game>,
     /// Something is owed or failed half-way: act again on the next tick.
     pending: bool,
 }
@@ -304,7 +305,7 @@ fn winner_of(data: Option<&Value>) -> Option<String> {
         .map(str::to_string)
 }
 
-fn is_final(game: &::channel::Game, now_ms: u64) -> bool {
+fn is_final(game: &protocol::Game, now_ms: u64) -> bool {
     game.is_final(now_ms) || game.paid
 }
 
@@ -398,7 +399,7 @@ impl Player {
     }
 
     /// The channel's view of `game`; `None` when it has no such game.
-    pub async fn game_view(&self, game: &str) -> Result<Option<::channel::Game>, ChannelError> {
+    pub async fn game_view(&self, game: &str) -> Result<Option<protocol::Game>, ChannelError> {
         match self.client.view(&self.channel, &[("game", game)]).await {
             Ok(v) => serde_json::from_value(v)
                 .map(Some)
@@ -433,11 +434,11 @@ impl Player {
         game_key: Option<&Path>,
     ) -> Result<Offered, ChannelError> {
         let me = self.key()?.address();
-        if !(::channel::MIN_WINDOW_MS..=::channel::MAX_WINDOW_MS).contains(&window_ms) {
+        if !(protocol::MIN_WINDOW_MS..=protocol::MAX_WINDOW_MS).contains(&window_ms) {
             return Err(refused(format!(
                 "the window must be {}-{} ms (5 minutes to 3 days); nothing was sent",
-                ::channel::MIN_WINDOW_MS,
-                ::channel::MAX_WINDOW_MS
+                protocol::MIN_WINDOW_MS,
+                protocol::MAX_WINDOW_MS
             )));
         }
         let (module, local) = match rules {
@@ -509,7 +510,7 @@ impl Player {
     ) -> Result<Joined, ChannelError> {
         let me = self.key()?.address();
         let view = self.client.view(&self.channel, &[("offer", offer)]).await?;
-        let o: ::channel::Offer = serde_json::from_value(view)
+        let o: protocol::Offer = serde_json::from_value(view)
             .map_err(|e| refused(format!("the channel's view of offer {offer}: {e}")))?;
         if o.status != "open" {
             return Err(refused(format!("offer {offer} is {}", o.status)));
@@ -744,7 +745,7 @@ impl Player {
                     moves,
                 } => (height, from, moves),
                 Seen::Oversized { height, from } => {
-                    let why = format!("a post over {} bytes", crate::channel::MAX_PAYLOAD_BYTES);
+                    let why = format!("a post over {} bytes", crate::MAX_PAYLOAD_BYTES);
                     report.refused.push((height, from, why));
                     continue;
                 }
@@ -986,10 +987,10 @@ impl Player {
         relay: bool,
         game_key: Option<&Path>,
     ) -> Result<Moved, ChannelError> {
-        if data.len() > ::channel::MAX_MOVE_BYTES {
+        if data.len() > protocol::MAX_MOVE_BYTES {
             return Err(refused(format!(
                 "move data is over {} bytes",
-                ::channel::MAX_MOVE_BYTES
+                protocol::MAX_MOVE_BYTES
             )));
         }
         let _lock = self.store.lock(game)?;
@@ -1034,7 +1035,7 @@ impl Player {
                     )));
                 }
                 let key = self.signing_key(&record, seat, game_key)?;
-                let prev = ::channel::state_hash(replay.state());
+                let prev = protocol::state_hash(replay.state());
                 let msg = record.domain.domain().move_message(
                     &record.game,
                     n,
@@ -1117,7 +1118,7 @@ impl Player {
     fn answer(
         record: &GameRecord,
         replay: &Replay,
-        view: &::channel::Game,
+        view: &protocol::Game,
     ) -> Option<(u64, Vec<Value>)> {
         let c = view.challenge.as_ref()?;
         if view.status != "challenged" || record.moves.len() as u64 <= c.moves {
@@ -1139,7 +1140,7 @@ impl Player {
         &self,
         record: &GameRecord,
         replay: &Replay,
-        view: &::channel::Game,
+        view: &protocol::Game,
     ) -> Result<Option<Responded>, ChannelError> {
         let Some((from, moves)) = Self::answer(record, replay, view) else {
             return Ok(None);
@@ -1232,7 +1233,7 @@ impl Player {
     async fn challenged_view(
         &self,
         game: &str,
-    ) -> Result<(::channel::Game, ::channel::Challenge), ChannelError> {
+    ) -> Result<(protocol::Game, protocol::Challenge), ChannelError> {
         let view = self
             .game_view(game)
             .await?
@@ -1271,7 +1272,7 @@ impl Player {
             return Err(refused(format!(
                 "{} may answer until {}: nothing was sent",
                 view.players[c.due as usize],
-                crate::channel::time::describe_deadline(c.deadline_ms, now)
+                crate::time::describe_deadline(c.deadline_ms, now)
             )));
         }
         let included = self
@@ -1345,7 +1346,7 @@ impl Player {
         };
         Ok(Shown {
             n: replay.n(),
-            state_hash: ::channel::state_hash(state),
+            state_hash: protocol::state_hash(state),
             over,
             due,
             view,
@@ -1363,7 +1364,7 @@ impl Player {
         &self,
         game: &str,
         at_ms: u64,
-    ) -> Result<Option<(::channel::Game, bool, Option<String>)>, ChannelError> {
+    ) -> Result<Option<(protocol::Game, bool, Option<String>)>, ChannelError> {
         let at = at_ms.to_string();
         let query = [("game", game), ("at_ms", at.as_str())];
         let v = match self.client.view(&self.channel, &query).await {
@@ -1376,7 +1377,7 @@ impl Player {
             .get("final_state_hash")
             .and_then(Value::as_str)
             .map(str::to_string);
-        let g: ::channel::Game = serde_json::from_value(v)
+        let g: protocol::Game = serde_json::from_value(v)
             .map_err(|e| refused(format!("the channel's view of game {game}: {e}")))?;
         Ok(Some((g, fin, hash)))
     }

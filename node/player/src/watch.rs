@@ -28,9 +28,9 @@ use std::time::{Duration, Instant};
 use gamechain_client::client::{Block, BlockRef, ClientError, ClientResult};
 use gamechain_client::relay::{Relay, RelayEvent};
 
-use crate::channel::backoff::{retry_after, transient, Backoff};
-use crate::channel::error::ChannelError;
-use crate::channel::player::{Player, SyncReport, WatchState, WatchStep};
+use crate::backoff::{retry_after, transient, Backoff};
+use crate::error::ChannelError;
+use crate::player::{Player, SyncReport, WatchState, WatchStep};
 
 /// How the watchtower runs.
 #[derive(Debug, Clone)]

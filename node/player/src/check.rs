@@ -8,13 +8,14 @@
 
 use std::fmt;
 
+use gamechain_channel_protocol as protocol;
 use gamechain_runtime::chain::verify_message;
 use serde_json::Value;
 
-use crate::channel::error::ChannelError;
-use crate::channel::rules::{LocalRules, Replay};
-use crate::channel::store::{GameRecord, HeldMove};
-use crate::channel::MAX_MOVES_HELD;
+use crate::error::ChannelError;
+use crate::rules::{LocalRules, Replay};
+use crate::store::{GameRecord, HeldMove};
+use crate::MAX_MOVES_HELD;
 
 /// What a received move is.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,10 +105,10 @@ pub fn parse_move(v: &Value) -> Result<(u64, Vec<u8>, String), Refusal> {
         .get("data")
         .and_then(Value::as_str)
         .ok_or_else(|| Refusal::NotAMove("data must be hex".into()))?;
-    if data.len() > 2 * ::channel::MAX_MOVE_BYTES {
+    if data.len() > 2 * protocol::MAX_MOVE_BYTES {
         return Err(Refusal::NotAMove(format!(
             "data is over {} bytes",
-            ::channel::MAX_MOVE_BYTES
+            protocol::MAX_MOVE_BYTES
         )));
     }
     let data = hex::decode(data).map_err(|_| Refusal::NotAMove("data must be hex".into()))?;
@@ -191,7 +192,7 @@ pub fn check_received(
         return Ok(Err(Refusal::GameOver(n)));
     }
     let seat = rules.mover_at(n)?;
-    let prev = ::channel::state_hash(state);
+    let prev = protocol::state_hash(state);
     if !signed_by_seat(record, seat, n, &prev, &data, &sig) {
         let due = record.players[seat as usize].clone();
         let other = 1 - seat;
@@ -223,7 +224,7 @@ mod tests {
     fn channel_moves_parse_within_bounds() {
         let m = json!({"n": 3, "data": "0A", "sig": "c2ln"});
         assert_eq!(parse_move(&m), Ok((3, vec![10], "c2ln".to_string())));
-        let long = "00".repeat(::channel::MAX_MOVE_BYTES + 1);
+        let long = "00".repeat(protocol::MAX_MOVE_BYTES + 1);
         for (bad, why) in [
             (json!({"data": "00", "sig": "s"}), "n must be"),
             (json!({"n": -1, "data": "00", "sig": "s"}), "n must be"),
