@@ -15,10 +15,10 @@
 //! | [`rules`], [`export_rules!`] | rules modules: the pure, import-free game rules a channel runs (`rules.rs`) |
 //! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
 //! | [`export_module!`], [`export_schema!`] | exports a type as the wasm entry points, and its schema as a custom section (`export.rs`; expands to nothing natively) |
-//! | [`schema!`], [`schema`] | a module's ops, events and views declared once; the format and its validator (`schema_macro.rs`, `schema.rs`) |
-//! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`mock.rs`) |
-//! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime |
-//! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` |
+//! | [`schema!`], [`schema`] | a module's ops, events and views declared once; the format and its validator (`schema/`: `macros.rs`, `mod.rs`) |
+//! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`native/mock.rs`) |
+//! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime (`native/`) |
+//! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` (`native/guest_build.rs`) |
 //!
 //! ```
 //! use gamechain_sdk::prelude::*;
@@ -46,6 +46,9 @@
 //! # }
 //! ```
 
+// `guest.rs`, `module.rs`, `table.rs` and `rules.rs` stay where they are: a guest's panic
+// locations name the SDK files (and lines) it was built from, so moving them would change the
+// code hash of every module.
 mod amount;
 mod error;
 mod export;
@@ -56,7 +59,6 @@ mod op;
 mod pure;
 pub mod rules;
 pub mod schema;
-mod schema_macro;
 pub mod table;
 
 #[cfg(target_arch = "wasm32")]
@@ -64,13 +66,7 @@ pub mod table;
 pub mod guest;
 
 #[cfg(not(target_arch = "wasm32"))]
-pub mod guest_build;
-#[cfg(not(target_arch = "wasm32"))]
-mod kv_ctx;
-#[cfg(not(target_arch = "wasm32"))]
-pub mod ledger;
-#[cfg(not(target_arch = "wasm32"))]
-mod mock;
+mod native;
 
 pub use amount::{Amount, AmountParseError};
 pub use error::ActionError;
@@ -81,11 +77,15 @@ pub use op::{op_amount, op_amount_or_zero, op_str};
 pub use pure::{PureError, DEFAULT_PURE_FUEL};
 
 #[cfg(not(target_arch = "wasm32"))]
-pub use kv_ctx::{public_random, BlockEnv, Kv, KvCtx, MAX_SCAN_LIMIT};
+pub use native::kv::{Kv, MAX_SCAN_LIMIT};
 #[cfg(not(target_arch = "wasm32"))]
-pub use ledger::TokenInfo;
+pub use native::kv_ctx::{public_random, BlockEnv, KvCtx};
 #[cfg(not(target_arch = "wasm32"))]
-pub use mock::{MockCtx, MockKv, NativeCode, NativeEntry, Trace};
+pub use native::ledger::TokenInfo;
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::mock::{MockCtx, MockKv, NativeCode, NativeEntry, Trace};
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::{guest_build, ledger};
 
 /// Re-exported so modules and the export macro use the SDK's versions.
 pub use serde;

@@ -812,7 +812,7 @@ fn rules_wasm_imports_nothing_and_answers_as_natively() {
 /// The cross-language vector of the JavaScript SDK (`node/web/sdk/test/vectors.test.js` asserts
 /// the same strings): the tag of game `0000000000000003`, the text of RPS move 0 (seat 0, paper,
 /// salt `[7; 32]`, committed under that tag) signed by the fixed Divi testnet key of
-/// `runtime/chain/src/signed_message.rs`, and its signature.
+/// `runtime/chain/src/keys/signed_message.rs`, and its signature.
 #[test]
 fn js_sdk_move_vector_text_and_signature() {
     use gamechain_runtime::chain::sign_message;

@@ -133,17 +133,17 @@ pub const RULES: TableRules = TableRules {
 };
 /// A board with no marks.
 const EMPTY_BOARD: &str = ".........";
-/// The eight winning lines, as cell indexes.
-const LINES: [[usize; 3]; 8] = [
-    [0, 1, 2],
-    [3, 4, 5],
-    [6, 7, 8],
-    [0, 3, 6],
-    [1, 4, 7],
-    [2, 5, 8],
-    [0, 4, 8],
-    [2, 4, 6],
-];
+/// The eight winning lines, as cell indexes of the board
+///
+/// ```text
+/// 0 1 2
+/// 3 4 5
+/// 6 7 8
+/// ```
+///
+/// defined once in `lines.rs`, which the channel rules of `tictactoe_rules` compile in too.
+mod lines;
+use lines::LINES;
 
 /// The module: `gamechain_sdk::export_module!(TicTacToe)` exports it as wasm.
 #[derive(Debug, Clone, Copy, Default)]

@@ -9,44 +9,49 @@
 //! |---|---|
 //! | [`hash`] | SHA-256 / SHA-256d helpers, hex for 32-byte hashes (serde) |
 //! | [`canonical`] | canonical JSON text (sorted keys) of a `serde_json::Value` |
-//! | [`address`] | [`Network`], [`SecretKey`], base58check P2PKH addresses and WIF |
-//! | [`signed_message`] | the Divi (Bitcoin-style) signed message: hash, sign, recover, verify |
-//! | [`tx`] | [`SignedTx`], [`TxBody`], [`Action`], txid, stateless checks |
+//! | `module_id.rs` | what a module id may be: length, characters, reserved ids |
+//! | [`keys`]`/`[`address`] | [`Network`], [`SecretKey`], base58check P2PKH addresses and WIF |
+//! | [`keys`]`/`[`signed_message`] | the Divi (Bitcoin-style) signed message: hash, sign, recover, verify |
+//! | [`block`]`/`[`tx`] | [`SignedTx`], [`TxBody`], [`Action`], txid, stateless checks |
+//! | [`block`]`/`[`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
+//! | [`block`]`/`[`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
+//! | [`block`] (`mod.rs`) | [`Header`], [`SignedHeader`], block hashes |
 //! | [`session`] | [`SessionRecord`], [`SessionRefusal`]: session keys' state record, limits, refusal texts |
-//! | [`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
-//! | [`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
-//! | [`block`] | [`Header`], [`SignedHeader`], block hashes |
-//! | [`block_caps`] | [`BlockCaps`]: deploys and code bytes per block as consensus |
-//! | [`clock`] | [`BlockClock`]: block time as consensus (spacing, drift window) |
-//! | [`state_root`] | [`StateHash`]: the incremental (LtHash) state commitment |
-//! | [`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
-//! | [`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
 //! | [`policy`] | [`UpgradePolicy`], [`PendingUpgrade`]: who may change a module's code, and how fast |
-//! | [`genesis`] | [`Genesis`]: the genesis file and the state entries it creates |
-//! | [`validators`] | [`ValidatorSet`]: the genesis section of a chain run by several validators |
+//! | [`state_root`] (`mod.rs`) | [`StateHash`]: the incremental (LtHash) state commitment |
+//! | [`state_root`]`/element.rs` | the lane vector of one state entry |
+//! | [`state_root`]`/`[`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
+//! | [`genesis`] (`mod.rs`) | [`Genesis`]: the genesis file and the state entries it creates |
+//! | [`genesis`]`/`[`validators`] | [`ValidatorSet`]: the genesis section of a chain run by several validators |
+//! | [`genesis`]`/`[`clock`] | [`BlockClock`]: block time as consensus (spacing, drift window) |
+//! | [`genesis`]`/`[`block_caps`] | [`BlockCaps`]: deploys and code bytes per block as consensus |
+//! | [`genesis`]`/`[`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
 //! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
+//!
+//! Each folder's modules are also re-exported here under their names from before they were
+//! grouped (`gamechain_chain::tx`, `gamechain_chain::clock`, …), so both paths work. Imports run
+//! one way: `genesis` uses `block`, which uses `keys`, `policy`, `session` and the leaves
+//! `hash`, `canonical` and `module_id`; `state_root` uses only `hash`; `wire` uses `block` and
+//! `policy`.
 //!
 //! Every hashed record (header, receipt, state entry, genesis) is hashed over one canonical
 //! binary encoding, [borsh](https://borsh.io), never over JSON text.
 
-pub mod address;
 pub mod block;
-pub mod block_caps;
 pub mod canonical;
-pub mod clock;
-pub mod element_cache;
-pub mod fees;
 pub mod genesis;
 pub mod hash;
-pub mod merkle;
+pub mod keys;
+mod module_id;
 pub mod policy;
-pub mod receipt;
 pub mod session;
-pub mod signed_message;
 pub mod state_root;
-pub mod tx;
-pub mod validators;
 pub mod wire;
+
+pub use block::{merkle, receipt, tx};
+pub use genesis::{block_caps, clock, fees, validators};
+pub use keys::{address, signed_message};
+pub use state_root::element_cache;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
 pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};

@@ -5,9 +5,9 @@
 //! the whole design is `docs/session-keys.md`.
 //!
 //! A session key acts for an account (its *main key*'s address) only through a
-//! `session_game` action (`tx.rs`): a game op of a module in the session's *scope*, before its
-//! *expiry* (block time, ms), moving at most its *cap* of GOLD base units out of the account over
-//! the session's life (stakes and fees alike).
+//! `session_game` action (`block/tx.rs`): a game op of a module in the session's *scope*, before
+//! its *expiry* (block time, ms), moving at most its *cap* of GOLD base units out of the account
+//! over the session's life (stakes and fees alike).
 
 use core::fmt;
 

@@ -55,9 +55,7 @@ pub use run::bounds::{
     MAX_CALL_EVENTS, MAX_CALL_EVENT_BYTES, MAX_CALL_WRITE_BYTES, MAX_KEY_BYTES, MAX_OUTPUT_BYTES,
 };
 pub use run::engine::Runtime;
-pub use run::module::{CallOutcome, LoadError, WasmModule};
-pub use run::pure::{
-    ModuleResolver, PureError, PureOutcome, MAX_PURE_DEPTH, MAX_PURE_NAME_BYTES,
-    MAX_PURE_OUTPUT_BYTES,
-};
+pub use run::module::{CallOutcome, LoadError, ModuleResolver, WasmModule};
+pub use run::nesting::{PureError, PureOutcome, MAX_PURE_DEPTH, MAX_PURE_OUTPUT_BYTES};
+pub use run::pure::MAX_PURE_NAME_BYTES;
 pub use run::trap::{HostError, HostTrap};

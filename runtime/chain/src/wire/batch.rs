@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::tx::SignedTx;
+use crate::block::tx::SignedTx;
 use crate::wire::node::ErrorBody;
 
 /// The request of `POST /v1/txs`.

@@ -8,9 +8,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::block::receipt::Receipt;
+use crate::block::tx::SignedTx;
 use crate::block::{Header, SignedHeader};
-use crate::receipt::Receipt;
-use crate::tx::SignedTx;
 
 /// One transaction of a block and its receipt. JSON: `{"txid", "body", "signature",
 /// "receipt"}`; reading fails when `txid` is not the hash of `body`.

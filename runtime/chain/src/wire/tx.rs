@@ -7,8 +7,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::receipt::Receipt;
-use crate::tx::SignedTx;
+use crate::block::receipt::Receipt;
+use crate::block::tx::SignedTx;
 
 /// Where a transaction is: waiting in the mempool, or in a block with its receipt.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,5 +1,12 @@
 //! The wasm binary encoders the load-time rewriting needs: LEB128 integers, `*.const`
-//! instructions, an instruction with one index immediate, and a section with its size prefix.
+//! instructions, an instruction with one index immediate, a section with its size prefix, and
+//! the bytes of the four number types.
+
+/// The value type bytes of `i32`, `i64`, `f32` and `f64`.
+pub(crate) const I32: u8 = 0x7F;
+pub(crate) const I64: u8 = 0x7E;
+pub(crate) const F32: u8 = 0x7D;
+pub(crate) const F64: u8 = 0x7C;
 
 pub(crate) fn section(out: &mut Vec<u8>, id: u8, contents: &[u8]) {
     out.push(id);

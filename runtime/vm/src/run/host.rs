@@ -19,10 +19,7 @@
 //! Nothing here panics on guest input; every failure is a [`HostTrap`] inside a
 //! `wasmtime::Error`, downcast by [`crate::run::trap::classify`].
 
-use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::Arc;
 
 use gamechain_sdk::keys::{balance_key, module_key, module_prefix};
 use gamechain_sdk::{ActionError, Ctx, StateRead, MAX_SCAN_LIMIT};
@@ -31,6 +28,7 @@ use wasmtime::{Caller, Extern, Memory};
 use crate::gas::{bytes, GAS_V1 as GAS};
 use crate::run::bounds::CallUse;
 use crate::run::limits::Limits;
+use crate::run::nesting::{CodeMemo, Nesting};
 use crate::run::trap::HostTrap;
 
 /// Lines of `log`/`abort` text kept per call, and bytes kept per line (the rest is dropped).
@@ -106,10 +104,6 @@ unsafe fn erase(state: &dyn StateRead) -> *const (dyn StateRead + 'static) {
     }
 }
 
-/// The code modules already found by hash in one chain of calls (`call_code`), shared by every
-/// call of the chain: the code store is read (and its bytes charged) once per hash per chain.
-pub(crate) type CodeMemo = RefCell<BTreeMap<[u8; 32], Arc<crate::run::module::WasmModule>>>;
-
 /// The state nothing was written to.
 struct EmptyState;
 
@@ -176,53 +170,6 @@ pub(crate) struct HostState {
     /// The code found by hash in this chain of calls when this call is its top (`pure.rs`).
     pub(crate) code_memo: CodeMemo,
 }
-
-/// A call's place in a chain of `call_pure`s.
-#[derive(Clone, Copy)]
-pub(crate) struct Nesting {
-    /// 0 for an entry point the node called; a callee runs at its caller's depth + 1.
-    pub(crate) depth: u32,
-    /// Resolves module ids for `call_pure`; `None`: every id is unknown. Lifetime erased as in
-    /// [`Target`]: set only for the duration of one entry-point call.
-    pub(crate) resolver: Option<*const (dyn crate::run::pure::ModuleResolver + 'static)>,
-    /// The chain's [`CodeMemo`] (the top call's); `None` at the top, which uses its own.
-    pub(crate) codes: Option<*const CodeMemo>,
-}
-
-impl Nesting {
-    /// The top of a chain: depth 0, no resolver.
-    pub(crate) const TOP: Nesting = Nesting {
-        depth: 0,
-        resolver: None,
-        codes: None,
-    };
-
-    /// Depth 0 with `resolver`.
-    ///
-    /// # Safety
-    /// As [`Target::apply`]: the value must not be used after `resolver`'s borrow ends (the
-    /// call that receives it detaches it before returning).
-    pub(crate) unsafe fn top(resolver: Option<&dyn crate::run::pure::ModuleResolver>) -> Self {
-        Nesting {
-            depth: 0,
-            codes: None,
-            resolver: resolver.map(|r| {
-                let ptr: *const (dyn crate::run::pure::ModuleResolver + '_) = r;
-                // SAFETY: only the lifetime bound changes (see `Target::apply`).
-                unsafe {
-                    std::mem::transmute::<
-                        *const (dyn crate::run::pure::ModuleResolver + '_),
-                        *const (dyn crate::run::pure::ModuleResolver + 'static),
-                    >(ptr)
-                }
-            }),
-        }
-    }
-}
-
-// SAFETY: as for `Target`: the pointer is live only inside one call on the thread that made it,
-// and `HostState::detach` clears it before the store can move.
-unsafe impl Send for Nesting {}
 
 impl HostState {
     pub(crate) fn new(module_id: &'static str, target: Target, limits: Limits) -> Self {

@@ -5,7 +5,9 @@
 //! driver (a fresh
 //! instance from the prebuilt `InstancePre`, inputs placed through `gc_alloc`, the entry point's
 //! return code and `output` interpreted), and `impl GameModule`, so the same test body can run a
-//! module natively against `MockCtx` or through wasm.
+//! module natively against `MockCtx` or through wasm. Also [`ModuleResolver`], how a call finds
+//! the modules and code its `call_pure`s and `call_code`s name, and the two traits through which
+//! the host functions of `pure.rs` reach a `WasmModule` and a resolver (`nesting.rs`).
 //!
 //! Every call starts from the state of a fresh instance (ABI.md). Everything that can be done
 //! once per module (instrumentation, compilation, import resolution, export lookup by index, the
@@ -51,12 +53,71 @@ use crate::load::instrument::{self, Plan};
 use crate::load::stack::STACK_LIMIT;
 use crate::load::validate;
 use crate::run::engine::Runtime;
-use crate::run::host::{span, HostState, Nesting, Target};
+use crate::run::host::{span, HostState, Target};
 pub use crate::run::load_error::LoadError;
+use crate::run::nesting::{
+    Callee, Nesting, PureError, PureOutcome, Resolve, MAX_PURE_OUTPUT_BYTES,
+};
 use crate::run::pool::Lease;
-use crate::run::pure::{ModuleResolver, PureError, PureOutcome, MAX_PURE_OUTPUT_BYTES};
 use crate::run::trap::{classify, HostError, HostTrap};
 use crate::run::warm::{reset, verify, Handles, Pristine, Warm, NEW_INSTANCE};
+
+/// Finds the module an id names, as of the state the calling entry point sees. The node's is
+/// `gamechain_runtime::ChainContext` (module records in state, compiled modules in its registry).
+pub trait ModuleResolver {
+    /// The module `id` as of `state`; `Ok(None)` when there is none. `Err` is a node failure
+    /// (no receipt).
+    fn resolve(
+        &self,
+        state: &dyn StateRead,
+        id: &str,
+    ) -> Result<Option<Arc<WasmModule>>, HostError>;
+
+    /// The code whose SHA-256 is `code_hash`, as of `state` (the content-addressed code store
+    /// `code/<hex>`: what a hash names never changes, only whether it is stored yet), compiled,
+    /// and its length in bytes; `Ok(None)` when `state` holds no such code or it does not load
+    /// as a module (both are `call_code`'s `-1`). `Err` is a node failure (no receipt). The
+    /// default finds no code.
+    fn resolve_code(
+        &self,
+        state: &dyn StateRead,
+        code_hash: &[u8; 32],
+    ) -> Result<Option<(Arc<WasmModule>, usize)>, HostError> {
+        let _ = (state, code_hash);
+        Ok(None)
+    }
+}
+
+/// A resolver as the host functions see it: its modules as [`Callee`]s.
+impl Resolve for &dyn ModuleResolver {
+    fn resolve(
+        &self,
+        state: &dyn StateRead,
+        id: &str,
+    ) -> Result<Option<Arc<dyn Callee>>, HostError> {
+        let module = ModuleResolver::resolve(*self, state, id)?;
+        Ok(module.map(|m| m as Arc<dyn Callee>))
+    }
+
+    fn resolve_code(
+        &self,
+        state: &dyn StateRead,
+        code_hash: &[u8; 32],
+    ) -> Result<Option<(Arc<dyn Callee>, usize)>, HostError> {
+        let code = ModuleResolver::resolve_code(*self, state, code_hash)?;
+        Ok(code.map(|(m, len)| (m as Arc<dyn Callee>, len)))
+    }
+}
+
+/// The nesting of a call the node (or a test) makes with `resolver`: depth 0.
+///
+/// # Safety
+/// As [`Nesting::top`]: the value must not be used after the borrow of `resolver` (the caller's
+/// argument, which the nesting points at) ends.
+unsafe fn top(resolver: &Option<&dyn ModuleResolver>) -> Nesting {
+    // SAFETY: passed on to the caller.
+    unsafe { Nesting::top(resolver.as_ref().map(|r| r as &dyn Resolve)) }
+}
 
 /// What one entry-point call produced.
 #[derive(Debug, Clone, PartialEq)]
@@ -372,8 +433,8 @@ impl WasmModule {
         resolver: Option<&dyn ModuleResolver>,
     ) -> Result<CallOutcome<()>, HostError> {
         // SAFETY: `run` drops the store (and with it the target) before returning, and `ctx` is
-        // not used until then; the same holds for `resolver`.
-        let (target, nesting) = unsafe { (Target::apply(ctx), Nesting::top(resolver)) };
+        // not used until then; the same holds for `resolver` (the argument, which outlives `run`).
+        let (target, nesting) = unsafe { (Target::apply(ctx), top(&resolver)) };
         let raw = self.run(
             target,
             nesting,
@@ -405,7 +466,7 @@ impl WasmModule {
     ) -> Result<CallOutcome<Value>, HostError> {
         let query = serde_json::to_vec(query).expect("a map of strings always serialises");
         // SAFETY: as in `call_apply_with`.
-        let (target, nesting) = unsafe { (Target::view(state), Nesting::top(resolver)) };
+        let (target, nesting) = unsafe { (Target::view(state), top(&resolver)) };
         let raw = self.run(
             target,
             nesting,
@@ -435,7 +496,7 @@ impl WasmModule {
             });
         }
         // SAFETY: as in `call_apply_with`.
-        let (target, nesting) = unsafe { (Target::apply(ctx), Nesting::top(resolver)) };
+        let (target, nesting) = unsafe { (Target::apply(ctx), top(&resolver)) };
         let raw = self.run(
             target,
             nesting,
@@ -864,7 +925,7 @@ impl WasmModule {
         resolver: Option<&dyn ModuleResolver>,
     ) -> Result<PureOutcome, HostError> {
         // SAFETY: as in `call_apply_with`.
-        let nesting = unsafe { Nesting::top(resolver) };
+        let nesting = unsafe { top(&resolver) };
         self.call_pure_nested(state, name, input, fuel, nesting)
     }
 
@@ -912,7 +973,7 @@ impl WasmModule {
         resolver: Option<&dyn ModuleResolver>,
     ) -> Result<PureOutcome, HostError> {
         // SAFETY: as in `call_apply_with`.
-        let nesting = unsafe { Nesting::top(resolver) };
+        let nesting = unsafe { top(&resolver) };
         self.call_code_nested(code_state, name, input, fuel, nesting)
     }
 
@@ -955,6 +1016,35 @@ impl WasmModule {
             fuel_used: raw.fuel_used,
             log: raw.log,
         })
+    }
+}
+
+/// A module as a host function reaches it (`pure.rs`).
+impl Callee for WasmModule {
+    fn code_hash(&self) -> &str {
+        WasmModule::code_hash(self)
+    }
+
+    fn call_pure_nested(
+        &self,
+        state: &dyn StateRead,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        nesting: Nesting,
+    ) -> Result<PureOutcome, HostError> {
+        WasmModule::call_pure_nested(self, state, name, input, fuel, nesting)
+    }
+
+    fn call_code_nested(
+        &self,
+        code_state: &dyn StateRead,
+        name: &str,
+        input: &[u8],
+        fuel: u64,
+        nesting: Nesting,
+    ) -> Result<PureOutcome, HostError> {
+        WasmModule::call_code_nested(self, code_state, name, input, fuel, nesting)
     }
 }
 

@@ -1,9 +1,10 @@
 //! Calls between modules and signatures: the host functions `call_pure` (a read-only call of
 //! another module's pure entry point), `call_code` (a pure entry point of the code a SHA-256
 //! names, with no state at all), `module_code_hash` (the code a module id runs now) and
-//! `verify_signed` (a Divi signed message's signer), the [`ModuleResolver`] the node gives a
-//! call so that `call_pure` and `call_code` can find modules and code, and the fixed results
-//! ([`PureError`]) a caller sees. ABI.md, "Calls into other modules" and "Signatures".
+//! `verify_signed` (a Divi signed message's signer). They find modules and code through the
+//! [`ModuleResolver`](crate::ModuleResolver) the node gives a call (`module.rs`; seen here as
+//! [`Resolve`](crate::run::nesting::Resolve)), and a caller sees fixed results
+//! ([`PureError`]). ABI.md, "Calls into other modules" and "Signatures".
 //!
 //! A `call_pure` callee runs in its own instance, read-only (as a view: its writes trap), over
 //! the caller's current state (its writes so far included). A `call_code` callee runs in its own
@@ -13,65 +14,14 @@
 //! happens in the callee (a trap, running out of fuel, a write, a refusal, an oversized result)
 //! is a negative result code for the caller, never a trap of the caller and never engine text.
 
-use std::sync::Arc;
-
-use gamechain_sdk::StateRead;
 use wasmtime::Linker;
 
 use crate::gas::{bytes, GAS_V1 as GAS};
 use crate::run::host::*;
-use crate::run::module::WasmModule;
-use crate::run::trap::HostError;
+use crate::run::nesting::{Nesting, PureError, MAX_PURE_DEPTH};
 
-/// Most nested `call_pure`s: an entry point the node called is at depth 0, its callee at 1, and
-/// a call made at depth [`MAX_PURE_DEPTH`] returns [`PureError::TooDeep`] without running.
-/// Every level holds one instance and at most ~590 KB of native stack (ABI.md, "Stack height"),
-/// so three levels stay within a 2 MiB thread stack and a pool of 64 slots serves 21 concurrent
-/// top-level calls.
-pub const MAX_PURE_DEPTH: u32 = 2;
-/// Most bytes a pure entry point may return.
-pub const MAX_PURE_OUTPUT_BYTES: usize = 65_536;
 /// Longest pure entry point name (`gc_pure_<name>`, `name` of `a-z`, `0-9`, `_`).
 pub const MAX_PURE_NAME_BYTES: usize = 64;
-
-/// Finds the module an id names, as of the state the calling entry point sees. The node's is
-/// `gamechain_runtime::ChainContext` (module records in state, compiled modules in its registry).
-pub trait ModuleResolver {
-    /// The module `id` as of `state`; `Ok(None)` when there is none. `Err` is a node failure
-    /// (no receipt).
-    fn resolve(
-        &self,
-        state: &dyn StateRead,
-        id: &str,
-    ) -> Result<Option<Arc<WasmModule>>, HostError>;
-
-    /// The code whose SHA-256 is `code_hash`, as of `state` (the content-addressed code store
-    /// `code/<hex>`: what a hash names never changes, only whether it is stored yet), compiled,
-    /// and its length in bytes; `Ok(None)` when `state` holds no such code or it does not load
-    /// as a module (both are `call_code`'s `-1`). `Err` is a node failure (no receipt). The
-    /// default finds no code.
-    fn resolve_code(
-        &self,
-        state: &dyn StateRead,
-        code_hash: &[u8; 32],
-    ) -> Result<Option<(Arc<WasmModule>, usize)>, HostError> {
-        let _ = (state, code_hash);
-        Ok(None)
-    }
-}
-
-pub use gamechain_sdk::PureError;
-
-/// What one pure call produced.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PureOutcome {
-    /// The entry point's bytes or why there are none.
-    pub result: Result<Vec<u8>, PureError>,
-    /// Fuel the callee used (its whole limit when it trapped).
-    pub fuel_used: u64,
-    /// The callee's `log` lines (node log only).
-    pub log: Vec<String>,
-}
 
 /// Whether `name` may name a pure entry point: 1–64 bytes of `a-z`, `0-9`, `_`.
 fn valid_name(name: &str) -> bool {

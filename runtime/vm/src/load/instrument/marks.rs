@@ -4,9 +4,14 @@
 use crate::load::stack::{self, Costs};
 use wasmparser::Operator;
 
-use super::*;
 use crate::load::encode::*;
 
+/// The most locals a function may have (wasmparser's and so wasmtime's limit).
+pub(super) const MAX_LOCALS: u64 = 50_000;
+
+/// The locals added to an instrumented function ([`Locals`]): address, two more `i32` operands,
+/// one value of each other type, and the accumulator. Always all seven, in this order.
+pub(super) const ADDED_LOCALS: [u8; 7] = [I32, I32, I32, I64, F32, F64, I64];
 /// The locals added to an instrumented function ([`ADDED_LOCALS`], in that order).
 pub(super) struct Locals {
     /// Saved address, and the saved `i32` operands / values.

@@ -16,12 +16,12 @@
 //!   `address >> shift`; 2 KiB for a 128 KiB Rust guest).
 //! - Code that ORs into `dirty` the chunk of every byte a `*.store*`, `memory.fill`,
 //!   `memory.copy` or `memory.init` may write, placed as cheaply as the function allows
-//!   ([`Marks`]): a constant address is marked once at function entry; the stores through a
-//!   local that cannot change any more (an unassigned parameter, a frame pointer assigned once)
-//!   share one range mark; other stores mark their own chunk, saving their operands to new
-//!   locals when the address is not simply a local. Marks collect in a local and reach `dirty`
-//!   when the function returns. A scalar store may run up to 7 bytes past its chunk: the host
-//!   restores those bytes with the chunk ([`Plan::restore_ranges`]).
+//!   ([`Marks`](marks::Marks), `marks.rs`): a constant address is marked once at function entry;
+//!   the stores through a local that cannot change any more (an unassigned parameter, a frame
+//!   pointer assigned once) share one range mark; other stores mark their own chunk, saving
+//!   their operands to new locals when the address is not simply a local. Marks collect in a
+//!   local and reach `dirty` when the function returns. A scalar store may run up to 7 bytes
+//!   past its chunk: the host restores those bytes with the chunk ([`Plan::restore_ranges`]).
 //! - Exports of `dirty` and of every mutable global (`<prefix>dirty`, `<prefix>global_<index>`;
 //!   the prefix is `__gamechain_` plus as many `_` as needed to clash with no export of the
 //!   module), so the host can read and reset them.
@@ -61,43 +61,36 @@
 //! **When an instance may not be reused** ([`Plan::reuse`]): anything whose pristine state the
 //! host does not restore — `table.set/grow/fill/copy/init`, `elem.drop`, `data.drop`, more than
 //! one table, imported tables, memories or globals, a mutable global of a reference type, more
-//! than [`MAX_RESET_GLOBALS`] mutable globals, a start function that can reach a host import or
-//! an indirect call (its effect could depend on the call's context; `validate.rs` refuses such
-//! a start function anyway). Such a module runs in a fresh instance per call (still
-//! instrumented: reuse is decided per node, fuel never depends on it). Bytes that cannot be
-//! instrumented at all (not exactly one 32-bit memory of 64 KiB pages, bytes that do not parse,
-//! a function too close to wasmparser's locals limit) get no plan, and `module.rs` refuses them;
-//! `validate.rs` refuses all of those first, so a valid module is always instrumented.
+//! than [`MAX_RESET_GLOBALS`](plan::MAX_RESET_GLOBALS) mutable globals, a start function that
+//! can reach a host import or an indirect call (its effect could depend on the call's context;
+//! `validate.rs` refuses such a start function anyway). Such a module runs in a fresh instance
+//! per call (still instrumented: reuse is decided per node, fuel never depends on it). Bytes
+//! that cannot be instrumented at all (not exactly one 32-bit memory of 64 KiB pages, bytes that
+//! do not parse, a function too close to wasmparser's locals limit) get no plan, and `module.rs`
+//! refuses them; `validate.rs` refuses all of those first, so a valid module is always
+//! instrumented.
+//!
+//! Files: this one runs the [`Rewriter`] (`rewriter.rs`, the walk over the sections), which uses
+//! `marks.rs` (the marks of one function), `sections.rs` (the global and export sections) and
+//! `plan.rs` (what the host is given: [`Plan`], the chunks); none of them imports this file.
+
+mod marks;
+mod plan;
+mod rewriter;
+mod sections;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use plan::{chunk_mask, Plan};
 
 use crate::load::stack::Costs;
 use crate::load::validate::ModuleInfo;
+use rewriter::Rewriter;
 
 /// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`]: the
 /// dirty-chunk marks (this file), the stack-height limit (`stack.rs`) and the fuel of bulk
 /// memory operations (`marks.rs`, `Emitter::bulk`).
 pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,bulk-fuel-v1";
-
-/// Chunks tracked by the `dirty` mask.
-pub(crate) const CHUNKS: u32 = 64;
-
-/// Bytes past a chunk's end that a scalar store starting inside it may write (an 8-byte store
-/// at the chunk's last byte).
-pub(crate) const STORE_SPILL: usize = 7;
-
-/// The most mutable globals of a module whose instances are reused (each is reset through a
-/// host call after every call; a Rust module has one, the stack pointer).
-const MAX_RESET_GLOBALS: usize = 256;
-
-/// The most locals a function may have (wasmparser's and so wasmtime's limit).
-const MAX_LOCALS: u64 = 50_000;
-
-/// The locals added to an instrumented function ([`Locals`]): address, two more `i32` operands,
-/// one value of each other type, and the accumulator. Always all seven, in this order.
-const ADDED_LOCALS: [u8; 7] = [I32, I32, I32, I64, F32, F64, I64];
-const I32: u8 = 0x7F;
-const I64: u8 = 0x7E;
-const F32: u8 = 0x7D;
-const F64: u8 = 0x7C;
 
 /// A module ready to compile, and how to reset its instances.
 pub(crate) struct Instrumented {
@@ -105,68 +98,6 @@ pub(crate) struct Instrumented {
     pub(crate) wasm: Vec<u8>,
     /// `None` when the module could not be instrumented (it is compiled unchanged).
     pub(crate) plan: Option<Plan>,
-}
-
-/// What the host needs to reset an instance of an instrumented module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Plan {
-    /// The export name of the `dirty` global.
-    pub(crate) dirty_export: String,
-    /// The export name of the stack-height global (`stack.rs`).
-    pub(crate) stack_export: String,
-    /// The export name of the module's start function, which the host calls right after
-    /// instantiation (the start section is removed, so that a trap in it can be told apart
-    /// from the stack limit; see `module.rs`). `None` without a start function.
-    pub(crate) start_export: Option<String>,
-    /// The export names of the module's mutable globals, in index order.
-    pub(crate) global_exports: Vec<String>,
-    /// The memory's initial size in bytes.
-    pub(crate) initial_bytes: usize,
-    /// `log2` of the chunk size.
-    pub(crate) chunk_shift: u32,
-    /// `Ok` when an instance may be reset and reused; otherwise why not.
-    pub(crate) reuse: Result<(), String>,
-}
-
-impl Plan {
-    /// The byte ranges to restore for the chunks in `mask`: each run of consecutive chunks, plus
-    /// the spill of a store at its last byte, clipped to the initial memory.
-    pub(crate) fn restore_ranges(
-        &self,
-        mut mask: u64,
-    ) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
-        std::iter::from_fn(move || {
-            if mask == 0 {
-                return None;
-            }
-            let lo = mask.trailing_zeros();
-            let end = lo + (mask >> lo).trailing_ones();
-            mask = if end >= 64 {
-                0
-            } else {
-                mask & (u64::MAX << end)
-            };
-            let start = (lo as usize) << self.chunk_shift;
-            let stop = ((end as usize) << self.chunk_shift) + STORE_SPILL;
-            Some(start.min(self.initial_bytes)..stop.min(self.initial_bytes))
-        })
-    }
-}
-
-/// The chunks (of `1 << shift` bytes) holding bytes `range`, as a `dirty` mask; bytes at or past
-/// chunk 63 count as chunk 63. An empty range is no chunk.
-pub(crate) fn chunk_mask(range: &std::ops::Range<usize>, shift: u32) -> u64 {
-    if range.is_empty() {
-        return 0;
-    }
-    let lo = (range.start >> shift).min(63) as u32;
-    let hi = ((range.end - 1) >> shift).min(63) as u32;
-    let upper = if hi == 63 {
-        u64::MAX
-    } else {
-        (1u64 << (hi + 1)) - 1
-    };
-    upper & !((1u64 << lo) - 1)
 }
 
 /// Instruments `wasm` (see the module documentation), with the call costs of `info` (from
@@ -184,13 +115,3 @@ pub(crate) fn instrument(wasm: &[u8], info: &ModuleInfo) -> Instrumented {
         },
     }
 }
-
-mod marks;
-mod rewriter;
-mod sections;
-#[cfg(test)]
-mod tests;
-
-use marks::*;
-use rewriter::*;
-use sections::*;

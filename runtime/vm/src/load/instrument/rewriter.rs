@@ -1,10 +1,12 @@
 //! The binary rewriter: walks every section of a module once, copies it verbatim or with the
-//! added global, exports, locals and instructions, and collects the [`Plan`](super::Plan).
+//! added global, exports, locals and instructions, and collects the [`Plan`].
 
 use crate::load::stack::Costs;
 use wasmparser::{BinaryReader, FunctionBody, Operator, Parser, Payload, TypeRef, ValType};
 
-use super::*;
+use super::marks::{Locals, Marks, ADDED_LOCALS, MAX_LOCALS};
+use super::plan::{Plan, CHUNKS, MAX_RESET_GLOBALS};
+use super::sections::{exports_with, globals_with, rank, reserved_prefix, split_count, Res};
 use crate::load::encode::*;
 
 /// What one defined function does that matters for the plan.
@@ -44,8 +46,6 @@ pub(super) struct Rewriter<'a> {
     /// A function has too many locals to add the instrumentation's own.
     pub(super) unfit: bool,
 }
-
-pub(super) type Res<T> = Result<T, wasmparser::BinaryReaderError>;
 
 impl<'a> Rewriter<'a> {
     pub(super) fn run(wasm: &'a [u8], costs: Costs) -> Res<Option<(Vec<u8>, Plan)>> {

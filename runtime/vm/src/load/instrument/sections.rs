@@ -3,8 +3,10 @@
 
 use wasmparser::BinaryReader;
 
-use super::*;
 use crate::load::encode::*;
+
+/// What reading a module's bytes gives: a value or wasmparser's error.
+pub(super) type Res<T> = Result<T, wasmparser::BinaryReaderError>;
 
 /// `__gamechain_`, with `_` added until no export of the module starts with it.
 pub(super) fn reserved_prefix(exports: &[String]) -> String {

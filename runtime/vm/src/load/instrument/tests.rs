@@ -3,6 +3,7 @@
 use wasmparser::BinaryReader;
 use wasmtime::{Config, Engine, Instance, Module, Store, Val, WasmFeatures};
 
+use super::plan::MAX_RESET_GLOBALS;
 use super::*;
 use crate::load::encode::*;
 

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use hashlink::LruCache;
 
-use crate::state_root::{element, LANES};
+use crate::state_root::element::{element, LANES};
 
 /// Values longer than this are never cached (their XOF is recomputed; a block rarely rewrites a
 /// large value, and keeping them would multiply the cache's memory).

@@ -1,4 +1,4 @@
-//! `schema!`: declares a module's schema (`schema.rs`, `docs/modules.md`, "Schema") once, in
+//! `schema!`: declares a module's schema (`mod.rs`, `docs/modules.md`, "Schema") once, in
 //! Rust, as a `const &str` of compact JSON built at compile time with `concat!`.
 
 /// Declares a module schema as a `const` of compact JSON (format version 1, see

@@ -5,7 +5,7 @@
 //! The body is a JSON object `{"chain_id": "...", "from": "<address>", "nonce": <u64>,
 //! "action": {...}}` (no other fields). The signed bytes are exactly the body string as sent,
 //! never re-serialised: the signature is a Divi signed message of those bytes
-//! ([`crate::signed_message`]) and the txid is the lowercase hex SHA-256 of them. Actions (JSON
+//! ([`crate::keys::signed_message`]) and the txid is the lowercase hex SHA-256 of them. Actions (JSON
 //! tag `type`):
 //!
 //! | action | JSON |
@@ -46,10 +46,10 @@ use serde_json::value::RawValue;
 
 use gamechain_sdk::Amount;
 
-use crate::address::{check_address, AddressError, Network, SecretKey};
 use crate::hash::sha256;
+use crate::keys::address::{check_address, AddressError, Network, SecretKey};
+use crate::keys::signed_message::{sign_message, verify_message, SigError};
 use crate::policy::UpgradePolicy;
-use crate::signed_message::{sign_message, verify_message, SigError};
 
 /// Largest accepted body of every action but `deploy`, in bytes (64 KiB). Larger bodies are
 /// refused with `too_large`.
@@ -675,10 +675,9 @@ fn session_scope(modules: Vec<String>) -> Result<Vec<String>, String> {
         ));
     }
     for m in &modules {
-        crate::genesis::check_module_id(m).map_err(|e| match e {
-            crate::genesis::GenesisError::Invalid(m) => format!("session scope: {m}"),
-            other => other.to_string(),
-        })?;
+        if let Some(e) = crate::module_id::module_id_error(m) {
+            return Err(format!("session scope: {e}"));
+        }
     }
     if modules.windows(2).any(|w| w[0] >= w[1]) {
         return Err("a session's modules must be in ascending order, without duplicates".into());

@@ -24,10 +24,10 @@ use base64::Engine as _;
 use secp256k1::ecdsa::{RecoverableSignature, RecoveryId};
 use secp256k1::Message;
 
-use crate::address::{
+use crate::hash::sha256d;
+use crate::keys::address::{
     address_from_pubkey, hash160, parse_address, AddressError, Network, PublicKey, SecretKey,
 };
-use crate::hash::sha256d;
 
 /// The magic string that prefixes every Divi signed message.
 pub const MAGIC: &[u8] = b"DarkNet Signed Message:\n";
@@ -190,7 +190,7 @@ pub fn verify_message(address: &str, msg: impl AsRef<[u8]>, sig_b64: &str) -> Re
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::address::encode_address;
+    use crate::keys::address::encode_address;
 
     const BITCOIN_MAGIC: &[u8] = b"Bitcoin Signed Message:\n";
 

@@ -42,17 +42,14 @@
 //! [`StateHash::apply`]; a wrong `old` makes the root diverge from any honest node's, which
 //! [`StateHash::from_entries`] detects.
 
-use sha3::digest::{ExtendableOutput, Update, XofReader};
-use sha3::Shake128;
+mod element;
+pub mod element_cache;
 
-use crate::element_cache::ElementCache;
+pub use element::{DOMAIN, LANES};
+
 use crate::hash::sha256;
-
-/// Number of `u16` lanes.
-pub const LANES: usize = 1024;
-
-/// Domain separation prefix of the per-entry XOF input.
-pub const DOMAIN: &[u8] = b"gamechain.state.lthash16.v1";
+use element::element;
+use element_cache::ElementCache;
 
 /// The running LtHash of a state (see the module docs). 2 KiB; `Default` is the empty state.
 #[derive(Clone, PartialEq, Eq)]
@@ -72,23 +69,6 @@ impl std::fmt::Debug for StateHash {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "StateHash({})", hex::encode(self.root()))
     }
-}
-
-/// The lane vector of one entry: SHAKE128(DOMAIN ‖ borsh((key, value))), 1024 LE u16s.
-pub(crate) fn element(key: &str, value: &[u8]) -> [u16; LANES] {
-    let mut xof = Shake128::default();
-    xof.update(DOMAIN);
-    xof.update(&(key.len() as u32).to_le_bytes());
-    xof.update(key.as_bytes());
-    xof.update(&(value.len() as u32).to_le_bytes());
-    xof.update(value);
-    let mut bytes = [0u8; LANES * 2];
-    xof.finalize_xof().read(&mut bytes);
-    let mut lanes = [0u16; LANES];
-    for (lane, pair) in lanes.iter_mut().zip(bytes.chunks_exact(2)) {
-        *lane = u16::from_le_bytes([pair[0], pair[1]]);
-    }
-    lanes
 }
 
 impl StateHash {
@@ -204,6 +184,8 @@ impl StateHash {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sha3::digest::{ExtendableOutput, Update, XofReader};
+    use sha3::Shake128;
     use std::collections::BTreeMap;
 
     #[test]

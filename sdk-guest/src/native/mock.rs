@@ -12,7 +12,10 @@ use std::sync::Arc;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::{ledger, ActionError, BlockEnv, GameModule, Kv, KvCtx, Migration, PureError, Query};
+use crate::native::kv::Kv;
+use crate::native::kv_ctx::{BlockEnv, KvCtx};
+use crate::native::ledger;
+use crate::{ActionError, GameModule, Migration, PureError, Query};
 
 /// A pure entry point registered natively with [`MockKv::add_code`]: `(entry, input)` to the
 /// answer, `None` for a refusal ([`PureError::Refused`]).

@@ -10,62 +10,9 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::keys::{escrow_account, module_key, module_prefix};
-use crate::{ledger, ActionError, Checkpoint, Ctx, StateRead};
-
-/// Most entries one `scan`/`scan_raw` returns, whatever limit the module asks for (ABI.md).
-pub const MAX_SCAN_LIMIT: usize = 1024;
-
-/// A sorted key-value store with raw (unscoped) string keys.
-pub trait Kv {
-    /// The value at `key`.
-    fn kv_get(&self, key: &str) -> Option<Vec<u8>>;
-    /// Write `value` at `key`.
-    fn kv_put(&mut self, key: &str, value: Vec<u8>);
-    /// Remove `key` (no-op when absent).
-    fn kv_delete(&mut self, key: &str);
-    /// Entries whose keys start with `prefix`, in ascending byte order of the key, strictly after
-    /// `start_after` (a whole key) when given, at most `limit`.
-    fn kv_scan(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        limit: usize,
-    ) -> Vec<(String, Vec<u8>)>;
-
-    /// What [`Ctx::call_code`] answers over this store: by default no code is found (a
-    /// native store has no wasm engine; [`crate::MockKv`] runs code registered natively).
-    fn kv_call_code(
-        &self,
-        code_hash: &[u8; 32],
-        entry: &str,
-        input: &[u8],
-        fuel: u64,
-    ) -> Result<Vec<u8>, crate::PureError> {
-        let _ = (code_hash, entry, input, fuel);
-        Err(crate::PureError::NotFound)
-    }
-
-    /// What [`Ctx::module_code_hash`] answers over this store: by default `None`.
-    fn kv_module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
-        let _ = module;
-        None
-    }
-}
-
-/// Every store is readable as a view's state.
-impl<K: Kv + ?Sized> StateRead for K {
-    fn read_raw(&self, key: &str) -> Option<Vec<u8>> {
-        self.kv_get(key)
-    }
-    fn scan_raw(
-        &self,
-        prefix: &str,
-        start_after: Option<&str>,
-        limit: usize,
-    ) -> Vec<(String, Vec<u8>)> {
-        self.kv_scan(prefix, start_after, limit.min(MAX_SCAN_LIMIT))
-    }
-}
+use crate::native::kv::{Kv, MAX_SCAN_LIMIT};
+use crate::native::ledger;
+use crate::{ActionError, Checkpoint, Ctx, StateRead};
 
 /// The block a call runs in.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

@@ -15,7 +15,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::keys::{balance_key, token_key};
-use crate::{ActionError, Amount, Kv};
+use crate::native::kv::Kv;
+use crate::{ActionError, Amount};
 
 /// Longest account name, in bytes (addresses are 34; `module:<id>` at most 7 + 32).
 pub const MAX_ACCOUNT_LEN: usize = 64;

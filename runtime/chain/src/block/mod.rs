@@ -3,7 +3,7 @@
 //!
 //! A header commits to the height, the previous block's hash, the time (ms since the Unix
 //! epoch, as the sequencer set it), the sequencer's address, the parent-chain checkpoint, the
-//! transactions (`tx_root`: RFC 6962 Merkle root, see [`crate::merkle`], over the 32-byte
+//! transactions (`tx_root`: RFC 6962 Merkle root, see [`crate::block::merkle`], over the 32-byte
 //! txids in block order), the receipts (`receipt_root`: the same over SHA-256(borsh(receipt)),
 //! the transaction receipts in block order followed by one end-of-block receipt per module
 //! exporting `gc_end_block`, in ascending id order) and the state after the block (`state_root`, see
@@ -15,11 +15,18 @@
 //! `state_root` (32 bytes each). The genesis block's `prev_hash` is 32 zero bytes.
 //!
 //! Signature: the sequencer signs the 64-character lowercase hex of the header hash as a Divi
-//! signed message ([`crate::signed_message`]), so any wallet that can verify a signed message
-//! can verify a block.
+//! signed message ([`crate::keys::signed_message`]), so any wallet that can verify a signed
+//! message can verify a block.
 //!
 //! JSON (API): the same fields, hashes and roots as 64 lowercase hex characters;
 //! `{"header": {...}, "signature": "..."}` for a signed header.
+//!
+//! What a block holds has the files of this folder: [`tx`] (transactions), [`receipt`]
+//! (receipts and events) and [`merkle`] (the root over both lists).
+
+pub mod merkle;
+pub mod receipt;
+pub mod tx;
 
 use core::fmt;
 use std::io;
@@ -29,12 +36,12 @@ use serde::{Deserialize, Serialize};
 
 use gamechain_sdk::Checkpoint;
 
-use crate::address::SecretKey;
+use crate::block::merkle::merkle_root;
+use crate::block::receipt::Receipt;
+use crate::block::tx::SignedTx;
 use crate::hash::{hex32, sha256};
-use crate::merkle::merkle_root;
-use crate::receipt::Receipt;
-use crate::signed_message::{sign_message, verify_message, SigError};
-use crate::tx::SignedTx;
+use crate::keys::address::SecretKey;
+use crate::keys::signed_message::{sign_message, verify_message, SigError};
 
 /// What a block commits to. See the module docs for the encoding that is hashed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -198,9 +205,9 @@ impl std::error::Error for BlockError {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::address::Network;
+    use crate::block::receipt::Event;
     use crate::hash::sha256;
-    use crate::receipt::Event;
+    use crate::keys::address::Network;
     use serde_json::json;
 
     fn header(seq: &SecretKey) -> Header {
@@ -286,11 +293,11 @@ mod tests {
     fn roots_follow_the_lists() {
         let sk = SecretKey::from_bytes(Network::Testnet, [5; 32]).unwrap();
         let tx = |n: u64| {
-            crate::tx::TxBody {
+            crate::block::tx::TxBody {
                 chain_id: "c".into(),
                 from: sk.address(),
                 nonce: n,
-                action: crate::tx::Action::Faucet {
+                action: crate::block::tx::Action::Faucet {
                     token: "GOLD".into(),
                 },
             }

@@ -1,5 +1,5 @@
 //! Module schemas: what a module's ops, events and views look like, declared once in Rust with
-//! [`crate::schema!`] (`schema_macro.rs`), embedded in the `.wasm` as the custom section
+//! [`crate::schema!`] (`macros.rs`), embedded in the `.wasm` as the custom section
 //! [`SECTION`] by [`crate::export_module!`], and checked here ([`Schema`]).
 //!
 //! The format (version 1, `docs/modules.md`, "Schema", is the reference a client code
@@ -30,6 +30,8 @@
 //!
 //! [`Schema::parse`] refuses any other shape (unknown keys, unknown types, duplicate kinds or
 //! names, a `kind` field in an op) with a [`SchemaError`].
+
+mod macros;
 
 use std::collections::BTreeMap;
 use std::fmt;

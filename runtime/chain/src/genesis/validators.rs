@@ -44,8 +44,8 @@ use std::io;
 use borsh::BorshSerialize;
 use serde::{Deserialize, Serialize};
 
-use crate::address::{check_address, Network};
 use crate::hash::parse_hex32;
+use crate::keys::address::{check_address, Network};
 
 /// The only consensus engine this build runs: Commonware's simplex (`commonware-consensus`).
 pub const ENGINE_SIMPLEX: &str = "commonware-simplex";
@@ -193,7 +193,7 @@ impl BorshSerialize for ValidatorSet {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::address::SecretKey;
+    use crate::keys::address::SecretKey;
 
     fn set(n: usize) -> ValidatorSet {
         ValidatorSet {

@@ -26,7 +26,7 @@ use std::io;
 
 use borsh::BorshSerialize;
 
-use crate::tx::MAX_CODE_BYTES;
+use crate::block::tx::MAX_CODE_BYTES;
 
 /// `max_block_deploys` written into new genesis files: 8.
 pub const DEFAULT_MAX_BLOCK_DEPLOYS: u64 = 8;

@@ -8,8 +8,8 @@
 //! Borsh (hashing): `ok` (u8 0/1) ‖ `error` (`Option<String>`: 0, or 1 ‖ u32 LE length ‖ UTF-8) ‖
 //! `events` (u32 LE count, then each `kind` as String and `data` as the String of its
 //! [canonical JSON](crate::canonical) text) ‖ `fuel_used` (u64 LE), then, only when the
-//! transaction paid a fee (a chain with fees, `fees.rs`), `fee` (u128 LE). A receipt's hash is
-//! SHA-256 of those bytes. JSON shows `"fee": "<base units>"` likewise only when it is not 0, so
+//! transaction paid a fee (a chain with fees, `genesis/fees.rs`), `fee` (u128 LE). A receipt's
+//! hash is SHA-256 of those bytes. JSON shows `"fee": "<base units>"` likewise only when it is not 0, so
 //! receipts of a chain without fees are exactly as they were before fees existed.
 
 use std::io;

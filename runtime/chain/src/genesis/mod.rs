@@ -42,6 +42,14 @@
 //! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
 //! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
 //! (`fees.rs`).
+//!
+//! The sections' own rules are the files of this folder: [`validators`], [`clock`],
+//! [`block_caps`] and [`fees`].
+
+pub mod block_caps;
+pub mod clock;
+pub mod fees;
+pub mod validators;
 
 use core::fmt;
 use std::collections::BTreeSet;
@@ -53,13 +61,15 @@ use serde::{Deserialize, Serialize};
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::{ledger, Amount, MockKv};
 
-use crate::address::{check_address, Network};
 use crate::block::{BlockError, SignedHeader};
-use crate::block_caps::{self, BlockCaps};
-use crate::clock::{self, BlockClock, DEFAULT_MAX_CLOCK_DRIFT_MS};
-use crate::fees::FeeSchedule;
+use crate::genesis::block_caps::BlockCaps;
+use crate::genesis::clock::{BlockClock, DEFAULT_MAX_CLOCK_DRIFT_MS};
+use crate::genesis::fees::FeeSchedule;
+use crate::genesis::validators::ValidatorSet;
 use crate::hash::{parse_hex32, sha256};
-use crate::validators::ValidatorSet;
+use crate::keys::address::{check_address, Network};
+use crate::module_id::module_id_error;
+pub use crate::module_id::{MAX_MODULE_ID_LEN, RESERVED_MODULE_IDS};
 
 /// The issuer of GOLD: an account name nobody can sign as.
 pub const SYSTEM_ACCOUNT: &str = "system";
@@ -67,39 +77,6 @@ pub const SYSTEM_ACCOUNT: &str = "system";
 pub const GOLD_NAME: &str = "Gold";
 /// GOLD's decimals: `"100"` base units are 1.00 GOLD.
 pub const GOLD_DECIMALS: u8 = 2;
-/// Module ids nobody may register, at genesis or by `deploy`: the system's own names, i.e. its
-/// accounts (`system`, `node`, `sequencer`), its actions (`faucet`, `transfer`, `game`,
-/// `deploy`, `upgrade`, `migrate`), the prefixes of its state keys (`m`, `bal`, `token`,
-/// `nonce`, `module`, `code`, `chain`), and names a user could mistake for the chain itself
-/// (`gamechain`, `genesis`, `admin`, `root`, `sdk`, `host`, `runtime`, `gold`).
-pub const RESERVED_MODULE_IDS: &[&str] = &[
-    "system",
-    "node",
-    "sequencer",
-    "faucet",
-    "transfer",
-    "game",
-    "deploy",
-    "upgrade",
-    "migrate",
-    "m",
-    "bal",
-    "token",
-    "nonce",
-    "module",
-    "code",
-    "chain",
-    "gamechain",
-    "genesis",
-    "admin",
-    "root",
-    "sdk",
-    "host",
-    "runtime",
-    "gold",
-];
-/// Longest module id, bytes (so `module:<id>` stays a valid account).
-pub const MAX_MODULE_ID_LEN: usize = 32;
 /// Longest chain id, bytes.
 pub const MAX_CHAIN_ID_LEN: usize = 64;
 
@@ -170,7 +147,7 @@ pub struct Genesis {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_block_interval_ms: Option<u64>,
     /// How far from a validator's clock a proposal's time may be for its vote, ms, either way
-    /// ([`BlockClock`]); `None` = [`crate::clock::DEFAULT_MAX_CLOCK_DRIFT_MS`].
+    /// ([`BlockClock`]); `None` = [`crate::genesis::clock::DEFAULT_MAX_CLOCK_DRIFT_MS`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_clock_drift_ms: Option<u64>,
     /// Most `deploy` transactions in one block ([`BlockCaps`], `block_caps.rs`); `None` (absent
@@ -211,22 +188,12 @@ fn invalid(msg: impl Into<String>) -> GenesisError {
 /// `Ok` when `id` is a usable module id: 1–32 of `a-z0-9_`, starting with a letter, not in
 /// [`RESERVED_MODULE_IDS`]. The one id pattern of genesis modules and deployed ones. Errors
 /// (fixed texts, they reach deploy receipts): ``module id `<id>` must be 1 to 32 of a-z, 0-9
-/// and _, starting with a letter`` or ``module id `<id>` is reserved``.
+/// and _, starting with a letter`` or ``module id `<id>` is reserved`` (`module_id.rs`).
 pub fn check_module_id(id: &str) -> Result<(), GenesisError> {
-    let b = id.as_bytes();
-    let well_formed = (1..=MAX_MODULE_ID_LEN).contains(&b.len())
-        && b[0].is_ascii_lowercase()
-        && b.iter()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_');
-    if !well_formed {
-        return Err(invalid(format!(
-            "module id `{id}` must be 1 to 32 of a-z, 0-9 and _, starting with a letter"
-        )));
+    match module_id_error(id) {
+        Some(m) => Err(invalid(m)),
+        None => Ok(()),
     }
-    if RESERVED_MODULE_IDS.contains(&id) {
-        return Err(invalid(format!("module id `{id}` is reserved")));
-    }
-    Ok(())
 }
 
 impl Genesis {
@@ -506,7 +473,7 @@ mod tests {
 
     #[test]
     fn a_fee_schedule_must_charge_every_transaction_and_leave_the_faucet_usable() {
-        use crate::fees::FeeSchedule;
+        use crate::genesis::fees::FeeSchedule;
         let mut g = sample();
         let schedule = |tx: u128, fuel: u128| FeeSchedule {
             collector: g.sequencer.clone(),
@@ -530,7 +497,7 @@ mod tests {
         g.fees = Some(too_dear);
         assert!(matches!(g.validate(), Err(GenesisError::Invalid(m)) if m.contains("faucet")));
     }
-    use crate::address::SecretKey;
+    use crate::keys::address::SecretKey;
     use gamechain_sdk::TokenInfo;
 
     type Change = Box<dyn Fn(&mut Genesis)>;

@@ -1,0 +1,6 @@
+//! Who signs: keys and addresses ([`address`]: the [`Network`](address::Network), the
+//! [`SecretKey`](address::SecretKey), base58check P2PKH addresses and WIF) and the Divi signed
+//! message every signature of the chain is ([`signed_message`]: hash, sign, recover, verify).
+
+pub mod address;
+pub mod signed_message;
