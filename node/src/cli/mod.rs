@@ -15,6 +15,8 @@
 //! | `demo/mod.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
 //! | `module/dev.rs` | `gamechain dev`: an embedded dev node, build → deploy → watch → rebuild → upgrade → TypeScript client (the page is `node/web/site/dev/`) |
 //! | `demo/demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
+//! | `submit.rs` | sending one transaction (sign, post, wait for the receipt) and printing API values as JSON, for every command that sends |
+//! | `signal.rs` | [`signal::shutdown_signal`]: SIGINT or SIGTERM, which stops `node`, `dev` and `testnet --start` |
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
 //! | `net_status.rs` | `gamechain status --net DIR`: every validator of a testnet folder, side by side |
 //! | `testnet.rs` | `gamechain testnet`: a local network of validators in one folder, and running it |
@@ -35,7 +37,9 @@ pub mod module;
 pub mod net_status;
 pub mod node;
 pub mod session;
+pub mod signal;
 pub mod stdout;
+pub mod submit;
 pub mod testnet;
 pub mod verify;
 

@@ -2,6 +2,7 @@
 //! and `--listen` overrides, and `--restore-from URL`, `verify/restore.rs`), logging through `tracing`, and the node's life until SIGINT or
 //! SIGTERM asks it to shut down cleanly.
 
+use crate::cli::signal::shutdown_signal;
 use crate::cli::NodeArgs;
 use crate::config::NodeConfig;
 use crate::server::node::run_node;
@@ -56,31 +57,6 @@ pub fn init_logging(filter: &str) {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .try_init();
-}
-
-/// Resolves when the process receives SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let mut term = match signal(SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!("cannot listen for SIGTERM ({e}); only Ctrl-C stops the node");
-                let _ = tokio::signal::ctrl_c().await;
-                return;
-            }
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => tracing::info!("SIGINT received, shutting down"),
-            _ = term.recv() => tracing::info!("SIGTERM received, shutting down"),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        tracing::info!("Ctrl-C received, shutting down");
-    }
 }
 
 /// Runs the node described by `args` until SIGINT or SIGTERM, then shuts it down cleanly.

@@ -14,8 +14,9 @@ use gamechain_client::Session;
 use gamechain_runtime::chain::SecretKey;
 use serde_json::json;
 
-use crate::cli::commands::{client, print, report, CliError};
+use crate::cli::error::CliError;
 use crate::cli::escrow_guard::{check_escrow, op_stake};
+use crate::cli::submit::{client, print, report};
 use crate::cli::SessionCommand;
 
 /// Runs one `session` subcommand, printing to `out`.

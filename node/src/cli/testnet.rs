@@ -316,7 +316,7 @@ pub async fn run(args: TestnetArgs, out: &mut impl std::io::Write) -> Result<(),
         });
         children.push(child);
     }
-    crate::cli::node::shutdown_signal().await;
+    crate::cli::signal::shutdown_signal().await;
     for child in &children {
         if let Some(pid) = child.id() {
             // SIGTERM: each validator stops cleanly.

@@ -34,6 +34,7 @@ use crate::server::http_io::{ConnectionLimit, JsonListener, PeerAddr};
 use crate::server::rate_limit::{self, RateLimiter};
 use crate::server::state::AppState;
 use crate::server::{feed, game_feed, openapi, relay, transcript, web, ws};
+use gamechain_chain::wire::query::parse_query;
 use gamechain_ledger::error::ChainError;
 use gamechain_ledger::NodeError;
 
@@ -340,48 +341,6 @@ fn require_json(headers: &HeaderMap, route: &str) -> Result<(), ApiError> {
     ))
 }
 
-/// The query string `raw` as the map a view gets: `&`-separated `key=value` pairs (a key
-/// without `=` has the value `""`, a later key replaces an earlier one), `+` a space and
-/// `%XX` a byte; `400 invalid` when a decoded key or value is not UTF-8.
-pub fn parse_query(raw: Option<&str>) -> Result<gamechain_sdk::Query, ApiError> {
-    let mut query = gamechain_sdk::Query::new();
-    for pair in raw.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
-        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
-        query.insert(percent_decode(key)?, percent_decode(value)?);
-    }
-    Ok(query)
-}
-
-/// `+` → space and `%XX` → the byte (a `%` not followed by two hex digits stays as it is);
-/// `400 invalid` when the bytes are not UTF-8.
-fn percent_decode(s: &str) -> Result<String, ApiError> {
-    let bytes = s.as_bytes();
-    let hex = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("the query `{s}` is not UTF-8 once percent-decoded"),
-        )
-    })
-}
-
 /// `GET /v1/tx/<txid>`.
 async fn get_tx(
     State(app): State<AppState>,
@@ -424,7 +383,7 @@ async fn get_view(
     RawQuery(query): RawQuery,
 ) -> ApiResult {
     let module = path_param(module)?;
-    let query = parse_query(query.as_deref())?;
+    let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
     // Waits for a view slot (bounded by the request timeout); held until the view returns.
     let slot = app
         .views
@@ -487,7 +446,7 @@ async fn get_block_finality(
 /// 100, default 100). `400 invalid` for another parameter or a value that is not a number;
 /// `404 not_found` on a chain without validators.
 async fn get_evidence(State(app): State<AppState>, RawQuery(query): RawQuery) -> ApiResult {
-    let query = parse_query(query.as_deref())?;
+    let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
     let number = |name: &str, default: u64, max: u64| -> Result<u64, ApiError> {
         match query.get(name) {
             None => Ok(default),
@@ -607,7 +566,7 @@ async fn get_genesis(State(app): State<AppState>) -> ApiResult {
 /// `GET /v1/modules[?pending=1]`. `pending` is `1` (only modules with a pending upgrade) or `0`
 /// (all, the default); anything else is `400 invalid`. Other parameters are ignored.
 async fn get_modules(State(app): State<AppState>, RawQuery(query): RawQuery) -> ApiResult {
-    let query = parse_query(query.as_deref())?;
+    let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
     let pending_only = match query.get("pending").map(String::as_str) {
         None | Some("0") => false,
         Some("1") => true,
@@ -975,19 +934,5 @@ mod tests {
             let e = parse_height(bad).unwrap_err();
             assert_eq!((e.status.as_u16(), e.code), (400, "invalid"), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn queries_decode_to_utf8_or_are_refused() {
-        let q = parse_query(Some("open&id=a%20b+c&id=2&x=%zz&=&")).unwrap();
-        assert_eq!(q.get("open").map(String::as_str), Some(""));
-        assert_eq!(q.get("id").map(String::as_str), Some("2"));
-        assert_eq!(q.get("x").map(String::as_str), Some("%zz"));
-        assert_eq!(parse_query(Some("id=a%20b+c")).unwrap()["id"], "a b c");
-        assert_eq!(parse_query(Some("k=%C3%A9")).unwrap()["k"], "é");
-        assert!(parse_query(None).unwrap().is_empty());
-        let e = parse_query(Some("id=%ff")).unwrap_err();
-        assert_eq!((e.status.as_u16(), e.code), (400, "invalid"));
-        assert!(parse_query(Some("%fe=1")).is_err());
     }
 }

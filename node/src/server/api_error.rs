@@ -38,6 +38,11 @@ impl ApiError {
         }
     }
 
+    /// `400 invalid`: a request value that cannot be used (the message says which and why).
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid", message)
+    }
+
     /// `400 bad_json`.
     pub fn bad_json(message: impl Into<String>) -> Self {
         Self::new(StatusCode::BAD_REQUEST, "bad_json", message)

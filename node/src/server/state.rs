@@ -9,7 +9,7 @@ use gamechain_runtime::ChainContext;
 use crate::config::NodeConfig;
 use crate::server::admission::Admission;
 use crate::server::feed::BlockFeed;
-use crate::server::relay::Relay;
+use crate::server::relay::rooms::Relay;
 use gamechain_ledger::chain::{Chain, Head};
 
 /// What every handler gets: the chain, and the shutdown signal (for WebSocket subscribers).

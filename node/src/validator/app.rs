@@ -32,9 +32,11 @@ use futures_util::StreamExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::validator::block::ProposedBlock;
-use crate::validator::engine::ARCHIVE_SECTION;
 use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
 use crate::validator::observer::AsConsensus;
+
+/// Blocks per section of marshal's archives: what one prune removes at most.
+pub const ARCHIVE_SECTION: u64 = 1024;
 
 /// The `Application` of a validator (module docs). Cheap to clone.
 #[derive(Clone)]

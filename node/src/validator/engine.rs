@@ -55,7 +55,7 @@ use commonware_utils::NZDuration;
 use rand_core::CryptoRng;
 use tokio::sync::watch;
 
-use crate::validator::app::{run_committer, App, Finalizer};
+use crate::validator::app::{run_committer, App, Finalizer, ARCHIVE_SECTION};
 use crate::validator::block::{BlockBound, ProposedBlock};
 use crate::validator::equivocate::VoteSender;
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
@@ -130,9 +130,6 @@ pub enum EngineStart {
     /// both above it by then, win over it.
     Floor(Finalization<Scheme, Digest>),
 }
-
-/// Blocks per section of marshal's archives: what one prune removes at most.
-pub const ARCHIVE_SECTION: u64 = 1024;
 
 /// The running parts of a validator's consensus.
 pub struct Running {

@@ -361,7 +361,7 @@ async fn session(
         url: url.to_string(),
         deployed: None,
     };
-    let shutdown = crate::cli::node::shutdown_signal();
+    let shutdown = crate::cli::signal::shutdown_signal();
     tokio::pin!(shutdown);
     let mut debounce = Debounce::new(snapshot(crate_dir), Duration::from_millis(SETTLE_MS));
     let first = loop_state.build_and_deploy(out);

@@ -107,7 +107,7 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
                 code: wasm,
                 policy,
             };
-            crate::cli::commands::send(&node.url, &tx, action, out).await
+            crate::cli::submit::send(&node.url, &tx, action, out).await
         }
         ModuleCommand::Show { node, id } => {
             let info = Client::new(&node.url)?.module(&id).await?;
@@ -149,11 +149,11 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
         }
         ModuleCommand::Activate { node, tx, id } => {
             let action = Action::ActivateUpgrade { module: id };
-            crate::cli::commands::send(&node.url, &tx, action, out).await
+            crate::cli::submit::send(&node.url, &tx, action, out).await
         }
         ModuleCommand::CancelUpgrade { node, tx, id } => {
             let action = Action::CancelUpgrade { module: id };
-            crate::cli::commands::send(&node.url, &tx, action, out).await
+            crate::cli::submit::send(&node.url, &tx, action, out).await
         }
         ModuleCommand::Policy {
             node,
@@ -162,7 +162,7 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             policy,
         } => {
             let action = Action::SetPolicy { module: id, policy };
-            crate::cli::commands::send(&node.url, &tx, action, out).await
+            crate::cli::submit::send(&node.url, &tx, action, out).await
         }
         ModuleCommand::Codegen {
             ts,

@@ -11,6 +11,7 @@
 //! a build that cannot run this chain; with `--json`, stdout still gets `{"result": "error",
 //! "error"}`). When several apply, the first of divergence, not final, bad evidence.
 
+pub mod exit;
 pub mod verify_game;
 
 use std::io::{IsTerminal, Write};
@@ -25,16 +26,7 @@ use crate::verify::export::{export, FileSource};
 use crate::verify::source::{ChainSource, DataDirSource, NodeSource};
 use crate::verify::verifier::{verify, Progress, VerifyOptions};
 
-/// Exit code of `gamechain verify` when the chain diverges from its replay.
-pub const EXIT_DIVERGED: u8 = 4;
-/// Exit code of `gamechain verify` when the replay could not run.
-pub const EXIT_ERROR: u8 = 1;
-/// Exit code of `gamechain verify` when a chain with validators replays but blocks up to its
-/// head are not covered by any finality certificate.
-pub const EXIT_NOT_FINAL: u8 = 5;
-/// Exit code of `gamechain verify` when the source holds evidence of a faulty validator that
-/// does not verify or does not show a conflict.
-pub const EXIT_BAD_EVIDENCE: u8 = 6;
+pub use exit::{EXIT_BAD_EVIDENCE, EXIT_DIVERGED, EXIT_ERROR, EXIT_NOT_FINAL};
 
 /// Where the chain is read from (exactly one; with `--game`, `--node` or nothing).
 #[derive(Debug, Args)]

@@ -15,7 +15,7 @@ use gamechain_client::client::Client;
 use gamechain_runtime::chain::Genesis;
 use gamechain_runtime::MAX_MODULE_BYTES;
 
-use crate::cli::verify::{EXIT_DIVERGED, EXIT_ERROR};
+use crate::cli::verify::exit::{EXIT_DIVERGED, EXIT_ERROR};
 use crate::server::transcript::wire::Transcript;
 use crate::verify::game::report::GameReport;
 use crate::verify::game::{verify_game, GameCheck};

@@ -34,13 +34,13 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::sync::{broadcast, watch, Semaphore};
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::server::api::parse_query;
 use crate::server::api_error::ApiError;
 use crate::server::state::AppState;
 use crate::server::ws::{
     client_ip, close, server_stream, switching_protocols, take_slot, take_upgrade, Ws, WsSlot,
 };
 use events::{head_message, BlockEvents, EventFilter};
+use gamechain_chain::wire::query::parse_query;
 
 /// Most blocks a subscription replays from storage when it connects (`from` to the head).
 pub const MAX_REPLAY_BLOCKS: u64 = 100_000;
@@ -69,7 +69,7 @@ pub async fn subscribe(
     let route = "GET /v1/ws/events";
     let query = match parse_query(query.as_deref()) {
         Ok(q) => q,
-        Err(e) => return e.into_response(),
+        Err(e) => return ApiError::invalid(e).into_response(),
     };
     if let Some(key) = query
         .keys()

@@ -9,10 +9,19 @@ use gamechain_sdk::Amount;
 use serde_json::Value;
 
 use super::wire::{Step, Transcript, TRANSCRIPT_VERSION};
-use super::{MAX_BUILD_TIME, MAX_SCAN_BLOCKS, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_TXS};
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
+
+/// Most transactions in one transcript.
+pub const MAX_TRANSCRIPT_TXS: usize = 10_000;
+/// Most bytes of steps (their JSON) in one transcript.
+pub const MAX_TRANSCRIPT_BYTES: usize = 16 << 20;
+/// Most blocks read for one transcript, from its first.
+pub const MAX_SCAN_BLOCKS: u64 = 20_000;
+/// Longest a transcript is read for: blocks after it are not read (the answer is the
+/// transcript so far, `finished: false`, `scanned_to` the last block read).
+pub const MAX_BUILD_TIME: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// Why a transcript is not served (besides the chain's own errors).
 #[derive(Debug)]

@@ -35,22 +35,14 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::Semaphore;
 
-use crate::server::api::parse_query;
 use crate::server::api_error::ApiError;
 use crate::server::game_feed::events::EventFilter;
 use crate::server::state::AppState;
 use crate::server::ws::client_ip;
 use build::TranscriptError;
+use gamechain_chain::wire::query::parse_query;
 
-/// Most transactions in one transcript.
-pub const MAX_TRANSCRIPT_TXS: usize = 10_000;
-/// Most bytes of steps (their JSON) in one transcript.
-pub const MAX_TRANSCRIPT_BYTES: usize = 16 << 20;
-/// Most blocks read for one transcript, from its first.
-pub const MAX_SCAN_BLOCKS: u64 = 20_000;
-/// Longest a transcript is read for: blocks after it are not read (the answer is the
-/// transcript so far, `finished: false`, `scanned_to` the last block read).
-pub const MAX_BUILD_TIME: std::time::Duration = std::time::Duration::from_secs(20);
+pub use build::{MAX_BUILD_TIME, MAX_SCAN_BLOCKS, MAX_TRANSCRIPT_BYTES, MAX_TRANSCRIPT_TXS};
 /// Transcripts being built at once, node-wide (others are refused: `503 busy`).
 pub const TRANSCRIPTS_AT_ONCE: usize = 2;
 
@@ -89,7 +81,7 @@ pub async fn get_transcript(
 ) -> Result<Response, ApiError> {
     let ip = client_ip(&request);
     let Path((module, game)) = path.map_err(|e| invalid(e.body_text()))?;
-    let query = parse_query(query.as_deref())?;
+    let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
     if let Some(key) = query.keys().find(|k| k.as_str() != "from") {
         return Err(invalid(format!(
             "GET /v1/games/<module>/<id>/transcript takes from; not `{key}`"

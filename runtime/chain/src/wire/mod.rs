@@ -17,6 +17,7 @@ pub mod batch;
 pub mod block;
 pub mod evidence;
 pub mod node;
+pub mod query;
 pub mod tx;
 
 pub use batch::{BatchResult, TxBatch, TxBatchAnswer};
