@@ -64,7 +64,7 @@ pub struct NodeConfig {
     /// transaction arrives for this long. Default 60000 (one minute).
     pub block_interval_ms: u64,
     /// Least block time between a block and its parent, ms, written to a new chain's genesis
-    /// (consensus, `runtime/chain/src/clock.rs`): `N` blocks always span at least `N` intervals
+    /// (consensus, `runtime/chain/src/genesis/clock.rs`): `N` blocks always span at least `N` intervals
     /// whatever anyone sends, so a rule counted in blocks is a clock. What arrives meanwhile
     /// waits for the next block. 1 to 600,000. Default 1000: the seed's 150-block tic-tac-toe
     /// timeout then lasts at least 2.5 minutes, and a move waits at most one second for its
@@ -110,7 +110,7 @@ pub struct NodeConfig {
     pub faucet: Option<Amount>,
     /// The fee schedule of a new chain (consensus; a `[fees]` table with `collector`,
     /// `tx_micro`, `fuel_micro`, `write_byte_micro`, `event_byte_micro`: prices in millionths of
-    /// a base unit, `runtime/chain/src/fees.rs`). Default none: transactions are free.
+    /// a base unit, `runtime/chain/src/genesis/fees.rs`). Default none: transactions are free.
     pub fees: Option<FeeSchedule>,
     /// Fuel of one transaction's `apply` (new chains; consensus). Default 10,000,000.
     pub fuel_apply: u64,

@@ -15,7 +15,7 @@ pub const LOCAL_BLOCK_INTERVAL_MS: u64 = 1000;
 
 /// `min_block_interval_ms` of a local node's chain: 10 ms, so `gamechain demo` and the tests
 /// that play whole games stay quick. The embedded default chain spaces blocks 1,000 ms apart
-/// (`runtime/chain/src/clock.rs`); a local chain keeps the same rule at a faster rate, and the
+/// (`runtime/chain/src/genesis/clock.rs`); a local chain keeps the same rule at a faster rate, and the
 /// demo says so.
 pub const LOCAL_MIN_BLOCK_INTERVAL_MS: u64 = 10;
 

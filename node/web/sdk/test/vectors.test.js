@@ -1,4 +1,4 @@
-// vectors.test.js: the Rust side's own fixed vectors (runtime/chain/src/signed_message.rs and
+// vectors.test.js: the Rust side's own fixed vectors (runtime/chain/src/keys/signed_message.rs and
 // address.rs tests, tests/tests/channels.rs `js_sdk_move_vector_text_and_signature`,
 // modules/channel/src/message.rs), reproduced byte for byte: keys, addresses, message hashes,
 // signatures, a game tag, an RPS commitment (v2), a channel move's text.

@@ -1,5 +1,5 @@
 // address.js: Divi networks, base58check P2PKH addresses and hash160, as the Rust node has them
-// (runtime/chain/src/address.rs): address = base58check(version ‖ RIPEMD160(SHA256(compressed
+// (runtime/chain/src/keys/address.rs): address = base58check(version ‖ RIPEMD160(SHA256(compressed
 // public key))); versions 30 (mainnet, `D…`) and 139 (testnet, `x…`/`y…`).
 
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -1,5 +1,5 @@
 // message.js: the Divi signed message, byte for byte the Rust node's
-// (runtime/chain/src/signed_message.rs): SHA256d(varint(len magic) ‖ magic ‖ varint(len msg) ‖ msg)
+// (runtime/chain/src/keys/signed_message.rs): SHA256d(varint(len magic) ‖ magic ‖ varint(len msg) ‖ msg)
 // signed with secp256k1 (RFC 6979, low S), encoded as base64 of 65 bytes: header 31 + recovery id
 // (compressed key), r, s. Verification recovers the key and compares its hash160 with the address.
 

@@ -6,8 +6,8 @@
 //   module);
 // - each step: its txid is its body's SHA-256, its signature is the body's signer's, its action
 //   is an op of the module, its header is the expected signer's signature of the header's hash
-//   (borsh, as runtime/chain/src/block.rs), its place is after the step before it, its txid and
-//   its receipt's hash (borsh, as runtime/chain/src/receipt.rs) are included under the signed
+//   (borsh, as runtime/chain/src/block/mod.rs), its place is after the step before it, its txid and
+//   its receipt's hash (borsh, as runtime/chain/src/block/receipt.rs) are included under the signed
 //   header's `tx_root` and `receipt_root` (RFC 6962 audit paths);
 // - every op is re-executed (verify_host.js) from an empty module state plus the declared
 //   starting balances, and its receipt compared: `ok`, `error`, `events`. Not `fuel_used`: the

@@ -1,6 +1,6 @@
 // verify_host.js: replayGame, the re-execution half of verifyTranscript (verify.js): a game's
 // ops run on fresh instances of the module's wasm with a JS implementation of the host imports
-// a module's `gc_apply` gets (sdk-guest/ABI.md; the semantics of sdk-guest/src/kv_ctx.rs and
+// a module's `gc_apply` gets (sdk-guest/ABI.md; the semantics of sdk-guest/src/native/kv_ctx.rs and
 // ledger.rs): module-scoped `get`/`put`/`delete`/`scan`, `read_raw`/`scan_raw`, the context
 // (`height`, `block_time_ms`, `module_id`, `txid`, `sequencer`, `checkpoint`), `balance`,
 // `escrow_in` (only from the sender) and `escrow_out`, `last_error`, `emit`, `public_random`,
