@@ -57,8 +57,9 @@
 //! | `upgrade_admission.rs` | [`upgrade_admission::admission_refusal`]: the upgrades `POST /v1/tx` refuses (`403 upgrade_refused`) because the transition certainly would, and why each is safe to decide early |
 //! | `sequencer.rs` | the block-making thread: blocks no closer than the chain's interval, transactions executed as they arrive (records each block in the sign state before committing it) |
 //!
-//! Layers, each importing only downwards: `sequencer` → `chain` → `mempool`, `compile`,
-//! `start/` → `store/` → `config`, `node_error`, `error`.
+//! Layers, each importing only downwards (`tests/tests/source_tree.rs` checks there is no
+//! cycle): `sequencer` and `start/` (opening) → `chain` (the shared core and its `Head`) →
+//! `mempool`, `compile`, `upgrade_admission`, `store/` → `node_error`, `config`, `error`.
 
 pub mod chain;
 pub mod clock;
