@@ -4,9 +4,10 @@
 #
 # Set-up, each step skipped when already done:
 # - the `wasm32-unknown-unknown` target (rustup), which the guest modules are built for;
-# - schemathesis (PyPI, the version pinned in node/tests/requirements.txt) for node/tests/openapi.rs;
-# - Node.js 20+ with npm, and Chromium at /usr/bin/chromium (apt), for node/tests/web_js.rs and
-#   node/tests/codegen_ts.rs;
+# - schemathesis (PyPI, the version pinned in node/tests/requirements.txt) for
+#   node/tests/server/openapi.rs;
+# - Node.js 20+ with npm, and Chromium at /usr/bin/chromium (apt), for node/tests/web/web_js.rs
+#   and node/tests/web/codegen_ts.rs;
 # - the JavaScript SDK's npm packages (`npm ci` in node/web/sdk, from its lock file).
 # `.ci/run` runs exactly this script.
 set -euo pipefail
@@ -19,7 +20,7 @@ fi
 # (Where pip may not install system-wide, openapi.rs installs it into a venv under target/.)
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
   -r node/tests/requirements.txt ||
-  echo "tests/run.sh: pip could not install schemathesis; node/tests/openapi.rs will use a venv" >&2
+  echo "tests/run.sh: pip could not install schemathesis; node/tests/server/openapi.rs will use a venv" >&2
 
 apt_missing=()
 node_major=$(node --version 2>/dev/null | sed -E 's/^v([0-9]+).*/\1/' || true)

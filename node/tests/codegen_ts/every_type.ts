@@ -1,7 +1,7 @@
 // every_type.ts: the client of all_types.schema.json (every type of schema_version 1) at run time,
 // without a node: ops encode each type to its wire form (amounts as decimal strings, field order
 // as written), events and view answers decode (amounts to bigint) and bad values are SchemaErrors
-// naming where. Compiled by `tsc --strict` and run by node/tests/codegen_ts.rs; prints `ok`.
+// naming where. Compiled by `tsc --strict` and run by node/tests/web/codegen_ts.rs; prints `ok`.
 import type { Chain } from '@gamechain/sdk';
 import { SchemaError, parseEvent, putOp, viewV, type OtherThingEvent, type PutArgs } from './all_types.js';
 

@@ -1,7 +1,7 @@
 // play.ts: a staked tic-tac-toe game between two new keys through the generated typed client
 // (tictactoe.ts, written next to this file by `gamechain module codegen --ts`), against the node
 // at $GAMECHAIN_NODE. Type-checked with `tsc --strict`, compiled and run by
-// node/tests/codegen_ts.rs; prints one JSON line at the end. Any failed check throws.
+// node/tests/web/codegen_ts.rs; prints one JSON line at the end. Any failed check throws.
 import { Chain, Key } from '@gamechain/sdk';
 import {
   MODULE, OpRefused, SchemaError, TictactoeClient, createOp, gameAction, isEventKind, moveOp,

@@ -1,4 +1,5 @@
-//! The one helper module of `node/tests`: starting the real `gamechain` binary as a child
+//! The one helper module of `node/tests` (test files include it with
+//! `#[path = "../common/mod.rs"] mod common;`): starting the real `gamechain` binary as a child
 //! process on a data directory and a loopback port, stopping it with SIGKILL or SIGTERM,
 //! checking a node's whole chain through the API; `cli.rs` runs CLI commands and checks their
 //! output, `replay.rs` sends game workloads and runs `verify` (and a follower process), `typescript.rs`

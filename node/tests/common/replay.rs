@@ -1,5 +1,5 @@
-//! Helpers of the replay tests (`verify.rs`, `follower.rs`): a game workload sent to a node
-//! over HTTP, running `gamechain verify` and reading its JSON, and a follower process.
+//! Helpers of the replay tests (`verify/verify.rs`, `storage/follower.rs`): a game workload sent
+//! to a node over HTTP, running `gamechain verify` and reading its JSON, and a follower process.
 
 use std::path::Path;
 

@@ -1,9 +1,9 @@
 // verify.test.js: verifyTranscript against a node it starts. A tic-tac-toe game is played to a
 // nine-move draw; its transcript (GET /v1/games/tictactoe/<id>/transcript) and the wasm by its
 // code hash verify: every step re-executed in this process's Worker, receipts matching; the
-// same tampering `gamechain verify --game` catches (node/tests/verify_game.rs) is caught here
-// with the same divergence (step and check); an m,n,k game verifies. Also the pieces against
-// fixed vectors: RFC 6962 inclusion proofs, the raw op of a body, canonical JSON.
+// same tampering `gamechain verify --game` catches (node/tests/verify/verify_game.rs) is caught
+// here with the same divergence (step and check); an m,n,k game verifies. Also the pieces
+// against fixed vectors: RFC 6962 inclusion proofs, the raw op of a body, canonical JSON.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { hexToBytes } from '@noble/hashes/utils.js';

@@ -5,7 +5,7 @@
 // block-time deadlines pass without waiting for them); waits until it answers /v1/status; stops
 // (SIGTERM) and restarts on the same port and data (the dev clock moved forward as before).
 // The binary: $GAMECHAIN_BIN, else target/debug/gamechain under $CARGO_TARGET_DIR or the
-// repository's target/ (the Rust test node/tests/web_js.rs sets GAMECHAIN_BIN).
+// repository's target/ (the Rust test node/tests/web/web_js.rs sets GAMECHAIN_BIN).
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';

@@ -1,0 +1,219 @@
+//! `gamechain node --follow URL` on the real binary: one sequencer and two followers on
+//! loopback under a game workload. Transactions go to the sequencer and, forwarded, through a
+//! follower; one follower is SIGKILLed half-way and restarted (it catches up from its own head),
+//! and SIGKILLed again while it catches up (in the middle of a batch of blocks, or near it).
+//! Both followers then serve exactly the sequencer's block, and so state root, at every height,
+//! and each follower's own data directory passes `gamechain verify`. A follower of a sequencer
+//! that serves a block whose receipt was changed stops before it, names the block, the
+//! transaction and the field in its log, and keeps serving the blocks it verified.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use gamechain_ledger::rusqlite;
+use std::time::Duration;
+
+use common::replay::{verify_json, workload, Follower};
+use common::NodeProcess;
+use gamechain_client::client::BlockRef;
+use gamechain_ledger::storage::codec;
+use gamechain_runtime::chain::{Action, Network, SecretKey};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_followers_reach_the_sequencers_root_at_every_height() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seq_dir, a_dir, b_dir) = (
+        tmp.path().join("seq"),
+        tmp.path().join("a"),
+        tmp.path().join("b"),
+    );
+    for d in [&seq_dir, &a_dir, &b_dir] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 200");
+    sequencer.start().await;
+    let seq = sequencer.client();
+    let mut a = Follower::new(&a_dir, &sequencer.url());
+    let mut b = Follower::new(&b_dir, &sequencer.url());
+    a.start().await;
+    b.start().await;
+
+    workload(&seq, 4).await;
+    // A transaction sent to a follower is forwarded, included, and served by the follower.
+    let key = SecretKey::generate(Network::Testnet);
+    let via_a = a
+        .node
+        .client()
+        .send_and_wait(
+            &key,
+            Action::Faucet {
+                token: "GOLD".into(),
+            },
+            Duration::from_secs(30),
+        )
+        .await
+        .unwrap();
+    assert!(via_a.receipt.ok);
+    assert_eq!(seq.tx(&via_a.txid).await.unwrap().txid(), via_a.txid);
+
+    // B dies; the chain goes on; B restarts and catches up. It compiled the modules through
+    // its compiled-module cache, and the restart reads them from there: no entry is rewritten.
+    let compiled = b_dir.join("data").join("compiled");
+    let entries = || -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(&compiled)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.path().extension().is_some_and(|x| x == "gcm"))
+            .map(|e| (e.path(), e.metadata().unwrap().modified().unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let cached = entries();
+    assert!(!cached.is_empty(), "{}", compiled.display());
+    // A run marker says the follower runs; killed, it stays, and the restart checks the
+    // database and rehashes the state as a sequencer's does.
+    let marker = b_dir.join("data").join("node.running");
+    assert!(marker.exists(), "{}", marker.display());
+    assert!(!b.log().contains("database quick_check ok"), "{}", b.log());
+    b.kill();
+    assert!(marker.exists());
+    workload(&seq, 4).await;
+    // Killed again while it catches up (it commits the blocks it has fetched in batches, one
+    // SQLite transaction each, so it may die in the middle of one): the next start finds a
+    // consistent database and head record, and goes on from its own head.
+    b.start().await;
+    tokio::time::sleep(Duration::from_millis(common::random_below(20, 1))).await;
+    b.kill();
+    b.start().await;
+    assert_eq!(entries(), cached, "the restart recompiled");
+    assert!(
+        b.log().contains("database quick_check ok") && b.log().contains("unclean=true"),
+        "{}",
+        b.log()
+    );
+    workload(&seq, 2).await;
+
+    let head = seq.status().await.unwrap().height;
+    a.reach(head).await;
+    b.reach(head).await;
+    let (ca, cb) = (a.node.client(), b.node.client());
+    for h in 0..=head {
+        let want = seq.block(BlockRef::Height(h)).await.unwrap();
+        for (name, c) in [("a", &ca), ("b", &cb)] {
+            let got = c.block(BlockRef::Height(h)).await.unwrap();
+            assert_eq!(
+                got.header.header.state_root, want.header.header.state_root,
+                "follower {name}, height {h}"
+            );
+            assert_eq!(got, want, "follower {name}, block {h}");
+        }
+    }
+    let account = ca.account(&key.address()).await.unwrap();
+    assert_eq!(account.nonce, 1);
+    // Followers are caught up and live: new blocks reach them, and their own WebSocket
+    // subscribers, as the sequencer makes them.
+    let mut sub = cb.subscribe_blocks().await.unwrap();
+    let next = seq.status().await.unwrap().height + 2;
+    a.reach(next).await;
+    b.reach(next).await;
+    let pushed = tokio::time::timeout(Duration::from_secs(10), sub.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert!(pushed.height() > head);
+    assert_eq!(
+        pushed,
+        seq.block(BlockRef::Height(pushed.height())).await.unwrap()
+    );
+
+    // A clean stop (SIGTERM) removes the marker: the next start checks nothing.
+    assert!(a.terminate(Duration::from_secs(30)).success());
+    assert!(!a_dir.join("data").join("node.running").exists());
+
+    // Each follower's own database verifies from genesis.
+    for dir in [&a_dir, &b_dir] {
+        let (code, report) =
+            verify_json(dir, &["--data", dir.join("data").to_str().unwrap()]).await;
+        assert_eq!(code, 0, "{report}");
+        assert!(report["head_height"].as_u64().unwrap() >= head);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_stops_at_a_block_that_does_not_verify_and_says_why() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seq_dir, f_dir) = (tmp.path().join("seq"), tmp.path().join("f"));
+    std::fs::create_dir_all(&seq_dir).unwrap();
+    std::fs::create_dir_all(&f_dir).unwrap();
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 60000");
+    sequencer.start().await;
+    workload(&sequencer.client(), 2).await;
+    assert!(sequencer.terminate(Duration::from_secs(20)).success());
+
+    // The sequencer now serves one receipt that is not what its transaction does.
+    let db = rusqlite::Connection::open(seq_dir.join("data/chain.sqlite")).unwrap();
+    // Schema 2 (`storage.rs`): a receipt is stored compressed against its transaction's body.
+    let (height, txid, body, mut receipt) = {
+        let mut stmt = db
+            .prepare("SELECT id, txid, body, receipt FROM txs ORDER BY id")
+            .unwrap();
+        let mut rows = stmt.query([]).unwrap();
+        loop {
+            let row = rows.next().unwrap().expect("a stored move");
+            let body = match row.get_ref(2).unwrap() {
+                rusqlite::types::ValueRef::Text(t) => String::from_utf8(t.to_vec()).unwrap(),
+                rusqlite::types::ValueRef::Blob(b) => codec::decode_body(b).unwrap(),
+                other => panic!("a body column holds {other:?}"),
+            };
+            let receipt =
+                codec::unpack_receipt(row.get_ref(3).unwrap().as_blob().unwrap(), &body).unwrap();
+            if receipt.events.iter().any(|e| e.kind == "tictactoe.moved") {
+                let id: i64 = row.get(0).unwrap();
+                let txid: Vec<u8> = row.get(1).unwrap();
+                break (id >> 20, txid, body, receipt);
+            }
+        }
+    };
+    receipt.fuel_used += 7;
+    db.execute(
+        "UPDATE txs SET receipt = ?1 WHERE txid = ?2",
+        rusqlite::params![codec::pack_receipt(&receipt, &body), txid],
+    )
+    .unwrap();
+    drop(db);
+    sequencer.start().await;
+    assert!(sequencer.client().status().await.unwrap().height >= height as u64);
+
+    let mut f = Follower::new(&f_dir, &sequencer.url());
+    f.start().await;
+    f.reach(height as u64 - 1).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !f.log().contains("does not verify") {
+        assert!(std::time::Instant::now() < deadline, "{}", f.log());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let log = f.log();
+    assert!(
+        log.contains(&format!("block {height} does not verify"))
+            && log.contains("receipt.fuel_used")
+            && log.contains(&hex::encode(&txid)),
+        "{log}"
+    );
+    // It applied nothing from that block on, and still serves what it verified.
+    let status = f.node.client().status().await.unwrap();
+    assert_eq!(status.height, height as u64 - 1);
+    let below = f
+        .node
+        .client()
+        .block(BlockRef::Height(height as u64 - 1))
+        .await
+        .unwrap();
+    let want = sequencer
+        .client()
+        .block(BlockRef::Height(height as u64 - 1))
+        .await
+        .unwrap();
+    assert_eq!(below, want);
+}

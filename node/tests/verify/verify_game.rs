@@ -1,0 +1,626 @@
+//! `GET /v1/games/<module>/<id>/transcript` and `gamechain verify --game` against a
+//! `gamechain node` process: a full 9-move tic-tac-toe game (a draw) verifies, also with
+//! `--complete`; an m,n,k game in play, played with session keys, verifies but not with
+//! `--complete`; a transcript file
+//! tampered in each way a lying node could (a receipt's event data, error or fuel; two moves
+//! swapped; a move removed from the middle; another code hash; another wasm; a forged header
+//! signature; a wrong inclusion proof; an edited op) is caught, and the report names the
+//! check that caught it; the endpoint's errors are the API's.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::cli::{run, text};
+use common::NodeProcess;
+use gamechain_client::client::Client;
+use gamechain_runtime::chain::{Action, Network, SecretKey, SignedHeader};
+use serde_json::{json, Value};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+async fn op(client: &Client, key: &SecretKey, game: &str, op: Value) -> Value {
+    let included = client
+        .send_and_wait(
+            key,
+            Action::Game {
+                game: game.into(),
+                op: serde_json::value::to_raw_value(&op).unwrap(),
+            },
+            WAIT,
+        )
+        .await
+        .unwrap();
+    assert!(included.receipt.ok, "{op}: {:?}", included.receipt.error);
+    serde_json::to_value(&included.receipt.events).unwrap()
+}
+
+async fn get(url: &str) -> (u16, Value) {
+    let r = reqwest::get(url).await.unwrap();
+    let status = r.status().as_u16();
+    (status, r.json().await.unwrap())
+}
+
+/// Runs `gamechain verify --game <game> --json <extra…> --node <url>`: exit code and report.
+async fn verify(dir: &Path, url: &str, game: &str, extra: &[&str]) -> (i32, Value) {
+    let mut args = vec!["verify", "--game", game, "--json", "--node", url];
+    args.extend_from_slice(extra);
+    let out = run(dir, &args).await;
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{args:?}: not JSON ({e}): {}\nstderr: {}",
+            text(&out.stdout),
+            text(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap(), report)
+}
+
+/// Verifies `transcript` (written to a file) and returns the divergence, asserting exit 4.
+async fn diverges(dir: &Path, url: &str, game: &str, transcript: &Value, extra: &[&str]) -> Value {
+    let file = dir.join("tampered.json");
+    std::fs::write(&file, transcript.to_string()).unwrap();
+    let mut args = vec!["--transcript", file.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, report) = verify(dir, url, game, &args).await;
+    assert_eq!(code, 4, "{report}");
+    assert_eq!(report["result"], "diverged", "{report}");
+    report["divergence"].clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn games_verify_and_every_tampering_is_caught() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut node = NodeProcess::new(tmp.path(), "");
+    node.start().await;
+    let url = node.url();
+    let client = node.client();
+    let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
+    for k in [&alice, &bob] {
+        let r = client
+            .send_and_wait(
+                k,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                WAIT,
+            )
+            .await
+            .unwrap();
+        assert!(r.receipt.ok);
+    }
+
+    // Tic-tac-toe, staked, nine moves to a draw.
+    let created = op(
+        &client,
+        &alice,
+        "tictactoe",
+        json!({"kind": "create", "stake": "250"}),
+    )
+    .await;
+    let id = created[0]["data"]["id"].as_str().unwrap().to_string();
+    op(
+        &client,
+        &bob,
+        "tictactoe",
+        json!({"kind": "join", "id": id}),
+    )
+    .await;
+    for (i, cell) in [0, 1, 2, 4, 3, 5, 7, 6, 8].into_iter().enumerate() {
+        let who = if i % 2 == 0 { &alice } else { &bob };
+        op(
+            &client,
+            who,
+            "tictactoe",
+            json!({"kind": "move", "id": id, "cell": cell}),
+        )
+        .await;
+    }
+    let (status, transcript) = get(&format!("{url}/v1/games/tictactoe/{id}/transcript")).await;
+    assert_eq!(status, 200, "{transcript}");
+    assert_eq!(transcript["finished"], true);
+    let steps = transcript["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 11, "create, join, nine moves");
+    let last = &steps[10]["receipt"]["events"];
+    assert!(last
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["kind"] == "tictactoe.finished"));
+    assert_eq!(
+        transcript["start_balances"],
+        json!({alice.address(): "250", bob.address(): "250"})
+    );
+    println!(
+        "tic-tac-toe transcript: {} steps, {} bytes",
+        steps.len(),
+        transcript.to_string().len()
+    );
+
+    let game = format!("tictactoe:{id}");
+    let dir = tmp.path();
+    let (code, report) = verify(dir, &url, &game, &["--complete"]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["result"], "verified");
+    assert_eq!(report["steps"].as_array().unwrap().len(), 11);
+    assert_eq!(report["steps"][0]["kind"], "create");
+    assert_eq!(
+        report["steps"][10]["events"],
+        json!(["tictactoe.moved", "tictactoe.finished"])
+    );
+    println!("verified tic-tac-toe in {} ms (CLI)", report["elapsed_ms"]);
+    // Text output names every step.
+    let out = run(dir, &["verify", "--game", &game, "--node", &url]).await;
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert_eq!(shown.matches('✓').count(), 11, "{shown}");
+    assert!(shown.contains("verified: tictactoe game"), "{shown}");
+
+    // Cut short: the node keeps "finished": true without the finishing move. The report's
+    // finished is what the steps show, so this is a divergence; honestly labelled unfinished it
+    // verifies, as not finished, and fails --complete.
+    let mut short = transcript.clone();
+    short["steps"].as_array_mut().unwrap().pop();
+    let file = dir.join("short.json");
+    std::fs::write(&file, short.to_string()).unwrap();
+    let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
+    let d = &report["divergence"];
+    assert_eq!(
+        (code, d["index"].as_u64(), d["field"].as_str()),
+        (4, None, Some("finished")),
+        "{d}"
+    );
+    assert_eq!(
+        report["finished"], false,
+        "a diverged transcript is never reported finished"
+    );
+    short["finished"] = json!(false);
+    std::fs::write(&file, short.to_string()).unwrap();
+    let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
+    assert_eq!((code, &report["finished"]), (0, &json!(false)), "{report}");
+    assert_eq!(report["code_origin"], "genesis", "{report}");
+    let d = diverges(dir, &url, &game, &short, &["--complete"]).await;
+    assert_eq!(d["field"], "finished", "{d}");
+    // Another game's real, signed, proven steps shown as this game's: a second game of Alice's,
+    // relabelled as the first, or its creation appended to the first game's transcript.
+    let other = op(&client, &alice, "tictactoe", json!({"kind": "create"})).await;
+    let other_id = other[0]["data"]["id"].as_str().unwrap().to_string();
+    let (status, other_t) = get(&format!("{url}/v1/games/tictactoe/{other_id}/transcript")).await;
+    assert_eq!(status, 200, "{other_t}");
+    let mut relabelled = other_t.clone();
+    relabelled["game"] = json!(id);
+    let d = diverges(dir, &url, &game, &relabelled, &[]).await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(0), Some("game")),
+        "{d}"
+    );
+    let mut appended = short.clone();
+    appended["steps"]
+        .as_array_mut()
+        .unwrap()
+        .push(other_t["steps"][0].clone());
+    let d = diverges(dir, &url, &game, &appended, &[]).await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(10), Some("game")),
+        "{d}"
+    );
+
+    // Tampering: each case names the check that catches it.
+    let tamper = |f: &dyn Fn(&mut Value)| {
+        let mut t = transcript.clone();
+        f(&mut t);
+        t
+    };
+    // A changed receipt (event data, error, fuel): its hash is no longer the signed root's leaf.
+    for (what, edit) in [
+        (
+            "event data",
+            (|t: &mut Value| t["steps"][4]["receipt"]["events"][0]["data"]["cell"] = json!(8))
+                as fn(&mut Value),
+        ),
+        ("error", |t: &mut Value| {
+            t["steps"][4]["receipt"]["ok"] = json!(false);
+            t["steps"][4]["receipt"]["error"] = json!("invalid: cell is taken");
+            t["steps"][4]["receipt"]["events"] = json!([]);
+        }),
+        ("fuel", |t: &mut Value| {
+            let f = t["steps"][4]["receipt"]["fuel_used"].as_u64().unwrap();
+            t["steps"][4]["receipt"]["fuel_used"] = json!(f + 1);
+        }),
+    ] {
+        let d = diverges(dir, &url, &game, &tamper(&edit), &[]).await;
+        assert_eq!(
+            (d["index"].as_u64(), d["field"].as_str()),
+            (Some(4), Some("receipt_proof")),
+            "{what}: {d}"
+        );
+    }
+    // Two moves swapped: the first of them now moves out of turn (the state diverges) before
+    // the second is seen to be in an earlier block (order).
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["steps"].as_array_mut().unwrap().swap(5, 6)),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(5), Some("ok")),
+        "{d}"
+    );
+    // Swapped with the same ops (both receipts' blocks exchanged): caught by the order.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let steps = t["steps"].as_array_mut().unwrap();
+            let (a, b) = (steps[3].clone(), steps[4].clone());
+            steps[3] = b;
+            steps[4] = a;
+            steps.truncate(4);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(d["index"].as_u64(), Some(3), "{d}");
+    // A move removed from the middle: the next move is out of turn, the state diverges.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            t["steps"].as_array_mut().unwrap().remove(5);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(d["index"].as_u64(), Some(5), "{d}");
+    assert_eq!(d["field"], "ok", "{d}");
+    assert!(d["got"] == "false", "{d}");
+    // Another code hash (m,n,k's code, served by the node): the ops run differently.
+    let (_, mnk_info) = get(&format!("{url}/v1/modules/mnk")).await;
+    let mnk_hash = mnk_info["code_hash"].as_str().unwrap().to_string();
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["code_hash"] = json!(mnk_hash)),
+        &[],
+    )
+    .await;
+    assert_eq!(d["index"].as_u64(), Some(0), "{d}");
+    // Another wasm for the same code hash.
+    let mnk_wasm = reqwest::get(format!("{url}/v1/code/{mnk_hash}"))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let wasm_file = dir.join("other.wasm");
+    std::fs::write(&wasm_file, &mnk_wasm).unwrap();
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &transcript,
+        &["--code", wasm_file.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(d["field"], "code_hash", "{d}");
+    // A forged header signature.
+    let forger = SecretKey::generate(Network::Testnet);
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let signed: SignedHeader =
+                serde_json::from_value(t["steps"][3]["header"].clone()).unwrap();
+            let forged = SignedHeader::sign(signed.header.clone(), &forger);
+            t["steps"][3]["header"]["signature"] = json!(forged.signature);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(3), Some("header_signature")),
+        "{d}"
+    );
+    // A header edited under its signature.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let time = t["steps"][3]["header"]["header"]["time_ms"]
+                .as_u64()
+                .unwrap();
+            t["steps"][3]["header"]["header"]["time_ms"] = json!(time + 1);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(d["field"], "header_signature", "{d}");
+    // A wrong inclusion proof.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            t["steps"][2]["tx_proof"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("00".repeat(32)));
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(2), Some("tx_proof")),
+        "{d}"
+    );
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["steps"][2]["tx_count"] = json!(7)),
+        &[],
+    )
+    .await;
+    assert_eq!(d["field"], "tx_proof", "{d}");
+    // One block shown by two steps with different tree sizes (which could reorder them).
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let before = t["steps"][2].clone();
+            let step = &mut t["steps"][3];
+            step["height"] = before["height"].clone();
+            step["header"] = before["header"].clone();
+            step["index"] = json!(before["index"].as_u64().unwrap() + 1);
+            step["tx_count"] = json!(before["tx_count"].as_u64().unwrap() + 1);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(3), Some("block")),
+        "{d}"
+    );
+    // An edited op (another cell): its txid is no longer its body's hash.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let body = t["steps"][5]["body"]
+                .as_str()
+                .unwrap()
+                .replace("\"cell\":4", "\"cell\":6");
+            assert_ne!(body, t["steps"][5]["body"].as_str().unwrap());
+            t["steps"][5]["body"] = json!(body);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(5), Some("txid")),
+        "{d}"
+    );
+    // Another chain's genesis is refused at once.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["genesis_hash"] = json!("11".repeat(32))),
+        &[],
+    )
+    .await;
+    assert_eq!(d["field"], "genesis_hash", "{d}");
+    // Offline: the transcript, the wasm and a pinned genesis from files (the node is not asked).
+    let (_, genesis) = get(&format!("{url}/v1/genesis")).await;
+    let (genesis_file, transcript_file, code_file) = (
+        dir.join("genesis.json"),
+        dir.join("transcript.json"),
+        dir.join("tictactoe.wasm"),
+    );
+    std::fs::write(&genesis_file, genesis.to_string()).unwrap();
+    std::fs::write(&transcript_file, transcript.to_string()).unwrap();
+    let code_hash = transcript["code_hash"].as_str().unwrap();
+    std::fs::write(&code_file, client.code(code_hash).await.unwrap()).unwrap();
+    let offline = [
+        "--transcript",
+        transcript_file.to_str().unwrap(),
+        "--code",
+        code_file.to_str().unwrap(),
+        "--genesis",
+        genesis_file.to_str().unwrap(),
+    ];
+    let (code, report) = verify(dir, "http://127.0.0.1:1", &game, &offline).await;
+    assert_eq!(code, 0, "{report}");
+    // Another chain's genesis pinned: refused before any step.
+    let mut other = genesis.clone();
+    other["chain_id"] = json!("another-chain");
+    std::fs::write(&genesis_file, other.to_string()).unwrap();
+    let (code, report) = verify(dir, "http://127.0.0.1:1", &game, &offline).await;
+    assert_eq!(code, 4, "{report}");
+    assert_eq!(report["divergence"]["field"], "genesis_hash", "{report}");
+
+    // m,n,k in play, every op signed by a session key for its player: verifies (each step acts
+    // for the account), but not as a complete game.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64;
+    let mut sessions = Vec::new();
+    for main in [&bob, &alice] {
+        let (txid, session) = client
+            .authorize_session(
+                main,
+                SecretKey::generate(Network::Testnet),
+                &["mnk".to_string()],
+                now_ms + 3_600_000,
+                1_000,
+            )
+            .await
+            .unwrap();
+        assert!(
+            client
+                .wait_for_receipt(&txid, WAIT)
+                .await
+                .unwrap()
+                .receipt
+                .ok
+        );
+        sessions.push(session);
+    }
+    let session_op = |i: usize, op: Value| {
+        let (client, session) = (client.clone(), &sessions[i]);
+        async move {
+            let txid = client.send_session(session, "mnk", &op).await.unwrap();
+            let r = client.wait_for_receipt(&txid, WAIT).await.unwrap();
+            assert!(r.receipt.ok, "{op}: {:?}", r.receipt.error);
+            serde_json::to_value(&r.receipt.events).unwrap()
+        }
+    };
+    let created = session_op(
+        0,
+        json!({"kind": "create", "rows": 6, "cols": 7, "k": 4, "stake": "10"}),
+    )
+    .await;
+    let mid = created[0]["data"]["id"].as_str().unwrap().to_string();
+    session_op(1, json!({"kind": "join", "id": mid})).await;
+    for (i, (row, col)) in [(0, 0), (5, 6), (1, 1), (4, 5)].into_iter().enumerate() {
+        session_op(
+            i % 2,
+            json!({"kind": "move", "id": mid, "row": row, "col": col}),
+        )
+        .await;
+    }
+    let (status, t) = get(&format!("{url}/v1/games/mnk/{mid}/transcript")).await;
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(t["finished"], false);
+    assert_eq!(t["steps"].as_array().unwrap().len(), 6);
+    assert!(t["steps"].as_array().unwrap().iter().all(|s| s["body"]
+        .as_str()
+        .unwrap()
+        .contains("\"type\":\"session_game\"")));
+    assert_eq!(
+        t["start_balances"],
+        json!({alice.address(): "10", bob.address(): "10"})
+    );
+    let mgame = format!("mnk:{mid}");
+    let (code, report) = verify(dir, &url, &mgame, &[]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["steps"].as_array().unwrap().len(), 6);
+    let (code, report) = verify(dir, &url, &mgame, &["--complete"]).await;
+    assert_eq!(code, 4, "{report}");
+    assert_eq!(report["divergence"]["field"], "finished");
+
+    // The endpoint's errors.
+    let (s, e) = get(&format!(
+        "{url}/v1/games/tictactoe/0123456789abcdef/transcript"
+    ))
+    .await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{e}"
+    );
+    let (s, e) = get(&format!("{url}/v1/games/nosuchmodule/{id}/transcript")).await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{e}"
+    );
+    let (s, e) = get(&format!("{url}/v1/games/tictactoe/{id}/transcript?limit=3")).await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (400, Some("invalid")),
+        "{e}"
+    );
+    let (s, e) = get(&format!("{url}/v1/games/tictactoe/a%20b/transcript")).await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (400, Some("invalid")),
+        "{e}"
+    );
+    // A tic-tac-toe id read as mnk's: no event of that game there.
+    let (s, e) = get(&format!("{url}/v1/games/mnk/{id}/transcript")).await;
+    assert_eq!(
+        (s, e["error"]["code"].as_str()),
+        (404, Some("not_found")),
+        "{e}"
+    );
+}
+
+/// A game of an uploaded module (tic-tac-toe's code deployed as `ttt2`, compiled as an upload)
+/// verifies; once its owner upgrades `ttt2` (to m,n,k's code) the node cannot name one code hash
+/// for the game and answers `409 conflict`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_uploaded_module_verifies_and_an_upgrade_during_the_game_is_a_conflict() {
+    use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut node = NodeProcess::new(tmp.path(), "");
+    node.start().await;
+    let url = node.url();
+    let client = node.client();
+    let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
+    let txid = client.deploy(&alice, "ttt2", TICTACTOE_WASM).await.unwrap();
+    assert!(
+        client
+            .wait_for_receipt(&txid, WAIT)
+            .await
+            .unwrap()
+            .receipt
+            .ok
+    );
+    let created = op(&client, &alice, "ttt2", json!({"kind": "create"})).await;
+    let id = created[0]["data"]["id"].as_str().unwrap().to_string();
+    op(&client, &bob, "ttt2", json!({"kind": "join", "id": id})).await;
+    op(
+        &client,
+        &alice,
+        "ttt2",
+        json!({"kind": "move", "id": id, "cell": 4}),
+    )
+    .await;
+    let game = format!("ttt2:{id}");
+    let (code, report) = verify(tmp.path(), &url, &game, &[]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(report["steps"].as_array().unwrap().len(), 3);
+
+    let (_, mnk) = get(&format!("{url}/v1/modules/mnk")).await;
+    let mnk_wasm = client
+        .code(mnk["code_hash"].as_str().unwrap())
+        .await
+        .unwrap();
+    let txid = client.deploy(&alice, "ttt2", &mnk_wasm).await.unwrap();
+    let upgraded = client.wait_for_receipt(&txid, WAIT).await.unwrap();
+    assert!(upgraded.receipt.ok, "{:?}", upgraded.receipt);
+    let (status, e) = get(&format!("{url}/v1/games/ttt2/{id}/transcript")).await;
+    assert_eq!(
+        (status, e["error"]["code"].as_str()),
+        (409, Some("conflict")),
+        "{e}"
+    );
+    assert!(
+        e["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("was upgraded at height"),
+        "{e}"
+    );
+}

@@ -1,0 +1,65 @@
+//! The JavaScript suites of `node/web/sdk/`, run by `cargo test` against the `gamechain` binary
+//! cargo built for these tests (`GAMECHAIN_BIN`): `npm test` (the Rust side's fixed vectors, the
+//! SDK against a node it starts, the off-chain `Channel` against the channel modules it builds and
+//! deploys, the seed's `play.mjs`) and `npm run test:browser` (headless Chromium, two players:
+//! tic-tac-toe, m,n,k, rock-paper-scissors through the move board, the typed clients the pages use, the dev page). Needs Node.js 20+ with npm, and Chromium at `/usr/bin/chromium` (or
+//! `$CHROMIUM`) for the second; `.ci/run` installs them. `node_modules/` comes from the lockfile
+//! (`npm ci`, run here when it is missing). Each fails with a message saying what is missing.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+#[path = "../common/mod.rs"]
+mod common;
+use common::{require_node_packages, sdk_dir};
+
+/// The suites start nodes and a browser: one at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Longest a suite may run.
+const SUITE_LIMIT: Duration = Duration::from_secs(900);
+
+fn run_suite(script: &str) {
+    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    require_node_packages(".package-lock.json");
+    let started = Instant::now();
+    let mut child = Command::new("npm")
+        .args(["run", "--silent", script])
+        .current_dir(sdk_dir())
+        .env("GAMECHAIN_BIN", env!("CARGO_BIN_EXE_gamechain"))
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("npm runs");
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            assert!(
+                status.success(),
+                "`npm run {script}` in node/web/sdk failed ({status}); its output is above"
+            );
+            return;
+        }
+        if started.elapsed() > SUITE_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("`npm run {script}` took over {SUITE_LIMIT:?}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+#[test]
+fn sdk_vectors_node_and_play_mjs() {
+    run_suite("test");
+}
+
+#[test]
+fn browser_pages_in_chromium() {
+    let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_string());
+    assert!(
+        Path::new(&chromium).exists(),
+        "Chromium is needed for the browser suite and is not at {chromium}: `apt-get install -y chromium` (`.ci/run` does), or set CHROMIUM"
+    );
+    run_suite("test:browser");
+}
