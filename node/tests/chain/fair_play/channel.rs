@@ -5,7 +5,7 @@
 //!   20-block window 0.8 s later. Windows are block time now (`window_ms`, 5 minutes to 3 days;
 //!   the deadline is the challenge block's time plus the window), and block time advances by at
 //!   least the interval per block but never ahead of the sequencer's clock
-//!   (`runtime/chain/src/clock.rs`): however many blocks the challenger makes, the forfeit is
+//!   (`runtime/chain/src/genesis/clock.rs`): however many blocks the challenger makes, the forfeit is
 //!   refused until the window has passed in time.
 //! - Copying the other seat's commit-reveal commitment to force a draw. The commitment is now
 //!   `sha256(domain ‖ game tag ‖ seat ‖ choice ‖ salt)` (`modules/rps_rules`): the copier cannot

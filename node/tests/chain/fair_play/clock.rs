@@ -2,7 +2,7 @@
 //! transaction arrived, so whoever sent transactions moved the clock: the seed's 150-block
 //! tic-tac-toe timeout could be claimed 14 s after one's own move. Now every block is at least
 //! `min_block_interval_ms` of block time after its parent, and the sequencer never stamps a
-//! time ahead of its own clock (`runtime/chain/src/clock.rs`, `node/ledger/src/sequencer.rs`):
+//! time ahead of its own clock (`runtime/chain/src/genesis/clock.rs`, `node/ledger/src/sequencer.rs`):
 //! N blocks take at least N intervals of real time whatever anyone sends.
 //!
 //! The chains here use a 100 ms interval so that the tests run in seconds; the default chain's
