@@ -38,7 +38,6 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
 use gamechain_ledger::LedgerConfig;
-use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
@@ -156,7 +155,7 @@ pub struct NodeConfig {
     /// client cannot take every slot; further upgrades from it get `503 too_many_subscribers`.
     /// Behind a proxy every client has the proxy's IP: raise it there. Default 64.
     pub max_ws_per_ip: usize,
-    /// Move relay connections (`GET /v1/relay/<game>`, `server/relay.rs`) open at once; further
+    /// Move relay connections (`GET /v1/relay/<game>`, `server/relay/`) open at once; further
     /// upgrades get `503 too_many_subscribers`. Default 1000.
     pub max_relay_connections: usize,
     /// TCP connections the API holds open at once (requests and WebSocket subscriptions);
@@ -172,7 +171,9 @@ pub struct NodeConfig {
     /// request timeout). Each holds a wasm instance (up to `memory_limit_bytes`) and an output
     /// of up to 1 MiB, so this bounds what views can make the node hold. Default 8.
     pub max_concurrent_views: usize,
-    /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or `gamechain_node=debug`; the
+    /// `tracing` filter (`RUST_LOG` syntax), e.g. `info` or
+    /// `gamechain_node=debug,gamechain_ledger=debug` (the ledger crate logs the sequencer,
+    /// storage and start-up); the
     /// `RUST_LOG` environment variable overrides it. Default `info`.
     pub log: String,
     /// Seconds between the sequencer's summary lines at info level (height, blocks and
@@ -456,7 +457,7 @@ impl Default for NodeConfig {
 }
 
 /// Largest `block_coalesce_ms`: a window longer than this would only add latency.
-pub const MAX_BLOCK_COALESCE_MS: u64 = 1_000;
+pub use gamechain_ledger::config::MAX_BLOCK_COALESCE_MS;
 
 impl NodeConfig {
     /// The ledger's part of this configuration (`gamechain_ledger::LedgerConfig`).
@@ -464,34 +465,34 @@ impl NodeConfig {
         LedgerConfig {
             data_dir: self.data_dir.clone(),
             chain_id: self.chain_id.clone(),
-            network: self.network.clone(),
-            block_interval_ms: self.block_interval_ms.clone(),
-            min_block_interval_ms: self.min_block_interval_ms.clone(),
-            max_clock_drift_ms: self.max_clock_drift_ms.clone(),
+            network: self.network,
+            block_interval_ms: self.block_interval_ms,
+            min_block_interval_ms: self.min_block_interval_ms,
+            max_clock_drift_ms: self.max_clock_drift_ms,
             genesis_modules: self.genesis_modules.clone(),
-            dev_clock: self.dev_clock.clone(),
-            block_coalesce_ms: self.block_coalesce_ms.clone(),
-            pipeline: self.pipeline.clone(),
-            max_block_txs: self.max_block_txs.clone(),
-            faucet: self.faucet.clone(),
+            dev_clock: self.dev_clock,
+            block_coalesce_ms: self.block_coalesce_ms,
+            pipeline: self.pipeline,
+            max_block_txs: self.max_block_txs,
+            faucet: self.faucet,
             fees: self.fees.clone(),
-            fuel_apply: self.fuel_apply.clone(),
-            fuel_view: self.fuel_view.clone(),
-            fuel_end_block: self.fuel_end_block.clone(),
-            memory_limit_bytes: self.memory_limit_bytes.clone(),
-            wasm_instances: self.wasm_instances.clone(),
-            max_pending: self.max_pending.clone(),
-            max_pending_bytes: self.max_pending_bytes.clone(),
-            compile_budget_ms: self.compile_budget_ms.clone(),
-            log_summary_secs: self.log_summary_secs.clone(),
-            deploy: self.deploy.clone(),
+            fuel_apply: self.fuel_apply,
+            fuel_view: self.fuel_view,
+            fuel_end_block: self.fuel_end_block,
+            memory_limit_bytes: self.memory_limit_bytes,
+            wasm_instances: self.wasm_instances,
+            max_pending: self.max_pending,
+            max_pending_bytes: self.max_pending_bytes,
+            compile_budget_ms: self.compile_budget_ms,
+            log_summary_secs: self.log_summary_secs,
+            deploy: self.deploy,
             deploy_allow: self.deploy_allow.clone(),
-            integrity_check: self.integrity_check.clone(),
-            state_cache_mb: self.state_cache_mb.clone(),
+            integrity_check: self.integrity_check,
+            state_cache_mb: self.state_cache_mb,
             restore_from: self.restore_from.clone(),
-            snapshot_every_blocks: self.snapshot_every_blocks.clone(),
-            snapshot_keep: self.snapshot_keep.clone(),
-            retain_blocks: self.retain_blocks.clone(),
+            snapshot_every_blocks: self.snapshot_every_blocks,
+            snapshot_keep: self.snapshot_keep,
+            retain_blocks: self.retain_blocks,
             snapshot_from: self.snapshot_from.clone(),
             validator: self.validator.is_some(),
         }
@@ -523,15 +524,7 @@ impl NodeConfig {
     /// and memory limits and instance count; a rate-limit burst of at least 1 when limiting.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let positive = [
-            ("block_interval_ms", self.block_interval_ms),
-            ("max_block_txs", self.max_block_txs as u64),
-            ("max_pending", self.max_pending as u64),
             ("max_body_bytes", self.max_body_bytes as u64),
-            ("fuel_apply", self.fuel_apply),
-            ("fuel_view", self.fuel_view),
-            ("fuel_end_block", self.fuel_end_block),
-            ("memory_limit_bytes", self.memory_limit_bytes),
-            ("wasm_instances", u64::from(self.wasm_instances)),
             ("ws_buffer_blocks", self.ws_buffer_blocks as u64),
             ("ws_send_timeout_ms", self.ws_send_timeout_ms),
             ("ws_buffer_bytes", self.ws_buffer_bytes),
@@ -539,8 +532,6 @@ impl NodeConfig {
             ("max_ws_per_ip", self.max_ws_per_ip as u64),
             ("max_relay_connections", self.max_relay_connections as u64),
             ("max_connections", self.max_connections as u64),
-            ("max_pending_bytes", self.max_pending_bytes),
-            ("compile_budget_ms", self.compile_budget_ms),
             ("max_concurrent_views", self.max_concurrent_views as u64),
         ];
         for (name, value) in positive {
@@ -548,27 +539,8 @@ impl NodeConfig {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
         }
-        gamechain_runtime::chain::clock::validate_fields(
-            Some(self.min_block_interval_ms),
-            Some(self.max_clock_drift_ms),
-        )
-        .map_err(ConfigError)?;
-        // A validator needs its oldest block (its consensus starts from block 0's digest, or
-        // from the certificate of the snapshot base it joined from, at every start) and the
-        // blocks its peers may ask for.
-        if self.retain_blocks > 0 && self.validator.is_some() {
-            return Err(ConfigError(
-                "retain_blocks cannot be set on a validator: a validator keeps every block \
-                 (its consensus starts from its oldest block at every start); prune on followers"
-                    .into(),
-            ));
-        }
-        if self.dev_clock && self.validator.is_some() {
-            return Err(ConfigError(
-                "dev_clock cannot be set on a validator: validators check each other's clocks"
-                    .into(),
-            ));
-        }
+        // The ledger's fields (block making, genesis, mempool, storage, deploy policy).
+        self.ledger().validate()?;
         // Anyone who reaches `POST /v1/dev/clock` can make every deadline pass: only this
         // machine may.
         if self.dev_clock && !self.listen.ip().is_loopback() {
@@ -578,56 +550,13 @@ impl NodeConfig {
                 self.listen
             )));
         }
-        gamechain_ledger::genesis_setup::genesis_module_list(&self.genesis_modules)
-            .map_err(ConfigError)?;
-        if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
-            return Err(ConfigError(format!(
-                "block_coalesce_ms must be at most {MAX_BLOCK_COALESCE_MS}"
-            )));
-        }
         if self.rate_limit_per_sec > 0 && self.rate_limit_burst == 0 {
             return Err(ConfigError(
                 "rate_limit_burst must be at least 1 when rate_limit_per_sec is set".into(),
             ));
         }
-        if usize::try_from(self.memory_limit_bytes).is_err() {
-            return Err(ConfigError(
-                "memory_limit_bytes does not fit this machine's address size".into(),
-            ));
-        }
-        if self.faucet == Some(Amount(0)) {
-            return Err(ConfigError(
-                "faucet must be more than 0, or \"none\"".into(),
-            ));
-        }
-        if let Some(fees) = &self.fees {
-            check_address(&fees.collector, self.network).map_err(|e| {
-                ConfigError(format!(
-                    "fees.collector: `{}` is not an address of the {} network: {e}",
-                    fees.collector,
-                    self.network.as_str()
-                ))
-            })?;
-        }
         tracing_subscriber::EnvFilter::try_new(&self.log)
             .map_err(|e| ConfigError(format!("log filter `{}`: {e}", self.log)))?;
-        if self.deploy != DeployPolicy::Allowlist && !self.deploy_allow.is_empty() {
-            return Err(ConfigError(
-                "deploy_allow is set but deploy is not \"allowlist\": set deploy = \"allowlist\" to use it"
-                    .into(),
-            ));
-        }
-        for address in &self.deploy_allow {
-            check_address(address, self.network).map_err(|e| {
-                ConfigError(format!(
-                    "deploy_allow: `{address}` is not an address of the {} network: {e}",
-                    self.network.as_str()
-                ))
-            })?;
-        }
-        if self.snapshot_keep == 0 {
-            return Err(ConfigError("snapshot_keep must be at least 1".into()));
-        }
         if let Some(v) = &self.validator {
             let peers = v.parsed_peers()?;
             if peers.len() > gamechain_runtime::chain::validators::MAX_VALIDATORS {

@@ -1,13 +1,14 @@
 //! [`LedgerConfig`]: what the ledger is configured with: where its data directory is, what a
 //! new chain's genesis holds, how blocks are made, how much the mempool and the state cache
 //! hold, when the database is checked, and whether the node joins or restores from a peer.
-//! The node's TOML file (`gamechain_node::LedgerConfig`, which documents each field with its
+//! The node's TOML file (`gamechain_node::NodeConfig`, which documents each field with its
 //! default) makes one; [`LedgerConfig::default`] holds the same defaults. Also the two policies
 //! the file names ([`IntegrityCheck`], [`DeployPolicy`]) and [`ConfigError`].
 
 use std::fmt;
 use std::path::PathBuf;
 
+use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
@@ -17,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// `fuel_apply`, `fuel_end_block`, `memory_limit_bytes`, `min_block_interval_ms`,
 /// `max_clock_drift_ms`, `genesis_modules`) are used once, to write `genesis.json` on the first
 /// start; afterwards the genesis file is authoritative (`start/genesis_setup.rs`). Units are in
-/// the field names; the node's `LedgerConfig` documents each.
+/// the field names; the node's `NodeConfig` documents each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LedgerConfig {
     /// Holds `sequencer.wif`, `genesis.json`, `chain.sqlite` and the small state files.
@@ -137,7 +138,97 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// Most `block_coalesce_ms`, ms.
+pub const MAX_BLOCK_COALESCE_MS: u64 = 1_000;
+
 impl LedgerConfig {
+    /// Checks every field: each bound is named in the error with the field. Called by
+    /// [`crate::genesis_setup::open_chain`] and by the node's configuration check. Errors: the
+    /// first field out of range ([`ConfigError`]).
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let positive = [
+            ("block_interval_ms", self.block_interval_ms),
+            ("max_block_txs", self.max_block_txs as u64),
+            ("max_pending", self.max_pending as u64),
+            ("fuel_apply", self.fuel_apply),
+            ("fuel_view", self.fuel_view),
+            ("fuel_end_block", self.fuel_end_block),
+            ("memory_limit_bytes", self.memory_limit_bytes),
+            ("wasm_instances", u64::from(self.wasm_instances)),
+            ("max_pending_bytes", self.max_pending_bytes),
+            ("compile_budget_ms", self.compile_budget_ms),
+        ];
+        for (name, value) in positive {
+            if value == 0 {
+                return Err(ConfigError(format!("{name} must be more than 0")));
+            }
+        }
+        gamechain_runtime::chain::clock::validate_fields(
+            Some(self.min_block_interval_ms),
+            Some(self.max_clock_drift_ms),
+        )
+        .map_err(ConfigError)?;
+        // A validator needs its oldest block (its consensus starts from block 0's digest, or
+        // from the certificate of the snapshot base it joined from, at every start) and the
+        // blocks its peers may ask for.
+        if self.retain_blocks > 0 && self.validator {
+            return Err(ConfigError(
+                "retain_blocks cannot be set on a validator: a validator keeps every block \
+                 (its consensus starts from its oldest block at every start); prune on followers"
+                    .into(),
+            ));
+        }
+        if self.dev_clock && self.validator {
+            return Err(ConfigError(
+                "dev_clock cannot be set on a validator: validators check each other's clocks"
+                    .into(),
+            ));
+        }
+        crate::genesis_modules::genesis_module_list(&self.genesis_modules).map_err(ConfigError)?;
+        if self.block_coalesce_ms > MAX_BLOCK_COALESCE_MS {
+            return Err(ConfigError(format!(
+                "block_coalesce_ms must be at most {MAX_BLOCK_COALESCE_MS}"
+            )));
+        }
+        if usize::try_from(self.memory_limit_bytes).is_err() {
+            return Err(ConfigError(
+                "memory_limit_bytes does not fit this machine's address size".into(),
+            ));
+        }
+        if self.faucet == Some(Amount(0)) {
+            return Err(ConfigError(
+                "faucet must be more than 0, or \"none\"".into(),
+            ));
+        }
+        if let Some(fees) = &self.fees {
+            check_address(&fees.collector, self.network).map_err(|e| {
+                ConfigError(format!(
+                    "fees.collector: `{}` is not an address of the {} network: {e}",
+                    fees.collector,
+                    self.network.as_str()
+                ))
+            })?;
+        }
+        if self.deploy != DeployPolicy::Allowlist && !self.deploy_allow.is_empty() {
+            return Err(ConfigError(
+                "deploy_allow is set but deploy is not \"allowlist\": set deploy = \"allowlist\" to use it"
+                    .into(),
+            ));
+        }
+        for address in &self.deploy_allow {
+            check_address(address, self.network).map_err(|e| {
+                ConfigError(format!(
+                    "deploy_allow: `{address}` is not an address of the {} network: {e}",
+                    self.network.as_str()
+                ))
+            })?;
+        }
+        if self.snapshot_keep == 0 {
+            return Err(ConfigError("snapshot_keep must be at least 1".into()));
+        }
+        Ok(())
+    }
+
     /// Whether this node admits a `deploy` transaction from `sender` (see [`DeployPolicy`]).
     pub fn may_deploy(&self, sender: &str) -> bool {
         match self.deploy {

@@ -1,7 +1,7 @@
 //! The OpenAPI document against a live in-process node: `GET /v1/openapi.json` serves
 //! `node/openapi.json`, the router answers every documented operation (and `405` for the
 //! methods a documented path does not take), and `schemathesis` (PyPI, the version pinned in
-//! `node/tests/requirements.txt`, installed by `.ci/run`) finds no 5xx and no answer that breaks
+//! `node/tests/requirements.txt`, installed by `tests/run.sh`) finds no 5xx and no answer that breaks
 //! the document.
 //!
 //! schemathesis is found as `$SCHEMATHESIS`, `schemathesis` on `PATH` or `python3 -m
@@ -305,7 +305,7 @@ fn schemathesis_command() -> Vec<String> {
             panic!(
                 "schemathesis is not installed (tried {candidates:?}) and installing it failed: \
                  {why}; install it with `python3 -m pip install -r node/tests/requirements.txt` \
-                 ({}), as .ci/run does, or point $SCHEMATHESIS at its executable",
+                 ({}), as tests/run.sh does, or point $SCHEMATHESIS at its executable",
                 requirement()
             )
         })

@@ -1,4 +1,4 @@
-//! The move relay (`GET /v1/relay/<game>`, `node/src/server/relay.rs`) against a real
+//! The move relay (`GET /v1/relay/<game>`, `node/src/server/relay/`) against a real
 //! `gamechain node` process: a channel game's two players exchange signed moves through it; the
 //! node forwards only moves signed by a seat's game key for that game, tells who is connected,
 //! and holds every bound (frame size, rate, connections per game, unknown games). Nothing it

@@ -3,7 +3,7 @@
 //! SDK against a node it starts, the off-chain `Channel` against the channel modules it builds and
 //! deploys, the seed's `play.mjs`) and `npm run test:browser` (headless Chromium, two players:
 //! tic-tac-toe, m,n,k, rock-paper-scissors through the move board, the typed clients the pages use, the dev page). Needs Node.js 20+ with npm, and Chromium at `/usr/bin/chromium` (or
-//! `$CHROMIUM`) for the second; `.ci/run` installs them. `node_modules/` comes from the lockfile
+//! `$CHROMIUM`) for the second; `tests/run.sh` (the README's test command) installs them. `node_modules/` comes from the lockfile
 //! (`npm ci`, run here when it is missing). Each fails with a message saying what is missing.
 
 use std::path::Path;
@@ -59,7 +59,7 @@ fn browser_pages_in_chromium() {
     let chromium = std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".to_string());
     assert!(
         Path::new(&chromium).exists(),
-        "Chromium is needed for the browser suite and is not at {chromium}: `apt-get install -y chromium` (`.ci/run` does), or set CHROMIUM"
+        "Chromium is needed for the browser suite and is not at {chromium}: `apt-get install -y chromium` (`tests/run.sh` does), or set CHROMIUM"
     );
     run_suite("test:browser");
 }

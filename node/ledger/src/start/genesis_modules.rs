@@ -19,6 +19,7 @@
 
 use std::collections::BTreeMap;
 
+use gamechain_runtime::chain::GenesisModule;
 use sha2::{Digest, Sha256};
 
 /// One guest this binary can put in a genesis.
@@ -98,9 +99,79 @@ pub fn codes_by_hash() -> BTreeMap<String, &'static [u8]> {
         .collect()
 }
 
+/// The genesis modules of a new chain: each id of `ids` (the configuration's `genesis_modules`)
+/// with the code hash of the guest this binary embeds for it. Errors: an id this binary embeds
+/// no guest for, or an id named twice.
+pub fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, String> {
+    let mut modules: Vec<GenesisModule> = Vec::new();
+    for id in ids {
+        let code = genesis_code(id).ok_or_else(|| {
+            let known: Vec<&str> = GENESIS_MODULES.iter().map(|m| m.id).collect();
+            format!(
+                "genesis_modules: this binary has no module `{id}` (it embeds {})",
+                known.join(", ")
+            )
+        })?;
+        if modules.iter().any(|m| m.id == *id) {
+            return Err(format!("genesis_modules: `{id}` is listed twice"));
+        }
+        modules.push(GenesisModule {
+            id: id.clone(),
+            code_hash: code.code_hash(),
+        });
+    }
+    Ok(modules)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The code hash of every embedded guest, pinned: a new chain's genesis names these, and a
+    /// node refuses to set up a data directory whose genesis names a hash it does not embed. So
+    /// a change is a consensus change for new chains and for nodes joining existing ones (even a
+    /// refactor: moving code between crates reorders the linked wasm). Update these on purpose,
+    /// saying why in the commit. The recipe is reproducible (`gamechain_sdk::guest_build`), so
+    /// these hold on any machine with the pinned toolchain.
+    #[test]
+    fn the_embedded_guests_are_the_builds_new_chains_name() {
+        let pinned = [
+            (
+                "tictactoe",
+                "2ae6ddcb2f829d5aeaf9cff56b85c19e13c6bb3ff157270cc0b2accd3a221bff",
+            ),
+            (
+                "mnk",
+                "67c6fa580926795cb483a6c5875a2792782bcb2221da34fa34eb445f15a1961a",
+            ),
+            // Rebuilt when its shared definitions moved to `gamechain-channel-protocol`
+            // (before: a19d1824445d9ae5488ae25bd4b436b38462a8cc0ab28363ab9c64de0bb9f523).
+            (
+                "channel",
+                "f66e57b121dab27aa677fdb264d226734454abe1457ebc304aede6f76a699345",
+            ),
+            (
+                "moveboard",
+                "36cf0507290a45fd5722bcca210aeaef9edcfd489fd144361e5bec33dace553b",
+            ),
+            (
+                "rps_rules",
+                "dd1f923fab3f85a44b2b7c6dbf7dd334c16938099e8399988c4c70b9bd98db89",
+            ),
+            (
+                "ttt_rules",
+                "b757ef1882a341a6700682334d2f7dc501ca4d6f3a6280b38ae1b6fb4f06f266",
+            ),
+        ];
+        assert_eq!(pinned.len(), GENESIS_MODULES.len());
+        for (id, hash) in pinned {
+            assert_eq!(
+                genesis_code(id).expect(id).code_hash(),
+                hash,
+                "the `{id}` guest changed"
+            );
+        }
+    }
 
     #[test]
     fn every_embedded_guest_is_wasm_with_its_own_code() {

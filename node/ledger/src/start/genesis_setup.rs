@@ -45,13 +45,13 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use gamechain_runtime::chain::{Genesis, GenesisModule, SecretKey, SignedHeader};
+use gamechain_runtime::chain::{Genesis, SecretKey, SignedHeader};
 use gamechain_runtime::{genesis_state, ChainContext};
 use sha2::{Digest, Sha256};
 
 use crate::chain::Head;
 use crate::config::{IntegrityCheck, LedgerConfig};
-use crate::genesis_modules::{codes_by_hash, genesis_code, GENESIS_MODULES};
+use crate::genesis_modules::{codes_by_hash, genesis_code, genesis_module_list, GENESIS_MODULES};
 use crate::head_record::{check_head_record, lost_refusal, HeadRecord, RecordCheck, RecordState};
 use crate::node_error::NodeError;
 use crate::open::{chain_context, node_runtime_config, open_head};
@@ -113,7 +113,11 @@ fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
 
 /// What fetches a peer's state snapshot into a new validator's empty database (`--snapshot-from`):
 /// the node's `verify::snapshot_join`, which checks it over HTTP against the snapshot block's
-/// finality certificate. The ledger only opens files; fetching is the caller's.
+/// finality certificate. The ledger only opens files; fetching is the caller's, and so is
+/// checking: the ledger trusts what `join` commits. An implementation must commit nothing
+/// unless the snapshot's entries hash to the state root of a block header certified by a
+/// quorum of the genesis validator set, and must store that block's signed header and
+/// finality record with it (`Storage::import_base`).
 pub trait SnapshotJoin {
     /// Imports the snapshot `peer` serves into `storage` (the chain's `ctx`, the modules'
     /// `code` by id, the chain's genesis and engine configuration hashes to check it by);
@@ -138,6 +142,7 @@ pub fn open_chain(
     config: &LedgerConfig,
     joiner: Option<&dyn SnapshotJoin>,
 ) -> Result<OpenedChain, NodeError> {
+    config.validate()?;
     let dir = &config.data_dir;
     std::fs::create_dir_all(dir).map_err(|e| io_err("create the data directory", dir, e))?;
 
@@ -349,9 +354,6 @@ pub fn open_chain(
     })
 }
 
-/// `PRAGMA quick_check` on the database at `db_path`, after reading the file once in order
-/// (so the check's random page reads hit the page cache: 1.7 s instead of 35 s for a cold
-/// 1 GB file here), logged with its duration. Errors: [`StorageError::Damaged`].
 /// The start's integrity policy (`config.integrity_check`, the run marker of `data_dir`): when
 /// it says so, `PRAGMA quick_check` of the database (an error on damage). Returns whether it
 /// ran, which is also whether the start rehashes the whole stored state ([`open_head`]).
@@ -373,6 +375,9 @@ pub fn start_check(
     Ok(check)
 }
 
+/// `PRAGMA quick_check` on the database at `db_path`, after reading the file once in order
+/// (so the check's random page reads hit the page cache: 1.7 s instead of 35 s for a cold
+/// 1 GB file here), logged with its duration. Errors: [`StorageError::Damaged`].
 fn integrity_check(storage: &Storage, db_path: &Path, unclean: bool) -> Result<(), NodeError> {
     let started = std::time::Instant::now();
     let mut bytes = 0u64;
@@ -487,30 +492,6 @@ pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, No
         .validate()
         .map_err(|e| NodeError::Config(crate::config::ConfigError(e.to_string())))?;
     Ok(genesis)
-}
-
-/// The genesis modules of a new chain: each id of `ids` (the configuration's `genesis_modules`)
-/// with the code hash of the guest this binary embeds for it. Errors: an id this binary embeds
-/// no guest for, or an id named twice.
-pub fn genesis_module_list(ids: &[String]) -> Result<Vec<GenesisModule>, String> {
-    let mut modules: Vec<GenesisModule> = Vec::new();
-    for id in ids {
-        let code = genesis_code(id).ok_or_else(|| {
-            let known: Vec<&str> = GENESIS_MODULES.iter().map(|m| m.id).collect();
-            format!(
-                "genesis_modules: this binary has no module `{id}` (it embeds {})",
-                known.join(", ")
-            )
-        })?;
-        if modules.iter().any(|m| m.id == *id) {
-            return Err(format!("genesis_modules: `{id}` is listed twice"));
-        }
-        modules.push(GenesisModule {
-            id: id.clone(),
-            code_hash: code.code_hash(),
-        });
-    }
-    Ok(modules)
 }
 
 /// The first start of a validator with `--snapshot-from PEER` on an empty data directory: the

@@ -1,5 +1,5 @@
 // relay.js: MoveRelay, one client's connection to a node's move relay (`GET /v1/relay/<game>`,
-// node/API.md "Move relay", node/src/server/relay.rs; the Rust client is node/client/src/relay.rs):
+// node/API.md "Move relay", node/src/server/relay/; the Rust client is node/client/src/relay.rs):
 // signed moves of a channel game sent to the other player at once, off-chain, and theirs
 // received. The node checks each move's signature and seat and stores nothing; a move nobody was
 // connected to receive (`to: 0`) is lost there, so Channel falls back to the move board. The
