@@ -470,6 +470,9 @@ async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_vote
     vs[3]
         .start_with(&["--validator", "--snapshot-from", &peer])
         .await;
+    // The API answers before the modules are loaded and consensus decides how to start (which
+    // logs the line below): wait for consensus, not just the API.
+    running(&vs[3], 60).await;
     assert!(
         vs[3].log().contains("--snapshot-from ignored"),
         "{}",
