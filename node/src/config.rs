@@ -367,92 +367,75 @@ impl ValidatorConfig {
     }
 }
 
+/// Calls `$then!` with the fields `NodeConfig` shares with `LedgerConfig` (same names, types and
+/// defaults; `validator` differs: the table here, whether it is present there), so that
+/// [`NodeConfig::default`] and [`NodeConfig::ledger`] name them once.
+macro_rules! with_ledger_fields {
+    ($then:ident) => {
+        $then!(
+            data_dir,
+            chain_id,
+            network,
+            block_interval_ms,
+            min_block_interval_ms,
+            max_clock_drift_ms,
+            genesis_modules,
+            dev_clock,
+            block_coalesce_ms,
+            pipeline,
+            max_block_txs,
+            faucet,
+            fees,
+            fuel_apply,
+            fuel_view,
+            fuel_end_block,
+            memory_limit_bytes,
+            wasm_instances,
+            max_pending,
+            max_pending_bytes,
+            compile_budget_ms,
+            log_summary_secs,
+            deploy,
+            deploy_allow,
+            integrity_check,
+            state_cache_mb,
+            restore_from,
+            snapshot_every_blocks,
+            snapshot_keep,
+            retain_blocks,
+            snapshot_from,
+        )
+    };
+}
+
 impl Default for NodeConfig {
     /// The embedded configuration: the ledger's defaults ([`LedgerConfig::default`]) and the
     /// API's.
     fn default() -> Self {
-        let LedgerConfig {
-            data_dir,
-            chain_id,
-            network,
-            block_interval_ms,
-            min_block_interval_ms,
-            max_clock_drift_ms,
-            genesis_modules,
-            dev_clock,
-            block_coalesce_ms,
-            pipeline,
-            max_block_txs,
-            faucet,
-            fees,
-            fuel_apply,
-            fuel_view,
-            fuel_end_block,
-            memory_limit_bytes,
-            wasm_instances,
-            max_pending,
-            max_pending_bytes,
-            compile_budget_ms,
-            log_summary_secs,
-            deploy,
-            deploy_allow,
-            integrity_check,
-            state_cache_mb,
-            restore_from,
-            snapshot_every_blocks,
-            snapshot_keep,
-            retain_blocks,
-            snapshot_from,
-            validator: _,
-        } = LedgerConfig::default();
-        Self {
-            data_dir,
-            chain_id,
-            network,
-            block_interval_ms,
-            min_block_interval_ms,
-            max_clock_drift_ms,
-            genesis_modules,
-            dev_clock,
-            block_coalesce_ms,
-            pipeline,
-            max_block_txs,
-            faucet,
-            fees,
-            fuel_apply,
-            fuel_view,
-            fuel_end_block,
-            memory_limit_bytes,
-            wasm_instances,
-            max_pending,
-            max_pending_bytes,
-            compile_budget_ms,
-            log_summary_secs,
-            deploy,
-            deploy_allow,
-            integrity_check,
-            state_cache_mb,
-            restore_from,
-            snapshot_every_blocks,
-            snapshot_keep,
-            retain_blocks,
-            snapshot_from,
-            validator: None,
-            listen: SocketAddr::from(([127, 0, 0, 1], 8645)),
-            max_body_bytes: 64 * 1024,
-            rate_limit_per_sec: 50,
-            rate_limit_burst: 100,
-            ws_buffer_blocks: 256,
-            ws_buffer_bytes: 16 << 20,
-            ws_send_timeout_ms: 10_000,
-            max_ws_subscribers: 1000,
-            max_ws_per_ip: 64,
-            max_relay_connections: 1000,
-            max_connections: 2048,
-            max_concurrent_views: 8,
-            idle_timeout_secs: 120,
-            log: "info".to_string(),
+        let ledger = LedgerConfig::default();
+        macro_rules! from_ledger {
+            ($($field:ident,)*) => {
+                Self {
+                    $($field: ledger.$field,)*
+                    validator: None,
+                    listen: SocketAddr::from(([127, 0, 0, 1], 8645)),
+                    max_body_bytes: 64 * 1024,
+                    rate_limit_per_sec: 50,
+                    rate_limit_burst: 100,
+                    ws_buffer_blocks: 256,
+                    ws_buffer_bytes: 16 << 20,
+                    ws_send_timeout_ms: 10_000,
+                    max_ws_subscribers: 1000,
+                    max_ws_per_ip: 64,
+                    max_relay_connections: 1000,
+                    max_connections: 2048,
+                    max_concurrent_views: 8,
+                    idle_timeout_secs: 120,
+                    log: "info".to_string(),
+                }
+            };
         }
+        with_ledger_fields!(from_ledger)
     }
 }
 
@@ -462,40 +445,15 @@ pub use gamechain_ledger::config::MAX_BLOCK_COALESCE_MS;
 impl NodeConfig {
     /// The ledger's part of this configuration (`gamechain_ledger::LedgerConfig`).
     pub fn ledger(&self) -> LedgerConfig {
-        LedgerConfig {
-            data_dir: self.data_dir.clone(),
-            chain_id: self.chain_id.clone(),
-            network: self.network,
-            block_interval_ms: self.block_interval_ms,
-            min_block_interval_ms: self.min_block_interval_ms,
-            max_clock_drift_ms: self.max_clock_drift_ms,
-            genesis_modules: self.genesis_modules.clone(),
-            dev_clock: self.dev_clock,
-            block_coalesce_ms: self.block_coalesce_ms,
-            pipeline: self.pipeline,
-            max_block_txs: self.max_block_txs,
-            faucet: self.faucet,
-            fees: self.fees.clone(),
-            fuel_apply: self.fuel_apply,
-            fuel_view: self.fuel_view,
-            fuel_end_block: self.fuel_end_block,
-            memory_limit_bytes: self.memory_limit_bytes,
-            wasm_instances: self.wasm_instances,
-            max_pending: self.max_pending,
-            max_pending_bytes: self.max_pending_bytes,
-            compile_budget_ms: self.compile_budget_ms,
-            log_summary_secs: self.log_summary_secs,
-            deploy: self.deploy,
-            deploy_allow: self.deploy_allow.clone(),
-            integrity_check: self.integrity_check,
-            state_cache_mb: self.state_cache_mb,
-            restore_from: self.restore_from.clone(),
-            snapshot_every_blocks: self.snapshot_every_blocks,
-            snapshot_keep: self.snapshot_keep,
-            retain_blocks: self.retain_blocks,
-            snapshot_from: self.snapshot_from.clone(),
-            validator: self.validator.is_some(),
+        macro_rules! to_ledger {
+            ($($field:ident,)*) => {
+                LedgerConfig {
+                    $($field: self.$field.clone(),)*
+                    validator: self.validator.is_some(),
+                }
+            };
         }
+        with_ledger_fields!(to_ledger)
     }
 
     /// Reads and [validates](Self::validate) the TOML file at `path`; absent fields take their
