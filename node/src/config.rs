@@ -65,13 +65,14 @@ pub struct NodeConfig {
     /// Least block time between a block and its parent, ms, written to a new chain's genesis
     /// (consensus, `runtime/chain/src/genesis/clock.rs`): `N` blocks always span at least `N` intervals
     /// whatever anyone sends, so a rule counted in blocks is a clock. What arrives meanwhile
-    /// waits for the next block. 1 to 600,000. Default 1000: the seed's 150-block tic-tac-toe
+    /// waits for the next block. Bounds and default: the chain parameter table (`ChainParams`,
+    /// `docs/limits.md`); the default, 1000, makes the seed's 150-block tic-tac-toe
     /// timeout then lasts at least 2.5 minutes, and a move waits at most one second for its
     /// block (`docs/clock.md`).
     pub min_block_interval_ms: u64,
     /// How far from a validator's clock a proposal's time may be, either way, for its vote,
     /// and how far ahead of its clock a follower lets a head run before it reports it, ms;
-    /// written to a new chain's genesis. 1 to 600,000. Default 2000.
+    /// written to a new chain's genesis. Bounds and default: the chain parameter table.
     pub max_clock_drift_ms: u64,
     /// The modules a new chain's genesis holds, by id, from the guests this binary embeds
     /// (`node/ledger/src/start/genesis_modules.rs`): `tictactoe`, `mnk`, `channel`, `moveboard`, `rps_rules`,
@@ -111,14 +112,14 @@ pub struct NodeConfig {
     /// `tx_micro`, `fuel_micro`, `write_byte_micro`, `event_byte_micro`: prices in millionths of
     /// a base unit, `runtime/chain/src/genesis/fees.rs`). Default none: transactions are free.
     pub fees: Option<FeeSchedule>,
-    /// Fuel of one transaction's `apply` (new chains; consensus). Default 10,000,000.
+    /// Fuel of one transaction's `apply` (new chains; consensus). Default and bounds: the chain
+    /// parameter table (`ChainParams`, `docs/limits.md`), as for the three fields below.
     pub fuel_apply: u64,
     /// Fuel of one view (`GET /v1/games/...`); not consensus, applies at every start.
-    /// Default 50,000,000.
     pub fuel_view: u64,
-    /// Fuel of one module's `end_block` (new chains; consensus). Default 10,000,000.
+    /// Fuel of one module's `end_block` (new chains; consensus).
     pub fuel_end_block: u64,
-    /// Linear memory limit of one guest instance, bytes (new chains; consensus). Default 16 MiB.
+    /// Linear memory limit of one guest instance, bytes (new chains; consensus).
     pub memory_limit_bytes: u64,
     /// Pooled wasm instances (concurrent calls: the block executor plus views). Default 64.
     pub wasm_instances: u32,

@@ -9,7 +9,8 @@ use std::fmt;
 use std::path::PathBuf;
 
 use gamechain_runtime::chain::address::check_address;
-use gamechain_runtime::chain::{FeeSchedule, Network};
+use gamechain_runtime::chain::params::{parameter, ChainParams};
+use gamechain_runtime::chain::{BlockClock, FeeSchedule, Network};
 use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
@@ -62,14 +63,14 @@ pub struct LedgerConfig {
 
 impl Default for LedgerConfig {
     fn default() -> Self {
-        let runtime = RuntimeConfig::default();
+        let params = ChainParams::DEFAULT;
         Self {
             data_dir: PathBuf::from("./gamechain-data"),
             chain_id: "gamechain-dev".to_string(),
             network: Network::Testnet,
             block_interval_ms: 60_000,
-            min_block_interval_ms: gamechain_runtime::chain::clock::DEFAULT_MIN_BLOCK_INTERVAL_MS,
-            max_clock_drift_ms: gamechain_runtime::chain::clock::DEFAULT_MAX_CLOCK_DRIFT_MS,
+            min_block_interval_ms: params.clock.min_block_interval_ms,
+            max_clock_drift_ms: params.clock.max_clock_drift_ms,
             genesis_modules: crate::genesis_modules::default_genesis_ids(),
             dev_clock: false,
             block_coalesce_ms: 5,
@@ -77,10 +78,10 @@ impl Default for LedgerConfig {
             max_block_txs: 50_000,
             faucet: Some(Amount(100_000)),
             fees: None,
-            fuel_apply: runtime.fuel_apply,
-            fuel_view: runtime.fuel_view,
-            fuel_end_block: runtime.fuel_end_block,
-            memory_limit_bytes: runtime.memory_limit_bytes as u64,
+            fuel_apply: params.fuel_apply,
+            fuel_view: params.fuel_view,
+            fuel_end_block: params.fuel_end_block,
+            memory_limit_bytes: params.memory_limit_bytes,
             wasm_instances: 64,
             max_pending: 100_000,
             max_pending_bytes: 64 << 20,
@@ -150,10 +151,6 @@ impl LedgerConfig {
             ("block_interval_ms", self.block_interval_ms),
             ("max_block_txs", self.max_block_txs as u64),
             ("max_pending", self.max_pending as u64),
-            ("fuel_apply", self.fuel_apply),
-            ("fuel_view", self.fuel_view),
-            ("fuel_end_block", self.fuel_end_block),
-            ("memory_limit_bytes", self.memory_limit_bytes),
             ("wasm_instances", u64::from(self.wasm_instances)),
             ("max_pending_bytes", self.max_pending_bytes),
             ("compile_budget_ms", self.compile_budget_ms),
@@ -163,11 +160,11 @@ impl LedgerConfig {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
         }
-        gamechain_runtime::chain::clock::validate_fields(
-            Some(self.min_block_interval_ms),
-            Some(self.max_clock_drift_ms),
-        )
-        .map_err(ConfigError)?;
+        let params = self.chain_params();
+        for name in Self::CONFIGURED_PARAMETERS {
+            let p = parameter(name).expect("a name of the parameter table");
+            p.check((p.get)(&params)).map_err(ConfigError)?;
+        }
         // A validator needs its oldest block (its consensus starts from block 0's digest, or
         // from the certificate of the snapshot base it joined from, at every start) and the
         // blocks its peers may ask for.
@@ -248,6 +245,34 @@ impl LedgerConfig {
     /// `<data_dir>/compiled/`: the compiled-module cache (`gamechain_runtime::ModuleCache`).
     pub fn compiled_dir(&self) -> PathBuf {
         self.data_dir.join("compiled")
+    }
+
+    /// The chain parameters this configuration sets, by their genesis names: the others
+    /// (`max_block_deploys`, `max_block_code_bytes`) are [`ChainParams::DEFAULT`]'s.
+    pub const CONFIGURED_PARAMETERS: [&'static str; 6] = [
+        "fuel_apply",
+        "fuel_view",
+        "fuel_end_block",
+        "memory_limit_bytes",
+        "min_block_interval_ms",
+        "max_clock_drift_ms",
+    ];
+
+    /// The parameters a new chain made with this configuration gets
+    /// ([`Self::CONFIGURED_PARAMETERS`] from the fields of the same names, the rest
+    /// [`ChainParams::DEFAULT`]'s). Bounds: [`Self::validate`] checks them against the table.
+    pub fn chain_params(&self) -> ChainParams {
+        ChainParams {
+            fuel_apply: self.fuel_apply,
+            fuel_view: self.fuel_view,
+            fuel_end_block: self.fuel_end_block,
+            memory_limit_bytes: self.memory_limit_bytes,
+            clock: BlockClock {
+                min_block_interval_ms: self.min_block_interval_ms,
+                max_clock_drift_ms: self.max_clock_drift_ms,
+            },
+            ..ChainParams::DEFAULT
+        }
     }
 
     /// The runtime configuration these limits give (pooling allocation of `wasm_instances`).

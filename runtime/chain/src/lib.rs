@@ -26,6 +26,7 @@
 //! | [`genesis`]`/`[`clock`] | [`BlockClock`]: block time as consensus (spacing, drift window) |
 //! | [`genesis`]`/`[`block_caps`] | [`BlockCaps`]: deploys and code bytes per block as consensus |
 //! | [`genesis`]`/`[`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
+//! | [`genesis`]`/`[`params`] | [`ChainParams`]: the chain's parameters in one type, and their table |
 //! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
 //!
 //! Each folder's modules are also re-exported here under their names from before they were
@@ -49,7 +50,7 @@ pub mod state_root;
 pub mod wire;
 
 pub use block::{merkle, receipt, tx};
-pub use genesis::{block_caps, clock, fees, validators};
+pub use genesis::{block_caps, clock, fees, params, validators};
 pub use keys::{address, signed_message};
 pub use state_root::element_cache;
 
@@ -60,6 +61,7 @@ pub use clock::BlockClock;
 pub use element_cache::ElementCache;
 pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
+pub use params::ChainParams;
 pub use policy::{PendingUpgrade, UpgradePolicy, MAX_TIMELOCK_DELAY_MS};
 pub use receipt::{Event, Receipt};
 pub use session::{SessionInfo, SessionList, SessionRecord, SessionRefusal};

@@ -83,11 +83,12 @@ pub fn genesis_header(genesis: &Genesis, state_hash: &StateHash) -> Header {
 /// choice of `allocation` (not consensus). Its `config_hash()` equals
 /// `genesis.engine_config_hash` unless this build's runtime differs from the chain's.
 pub fn runtime_config(genesis: &Genesis, allocation: Allocation) -> RuntimeConfig {
+    let params = genesis.params();
     RuntimeConfig {
-        fuel_apply: genesis.fuel_apply,
-        fuel_view: genesis.fuel_view,
-        fuel_end_block: genesis.fuel_end_block,
-        memory_limit_bytes: usize::try_from(genesis.memory_limit_bytes).unwrap_or(usize::MAX),
+        fuel_apply: params.fuel_apply,
+        fuel_view: params.fuel_view,
+        fuel_end_block: params.fuel_end_block,
+        memory_limit_bytes: usize::try_from(params.memory_limit_bytes).unwrap_or(usize::MAX),
         allocation,
         // Not consensus: this build's defaults (instance reuse on, no verification).
         ..RuntimeConfig::default()

@@ -28,6 +28,7 @@
 //! compiled-module cache key (`cache.rs`), not of the config hash. The determinism matrix
 //! (`tests/tests/determinism.rs`) replays a chain under every level.
 
+use gamechain_chain::ChainParams;
 use sha2::{Digest, Sha256};
 
 use crate::abi::{ABI_VERSION, FEATURE_NAMES, MAX_TABLE_ELEMENTS};
@@ -187,23 +188,18 @@ pub struct RuntimeConfig {
 }
 
 impl Default for RuntimeConfig {
-    /// - `fuel_apply` 10,000,000 and `fuel_end_block` 10,000,000: a tic-tac-toe move (JSON parse,
-    ///   a state read, a write, an event) is tens of thousands of fuel, so this leaves room for
-    ///   games a hundred times heavier while bounding a transaction to roughly 10–30 ms of wasm.
-    /// - `fuel_view` 50,000,000: views may scan and decode many records (a full 1024-entry scan
-    ///   page with JSON decoding is a few million), they run off the consensus path, and the
-    ///   bound keeps an HTTP request under ~0.1 s.
-    /// - `memory_limit_bytes` 16 MiB (256 pages): a Rust guest needs its 32 KiB stack, ~150 KB of
-    ///   code data and a bump heap that is never freed within a call; 16 MiB is far above that
-    ///   while keeping a full pool of 64 slots at most 1 GiB resident.
+    /// - `fuel_apply`, `fuel_view`, `fuel_end_block` and `memory_limit_bytes`: a new chain's
+    ///   ([`ChainParams::DEFAULT`], whose constants say why each value);
     /// - `allocation`: a pool of 64 instances, far above the concurrency of one block executor
     ///   plus the view threads of a 2-core node.
     fn default() -> Self {
+        let params = ChainParams::DEFAULT;
         Self {
-            fuel_apply: 10_000_000,
-            fuel_view: 50_000_000,
-            fuel_end_block: 10_000_000,
-            memory_limit_bytes: 16 << 20,
+            fuel_apply: params.fuel_apply,
+            fuel_view: params.fuel_view,
+            fuel_end_block: params.fuel_end_block,
+            memory_limit_bytes: usize::try_from(params.memory_limit_bytes)
+                .expect("16 MiB fits every address size"),
             allocation: Allocation::Pooling { instances: 64 },
             reuse_instances: true,
             verify_reuse: false,

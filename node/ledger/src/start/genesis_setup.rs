@@ -465,6 +465,7 @@ pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, No
         )));
     }
     let runtime = config.runtime_config();
+    let params = config.chain_params();
     let genesis = Genesis {
         chain_id: config.chain_id.clone(),
         network: config.network,
@@ -474,19 +475,17 @@ pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, No
         modules: genesis_module_list(&config.genesis_modules)
             .map_err(|e| NodeError::Config(crate::config::ConfigError(e)))?,
         balances: Vec::new(),
-        fuel_apply: runtime.fuel_apply,
-        fuel_view: runtime.fuel_view,
-        fuel_end_block: runtime.fuel_end_block,
-        memory_limit_bytes: config.memory_limit_bytes,
+        fuel_apply: params.fuel_apply,
+        fuel_view: params.fuel_view,
+        fuel_end_block: params.fuel_end_block,
+        memory_limit_bytes: params.memory_limit_bytes,
         engine_config_hash: runtime.config_hash(),
         fees: config.fees.clone(),
         validators: None,
-        min_block_interval_ms: Some(config.min_block_interval_ms),
-        max_clock_drift_ms: Some(config.max_clock_drift_ms),
-        max_block_deploys: Some(gamechain_runtime::chain::block_caps::DEFAULT_MAX_BLOCK_DEPLOYS),
-        max_block_code_bytes: Some(
-            gamechain_runtime::chain::block_caps::DEFAULT_MAX_BLOCK_CODE_BYTES,
-        ),
+        min_block_interval_ms: Some(params.clock.min_block_interval_ms),
+        max_clock_drift_ms: Some(params.clock.max_clock_drift_ms),
+        max_block_deploys: Some(params.block_caps.max_block_deploys),
+        max_block_code_bytes: Some(params.block_caps.max_block_code_bytes),
     };
     genesis
         .validate()
@@ -671,28 +670,20 @@ fn write_new_file(path: &Path, bytes: &[u8]) -> Result<(), NodeError> {
 /// Logs each chain-defining configuration value that differs from the existing genesis (which
 /// wins).
 fn warn_about_ignored_settings(config: &LedgerConfig, genesis: &Genesis) {
+    let (ours, theirs) = (config.chain_params(), genesis.params());
+    // `fuel_view` is left out: the node's own setting bounds its views (`node_runtime_config`).
+    let params = LedgerConfig::CONFIGURED_PARAMETERS
+        .into_iter()
+        .filter(|name| *name != "fuel_view")
+        .map(|name| {
+            let p = gamechain_runtime::chain::params::parameter(name).expect("a table name");
+            (name, (p.get)(&ours) != (p.get)(&theirs))
+        });
     let differ = [
         ("chain_id", config.chain_id != genesis.chain_id),
         ("network", config.network != genesis.network),
         ("faucet", config.faucet != genesis.faucet),
         ("fees", config.fees != genesis.fees),
-        ("fuel_apply", config.fuel_apply != genesis.fuel_apply),
-        (
-            "fuel_end_block",
-            config.fuel_end_block != genesis.fuel_end_block,
-        ),
-        (
-            "memory_limit_bytes",
-            config.memory_limit_bytes != genesis.memory_limit_bytes,
-        ),
-        (
-            "min_block_interval_ms",
-            Some(config.min_block_interval_ms) != genesis.min_block_interval_ms,
-        ),
-        (
-            "max_clock_drift_ms",
-            Some(config.max_clock_drift_ms) != genesis.max_clock_drift_ms,
-        ),
         (
             "genesis_modules",
             !config
@@ -700,8 +691,10 @@ fn warn_about_ignored_settings(config: &LedgerConfig, genesis: &Genesis) {
                 .iter()
                 .eq(genesis.modules.iter().map(|m| &m.id)),
         ),
-    ];
-    for (field, _) in differ.iter().filter(|(_, d)| *d) {
+    ]
+    .into_iter()
+    .chain(params);
+    for (field, _) in differ.filter(|(_, d)| *d) {
         tracing::warn!(
             field,
             "the configuration's {field} differs from genesis.json, which is used"

@@ -3,14 +3,9 @@
 //! carry together. Each deploy costs every validator and verifier a compile; these caps bound
 //! that work per block, whoever makes the block (a faulty proposer included).
 //!
-//! Genesis fields (both optional; JSON numbers):
-//!
-//! | field | meaning | bounds | absent |
-//! |---|---|---|---|
-//! | `max_block_deploys` | most `deploy` transactions (new modules and upgrades alike) in one block | 1 to [`MAX_BLOCK_DEPLOYS_LIMIT`] | no cap (a chain made before this rule) |
-//! | `max_block_code_bytes` | most bytes of `code` (decoded) of the deploys of one block together | [`MAX_CODE_BYTES`] to [`MAX_BLOCK_CODE_BYTES_LIMIT`] | no cap |
-//!
-//! New genesis files get [`DEFAULT_MAX_BLOCK_DEPLOYS`] and [`DEFAULT_MAX_BLOCK_CODE_BYTES`].
+//! Genesis fields `max_block_deploys` and `max_block_code_bytes` (both optional; JSON numbers):
+//! their bounds, the values new genesis files get and what an absent field means are rows of the
+//! one parameter table, `PARAMETERS` (`params.rs`); the constants below are its figures.
 //! A deploy that would take its block over either cap makes the block invalid (the state
 //! transition's `BlockFull` at that transaction, `what` = `deploys` or `bytes of deploy code`);
 //! a block maker leaves it for a later block. The lower bound of `max_block_code_bytes` keeps
@@ -25,8 +20,6 @@
 use std::io;
 
 use borsh::BorshSerialize;
-
-use crate::block::tx::MAX_CODE_BYTES;
 
 /// `max_block_deploys` written into new genesis files: 8.
 pub const DEFAULT_MAX_BLOCK_DEPLOYS: u64 = 8;
@@ -84,30 +77,6 @@ impl BlockCaps {
     }
 }
 
-/// Validates the two optional genesis fields. The error names the field.
-pub fn validate_fields(
-    max_block_deploys: Option<u64>,
-    max_block_code_bytes: Option<u64>,
-) -> Result<(), String> {
-    if let Some(v) = max_block_deploys {
-        if !(1..=MAX_BLOCK_DEPLOYS_LIMIT).contains(&v) {
-            return Err(format!(
-                "max_block_deploys must be 1 to {MAX_BLOCK_DEPLOYS_LIMIT}, not {v}"
-            ));
-        }
-    }
-    if let Some(v) = max_block_code_bytes {
-        let least = MAX_CODE_BYTES as u64;
-        if !(least..=MAX_BLOCK_CODE_BYTES_LIMIT).contains(&v) {
-            return Err(format!(
-                "max_block_code_bytes must be {least} to {MAX_BLOCK_CODE_BYTES_LIMIT} (at least \
-                 one deploy of the largest code), not {v}"
-            ));
-        }
-    }
-    Ok(())
-}
-
 /// Writes the hashed section (module docs) when either field is present; nothing otherwise.
 pub fn serialize_section<W: io::Write>(
     max_block_deploys: Option<u64>,
@@ -143,22 +112,7 @@ mod tests {
     }
 
     #[test]
-    fn bounds_and_section() {
-        validate_fields(None, None).unwrap();
-        validate_fields(
-            Some(DEFAULT_MAX_BLOCK_DEPLOYS),
-            Some(DEFAULT_MAX_BLOCK_CODE_BYTES),
-        )
-        .unwrap();
-        validate_fields(Some(1), Some(MAX_CODE_BYTES as u64)).unwrap();
-        assert!(validate_fields(Some(0), None)
-            .unwrap_err()
-            .contains("max_block_deploys"));
-        assert!(validate_fields(Some(MAX_BLOCK_DEPLOYS_LIMIT + 1), None).is_err());
-        assert!(validate_fields(None, Some(MAX_CODE_BYTES as u64 - 1))
-            .unwrap_err()
-            .contains("max_block_code_bytes"));
-        assert!(validate_fields(None, Some(MAX_BLOCK_CODE_BYTES_LIMIT + 1)).is_err());
+    fn section() {
         let mut none = Vec::new();
         serialize_section(None, None, &mut none).unwrap();
         assert!(none.is_empty());

@@ -44,11 +44,14 @@
 //! (`fees.rs`).
 //!
 //! The sections' own rules are the files of this folder: [`validators`], [`clock`],
-//! [`block_caps`] and [`fees`].
+//! [`block_caps`] and [`fees`]. The numeric parameters (fuel, memory, block spacing, drift,
+//! deploy caps) are read through one type, [`ChainParams`] ([`Genesis::params`]), whose table
+//! ([`params::PARAMETERS`]) holds their bounds and the values new chains get.
 
 pub mod block_caps;
 pub mod clock;
 pub mod fees;
+pub mod params;
 pub mod validators;
 
 use core::fmt;
@@ -65,6 +68,7 @@ use crate::block::{BlockError, SignedHeader};
 use crate::genesis::block_caps::BlockCaps;
 use crate::genesis::clock::{BlockClock, DEFAULT_MAX_CLOCK_DRIFT_MS};
 use crate::genesis::fees::FeeSchedule;
+use crate::genesis::params::{ChainParams, PARAMETERS};
 use crate::genesis::validators::ValidatorSet;
 use crate::hash::{parse_hex32, sha256};
 use crate::keys::address::{check_address, Network};
@@ -234,10 +238,11 @@ impl Genesis {
                 )));
             }
         }
-        clock::validate_fields(self.min_block_interval_ms, self.max_clock_drift_ms)
-            .map_err(invalid)?;
-        block_caps::validate_fields(self.max_block_deploys, self.max_block_code_bytes)
-            .map_err(invalid)?;
+        for (p, value) in PARAMETERS.iter().zip(self.parameter_fields()) {
+            if let Some(v) = value {
+                p.check(v).map_err(invalid)?;
+            }
+        }
         if let (Some(set), Some(interval)) = (&self.validators, self.min_block_interval_ms) {
             if set.leader_timeout_ms <= interval {
                 return Err(invalid(format!(
@@ -300,16 +305,6 @@ impl Genesis {
             supply = supply
                 .checked_add(b.amount.0)
                 .ok_or_else(|| invalid("total GOLD supply overflows u128"))?;
-        }
-        for (name, value) in [
-            ("fuel_apply", self.fuel_apply),
-            ("fuel_view", self.fuel_view),
-            ("fuel_end_block", self.fuel_end_block),
-            ("memory_limit_bytes", self.memory_limit_bytes),
-        ] {
-            if value == 0 {
-                return Err(invalid(format!("{name} must be more than 0")));
-            }
         }
         if parse_hex32(&self.engine_config_hash).is_none() {
             return Err(invalid(
@@ -376,20 +371,47 @@ impl Genesis {
         signed.verify()
     }
 
-    /// The chain's block-time rules (`clock.rs`): the spacing every block must keep and the
-    /// drift window validators vote within.
-    pub fn clock(&self) -> BlockClock {
-        BlockClock {
-            min_block_interval_ms: self.min_block_interval_ms.unwrap_or(0),
-            max_clock_drift_ms: self
-                .max_clock_drift_ms
-                .unwrap_or(DEFAULT_MAX_CLOCK_DRIFT_MS),
+    /// The chain's parameters ([`ChainParams`], `params.rs`): fuel and memory as written, and
+    /// for each optional field this chain lacks, what its absence means (no block spacing, the
+    /// default drift window, no deploy caps).
+    pub fn params(&self) -> ChainParams {
+        ChainParams {
+            fuel_apply: self.fuel_apply,
+            fuel_view: self.fuel_view,
+            fuel_end_block: self.fuel_end_block,
+            memory_limit_bytes: self.memory_limit_bytes,
+            clock: BlockClock {
+                min_block_interval_ms: self.min_block_interval_ms.unwrap_or(0),
+                max_clock_drift_ms: self
+                    .max_clock_drift_ms
+                    .unwrap_or(DEFAULT_MAX_CLOCK_DRIFT_MS),
+            },
+            block_caps: BlockCaps::from_fields(self.max_block_deploys, self.max_block_code_bytes),
         }
     }
 
-    /// The chain's caps on deploys per block (`block_caps.rs`).
+    /// The fields of [`PARAMETERS`] as this file holds them, in its order (`None`: absent).
+    fn parameter_fields(&self) -> [Option<u64>; PARAMETERS.len()] {
+        [
+            Some(self.fuel_apply),
+            Some(self.fuel_view),
+            Some(self.fuel_end_block),
+            Some(self.memory_limit_bytes),
+            self.min_block_interval_ms,
+            self.max_clock_drift_ms,
+            self.max_block_deploys,
+            self.max_block_code_bytes,
+        ]
+    }
+
+    /// The chain's block-time rules (`clock.rs`): `self.params().clock`.
+    pub fn clock(&self) -> BlockClock {
+        self.params().clock
+    }
+
+    /// The chain's caps on deploys per block (`block_caps.rs`): `self.params().block_caps`.
     pub fn block_caps(&self) -> BlockCaps {
-        BlockCaps::from_fields(self.max_block_deploys, self.max_block_code_bytes)
+        self.params().block_caps
     }
 
     /// Total GOLD at genesis (sum of the balances), base units. Saturates on overflow, which
@@ -539,6 +561,33 @@ mod tests {
             max_block_deploys: None,
             max_block_code_bytes: None,
         }
+    }
+
+    #[test]
+    fn params_reads_each_field_of_the_table() {
+        let mut g = sample();
+        g.max_clock_drift_ms = Some(3_000);
+        g.max_block_deploys = Some(5);
+        g.max_block_code_bytes = Some(3 << 20);
+        let params = g.params();
+        for (p, field) in PARAMETERS.iter().zip(g.parameter_fields()) {
+            assert_eq!(Some((p.get)(&params)), field, "{}", p.name);
+        }
+        // Absent optional fields: no spacing, the default drift window, no caps.
+        let old = Genesis {
+            min_block_interval_ms: None,
+            ..sample()
+        };
+        assert_eq!(old.params().clock.min_block_interval_ms, 0);
+        assert_eq!(
+            old.params().clock.max_clock_drift_ms,
+            DEFAULT_MAX_CLOCK_DRIFT_MS
+        );
+        assert_eq!(old.params().block_caps, BlockCaps::NONE);
+        assert_eq!(
+            (old.clock(), old.block_caps()),
+            (old.params().clock, old.params().block_caps)
+        );
     }
 
     #[test]
