@@ -48,6 +48,14 @@
 //! No folder under [`ROOTS`] (`src/`, `tests/`, `benches/` and their subfolders alike) holds
 //! more than [`MAX_FILES_PER_FOLDER`] `.rs` files (its subfolders not counted): a bigger one is
 //! regrouped into subfolders by concept.
+//!
+//! # Confined dependencies (test `commonware_is_named_only_under_the_validator_folder`)
+//!
+//! The consensus engine's crates (`commonware_*`) are named, in code, only by files under
+//! [`CONSENSUS_FOLDER`]: the validator, and the checks of what validators sign that `verify`,
+//! followers and the API call (`validator/proof/`). `cargo tree` shows which crates depend on
+//! Commonware; this shows where inside `gamechain-node` it is used. (SQLite needs no such test:
+//! only `gamechain-ledger` depends on `rusqlite`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -60,6 +68,9 @@ const ROOTS: &[&str] = &["runtime", "sdk-guest", "node"];
 
 /// Most `.rs` files one folder may hold.
 const MAX_FILES_PER_FOLDER: usize = 14;
+
+/// The only folder whose files may name a `commonware_*` crate.
+const CONSENSUS_FOLDER: &str = "node/src/validator/";
 
 /// Directories never searched for sources.
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
@@ -92,6 +103,43 @@ fn no_source_folder_over_14_files() {
         }
     }
     assert!(over.is_empty(), "{}", over.join("\n"));
+}
+
+#[test]
+fn commonware_is_named_only_under_the_validator_folder() {
+    let root = workspace_root();
+    let mut outside = Vec::new();
+    let mut inside = 0;
+    for r in ROOTS {
+        for dir in dirs_under(&root.join(r)) {
+            for file in rs_files_in(&dir) {
+                let path = rel(&root, &file);
+                let src = fs::read_to_string(&file).unwrap();
+                let names = lex(&src)
+                    .into_iter()
+                    .filter(|(t, _)| matches!(t, Tok::Ident(i) if i.starts_with("commonware_")));
+                let lines: Vec<usize> = names.map(|(_, line)| line).collect();
+                if lines.is_empty() {
+                    continue;
+                }
+                if path.starts_with(CONSENSUS_FOLDER) {
+                    inside += 1;
+                } else {
+                    outside.push(format!("{path}: lines {lines:?}"));
+                }
+            }
+        }
+    }
+    assert!(
+        outside.is_empty(),
+        "files outside {CONSENSUS_FOLDER} that name a commonware crate:\n{}",
+        outside.join("\n")
+    );
+    // The check looks at real files: the validator's do name it.
+    assert!(
+        inside >= 5,
+        "only {inside} files under {CONSENSUS_FOLDER} name commonware"
+    );
 }
 
 /// The checker sees what it should: the rules above on small sources.

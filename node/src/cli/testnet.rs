@@ -21,8 +21,9 @@ use std::process::Stdio;
 use gamechain_runtime::chain::{GenesisValidator, SecretKey, ValidatorSet, ENGINE_SIMPLEX};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
-use crate::config::{NodeConfig, PeerAddr};
+use crate::config::NodeConfig;
 use crate::validator::keys;
+use crate::validator::p2p::PeerAddr;
 use gamechain_ledger::genesis_setup::new_genesis;
 
 /// `gamechain testnet`'s options.

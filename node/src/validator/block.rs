@@ -26,7 +26,16 @@ use commonware_cryptography::Digestible;
 
 use gamechain_runtime::chain::{tx_root, SignedHeader, SignedTx};
 
-pub use crate::verify::finality::proposal_digest;
+/// [`crate::verify::finality::proposal_digest`] over the engine's digest type.
+pub fn proposal_digest<'a>(
+    parent: &Digest,
+    header: &SignedHeader,
+    signatures: impl IntoIterator<Item = &'a str>,
+) -> Digest {
+    Digest(crate::verify::finality::proposal_digest(
+        &parent.0, header, signatures,
+    ))
+}
 
 /// Bounds on a [`ProposedBlock`] read from a peer or an archive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -61,9 +61,9 @@ use crate::validator::equivocate::VoteSender;
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::observer::{run_evidence, AsConsensus, Observer};
-use crate::verify::evidence::EvidenceChecker;
+use crate::validator::proof::evidence::EvidenceChecker;
 
-pub use crate::verify::finality::namespace;
+pub use crate::validator::proof::finality::namespace;
 
 /// One network channel: its sender and receiver.
 pub type Channel<S, R> = (S, R);

@@ -23,7 +23,8 @@
 //! | [`gossip`] | transactions sent to one validator reach the others |
 //! | [`flood`] | the deploys of the test fault `deploy_flood` (a proposer that floods blocks with code) |
 //! | [`keys`] | the consensus key file and the participant set |
-//! | [`p2p`] | the transport's preset, peers' addresses by IP or DNS name |
+//! | [`p2p`] | the transport's preset, [`p2p::PeerAddr`]: peers' addresses by IP or DNS name |
+//! | [`proof`] | finality certificates and evidence of faults, checked against the genesis set (for `verify`, followers and the API) |
 //! | [`rejoin`] | rejoining consensus without a journal: following to a floor the key's old votes cannot reach |
 //! | [`run`] | `gamechain node --validator`: the engine over TCP on its own runtime |
 //!
@@ -39,6 +40,7 @@ pub mod keys;
 pub mod ledger;
 pub mod observer;
 pub mod p2p;
+pub mod proof;
 pub mod rejoin;
 pub mod run;
 

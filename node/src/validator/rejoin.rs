@@ -55,7 +55,7 @@ use tokio::sync::watch;
 
 use gamechain_client::client::Client;
 
-use crate::verify::finality::FinalityChecker;
+use crate::validator::proof::finality::FinalityChecker;
 use crate::verify::follower::follow_until;
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::genesis_setup::now_ms;

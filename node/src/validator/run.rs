@@ -161,7 +161,7 @@ pub async fn run(
         Some(_) => {}
     }
     let participants = keys::participants(&set)?;
-    let mut peers: Vec<(PublicKey, crate::config::PeerAddr)> = Vec::new();
+    let mut peers: Vec<(PublicKey, crate::validator::p2p::PeerAddr)> = Vec::new();
     let mut seen = BTreeSet::from([my_bytes]);
     for (peer, addr) in vc.parsed_peers().map_err(NodeError::Config)? {
         if set.by_consensus_key(&peer).is_none() {
@@ -378,9 +378,11 @@ fn engine_start(chain: &Chain, storage: &Storage, floor: u64) -> Result<EngineSt
             "consensus starts from block {floor} (a snapshot's base, or a rejoin's floor): {what}"
         ))
     };
-    let checker =
-        crate::verify::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
-            .map_err(refused)?;
+    let checker = crate::validator::proof::finality::FinalityChecker::new(
+        chain.genesis(),
+        &chain.genesis_hash,
+    )
+    .map_err(refused)?;
     let base = checker
         .finalization(&digest, &certificate)
         .map_err(|e| refused(format!("its stored finality certificate: {e}")))?;

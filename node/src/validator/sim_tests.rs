@@ -458,7 +458,7 @@ fn run(
                 let mut rng = context.child("verify");
                 assert!(f.verify(&mut rng, &verifier, &Sequential), "height {h}");
                 // The same check `gamechain verify` makes.
-                let checker = crate::verify::finality::FinalityChecker::new(
+                let checker = crate::validator::proof::finality::FinalityChecker::new(
                     node.chain.genesis(),
                     &node.chain.genesis_hash,
                 )
@@ -503,8 +503,11 @@ fn check_follower_gate(node: &Node, top: u64) {
     use crate::verify::source::Finality;
     let chain = &node.chain;
     let checker = Arc::new(
-        crate::verify::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
-            .unwrap(),
+        crate::validator::proof::finality::FinalityChecker::new(
+            chain.genesis(),
+            &chain.genesis_hash,
+        )
+        .unwrap(),
     );
     let genesis = Arc::new(chain.genesis().clone());
     let digest_at = |h: u64| {
@@ -525,7 +528,8 @@ fn check_follower_gate(node: &Node, top: u64) {
     };
     let block = |h: u64| chain.block(Some(h)).unwrap();
     let checked = |h: u64| check_block(&chain.ctx, block(h), 1);
-    let gate_after = |h: u64| FinalityGate::new(checker.clone(), genesis.clone(), h, digest_at(h));
+    let gate_after =
+        |h: u64| FinalityGate::new(checker.clone(), genesis.clone(), h, digest_at(h).0);
     // Heights let through by `proven`, its covered blocks fetched again and checked.
     let through = |proven: Proven| -> Vec<u64> {
         let mut heights = Vec::new();
@@ -697,9 +701,11 @@ fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies
     // others detect it, check and store the evidence, cut it off, and go on as three.
     let (heads, _, _, _, (evidence, chain)) = run(6, 4, Some((3, Fault::Equivocate)), 6, false);
     check_agreement(&heads);
-    let checker =
-        crate::verify::evidence::EvidenceChecker::new(chain.genesis(), &chain.genesis_hash)
-            .unwrap();
+    let checker = crate::validator::proof::evidence::EvidenceChecker::new(
+        chain.genesis(),
+        &chain.genesis_hash,
+    )
+    .unwrap();
     let faulty = participants(chain.genesis().validators.as_ref().unwrap())
         .unwrap()
         .position(&PrivateKey::from_seed(3).public_key())

@@ -62,7 +62,7 @@ use gamechain_runtime::{ChainContext, Layer, WriteSet};
 use tokio::sync::{mpsc, watch};
 
 use crate::config::NodeConfig;
-use crate::verify::finality::FinalityChecker;
+use crate::validator::proof::finality::FinalityChecker;
 use crate::verify::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
 use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
 use crate::verify::snapshot_join::join_from_snapshot;
@@ -811,7 +811,7 @@ where
                 lock_records(records).insert(
                     height,
                     Finality {
-                        digest: digest.0,
+                        digest,
                         certificate: None,
                     },
                 );
@@ -863,7 +863,7 @@ async fn catch_up(
             let head = from - 1;
             let c = chain.clone();
             let digest = tokio::task::spawn_blocking(move || {
-                c.read_db(|db| Ok(crate::validator::digest_at(db, head)))
+                c.read_db(|db| Ok(crate::validator::digest_at(db, head).map(|d| d.0)))
                     .map_err(|e| NodeError::Runtime(e.to_string()))
             })
             .await

@@ -22,13 +22,16 @@
 
 use std::sync::Arc;
 
-use commonware_cryptography::sha256::Digest;
 use gamechain_runtime::chain::Genesis;
 
-use crate::verify::finality::{proposal_digest, FinalityChecker};
+use crate::validator::proof::finality::FinalityChecker;
+use crate::verify::finality::proposal_digest;
 use crate::verify::replay::CheckedBlock;
 use crate::verify::source::Finality;
 use gamechain_chain::wire::Block;
+
+/// A block's consensus digest (`verify/finality.rs`).
+type Digest = [u8; 32];
 
 /// Most blocks a follower waits through without a certificate of their own (their digests are
 /// kept; the blocks are fetched again once a descendant's certificate covers them).
@@ -109,11 +112,11 @@ impl FinalityGate {
             .map_err(|e| GateError::Diverged(format!("block {height}: {e}")))?;
         let digest = block_digest(&self.digest, &block.block);
         if let Some(f) = &finality {
-            if f.digest != digest.0 {
+            if f.digest != digest {
                 return Err(GateError::Diverged(format!(
                     "block {height}: the node records consensus digest {}, the block's is {}",
                     hex::encode(f.digest),
-                    hex::encode(digest.0)
+                    hex::encode(digest)
                 )));
             }
         }
@@ -122,7 +125,7 @@ impl FinalityGate {
                 certificate: Some(certificate),
                 ..
             }) => {
-                self.checker.check(&digest.0, &certificate).map_err(|e| {
+                self.checker.check(&digest, &certificate).map_err(|e| {
                     GateError::Diverged(format!("block {height}'s finality certificate: {e}"))
                 })?;
                 self.digest = digest;
@@ -131,7 +134,7 @@ impl FinalityGate {
                     refetch: std::mem::take(&mut self.waiting),
                     block,
                     finality: Finality {
-                        digest: digest.0,
+                        digest: digest,
                         certificate: Some(certificate),
                     },
                 }))
@@ -167,8 +170,8 @@ pub fn check_refetched(parent: &Digest, digest: &Digest, block: &Block) -> Resul
         return Err(GateError::Diverged(format!(
             "block {}: the node served another block the second time (digest {}, then {})",
             block.height(),
-            hex::encode(digest.0),
-            hex::encode(got.0)
+            hex::encode(digest),
+            hex::encode(got)
         )));
     }
     Ok(())

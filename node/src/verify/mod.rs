@@ -11,8 +11,8 @@
 //! | `restore.rs` | `gamechain node --restore-from URL`: fetching, verifying (as the follower does) and committing the signed blocks a sequencer's database lost |
 //! | `snapshot_join.rs` | `--snapshot-from PEER`: a new follower's (or validator's) state fetched in chunks from a peer's snapshot, checked against the signed (or certified) header's state root |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
-//! | `finality.rs` | chains with validators: a block's consensus digest and the check of its finality certificate against the genesis set |
-//! | `evidence.rs` | evidence of a faulty validator (two conflicting signed votes): the check against the genesis set, and what `verify` reports of a source's |
+//! | `finality.rs` | chains with validators: a block's consensus digest (the certificate check is `validator/proof/`) |
+//! | `evidence.rs` | what `verify` reports of a source's evidence of faulty validators, and the records' wire form (the check is `validator/proof/`) |
 //! | `follower_finality.rs` | a follower of a chain with validators: the gate that lets a block through only once a certificate proves it final |
 
 pub mod evidence;

@@ -48,7 +48,8 @@ use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{receipt_root, tx_root, Receipt, StateHash};
 use gamechain_runtime::ChainContext;
 
-use crate::verify::finality::{proposal_digest, FinalityChecker};
+use crate::validator::proof::finality::FinalityChecker;
+use crate::verify::finality::proposal_digest;
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
 use gamechain_ledger::genesis_setup::SnapshotJoin;
@@ -572,12 +573,8 @@ fn check_base_block(
         );
     };
     let signatures = block.txs.iter().map(|t| t.tx.signature());
-    let computed = proposal_digest(
-        &commonware_cryptography::sha256::Digest(parent.digest),
-        &block.header,
-        signatures,
-    );
-    if computed.0 != digest {
+    let computed = proposal_digest(&parent.digest, &block.header, signatures);
+    if computed != digest {
         return Err(format!(
             "its finality record's digest {} is not the block's",
             hex::encode(digest)

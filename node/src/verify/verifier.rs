@@ -32,8 +32,10 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
-use crate::verify::evidence::{EvidenceChecker, EvidenceReport};
-use crate::verify::finality::{proposal_digest, FinalityChecker};
+use crate::validator::proof::evidence::EvidenceChecker;
+use crate::validator::proof::finality::FinalityChecker;
+use crate::verify::evidence::EvidenceReport;
+use crate::verify::finality::proposal_digest;
 use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };
@@ -218,7 +220,7 @@ impl FinalityReport {
 /// then becomes) with `checker`, counting into `report`.
 fn check_finality(
     checker: &FinalityChecker,
-    digest: &mut commonware_cryptography::sha256::Digest,
+    digest: &mut [u8; 32],
     block: &Block,
     f: Option<Finality>,
     report: &mut FinalityReport,
@@ -229,16 +231,16 @@ fn check_finality(
     report.checked_to = height;
     let Some(f) = f else { return Ok(()) };
     report.digests += 1;
-    if f.digest != digest.0 {
+    if f.digest != *digest {
         return Err(Box::new(Divergence::new(
             height,
             "finality.digest",
-            hex::encode(digest.0),
+            hex::encode(*digest),
             hex::encode(f.digest),
         )));
     }
     if let Some(cert) = f.certificate {
-        checker.check(&digest.0, &cert).map_err(|e| {
+        checker.check(digest, &cert).map_err(|e| {
             Box::new(Divergence::new(
                 height,
                 "finality.certificate",
@@ -329,7 +331,7 @@ fn start_from_base(
     base: Base,
     block: &Block,
     finality: Option<&Finality>,
-) -> Result<(Replayer, Option<commonware_cryptography::sha256::Digest>), Box<Divergence>> {
+) -> Result<(Replayer, Option<[u8; 32]>), Box<Divergence>> {
     let header = &block.header.header;
     if header.height != base.height {
         return Err(Box::new(Divergence::new(
@@ -358,7 +360,7 @@ fn start_from_base(
             hex::encode(state_hash.root()),
         )));
     }
-    let digest = finality.map(|f| commonware_cryptography::sha256::Digest(f.digest));
+    let digest = finality.map(|f| f.digest);
     Ok((
         Replayer::resume(ctx.clone(), base.state, state_hash, header.clone()),
         digest,
@@ -653,7 +655,7 @@ fn replay_all(
         ),
         None => None,
     };
-    let mut digest = base_digest.unwrap_or(commonware_cryptography::sha256::Digest([0; 32]));
+    let mut digest = base_digest.unwrap_or([0; 32]);
     let mut finality = report.finality.take().unwrap_or_default();
     if from > 0 && checker.is_some() {
         // The base needs a descendant's certificate (`FinalityReport::floor`).
