@@ -7,6 +7,8 @@
 //! - pooling vs on-demand instance allocation, warm-instance reuse on vs off, 1 vs 2 signature
 //!   threads (all 8 combinations);
 //! - compiled modules cold (a new runtime) vs warm (the same context replayed twice);
+//! - both compilers (Cranelift and Winch) for genesis modules and for uploads, in all four
+//!   pairings (not consensus: fuel is the instrumentation's);
 //! - every Cranelift optimisation level (`RuntimeConfig::opt_level`, not consensus), each
 //!   through a disk compiled-module cache (`ModuleCache`) first cold (empty: every module
 //!   compiled and stored) then warm (a reopened cache: every module deserialised);
@@ -193,25 +195,31 @@ fn every_opt_level_and_a_cold_then_warm_cache_reach_the_same_roots() {
 }
 
 #[test]
-fn the_compiler_of_each_origin_is_consensus() {
-    // Cranelift charges wasmtime's per-byte fuel for bulk memory operations and Winch does
-    // not, so compiling the genesis modules with Winch reaches other receipts: the config hash names each origin's compiler
-    // and a node configured otherwise is refused before it runs anything.
+fn both_compilers_for_either_origin_reach_the_same_roots() {
+    // Fuel is counted by the instrumentation, so the compiler is node policy: genesis modules
+    // and uploads (the channel's `call_code` of `ttt_rules` runs as an upload) under Cranelift
+    // or Winch, in all four pairings, replay every block to the sequencer's roots, receipts and
+    // fuel, under the same engine configuration hash.
     let c = &*CHAIN;
-    let mut config = gamechain_runtime::runtime_config(&c.genesis, Allocation::OnDemand);
-    config.genesis_compiler = Compiler::Winch;
-    let runtime = gamechain_runtime::Runtime::new(config).unwrap();
-    let modules = Modules::from_genesis(&runtime, &c.genesis, &c.codes).unwrap();
-    for e in modules.iter() {
-        assert_eq!(e.module.compiler(), Compiler::Winch);
+    for genesis_compiler in Compiler::ALL {
+        for upload_compiler in Compiler::ALL {
+            let mut config = gamechain_runtime::runtime_config(&c.genesis, Allocation::OnDemand);
+            config.genesis_compiler = genesis_compiler;
+            config.upload_compiler = upload_compiler;
+            assert_eq!(config.config_hash(), c.genesis.engine_config_hash);
+            let runtime = gamechain_runtime::Runtime::new(config).unwrap();
+            let modules = Modules::from_genesis(&runtime, &c.genesis, &c.codes).unwrap();
+            for e in modules.iter() {
+                assert_eq!(e.module.compiler(), genesis_compiler);
+            }
+            let ctx = Arc::new(ChainContext::new(c.genesis.clone(), runtime, modules).unwrap());
+            assert_eq!(
+                replay(&ctx, c),
+                c.state,
+                "genesis {genesis_compiler:?}, uploads {upload_compiler:?}"
+            );
+        }
     }
-    let refused = ChainContext::new(c.genesis.clone(), runtime, modules)
-        .err()
-        .expect("a runtime compiling genesis modules with Winch must be refused");
-    assert!(
-        refused.to_string().contains("engine config hash is"),
-        "{refused}"
-    );
 }
 
 #[test]

@@ -80,7 +80,7 @@ pub(super) fn check_runtime(genesis: &Genesis, config: &RuntimeConfig) -> Result
     let hash = config.config_hash();
     if hash != genesis.engine_config_hash {
         return Err(format!(
-            "engine config hash is {hash}, genesis says {} (another wasmtime, gas table or ABI)",
+            "engine config hash is {hash}, genesis says {} (another wasmtime, gas table, fuel metering or ABI)",
             genesis.engine_config_hash
         ));
     }

@@ -1,6 +1,6 @@
-//! The two compilers count fuel alike but for one difference: Cranelift (genesis modules) adds
-//! wasmtime's own fuel of 1 per byte of `memory.fill` / `memory.copy` / `memory.init`, which
-//! Winch (uploads) lacks; both pay the instrumentation's charge for those (1 per 4 bytes), so an
+//! The two compilers count fuel exactly alike: fuel is the instrumentation's own count
+//! (`runtime/vm/src/load/instrument/meter.rs`), so Cranelift (genesis modules) and Winch
+//! (uploads) run the same charges. Bulk memory writes pay 1 per 4 bytes under both, so an
 //! upload cannot fill memory for free. Results, writes and events are identical; a trap is
 //! charged the whole limit under both.
 
@@ -31,7 +31,7 @@ fn fuel(origin: Origin, wat: &str) -> (TxOutcome, u64) {
 }
 
 #[test]
-fn the_compilers_differ_only_in_wasmtimes_own_bulk_memory_fuel() {
+fn the_compilers_use_the_same_fuel() {
     // Calls, returns, branches, loops, stores, memory.grow: the same fuel under both.
     let same = [
         ("(func $f)", "(call $f)"),
@@ -67,9 +67,9 @@ fn the_compilers_differ_only_in_wasmtimes_own_bulk_memory_fuel() {
         assert!(c.result.is_ok() && w.result.is_ok());
         assert_eq!((c.writes, c.events, c_fuel), (w.writes, w.events, w_fuel));
     }
-    // memory.fill / memory.copy of n bytes: both pay the instrumentation's loop (1 fuel per 4
-    // bytes); Cranelift also charges wasmtime's 1 per byte.
-    for n in [0u32, 100, 4096] {
+    // memory.fill / memory.copy of n bytes: both pay the operator and ceil(n / 4), exactly.
+    let mut base = None;
+    for n in [0u32, 100, 4096, 4097] {
         for op in [
             "memory.fill (i32.const 0) (i32.const 7)",
             "memory.copy (i32.const 0) (i32.const 4096)",
@@ -79,12 +79,22 @@ fn the_compilers_differ_only_in_wasmtimes_own_bulk_memory_fuel() {
                 "(call $f) (i32.const 0)",
             );
             let (c, w) = (fuel(Origin::Genesis, &wat).1, fuel(Origin::Upload, &wat).1);
-            assert_eq!(c - w, u64::from(n), "{op} {n}");
-            assert!(
-                w >= u64::from(n) / 4,
-                "{op} {n}: the loop charges the upload {w}"
-            );
+            assert_eq!(c, w, "{op} {n}");
+            let zero = *base.get_or_insert(c);
+            assert_eq!(c - zero, u64::from(n).div_ceil(4), "{op} {n}");
         }
+    }
+}
+
+#[test]
+fn fuel_counts_the_modules_own_operators() {
+    // One iteration of `calls`' loop is 10 operators of cost 1 (`local.get`, `i32.const`,
+    // `i32.ge_u`, `br_if`; `call`; `local.get`, `i32.const`, `i32.add`, `local.set`; `br`), and
+    // `$f` is an `end` (0): nothing the instrumentation adds is charged.
+    for origin in [Origin::Genesis, Origin::Upload] {
+        let f = |n| fuel(origin, &calls(n)).1;
+        assert_eq!(f(11) - f(10), 10, "{origin:?}");
+        assert_eq!(f(100) - f(0), 1_000, "{origin:?}");
     }
 }
 

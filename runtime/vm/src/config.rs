@@ -2,7 +2,8 @@
 //! ([`RuntimeConfig::config_hash`]).
 //!
 //! Determinism choices (each one is in the config hash):
-//! - fuel metering on (`consume_fuel`), wasmtime 48's default per-operator costs; no epoch
+//! - fuel counted by our own instrumentation (`instrument/meter.rs`: a charge per metered
+//!   block from our cost table, `operator_cost=ops-v1`), wasmtime's `consume_fuel` off; no epoch
 //!   interruption, no clock, no WASI;
 //! - NaN canonicalisation on, so float results have the same bits everywhere;
 //! - the wasm feature set is spelled out rather than taken from wasmtime's defaults: exactly
@@ -12,10 +13,8 @@
 //!   entries; a fixed native stack budget for wasm ([`MAX_WASM_STACK`]);
 //! - every module is validated at load (`validate.rs`, its limits are in the config hash) and
 //!   instrumented (`instrument/` and `stack.rs`, their version and the stack limit are in the
-//!   config hash); the instrumented module is what runs, so fuel counts the inserted
-//!   instructions too;
-//! - the compiler of each module ([`Compiler`]): Cranelift for genesis modules, Winch (linear
-//!   compile time) for uploaded ones; a trap is charged the call's whole fuel limit.
+//!   config hash); fuel counts the module's own operators, never the inserted ones;
+//! - a trap is charged the call's whole fuel limit.
 //!
 //! Allocation (pooling or on demand) is not consensus: both enforce the same limits through the
 //! same [`Limits`]; a module too large for a pool slot runs on the on-demand engine; a caller
@@ -25,8 +24,10 @@
 //! (`module.rs`). Nor is the Cranelift optimisation level ([`RuntimeConfig::opt_level`]):
 //! fuel is counted per wasm operator, before Cranelift sees the code, and NaNs are canonicalised
 //! at every level, so only the machine code (and its speed) differs; it is part of the
-//! compiled-module cache key (`cache.rs`), not of the config hash. The determinism matrix
-//! (`tests/tests/determinism.rs`) replays a chain under every level.
+//! compiled-module cache key (`cache.rs`), not of the config hash. Nor is the compiler
+//! ([`Compiler`]): fuel is the instrumentation's, so Cranelift and Winch give the same results,
+//! fuel and traps. The determinism matrix (`tests/tests/determinism.rs`) replays a chain under
+//! every level and both compilers.
 
 use gamechain_chain::ChainParams;
 use sha2::{Digest, Sha256};
@@ -102,15 +103,12 @@ impl OptLevel {
     }
 }
 
-/// The wasmtime compiler that turns a module into machine code. **Consensus**: the two count
-/// the same per-operator fuel, but Cranelift also charges wasmtime's 1 fuel per byte of bulk
-/// memory operations, which Winch does not (the instrumentation charges both for them, see
-/// `instrument/`), so which
-/// compiler compiles which code ([`RuntimeConfig::genesis_compiler`],
-/// [`RuntimeConfig::upload_compiler`]) is in the config hash. Traps are charged the call's whole
-/// fuel limit (`module.rs`), so where a compiler flushes its fuel counter never shows. Both
-/// canonicalise NaNs; the logical stack limit is reached before either's native stack runs out
-/// (`stack.rs`). Part of the compiled-module cache key.
+/// The wasmtime compiler that turns a module into machine code. **Not consensus**: fuel is
+/// counted by the module's instrumentation (`instrument/meter.rs`), so both compilers run the
+/// same code to the same results, fuel and traps; both canonicalise NaNs, and the logical stack
+/// limit is reached before either's native stack runs out (`stack.rs`). Which compiler compiles
+/// which code ([`RuntimeConfig::genesis_compiler`], [`RuntimeConfig::upload_compiler`]) is node
+/// policy, and part of the compiled-module cache key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compiler {
     /// Cranelift, the optimising compiler (at [`RuntimeConfig::opt_level`]): the fastest code,
@@ -180,10 +178,10 @@ pub struct RuntimeConfig {
     /// compiled-module cache key, since the machine code differs.
     pub opt_level: OptLevel,
     /// The compiler of genesis modules (default [`Compiler::Cranelift`]: the code every node
-    /// trusts gets the fastest machine code). Consensus (in the config hash).
+    /// trusts gets the fastest machine code). Node policy, not in the config hash.
     pub genesis_compiler: Compiler,
     /// The compiler of uploaded modules (default [`Compiler::Winch`], whose compile time is
-    /// linear in the code's size: an upload cannot stall a node). Consensus (in the config hash).
+    /// linear in the code's size: an upload cannot stall a node). Node policy, not in the config hash.
     pub upload_compiler: Compiler,
 }
 
@@ -231,13 +229,12 @@ impl RuntimeConfig {
         s.push_str(&format!("wasmtime={WASMTIME_VERSION}\n"));
         s.push_str(&format!("features={FEATURE_NAMES}\n"));
         s.push_str("nan_canonicalization=true\n");
-        s.push_str("operator_cost=wasmtime-default\n");
-        s.push_str("trap_fuel=limit\n");
+        s.push_str("fuel=instrumented\n");
         s.push_str(&format!(
-            "compiler.genesis={}\ncompiler.upload={}\n",
-            self.genesis_compiler.name(),
-            self.upload_compiler.name()
+            "operator_cost={}\n",
+            crate::load::instrument::meter::COST_TABLE
         ));
+        s.push_str("trap_fuel=limit\n");
         s.push_str(&format!("max_wasm_stack={MAX_WASM_STACK}\n"));
         s.push_str("max_memories=1\nmax_tables=1\n");
         s.push_str(&format!("max_table_elements={MAX_TABLE_ELEMENTS}\n"));
@@ -293,25 +290,20 @@ mod tests {
                 memory_limit_bytes: 1 << 20,
                 ..base.clone()
             },
-            RuntimeConfig {
-                genesis_compiler: Compiler::Winch,
-                ..base.clone()
-            },
-            RuntimeConfig {
-                upload_compiler: Compiler::Cranelift,
-                ..base.clone()
-            },
         ];
         for c in changed {
             assert_ne!(c.config_hash(), h, "{c:?}");
         }
-        // Not consensus: views, the allocation strategy, instance reuse and the opt level.
+        // Not consensus: views, the allocation strategy, instance reuse, the opt level and the
+        // compilers (fuel is the instrumentation's, the same under both).
         let not_consensus = RuntimeConfig {
             fuel_view: 1,
             allocation: Allocation::OnDemand,
             reuse_instances: !base.reuse_instances,
             verify_reuse: !base.verify_reuse,
             opt_level: OptLevel::None,
+            genesis_compiler: Compiler::Winch,
+            upload_compiler: Compiler::Cranelift,
             ..base.clone()
         };
         assert_eq!(not_consensus.config_hash(), h);
@@ -321,8 +313,8 @@ mod tests {
             "abi_version=1",
             "gas.host_call_base=200",
             "fuel_apply=10000000",
-            "trap_fuel=limit\ncompiler.genesis=cranelift\ncompiler.upload=winch\n",
-            "instrumentation=dirty-chunks-v1,stack-height-v1,bulk-fuel-v1\n",
+            "fuel=instrumented\noperator_cost=ops-v1\ntrap_fuel=limit\n",
+            "instrumentation=dirty-chunks-v1,stack-height-v1,fuel-meter-v1\n",
             "stack_limit=32768\n",
             "max_wasm_stack=1048576\n",
             "validation.max_code_bytes=1048576\n",

@@ -175,7 +175,7 @@ pub fn open_chain(
     if engine_hash != genesis.engine_config_hash {
         return Err(NodeError::Refused(format!(
             "this build's engine configuration hash is {engine_hash}, the chain's ({}) is {}: the wasm runtime \
-             (wasmtime version, gas table or ABI) differs from the one the chain was created with; run the \
+             (wasmtime version, gas table, fuel metering or ABI) differs from the one the chain was created with; run the \
              gamechain build that created it",
             genesis_path.display(),
             genesis.engine_config_hash

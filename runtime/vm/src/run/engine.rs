@@ -153,7 +153,9 @@ fn backend(
         Compiler::Cranelift => Strategy::Cranelift,
         Compiler::Winch => Strategy::Winch,
     });
-    c.consume_fuel(true)
+    // Fuel is counted by the module's own instrumentation (`load/instrument/meter.rs`), the same
+    // under both compilers; wasmtime's own count would differ between them.
+    c.consume_fuel(false)
         .epoch_interruption(false)
         .cranelift_nan_canonicalization(true)
         .cranelift_opt_level(opt_level.wasmtime())

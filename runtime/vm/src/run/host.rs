@@ -27,6 +27,7 @@ use wasmtime::{Caller, Extern, Memory};
 
 use crate::gas::{bytes, GAS_V1 as GAS};
 use crate::run::bounds::CallUse;
+use crate::run::fuel::{FuelCounter, HasFuel};
 use crate::run::limits::Limits;
 use crate::run::nesting::{CodeMemo, Nesting};
 use crate::run::trap::HostTrap;
@@ -169,6 +170,17 @@ pub(crate) struct HostState {
     pub(crate) nesting: Nesting,
     /// The code found by hash in this chain of calls when this call is its top (`pure.rs`).
     pub(crate) code_memo: CodeMemo,
+    /// The fuel counter (`fuel.rs`).
+    pub(crate) fuel: FuelCounter,
+}
+
+impl HasFuel for HostState {
+    fn fuel(&self) -> &FuelCounter {
+        &self.fuel
+    }
+    fn fuel_mut(&mut self) -> &mut FuelCounter {
+        &mut self.fuel
+    }
 }
 
 impl HostState {
@@ -187,6 +199,7 @@ impl HostState {
             used: CallUse::default(),
             nesting: Nesting::TOP,
             code_memo: CodeMemo::default(),
+            fuel: FuelCounter::default(),
         }
     }
 
@@ -404,13 +417,14 @@ pub(crate) fn stateful(cx: &Cx<'_>) -> R<()> {
     cx.data().stateless().map_err(fail)
 }
 
-/// Takes `fuel` from the store; when it has less, empties it and traps out of fuel.
+/// Takes `fuel` from the store's counter (`fuel.rs`); when it holds less, empties it and traps
+/// out of fuel.
 pub(crate) fn charge(cx: &mut Cx<'_>, fuel: u64) -> R<()> {
-    let left = cx.get_fuel()?;
+    let left = crate::run::fuel::left(&mut *cx);
     match left.checked_sub(fuel) {
-        Some(rest) => cx.set_fuel(rest),
+        Some(rest) => crate::run::fuel::set(&mut *cx, rest),
         None => {
-            cx.set_fuel(0)?;
+            crate::run::fuel::set(&mut *cx, 0)?;
             Err(fail(HostTrap::OutOfFuel))
         }
     }

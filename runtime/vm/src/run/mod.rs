@@ -11,6 +11,7 @@
 //! | `bounds.rs` | the per-call bounds: bytes written, events, key length, output |
 //! | `nesting.rs` | a call's place in a chain of `call_pure`s, the callee and resolver as host functions see them, [`PureOutcome`](nesting::PureOutcome) |
 //! | `host.rs` | the per-call store data and the helpers every host function uses |
+//! | `fuel.rs` | the store's fuel counter: the instrumented module's `fuel` global |
 //! | `imports.rs` | the `gamechain_v1` host functions, registered on the linker |
 //! | `pure.rs` | `call_pure` (read-only calls into other modules), `call_code`, `verify_signed` |
 //! | `trap.rs` | [`HostTrap`](trap::HostTrap), [`HostError`](trap::HostError), the fixed texts |
@@ -18,12 +19,13 @@
 //! | `module.rs` | [`WasmModule`](module::WasmModule): load, call, reset, `impl GameModule`; [`ModuleResolver`](module::ModuleResolver) |
 //!
 //! Imports run one way, each file using only files above it here: `trap.rs`; `limits.rs`,
-//! `bounds.rs`, `load_error.rs`, `nesting.rs`; `host.rs`; `warm.rs`; `pool.rs`; `pure.rs`;
+//! `bounds.rs`, `load_error.rs`, `nesting.rs`, `fuel.rs`; `host.rs`; `warm.rs`; `pool.rs`; `pure.rs`;
 //! `imports.rs`; `engine.rs`; `module.rs`. The host side reaches a module it calls only through
 //! the traits of `nesting.rs` (`tests/tests/source_tree.rs` checks that no file cycle returns).
 
 pub(crate) mod bounds;
 pub(crate) mod engine;
+pub(crate) mod fuel;
 pub(crate) mod host;
 pub(crate) mod imports;
 pub(crate) mod limits;

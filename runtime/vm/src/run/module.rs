@@ -53,6 +53,7 @@ use crate::load::instrument::{self, Plan};
 use crate::load::stack::STACK_LIMIT;
 use crate::load::validate;
 use crate::run::engine::Runtime;
+use crate::run::fuel;
 use crate::run::host::{span, HostState, Target};
 pub use crate::run::load_error::LoadError;
 use crate::run::nesting::{
@@ -149,6 +150,8 @@ struct Exports {
     globals: Vec<ModuleExport>,
     /// The stack-height global (`stack.rs`).
     stack: ModuleExport,
+    /// The fuel counter global (`meter.rs`).
+    fuel: ModuleExport,
     /// The module's start function, called right after instantiation.
     start: Option<ModuleExport>,
 }
@@ -280,6 +283,7 @@ impl WasmModule {
                 .map(|n| index(n).ok_or_else(missing))
                 .collect::<Result<_, _>>()?,
             stack: index(&plan.stack_export).ok_or_else(missing)?,
+            fuel: index(&plan.fuel_export).ok_or_else(missing)?,
             start: match &plan.start_export {
                 Some(name) => Some(index(name).ok_or_else(missing)?),
                 None => None,
@@ -562,11 +566,11 @@ impl WasmModule {
             None => (self.new_store(), None, 0),
         };
         store.data_mut().begin(target, nesting);
-        store.set_fuel(fuel - start_fuel).map_err(engine_err)?;
+        fuel::set(&mut store, fuel - start_fuel).map_err(engine_err)?;
 
         let called = self.invoke(&mut store, &mut handles, reuse.is_some(), fuel, entry);
 
-        let left = store.get_fuel().map_err(engine_err)?;
+        let left = fuel::left(&mut store);
         let st = store.data_mut();
         // The caller's context is unreachable from here on.
         st.detach();
@@ -642,7 +646,7 @@ impl WasmModule {
                         .pristine
                         .as_ref()
                         .expect("reusable modules have a snapshot");
-                    let used = fuel - store.get_fuel()?;
+                    let used = fuel - fuel::left(&mut *store);
                     assert_eq!(
                         used, pristine.start_fuel,
                         "module {}: a new instance used other start fuel",
@@ -710,6 +714,8 @@ impl WasmModule {
                 .ok_or_else(|| wasmtime::Error::msg("instrumented global export is missing"))
         };
         let stack = global(store, &self.exports.stack)?;
+        let counter = global(store, &self.exports.fuel)?;
+        fuel::attach(store, counter)?;
         if let Some(start) = &self.exports.start {
             let start: TypedFunc<(), ()> = self.func(store, &instance, start)?;
             start
@@ -764,11 +770,11 @@ impl WasmModule {
             .max(config.fuel_end_block);
         let _lease = self.runtime.lease(self.uid, self.pooled, false);
         let mut store = self.new_store();
-        store.set_fuel(budget).map_err(engine_err)?;
+        fuel::set(&mut store, budget).map_err(engine_err)?;
         let Ok(h) = self.instantiate(&mut store, true) else {
             return Ok(None);
         };
-        let start_fuel = budget - store.get_fuel().map_err(engine_err)?;
+        let start_fuel = budget - fuel::left(&mut store);
         let memory = h.memory.data(&store).to_vec();
         if memory.len() != plan.initial_bytes {
             return Ok(None);
@@ -832,13 +838,18 @@ fn compile(
         .map_err(|_| LoadError::Engine)
 }
 
-/// `err`, or [`HostTrap::StackLimit`] when the stack-height global is above the limit: the
-/// trap was the stack check's `unreachable` (`stack.rs`), the only code that leaves it there.
+/// `err`, or [`HostTrap::OutOfFuel`] when the fuel counter holds `OUT_OF_FUEL` (the trap was a
+/// charge's `unreachable`, `meter.rs`), or [`HostTrap::StackLimit`] when the stack-height global
+/// is above the limit: the trap was the stack check's `unreachable` (`stack.rs`). Only that
+/// code leaves either global so.
 fn stack_checked(
     store: &mut Store<HostState>,
     stack: Global,
     err: wasmtime::Error,
 ) -> wasmtime::Error {
+    if fuel::ran_out(&mut *store) {
+        return wasmtime::Error::new(HostTrap::OutOfFuel);
+    }
     match stack.get(&mut *store).i32() {
         Some(height) if height as u32 > STACK_LIMIT => wasmtime::Error::new(HostTrap::StackLimit),
         _ => err,

@@ -100,7 +100,9 @@ fn call_code(
             module
         }
     };
-    let limit = u64::try_from(fuel).unwrap_or(0).min(cx.get_fuel()?);
+    let limit = u64::try_from(fuel)
+        .unwrap_or(0)
+        .min(crate::run::fuel::left(&mut cx));
     let inner = Nesting {
         depth: nesting.depth + 1,
         resolver: nesting.resolver,
@@ -171,7 +173,9 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             let Some(callee) = callee else {
                 return Ok(PureError::NotFound.code());
             };
-            let limit = u64::try_from(fuel).unwrap_or(0).min(cx.get_fuel()?);
+            let limit = u64::try_from(fuel)
+                .unwrap_or(0)
+                .min(crate::run::fuel::left(&mut cx));
             let inner = Nesting {
                 depth: nesting.depth + 1,
                 resolver: nesting.resolver,

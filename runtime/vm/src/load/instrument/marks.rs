@@ -1,6 +1,7 @@
 //! Where the dirty-chunk marks go in one function, and the instructions that make them: the
 //! added locals, the kind of each store, the per-function plan of marks and its emission.
 
+use super::meter;
 use crate::load::stack::{self, Costs};
 use wasmparser::Operator;
 
@@ -301,12 +302,14 @@ impl Marks {
         dirty: u32,
         shift: u32,
         (costs, stack_global): (&Costs, u32),
+        (charges, fuel): (&[u64], u32),
     ) {
         let e = Emitter {
             marks: self,
             locals,
             dirty,
             shift,
+            fuel,
         };
         if self.entry_mask != 0 {
             e.get(out);
@@ -316,6 +319,9 @@ impl Marks {
         e.ranges_at(out, usize::MAX);
         for (i, (bytes, op)) in ops.iter().enumerate() {
             let original = &wasm[bytes.clone()];
+            if charges[i] > 0 {
+                meter::charge(out, fuel, charges[i]);
+            }
             let call_cost = match op {
                 Operator::Call { function_index } => costs.call(*function_index),
                 Operator::CallIndirect { type_index, .. } => costs.call_indirect(*type_index),
@@ -361,6 +367,8 @@ struct Emitter<'m> {
     dirty: u32,
     /// log2 of the chunk size.
     shift: u32,
+    /// Index of the fuel counter global (`meter.rs`).
+    fuel: u32,
 }
 
 impl Emitter<'_> {
@@ -451,33 +459,16 @@ impl Emitter<'_> {
         self.set(out);
     }
 
-    /// A bulk memory write: `[dst, x, n]` → saved in (a, b, c), its fuel (a loop of
-    /// `ceil(n / 32)` iterations of 8 operators, counted down in `v64`, see the module docs), the
-    /// operation as before, then the chunks of `dst..dst + n`:
+    /// A bulk memory write: `[dst, x, n]` → saved in (a, b, c), its fuel (`ceil(n / 4)`,
+    /// `meter.rs`, through `v64`), the operation as before, then the chunks of `dst..dst + n`:
     /// `(-1 << (a >> shift)) & (-1 >>u (63 - ((a + n - 1) >> shift)))`.
     fn bulk(&self, out: &mut Vec<u8>, original: &[u8]) {
         let (locals, shift) = (self.locals, self.shift);
         op_idx(out, 0x21, locals.c);
         op_idx(out, 0x21, locals.b);
         op_idx(out, 0x22, locals.a);
-        // v64 = (u64(n) + 31) >> 5
-        op_idx(out, 0x20, locals.c);
-        out.push(0xAD); // i64.extend_i32_u
-        i64_const(out, 31);
-        out.push(0x7C); // i64.add
-        i64_const(out, 5);
-        out.push(0x88); // i64.shr_u
-        op_idx(out, 0x21, locals.v64);
-        // block loop (br_if 1 (i64.eqz v64)) (v64 -= 1) (br 0) end end
-        out.extend_from_slice(&[0x02, 0x40, 0x03, 0x40]);
-        op_idx(out, 0x20, locals.v64);
-        out.push(0x50); // i64.eqz
-        out.extend_from_slice(&[0x0D, 0x01]); // br_if 1
-        op_idx(out, 0x20, locals.v64);
-        i64_const(out, 1);
-        out.push(0x7D); // i64.sub
-        op_idx(out, 0x21, locals.v64);
-        out.extend_from_slice(&[0x0C, 0x00, 0x0B, 0x0B]); // br 0, end, end
+        // The address stays on the stack for the operation.
+        meter::charge_dynamic(out, self.fuel, locals.c, locals.v64);
         op_idx(out, 0x20, locals.b);
         op_idx(out, 0x20, locals.c);
         out.extend_from_slice(original);

@@ -28,11 +28,12 @@
 //! - The stack-height limit (`stack.rs`): a mutable `i32` global after `dirty`, exported as
 //!   `<prefix>stack`, and the code that counts it around every call that may reach a wasm
 //!   function.
-//! - Fuel for bulk memory writes: before every `memory.fill`, `memory.copy` and `memory.init`
-//!   of `n` bytes, a counted loop of `ceil(n / 32)` iterations (8 operators each: 1 fuel per 4
-//!   bytes). Cranelift charges wasmtime's own per-byte fuel for these operations but Winch, which
-//!   compiles uploads, charges 1 whatever `n`: without this a loop of 16 MiB `memory.fill`s
-//!   would cost about 5 fuel per 16 MiB. The loop's time is a fraction of the copy's.
+//! - Fuel (`meter.rs`): a mutable `i64` global after the stack height, exported as
+//!   `<prefix>fuel`, and a charge at the start of every metered block (the operators between two
+//!   control-flow operators) of what its operators cost in our table, plus `ceil(n / 4)` before
+//!   every `memory.fill`, `memory.copy` and `memory.init` of `n` bytes. This is all the fuel a
+//!   module uses in wasm (wasmtime's own fuel is off), so fuel depends on the module's bytes
+//!   only, never on the compiler.
 //! - The start section is removed and the start function exported as `<prefix>start`; the host
 //!   calls it right after instantiation (`module.rs`), so that when it traps the host can still
 //!   read the stack-height global and tell the stack limit from an `unreachable`. Nothing else
@@ -51,12 +52,12 @@
 //! rebuild of wasmtime with another feature set, for no gain.)
 //!
 //! **Consensus.** The instrumented module is what every node compiles and runs, in both call
-//! paths (fresh instance and reused instance), so fuel is identical between the two by
-//! construction; the inserted instructions cost fuel like any other (the tic-tac-toe move:
-//! 53,100 fuel instead of 42,812 with the dirty-chunk marks, 56,040 with the stack-height code
-//! of `stack.rs` around calls too). [`VERSION`] is part of the runtime's configuration hash: a
-//! change to this file that changes its output must change it. The output depends only on the
-//! module's bytes.
+//! paths (fresh instance and reused instance); fuel is counted by the charges `meter.rs` adds,
+//! over the module's own operators (nothing the instrumentation adds is charged), so it is the
+//! same for both paths and under every compiler by construction (the tic-tac-toe move:
+//! `cargo bench -p gamechain-tests --bench move` prints its fuel). [`VERSION`] is part of the
+//! runtime's configuration hash: a change to this file that changes its output must change it.
+//! The output depends only on the module's bytes.
 //!
 //! **When an instance may not be reused** ([`Plan::reuse`]): anything whose pristine state the
 //! host does not restore — `table.set/grow/fill/copy/init`, `elem.drop`, `data.drop`, more than
@@ -75,6 +76,7 @@
 //! `plan.rs` (what the host is given: [`Plan`], the chunks); none of them imports this file.
 
 mod marks;
+pub(crate) mod meter;
 mod plan;
 mod rewriter;
 mod sections;
@@ -88,9 +90,9 @@ use crate::load::validate::ModuleInfo;
 use rewriter::Rewriter;
 
 /// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`]: the
-/// dirty-chunk marks (this file), the stack-height limit (`stack.rs`) and the fuel of bulk
-/// memory operations (`marks.rs`, `Emitter::bulk`).
-pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,bulk-fuel-v1";
+/// dirty-chunk marks (this file), the stack-height limit (`stack.rs`) and the fuel metering
+/// (`meter.rs`, whose cost table has its own name, [`meter::COST_TABLE`], in the description).
+pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,fuel-meter-v1";
 
 /// A module ready to compile, and how to reset its instances.
 pub(crate) struct Instrumented {

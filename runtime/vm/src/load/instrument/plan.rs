@@ -20,6 +20,8 @@ pub(crate) struct Plan {
     pub(crate) dirty_export: String,
     /// The export name of the stack-height global (`stack.rs`).
     pub(crate) stack_export: String,
+    /// The export name of the fuel counter global (`meter.rs`).
+    pub(crate) fuel_export: String,
     /// The export name of the module's start function, which the host calls right after
     /// instantiation (the start section is removed, so that a trap in it can be told apart
     /// from the stack limit; see `module.rs`). `None` without a start function.

@@ -5,6 +5,7 @@ use crate::load::stack::Costs;
 use wasmparser::{BinaryReader, FunctionBody, Operator, Parser, Payload, TypeRef, ValType};
 
 use super::marks::{Locals, Marks, ADDED_LOCALS, MAX_LOCALS};
+use super::meter;
 use super::plan::{Plan, CHUNKS, MAX_RESET_GLOBALS};
 use super::sections::{exports_with, globals_with, rank, reserved_prefix, split_count, Res};
 use crate::load::encode::*;
@@ -43,6 +44,8 @@ pub(super) struct Rewriter<'a> {
     pub(super) costs: Costs,
     /// Index of the stack-height global.
     pub(super) stack_global: u32,
+    /// Index of the fuel counter global (`meter.rs`).
+    pub(super) fuel_global: u32,
     /// A function has too many locals to add the instrumentation's own.
     pub(super) unfit: bool,
 }
@@ -67,6 +70,7 @@ impl<'a> Rewriter<'a> {
             refuse: None,
             costs,
             stack_global: 0,
+            fuel_global: 0,
             unfit: false,
         };
         // Pass 1: everything but the code; the memory's size is needed before the code.
@@ -82,6 +86,8 @@ impl<'a> Rewriter<'a> {
         let dirty_export = format!("{prefix}dirty");
         r.stack_global = dirty_index + 1;
         let stack_export = format!("{prefix}stack");
+        r.fuel_global = dirty_index + 2;
+        let fuel_export = format!("{prefix}fuel");
         let start_export = r.start.map(|_| format!("{prefix}start"));
         let mutable: Vec<u32> = r
             .globals
@@ -94,10 +100,12 @@ impl<'a> Rewriter<'a> {
             .iter()
             .map(|i| format!("{prefix}global_{i}"))
             .collect();
-        // The exports added: `dirty`, the stack height, the mutable globals, the start function.
+        // The exports added: `dirty`, the stack height, the fuel counter, the mutable globals,
+        // the start function.
         let mut added: Vec<(String, u8, u32)> = vec![
             (dirty_export.clone(), 0x03, dirty_index),
             (stack_export.clone(), 0x03, r.stack_global),
+            (fuel_export.clone(), 0x03, r.fuel_global),
         ];
         added.extend(
             global_exports
@@ -125,6 +133,7 @@ impl<'a> Rewriter<'a> {
         let plan = Plan {
             dirty_export,
             stack_export,
+            fuel_export,
             start_export,
             global_exports,
             initial_bytes,
@@ -401,13 +410,15 @@ impl<'a> Rewriter<'a> {
 
         let marks = Marks::plan(&ops, params, initial as u64, shift);
         let calls = ops.iter().any(|(_, op)| self.call_cost(op) > 0);
-        let func = if marks.sites == 0 && !calls {
-            // Nothing written, no counted call: the body as it was.
+        let charges = meter::charges(&ops);
+        let metered = charges.iter().any(|&c| c > 0);
+        let func = if marks.sites == 0 && !calls && !metered {
+            // Nothing written, no counted call, nothing to charge: the body as it was.
             self.wasm[range.clone()].to_vec()
         } else {
             let mut func = Vec::with_capacity(range.len() * 2);
             if marks.sites == 0 {
-                // Only calls to count: the locals as they were.
+                // Only calls to count and blocks to charge: the locals as they were.
                 func.extend_from_slice(&self.wasm[range.start..locals_end]);
             } else {
                 if base + ADDED_LOCALS.len() as u64 > MAX_LOCALS {
@@ -423,7 +434,10 @@ impl<'a> Rewriter<'a> {
             }
             let locals = Locals::at(base as u32);
             let stack = (&self.costs, self.stack_global);
-            marks.emit(&mut func, self.wasm, &ops, &locals, dirty, shift, stack);
+            let meter = (&charges[..], self.fuel_global);
+            marks.emit(
+                &mut func, self.wasm, &ops, &locals, dirty, shift, stack, meter,
+            );
             func
         };
         leb_u32(&mut self.bodies, func.len() as u32);

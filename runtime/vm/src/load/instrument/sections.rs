@@ -30,10 +30,12 @@ pub(super) fn rank(id: u8) -> u8 {
     }
 }
 
-/// The globals added, in order: `dirty` = `(global (mut i64) (i64.const 0))`, then the stack
-/// height = `(global (mut i32) (i32.const 0))`.
-pub(super) const ADDED_GLOBALS: [u8; 10] =
-    [I64, 0x01, 0x42, 0x00, 0x0B, I32, 0x01, 0x41, 0x00, 0x0B];
+/// The globals added, in order: `dirty` = `(global (mut i64) (i64.const 0))`, the stack
+/// height = `(global (mut i32) (i32.const 0))`, then the fuel counter =
+/// `(global (mut i64) (i64.const 0))` (`meter.rs`; the host sets it before every call).
+pub(super) const ADDED_GLOBALS: [u8; 15] = [
+    I64, 0x01, 0x42, 0x00, 0x0B, I32, 0x01, 0x41, 0x00, 0x0B, I64, 0x01, 0x42, 0x00, 0x0B,
+];
 
 /// A vector section's item count and the bytes of its items.
 pub(super) fn split_count(contents: &[u8], offset: usize) -> Res<(u32, &[u8])> {
@@ -44,7 +46,7 @@ pub(super) fn split_count(contents: &[u8], offset: usize) -> Res<(u32, &[u8])> {
 
 pub(super) fn globals_with(items: &[u8], count: u32) -> Vec<u8> {
     let mut s = Vec::with_capacity(items.len() + 15);
-    leb_u32(&mut s, count + 2);
+    leb_u32(&mut s, count + 3);
     s.extend_from_slice(items);
     s.extend_from_slice(&ADDED_GLOBALS);
     s

@@ -61,6 +61,16 @@ fn globals(store: &mut Store<()>, instance: &Instance, names: &[&str]) -> Vec<Op
         .collect()
 }
 
+/// Gives an instance of an instrumented module all the fuel there is (`meter.rs`: the counter
+/// starts at 0).
+fn fill_fuel(store: &mut Store<()>, instance: &Instance, plan: &Plan) {
+    instance
+        .get_global(&mut *store, &plan.fuel_export)
+        .expect("the fuel counter is exported")
+        .set(&mut *store, Val::I64(i64::MAX))
+        .unwrap();
+}
+
 /// Calls `func(args)` on a fresh instance of the original and of the instrumented module and
 /// checks: same outcome, same memory, same exported globals; every byte that differs from
 /// the pristine memory lies in a range the `dirty` mask restores.
@@ -70,6 +80,7 @@ fn check(original: &[u8], func: &str, args: &[Val], exported_globals: &[&str]) -
     let plan = out.plan.expect("instrumentable");
     let (mut s0, i0) = instance(&engine, original);
     let (mut s1, i1) = instance(&engine, &out.wasm);
+    fill_fuel(&mut s1, &i1, &plan);
     let pristine = memory(&mut s1, &i1);
     assert_eq!(pristine, memory(&mut s0, &i0));
     let f0 = i0.get_func(&mut s0, func).unwrap();
@@ -327,6 +338,7 @@ fn restore_ranges_cover_runs_of_chunks_and_the_spill() {
     let plan = Plan {
         dirty_export: String::new(),
         stack_export: String::new(),
+        fuel_export: String::new(),
         start_export: None,
         global_exports: Vec::new(),
         initial_bytes: 128 << 10,
@@ -371,4 +383,75 @@ fn leb_encodings_match_the_parser() {
         leb_u32(&mut out, v);
         assert_eq!(BinaryReader::new(&out, 0).read_var_u32().unwrap(), v);
     }
+}
+
+#[test]
+fn the_counter_pays_for_each_block_and_traps_with_the_sentinel_when_short() {
+    // Per iteration: `local.get`, `local.get`, `i32.ge_u`, `br_if` (4) and `local.get`,
+    // `i32.const`, `i32.add`, `local.set`, `br` (5); the last check 4 more, the result 1.
+    let out = instr(&wat(r#"(module (memory (export "memory") 1)
+        (func (export "f") (param i32) (result i32) (local i32)
+          (block $done (loop $l
+            (br_if $done (i32.ge_u (local.get 1) (local.get 0)))
+            (local.set 1 (i32.add (local.get 1) (i32.const 1)))
+            (br $l)))
+          (local.get 1)))"#));
+    let plan = out.plan.unwrap();
+    let (mut store, inst) = instance(&engine(), &out.wasm);
+    let counter = inst.get_global(&mut store, &plan.fuel_export).unwrap();
+    let f = inst.get_typed_func::<i32, i32>(&mut store, "f").unwrap();
+    let mut run = |n: i32, given: i64| {
+        counter.set(&mut store, Val::I64(given)).unwrap();
+        let result = f.call(&mut store, n).ok();
+        (result, counter.get(&mut store).unwrap_i64())
+    };
+    assert_eq!(run(0, 1_000), (Some(0), 1_000 - 5));
+    assert_eq!(run(10, 1_000), (Some(10), 1_000 - 95));
+    // Exactly enough, then one short: the block that cannot be paid traps before it runs and
+    // leaves `OUT_OF_FUEL` for the host.
+    assert_eq!(run(10, 95), (Some(10), 0));
+    assert_eq!(run(10, 94), (None, meter::OUT_OF_FUEL));
+    assert_eq!(run(0, 0), (None, meter::OUT_OF_FUEL));
+}
+
+#[test]
+fn bulk_writes_pay_a_quarter_of_their_length() {
+    let out = instr(&wat(r#"(module (memory (export "memory") 1)
+        (func (export "fill") (param i32)
+          (memory.fill (i32.const 0) (i32.const 7) (local.get 0))))"#));
+    let plan = out.plan.unwrap();
+    let (mut store, inst) = instance(&engine(), &out.wasm);
+    let counter = inst.get_global(&mut store, &plan.fuel_export).unwrap();
+    let f = inst.get_typed_func::<i32, ()>(&mut store, "fill").unwrap();
+    let mut used = |n: i32, given: i64| {
+        counter.set(&mut store, Val::I64(given)).unwrap();
+        let ok = f.call(&mut store, n).is_ok();
+        (ok, given - counter.get(&mut store).unwrap_i64())
+    };
+    // Not enough for the bytes: the fill never runs.
+    let (ok, _) = used(4096, 1_000);
+    assert!(!ok);
+    // 4 operators (`i32.const`, `i32.const`, `local.get`, `memory.fill`) and ceil(n / 4).
+    assert_eq!(used(0, 100), (true, 4));
+    assert_eq!(used(1, 100), (true, 5));
+    assert_eq!(used(4096, 10_000), (true, 4 + 1024));
+    assert_eq!(used(4097, 10_000), (true, 4 + 1025));
+    let (ok, _) = used(4096, 1_000);
+    assert!(!ok);
+    assert_eq!(counter.get(&mut store).unwrap_i64(), meter::OUT_OF_FUEL);
+}
+
+#[test]
+fn a_bulk_write_the_fuel_cannot_pay_writes_nothing() {
+    let out = instr(&wat(r#"(module (memory (export "memory") 1)
+        (func (export "fill") (param i32)
+          (memory.fill (i32.const 0) (i32.const 7) (local.get 0))))"#));
+    let plan = out.plan.unwrap();
+    let (mut store, inst) = instance(&engine(), &out.wasm);
+    let counter = inst.get_global(&mut store, &plan.fuel_export).unwrap();
+    counter.set(&mut store, Val::I64(1_000)).unwrap();
+    let f = inst.get_typed_func::<i32, ()>(&mut store, "fill").unwrap();
+    assert!(f.call(&mut store, 4096).is_err());
+    assert_eq!(counter.get(&mut store).unwrap_i64(), meter::OUT_OF_FUEL);
+    assert!(memory(&mut store, &inst).iter().all(|&b| b == 0));
 }

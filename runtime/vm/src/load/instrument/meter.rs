@@ -1,0 +1,192 @@
+//! Fuel metering by instrumentation: what each wasm operator costs ([`cost`], the table
+//! [`COST_TABLE`] names), where a function's code is split into metered blocks ([`charges`]),
+//! and the code that charges a block ([`charge`]) or a bulk memory write ([`charge_dynamic`]).
+//!
+//! **Why ours.** wasmtime can count fuel itself (`consume_fuel`), but then a module's fuel is
+//! whatever that wasmtime version's compiler counts: Cranelift and Winch differ (Cranelift charges
+//! bulk memory operations per byte, Winch does not), and an upgrade could change the count.
+//! Counting in the module's own code makes fuel a function of the module's bytes and this table
+//! only: the same under every compiler, optimisation level and wasmtime version, so which
+//! compiler runs a module is node policy, not consensus.
+//!
+//! **The counter.** A mutable `i64` global (`fuel`, exported as `<prefix>fuel`) holds the fuel
+//! left, as an unsigned number. The host sets it before each call and reads it after; host
+//! functions charge it too (`run/fuel.rs`).
+//!
+//! **Metered blocks.** A function's operators are split at every control-flow operator: a block
+//! starts at the function's first operator and right after each `block`, `loop`, `if`, `else`,
+//! `end`, `br`, `br_if`, `br_table`, `return` and `unreachable`. Nothing can enter a block but at
+//! its start, so charging its whole cost there charges every operator that runs (and, when the
+//! block traps or calls something that traps midway, some that do not: a trap is charged the
+//! call's whole limit anyway). A block whose operators cost nothing gets no code.
+//!
+//! **A charge** of `c` (an immediate) is, before the block's first operator:
+//!
+//! ```text
+//! global.get $fuel  i64.const c  i64.lt_u
+//! if  i64.const -1  global.set $fuel  unreachable  end
+//! global.get $fuel  i64.const c  i64.sub  global.set $fuel
+//! ```
+//!
+//! so the counter never wraps: a block the fuel left cannot pay traps before it runs, with the
+//! counter set to [`OUT_OF_FUEL`] (`u64::MAX`, never a real amount: limits are below it), which
+//! is how the host tells running out of fuel from the module's own `unreachable`. A loop pays
+//! at its header on every iteration (the branch back to it costs 1), and a function at its
+//! entry, so every loop and every recursion uses fuel.
+//!
+//! **Bulk memory writes** (`memory.fill`, `memory.copy`, `memory.init` of `n` bytes) charge
+//! `ceil(n / 4)` more right before they run ([`charge_dynamic`]), the same check with the amount
+//! in a local: their time grows with `n`, the operator's own cost does not.
+//!
+//! Nothing the instrumentation adds is charged (the dirty-chunk marks, the stack-height counting,
+//! these charges): fuel counts the module's own operators, as written.
+
+use std::ops::Range;
+
+use wasmparser::Operator;
+
+use crate::load::encode::*;
+
+/// The name of the cost table in the runtime's canonical configuration (its config hash): a
+/// change to [`cost`] must change it.
+pub(crate) const COST_TABLE: &str = "ops-v1";
+
+/// The value the counter holds after a charge it could not pay: `u64::MAX` as an `i64`.
+pub(crate) const OUT_OF_FUEL: i64 = -1;
+
+/// What one operator costs (table [`COST_TABLE`]): 0 for the operators that only mark structure
+/// or leave a function (`nop`, `drop`, `block`, `loop`, `else`, `end`, `unreachable`, `return`:
+/// they compile to no work of their own), 1 for every other.
+pub(crate) fn cost(op: &Operator<'_>) -> u64 {
+    match op {
+        Operator::Nop
+        | Operator::Drop
+        | Operator::Block { .. }
+        | Operator::Loop { .. }
+        | Operator::Else
+        | Operator::End
+        | Operator::Unreachable
+        | Operator::Return => 0,
+        _ => 1,
+    }
+}
+
+/// Whether a metered block ends after `op` (module docs).
+fn ends_block(op: &Operator<'_>) -> bool {
+    matches!(
+        op,
+        Operator::Block { .. }
+            | Operator::Loop { .. }
+            | Operator::If { .. }
+            | Operator::Else
+            | Operator::End
+            | Operator::Br { .. }
+            | Operator::BrIf { .. }
+            | Operator::BrTable { .. }
+            | Operator::Return
+            | Operator::Unreachable
+    )
+}
+
+/// For each operator of a function, the charge placed before it: the cost of the metered block
+/// that starts there, 0 where none starts (or it costs nothing). Saturating: a block cannot cost
+/// more than `u64::MAX` (no function is that long).
+pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)]) -> Vec<u64> {
+    let mut out = vec![0u64; ops.len()];
+    let mut start = 0;
+    for (i, (_, op)) in ops.iter().enumerate() {
+        out[start] = out[start].saturating_add(cost(op));
+        if ends_block(op) {
+            start = i + 1;
+            if start == ops.len() {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// The charge of a metered block of cost `c > 0` (module docs).
+pub(super) fn charge(out: &mut Vec<u8>, fuel: u32, c: u64) {
+    op_idx(out, 0x23, fuel); // global.get
+    i64_const(out, c as i64);
+    out.push(0x54); // i64.lt_u
+    trap_if(out, fuel);
+    op_idx(out, 0x23, fuel);
+    i64_const(out, c as i64);
+    out.push(0x7D); // i64.sub
+    op_idx(out, 0x24, fuel); // global.set
+}
+
+/// The charge of a bulk memory write of `u32` length in local `len`: `ceil(len / 4)`, computed
+/// into the `i64` local `scratch` (module docs).
+pub(super) fn charge_dynamic(out: &mut Vec<u8>, fuel: u32, len: u32, scratch: u32) {
+    op_idx(out, 0x20, len); // local.get
+    out.push(0xAD); // i64.extend_i32_u
+    i64_const(out, 3);
+    out.push(0x7C); // i64.add
+    i64_const(out, 2);
+    out.push(0x88); // i64.shr_u
+    op_idx(out, 0x22, scratch); // local.tee
+    op_idx(out, 0x23, fuel);
+    out.push(0x56); // i64.gt_u: the amount is more than what is left
+    trap_if(out, fuel);
+    op_idx(out, 0x23, fuel);
+    op_idx(out, 0x20, scratch);
+    out.push(0x7D); // i64.sub
+    op_idx(out, 0x24, fuel);
+}
+
+/// `if  i64.const -1  global.set $fuel  unreachable  end`.
+fn trap_if(out: &mut Vec<u8>, fuel: u32) {
+    out.extend_from_slice(&[0x04, 0x40]); // if (empty)
+    i64_const(out, OUT_OF_FUEL);
+    op_idx(out, 0x24, fuel);
+    out.extend_from_slice(&[0x00, 0x0B]); // unreachable, end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops_of(wat: &str) -> Vec<(Range<usize>, Operator<'static>)> {
+        let wasm: &'static [u8] = Box::leak(wat::parse_str(wat).unwrap().into_boxed_slice());
+        for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+            if let wasmparser::Payload::CodeSectionEntry(body) = payload.unwrap() {
+                let mut r = body.get_operators_reader().unwrap();
+                let mut ops = Vec::new();
+                while !r.eof() {
+                    let pos = r.original_position();
+                    let op = r.read().unwrap();
+                    ops.push((pos..r.original_position(), op));
+                }
+                return ops;
+            }
+        }
+        unreachable!("no code")
+    }
+
+    #[test]
+    fn blocks_split_at_control_flow_and_sum_their_operators() {
+        // i32.const 1 | if | i32.const 2 drop | else | nop | end | loop | i32.const 0 br_if 0 | end | end
+        let ops = ops_of(
+            "(module (func (param i32)
+               i32.const 1
+               if
+                 i32.const 2
+                 drop
+               else
+                 nop
+               end
+               loop
+                 i32.const 0
+                 br_if 0
+               end))",
+        );
+        let c = charges(&ops);
+        // [const, if] = 2 at 0; [const, drop] = 1 at 2; [nop] after else = 0; after end:
+        // [loop] = 0; after loop: [const, br_if] = 2; after br_if: [end] = 0; [end] = 0.
+        assert_eq!(c, vec![2, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0]);
+        assert_eq!(c.iter().sum::<u64>(), 5);
+    }
+}
