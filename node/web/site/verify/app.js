@@ -108,6 +108,10 @@ async function check(transcript, bytes, source) {
 $('file').addEventListener('change', async () => {
   const f = $('file').files[0];
   if (!f) return;
+  // Not done from here on (reading the file takes a turn of the event loop): whoever waits for
+  // `data-done` must not read the previous check's result.
+  delete document.body.dataset.done;
+  delete document.body.dataset.result;
   if (f.size > MAX_TRANSCRIPT_BYTES) { $('status').textContent = `The file is over ${MAX_TRANSCRIPT_BYTES} bytes.`; document.body.dataset.done = '1'; return; }
   const text = await f.text();
   let t;
