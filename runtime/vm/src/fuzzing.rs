@@ -35,6 +35,9 @@ pub struct Instrumented {
     pub dirty_export: String,
     /// Export name of the mutable `i32` stack-height global (`load/stack.rs`).
     pub stack_export: String,
+    /// Export name of the mutable `i64` fuel counter (`load/instrument/meter.rs`): set it
+    /// before a call (it starts at 0); [`OUT_OF_FUEL`] after a charge it could not pay.
+    pub fuel_export: String,
     /// Export name of the former start function (the start section is removed), if any.
     pub start_export: Option<String>,
     /// Export names of the module's own mutable globals, in index order.
@@ -57,6 +60,9 @@ impl Instrumented {
     }
 }
 
+/// What the fuel counter holds after a charge it could not pay (as the `i64` the global holds).
+pub const OUT_OF_FUEL: i64 = instrument::meter::OUT_OF_FUEL;
+
 /// Validates `wasm` (as [`validate`]) and, when it is valid, instruments it as
 /// `WasmModule::new` does. `Ok(None)`: valid but not instrumentable, which `WasmModule::new`
 /// refuses as `LoadError::Engine` and the documentation says cannot happen.
@@ -69,6 +75,7 @@ pub fn instrument(wasm: &[u8], memory_limit: u64) -> Result<Option<Instrumented>
         wasm: out.wasm,
         dirty_export: plan.dirty_export.clone(),
         stack_export: plan.stack_export.clone(),
+        fuel_export: plan.fuel_export.clone(),
         start_export: plan.start_export.clone(),
         global_exports: plan.global_exports.clone(),
         reusable: plan.reuse.is_ok(),

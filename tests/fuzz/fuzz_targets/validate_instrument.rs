@@ -6,11 +6,14 @@
 //! Invariants:
 //! - every module is refused with one of the validator's fixed texts, or instruments into a
 //!   module valid with the chain's features (never a panic, never "not instrumentable");
-//! - run side by side with fuel (start function, then every exported function with arguments
-//!   from the input), the instrumented module gives the original's results, traps, memory and
-//!   exported globals, except for the documented effects: it uses at least as much fuel (so it
-//!   may run out where the original did not) and it may stop at the logical stack limit; it
-//!   never reaches wasmtime's native stack limit; after each call that returns, the stack
+//! - run side by side (start function, then every exported function with arguments from the
+//!   input), the original under wasmtime's fuel ([`BOUND`], a bound on its run time only) and the
+//!   instrumented module under its own fuel counter ([`FUEL`], `meter.rs`), the instrumented
+//!   module gives the original's results, traps, memory and exported globals, except for the
+//!   documented effects: it may run out of its own fuel, and it may stop at the logical stack
+//!   limit; it never reaches wasmtime's native stack limit; its own count never exceeds what
+//!   wasmtime counted for the original (the same zero-cost operators, and `ceil(n / 4)` against
+//!   wasmtime's `n` per bulk byte); after each call that returns, the stack
 //!   counter is 0 and every byte of memory the call changed lies in the chunks its `dirty`
 //!   mask names (what the host restores to reuse an instance);
 //! - an ABI module loads through `WasmModule::new` or is refused with a fixed text (never
@@ -32,7 +35,13 @@ use wasmtime::{
 };
 
 /// Fuel of each side-by-side run (start function, then each exported function).
+/// The instrumented module's own fuel per call (its counter, `meter.rs`).
 const FUEL: u64 = 200_000;
+
+/// wasmtime's fuel per call, on both sides: only a bound on run time. The original's count is
+/// at most 4 times the instrumented module's own (bulk bytes) and the instrumented module's
+/// wasmtime count includes the inserted code, so the bound is far above both.
+const BOUND: u64 = 100 * FUEL;
 
 /// The ABI's exports, for `wasm-smith`'s `exports` option (bodies are generated).
 const ABI_EXPORTS: &str = r#"(module
@@ -170,6 +179,8 @@ enum End {
     Trap(Trap),
     /// The instrumented module's stack check fired (`$sh` above the limit).
     StackLimit,
+    /// The instrumented module's own fuel counter ran out (`OUT_OF_FUEL` left in it).
+    OutOfFuel,
 }
 
 fn bits(v: &Val) -> u128 {
@@ -200,18 +211,44 @@ fn store() -> Store<StoreLimits> {
         .build();
     let mut store = Store::new(engine(), limits);
     store.limiter(|l| l);
-    store.set_fuel(FUEL).expect("fuel");
+    store.set_fuel(BOUND).expect("fuel");
     store
+}
+
+/// Gives the instrumented module's own counter [`FUEL`].
+fn fill(store: &mut Store<StoreLimits>, instance: &Instance, ins: &Instrumented) {
+    instance
+        .get_global(&mut *store, &ins.fuel_export)
+        .expect("fuel counter")
+        .set(&mut *store, Val::I64(FUEL as i64))
+        .expect("set the counter");
+}
+
+/// What the instrumented module's own counter says it used of [`FUEL`].
+fn used(store: &mut Store<StoreLimits>, instance: &Instance, ins: &Instrumented) -> u64 {
+    let left = instance
+        .get_global(&mut *store, &ins.fuel_export)
+        .and_then(|g| g.get(&mut *store).i64())
+        .expect("fuel counter");
+    FUEL - left as u64
 }
 
 fn end_of(
     result: wasmtime::Result<Vec<Val>>,
-    stack: Option<(&mut Store<StoreLimits>, &Instance, &str)>,
+    stack: Option<(&mut Store<StoreLimits>, &Instance, &Instrumented)>,
 ) -> End {
     match result {
         Ok(vals) => End::Ok(vals.iter().map(bits).collect()),
         Err(e) => {
-            if let Some((store, instance, name)) = stack {
+            if let Some((store, instance, ins)) = stack {
+                let counter = instance
+                    .get_global(&mut *store, &ins.fuel_export)
+                    .and_then(|g| g.get(&mut *store).i64())
+                    .expect("fuel counter");
+                if counter == fuzzing::OUT_OF_FUEL {
+                    return End::OutOfFuel;
+                }
+                let name = &ins.stack_export;
                 let height = instance
                     .get_global(&mut *store, name)
                     .and_then(|g| g.get(&mut *store).i32())
@@ -232,7 +269,9 @@ fn end_of(
 fn agrees(o: &End, i: &End) -> bool {
     match (o, i) {
         (_, End::Trap(Trap::StackOverflow)) => false,
-        (_, End::Trap(Trap::OutOfFuel)) | (_, End::StackLimit) => true,
+        // Its own fuel, the stack limit, or wasmtime's bound on run time (the inserted code
+        // counts there).
+        (_, End::OutOfFuel) | (_, End::StackLimit) | (_, End::Trap(Trap::OutOfFuel)) => true,
         (End::Trap(Trap::OutOfFuel) | End::Trap(Trap::StackOverflow), _) => false,
         (a, b) => a == b,
     }
@@ -267,11 +306,12 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
     };
     let (i_start, i_inst) = match i_inst {
         Ok(inst) => {
+            fill(&mut i_store, &inst, ins);
             let end = match &ins.start_export {
                 Some(name) => {
                     let f = inst.get_func(&mut i_store, name).expect("start export");
                     let r = f.call(&mut i_store, &[], &mut []).map(|()| Vec::new());
-                    end_of(r, Some((&mut i_store, &inst, &ins.stack_export)))
+                    end_of(r, Some((&mut i_store, &inst, ins)))
                 }
                 None => End::Ok(Vec::new()),
             };
@@ -299,11 +339,11 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         store: i_store,
         instance: i_inst,
     };
-    let o_used = FUEL - o.store.get_fuel().unwrap();
-    let i_used = FUEL - i.store.get_fuel().unwrap();
+    let o_used = BOUND - o.store.get_fuel().unwrap();
+    let i_used = used(&mut i.store, &i.instance, ins);
     assert!(
-        i_used >= o_used,
-        "start: instrumented used less fuel ({i_used} < {o_used})"
+        i_used <= o_used,
+        "start: the instrumented module's own count is above wasmtime's ({i_used} > {o_used})"
     );
 
     let exports: Vec<(String, FuncType)> = orig
@@ -317,8 +357,9 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
     for (name, ty) in exports.iter().take(8) {
         let params = args(u, ty);
         let n = ty.results().len();
-        o.store.set_fuel(FUEL).unwrap();
-        i.store.set_fuel(FUEL).unwrap();
+        o.store.set_fuel(BOUND).unwrap();
+        i.store.set_fuel(BOUND).unwrap();
+        fill(&mut i.store, &i.instance, ins);
         dirty.set(&mut i.store, Val::I64(0)).unwrap();
         let i_mem = i.instance.get_memory(&mut i.store, "memory").or_else(|| {
             i.instance
@@ -336,7 +377,7 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         let mut i_out = vec![Val::I32(0); n];
         let f = i.instance.get_func(&mut i.store, name).unwrap();
         let r = f.call(&mut i.store, &params, &mut i_out).map(|()| i_out);
-        let i_end = end_of(r, Some((&mut i.store, &i.instance, &ins.stack_export)));
+        let i_end = end_of(r, Some((&mut i.store, &i.instance, ins)));
         assert!(
             agrees(&o_end, &i_end),
             "{name}: original {o_end:?}, instrumented {i_end:?}"
@@ -344,17 +385,18 @@ fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
         stat(match (&o_end, &i_end) {
             (End::Ok(_), End::Ok(_)) => "call ok",
             (_, End::StackLimit) => "call stack limit",
-            (_, End::Trap(Trap::OutOfFuel)) => "call out of fuel",
+            (_, End::OutOfFuel) => "call out of fuel",
+            (_, End::Trap(Trap::OutOfFuel)) => "call past the time bound",
             _ => "call trapped alike",
         });
         let (End::Ok(_), End::Ok(_)) = (&o_end, &i_end) else {
             return;
         };
-        let o_used = FUEL - o.store.get_fuel().unwrap();
-        let i_used = FUEL - i.store.get_fuel().unwrap();
+        let o_used = BOUND - o.store.get_fuel().unwrap();
+        let i_used = used(&mut i.store, &i.instance, ins);
         assert!(
-            i_used >= o_used,
-            "{name}: instrumented used less fuel ({i_used} < {o_used})"
+            i_used <= o_used,
+            "{name}: the instrumented module's own count is above wasmtime's ({i_used} > {o_used})"
         );
         let sh = i
             .instance
