@@ -292,6 +292,13 @@ fn args(u: &mut Unstructured<'_>, ty: &FuncType) -> Vec<Val> {
 
 /// Runs the original and the instrumented module side by side (see the module docs).
 fn side_by_side(wasm: &[u8], ins: &Instrumented, u: &mut Unstructured<'_>) {
+    // `VALIDATE_INSTRUMENT_DUMP=<dir>`: write both modules there, to read a finding with
+    // `wasm-tools print`.
+    if let Some(dir) = std::env::var_os("VALIDATE_INSTRUMENT_DUMP") {
+        let dir = std::path::Path::new(&dir);
+        std::fs::write(dir.join("original.wasm"), wasm).expect("dump the original");
+        std::fs::write(dir.join("instrumented.wasm"), &ins.wasm).expect("dump the instrumented");
+    }
     let orig = Module::from_binary(engine(), wasm).expect("a valid module compiles");
     let inst = Module::from_binary(engine(), &ins.wasm).expect("an instrumented module compiles");
 
