@@ -1048,8 +1048,9 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     while connected(&read(&log)) == before {
         assert!(
             start.elapsed() < Duration::from_secs(150),
-            "no reconnection:\n{}",
-            read(&err)
+            "no reconnection:\n{}\nthe watch's output:\n{}",
+            read(&err),
+            read(&log)
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
