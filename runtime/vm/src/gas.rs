@@ -1,9 +1,9 @@
 //! The gas table of ABI version 1 (ABI.md, "Gas table"): the fuel every host call is charged on
-//! top of wasmtime's per-operator fuel. Host functions charge from [`GAS_V1`] only; the table is
+//! top of the per-operator fuel the instrumentation counts (`load/instrument/meter.rs`). Host functions charge from [`GAS_V1`] only; the table is
 //! part of [`crate::RuntimeConfig::config_hash`].
 
-/// Fuel charged by host calls. All values are fuel units (the same units as wasmtime's
-/// per-operator fuel).
+/// Fuel charged by host calls. All values are fuel units (the same units as the per-operator
+/// fuel of `meter.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GasTable {
     /// Charged by every host call before it does anything.

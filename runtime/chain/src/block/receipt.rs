@@ -61,7 +61,9 @@ pub struct Receipt {
     pub error: Option<String>,
     /// Events in emission order; empty when `ok` is false.
     pub events: Vec<Event>,
-    /// Fuel the execution consumed (wasmtime fuel units; 0 for actions the node runs itself).
+    /// Fuel the execution consumed (the runtime's fuel units: operators counted by the module's
+    /// instrumentation plus host-call charges, `sdk-guest/ABI.md` "Gas table"; 0 for actions the
+    /// node runs itself).
     pub fuel_used: u64,
     /// GOLD base units the sender paid in fees (ok or not), credited to the chain's fee
     /// collector; 0 (and absent from JSON and from the hashing encoding) on a chain without
