@@ -11,7 +11,7 @@ use wasmtime::{AsContextMut, Global, Store, Val};
 
 /// What the counter holds after the module ran out of fuel (`meter.rs`'s `OUT_OF_FUEL`, read as
 /// unsigned): never an amount, since every limit is below it.
-pub(crate) const OUT_OF_FUEL: u64 = u64::MAX;
+pub(crate) const OUT_OF_FUEL: u64 = crate::load::instrument::meter::OUT_OF_FUEL as u64;
 
 /// Store data holding a [`FuelCounter`] (the host's `HostState`).
 pub(crate) trait HasFuel {

@@ -690,7 +690,7 @@ impl WasmModule {
                     .map(|r| pure_output(store, h.memory, r))
             }
         };
-        called.map_err(|e| stack_checked(store, stack, e))
+        called.map_err(|e| trap_checked(store, stack, e))
     }
 
     /// A new instance in pristine state (data segments applied, start function run), with its
@@ -720,7 +720,7 @@ impl WasmModule {
             let start: TypedFunc<(), ()> = self.func(store, &instance, start)?;
             start
                 .call(&mut *store, ())
-                .map_err(|e| stack_checked(store, stack, e))?;
+                .map_err(|e| trap_checked(store, stack, e))?;
         }
         let (dirty, globals) = if resettable {
             (
@@ -842,7 +842,7 @@ fn compile(
 /// charge's `unreachable`, `meter.rs`), or [`HostTrap::StackLimit`] when the stack-height global
 /// is above the limit: the trap was the stack check's `unreachable` (`stack.rs`). Only that
 /// code leaves either global so.
-fn stack_checked(
+fn trap_checked(
     store: &mut Store<HostState>,
     stack: Global,
     err: wasmtime::Error,
