@@ -169,6 +169,21 @@ pub struct NodeConfig {
     /// enters a block. Uploaded code is compiled by Winch, linear in its size (about 0.5 ms per
     /// KB here), so only an overloaded node reaches it. Default 10,000.
     pub compile_budget_ms: u64,
+    /// Tier-up (node policy, never consensus: `node/ledger/src/tier_up.rs`): after an upload is
+    /// admitted and runs on Winch's code, compile it again with Cranelift (faster code) in a
+    /// child process, one at a time, and swap it in when done. Default true.
+    pub tier_up: bool,
+    /// Milliseconds one tier-up compile may take; past it the child process is killed and the
+    /// module stays on Winch (Cranelift's time grows faster than linearly with some shapes of
+    /// code). Default 10,000.
+    pub tier_up_budget_ms: u64,
+    /// MiB of address space a tier-up compile process may map (`RLIMIT_AS`); a compile that
+    /// needs more fails and the module stays on Winch. At least 256. Default 2048.
+    pub tier_up_memory_mib: u64,
+    /// The program that compiles for tier-up: the `gamechain` binary, which `gamechain node`
+    /// sets to itself. None (an in-process node of a test or tool): no tier-up.
+    #[serde(skip)]
+    pub tier_up_worker: Option<PathBuf>,
     /// Views (`GET /v1/games/<module>`) run at once; further ones wait their turn (within the
     /// request timeout). Each holds a wasm instance (up to `memory_limit_bytes`) and an output
     /// of up to 1 MiB, so this bounds what views can make the node hold. Default 8.
@@ -380,6 +395,10 @@ impl Default for NodeConfig {
                     max_relay_connections: 1000,
                     max_connections: 2048,
                     max_concurrent_views: 8,
+                    tier_up: true,
+                    tier_up_budget_ms: 10_000,
+                    tier_up_memory_mib: 2048,
+                    tier_up_worker: None,
                     idle_timeout_secs: 120,
                     log: "info".to_string(),
                 }
@@ -441,11 +460,18 @@ impl NodeConfig {
             ("max_relay_connections", self.max_relay_connections as u64),
             ("max_connections", self.max_connections as u64),
             ("max_concurrent_views", self.max_concurrent_views as u64),
+            ("tier_up_budget_ms", self.tier_up_budget_ms),
         ];
         for (name, value) in positive {
             if value == 0 {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
+        }
+        if self.tier_up_memory_mib < 256 {
+            return Err(ConfigError(format!(
+                "tier_up_memory_mib must be at least 256, not {}",
+                self.tier_up_memory_mib
+            )));
         }
         // The ledger's fields (block making, genesis, mempool, storage, deploy policy).
         self.ledger().validate()?;

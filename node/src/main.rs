@@ -22,6 +22,9 @@ use gamechain_node::cli::{Cli, Command};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::TierUpCompile { opt_level } = &cli.command {
+        return tier_up_compile(opt_level);
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -104,4 +107,31 @@ fn main() -> ExitCode {
 fn fail(message: &str, code: u8) -> ExitCode {
     eprintln!("error: {message}");
     ExitCode::from(code)
+}
+
+/// `internal-tier-up-compile`: the instrumented wasm on stdin, compiled with Cranelift at
+/// `opt_level`, its machine code on stdout (`gamechain_ledger::tier_up` runs this in a child
+/// process under its time and memory limits). Exit 1 with the reason on stderr otherwise.
+fn tier_up_compile(opt_level: &str) -> ExitCode {
+    use std::io::Read;
+    let Some(level) = gamechain_runtime::OptLevel::ALL
+        .into_iter()
+        .find(|l| l.name() == opt_level)
+    else {
+        return fail(&format!("unknown --opt-level `{opt_level}`"), 2);
+    };
+    let mut wasm = Vec::new();
+    if let Err(e) = std::io::stdin()
+        .take(gamechain_ledger::tier_up::MAX_INPUT_BYTES as u64)
+        .read_to_end(&mut wasm)
+    {
+        return fail(&format!("cannot read the module: {e}"), 1);
+    }
+    match gamechain_runtime::precompile(level, &wasm) {
+        Ok(code) => match std::io::stdout().lock().write_all(code.bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(&format!("cannot write the machine code: {e}"), 1),
+        },
+        Err(e) => fail(&e, 1),
+    }
 }

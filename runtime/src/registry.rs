@@ -21,7 +21,8 @@
 
 use core::fmt;
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Condvar, Mutex, RwLock};
+use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 
@@ -31,7 +32,7 @@ use crate::state::State;
 use gamechain_vm::HostError;
 use gamechain_vm::ModuleCache;
 use gamechain_vm::Runtime;
-use gamechain_vm::{LoadError, Origin, WasmModule};
+use gamechain_vm::{Compiler, LoadError, Origin, WasmModule};
 
 /// Prefix of the code keys: `code/<lowercase hex SHA-256 of the wasm>`.
 pub const CODE_PREFIX: &str = "code/";
@@ -85,6 +86,10 @@ pub const MAX_BY_CODE: usize = 256;
 /// Most refusals remembered ([`Modules::load`] answers a refused upload again without
 /// compiling it).
 pub const MAX_REFUSED: usize = 256;
+
+/// Most modules of the final state waiting for a tier-up ([`Modules::next_tier_up`]); past it the
+/// oldest is forgotten (it stays on Winch until it is loaded again).
+pub const MAX_TIER_UP_QUEUE: usize = 64;
 
 /// Key of a compiled module: (id, code hash).
 type Key = (String, String);
@@ -179,6 +184,19 @@ pub struct Modules {
     /// [`MAX_REFUSED`]).
     refused: Mutex<VecDeque<(Key, LoadError)>>,
     cache: Option<Arc<ModuleCache>>,
+    /// Modules of the final state and of calls by code running Winch's code, by (id, code
+    /// hash), waiting for a tier-up (only once
+    /// [`Modules::enable_tier_up`] was called; at most [`MAX_TIER_UP_QUEUE`]).
+    tier_up: Mutex<TierUpQueue>,
+    /// Signalled when `tier_up` gets a key.
+    tier_up_added: Condvar,
+}
+
+/// See [`Modules::enable_tier_up`].
+#[derive(Default)]
+struct TierUpQueue {
+    enabled: bool,
+    keys: VecDeque<Key>,
 }
 
 impl fmt::Debug for Modules {
@@ -460,6 +478,7 @@ impl Modules {
         let now = self.tick.fetch_add(1, Ordering::Relaxed);
         let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
         let bytes = module.footprint_bytes();
+        let new = !loaded.contains_key(&key);
         let kept = loaded
             .entry(key.clone())
             .or_insert_with(|| Slot {
@@ -469,6 +488,7 @@ impl Modules {
             })
             .entry
             .clone();
+        let tier_up = new && kept.module.compiler() == Compiler::Winch;
         let mut total: usize = loaded.values().map(|s| s.bytes).sum();
         while loaded.len() > 1 && (loaded.len() > MAX_LOADED || total > MAX_LOADED_BYTES) {
             let Some(oldest) = loaded
@@ -483,7 +503,106 @@ impl Modules {
                 total -= s.bytes;
             }
         }
+        drop(loaded);
+        if tier_up {
+            // After the map's lock is released: `next_tier_up` takes the two the other way.
+            self.want_tier_up(key);
+        }
         kept
+    }
+
+    /// From now on, modules of the final state compiled by Winch (uploads) wait for a tier-up
+    /// ([`Modules::next_tier_up`]), those kept already included. Node policy: without this call
+    /// (verifiers, tests) nothing waits.
+    pub fn enable_tier_up(&self) {
+        let winch: Vec<Key> = self
+            .read()
+            .iter()
+            .filter(|(_, s)| s.entry.module.compiler() == Compiler::Winch)
+            .map(|(k, _)| k.clone())
+            .collect();
+        guard(&self.tier_up).enabled = true;
+        for key in winch {
+            self.want_tier_up(key);
+        }
+    }
+
+    fn want_tier_up(&self, key: Key) {
+        let mut q = guard(&self.tier_up);
+        if !q.enabled || q.keys.contains(&key) {
+            return;
+        }
+        q.keys.push_back(key);
+        while q.keys.len() > MAX_TIER_UP_QUEUE {
+            q.keys.pop_front();
+        }
+        self.tier_up_added.notify_one();
+    }
+
+    /// The next module waiting for a tier-up (of the final state or serving calls by code, still
+    /// kept, still on Winch), waiting up to `wait` for one; `None` when none came.
+    pub fn next_tier_up(&self, wait: Duration) -> Option<Arc<WasmModule>> {
+        let deadline = std::time::Instant::now() + wait;
+        loop {
+            let key = {
+                let mut q = guard(&self.tier_up);
+                loop {
+                    if let Some(key) = q.keys.pop_front() {
+                        break key;
+                    }
+                    let left = deadline.checked_duration_since(std::time::Instant::now())?;
+                    q = self
+                        .tier_up_added
+                        .wait_timeout(q, left)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0;
+                }
+            };
+            // The queue's lock is released: `keep_final` takes the map's lock first.
+            let module = self
+                .read()
+                .get(&key)
+                .map(|s| s.entry.module.clone())
+                .or_else(|| {
+                    self.code_read()
+                        .get(&key.1)
+                        .filter(|m| m.id() == key.0)
+                        .cloned()
+                });
+            if let Some(m) = module.filter(|m| m.compiler() == Compiler::Winch) {
+                return Some(m);
+            }
+        }
+    }
+
+    /// Puts `tiered` (from [`WasmModule::tier_up`]) in the place of the module of the final
+    /// state with its id and code hash, and of the module that serves calls by its code hash
+    /// under its id, where those are still kept and still run Winch's code; whether it replaced
+    /// one. Calls running on an old module finish on it.
+    pub fn install_tiered(&self, tiered: Arc<WasmModule>) -> bool {
+        if tiered.compiler() != Compiler::Cranelift {
+            return false;
+        }
+        let key = (tiered.id().to_string(), tiered.code_hash().to_string());
+        let winch = |m: &WasmModule| m.compiler() == Compiler::Winch;
+        let mut installed = false;
+        {
+            let mut loaded = self.loaded.write().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = loaded.get_mut(&key).filter(|s| winch(&s.entry.module)) {
+                slot.bytes = tiered.footprint_bytes();
+                slot.entry = entry(tiered.clone());
+                installed = true;
+            }
+        }
+        let mut by_code = self.by_code.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(m) = by_code
+            .get_mut(&key.1)
+            .filter(|m| m.id() == key.0 && winch(m))
+        {
+            *m = tiered;
+            installed = true;
+        }
+        installed
     }
 
     /// The module of the final state `key`, marked used.
@@ -691,14 +810,12 @@ impl Modules {
         if hex::encode(Sha256::digest(&wasm)) != code_hash {
             return Err(ResolveError::CorruptState { key });
         }
-        // Only a module compiled by the upload compiler serves: the compiler is consensus (it
-        // decides the fuel of bulk memory operations), and a call by code must not depend on
-        // whether some id ran that code through another compiler before.
-        let compiler = runtime.config().compiler_for(Origin::Upload);
+        // Any module compiled from this code serves, whatever its compiler (not consensus:
+        // fuel is the instrumentation's count) and id (such a call reaches no state).
         let loaded = self
             .read()
             .iter()
-            .find(|((_, hash), s)| hash == code_hash && s.entry.module.compiler() == compiler)
+            .find(|((_, hash), _)| hash == code_hash)
             .map(|(_, s)| s.entry.module.clone());
         let module = match loaded {
             Some(m) => m,
@@ -715,10 +832,15 @@ impl Modules {
         if by_code.len() >= MAX_BY_CODE && !by_code.contains_key(code_hash) {
             by_code.pop_first();
         }
+        let new = !by_code.contains_key(code_hash);
         let module = by_code
             .entry(code_hash.to_string())
             .or_insert(module)
             .clone();
+        drop(by_code);
+        if new && module.compiler() == Compiler::Winch {
+            self.want_tier_up((module.id().to_string(), code_hash.to_string()));
+        }
         Ok(Some((module, len)))
     }
 

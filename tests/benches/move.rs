@@ -9,12 +9,15 @@
 //!   - `reuse`: a warm pooled instance reset to pristine after each move (the default);
 //!   - `on-demand`: a fresh `mmap`ed instance per move;
 //!   - `winch`: as `reuse`, but compiled by Winch, as an uploaded module is (the three above are
-//!     compiled by Cranelift, as genesis modules are). Fuel is the instrumentation's own count,
-//!     so every setup must use exactly the same fuel (checked before timing).
+//!     compiled by Cranelift, as genesis modules are);
+//!   - `tiered`: an upload after its tier-up: loaded with Winch, then replaced by its Cranelift
+//!     compile (`WasmModule::tier_up`, compiled in this process here, in a child process on a
+//!     node), run as `reuse`. Fuel is the instrumentation's own count, so every setup must use
+//!     exactly the same fuel (checked before timing).
 //!
 //! Run: `cargo bench -p gamechain-tests --bench move`. Prints the median time per move of each
 //! side over interleaved rounds (so machine noise hits both alike) and their ratio.
-//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`) times only
+//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`, `tiered`) times only
 //! those setups (e.g. one alone for `perf stat` / `strace -c`); `MOVE_BENCH_ROUNDS` sets the
 //! number of rounds.
 
@@ -22,8 +25,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use gamechain_runtime::{
-    execute_apply, Allocation, MemState, Origin, Overlay, Runtime, RuntimeConfig, WasmModule,
-    WriteSet,
+    execute_apply, precompile, Allocation, MemState, OptLevel, Origin, Overlay, Runtime,
+    RuntimeConfig, WasmModule, WriteSet,
 };
 use gamechain_sdk::{BlockEnv, GameModule, KvCtx, MockCtx, GOLD};
 use serde_json::{json, Value};
@@ -125,6 +128,13 @@ fn main() {
             true,
             Origin::Upload,
         ),
+        (
+            "tiered",
+            "reset warm instance",
+            pooling,
+            true,
+            Origin::Upload,
+        ),
     ];
     let only = std::env::var("MOVE_BENCH_ONLY").ok();
     let wanted = |setup: &str| {
@@ -147,6 +157,13 @@ fn main() {
             let runtime = Runtime::new(config).unwrap();
             let module =
                 WasmModule::load(&runtime, tictactoe::ID, &wasm.wasm, None, origin).unwrap();
+            let module = if name == "tiered" {
+                module
+                    .tier_up(&wasm.wasm, None, |b| precompile(OptLevel::Speed, b))
+                    .unwrap()
+            } else {
+                module
+            };
             (name, what, module)
         })
         .collect();

@@ -8,7 +8,10 @@
 //!   threads (all 8 combinations);
 //! - compiled modules cold (a new runtime) vs warm (the same context replayed twice);
 //! - both compilers (Cranelift and Winch) for genesis modules and for uploads, in all four
-//!   pairings (not consensus: fuel is the instrumentation's);
+//!   pairings (not consensus: fuel is the instrumentation's), and a tier-up in the middle of
+//!   the chain: every module running Winch's code (the genesis modules, among them the rules
+//!   the channel calls by code hash) replaced by its Cranelift compile halfway through the
+//!   replay;
 //! - every Cranelift optimisation level (`RuntimeConfig::opt_level`, not consensus), each
 //!   through a disk compiled-module cache (`ModuleCache`) first cold (empty: every module
 //!   compiled and stored) then warm (a reopened cache: every module deserialised);
@@ -36,7 +39,7 @@ use gamechain_node::verify::source::{ChainSource, ExpectedState, SourceError};
 use gamechain_node::verify::verifier::{verify, VerifyOptions};
 use gamechain_runtime::chain::{Genesis, SignedTx};
 use gamechain_runtime::{
-    Allocation, ChainContext, Compiler, MemState, ModuleCache, Modules, OptLevel,
+    precompile, Allocation, ChainContext, Compiler, MemState, ModuleCache, Modules, OptLevel,
 };
 use gamechain_tests::game_chain::{context, game_chain, GameChain};
 use serde_json::json;
@@ -220,6 +223,62 @@ fn both_compilers_for_either_origin_reach_the_same_roots() {
             );
         }
     }
+}
+
+#[test]
+fn a_tier_up_in_the_middle_of_the_chain_changes_no_root() {
+    // Every module starts on Winch; halfway through the replay each one waiting for a tier-up
+    // (the genesis modules, among them the rules the channel calls by code hash) is compiled
+    // by Cranelift and swapped in, as a node's tier-up thread does; the replay goes on to the
+    // sequencer's roots, receipts and fuel at every height.
+    let c = &*CHAIN;
+    let mut config =
+        gamechain_runtime::runtime_config(&c.genesis, Allocation::Pooling { instances: 4 });
+    config.genesis_compiler = Compiler::Winch;
+    config.upload_compiler = Compiler::Winch;
+    let runtime = gamechain_runtime::Runtime::new(config).unwrap();
+    let modules = Modules::from_genesis(&runtime, &c.genesis, &c.codes).unwrap();
+    let ctx = Arc::new(ChainContext::new(c.genesis.clone(), runtime, modules).unwrap());
+    let mut r = Replayer::new(ctx.clone(), &c.blocks[0], &c.codes).unwrap();
+    let half = c.blocks.len() / 2;
+    for b in &c.blocks[1..half] {
+        r.apply(b).unwrap_or_else(|e| panic!("{e}"));
+    }
+    ctx.modules().enable_tier_up();
+    let mut tiered = Vec::new();
+    while let Some(m) = ctx.modules().next_tier_up(std::time::Duration::ZERO) {
+        let code = &c.codes[m.code_hash()];
+        let t = m
+            .tier_up(code, None, |b| precompile(OptLevel::Speed, b))
+            .unwrap_or_else(|e| panic!("{}: {e}", m.id()));
+        assert!(ctx.modules().install_tiered(Arc::new(t)), "{}", m.id());
+        tiered.push(m.id());
+    }
+    tiered.sort();
+    let genesis_ids = c.genesis.modules.iter().map(|m| m.id.as_str());
+    assert!(
+        genesis_ids.clone().all(|id| tiered.contains(&id)),
+        "tiered up: {tiered:?}"
+    );
+    for e in ctx.modules().iter() {
+        assert_eq!(
+            e.module.compiler(),
+            Compiler::Cranelift,
+            "{}",
+            e.module.id()
+        );
+        // Calls by code hash (the channel's calls into its rules) run the tiered code too.
+        let (by_code, _) = ctx
+            .modules()
+            .resolve_code(ctx.runtime(), r.state(), e.module.code_hash())
+            .unwrap()
+            .unwrap();
+        assert_eq!(by_code.compiler(), Compiler::Cranelift, "{}", e.module.id());
+    }
+    for b in &c.blocks[half..] {
+        r.apply(b).unwrap_or_else(|e| panic!("{e}"));
+    }
+    assert_eq!(r.state(), &c.state);
 }
 
 #[test]

@@ -53,12 +53,13 @@
 //! | `modules.rs` | the module records and code the API serves, from the committed state |
 //! | `chain.rs` | [`chain::Chain`]: head (header, hash, state), mempool and readers shared by API and sequencer |
 //! | `compile.rs` | deploys compiled at admission, off the sequencer, within `compile_budget_ms`, one at a time |
+//! | `tier_up.rs` | [`tier_up::spawn`]: uploads recompiled by Cranelift in a child process under a time and memory budget, swapped in when done |
 //! | `clock.rs` | [`clock::NodeClock`]: the clock blocks are stamped by (system clock, or the dev clock tests advance); [`clock::Arrivals`]: the sequencer's wake-up signal |
 //! | `upgrade_admission.rs` | [`upgrade_admission::admission_refusal`]: the upgrades `POST /v1/tx` refuses (`403 upgrade_refused`) because the transition certainly would, and why each is safe to decide early |
 //! | `sequencer.rs` | the block-making thread: blocks no closer than the chain's interval, transactions executed as they arrive (records each block in the sign state before committing it) |
 //!
 //! Layers, each importing only downwards (`tests/tests/source_tree.rs` checks there is no
-//! cycle): `sequencer` and `start/` (opening) → `chain` (the shared core and its `Head`) →
+//! cycle): `sequencer`, `tier_up` and `start/` (opening) → `chain` (the shared core and its `Head`) →
 //! `mempool`, `compile`, `upgrade_admission`, `store/` → `node_error`, `config`, `error`.
 
 pub mod chain;
@@ -73,6 +74,7 @@ pub mod node_error;
 pub mod sequencer;
 pub mod start;
 pub mod store;
+pub mod tier_up;
 pub mod upgrade_admission;
 
 pub use config::{ConfigError, DeployPolicy, IntegrityCheck, LedgerConfig};

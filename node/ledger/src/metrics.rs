@@ -47,6 +47,9 @@ pub struct Metrics {
     /// `gamechain_gossip_dropped_total{queue}` (validators): gossiped transactions dropped
     /// because the admission queue (`all`) or the deploy queue (`deploy`) was full.
     pub gossip_dropped: IntCounterVec,
+    /// `gamechain_tier_up_total{result}`: uploads' background Cranelift compiles (`tier_up.rs`):
+    /// `tiered`, `cached`, `abandoned` (past the time or memory budget), `failed`, `stale`.
+    pub tier_up: IntCounterVec,
     mempool_txs: IntGauge,
     mempool_bytes: IntGauge,
     ws_subscribers: IntGauge,
@@ -184,6 +187,17 @@ impl Metrics {
                         "Validators: gossiped transactions dropped because an admission queue was full (all, deploy).",
                     ),
                     &["queue"],
+                )
+                .expect("valid counter"),
+            ),
+            tier_up: register(
+                &r,
+                IntCounterVec::new(
+                    Opts::new(
+                        "gamechain_tier_up_total",
+                        "Uploads' background Cranelift compiles: tiered, cached, abandoned (past tier_up_budget_ms or tier_up_memory_mib), failed, stale.",
+                    ),
+                    &["result"],
                 )
                 .expect("valid counter"),
             ),

@@ -171,6 +171,14 @@ pub enum Command {
     /// at /dev/ (docs/modules.md, "The dev loop").
     #[command(long_about = crate::cli::dev::LONG_ABOUT)]
     Dev(crate::cli::dev::DevArgs),
+    /// Internal, run by a node for a tier-up (`node/ledger/src/tier_up.rs`): compiles the
+    /// instrumented wasm read on stdin with Cranelift and writes the machine code on stdout.
+    #[command(name = "internal-tier-up-compile", hide = true)]
+    TierUpCompile {
+        /// Cranelift's optimisation level: none, speed or speed_and_size.
+        #[arg(long, default_value = "speed")]
+        opt_level: String,
+    },
 }
 
 /// `gamechain node`.

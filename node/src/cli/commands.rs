@@ -107,6 +107,7 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
         | Command::Bench(_)
         | Command::Testnet(_)
         | Command::Dev(_)
+        | Command::TierUpCompile { .. }
         | Command::Module(_) => Err(CliError::Usage("not a client command".into())),
     }
 }

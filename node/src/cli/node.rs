@@ -21,6 +21,8 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
     if let Some(addr) = args.listen {
         config.listen = addr;
     }
+    // Tier-up compiles run this same binary (`internal-tier-up-compile`) in a child process.
+    config.tier_up_worker = std::env::current_exe().ok();
     config.restore_from = args.restore_from.clone();
     config.snapshot_from = args.snapshot_from.clone();
     if args.snapshot_from.is_some() && args.follow.is_none() && !args.validator {

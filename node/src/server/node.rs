@@ -25,6 +25,7 @@ use gamechain_ledger::genesis_setup::open_chain;
 use gamechain_ledger::open::preload_modules;
 use gamechain_ledger::run_marker::mark_stopped;
 use gamechain_ledger::sequencer;
+use gamechain_ledger::tier_up::{TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::NodeError;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
@@ -102,6 +103,18 @@ impl NodeHandle {
             ))
         };
         let (ready_tx, ready) = watch::channel(false);
+        // Uploads tier up to Cranelift in the background once the modules are loaded (node
+        // policy; `gamechain_ledger::tier_up`). Only with a compile program: the binary.
+        let tier_up = match (&config.tier_up_worker, config.tier_up) {
+            (Some(program), true) => Some(TierUpConfig {
+                worker: vec![program.clone().into(), WORKER_COMMAND.into()],
+                budget: std::time::Duration::from_millis(config.tier_up_budget_ms),
+                memory_bytes: config.tier_up_memory_mib << 20,
+            }),
+            _ => None,
+        };
+        let tier_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (tier_chain, tier_stopped) = (chain.clone(), tier_stop.clone());
         let seq = async move {
             tokio::task::spawn_blocking(move || {
                 // A read lock: nothing writes the head before the sequencer starts.
@@ -110,6 +123,11 @@ impl NodeHandle {
             })
             .await
             .map_err(|e| NodeError::Runtime(format!("loading the modules panicked: {e}")))??;
+            if let Some(tier_up) = tier_up {
+                gamechain_ledger::tier_up::spawn(&tier_chain, tier_up, tier_stop).map_err(|e| {
+                    NodeError::Runtime(format!("cannot start the tier-up thread: {e}"))
+                })?;
+            }
             let _ = ready_tx.send(true);
             run.await
         };
@@ -118,6 +136,7 @@ impl NodeHandle {
         let task = tokio::spawn(async move {
             let server = tokio::spawn(server);
             let result = seq.await;
+            tier_stopped.store(true, std::sync::atomic::Ordering::Relaxed);
             if let Err(e) = &result {
                 tracing::error!("the sequencer stopped: {e}; shutting the node down");
             }

@@ -992,6 +992,22 @@ async fn wait_for(path: PathBuf, needle: String) {
     }
 }
 
+/// Every thread's stack of process `pid` (gdb, when installed), to tell where a silent watch
+/// waits.
+fn backtraces(pid: u32) -> String {
+    std::process::Command::new("gdb")
+        .args([
+            "-p",
+            &pid.to_string(),
+            "-batch",
+            "-ex",
+            "thread apply all bt 30",
+        ])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_else(|e| format!("(no gdb: {e})"))
+}
+
 /// Issue 23's watchtower attack: `watch` used to exit on the first 429, and then the honest
 /// player forfeited. Behind a proxy that answers 429 (with `retry-after`), then 503, and across
 /// a SIGKILL and restart of the node, the watch keeps going, reads blocks over the block feed
@@ -1048,9 +1064,10 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     while connected(&read(&log)) == before {
         assert!(
             start.elapsed() < Duration::from_secs(150),
-            "no reconnection:\n{}\nthe watch's output:\n{}",
+            "no reconnection:\n{}\nthe watch's output:\n{}\nthe watch's threads:\n{}",
             read(&err),
-            read(&log)
+            read(&log),
+            backtraces(watch.id())
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

@@ -135,6 +135,7 @@ fn apply_guest(extra: &str, apply: &str) -> String {
 
 mod compilers;
 mod state;
+mod tier_up;
 mod traps;
 mod validation;
 mod views;

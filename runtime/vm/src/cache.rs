@@ -250,6 +250,18 @@ impl ModuleCache {
         build: Build<'_>,
         wasm: &[u8],
     ) -> wasmtime::Result<(Module, CodeSource)> {
+        self.get_or_build(engine, build, wasm, || Module::from_binary(engine, wasm))
+    }
+
+    /// [`ModuleCache::get_or_compile`] with the machine code made by `make` on a miss (a tier-up
+    /// compiled elsewhere, `run/tier.rs`); what `make` returns is stored like a compile.
+    pub(crate) fn get_or_build(
+        &self,
+        engine: &Engine,
+        build: Build<'_>,
+        wasm: &[u8],
+        make: impl FnOnce() -> wasmtime::Result<Module>,
+    ) -> wasmtime::Result<(Module, CodeSource)> {
         let start = Instant::now();
         let key = entry_key(engine, build, wasm);
         let path = self.path(&key);
@@ -277,7 +289,7 @@ impl ModuleCache {
                 tracing::warn!(path = %path.display(), "cannot read the compiled-module cache entry: {e}");
             }
         }
-        let (module, source) = CodeSource::time(|| Module::from_binary(engine, wasm))?;
+        let (module, source) = CodeSource::time(make)?;
         self.store(&key, &path, &module);
         Ok((module, source))
     }

@@ -12,10 +12,11 @@
 //! | `gas.rs` | [`GasTable`], [`GAS_V1`]: fuel per host call |
 //! | `load/` | validation ([`ValidationError`]), the stack-height limit, instrumentation |
 //! | `run/` | [`Runtime`] (engines, linker, pool), host functions, traps ([`HostTrap`], [`HostError`]), [`WasmModule`] |
+//! | `tier.rs` | tier-up: [`precompile`] (Cranelift, in another process), [`WasmModule::tier_up`] |
 //! | `cache.rs` | [`ModuleCache`]: compiled modules on disk, keyed by code and engine, checked before use |
 //! | `fuzzing.rs` | feature `fuzzing` only (hidden): the validator and instrumenter for `tests/fuzz/` |
 //!
-//! Layers: `abi`, `gas` → `load` → `config` → `cache` → `run`; nothing imports upwards.
+//! Layers: `abi`, `gas` → `load` → `config` → `cache` → `run` → `tier`; nothing imports upwards.
 //!
 //! ```
 //! use gamechain_vm::{Runtime, RuntimeConfig, WasmModule};
@@ -38,6 +39,7 @@ pub mod fuzzing;
 mod gas;
 mod load;
 mod run;
+mod tier;
 
 pub use abi::{ABI_VERSION, MAX_TABLE_ELEMENTS};
 pub use cache::{CacheStats, CodeSource, ModuleCache};
@@ -59,3 +61,4 @@ pub use run::module::{CallOutcome, LoadError, ModuleResolver, WasmModule};
 pub use run::nesting::{PureError, PureOutcome, MAX_PURE_DEPTH, MAX_PURE_OUTPUT_BYTES};
 pub use run::pure::MAX_PURE_NAME_BYTES;
 pub use run::trap::{HostError, HostTrap};
+pub use tier::{precompile, Precompiled, TierUpError};

@@ -148,6 +148,20 @@ fn backend(
     opt_level: OptLevel,
 ) -> Result<Backend, HostError> {
     let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
+    let engine = engine(allocation, compiler, opt_level)?;
+    let mut linker = Linker::new(&engine);
+    imports::register(&mut linker).map_err(engine_err)?;
+    Ok(Backend { engine, linker })
+}
+
+/// A bare engine with the chain's deterministic configuration (no linker): what [`backend`]
+/// builds on, and what a tier-up compile outside the node's process uses (`tier.rs`).
+pub(crate) fn engine(
+    allocation: InstanceAllocationStrategy,
+    compiler: Compiler,
+    opt_level: OptLevel,
+) -> Result<Engine, HostError> {
+    let engine_err = |e: wasmtime::Error| HostError::Engine(format!("{e:?}"));
     let mut c = Config::new();
     c.strategy(match compiler {
         Compiler::Cranelift => Strategy::Cranelift,
@@ -169,10 +183,7 @@ fn backend(
         .wasm_features(WasmFeatures::all(), false)
         .wasm_features(allowed_features(), true)
         .allocation_strategy(allocation);
-    let engine = Engine::new(&c).map_err(engine_err)?;
-    let mut linker = Linker::new(&engine);
-    imports::register(&mut linker).map_err(engine_err)?;
-    Ok(Backend { engine, linker })
+    Engine::new(&c).map_err(engine_err)
 }
 
 #[cfg(test)]

@@ -259,13 +259,42 @@ impl WasmModule {
         cache: Option<&ModuleCache>,
         origin: Origin,
     ) -> Result<Self, LoadError> {
-        let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
-        let schema = info.schema.as_deref().map(Arc::from);
-        let instrumented = instrument::instrument(wasm, &info);
-        let plan = instrumented.plan.ok_or(LoadError::Engine)?;
+        let (instrumented, plan, schema) = instrumented(runtime, wasm)?;
         let compiler = runtime.config.compiler_for(origin);
-        let (module, pooled, source) = compile(runtime, compiler, &instrumented.wasm, cache)?;
+        let (module, pooled, source) = compile(runtime, compiler, &instrumented, cache)?;
+        let code_hash = hex::encode(Sha256::digest(wasm));
+        Self::assemble(
+            runtime,
+            id,
+            code_hash,
+            Compiled {
+                module,
+                compiler,
+                pooled,
+                source,
+            },
+            plan,
+            schema,
+        )
+    }
 
+    /// The module of `compiled` (the machine code of the instrumented code `plan` describes),
+    /// run under `id`: exports found, imports resolved, and `gc_abi_version` checked in a first
+    /// instance, whose state becomes the pristine snapshot.
+    pub(crate) fn assemble(
+        runtime: &Arc<Runtime>,
+        id: &str,
+        code_hash: String,
+        compiled: Compiled,
+        plan: Plan,
+        schema: Option<Arc<str>>,
+    ) -> Result<Self, LoadError> {
+        let Compiled {
+            module,
+            compiler,
+            pooled,
+            source,
+        } = compiled;
         let index = |name: &str| module.get_export_index(name);
         let missing = || LoadError::Engine;
         let exports = Exports {
@@ -304,7 +333,7 @@ impl WasmModule {
             pooled,
             compiler,
             id: Box::leak(id.to_string().into_boxed_str()),
-            code_hash: hex::encode(Sha256::digest(wasm)),
+            code_hash,
             pre,
             exports,
             uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
@@ -808,6 +837,29 @@ impl WasmModule {
 /// [`LoadError::Engine`].
 ///
 /// With a `cache`, each engine's machine code is looked up there first (`cache.rs`).
+/// Machine code for one module: the wasmtime module, its compiler, whether it was compiled for
+/// the pooled engine, and where it came from.
+pub(crate) struct Compiled {
+    pub(crate) module: Module,
+    pub(crate) compiler: Compiler,
+    pub(crate) pooled: bool,
+    pub(crate) source: CodeSource,
+}
+
+/// `wasm` validated (`validate.rs`) and instrumented (`instrument/`) for `runtime`: the bytes to
+/// compile, their plan and the module's schema. Errors: the validation rule broken, or
+/// [`LoadError::Engine`] when instrumentation found no plan.
+pub(crate) fn instrumented(
+    runtime: &Runtime,
+    wasm: &[u8],
+) -> Result<(Vec<u8>, Plan, Option<Arc<str>>), LoadError> {
+    let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
+    let schema = info.schema.as_deref().map(Arc::from);
+    let instrumented = instrument::instrument(wasm, &info);
+    let plan = instrumented.plan.ok_or(LoadError::Engine)?;
+    Ok((instrumented.wasm, plan, schema))
+}
+
 fn compile(
     runtime: &Runtime,
     compiler: Compiler,

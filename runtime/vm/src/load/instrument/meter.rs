@@ -18,7 +18,9 @@
 //! `end`, `br`, `br_if`, `br_table`, `return` and `unreachable`. Nothing can enter a block but at
 //! its start, so charging its whole cost there charges every operator that runs (and, when the
 //! block traps or calls something that traps midway, some that do not: a trap is charged the
-//! call's whole limit anyway). A block whose operators cost nothing gets no code.
+//! call's whole limit anyway). A block whose operators cost nothing gets no code, nor does dead
+//! code (after a `br`, `br_table`, `return` or `unreachable`, up to the `else` or `end` closing
+//! its construct), which never runs.
 //!
 //! **A charge** of `c` (an immediate) is, before the block's first operator:
 //!
@@ -91,11 +93,32 @@ fn ends_block(op: &Operator<'_>) -> bool {
 /// For each operator of a function, the charge placed before it: the cost of the metered block
 /// that starts there, 0 where none starts (or it costs nothing). Saturating: a block cannot cost
 /// more than `u64::MAX` (no function is that long).
+///
+/// Dead code gets no charge: after `br`, `br_table`, `return` or `unreachable`, nothing runs
+/// until the `else` or `end` that closes the construct they are in (structured control flow:
+/// no branch can land in between, and a construct opened there is never entered). Its charges
+/// would never run, so leaving them out changes no fuel figure; it only keeps a function of
+/// `br 0`s from growing tenfold.
 pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)]) -> Vec<u64> {
     let mut out = vec![0u64; ops.len()];
     let mut start = 0;
+    // Inside dead code: how many constructs were opened since it began.
+    let mut dead: Option<u32> = None;
     for (i, (_, op)) in ops.iter().enumerate() {
-        out[start] = out[start].saturating_add(cost(op));
+        if dead.is_none() {
+            out[start] = out[start].saturating_add(cost(op));
+        }
+        dead = match (dead, op) {
+            (None, Operator::Br { .. } | Operator::BrTable { .. })
+            | (None, Operator::Return | Operator::Unreachable) => Some(0),
+            (None, _) => None,
+            (Some(d), Operator::Block { .. } | Operator::Loop { .. } | Operator::If { .. }) => {
+                Some(d + 1)
+            }
+            (Some(0), Operator::Else | Operator::End) => None,
+            (Some(d), Operator::End) => Some(d - 1),
+            (Some(d), _) => Some(d),
+        };
         if ends_block(op) {
             start = i + 1;
             if start == ops.len() {
@@ -188,5 +211,42 @@ mod tests {
         // [loop] = 0; after loop: [const, br_if] = 2; after br_if: [end] = 0; [end] = 0.
         assert_eq!(c, vec![2, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0]);
         assert_eq!(c.iter().sum::<u64>(), 5);
+    }
+
+    #[test]
+    fn dead_code_is_not_charged_up_to_the_end_of_its_construct() {
+        // block | br 0 | i32.const 1 drop | br 0 | block | i32.const 2 | br_if 0 | end | end |
+        // i32.const 3 drop | if | return | nop | else | i32.const 4 drop | end
+        let ops = ops_of(
+            "(module (func (param i32)
+               block
+                 br 0
+                 i32.const 1
+                 drop
+                 br 0
+                 block
+                   i32.const 2
+                   br_if 0
+                 end
+               end
+               i32.const 3
+               drop
+               local.get 0
+               if
+                 return
+                 nop
+               else
+                 i32.const 4
+                 drop
+               end))",
+        );
+        let c = charges(&ops);
+        // Live: [block] 0; [br] 1; dead until the outer `end` (index 9); after it
+        // [const, drop, local.get, if] = 3 at 10; [return] 0 at 14, dead until `else` (16);
+        // after `else`: [const, drop] = 1 at 17; [end] 0.
+        assert_eq!(
+            c,
+            vec![0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+        );
     }
 }

@@ -455,3 +455,43 @@ fn a_bulk_write_the_fuel_cannot_pay_writes_nothing() {
     assert_eq!(counter.get(&mut store).unwrap_i64(), meter::OUT_OF_FUEL);
     assert!(memory(&mut store, &inst).iter().all(|&b| b == 0));
 }
+
+/// Bytes of the code section's function bodies.
+fn code_bytes(wasm: &[u8]) -> usize {
+    wasmparser::Parser::new(0)
+        .parse_all(wasm)
+        .filter_map(|p| match p.unwrap() {
+            wasmparser::Payload::CodeSectionEntry(body) => Some(body.range().len()),
+            _ => None,
+        })
+        .sum()
+}
+
+#[test]
+fn the_shapes_that_grow_most_grow_at_most_sevenfold() {
+    // Each body repeats the shortest code that makes a metered block (or, for `br 0`, dead code
+    // after it): a charge is about 20 bytes, so 4-byte blocks grow about sixfold; dead code
+    // gets none.
+    let shapes = [
+        ("br 0", "block", "br 0", "end"),
+        ("i32.const 0 br_if 0", "block", "i32.const 0 br_if 0", "end"),
+        ("local.get 0 br_if 0", "block", "local.get 0 br_if 0", "end"),
+        ("local.get 0 if end", "", "local.get 0 if end", ""),
+        ("return", "", "return", ""),
+        ("unreachable", "", "unreachable", ""),
+    ];
+    for (name, open, body, close) in shapes {
+        let text = format!(
+            "(module (memory 1) (func (param i32) {open} {} {close}))",
+            format!("{body}\n").repeat(4_000)
+        );
+        let original = wat(&text);
+        let instrumented = instr(&original);
+        assert!(instrumented.plan.is_some(), "{name}");
+        let ratio = code_bytes(&instrumented.wasm) as f64 / code_bytes(&original) as f64;
+        println!("{name}: instrumented code {ratio:.2}x the original");
+        assert!(ratio < 7.0, "{name}: {ratio:.2}x");
+        Module::from_binary(&engine(), &instrumented.wasm)
+            .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+    }
+}

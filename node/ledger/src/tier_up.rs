@@ -1,0 +1,337 @@
+//! Tier-up, node policy only: an upload is compiled by Winch when the node admits it and runs at
+//! once; then this node's `tier-up` thread compiles it with Cranelift in a child process (the
+//! `gamechain` binary's hidden `internal-tier-up-compile` command) under a time and memory
+//! budget, and puts the faster module in its place (`WasmModule::tier_up`,
+//! `Modules::install_tiered`). A compile that runs past `tier_up_budget_ms`, or needs more than
+//! `tier_up_memory_mib` of address space, is killed with its process, and the module stays on
+//! Winch; it is not tried again while it stays loaded.
+//!
+//! Nothing here reaches consensus: the tiered module runs the same instrumented code, so every
+//! receipt, fuel figure and state root is the one Winch gives (`runtime/vm/src/tier.rs`).
+//!
+//! Why a process and not a thread: a thread cannot be stopped, and Cranelift's time and memory
+//! grow faster than linearly with some shapes of code (a 10 KB upload took 64 s and 7.8 GB); a
+//! child is killed at its deadline, its memory is capped by `RLIMIT_AS`, its CPU by
+//! `RLIMIT_CPU`, it compiles on one thread (`RAYON_NUM_THREADS=1`) at a lower priority (nice
+//! 10), so the sequencer keeps its core. Its machine code comes back over a pipe only this
+//! process holds, at most [`MAX_ARTIFACT_BYTES`], and wasmtime checks the artifact's engine
+//! before using it. A compile already in the compiled-module cache needs no process.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Weak};
+use std::time::{Duration, Instant};
+
+use gamechain_runtime::{code_key, OptLevel, Precompiled, State, TierUpError, WasmModule};
+
+use crate::chain::Chain;
+
+/// Most bytes of machine code a tier-up compile may return: 256 MiB (the largest valid module
+/// compiles to a few MiB).
+pub const MAX_ARTIFACT_BYTES: usize = 256 << 20;
+
+/// Most bytes of instrumented wasm a compile process reads: 64 MiB (instrumentation grows a
+/// valid module's code a few times; the largest valid upload is far below this).
+pub const MAX_INPUT_BYTES: usize = 64 << 20;
+
+/// How long a tier-up waits for its module's code to reach the head state (the block that
+/// deploys it is being committed).
+const CODE_WAIT: Duration = Duration::from_secs(10);
+
+/// The subcommand of the `gamechain` binary that compiles one module for a tier-up: reads the
+/// instrumented wasm on stdin, writes the machine code on stdout.
+pub const WORKER_COMMAND: &str = "internal-tier-up-compile";
+
+/// How this node tiers uploads up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TierUpConfig {
+    /// The program and arguments of the compile process (the `gamechain` binary and
+    /// [`WORKER_COMMAND`]); `--opt-level <level>` is added.
+    pub worker: Vec<OsString>,
+    /// Wall-clock time one compile may take, process start included.
+    pub budget: Duration,
+    /// Address space the compile process may map, bytes (`RLIMIT_AS`).
+    pub memory_bytes: u64,
+}
+
+/// What one tier-up came to (the label of `gamechain_tier_up_total`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Compiled in a child process and installed.
+    Tiered,
+    /// Read from the compiled-module cache and installed.
+    Cached,
+    /// Killed at its time budget, or out of its memory budget: the module stays on Winch.
+    Abandoned(String),
+    /// Any other failure (logged): the module stays on Winch.
+    Failed(String),
+    /// Done, but the module had meanwhile left the final map or changed (nothing installed).
+    Stale,
+}
+
+impl Outcome {
+    /// The metric label: `tiered`, `cached`, `abandoned`, `failed` or `stale`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Tiered => "tiered",
+            Outcome::Cached => "cached",
+            Outcome::Abandoned(_) => "abandoned",
+            Outcome::Failed(_) => "failed",
+            Outcome::Stale => "stale",
+        }
+    }
+}
+
+/// Starts the `tier-up` thread for `chain`: it tiers up every upload of the final state, one at
+/// a time, until `stop` is set or the chain is dropped. Errors: the thread cannot be spawned.
+pub fn spawn(
+    chain: &Arc<Chain>,
+    config: TierUpConfig,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    chain.ctx.modules().enable_tier_up();
+    let chain: Weak<Chain> = Arc::downgrade(chain);
+    std::thread::Builder::new()
+        .name("tier-up".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                let Some(c) = chain.upgrade() else { return };
+                let Some(module) = c.ctx.modules().next_tier_up(Duration::from_millis(500)) else {
+                    continue;
+                };
+                let started = Instant::now();
+                let outcome = tier_up(&c, &module, &config);
+                c.metrics
+                    .tier_up
+                    .with_label_values(&[outcome.label()])
+                    .inc();
+                let ms = started.elapsed().as_millis() as u64;
+                let (id, hash) = (module.id(), module.code_hash());
+                match &outcome {
+                    Outcome::Tiered | Outcome::Cached => {
+                        tracing::info!(
+                            module = id,
+                            code_hash = hash,
+                            ms,
+                            outcome = outcome.label(),
+                            "module tiered up to Cranelift"
+                        )
+                    }
+                    Outcome::Abandoned(why) => {
+                        tracing::warn!(
+                            module = id,
+                            code_hash = hash,
+                            ms,
+                            "tier-up abandoned, the module stays on Winch: {why}"
+                        )
+                    }
+                    Outcome::Failed(why) => {
+                        tracing::warn!(
+                            module = id,
+                            code_hash = hash,
+                            ms,
+                            "tier-up failed, the module stays on Winch: {why}"
+                        )
+                    }
+                    Outcome::Stale => {}
+                }
+            }
+        })
+}
+
+/// Tiers `module` up (its code read from the head state) and installs it.
+fn tier_up(chain: &Chain, module: &WasmModule, config: &TierUpConfig) -> Outcome {
+    // A module deployed by the block being committed is kept before its code reaches the head
+    // state: wait for that commit (briefly; a module whose code never comes is dropped).
+    let key = code_key(module.code_hash());
+    let waited = Instant::now();
+    let code = loop {
+        if let Some(code) = chain.head().state.get(&key) {
+            break code;
+        }
+        if waited.elapsed() > CODE_WAIT {
+            return Outcome::Stale;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let opt_level = module.runtime().config().opt_level;
+    let cache = chain.ctx.modules().cache().cloned();
+    let mut abandoned = None;
+    let result = module.tier_up(&code, cache.as_deref(), |bytes| {
+        compile_in_child(config, opt_level, bytes).map_err(|e| match e {
+            ChildError::Abandoned(why) => {
+                abandoned = Some(why.clone());
+                why
+            }
+            ChildError::Failed(why) => why,
+        })
+    });
+    match result {
+        Ok(tiered) => {
+            let cached = tiered.code_source().is_cached();
+            if !chain.ctx.modules().install_tiered(Arc::new(tiered)) {
+                Outcome::Stale
+            } else if cached {
+                Outcome::Cached
+            } else {
+                Outcome::Tiered
+            }
+        }
+        Err(TierUpError::Compile(why)) if abandoned.is_some() => Outcome::Abandoned(why),
+        Err(TierUpError::AlreadyCranelift | TierUpError::WrongCode) => Outcome::Stale,
+        Err(e) => Outcome::Failed(e.to_string()),
+    }
+}
+
+/// Why a compile process gave no machine code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildError {
+    /// It ran past its time budget or out of its memory budget.
+    Abandoned(String),
+    /// It could not start, failed, or wrote something unusable.
+    Failed(String),
+}
+
+/// Compiles `instrumented` with Cranelift at `opt_level` in a child process run as `config`
+/// says (see the module docs). Errors: [`ChildError`].
+pub fn compile_in_child(
+    config: &TierUpConfig,
+    opt_level: OptLevel,
+    instrumented: &[u8],
+) -> Result<Precompiled, ChildError> {
+    let deadline = Instant::now() + config.budget;
+    let (program, args) = config
+        .worker
+        .split_first()
+        .ok_or_else(|| ChildError::Failed("no compile program is configured".into()))?;
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .args(["--opt-level", opt_level.name()])
+        .env("RAYON_NUM_THREADS", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let memory = config.memory_bytes as libc::rlim_t;
+    let cpu_seconds = config.budget.as_secs() as libc::rlim_t + 1;
+    // SAFETY: only async-signal-safe calls (setrlimit, setpriority) run between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(move || {
+            let limit = |resource, value: libc::rlim_t| {
+                let rl = libc::rlimit {
+                    rlim_cur: value,
+                    rlim_max: value,
+                };
+                if libc::setrlimit(resource, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            };
+            limit(libc::RLIMIT_AS, memory)?;
+            limit(libc::RLIMIT_CPU, cpu_seconds)?;
+            libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| ChildError::Failed(format!("cannot start {program:?}: {e}")))?;
+    let (mut stdin, mut stdout, mut stderr) = (
+        child.stdin.take().expect("piped"),
+        child.stdout.take().expect("piped"),
+        child.stderr.take().expect("piped"),
+    );
+    let input = instrumented.to_vec();
+    // The pipes are served by threads, so a child that stops reading or writing cannot block
+    // this one past the deadline; they end when the child does (or is killed).
+    std::thread::spawn(move || {
+        let _ = stdin.write_all(&input);
+    });
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let read = (&mut stdout)
+            .take(MAX_ARTIFACT_BYTES as u64 + 1)
+            .read_to_end(&mut out);
+        let _ = tx.send(read.map(|_| out));
+    });
+    let errors = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = (&mut stderr).take(4096).read_to_end(&mut text);
+        String::from_utf8_lossy(&text).trim().to_string()
+    });
+    let kill = |child: &mut std::process::Child| {
+        let _ = child.kill();
+        let _ = child.wait();
+    };
+    let over_time = || {
+        ChildError::Abandoned(format!(
+            "the Cranelift compile ran past its budget of {} ms (tier_up_budget_ms)",
+            config.budget.as_millis()
+        ))
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    let out = match rx.recv_timeout(left) {
+        Ok(Ok(out)) => out,
+        Ok(Err(e)) => {
+            kill(&mut child);
+            return Err(ChildError::Failed(format!(
+                "reading the compile's output: {e}"
+            )));
+        }
+        Err(_) => {
+            kill(&mut child);
+            return Err(over_time());
+        }
+    };
+    if out.len() > MAX_ARTIFACT_BYTES {
+        kill(&mut child);
+        return Err(ChildError::Failed(format!(
+            "the compile wrote more than {MAX_ARTIFACT_BYTES} bytes"
+        )));
+    }
+    // Its output is complete; it exits at once (or is killed at the deadline).
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) => {
+                kill(&mut child);
+                return Err(over_time());
+            }
+            Err(e) => {
+                kill(&mut child);
+                return Err(ChildError::Failed(format!("waiting for the compile: {e}")));
+            }
+        }
+    };
+    let stderr = errors.join().unwrap_or_default();
+    if status.success() {
+        // SAFETY: the bytes are what our own binary (`config.worker`, the node's executable)
+        // wrote on a pipe only this process reads, from `gamechain_runtime::precompile`;
+        // wasmtime checks the artifact's header and engine before using it.
+        return Ok(unsafe { Precompiled::from_trusted(out) });
+    }
+    use std::os::unix::process::ExitStatusExt;
+    let memory_mib = config.memory_bytes >> 20;
+    match status.signal() {
+        Some(libc::SIGXCPU) => Err(over_time()),
+        Some(libc::SIGABRT) if stderr.contains("memory allocation") => {
+            Err(ChildError::Abandoned(format!(
+                "the Cranelift compile needed more than its {memory_mib} MiB (tier_up_memory_mib)"
+            )))
+        }
+        Some(signal) => Err(ChildError::Failed(format!(
+            "the compile process died of signal {signal}: {stderr}"
+        ))),
+        None if stderr.contains("memory allocation") => Err(ChildError::Abandoned(format!(
+            "the Cranelift compile needed more than its {memory_mib} MiB (tier_up_memory_mib)"
+        ))),
+        None => Err(ChildError::Failed(format!(
+            "the compile process failed ({status}): {stderr}"
+        ))),
+    }
+}
