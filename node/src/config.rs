@@ -175,10 +175,10 @@ pub struct NodeConfig {
     pub tier_up: bool,
     /// Milliseconds one tier-up compile may take; past it the child process is killed and the
     /// module stays on Winch (Cranelift's time grows faster than linearly with some shapes of
-    /// code). Default 10,000.
+    /// code). 1 to 600,000. Default 10,000.
     pub tier_up_budget_ms: u64,
     /// MiB of address space a tier-up compile process may map (`RLIMIT_AS`); a compile that
-    /// needs more fails and the module stays on Winch. At least 256. Default 2048.
+    /// needs more fails and the module stays on Winch. 256 to 65,536. Default 2048.
     pub tier_up_memory_mib: u64,
     /// The program that compiles for tier-up: the `gamechain` binary, which `gamechain node`
     /// sets to itself. None (an in-process node of a test or tool): no tier-up.
@@ -408,6 +408,12 @@ impl Default for NodeConfig {
     }
 }
 
+/// Largest `tier_up_memory_mib`: 64 GiB.
+pub const MAX_TIER_UP_MEMORY_MIB: u64 = 64 << 10;
+
+/// Largest `tier_up_budget_ms`: 10 minutes.
+pub const MAX_TIER_UP_BUDGET_MS: u64 = 600_000;
+
 /// Largest `block_coalesce_ms`: a window longer than this would only add latency.
 pub use gamechain_ledger::config::MAX_BLOCK_COALESCE_MS;
 
@@ -467,10 +473,16 @@ impl NodeConfig {
                 return Err(ConfigError(format!("{name} must be more than 0")));
             }
         }
-        if self.tier_up_memory_mib < 256 {
+        if !(256..=MAX_TIER_UP_MEMORY_MIB).contains(&self.tier_up_memory_mib) {
             return Err(ConfigError(format!(
-                "tier_up_memory_mib must be at least 256, not {}",
+                "tier_up_memory_mib must be 256 to {MAX_TIER_UP_MEMORY_MIB}, not {}",
                 self.tier_up_memory_mib
+            )));
+        }
+        if self.tier_up_budget_ms > MAX_TIER_UP_BUDGET_MS {
+            return Err(ConfigError(format!(
+                "tier_up_budget_ms must be at most {MAX_TIER_UP_BUDGET_MS} (10 minutes), not {}",
+                self.tier_up_budget_ms
             )));
         }
         // The ledger's fields (block making, genesis, mempool, storage, deploy policy).

@@ -87,9 +87,14 @@ pub const MAX_BY_CODE: usize = 256;
 /// compiling it).
 pub const MAX_REFUSED: usize = 256;
 
-/// Most modules of the final state waiting for a tier-up ([`Modules::next_tier_up`]); past it the
-/// oldest is forgotten (it stays on Winch until it is loaded again).
-pub const MAX_TIER_UP_QUEUE: usize = 64;
+/// Most modules waiting for a tier-up ([`Modules::next_tier_up`]): every module the registry
+/// keeps can wait, so none is forgotten; past it (never, while the bounds above hold) the
+/// oldest waits no more.
+pub const MAX_TIER_UP_QUEUE: usize = MAX_LOADED + MAX_BY_CODE;
+
+/// Most code hashes remembered as not to tier up ([`Modules::tier_up_abandoned`]); past it the
+/// oldest is forgotten (and may be tried once more).
+pub const MAX_TIER_UP_ABANDONED: usize = 4_096;
 
 /// Key of a compiled module: (id, code hash).
 type Key = (String, String);
@@ -197,6 +202,8 @@ pub struct Modules {
 struct TierUpQueue {
     enabled: bool,
     keys: VecDeque<Key>,
+    /// Code hashes whose tier-up was abandoned (oldest first): never queued again.
+    abandoned: VecDeque<String>,
 }
 
 impl fmt::Debug for Modules {
@@ -515,12 +522,16 @@ impl Modules {
     /// ([`Modules::next_tier_up`]), those kept already included. Node policy: without this call
     /// (verifiers, tests) nothing waits.
     pub fn enable_tier_up(&self) {
-        let winch: Vec<Key> = self
+        use std::sync::atomic::Ordering;
+        // The most recently used first.
+        let mut winch: Vec<(u64, Key)> = self
             .read()
             .iter()
             .filter(|(_, s)| s.entry.module.compiler() == Compiler::Winch)
-            .map(|(k, _)| k.clone())
+            .map(|(k, s)| (s.used.load(Ordering::Relaxed), k.clone()))
             .collect();
+        winch.sort_by(|a, b| b.0.cmp(&a.0));
+        let winch = winch.into_iter().map(|(_, k)| k);
         guard(&self.tier_up).enabled = true;
         for key in winch {
             self.want_tier_up(key);
@@ -529,7 +540,7 @@ impl Modules {
 
     fn want_tier_up(&self, key: Key) {
         let mut q = guard(&self.tier_up);
-        if !q.enabled || q.keys.contains(&key) {
+        if !q.enabled || q.keys.contains(&key) || q.abandoned.contains(&key.1) {
             return;
         }
         q.keys.push_back(key);
@@ -573,6 +584,20 @@ impl Modules {
                 return Some(m);
             }
         }
+    }
+
+    /// Remembers that the tier-up of the code `code_hash` was abandoned (it ran past the node's
+    /// budget): it is not queued again, under any id, while remembered (at most
+    /// [`MAX_TIER_UP_ABANDONED`] hashes).
+    pub fn tier_up_abandoned(&self, code_hash: &str) {
+        let mut q = guard(&self.tier_up);
+        if !q.abandoned.iter().any(|h| h == code_hash) {
+            q.abandoned.push_back(code_hash.to_string());
+            while q.abandoned.len() > MAX_TIER_UP_ABANDONED {
+                q.abandoned.pop_front();
+            }
+        }
+        q.keys.retain(|k| k.1 != code_hash);
     }
 
     /// Puts `tiered` (from [`WasmModule::tier_up`]) in the place of the module of the final
@@ -1093,5 +1118,41 @@ mod tests {
             modules.resolve(&rt, &state, "c"),
             Err(ResolveError::Host(HostError::Engine(m))) if m.contains("this node refuses it")
         ));
+    }
+
+    #[test]
+    fn uploads_wait_for_a_tier_up_until_tiered_or_abandoned() {
+        let rt = runtime();
+        let code = wat::parse_str(include_str!("../tests/wat/counter.wat")).unwrap();
+        let hash = hex::encode(Sha256::digest(&code));
+        let modules = Modules::new();
+        // Nothing waits before tier-up is enabled; an upload loaded before waits after.
+        modules.load(&rt, "a", &code, Origin::Upload).unwrap();
+        assert!(modules.next_tier_up(Duration::ZERO).is_none());
+        modules.enable_tier_up();
+        let a = modules.next_tier_up(Duration::ZERO).expect("a waits");
+        assert_eq!((a.id(), a.compiler()), ("a", Compiler::Winch));
+        assert!(modules.next_tier_up(Duration::ZERO).is_none());
+        // Tiered: the final map holds Cranelift's module; a second install changes nothing.
+        let tiered = Arc::new(
+            a.tier_up(&code, None, |b| gamechain_vm::precompile(crate::OptLevel::Speed, b))
+                .unwrap(),
+        );
+        assert!(modules.install_tiered(tiered.clone()));
+        assert!(!modules.install_tiered(tiered));
+        assert_eq!(
+            modules.get("a", &hash).unwrap().module.compiler(),
+            Compiler::Cranelift
+        );
+        // Abandoned code is never queued again, under any id.
+        modules.load(&rt, "b", &code, Origin::Upload).unwrap();
+        let b = modules.next_tier_up(Duration::ZERO).expect("b waits");
+        modules.tier_up_abandoned(b.code_hash());
+        modules.load(&rt, "c", &code, Origin::Upload).unwrap();
+        assert!(modules.next_tier_up(Duration::ZERO).is_none());
+        assert_eq!(
+            modules.get("c", &hash).unwrap().module.compiler(),
+            Compiler::Winch
+        );
     }
 }

@@ -4,7 +4,9 @@
 //! budget, and puts the faster module in its place (`WasmModule::tier_up`,
 //! `Modules::install_tiered`). A compile that runs past `tier_up_budget_ms`, or needs more than
 //! `tier_up_memory_mib` of address space, is killed with its process, and the module stays on
-//! Winch; it is not tried again while it stays loaded.
+//! Winch; its code is not tried again (under any id) until the node restarts
+//! (`Modules::tier_up_abandoned`). Modules wait in the order they were loaded, the most recently
+//! used first at start.
 //!
 //! Nothing here reaches consensus: the tiered module runs the same instrumented code, so every
 //! receipt, fuel figure and state root is the one Winch gives (`runtime/vm/src/tier.rs`).
@@ -13,7 +15,8 @@
 //! grow faster than linearly with some shapes of code (a 10 KB upload took 64 s and 7.8 GB); a
 //! child is killed at its deadline, its memory is capped by `RLIMIT_AS`, its CPU by
 //! `RLIMIT_CPU`, it compiles on one thread (`RAYON_NUM_THREADS=1`) at a lower priority (nice
-//! 10), so the sequencer keeps its core. Its machine code comes back over a pipe only this
+//! 10), so the sequencer keeps its core, and it dies with the thread that started it
+//! (`PR_SET_PDEATHSIG`); a node that stops kills the compile in progress. Its machine code comes back over a pipe only this
 //! process holds, at most [`MAX_ARTIFACT_BYTES`], and wasmtime checks the artifact's engine
 //! before using it. A compile already in the compiled-module cache needs no process.
 
@@ -38,7 +41,7 @@ pub const MAX_INPUT_BYTES: usize = 64 << 20;
 
 /// How long a tier-up waits for its module's code to reach the head state (the block that
 /// deploys it is being committed).
-const CODE_WAIT: Duration = Duration::from_secs(10);
+const CODE_WAIT: Duration = Duration::from_secs(3);
 
 /// The subcommand of the `gamechain` binary that compiles one module for a tier-up: reads the
 /// instrumented wasm on stdin, writes the machine code on stdout.
@@ -102,7 +105,10 @@ pub fn spawn(
                     continue;
                 };
                 let started = Instant::now();
-                let outcome = tier_up(&c, &module, &config);
+                let outcome = tier_up(&c, &module, &config, &stop);
+                if let Outcome::Abandoned(_) = outcome {
+                    c.ctx.modules().tier_up_abandoned(module.code_hash());
+                }
                 c.metrics
                     .tier_up
                     .with_label_values(&[outcome.label()])
@@ -142,7 +148,12 @@ pub fn spawn(
 }
 
 /// Tiers `module` up (its code read from the head state) and installs it.
-fn tier_up(chain: &Chain, module: &WasmModule, config: &TierUpConfig) -> Outcome {
+fn tier_up(
+    chain: &Chain,
+    module: &WasmModule,
+    config: &TierUpConfig,
+    stop: &AtomicBool,
+) -> Outcome {
     // A module deployed by the block being committed is kept before its code reaches the head
     // state: wait for that commit (briefly; a module whose code never comes is dropped).
     let key = code_key(module.code_hash());
@@ -151,7 +162,7 @@ fn tier_up(chain: &Chain, module: &WasmModule, config: &TierUpConfig) -> Outcome
         if let Some(code) = chain.head().state.get(&key) {
             break code;
         }
-        if waited.elapsed() > CODE_WAIT {
+        if waited.elapsed() > CODE_WAIT || stop.load(Ordering::Relaxed) {
             return Outcome::Stale;
         }
         std::thread::sleep(Duration::from_millis(10));
@@ -160,7 +171,7 @@ fn tier_up(chain: &Chain, module: &WasmModule, config: &TierUpConfig) -> Outcome
     let cache = chain.ctx.modules().cache().cloned();
     let mut abandoned = None;
     let result = module.tier_up(&code, cache.as_deref(), |bytes| {
-        compile_in_child(config, opt_level, bytes).map_err(|e| match e {
+        compile_in_child(config, opt_level, bytes, stop).map_err(|e| match e {
             ChildError::Abandoned(why) => {
                 abandoned = Some(why.clone());
                 why
@@ -195,11 +206,13 @@ pub enum ChildError {
 }
 
 /// Compiles `instrumented` with Cranelift at `opt_level` in a child process run as `config`
-/// says (see the module docs). Errors: [`ChildError`].
+/// says (see the module docs); the child is killed as soon as `stop` is set. Errors:
+/// [`ChildError`] (a stop is [`ChildError::Failed`]).
 pub fn compile_in_child(
     config: &TierUpConfig,
     opt_level: OptLevel,
     instrumented: &[u8],
+    stop: &AtomicBool,
 ) -> Result<Precompiled, ChildError> {
     let deadline = Instant::now() + config.budget;
     let (program, args) = config
@@ -216,23 +229,29 @@ pub fn compile_in_child(
         .stderr(Stdio::piped());
     let memory = config.memory_bytes as libc::rlim_t;
     let cpu_seconds = config.budget.as_secs() as libc::rlim_t + 1;
-    // SAFETY: only async-signal-safe calls (setrlimit, setpriority) run between fork and exec.
+    // SAFETY: only async-signal-safe calls (setrlimit, setpriority, prctl) run between fork and
+    // exec.
     unsafe {
         use std::os::unix::process::CommandExt;
         command.pre_exec(move || {
-            let limit = |resource, value: libc::rlim_t| {
+            let limit = |resource, soft: libc::rlim_t, hard: libc::rlim_t| {
                 let rl = libc::rlimit {
-                    rlim_cur: value,
-                    rlim_max: value,
+                    rlim_cur: soft,
+                    rlim_max: hard,
                 };
                 if libc::setrlimit(resource, &rl) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
                 Ok(())
             };
-            limit(libc::RLIMIT_AS, memory)?;
-            limit(libc::RLIMIT_CPU, cpu_seconds)?;
+            limit(libc::RLIMIT_AS, memory, memory)?;
+            // Past the soft limit SIGXCPU, past the hard one SIGKILL: both are "over time".
+            limit(libc::RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)?;
             libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+            // Killed when the thread that started it goes (the node stopped or crashed).
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
             Ok(())
         });
     }
@@ -273,18 +292,26 @@ pub fn compile_in_child(
             config.budget.as_millis()
         ))
     };
-    let left = deadline.saturating_duration_since(Instant::now());
-    let out = match rx.recv_timeout(left) {
-        Ok(Ok(out)) => out,
-        Ok(Err(e)) => {
-            kill(&mut child);
-            return Err(ChildError::Failed(format!(
-                "reading the compile's output: {e}"
-            )));
-        }
-        Err(_) => {
-            kill(&mut child);
-            return Err(over_time());
+    let stopped = || ChildError::Failed("the node is stopping".into());
+    let out = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+            Ok(Ok(out)) => break out,
+            Ok(Err(e)) => {
+                kill(&mut child);
+                return Err(ChildError::Failed(format!(
+                    "reading the compile's output: {e}"
+                )));
+            }
+            Err(_) if stop.load(Ordering::Relaxed) => {
+                kill(&mut child);
+                return Err(stopped());
+            }
+            Err(_) if Instant::now() >= deadline => {
+                kill(&mut child);
+                return Err(over_time());
+            }
+            Err(_) => {}
         }
     };
     if out.len() > MAX_ARTIFACT_BYTES {
@@ -318,7 +345,7 @@ pub fn compile_in_child(
     use std::os::unix::process::ExitStatusExt;
     let memory_mib = config.memory_bytes >> 20;
     match status.signal() {
-        Some(libc::SIGXCPU) => Err(over_time()),
+        Some(libc::SIGXCPU | libc::SIGKILL) => Err(over_time()),
         Some(libc::SIGABRT) if stderr.contains("memory allocation") => {
             Err(ChildError::Abandoned(format!(
                 "the Cranelift compile needed more than its {memory_mib} MiB (tier_up_memory_mib)"

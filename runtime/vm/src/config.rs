@@ -314,7 +314,7 @@ mod tests {
             "gas.host_call_base=200",
             "fuel_apply=10000000",
             "fuel=instrumented\noperator_cost=ops-v1\ntrap_fuel=limit\n",
-            "instrumentation=dirty-chunks-v1,stack-height-v1,fuel-meter-v1\n",
+            "instrumentation=dirty-chunks-v1,stack-height-v1,fuel-meter-v2\n",
             "stack_limit=32768\n",
             "max_wasm_stack=1048576\n",
             "validation.max_code_bytes=1048576\n",

@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
+use arbitrary::Unstructured;
 use gamechain_sdk::ActionError;
+use gamechain_vm::fuzzing;
 use gamechain_vm::{Allocation, Runtime, RuntimeConfig};
 
 /// Memory limit of every runtime here, bytes: the chain's default (16 MiB).
@@ -140,6 +142,98 @@ pub fn runtime() -> &'static Arc<Runtime> {
         })
         .expect("the fuzzing runtime builds")
     })
+}
+
+/// The ABI's exports, for `wasm-smith`'s `exports` option (bodies are generated).
+const ABI_EXPORTS: &str = r#"(module
+  (memory (export "memory") 1)
+  (func (export "gc_abi_version") (result i32) i32.const 1)
+  (func (export "gc_alloc") (param i32) (result i32) i32.const 0)
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) i32.const 0)
+  (func (export "gc_view") (param i32 i32) (result i32) i32.const 0)
+  (func (export "gc_end_block") (result i32) i32.const 0))"#;
+
+/// `(params, results)` of an ABI type in letters (`i` = `i32`, `I` = `i64`), as WAT.
+fn wat_sig(params: &str, results: &str) -> String {
+    let ty = |c: char| if c == 'I' { "i64" } else { "i32" };
+    let mut s = String::new();
+    for c in params.chars() {
+        s += &format!(" (param {})", ty(c));
+    }
+    for c in results.chars() {
+        s += &format!(" (result {})", ty(c));
+    }
+    s
+}
+
+pub fn abi_exports() -> &'static [u8] {
+    static W: OnceLock<Vec<u8>> = OnceLock::new();
+    W.get_or_init(|| wat::parse_str(ABI_EXPORTS).expect("valid WAT"))
+}
+
+/// Every `gamechain_v1` import, for `wasm-smith`'s `available_imports` option.
+pub fn abi_imports() -> &'static [u8] {
+    static W: OnceLock<Vec<u8>> = OnceLock::new();
+    W.get_or_init(|| {
+        let mut wat = String::from("(module\n");
+        for (name, params, results) in fuzzing::abi_imports() {
+            wat += &format!(
+                "  (import \"gamechain_v1\" \"{name}\" (func{}))\n",
+                wat_sig(params, results)
+            );
+        }
+        wat += ")";
+        wat::parse_str(&wat).expect("valid WAT")
+    })
+}
+
+/// A module from `wasm-smith` with the chain's features; `abi`: with the ABI exports and
+/// imports.
+pub fn generate(u: &mut Unstructured<'_>, abi: bool) -> Option<Vec<u8>> {
+    let mut c = wasm_smith::Config::default();
+    c.simd_enabled = false;
+    c.relaxed_simd_enabled = false;
+    c.threads_enabled = false;
+    c.shared_everything_threads_enabled = false;
+    c.memory64_enabled = false;
+    c.exceptions_enabled = false;
+    c.tail_call_enabled = false;
+    c.gc_enabled = false;
+    c.compact_imports_enabled = false;
+    c.custom_descriptors_enabled = false;
+    c.custom_page_sizes_enabled = false;
+    c.wide_arithmetic_enabled = false;
+    c.extended_const_enabled = false;
+    c.reference_types_enabled = u.arbitrary().ok()?;
+    c.bulk_memory_enabled = true;
+    c.multi_value_enabled = true;
+    c.saturating_float_to_int_enabled = true;
+    c.sign_extension_ops_enabled = true;
+    c.allow_floats = u.arbitrary().ok()?;
+    c.disallow_traps = u.arbitrary().ok()?;
+    c.min_memories = 1;
+    c.max_memories = 1;
+    c.max_memory32_bytes = MEMORY_LIMIT;
+    c.max_tables = 1;
+    c.max_table_elements = 1_000;
+    c.max_funcs = 12;
+    c.max_instructions = 120;
+    c.max_types = 16;
+    c.max_globals = 8;
+    c.max_imports = 8;
+    c.max_exports = 12;
+    c.max_data_segments = 6;
+    c.max_element_segments = 6;
+    c.max_elements = 32;
+    c.max_nesting_depth = 6;
+    if abi {
+        // The required `memory` export brings the one memory.
+        c.min_memories = 0;
+        c.max_memories = 0;
+        c.exports = Some(abi_exports().to_vec());
+        c.available_imports = Some(abi_imports().to_vec());
+    }
+    wasm_smith::Module::new(c, u).ok().map(|m| m.to_bytes())
 }
 
 #[cfg(test)]

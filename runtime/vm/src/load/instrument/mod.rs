@@ -92,7 +92,10 @@ use rewriter::Rewriter;
 /// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`]: the
 /// dirty-chunk marks (this file), the stack-height limit (`stack.rs`) and the fuel metering
 /// (`meter.rs`, whose cost table has its own name, [`meter::COST_TABLE`], in the description).
-pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,fuel-meter-v1";
+/// `fuel-meter-v2` leaves dead code uncharged: the same fuel as `v1`, but smaller code, and the
+/// size of the instrumented code decides whether a function fits the engine's limits, so which
+/// uploads a chain accepts.
+pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,fuel-meter-v2";
 
 /// A module ready to compile, and how to reset its instances.
 pub(crate) struct Instrumented {

@@ -478,11 +478,19 @@ fn the_shapes_that_grow_most_grow_at_most_sevenfold() {
         ("local.get 0 br_if 0", "block", "local.get 0 br_if 0", "end"),
         ("local.get 0 if end", "", "local.get 0 if end", ""),
         ("return", "", "return", ""),
+        ("call $f", "", "call $f", ""),
+        (
+            "i32.const 0 call_indirect",
+            "",
+            "i32.const 0 call_indirect (type $t)",
+            "",
+        ),
         ("unreachable", "", "unreachable", ""),
     ];
     for (name, open, body, close) in shapes {
         let text = format!(
-            "(module (memory 1) (func (param i32) {open} {} {close}))",
+            "(module (memory 1) (table 1 funcref) (type $t (func)) (func $f)
+               (func (param i32) {open} {} {close}))",
             format!("{body}\n").repeat(4_000)
         );
         let original = wat(&text);
