@@ -1135,8 +1135,10 @@ mod tests {
         assert!(modules.next_tier_up(Duration::ZERO).is_none());
         // Tiered: the final map holds Cranelift's module; a second install changes nothing.
         let tiered = Arc::new(
-            a.tier_up(&code, None, |b| gamechain_vm::precompile(crate::OptLevel::Speed, b))
-                .unwrap(),
+            a.tier_up(&code, None, |b| {
+                gamechain_vm::precompile(crate::OptLevel::Speed, b)
+            })
+            .unwrap(),
         );
         assert!(modules.install_tiered(tiered.clone()));
         assert!(!modules.install_tiered(tiered));

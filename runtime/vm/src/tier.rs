@@ -10,10 +10,10 @@
 //! by [`precompile`] in this build, or declared trusted by `unsafe` code (the node's, for the
 //! bytes its own child process wrote on a pipe only it holds).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use sha2::{Digest, Sha256};
-use wasmtime::{InstanceAllocationStrategy, Module};
+use wasmtime::{Engine, InstanceAllocationStrategy, Module};
 
 use crate::cache::{Build, ModuleCache};
 use crate::config::{Compiler, OptLevel};
@@ -45,12 +45,25 @@ impl Precompiled {
 /// `RAYON_NUM_THREADS` (wasmtime compiles functions in parallel). Errors: wasmtime's text (not
 /// consensus: a failed tier-up leaves the module on Winch).
 pub fn precompile(opt_level: OptLevel, instrumented: &[u8]) -> Result<Precompiled, String> {
-    let engine = engine(
-        InstanceAllocationStrategy::OnDemand,
-        Compiler::Cranelift,
-        opt_level,
-    )
-    .map_err(|e| format!("{e:?}"))?;
+    // One engine per level for the process (building one takes longer than compiling a small
+    // module).
+    static ENGINES: [OnceLock<Result<Engine, String>>; 3] =
+        [OnceLock::new(), OnceLock::new(), OnceLock::new()];
+    let slot = OptLevel::ALL
+        .iter()
+        .position(|l| *l == opt_level)
+        .expect("every level is in ALL");
+    let engine = ENGINES[slot]
+        .get_or_init(|| {
+            engine(
+                InstanceAllocationStrategy::OnDemand,
+                Compiler::Cranelift,
+                opt_level,
+            )
+            .map_err(|e| format!("{e:?}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)?;
     engine
         .precompile_module(instrumented)
         .map(Precompiled)
