@@ -1042,8 +1042,13 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     let stderr = read(&err);
     assert!(stderr.contains("rate_limited"), "{stderr}");
 
-    // The node dies and comes back on the same data and port.
+    // The node dies and comes back on the same data and port. The feed openings are counted
+    // while it is down: a watch that reconnects to the restarted node before `start` returns
+    // (it polls the status every 50 ms) has already made the opening this test waits for
+    // (counting after `start`, as this test once did, missed it and waited forever).
+    let connected = |log: &str| log.matches("(block feed open)").count();
     t.node.kill();
+    let before = connected(&read(&log));
     tokio::time::sleep(Duration::from_secs(2)).await;
     t.node.start().await;
     assert!(
@@ -1053,8 +1058,6 @@ async fn watch_survives_429s_and_a_node_restart_and_still_answers() {
     );
 
     // Once the feed is open again, blocks come over it: none is asked for by height.
-    let connected = |log: &str| log.matches("(block feed open)").count();
-    let before = connected(&read(&log));
     let start = Instant::now();
     // Up to 150 s: with the other tests of this file running beside it on 2 cores, the
     // reconnection took over 60 s in two runs of one sitting. Why: the restarted node binds its
