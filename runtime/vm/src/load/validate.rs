@@ -194,6 +194,20 @@ pub(crate) fn validate(wasm: &[u8], memory_limit: u64) -> Result<ModuleInfo, Val
         Ok(c) => c,
         Err(_) => return Err(diagnose(wasm)),
     };
+    // wasmparser reads exact function imports and exports (the custom-descriptors proposal)
+    // without that feature, and wasmtime cannot compile them: refused here, with the
+    // feature's text, not by the engine.
+    let exact_import = c
+        .imports
+        .iter()
+        .any(|i| matches!(i.2, TypeRef::FuncExact(_)));
+    let exact_export = c
+        .exports
+        .iter()
+        .any(|e| matches!(e.1, ExternalKind::FuncExact));
+    if exact_import || exact_export {
+        return Err(ValidationError::Feature("custom_descriptors"));
+    }
     check_counts(&c)?;
     check_memory_and_table(&c, memory_limit)?;
     check_imports(&c)?;
