@@ -343,19 +343,18 @@ pub fn compile_in_child(
         return Ok(unsafe { Precompiled::from_trusted(out) });
     }
     use std::os::unix::process::ExitStatusExt;
-    let memory_mib = config.memory_bytes >> 20;
+    // Rust aborts (or exits with its text) when an allocation fails: out of `RLIMIT_AS`.
+    if stderr.contains("memory allocation") && matches!(status.signal(), None | Some(libc::SIGABRT))
+    {
+        return Err(ChildError::Abandoned(format!(
+            "the Cranelift compile needed more than its {} MiB (tier_up_memory_mib)",
+            config.memory_bytes >> 20
+        )));
+    }
     match status.signal() {
         Some(libc::SIGXCPU | libc::SIGKILL) => Err(over_time()),
-        Some(libc::SIGABRT) if stderr.contains("memory allocation") => {
-            Err(ChildError::Abandoned(format!(
-                "the Cranelift compile needed more than its {memory_mib} MiB (tier_up_memory_mib)"
-            )))
-        }
         Some(signal) => Err(ChildError::Failed(format!(
             "the compile process died of signal {signal}: {stderr}"
-        ))),
-        None if stderr.contains("memory allocation") => Err(ChildError::Abandoned(format!(
-            "the Cranelift compile needed more than its {memory_mib} MiB (tier_up_memory_mib)"
         ))),
         None => Err(ChildError::Failed(format!(
             "the compile process failed ({status}): {stderr}"
