@@ -9,7 +9,9 @@
 #
 # Environment: CARGO_TARGET_DIR (build directory; default tests/fuzz/target),
 # FUZZ_SANITIZER (default none; `address` for ASan, slower), FUZZ_WORK (where new corpus entries go; default $CARGO_TARGET_DIR/corpus,
-# so the committed seed corpora in tests/fuzz/corpus/ stay small).
+# so the committed seed corpora in tests/fuzz/corpus/ stay small), FUZZ_COVERAGE (default
+# `ours`: coverage instrumentation and debug assertions only in gamechain's own crates, see
+# `coverage-ours`; `all`: in every crate, as plain `cargo fuzz build`).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -18,6 +20,11 @@ shift || true
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}"
 sanitizer="${FUZZ_SANITIZER:-none}"
 work="${FUZZ_WORK:-$CARGO_TARGET_DIR/corpus}"
+coverage="${FUZZ_COVERAGE:-ours}"
+export FUZZ_COVERAGE="$coverage" RUSTC_WRAPPER="$here/coverage-ours"
+# Cargo does not see what the wrapper removes: the mode (and the wrapper's version) goes into
+# RUSTFLAGS, so switching modes rebuilds every crate instead of mixing two builds.
+export RUSTFLAGS="${RUSTFLAGS:-} --cfg gamechain_fuzz_coverage=\"$coverage-2\""
 
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked

@@ -57,7 +57,8 @@ fn fixture() -> &'static Fixture {
         let wasm = wat::parse_str(COUNTER).expect("counter.wat");
         let uncached = WasmModule::new(runtime(), "counter", &wasm).expect("counter loads");
         let expected = behaviour(&uncached);
-        let m = WasmModule::load(runtime(), "counter", &wasm, Some(&cache), Origin::Upload).expect("loads");
+        let m = WasmModule::load(runtime(), "counter", &wasm, Some(&cache), Origin::Upload)
+            .expect("loads");
         assert!(!m.code_source().is_cached());
         let entries: Vec<PathBuf> = fs::read_dir(dir.path())
             .unwrap()
@@ -158,8 +159,14 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let before = f.cache.stats();
-    let m = WasmModule::load(runtime(), "counter", &f.wasm, Some(&f.cache), Origin::Upload)
-        .expect("a damaged cache entry never fails a load");
+    let m = WasmModule::load(
+        runtime(),
+        "counter",
+        &f.wasm,
+        Some(&f.cache),
+        Origin::Upload,
+    )
+    .expect("a damaged cache entry never fails a load");
     let after = f.cache.stats();
     match &damaged {
         Some(bytes) if *bytes == f.good => {

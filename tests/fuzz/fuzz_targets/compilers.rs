@@ -1,8 +1,9 @@
 //! Fuzz target `compilers`: the differential check behind "the compiler is node policy"
 //! (`runtime/vm/src/config.rs`, `tier.rs`). Each ABI module `wasm-smith` generates (as
-//! `validate_instrument`'s `SmithAbi` inputs) is loaded three ways: compiled by Cranelift (as a
-//! genesis module), by Winch (as an upload), and Winch's module tiered up to Cranelift
-//! (`WasmModule::tier_up`, compiled in this process). Then `gc_apply` (with an op from the
+//! `validate_instrument`'s `SmithAbi` inputs) is loaded three ways: compiled by Cranelift
+//! without optimisation (as a genesis module; the fuzzing runtime's `opt_level` is `None`), by
+//! Winch (as an upload), and Winch's module tiered up to Cranelift at `OptLevel::Speed`
+//! (`WasmModule::tier_up`, compiled in this process): three code generators. Then `gc_apply` (with an op from the
 //! input), `gc_view` and `gc_end_block` run on each from the same state.
 //!
 //! Invariants: the three loads succeed or fail alike (the same `LoadError`); every call gives
@@ -57,7 +58,10 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     assert_eq!(applies[0], applies[1], "apply: Cranelift and Winch differ");
-    assert_eq!(applies[1], applies[2], "apply: Winch and the tiered module differ");
+    assert_eq!(
+        applies[1], applies[2],
+        "apply: Winch and the tiered module differ"
+    );
     stat(if applies[0].0.result.is_ok() {
         "apply ok"
     } else {
@@ -70,7 +74,10 @@ fuzz_target!(|data: &[u8]| {
         .map(|m| m.call_view(&kv, &Query::new()).expect("no host error"))
         .collect();
     assert_eq!(views[0], views[1], "view: Cranelift and Winch differ");
-    assert_eq!(views[1], views[2], "view: Winch and the tiered module differ");
+    assert_eq!(
+        views[1], views[2],
+        "view: Winch and the tiered module differ"
+    );
 
     let ends: Vec<_> = modules
         .iter()
@@ -81,5 +88,8 @@ fuzz_target!(|data: &[u8]| {
         })
         .collect();
     assert_eq!(ends[0], ends[1], "end_block: Cranelift and Winch differ");
-    assert_eq!(ends[1], ends[2], "end_block: Winch and the tiered module differ");
+    assert_eq!(
+        ends[1], ends[2],
+        "end_block: Winch and the tiered module differ"
+    );
 });

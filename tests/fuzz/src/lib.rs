@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use arbitrary::Unstructured;
 use gamechain_sdk::ActionError;
 use gamechain_vm::fuzzing;
-use gamechain_vm::{Allocation, Runtime, RuntimeConfig};
+use gamechain_vm::{Allocation, OptLevel, Runtime, RuntimeConfig};
 
 /// Memory limit of every runtime here, bytes: the chain's default (16 MiB).
 pub const MEMORY_LIMIT: u64 = 16 << 20;
@@ -125,8 +125,9 @@ pub fn stat(what: &'static str) {
 }
 
 /// The runtime the targets load modules into: the chain's configuration with on-demand
-/// allocation (no pool to exhaust), [`FUEL`] per call, instance reuse on and every reset
-/// checked against the pristine snapshot (`verify_reuse` panics on a difference).
+/// allocation (no pool to exhaust), [`FUEL`] per call, Cranelift at `OptLevel::None`,
+/// instance reuse on and every reset checked against the pristine snapshot (`verify_reuse`
+/// panics on a difference).
 pub fn runtime() -> &'static Arc<Runtime> {
     static RT: OnceLock<Arc<Runtime>> = OnceLock::new();
     RT.get_or_init(|| {
@@ -138,6 +139,10 @@ pub fn runtime() -> &'static Arc<Runtime> {
             allocation: Allocation::OnDemand,
             reuse_instances: true,
             verify_reuse: true,
+            // Unoptimised Cranelift (no e-graph pass) for genesis modules and for the
+            // trampolines Winch's modules need; `compilers` tiers up at `Speed`, so it
+            // compares three code generators.
+            opt_level: OptLevel::None,
             ..RuntimeConfig::default()
         })
         .expect("the fuzzing runtime builds")

@@ -108,11 +108,14 @@ pub(crate) fn verify(
         pristine.memory.len(),
         "module {id}: {what} has another memory size"
     );
-    if let Some(at) = memory
-        .iter()
-        .zip(&pristine.memory)
-        .position(|(a, b)| a != b)
-    {
+    // One `memcmp` first; the byte loop only names the first difference. (Under a fuzzer's
+    // compare tracing the byte loop alone was two thirds of `host_calls`' time.)
+    if memory != &pristine.memory[..] {
+        let at = memory
+            .iter()
+            .zip(&pristine.memory)
+            .position(|(a, b)| a != b)
+            .expect("two unequal slices of one length differ at some byte");
         panic!(
             "module {id}: {what} differs from the pristine memory at byte {at} ({} != {})",
             memory[at], pristine.memory[at]
