@@ -178,7 +178,9 @@ pub(crate) fn engine(
         .wasm_backtrace_max_frames(None)
         .wasm_backtrace_details(WasmBacktraceDetails::Disable)
         .generate_address_map(false)
-        .parallel_compilation(true)
+        // Functions compile on every core, except in fuzz builds: there each core runs its own
+        // fuzzer, and idle compile threads spinning for work took time from the other one.
+        .parallel_compilation(!cfg!(feature = "fuzzing"))
         // Everything off, then exactly the allowed set on.
         .wasm_features(WasmFeatures::all(), false)
         .wasm_features(allowed_features(), true)
