@@ -238,7 +238,80 @@ pub fn generate(u: &mut Unstructured<'_>, abi: bool) -> Option<Vec<u8>> {
         c.exports = Some(abi_exports().to_vec());
         c.available_imports = Some(abi_imports().to_vec());
     }
-    wasm_smith::Module::new(c, u).ok().map(|m| m.to_bytes())
+    let wasm = wasm_smith::Module::new(c, u).ok()?.to_bytes();
+    Some(if abi { abi_version_one(&wasm) } else { wasm })
+}
+
+/// `wasm` with the body of its exported `gc_abi_version` replaced by `i32.const 1`, so the
+/// chain's load gets past its ABI version check (`run/module.rs`): wasm-smith writes that
+/// body like any other, and in round 5 of `compilers` most generated modules returned
+/// another number and were refused before a single call. `wasm` unchanged when it has no
+/// such export or does not parse.
+fn abi_version_one(wasm: &[u8]) -> Vec<u8> {
+    use wasm_encoder::reencode::{utils, Error, Reencode};
+    use wasmparser_263::{ExternalKind, Parser, Payload, TypeRef};
+
+    struct Fix {
+        /// Index among the module's own functions (imports not counted).
+        target: u32,
+        next: u32,
+    }
+    impl Reencode for Fix {
+        type Error = std::convert::Infallible;
+        fn parse_function_body(
+            &mut self,
+            code: &mut wasm_encoder::CodeSection,
+            func: wasmparser_263::FunctionBody<'_>,
+        ) -> Result<(), Error<Self::Error>> {
+            let index = self.next;
+            self.next += 1;
+            if index != self.target {
+                return utils::parse_function_body(self, code, func);
+            }
+            let mut f = wasm_encoder::Function::new([]);
+            f.instructions().i32_const(1).end();
+            code.function(&f);
+            Ok(())
+        }
+    }
+
+    let mut imported = 0u32;
+    let mut export = None;
+    for payload in Parser::new(0).parse_all(wasm) {
+        match payload {
+            Ok(Payload::ImportSection(r)) => {
+                for imports in r {
+                    let Ok(imports) = imports else {
+                        return wasm.to_vec();
+                    };
+                    for import in imports {
+                        let Ok((_, import)) = import else {
+                            return wasm.to_vec();
+                        };
+                        imported += matches!(import.ty, TypeRef::Func(_)) as u32;
+                    }
+                }
+            }
+            Ok(Payload::ExportSection(r)) => {
+                for e in r.into_iter().flatten() {
+                    if e.name == "gc_abi_version" && e.kind == ExternalKind::Func {
+                        export = Some(e.index);
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(_) => return wasm.to_vec(),
+        }
+    }
+    let Some(target) = export.and_then(|i| i.checked_sub(imported)) else {
+        return wasm.to_vec();
+    };
+    let mut module = wasm_encoder::Module::new();
+    let mut fix = Fix { target, next: 0 };
+    match fix.parse_core_module(&mut module, Parser::new(0), wasm) {
+        Ok(()) => module.finish(),
+        Err(_) => wasm.to_vec(),
+    }
 }
 
 #[cfg(test)]
