@@ -91,8 +91,9 @@ fn linker() -> &'static Linker<StoreLimits> {
                 .collect();
             // Unchecked (raw values): `func_new`'s typed `Val` conversions made these stubs a
             // third of the target's time in modules that call imports in a loop.
-            // SAFETY: the closure writes exactly `results.len()` values of the declared
-            // types into the result slots, which follow the parameters in `slots`.
+            // SAFETY: `slots` holds max(params, results) values; wasmtime reads the results
+            // from its start (`Func::call_unchecked`), and the closure writes exactly
+            // `results.len()` values of the declared types there.
             unsafe {
                 l.func_new_unchecked("gamechain_v1", name, ft, move |_, slots| {
                     for (slot, v) in slots.iter_mut().zip(&zero) {
