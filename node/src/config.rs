@@ -36,6 +36,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
+use gamechain_ledger::tier_up::{TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::LedgerConfig;
 use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_sdk::Amount;
@@ -429,6 +430,21 @@ impl NodeConfig {
             };
         }
         with_ledger_fields!(to_ledger)
+    }
+
+    /// How this node tiers uploads up (`gamechain_ledger::tier_up`; sequencers, validators and
+    /// followers alike): the compile program, `tier_up_budget_ms` and `tier_up_memory_mib`.
+    /// `None` when `tier_up` is off or no compile program is set (an in-process node of a test
+    /// or tool): uploads then stay on Winch.
+    pub fn tier_up_config(&self) -> Option<TierUpConfig> {
+        match (&self.tier_up_worker, self.tier_up) {
+            (Some(program), true) => Some(TierUpConfig {
+                worker: vec![program.clone().into(), WORKER_COMMAND.into()],
+                budget: std::time::Duration::from_millis(self.tier_up_budget_ms),
+                memory_bytes: self.tier_up_memory_mib << 20,
+            }),
+            _ => None,
+        }
     }
 
     /// Reads and [validates](Self::validate) the TOML file at `path`; absent fields take their

@@ -25,7 +25,6 @@ use gamechain_ledger::genesis_setup::open_chain;
 use gamechain_ledger::open::preload_modules;
 use gamechain_ledger::run_marker::mark_stopped;
 use gamechain_ledger::sequencer;
-use gamechain_ledger::tier_up::{TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::NodeError;
 
 /// How long open HTTP/WebSocket connections get to finish after a shutdown starts (SIGINT,
@@ -105,14 +104,7 @@ impl NodeHandle {
         let (ready_tx, ready) = watch::channel(false);
         // Uploads tier up to Cranelift in the background once the modules are loaded (node
         // policy; `gamechain_ledger::tier_up`). Only with a compile program: the binary.
-        let tier_up = match (&config.tier_up_worker, config.tier_up) {
-            (Some(program), true) => Some(TierUpConfig {
-                worker: vec![program.clone().into(), WORKER_COMMAND.into()],
-                budget: std::time::Duration::from_millis(config.tier_up_budget_ms),
-                memory_bytes: config.tier_up_memory_mib << 20,
-            }),
-            _ => None,
-        };
+        let tier_up = config.tier_up_config();
         let tier_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let (tier_chain, tier_stopped) = (chain.clone(), tier_stop.clone());
         let seq = async move {

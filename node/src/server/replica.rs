@@ -1,8 +1,11 @@
 //! `gamechain node --follow URL` as a process: the follower's data directory opened
 //! (`verify/follower.rs`), its read API served with `POST /v1/tx` forwarded to the sequencer,
-//! and the follow task run until shutdown.
+//! uploads tiered up in the background (`gamechain_ledger::tier_up`, as on a sequencer), and
+//! the follow task run until shutdown.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use gamechain_client::Client;
 
@@ -11,6 +14,7 @@ use crate::server::api;
 use crate::server::state::AppState;
 use crate::verify::follower::{follow, open_replica, refused};
 use gamechain_ledger::run_marker::mark_stopped;
+use gamechain_ledger::tier_up;
 use gamechain_ledger::NodeError;
 
 /// Runs a follower of `upstream_url` with `config` until `shutdown` resolves, serving the read
@@ -41,6 +45,14 @@ pub async fn run_follower(
         Some(upstream.clone()),
     );
     let (chain, stopped) = (app.chain.clone(), app.shutdown.clone());
+    // A follower replays every upload too: they tier up to Cranelift in the background as on
+    // a sequencer (node policy; `gamechain_ledger::tier_up`), so its replay of a busy module
+    // keeps up with the sequencer's pace.
+    let tier_stop = Arc::new(AtomicBool::new(false));
+    if let Some(tier_up) = config.tier_up_config() {
+        tier_up::spawn(&chain, tier_up, tier_stop.clone())
+            .map_err(|e| NodeError::Runtime(format!("cannot start the tier-up thread: {e}")))?;
+    }
     let server = tokio::spawn(api::serve(listener, app));
     tracing::info!(%addr, upstream = %upstream.base_url(), "follower listening");
     let mut following = tokio::spawn(follow(chain, opened.storage, upstream, stopped));
@@ -49,6 +61,7 @@ pub async fn run_follower(
         r = &mut following => Some(r),
     };
     let _ = stop.send(true);
+    tier_stop.store(true, Ordering::Relaxed);
     let followed = match early {
         Some(r) => r,
         None => {

@@ -10,15 +10,18 @@ use serde_json::{json, Value};
 
 pub use super::cli::run;
 
-fn game(op: Value) -> Action {
-    Action::game("tictactoe", &op)
-}
-
 /// One game between two fresh keys, every transaction sent without waiting (the mempool keeps
 /// arrival order, and each key's nonces follow): faucets, a staked create, a join, a rejected
 /// move out of turn, a move on a taken cell, moves until `x` wins on the top row, a transfer
-/// back and a move after the end. Returns the txid of the last transaction.
+/// back and a move after the end, on the genesis `tictactoe`. Returns the txid of the last
+/// transaction.
 pub async fn play_one_game(client: &Client, stake: u32) -> String {
+    play_one_game_on(client, "tictactoe", stake).await
+}
+
+/// [`play_one_game`] on the tic-tac-toe deployed as `module`.
+pub async fn play_one_game_on(client: &Client, module: &str, stake: u32) -> String {
+    let game = |op: Value| Action::game(module, &op);
     let (x, o) = (
         SecretKey::generate(Network::Testnet),
         SecretKey::generate(Network::Testnet),

@@ -5,7 +5,9 @@
 //! Both followers then serve exactly the sequencer's block, and so state root, at every height,
 //! and each follower's own data directory passes `gamechain verify`. A follower of a sequencer
 //! that serves a block whose receipt was changed stops before it, names the block, the
-//! transaction and the field in its log, and keeps serving the blocks it verified.
+//! transaction and the field in its log, and keeps serving the blocks it verified. A follower
+//! tiers the uploads it replays up to Cranelift in its own background compile, as a sequencer
+//! does, and serves the sequencer's blocks before and after.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -13,9 +15,10 @@ mod common;
 use gamechain_ledger::rusqlite;
 use std::time::Duration;
 
-use common::replay::{verify_json, workload, Follower};
+use common::replay::{play_one_game_on, verify_json, workload, Follower};
 use common::NodeProcess;
-use gamechain_client::client::BlockRef;
+use gamechain_client::client::{BlockRef, Client};
+use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_ledger::storage::codec;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
@@ -216,4 +219,94 @@ async fn a_follower_stops_at_a_block_that_does_not_verify_and_says_why() {
         .await
         .unwrap();
     assert_eq!(below, want);
+}
+
+/// `gamechain_tier_up_total{result}` on `url`'s `/metrics` (0 before the first).
+async fn tier_ups(url: &str, result: &str) -> u64 {
+    let text = reqwest::get(format!("{}/metrics", url.trim_end_matches('/')))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let name = format!("gamechain_tier_up_total{{result=\"{result}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&name))
+        .map_or(0, |v| v.trim().parse::<f64>().unwrap() as u64)
+}
+
+/// Sends `action` from `who` and waits for its receipt, which must be ok.
+async fn ok(client: &Client, who: &SecretKey, action: Action) {
+    let included = client
+        .send_and_wait(who, action, Duration::from_secs(30))
+        .await
+        .unwrap();
+    assert!(included.receipt.ok, "{:?}", included.receipt);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_tiers_up_the_uploads_it_replays() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (seq_dir, f_dir) = (tmp.path().join("seq"), tmp.path().join("f"));
+    std::fs::create_dir_all(&seq_dir).unwrap();
+    std::fs::create_dir_all(&f_dir).unwrap();
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 200");
+    sequencer.start().await;
+    let seq = sequencer.client();
+    let mut follower = Follower::new(&f_dir, &sequencer.url());
+    follower.start().await;
+    let f_url = follower.node.url();
+    assert_eq!(tier_ups(&f_url, "tiered").await, 0);
+
+    // An upload: the follower loads it (Winch) when it replays the deploy, and tiers it up.
+    let author = SecretKey::generate(Network::Testnet);
+    let faucet = Action::Faucet {
+        token: "GOLD".into(),
+    };
+    ok(&seq, &author, faucet).await;
+    // Tic-tac-toe with a custom section of its own: the same game under another code hash, so
+    // the follower's compiled-module cache does not have it (the genesis tic-tac-toe's
+    // Cranelift code is there) and the tier-up compiles in a child process.
+    let mut wasm = TICTACTOE_WASM.to_vec();
+    wasm.extend_from_slice(&[0, 4, 1, b'x', 0xAB, 0xCD]);
+    ok(&seq, &author, Action::deploy("ttt2", wasm)).await;
+    let first = play_one_game_on(&seq, "ttt2", 10).await;
+    seq.wait_for_receipt(&first, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let start = std::time::Instant::now();
+    while tier_ups(&f_url, "tiered").await == 0 {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "no tier-up on the follower after 60 s; its log:\n{}",
+            follower.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(tier_ups(&f_url, "abandoned").await, 0);
+    assert_eq!(tier_ups(&f_url, "failed").await, 0);
+    let log = follower.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains("module tiered up to Cranelift") && l.contains("ttt2")),
+        "{log}"
+    );
+
+    // Played on the tiered module now: the same blocks, roots and receipts as the sequencer's.
+    let last = play_one_game_on(&seq, "ttt2", 20).await;
+    seq.wait_for_receipt(&last, Duration::from_secs(30))
+        .await
+        .unwrap();
+    let head = seq.status().await.unwrap().height;
+    follower.reach(head).await;
+    let fc = follower.node.client();
+    for h in 0..=head {
+        let want = seq.block(BlockRef::Height(h)).await.unwrap();
+        assert_eq!(
+            fc.block(BlockRef::Height(h)).await.unwrap(),
+            want,
+            "height {h}"
+        );
+    }
+    assert!(follower.terminate(Duration::from_secs(30)).success());
 }

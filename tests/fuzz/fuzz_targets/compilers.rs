@@ -12,9 +12,9 @@
 #![no_main]
 
 use arbitrary::Unstructured;
-use gamechain_fuzz::{generate, runtime, stat};
+use gamechain_fuzz::{generate, reason, runtime, stat, FIXED_TEXTS};
 use gamechain_sdk::{MockCtx, MockKv, Query};
-use gamechain_vm::{precompile, OptLevel, Origin, WasmModule};
+use gamechain_vm::{precompile, LoadError, OptLevel, Origin, WasmModule};
 use libfuzzer_sys::fuzz_target;
 
 const SENDER: &str = "y1111111111111111111111111111111";
@@ -38,7 +38,22 @@ fuzz_target!(|data: &[u8]| {
         (Ok(c), Ok(w)) => (c, w),
         (Err(c), Err(w)) => {
             assert_eq!(c, w, "the compilers refuse alike");
-            stat("refused alike");
+            if let LoadError::Instantiate(text) = &c {
+                stat(
+                    FIXED_TEXTS
+                        .iter()
+                        .find(|t| *t == text)
+                        .copied()
+                        .unwrap_or("?"),
+                );
+            }
+            stat(match &c {
+                LoadError::Invalid(_) => "refused: invalid",
+                LoadError::Engine => "refused: engine",
+                LoadError::Instantiate(_) => "refused: instantiation",
+                LoadError::AbiVersion(_) => "refused: abi version",
+                LoadError::Host(_) => "refused: host",
+            });
             return;
         }
         (c, w) => panic!("one compiler loads, the other not: {c:?} / {w:?}"),
@@ -62,10 +77,9 @@ fuzz_target!(|data: &[u8]| {
         applies[1], applies[2],
         "apply: Winch and the tiered module differ"
     );
-    stat(if applies[0].0.result.is_ok() {
-        "apply ok"
-    } else {
-        "apply err"
+    stat(match &applies[0].0.result {
+        Ok(()) => "apply ok",
+        Err(e) => reason(e),
     });
 
     let kv = MockKv::default();

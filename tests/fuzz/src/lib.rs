@@ -112,6 +112,22 @@ fn matches(pattern: &[u8], text: &[u8]) -> bool {
     }
 }
 
+/// The fixed text of `err` when it has one (for [`stat`]: which receipt an outcome gave), else
+/// `"module error"` (a code the module chose) or `"other internal"` (not a fixed text).
+pub fn reason(err: &ActionError) -> &'static str {
+    match err {
+        ActionError::Internal(_) => {
+            let text = err.to_string();
+            FIXED_TEXTS
+                .iter()
+                .find(|t| **t == text)
+                .copied()
+                .unwrap_or("other internal")
+        }
+        _ => "module error",
+    }
+}
+
 /// Counts one outcome named `what` (e.g. `refused`, `ran`); every 2,048 counts the tally goes
 /// to stderr as `stats: {…}`, so a run's log shows which paths the inputs reach.
 pub fn stat(what: &'static str) {
@@ -239,21 +255,34 @@ pub fn generate(u: &mut Unstructured<'_>, abi: bool) -> Option<Vec<u8>> {
         c.available_imports = Some(abi_imports().to_vec());
     }
     let wasm = wasm_smith::Module::new(c, u).ok()?.to_bytes();
-    Some(if abi { abi_version_one(&wasm) } else { wasm })
+    if !abi {
+        return Some(wasm);
+    }
+    // Three in four ABI modules get a working `gc_alloc` (see `abi_fixups`); an input with no
+    // bytes left gets one too.
+    let alloc = u.arbitrary::<u8>().map_or(true, |b| b % 4 != 3);
+    Some(abi_fixups(&wasm, alloc))
 }
 
+/// Where a rewritten `gc_alloc` places every input (`abi_fixups`): past the first KiB.
+pub const ALLOC_AT: i32 = 1024;
+
 /// `wasm` with the body of its exported `gc_abi_version` replaced by `i32.const 1`, so the
-/// chain's load gets past its ABI version check (`run/module.rs`): wasm-smith writes that
-/// body like any other, and in round 5 of `compilers` most generated modules returned
-/// another number and were refused before a single call. `wasm` unchanged when it has no
-/// such export or does not parse.
-fn abi_version_one(wasm: &[u8]) -> Vec<u8> {
+/// chain's load gets past its ABI version check (`run/module.rs`), and with `alloc`, the body
+/// of its exported `gc_alloc` replaced by `i32.const ALLOC_AT`, so the host can place an
+/// entry point's input (`place` in `run/module.rs`) when the memory is large enough.
+/// wasm-smith writes these bodies like any other: in round 5 of `compilers` most generated
+/// modules returned another version and were refused before a single call, and in round 6 a
+/// third of the applies that loaded ended at `internal: guest allocation failed` before
+/// `gc_apply` ran. `wasm` unchanged when it has no such export or does not parse.
+pub fn abi_fixups(wasm: &[u8], alloc: bool) -> Vec<u8> {
     use wasm_encoder::reencode::{utils, Error, Reencode};
     use wasmparser_263::{ExternalKind, Parser, Payload, TypeRef};
 
     struct Fix {
-        /// Index among the module's own functions (imports not counted).
-        target: u32,
+        /// (index among the module's own functions, imports not counted; the constant its
+        /// body becomes).
+        targets: Vec<(u32, i32)>,
         next: u32,
     }
     impl Reencode for Fix {
@@ -265,18 +294,18 @@ fn abi_version_one(wasm: &[u8]) -> Vec<u8> {
         ) -> Result<(), Error<Self::Error>> {
             let index = self.next;
             self.next += 1;
-            if index != self.target {
+            let Some(&(_, value)) = self.targets.iter().find(|(t, _)| *t == index) else {
                 return utils::parse_function_body(self, code, func);
-            }
+            };
             let mut f = wasm_encoder::Function::new([]);
-            f.instructions().i32_const(1).end();
+            f.instructions().i32_const(value).end();
             code.function(&f);
             Ok(())
         }
     }
 
     let mut imported = 0u32;
-    let mut export = None;
+    let mut exports = Vec::new();
     for payload in Parser::new(0).parse_all(wasm) {
         match payload {
             Ok(Payload::ImportSection(r)) => {
@@ -294,8 +323,13 @@ fn abi_version_one(wasm: &[u8]) -> Vec<u8> {
             }
             Ok(Payload::ExportSection(r)) => {
                 for e in r.into_iter().flatten() {
-                    if e.name == "gc_abi_version" && e.kind == ExternalKind::Func {
-                        export = Some(e.index);
+                    let value = match e.name {
+                        "gc_abi_version" => 1,
+                        "gc_alloc" if alloc => ALLOC_AT,
+                        _ => continue,
+                    };
+                    if e.kind == ExternalKind::Func {
+                        exports.push((e.index, value));
                     }
                 }
             }
@@ -303,11 +337,16 @@ fn abi_version_one(wasm: &[u8]) -> Vec<u8> {
             Err(_) => return wasm.to_vec(),
         }
     }
-    let Some(target) = export.and_then(|i| i.checked_sub(imported)) else {
+    // An export of an imported function keeps its import.
+    let targets: Vec<(u32, i32)> = exports
+        .into_iter()
+        .filter_map(|(i, v)| Some((i.checked_sub(imported)?, v)))
+        .collect();
+    if targets.is_empty() {
         return wasm.to_vec();
-    };
+    }
     let mut module = wasm_encoder::Module::new();
-    let mut fix = Fix { target, next: 0 };
+    let mut fix = Fix { targets, next: 0 };
     match fix.parse_core_module(&mut module, Parser::new(0), wasm) {
         Ok(()) => module.finish(),
         Err(_) => wasm.to_vec(),
