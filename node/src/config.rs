@@ -36,7 +36,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use gamechain_ledger::tier_up::{TierUpConfig, WORKER_COMMAND};
+use gamechain_ledger::tier_up::{record, TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::LedgerConfig;
 use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_sdk::Amount;
@@ -170,9 +170,10 @@ pub struct NodeConfig {
     /// enters a block. Uploaded code is compiled by Winch, linear in its size (about 0.5 ms per
     /// KB here), so only an overloaded node reaches it. Default 10,000.
     pub compile_budget_ms: u64,
-    /// Tier-up (node policy, never consensus: `node/ledger/src/tier_up.rs`): after an upload is
-    /// admitted and runs on Winch's code, compile it again with Cranelift (faster code) in a
-    /// child process, one at a time, and swap it in when done. Default true.
+    /// Tier-up (node policy, never consensus: `node/ledger/src/tier_up.rs`): once an upload
+    /// runs on Winch's code (admitted by a sequencer or validator, or replayed by a follower),
+    /// compile it again with Cranelift (faster code) in a child process, one at a time, and
+    /// swap it in when done. Default true.
     pub tier_up: bool,
     /// Milliseconds one tier-up compile may take; past it the child process is killed and the
     /// module stays on Winch (Cranelift's time grows faster than linearly with some shapes of
@@ -442,6 +443,7 @@ impl NodeConfig {
                 worker: vec![program.clone().into(), WORKER_COMMAND.into()],
                 budget: std::time::Duration::from_millis(self.tier_up_budget_ms),
                 memory_bytes: self.tier_up_memory_mib << 20,
+                record: Some(self.ledger().compiled_dir().join(record::FILE_NAME)),
             }),
             _ => None,
         }

@@ -530,7 +530,7 @@ impl Modules {
             .filter(|(_, s)| s.entry.module.compiler() == Compiler::Winch)
             .map(|(k, s)| (s.used.load(Ordering::Relaxed), k.clone()))
             .collect();
-        winch.sort_by(|a, b| b.0.cmp(&a.0));
+        winch.sort_by_key(|w| std::cmp::Reverse(w.0));
         let winch = winch.into_iter().map(|(_, k)| k);
         guard(&self.tier_up).enabled = true;
         for key in winch {
@@ -584,6 +584,14 @@ impl Modules {
                 return Some(m);
             }
         }
+    }
+
+    /// Queues `module` for a tier-up once more, at the back (a tier-up that could not start
+    /// yet: its code had not reached the head state). Nothing when tier-up is off or its code
+    /// was abandoned; [`Modules::next_tier_up`] skips it if it is no longer kept or no longer
+    /// on Winch by then.
+    pub fn requeue_tier_up(&self, module: &WasmModule) {
+        self.want_tier_up((module.id().to_string(), module.code_hash().to_string()));
     }
 
     /// Remembers that the tier-up of the code `code_hash` was abandoned (it ran past the node's
@@ -1133,6 +1141,12 @@ mod tests {
         let a = modules.next_tier_up(Duration::ZERO).expect("a waits");
         assert_eq!((a.id(), a.compiler()), ("a", Compiler::Winch));
         assert!(modules.next_tier_up(Duration::ZERO).is_none());
+        // Deferred (its code not in the head state yet): queued again, once.
+        modules.requeue_tier_up(&a);
+        modules.requeue_tier_up(&a);
+        let again = modules.next_tier_up(Duration::ZERO).expect("a waits again");
+        assert!(Arc::ptr_eq(&again, &a));
+        assert!(modules.next_tier_up(Duration::ZERO).is_none());
         // Tiered: the final map holds Cranelift's module; a second install changes nothing.
         let tiered = Arc::new(
             a.tier_up(&code, None, |b| {
@@ -1142,6 +1156,9 @@ mod tests {
         );
         assert!(modules.install_tiered(tiered.clone()));
         assert!(!modules.install_tiered(tiered));
+        // A requeue of a module tiered meanwhile comes to nothing.
+        modules.requeue_tier_up(&a);
+        assert!(modules.next_tier_up(Duration::ZERO).is_none());
         assert_eq!(
             modules.get("a", &hash).unwrap().module.compiler(),
             Compiler::Cranelift
@@ -1150,6 +1167,7 @@ mod tests {
         modules.load(&rt, "b", &code, Origin::Upload).unwrap();
         let b = modules.next_tier_up(Duration::ZERO).expect("b waits");
         modules.tier_up_abandoned(b.code_hash());
+        modules.requeue_tier_up(&b);
         modules.load(&rt, "c", &code, Origin::Upload).unwrap();
         assert!(modules.next_tier_up(Duration::ZERO).is_none());
         assert_eq!(

@@ -48,7 +48,8 @@ pub struct Metrics {
     /// because the admission queue (`all`) or the deploy queue (`deploy`) was full.
     pub gossip_dropped: IntCounterVec,
     /// `gamechain_tier_up_total{result}`: uploads' background Cranelift compiles (`tier_up.rs`):
-    /// `tiered`, `cached`, `abandoned` (past the time or memory budget), `failed`, `stale`.
+    /// `tiered`, `cached`, `abandoned` (past the time or memory budget), `failed`, `stale`,
+    /// `deferred` (its code not in the head state yet: queued again).
     pub tier_up: IntCounterVec,
     mempool_txs: IntGauge,
     mempool_bytes: IntGauge,
@@ -195,7 +196,7 @@ impl Metrics {
                 IntCounterVec::new(
                     Opts::new(
                         "gamechain_tier_up_total",
-                        "Uploads' background Cranelift compiles: tiered, cached, abandoned (past tier_up_budget_ms or tier_up_memory_mib), failed, stale.",
+                        "Uploads' background Cranelift compiles: tiered, cached, abandoned (past tier_up_budget_ms or tier_up_memory_mib), failed, stale, deferred (code not in the head state yet; queued again).",
                     ),
                     &["result"],
                 )

@@ -1,12 +1,13 @@
-//! Tier-up, node policy only: an upload is compiled by Winch when the node admits it and runs at
-//! once; then this node's `tier-up` thread compiles it with Cranelift in a child process (the
-//! `gamechain` binary's hidden `internal-tier-up-compile` command) under a time and memory
-//! budget, and puts the faster module in its place (`WasmModule::tier_up`,
-//! `Modules::install_tiered`). A compile that runs past `tier_up_budget_ms`, or needs more than
-//! `tier_up_memory_mib` of address space, is killed with its process, and the module stays on
-//! Winch; its code is not tried again (under any id) until the node restarts
-//! (`Modules::tier_up_abandoned`). Modules wait in the order they were loaded, the most recently
-//! used first at start.
+//! Tier-up, node policy only: an upload is compiled by Winch when the node loads it (a
+//! sequencer or validator admitting it, a follower replaying its deploy) and runs at once; then
+//! this node's `tier-up` thread compiles it with Cranelift in a child process (the `gamechain`
+//! binary's hidden `internal-tier-up-compile` command) under a time and memory budget, and puts
+//! the faster module in its place (`WasmModule::tier_up`, `Modules::install_tiered`). A compile
+//! that runs past `tier_up_budget_ms`, or needs more than `tier_up_memory_mib` of address space,
+//! is killed with its process, and the module stays on Winch; its code is not tried again
+//! (under any id, `Modules::tier_up_abandoned`), restarts included while the budgets and the
+//! runtime stay as they were (`record.rs`). Modules wait in the order they were loaded, the
+//! most recently used first at start.
 //!
 //! Nothing here reaches consensus: the tiered module runs the same instrumented code, so every
 //! receipt, fuel figure and state root is the one Winch gives (`runtime/vm/src/tier.rs`).
@@ -15,13 +16,15 @@
 //! grow faster than linearly with some shapes of code (a 10 KB upload took 64 s and 7.8 GB); a
 //! child is killed at its deadline, its memory is capped by `RLIMIT_AS`, its CPU by
 //! `RLIMIT_CPU`, it compiles on one thread (`RAYON_NUM_THREADS=1`) at a lower priority (nice
-//! 10), so the sequencer keeps its core, and it dies with the thread that started it
-//! (`PR_SET_PDEATHSIG`); a node that stops kills the compile in progress. Its machine code comes back over a pipe only this
-//! process holds, at most [`MAX_ARTIFACT_BYTES`], and wasmtime checks the artifact's engine
-//! before using it. A compile already in the compiled-module cache needs no process.
+//! 10), so block production and verification keep their core, and it dies with the thread
+//! that started it (`PR_SET_PDEATHSIG`); a node that stops kills the compile in progress. Its
+//! machine code comes back over a pipe only this process holds, at most
+//! [`MAX_ARTIFACT_BYTES`], and wasmtime checks the artifact's engine before using it. A compile
+//! already in the compiled-module cache needs no process.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Weak};
@@ -30,6 +33,8 @@ use std::time::{Duration, Instant};
 use gamechain_runtime::{code_key, OptLevel, Precompiled, State, TierUpError, WasmModule};
 
 use crate::chain::Chain;
+
+pub mod record;
 
 /// Most bytes of machine code a tier-up compile may return: 256 MiB (the largest valid module
 /// compiles to a few MiB).
@@ -40,8 +45,13 @@ pub const MAX_ARTIFACT_BYTES: usize = 256 << 20;
 pub const MAX_INPUT_BYTES: usize = 64 << 20;
 
 /// How long a tier-up waits for its module's code to reach the head state (the block that
-/// deploys it is being committed).
+/// deploys it is being committed) before the module goes back in the queue.
 const CODE_WAIT: Duration = Duration::from_secs(3);
+
+/// The share of its time budget an abandoned compile must have spent on a CPU for the
+/// abandonment to outlive a restart (`record.rs`): 0.9. Below it the machine was busy (the
+/// compile runs at nice 10), and the code gets another try after a restart.
+pub const CPU_SHARE_LASTING: f64 = 0.9;
 
 /// The subcommand of the `gamechain` binary that compiles one module for a tier-up: reads the
 /// instrumented wasm on stdin, writes the machine code on stdout.
@@ -57,6 +67,9 @@ pub struct TierUpConfig {
     pub budget: Duration,
     /// Address space the compile process may map, bytes (`RLIMIT_AS`).
     pub memory_bytes: u64,
+    /// Where abandoned compiles are remembered across restarts (`record.rs`;
+    /// `<data>/compiled/tier_up_abandoned`); `None`: in memory only, until the node stops.
+    pub record: Option<PathBuf>,
 }
 
 /// What one tier-up came to (the label of `gamechain_tier_up_total`).
@@ -67,22 +80,28 @@ pub enum Outcome {
     /// Read from the compiled-module cache and installed.
     Cached,
     /// Killed at its time budget, or out of its memory budget: the module stays on Winch.
-    Abandoned(String),
+    /// `lasting`: see [`ChildError::Abandoned`]; only such an abandonment outlives a restart.
+    Abandoned { why: String, lasting: bool },
     /// Any other failure (logged): the module stays on Winch.
     Failed(String),
     /// Done, but the module had meanwhile left the final map or changed (nothing installed).
     Stale,
+    /// Not started: the module's code had not reached the head state within [`CODE_WAIT`] (a
+    /// follower commits the blocks it verifies in batches; a busy sequencer's block may take
+    /// that long). The module is queued again, behind the others.
+    Deferred,
 }
 
 impl Outcome {
-    /// The metric label: `tiered`, `cached`, `abandoned`, `failed` or `stale`.
+    /// The metric label: `tiered`, `cached`, `abandoned`, `failed`, `stale` or `deferred`.
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Tiered => "tiered",
             Outcome::Cached => "cached",
-            Outcome::Abandoned(_) => "abandoned",
+            Outcome::Abandoned { .. } => "abandoned",
             Outcome::Failed(_) => "failed",
             Outcome::Stale => "stale",
+            Outcome::Deferred => "deferred",
         }
     }
 }
@@ -95,6 +114,33 @@ pub fn spawn(
     stop: Arc<AtomicBool>,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     chain.ctx.modules().enable_tier_up();
+    let runtime = chain.ctx.runtime().config();
+    let settings = record::Settings {
+        engine: runtime.config_hash(),
+        opt_level: runtime.opt_level.name().to_string(),
+        budget_ms: u64::try_from(config.budget.as_millis()).unwrap_or(u64::MAX),
+        memory_bytes: config.memory_bytes,
+    };
+    if let Some(path) = &config.record {
+        match record::remembered(path, &settings) {
+            Ok(hashes) => {
+                for hash in &hashes {
+                    chain.ctx.modules().tier_up_abandoned(hash);
+                }
+                if !hashes.is_empty() {
+                    tracing::info!(
+                        modules = hashes.len(),
+                        file = %path.display(),
+                        "not tiering up code whose compile was abandoned before under these budgets"
+                    );
+                }
+            }
+            Err(e) => tracing::warn!(
+                file = %path.display(),
+                "cannot read the abandoned tier-ups, trying them all again: {e}"
+            ),
+        }
+    }
     let chain: Weak<Chain> = Arc::downgrade(chain);
     std::thread::Builder::new()
         .name("tier-up".into())
@@ -106,8 +152,16 @@ pub fn spawn(
                 };
                 let started = Instant::now();
                 let outcome = tier_up(&c, &module, &config, &stop);
-                if let Outcome::Abandoned(_) = outcome {
+                if let Outcome::Abandoned { lasting, .. } = outcome {
                     c.ctx.modules().tier_up_abandoned(module.code_hash());
+                    if let (Some(path), true) = (&config.record, lasting) {
+                        if let Err(e) = record::remember(path, module.code_hash(), &settings) {
+                            tracing::warn!(
+                                file = %path.display(),
+                                "cannot remember an abandoned tier-up across restarts: {e}"
+                            );
+                        }
+                    }
                 }
                 c.metrics
                     .tier_up
@@ -125,7 +179,7 @@ pub fn spawn(
                             "module tiered up to Cranelift"
                         )
                     }
-                    Outcome::Abandoned(why) => {
+                    Outcome::Abandoned { why, .. } => {
                         tracing::warn!(
                             module = id,
                             code_hash = hash,
@@ -142,6 +196,11 @@ pub fn spawn(
                         )
                     }
                     Outcome::Stale => {}
+                    Outcome::Deferred => tracing::debug!(
+                        module = id,
+                        code_hash = hash,
+                        "tier-up deferred: the module's code is not in the head state yet"
+                    ),
                 }
             }
         })
@@ -154,16 +213,22 @@ fn tier_up(
     config: &TierUpConfig,
     stop: &AtomicBool,
 ) -> Outcome {
-    // A module deployed by the block being committed is kept before its code reaches the head
-    // state: wait for that commit (briefly; a module whose code never comes is dropped).
+    // A module deployed by the block being committed (a follower's: by the batch of blocks
+    // being committed) is kept before its code reaches the head state: wait for that commit,
+    // briefly, then let the other modules go first and try again later (`next_tier_up` drops
+    // it once it is no longer kept).
     let key = code_key(module.code_hash());
     let waited = Instant::now();
     let code = loop {
         if let Some(code) = chain.head().state.get(&key) {
             break code;
         }
-        if waited.elapsed() > CODE_WAIT || stop.load(Ordering::Relaxed) {
+        if stop.load(Ordering::Relaxed) {
             return Outcome::Stale;
+        }
+        if waited.elapsed() > CODE_WAIT {
+            chain.ctx.modules().requeue_tier_up(module);
+            return Outcome::Deferred;
         }
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -172,8 +237,8 @@ fn tier_up(
     let mut abandoned = None;
     let result = module.tier_up(&code, cache.as_deref(), |bytes| {
         compile_in_child(config, opt_level, bytes, stop).map_err(|e| match e {
-            ChildError::Abandoned(why) => {
-                abandoned = Some(why.clone());
+            ChildError::Abandoned { why, lasting } => {
+                abandoned = Some(lasting);
                 why
             }
             ChildError::Failed(why) => why,
@@ -190,17 +255,37 @@ fn tier_up(
                 Outcome::Tiered
             }
         }
-        Err(TierUpError::Compile(why)) if abandoned.is_some() => Outcome::Abandoned(why),
+        Err(TierUpError::Compile(why)) if abandoned.is_some() => Outcome::Abandoned {
+            why,
+            lasting: abandoned == Some(true),
+        },
         Err(TierUpError::AlreadyCranelift | TierUpError::WrongCode) => Outcome::Stale,
         Err(e) => Outcome::Failed(e.to_string()),
     }
 }
 
+/// CPU time (user and system) the live process `pid` has used, from `/proc/<pid>/stat`; `None`
+/// when it cannot be read.
+fn cpu_time(pid: u32) -> Option<Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold spaces: count from after it.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    // Fields 14 and 15 of the line (utime, stime) are the 12th and 13th after the name.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    // SAFETY: sysconf only reads a system constant.
+    let per_second = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    (per_second > 0).then(|| Duration::from_secs_f64(ticks as f64 / per_second as f64))
+}
+
 /// Why a compile process gave no machine code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChildError {
-    /// It ran past its time budget or out of its memory budget.
-    Abandoned(String),
+    /// It ran past its time budget or out of its memory budget. `lasting`: the code's fault,
+    /// not the machine's load (it ran out of memory, or it spent at least
+    /// [`CPU_SHARE_LASTING`] of its time budget on a CPU), so that a restart need not try it
+    /// again (`record.rs`); a compile starved by a busy machine is not.
+    Abandoned { why: String, lasting: bool },
     /// It could not start, failed, or wrote something unusable.
     Failed(String),
 }
@@ -286,11 +371,21 @@ pub fn compile_in_child(
         let _ = child.kill();
         let _ = child.wait();
     };
-    let over_time = || {
-        ChildError::Abandoned(format!(
-            "the Cranelift compile ran past its budget of {} ms (tier_up_budget_ms)",
-            config.budget.as_millis()
-        ))
+    // Called before the child is reaped: its CPU time is read from /proc while it exists.
+    let over_time = |child: &std::process::Child| {
+        let cpu = cpu_time(child.id());
+        let lasting = cpu.is_some_and(|cpu| {
+            cpu.as_secs_f64() >= CPU_SHARE_LASTING * config.budget.as_secs_f64()
+        });
+        ChildError::Abandoned {
+            why: format!(
+                "the Cranelift compile ran past its budget of {} ms (tier_up_budget_ms), {} ms of \
+                 it on a CPU",
+                config.budget.as_millis(),
+                cpu.map_or("?".to_string(), |c| c.as_millis().to_string())
+            ),
+            lasting,
+        }
     };
     let stopped = || ChildError::Failed("the node is stopping".into());
     let out = loop {
@@ -308,8 +403,9 @@ pub fn compile_in_child(
                 return Err(stopped());
             }
             Err(_) if Instant::now() >= deadline => {
+                let abandoned = over_time(&child);
                 kill(&mut child);
-                return Err(over_time());
+                return Err(abandoned);
             }
             Err(_) => {}
         }
@@ -326,8 +422,9 @@ pub fn compile_in_child(
             Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
             Ok(None) => {
+                let abandoned = over_time(&child);
                 kill(&mut child);
-                return Err(over_time());
+                return Err(abandoned);
             }
             Err(e) => {
                 kill(&mut child);
@@ -346,18 +443,53 @@ pub fn compile_in_child(
     // Rust aborts (or exits with its text) when an allocation fails: out of `RLIMIT_AS`.
     if stderr.contains("memory allocation") && matches!(status.signal(), None | Some(libc::SIGABRT))
     {
-        return Err(ChildError::Abandoned(format!(
-            "the Cranelift compile needed more than its {} MiB (tier_up_memory_mib)",
-            config.memory_bytes >> 20
-        )));
+        return Err(ChildError::Abandoned {
+            why: format!(
+                "the Cranelift compile needed more than its {} MiB (tier_up_memory_mib)",
+                config.memory_bytes >> 20
+            ),
+            lasting: true,
+        });
     }
     match status.signal() {
-        Some(libc::SIGXCPU | libc::SIGKILL) => Err(over_time()),
+        // Its CPU limit (`RLIMIT_CPU`, above the time budget): it computed all that time.
+        Some(libc::SIGXCPU) => Err(ChildError::Abandoned {
+            why: format!(
+                "the Cranelift compile used more than its CPU limit of {cpu_seconds} s \
+                 (tier_up_budget_ms)"
+            ),
+            lasting: true,
+        }),
+        // Killed by someone else (the out-of-memory killer, an operator).
+        Some(libc::SIGKILL) => Err(ChildError::Failed(format!(
+            "the compile process was killed: {stderr}"
+        ))),
         Some(signal) => Err(ChildError::Failed(format!(
             "the compile process died of signal {signal}: {stderr}"
         ))),
         None => Err(ChildError::Failed(format!(
             "the compile process failed ({status}): {stderr}"
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_process_cpu_time_is_read_and_grows_with_work() {
+        let before = cpu_time(std::process::id()).expect("this process's CPU time");
+        let start = Instant::now();
+        let mut x = 0u64;
+        while start.elapsed() < Duration::from_millis(200) {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+        let after = cpu_time(std::process::id()).unwrap();
+        assert!(
+            after >= before + Duration::from_millis(100),
+            "{before:?} -> {after:?}"
+        );
+        assert_eq!(cpu_time(u32::MAX), None);
     }
 }

@@ -4,7 +4,8 @@
 //! tic-tac-toe; compile bombs (`runtime/tests/bombs/`) deployed meanwhile are played on Winch,
 //! their Cranelift compiles are killed at the node's budget, and transfers sent all along are
 //! included without a stall. The figures (slowest inclusion, how long each abandonment took)
-//! are printed.
+//! are printed. Restarted, the node tiers the uploads up again from its cache and does not
+//! spend its budget on the bombs again.
 
 #[path = "../../../runtime/tests/bombs/mod.rs"]
 mod bombs;
@@ -237,5 +238,51 @@ async fn uploads_tier_up_in_the_background_and_bombs_are_abandoned_at_the_budget
     // Blocks kept coming: no transfer waited anywhere near a stall (a stalled sequencer took a
     // minute; the bound is far above what a busy machine shows).
     assert!(slowest < Duration::from_secs(3), "slowest {slowest:?}");
+    node.shutdown().await.unwrap();
+
+    // Restarted with the same budgets: the two uploads that tiered up do so again from the
+    // compiled-module cache. A bomb whose compile computed (nearly) its whole budget is
+    // remembered in `compiled/tier_up_abandoned` and not compiled again; one that a busy
+    // machine starved (it runs at nice 10) is tried once more. Both still play, on Winch.
+    let record = std::fs::read_to_string(dir.path().join("compiled").join("tier_up_abandoned"))
+        .unwrap_or_default();
+    let hashes: Vec<String> = bombs
+        .iter()
+        .map(|b| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b.wasm())))
+        .collect();
+    let remembered = hashes
+        .iter()
+        .filter(|h| record.lines().any(|l| l.starts_with(h.as_str())))
+        .count() as u64;
+    assert_eq!(record.lines().count() as u64, remembered, "{record}");
+    println!("tier-up: {remembered} of 2 bombs remembered across the restart");
+    // On a machine with a core to spare both are; one starved compile is tolerated here.
+    assert!(remembered >= 1, "no bomb remembered: {record:?}");
+    let node = NodeHandle::start(config(dir.path())).await.unwrap();
+    node.ready().await;
+    let client = Client::new(&node.url()).unwrap();
+    let start = Instant::now();
+    while tier_ups(&node, "cached") < 2 || tier_ups(&node, "abandoned") < 2 - remembered {
+        assert!(
+            start.elapsed() < WAIT,
+            "the tier-ups after the restart did not end"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Longer than a bomb's compile would take to be abandoned.
+    tokio::time::sleep(Duration::from_millis(BUDGET_MS + 1_000)).await;
+    assert_eq!(
+        ["tiered", "cached", "abandoned", "failed"].map(|r| tier_ups(&node, r)),
+        [0, 2, 2 - remembered, 0]
+    );
+    for (i, bomb) in bombs.iter().enumerate() {
+        let id = format!("bomb{i}");
+        let played = client
+            .send_and_wait(&author, Action::game(&id, &json!({})), WAIT)
+            .await
+            .unwrap();
+        assert!(played.receipt.ok, "{}: {:?}", bomb.name, played.receipt);
+        assert_eq!(compiler(&node, &id, &hashes[i]), Some(Compiler::Winch));
+    }
     node.shutdown().await.unwrap();
 }

@@ -113,8 +113,13 @@ pub struct Follower {
 impl Follower {
     /// A follower of `upstream` in `dir` (not started).
     pub fn new(dir: &Path, upstream: &str) -> Follower {
+        Self::with_config(dir, upstream, "")
+    }
+
+    /// [`new`](Self::new) with `extra` TOML lines in its configuration.
+    pub fn with_config(dir: &Path, upstream: &str, extra: &str) -> Follower {
         Follower {
-            node: super::NodeProcess::new(dir, ""),
+            node: super::NodeProcess::new(dir, extra),
             child: None,
             starts: 0,
             upstream: upstream.to_string(),

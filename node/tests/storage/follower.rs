@@ -250,10 +250,14 @@ async fn a_follower_tiers_up_the_uploads_it_replays() {
     let (seq_dir, f_dir) = (tmp.path().join("seq"), tmp.path().join("f"));
     std::fs::create_dir_all(&seq_dir).unwrap();
     std::fs::create_dir_all(&f_dir).unwrap();
-    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 200");
+    // The sequencer does not tier up (its compile would compete with the follower's), and the
+    // follower's budget is far above tic-tac-toe's compile on a loaded machine: this test is
+    // about the follower doing it, not about its budget.
+    let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 200\ntier_up = false");
     sequencer.start().await;
     let seq = sequencer.client();
-    let mut follower = Follower::new(&f_dir, &sequencer.url());
+    let mut follower =
+        Follower::with_config(&f_dir, &sequencer.url(), "tier_up_budget_ms = 120000");
     follower.start().await;
     let f_url = follower.node.url();
     assert_eq!(tier_ups(&f_url, "tiered").await, 0);
@@ -275,22 +279,28 @@ async fn a_follower_tiers_up_the_uploads_it_replays() {
         .await
         .unwrap();
     let start = std::time::Instant::now();
-    while tier_ups(&f_url, "tiered").await == 0 {
+    // Until the metric counts it and the log names it (the log line comes after the count).
+    let tiered_line = |log: &str| {
+        log.lines()
+            .any(|l| l.contains("module tiered up to Cranelift") && l.contains("\"ttt2\""))
+    };
+    loop {
+        let log = follower.log();
+        if tier_ups(&f_url, "tiered").await == 1 && tiered_line(&log) {
+            break;
+        }
+        let gave_up = [
+            tier_ups(&f_url, "abandoned").await,
+            tier_ups(&f_url, "failed").await,
+        ];
         assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "no tier-up on the follower after 60 s; its log:\n{}",
-            follower.log()
+            gave_up == [0, 0] && start.elapsed() < Duration::from_secs(150),
+            "no tier-up on the follower ({gave_up:?} abandoned, failed; {:?} since the game); \
+             its log:\n{log}",
+            start.elapsed()
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(tier_ups(&f_url, "abandoned").await, 0);
-    assert_eq!(tier_ups(&f_url, "failed").await, 0);
-    let log = follower.log();
-    assert!(
-        log.lines()
-            .any(|l| l.contains("module tiered up to Cranelift") && l.contains("ttt2")),
-        "{log}"
-    );
 
     // Played on the tiered module now: the same blocks, roots and receipts as the sequencer's.
     let last = play_one_game_on(&seq, "ttt2", 20).await;
@@ -308,5 +318,8 @@ async fn a_follower_tiers_up_the_uploads_it_replays() {
             "height {h}"
         );
     }
+    assert!(!follower.log().contains("does not verify"));
+    // It stops cleanly with its tier-up thread running (nothing left to compile).
     assert!(follower.terminate(Duration::from_secs(30)).success());
+    assert!(!f_dir.join("data").join("node.running").exists());
 }
