@@ -177,7 +177,8 @@ pub struct NodeConfig {
     pub tier_up: bool,
     /// Milliseconds one tier-up compile may take; past it the child process is killed and the
     /// module stays on Winch (Cranelift's time grows faster than linearly with some shapes of
-    /// code). 1 to 600,000. Default 10,000.
+    /// code). 1 to 600,000. Default 10,000. Raising it (or `tier_up_memory_mib`) gives the
+    /// compiles abandoned under the smaller budget another try at the next start.
     pub tier_up_budget_ms: u64,
     /// MiB of address space a tier-up compile process may map (`RLIMIT_AS`); a compile that
     /// needs more fails and the module stays on Winch. 256 to 65,536. Default 2048.

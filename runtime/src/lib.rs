@@ -60,7 +60,7 @@ pub use gamechain_vm::{
 };
 pub use registry::{
     code_key, record_origin, ModuleEntry, Modules, RegistryError, ResolveError, CODE_PREFIX,
-    MAX_TIER_UP_ABANDONED,
+    MAX_TIER_UP_ABANDONED, MAX_TIER_UP_QUEUE,
 };
 pub use state::{Layer, MemState, Overlay, State, WriteSet};
 pub use transition::upgrade_refusal;

@@ -4,8 +4,8 @@
 //! tic-tac-toe; compile bombs (`runtime/tests/bombs/`) deployed meanwhile are played on Winch,
 //! their Cranelift compiles are killed at the node's budget, and transfers sent all along are
 //! included without a stall. The figures (slowest inclusion, how long each abandonment took)
-//! are printed. Restarted, the node tiers the uploads up again from its cache and does not
-//! spend its budget on the bombs again.
+//! are printed. Restarted twice, the node tiers the uploads up again from its cache each time,
+//! and skips a bomb once two runs abandoned its compile for a reason of its own.
 
 #[path = "../../../runtime/tests/bombs/mod.rs"]
 mod bombs;
@@ -240,49 +240,61 @@ async fn uploads_tier_up_in_the_background_and_bombs_are_abandoned_at_the_budget
     assert!(slowest < Duration::from_secs(3), "slowest {slowest:?}");
     node.shutdown().await.unwrap();
 
-    // Restarted with the same budgets: the two uploads that tiered up do so again from the
-    // compiled-module cache. A bomb whose compile computed (nearly) its whole budget is
-    // remembered in `compiled/tier_up_abandoned` and not compiled again; one that a busy
-    // machine starved (it runs at nice 10) is tried once more. Both still play, on Winch.
-    let record = std::fs::read_to_string(dir.path().join("compiled").join("tier_up_abandoned"))
-        .unwrap_or_default();
+    // Restarted twice with the same budgets. Each time, the two uploads that tiered up do so
+    // again from the compiled-module cache. A bomb is skipped once two runs of the node
+    // abandoned its compile for a reason that looks like its own (out of memory, or 90% of
+    // the budget on a CPU; `compiled/tier_up_abandoned`); until then it is tried again. The
+    // bombs play on Winch throughout.
     let hashes: Vec<String> = bombs
         .iter()
         .map(|b| hex::encode(<sha2::Sha256 as sha2::Digest>::digest(b.wasm())))
         .collect();
-    let remembered = hashes
-        .iter()
-        .filter(|h| record.lines().any(|l| l.starts_with(h.as_str())))
-        .count() as u64;
-    assert_eq!(record.lines().count() as u64, remembered, "{record}");
-    println!("tier-up: {remembered} of 2 bombs remembered across the restart");
-    // On a machine with a core to spare both are; one starved compile is tolerated here.
-    assert!(remembered >= 1, "no bomb remembered: {record:?}");
-    let node = NodeHandle::start(config(dir.path())).await.unwrap();
-    node.ready().await;
-    let client = Client::new(&node.url()).unwrap();
-    let start = Instant::now();
-    while tier_ups(&node, "cached") < 2 || tier_ups(&node, "abandoned") < 2 - remembered {
-        assert!(
-            start.elapsed() < WAIT,
-            "the tier-ups after the restart did not end"
+    let record = dir.path().join("compiled").join("tier_up_abandoned");
+    let strikes = |hash: &str| {
+        std::fs::read_to_string(&record)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with(hash))
+            .count()
+    };
+    let mut skipped = Vec::new();
+    for restart in 1..=2 {
+        let skip = hashes.iter().filter(|h| strikes(h) >= 2).count() as u64;
+        skipped.push(skip);
+        let node = NodeHandle::start(config(dir.path())).await.unwrap();
+        node.ready().await;
+        let client = Client::new(&node.url()).unwrap();
+        let start = Instant::now();
+        while tier_ups(&node, "cached") < 2 || tier_ups(&node, "abandoned") < 2 - skip {
+            assert!(
+                start.elapsed() < WAIT,
+                "restart {restart}: the tier-ups did not end"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Longer than a skipped bomb's compile would take to be abandoned.
+        tokio::time::sleep(Duration::from_millis(BUDGET_MS + 1_000)).await;
+        assert_eq!(
+            ["tiered", "cached", "abandoned", "failed"].map(|r| tier_ups(&node, r)),
+            [0, 2, 2 - skip, 0],
+            "restart {restart}"
         );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        for (i, bomb) in bombs.iter().enumerate() {
+            let id = format!("bomb{i}");
+            let played = client
+                .send_and_wait(&author, Action::game(&id, &json!({})), WAIT)
+                .await
+                .unwrap();
+            assert!(played.receipt.ok, "{}: {:?}", bomb.name, played.receipt);
+            assert_eq!(compiler(&node, &id, &hashes[i]), Some(Compiler::Winch));
+        }
+        node.shutdown().await.unwrap();
     }
-    // Longer than a bomb's compile would take to be abandoned.
-    tokio::time::sleep(Duration::from_millis(BUDGET_MS + 1_000)).await;
-    assert_eq!(
-        ["tiered", "cached", "abandoned", "failed"].map(|r| tier_ups(&node, r)),
-        [0, 2, 2 - remembered, 0]
+    // On a machine where each compile has a core to itself, both bombs strike in both runs
+    // and the second restart skips them; a loaded one may starve a compile (a lesser strike).
+    println!(
+        "tier-up: bombs skipped at the first restart {}, at the second {} (of 2)",
+        skipped[0], skipped[1]
     );
-    for (i, bomb) in bombs.iter().enumerate() {
-        let id = format!("bomb{i}");
-        let played = client
-            .send_and_wait(&author, Action::game(&id, &json!({})), WAIT)
-            .await
-            .unwrap();
-        assert!(played.receipt.ok, "{}: {:?}", bomb.name, played.receipt);
-        assert_eq!(compiler(&node, &id, &hashes[i]), Some(Compiler::Winch));
-    }
-    node.shutdown().await.unwrap();
+    assert_eq!(skipped[0], 0, "one run is one strike");
 }

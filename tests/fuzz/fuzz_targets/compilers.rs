@@ -12,7 +12,7 @@
 #![no_main]
 
 use arbitrary::Unstructured;
-use gamechain_fuzz::{generate, reason, runtime, stat, FIXED_TEXTS};
+use gamechain_fuzz::{generate, reason, runtime, stat};
 use gamechain_sdk::{MockCtx, MockKv, Query};
 use gamechain_vm::{precompile, LoadError, OptLevel, Origin, WasmModule};
 use libfuzzer_sys::fuzz_target;
@@ -38,15 +38,6 @@ fuzz_target!(|data: &[u8]| {
         (Ok(c), Ok(w)) => (c, w),
         (Err(c), Err(w)) => {
             assert_eq!(c, w, "the compilers refuse alike");
-            if let LoadError::Instantiate(text) = &c {
-                stat(
-                    FIXED_TEXTS
-                        .iter()
-                        .find(|t| *t == text)
-                        .copied()
-                        .unwrap_or("?"),
-                );
-            }
             stat(match &c {
                 LoadError::Invalid(_) => "refused: invalid",
                 LoadError::Engine => "refused: engine",

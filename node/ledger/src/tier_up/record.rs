@@ -1,38 +1,47 @@
 //! What a node remembers, across restarts, of the tier-ups it abandoned: the file
 //! `<data>/compiled/tier_up_abandoned` ([`FILE_NAME`], beside the compiled-module cache and as
-//! safe to delete: the compiles are then tried once more). Node policy only, like tier-up
-//! itself: nothing here reaches a receipt or a root.
+//! safe to delete: the compiles are then tried again). Node policy only, like tier-up itself:
+//! nothing here reaches a receipt or a root.
 //!
 //! Without it, every restart queued each abandoned upload again and spent a whole
 //! `tier_up_budget_ms` of a core on it before giving up: a chain holding many compile bombs
 //! cost its nodes that much background work at every start.
 //!
-//! One line per abandoned compile, five fields separated by spaces: the code hash (64 lowercase
-//! hex digits), the runtime's configuration hash, the Cranelift optimisation level, and the
-//! budget in milliseconds and the memory in bytes it ran out of. At start
-//! ([`remembered`]) a code hash is not queued again when a line names it with this node's
-//! configuration hash and optimisation level, and with a budget and a memory at least this
-//! node's: an operator who raises either gets one more try, and so does a node whose runtime
-//! changed.
+//! Only abandonments that look like the code's fault are written (`tier_up.rs`: out of memory,
+//! or at least 90% of the time budget spent on a CPU), one line each, five fields separated by
+//! spaces: the code hash (64 lowercase hex digits), the runtime's configuration hash, the
+//! Cranelift optimisation level, and the budget in milliseconds and the memory in bytes of the
+//! compile. A line *covers* this node when it has this node's configuration hash and
+//! optimisation level and a budget and a memory at least this node's (an operator who raises
+//! either, or a node whose runtime changed, tries again). At start ([`remembered`]) a code hash
+//! is not queued again when at least [`STRIKES`] lines cover it: abandoned in two runs of the
+//! node, not once. One abandonment may be the machine's doing (a busy sibling hyperthread or
+//! memory bus slows a compile without taking its CPU time away, and the whole machine running
+//! out of memory looks like the compile's own limit); the next start then tries once more.
 //!
 //! Bounded: only the file's last [`MAX_RECORD_BYTES`] are read, lines that do not parse are
 //! skipped, at most `MAX_TIER_UP_ABANDONED` hashes come back (the newest), and once the file
 //! reaches [`MAX_RECORD_BYTES`] it is rewritten with its newer half before the next line is
 //! added.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use gamechain_runtime::MAX_TIER_UP_ABANDONED;
 
+/// How many covering lines keep a code hash from being queued at start: 2 (two runs of the
+/// node abandoned it).
+pub const STRIKES: usize = 2;
+
 /// The file's name in the compiled-module cache's directory.
 pub const FILE_NAME: &str = "tier_up_abandoned";
 
 /// Most bytes of the file read at start, and its size past which it is rewritten with its newer
-/// half: 2 MiB (about 13,000 lines; the newer half holds more than `MAX_TIER_UP_ABANDONED`).
-pub const MAX_RECORD_BYTES: u64 = 2 << 20;
+/// half: 4 MiB (about 27,000 lines; the newer half holds [`STRIKES`] lines for more than
+/// `MAX_TIER_UP_ABANDONED` hashes).
+pub const MAX_RECORD_BYTES: u64 = 4 << 20;
 
 /// The settings a compile was abandoned under (and those of this node, to compare with).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,8 +88,8 @@ impl Settings {
     }
 }
 
-/// The code hashes `path` remembers as abandoned under settings at least as generous as `now`
-/// (see the module docs), oldest first, each once, at most `MAX_TIER_UP_ABANDONED` (the
+/// The code hashes that at least [`STRIKES`] lines of `path` cover under `now` (see the module
+/// docs), oldest first by their newest line, each once, at most `MAX_TIER_UP_ABANDONED` (the
 /// newest). A missing file gives none. Errors: reading the file (the caller logs them and goes
 /// on without the record).
 pub fn remembered(path: &Path, now: &Settings) -> std::io::Result<Vec<String>> {
@@ -88,19 +97,23 @@ pub fn remembered(path: &Path, now: &Settings) -> std::io::Result<Vec<String>> {
         return Ok(Vec::new());
     };
     let text = String::from_utf8_lossy(&bytes);
-    // Newest first, so the newest survive the bound; then back to oldest first.
-    let mut seen = BTreeSet::new();
-    let mut hashes = Vec::new();
+    let mut strikes: BTreeMap<String, usize> = BTreeMap::new();
+    // Newest line first, so the newest survive the bound; then back to oldest first.
+    let mut order = Vec::new();
     for line in text.lines().rev() {
         if let Some(hash) = now.covers(line) {
-            if seen.insert(hash.clone()) {
-                hashes.push(hash);
-                if hashes.len() == MAX_TIER_UP_ABANDONED {
-                    break;
-                }
+            let n = strikes.entry(hash.clone()).or_default();
+            *n += 1;
+            if *n == 1 {
+                order.push(hash);
             }
         }
     }
+    let mut hashes: Vec<String> = order
+        .into_iter()
+        .filter(|h| strikes[h] >= STRIKES)
+        .take(MAX_TIER_UP_ABANDONED)
+        .collect();
     hashes.reverse();
     Ok(hashes)
 }
@@ -185,18 +198,32 @@ mod tests {
         format!("{i:064x}")
     }
 
+    /// Writes each line twice: two runs' strikes.
+    fn twice(path: &Path, code_hash: &str, s: &Settings) {
+        remember(path, code_hash, s).unwrap();
+        remember(path, code_hash, s).unwrap();
+    }
+
     #[test]
     fn a_remembered_abandonment_holds_until_the_budget_memory_or_engine_grows_or_changes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("compiled").join(FILE_NAME);
         let now = settings(10_000, 2 << 30);
         assert_eq!(remembered(&path, &now).unwrap(), Vec::<String>::new());
+        // One strike is not enough: the next start tries once more.
         remember(&path, &hash(1), &now).unwrap();
-        remember(&path, &hash(2), &settings(20_000, 4 << 30)).unwrap();
+        assert_eq!(remembered(&path, &now).unwrap(), Vec::<String>::new());
+        twice(&path, &hash(2), &settings(20_000, 4 << 30));
         remember(&path, &hash(1), &now).unwrap();
         // Each once, oldest first (by its newest line).
         assert_eq!(remembered(&path, &now).unwrap(), vec![hash(2), hash(1)]);
-        // A larger budget or memory: only the compile abandoned under one as large holds.
+        // Strikes under a larger budget count for a smaller one, not the other way round.
+        remember(&path, &hash(3), &now).unwrap();
+        remember(&path, &hash(3), &settings(20_000, 4 << 30)).unwrap();
+        assert_eq!(
+            remembered(&path, &now).unwrap(),
+            vec![hash(2), hash(1), hash(3)]
+        );
         assert_eq!(
             remembered(&path, &settings(15_000, 2 << 30)).unwrap(),
             vec![hash(2)]
@@ -236,6 +263,7 @@ mod tests {
             good[..good.len() - 3].to_string() + "\u{fffd}",
             String::new(),
             good.clone(),
+            good.clone(),
         ]
         .join("\n");
         fs::write(&path, text.as_bytes()).unwrap();
@@ -245,8 +273,8 @@ mod tests {
         bytes.extend_from_slice(&now.line(&hash(8)).as_bytes()[..70]);
         fs::write(&path, bytes).unwrap();
         assert_eq!(remembered(&path, &now).unwrap(), vec![hash(7)]);
-        // The next line is whole all the same.
-        remember(&path, &hash(9), &now).unwrap();
+        // The next lines are whole all the same.
+        twice(&path, &hash(9), &now);
         assert_eq!(remembered(&path, &now).unwrap(), vec![hash(7), hash(9)]);
     }
 
@@ -257,18 +285,20 @@ mod tests {
         let now = settings(10_000, 2 << 30);
         let line_bytes = now.line(&hash(0)).len() as u64 + 1;
         let n = (MAX_RECORD_BYTES / line_bytes) as u32 + 100;
-        for i in 0..n {
-            remember(&path, &hash(i), &now).unwrap();
+        for i in 0..n / 2 {
+            twice(&path, &hash(i), &now);
         }
+        let n = n / 2;
         let size = fs::metadata(&path).unwrap().len();
         assert!(size <= MAX_RECORD_BYTES + line_bytes, "{size}");
         let got = remembered(&path, &now).unwrap();
         assert_eq!(got.len(), MAX_TIER_UP_ABANDONED);
         assert_eq!(got.last(), Some(&hash(n - 1)));
         assert_eq!(got[0], hash(n - MAX_TIER_UP_ABANDONED as u32));
-        // A file grown past the bound by other means is read from its last 2 MiB only.
+        // A file grown past the bound by other means is read from its last 4 MiB only.
         let mut big = vec![b'x'; 3 * MAX_RECORD_BYTES as usize];
-        big.extend_from_slice(format!("\n{}\n", now.line(&hash(9))).as_bytes());
+        let line = now.line(&hash(9));
+        big.extend_from_slice(format!("\n{line}\n{line}\n").as_bytes());
         fs::write(&path, big).unwrap();
         assert_eq!(remembered(&path, &now).unwrap(), vec![hash(9)]);
     }
