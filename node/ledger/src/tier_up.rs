@@ -184,7 +184,8 @@ pub fn spawn(
                     deferrals.remove(&key);
                 }
                 if deferrals.len() > MAX_TIER_UP_QUEUE {
-                    // Cannot happen (each key waits in the queue); a bound all the same.
+                    // A module dropped while it waited leaves its count here: bounded by
+                    // forgetting them all (each may then be deferred 20 times more).
                     deferrals.clear();
                 }
                 if let Outcome::Abandoned { lasting, .. } = outcome {
