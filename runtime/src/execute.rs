@@ -7,7 +7,7 @@
 
 use gamechain_sdk::keys::{balance_key, escrow_account, GOLD};
 use gamechain_sdk::ledger::stored_balance;
-use gamechain_sdk::{ActionError, BlockEnv, Kv, KvCtx, Query};
+use gamechain_sdk::{ActionError, BlockEnv, CallEnv, Kv, KvCtx, Query};
 use serde_json::Value;
 
 pub use gamechain_chain::Event;
@@ -213,6 +213,40 @@ pub fn execute_end_block_with(
     let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, "", None);
     let outcome = module.call_end_block_with(&mut ctx, resolver)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
+}
+
+/// Runs scheduled call `id` of `module` (`gc_scheduled(id, payload)`, at most `fuel`) over
+/// `base` in block `env`, with `beacon` (the block's, `None` on a chain without one) as the
+/// source of its draws. No sender, no txid; writes and events kept on `Ok`, dropped on `Err`.
+pub fn execute_scheduled(
+    module: &WasmModule,
+    base: &dyn State,
+    env: &BlockEnv,
+    call: &ScheduledRun<'_>,
+    resolver: Option<&dyn ModuleResolver>,
+) -> Result<TxOutcome, HostError> {
+    let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, "", None);
+    ctx.call = Some(CallEnv {
+        id: call.id,
+        beacon: call.beacon,
+        draws: 0,
+    });
+    let outcome =
+        module.call_scheduled_with(&mut ctx, call.id, call.payload, call.fuel, resolver)?;
+    Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
+}
+
+/// One scheduled call as the block runs it ([`execute_scheduled`]).
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduledRun<'a> {
+    /// The call id.
+    pub id: u64,
+    /// Its payload.
+    pub payload: &'a [u8],
+    /// Its fuel (paid for when it was scheduled).
+    pub fuel: u64,
+    /// The running block's beacon.
+    pub beacon: Option<[u8; 48]>,
 }
 
 /// Runs `gc_migrate` of `module` over `base` for the upgrade transaction `txid` signed by

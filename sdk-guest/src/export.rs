@@ -19,14 +19,16 @@
 /// ```
 ///
 /// The argument is an expression evaluated on every call, normally a unit struct. On
-/// `wasm32` this emits `gc_abi_version`, `gc_alloc`, `gc_apply`, `gc_view` and `gc_end_block`
-/// (types as ABI.md lists them), each a one-line call into the SDK's `guest` module, which also
+/// `wasm32` this emits `gc_abi_version`, `gc_alloc`, `gc_apply`, `gc_view`, `gc_end_block` and
+/// `gc_scheduled` (types as ABI.md lists them), each a one-line call into the SDK's `guest` module, which also
 /// provides the imports, the allocator and the panic hook. On every other target it expands to
 /// nothing, so unit tests run the same type natively against `MockCtx`.
 ///
 /// `gc_end_block` is always exported: it runs
 /// [`GameModule::end_block`](crate::GameModule::end_block), which by default does nothing and
-/// succeeds.
+/// succeeds. So is `gc_scheduled`, which runs
+/// [`GameModule::scheduled`](crate::GameModule::scheduled) (by default a refusal): a call is
+/// only ever scheduled by the module itself, so exporting it costs nothing when unused.
 ///
 /// **Migrations.** `export_module!(M, migrate)` also exports `gc_migrate`, which runs
 /// [`GameModule::migrate`](crate::GameModule::migrate) when an upgrade puts this code in effect.
@@ -109,6 +111,12 @@ macro_rules! export_module {
             #[unsafe(no_mangle)]
             extern "C" fn gc_end_block() -> i32 {
                 $crate::guest::end_block(&$module)
+            }
+
+            #[unsafe(no_mangle)]
+            extern "C" fn gc_scheduled(id: i64, payload_ptr: i32, payload_len: i32) -> i32 {
+                // SAFETY: the host passes a buffer it got from `gc_alloc` and filled (ABI.md).
+                unsafe { $crate::guest::scheduled(&$module, id, payload_ptr, payload_len) }
             }
         };
     };

@@ -154,6 +154,17 @@ pub mod abi {
             out_ptr: *mut u8,
             out_cap: i32,
         ) -> i64;
+
+        // Scheduled calls and draws.
+        pub fn schedule(
+            kind: i32,
+            at: i64,
+            payload_ptr: *const u8,
+            payload_len: i32,
+            fuel: i64,
+        ) -> i64;
+        pub fn cancel_scheduled(id: i64) -> i32;
+        pub fn draw(out_ptr: *mut u8);
     }
 }
 
@@ -608,6 +619,36 @@ impl Ctx for HostCtx {
         unsafe { abi::public_random(out.as_mut_ptr()) };
         out
     }
+
+    fn schedule(
+        &mut self,
+        at: crate::At,
+        payload: &[u8],
+        fuel: u64,
+    ) -> Result<u64, crate::ScheduleError> {
+        let (ptr, len) = arg(payload);
+        let at_value = i64::try_from(at.value()).unwrap_or(i64::MAX);
+        let fuel = i64::try_from(fuel).unwrap_or(i64::MAX);
+        // SAFETY: a live buffer the host only reads.
+        let r = unsafe { abi::schedule(at.kind(), at_value, ptr, len, fuel) };
+        if r >= 0 {
+            Ok(r as u64)
+        } else {
+            Err(crate::ScheduleError::from_code(r).unwrap_or(crate::ScheduleError::NotHere))
+        }
+    }
+
+    fn cancel_scheduled(&mut self, id: u64) -> bool {
+        // SAFETY: no memory is passed.
+        unsafe { abi::cancel_scheduled(i64::try_from(id).unwrap_or(i64::MAX)) == 1 }
+    }
+
+    fn draw(&mut self) -> Option<[u8; 32]> {
+        let mut out = [0u8; 32];
+        // SAFETY: the host writes exactly 32 bytes at `out` (or traps where no draw is allowed).
+        unsafe { abi::draw(out.as_mut_ptr()) };
+        Some(out)
+    }
 }
 
 /// The [`StateRead`] of `gc_view`: raw reads and scans over the ABI.
@@ -898,4 +939,27 @@ pub unsafe fn migrate(
         migration.owner = owner.to_string();
         module.migrate(&mut HostCtx::new(), &migration)
     })())
+}
+
+/// Body of `gc_scheduled(id, payload_ptr, payload_len) -> 0 | 1`: runs
+/// [`GameModule::scheduled`] for call `id` with its payload on a [`HostCtx`] and reports the
+/// outcome.
+///
+/// # Safety
+/// The range must be readable memory of this module, as the host guarantees for buffers it got
+/// from `gc_alloc`.
+pub unsafe fn scheduled(
+    module: &dyn GameModule,
+    id: i64,
+    payload_ptr: i32,
+    payload_len: i32,
+) -> i32 {
+    install_panic_hook();
+    // SAFETY: the caller's contract.
+    let payload = unsafe { input(payload_ptr, payload_len) };
+    let call = crate::ScheduledCall {
+        id: id as u64,
+        payload: payload.to_vec(),
+    };
+    finish(module.scheduled(&mut HostCtx::new(), &call))
 }

@@ -12,6 +12,7 @@
 //! | [`Amount`], [`op_str`], [`op_amount`], [`op_amount_or_zero`], [`Query`] | op and amount helpers |
 //! | [`keys`] | the state key layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`, …) |
 //! | [`PureError`], [`Ctx::call_pure`], [`Ctx::verify_signed`] | calls into other modules, signatures (`pure.rs`) |
+//! | [`schedule`], [`Ctx::schedule`], [`Ctx::draw`], [`draw_below`] | calls the chain makes on time, and the only randomness a module may draw (`schedule.rs`) |
 //! | [`rules`], [`export_rules!`] | rules modules: the pure, import-free game rules a channel runs (`rules.rs`) |
 //! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
 //! | [`export_module!`], [`export_schema!`] | exports a type as the wasm entry points, and its schema as a custom section (`export.rs`; expands to nothing natively) |
@@ -58,6 +59,7 @@ mod module;
 mod op;
 mod pure;
 pub mod rules;
+pub mod schedule;
 pub mod schema;
 pub mod table;
 
@@ -72,18 +74,21 @@ pub use amount::{Amount, AmountParseError};
 pub use error::ActionError;
 pub use keys::GOLD;
 pub use migration::Migration;
-pub use module::{Checkpoint, Ctx, CtxExt, GameModule, Query, StateRead, StateReadExt};
+pub use module::{draw_below, Checkpoint, Ctx, CtxExt, GameModule, Query, StateRead, StateReadExt};
 pub use op::{op_amount, op_amount_or_zero, op_str};
 pub use pure::{PureError, DEFAULT_PURE_FUEL};
+pub use schedule::{At, ScheduleError, ScheduledCall};
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::kv::{Kv, MAX_SCAN_LIMIT};
 #[cfg(not(target_arch = "wasm32"))]
-pub use native::kv_ctx::{public_random, BlockEnv, KvCtx};
+pub use native::kv_ctx::{public_random, BlockEnv, CallEnv, KvCtx};
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::ledger::TokenInfo;
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::mock::{MockCtx, MockKv, NativeCode, NativeEntry, Trace};
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::scheduler;
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::{guest_build, ledger};
 
@@ -95,8 +100,8 @@ pub use serde_json;
 pub mod prelude {
     pub use crate::keys::{escrow_account, module_key, GOLD};
     pub use crate::{
-        op_amount, op_amount_or_zero, op_str, ActionError, Amount, Checkpoint, Ctx, CtxExt,
-        GameModule, Migration, PureError, Query, StateRead, StateReadExt,
+        draw_below, op_amount, op_amount_or_zero, op_str, ActionError, Amount, At, Checkpoint, Ctx,
+        CtxExt, GameModule, Migration, PureError, Query, ScheduledCall, StateRead, StateReadExt,
     };
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::{json, Value};

@@ -66,6 +66,18 @@ pub trait GameModule: Send + Sync {
     fn schema(&self) -> Option<&str> {
         None
     }
+    /// Runs a call this module scheduled with [`Ctx::schedule`], in the block it was due
+    /// (`schedule.rs`): no sender and no txid; [`Ctx::draw`] works here (and only here) on a
+    /// chain with a beacon. Writes and events are kept on `Ok` and discarded on `Err`; the call
+    /// has its own receipt either way. The default refuses every call (a module that schedules
+    /// nothing never gets one).
+    fn scheduled(
+        &self,
+        _ctx: &mut dyn Ctx,
+        _call: &crate::ScheduledCall,
+    ) -> Result<(), ActionError> {
+        Err(ActionError::invalid("this module takes no scheduled calls"))
+    }
 }
 
 /// What `apply` and `end_block` may touch: scoped to one module and one transaction.
@@ -194,6 +206,56 @@ pub trait Ctx {
     fn module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
         let _ = module;
         None
+    }
+
+    /// Asks the chain to call this module's [`GameModule::scheduled`] with `payload` when `at`
+    /// is due, with `fuel` fuel (1 to the chain's `fuel_apply`), and returns the call's id
+    /// (`schedule.rs`: when it runs, the bounds, what it costs). The whole `fuel` is charged to
+    /// this call now. Errors are [`crate::ScheduleError`]s (fixed texts; `?` turns them into
+    /// `invalid: …`). A call fixed this way is the only place a draw is allowed: whatever it
+    /// draws comes from the beacon of the block that runs it, which nobody knows now.
+    fn schedule(
+        &mut self,
+        at: crate::At,
+        payload: &[u8],
+        fuel: u64,
+    ) -> Result<u64, crate::ScheduleError> {
+        let _ = (at, payload, fuel);
+        Err(crate::ScheduleError::NotHere)
+    }
+
+    /// Removes this module's waiting call `id`; `false` when no such call of this module waits
+    /// (it ran already, was cancelled, or is another module's). Nothing is refunded.
+    fn cancel_scheduled(&mut self, id: u64) -> bool {
+        let _ = id;
+        false
+    }
+
+    /// 32 random bytes nobody could know or steer when the running call was scheduled: SHA-256
+    /// over this block's beacon, the module, the call id and a per-call counter (ABI.md `draw`).
+    /// Only in [`GameModule::scheduled`] on a chain with a beacon; anywhere else the call traps
+    /// on chain with `internal: no draw here: …` ([`crate::schedule::NO_DRAW`]) and this
+    /// returns `None` natively. Use [`crate::draw_below`] for a number in a range.
+    fn draw(&mut self) -> Option<[u8; 32]> {
+        None
+    }
+}
+
+/// A uniform number in `0..n` (`n >= 1`) from [`Ctx::draw`], without modulo bias (rejection
+/// sampling over 64-bit words; each try is one draw). Panics (traps on chain) where `draw` is
+/// not allowed, with [`crate::schedule::NO_DRAW`]'s text.
+pub fn draw_below(ctx: &mut dyn Ctx, n: u64) -> u64 {
+    assert!(n > 0, "draw_below needs n >= 1");
+    // The largest multiple of n that fits in u64's range, as a bound for unbiased results.
+    let zone = u64::MAX - (u64::MAX % n);
+    loop {
+        let bytes = ctx.draw().expect(crate::schedule::NO_DRAW);
+        for chunk in bytes.chunks_exact(8) {
+            let v = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+            if v < zone {
+                return v % n;
+            }
+        }
     }
 }
 

@@ -179,6 +179,7 @@ fn genesis(rt: &Runtime, players: &[&SecretKey]) -> Genesis {
         max_clock_drift_ms: None,
         max_block_deploys: None,
         max_block_code_bytes: None,
+        beacon: None,
     }
 }
 
@@ -268,6 +269,7 @@ impl Net {
             time_ms: self.head.time_ms + after_ms,
             checkpoint: Checkpoint::default(),
             txs,
+            beacon: None,
         };
         let out = execute_block(&self.ctx, &self.state, &self.hash, &self.head, &input)
             .unwrap_or_else(|e| panic!("{e}"));

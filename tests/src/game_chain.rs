@@ -178,6 +178,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         max_clock_drift_ms: None,
         max_block_deploys: None,
         max_block_code_bytes: None,
+        beacon: None,
     };
     let ctx = context(&genesis, &codes, Allocation::Pooling { instances: 4 });
     let gs = genesis_state(&genesis, &codes).unwrap();
@@ -194,6 +195,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
     let mut head = gs.header.clone();
     let mut blocks = vec![Block {
         header: SignedHeader::sign(gs.header, &sequencer),
+        scheduled: Vec::new(),
         txs: Vec::new(),
         end_block: Vec::new(),
     }];
@@ -298,6 +300,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
                         BLOCK_MS
                     },
                 Checkpoint::default(),
+                None,
             )
             .unwrap();
             let mut included = Vec::with_capacity(block_txs.len());
@@ -321,6 +324,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
             head = out.header;
             blocks.push(Block {
                 header,
+                scheduled: out.scheduled,
                 txs: included,
                 end_block: out.end_block,
             });

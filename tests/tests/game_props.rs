@@ -102,6 +102,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         max_clock_drift_ms: None,
         max_block_deploys: None,
         max_block_code_bytes: None,
+        beacon: None,
     };
     let runtime = Runtime::new(gamechain_runtime::runtime_config(
         &genesis,
@@ -233,6 +234,7 @@ impl Chain {
             &self.head,
             time_ms,
             Checkpoint::default(),
+            None,
         )
         .unwrap();
         let height = builder.height();

@@ -294,6 +294,11 @@ impl LedgerConfig {
         self.data_dir.join("sequencer.wif")
     }
 
+    /// `<data_dir>/beacon.key`: a single sequencer's beacon key (`start/beacon_key.rs`).
+    pub fn beacon_key_path(&self) -> PathBuf {
+        self.data_dir.join("beacon.key")
+    }
+
     /// `<data_dir>/genesis.json`.
     pub fn genesis_path(&self) -> PathBuf {
         self.data_dir.join("genesis.json")

@@ -51,7 +51,9 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use gamechain_runtime::chain::{Action, Header, Receipt, SecretKey, SignedHeader, StateHash};
+use gamechain_runtime::chain::{
+    Action, BeaconSecretKey, Header, Receipt, ScheduledReceipt, SecretKey, SignedHeader, StateHash,
+};
 use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection, WriteSet};
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
@@ -161,6 +163,8 @@ impl Tip {
 struct Built {
     /// The header to sign.
     header: Header,
+    /// The scheduled calls' receipts, in the order they ran.
+    scheduled: Vec<ScheduledReceipt>,
     /// The transactions with their receipts, in block order.
     txs: Vec<IncludedTx>,
     /// The `end_block` receipts.
@@ -193,6 +197,7 @@ pub async fn run(
     storage: Storage,
     sign_state: SignStateFile,
     key: SecretKey,
+    beacon: Option<BeaconSecretKey>,
     mut shutdown: watch::Receiver<bool>,
 ) -> Result<(), NodeError> {
     let stop = Arc::new(AtomicBool::new(false));
@@ -202,7 +207,7 @@ pub async fn run(
         .name("sequencer".into())
         .spawn(move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                Sequencer::new(c, (storage, sign_state), key, s).run()
+                Sequencer::new(c, (storage, sign_state), key, beacon, s).run()
             }))
             .unwrap_or_else(|panic| {
                 Err(NodeError::Runtime(format!(
@@ -257,6 +262,9 @@ fn seal_at(chain: &Chain, time_ms: u64, last_busy: Option<Instant>, coalesce: Du
 struct Sequencer {
     chain: Arc<Chain>,
     key: Arc<SecretKey>,
+    /// Signs each block's randomness beacon (the chain's height, never its content), on a
+    /// chain whose genesis names this key.
+    beacon: Option<BeaconSecretKey>,
     stop: Arc<AtomicBool>,
     /// The writer while no commit is in flight.
     writer: Option<Writer>,
@@ -281,12 +289,19 @@ enum Sealed {
 }
 
 impl Sequencer {
-    fn new(chain: Arc<Chain>, writer: Writer, key: SecretKey, stop: Arc<AtomicBool>) -> Self {
+    fn new(
+        chain: Arc<Chain>,
+        writer: Writer,
+        key: SecretKey,
+        beacon: Option<BeaconSecretKey>,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
         let every = chain.config.log_summary_secs;
         Sequencer {
             summary: Summary::new((every > 0).then(|| Duration::from_secs(every))),
             chain,
             key: Arc::new(key),
+            beacon,
             stop,
             writer: Some(writer),
             in_flight: None,
@@ -433,6 +448,10 @@ impl Sequencer {
         let parent = tip.header.clone();
         let earliest = ctx.genesis().clock().earliest_child_time(parent.time_ms);
         let time_ms = chain.clock.now_ms().max(earliest);
+        let beacon = self
+            .beacon
+            .as_ref()
+            .map(|k| k.sign(&ctx.genesis().chain_id, parent.height + 1));
         let mut builder = BlockBuilder::new(
             ctx,
             state,
@@ -440,6 +459,7 @@ impl Sequencer {
             &parent,
             time_ms,
             Checkpoint::default(),
+            beacon,
         )
         .map_err(|e| {
             NodeError::Refused(format!("cannot start block {}: {e}", parent.height + 1))
@@ -524,6 +544,7 @@ impl Sequencer {
         }
         Ok(Sealed::Block(Box::new(Built {
             header: out.header,
+            scheduled: out.scheduled,
             txs,
             end_block: out.end_block,
             senders: open.senders,
@@ -666,6 +687,7 @@ fn commit_block(
     let height = built.header.height;
     let block = Block {
         header: SignedHeader::sign(built.header, key),
+        scheduled: built.scheduled,
         txs: built.txs,
         end_block: built.end_block,
     };

@@ -280,9 +280,11 @@ mod tests {
             tx_root: tx_root(&signed),
             receipt_root: receipt_root(&receipts),
             state_root: [7; 32],
+            beacon: None,
         };
         Block {
             header: SignedHeader::sign(header, &seq),
+            scheduled: Vec::new(),
             txs,
             end_block,
         }

@@ -98,6 +98,7 @@ impl NodeHandle {
                 opened.storage,
                 opened.sign_state,
                 opened.key,
+                opened.beacon_key,
                 stopped,
             ))
         };

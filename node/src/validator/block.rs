@@ -225,6 +225,7 @@ mod tests {
             tx_root: tx_root(&txs),
             receipt_root: [2; 32],
             state_root: [3; 32],
+            beacon: None,
         };
         ProposedBlock::new(SignedHeader::sign(header, &key()), txs, Digest([9; 32]))
     }

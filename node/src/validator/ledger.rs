@@ -32,7 +32,8 @@ use commonware_cryptography::sha256::Digest;
 use commonware_cryptography::Digestible as _;
 
 use gamechain_runtime::chain::{
-    Action, Header, Receipt, SecretKey, SignedHeader, StateHash, TxBody, ValidatorSet,
+    Action, Beacon, Header, Receipt, ScheduledReceipt, SecretKey, SignedHeader, StateHash, TxBody,
+    ValidatorSet,
 };
 use gamechain_runtime::{
     BlockBuilder, BlockOutput, Layer, State, TransitionError, TxRejection, WriteSet,
@@ -65,6 +66,8 @@ pub const MAX_SPECULATIVE_BYTES: usize = 256 << 20;
 pub struct Executed {
     /// The block.
     pub block: ProposedBlock,
+    /// The scheduled calls' receipts, in the order they ran.
+    pub scheduled: Vec<ScheduledReceipt>,
     /// The transaction receipts, in block order.
     pub receipts: Vec<Receipt>,
     /// The `end_block` receipts.
@@ -96,6 +99,7 @@ impl Executed {
         Executed {
             size,
             block,
+            scheduled: out.scheduled,
             receipts: out.receipts,
             end_block: out.end_block,
             senders,
@@ -157,6 +161,9 @@ pub struct Ledger {
     max_block_tx_bytes: usize,
     /// Test-only misbehaviour.
     fault: Option<Fault>,
+    /// Randomness beacons known for heights not committed yet (recovered from the validators'
+    /// shares on a chain with a threshold beacon): what a proposal of that height carries.
+    beacons: Mutex<BTreeMap<u64, Beacon>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -214,7 +221,27 @@ impl Ledger {
             max_block_txs,
             max_block_tx_bytes,
             fault,
+            beacons: Mutex::new(BTreeMap::new()),
         })
+    }
+
+    /// The beacon a block at `height` carries: `None` on a chain without a beacon; on a chain
+    /// with a threshold beacon, the one recovered for that height so far (`None` until enough
+    /// shares arrived: a proposal then fails to start, and the leader declines its view).
+    pub fn beacon_for(&self, height: u64) -> Option<Beacon> {
+        self.chain.genesis().beacon.as_ref()?;
+        lock(&self.beacons).get(&height).copied()
+    }
+
+    /// Records the beacon of `height` (already checked against the genesis key by the caller),
+    /// and forgets those of committed heights.
+    pub fn add_beacon(&self, height: u64, beacon: Beacon) {
+        let committed = self.head().1;
+        let mut beacons = lock(&self.beacons);
+        beacons.retain(|h, _| *h > committed);
+        if height > committed {
+            beacons.insert(height, beacon);
+        }
     }
 
     /// The validator set.
@@ -405,6 +432,7 @@ impl Ledger {
                 parent_header,
                 time_ms,
                 Checkpoint::default(),
+                self.beacon_for(parent_header.height + 1),
             )
             .map_err(|e| ExecError::Host(format!("cannot start a block: {e}")))?;
             builder.set_proposer(&self.key.address());
@@ -602,6 +630,7 @@ impl Ledger {
                 parent,
                 header.time_ms,
                 header.checkpoint.clone(),
+                header.beacon,
             )
             .map_err(|e| ExecError::Invalid(e.to_string()))?;
             builder.set_proposer(&header.sequencer);
@@ -692,6 +721,7 @@ impl Ledger {
         }
         let wire = Block {
             header: block.header().clone(),
+            scheduled: executed.scheduled.clone(),
             txs: block
                 .txs()
                 .iter()

@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use gamechain_runtime::chain::{
-    BlockError, Header, Network, Receipt, SignedTx, StateHash, TxBody, TxError,
+    BlockError, Header, Network, Receipt, ScheduledReceipt, SignedTx, StateHash, TxBody, TxError,
 };
 use gamechain_runtime::{
     check_txs, genesis_state, BlockBuilder, BlockOutput, ChainContext, MemState, State,
@@ -436,6 +436,7 @@ fn execute_checked(
         parent,
         header.time_ms,
         header.checkpoint.clone(),
+        header.beacon,
     )?;
     if ctx.genesis().validators.is_some() {
         // `verify_block` checked that the header names a validator.
@@ -535,6 +536,15 @@ pub fn verify_block(
             .into());
         }
         Err(TransitionError::Host(e)) => return Err(ReplayError::Host(e.to_string())),
+        Err(TransitionError::BadBeacon(why)) => {
+            return Err(Divergence::new(
+                height,
+                "header.beacon",
+                "the genesis beacon key's signature of this height".into(),
+                why,
+            )
+            .into())
+        }
         Err(e @ (TransitionError::BadParent(_) | TransitionError::CorruptState { .. })) => {
             return Err(Divergence::new(
                 height,
@@ -546,6 +556,31 @@ pub fn verify_block(
         }
     };
 
+    let calls = |list: &[ScheduledReceipt]| -> String {
+        to_json_text(
+            &list
+                .iter()
+                .map(|s| format!("{}#{}", s.module, s.id))
+                .collect::<Vec<_>>(),
+        )
+    };
+    expect(
+        calls(&block.scheduled) == calls(&out.scheduled),
+        "scheduled.calls",
+        calls(&block.scheduled),
+        calls(&out.scheduled),
+    )?;
+    for (recorded, replayed) in block.scheduled.iter().zip(&out.scheduled) {
+        if let Some((field, e, g)) = receipt_difference(&recorded.receipt, &replayed.receipt) {
+            return Err(Divergence::new(
+                height,
+                format!("scheduled[{}#{}].{field}", recorded.module, recorded.id),
+                e,
+                g,
+            )
+            .into());
+        }
+    }
     for (index, (recorded, replayed)) in block.txs.iter().zip(&out.receipts).enumerate() {
         if let Some((field, e, g)) = receipt_difference(&recorded.receipt, replayed) {
             return Err(Divergence::new(height, format!("receipt.{field}"), e, g)

@@ -244,6 +244,7 @@ mod v1 {
             .collect();
         Some(Block {
             header,
+            scheduled: Vec::new(),
             txs,
             end_block,
         })
@@ -297,9 +298,11 @@ fn sign_block(height: u64, prev: [u8; 32], txs: Vec<IncludedTx>, state_root: [u8
         tx_root: tx_root(&signed),
         receipt_root: receipt_root(&receipts),
         state_root,
+        beacon: None,
     };
     Block {
         header: SignedHeader::sign(header, &seq),
+        scheduled: Vec::new(),
         txs,
         end_block: if height % 2 == 1 {
             vec![

@@ -12,6 +12,7 @@
 //! | `module_id.rs` | what a module id may be: length, characters, reserved ids |
 //! | [`keys`]`/`[`address`] | [`Network`], [`SecretKey`], base58check P2PKH addresses and WIF |
 //! | [`keys`]`/`[`signed_message`] | the Divi (Bitcoin-style) signed message: hash, sign, recover, verify |
+//! | [`keys`]`/`[`beacon`] | the randomness beacon: BLS12-381 keys, the per-height signature, its check |
 //! | [`block`]`/`[`tx`] | [`SignedTx`], [`TxBody`], [`Action`], txid, stateless checks |
 //! | [`block`]`/`[`receipt`] | [`Receipt`], [`Event`] and their hashing encoding |
 //! | [`block`]`/`[`merkle`] | the RFC 6962 binary Merkle root used for `tx_root` and `receipt_root` |
@@ -23,6 +24,7 @@
 //! | [`state_root`]`/`[`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
 //! | [`genesis`] (`mod.rs`) | [`Genesis`]: the genesis file and the state entries it creates |
 //! | [`genesis`]`/`[`validators`] | [`ValidatorSet`]: the genesis section of a chain run by several validators |
+//! | [`genesis`]`/`[`beacon`](genesis::beacon) | [`BeaconConfig`]: the genesis section naming the beacon's key |
 //! | [`genesis`]`/`[`clock`] | [`BlockClock`]: block time as consensus (spacing, drift window) |
 //! | [`genesis`]`/`[`block_caps`] | [`BlockCaps`]: deploys and code bytes per block as consensus |
 //! | [`genesis`]`/`[`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
@@ -51,19 +53,21 @@ pub mod wire;
 
 pub use block::{merkle, receipt, tx};
 pub use genesis::{block_caps, clock, fees, params, validators};
-pub use keys::{address, signed_message};
+pub use keys::{address, beacon, signed_message};
 pub use state_root::element_cache;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};
-pub use block::{receipt_root, tx_root, BlockError, Header, SignedHeader};
+pub use beacon::{Beacon, BeaconError, BeaconPublicKey, BeaconSecretKey};
+pub use block::{block_receipt_root, receipt_root, tx_root, BlockError, Header, SignedHeader};
 pub use block_caps::BlockCaps;
 pub use clock::BlockClock;
 pub use element_cache::ElementCache;
 pub use fees::{FeeSchedule, FeeUse, MICRO_PER_BASE_UNIT};
+pub use genesis::beacon::BeaconConfig;
 pub use genesis::{genesis_writes, Genesis, GenesisBalance, GenesisError, GenesisModule};
 pub use params::ChainParams;
 pub use policy::{PendingUpgrade, UpgradePolicy, MAX_TIMELOCK_DELAY_MS};
-pub use receipt::{Event, Receipt};
+pub use receipt::{Event, Receipt, ScheduledReceipt};
 pub use session::{SessionInfo, SessionList, SessionRecord, SessionRefusal};
 pub use signed_message::{
     message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,

@@ -219,6 +219,7 @@ fn upgrade_on_chain(ctx: &mut MockCtx, old_wasm: &[u8], new_wasm: &[u8]) -> Resu
         max_clock_drift_ms: None,
         max_block_deploys: None,
         max_block_code_bytes: None,
+        beacon: None,
     };
     let g = genesis_state(&genesis, &BTreeMap::new())
         .unwrap_or_else(|e| panic!("the migration test's genesis: {e}"));
@@ -246,6 +247,7 @@ fn upgrade_on_chain(ctx: &mut MockCtx, old_wasm: &[u8], new_wasm: &[u8]) -> Resu
         time_ms: ctx.block_time_ms + UPGRADE_BLOCK_MS,
         checkpoint: ctx.checkpoint.clone(),
         txs: vec![upgrade_tx(&id, new_wasm)],
+        beacon: None,
     };
     let out = execute_block(&chain, &MemState { map }, &state_hash, &parent, &input)
         .unwrap_or_else(|e| panic!("the upgrade block of module {id} cannot run: {e}"));

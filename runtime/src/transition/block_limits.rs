@@ -21,6 +21,13 @@ pub const MAX_BLOCK_EVENT_BYTES: u64 = 8 << 20;
 /// Most bytes of transaction bodies in one block (32 MiB).
 pub const MAX_BLOCK_BODY_BYTES: u64 = 32 << 20;
 
+/// Most fuel the scheduled calls of one block may be given together: half of
+/// [`MAX_BLOCK_FUEL`], so transactions always keep the other half. A block takes due calls in
+/// order until the next would pass it (the first always runs, so the queue always moves); 64
+/// calls at a `fuel_apply` of 10,000,000 use 640,000,000. Their writes (at most 64 × 256 KiB)
+/// and events (64 × 64 KiB) stay within half of those bounds by the per-call bounds alone.
+pub const MAX_SCHEDULED_BLOCK_FUEL: u64 = MAX_BLOCK_FUEL / 2;
+
 /// What a block's transactions have used of the bounds so far.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct BlockUse {
@@ -51,6 +58,17 @@ impl BlockUse {
             written,
             event_bytes,
             body_bytes: body_bytes as u64,
+        }
+    }
+
+    /// `self + other` without checking the bounds (scheduled calls: always run, bounded by
+    /// [`MAX_SCHEDULED_BLOCK_FUEL`] and the per-call bounds).
+    pub fn saturating_add(self, other: BlockUse) -> BlockUse {
+        BlockUse {
+            fuel: self.fuel.saturating_add(other.fuel),
+            written: self.written.saturating_add(other.written),
+            event_bytes: self.event_bytes.saturating_add(other.event_bytes),
+            body_bytes: self.body_bytes.saturating_add(other.body_bytes),
         }
     }
 

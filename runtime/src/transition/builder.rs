@@ -23,6 +23,14 @@ pub struct BlockBuilder<'a> {
     pub(super) used: BlockUse,
     /// Deploys included so far and the bytes of their code (genesis's caps, `chain::block_caps`).
     pub(super) deploys: (u64, u64),
+    /// The block's randomness beacon (checked against genesis in [`BlockBuilder::new`]).
+    pub(super) beacon: Option<Beacon>,
+    /// The parent's time: calls scheduled at a time are due when it reaches theirs.
+    pub(super) parent_time_ms: u64,
+    /// Whether the due scheduled calls have run (before the first transaction).
+    pub(super) scheduled_ran: bool,
+    /// Their receipts, in the order they ran.
+    pub(super) scheduled: Vec<ScheduledReceipt>,
 }
 
 /// What one action produced, before it is merged.
@@ -171,11 +179,14 @@ fn changes_hash(
 }
 
 impl<'a> BlockBuilder<'a> {
-    /// Starts block `parent.height + 1` at `time_ms` with `checkpoint` over `state`, the state
-    /// after `parent`, whose running hash is `state_hash`. [`TransitionError::BadParent`] when
-    /// `state_hash` does not have `parent.state_root` or `time_ms` is less than the chain's
-    /// `min_block_interval_ms` after `parent.time_ms` (`Genesis::clock`; on a chain made before
-    /// that rule, when it is before `parent.time_ms`).
+    /// Starts block `parent.height + 1` at `time_ms` with `checkpoint` and `beacon` over
+    /// `state`, the state after `parent`, whose running hash is `state_hash`.
+    /// [`TransitionError::BadParent`] when `state_hash` does not have `parent.state_root` or
+    /// `time_ms` is less than the chain's `min_block_interval_ms` after `parent.time_ms`
+    /// (`Genesis::clock`; on a chain made before that rule, when it is before `parent.time_ms`);
+    /// [`TransitionError::BadBeacon`] when `beacon` is not what genesis requires of this height
+    /// (`Genesis::check_beacon`: none on a chain without a beacon key, else that key's signature
+    /// of the height).
     pub fn new(
         ctx: &'a ChainContext,
         state: &'a dyn State,
@@ -183,6 +194,7 @@ impl<'a> BlockBuilder<'a> {
         parent: &Header,
         time_ms: u64,
         checkpoint: Checkpoint,
+        beacon: Option<Beacon>,
     ) -> Result<Self, TransitionError> {
         if state_hash.root() != parent.state_root {
             return Err(TransitionError::BadParent(format!(
@@ -199,6 +211,9 @@ impl<'a> BlockBuilder<'a> {
             .height
             .checked_add(1)
             .ok_or_else(|| TransitionError::BadParent("height overflows".into()))?;
+        ctx.genesis
+            .check_beacon(height, beacon.as_ref())
+            .map_err(TransitionError::BadBeacon)?;
         let env = BlockEnv {
             height,
             block_time_ms: time_ms,
@@ -218,7 +233,100 @@ impl<'a> BlockBuilder<'a> {
             failed: None,
             used: BlockUse::default(),
             deploys: (0, 0),
+            beacon,
+            parent_time_ms: parent.time_ms,
+            scheduled_ran: false,
+            scheduled: Vec::new(),
         })
+    }
+
+    /// Runs the scheduled calls due in this block, once, before its first transaction (ABI.md,
+    /// "Scheduled calls and draws"; `sdk::schedule`): calls due at a height up to this one, then
+    /// calls due at a time up to the parent's, in queue order, at most
+    /// `MAX_SCHEDULED_PER_BLOCK` and [`MAX_SCHEDULED_BLOCK_FUEL`] of fuel (the rest stay due).
+    /// Each is taken off the queue whatever it does, runs over the block overlay with the fuel
+    /// it was given and the block's beacon for its draws, and gets a receipt; its writes are
+    /// kept when it succeeds. They count toward the block's use, and are never a reason to
+    /// refuse the block.
+    pub(super) fn run_scheduled(&mut self) -> Result<(), TransitionError> {
+        if self.scheduled_ran {
+            return Ok(());
+        }
+        self.scheduled_ran = true;
+        let due = scheduler::take_due(
+            &mut self.overlay,
+            self.env.height,
+            self.parent_time_ms,
+            MAX_SCHEDULED_PER_BLOCK,
+        );
+        let beacon = self.beacon.map(|b| b.0);
+        let mut fuel_given: u64 = 0;
+        let mut deferred = Vec::new();
+        for call in due {
+            if !deferred.is_empty()
+                || (fuel_given > 0
+                    && fuel_given.saturating_add(call.fuel) > MAX_SCHEDULED_BLOCK_FUEL)
+            {
+                deferred.push(call);
+                continue;
+            }
+            fuel_given = fuel_given.saturating_add(call.fuel);
+            let payload = hex::decode(&call.payload).unwrap_or_default();
+            let outcome = match self.ctx.module(&self.overlay, &call.module) {
+                Err(e) => {
+                    let e = TransitionError::from(e);
+                    self.failed = Some(e.clone());
+                    return Err(e);
+                }
+                Ok(None) => ActionOutcome::failure(ActionError::not_found(format!(
+                    "module {}",
+                    call.module
+                ))),
+                Ok(Some(entry)) => {
+                    let run = ScheduledRun {
+                        id: call.id,
+                        payload: &payload,
+                        fuel: call.fuel,
+                        beacon,
+                    };
+                    match execute_scheduled(
+                        &entry.module,
+                        &self.overlay,
+                        &self.env,
+                        &run,
+                        Some(self.ctx),
+                    ) {
+                        Ok(out) => ActionOutcome::from_tx(out),
+                        Err(e) => {
+                            let e = TransitionError::Host(e);
+                            self.failed = Some(e.clone());
+                            return Err(e);
+                        }
+                    }
+                }
+            };
+            self.used =
+                self.used
+                    .saturating_add(BlockUse::of(&outcome.receipt, &outcome.writes, 0));
+            self.overlay.writes.extend(outcome.writes);
+            if !outcome.log.is_empty() {
+                self.logs.push(ModuleLog {
+                    module: call.module.clone(),
+                    tx_index: None,
+                    lines: outcome.log,
+                });
+            }
+            self.scheduled.push(ScheduledReceipt {
+                module: call.module,
+                id: call.id,
+                receipt: outcome.receipt,
+            });
+        }
+        // Calls over the fuel bound go back to the queue as they were: due, in order.
+        for call in deferred {
+            scheduler::requeue(&mut self.overlay, &call);
+        }
+        Ok(())
     }
 
     /// Names `address` as the block's proposer: the header's `sequencer` field, and the block
@@ -228,7 +336,7 @@ impl<'a> BlockBuilder<'a> {
     /// transaction: it is the same for the whole block.
     pub fn set_proposer(&mut self, address: &str) {
         debug_assert!(
-            self.is_empty(),
+            self.is_empty() && !self.scheduled_ran,
             "the proposer is set before any transaction"
         );
         self.env.sequencer = address.to_string();
@@ -279,6 +387,7 @@ impl<'a> BlockBuilder<'a> {
         if let Some(e) = &self.failed {
             return Err(e.clone());
         }
+        self.run_scheduled()?;
         let index = self.receipts.len();
         let txid = tx.txid_bytes();
         let txid_hex = hex::encode(txid);
@@ -488,6 +597,7 @@ impl<'a> BlockBuilder<'a> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
+        self.run_scheduled()?;
         let mut end_block = Vec::new();
         for (id, record) in Modules::records(&self.overlay)? {
             let entry =
@@ -532,12 +642,11 @@ impl<'a> BlockBuilder<'a> {
             &self.ctx.element_cache,
         ));
 
-        let receipt_hashes: Vec<[u8; 32]> = self
-            .receipts
-            .iter()
-            .chain(end_block.iter().map(|(_, r)| r))
-            .map(Receipt::hash)
-            .collect();
+        let receipt_root = block_receipt_root(
+            &self.scheduled,
+            &self.receipts,
+            end_block.iter().map(|(_, r)| r),
+        );
         let header = Header {
             height: self.env.height,
             prev_hash: self.prev_hash,
@@ -545,12 +654,14 @@ impl<'a> BlockBuilder<'a> {
             sequencer: self.env.sequencer,
             checkpoint: self.env.checkpoint,
             tx_root: merkle_root(&self.txids),
-            receipt_root: merkle_root(&receipt_hashes),
+            receipt_root,
             state_root: state_hash.root(),
+            beacon: self.beacon,
         };
         Ok(BlockOutput {
             header,
             txids: self.txids.iter().map(hex::encode).collect(),
+            scheduled: self.scheduled,
             receipts: self.receipts,
             end_block,
             writes,

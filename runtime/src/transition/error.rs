@@ -76,6 +76,9 @@ pub enum TransitionError {
     },
     /// The block does not follow the given parent (state hash, time or height).
     BadParent(String),
+    /// The block's randomness beacon is missing, unexpected or not the genesis key's signature
+    /// of its height (`chain::beacon`).
+    BadBeacon(String),
     /// A chain key holds a value this code never writes (a node's storage is corrupt).
     CorruptState {
         /// The key.
@@ -94,6 +97,7 @@ impl fmt::Display for TransitionError {
                 reason,
             } => write!(f, "transaction {index} ({txid}) is invalid: {reason}"),
             Self::BadParent(m) => write!(f, "block does not follow its parent: {m}"),
+            Self::BadBeacon(m) => write!(f, "bad beacon: {m}"),
             Self::CorruptState { key } => write!(f, "state key `{key}` holds a malformed value"),
             Self::Host(e) => write!(f, "node failure: {e}"),
         }

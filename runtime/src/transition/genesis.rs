@@ -76,6 +76,7 @@ pub fn genesis_header(genesis: &Genesis, state_hash: &StateHash) -> Header {
         tx_root: empty,
         receipt_root: empty,
         state_root: state_hash.root(),
+        beacon: None,
     }
 }
 

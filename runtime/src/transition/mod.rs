@@ -183,15 +183,17 @@ use crate::chain::address::{check_address, Network, SecretKey};
 use crate::chain::genesis::{check_module_id, SYSTEM_ACCOUNT};
 use crate::chain::merkle::merkle_root;
 use crate::chain::{
-    genesis_writes, Action, ElementCache, Genesis, GenesisError, Header, Receipt, SessionRefusal,
-    SignedTx, StateHash, TxBody, TxError,
+    block_receipt_root, genesis_writes, Action, Beacon, ElementCache, Genesis, GenesisError,
+    Header, Receipt, ScheduledReceipt, SessionRefusal, SignedTx, StateHash, TxBody, TxError,
 };
 use crate::execute::{
-    execute_apply_metered, execute_apply_with, execute_end_block_with, execute_migrate, Event,
-    TxOutcome,
+    execute_apply_metered, execute_apply_with, execute_end_block_with, execute_migrate,
+    execute_scheduled, Event, ScheduledRun, TxOutcome,
 };
 use crate::registry::{code_key, read_record, ModuleEntry, Modules, ResolveError};
 use crate::state::{Overlay, State, WriteSet};
+use gamechain_sdk::schedule::MAX_SCHEDULED_PER_BLOCK;
+use gamechain_sdk::scheduler;
 use gamechain_vm::HostError;
 use gamechain_vm::LoadError;
 use gamechain_vm::{Allocation, Origin, Runtime, RuntimeConfig, ABI_VERSION};
@@ -257,6 +259,9 @@ pub struct BlockInput {
     pub time_ms: u64,
     /// The parent-chain anchor.
     pub checkpoint: Checkpoint,
+    /// The block's randomness beacon: the genesis beacon key's signature of its height, on a
+    /// chain with one (`chain::beacon`); `None` otherwise.
+    pub beacon: Option<Beacon>,
     /// The transactions, in block order.
     pub txs: Vec<SignedTx>,
 }
@@ -279,6 +284,9 @@ pub struct BlockOutput {
     pub header: Header,
     /// The txids, in block order.
     pub txids: Vec<String>,
+    /// One receipt per scheduled call the block ran, in the order they ran (before its
+    /// transactions).
+    pub scheduled: Vec<ScheduledReceipt>,
     /// One receipt per transaction, in block order.
     pub receipts: Vec<Receipt>,
     /// One receipt per module exporting `gc_end_block`, in ascending id order.
@@ -347,6 +355,7 @@ pub fn execute_block(
         parent,
         input.time_ms,
         input.checkpoint.clone(),
+        input.beacon,
     )?;
     let checks = check_txs(
         &input.txs,

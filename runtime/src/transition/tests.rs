@@ -143,6 +143,7 @@ fn genesis_with(modules: &[&Loaded], faucet: Option<u128>) -> Genesis {
         max_clock_drift_ms: None,
         max_block_deploys: None,
         max_block_code_bytes: None,
+        beacon: None,
     }
 }
 
@@ -198,6 +199,7 @@ impl Chain {
                 height: 7,
                 hash: "ab".repeat(32),
             },
+            beacon: None,
             txs,
         }
     }

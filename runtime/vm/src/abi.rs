@@ -68,6 +68,10 @@ pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
     // Added in ABI v1 (additive): a pure entry point of the code a SHA-256 names, with no state
     // (rules pinned by code).
     ("call_code", "iiiiiIii", "I"),
+    // Added in ABI v1 (additive): calls the chain makes on time, and draws from the beacon.
+    ("schedule", "iIiiI", "I"),
+    ("cancel_scheduled", "I", "i"),
+    ("draw", "i", ""),
 ];
 
 /// The exports of ABI v1: `(name, params, results, required)`, one letter per value as in
@@ -79,6 +83,7 @@ pub(crate) const EXPORTS: &[(&str, &str, &str, bool)] = &[
     ("gc_view", "ii", "i", true),
     ("gc_end_block", "", "i", false),
     ("gc_migrate", "iiii", "i", false),
+    ("gc_scheduled", "Iii", "i", false),
 ];
 
 /// The ABI notation of a letter type (`i` = `i32`, `I` = `i64`): `(i32, i32) -> i64`.

@@ -61,6 +61,16 @@ impl GasTable {
     }
 }
 
+/// `schedule`'s charge on top of the base, the payload's bytes and the fuel the scheduled call
+/// gets: the queue record, its index and count written, and the instance the block will run it
+/// in (as `pure_call_base`). Like the scheduling imports themselves (added to ABI v1 after chains
+/// existed) it is not a line of [`GasTable::canonical`], so the configuration hash of chains made
+/// before them is unchanged; a different value would be a new gas table and hash.
+pub const SCHEDULE_BASE: u64 = 20_000;
+
+/// `cancel_scheduled`'s charge on top of the base: the index read and the three keys removed.
+pub const CANCEL_SCHEDULED_BASE: u64 = 2_000;
+
 /// `len` bytes at `per_byte` fuel each, saturating (a saturated charge always runs out of fuel).
 pub(crate) fn bytes(per_byte: u64, len: usize) -> u64 {
     per_byte.saturating_mul(len as u64)

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::keys::{escrow_account, module_key, module_prefix};
 use crate::native::kv::{Kv, MAX_SCAN_LIMIT};
 use crate::native::ledger;
+use crate::native::scheduler;
 use crate::{ActionError, Checkpoint, Ctx, StateRead};
 
 /// The block a call runs in.
@@ -50,6 +51,20 @@ pub struct KvCtx<K> {
     pub events: Vec<(String, Value)>,
     /// How many times `public_random` was called in this call.
     pub random_counter: u64,
+    /// The scheduled call this is, when it is one (`None` in apply, end_block, migrate).
+    pub call: Option<CallEnv>,
+}
+
+/// What a scheduled call knows of itself: its id, the beacon of the block running it (`None`
+/// on a chain without one), and how many draws it made so far.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallEnv {
+    /// The call id.
+    pub id: u64,
+    /// The 48 beacon bytes of the block that runs the call.
+    pub beacon: Option<[u8; 48]>,
+    /// Draws so far in this call.
+    pub draws: u64,
 }
 
 impl<K: Kv> KvCtx<K> {
@@ -66,6 +81,7 @@ impl<K: Kv> KvCtx<K> {
             sender: sender.map(str::to_string),
             events: Vec::new(),
             random_counter: 0,
+            call: None,
         }
     }
 
@@ -189,6 +205,32 @@ impl<K: Kv> Ctx for KvCtx<K> {
 
     fn module_code_hash(&self, module: &str) -> Option<[u8; 32]> {
         self.kv.kv_module_code_hash(module)
+    }
+
+    fn schedule(
+        &mut self,
+        at: crate::At,
+        payload: &[u8],
+        fuel: u64,
+    ) -> Result<u64, crate::ScheduleError> {
+        let from = scheduler::ScheduleFrom {
+            module: &self.module,
+            height: self.height,
+            block_time_ms: self.block_time_ms,
+        };
+        scheduler::schedule(&mut self.kv, from, at, payload, fuel)
+    }
+
+    fn cancel_scheduled(&mut self, id: u64) -> bool {
+        scheduler::cancel(&mut self.kv, &self.module, id)
+    }
+
+    fn draw(&mut self) -> Option<[u8; 32]> {
+        let call = self.call.as_mut()?;
+        let beacon = call.beacon.as_ref()?;
+        let n = call.draws;
+        call.draws += 1;
+        Some(scheduler::draw_bytes(beacon, &self.module, call.id, n))
     }
 }
 

@@ -257,6 +257,47 @@ impl KvCtx<MockKv> {
         self.transaction(|ctx| module.end_block(ctx))
     }
 
+    /// Runs the scheduled calls due at the start of block `self.height` whose parent's time is
+    /// `parent_time_ms`, as the chain does (`schedule.rs`): at most `MAX_SCHEDULED_PER_BLOCK`,
+    /// each in its own transaction (no sender, no txid; writes rolled back on `Err`), with
+    /// `beacon` as the block's beacon for [`Ctx::draw`](crate::Ctx::draw) (`None`: a chain
+    /// without one, where a draw fails). Calls of other modules than this mock's are taken off
+    /// the queue without running. Returns each call's id and result, in order.
+    pub fn run_scheduled(
+        &mut self,
+        module: &dyn GameModule,
+        parent_time_ms: u64,
+        beacon: Option<[u8; 48]>,
+    ) -> Vec<(u64, Result<(), ActionError>)> {
+        let due = crate::native::scheduler::take_due(
+            &mut self.kv,
+            self.height,
+            parent_time_ms,
+            crate::schedule::MAX_SCHEDULED_PER_BLOCK,
+        );
+        let mut out = Vec::new();
+        for queued in due {
+            if queued.module != self.module {
+                continue;
+            }
+            let call = crate::ScheduledCall {
+                id: queued.id,
+                payload: hex::decode(&queued.payload).unwrap_or_default(),
+            };
+            self.txid.clear();
+            self.sender = None;
+            self.call = Some(crate::CallEnv {
+                id: queued.id,
+                beacon,
+                draws: 0,
+            });
+            let result = self.transaction(|ctx| module.scheduled(ctx, &call));
+            self.call = None;
+            out.push((queued.id, result));
+        }
+        out
+    }
+
     /// Answer a view over the current state (a successful answer is kept in `kv.trace`).
     pub fn view(&self, module: &dyn GameModule, query: &Query) -> Result<Value, ActionError> {
         let answer = module.view(&self.kv, query);

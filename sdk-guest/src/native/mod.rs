@@ -9,6 +9,7 @@
 //! | `ledger.rs` | balances, transfers, escrow, module-issued tokens over a `Kv` |
 //! | `kv_ctx.rs` | [`KvCtx`](kv_ctx::KvCtx), [`BlockEnv`](kv_ctx::BlockEnv), `public_random` |
 //! | `mock.rs` | [`MockCtx`](mock::MockCtx), [`MockKv`](mock::MockKv) |
+//! | `scheduler.rs` | the queue of scheduled calls over a `Kv`, and the draw formula |
 //! | `guest_build.rs` | the reproducible guest build recipe |
 
 pub mod guest_build;
@@ -16,3 +17,4 @@ pub(crate) mod kv;
 pub(crate) mod kv_ctx;
 pub mod ledger;
 pub(crate) mod mock;
+pub mod scheduler;

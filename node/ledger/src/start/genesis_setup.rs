@@ -6,7 +6,10 @@
 //! First start (each step is skipped when its file already exists, so a start interrupted
 //! half-way simply resumes):
 //! 1. `<data>/sequencer.wif` (mode 0600): a new key of the configured network;
-//! 2. `<data>/genesis.json`: chain id, network, the key's address as sequencer, `time_ms` = now,
+//! 2. `<data>/beacon.key` (mode 0600): a new BLS key for the chain's randomness beacon
+//!    (`beacon_key.rs`), and then
+//!    `<data>/genesis.json`: chain id, network, the key's address as sequencer, the beacon's
+//!    public key (`"beacon": {"scheme": "bls12381-minsig", …}`), `time_ms` = now,
 //!    faucet and fuel/memory limits from the configuration, the embedded modules the
 //!    configuration's `genesis_modules` names (default: tic-tac-toe, m,n,k, the channel, the move
 //!    board and both rules modules, `genesis_modules.rs`) by code hash, all immutable, no
@@ -45,7 +48,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use gamechain_runtime::chain::{Genesis, SecretKey, SignedHeader};
+use gamechain_runtime::chain::beacon::BeaconSecretKey;
+use gamechain_runtime::chain::genesis::beacon::SCHEME_SINGLE;
+use gamechain_runtime::chain::{BeaconConfig, Genesis, SecretKey, SignedHeader};
 use gamechain_runtime::{genesis_state, ChainContext};
 use sha2::{Digest, Sha256};
 
@@ -58,6 +63,7 @@ use crate::open::{chain_context, node_runtime_config, open_head};
 use crate::run_marker::{mark_running, previous_run_unclean};
 use crate::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignStateFile};
 use crate::snapshot::tidy_joins;
+use crate::start::beacon_key::{create_beacon_key, read_beacon_key};
 use crate::storage::{Storage, StorageError};
 use gamechain_chain::wire::Block;
 use gamechain_client::keyfile::{read_key_file, write_key_file};
@@ -89,6 +95,10 @@ pub struct OpenedChain {
     pub genesis_hash: String,
     /// The sequencer's key.
     pub key: SecretKey,
+    /// The sequencer's beacon key (`<data>/beacon.key`) when the genesis names a single
+    /// sequencer's beacon; `None` on a chain without one, or with validators (whose shares are
+    /// the validator's business).
+    pub beacon_key: Option<BeaconSecretKey>,
     /// The database, open for writing.
     pub storage: Storage,
     /// Genesis, runtime and loaded modules.
@@ -169,6 +179,12 @@ pub fn open_chain(
         )));
     }
     warn_about_ignored_settings(config, &genesis);
+    let beacon_key = match &genesis.beacon {
+        Some(b) if b.scheme == SCHEME_SINGLE && genesis.validators.is_none() => {
+            Some(read_beacon_key(&config.beacon_key_path(), &b.public_key)?)
+        }
+        _ => None,
+    };
 
     let runtime_config = node_runtime_config(config, &genesis);
     let engine_hash = runtime_config.config_hash();
@@ -342,6 +358,7 @@ pub fn open_chain(
     storage.put_head_record(record);
     mark_running(dir)?;
     Ok(OpenedChain {
+        beacon_key,
         genesis,
         genesis_hash,
         key,
@@ -423,7 +440,15 @@ fn load_or_create_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Gene
             genesis_path.display()
         )));
     }
-    let genesis = new_genesis(config, key)?;
+    let mut genesis = new_genesis(config, key)?;
+    // The beacon key is made first: a start interrupted between the two files makes a new
+    // key (and genesis) next time, never a genesis whose key is lost.
+    let beacon_path = config.beacon_key_path();
+    if beacon_path.exists() {
+        std::fs::remove_file(&beacon_path).map_err(|e| io_err("remove", &beacon_path, e))?;
+    }
+    let beacon = create_beacon_key(&beacon_path)?;
+    genesis.beacon = Some(BeaconConfig::single(beacon.public_key()));
     write_new_file(&genesis_path, genesis.to_json_pretty().as_bytes())?;
     tracing::info!(path = %genesis_path.display(), chain_id = %genesis.chain_id, "wrote a new genesis");
     Ok(genesis)
@@ -486,6 +511,7 @@ pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, No
         max_clock_drift_ms: Some(params.clock.max_clock_drift_ms),
         max_block_deploys: Some(params.block_caps.max_block_deploys),
         max_block_code_bytes: Some(params.block_caps.max_block_code_bytes),
+        beacon: None,
     };
     genesis
         .validate()
@@ -624,6 +650,7 @@ fn create_genesis_block(
     };
     let block = Block {
         header,
+        scheduled: Vec::new(),
         txs: Vec::new(),
         end_block: Vec::new(),
     };

@@ -447,6 +447,7 @@ mod tests {
                 header,
                 signature: "s".into(),
             },
+            scheduled: Vec::new(),
             txs: Vec::new(),
             end_block: Vec::new(),
         };

@@ -12,7 +12,7 @@
 //! | table | columns | what |
 //! |---|---|---|
 //! | `meta` | `key` TEXT PK, `value` BLOB | `schema_version`, `genesis_hash` (hex), `engine_config_hash` (hex), `lthash` (the running [`StateHash`], 2048 bytes), `lthash_height` |
-//! | `blocks` | `height` PK, `header` (borsh; the block hash is its SHA-256), `signature`, `end_block` (the end-block receipts, one per module with `end_block`, id order) | one row per block, genesis is height 0 |
+//! | `blocks` | `height` PK, `header` (borsh; the block hash is its SHA-256), `signature`, `end_block` (the end-block receipts, one per module with `end_block`, id order, then the receipts of the scheduled calls the block ran, when any: `codec.rs`) | one row per block, genesis is height 0 |
 //! | `txs` | `id` PK (`height << 20 \| index`), `txid` (32 bytes), `sender` (an `accounts.id`), `nonce`, `body`, `signature`, `receipt` | every included transaction with its receipt |
 //! | `accounts` | `id` PK, `address` TEXT unique | every sender of an included transaction, numbered |
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
@@ -59,7 +59,9 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gamechain_runtime::chain::{Header, Receipt, SignedHeader, SignedTx, StateHash};
+use gamechain_runtime::chain::{
+    Header, Receipt, ScheduledReceipt, SignedHeader, SignedTx, StateHash,
+};
 use gamechain_runtime::{MemState, WriteSet};
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
@@ -162,7 +164,7 @@ pub const MIGRATIONS: &[&str] = &[
 ];
 
 /// A block's end-block receipts: `(module, receipt)` in module id order.
-type EndBlock = Vec<(String, Receipt)>;
+type EndBlock = (Vec<(String, Receipt)>, Vec<ScheduledReceipt>);
 
 /// Bits of a transaction's row id that hold its index in the block (`height << 20 | index`).
 const TX_INDEX_BITS: u32 = 20;
@@ -840,20 +842,20 @@ impl Storage {
             .map_err(|e| corrupt(format!("header of block {height}: {e}")))?;
         let signature = signature_of(row.get_ref(1)?)?;
         let receipts = if end_block {
-            codec::decode_end_block(row.get_ref(2)?.as_blob()?).ok_or_else(|| {
+            codec::decode_block_receipts(row.get_ref(2)?.as_blob()?).ok_or_else(|| {
                 corrupt(format!(
                     "block {height}: its end-block receipts do not decode"
                 ))
             })?
         } else {
-            Vec::new()
+            (Vec::new(), Vec::new())
         };
         Ok(Some((SignedHeader { header, signature }, receipts)))
     }
 
     /// Block `height` with its transactions and receipts, `None` above the head.
     pub fn block(&self, height: u64) -> Result<Option<Block>, StorageError> {
-        let Some((header, end_block)) = self.block_row(height, true)? else {
+        let Some((header, (end_block, scheduled))) = self.block_row(height, true)? else {
             return Ok(None);
         };
         let (first, last) = match (
@@ -873,6 +875,7 @@ impl Storage {
         }
         Ok(Some(Block {
             header,
+            scheduled,
             txs,
             end_block,
         }))
@@ -1501,7 +1504,7 @@ fn write_block_rows(
         height,
         h.to_borsh(),
         signature_value(&block.header.signature),
-        codec::encode_end_block(&block.end_block)
+        codec::encode_block_receipts(&block.end_block, &block.scheduled)
     ])?;
     let mut insert_tx = tx.prepare_cached(
         "INSERT INTO txs (id, txid, sender, nonce, body, signature, receipt) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

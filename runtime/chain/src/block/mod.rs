@@ -14,6 +14,13 @@
 //! `checkpoint.height` u64 LE ‖ `checkpoint.hash` String ‖ `tx_root` ‖ `receipt_root` ‖
 //! `state_root` (32 bytes each). The genesis block's `prev_hash` is 32 zero bytes.
 //!
+//! A header with a randomness beacon (`beacon`, a chain whose genesis names a beacon key;
+//! `keys/beacon.rs`) is encoded as format 2: the marker `u64::MAX` (8 bytes `ff`) ‖ the format
+//! byte `2` ‖ the fields above ‖ the 48 beacon bytes. No format-1 header starts with the marker
+//! (its first field is the height, and no chain reaches height `u64::MAX`), so the encoding is
+//! self-delimiting inside larger records, and a header without a beacon keeps its format-1
+//! bytes and hash.
+//!
 //! Signature: the sequencer signs the 64-character lowercase hex of the header hash as a Divi
 //! signed message ([`crate::keys::signed_message`]), so any wallet that can verify a signed
 //! message can verify a block.
@@ -37,10 +44,11 @@ use serde::{Deserialize, Serialize};
 use gamechain_sdk::Checkpoint;
 
 use crate::block::merkle::merkle_root;
-use crate::block::receipt::Receipt;
+use crate::block::receipt::{Receipt, ScheduledReceipt};
 use crate::block::tx::SignedTx;
 use crate::hash::{hex32, sha256};
 use crate::keys::address::SecretKey;
+use crate::keys::beacon::{Beacon, BEACON_BYTES};
 use crate::keys::signed_message::{sign_message, verify_message, SigError};
 
 /// What a block commits to. See the module docs for the encoding that is hashed.
@@ -67,10 +75,24 @@ pub struct Header {
     /// The state commitment after this block ([`crate::StateHash::root`]). JSON: hex.
     #[serde(with = "hex32")]
     pub state_root: [u8; 32],
+    /// The randomness beacon of this height (`keys/beacon.rs`): present in every block after
+    /// 0 of a chain whose genesis names a beacon key, absent otherwise. JSON: 96 hex
+    /// characters, or absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon: Option<Beacon>,
 }
+
+/// The first 8 bytes of a format-2 header (module docs).
+const FORMAT_MARKER: u64 = u64::MAX;
+/// The format byte of a header with a beacon.
+const FORMAT_BEACON: u8 = 2;
 
 impl BorshSerialize for Header {
     fn serialize<W: io::Write>(&self, w: &mut W) -> io::Result<()> {
+        if self.beacon.is_some() {
+            BorshSerialize::serialize(&FORMAT_MARKER, w)?;
+            BorshSerialize::serialize(&FORMAT_BEACON, w)?;
+        }
         BorshSerialize::serialize(&self.height, w)?;
         BorshSerialize::serialize(&self.prev_hash, w)?;
         BorshSerialize::serialize(&self.time_ms, w)?;
@@ -79,14 +101,31 @@ impl BorshSerialize for Header {
         BorshSerialize::serialize(&self.checkpoint.hash, w)?;
         BorshSerialize::serialize(&self.tx_root, w)?;
         BorshSerialize::serialize(&self.receipt_root, w)?;
-        BorshSerialize::serialize(&self.state_root, w)
+        BorshSerialize::serialize(&self.state_root, w)?;
+        if let Some(b) = &self.beacon {
+            w.write_all(&b.0)?;
+        }
+        Ok(())
     }
 }
 
 impl BorshDeserialize for Header {
     fn deserialize_reader<R: io::Read>(r: &mut R) -> io::Result<Self> {
-        Ok(Header {
-            height: u64::deserialize_reader(r)?,
+        let first = u64::deserialize_reader(r)?;
+        let (height, with_beacon) = if first == FORMAT_MARKER {
+            let format = u8::deserialize_reader(r)?;
+            if format != FORMAT_BEACON {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("unknown header format {format}"),
+                ));
+            }
+            (u64::deserialize_reader(r)?, true)
+        } else {
+            (first, false)
+        };
+        let mut header = Header {
+            height,
             prev_hash: <[u8; 32]>::deserialize_reader(r)?,
             time_ms: u64::deserialize_reader(r)?,
             sequencer: String::deserialize_reader(r)?,
@@ -97,7 +136,12 @@ impl BorshDeserialize for Header {
             tx_root: <[u8; 32]>::deserialize_reader(r)?,
             receipt_root: <[u8; 32]>::deserialize_reader(r)?,
             state_root: <[u8; 32]>::deserialize_reader(r)?,
-        })
+            beacon: None,
+        };
+        if with_beacon {
+            header.beacon = Some(Beacon(<[u8; BEACON_BYTES]>::deserialize_reader(r)?));
+        }
+        Ok(header)
     }
 }
 
@@ -125,9 +169,27 @@ pub fn tx_root(txs: &[SignedTx]) -> [u8; 32] {
 }
 
 /// `receipt_root` of a block whose receipts are `receipts`, in order (transaction receipts,
-/// then end-of-block receipts by module id; see `gamechain_runtime::transition`).
+/// then end-of-block receipts by module id; see `gamechain_runtime::transition`), on a block
+/// that ran no scheduled call.
 pub fn receipt_root(receipts: &[Receipt]) -> [u8; 32] {
     let hashes: Vec<[u8; 32]> = receipts.iter().map(Receipt::hash).collect();
+    merkle_root(&hashes)
+}
+
+/// `receipt_root` of a block: the scheduled calls' receipts in the order they ran
+/// ([`ScheduledReceipt::hash`]), then the transactions' in block order, then the end-of-block
+/// receipts in module id order. Without scheduled calls it is [`receipt_root`] of the rest.
+pub fn block_receipt_root<'a>(
+    scheduled: &[ScheduledReceipt],
+    txs: impl IntoIterator<Item = &'a Receipt>,
+    end_block: impl IntoIterator<Item = &'a Receipt>,
+) -> [u8; 32] {
+    let hashes: Vec<[u8; 32]> = scheduled
+        .iter()
+        .map(ScheduledReceipt::hash)
+        .chain(txs.into_iter().map(Receipt::hash))
+        .chain(end_block.into_iter().map(Receipt::hash))
+        .collect();
     merkle_root(&hashes)
 }
 
@@ -223,6 +285,7 @@ mod tests {
             tx_root: sha256(b"txs"),
             receipt_root: sha256(b"receipts"),
             state_root: sha256(b"state"),
+            beacon: None,
         }
     }
 
@@ -248,6 +311,39 @@ mod tests {
         let mut later = h.clone();
         later.time_ms += 1;
         assert_ne!(later.hash(), h.hash());
+    }
+
+    #[test]
+    fn a_beacon_header_is_format_2_and_self_delimiting() {
+        let seq = SecretKey::from_bytes(Network::Testnet, [3; 32]).unwrap();
+        let plain = header(&seq);
+        let mut h = plain.clone();
+        h.beacon = Some(Beacon([7; 48]));
+        let bytes = h.to_borsh();
+        assert_eq!(
+            &bytes[..9],
+            &[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 2]
+        );
+        assert_eq!(&bytes[9..], [plain.to_borsh(), vec![7; 48]].concat());
+        assert_eq!(borsh::from_slice::<Header>(&bytes).unwrap(), h);
+        assert_ne!(h.hash(), plain.hash());
+        // Inside a larger record (a signed header: the signature follows).
+        let signed = SignedHeader::sign(h.clone(), &seq);
+        let enc = borsh::to_vec(&signed).unwrap();
+        assert_eq!(borsh::from_slice::<SignedHeader>(&enc).unwrap(), signed);
+        signed.verify().unwrap();
+        let mut v = serde_json::to_value(&h).unwrap();
+        assert_eq!(v["beacon"], json!("07".repeat(48)));
+        assert_eq!(serde_json::from_value::<Header>(v.clone()).unwrap(), h);
+        v["beacon"] = json!("07".repeat(47));
+        assert!(serde_json::from_value::<Header>(v).is_err());
+        assert!(serde_json::to_value(&plain)
+            .unwrap()
+            .get("beacon")
+            .is_none());
+        let mut unknown = bytes.clone();
+        unknown[8] = 3;
+        assert!(borsh::from_slice::<Header>(&unknown).is_err());
     }
 
     #[test]

@@ -161,6 +161,34 @@ impl Receipt {
     }
 }
 
+/// The receipt of a scheduled call (a call a module scheduled of itself, run at the start of
+/// the block it was due in): which call it was and what it did. JSON: `{"module", "id",
+/// "receipt"}`.
+///
+/// Its hash in `receipt_root` binds the call as well as the outcome: SHA-256 of `"scheduled"`
+/// (borsh String) ‖ `module` (String) ‖ `id` (u64 LE) ‖ the receipt's borsh encoding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScheduledReceipt {
+    /// The module called.
+    pub module: String,
+    /// The call id (`Ctx::schedule`'s answer).
+    pub id: u64,
+    /// What the call did.
+    pub receipt: Receipt,
+}
+
+impl ScheduledReceipt {
+    /// The hash `receipt_root` commits to (see the type's docs).
+    pub fn hash(&self) -> [u8; 32] {
+        let mut bytes = borsh::to_vec("scheduled").expect("writing to a Vec cannot fail");
+        BorshSerialize::serialize(&self.module, &mut bytes).expect("writing to a Vec cannot fail");
+        BorshSerialize::serialize(&self.id, &mut bytes).expect("writing to a Vec cannot fail");
+        bytes.extend_from_slice(&self.receipt.to_borsh());
+        sha256(&bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -39,15 +39,19 @@
 //! (`block_caps.rs`), appended to the hashed encoding after the clock section when either is
 //! present.
 //!
+//! `beacon` (optional): the randomness beacon's public key (`beacon.rs`), appended to the hashed
+//! encoding after the block-caps section when present.
+//!
 //! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
 //! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
 //! (`fees.rs`).
 //!
 //! The sections' own rules are the files of this folder: [`validators`], [`clock`],
-//! [`block_caps`] and [`fees`]. The numeric parameters (fuel, memory, block spacing, drift,
+//! [`block_caps`], [`beacon`] and [`fees`]. The numeric parameters (fuel, memory, block spacing, drift,
 //! deploy caps) are read through one type, [`ChainParams`] ([`Genesis::params`]), whose table
 //! ([`params::PARAMETERS`]) holds their bounds and the values new chains get.
 
+pub mod beacon;
 pub mod block_caps;
 pub mod clock;
 pub mod fees;
@@ -65,6 +69,7 @@ use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::{ledger, Amount, MockKv};
 
 use crate::block::{BlockError, SignedHeader};
+use crate::genesis::beacon::BeaconConfig;
 use crate::genesis::block_caps::BlockCaps;
 use crate::genesis::clock::{BlockClock, DEFAULT_MAX_CLOCK_DRIFT_MS};
 use crate::genesis::fees::FeeSchedule;
@@ -72,6 +77,7 @@ use crate::genesis::params::{ChainParams, PARAMETERS};
 use crate::genesis::validators::ValidatorSet;
 use crate::hash::{parse_hex32, sha256};
 use crate::keys::address::{check_address, Network};
+use crate::keys::beacon::Beacon;
 use crate::module_id::module_id_error;
 pub use crate::module_id::{MAX_MODULE_ID_LEN, RESERVED_MODULE_IDS};
 
@@ -161,6 +167,11 @@ pub struct Genesis {
     /// Most bytes of deploy code in one block ([`BlockCaps`]); `None` = no cap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_block_code_bytes: Option<u64>,
+    /// The randomness beacon's key ([`BeaconConfig`], `beacon.rs`): every block after 0 carries
+    /// a beacon it checks. `None` (absent from the JSON) only on chains made before beacons,
+    /// which carry none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon: Option<BeaconConfig>,
 }
 
 /// Why a genesis file cannot be used.
@@ -251,6 +262,9 @@ impl Genesis {
                     set.leader_timeout_ms
                 )));
             }
+        }
+        if let Some(beacon) = &self.beacon {
+            beacon.validate(self.validators.as_ref()).map_err(invalid)?;
         }
         if self.faucet == Some(Amount(0)) {
             return Err(invalid(
@@ -371,6 +385,24 @@ impl Genesis {
         signed.verify()
     }
 
+    /// Checks the beacon of a block at `height` under this chain's rules: a chain without a
+    /// beacon key carries none; a chain with one carries, in every block after 0, the key's
+    /// signature of that height (`keys/beacon.rs`). The error is a fixed text naming what is
+    /// wrong (it reaches a refused block's reason, never a receipt).
+    pub fn check_beacon(&self, height: u64, beacon: Option<&Beacon>) -> Result<(), String> {
+        match (&self.beacon, beacon) {
+            (None, None) => Ok(()),
+            (None, Some(_)) => Err("the block carries a beacon; this chain has none".into()),
+            (Some(_), None) if height == 0 => Ok(()),
+            (Some(_), Some(_)) if height == 0 => Err("block 0 carries no beacon".into()),
+            (Some(_), None) => Err(format!("block {height} carries no beacon")),
+            (Some(config), Some(b)) => config
+                .public_key
+                .verify(&self.chain_id, height, b)
+                .map_err(|e| format!("block {height}'s beacon does not check: {e}")),
+        }
+    }
+
     /// The chain's parameters ([`ChainParams`], `params.rs`): fuel and memory as written, and
     /// for each optional field this chain lacks, what its absence means (no block spacing, the
     /// default drift window, no deploy caps).
@@ -459,7 +491,12 @@ impl BorshSerialize for Genesis {
         // Likewise the block-time rules (`clock.rs`).
         clock::serialize_section(self.min_block_interval_ms, self.max_clock_drift_ms, w)?;
         // Likewise the caps on deploys per block (`block_caps.rs`).
-        block_caps::serialize_section(self.max_block_deploys, self.max_block_code_bytes, w)
+        block_caps::serialize_section(self.max_block_deploys, self.max_block_code_bytes, w)?;
+        // Likewise the randomness beacon's key (`beacon.rs`).
+        if let Some(b) = &self.beacon {
+            BorshSerialize::serialize(b, w)?;
+        }
+        Ok(())
     }
 }
 
@@ -560,6 +597,7 @@ mod tests {
             max_clock_drift_ms: None,
             max_block_deploys: None,
             max_block_code_bytes: None,
+            beacon: None,
         }
     }
 

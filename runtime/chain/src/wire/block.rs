@@ -2,13 +2,15 @@
 //! receipts) as the node stores it in memory and serves it as JSON.
 //!
 //! JSON (`GET /v1/blocks/<height>`, and `block` in a WebSocket message):
-//! `{"height", "hash", "header", "signature", "txs": [{"txid", "body", "signature", "receipt"}],
-//! "end_block": [{"module", "receipt"}]}`. `height` and `hash` repeat the header's (lowercase
+//! `{"height", "hash", "header", "signature", "scheduled": [{"module", "id", "receipt"}],
+//! "txs": [{"txid", "body", "signature", "receipt"}], "end_block": [{"module", "receipt"}]}`
+//! (`scheduled`: the calls modules scheduled that ran at the start of the block, in that order;
+//! absent when there were none). `height` and `hash` repeat the header's (lowercase
 //! hex block hash); `txid` is the lowercase hex SHA-256 of `body`. Reading checks both.
 
 use serde::{Deserialize, Serialize};
 
-use crate::block::receipt::Receipt;
+use crate::block::receipt::{Receipt, ScheduledReceipt};
 use crate::block::tx::SignedTx;
 use crate::block::{Header, SignedHeader};
 
@@ -72,6 +74,8 @@ struct EndBlockFields {
 pub struct Block {
     /// The header and the sequencer's signature.
     pub header: SignedHeader,
+    /// The scheduled calls the block ran before its transactions, in order, with receipts.
+    pub scheduled: Vec<ScheduledReceipt>,
     /// The transactions in block order, each with its receipt.
     pub txs: Vec<IncludedTx>,
     /// End-of-block receipts, `(module id, receipt)`, in ascending module id order.
@@ -96,6 +100,8 @@ struct FieldsOut<'a> {
     hash: String,
     header: &'a Header,
     signature: &'a str,
+    #[serde(skip_serializing_if = "<[ScheduledReceipt]>::is_empty")]
+    scheduled: &'a [ScheduledReceipt],
     txs: &'a [IncludedTx],
     end_block: Vec<EndBlockFields>,
 }
@@ -106,6 +112,8 @@ struct FieldsIn {
     hash: String,
     header: Header,
     signature: String,
+    #[serde(default)]
+    scheduled: Vec<ScheduledReceipt>,
     txs: Vec<IncludedTx>,
     #[serde(default)]
     end_block: Vec<EndBlockFields>,
@@ -118,6 +126,7 @@ impl Serialize for Block {
             hash: self.hash_hex(),
             header: &self.header.header,
             signature: &self.header.signature,
+            scheduled: &self.scheduled,
             txs: &self.txs,
             end_block: self
                 .end_block
@@ -146,6 +155,7 @@ impl<'de> Deserialize<'de> for Block {
                 header: b.header,
                 signature: b.signature,
             },
+            scheduled: b.scheduled,
             txs: b.txs,
             end_block: b
                 .end_block

@@ -470,6 +470,7 @@ fn a_block_stops_at_its_bounds_and_a_block_over_them_is_invalid() {
         &chain.head,
         chain.input(vec![]).time_ms,
         chain.input(vec![]).checkpoint,
+        None,
     )
     .unwrap();
     let mut included = Vec::new();
@@ -568,6 +569,7 @@ fn genesis_caps_deploys_per_block_before_compiling_them() {
         &chain.head,
         chain.input(vec![]).time_ms,
         chain.input(vec![]).checkpoint,
+        None,
     )
     .unwrap();
     assert!(builder.push(&big[0]).unwrap().ok);

@@ -198,6 +198,7 @@ fn a_sender_below_the_minimum_is_never_included() {
         &chain.head,
         chain.head.time_ms + 1_000,
         Checkpoint::default(),
+        None,
     )
     .unwrap();
     assert!(builder.push(&broke).is_err());

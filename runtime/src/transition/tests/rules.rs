@@ -103,6 +103,7 @@ fn the_same_block_gives_the_same_output() {
         &chain.head,
         input.time_ms,
         input.checkpoint,
+        None,
     )
     .unwrap();
     for t in &txs {
@@ -219,6 +220,7 @@ fn the_builder_lets_a_sequencer_leave_transactions_out() {
         &chain.head,
         input.time_ms,
         input.checkpoint,
+        None,
     )
     .unwrap();
     assert_eq!(b.height(), 1);
@@ -247,6 +249,7 @@ fn the_builder_lets_a_sequencer_leave_transactions_out() {
             height: 7,
             hash: "ab".repeat(32),
         },
+        None,
     )
     .unwrap();
     b2.push(&t0).unwrap();

@@ -172,6 +172,10 @@ pub(crate) struct HostState {
     pub(crate) code_memo: CodeMemo,
     /// The fuel counter (`fuel.rs`).
     pub(crate) fuel: FuelCounter,
+    /// Whether the module exports `gc_scheduled` (a call can be scheduled only then).
+    pub(crate) schedulable: bool,
+    /// Most fuel a scheduled call may be given: the chain's `fuel_apply`.
+    pub(crate) max_scheduled_fuel: u64,
 }
 
 impl HasFuel for HostState {
@@ -200,6 +204,8 @@ impl HostState {
             nesting: Nesting::TOP,
             code_memo: CodeMemo::default(),
             fuel: FuelCounter::default(),
+            schedulable: false,
+            max_scheduled_fuel: 0,
         }
     }
 

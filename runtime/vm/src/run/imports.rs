@@ -18,6 +18,7 @@ pub(crate) fn register(linker: &mut Linker<HostState>) -> R<()> {
     register_state(linker, m)?;
     register_bank(linker, m)?;
     register_output(linker, m)?;
+    register_schedule(linker, m)?;
     crate::run::pure::register(linker, m)?;
     Ok(())
 }
@@ -299,6 +300,80 @@ fn register_output(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         let msg = read_input(&mut cx, p, l)?;
         cx.data_mut().push_log(&msg);
         Ok(())
+    })?;
+    Ok(())
+}
+
+/// `schedule`, `cancel_scheduled`, `draw` (ABI.md, "Scheduled calls and draws"). Scheduling and
+/// cancelling write state: in a view they trap read-only, like `put`.
+fn register_schedule(linker: &mut Linker<HostState>, m: &str) -> R<()> {
+    use gamechain_sdk::{At, ScheduleError};
+    linker.func_wrap(
+        m,
+        "schedule",
+        |mut cx: Cx<'_>, kind: i32, at: i64, pp: i32, pl: i32, fuel: i64| -> R<i64> {
+            charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
+            cx.data_mut().ctx_mut().map_err(fail)?;
+            let mem = memory(&mut cx)?;
+            let [payload_r] = spans(&mut cx, mem, [(pp, pl)])?;
+            let n = payload_r.len();
+            let Some(at) = At::from_abi(kind, at) else {
+                return Ok(ScheduleError::NotAhead.code());
+            };
+            let st = cx.data();
+            if !st.schedulable {
+                return Ok(ScheduleError::NoEntryPoint.code());
+            }
+            let fuel = match u64::try_from(fuel) {
+                Ok(f) if (1..=st.max_scheduled_fuel).contains(&f) => f,
+                _ => return Ok(ScheduleError::BadFuel.code()),
+            };
+            if n > gamechain_sdk::schedule::MAX_SCHEDULED_PAYLOAD_BYTES {
+                return Ok(ScheduleError::PayloadTooLarge.code());
+            }
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
+            )?;
+            let payload = mem.data(&cx)[payload_r].to_vec();
+            let ctx = cx.data_mut().ctx_mut().map_err(fail)?;
+            match ctx.schedule(at, &payload, fuel) {
+                Ok(id) => {
+                    // Paid now, once it is scheduled: the queue's work and the call's whole
+                    // fuel. Running out here traps, and the call's writes (this one's too)
+                    // are discarded.
+                    charge(&mut cx, crate::gas::SCHEDULE_BASE.saturating_add(fuel))?;
+                    Ok(i64::try_from(id).unwrap_or(i64::MAX))
+                }
+                Err(e) => Ok(e.code()),
+            }
+        },
+    )?;
+    linker.func_wrap(m, "cancel_scheduled", |mut cx: Cx<'_>, id: i64| -> R<i32> {
+        charge(
+            &mut cx,
+            GAS.host_call_base
+                .saturating_add(crate::gas::CANCEL_SCHEDULED_BASE),
+        )?;
+        stateful(&cx)?;
+        let ctx = cx.data_mut().ctx_mut().map_err(fail)?;
+        Ok(match u64::try_from(id) {
+            Ok(id) => i32::from(ctx.cancel_scheduled(id)),
+            Err(_) => 0,
+        })
+    })?;
+    linker.func_wrap(m, "draw", |mut cx: Cx<'_>, op: i32| -> R<()> {
+        charge(&mut cx, GAS.host_call_base)?;
+        stateful(&cx)?;
+        let mem = memory(&mut cx)?;
+        let [out] = spans(&mut cx, mem, [(op, 32)])?;
+        let drawn = match cx.data_mut().ctx_mut() {
+            Ok(ctx) => ctx.draw(),
+            Err(_) => None,
+        };
+        let bytes = drawn.ok_or_else(|| fail(HostTrap::NoDraw))?;
+        write_fixed(&mut cx, mem, out, &bytes)
     })?;
     Ok(())
 }

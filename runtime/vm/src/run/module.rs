@@ -145,6 +145,7 @@ struct Exports {
     view: ModuleExport,
     end_block: Option<ModuleExport>,
     migrate: Option<ModuleExport>,
+    scheduled: Option<ModuleExport>,
     /// The instrumentation's `dirty` global and the module's mutable globals.
     dirty: ModuleExport,
     globals: Vec<ModuleExport>,
@@ -170,6 +171,11 @@ enum Entry<'a> {
         query: &'a [u8],
     },
     EndBlock,
+    /// `gc_scheduled(id, payload)`: a call the module scheduled.
+    Scheduled {
+        id: u64,
+        payload: &'a [u8],
+    },
     Migrate {
         sender: &'a [u8],
         input: &'a [u8],
@@ -305,6 +311,7 @@ impl WasmModule {
             view: index("gc_view").ok_or_else(missing)?,
             end_block: index("gc_end_block"),
             migrate: index("gc_migrate"),
+            scheduled: index("gc_scheduled"),
             dirty: index(&plan.dirty_export).ok_or_else(missing)?,
             globals: plan
                 .global_exports
@@ -402,6 +409,11 @@ impl WasmModule {
     /// Whether the module exports `gc_end_block`.
     pub fn has_end_block(&self) -> bool {
         self.exports.end_block.is_some()
+    }
+
+    /// Whether the module exports `gc_scheduled` (it can schedule calls of itself).
+    pub fn has_scheduled(&self) -> bool {
+        self.exports.scheduled.is_some()
     }
 
     /// Whether calls of this module may run in a reset warm instance (with
@@ -539,6 +551,36 @@ impl WasmModule {
         Ok(raw.into_unit())
     }
 
+    /// Runs `gc_scheduled(id, payload)` against `ctx` with `fuel` fuel (what the call was given
+    /// when it was scheduled, at most `fuel_apply`): a call this module scheduled, now due
+    /// (ABI.md, "Scheduled calls and draws"). `ctx` carries the call's id and the block's
+    /// beacon for `draw`. A module without the export fails with `not found: …` at no fuel
+    /// (it could only have lost it to an upgrade).
+    pub fn call_scheduled_with(
+        &self,
+        ctx: &mut dyn Ctx,
+        id: u64,
+        payload: &[u8],
+        fuel: u64,
+        resolver: Option<&dyn ModuleResolver>,
+    ) -> Result<CallOutcome<()>, HostError> {
+        if self.exports.scheduled.is_none() {
+            return Ok(CallOutcome {
+                result: Err(ActionError::not_found(format!(
+                    "gc_scheduled in module {}",
+                    self.id
+                ))),
+                fuel_used: 0,
+                log: Vec::new(),
+            });
+        }
+        let fuel = fuel.min(self.runtime.config.fuel_apply);
+        // SAFETY: as in `call_apply_with`.
+        let (target, nesting) = unsafe { (Target::apply(ctx), top(&resolver)) };
+        let raw = self.run(target, nesting, fuel, Entry::Scheduled { id, payload })?;
+        Ok(raw.into_unit())
+    }
+
     /// Runs `gc_migrate(sender, input)` against `ctx` with `fuel_apply` fuel: the migration
     /// entry point of an upgrade (ABI.md, "Upgrades"), with `gc_apply`'s calling convention.
     /// A module without the export succeeds without running (0 fuel).
@@ -651,6 +693,8 @@ impl WasmModule {
         let engine = self.pre.module().engine();
         let mut state = HostState::new(self.id, Target::Detached, self.runtime.limits());
         state.chunk_shift = self.plan.chunk_shift;
+        state.schedulable = self.exports.scheduled.is_some();
+        state.max_scheduled_fuel = self.runtime.config.fuel_apply;
         let mut store = Store::new(engine, state);
         store.limiter(|st| &mut st.limits);
         store
@@ -702,6 +746,13 @@ impl WasmModule {
                 Some(end_block) => end_block.call(&mut *store, ()),
                 None => Ok(0),
             },
+            Entry::Scheduled { id, payload } => {
+                let (pp, pl) = place(store, &h.alloc, h.memory, payload)?;
+                match &h.scheduled {
+                    Some(scheduled) => scheduled.call(&mut *store, (id as i64, pp, pl)),
+                    None => Ok(0),
+                }
+            }
             Entry::Migrate { sender, input } => {
                 let (sp, sl) = place(store, &h.alloc, h.memory, sender)?;
                 let (ip, il) = place(store, &h.alloc, h.memory, input)?;
@@ -775,6 +826,10 @@ impl WasmModule {
                 None => None,
             },
             migrate: match &self.exports.migrate {
+                Some(e) => Some(self.func(store, &instance, e)?),
+                None => None,
+            },
+            scheduled: match &self.exports.scheduled {
                 Some(e) => Some(self.func(store, &instance, e)?),
                 None => None,
             },
@@ -1190,5 +1245,19 @@ impl GameModule for WasmModule {
 
     fn schema(&self) -> Option<&str> {
         WasmModule::schema(self)
+    }
+
+    /// `gc_scheduled` with the chain's `fuel_apply` (the harness does not know what the call was
+    /// given when it was scheduled; a chain runs it with exactly that).
+    fn scheduled(
+        &self,
+        ctx: &mut dyn Ctx,
+        call: &gamechain_sdk::ScheduledCall,
+    ) -> Result<(), ActionError> {
+        let fuel = self.runtime.config.fuel_apply;
+        match self.call_scheduled_with(ctx, call.id, &call.payload, fuel, None) {
+            Ok(outcome) => outcome.result,
+            Err(e) => panic!("module {}: node failure, no receipt possible: {e}", self.id),
+        }
     }
 }

@@ -49,6 +49,8 @@ pub enum HostTrap {
     /// A state, bank, context or module import called inside a call by code hash
     /// (`call_code`), which runs with no state at all.
     NoState,
+    /// `draw` outside a scheduled call of a chain with a beacon.
+    NoDraw,
 }
 
 impl HostTrap {
@@ -70,6 +72,7 @@ impl HostTrap {
             Self::EventLimit => "more than 256 events or 65536 bytes of events in one call",
             Self::OutputLimit => "output over 1048576 bytes",
             Self::NoState => "no state in a call by code hash",
+            Self::NoDraw => gamechain_sdk::schedule::NO_DRAW,
         }
     }
 

@@ -23,6 +23,7 @@ pub(crate) struct Handles {
     pub(crate) view: TypedFunc<(i32, i32), i32>,
     pub(crate) end_block: Option<TypedFunc<(), i32>>,
     pub(crate) migrate: Option<TypedFunc<(i32, i32, i32, i32), i32>>,
+    pub(crate) scheduled: Option<TypedFunc<(i64, i32, i32), i32>>,
     /// `dirty` and the mutable globals, for an instance that will be reset.
     pub(crate) dirty: Option<Global>,
     pub(crate) globals: Vec<Global>,

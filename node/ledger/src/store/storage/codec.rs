@@ -23,9 +23,13 @@
 //!   mostly repeat what the body says: addresses, amounts, game ids).
 //! - **end-block receipts** ([`encode_end_block`]): count varint ‖ each: module id (varint
 //!   length ‖ UTF-8) ‖ its receipt (varint length ‖ the receipt encoding, not compressed).
+//!   A block that ran scheduled calls appends their receipts to the same column
+//!   ([`encode_block_receipts`]): count varint ‖ each: module id (varint length ‖ UTF-8) ‖ call
+//!   id varint ‖ its receipt (varint length ‖ encoding). A column without that tail (every
+//!   block before scheduled calls existed) has none.
 
 use gamechain_chain::canonical::canonical_json;
-use gamechain_chain::{Event, Receipt};
+use gamechain_chain::{Event, Receipt, ScheduledReceipt};
 use gamechain_sdk::Amount;
 
 use base64::engine::general_purpose::STANDARD as BASE64;
@@ -246,20 +250,73 @@ pub fn encode_end_block(end_block: &[(String, Receipt)]) -> Vec<u8> {
     out
 }
 
+/// The end-block receipts column of a block: [`encode_end_block`], then the scheduled calls'
+/// receipts when there are any (module docs).
+pub fn encode_block_receipts(
+    end_block: &[(String, Receipt)],
+    scheduled: &[ScheduledReceipt],
+) -> Vec<u8> {
+    let mut out = encode_end_block(end_block);
+    if !scheduled.is_empty() {
+        put_varint(&mut out, scheduled.len() as u128);
+        for s in scheduled {
+            put_str(&mut out, &s.module);
+            put_varint(&mut out, u128::from(s.id));
+            let r = encode_receipt(&s.receipt);
+            put_varint(&mut out, r.len() as u128);
+            out.extend_from_slice(&r);
+        }
+    }
+    out
+}
+
+/// What [`encode_block_receipts`] wrote: the end-block receipts and the scheduled calls'.
+pub fn decode_block_receipts(
+    data: &[u8],
+) -> Option<(Vec<(String, Receipt)>, Vec<ScheduledReceipt>)> {
+    let mut at = 0;
+    let end_block = decode_end_block_at(data, &mut at)?;
+    let mut scheduled = Vec::new();
+    if at < data.len() {
+        let count = usize::try_from(get_varint(data, &mut at)?).ok()?;
+        scheduled.reserve(count.min(1024));
+        for _ in 0..count {
+            let module = get_str(data, &mut at)?;
+            let id = u64::try_from(get_varint(data, &mut at)?).ok()?;
+            let len = usize::try_from(get_varint(data, &mut at)?).ok()?;
+            let end = at.checked_add(len)?;
+            let receipt = decode_receipt(data.get(at..end)?)?;
+            at = end;
+            scheduled.push(ScheduledReceipt {
+                module,
+                id,
+                receipt,
+            });
+        }
+    }
+    (at == data.len()).then_some((end_block, scheduled))
+}
+
 /// The `(module, receipt)` list an end-block receipts encoding holds.
 pub fn decode_end_block(data: &[u8]) -> Option<Vec<(String, Receipt)>> {
     let mut at = 0;
-    let count = usize::try_from(get_varint(data, &mut at)?).ok()?;
+    let out = decode_end_block_at(data, &mut at)?;
+    (at == data.len()).then_some(out)
+}
+
+/// The end-block list starting at `*at`, leaving `*at` after it.
+fn decode_end_block_at(data: &[u8], at: &mut usize) -> Option<Vec<(String, Receipt)>> {
+    let count = usize::try_from(get_varint(data, at)?).ok()?;
     let mut out = Vec::with_capacity(count.min(1024));
     for _ in 0..count {
-        let module = get_str(data, &mut at)?;
-        let len = usize::try_from(get_varint(data, &mut at)?).ok()?;
+        let module = get_str(data, at)?;
+        let len = usize::try_from(get_varint(data, at)?).ok()?;
         let end = at.checked_add(len)?;
-        let receipt = decode_receipt(data.get(at..end)?)?;
-        at = end;
+        let receipt = decode_receipt(data.get(*at..end)?)?;
+        *at = end;
         out.push((module, receipt));
     }
-    (at == data.len()).then_some(out)
+    Some(out)
 }
 
 #[cfg(test)]
@@ -405,6 +462,24 @@ mod tests {
             .collect();
         assert_eq!(decode_end_block(&encode_end_block(&end)).unwrap(), end);
         assert_eq!(decode_end_block(&encode_end_block(&[])).unwrap(), vec![]);
+        // Without scheduled calls the column is exactly the end-block list.
+        assert_eq!(encode_block_receipts(&end, &[]), encode_end_block(&end));
+        let scheduled = vec![ScheduledReceipt {
+            module: "dice".into(),
+            id: 300,
+            receipt: Receipt::failure("invalid: x", 9),
+        }];
+        let both = encode_block_receipts(&end, &scheduled);
+        assert_eq!(
+            decode_block_receipts(&both).unwrap(),
+            (end.clone(), scheduled)
+        );
+        assert_eq!(
+            decode_block_receipts(&encode_end_block(&end)).unwrap(),
+            (end.clone(), vec![])
+        );
+        assert!(decode_end_block(&both).is_none());
+        assert!(decode_block_receipts(&both[..both.len() - 1]).is_none());
         let BodyColumn::Compressed(packed) = encode_body(body) else {
             panic!("a transfer body compresses")
         };

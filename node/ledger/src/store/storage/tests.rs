@@ -22,9 +22,11 @@ fn block(height: u64, prev: [u8; 32], txs: Vec<IncludedTx>, state_root: [u8; 32]
         tx_root: tx_root(&signed),
         receipt_root: receipt_root(&receipts),
         state_root,
+        beacon: None,
     };
     Block {
         header: SignedHeader::sign(header, &seq),
+        scheduled: Vec::new(),
         txs,
         end_block: vec![("tictactoe".into(), Receipt::success(vec![], 7))],
     }

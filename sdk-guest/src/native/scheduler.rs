@@ -1,0 +1,310 @@
+//! The queue of scheduled calls over a [`Kv`]: scheduling, cancelling, taking the calls a block
+//! runs, and the draw formula. The one implementation the mock and the chain share
+//! (`KvCtx::schedule`, the state transition's block start), so a module's timers behave the same
+//! in a native test and on the chain. The layout and bounds are `schedule.rs`.
+
+use sha2::{Digest, Sha256};
+
+use crate::native::kv::Kv;
+use crate::schedule::{
+    count_key, id_key, queue_key, At, QueuedCall, ScheduleError, MAX_AHEAD_BLOCKS, MAX_AHEAD_MS,
+    MAX_PENDING_PER_MODULE, MAX_SCHEDULED_PAYLOAD_BYTES, SCHED_HEIGHT_PREFIX, SCHED_NEXT_KEY,
+    SCHED_TIME_PREFIX,
+};
+
+/// Where a call is scheduled from: the block it runs in.
+#[derive(Debug, Clone, Copy)]
+pub struct ScheduleFrom<'a> {
+    /// The scheduling module.
+    pub module: &'a str,
+    /// The current block's height.
+    pub height: u64,
+    /// The current block's time, ms.
+    pub block_time_ms: u64,
+}
+
+fn read_u64(kv: &dyn Kv, key: &str) -> u64 {
+    kv.kv_get(key)
+        .and_then(|v| String::from_utf8(v).ok())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn write_count(kv: &mut dyn Kv, key: &str, n: u64) {
+    if n == 0 {
+        kv.kv_delete(key);
+    } else {
+        kv.kv_put(key, n.to_string().into_bytes());
+    }
+}
+
+/// Schedules a call of `from.module` at `at` with `payload` and `fuel` (already checked against
+/// the chain's `fuel_apply` and charged by the caller), returning its id. Checks, in order: the
+/// due point is after the current block ([`ScheduleError::NotAhead`]) and within reach
+/// ([`ScheduleError::TooFar`]), the payload's size, the module's count of waiting calls, `fuel`
+/// at least 1 ([`ScheduleError::BadFuel`]). Writes the record, its index, the count and the next
+/// id; nothing on an error.
+pub fn schedule(
+    kv: &mut dyn Kv,
+    from: ScheduleFrom<'_>,
+    at: At,
+    payload: &[u8],
+    fuel: u64,
+) -> Result<u64, ScheduleError> {
+    let (now, limit) = match at {
+        At::Height(_) => (from.height, MAX_AHEAD_BLOCKS),
+        At::TimeMs(_) => (from.block_time_ms, MAX_AHEAD_MS),
+    };
+    if at.value() <= now {
+        return Err(ScheduleError::NotAhead);
+    }
+    if at.value() - now > limit {
+        return Err(ScheduleError::TooFar);
+    }
+    if payload.len() > MAX_SCHEDULED_PAYLOAD_BYTES {
+        return Err(ScheduleError::PayloadTooLarge);
+    }
+    let count = count_key(from.module);
+    let waiting = read_u64(kv, &count);
+    if waiting >= MAX_PENDING_PER_MODULE {
+        return Err(ScheduleError::Full);
+    }
+    if fuel == 0 {
+        return Err(ScheduleError::BadFuel);
+    }
+    let id = read_u64(kv, SCHED_NEXT_KEY);
+    let call = QueuedCall {
+        id,
+        module: from.module.to_string(),
+        at,
+        fuel,
+        payload: hex::encode(payload),
+        scheduled_height: from.height,
+    };
+    let key = queue_key(at, id);
+    kv.kv_put(
+        &key,
+        serde_json::to_vec(&call).expect("a queued call always serialises"),
+    );
+    kv.kv_put(&id_key(id), key.into_bytes());
+    write_count(kv, &count, waiting + 1);
+    kv.kv_put(SCHED_NEXT_KEY, (id + 1).to_string().into_bytes());
+    Ok(id)
+}
+
+/// Removes waiting call `id` of `module`: `true` when it was waiting and was `module`'s (a
+/// module cannot cancel another's calls), `false` otherwise (nothing changes).
+pub fn cancel(kv: &mut dyn Kv, module: &str, id: u64) -> bool {
+    let index = id_key(id);
+    let Some(key) = kv.kv_get(&index).and_then(|k| String::from_utf8(k).ok()) else {
+        return false;
+    };
+    let Some(call) = read_call(kv, &key) else {
+        return false;
+    };
+    if call.module != module {
+        return false;
+    }
+    remove(kv, &key, &call);
+    true
+}
+
+fn read_call(kv: &dyn Kv, key: &str) -> Option<QueuedCall> {
+    serde_json::from_slice(&kv.kv_get(key)?).ok()
+}
+
+fn remove(kv: &mut dyn Kv, key: &str, call: &QueuedCall) {
+    kv.kv_delete(key);
+    kv.kv_delete(&id_key(call.id));
+    let count = count_key(&call.module);
+    let n = read_u64(kv, &count);
+    write_count(kv, &count, n.saturating_sub(1));
+}
+
+/// Takes (removes from the queue) the calls block `height` runs, whose parent's time is
+/// `parent_time_ms`: calls due at a height up to `height`, then calls due at a time up to
+/// `parent_time_ms`, each queue in key order (due point, then id), at most `limit` in all. A
+/// record that does not parse (no module can write `sched/` keys, so only a damaged state has
+/// one) is removed and skipped.
+pub fn take_due(
+    kv: &mut dyn Kv,
+    height: u64,
+    parent_time_ms: u64,
+    limit: usize,
+) -> Vec<QueuedCall> {
+    let mut out = Vec::new();
+    for (prefix, until) in [
+        (SCHED_HEIGHT_PREFIX, height),
+        (SCHED_TIME_PREFIX, parent_time_ms),
+    ] {
+        if out.len() >= limit {
+            break;
+        }
+        let entries = kv.kv_scan(prefix, None, limit - out.len());
+        for (key, value) in entries {
+            let due = key
+                .strip_prefix(prefix)
+                .and_then(|r| r.get(..16))
+                .and_then(|h| u64::from_str_radix(h, 16).ok());
+            match due {
+                Some(d) if d <= until => {}
+                Some(_) => break,
+                None => {
+                    kv.kv_delete(&key);
+                    continue;
+                }
+            }
+            match serde_json::from_slice::<QueuedCall>(&value) {
+                Ok(call) => {
+                    remove(kv, &key, &call);
+                    out.push(call);
+                }
+                Err(_) => kv.kv_delete(&key),
+            }
+        }
+    }
+    out
+}
+
+/// Puts a call [`take_due`] took back into the queue exactly as it was (its key, index and
+/// count): a block that cannot run it leaves it due for the next.
+pub fn requeue(kv: &mut dyn Kv, call: &QueuedCall) {
+    let key = queue_key(call.at, call.id);
+    kv.kv_put(
+        &key,
+        serde_json::to_vec(call).expect("a queued call always serialises"),
+    );
+    kv.kv_put(&id_key(call.id), key.into_bytes());
+    let count = count_key(&call.module);
+    let n = read_u64(kv, &count);
+    write_count(kv, &count, n + 1);
+}
+
+/// Draw `n` of scheduled call `id` of `module` in a block whose beacon is `beacon`: SHA-256 of
+/// `"gamechain.draw.v1"` ‖ the 48 beacon bytes ‖ `u32 LE len(module)` ‖ module ‖ `u64 LE id` ‖
+/// `u64 LE n` (ABI.md `draw`).
+pub fn draw_bytes(beacon: &[u8; 48], module: &str, id: u64, n: u64) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(b"gamechain.draw.v1");
+    h.update(beacon);
+    h.update((module.len() as u32).to_le_bytes());
+    h.update(module.as_bytes());
+    h.update(id.to_le_bytes());
+    h.update(n.to_le_bytes());
+    h.finalize().into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schedule::{ScheduledCall, MAX_SCHEDULED_PER_BLOCK};
+    use crate::MockKv;
+
+    fn from(height: u64, time: u64) -> ScheduleFrom<'static> {
+        ScheduleFrom {
+            module: "dice",
+            height,
+            block_time_ms: time,
+        }
+    }
+
+    #[test]
+    fn calls_run_in_order_when_due_and_not_before() {
+        let mut kv = MockKv::default();
+        let a = schedule(&mut kv, from(5, 1000), At::Height(7), b"a", 10).unwrap();
+        let b = schedule(&mut kv, from(5, 1000), At::Height(6), b"b", 10).unwrap();
+        let c = schedule(&mut kv, from(5, 1000), At::TimeMs(1500), b"c", 10).unwrap();
+        assert_eq!((a, b, c), (0, 1, 2));
+        assert_eq!(kv.kv_get("sched/n/dice"), Some(b"3".to_vec()));
+        assert!(take_due(&mut kv, 5, 1400, 64).is_empty());
+        let due = take_due(&mut kv, 6, 1500, 64);
+        assert_eq!(due.iter().map(|c| c.id).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(hex::decode(&due[0].payload).unwrap(), b"b");
+        let due = take_due(&mut kv, 9, 9999, 64);
+        assert_eq!(due.iter().map(|c| c.id).collect::<Vec<_>>(), [0]);
+        // Only the next id is left.
+        assert_eq!(kv.state.keys().collect::<Vec<_>>(), ["sched/next"]);
+        let _ = ScheduledCall {
+            id: 0,
+            payload: vec![],
+        };
+    }
+
+    #[test]
+    fn refusals_change_nothing() {
+        let mut kv = MockKv::default();
+        let f = from(5, 1000);
+        assert_eq!(
+            schedule(&mut kv, f, At::Height(5), b"", 1),
+            Err(ScheduleError::NotAhead)
+        );
+        assert_eq!(
+            schedule(&mut kv, f, At::TimeMs(1000), b"", 1),
+            Err(ScheduleError::NotAhead)
+        );
+        assert_eq!(
+            schedule(&mut kv, f, At::Height(5 + MAX_AHEAD_BLOCKS + 1), b"", 1),
+            Err(ScheduleError::TooFar)
+        );
+        assert_eq!(
+            schedule(&mut kv, f, At::Height(6), &[0; 4097], 1),
+            Err(ScheduleError::PayloadTooLarge)
+        );
+        assert_eq!(
+            schedule(&mut kv, f, At::Height(6), b"", 0),
+            Err(ScheduleError::BadFuel)
+        );
+        assert!(kv.state.is_empty());
+        for _ in 0..MAX_PENDING_PER_MODULE {
+            schedule(&mut kv, f, At::Height(6), b"", 1).unwrap();
+        }
+        assert_eq!(
+            schedule(&mut kv, f, At::Height(6), b"", 1),
+            Err(ScheduleError::Full)
+        );
+        // A block runs at most its limit; the rest wait, in order.
+        let first = take_due(&mut kv, 6, 0, MAX_SCHEDULED_PER_BLOCK);
+        assert_eq!(first.len(), MAX_SCHEDULED_PER_BLOCK);
+        assert_eq!(first[63].id, 63);
+        assert_eq!(take_due(&mut kv, 7, 0, MAX_SCHEDULED_PER_BLOCK)[0].id, 64);
+    }
+
+    #[test]
+    fn only_the_owner_cancels() {
+        let mut kv = MockKv::default();
+        let id = schedule(&mut kv, from(1, 0), At::Height(3), b"x", 1).unwrap();
+        assert!(!cancel(&mut kv, "other", id));
+        assert!(!cancel(&mut kv, "dice", id + 1));
+        assert!(cancel(&mut kv, "dice", id));
+        assert!(!cancel(&mut kv, "dice", id));
+        assert!(take_due(&mut kv, 3, 0, 64).is_empty());
+        assert_eq!(kv.kv_get("sched/n/dice"), None);
+    }
+
+    #[test]
+    fn draws_depend_on_every_input() {
+        let b = [1u8; 48];
+        let d = draw_bytes(&b, "dice", 1, 0);
+        assert_ne!(d, draw_bytes(&b, "dice", 1, 1));
+        assert_ne!(d, draw_bytes(&b, "dice", 2, 0));
+        assert_ne!(d, draw_bytes(&b, "dic", 1, 0));
+        assert_ne!(d, draw_bytes(&[2; 48], "dice", 1, 0));
+        assert_eq!(d, draw_bytes(&b, "dice", 1, 0));
+    }
+
+    #[test]
+    fn messages_name_the_bounds() {
+        assert!(ScheduleError::PayloadTooLarge
+            .message()
+            .contains(&MAX_SCHEDULED_PAYLOAD_BYTES.to_string()));
+        assert!(ScheduleError::Full
+            .message()
+            .contains(&MAX_PENDING_PER_MODULE.to_string()));
+        assert!(ScheduleError::TooFar
+            .message()
+            .contains(&MAX_AHEAD_BLOCKS.to_string()));
+        for code in -7..=-1 {
+            assert_eq!(ScheduleError::from_code(code).unwrap().code(), code);
+        }
+    }
+}
