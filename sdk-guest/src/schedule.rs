@@ -157,7 +157,8 @@ impl From<ScheduleError> for crate::ActionError {
 /// A scheduled call as the module receives it in [`GameModule::scheduled`](crate::GameModule::scheduled).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScheduledCall {
-    /// The id [`Ctx::schedule`](crate::Ctx::schedule) returned (chain-wide, increasing).
+    /// The id [`Ctx::schedule`](crate::Ctx::schedule) returned (below 2^53, derived from what
+    /// scheduled it: `native/scheduler.rs`, `call_id`).
     pub id: u64,
     /// The payload given when it was scheduled.
     pub payload: Vec<u8>,
@@ -170,8 +171,6 @@ pub const NO_DRAW: &str =
 
 /// Prefix of the chain's queue of scheduled calls (never a module's key).
 pub const SCHED_PREFIX: &str = "sched/";
-/// The next call id (canonical decimal u64; absent = 0).
-pub const SCHED_NEXT_KEY: &str = "sched/next";
 /// Prefix of calls due at a height: `sched/h/<16 hex height>/<16 hex id>`.
 pub const SCHED_HEIGHT_PREFIX: &str = "sched/h/";
 /// Prefix of calls due at a time: `sched/t/<16 hex ms>/<16 hex id>`.

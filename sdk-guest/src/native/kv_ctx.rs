@@ -53,6 +53,8 @@ pub struct KvCtx<K> {
     pub random_counter: u64,
     /// The scheduled call this is, when it is one (`None` in apply, end_block, migrate).
     pub call: Option<CallEnv>,
+    /// Calls scheduled so far in this call (each one's id is derived from its position).
+    pub scheduled_count: u32,
 }
 
 /// What a scheduled call knows of itself: its id, the beacon of the block running it (`None`
@@ -82,6 +84,7 @@ impl<K: Kv> KvCtx<K> {
             events: Vec::new(),
             random_counter: 0,
             call: None,
+            scheduled_count: 0,
         }
     }
 
@@ -213,12 +216,21 @@ impl<K: Kv> Ctx for KvCtx<K> {
         payload: &[u8],
         fuel: u64,
     ) -> Result<u64, crate::ScheduleError> {
+        let origin = match (&self.call, self.txid.is_empty()) {
+            (Some(call), _) => scheduler::Origin::Call(call.id),
+            (None, false) => scheduler::Origin::Tx(&self.txid),
+            (None, true) => scheduler::Origin::EndBlock,
+        };
         let from = scheduler::ScheduleFrom {
             module: &self.module,
             height: self.height,
             block_time_ms: self.block_time_ms,
+            origin,
+            n: self.scheduled_count,
         };
-        scheduler::schedule(&mut self.kv, from, at, payload, fuel)
+        let id = scheduler::schedule(&mut self.kv, from, at, payload, fuel)?;
+        self.scheduled_count += 1;
+        Ok(id)
     }
 
     fn cancel_scheduled(&mut self, id: u64) -> bool {

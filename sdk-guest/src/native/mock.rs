@@ -313,6 +313,7 @@ impl KvCtx<MockKv> {
     ) -> Result<(), ActionError> {
         let events = self.events.len();
         self.random_counter = 0;
+        self.scheduled_count = 0;
         self.kv.begin();
         let result = f(self);
         self.kv.finish(result.is_ok());

@@ -8,11 +8,10 @@ use sha2::{Digest, Sha256};
 use crate::native::kv::Kv;
 use crate::schedule::{
     count_key, id_key, queue_key, At, QueuedCall, ScheduleError, MAX_AHEAD_BLOCKS, MAX_AHEAD_MS,
-    MAX_PENDING_PER_MODULE, MAX_SCHEDULED_PAYLOAD_BYTES, SCHED_HEIGHT_PREFIX, SCHED_NEXT_KEY,
-    SCHED_TIME_PREFIX,
+    MAX_PENDING_PER_MODULE, MAX_SCHEDULED_PAYLOAD_BYTES, SCHED_HEIGHT_PREFIX, SCHED_TIME_PREFIX,
 };
 
-/// Where a call is scheduled from: the block it runs in.
+/// Where a call is scheduled from: the module, the block, and the entry-point call doing it.
 #[derive(Debug, Clone, Copy)]
 pub struct ScheduleFrom<'a> {
     /// The scheduling module.
@@ -21,6 +20,57 @@ pub struct ScheduleFrom<'a> {
     pub height: u64,
     /// The current block's time, ms.
     pub block_time_ms: u64,
+    /// The entry-point call scheduling it ([`Origin`]).
+    pub origin: Origin<'a>,
+    /// How many calls this entry-point call scheduled before (0 for its first).
+    pub n: u32,
+}
+
+/// The entry-point call a call is scheduled from: what its id is derived from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin<'a> {
+    /// A transaction (its txid, 64 lowercase hex) and what runs in it (`apply`, `migrate`).
+    Tx(&'a str),
+    /// Scheduled call `id`.
+    Call(u64),
+    /// `end_block` of the current block.
+    EndBlock,
+}
+
+/// Ids are below 2^53, so they are exact in every JSON reader (JavaScript's numbers).
+pub const ID_MASK: u64 = (1 << 53) - 1;
+
+/// The id of the `n`-th call scheduled by `origin` in module `module` at `height`: the first 8
+/// bytes (big-endian) of SHA-256 of `"gamechain.call.v1"` ‖ `u32 LE len(module)` ‖ module ‖ the
+/// origin (`0x01` ‖ the txid's 32 bytes; `0x02` ‖ `u64 LE` parent id; `0x03` ‖ `u64 LE` height)
+/// ‖ `u32 LE n`, masked to 53 bits ([`ID_MASK`]). It depends only on what scheduled it, never on
+/// other games' calls, so a verifier re-executing one game's transactions finds the ids the
+/// chain used. (Another waiting call with the same id, a 2^-53 event, takes the next `n`.)
+pub fn call_id(module: &str, origin: Origin<'_>, height: u64, n: u32) -> u64 {
+    let mut h = Sha256::new();
+    h.update(b"gamechain.call.v1");
+    h.update((module.len() as u32).to_le_bytes());
+    h.update(module.as_bytes());
+    match origin {
+        Origin::Tx(txid) => {
+            h.update([1]);
+            match hex::decode(txid) {
+                Ok(bytes) => h.update(&bytes),
+                Err(_) => h.update(txid.as_bytes()),
+            }
+        }
+        Origin::Call(id) => {
+            h.update([2]);
+            h.update(id.to_le_bytes());
+        }
+        Origin::EndBlock => {
+            h.update([3]);
+            h.update(height.to_le_bytes());
+        }
+    }
+    h.update(n.to_le_bytes());
+    let d: [u8; 32] = h.finalize().into();
+    u64::from_be_bytes(d[..8].try_into().expect("8 bytes")) & ID_MASK
 }
 
 fn read_u64(kv: &dyn Kv, key: &str) -> u64 {
@@ -39,11 +89,11 @@ fn write_count(kv: &mut dyn Kv, key: &str, n: u64) {
 }
 
 /// Schedules a call of `from.module` at `at` with `payload` and `fuel` (already checked against
-/// the chain's `fuel_apply` and charged by the caller), returning its id. Checks, in order: the
-/// due point is after the current block ([`ScheduleError::NotAhead`]) and within reach
-/// ([`ScheduleError::TooFar`]), the payload's size, the module's count of waiting calls, `fuel`
-/// at least 1 ([`ScheduleError::BadFuel`]). Writes the record, its index, the count and the next
-/// id; nothing on an error.
+/// the chain's `fuel_apply` and charged by the caller), returning its id ([`call_id`]). Checks,
+/// in order: the due point is after the current block ([`ScheduleError::NotAhead`]) and within
+/// reach ([`ScheduleError::TooFar`]), the payload's size, the module's count of waiting calls,
+/// `fuel` at least 1 ([`ScheduleError::BadFuel`]). Writes the record, its index and the count;
+/// nothing on an error.
 pub fn schedule(
     kv: &mut dyn Kv,
     from: ScheduleFrom<'_>,
@@ -72,7 +122,12 @@ pub fn schedule(
     if fuel == 0 {
         return Err(ScheduleError::BadFuel);
     }
-    let id = read_u64(kv, SCHED_NEXT_KEY);
+    let mut n = from.n;
+    let mut id = call_id(from.module, from.origin, from.height, n);
+    while kv.kv_get(&id_key(id)).is_some() {
+        n = n.wrapping_add(1);
+        id = call_id(from.module, from.origin, from.height, n);
+    }
     let call = QueuedCall {
         id,
         module: from.module.to_string(),
@@ -88,7 +143,6 @@ pub fn schedule(
     );
     kv.kv_put(&id_key(id), key.into_bytes());
     write_count(kv, &count, waiting + 1);
-    kv.kv_put(SCHED_NEXT_KEY, (id + 1).to_string().into_bytes());
     Ok(id)
 }
 
@@ -205,25 +259,44 @@ mod tests {
             module: "dice",
             height,
             block_time_ms: time,
+            origin: Origin::EndBlock,
+            n: 0,
+        }
+    }
+
+    fn nth(height: u64, time: u64, n: u32) -> ScheduleFrom<'static> {
+        ScheduleFrom {
+            n,
+            ..from(height, time)
         }
     }
 
     #[test]
     fn calls_run_in_order_when_due_and_not_before() {
         let mut kv = MockKv::default();
-        let a = schedule(&mut kv, from(5, 1000), At::Height(7), b"a", 10).unwrap();
-        let b = schedule(&mut kv, from(5, 1000), At::Height(6), b"b", 10).unwrap();
-        let c = schedule(&mut kv, from(5, 1000), At::TimeMs(1500), b"c", 10).unwrap();
-        assert_eq!((a, b, c), (0, 1, 2));
+        let a = schedule(&mut kv, nth(5, 1000, 0), At::Height(7), b"a", 10).unwrap();
+        let b = schedule(&mut kv, nth(5, 1000, 1), At::Height(6), b"b", 10).unwrap();
+        let c = schedule(&mut kv, nth(5, 1000, 2), At::TimeMs(1500), b"c", 10).unwrap();
+        assert_eq!(a, call_id("dice", Origin::EndBlock, 5, 0));
+        assert!(a <= ID_MASK && b <= ID_MASK && a != b && b != c);
         assert_eq!(kv.kv_get("sched/n/dice"), Some(b"3".to_vec()));
         assert!(take_due(&mut kv, 5, 1400, 64).is_empty());
         let due = take_due(&mut kv, 6, 1500, 64);
-        assert_eq!(due.iter().map(|c| c.id).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(due.iter().map(|c| c.id).collect::<Vec<_>>(), [b, c]);
         assert_eq!(hex::decode(&due[0].payload).unwrap(), b"b");
         let due = take_due(&mut kv, 9, 9999, 64);
-        assert_eq!(due.iter().map(|c| c.id).collect::<Vec<_>>(), [0]);
-        // Only the next id is left.
-        assert_eq!(kv.state.keys().collect::<Vec<_>>(), ["sched/next"]);
+        assert_eq!(due.iter().map(|c| c.id).collect::<Vec<_>>(), [a]);
+        // Nothing is left.
+        assert!(kv.state.is_empty());
+        // The same origin and n again (a second waiting call) takes the next n's id.
+        let again = schedule(&mut kv, nth(5, 1000, 0), At::Height(7), b"a", 10).unwrap();
+        let twice = schedule(&mut kv, nth(5, 1000, 0), At::Height(7), b"a", 10).unwrap();
+        assert_eq!((again, twice), (a, b));
+        assert_ne!(call_id("dice", Origin::Tx(&"ab".repeat(32)), 5, 0), a);
+        assert_ne!(
+            call_id("dice", Origin::Call(1), 5, 0),
+            call_id("dice", Origin::Call(2), 5, 0)
+        );
         let _ = ScheduledCall {
             id: 0,
             payload: vec![],
@@ -255,8 +328,8 @@ mod tests {
             Err(ScheduleError::BadFuel)
         );
         assert!(kv.state.is_empty());
-        for _ in 0..MAX_PENDING_PER_MODULE {
-            schedule(&mut kv, f, At::Height(6), b"", 1).unwrap();
+        for n in 0..MAX_PENDING_PER_MODULE as u32 {
+            schedule(&mut kv, nth(5, 1000, n), At::Height(6), b"", 1).unwrap();
         }
         assert_eq!(
             schedule(&mut kv, f, At::Height(6), b"", 1),
@@ -265,8 +338,10 @@ mod tests {
         // A block runs at most its limit; the rest wait, in order.
         let first = take_due(&mut kv, 6, 0, MAX_SCHEDULED_PER_BLOCK);
         assert_eq!(first.len(), MAX_SCHEDULED_PER_BLOCK);
-        assert_eq!(first[63].id, 63);
-        assert_eq!(take_due(&mut kv, 7, 0, MAX_SCHEDULED_PER_BLOCK)[0].id, 64);
+        // In id order within one due height, the rest next block.
+        assert!(first.windows(2).all(|w| w[0].id < w[1].id));
+        let next = take_due(&mut kv, 7, 0, MAX_SCHEDULED_PER_BLOCK);
+        assert!(next[0].id > first[63].id);
     }
 
     #[test]
