@@ -9,9 +9,10 @@
 use std::path::Path;
 
 /// The module crates a new chain's genesis may hold (`genesis_modules.rs` names their ids).
-const GENESIS_PACKAGES: [&str; 6] = [
+const GENESIS_PACKAGES: [&str; 7] = [
     "tictactoe",
     "mnk",
+    "dice",
     "channel",
     "moveboard",
     "rps_rules",

@@ -19,6 +19,7 @@ mod deploy;
 mod fees;
 mod policies;
 mod rules;
+mod scheduled;
 mod sessions;
 
 const CHAIN: &str = "gamechain-test";

@@ -1,11 +1,12 @@
 //! The games a new chain starts with: [`GENESIS_MODULES`], the guests this binary embeds (built
 //! by `build.rs` from `modules/` with the one reproducible recipe), and which of them a new
-//! chain's genesis lists (the configuration's `genesis_modules`, default all six).
+//! chain's genesis lists (the configuration's `genesis_modules`, default all seven).
 //!
 //! | id | crate | what |
 //! |---|---|---|
 //! | `tictactoe` | `modules/tictactoe` | tic-tac-toe with stakes (`/play/tictactoe/`) |
 //! | `mnk` | `modules/mnk` | m,n,k-games up to 19×19 (`/play/mnk/`) |
+//! | `dice` | `modules/dice` | a dice duel rolled by the chain from its beacon (`/play/dice/`, `docs/randomness.md`) |
 //! | `channel` | `modules/channel` | off-chain games settled on chain: lobby, escrow, disputes (`docs/channels.md`) |
 //! | `moveboard` | `modules/moveboard` | the move board channel games post signed moves to |
 //! | `rps_rules` | `modules/rps_rules` | rock-paper-scissors rules for the channel (`/play/rps/`) |
@@ -47,7 +48,7 @@ macro_rules! embedded {
 }
 
 /// Every guest this binary embeds, in the order a default genesis lists them.
-pub const GENESIS_MODULES: [GenesisCode; 6] = [
+pub const GENESIS_MODULES: [GenesisCode; 7] = [
     GenesisCode {
         id: "tictactoe",
         package: "tictactoe",
@@ -57,6 +58,11 @@ pub const GENESIS_MODULES: [GenesisCode; 6] = [
         id: "mnk",
         package: "mnk",
         wasm: embedded!("mnk"),
+    },
+    GenesisCode {
+        id: "dice",
+        package: "dice",
+        wasm: embedded!("dice"),
     },
     GenesisCode {
         id: "channel",
@@ -138,21 +144,28 @@ mod tests {
         let pinned = [
             (
                 "tictactoe",
-                "2ae6ddcb2f829d5aeaf9cff56b85c19e13c6bb3ff157270cc0b2accd3a221bff",
+                "8d4558e0fb26cbb211def56088cca9b13dae15bcb40bf1720bc5e4aedbacfdf8",
             ),
             (
                 "mnk",
-                "67c6fa580926795cb483a6c5875a2792782bcb2221da34fa34eb445f15a1961a",
+                "674d53a382ed5831774702396587f6ab75ec744b7f10ca0ad787dde9b74fad55",
+            ),
+            (
+                "dice",
+                "52d11c75096cab4f562ec9c051b7c6b4f3ef2aa7bd281bc1b9a058dd076134f7",
             ),
             // Rebuilt when its shared definitions moved to `gamechain-channel-protocol`
-            // (before: a19d1824445d9ae5488ae25bd4b436b38462a8cc0ab28363ab9c64de0bb9f523).
+            // (before: a19d1824445d9ae5488ae25bd4b436b38462a8cc0ab28363ab9c64de0bb9f523), and
+            // when the SDK's export glue gained `gc_scheduled` (scheduled calls; every module
+            // built with `export_module!` changed then: tic-tac-toe was 2ae6ddcb…, m,n,k
+            // 67c6fa58…, the channel f66e57b1…, the move board 36cf0507…).
             (
                 "channel",
-                "f66e57b121dab27aa677fdb264d226734454abe1457ebc304aede6f76a699345",
+                "4ff18b6f7b298f032a88814f88369bf9fb69db9ecfba50ac1c3d6c0ef8af1081",
             ),
             (
                 "moveboard",
-                "36cf0507290a45fd5722bcca210aeaef9edcfd489fd144361e5bec33dace553b",
+                "047de5a083a0ae66f782f331f10d938c77a2f27ee727449c082da9680d70a84e",
             ),
             (
                 "rps_rules",
@@ -186,6 +199,7 @@ mod tests {
             [
                 "tictactoe",
                 "mnk",
+                "dice",
                 "channel",
                 "moveboard",
                 "rps_rules",
