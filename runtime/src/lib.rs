@@ -45,7 +45,8 @@ pub mod transition;
 
 pub use execute::{
     execute_apply, execute_apply_metered, execute_apply_with, execute_end_block,
-    execute_end_block_with, execute_migrate, run_view, run_view_with, Event, TxOutcome,
+    execute_end_block_with, execute_migrate, execute_scheduled, run_view, run_view_with, Event,
+    ScheduledRun, TxOutcome,
 };
 pub use gamechain_vm::cache;
 pub use gamechain_vm::precompile;

@@ -63,6 +63,9 @@ pub struct GameEvent {
     pub tx_index: Option<u32>,
     /// The account the transaction acts for (a session game's account, not the session key).
     pub sender: Option<String>,
+    /// The scheduled call that emitted it; `None` for a transaction's or end-block event.
+    #[serde(default)]
+    pub call: Option<u64>,
     /// The event's position in its receipt.
     pub index: u32,
     /// Its kind, e.g. `tictactoe.moved`.

@@ -71,6 +71,7 @@ pub mod mempool;
 pub mod metrics;
 pub mod modules;
 pub mod node_error;
+pub mod schedule_wake;
 pub mod sequencer;
 pub mod start;
 pub mod store;

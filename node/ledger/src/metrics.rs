@@ -90,6 +90,22 @@ pub struct ConsensusMetrics {
     /// stored (they did not verify, or the bound per validator was reached, or the queue was
     /// full).
     pub evidence_refused: IntCounter,
+    /// `gamechain_beacon_shares_total{result}` (chains with a threshold beacon): beacon share
+    /// messages received from peers, by what became of them: `valid` (verified and kept),
+    /// `invalid` (malformed, another validator's index, or not verifying against the public
+    /// polynomial), `duplicate` (one of that height and validator is kept), `stale` (outside
+    /// the heights kept: committed already, or too far ahead).
+    pub beacon_shares: IntCounterVec,
+    /// `gamechain_beacon_released_total`: heights this validator released its own share of.
+    pub beacon_released: IntCounter,
+    /// `gamechain_beacon_recovered_total`: beacons recovered from a threshold of shares.
+    pub beacon_recovered: IntCounter,
+    /// `gamechain_beacon_recovery_seconds`: from the first share of a height seen here (its own
+    /// or a peer's) to the beacon's recovery.
+    pub beacon_recovery_seconds: Histogram,
+    /// `gamechain_beacon_missing_total`: views this validator led and gave up because the
+    /// beacon of the height to propose did not come within its wait.
+    pub beacon_missing: IntCounter,
 }
 
 impl ConsensusMetrics {
@@ -279,6 +295,40 @@ impl Metrics {
                 evidence_refused: counter(
                     "gamechain_evidence_refused_total",
                     "Conflicting votes reported by the engine and not stored.",
+                ),
+                beacon_shares: register(
+                    r,
+                    IntCounterVec::new(
+                        Opts::new(
+                            "gamechain_beacon_shares_total",
+                            "Beacon shares received from peers: valid, invalid, duplicate, stale.",
+                        ),
+                        &["result"],
+                    )
+                    .expect("valid counter"),
+                ),
+                beacon_released: counter(
+                    "gamechain_beacon_released_total",
+                    "Heights this validator released its beacon share of.",
+                ),
+                beacon_recovered: counter(
+                    "gamechain_beacon_recovered_total",
+                    "Beacons recovered from a threshold of shares.",
+                ),
+                beacon_recovery_seconds: register(
+                    r,
+                    Histogram::with_opts(
+                        HistogramOpts::new(
+                            "gamechain_beacon_recovery_seconds",
+                            "Time from the first share of a height seen to its beacon's recovery.",
+                        )
+                        .buckets(time_buckets()),
+                    )
+                    .expect("valid histogram"),
+                ),
+                beacon_missing: counter(
+                    "gamechain_beacon_missing_total",
+                    "Views this validator led and gave up for want of the height's beacon.",
                 ),
             }
         })

@@ -58,6 +58,7 @@ use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
 
+use crate::schedule_wake::{scheduled_wake, Wake};
 use crate::chain::Chain;
 use crate::mempool::PendingTx;
 use crate::node_error::NodeError;
@@ -403,9 +404,10 @@ impl Sequencer {
     }
 
     /// Waits until there is something to make a block of: a transaction not in a block yet,
-    /// `block_interval_ms` since the last block (an empty block), or a dev clock moved forward
-    /// (an empty block at the new time). Lands the commit in flight when it returns meanwhile.
-    /// `false`: stop.
+    /// `block_interval_ms` since the last block (an empty block), a dev clock moved forward
+    /// (an empty block at the new time), or a scheduled call that needs a block (`Wake`,
+    /// `schedule_wake.rs`: one due in the next block, or at a time the clock reaches). Lands the
+    /// commit in flight when it returns meanwhile. `false`: stop.
     fn wait_for_work(&mut self, tip: &mut Tip) -> Result<bool, NodeError> {
         let idle = Duration::from_millis(self.chain.config.block_interval_ms);
         loop {
@@ -415,14 +417,39 @@ impl Sequencer {
                 return Ok(false);
             }
             let offset = self.chain.clock.offset_ms();
+            let mut until = self.last_block + idle;
+            let scheduled = match self.scheduled_wake(tip) {
+                Wake::Now => true,
+                Wake::At(t) => {
+                    until = until.min(self.chain.clock.instant_of(t));
+                    self.chain.clock.now_ms() >= t
+                }
+                Wake::Never => false,
+            };
             if self.chain.mempool().ready_len() > 0
                 || Instant::now() >= self.last_block + idle
                 || offset != self.clock_offset_seen
+                || scheduled
             {
                 self.clock_offset_seen = offset;
                 return Ok(true);
             }
-            self.chain.arrivals.wait(seen, Some(self.last_block + idle));
+            self.chain.arrivals.wait(seen, Some(until));
+        }
+    }
+
+    /// What the scheduled calls need after `tip` (over the head and the block in flight).
+    fn scheduled_wake(&self, tip: &Tip) -> Wake {
+        let head = HeadState(&self.chain);
+        match &tip.pending {
+            Some(writes) => scheduled_wake(
+                &Layer {
+                    base: &head,
+                    writes,
+                },
+                &tip.header,
+            ),
+            None => scheduled_wake(&head, &tip.header),
         }
     }
 

@@ -7,8 +7,12 @@
 //! (an IP address or a DNS name): its API and p2p transport listen on every interface at
 //! `<base-port>` and `<p2p-port>`, the same on every host, and its peers are named
 //! `<key>@h<j>:<p2p-port>`) and `DIR/<i>/data/` with the shared `genesis.json`
-//! (naming the N validators), its block-signing key `sequencer.wif` and its consensus key
-//! `consensus.key` (both mode 0600, freshly generated). Each folder runs alone with
+//! (naming the N validators and the group key of their threshold randomness beacon), its
+//! block-signing key `sequencer.wif` and its consensus key `consensus.key` (both mode 0600,
+//! freshly generated), and its share of the beacon key `beacon_share.json` (mode 0600): testnet
+//! deals the beacon key as a trusted dealer (`validator/beacon/share.rs`, threshold 2f + 1,
+//! share i to the validator at position i of the set ordered by consensus key) and keeps
+//! nothing of it but these files. Each folder runs alone with
 //! `gamechain node --validator --config node.toml` from inside it; `--start` runs all of them
 //! as child processes in the foreground (their logs prefixed with `[i]`) until Ctrl-C, which
 //! stops them cleanly (not with `--hosts`: each folder is copied to its machine and started
@@ -18,7 +22,9 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use gamechain_runtime::chain::{GenesisValidator, SecretKey, ValidatorSet, ENGINE_SIMPLEX};
+use gamechain_runtime::chain::{
+    BeaconConfig, GenesisValidator, SecretKey, ValidatorSet, ENGINE_SIMPLEX,
+};
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::config::NodeConfig;
@@ -198,7 +204,18 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
         certification_timeout_ms: leader_timeout_ms(args.min_block_interval_ms) + 1_000,
         timeout_retry_ms: 10_000,
     });
+    let dealt = crate::validator::beacon::share::deal_to_set(
+        genesis.validators.as_ref().expect("set above"),
+    )?;
+    genesis.beacon = Some(BeaconConfig::threshold(
+        dealt.public_key.clone(),
+        dealt.threshold,
+    ));
     genesis.validate().map_err(|e| e.to_string())?;
+    // Share i goes to the validator at position i of the set ordered by consensus key.
+    let positions = crate::validator::proof::finality::participant_keys(
+        genesis.validators.as_ref().expect("set above"),
+    )?;
     let genesis_json = genesis.to_json_pretty();
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
@@ -209,6 +226,11 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
             .map_err(|e| io("write", &data.join("genesis.json"), e))?;
         gamechain_client::keyfile::write_key_file(&data.join("sequencer.wif"), &block_keys[i])?;
         keys::write_new(&data, &consensus_keys[i]).map_err(|e| e.to_string())?;
+        let position = positions
+            .iter()
+            .position(|k| hex::encode(k) == keys::public_hex(&consensus_keys[i]))
+            .expect("every validator is in the set");
+        crate::validator::beacon::share::write_new(&data, &dealt.files[position])?;
         let place = &places[i];
         let peers: Vec<String> = (0..n)
             .filter(|j| *j != i)
@@ -371,7 +393,22 @@ mod tests {
             keys::read(&folder.join("data")).unwrap();
         }
         let genesis = gamechain_runtime::chain::Genesis::from_json(&genesis0).unwrap();
-        assert_eq!(genesis.validators.unwrap().set.len(), 4);
+        let set = genesis.validators.clone().unwrap();
+        assert_eq!(set.set.len(), 4);
+        // Each folder holds its validator's share of the genesis group key (threshold 3 of 4).
+        let beacon = genesis.beacon.clone().unwrap();
+        assert_eq!(beacon.threshold, Some(3));
+        let order = crate::validator::proof::finality::participant_keys(&set).unwrap();
+        for i in 0..4 {
+            let data = args.dir.join(i.to_string()).join("data");
+            let me = keys::public_hex(&keys::read(&data).unwrap());
+            let position = order.iter().position(|k| hex::encode(k) == me).unwrap() as u32;
+            let share =
+                crate::validator::beacon::share::load(&data, &genesis, 4, position).unwrap();
+            assert_eq!(share.unwrap().index(), position);
+            let other = (position + 1) % 4;
+            assert!(crate::validator::beacon::share::load(&data, &genesis, 4, other).is_err());
+        }
         assert!(write(&args).unwrap_err().contains("not empty"));
         let bad = TestnetArgs {
             validators: 0,

@@ -151,6 +151,22 @@ fn write_block(out: &mut Vec<u8>, block: &Block) {
     write_header(out, &block.header.header);
     out.extend_from_slice(b",\"height\":");
     json(out, &block.height());
+    if !block.scheduled.is_empty() {
+        out.extend_from_slice(b",\"scheduled\":[");
+        for (i, s) in block.scheduled.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(b"{\"id\":");
+            json(out, &s.id);
+            out.extend_from_slice(b",\"module\":");
+            json(out, &s.module);
+            out.extend_from_slice(b",\"receipt\":");
+            write_receipt(out, &s.receipt);
+            out.push(b'}');
+        }
+        out.push(b']');
+    }
     out.extend_from_slice(b",\"signature\":");
     json(out, &block.header.signature);
     out.extend_from_slice(b",\"txs\":[");
@@ -178,7 +194,13 @@ fn json<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) {
 
 /// A header's JSON, keys sorted (`checkpoint` with `hash` before `height`).
 fn write_header(out: &mut Vec<u8>, h: &Header) {
-    out.extend_from_slice(b"{\"checkpoint\":{\"hash\":");
+    out.push(b'{');
+    if let Some(b) = &h.beacon {
+        out.extend_from_slice(b"\"beacon\":");
+        json(out, b);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"checkpoint\":{\"hash\":");
     json(out, &h.checkpoint.hash);
     out.extend_from_slice(b",\"height\":");
     json(out, &h.checkpoint.height);
@@ -367,6 +389,22 @@ mod tests {
             block(txs[..1].to_vec(), Vec::new(), Checkpoint::default()),
             block(Vec::new(), end_block, Checkpoint::default()),
         ];
+        // A block of a beacon chain that ran scheduled calls.
+        let mut with_calls = blocks[1].clone();
+        with_calls.header.header.beacon = Some(gamechain_runtime::chain::Beacon([0x5a; 48]));
+        with_calls.scheduled = vec![
+            gamechain_runtime::chain::ScheduledReceipt {
+                module: "dice".into(),
+                id: (1 << 53) - 1,
+                receipt: Receipt::success(vec![], 11),
+            },
+            gamechain_runtime::chain::ScheduledReceipt {
+                module: "a\"b".into(),
+                id: 0,
+                receipt: Receipt::failure("internal: trap", 7),
+            },
+        ];
+        let blocks = [blocks.to_vec(), vec![with_calls]].concat();
         for b in &blocks {
             let (got, want) = (block_message(b), through_value(b));
             assert_eq!(

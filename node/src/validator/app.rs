@@ -170,6 +170,40 @@ impl App {
         Some(true)
     }
 
+    /// Whether the beacon of `height` is known, waiting for it until `deadline` (the
+    /// runtime's clock) on a chain with a beacon (`beacon/`: recovered once `t` validators
+    /// released their shares of it). `true` at once on a chain without one.
+    async fn wait_for_beacon<E: Clock>(
+        &self,
+        rt: &E,
+        height: u64,
+        deadline: std::time::SystemTime,
+    ) -> bool {
+        if self.ledger.chain.genesis().beacon.is_none() {
+            return true;
+        }
+        loop {
+            let added = self.ledger.beacon_added().notified();
+            tokio::pin!(added);
+            // Registered before the check: a beacon added in between wakes it.
+            added.as_mut().enable();
+            if self.ledger.beacon_for(height).is_some() {
+                return true;
+            }
+            let Ok(left) = deadline.duration_since(rt.current()) else {
+                return false;
+            };
+            if left.is_zero() {
+                return false;
+            }
+            tokio::select! {
+                biased;
+                _ = added => {}
+                _ = rt.sleep(left) => {}
+            }
+        }
+    }
+
     /// The block-signing address of the validator whose consensus key is `leader`.
     fn leader_address(&self, leader: &PublicKey) -> Option<String> {
         let bytes: [u8; 32] = leader.as_ref().try_into().ok()?;
@@ -198,6 +232,7 @@ where
         let parent = ancestry.next().await?;
         let parent_digest = parent.digest();
         let parent_time_ms = parent.inner().header().header.time_ms;
+        let height = parent.height().get() + 1;
         if self.catch_up(&rt, parent, &mut ancestry).await != Some(true) {
             return None;
         }
@@ -222,6 +257,11 @@ where
                 return None;
             }
             rt.sleep(Duration::from_millis(early_ms)).await;
+        }
+        if !self.wait_for_beacon(&rt, height, deadline).await {
+            self.ledger.chain.metrics.consensus().beacon_missing.inc();
+            tracing::info!(height, "no beacon for this height yet: giving up the view");
+            return None;
         }
         let made = loop {
             let now = now_ms(&rt).max(earliest);

@@ -10,7 +10,8 @@
 //!
 //! Channels, each with its own rate quota at the network layer: 0 votes, 1 certificates, 2 the
 //! engine's certificate resolver, 3 marshal's block backfill, 4 block broadcast, 5 transaction
-//! gossip (`gossip.rs`).
+//! gossip (`gossip.rs`), 6 beacon shares (`beacon/`: on a chain whose genesis names a
+//! threshold beacon, the beacon task runs over it; the observer hands it certified blocks).
 //!
 //! Start: from block 0 (`Floor::Genesis`, marshal's `Start::Genesis`), or for a data directory
 //! that joined from a snapshot from its base's own finality certificate (`Floor::Finalized`,
@@ -56,6 +57,7 @@ use rand_core::CryptoRng;
 use tokio::sync::watch;
 
 use crate::validator::app::{run_committer, App, Finalizer, ARCHIVE_SECTION};
+use crate::validator::beacon::{self, share::BeaconShare, CERTIFIED_QUEUE};
 use crate::validator::block::{BlockBound, ProposedBlock};
 use crate::validator::equivocate::VoteSender;
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
@@ -68,7 +70,7 @@ pub use crate::validator::proof::finality::namespace;
 /// One network channel: its sender and receiver.
 pub type Channel<S, R> = (S, R);
 
-/// The six channels of one validator (module docs).
+/// The seven channels of one validator (module docs).
 pub struct Channels<S, R> {
     /// Votes.
     pub votes: Channel<S, R>,
@@ -82,6 +84,8 @@ pub struct Channels<S, R> {
     pub broadcast: Channel<S, R>,
     /// Transaction gossip.
     pub gossip: Channel<S, R>,
+    /// Beacon shares.
+    pub beacon: Channel<S, R>,
 }
 
 /// Consensus settings of one validator (the set's timeouts come from genesis).
@@ -112,6 +116,9 @@ pub struct EngineConfig {
     pub archive_retention_blocks: u64,
     /// zstd level of the archives' values.
     pub archive_compression_level: u8,
+    /// This validator's beacon share, on a chain whose genesis names a threshold beacon
+    /// (`beacon/share.rs`, checked at start); `None` otherwise.
+    pub beacon: Option<BeaconShare>,
 }
 
 /// Where a validator's consensus starts ([`EngineConfig::start`]).
@@ -308,11 +315,36 @@ where
         .participants
         .position(&me)
         .expect("this validator's key is in the set (checked at start)") as u32;
-    let (observer, evidence_queue) = Observer::new(
+    let (mut observer, evidence_queue) = Observer::new(
         rt.child("observer"),
         my_index,
         ledger.chain.clone() as Arc<dyn AsConsensus>,
     );
+    // The beacon: shares released as blocks are certified and committed, gossiped on their
+    // channel, recovered into the ledger.
+    let (beacon_sender, beacon_receiver) = channels.beacon;
+    match (ledger.chain.genesis().beacon.is_some(), config.beacon.clone()) {
+        (true, Some(share)) => {
+            let (certified_tx, certified_rx) = tokio::sync::mpsc::channel(CERTIFIED_QUEUE);
+            observer = observer.with_beacon(certified_tx);
+            let (beacon_ledger, participants) = (ledger.clone(), config.participants.clone());
+            rt.child("beacon").spawn(move |ctx| {
+                beacon::run(
+                    ctx,
+                    beacon_ledger,
+                    share,
+                    participants,
+                    certified_rx,
+                    (beacon_sender, beacon_receiver),
+                )
+            });
+        }
+        (true, None) => tracing::error!(
+            "this chain's genesis names a threshold beacon and this validator holds no share: \
+             it cannot propose blocks"
+        ),
+        (false, _) => {}
+    }
     let checker = Arc::new(
         EvidenceChecker::new(ledger.chain.genesis(), &ledger.chain.genesis_hash)
             .expect("the genesis set was checked at start"),

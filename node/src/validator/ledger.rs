@@ -136,6 +136,13 @@ pub enum Fault {
     /// It follows each of its notarize and finalize votes with a second one, validly signed,
     /// for another proposal of the same view (`validator/equivocate.rs`).
     Equivocate,
+    /// It never releases its share of the beacon (`validator/beacon/`); it still collects the
+    /// others' shares and proposes with the beacon they recover.
+    WithholdBeacon,
+    /// It proposes blocks carrying a beacon of another height: its parent's (a genuine
+    /// signature of the group, replayed), or on block 1, whose parent has none, a signature by
+    /// a key nobody dealt. The others' execution refuses it (`BadBeacon`).
+    WrongBeacon,
 }
 
 /// The validator's view of the chain (module docs).
@@ -164,6 +171,11 @@ pub struct Ledger {
     /// Randomness beacons known for heights not committed yet (recovered from the validators'
     /// shares on a chain with a threshold beacon): what a proposal of that height carries.
     beacons: Mutex<BTreeMap<u64, Beacon>>,
+    /// Woken (all waiters) when a beacon is added: a leader waiting for one (`app.rs`).
+    beacon_added: tokio::sync::Notify,
+    /// Woken (one permit) when a block is committed: the beacon task releases the next
+    /// height's share (`validator/beacon/`).
+    head_moved: tokio::sync::Notify,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -222,6 +234,8 @@ impl Ledger {
             max_block_tx_bytes,
             fault,
             beacons: Mutex::new(BTreeMap::new()),
+            beacon_added: tokio::sync::Notify::new(),
+            head_moved: tokio::sync::Notify::new(),
         })
     }
 
@@ -234,14 +248,40 @@ impl Ledger {
     }
 
     /// Records the beacon of `height` (already checked against the genesis key by the caller),
-    /// and forgets those of committed heights.
+    /// forgets those of committed heights, and wakes the leaders waiting for one
+    /// ([`Ledger::beacon_added`]).
     pub fn add_beacon(&self, height: u64, beacon: Beacon) {
         let committed = self.head().1;
-        let mut beacons = lock(&self.beacons);
-        beacons.retain(|h, _| *h > committed);
-        if height > committed {
-            beacons.insert(height, beacon);
+        {
+            let mut beacons = lock(&self.beacons);
+            beacons.retain(|h, _| *h > committed);
+            if height > committed {
+                beacons.insert(height, beacon);
+            }
         }
+        self.beacon_added.notify_waiters();
+    }
+
+    /// Notified (every waiter) each time [`Ledger::add_beacon`] records a beacon. A waiter
+    /// enables its `notified()` future before it checks [`Ledger::beacon_for`], so none is
+    /// missed.
+    pub fn beacon_added(&self) -> &tokio::sync::Notify {
+        &self.beacon_added
+    }
+
+    /// Notified (one stored permit) after each committed block: the beacon task's cue.
+    pub fn head_moved(&self) -> &tokio::sync::Notify {
+        &self.head_moved
+    }
+
+    /// The height of the block `digest`: the head's, or an executed block's; `None` when
+    /// neither (not executed here yet, or committed and forgotten).
+    pub fn height_of(&self, digest: &Digest) -> Option<u64> {
+        let (head, height) = self.head();
+        if head == *digest {
+            return Some(height);
+        }
+        self.executed(digest).map(|e| e.block.number())
     }
 
     /// The validator set.
@@ -501,10 +541,24 @@ impl Ledger {
         if self.fault == Some(Fault::BadStateRoot) {
             header.state_root[0] ^= 0xff;
         }
+        if self.fault == Some(Fault::WrongBeacon) && header.beacon.is_some() {
+            header.beacon = Some(self.wrong_beacon(parent));
+        }
         let signed = SignedHeader::sign(header, &self.key);
         let block = ProposedBlock::new(signed, txs, *parent);
         self.remember(Executed::of(block.clone(), out, senders));
         Ok(block)
+    }
+
+    /// The beacon a [`Fault::WrongBeacon`] proposer puts in a block on `parent`: the parent's
+    /// own (a beacon of another height), or a signature of a key nobody dealt when the parent
+    /// has none (block 0).
+    fn wrong_beacon(&self, parent: &Digest) -> Beacon {
+        let parent_beacon = match self.executed(parent) {
+            Some(e) => e.block.header().header.beacon,
+            None => self.chain.head().header.header.beacon,
+        };
+        parent_beacon.unwrap_or_else(crate::validator::beacon::share::not_a_beacon)
     }
 
     /// Executes `block` on its parent's state and checks that it is exactly what its header
@@ -755,6 +809,7 @@ impl Ledger {
             )?;
         }
         *lock(&self.head_digest) = (digest, height);
+        self.head_moved.notify_one();
         // Its modules are final now; those of blocks that lost at its height are dropped.
         self.chain.ctx.modules().finalize(height, &executed.writes);
         lock(&self.speculative).retain(|_, e| e.block.number() > height);

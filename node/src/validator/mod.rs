@@ -17,6 +17,7 @@
 //! | [`block`] | [`block::ProposedBlock`]: what consensus orders, its digest and encoding |
 //! | [`ledger`] | executing proposals on speculative state, committing finalized blocks |
 //! | [`app`] | the engine's `Application` (propose / verify) and the finalized-block committer |
+//! | [`beacon`] | the threshold randomness beacon: shares, their release and gossip, recovery |
 //! | [`engine`] | wiring simplex, marshal and the committer over a network |
 //! | [`observer`] | the engine's second reporter: evidence of conflicting votes, consensus metrics |
 //! | [`equivocate`] | the vote channel's sender, and the test fault that equivocates |
@@ -31,6 +32,7 @@
 //! `docs/validators.md` explains running a network, the genesis fields and the faults.
 
 pub mod app;
+pub mod beacon;
 pub mod block;
 pub mod engine;
 pub mod equivocate;

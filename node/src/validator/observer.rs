@@ -5,6 +5,9 @@
 //!   [`EVIDENCE_QUEUE`]; reporting never blocks the engine), then checked against the genesis
 //!   set (the engine reports them unverified) and stored by [`run_evidence`]
 //!   (`validator_evidence`, at most `MAX_EVIDENCE_PER_SIGNER` per validator);
+//! - hands the digest of every notarized or finalized block to the beacon task
+//!   (`validator/beacon/`), which releases the share of the height after it (at most
+//!   `CERTIFIED_QUEUE` waiting; more are dropped, and the block's commit releases it then);
 //! - keeps the consensus metrics (`metrics.rs`, [`ConsensusMetrics`]): the view, this
 //!   validator's timeouts, nullifications, and the time from entering a view to its
 //!   notarization and finalization (by the runtime's clock; the engine enters view v + 1 on a
@@ -58,6 +61,8 @@ pub struct Observer<E> {
     metrics: Arc<dyn AsConsensus>,
     evidence: mpsc::Sender<Reported>,
     views: Arc<Mutex<Views>>,
+    /// Digests of certified blocks, for the beacon task (chains with a threshold beacon).
+    beacon: Option<mpsc::Sender<Digest>>,
 }
 
 /// Where the consensus metrics live (the node's `Chain`).
@@ -80,6 +85,7 @@ impl<E> Clone for Observer<E> {
             metrics: self.metrics.clone(),
             evidence: self.evidence.clone(),
             views: self.views.clone(),
+            beacon: self.beacon.clone(),
         }
     }
 }
@@ -100,9 +106,23 @@ impl<E: Clock> Observer<E> {
                 metrics,
                 evidence: tx,
                 views: Arc::default(),
+                beacon: None,
             },
             rx,
         )
+    }
+
+    /// The observer, also handing the digest of every notarized or finalized block to
+    /// `beacon` (never waiting: a full queue drops it).
+    pub fn with_beacon(mut self, beacon: mpsc::Sender<Digest>) -> Self {
+        self.beacon = Some(beacon);
+        self
+    }
+
+    fn beacon(&self, digest: Digest) {
+        if let Some(b) = &self.beacon {
+            let _ = b.try_send(digest);
+        }
     }
 
     fn m(&self) -> &ConsensusMetrics {
@@ -156,12 +176,18 @@ impl<E: Clock + Send + Sync + 'static> Reporter for Observer<E> {
 
     fn report(&mut self, activity: Self::Activity) -> Feedback {
         match activity {
-            Activity::Notarization(n) => self.certified(n.view().get(), Certified::Notarized),
+            Activity::Notarization(n) => {
+                self.beacon(n.proposal.payload);
+                self.certified(n.view().get(), Certified::Notarized)
+            }
             Activity::Nullification(n) => {
                 self.m().nullifications.inc();
                 self.certified(n.view().get(), Certified::Nullified)
             }
-            Activity::Finalization(f) => self.certified(f.view().get(), Certified::Finalized),
+            Activity::Finalization(f) => {
+                self.beacon(f.proposal.payload);
+                self.certified(f.view().get(), Certified::Finalized)
+            }
             Activity::Nullify(n) if n.signer().get() == self.me => self.m().timeouts.inc(),
             Activity::ConflictingNotarize(c) => self.evidence(
                 "conflicting_notarize",

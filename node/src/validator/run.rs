@@ -11,7 +11,9 @@
 //!
 //! Checked at start, each with its own error: the genesis names validators; `[validator]` is
 //! configured; `<data>/consensus.key` is a key of the set and belongs to the same validator as
-//! the block-signing key; every configured peer is another validator of the set.
+//! the block-signing key; every configured peer is another validator of the set; on a chain
+//! whose genesis names a threshold beacon, `<data>/beacon_share.json` is this validator's share
+//! of the genesis group key (`beacon/share.rs`).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -52,12 +54,16 @@ pub const CONSENSUS_QUOTA: u32 = 1_000;
 /// Transactions per second a peer may gossip.
 pub const GOSSIP_QUOTA: u32 = 2_000;
 
+pub use crate::validator::beacon::BEACON_QUOTA;
+
 /// How long a stopping runtime waits for its tasks.
 const STOP_GRACE: Duration = Duration::from_secs(3);
 
 /// A test facility: misbehaviour from the environment (`GAMECHAIN_TEST_FAULT=bad_state_root`:
 /// this validator proposes blocks whose header claims a wrong state root; `deploy_flood`: it
-/// fills the blocks it proposes with code; `equivocate`: it signs conflicting votes). Available in every
+/// fills the blocks it proposes with code; `equivocate`: it signs conflicting votes;
+/// `withhold_beacon`: it never releases its beacon share; `wrong_beacon`: it proposes blocks
+/// with a beacon of another height). Available in every
 /// build, so that the process tests hold in release builds too; it only harms the validator
 /// that sets it (the others vote against its proposals, none of which becomes final), and it
 /// is logged loudly at start. Any other value is refused, so a typo never runs honestly by
@@ -68,9 +74,12 @@ fn fault_from_env() -> Result<Option<Fault>, NodeError> {
         Ok(v) if v == "bad_state_root" => Fault::BadStateRoot,
         Ok(v) if v == "deploy_flood" => Fault::DeployFlood,
         Ok(v) if v == "equivocate" => Fault::Equivocate,
+        Ok(v) if v == "withhold_beacon" => Fault::WithholdBeacon,
+        Ok(v) if v == "wrong_beacon" => Fault::WrongBeacon,
         Ok(v) => {
             return Err(NodeError::Refused(format!(
-                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood, equivocate)"
+                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood, \
+                 equivocate, withhold_beacon, wrong_beacon)"
             )))
         }
     };
@@ -204,6 +213,12 @@ pub async fn run(
     let me_index = participants
         .position(&me)
         .expect("the key is in the set (checked above)") as u32;
+    let beacon = crate::validator::beacon::share::load(
+        &config.data_dir,
+        chain.genesis(),
+        set.set.len(),
+        me_index,
+    )?;
     let Some((storage, floor)) =
         rejoin::consensus_floor(&chain, storage, (me_index, &my_bytes), &mut shutdown).await?
     else {
@@ -235,6 +250,7 @@ pub async fn run(
         block_interval_ms: config.block_interval_ms,
         archive_retention_blocks: vc.archive_retention_blocks,
         archive_compression_level: vc.archive_compression_level,
+        beacon,
     };
     let p2p_config = p2p::config(
         cups::Cups::<_, ChaCha20Poly1305>::new(
@@ -284,6 +300,7 @@ pub async fn run(
                     backfill: network.register(3, consensus),
                     broadcast: network.register(4, consensus),
                     gossip: network.register(5, Quota::per_second(NZU32!(GOSSIP_QUOTA))),
+                    beacon: network.register(6, Quota::per_second(NZU32!(BEACON_QUOTA))),
                 };
                 network.start();
                 // Connected peers, from the p2p tracker's metric (one series per connected

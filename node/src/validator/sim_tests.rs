@@ -20,11 +20,12 @@ use commonware_utils::{probability, NZUsize, NZU32};
 use tempfile::TempDir;
 
 use gamechain_runtime::chain::{
-    Action, GenesisValidator, Network as ChainNetwork, SecretKey, SignedTx, TxBody, ValidatorSet,
-    ENGINE_SIMPLEX,
+    Action, BeaconConfig, GenesisValidator, Network as ChainNetwork, SecretKey, SignedTx, TxBody,
+    ValidatorSet, ENGINE_SIMPLEX,
 };
 
 use crate::config::NodeConfig;
+use crate::validator::beacon::share::{deal, BeaconShare};
 use crate::validator::engine::{self, Channels, EngineConfig, EngineStart};
 use crate::validator::keys::participants;
 use crate::validator::ledger::{Fault, Ledger};
@@ -91,6 +92,8 @@ struct Node {
     chain: Arc<Chain>,
     ledger: Arc<Ledger>,
     genesis: crate::validator::block::ProposedBlock,
+    /// Its share of the chain's threshold beacon key.
+    beacon: BeaconShare,
 }
 
 fn config(dir: &std::path::Path) -> NodeConfig {
@@ -108,8 +111,8 @@ fn config(dir: &std::path::Path) -> NodeConfig {
     }
 }
 
-/// `n` data directories of one chain whose genesis names `n` validators; validator `faulty`
-/// misbehaves.
+/// `n` data directories of one chain whose genesis names `n` validators and a threshold
+/// beacon dealt to them (deterministically); validator `faulty` misbehaves.
 fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<PrivateKey>) {
     let consensus: Vec<PrivateKey> = (0..n as u64).map(PrivateKey::from_seed).collect();
     let template_dir = tempfile::tempdir().unwrap();
@@ -129,6 +132,12 @@ fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<Priva
         certification_timeout_ms: 2_000,
         timeout_retry_ms: 5_000,
     });
+    let participants_set = participants(genesis.validators.as_ref().unwrap()).unwrap();
+    let dealt = deal(&participants_set, commonware_utils::TestRng::new(n as u64)).unwrap();
+    genesis.beacon = Some(BeaconConfig::threshold(
+        dealt.public_key.clone(),
+        dealt.threshold,
+    ));
     genesis.validate().unwrap();
     let nodes = (0..n)
         .map(|i| {
@@ -162,11 +171,15 @@ fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<Priva
                 )
                 .unwrap(),
             );
+            let position = participants_set
+                .position(&consensus[i].public_key())
+                .unwrap();
             Node {
                 _dir: dir,
                 chain,
                 ledger,
                 genesis: genesis_block,
+                beacon: dealt.shares[position].clone(),
             }
         })
         .collect();
@@ -213,7 +226,7 @@ fn run(
     Vec<Certificates>,
     Vec<PublicKey>,
     Seen,
-    (Vec<Vec<StoredEvidence>>, Arc<Chain>),
+    (Vec<Vec<StoredEvidence>>, Vec<Arc<Chain>>),
 ) {
     init_tracing();
     let (nodes, consensus) = make_nodes(n, faulty);
@@ -272,6 +285,7 @@ fn run(
                 backfill: control.register(3, quota).await.unwrap(),
                 broadcast: control.register(4, quota).await.unwrap(),
                 gossip: control.register(5, quota).await.unwrap(),
+                beacon: control.register(6, quota).await.unwrap(),
             };
             let cfg = EngineConfig {
                 namespace: namespace.clone(),
@@ -286,6 +300,7 @@ fn run(
                 block_interval_ms: IDLE_MS,
                 archive_retention_blocks: 0,
                 archive_compression_level: 3,
+                beacon: Some(node.beacon.clone()),
             };
             running.push(
                 engine::start(
@@ -487,7 +502,7 @@ fn run(
             certs,
             peers,
             seen,
-            (evidence, nodes[0].chain.clone()),
+            (evidence, nodes.iter().map(|n| n.chain.clone()).collect()),
         )
     })
 }
@@ -601,10 +616,40 @@ fn check_agreement(heads: &Heads) {
     }
 }
 
+/// Every block of `chain` up to `top` carries a beacon that verifies under the genesis group
+/// key for its height (and not for the next), each a different one.
+fn check_beacons(chain: &Chain, top: u64) {
+    let genesis = chain.genesis();
+    assert!(genesis.beacon.as_ref().unwrap().threshold == Some(3));
+    let mut seen = std::collections::BTreeSet::new();
+    for h in 1..=top {
+        let block = chain.block(Some(h)).unwrap();
+        let beacon = block.header.header.beacon.expect("every block carries a beacon");
+        genesis.check_beacon(h, Some(&beacon)).unwrap();
+        assert!(genesis.check_beacon(h + 1, Some(&beacon)).is_err());
+        assert!(seen.insert(beacon.0), "block {h} repeats a beacon");
+    }
+}
+
+/// The beacon counters of `chain`'s validator: (released, recovered, valid shares received).
+fn beacon_counts(chain: &Chain) -> (u64, u64, u64) {
+    let m = chain.metrics.consensus();
+    (
+        m.beacon_released.get(),
+        m.beacon_recovered.get(),
+        m.beacon_shares.with_label_values(&["valid"]).get(),
+    )
+}
+
 #[test]
 fn four_validators_agree_on_every_block_and_certificates_verify() {
-    let (heads, certs, peers, seen, _) = run(1, 4, None, 12, false);
+    let (heads, certs, peers, seen, (_, chains)) = run(1, 4, None, 12, false);
     check_agreement(&heads);
+    check_beacons(&chains[0], heads[0].len() as u64);
+    for c in &chains {
+        let (released, recovered, valid) = beacon_counts(c);
+        assert!(released > 0 && recovered > 0 && valid > 0, "{:?}", (released, recovered, valid));
+    }
     check_block_times(&heads[0], &seen);
     let proposers: std::collections::BTreeSet<&String> =
         heads[0].values().map(|(_, _, p, _)| p).collect();
@@ -699,8 +744,9 @@ fn a_partition_halts_the_chain_without_a_fork_and_healing_resumes_it() {
 fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies() {
     // Validator 3 follows each of its notarize and finalize votes with a conflicting one. The
     // others detect it, check and store the evidence, cut it off, and go on as three.
-    let (heads, _, _, _, (evidence, chain)) = run(6, 4, Some((3, Fault::Equivocate)), 6, false);
+    let (heads, _, _, _, (evidence, chains)) = run(6, 4, Some((3, Fault::Equivocate)), 6, false);
     check_agreement(&heads);
+    let chain = &chains[0];
     let checker = crate::validator::proof::evidence::EvidenceChecker::new(
         chain.genesis(),
         &chain.genesis_hash,
@@ -730,4 +776,33 @@ fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies
         assert!(records.len() <= gamechain_ledger::storage::MAX_EVIDENCE_PER_SIGNER);
     }
     assert!(recorded >= 3);
+}
+
+#[test]
+fn a_validator_withholding_its_beacon_share_does_not_stop_the_beacon() {
+    // Three shares of four recover every beacon: validator 3 never releases its own, and still
+    // proposes with the beacons the others recover.
+    let (heads, _, _, _, (_, chains)) = run(7, 4, Some((3, Fault::WithholdBeacon)), 8, false);
+    check_agreement(&heads);
+    check_beacons(&chains[0], heads[0].len() as u64);
+    let (released, recovered, _) = beacon_counts(&chains[3]);
+    assert_eq!(released, 0, "validator 3 released no share");
+    assert!(recovered > 0, "validator 3 recovered beacons from the others' shares");
+    for c in &chains[..3] {
+        assert!(beacon_counts(c).0 > 0);
+    }
+}
+
+#[test]
+fn a_proposer_with_a_wrong_beacon_never_gets_a_block_finalized() {
+    // Validator 3 replays its parent's beacon (a genuine group signature, of another height):
+    // the others' execution refuses its proposals, and the chain goes on with theirs.
+    let (heads, _, _, _, (_, chains)) = run(8, 4, Some((3, Fault::WrongBeacon)), 8, false);
+    check_agreement(&heads);
+    check_beacons(&chains[0], heads[0].len() as u64);
+    let liar = block_key(3).address();
+    assert!(
+        heads[0].values().all(|(_, _, p, _)| *p != liar),
+        "no block with a wrong beacon is final"
+    );
 }

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `fair_play/clock.rs` | the clock: making heights, and so block-counted deadlines, pass faster than time |
 //! | `fair_play/channel.rs` | channel games: a response window shortened by pumping blocks; a commit-reveal commitment copied from the other seat |
+//! | `fair_play/chance.rs` | games of chance: a dice player who grinds and times his join against everything public |
 //!
 //! Shared: `fair_play/support.rs` (a short-interval node, the pump, and the GOLD conservation
 //! check every test runs after each block it makes). Attacks tested elsewhere: the watchtower
@@ -23,3 +24,6 @@ mod clock;
 
 #[path = "fair_play/channel.rs"]
 mod channel_games;
+
+#[path = "fair_play/chance.rs"]
+mod chance;

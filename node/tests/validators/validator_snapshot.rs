@@ -338,8 +338,8 @@ async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_vote
     assert!(snapshot > 0);
     same_head(&vs, &[0, 1, 2, 3], snapshot + 3, 30).await;
 
-    // Validator 3 killed; it loses its database, keeps its keys, sign state and consensus
-    // storage (an old backup), and joins from validator 0's snapshot.
+    // Validator 3 killed; it loses its database, keeps its keys (its beacon share too), sign
+    // state and consensus storage (an old backup), and joins from validator 0's snapshot.
     let view_before = consensus_view(&vs[3]).await;
     vs[3].kill();
     let data3 = vs[3].dir.join("data");
@@ -347,6 +347,7 @@ async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_vote
         "genesis.json",
         "sequencer.wif",
         "consensus.key",
+        "beacon_share.json",
         "sign-state.json",
         "consensus",
     ];

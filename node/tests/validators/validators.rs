@@ -27,6 +27,11 @@
 //! A second test, `an_equivocating_validator_is_recorded_served_verified_and_measured`, runs a
 //! validator that signs conflicting votes: the evidence the others store and serve, the
 //! consensus metrics, and `verify` demanding finality (exit 5) and checking evidence (exit 6).
+//!
+//! A third, `threshold_beacons_survive_a_kill_and_a_restart`, runs the threshold randomness
+//! beacon `gamechain testnet` deals (3 of 4) through a SIGKILL and a restart of one validator
+//! under load: every data directory verifies, and all four serve the same beacon in every
+//! header, each the genesis group key's signature of its height.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -1048,5 +1053,140 @@ async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
         (code, report["result"].as_str()),
         (5, Some("not_final")),
         "{report}"
+    );
+}
+
+/// Sends `count` faucet transactions (fresh keys), one every 50 ms, round-robin to the
+/// validators `to`, and waits until validator `to[0]` has included them all.
+async fn load(vs: &[Validator], to: &[usize], chain_id: &str, count: usize) {
+    let mut sent = Vec::new();
+    for i in 0..count {
+        let k = SecretKey::generate(Network::Testnet);
+        let v = &vs[to[i % to.len()]];
+        sent.push(v.client().post_tx(&faucet_tx(&k, chain_id)).await.unwrap());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let client = vs[to[0]].client();
+    for txid in &sent {
+        eventually(30, "every transaction of the load is included", || {
+            let (client, txid) = (&client, txid);
+            async move { included(client, txid).await.is_some() }
+        })
+        .await;
+    }
+}
+
+/// Four validator processes with the threshold beacon `gamechain testnet` deals (each folder
+/// holds its share, the genesis the group key, threshold 3 of 4), under a steady load:
+/// 1. blocks carry beacons from the start;
+/// 2. one validator SIGKILLed: the three others (exactly the threshold) still recover every
+///    beacon, and blocks go on;
+/// 3. restarted, it catches up and its shares count again;
+/// 4. all four serve the same beacon in every header (`GET /v1/blocks/<h>`), each the genesis
+///    group key's signature of its height, and the beacon metrics moved;
+/// 5. stopped, every data directory passes `gamechain verify` (which checks each beacon).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn threshold_beacons_survive_a_kill_and_a_restart() {
+    let started = Instant::now();
+    let tmp = tempfile::tempdir().unwrap();
+    let base = common::testnet(tmp.path(), N, 100);
+    let net = tmp.path().join("net");
+    let mut vs: Vec<Validator> = (0..N)
+        .map(|i| Validator {
+            index: i,
+            dir: net.join(i.to_string()),
+            url: format!("http://127.0.0.1:{}", base + i as u16),
+            child: None,
+            starts: 0,
+        })
+        .collect();
+    for v in &vs {
+        assert!(
+            v.dir.join("data/beacon_share.json").is_file(),
+            "testnet deals a share to validator {}",
+            v.index
+        );
+    }
+    for v in vs.iter_mut() {
+        v.start(&[]).await;
+    }
+    let genesis_text = std::fs::read_to_string(net.join("0/data/genesis.json")).unwrap();
+    let genesis = gamechain_runtime::chain::Genesis::from_json(&genesis_text).unwrap();
+    let beacon = genesis.beacon.clone().expect("testnet names a beacon");
+    assert_eq!(
+        (beacon.scheme.as_str(), beacon.threshold),
+        ("bls12381-minsig-threshold", Some(3))
+    );
+    let chain_id = genesis.chain_id.clone();
+
+    // 1. Blocks with beacons.
+    load(&vs, &[0, 1, 2, 3], &chain_id, 8).await;
+    let (h1, _) = same_head(&vs, &[0, 1, 2, 3], 1).await;
+
+    // 2. Validator 2 killed: three shares of four are the threshold.
+    vs[2].kill();
+    load(&vs, &[0, 1, 3], &chain_id, 12).await;
+    let (h2, _) = same_head(&vs, &[0, 1, 3], h1 + 1).await;
+
+    // 3. Back, it catches up; its shares count again.
+    vs[2].start(&[]).await;
+    load(&vs, &[2, 0, 1, 3], &chain_id, 12).await;
+    let (h3, _) = same_head(&vs, &[0, 1, 2, 3], h2 + 1).await;
+
+    // 4. One beacon per height, the same everywhere, each verifying.
+    let mut beacons = Vec::new();
+    for h in 1..=h3 {
+        let mut at_h = Vec::new();
+        for v in &vs {
+            let block = v
+                .client()
+                .block(gamechain_client::client::BlockRef::Height(h))
+                .await
+                .unwrap();
+            at_h.push(block.header.header.beacon);
+        }
+        let b = at_h[0].expect("every block after 0 carries a beacon");
+        assert!(
+            at_h.iter().all(|x| *x == Some(b)),
+            "validators disagree on block {h}'s beacon: {at_h:?}"
+        );
+        genesis.check_beacon(h, Some(&b)).unwrap();
+        beacons.push(b);
+    }
+    let distinct: std::collections::BTreeSet<_> = beacons.iter().map(|b| b.0).collect();
+    assert_eq!(distinct.len(), beacons.len(), "a beacon repeats");
+    for (i, v) in vs.iter().enumerate() {
+        let m = scrape(&v.url).await;
+        let value = |name: &str| metric(&m, name).unwrap_or(0.0);
+        assert!(
+            value("gamechain_beacon_released_total") > 0.0
+                && value("gamechain_beacon_recovered_total") > 0.0
+                && value("gamechain_beacon_shares_total{result=\"valid\"}") > 0.0,
+            "validator {i}'s beacon metrics:\n{m}"
+        );
+        assert_eq!(
+            value("gamechain_beacon_shares_total{result=\"invalid\"}"),
+            0.0,
+            "no honest share is refused: validator {i}"
+        );
+    }
+
+    // 5. Every data directory verifies, beacons included.
+    for v in vs.iter_mut() {
+        v.terminate();
+    }
+    for v in &vs {
+        let (code, report) =
+            verify_json(tmp.path(), &["--data", v.dir.join("data").to_str().unwrap()]).await;
+        assert_eq!(code, 0, "verify validator {}'s data: {report}", v.index);
+        assert!(
+            report["head_height"].as_u64().unwrap() >= h3,
+            "validator {}: {report}",
+            v.index
+        );
+    }
+    eprintln!(
+        "threshold beacons: {h3} blocks, {:.1} s",
+        started.elapsed().as_secs_f64()
     );
 }

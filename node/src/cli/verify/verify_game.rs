@@ -125,17 +125,29 @@ async fn inputs(args: &GameArgs) -> Result<(Genesis, Transcript, Vec<u8>), Strin
 
 fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
     for s in &report.steps {
-        writeln!(
-            out,
-            "✓ step {} block {} tx {} {} by {}: {} (fuel {})",
-            s.index,
-            s.height,
-            s.txid,
-            s.kind.as_deref().unwrap_or("op"),
-            s.sender,
-            s.events.join(", "),
-            s.fuel_used
-        )?;
+        match s.call {
+            // A call the chain ran by itself: its draws come from the block's beacon, which
+            // the step's checks verified against the genesis key.
+            Some(id) => writeln!(
+                out,
+                "✓ step {} block {} scheduled call {id} (beacon checked): {} (fuel {})",
+                s.index,
+                s.height,
+                s.events.join(", "),
+                s.fuel_used
+            )?,
+            None => writeln!(
+                out,
+                "✓ step {} block {} tx {} {} by {}: {} (fuel {})",
+                s.index,
+                s.height,
+                s.txid,
+                s.kind.as_deref().unwrap_or("op"),
+                s.sender,
+                s.events.join(", "),
+                s.fuel_used
+            )?,
+        }
     }
     match &report.divergence {
         Some(d) => writeln!(out, "{d}"),

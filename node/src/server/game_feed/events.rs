@@ -4,7 +4,9 @@
 //! An event belongs to module `M` when the transaction that emitted it names `M`: a `game`
 //! action on `M` (its op's events), or a `deploy`, `activate_upgrade`, `cancel_upgrade` or
 //! `set_policy` of `M`, or a `session_game` on `M` (docs/session-keys.md); and the end-block
-//! receipt of `M`. A failed transaction emits nothing. Its **sender** is the account the
+//! receipt of `M`, and the receipts of `M`'s scheduled calls (which run first in their block:
+//! their events come first, each with `call`, the call's id). A failed transaction or call
+//! emits nothing. Its **sender** is the account the
 //! transaction acts for (`TxBody::account`: the body's `from`, or a session game's `account`, not
 //! the session key that signed it); end-block events have none.
 //!
@@ -40,8 +42,11 @@ pub struct ModuleEvent {
     pub txid: Option<String>,
     /// The transaction's position in its block; `None` for an end-block event.
     pub tx_index: Option<u32>,
-    /// The account the transaction acts for; `None` for an end-block event.
+    /// The account the transaction acts for; `None` for an end-block or scheduled-call event.
     pub sender: Option<String>,
+    /// The scheduled call that emitted it (absent from the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<u64>,
     /// The event's position in its receipt.
     pub index: u32,
     /// Its kind (`tictactoe.moved`).
@@ -57,7 +62,7 @@ pub struct BlockEvents {
     pub height: u64,
     /// The block's time, ms.
     pub time_ms: u64,
-    /// Its events, in block order (transactions, then end-block receipts).
+    /// Its events, in block order (scheduled calls, transactions, then end-block receipts).
     pub events: Vec<ModuleEvent>,
 }
 
@@ -81,6 +86,23 @@ impl BlockEvents {
     /// The module events of `block`.
     pub fn of(block: &Block) -> Arc<BlockEvents> {
         let mut events = Vec::new();
+        for s in &block.scheduled {
+            if !s.receipt.ok {
+                continue;
+            }
+            for (index, e) in s.receipt.events.iter().enumerate() {
+                events.push(ModuleEvent {
+                    module: s.module.clone(),
+                    txid: None,
+                    tx_index: None,
+                    sender: None,
+                    call: Some(s.id),
+                    index: index as u32,
+                    kind: e.kind.clone(),
+                    data: e.data.clone(),
+                });
+            }
+        }
         for (i, t) in block.txs.iter().enumerate() {
             if !t.receipt.ok || t.receipt.events.is_empty() {
                 continue;
@@ -95,6 +117,7 @@ impl BlockEvents {
                     txid: Some(txid.clone()),
                     tx_index: Some(i as u32),
                     sender: Some(sender.clone()),
+                    call: None,
                     index: index as u32,
                     kind: e.kind.clone(),
                     data: e.data.clone(),
@@ -108,6 +131,7 @@ impl BlockEvents {
                     txid: None,
                     tx_index: None,
                     sender: None,
+                    call: None,
                     index: index as u32,
                     kind: e.kind.clone(),
                     data: e.data.clone(),
@@ -244,6 +268,7 @@ mod tests {
             txid: sender.map(|_| "ab".repeat(32)),
             tx_index: sender.map(|_| 0),
             sender: sender.map(str::to_string),
+            call: None,
             index: 0,
             kind: format!("{module}.x"),
             data,

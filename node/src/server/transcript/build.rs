@@ -8,7 +8,7 @@ use gamechain_runtime::chain::merkle::inclusion_proof;
 use gamechain_sdk::Amount;
 use serde_json::Value;
 
-use super::wire::{Step, Transcript, TRANSCRIPT_VERSION};
+use super::wire::{CallRef, Step, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
@@ -84,6 +84,7 @@ pub fn build(
     let mut steps: Vec<Step> = Vec::new();
     let mut bytes = 0usize;
     let mut finished = false;
+    let mut has_calls = false;
     let mut scanned_to = start;
     let finished_kind = format!("{module}.finished");
     let started = std::time::Instant::now();
@@ -95,29 +96,66 @@ pub fn build(
         let block = chain.block(Some(height))?;
         let events = BlockEvents::of(&block);
         let mut indexes: Vec<u32> = Vec::new();
+        let mut calls: Vec<u64> = Vec::new();
         for e in events.events.iter().filter(|e| filter.matches(e)) {
-            let Some(i) = e.tx_index else { continue };
-            if indexes.last() != Some(&i) {
-                indexes.push(i);
+            match (e.tx_index, e.call) {
+                (Some(i), _) if indexes.last() != Some(&i) => indexes.push(i),
+                (None, Some(c)) if calls.last() != Some(&c) => calls.push(c),
+                _ => {}
             }
             finished |= e.kind == finished_kind;
         }
-        if indexes.is_empty() {
+        if indexes.is_empty() && calls.is_empty() {
             continue;
         }
         let txids: Vec<[u8; 32]> = block.txs.iter().map(|t| t.tx.txid_bytes()).collect();
+        let scheduled = block.scheduled.len();
         let receipts: Vec<[u8; 32]> = block
-            .txs
+            .scheduled
             .iter()
-            .map(|t| t.receipt.hash())
+            .map(|s| s.hash())
+            .chain(block.txs.iter().map(|t| t.receipt.hash()))
             .chain(block.end_block.iter().map(|(_, r)| r.hash()))
             .collect();
+        let hexes = |p: Vec<[u8; 32]>| p.iter().map(hex::encode).collect::<Vec<_>>();
+        // The block's calls first: they ran before its transactions.
+        for id in calls {
+            let Some(at) = block
+                .scheduled
+                .iter()
+                .position(|s| s.id == id && s.module == module)
+            else {
+                continue;
+            };
+            let s = &block.scheduled[at];
+            let step = Step {
+                height,
+                index: at as u32,
+                call: Some(CallRef {
+                    module: s.module.clone(),
+                    id: s.id,
+                }),
+                txid: String::new(),
+                body: String::new(),
+                signature: String::new(),
+                receipt: s.receipt.clone(),
+                header: block.header.clone(),
+                tx_count: 0,
+                receipt_count: receipts.len() as u64,
+                receipt_index: None,
+                tx_proof: Vec::new(),
+                receipt_proof: hexes(inclusion_proof(&receipts, at).expect("at < len")),
+            };
+            push_step(&mut steps, &mut bytes, step, &game)?;
+            has_calls = true;
+        }
         for i in indexes {
             let t = &block.txs[i as usize];
-            let hexes = |p: Vec<[u8; 32]>| p.iter().map(hex::encode).collect::<Vec<_>>();
+            let leaf = scheduled + i as usize;
             let step = Step {
                 height,
                 index: i,
+                call: None,
                 txid: t.tx.txid(),
                 body: t.tx.body().to_string(),
                 signature: t.tx.signature().to_string(),
@@ -125,21 +163,11 @@ pub fn build(
                 header: block.header.clone(),
                 tx_count: txids.len() as u64,
                 receipt_count: receipts.len() as u64,
+                receipt_index: (scheduled > 0).then_some(leaf as u64),
                 tx_proof: hexes(inclusion_proof(&txids, i as usize).expect("i < len")),
-                receipt_proof: hexes(inclusion_proof(&receipts, i as usize).expect("i < len")),
+                receipt_proof: hexes(inclusion_proof(&receipts, leaf).expect("leaf < len")),
             };
-            bytes += serde_json::to_string(&step).map(|s| s.len()).unwrap_or(0);
-            steps.push(step);
-            if steps.len() > MAX_TRANSCRIPT_TXS {
-                return Err(TranscriptError::TooLarge(format!(
-                    "game {game} has more than {MAX_TRANSCRIPT_TXS} transactions; a transcript holds at most {MAX_TRANSCRIPT_TXS}"
-                )));
-            }
-            if bytes > MAX_TRANSCRIPT_BYTES {
-                return Err(TranscriptError::TooLarge(format!(
-                    "the transcript of game {game} is over {MAX_TRANSCRIPT_BYTES} bytes"
-                )));
-            }
+            push_step(&mut steps, &mut bytes, step, &game)?;
         }
         if finished {
             break;
@@ -160,18 +188,46 @@ pub fn build(
     }
     let genesis = chain.genesis();
     Ok(Transcript {
-        version: TRANSCRIPT_VERSION,
+        version: if has_calls {
+            TRANSCRIPT_VERSION_CALLS
+        } else {
+            TRANSCRIPT_VERSION
+        },
         module,
         game,
         chain_id: genesis.chain_id.clone(),
         genesis_hash: hex::encode(genesis.hash()),
         sequencer: genesis.sequencer.clone(),
         code_hash: record.code_hash,
+        beacon_key: genesis.beacon.as_ref().map(|b| b.public_key.to_hex()),
         finished,
         scanned_to,
         start_balances: start_balances(&steps),
         steps,
     })
+}
+
+/// Adds `step`, refusing a transcript over [`MAX_TRANSCRIPT_TXS`] steps or
+/// [`MAX_TRANSCRIPT_BYTES`] bytes of steps.
+fn push_step(
+    steps: &mut Vec<Step>,
+    bytes: &mut usize,
+    step: Step,
+    game: &str,
+) -> Result<(), TranscriptError> {
+    *bytes += serde_json::to_string(&step).map(|s| s.len()).unwrap_or(0);
+    steps.push(step);
+    if steps.len() > MAX_TRANSCRIPT_TXS {
+        return Err(TranscriptError::TooLarge(format!(
+            "game {game} has more than {MAX_TRANSCRIPT_TXS} transactions; a transcript holds at most {MAX_TRANSCRIPT_TXS}"
+        )));
+    }
+    if *bytes > MAX_TRANSCRIPT_BYTES {
+        return Err(TranscriptError::TooLarge(format!(
+            "the transcript of game {game} is over {MAX_TRANSCRIPT_BYTES} bytes"
+        )));
+    }
+    Ok(())
 }
 
 /// The declared starting balances: for each account a step acts for, the sum of the
@@ -185,7 +241,7 @@ fn start_balances(steps: &[Step]) -> BTreeMap<String, Amount> {
         .filter_map(|s| s.parse::<u128>().ok())
         .fold(0u128, |a, b| a.saturating_add(b));
     let mut out = BTreeMap::new();
-    for s in steps {
+    for s in steps.iter().filter(|s| s.call.is_none()) {
         if let Ok(body) = gamechain_runtime::chain::TxBody::parse(&s.body) {
             out.insert(body.account().to_string(), Amount(stake_total));
         }

@@ -11,9 +11,18 @@
 //!
 //! `header` is the block's signed header (`{"header": {...}, "signature"}`), `tx_proof` the
 //! RFC 6962 audit path of `txid` (its 32 bytes) as leaf `index` of the `tx_count` leaves under
-//! `header.tx_root`, `receipt_proof` that of SHA-256(borsh(receipt)) as leaf `index` of the
-//! `receipt_count` leaves (the block's transaction receipts, then its end-block receipts) under
-//! `header.receipt_root`.
+//! `header.tx_root`, `receipt_proof` that of SHA-256(borsh(receipt)) as leaf `receipt_index`
+//! (absent: `index`) of the `receipt_count` leaves (the block's scheduled calls' receipts, then
+//! its transaction receipts, then its end-block receipts) under `header.receipt_root`.
+//!
+//! **Version 2** (a transcript with a step of a scheduled call; one without stays version 1):
+//! a call step is `{"height", "index", "call": {"module", "id"}, "receipt", "header",
+//! "receipt_count", "tx_proof": [], "receipt_proof"}` — no other transaction field — where `index` is its position
+//! among the block's scheduled receipts and its leaf hash is `ScheduledReceipt::hash` (the call
+//! and its receipt). A transcript of a chain with a beacon carries `beacon_key`, the genesis
+//! beacon key (192 hex), and every step's header its beacon. A verifier re-executes a call step
+//! from its own queue (the call an earlier step scheduled), drawing from the header's beacon
+//! (`docs/verify-a-match.md`).
 
 use std::collections::BTreeMap;
 
@@ -21,8 +30,11 @@ use gamechain_runtime::chain::{Receipt, SignedHeader};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 
-/// The transcript format's version.
+/// The transcript format's version: 1 without scheduled calls, 2 with.
 pub const TRANSCRIPT_VERSION: u32 = 1;
+
+/// The version of a transcript with a scheduled call's step.
+pub const TRANSCRIPT_VERSION_CALLS: u32 = 2;
 
 /// A game's transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -42,6 +54,9 @@ pub struct Transcript {
     pub sequencer: String,
     /// Lowercase hex SHA-256 of the code that ran every step.
     pub code_hash: String,
+    /// The genesis beacon key (192 hex) of a chain with a beacon.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub beacon_key: Option<String>,
     /// Whether the game has finished (a `<module>.finished` event of the game).
     pub finished: bool,
     /// The last height the node looked at.
@@ -52,30 +67,58 @@ pub struct Transcript {
     pub steps: Vec<Step>,
 }
 
-/// One transaction of the game, where it is, and the proofs that it is there.
+/// A scheduled call a step ran: `{"module", "id"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CallRef {
+    /// The module called.
+    pub module: String,
+    /// The call id.
+    pub id: u64,
+}
+
+/// One transaction (or scheduled call) of the game, where it is, and the proofs that it is
+/// there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// The block height.
     pub height: u64,
-    /// The transaction's position in its block.
+    /// The transaction's position in its block; a call's among the block's scheduled calls.
     pub index: u32,
+    /// A scheduled call's step: which call (then the transaction fields are absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<CallRef>,
     /// Lowercase hex SHA-256 of `body`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub txid: String,
     /// The signed body, byte for byte as included.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body: String,
     /// Its signature.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub signature: String,
     /// Its receipt.
     pub receipt: Receipt,
     /// The block's signed header.
     pub header: SignedHeader,
     /// Transactions in the block (leaves under `tx_root`).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub tx_count: u64,
-    /// Receipts in the block (leaves under `receipt_root`: transactions' then end-block's).
+    /// Receipts in the block (leaves under `receipt_root`: scheduled calls', transactions',
+    /// then end-block's).
     pub receipt_count: u64,
-    /// Audit path of `txid` under `tx_root`, hex.
+    /// The receipt's leaf under `receipt_root` when it is not `index` (a transaction of a
+    /// block that ran scheduled calls first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receipt_index: Option<u64>,
+    /// Audit path of `txid` under `tx_root`, hex (empty for a call).
+    #[serde(default)]
     pub tx_proof: Vec<String>,
     /// Audit path of the receipt's hash under `receipt_root`, hex.
     pub receipt_proof: Vec<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

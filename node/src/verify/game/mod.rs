@@ -23,7 +23,7 @@ use gamechain_runtime::chain::Genesis;
 use gamechain_runtime::MAX_MODULE_BYTES;
 use sha2::{Digest, Sha256};
 
-use crate::server::transcript::wire::{Transcript, TRANSCRIPT_VERSION};
+use crate::server::transcript::wire::{Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
 use report::{GameDivergence, GameReport, StepReport};
 
 /// What to verify against.
@@ -86,10 +86,10 @@ fn run(
     steps: &mut Vec<StepReport>,
 ) -> Result<(), GameDivergence> {
     let genesis = check.genesis;
-    if t.version != TRANSCRIPT_VERSION {
+    if t.version != TRANSCRIPT_VERSION && t.version != TRANSCRIPT_VERSION_CALLS {
         return Err(GameDivergence::whole(
             "version",
-            TRANSCRIPT_VERSION.to_string(),
+            format!("{TRANSCRIPT_VERSION} or {TRANSCRIPT_VERSION_CALLS}"),
             t.version.to_string(),
         ));
     }
@@ -150,6 +150,23 @@ fn run(
     let mut replay = replay::GameReplay::new(genesis, t, wasm)?;
     let mut previous = None;
     for (i, step) in t.steps.iter().enumerate() {
+        if step.call.is_some() {
+            let call = checks::check_call_step(genesis, &t.module, i, step, previous)?;
+            belongs_to_game(i, step, &t.module, &t.game)?;
+            let receipt = replay.run_call(i, step, &call)?;
+            previous = Some(step);
+            steps.push(StepReport {
+                index: i,
+                txid: String::new(),
+                call: Some(call.id),
+                height: step.height,
+                sender: String::new(),
+                kind: Some("scheduled".into()),
+                events: receipt.events.iter().map(|e| e.kind.clone()).collect(),
+                fuel_used: receipt.fuel_used,
+            });
+            continue;
+        }
         let checked = checks::check_step(genesis, &t.module, i, step, previous)?;
         let sender = checked.body.account().to_string();
         let session_key = match &checked.body.action {
@@ -167,6 +184,7 @@ fn run(
         steps.push(StepReport {
             index: i,
             txid: step.txid.clone(),
+            call: None,
             height: step.height,
             sender,
             kind,

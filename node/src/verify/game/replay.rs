@@ -1,15 +1,19 @@
 //! Re-executing a game's ops with the runtime's own executor, from an empty module state plus
-//! the declared starting balances, and comparing each receipt with the transcript's.
+//! the declared starting balances, and comparing each receipt with the transcript's. The calls
+//! the game's ops schedule land in the replay's own queue (the chain's `sched/` layout, written
+//! by the same code), and a call step runs the queued call with its block's beacon.
 
 use gamechain_runtime::chain::{genesis_writes, Genesis, GenesisBalance, Receipt};
 use gamechain_runtime::{
-    execute_apply_with, runtime_config, Allocation, MemState, Origin, Runtime, WasmModule,
+    execute_apply_with, execute_scheduled, runtime_config, Allocation, MemState, Origin, Overlay,
+    Runtime, ScheduledRun, State, WasmModule,
 };
 use gamechain_sdk::keys::GOLD;
-use gamechain_sdk::{Amount, BlockEnv};
+use gamechain_sdk::schedule::{self, QueuedCall};
+use gamechain_sdk::{scheduler, Amount, At, BlockEnv};
 
 use super::report::GameDivergence;
-use crate::server::transcript::wire::{Step, Transcript};
+use crate::server::transcript::wire::{CallRef, Step, Transcript};
 
 /// The module compiled as the chain compiles it, and the state its game runs over.
 pub struct GameReplay {
@@ -125,6 +129,93 @@ impl GameReplay {
                 });
             }
         }
+        self.compare(i, step, &got)?;
+        if out.result.is_ok() {
+            self.state.apply(out.writes);
+        }
+        Ok(got)
+    }
+
+    /// Runs call step `i` (`call`, due at the step's block): the call taken out of the replay's
+    /// queue (it must be there: scheduled by an earlier step, of this module, and due by this
+    /// height when it is due at a height), `gc_scheduled` with the fuel it was given and the
+    /// header's beacon (checked against genesis by the step's checks), and the receipt compared
+    /// as [`GameReplay::run`] does.
+    pub fn run_call(
+        &mut self,
+        i: usize,
+        step: &Step,
+        call: &CallRef,
+    ) -> Result<Receipt, GameDivergence> {
+        let header = &step.header.header;
+        let at = |field: &str, expected: String, got: String| {
+            GameDivergence::at(i, &format!("call {}", call.id), field, expected, got)
+        };
+        let queued = self.queued(call.id).filter(|(_, q)| q.module == call.module);
+        let Some((key, queued)) = queued else {
+            return Err(at(
+                "call",
+                format!("call {} scheduled by an earlier step of this game", call.id),
+                "no such call in the replay's queue".into(),
+            ));
+        };
+        if let At::Height(h) = queued.at {
+            if h > step.height {
+                return Err(at(
+                    "call",
+                    format!("a call due by height {}", step.height),
+                    format!("a call due at height {h}"),
+                ));
+            }
+        }
+        let mut dequeued = Overlay::new(&self.state);
+        scheduler::cancel(&mut dequeued, &queued.module, queued.id);
+        let _ = key;
+        let writes = dequeued.into_writes();
+        self.state.apply(writes);
+        let env = BlockEnv {
+            height: header.height,
+            block_time_ms: header.time_ms,
+            checkpoint: header.checkpoint.clone(),
+            sequencer: self.sequencer.clone(),
+        };
+        let payload = hex::decode(&queued.payload).unwrap_or_default();
+        let run = ScheduledRun {
+            id: queued.id,
+            payload: &payload,
+            fuel: queued.fuel,
+            beacon: header.beacon.map(|b| b.0),
+        };
+        let out = execute_scheduled(&self.module, &self.state, &env, &run, None)
+            .map_err(|e| at("execution", "a run of the call".into(), e.to_string()))?;
+        let got = match &out.result {
+            Ok(()) => Receipt::success(out.events.clone(), out.fuel_used),
+            Err(e) => Receipt::failure(e.clone(), out.fuel_used),
+        };
+        self.compare(i, step, &got)?;
+        if out.result.is_ok() {
+            self.state.apply(out.writes);
+        }
+        Ok(got)
+    }
+
+    /// The waiting call `id` in the replay's queue, with its queue key.
+    fn queued(&self, id: u64) -> Option<(String, QueuedCall)> {
+        let key = self.state.get(&schedule::id_key(id))?;
+        let key = String::from_utf8(key).ok()?;
+        let call = serde_json::from_slice(&self.state.get(&key)?).ok()?;
+        Some((key, call))
+    }
+
+    /// Compares a re-executed receipt with step `i`'s: `ok`, `error`, `events`, `fuel_used`.
+    fn compare(&self, i: usize, step: &Step, got: &Receipt) -> Result<(), GameDivergence> {
+        let id = match &step.call {
+            Some(c) => format!("call {}", c.id),
+            None => step.txid.clone(),
+        };
+        let at = |field: &str, expected: String, got: String| {
+            GameDivergence::at(i, &id, field, expected, got)
+        };
         let want = &step.receipt;
         if got.ok != want.ok {
             return Err(at("ok", want.ok.to_string(), got.ok.to_string()));
@@ -135,7 +226,7 @@ impl GameReplay {
         }
         if got.events != want.events {
             let show = |r: &Receipt| serde_json::to_string(&r.events).unwrap_or_default();
-            return Err(at("events", show(want), show(&got)));
+            return Err(at("events", show(want), show(got)));
         }
         if got.fuel_used != want.fuel_used {
             return Err(at(
@@ -144,9 +235,6 @@ impl GameReplay {
                 got.fuel_used.to_string(),
             ));
         }
-        if out.result.is_ok() {
-            self.state.apply(out.writes);
-        }
-        Ok(got)
+        Ok(())
     }
 }

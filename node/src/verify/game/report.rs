@@ -74,11 +74,14 @@ impl fmt::Display for GameDivergence {
 pub struct StepReport {
     /// Its position in the transcript.
     pub index: usize,
-    /// Its txid.
+    /// Its txid (empty for a scheduled call).
     pub txid: String,
+    /// The scheduled call it ran, for a call's step (absent from the JSON otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call: Option<u64>,
     /// Its block.
     pub height: u64,
-    /// The account it acted for.
+    /// The account it acted for (empty for a scheduled call).
     pub sender: String,
     /// The op's `kind` when it has one.
     pub kind: Option<String>,

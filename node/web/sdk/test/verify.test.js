@@ -2,14 +2,21 @@
 // nine-move draw; its transcript (GET /v1/games/tictactoe/<id>/transcript) and the wasm by its
 // code hash verify: every step re-executed in this process's Worker, receipts matching; the
 // same tampering `gamechain verify --game` catches (node/tests/verify/verify_game.rs) is caught
-// here with the same divergence (step and check); an m,n,k game verifies. Also the pieces
+// here with the same divergence (step and check); an m,n,k game verifies; two dice duels verify
+// (transcript version 2: the roll is a scheduled call's step, re-executed from the verifier's own
+// queue with draws from its block's beacon, every beacon checked under the genesis key; the
+// second duel's create lands in the first's roll block on a node that makes blocks only for
+// transactions, so its receipt is leaf 1, after the call's) and their tampering is caught (a beacon, a call id, a removed join, a forged chain
+// whose beacons differ: the dice then differ). Also the pieces
 // against fixed vectors: RFC 6962 inclusion proofs, the raw op of a body, canonical JSON.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { hexToBytes } from '@noble/hashes/utils.js';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { startNode } from '../testkit/node.js';
-import { Chain, Key, verifyTranscript, verifyInclusion, rawMember, canonicalJson, headerHash } from '../src/index.js';
+import { bls12_381 } from '@noble/curves/bls12-381.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { Chain, Key, verifyTranscript, verifyInclusion, rawMember, canonicalJson, headerHash, verifyBeacon, beaconMessage, BEACON_DST, drawer, blockReceiptRoot } from '../src/index.js';
 
 let node;
 before(async () => { node = await startNode({ blockIntervalMs: 200 }); });
@@ -129,4 +136,137 @@ test('verifyTranscript: an m,n,k game in play verifies, and not as a complete on
   assert.equal(r.steps.length, 6);
   const c = await verifyTranscript(t, wasm, { module: 'mnk', game: id, complete: true });
   assert.equal(c.divergence.field, 'finished');
+});
+
+/** A BLS beacon key made here: `sign(chainId, height)` → 96 hex, `publicKey` 192 hex. */
+function beaconKey(seed) {
+  const short = bls12_381.shortSignatures;
+  const { secretKey, publicKey } = short.keygen(Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i) & 0xff));
+  return {
+    publicKey: bytesToHex(publicKey.toBytes()),
+    sign: (chainId, height) => bytesToHex(short.sign(short.hash(beaconMessage(chainId, height), BEACON_DST), secretKey).toBytes()),
+  };
+}
+
+test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering is caught', async (t0) => {
+  // A node that makes a block only when a transaction comes (and once a minute): the roll's
+  // block is the one the next transaction lands in, so the second duel's create shares it.
+  const quiet = await startNode({ blockIntervalMs: 60000 });
+  t0.after(() => quiet.dispose());
+  const chain = new Chain(quiet.url);
+  const genesis = await chain.genesis();
+  assert.ok(genesis.beacon, 'the dev chain has a beacon');
+  const x = Key.generate();
+  const o = Key.generate();
+  for (const k of [x, o]) await chain.waitForReceipt(await chain.send(k, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const a = (await play(chain, x, 'dice', { kind: 'create', stake: '300' })).events[0].data.id;
+  const joined = await play(chain, o, 'dice', { kind: 'join', id: a });
+  const scheduled = joined.events.find((e) => e.kind === 'dice.roll_scheduled').data;
+  assert.equal(scheduled.height, joined.height + 1);
+  // Sent at once: lands in the roll's block, after the call.
+  const bCreated = await play(chain, x, 'dice', { kind: 'create', stake: '5' });
+  const b = bCreated.events[0].data.id;
+  await play(chain, o, 'dice', { kind: 'join', id: b });
+  // Any transaction makes the next block, where the second roll runs.
+  await chain.waitForReceipt(await chain.send(Key.generate(), { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const finished = async (id) => { for (;;) { const g = await chain.game('dice', { id }); if (g.status === 'finished') return g; await new Promise((r) => setTimeout(r, 100)); } };
+  const gameA = await finished(a);
+  await finished(b);
+
+  const opts = { sequencer: genesis.sequencer, chainId: genesis.chain_id, beaconKey: genesis.beacon.public_key, fuelApply: genesis.fuel_apply, module: 'dice', game: a, complete: true };
+  const t = await chain.transcript('dice', a);
+  assert.equal(t.version, 2);
+  assert.equal(t.beacon_key, genesis.beacon.public_key);
+  const wasm = await chain.code(t.code_hash);
+  const good = await verifyTranscript(t, wasm, opts);
+  assert.equal(good.divergence, null, JSON.stringify(good.divergence));
+  assert.deepEqual(good.steps.map((s) => [s.type, s.kind]), [['tx', 'create'], ['tx', 'join'], ['call', null]]);
+  const roll = good.steps[2];
+  assert.deepEqual(roll.call, { module: 'dice', id: scheduled.call });
+  assert.equal(roll.height, scheduled.height);
+  assert.equal(roll.beaconVerified, true);
+  assert.equal(good.beaconsVerified, 3);
+  assert.equal(good.finished, true);
+  const rolled = roll.events.find((e) => e.kind === 'dice.rolled').data;
+  assert.deepEqual([rolled.x_dice, rolled.o_dice], [gameA.x_dice, gameA.o_dice]);
+  // The dice are the draws of the roll block's beacon.
+  const d = drawer(roll.beacon, 'dice', roll.call.id);
+  assert.deepEqual([1 + d.below(6), 1 + d.below(6), 1 + d.below(6), 1 + d.below(6)], [...rolled.x_dice, ...rolled.o_dice]);
+  console.log(`dice (3 steps, ${JSON.stringify(t).length} bytes): verified in ${good.elapsedMs} ms in Node, 3 beacons checked`);
+
+  // The second duel: its create shares the roll's block, as leaf 1 of the receipts.
+  const tb = await chain.transcript('dice', b);
+  const rollBlock = await chain.block(scheduled.height);
+  assert.equal(blockReceiptRoot(rollBlock), rollBlock.header.receipt_root);
+  assert.equal(headerHash(rollBlock.header), rollBlock.hash);
+  assert.equal(verifyBeacon(genesis.beacon.public_key, genesis.chain_id, rollBlock.height, rollBlock.header.beacon), true);
+  assert.deepEqual(rollBlock.scheduled.map((s) => s.id), [scheduled.call]);
+  assert.equal(tb.steps[0].height, scheduled.height, 'the second create shares the roll block');
+  assert.equal(tb.steps[0].receipt_index, tb.steps[0].index + 1);
+  const goodB = await verifyTranscript(tb, wasm, { ...opts, game: b });
+  assert.equal(goodB.divergence, null, JSON.stringify(goodB.divergence));
+  assert.deepEqual(goodB.steps.map((s) => s.type), ['tx', 'tx', 'call']);
+
+  const tamper = (tr, edit) => { const c = structuredClone(tr); edit(c); return c; };
+  const caught = async (what, tr, index, field, o = opts) => {
+    const r = await verifyTranscript(tr, wasm, o);
+    assert.equal(r.ok, false, `${what}: not caught`);
+    assert.deepEqual([r.divergence.index, r.divergence.field], [index, field], `${what}: ${JSON.stringify(r.divergence)}`);
+    return r;
+  };
+  await caught('receipt_index', tamper(tb, (c) => { c.steps[0].receipt_index = 0; }), 0, 'receipt_proof', { ...opts, game: b });
+  await caught('receipt_index before the index', tamper(tb, (c) => { delete c.steps[0].receipt_index; }), 0, 'receipt_proof', { ...opts, game: b });
+  await caught('the roll\'s dice', tamper(t, (c) => { c.steps[2].receipt.events[0].data.x_dice = [6, 6]; }), 2, 'receipt_proof');
+  await caught('another call id', tamper(t, (c) => { c.steps[2].call.id += 1; }), 2, 'receipt_proof');
+  await caught('a call of another module', tamper(t, (c) => { c.steps[2].call.module = 'tictactoe'; }), 2, 'call.module');
+  await caught('a call step with a txid', tamper(t, (c) => { c.steps[2].txid = t.steps[1].txid; }), 2, 'call');
+  await caught('the beacon of the roll block edited', tamper(t, (c) => { c.steps[2].header.header.beacon = t.steps[1].header.header.beacon; }), 2, 'header_signature');
+  await caught('the roll before the join', tamper(t, (c) => { [c.steps[1], c.steps[2]] = [c.steps[2], c.steps[1]]; }), 2, 'order');
+  const noJoin = await caught('the join removed', tamper(t, (c) => { c.steps.splice(1, 1); }), 1, 'call');
+  assert.match(noJoin.divergence.expected, /scheduled by an earlier step/);
+  assert.equal(noJoin.divergence.call, scheduled.call);
+  // The transcript's beacon key must be the genesis's.
+  const other = beaconKey(7);
+  const wrongKey = await verifyTranscript(tamper(t, (c) => { c.beacon_key = other.publicKey; }), wasm, opts);
+  assert.deepEqual([wrongKey.divergence.index, wrongKey.divergence.field], [null, 'beacon_key']);
+  // Without the caller's anchors, a transcript naming another key fails at the first beacon.
+  const { beaconKey: _k, sequencer: _s, chainId: _c, ...bare } = opts;
+  await caught('another beacon key, no anchor', tamper(t, (c) => { c.beacon_key = other.publicKey; }), 0, 'header.beacon', bare);
+  assert.equal((await verifyTranscript(t, wasm, bare)).ok, true);
+  // A chain without a beacon key carries no beacon.
+  await caught('beacons on a chain without a key', tamper(t, (c) => { delete c.beacon_key; }), 0, 'header.beacon', { ...bare, beaconKey: null });
+
+  // A forged chain, self-consistent: the forger signs every header and beacon with its own keys.
+  // Its roll block's beacon is another, so the roll re-executed draws other dice than the
+  // receipt shows (a forger key is picked whose draws differ).
+  const forger = Key.generate();
+  let fk = null;
+  for (let seed = 1; seed < 50 && !fk; seed++) {
+    const k = beaconKey(seed);
+    const dd = drawer(k.sign(t.chain_id, scheduled.height), 'dice', scheduled.call);
+    const dice = [1 + dd.below(6), 1 + dd.below(6), 1 + dd.below(6), 1 + dd.below(6)];
+    if (canonicalJson(dice) !== canonicalJson([...rolled.x_dice, ...rolled.o_dice])) fk = k;
+  }
+  const forged = tamper(t, (c) => {
+    c.sequencer = forger.address;
+    c.beacon_key = fk.publicKey;
+    for (const s of c.steps) {
+      const h = s.header.header;
+      h.sequencer = forger.address;
+      h.beacon = fk.sign(c.chain_id, h.height);
+      s.header.signature = forger.signMessage(headerHash(h));
+    }
+  });
+  const f = await caught('a forged chain\'s beacons', forged, 2, 'events', { module: 'dice', game: a });
+  assert.equal(f.steps.length, 2);
+  assert.ok(f.steps.every((s) => s.beaconVerified), 'its beacons verify under its own key');
+  // Against the real anchors it fails at once.
+  const anchored = await verifyTranscript(forged, wasm, opts);
+  assert.equal(anchored.divergence.field, 'sequencer');
+  // A forged header without a beacon on a beacon chain.
+  await caught('a header without its beacon', tamper(forged, (c) => {
+    const s = c.steps[1];
+    delete s.header.header.beacon;
+    s.header.signature = forger.signMessage(headerHash(s.header.header));
+  }), 1, 'header.beacon', { module: 'dice', game: a });
 });

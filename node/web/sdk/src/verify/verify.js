@@ -4,18 +4,28 @@
 // (docs/verify-a-match.md):
 // - the wasm's SHA-256 is the transcript's code hash (and it is at most the chain's largest
 //   module);
-// - each step: its txid is its body's SHA-256, its signature is the body's signer's, its action
-//   is an op of the module, its header is the expected signer's signature of the header's hash
-//   (borsh, as runtime/chain/src/block/mod.rs), its place is after the step before it, its txid and
-//   its receipt's hash (borsh, as runtime/chain/src/block/receipt.rs) are included under the signed
-//   header's `tx_root` and `receipt_root` (RFC 6962 audit paths);
-// - every op is re-executed (verify_host.js) from an empty module state plus the declared
+// - each transaction step: its txid is its body's SHA-256, its signature is the body's signer's,
+//   its action is an op of the module, its txid and its receipt's hash (borsh, as
+//   runtime/chain/src/block/receipt.rs) are included under the signed header's `tx_root` and
+//   `receipt_root` (RFC 6962 audit paths; the receipt at leaf `receipt_index` when the block ran
+//   scheduled calls first);
+// - each scheduled call's step (transcript version 2: `call: {module, id}`, a call of the game's
+//   module): its receipt bound to the call (`scheduledReceiptHash`) is leaf `index` under the
+//   header's `receipt_root`;
+// - every step: its header is the expected signer's signature of the header's hash (borsh format
+//   1, or 2 with a beacon, as runtime/chain/src/block/mod.rs), its place is after the step before
+//   it (a block's calls before its transactions), and its header's beacon is the genesis beacon
+//   key's BLS signature of its height (`verifyBeacon`, beacon.js; a chain without a key carries
+//   none);
+// - every op and call is re-executed (verify_host.js) from an empty module state plus the declared
 //   starting balances, and its receipt compared: `ok`, `error`, `events`. Not `fuel_used`: the
-//   browser counts no fuel.
-// The trust anchor is `opts.sequencer` (the chain's block signer) and `opts.chainId`; without
-// them the transcript's own are used, which proves only that the answer is self-consistent.
-// Re-execution runs in a Worker ended after `opts.timeoutMs` (a module that loops forever
-// cannot hang the page), on a module whose memory is capped at the chain's limit.
+//   browser counts no fuel. The calls the ops schedule go into the re-execution's own queue; a
+//   call step runs the call from there (it must have been scheduled by an earlier step and be
+//   due) with its block's checked beacon as the source of its draws.
+// The trust anchor is `opts.sequencer` (the chain's block signer), `opts.chainId` and
+// `opts.beaconKey`; without them the transcript's own are used, which proves only that the answer
+// is self-consistent. Re-execution runs in a Worker ended after `opts.timeoutMs` (a module that
+// loops forever cannot hang the page), on a module whose memory is capped at the chain's limit.
 
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
@@ -23,6 +33,7 @@ import { verifyMessage } from '../keys/message.js';
 import { txidOf } from '../chain/chain.js';
 import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from '../channel/rules.js';
 import { replayGame } from './verify_host.js';
+import { verifyBeacon } from './beacon.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -65,27 +76,78 @@ export function canonicalJson(value) {
   return JSON.stringify(value);
 }
 
-/** The block hash of a header (SHA-256 of its borsh encoding), lowercase hex. */
-export function headerHash(h) {
-  return bytesToHex(sha256(concat([
+/**
+ * The borsh encoding of a header (runtime/chain/src/block/mod.rs): format 1, the fields in order;
+ * a header with a `beacon` is format 2: 8 bytes `ff` ‖ `02` ‖ the format-1 fields ‖ the 48 beacon
+ * bytes.
+ */
+export function headerBytes(h) {
+  const fields = [
     u64le(h.height), hex32(h.prev_hash, 'prev_hash'), u64le(h.time_ms), str(h.sequencer),
     u64le(h.checkpoint.height), str(h.checkpoint.hash),
     hex32(h.tx_root, 'tx_root'), hex32(h.receipt_root, 'receipt_root'), hex32(h.state_root, 'state_root'),
-  ])));
+  ];
+  if (h.beacon === undefined || h.beacon === null) return concat(fields);
+  if (typeof h.beacon !== 'string' || !/^[0-9a-f]{96}$/.test(h.beacon)) throw new Error('beacon is not 96 lowercase hex characters');
+  return concat([new Uint8Array(8).fill(0xff), Uint8Array.of(2), ...fields, hexToBytes(h.beacon)]);
 }
 
-/** SHA-256 of a receipt's borsh encoding (the leaf under `receipt_root`). */
-export function receiptHash(r) {
+/** The block hash of a header (SHA-256 of its borsh encoding, format 1 or 2), lowercase hex. */
+export function headerHash(h) {
+  return bytesToHex(sha256(headerBytes(h)));
+}
+
+/** A receipt's borsh encoding (runtime/chain/src/block/receipt.rs). */
+function receiptBytes(r) {
   const parts = [Uint8Array.of(r.ok ? 1 : 0)];
   parts.push(r.error == null ? Uint8Array.of(0) : concat([Uint8Array.of(1), str(r.error)]));
   parts.push(u32le(r.events.length));
   for (const e of r.events) parts.push(str(e.kind), str(canonicalJson(e.data)));
   parts.push(u64le(r.fuel_used));
   if (r.fee !== undefined && BigInt(r.fee) !== 0n) parts.push(u128le(r.fee));
-  return sha256(concat(parts));
+  return concat(parts);
+}
+
+/** SHA-256 of a receipt's borsh encoding (a transaction's or end-block's leaf under `receipt_root`). */
+export function receiptHash(r) {
+  return sha256(receiptBytes(r));
+}
+
+/**
+ * The leaf under `receipt_root` of scheduled call `id` of `module` with receipt `r`:
+ * SHA-256(borsh String "scheduled" ‖ borsh String module ‖ u64 LE id ‖ the receipt's borsh).
+ */
+export function scheduledReceiptHash(module, id, r) {
+  return sha256(concat([str('scheduled'), str(module), u64le(id), receiptBytes(r)]));
 }
 
 function nodeHash(l, r) { return sha256(concat([Uint8Array.of(1), l, r])); }
+
+/** RFC 6962 Merkle tree hash of `leaves` (each a byte array, hashed as a leaf). */
+export function merkleRoot(leaves) {
+  const mth = (lo, hi) => {
+    if (hi - lo === 0) return sha256(new Uint8Array(0));
+    if (hi - lo === 1) return sha256(concat([Uint8Array.of(0), leaves[lo]]));
+    let k = 1;
+    while (k * 2 < hi - lo) k *= 2;
+    return nodeHash(mth(lo, lo + k), mth(lo + k, hi));
+  };
+  return mth(0, leaves.length);
+}
+
+/**
+ * A block's `receipt_root` as its JSON (`GET /v1/blocks/<h>`) implies it, lowercase hex: the
+ * scheduled calls' receipts ([`scheduledReceiptHash`]), then the transactions', then the
+ * end-block receipts'.
+ */
+export function blockReceiptRoot(block) {
+  const leaves = [
+    ...(block.scheduled ?? []).map((s) => scheduledReceiptHash(s.module, s.id, s.receipt)),
+    ...(block.txs ?? []).map((t) => receiptHash(t.receipt)),
+    ...(block.end_block ?? []).map((e) => receiptHash(e.receipt)),
+  ];
+  return bytesToHex(merkleRoot(leaves));
+}
 
 /** RFC 9162 §2.1.3.2: whether `proof` (hex hashes) puts `leaf` (bytes) at `index` of `size` leaves under `root` (bytes). */
 export function verifyInclusion(leaf, index, size, proof, root) {
@@ -209,19 +271,37 @@ function finishedBy(step, module, game) {
 
 function decimal(s) { return typeof s === 'string' && /^(0|[1-9][0-9]*)$/.test(s); }
 
+/** The chain's `fuel_apply` when neither the caller nor the transcript names it (the default chain's). */
+export const DEFAULT_FUEL_APPLY = 10000000;
+
+/** Where a step sorts in the chain: its block, then the block's scheduled calls (they run first), then its transactions, each by index. */
+function place(s) {
+  const isCall = s.call !== undefined && s.call !== null;
+  return [s.height, isCall ? 0 : 1, s.index];
+}
+function after(a, b) {
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i] > b[i];
+  return false;
+}
+
 /**
  * Checks a transcript: see the file's head. Never throws for a bad transcript: the result's
  * `divergence` names the first failed check (`index` null for the transcript as a whole).
- * @param {object} transcript the node's JSON answer
+ * @param {object} transcript the node's JSON answer (version 1, or 2 with scheduled calls' steps)
  * @param {Uint8Array|ArrayBuffer} wasmBytes the module's code
- * @param {{sequencer?: string, signers?: string[], chainId?: string, module: string,
+ * @param {{sequencer?: string, signers?: string[], chainId?: string, beaconKey?: string|null,
+ *   fuelApply?: number, module: string,
  *   game: string, complete?: boolean, timeoutMs?: number, worker?: 'auto'|'always'|'never',
  *   genesisModules?: {id: string, code_hash: string}[]}} opts `module` and `game`: the game
  *   asked for (required: without them the result is a `game` divergence); `genesisModules`: the
- *   genesis's `modules`, to say whether the code hash is the genesis module's (`codeOrigin`)
+ *   genesis's `modules`, to say whether the code hash is the genesis module's (`codeOrigin`);
+ *   `beaconKey`: the genesis's `beacon.public_key` (null: a chain without a beacon; default the
+ *   transcript's `beacon_key`); `fuelApply`: the genesis's `fuel_apply` (the bound of a scheduled
+ *   call's fuel; default the transcript's, else 10,000,000)
  * @returns {Promise<{ok: boolean, steps: object[], divergence: null|{index: number|null,
- *   txid: string|null, field: string, expected: string, got: string}, module: string|null,
- *   game: string|null, finished: boolean,
+ *   txid: string|null, call: number|null, field: string, expected: string, got: string},
+ *   module: string|null, game: string|null, finished: boolean, beaconKey: string|null,
+ *   beaconsVerified: number,
  *   codeOrigin: 'genesis'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
  *   `finished`: the verified last step finished the game (never the node's word alone)
  */
@@ -231,6 +311,8 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   const steps = [];
   let isolated = null;
   let finished = false;
+  let beaconKey = null;
+  const beaconChecks = new Map(); // `${height} ${beacon}` → verified
   const codeOrigin = () => (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash) ? 'genesis' : 'named by the node');
   const finish = (divergence) => ({
     ok: divergence === null,
@@ -239,19 +321,29 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     module: typeof transcript?.module === 'string' ? transcript.module : null,
     game: typeof transcript?.game === 'string' ? transcript.game : null,
     finished: divergence === null && finished,
+    beaconKey,
+    beaconsVerified: [...beaconChecks.values()].filter(Boolean).length,
     codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
     isolated,
   });
-  const whole = (field, expected, got) => finish({ index: null, txid: null, field, expected: String(expected), got: String(got) });
+  const whole = (field, expected, got) => finish({ index: null, txid: null, call: null, field, expected: String(expected), got: String(got) });
   const t = transcript;
   if (!t || typeof t !== 'object' || !Array.isArray(t.steps)) return whole('transcript', 'a transcript object', typeof t);
-  if (t.version !== 1) return whole('version', 1, t.version);
+  if (t.version !== 1 && t.version !== 2) return whole('version', '1 or 2', t.version);
   const chainId = opts.chainId ?? t.chain_id;
   if (t.chain_id !== chainId) return whole('chain_id', chainId, t.chain_id);
   const sequencer = opts.sequencer ?? t.sequencer;
   if (t.sequencer !== sequencer) return whole('sequencer', sequencer, t.sequencer);
   const signers = opts.signers ?? [sequencer];
+  // The beacon key: the caller's (the genesis's) when given, and the transcript must name the
+  // same; a chain without one has none and its headers carry no beacon.
+  const keyOf = (k) => (k === undefined || k === null ? null : k);
+  beaconKey = opts.beaconKey !== undefined ? keyOf(opts.beaconKey) : keyOf(t.beacon_key);
+  if (keyOf(t.beacon_key) !== beaconKey) return whole('beacon_key', beaconKey ?? 'none (a chain without a beacon)', t.beacon_key ?? 'none');
+  if (beaconKey !== null && !/^[0-9a-f]{192}$/.test(beaconKey)) return whole('beacon_key', '192 lowercase hex characters', beaconKey);
+  const fuelApply = opts.fuelApply ?? t.fuel_apply ?? DEFAULT_FUEL_APPLY;
+  if (!Number.isSafeInteger(fuelApply) || fuelApply < 1) return whole('fuel_apply', 'a positive integer', fuelApply);
   // The game asked for is required: a transcript proves only the game it names, so a caller
   // that did not say which one it wanted would accept any game (of any module) as verified.
   if (typeof opts.module !== 'string' || typeof opts.game !== 'string') return whole('game', 'opts.module and opts.game: the game asked for', 'none given');
@@ -264,53 +356,94 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   if (t.steps.length === 0) return whole('steps', 'at least one transaction', 'none');
   if (t.steps.length > MAX_VERIFY_STEPS) return whole('steps', `at most ${MAX_VERIFY_STEPS}`, t.steps.length);
 
+  /** Whether the header's beacon is what the chain requires (genesis.rs `check_beacon`): null when it is, else why not. */
+  const beaconProblem = (h) => {
+    const b = h.beacon ?? null;
+    if (beaconKey === null) return b === null ? null : 'the block carries a beacon; this chain has none';
+    if (h.height === 0) return b === null ? null : 'block 0 carries no beacon';
+    if (b === null) return `block ${h.height} carries no beacon`;
+    const k = `${h.height} ${b}`;
+    if (!beaconChecks.has(k)) beaconChecks.set(k, verifyBeacon(beaconKey, chainId, h.height, b));
+    return beaconChecks.get(k) ? null : `block ${h.height}'s beacon does not check: the beacon is not the genesis key's signature of this height`;
+  };
+
   // The checks that need no execution, step by step; the first failure is kept with its index.
   const checked = [];
   let staticDivergence = null;
   let previous = null;
   for (let i = 0; i < t.steps.length && !staticDivergence; i++) {
     const s = t.steps[i];
-    const at = (field, expected, got) => ({ index: i, txid: typeof s?.txid === 'string' ? s.txid : null, field, expected: String(expected), got: String(got) });
+    const isCall = !!s && typeof s === 'object' && s.call !== undefined && s.call !== null;
+    const callId = isCall && Number.isSafeInteger(s.call?.id) ? s.call.id : null;
+    const at = (field, expected, got) => ({ index: i, txid: !isCall && typeof s?.txid === 'string' ? s.txid : null, call: callId, field, expected: String(expected), got: String(got) });
     const fail = (d) => { staticDivergence = d; };
     try {
       const h0 = s?.header?.header;
-      const numbers = [s?.height, s?.index, s?.tx_count, s?.receipt_count, h0?.height, h0?.time_ms, h0?.checkpoint?.height];
-      if (!numbers.every((n) => Number.isSafeInteger(n) && n >= 0)) { fail(at('transcript', 'heights, indexes, counts and times as non-negative integers', 'another value')); break; }
-      const txid = txidOf(s.body);
-      if (txid !== s.txid) { fail(at('txid', s.txid, txid)); break; }
-      let body;
-      try { body = JSON.parse(s.body); } catch { fail(at('signature', 'a valid signed transaction', 'a body that is not JSON')); break; }
-      if (body.chain_id !== chainId) { fail(at('signature', `a transaction of chain ${chainId}`, `chain ${body.chain_id}`)); break; }
-      if (!verifyMessage(body.from, s.body, s.signature)) { fail(at('signature', `a signature by ${body.from}`, 'a signature that does not verify')); break; }
-      const a = body.action ?? {};
-      const isGame = (a.type === 'game' || (a.type === 'session_game' && a.account !== body.from)) && a.game === t.module;
-      const op = isGame ? rawMember(s.body, 'action', 'op') : null;
-      if (op === null) { fail(at('action', `a game op of module ${t.module}`, `a \`${a.type}\` action`)); break; }
+      const numbers = [s?.height, s?.index, s?.receipt_count, h0?.height, h0?.time_ms, h0?.checkpoint?.height];
+      if (!isCall) numbers.push(s?.tx_count, s?.receipt_index ?? 0);
+      if (isCall) numbers.push(s.call.id);
+      if (!numbers.every((n) => Number.isSafeInteger(n) && n >= 0)) { fail(at('transcript', 'heights, indexes, counts, call ids and times as non-negative integers', 'another value')); break; }
+      let body = null;
+      let op = null;
+      let a = null;
+      if (isCall) {
+        if (s.call.module !== t.module) { fail(at('call.module', t.module, s.call.module)); break; }
+        if ((s.txid ?? '') !== '' || (s.body ?? '') !== '' || (Array.isArray(s.tx_proof) && s.tx_proof.length > 0)) { fail(at('call', 'a call step without transaction fields', 'a step with both')); break; }
+      } else {
+        const txid = txidOf(s.body);
+        if (txid !== s.txid) { fail(at('txid', s.txid, txid)); break; }
+        try { body = JSON.parse(s.body); } catch { fail(at('signature', 'a valid signed transaction', 'a body that is not JSON')); break; }
+        if (body.chain_id !== chainId) { fail(at('signature', `a transaction of chain ${chainId}`, `chain ${body.chain_id}`)); break; }
+        if (!verifyMessage(body.from, s.body, s.signature)) { fail(at('signature', `a signature by ${body.from}`, 'a signature that does not verify')); break; }
+        a = body.action ?? {};
+        const isGame = (a.type === 'game' || (a.type === 'session_game' && a.account !== body.from)) && a.game === t.module;
+        op = isGame ? rawMember(s.body, 'action', 'op') : null;
+        if (op === null) { fail(at('action', `a game op of module ${t.module}`, `a \`${a.type}\` action`)); break; }
+      }
+      // Its place: the header of its height, after the step before it (a block's scheduled
+      // calls before its transactions), one block shown the same way by all its steps.
       const h = s.header?.header;
       if (!h || h.height !== s.height) { fail(at('height', s.height, `a header of height ${h?.height}`)); break; }
-      if (previous && (s.height < previous.height || (s.height === previous.height && s.index <= previous.index))) {
-        fail(at('order', `after block ${previous.height} tx ${previous.index}`, `block ${s.height} tx ${s.index}`)); break;
+      if (previous && !after(place(s), place(previous))) {
+        fail(at('order', `after block ${previous.height} step ${previous.index}`, `block ${s.height} step ${s.index}`)); break;
       }
       // Two steps of one block show the same block: a proof binds an index only for a given tree
       // size, which the header does not commit to (verify/game/checks.rs in Rust says the same).
-      const block = (x) => canonicalJson([x.header, x.tx_count, x.receipt_count]);
-      if (previous && s.height === previous.height && block(s) !== block(previous)) {
-        fail(at('block', `block ${s.height} as the step before showed it (${previous.tx_count} txs, ${previous.receipt_count} receipts)`, `another header or size (${s.tx_count} txs, ${s.receipt_count} receipts)`)); break;
+      if (previous && s.height === previous.height) {
+        const bothTx = !isCall && (previous.call === undefined || previous.call === null);
+        if (canonicalJson(s.header) !== canonicalJson(previous.header) || s.receipt_count !== previous.receipt_count || (bothTx && s.tx_count !== previous.tx_count)) {
+          fail(at('block', `block ${s.height} as the step before showed it (${previous.receipt_count} receipts)`, `another header or size (${s.receipt_count} receipts)`)); break;
+        }
       }
       if (!signers.includes(h.sequencer)) { fail(at('header_signature', `a header signed by ${signers.join(' or ')}`, `one naming ${h.sequencer}`)); break; }
       if (!verifyMessage(h.sequencer, headerHash(h), s.header.signature)) { fail(at('header_signature', 'the block signer\'s signature of the header', 'a signature that does not verify')); break; }
+      const problem = beaconProblem(h);
+      if (problem !== null) { fail(at('header.beacon', "the genesis beacon key's signature of this height", problem)); break; }
+      // Its inclusion under the signed roots.
       const bad = 'a proof that does not lead to the signed root';
-      if (!verifyInclusion(hexToBytes(s.txid), s.index, s.tx_count, s.tx_proof, hex32(h.tx_root, 'tx_root'))) { fail(at('tx_proof', 'a valid RFC 6962 inclusion proof', bad)); break; }
-      if (s.receipt_count < s.tx_count || !verifyInclusion(receiptHash(s.receipt), s.index, s.receipt_count, s.receipt_proof, hex32(h.receipt_root, 'receipt_root'))) {
-        fail(at('receipt_proof', 'a valid RFC 6962 inclusion proof', bad)); break;
+      if (isCall) {
+        if (!verifyInclusion(scheduledReceiptHash(s.call.module, s.call.id, s.receipt), s.index, s.receipt_count, s.receipt_proof, hex32(h.receipt_root, 'receipt_root'))) {
+          fail(at('receipt_proof', 'a valid RFC 6962 inclusion proof', bad)); break;
+        }
+      } else {
+        if (!verifyInclusion(hexToBytes(s.txid), s.index, s.tx_count, s.tx_proof, hex32(h.tx_root, 'tx_root'))) { fail(at('tx_proof', 'a valid RFC 6962 inclusion proof', bad)); break; }
+        const leaf = s.receipt_index ?? s.index;
+        if (s.receipt_count < s.tx_count || leaf < s.index || !verifyInclusion(receiptHash(s.receipt), leaf, s.receipt_count, s.receipt_proof, hex32(h.receipt_root, 'receipt_root'))) {
+          fail(at('receipt_proof', 'a valid RFC 6962 inclusion proof', bad)); break;
+        }
       }
       // The step is this game's: it succeeded and an event names the game (the node's rule for
       // picking steps); the first step of a hex id is the transaction that created the game.
-      if (s.receipt.ok !== true) { fail(at('game', `a successful op of game ${t.game}`, `a failed transaction (${s.receipt.error})`)); break; }
+      if (s.receipt.ok !== true) { fail(at('game', `a successful ${isCall ? 'call' : 'op'} of game ${t.game}`, `a failed ${isCall ? 'call' : 'transaction'} (${s.receipt.error})`)); break; }
       if (!s.receipt.events.some((e) => namesGame(e.data, t.game))) { fail(at('game', `an event of ${t.module} naming game ${t.game} (its id or game field)`, 'a receipt whose events name another game or none')); break; }
       previous = s;
-      const sender = a.type === 'session_game' ? a.account : body.from;
-      checked.push({ txid: s.txid, height: s.height, timeMs: h.time_ms, checkpoint: { hash: String(h.checkpoint.hash), height: h.checkpoint.height }, sequencer: t.sequencer, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
+      const where = { height: s.height, timeMs: h.time_ms, checkpoint: { hash: String(h.checkpoint.hash), height: h.checkpoint.height }, sequencer: t.sequencer, beacon: h.beacon ?? null };
+      if (isCall) {
+        checked.push({ type: 'call', id: s.call.id, ...where });
+      } else {
+        const sender = a.type === 'session_game' ? a.account : body.from;
+        checked.push({ type: 'tx', txid: s.txid, ...where, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
+      }
     } catch (e) {
       fail(at('transcript', 'a well-formed step', (e && e.message) || e));
     }
@@ -330,7 +463,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     } catch (e) {
       return whole('code', 'code that loads', (e && e.message) || e);
     }
-    const input = { moduleId: t.module, state, steps: checked };
+    const input = { moduleId: t.module, state, steps: checked.map(({ sessionKey, ...rest }) => rest), fuelApply };
     let r = opts.worker === 'never' ? null : await inWorker(module, input, opts.timeoutMs ?? VERIFY_TIMEOUT_MS);
     if (r === null) {
       if (opts.worker === 'always') return whole('execution', 'a Worker to run the module in', 'none could start');
@@ -339,14 +472,18 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     } else {
       isolated = true;
     }
-    if (r.error !== undefined) return finish({ index: null, txid: null, field: 'execution', expected: 'the ops to run to their end', got: r.error });
+    if (r.error !== undefined) return finish({ index: null, txid: null, call: null, field: 'execution', expected: 'the ops to run to their end', got: r.error });
     results = r.results;
   }
   for (let i = 0; i < checked.length; i++) {
     const s = t.steps[i];
+    const c = checked[i];
     const got = results[i];
     const want = s.receipt;
-    const at = (field, expected, gotv) => finish({ index: i, txid: s.txid, field, expected: String(expected), got: String(gotv) });
+    const isCall = c.type === 'call';
+    const at = (field, expected, gotv) => finish({ index: i, txid: isCall ? null : s.txid, call: isCall ? c.id : null, field, expected: String(expected), got: String(gotv) });
+    if (!got) return at('execution', 'a result for every step', 'none');
+    if (got.missing) return at('call', got.missing.expected, got.missing.got);
     if (got.ok !== want.ok) return at('ok', want.ok, got.ok);
     if ((got.error ?? null) !== (want.error ?? null)) return at('error', want.error ?? 'no error', got.error ?? 'no error');
     const wantEvents = canonicalJson(want.events.map((e) => ({ kind: e.kind, data: e.data })));
@@ -354,21 +491,31 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     // A successful session_game gets the chain's `session {account, key, session}` event last
     // (runtime/src/transition/session.rs): account and key must be the step's; the session's id
     // is state (the authorization's nonce), taken from the receipt.
-    const key = checked[i].sessionKey;
+    const key = isCall ? null : c.sessionKey;
     if (key !== null && got.ok) {
       const last = want.events[want.events.length - 1];
       const d = last?.data;
-      const fits = last?.kind === 'session' && d && d.account === checked[i].sender && d.key === key && Number.isSafeInteger(d.session) && Object.keys(d).length === 3;
-      gotList.push(fits ? last : { kind: 'session', data: { account: checked[i].sender, key, session: '<id>' } });
+      const fits = last?.kind === 'session' && d && d.account === c.sender && d.key === key && Number.isSafeInteger(d.session) && Object.keys(d).length === 3;
+      gotList.push(fits ? last : { kind: 'session', data: { account: c.sender, key, session: '<id>' } });
     }
     const gotEvents = canonicalJson(gotList);
     if (wantEvents !== gotEvents) return at('events', wantEvents, gotEvents);
+    const beacon = c.beacon;
+    const beaconVerified = beacon !== null && beaconChecks.get(`${c.height} ${beacon}`) === true;
+    if (isCall) {
+      steps.push({
+        index: i, type: 'call', txid: null, call: { module: t.module, id: c.id }, height: s.height, ok: true,
+        sender: null, op: null, kind: null, error: want.error ?? null,
+        events: want.events, fuelUsed: want.fuel_used, beacon, beaconVerified,
+      });
+      continue;
+    }
     let op = null;
-    try { op = JSON.parse(checked[i].op); } catch { /* the module saw the same bytes */ }
+    try { op = JSON.parse(c.op); } catch { /* the module saw the same bytes */ }
     steps.push({
-      index: i, txid: s.txid, height: s.height, ok: true, sender: checked[i].sender, op,
-      kind: op && typeof op.kind === 'string' ? op.kind : null,
-      events: want.events, fuelUsed: want.fuel_used,
+      index: i, type: 'tx', txid: s.txid, call: null, height: s.height, ok: true, sender: c.sender, op,
+      kind: op && typeof op.kind === 'string' ? op.kind : null, error: want.error ?? null,
+      events: want.events, fuelUsed: want.fuel_used, beacon, beaconVerified,
     });
   }
   if (staticDivergence) return finish(staticDivergence);

@@ -1,15 +1,28 @@
 // verify_host.js: replayGame, the re-execution half of verifyTranscript (verify.js): a game's
-// ops run on fresh instances of the module's wasm with a JS implementation of the host imports
-// a module's `gc_apply` gets (sdk-guest/ABI.md; the semantics of sdk-guest/src/native/kv_ctx.rs and
-// ledger.rs): module-scoped `get`/`put`/`delete`/`scan`, `read_raw`/`scan_raw`, the context
+// ops and scheduled calls run on fresh instances of the module's wasm with a JS implementation of
+// the host imports (sdk-guest/ABI.md; the semantics of sdk-guest/src/native/kv_ctx.rs, ledger.rs
+// and scheduler.rs): module-scoped `get`/`put`/`delete`/`scan`, `read_raw`/`scan_raw`, the context
 // (`height`, `block_time_ms`, `module_id`, `txid`, `sequencer`, `checkpoint`), `balance`,
 // `escrow_in` (only from the sender) and `escrow_out`, `last_error`, `emit`, `public_random`,
-// `output`, `abort`, `log`, each under the chain's per-call bounds with its texts (256 KiB written,
-// 256 events / 64 KiB, keys of 1 KiB, 1 MiB of output); the game's state is held up to 64 MiB.
+// `schedule`, `cancel_scheduled`, `draw`, `output`, `abort`, `log`, each under the chain's
+// per-call bounds with its texts (256 KiB written, 256 events / 64 KiB, keys of 1 KiB, 1 MiB of
+// output); the game's state is held up to 64 MiB.
+//
+// Scheduled calls: `schedule` checks what the chain checks, in its order, with its codes (-2 not
+// after the current block or an unknown kind, -7 no `gc_scheduled` export, -6 fuel outside 1 to
+// `fuel_apply`, -4 a payload over 4,096 bytes, -3 over 10,000,000 blocks or 366 days ahead, -5
+// 1,024 calls of the module waiting here) and writes the chain's queue layout (`sched/h/…`,
+// `sched/t/…`, `sched/id/…`, `sched/n/<module>`) into the replay's state, with the chain's call id
+// (SHA-256 of `gamechain.call.v1`, the module, the origin — the txid, or the parent call — and
+// the count of calls scheduled before in this call). A `call` step takes its call out of that
+// queue and runs `gc_scheduled(id, payload)` with no sender and an empty txid; `draw` answers
+// SHA-256(`gamechain.draw.v1` ‖ the block's beacon ‖ module ‖ id ‖ n) there and traps elsewhere
+// (or without a beacon) with the chain's text.
+//
 // No fuel is counted (the browser has none): the caller bounds the time
 // instead (a Worker it terminates). `create_token`, `mint`, `burn`, `verify_signed`, `call_pure`,
 // `call_code` and `module_code_hash` are not implemented: a module calling one traps here with
-// `internal: <name> is not supported by the JS verifier` (tic-tac-toe and m,n,k call none).
+// `internal: <name> is not supported by the JS verifier` (tic-tac-toe, m,n,k and dice call none).
 //
 // replayGame is self-contained (no imports, no outer names) because its source also runs inside
 // a Worker: verify.js sends `replayGame.toString()`.
@@ -17,11 +30,15 @@
 /**
  * Runs `input.steps` in order over `input.state` (raw key → bytes, as the chain's state) and
  * returns one result per step: `{ok, error, events: [{kind, data}]}` (`error`: the receipt's
- * display text; `data`: the event's JSON text as the module emitted it).
+ * display text; `data`: the event's JSON text as the module emitted it), or, for a call step
+ * whose call is not in the replay's queue (or not due), `{missing: {expected, got}}` and nothing
+ * after it.
  * @param {WebAssembly.Module} module
- * @param {{moduleId: string, state: Array<[string, Uint8Array]>, steps: Array<{txid: string,
- *   height: number, timeMs: number, checkpoint: {hash: string, height: number}, sequencer: string,
- *   sender: string, op: string}>}} input
+ * @param {{moduleId: string, state: Array<[string, Uint8Array]>, fuelApply?: number,
+ *   steps: Array<{type?: 'tx'|'call', txid?: string, id?: number, height: number, timeMs: number,
+ *   checkpoint: {hash: string, height: number}, sequencer: string, sender?: string, op?: string,
+ *   beacon?: string|null}>}} input `type` 'tx' (default): an op sent by `sender`; 'call': the
+ *   scheduled call `id`, drawing from `beacon` (96 hex characters; null on a chain without one)
  */
 export async function replayGame(module, input) {
   const enc = new TextEncoder();
@@ -70,6 +87,62 @@ export async function replayGame(module, input) {
     return out;
   }
 
+  // Scheduled calls (sdk-guest/src/schedule.rs, native/scheduler.rs).
+  const MAX_SCHEDULED_PAYLOAD_BYTES = 4096;
+  const MAX_PENDING_PER_MODULE = 1024;
+  const MAX_AHEAD_BLOCKS = 10000000n;
+  const MAX_AHEAD_MS = 366n * 24n * 3600000n;
+  const NO_DRAW = 'no draw here: randomness is drawn only in a scheduled call, on a chain with a beacon';
+  const FUEL_APPLY = BigInt(input.fuelApply ?? 10000000);
+  const SCHEDULABLE = WebAssembly.Module.exports(module).some((e) => e.name === 'gc_scheduled' && e.kind === 'function');
+  const join = (parts) => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let o = 0;
+    for (const p of parts) { out.set(p, o); o += p.length; }
+    return out;
+  };
+  const le = (n, bytes) => {
+    const b = new Uint8Array(bytes);
+    const dv = new DataView(b.buffer);
+    if (bytes === 4) dv.setUint32(0, Number(n), true); else dv.setBigUint64(0, BigInt(n), true);
+    return b;
+  };
+  const fromHex = (h) => {
+    const out = new Uint8Array(h.length >> 1);
+    for (let i = 0; i < out.length; i++) out[i] = parseInt(h.slice(2 * i, 2 * i + 2), 16);
+    return out;
+  };
+  const toHex = (b) => Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+  const hex16 = (n) => BigInt(n).toString(16).padStart(16, '0');
+  const idKey = (id) => `sched/id/${hex16(id)}`;
+  const countKey = (m) => `sched/n/${m}`;
+  /** The id of the n-th call an entry-point call (`origin` bytes) schedules: 53 bits of SHA-256. */
+  const callId = (origin, n) => {
+    const m = enc.encode(input.moduleId);
+    const d = sha256(join([enc.encode('gamechain.call.v1'), le(m.length, 4), m, origin, le(n, 4)]));
+    return Number(new DataView(d.buffer).getBigUint64(0, false) & ((1n << 53n) - 1n));
+  };
+  const readCount = (kv, m) => {
+    const v = kv.get(countKey(m));
+    const n = v ? Number(dec.decode(v)) : 0;
+    return Number.isSafeInteger(n) ? n : 0;
+  };
+  const writeCount = (kv, m, n) => { if (n <= 0) kv.delete(countKey(m)); else kv.set(countKey(m), enc.encode(String(n))); };
+  /** The waiting call `id` in `kv`: `{key, call}`, or null. */
+  const queued = (kv, id) => {
+    const k = kv.get(idKey(id));
+    if (!k) return null;
+    const key = dec.decode(k);
+    const v = kv.get(key);
+    if (!v) return null;
+    try { return { key, call: JSON.parse(dec.decode(v)) }; } catch { return null; }
+  };
+  const unqueue = (kv, q) => {
+    kv.delete(q.key);
+    kv.delete(idKey(q.call.id));
+    writeCount(kv, q.call.module, readCount(kv, q.call.module) - 1);
+  };
+
   class Trap extends Error {}
   const DISPLAY = { invalid: 'invalid', unauthorized: 'not allowed', not_found: 'not found', conflict: 'conflict', internal: 'internal' };
   function display(text) {
@@ -87,6 +160,27 @@ export async function replayGame(module, input) {
   const escrow = `module:${input.moduleId}`;
 
   for (const step of input.steps) {
+    const isCall = step.type === 'call';
+    const txid = isCall ? '' : step.txid;
+    let call = null; // the queued call a call step runs
+    if (isCall) {
+      const q = queued(state, step.id);
+      if (!q || q.call.module !== input.moduleId) {
+        results.push({ missing: { expected: `call ${step.id} scheduled by an earlier step of this game`, got: 'no such call in the replay\'s queue' } });
+        break;
+      }
+      if (q.call.at && q.call.at.height !== undefined && q.call.at.height > step.height) {
+        results.push({ missing: { expected: `a call due by height ${step.height}`, got: `a call due at height ${q.call.at.height}` } });
+        break;
+      }
+      // Taken out of the queue whatever the call does (the chain takes it before running it).
+      unqueue(state, q);
+      call = q.call;
+    }
+    const beacon = isCall && typeof step.beacon === 'string' && /^[0-9a-f]{96}$/.test(step.beacon) ? fromHex(step.beacon) : null;
+    let draws = 0;
+    let scheduledCount = 0;
+    const origin = isCall ? join([Uint8Array.of(2), le(step.id, 8)]) : join([Uint8Array.of(1), /^[0-9a-f]{64}$/.test(txid) ? fromHex(txid) : enc.encode(txid)]);
     const writes = new Map(state);
     const events = [];
     let output = null;
@@ -161,7 +255,7 @@ export async function replayGame(module, input) {
       height: () => BigInt(step.height),
       block_time_ms: () => BigInt(step.timeMs),
       module_id: (p, c) => answer(enc.encode(input.moduleId), p, c),
-      txid: (p, c) => answer(enc.encode(step.txid), p, c),
+      txid: (p, c) => answer(enc.encode(txid), p, c),
       sequencer: (p, c) => answer(enc.encode(step.sequencer), p, c),
       checkpoint: (p, c) => answer(enc.encode(`{"hash":${JSON.stringify(step.checkpoint.hash)},"height":${step.checkpoint.height}}`), p, c),
       get: (kp, kl, p, c) => { const v = writes.get(prefix + text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
@@ -196,7 +290,7 @@ export async function replayGame(module, input) {
         events.push({ kind, data });
       },
       public_random: (out) => {
-        const t = enc.encode(step.txid);
+        const t = enc.encode(txid);
         const m = new Uint8Array(26 + 4 + t.length + 16);
         m.set(enc.encode('gamechain.public_random.v1'));
         const dv = new DataView(m.buffer);
@@ -205,6 +299,46 @@ export async function replayGame(module, input) {
         dv.setBigUint64(30 + t.length, BigInt(step.height), true);
         dv.setBigUint64(38 + t.length, BigInt(randoms++), true);
         answer(sha256(m), out, 32);
+      },
+      schedule: (kind, at, pp, pl, fuel) => {
+        const payload = bytesAt(pp, pl);
+        at = BigInt(at);
+        fuel = BigInt(fuel);
+        if ((kind !== 0 && kind !== 1) || at < 0n) return -2n;
+        if (!SCHEDULABLE) return -7n;
+        if (fuel < 1n || fuel > FUEL_APPLY) return -6n;
+        if (payload.length > MAX_SCHEDULED_PAYLOAD_BYTES) return -4n;
+        const now = BigInt(kind === 0 ? step.height : step.timeMs);
+        if (at <= now) return -2n;
+        if (at - now > (kind === 0 ? MAX_AHEAD_BLOCKS : MAX_AHEAD_MS)) return -3n;
+        const waiting = readCount(writes, input.moduleId);
+        if (waiting >= MAX_PENDING_PER_MODULE) return -5n;
+        let n = scheduledCount;
+        let id = callId(origin, n);
+        while (writes.has(idKey(id))) { n = (n + 1) >>> 0; id = callId(origin, n); }
+        const key = `${kind === 0 ? 'sched/h/' : 'sched/t/'}${hex16(at)}/${hex16(id)}`;
+        const record = { id, module: input.moduleId, at: kind === 0 ? { height: Number(at) } : { time_ms: Number(at) }, fuel: Number(fuel), payload: toHex(payload), scheduled_height: step.height };
+        writes.set(key, enc.encode(JSON.stringify(record)));
+        writes.set(idKey(id), enc.encode(key));
+        writeCount(writes, input.moduleId, waiting + 1);
+        scheduledCount += 1;
+        return BigInt(id);
+      },
+      cancel_scheduled: (id) => {
+        id = BigInt(id);
+        if (id < 0n) return 0;
+        const q = queued(writes, id);
+        if (!q || q.call.module !== input.moduleId) return 0;
+        unqueue(writes, q);
+        return 1;
+      },
+      draw: (out) => {
+        out >>>= 0;
+        if (out + 32 > memory.buffer.byteLength) throw new Trap('internal: bad pointer from module');
+        if (!isCall || beacon === null) throw new Trap(`internal: ${NO_DRAW}`);
+        const m = enc.encode(input.moduleId);
+        const bytes = sha256(join([enc.encode('gamechain.draw.v1'), beacon, le(m.length, 4), m, le(step.id, 8), le(draws++, 8)]));
+        new Uint8Array(memory.buffer, out, 32).set(bytes);
       },
       output: (p, l) => {
         if ((l >>> 0) > MAX_OUTPUT_BYTES) throw new Trap(`internal: output over ${MAX_OUTPUT_BYTES} bytes`);
@@ -230,11 +364,19 @@ export async function replayGame(module, input) {
         new Uint8Array(memory.buffer, ptr, bytes.length).set(bytes);
         return ptr;
       };
-      const sender = enc.encode(step.sender);
-      const op = enc.encode(step.op);
-      const sp = place(sender);
-      const opp = place(op);
-      const r = instance.exports.gc_apply(sp, sender.length, opp, op.length);
+      let r;
+      if (isCall) {
+        if (!SCHEDULABLE) throw new Trap(`not found: gc_scheduled in module ${input.moduleId}`);
+        const payload = fromHex(typeof call.payload === 'string' ? call.payload : '');
+        const pp = place(payload);
+        r = instance.exports.gc_scheduled(BigInt(step.id), pp, payload.length);
+      } else {
+        const sender = enc.encode(step.sender);
+        const op = enc.encode(step.op);
+        const sp = place(sender);
+        const opp = place(op);
+        r = instance.exports.gc_apply(sp, sender.length, opp, op.length);
+      }
       if (r === 0) result = { ok: true, error: null, events };
       else if (r === 1 && output !== null && display(output) !== null) result = { ok: false, error: display(output), events: [] };
       else result = { ok: false, error: 'internal: malformed module output', events: [] };

@@ -1,0 +1,23 @@
+import fs from 'node:fs';
+import { Chain, Key, verifyTranscript } from './src/index.js';
+const chain = new Chain('http://127.0.0.1:18645');
+const g = await chain.genesis();
+const x = Key.generate(), o = Key.generate();
+for (const k of [x, o]) await chain.waitForReceipt(await chain.send(k, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+const play = async (k, op) => { const r = await chain.waitForReceipt(await chain.send(k, { type: 'game', game: 'dice', op }), { timeoutMs: 30000 }); if (!r.ok) throw new Error(r.error); return r; };
+const a = (await play(x, { kind: 'create', stake: '100' })).events[0].data.id;
+const j = await play(o, { kind: 'join', id: a });
+const rollAt = j.events[1].data.height;
+const bc = await play(x, { kind: 'create', stake: '7' });
+console.log('roll at', rollAt, 'B create at', bc.height, bc.index);
+const b = bc.events[0].data.id;
+const bj = await play(o, { kind: 'join', id: b });
+for (;;) { const gm = await chain.game('dice', { id: b }); if (gm.status === 'finished') break; await new Promise((r) => setTimeout(r, 200)); }
+const block = await chain.block(rollAt);
+console.log(JSON.stringify(block).slice(0, 300));
+const t = await chain.transcript('dice', b);
+console.log(t.steps.map((s) => [s.height, s.index, s.receipt_index, !!s.call]));
+const wasm = await chain.code(t.code_hash);
+const r = await verifyTranscript(t, wasm, { sequencer: g.sequencer, chainId: g.chain_id, beaconKey: g.beacon.public_key, module: 'dice', game: b, complete: true });
+console.log(r.ok, JSON.stringify(r.divergence));
+fs.writeFileSync('/tmp/fixture.json', JSON.stringify({ genesis: { chain_id: g.chain_id, sequencer: g.sequencer, beacon: g.beacon }, block }, null, 1));
