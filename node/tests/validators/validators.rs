@@ -1056,7 +1056,7 @@ async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
     );
 }
 
-/// Sends `count` faucet transactions (fresh keys), one every 50 ms, round-robin to the
+/// Sends `count` faucet transactions (fresh keys), one every 100 ms, round-robin to the
 /// validators `to`, and waits until validator `to[0]` has included them all.
 async fn load(vs: &[Validator], to: &[usize], chain_id: &str, count: usize) {
     let mut sent = Vec::new();
@@ -1064,7 +1064,7 @@ async fn load(vs: &[Validator], to: &[usize], chain_id: &str, count: usize) {
         let k = SecretKey::generate(Network::Testnet);
         let v = &vs[to[i % to.len()]];
         sent.push(v.client().post_tx(&faucet_tx(&k, chain_id)).await.unwrap());
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let client = vs[to[0]].client();
     for txid in &sent {
@@ -1120,18 +1120,23 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     let chain_id = genesis.chain_id.clone();
 
     // 1. Blocks with beacons.
-    load(&vs, &[0, 1, 2, 3], &chain_id, 8).await;
+    let phase = |what: &str| eprintln!("{what}: {:.1} s", started.elapsed().as_secs_f64());
+    phase("started");
+    load(&vs, &[0, 1, 2, 3], &chain_id, 10).await;
     let (h1, _) = same_head(&vs, &[0, 1, 2, 3], 1).await;
+    phase("loaded");
 
     // 2. Validator 2 killed: three shares of four are the threshold.
     vs[2].kill();
-    load(&vs, &[0, 1, 3], &chain_id, 12).await;
+    load(&vs, &[0, 1, 3], &chain_id, 20).await;
     let (h2, _) = same_head(&vs, &[0, 1, 3], h1 + 1).await;
+    phase("loaded without validator 2");
 
     // 3. Back, it catches up; its shares count again.
     vs[2].start(&[]).await;
-    load(&vs, &[2, 0, 1, 3], &chain_id, 12).await;
+    load(&vs, &[2, 0, 1, 3], &chain_id, 20).await;
     let (h3, _) = same_head(&vs, &[0, 1, 2, 3], h2 + 1).await;
+    phase("loaded after its restart");
 
     // 4. One beacon per height, the same everywhere, each verifying.
     let mut beacons = Vec::new();
@@ -1175,6 +1180,7 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     for v in vs.iter_mut() {
         v.terminate();
     }
+    phase("stopped");
     for v in &vs {
         let (code, report) =
             verify_json(tmp.path(), &["--data", v.dir.join("data").to_str().unwrap()]).await;

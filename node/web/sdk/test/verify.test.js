@@ -5,8 +5,8 @@
 // here with the same divergence (step and check); an m,n,k game verifies; two dice duels verify
 // (transcript version 2: the roll is a scheduled call's step, re-executed from the verifier's own
 // queue with draws from its block's beacon, every beacon checked under the genesis key; the
-// second duel's create lands in the first's roll block on a node that makes blocks only for
-// transactions, so its receipt is leaf 1, after the call's) and their tampering is caught (a beacon, a call id, a removed join, a forged chain
+// second duel's create lands in the first's roll block, so its receipt is leaf 1, after the
+// call's) and their tampering is caught (a beacon, a call id, a removed join, a forged chain
 // whose beacons differ: the dice then differ). Also the pieces
 // against fixed vectors: RFC 6962 inclusion proofs, the raw op of a body, canonical JSON.
 import { test, before, after } from 'node:test';
@@ -141,7 +141,7 @@ test('verifyTranscript: an m,n,k game in play verifies, and not as a complete on
 /** A BLS beacon key made here: `sign(chainId, height)` → 96 hex, `publicKey` 192 hex. */
 function beaconKey(seed) {
   const short = bls12_381.shortSignatures;
-  const { secretKey, publicKey } = short.keygen(Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i) & 0xff));
+  const { secretKey, publicKey } = short.keygen(Uint8Array.from({ length: 48 }, (_, i) => (seed * 31 + i) & 0xff));
   return {
     publicKey: bytesToHex(publicKey.toBytes()),
     sign: (chainId, height) => bytesToHex(short.sign(short.hash(beaconMessage(chainId, height), BEACON_DST), secretKey).toBytes()),
@@ -149,9 +149,9 @@ function beaconKey(seed) {
 }
 
 test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering is caught', async (t0) => {
-  // A node that makes a block only when a transaction comes (and once a minute): the roll's
-  // block is the one the next transaction lands in, so the second duel's create shares it.
-  const quiet = await startNode({ blockIntervalMs: 60000 });
+  // Blocks at least a second apart: the second duel's create, sent as soon as the first join's
+  // receipt is in, lands in the next block, where the first roll runs.
+  const quiet = await startNode({ blockIntervalMs: 60000, minBlockIntervalMs: 1000 });
   t0.after(() => quiet.dispose());
   const chain = new Chain(quiet.url);
   const genesis = await chain.genesis();
@@ -167,8 +167,6 @@ test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering 
   const bCreated = await play(chain, x, 'dice', { kind: 'create', stake: '5' });
   const b = bCreated.events[0].data.id;
   await play(chain, o, 'dice', { kind: 'join', id: b });
-  // Any transaction makes the next block, where the second roll runs.
-  await chain.waitForReceipt(await chain.send(Key.generate(), { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
   const finished = async (id) => { for (;;) { const g = await chain.game('dice', { id }); if (g.status === 'finished') return g; await new Promise((r) => setTimeout(r, 100)); } };
   const gameA = await finished(a);
   await finished(b);
@@ -221,7 +219,9 @@ test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering 
   await caught('a call of another module', tamper(t, (c) => { c.steps[2].call.module = 'tictactoe'; }), 2, 'call.module');
   await caught('a call step with a txid', tamper(t, (c) => { c.steps[2].txid = t.steps[1].txid; }), 2, 'call');
   await caught('the beacon of the roll block edited', tamper(t, (c) => { c.steps[2].header.header.beacon = t.steps[1].header.header.beacon; }), 2, 'header_signature');
-  await caught('the roll before the join', tamper(t, (c) => { [c.steps[1], c.steps[2]] = [c.steps[2], c.steps[1]]; }), 2, 'order');
+  // The roll moved before the join: it is not in the queue yet (the join after it is out of order too).
+  await caught('the roll before the join', tamper(t, (c) => { [c.steps[1], c.steps[2]] = [c.steps[2], c.steps[1]]; }), 1, 'call');
+  await caught('the roll in the join\'s block, before it', tamper(t, (c) => { Object.assign(c.steps[2], { height: t.steps[1].height, header: t.steps[1].header, receipt_count: t.steps[1].receipt_count }); }), 2, 'order');
   const noJoin = await caught('the join removed', tamper(t, (c) => { c.steps.splice(1, 1); }), 1, 'call');
   assert.match(noJoin.divergence.expected, /scheduled by an earlier step/);
   assert.equal(noJoin.divergence.call, scheduled.call);
