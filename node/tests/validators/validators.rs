@@ -1107,9 +1107,7 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
             v.index
         );
     }
-    for v in vs.iter_mut() {
-        v.start(&[]).await;
-    }
+    futures_util::future::join_all(vs.iter_mut().map(|v| v.start(&[]))).await;
     let genesis_text = std::fs::read_to_string(net.join("0/data/genesis.json")).unwrap();
     let genesis = gamechain_runtime::chain::Genesis::from_json(&genesis_text).unwrap();
     let beacon = genesis.beacon.clone().expect("testnet names a beacon");
@@ -1181,9 +1179,16 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
         v.terminate();
     }
     phase("stopped");
-    for v in &vs {
-        let (code, report) =
-            verify_json(tmp.path(), &["--data", v.dir.join("data").to_str().unwrap()]).await;
+    let data: Vec<String> = vs
+        .iter()
+        .map(|v| v.dir.join("data").to_string_lossy().into_owned())
+        .collect();
+    let cwd = tmp.path();
+    let reports = futures_util::future::join_all(data.iter().map(|d| async move {
+        verify_json(cwd, &["--data", d.as_str()]).await
+    }))
+    .await;
+    for (v, (code, report)) in vs.iter().zip(reports) {
         assert_eq!(code, 0, "verify validator {}'s data: {report}", v.index);
         assert!(
             report["head_height"].as_u64().unwrap() >= h3,

@@ -1,5 +1,6 @@
 // explorer.js: the explorer at `/`: the node's status, the latest blocks live from the WebSocket
-// (each transaction with its action and receipt), a lookup of a transaction, account, block or
+// (each block's scheduled calls and transactions with their receipts, its beacon as the hash's
+// title), a lookup of a transaction, account, block or
 // game, and the modules with their code hashes, upgrade policies and pending upgrades, and a
 // module's ops, events and views from its schema (`GET /v1/modules/<id>/schema`,
 // docs/modules.md, "Schema").
@@ -117,11 +118,23 @@ function describe(tx) {
   const link = document.createElement('a');
   link.href = `#${tx.txid}`;
   link.textContent = tx.txid.slice(0, 12);
-  div.append(link, ` ${action} `);
+  div.append(link, ` ${action} `, outcome(r));
+  return div;
+}
+
+/** A receipt's outcome: ok with its events' kinds, or the error. */
+function outcome(r) {
   const res = document.createElement('span');
   res.className = r.ok ? 'ok' : 'fail';
   res.textContent = r.ok ? `ok${(r.events ?? []).length ? ` · ${r.events.map((e) => e.kind).join(', ')}` : ''}` : `failed: ${r.error}`;
-  div.append(res);
+  return res;
+}
+
+/** A scheduled call the block ran first (docs/randomness.md): its module, id and receipt. */
+function describeCall(s) {
+  const div = document.createElement('div');
+  div.className = 'call';
+  div.append(`scheduled call ${s.module} #${s.id} `, outcome(s.receipt ?? {}));
   return div;
 }
 
@@ -129,8 +142,12 @@ function addBlock(b) {
   const tr = document.createElement('tr');
   tr.dataset.height = String(b.height);
   const txs = document.createElement('td');
-  txs.append(...(b.txs.length ? b.txs.map(describe) : [document.createTextNode('(empty)')]));
-  tr.append(cell(String(b.height)), cell(b.hash.slice(0, 16), 'mono'), txs);
+  const lines = [...(b.scheduled ?? []).map(describeCall), ...b.txs.map(describe)];
+  txs.append(...(lines.length ? lines : [document.createTextNode('(empty)')]));
+  const hash = cell(b.hash.slice(0, 16), 'mono');
+  // The block's randomness beacon (a BLS signature of its height by the genesis beacon key).
+  if (b.header?.beacon) hash.title = `beacon ${b.header.beacon}`;
+  tr.append(cell(String(b.height)), hash, txs);
   $('blocks').prepend(tr);
   while ($('blocks').children.length > KEEP_BLOCKS) $('blocks').lastElementChild.remove();
 }

@@ -60,11 +60,6 @@ pub const GENESIS_MODULES: [GenesisCode; 7] = [
         wasm: embedded!("mnk"),
     },
     GenesisCode {
-        id: "dice",
-        package: "dice",
-        wasm: embedded!("dice"),
-    },
-    GenesisCode {
         id: "channel",
         package: "channel",
         wasm: embedded!("channel"),
@@ -83,6 +78,11 @@ pub const GENESIS_MODULES: [GenesisCode; 7] = [
         id: "ttt_rules",
         package: "tictactoe_rules",
         wasm: embedded!("tictactoe_rules"),
+    },
+    GenesisCode {
+        id: "dice",
+        package: "dice",
+        wasm: embedded!("dice"),
     },
 ];
 
@@ -152,7 +152,7 @@ mod tests {
             ),
             (
                 "dice",
-                "52d11c75096cab4f562ec9c051b7c6b4f3ef2aa7bd281bc1b9a058dd076134f7",
+                "0eaefd19e37ef0b5480399379b0c9ef7bbe53f329e212e35ff8e9f3a67b597b4",
             ),
             // Rebuilt when its shared definitions moved to `gamechain-channel-protocol`
             // (before: a19d1824445d9ae5488ae25bd4b436b38462a8cc0ab28363ab9c64de0bb9f523), and
@@ -199,11 +199,11 @@ mod tests {
             [
                 "tictactoe",
                 "mnk",
-                "dice",
                 "channel",
                 "moveboard",
                 "rps_rules",
-                "ttt_rules"
+                "ttt_rules",
+                "dice"
             ]
         );
         assert_eq!(

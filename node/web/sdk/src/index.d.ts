@@ -89,14 +89,26 @@ export interface Event { kind: string; data: Record<string, unknown> }
 export interface TxReceipt { ok: boolean; error?: string | null; events: Event[]; fuel_used: number }
 export interface Receipt { txid: string; height: number; index: number; ok: boolean; error: string | null; events: Event[]; fuel_used: number }
 export interface BlockTx { txid: string; body: string; signature: string; receipt: TxReceipt }
+/** A block header: `beacon` (96 hex, a BLS12-381 G1 signature) on every block after 0 of a chain whose genesis names a beacon key; absent otherwise. */
+export interface BlockHeader {
+  height: number; prev_hash: string; time_ms: number; sequencer: string; checkpoint: { height: number; hash: string };
+  tx_root: string; receipt_root: string; state_root: string;
+  beacon?: string;
+}
+/** A scheduled call the block ran at its start, before its transactions, with its receipt. */
+export interface ScheduledCallReceipt { module: string; id: number; receipt: TxReceipt }
 export interface Block {
   height: number;
   hash: string;
-  header: { height: number; prev_hash: string; time_ms: number; sequencer: string; checkpoint: { height: number; hash: string }; tx_root: string; receipt_root: string; state_root: string };
+  header: BlockHeader;
   signature: string;
+  /** The scheduled calls run at the block's start, in order (absent when none ran). */
+  scheduled?: ScheduledCallReceipt[];
   txs: BlockTx[];
   end_block: { module: string; receipt: TxReceipt }[];
 }
+/** The genesis's beacon: its scheme and public key (192 hex, a compressed G2 point). */
+export interface GenesisBeacon { scheme: 'bls12381-minsig' | 'bls12381-minsig-threshold' | string; public_key: string; threshold?: number }
 export interface Status {
   chain_id: string; network: Network; height: number; head_hash: string; state_root: string; sequencer: string;
   genesis_hash: string; engine_config_hash: string; pending: number; version: string;
@@ -202,8 +214,10 @@ export declare class Chain {
 export interface GameEvent {
   txid: string | null;
   tx_index: number | null;
-  /** The account the transaction acts for. */
+  /** The account the transaction acts for (null for a scheduled call's or end-block event). */
   sender: string | null;
+  /** The scheduled call that emitted it (absent for a transaction's or end-block event). */
+  call?: number;
   /** Its position in its receipt. */
   index: number;
   kind: string;
@@ -501,24 +515,35 @@ export declare class Rps {
 
 // ---- verify.js: a game checked from its transcript (docs/verify-a-match.md) ----
 
-/** One step of a transcript: a transaction of the game, its receipt, its block's signed header and proofs. */
+/**
+ * One step of a transcript: a transaction of the game (`txid`, `body`, …) or, in version 2, a
+ * scheduled call of its module (`call`; no transaction fields; `index` its place among the
+ * block's scheduled calls), its receipt, its block's signed header and proofs.
+ */
 export interface TranscriptStep {
   height: number;
   index: number;
-  txid: string;
-  body: string;
-  signature: string;
+  /** A scheduled call's step: which call. */
+  call?: { module: string; id: number };
+  txid?: string;
+  body?: string;
+  signature?: string;
   receipt: { ok: boolean; error: string | null; events: { kind: string; data: any }[]; fuel_used: number; fee?: string };
-  header: { header: { height: number; prev_hash: string; time_ms: number; sequencer: string; checkpoint: { height: number; hash: string }; tx_root: string; receipt_root: string; state_root: string }; signature: string };
-  tx_count: number;
+  header: { header: BlockHeader; signature: string };
+  tx_count?: number;
   receipt_count: number;
-  tx_proof: string[];
+  /** A transaction's leaf under `receipt_root` when it is not `index` (its block ran scheduled calls first). */
+  receipt_index?: number;
+  tx_proof?: string[];
   receipt_proof: string[];
 }
 
 /** `GET /v1/games/<module>/<id>/transcript`. `start_balances` is declared by the node, not proven. */
 export interface Transcript {
-  version: 1;
+  /** 2 when a step is a scheduled call, else 1. */
+  version: 1 | 2;
+  /** The genesis beacon key (192 hex) of a chain with a beacon. */
+  beacon_key?: string;
   module: string;
   game: string;
   chain_id: string;
@@ -535,22 +560,32 @@ export interface Transcript {
 export interface VerifyDivergence {
   index: number | null;
   txid: string | null;
+  /** The call id of a scheduled call's step (else null). */
+  call: number | null;
   field: string;
   expected: string;
   got: string;
 }
 
-/** A step that matched. */
+/** A step that matched: a transaction (`type` 'tx') or a scheduled call (`type` 'call': no txid, sender or op). */
 export interface VerifiedStep {
   index: number;
-  txid: string;
+  type: 'tx' | 'call';
+  txid: string | null;
+  call: { module: string; id: number } | null;
   height: number;
   ok: true;
-  sender: string;
+  sender: string | null;
   op: any;
+  /** The op's `kind` (null for a call). */
   kind: string | null;
+  /** The receipt's error (null: it succeeded). */
+  error: string | null;
   events: { kind: string; data: any }[];
   fuelUsed: number;
+  /** The step's block beacon (null on a chain without one), and whether it was checked under the beacon key. */
+  beacon: string | null;
+  beaconVerified: boolean;
 }
 
 export interface VerifyOptions {
@@ -560,6 +595,10 @@ export interface VerifyOptions {
   signers?: string[];
   /** The chain id; default: the transcript's own. */
   chainId?: string;
+  /** The genesis's `beacon.public_key` (null: a chain without a beacon); default: the transcript's `beacon_key`. */
+  beaconKey?: string | null;
+  /** The genesis's `fuel_apply` (a scheduled call's fuel is at most it); default: the transcript's, else 10,000,000. */
+  fuelApply?: number;
   /** The module asked for (required: a transcript of any other game is a divergence). */
   module: string;
   /** The game asked for (required). */
@@ -582,6 +621,10 @@ export interface VerifyResult {
   game: string | null;
   /** The verified last step finished the game (its `<module>.finished` event names it); never the node's word alone. */
   finished: boolean;
+  /** The beacon key the headers were checked against (null: a chain without one). */
+  beaconKey: string | null;
+  /** Distinct block beacons verified. */
+  beaconsVerified: number;
   /** `genesis` when the code hash is the genesis module's, else the node named it (an upload or an upgrade). */
   codeOrigin: 'genesis' | 'named by the node';
   elapsedMs: number;
@@ -593,10 +636,34 @@ export interface VerifyResult {
 export function verifyTranscript(transcript: Transcript, wasmBytes: Uint8Array | ArrayBuffer, opts: VerifyOptions): Promise<VerifyResult>;
 /** RFC 9162 §2.1.3.2 inclusion check: `leaf` at `index` of `size` leaves under `root`. */
 export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: string[], root: Uint8Array): boolean;
-/** The block hash of a header (SHA-256 of its borsh encoding), hex. */
-export function headerHash(header: TranscriptStep['header']['header']): string;
-/** SHA-256 of a receipt's borsh encoding. */
+/** The block hash of a header (SHA-256 of its borsh encoding: format 1, or 2 with a beacon), hex. */
+export function headerHash(header: BlockHeader): string;
+/** A header's borsh encoding (format 2 with a beacon: 8 × `ff` ‖ `02` ‖ the fields ‖ the 48 beacon bytes). */
+export function headerBytes(header: BlockHeader): Uint8Array;
+/** SHA-256 of a receipt's borsh encoding (a transaction's or end-block's leaf). */
 export function receiptHash(receipt: TranscriptStep['receipt']): Uint8Array;
+/** The leaf of a scheduled call's receipt: SHA-256(borsh "scheduled" ‖ borsh module ‖ u64 LE id ‖ the receipt's borsh). */
+export function scheduledReceiptHash(module: string, id: number, receipt: TranscriptStep['receipt']): Uint8Array;
+/** RFC 6962 Merkle tree hash of leaves. */
+export function merkleRoot(leaves: Uint8Array[]): Uint8Array;
+/** A block's `receipt_root` from its JSON: scheduled calls', transactions', then end-block receipts, hex. */
+export function blockReceiptRoot(block: Block): string;
+export const DEFAULT_FUEL_APPLY: number;
+
+// ---- beacon.js: the randomness beacon and the draws of scheduled calls (docs/randomness.md) ----
+
+/** Whether `beaconHex` is the BLS12-381 (MinSig) signature of `height` on `chainId` by `publicKeyHex` (the genesis's beacon key). Never throws. */
+export function verifyBeacon(publicKeyHex: string, chainId: string, height: number, beaconHex: string): boolean;
+/** The signed bytes before hashing to G1: `u8 len(ns)` ‖ "gamechain.beacon.v1" ‖ `u8 len(chain id)` ‖ chain id ‖ `u64 BE height`. */
+export function beaconMessage(chainId: string, height: number): Uint8Array;
+/** Draw `n` of scheduled call `callId` of `module` from a block's beacon: SHA-256("gamechain.draw.v1" ‖ beacon ‖ u32 LE len ‖ module ‖ u64 LE id ‖ u64 LE n). */
+export function drawBytes(beaconHex: string, module: string, callId: number, n: number): Uint8Array;
+/** A call's draws in order: `draw()`, and `below(k)` as the guest SDK's `draw_below(k)`. */
+export function drawer(beaconHex: string, module: string, callId: number): { readonly count: number; draw(): Uint8Array; below(k: number): number };
+export const BEACON_NAMESPACE: string;
+export const BEACON_DST: string;
+export const BEACON_BYTES: number;
+export const BEACON_PUBLIC_KEY_BYTES: number;
 /** Canonical JSON (keys sorted by UTF-8 bytes, no whitespace). */
 export function canonicalJson(value: any): string;
 /** The raw text of `text`'s member `outer`.`name` (the op bytes of a transaction body). */

@@ -1,4 +1,4 @@
-// play-page.js: what the three play pages (/play/tictactoe/, /play/mnk/, /play/rps/) share on
+// play-page.js: what the play pages (/play/tictactoe/, /play/mnk/, /play/rps/, /play/dice/) share on
 // screen: the markup of their common blocks and the code of the status line. A page's HTML keeps
 // its own sections and marks each shared block's place with `<div data-part="NAME"></div>`;
 // `fillPlayPage` replaces each mark by the block (the same elements, ids and texts as a page
@@ -10,7 +10,7 @@
 //   session  `#session`: the session key of the table pages (common/table.js)
 //   messages `#error` (refusals, role alert) and `#info` (what is being done)
 //   table    `#table`: a table page's board, its buttons (`#resign-btn` with `resign`) and timeout
-//   lists    `#lobby` (open tables or offers) and `#mine` (the player's games), each with a More
+//   lists    `#lobby` (open tables, offers or duels) and `#mine` (the player's games), each with a More
 //            button (`#open-more`, `#my-more`) with `more`
 import { $ } from './sdk-loader.js';
 
@@ -19,6 +19,7 @@ export const PLAY_PAGES = [
   { id: 'tictactoe', path: '/play/tictactoe/', title: 'Tic-tac-toe', link: 'tic-tac-toe' },
   { id: 'mnk', path: '/play/mnk/', title: 'm,n,k', link: 'm,n,k' },
   { id: 'rps', path: '/play/rps/', title: 'Rock-paper-scissors', link: 'rock-paper-scissors' },
+  { id: 'dice', path: '/play/dice/', title: 'Dice duel', link: 'dice' },
 ];
 
 const PARTS = {

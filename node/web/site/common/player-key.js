@@ -1,4 +1,4 @@
-// player-key.js: the player's key on the play pages (/play/tictactoe/, /play/mnk/, /play/rps/):
+// player-key.js: the player's key on the play pages (/play/tictactoe/, /play/mnk/, /play/rps/, /play/dice/):
 // kept in this browser's localStorage as a WIF (`gamechain.wif`, one key for every page of the
 // origin), made on the first visit, shown (`#address`), exported (`#export` shows the WIF in
 // `#wif-shown`), imported (`#import` reads `#wif-input`, refused for another network) and replaced

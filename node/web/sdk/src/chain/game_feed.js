@@ -38,11 +38,17 @@ function matches(event, { game, player }) {
 
 /**
  * The events of `module` in a block as `GET /v1/ws/events` sends them (`txid`, `tx_index`,
- * `sender`, `index`, `kind`, `data`), filtered by `game` and `player`.
+ * `sender`, `index`, `kind`, `data`, and `call` for a scheduled call's), filtered by `game` and
+ * `player`: the module's scheduled calls first (they run before the block's transactions), then
+ * its transactions', then its end-block receipt's. A failed transaction or call emits nothing.
  * @param {object} block a block as GET /v1/blocks/<height> answers
  */
 export function eventsOfBlock(block, module, filter = {}) {
   const out = [];
+  for (const s of block.scheduled ?? []) {
+    if (s.module !== module || !s.receipt || !s.receipt.ok) continue;
+    s.receipt.events.forEach((e, index) => out.push({ txid: null, tx_index: null, sender: null, call: s.id, index, kind: e.kind, data: e.data }));
+  }
   (block.txs ?? []).forEach((t, i) => {
     const r = t.receipt;
     if (!r || !r.ok) return;
