@@ -323,7 +323,10 @@ where
     // The beacon: shares released as blocks are certified and committed, gossiped on their
     // channel, recovered into the ledger.
     let (beacon_sender, beacon_receiver) = channels.beacon;
-    match (ledger.chain.genesis().beacon.is_some(), config.beacon.clone()) {
+    match (
+        ledger.chain.genesis().beacon.is_some(),
+        config.beacon.clone(),
+    ) {
         (true, Some(share)) => {
             let (certified_tx, certified_rx) = tokio::sync::mpsc::channel(CERTIFIED_QUEUE);
             observer = observer.with_beacon(certified_tx);

@@ -76,12 +76,10 @@ fn fault_from_env() -> Result<Option<Fault>, NodeError> {
         Ok(v) if v == "equivocate" => Fault::Equivocate,
         Ok(v) if v == "withhold_beacon" => Fault::WithholdBeacon,
         Ok(v) if v == "wrong_beacon" => Fault::WrongBeacon,
-        Ok(v) => {
-            return Err(NodeError::Refused(format!(
-                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood, \
+        Ok(v) => return Err(NodeError::Refused(format!(
+            "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood, \
                  equivocate, withhold_beacon, wrong_beacon)"
-            )))
-        }
+        ))),
     };
     tracing::error!(
         ?fault,

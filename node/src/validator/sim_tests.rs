@@ -624,7 +624,11 @@ fn check_beacons(chain: &Chain, top: u64) {
     let mut seen = std::collections::BTreeSet::new();
     for h in 1..=top {
         let block = chain.block(Some(h)).unwrap();
-        let beacon = block.header.header.beacon.expect("every block carries a beacon");
+        let beacon = block
+            .header
+            .header
+            .beacon
+            .expect("every block carries a beacon");
         genesis.check_beacon(h, Some(&beacon)).unwrap();
         assert!(genesis.check_beacon(h + 1, Some(&beacon)).is_err());
         assert!(seen.insert(beacon.0), "block {h} repeats a beacon");
@@ -648,7 +652,11 @@ fn four_validators_agree_on_every_block_and_certificates_verify() {
     check_beacons(&chains[0], heads[0].len() as u64);
     for c in &chains {
         let (released, recovered, valid) = beacon_counts(c);
-        assert!(released > 0 && recovered > 0 && valid > 0, "{:?}", (released, recovered, valid));
+        assert!(
+            released > 0 && recovered > 0 && valid > 0,
+            "{:?}",
+            (released, recovered, valid)
+        );
     }
     check_block_times(&heads[0], &seen);
     let proposers: std::collections::BTreeSet<&String> =
@@ -787,7 +795,10 @@ fn a_validator_withholding_its_beacon_share_does_not_stop_the_beacon() {
     check_beacons(&chains[0], heads[0].len() as u64);
     let (released, recovered, _) = beacon_counts(&chains[3]);
     assert_eq!(released, 0, "validator 3 released no share");
-    assert!(recovered > 0, "validator 3 recovered beacons from the others' shares");
+    assert!(
+        recovered > 0,
+        "validator 3 recovered beacons from the others' shares"
+    );
     for c in &chains[..3] {
         assert!(beacon_counts(c).0 > 0);
     }

@@ -1056,20 +1056,20 @@ async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
     );
 }
 
-/// Sends `count` faucet transactions (fresh keys), one every 100 ms, round-robin to the
-/// validators `to`, and waits until validator `to[0]` has included them all.
-async fn load(vs: &[Validator], to: &[usize], chain_id: &str, count: usize) {
+/// Sends `count` faucet transactions (fresh keys), one every 100 ms, round-robin to the APIs
+/// `urls`, and waits until the first of them has included them all.
+async fn load(urls: Vec<String>, chain_id: String, count: usize) {
+    let clients: Vec<Client> = urls.iter().map(|u| Client::new(u).unwrap()).collect();
     let mut sent = Vec::new();
     for i in 0..count {
         let k = SecretKey::generate(Network::Testnet);
-        let v = &vs[to[i % to.len()]];
-        sent.push(v.client().post_tx(&faucet_tx(&k, chain_id)).await.unwrap());
+        let tx = faucet_tx(&k, &chain_id);
+        sent.push(clients[i % clients.len()].post_tx(&tx).await.unwrap());
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let client = vs[to[0]].client();
     for txid in &sent {
         eventually(30, "every transaction of the load is included", || {
-            let (client, txid) = (&client, txid);
+            let (client, txid) = (&clients[0], txid);
             async move { included(client, txid).await.is_some() }
         })
         .await;
@@ -1118,23 +1118,30 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     let chain_id = genesis.chain_id.clone();
 
     // 1. Blocks with beacons.
+    let all: Vec<String> = vs.iter().map(|v| v.url.clone()).collect();
+    let urls = |which: &[usize]| -> Vec<String> { which.iter().map(|&i| all[i].clone()).collect() };
     let phase = |what: &str| eprintln!("{what}: {:.1} s", started.elapsed().as_secs_f64());
     phase("started");
-    load(&vs, &[0, 1, 2, 3], &chain_id, 10).await;
+    load(urls(&[0, 1, 2, 3]), chain_id.clone(), 10).await;
     let (h1, _) = same_head(&vs, &[0, 1, 2, 3], 1).await;
     phase("loaded");
 
-    // 2. Validator 2 killed: three shares of four are the threshold.
+    // 2. Validator 2 killed under load: three shares of four are the threshold.
+    let running = tokio::spawn(load(urls(&[0, 1, 3]), chain_id.clone(), 30));
+    tokio::time::sleep(Duration::from_secs(1)).await;
     vs[2].kill();
-    load(&vs, &[0, 1, 3], &chain_id, 20).await;
-    let (h2, _) = same_head(&vs, &[0, 1, 3], h1 + 1).await;
+    running.await.unwrap();
+    let (h2, _) = same_head(&vs, &[0, 1, 3], h1 + 3).await;
     phase("loaded without validator 2");
 
-    // 3. Back, it catches up; its shares count again.
+    // 3. Restarted under load, it catches up; its shares count again.
+    let running = tokio::spawn(load(urls(&[0, 1, 3]), chain_id.clone(), 20));
     vs[2].start(&[]).await;
-    load(&vs, &[2, 0, 1, 3], &chain_id, 20).await;
+    running.await.unwrap();
+    load(urls(&[2, 0, 1, 3]), chain_id.clone(), 8).await;
     let (h3, _) = same_head(&vs, &[0, 1, 2, 3], h2 + 1).await;
     phase("loaded after its restart");
+    eprintln!("heights: {h1}, {h2} (without validator 2), {h3}");
 
     // 4. One beacon per height, the same everywhere, each verifying.
     let mut beacons = Vec::new();
@@ -1184,9 +1191,10 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
         .map(|v| v.dir.join("data").to_string_lossy().into_owned())
         .collect();
     let cwd = tmp.path();
-    let reports = futures_util::future::join_all(data.iter().map(|d| async move {
-        verify_json(cwd, &["--data", d.as_str()]).await
-    }))
+    let reports = futures_util::future::join_all(
+        data.iter()
+            .map(|d| async move { verify_json(cwd, &["--data", d.as_str()]).await }),
+    )
     .await;
     for (v, (code, report)) in vs.iter().zip(reports) {
         assert_eq!(code, 0, "verify validator {}'s data: {report}", v.index);

@@ -227,10 +227,7 @@ where
         }
         m.beacon_shares.with_label_values(&["valid"]).inc();
         // The head may have moved during the verification: `insert` checks again.
-        if self
-            .pool
-            .insert(&message, self.head(), self.rt.current())
-        {
+        if self.pool.insert(&message, self.head(), self.rt.current()) {
             self.recover(message.height).await;
         }
     }
@@ -261,16 +258,17 @@ where
     async fn resolve(&mut self) {
         let mut heights = Vec::new();
         let ledger = self.ledger.clone();
-        self.pending.retain_mut(|(digest, tries)| match ledger.height_of(digest) {
-            Some(h) => {
-                heights.push(h);
-                false
-            }
-            None => {
-                *tries += 1;
-                *tries < PENDING_TRIES
-            }
-        });
+        self.pending
+            .retain_mut(|(digest, tries)| match ledger.height_of(digest) {
+                Some(h) => {
+                    heights.push(h);
+                    false
+                }
+                None => {
+                    *tries += 1;
+                    *tries < PENDING_TRIES
+                }
+            });
         for h in heights {
             self.release(h + 1).await;
         }

@@ -204,7 +204,10 @@ mod tests {
         assert_eq!(bytes.len(), 60);
         assert_eq!(ShareMessage::decode(&bytes), Some(m));
         assert_eq!(ShareMessage::decode(&bytes[..59]), None);
-        assert_eq!(ShareMessage::decode(&[bytes.as_slice(), &[0]].concat()), None);
+        assert_eq!(
+            ShareMessage::decode(&[bytes.as_slice(), &[0]].concat()),
+            None
+        );
         let mut bad = bytes;
         bad[12..].fill(0);
         assert_eq!(ShareMessage::decode(&bad), None, "not a point");
@@ -234,10 +237,7 @@ mod tests {
         assert!(pool.ready(11).is_none(), "two of three");
         assert!(pool.insert(&m(11, 3), 10, now));
         let (ready, _) = pool.ready(11).unwrap();
-        assert_eq!(
-            ready.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
-            [0, 1, 3]
-        );
+        assert_eq!(ready.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [0, 1, 3]);
         pool.recovered(11);
         assert!(pool.ready(11).is_none(), "recovered once");
         assert_eq!(pool.offer(11, 2, 10), Offer::Duplicate, "no longer needed");

@@ -35,7 +35,7 @@ use commonware_cryptography::bls12381::primitives::sharing::{Mode, ModeVersion, 
 use commonware_cryptography::bls12381::primitives::variant::{MinSig, PartialSignature};
 use commonware_cryptography::ed25519::PublicKey;
 use commonware_utils::ordered::Set;
-use commonware_utils::{Participant, N3f1};
+use commonware_utils::{N3f1, Participant};
 use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 
@@ -239,9 +239,7 @@ pub fn parse(text: &str, genesis: &Genesis, n: usize, index: u32) -> Result<Beac
         .as_ref()
         .filter(|b| b.scheme == SCHEME_THRESHOLD)
         .ok_or("the genesis names no threshold beacon")?;
-    let bytes = |what: &str, s: &str| {
-        hex::decode(s).map_err(|_| format!("`{what}` is not hex"))
-    };
+    let bytes = |what: &str, s: &str| hex::decode(s).map_err(|_| format!("`{what}` is not hex"));
     let cfg = (max_participants(), ModeVersion::v0());
     let public = bytes("public", &file.public)?;
     let sharing = Sharing::<MinSig>::decode_cfg(Copying(public.as_slice()), &cfg)
@@ -379,8 +377,14 @@ mod tests {
         for (i, s) in dealt.shares.iter().enumerate() {
             assert_eq!(s.index(), i as u32);
             assert!(s.verify("t", 9, i as u32, &partials[i].1));
-            assert!(!s.verify("t", 10, i as u32, &partials[i].1), "another height");
-            assert!(!s.verify("t", 9, (i as u32 + 1) % 4, &partials[i].1), "another index");
+            assert!(
+                !s.verify("t", 10, i as u32, &partials[i].1),
+                "another height"
+            );
+            assert!(
+                !s.verify("t", 9, (i as u32 + 1) % 4, &partials[i].1),
+                "another index"
+            );
             assert!(!s.verify("t", 9, 99, &partials[i].1), "an index outside");
         }
         let a = dealt.shares[0].recover(&partials[..3]).unwrap();
@@ -432,9 +436,15 @@ mod tests {
         let g = genesis(&dealt);
         let dir = tempfile::tempdir().unwrap();
         let e = load(dir.path(), &g, 4, 0).unwrap_err().to_string();
-        assert!(e.contains(SHARE_FILE) && e.contains("threshold beacon"), "{e}");
+        assert!(
+            e.contains(SHARE_FILE) && e.contains("threshold beacon"),
+            "{e}"
+        );
         write_new(dir.path(), &dealt.files[0]).unwrap();
-        assert!(write_new(dir.path(), &dealt.files[0]).is_err(), "never replaced");
+        assert!(
+            write_new(dir.path(), &dealt.files[0]).is_err(),
+            "never replaced"
+        );
         assert_eq!(load(dir.path(), &g, 4, 0).unwrap().unwrap().index(), 0);
         #[cfg(unix)]
         {
@@ -448,5 +458,93 @@ mod tests {
         let mut none = g.clone();
         none.beacon = None;
         assert!(load(dir.path(), &none, 4, 0).unwrap().is_none());
+    }
+
+    /// What the threshold beacon costs a block on this machine, for a set of 4 (threshold 3):
+    /// the µs to sign a share, to verify one against the polynomial, to recover the beacon
+    /// from three, and to check the beacon against the group key (what every node and
+    /// verifier does per block), and the bytes it adds to the wire and to a header. Run in
+    /// release: `cargo test -p gamechain-node --release --lib beacon_cost -- --ignored
+    /// --nocapture`.
+    #[test]
+    #[ignore = "a measurement: run it in release with --ignored --nocapture"]
+    fn beacon_cost_per_block() {
+        use crate::validator::beacon::pool::{ShareMessage, SHARE_MESSAGE_BYTES};
+        use std::time::Instant;
+        let dealt = deal(&set(4), commonware_utils::TestRng::new(5)).unwrap();
+        let g = genesis(&dealt);
+        let rounds = 200u64;
+        let per = |t: Instant, ops: u64| t.elapsed().as_secs_f64() * 1e6 / ops as f64;
+        let t = Instant::now();
+        let partials: Vec<Vec<(u32, G1)>> = (0..rounds)
+            .map(|h| {
+                dealt
+                    .shares
+                    .iter()
+                    .map(|s| (s.index(), s.sign("t", h)))
+                    .collect()
+            })
+            .collect();
+        let sign_us = per(t, rounds * 4);
+        let t = Instant::now();
+        for (h, ps) in partials.iter().enumerate() {
+            for (i, p) in ps {
+                assert!(dealt.shares[0].verify("t", h as u64, *i, p));
+            }
+        }
+        let verify_us = per(t, rounds * 4);
+        let t = Instant::now();
+        let beacons: Vec<Beacon> = partials
+            .iter()
+            .map(|ps| dealt.shares[0].recover(&ps[..3]).unwrap())
+            .collect();
+        let recover_us = per(t, rounds);
+        let t = Instant::now();
+        for (h, b) in beacons.iter().enumerate().skip(1) {
+            g.check_beacon(h as u64, Some(b)).unwrap();
+        }
+        let check_us = per(t, rounds - 1);
+        let message = ShareMessage {
+            height: 1,
+            index: 0,
+            partial: partials[1][0].1,
+        }
+        .encode();
+        assert_eq!(message.len(), SHARE_MESSAGE_BYTES);
+        let mut header = gamechain_runtime::chain::Header {
+            height: 1,
+            prev_hash: [0; 32],
+            time_ms: 0,
+            sequencer: "x".repeat(34),
+            checkpoint: Default::default(),
+            tx_root: [0; 32],
+            receipt_root: [0; 32],
+            state_root: [0; 32],
+            beacon: None,
+        };
+        let plain = (
+            borsh::to_vec(&header).unwrap().len(),
+            serde_json::to_string(&header).unwrap().len(),
+        );
+        header.beacon = Some(beacons[1]);
+        let with = (
+            borsh::to_vec(&header).unwrap().len(),
+            serde_json::to_string(&header).unwrap().len(),
+        );
+        println!("threshold beacon, 4 validators, threshold 3 (per block):");
+        println!("  sign a share (each validator, once):          {sign_us:8.1} µs");
+        println!("  verify a share (each validator, n - 1 times): {verify_us:8.1} µs");
+        println!("  recover the beacon from 3 shares:             {recover_us:8.1} µs");
+        println!("  check the beacon against the group key:       {check_us:8.1} µs");
+        println!(
+            "  share message: {} bytes; each validator sends n - 1 = 3 per block (and again every \
+             500 ms while above its head)",
+            message.len()
+        );
+        println!(
+            "  header: +{} bytes hashed/stored (borsh), +{} bytes JSON",
+            with.0 - plain.0,
+            with.1 - plain.1
+        );
     }
 }

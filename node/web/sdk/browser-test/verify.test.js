@@ -67,7 +67,7 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
   const carol = await verifier(`${node.url}${href}`, 'carol');
   assert.equal(await carol.page.getAttribute('body', 'data-result'), 'verified', `${await carol.page.textContent('#status')} ${await carol.page.textContent('#divergence')}`);
   await waitText(carol.page, '#status', 'Verified: all 11 steps match (finished; code of the genesis)');
-  const marks = await carol.page.$$eval('#steps li', (lis) => lis.map((l) => `${l.dataset.ok}${l.textContent.slice(0, 1)}`));
+  const marks = await carol.page.$$eval('#steps tr', (rows) => rows.map((l) => `${l.dataset.ok}${l.textContent.slice(0, 1)}`));
   assert.deepEqual(marks, Array(11).fill('1✓'));
   assert.equal(await carol.page.$$eval('#board button', (bs) => bs.map((b) => b.textContent || '.').join('')), 'xoxxoooxx');
   assert.equal(await carol.page.textContent('#divergence'), '');
@@ -93,9 +93,9 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
   });
   assert.equal(await liar.page.getAttribute('body', 'data-result'), 'diverged');
   await waitText(liar.page, '#divergence', `Divergence at step 4 (tx ${transcript.steps[4].txid}): receipt_proof.`);
-  const liarMarks = await liar.page.$$eval('#steps li', (lis) => lis.map((l) => l.dataset.ok).join(''));
+  const liarMarks = await liar.page.$$eval('#steps tr', (rows) => rows.map((l) => l.dataset.ok).join(''));
   assert.equal(liarMarks, '11110');
-  assert.equal(await liar.page.$eval('#steps li:last-child', (l) => getComputedStyle(l).color), 'rgb(160, 24, 24)');
+  assert.equal(await liar.page.$eval('#steps tr:last-child', (l) => getComputedStyle(l).color), 'rgb(160, 24, 24)');
   await shot(liar.page, 'verify-tampered.png');
 
   // A tampered transcript file through the page's input: two moves swapped.

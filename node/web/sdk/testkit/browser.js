@@ -3,8 +3,9 @@
 // (its own browser context: its own localStorage, so its own key), waiting on page text, and the
 // folder screenshots go to (node/web/test-output/screenshots, or $GAMECHAIN_SCREENSHOTS).
 // $GAMECHAIN_SDK_BUNDLE (a file, e.g. dist/gamechain.js of `npm run build`) is served to the pages
-// as /sdk/gamechain.js instead of the bundle embedded in the binary: the SDK's current sources in
-// the pages without rebuilding the node.
+// as /sdk/gamechain.js instead of the bundle embedded in the binary, and $GAMECHAIN_SITE_DIR (e.g.
+// ../site) serves that folder's pages instead of the embedded ones: the SDK's and the pages'
+// current sources without rebuilding the node.
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,12 +22,33 @@ export async function launch() {
   return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
 }
 
-/** Serves $GAMECHAIN_SDK_BUNDLE, when set, as every page's /sdk/gamechain.js in `context`. */
+/** The content security policy the node gives every page (node/src/server/web.rs). */
+const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self' blob:; connect-src 'self' ws: wss:; img-src 'self' data:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8' };
+
+/**
+ * Serves $GAMECHAIN_SDK_BUNDLE, when set, as every page's /sdk/gamechain.js in `context`; and,
+ * with $GAMECHAIN_SITE_DIR (e.g. node/web/site), the pages of that folder instead of those the
+ * binary embeds (with the node's content security policy): this checkout's pages without
+ * rebuilding the node.
+ */
 export async function routeBundle(context) {
   const file = process.env.GAMECHAIN_SDK_BUNDLE;
-  if (!file) return;
-  const body = fs.readFileSync(file);
-  await context.route('**/sdk/gamechain.js', (route) => route.fulfill({ status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }, body }));
+  if (file) {
+    const body = fs.readFileSync(file);
+    await context.route('**/sdk/gamechain.js', (route) => route.fulfill({ status: 200, headers: { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-cache' }, body }));
+  }
+  const site = process.env.GAMECHAIN_SITE_DIR;
+  if (site) {
+    const root = path.resolve(site);
+    await context.route((url) => !url.pathname.startsWith('/v1/') && !url.pathname.startsWith('/sdk/gamechain.js') && !url.pathname.startsWith('/clients/'), (route) => {
+      const { pathname } = new URL(route.request().url());
+      const rel = pathname.endsWith('/') ? `${pathname}index.html` : pathname;
+      const full = path.join(root, rel);
+      if (!full.startsWith(root) || !fs.existsSync(full) || !fs.statSync(full).isFile()) return route.fallback();
+      return route.fulfill({ status: 200, headers: { 'content-type': TYPES[path.extname(full)] ?? 'application/octet-stream', 'cache-control': 'no-cache', 'content-security-policy': CSP }, body: fs.readFileSync(full) });
+    });
+  }
 }
 
 /**

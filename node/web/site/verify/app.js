@@ -1,16 +1,24 @@
 // app.js of /verify/: fetches a game's transcript (GET /v1/games/<module>/<id>/transcript), its
-// module's wasm by code hash (checked by Chain.code) and this node's genesis (the block signer and
-// chain id the transcript must match), runs the SDK's verifyTranscript (every op re-executed in a
-// Worker of this page), and draws each step with ✓, or the first divergence in red. A transcript
-// file can be checked the same way (the file input). `body[data-done]` is set when a check ends.
+// module's wasm by code hash (checked by Chain.code) and this node's genesis (the block signer,
+// chain id, beacon key and fuel_apply the transcript must match), runs the SDK's verifyTranscript
+// (every op and every scheduled call re-executed in a Worker of this page, every block beacon
+// checked under the genesis beacon key), and shows any module's steps as a table (height, tx or
+// call, sender, op or call id, receipt, events, beacon) with ✓, or the first divergence in red.
+// Tic-tac-toe and m,n,k games also get their board; a dice duel its dice, the block that rolled
+// them, its beacon and whether the dice are that beacon's draws. A transcript file can be checked
+// the same way (the file input). `body[data-done]` is set when a check ends.
 import { loadSdk } from '../common/sdk-loader.js';
 
 const $ = (id) => document.getElementById(id);
 /** Largest transcript read, from the node or a file. */
 const MAX_TRANSCRIPT_BYTES = 24 << 20;
 const short = (a) => (a ? `${a.slice(0, 6)}…${a.slice(-4)}` : '');
+const FACES = ['⚀', '⚁', '⚂', '⚃', '⚄', '⚅'];
+/** Longest text shown for an op or an event's data. */
+const SHOW_CHARS = 160;
+const clip = (text) => (text.length > SHOW_CHARS ? `${text.slice(0, SHOW_CHARS)}…` : text);
 
-const { Chain, verifyTranscript } = await loadSdk();
+const { Chain, verifyTranscript, drawer } = await loadSdk();
 const chain = new Chain(location.origin);
 const params = new URLSearchParams(location.search);
 // The game asked for in the address; a transcript file without one is checked as the game it
@@ -26,6 +34,10 @@ document.body.dataset.ready = '1';
  * last `<module>.moved` event, which the re-execution produced itself, never a count of ops.
  */
 function drawBoard(t, steps) {
+  const board = $('board');
+  board.hidden = true;
+  board.replaceChildren();
+  if (t.module !== 'tictactoe' && t.module !== 'mnk') return;
   let rows = 3;
   let cols = 3;
   const events = steps.flatMap((s) => s.events);
@@ -35,7 +47,7 @@ function drawBoard(t, steps) {
   const moved = events.filter((e) => e.kind === `${t.module}.moved`).at(-1)?.data?.board;
   const marks = typeof moved === 'string' && moved.length === rows * cols ? moved : '.'.repeat(rows * cols);
   const cells = [...marks].map((c) => (c === 'x' || c === 'o' ? c : ''));
-  const board = $('board');
+  board.hidden = false;
   board.style.gridTemplateColumns = `repeat(${cols}, auto)`;
   board.classList.toggle('small', cols > 9);
   board.replaceChildren(...cells.map((c, i) => {
@@ -48,11 +60,78 @@ function drawBoard(t, steps) {
   }));
 }
 
-function describe(s) {
-  const op = s.op ?? {};
-  const where = op.cell !== undefined ? ` cell ${op.cell}` : op.row !== undefined ? ` row ${op.row} col ${op.col}` : '';
-  const events = s.events.map((e) => e.kind).join(', ');
-  return `${s.kind ?? 'op'}${where} by ${short(s.sender)} (block ${s.height}) → ${events}`;
+/** A player's two dice as faces. */
+function faces(el, mark, dice) {
+  el.replaceChildren(...dice.map((d) => {
+    const s = document.createElement('span');
+    s.className = `die ${mark}`;
+    s.textContent = FACES[d - 1] ?? '?';
+    s.title = String(d);
+    s.dataset.value = String(d);
+    return s;
+  }));
+}
+
+/**
+ * A dice duel's roll, from the verified steps only: the call step that emitted `dice.rolled`, its
+ * block, its beacon (checked under the genesis key by verifyTranscript) and the dice, which are
+ * recomputed here from the beacon's draws too.
+ */
+function drawDice(t, steps) {
+  const view = $('dice-view');
+  view.hidden = true;
+  delete view.dataset.verified;
+  if (t.module !== 'dice') return;
+  const step = steps.find((s) => s.type === 'call' && s.events.some((e) => e.kind === 'dice.rolled'));
+  const rolled = step?.events.find((e) => e.kind === 'dice.rolled')?.data;
+  const ok = (d) => Array.isArray(d) && d.length === 2 && d.every((v) => Number.isInteger(v) && v >= 1 && v <= 6);
+  if (!step || !ok(rolled?.x_dice) || !ok(rolled?.o_dice)) return;
+  view.hidden = false;
+  faces($('x-dice'), 'x', rolled.x_dice);
+  faces($('o-dice'), 'o', rolled.o_dice);
+  $('x-total').textContent = `= ${rolled.x_dice[0] + rolled.x_dice[1]}`;
+  $('o-total').textContent = `= ${rolled.o_dice[0] + rolled.o_dice[1]}`;
+  let draws = null;
+  if (step.beacon) {
+    const d = drawer(step.beacon, t.module, step.call.id);
+    draws = [1 + d.below(6), 1 + d.below(6), 1 + d.below(6), 1 + d.below(6)];
+  }
+  const same = draws !== null && draws.join(',') === [...rolled.x_dice, ...rolled.o_dice].join(',');
+  const p = $('roll-beacon');
+  p.textContent = `Rolled by scheduled call #${step.call.id} in block ${step.height}, from its beacon ${short(step.beacon)}: `
+    + (step.beaconVerified ? 'beacon verified under the genesis key' : 'beacon NOT verified')
+    + (same ? '; the dice are its draws.' : '; the dice are NOT its draws.');
+  p.title = step.beacon ?? '';
+  p.className = step.beaconVerified && same ? 'ok' : 'fail';
+  view.dataset.verified = step.beaconVerified && same ? '1' : '0';
+  view.dataset.height = String(step.height);
+}
+
+function cell(text, cls) {
+  const td = document.createElement('td');
+  td.textContent = text;
+  if (cls) td.className = cls;
+  return td;
+}
+
+/** One verified step as a table row. */
+function stepRow(s) {
+  const tr = document.createElement('tr');
+  tr.dataset.ok = '1';
+  tr.dataset.kind = s.type;
+  tr.className = 'ok';
+  const what = s.type === 'call' ? `call #${s.call.id}` : clip(JSON.stringify(s.op));
+  const events = cell('');
+  for (const e of s.events) {
+    const div = document.createElement('div');
+    div.textContent = clip(`${e.kind} ${JSON.stringify(e.data)}`);
+    events.append(div);
+  }
+  const beacon = cell(s.beacon ? `${s.beaconVerified ? '✓' : '✗'} ${short(s.beacon)}` : '—', 'mono');
+  beacon.title = s.beacon ? `${s.beacon}${s.beaconVerified ? ' (verified under the genesis key)' : ''}` : 'no beacon';
+  tr.append(cell('✓'), cell(String(s.index)), cell(String(s.height)), cell(s.type, s.type), cell(s.sender ? short(s.sender) : '— (the chain)', 'mono'),
+    cell(what, 'mono'), cell(s.error ? `error: ${s.error}` : 'ok'), events, beacon);
+  return tr;
 }
 
 async function check(transcript, bytes, source) {
@@ -60,6 +139,8 @@ async function check(transcript, bytes, source) {
   $('status').textContent = 'Verifying…';
   $('divergence').textContent = '';
   $('steps').replaceChildren();
+  $('board').hidden = true;
+  $('dice-view').hidden = true;
   try {
     const genesis = await chain.genesis();
     const wasm = await chain.code(transcript.code_hash);
@@ -70,28 +151,29 @@ async function check(transcript, bytes, source) {
     const want = asked.id ? { module, game: id } : { module: String(transcript.module), game: String(transcript.game) };
     $('game').textContent = `${want.module}:${want.game}${asked.id ? '' : ' (as the file names it)'}`;
     const r = await verifyTranscript(transcript, wasm, {
-      sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, genesisModules: genesis.modules, ...want,
+      sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, genesisModules: genesis.modules,
+      beaconKey: genesis.beacon?.public_key ?? null, fuelApply: genesis.fuel_apply, ...want,
     });
-    const items = r.steps.map((s) => {
-      const li = document.createElement('li');
-      li.dataset.ok = '1';
-      li.className = 'ok';
-      li.textContent = `✓ ${describe(s)}`;
-      return li;
-    });
+    const rows = r.steps.map(stepRow);
     if (r.divergence) {
       const d = r.divergence;
-      const li = document.createElement('li');
-      li.dataset.ok = '0';
-      li.className = 'fail';
-      li.textContent = `✗ ${d.field}`;
-      if (d.index !== null) items.push(li);
-      $('divergence').textContent = `Divergence${d.index === null ? '' : ` at step ${d.index} (tx ${d.txid})`}: ${d.field}. Expected ${d.expected}; got ${d.got}.`;
+      if (d.index !== null) {
+        const tr = document.createElement('tr');
+        tr.dataset.ok = '0';
+        tr.className = 'fail';
+        const s = transcript.steps[d.index];
+        tr.append(cell('✗'), cell(String(d.index)), cell(String(s?.height ?? '')), cell(d.call !== null ? 'call' : 'tx'), cell(''), cell(d.call !== null ? `call #${d.call}` : ''), cell(d.field));
+        rows.push(tr);
+      }
+      const where = d.index === null ? '' : ` at step ${d.index} (${d.call !== null ? `call ${d.call}` : `tx ${d.txid}`})`;
+      $('divergence').textContent = `Divergence${where}: ${d.field}. Expected ${d.expected}; got ${d.got}.`;
     }
-    $('steps').replaceChildren(...items);
+    $('steps').replaceChildren(...rows);
     drawBoard(transcript, r.steps);
+    drawDice(transcript, r.steps);
+    const beacons = r.beaconKey ? ` ${r.beaconsVerified} block beacon${r.beaconsVerified === 1 ? '' : 's'} verified under the genesis key.` : '';
     $('status').textContent = r.ok
-      ? `✓ Verified: all ${r.steps.length} steps match (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).`
+      ? `✓ Verified: all ${r.steps.length} steps match (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).${beacons}`
       : `✗ Diverged after ${r.steps.length} matching steps.`;
     $('status').className = r.ok ? 'ok' : 'fail';
     $('facts').textContent = `${source}: ${bytes} bytes, code ${transcript.code_hash.slice(0, 16)}…, verified in ${r.elapsedMs} ms${r.isolated ? ' (in a Worker)' : ''}.`;
