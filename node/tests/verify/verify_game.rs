@@ -5,7 +5,9 @@
 //! tampered in each way a lying node could (a receipt's event data, error or fuel; two moves
 //! swapped; a move removed from the middle; another code hash; another wasm; a forged header
 //! signature; a wrong inclusion proof; an edited op) is caught, and the report names the
-//! check that caught it; the endpoint's errors are the API's.
+//! check that caught it; the endpoint's errors are the API's. A dice duel (version 2: the roll is a
+//! scheduled call's step) verifies, and forged dice, a beacon for another height under a re-signed
+//! header, an unscheduled call and a dropped roll are caught.
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -623,4 +625,139 @@ async fn an_uploaded_module_verifies_and_an_upgrade_during_the_game_is_a_conflic
             .contains("was upgraded at height"),
         "{e}"
     );
+}
+
+/// A dice duel (`docs/randomness.md`): its transcript (version 2) holds the roll as a step of a
+/// scheduled call, which re-executes from the verifier's own queue with the header's beacon.
+/// Other dice, a beacon the sequencer signs for another height (the header re-signed with the
+/// sequencer's real key), a call id the game never scheduled and a dropped roll are all caught.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dice_roll_verifies_and_forged_dice_or_beacons_are_caught() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut node = NodeProcess::new(tmp.path(), "");
+    node.start().await;
+    let (dir, url, client) = (tmp.path(), node.url(), node.client());
+    let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
+    for k in [&alice, &bob] {
+        let r = client
+            .send_and_wait(
+                k,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                WAIT,
+            )
+            .await
+            .unwrap();
+        assert!(r.receipt.ok);
+    }
+    let created = op(
+        &client,
+        &alice,
+        "dice",
+        json!({"kind": "create", "stake": "300"}),
+    )
+    .await;
+    let id = created[0]["data"]["id"].as_str().unwrap().to_string();
+    op(&client, &bob, "dice", json!({"kind": "join", "id": id})).await;
+    let game = format!("dice:{id}");
+    let started = std::time::Instant::now();
+    loop {
+        let g = client.view("dice", &[("id", &id)]).await.unwrap();
+        if g["status"] == "finished" {
+            break;
+        }
+        assert!(started.elapsed() < WAIT, "the roll never ran: {g}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (status, transcript) = get(&format!("{url}/v1/games/dice/{id}/transcript")).await;
+    assert_eq!(status, 200, "{transcript}");
+    assert_eq!(transcript["version"], 2, "{transcript}");
+    assert!(transcript["beacon_key"].is_string());
+    let call = transcript["steps"][2].clone();
+    assert_eq!(call["call"]["module"], "dice", "{call}");
+    assert!(call.get("txid").is_none(), "{call}");
+    let (code, report) = verify(dir, &url, &game, &["--complete"]).await;
+    assert_eq!(
+        (code, report["result"].as_str()),
+        (0, Some("verified")),
+        "{report}"
+    );
+    assert_eq!(report["steps"][2]["call"], call["call"]["id"], "{report}");
+
+    let tamper = |f: &dyn Fn(&mut Value)| {
+        let mut t = transcript.clone();
+        f(&mut t);
+        t
+    };
+    // Other dice in the roll's receipt: no longer the leaf under the signed receipt root.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| t["steps"][2]["receipt"]["events"][0]["data"]["x_dice"] = json!([6, 6])),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(2), Some("receipt_proof")),
+        "{d}"
+    );
+    // A lying sequencer: the roll's header carries the beacon of another height, signed with
+    // the real beacon key, and the header re-signed with the real sequencer key.
+    let data = dir.join("data");
+    let seq = gamechain_client::keyfile::read_key_file(&data.join("sequencer.wif")).unwrap();
+    let beacon_hex = std::fs::read_to_string(data.join("beacon.key")).unwrap();
+    let beacon_key = gamechain_runtime::chain::BeaconSecretKey::from_bytes(
+        &hex::decode(beacon_hex.trim()).unwrap(),
+    )
+    .unwrap();
+    let chain_id = client.chain_id().await.unwrap();
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let mut signed: SignedHeader =
+                serde_json::from_value(t["steps"][2]["header"].clone()).unwrap();
+            let h = signed.header.height;
+            signed.header.beacon = Some(beacon_key.sign(&chain_id, h + 1));
+            t["steps"][2]["header"] =
+                serde_json::to_value(SignedHeader::sign(signed.header, &seq)).unwrap();
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(2), Some("header.beacon")),
+        "{d}"
+    );
+    // A call the game never scheduled.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            let id = t["steps"][2]["call"]["id"].as_u64().unwrap();
+            t["steps"][2]["call"]["id"] = json!(id ^ 1);
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(d["index"].as_u64(), Some(2), "{d}");
+    assert_eq!(d["field"], "receipt_proof", "{d}");
+    // The roll dropped: the transcript still says finished.
+    let d = diverges(
+        dir,
+        &url,
+        &game,
+        &tamper(&|t| {
+            t["steps"].as_array_mut().unwrap().pop();
+        }),
+        &[],
+    )
+    .await;
+    assert_eq!(d["field"], "finished", "{d}");
 }

@@ -167,7 +167,12 @@ async fn a_grinding_cheater_wins_dice_duels_only_by_chance() {
         .0;
     assert_eq!(total, 0, "the dice escrow still holds stakes");
     for k in creators.iter().chain([&cheater]) {
-        total += client.account(&k.address()).await.unwrap().balance("GOLD").0;
+        total += client
+            .account(&k.address())
+            .await
+            .unwrap()
+            .balance("GOLD")
+            .0;
     }
     assert_eq!(total, minted);
 
@@ -178,8 +183,15 @@ async fn a_grinding_cheater_wins_dice_duels_only_by_chance() {
         &["verify", "--game", &format!("dice:{}", ids[0])],
     );
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("scheduled call") && text.contains("dice.rolled"), "{text}");
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("scheduled call") && text.contains("dice.rolled"),
+        "{text}"
+    );
 }
 
 /// Posts `txs` and waits until every one is in a block.

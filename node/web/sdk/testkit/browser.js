@@ -19,7 +19,11 @@ export async function launch() {
   if (!fs.existsSync(executablePath)) {
     throw new Error(`no Chromium at ${executablePath}: install it (Debian: apt-get install -y chromium) or set CHROMIUM`);
   }
-  return chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'] });
+  const args = ['--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+  // A page fulfilled by a route (GAMECHAIN_SITE_DIR) has no address space of its own: Chromium's
+  // local network access checks would refuse its WebSockets to 127.0.0.1.
+  if (process.env.GAMECHAIN_SITE_DIR) args.push('--disable-features=LocalNetworkAccessChecks');
+  return chromium.launch({ executablePath, args });
 }
 
 /** The content security policy the node gives every page (node/src/server/web.rs). */

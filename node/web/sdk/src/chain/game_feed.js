@@ -84,8 +84,10 @@ export function subscribeGame(chain, module, onEvents, opts = {}) {
     next = batch.height + 1;
     if (batch.events.length) run(() => onEvents(batch));
   }
+  let lastHead = -1; // the last head told
   function deliverHead(head) {
     if (next === null || head.height + 1 > next) next = head.height + 1;
+    lastHead = Math.max(lastHead, head.height);
     if (opts.onHead) run(() => opts.onHead(head));
   }
 
@@ -115,7 +117,10 @@ export function subscribeGame(chain, module, onEvents, opts = {}) {
       if (opts.onOpen) opts.onOpen();
     },
     onMessage: (m, drop) => {
-      if (!m || !Number.isSafeInteger(m.height) || (next !== null && m.height < next)) return; // old or repeated
+      if (!m || !Number.isSafeInteger(m.height)) return;
+      // Old or repeated; but the head that follows a block's events (same height) is the head,
+      // told once.
+      if (next !== null && (m.type === 'head' ? m.height + 1 < next || m.height <= lastHead : m.height < next)) return;
       if (m.type === 'events' && Array.isArray(m.events)) {
         if (pending && pending.height !== m.height) pending = null; // a block left unfinished: the node moved on
         pending ??= { height: m.height, time_ms: m.time_ms, events: [] };
