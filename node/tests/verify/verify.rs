@@ -7,7 +7,8 @@
 //!   all reach the node's head state root, and the text report names it.
 //! - `tampering_is_named_by_height_and_field`: copies of the stopped node's data directory,
 //!   each with one change (a stored state value, a receipt, a transaction byte, a header
-//!   field re-hashed so only its signature gives it away, a header's state root), and an
+//!   field re-hashed so only its signature gives it away, a beacon of another height signed
+//!   with the real beacon key, a header's state root), and an
 //!   export with one receipt changed: `verify` exits 4 and names the block, the transaction
 //!   and the field (and the state key with its expected and replayed values).
 
@@ -417,6 +418,34 @@ async fn tampering_is_named_by_height_and_field() {
         &verify_json(dir, &["--data", s(&copy)]).await,
         head,
         "header.signature",
+    );
+
+    // A beacon of another height, signed with the chain's real beacon key: refused before the
+    // header's signature is even checked (a sequencer cannot pick among its beacons).
+    let beacon_key = gamechain_runtime::chain::BeaconSecretKey::from_bytes(
+        &hex::decode(
+            std::fs::read_to_string(data.join("beacon.key"))
+                .unwrap()
+                .trim(),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let chain_id = gamechain_runtime::chain::Genesis::from_json(
+        &std::fs::read_to_string(data.join("genesis.json")).unwrap(),
+    )
+    .unwrap()
+    .chain_id;
+    let copy = tampered(&data, dir.join("t-beacon"), |db| {
+        rewrite_header(db, move_height, |h| {
+            h.beacon = Some(beacon_key.sign(&chain_id, move_height + 1))
+        });
+    });
+    assert_diverged(
+        "beacon of another height",
+        &verify_json(dir, &["--data", s(&copy)]).await,
+        move_height,
+        "header.beacon",
     );
 
     // A header's state root below the head: named, with the block's replayed writes.
