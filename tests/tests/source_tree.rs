@@ -112,6 +112,59 @@ fn no_source_folder_over_14_files() {
     assert!(over.is_empty(), "{}", over.join("\n"));
 }
 
+/// A message a user reads never has a run of spaces inside it: the mark of a string literal
+/// broken across lines without a `\` (the stake guard's refusal once read "…less than the
+/// {n} ms…" with 14 spaces). Counted in non-raw string literals, with `\`-continuations (and the
+/// indentation they swallow) removed: six or more spaces between two words (or a word and a
+/// placeholder).
+#[test]
+fn no_message_has_a_run_of_spaces_inside() {
+    let root = workspace_root();
+    let mut found = Vec::new();
+    for r in ROOTS {
+        for dir in dirs_under(&root.join(r)) {
+            for file in rs_files_in(&dir) {
+                // Sources only: benchmarks print aligned tables on purpose.
+                if !rel(&root, &file).contains("/src/") {
+                    continue;
+                }
+                let src = fs::read_to_string(&file).unwrap();
+                for (tok, line) in lex(&src) {
+                    let Tok::Str(text) = tok else { continue };
+                    let joined: String = {
+                        let mut out = String::new();
+                        let mut chars = text.chars().peekable();
+                        while let Some(ch) = chars.next() {
+                            if ch == '\\' && chars.peek() == Some(&'\n') {
+                                while chars.peek().is_some_and(|c| c.is_whitespace()) {
+                                    chars.next();
+                                }
+                            } else {
+                                out.push(ch);
+                            }
+                        }
+                        out
+                    };
+                    let b = joined.as_bytes();
+                    let word = |c: u8| c.is_ascii_alphabetic() || b"`(){}".contains(&c);
+                    let bad = (0..b.len()).any(|i| {
+                        word(b[i])
+                            && b[i + 1..].starts_with(b"      ")
+                            && b[i + 1..]
+                                .iter()
+                                .find(|&&c| c != b' ')
+                                .is_some_and(|&c| word(c))
+                    });
+                    if bad {
+                        found.push(format!("{}:{line}", rel(&root, &file)));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "string literals with a run of spaces inside:\n{}", found.join("\n"));
+}
+
 #[test]
 fn commonware_is_named_only_under_the_validator_folder() {
     let root = workspace_root();

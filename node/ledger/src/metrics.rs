@@ -423,6 +423,8 @@ mod tests {
         c.finalized(12);
         c.evidence_records.set(2);
         c.notarization_seconds.observe(0.05);
+        c.beacon_shares.with_label_values(&["stale"]).inc();
+        c.beacon_recovery_seconds.observe(0.01);
         assert!(std::ptr::eq(c, m.consensus()), "registered once");
         let text = m.render(ScrapeGauges::default());
         for line in [
@@ -433,6 +435,11 @@ mod tests {
             "gamechain_consensus_notarization_seconds_count 1",
             "gamechain_consensus_timeouts_total 0",
             "gamechain_consensus_peers 0",
+            "gamechain_beacon_shares_total{result=\"stale\"} 1",
+            "gamechain_beacon_released_total 0",
+            "gamechain_beacon_recovered_total 0",
+            "gamechain_beacon_recovery_seconds_count 1",
+            "gamechain_beacon_missing_total 0",
         ] {
             assert!(
                 text.lines().any(|l| l == line),

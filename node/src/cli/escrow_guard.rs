@@ -30,7 +30,7 @@ fn changeable(info: &gamechain_runtime::chain::wire::ModuleInfo) -> Option<Strin
         UpgradePolicy::Immutable => None,
         UpgradePolicy::Timelocked { delay_ms } if delay_ms >= MIN_SAFE_TIMELOCK_MS => None,
         UpgradePolicy::Timelocked { delay_ms } => Some(format!(
-            "its policy is `timelocked` with a delay of {delay_ms} ms, less than the              {MIN_SAFE_TIMELOCK_MS} ms a player needs to see an upgrade coming and leave"
+            "its policy is `timelocked` with a delay of {delay_ms} ms, less than the {MIN_SAFE_TIMELOCK_MS} ms a player needs to see an upgrade coming and leave"
         )),
         UpgradePolicy::Owner => Some("its policy is `owner`".to_string()),
     }

@@ -40,7 +40,7 @@ pub fn config_from(args: &NodeArgs) -> Result<NodeConfig, String> {
     }
     if !args.validator && config.validator.is_some() && args.follow.is_none() {
         return Err(
-            "the configuration has a [validator] table: start with --validator to run this              validator"
+            "the configuration has a [validator] table: start with --validator to run this validator"
                 .into(),
         );
     }

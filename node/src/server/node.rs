@@ -89,7 +89,7 @@ impl NodeHandle {
             ))
         } else if config.validator.is_some() {
             return Err(NodeError::Refused(
-                    "[validator] is configured, but this chain's genesis names no validators (it                      has one sequencer)"
+                    "[validator] is configured, but this chain's genesis names no validators (it has one sequencer)"
                         .into(),
                 ));
         } else {

@@ -436,7 +436,7 @@ fn load_or_create_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Gene
     }
     if config.validator {
         return Err(NodeError::Refused(format!(
-            "{} is missing: a validator joins a chain whose genesis names it (`gamechain testnet`              writes one per validator)",
+            "{} is missing: a validator joins a chain whose genesis names it (`gamechain testnet` writes one per validator)",
             genesis_path.display()
         )));
     }
