@@ -1,7 +1,8 @@
 //! The pages the node serves beside its API, from the binary itself (embedded at build time by
 //! `node/build_web.rs` from `node/web/site/` and the SDK's browser bundle): the explorer at `/`,
-//! the games at `/play/tictactoe/`, `/play/mnk/` and `/play/rps/` (off-chain, docs/channels.md),
-//! the SDK at `/sdk/` (`/sdk/gamechain.js`), the typed clients the pages play through
+//! the games at `/play/tictactoe/`, `/play/mnk/`, `/play/dice/` (rolled from the beacon,
+//! docs/randomness.md) and `/play/rps/` (off-chain, docs/channels.md), the match verifier at
+//! `/verify/`, the SDK at `/sdk/` (`/sdk/gamechain.js`), the typed clients the pages play through
 //! (`/clients/<id>.ts` and its compiled `/clients/<id>.js` for tictactoe, mnk and channel, made by
 //! `node/build.rs` with `gamechain module codegen --ts`'s generator), and the page of `gamechain
 //! dev` at `/dev/?module=<id>` (a module's ops as forms, its views and live events, from its
@@ -79,6 +80,9 @@ mod tests {
             "/index.html",
             "/play/tictactoe/index.html",
             "/play/mnk/index.html",
+            "/play/dice/index.html",
+            "/play/dice/app.js",
+            "/verify/index.html",
             "/play/rps/index.html",
             "/play/rps/app.js",
             "/sdk/index.html",

@@ -161,6 +161,7 @@ async fn nobody_can_upgrade_the_channel_on_the_default_chain() {
         ids,
         [
             "channel",
+            "dice",
             "mnk",
             "moveboard",
             "rps_rules",

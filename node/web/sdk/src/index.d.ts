@@ -654,6 +654,8 @@ export const DEFAULT_FUEL_APPLY: number;
 
 /** Whether `beaconHex` is the BLS12-381 (MinSig) signature of `height` on `chainId` by `publicKeyHex` (the genesis's beacon key). Never throws. */
 export function verifyBeacon(publicKeyHex: string, chainId: string, height: number, beaconHex: string): boolean;
+/** Many beacons of one key at once (two pairings when all are right; one by one only when one is not): one boolean per item, as verifyBeacon. */
+export function verifyBeacons(publicKeyHex: string, chainId: string, items: { height: number; beacon: string }[]): boolean[];
 /** The signed bytes before hashing to G1: `u8 len(ns)` ‖ "gamechain.beacon.v1" ‖ `u8 len(chain id)` ‖ chain id ‖ `u64 BE height`. */
 export function beaconMessage(chainId: string, height: number): Uint8Array;
 /** Draw `n` of scheduled call `callId` of `module` from a block's beacon: SHA-256("gamechain.draw.v1" ‖ beacon ‖ u32 LE len ‖ module ‖ u64 LE id ‖ u64 LE n). */

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import { bls12_381 } from '@noble/curves/bls12-381.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import {
-  verifyBeacon, beaconMessage, drawBytes, drawer, BEACON_DST, headerHash, headerBytes, blockReceiptRoot,
+  verifyBeacon, verifyBeacons, beaconMessage, drawBytes, drawer, BEACON_DST, headerHash, headerBytes, blockReceiptRoot,
   scheduledReceiptHash, receiptHash, merkleRoot, verifyMessage,
 } from '../src/index.js';
 
@@ -41,6 +41,33 @@ test('a real beacon verifies under the genesis key, and only for its chain, heig
   const forged = bytesToHex(short.sign(short.hash(beaconMessage(genesis.chain_id, h.height), BEACON_DST), other.secretKey).toBytes());
   assert.equal(verifyBeacon(key, genesis.chain_id, h.height, forged), false);
   assert.equal(verifyBeacon(bytesToHex(other.publicKey.toBytes()), genesis.chain_id, h.height, forged), true);
+});
+
+test('verifyBeacons: many beacons of one key at once, the wrong ones named', () => {
+  const short = bls12_381.shortSignatures;
+  const sk = short.keygen(new Uint8Array(48).fill(9)).secretKey;
+  const pk = bytesToHex(short.getPublicKey(sk).toBytes());
+  const sign = (height) => bytesToHex(short.sign(short.hash(beaconMessage('gc', height), BEACON_DST), sk).toBytes());
+  const items = Array.from({ length: 12 }, (_, i) => ({ height: i + 1, beacon: sign(i + 1) }));
+  assert.deepEqual(verifyBeacons(pk, 'gc', items), Array(12).fill(true));
+  // Two swapped, one malformed, one of another height: exactly those are false.
+  const bad = structuredClone(items);
+  [bad[2].beacon, bad[3].beacon] = [bad[3].beacon, bad[2].beacon];
+  bad[5].beacon = 'zz';
+  bad[7].height = 99;
+  assert.deepEqual(verifyBeacons(pk, 'gc', bad), items.map((_, i) => ![2, 3, 5, 7].includes(i)));
+  // Two wrong ones that cancel in a plain sum do not cancel under random weights.
+  const s1 = bls12_381.G1.Point.fromBytes(Buffer.from(items[0].beacon, 'hex'));
+  const s2 = bls12_381.G1.Point.fromBytes(Buffer.from(items[1].beacon, 'hex'));
+  const d = bls12_381.G1.Point.BASE;
+  const shifted = [{ height: 1, beacon: bytesToHex(s1.add(d).toBytes()) }, { height: 2, beacon: bytesToHex(s2.subtract(d).toBytes()) }];
+  assert.deepEqual(verifyBeacons(pk, 'gc', shifted), [false, false]);
+  assert.deepEqual(verifyBeacons('00'.repeat(96), 'gc', items.slice(0, 2)), [false, false]);
+  assert.deepEqual(verifyBeacons(key, genesis.chain_id, [{ height: h.height, beacon: h.beacon }]), [true]);
+  assert.deepEqual(verifyBeacons(pk, 'gc', []), []);
+  const t0 = performance.now();
+  verifyBeacons(pk, 'gc', items);
+  console.log(`verifyBeacons: 12 beacons in ${(performance.now() - t0).toFixed(0)} ms`);
 });
 
 test('the message layout is runtime/chain/src/keys/beacon.rs\'s', () => {

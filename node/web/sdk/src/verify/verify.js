@@ -33,7 +33,7 @@ import { verifyMessage } from '../keys/message.js';
 import { txidOf } from '../chain/chain.js';
 import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from '../channel/rules.js';
 import { replayGame } from './verify_host.js';
-import { verifyBeacon } from './beacon.js';
+import { verifyBeacon, verifyBeacons } from './beacon.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -366,6 +366,22 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     if (!beaconChecks.has(k)) beaconChecks.set(k, verifyBeacon(beaconKey, chainId, h.height, b));
     return beaconChecks.get(k) ? null : `block ${h.height}'s beacon does not check: the beacon is not the genesis key's signature of this height`;
   };
+
+  // Every beacon the steps' headers carry, checked at once (two pairings when all are right);
+  // each step below then finds its answer here.
+  if (beaconKey !== null) {
+    const items = [];
+    const seen = new Set();
+    for (const s of t.steps) {
+      const h = s?.header?.header;
+      const k = `${h?.height} ${h?.beacon}`;
+      if (h && typeof h.beacon === 'string' && Number.isSafeInteger(h.height) && h.height > 0 && !seen.has(k)) {
+        seen.add(k);
+        items.push({ k, height: h.height, beacon: h.beacon });
+      }
+    }
+    verifyBeacons(beaconKey, chainId, items).forEach((ok, i) => beaconChecks.set(items[i].k, ok));
+  }
 
   // The checks that need no execution, step by step; the first failure is kept with its index.
   const checked = [];
