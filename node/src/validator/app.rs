@@ -7,8 +7,10 @@
 //! (`shared(true)`), never on the engine's tasks.
 //!
 //! Verdicts (the engine's rules): `verify` answers `false` only for a block that can never be
-//! valid (a wrong proposer, signature, parent link, time, transaction or root); while a parent
-//! is missing, or this machine failed, it abstains (never answers), as `propose` then declines.
+//! valid (a wrong proposer, signature, parent link, time, beacon, transaction or root); while a
+//! parent is missing, or this machine failed, it abstains (never answers), as `propose` then
+//! declines. On a chain with a beacon, `propose` also declines when the beacon of the height it
+//! must propose has not been recovered within its wait (`beacon/`).
 
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};

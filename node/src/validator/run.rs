@@ -76,10 +76,12 @@ fn fault_from_env() -> Result<Option<Fault>, NodeError> {
         Ok(v) if v == "equivocate" => Fault::Equivocate,
         Ok(v) if v == "withhold_beacon" => Fault::WithholdBeacon,
         Ok(v) if v == "wrong_beacon" => Fault::WrongBeacon,
-        Ok(v) => return Err(NodeError::Refused(format!(
-            "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: bad_state_root, deploy_flood, \
-                 equivocate, withhold_beacon, wrong_beacon)"
-        ))),
+        Ok(v) => {
+            let known = "bad_state_root, deploy_flood, equivocate, withhold_beacon, wrong_beacon";
+            return Err(NodeError::Refused(format!(
+                "GAMECHAIN_TEST_FAULT={v}: unknown test fault (known: {known})"
+            )));
+        }
     };
     tracing::error!(
         ?fault,
@@ -347,9 +349,16 @@ pub async fn run(
             });
             })
             .map_err(|e| NodeError::Runtime(format!("cannot start the consensus thread: {e}")))?;
+    let stopping = shutdown.clone();
     let failure = tokio::select! {
         _ = shutdown.wait_for(|s| *s) => None,
-        f = failed.wait_for(|f| f.is_some()) => Some(f.ok().and_then(|f| f.clone()).unwrap_or_default()),
+        f = failed.wait_for(|f| f.is_some()) => match f {
+            Ok(f) => Some(f.clone().unwrap_or_default()),
+            // The consensus thread ended without reporting a failure: it saw the shutdown
+            // first (this task, slow to be polled, finds both ready), or it died.
+            Err(_) if *stopping.borrow() => None,
+            Err(_) => Some("the consensus thread stopped".into()),
+        },
     };
     let result = match failure {
         None => Ok(()),
