@@ -34,6 +34,8 @@ use futures_util::StreamExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::validator::block::ProposedBlock;
+use gamechain_ledger::schedule_wake::{scheduled_wake, Wake};
+use gamechain_ledger::sequencer::HeadState;
 use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
 use crate::validator::observer::AsConsensus;
 
@@ -206,6 +208,26 @@ impl App {
         }
     }
 
+    /// Whether the chain's scheduled calls want this block although it has no transaction
+    /// (node policy, as the sequencer's `schedule_wake`): it runs due calls, or a call waits for
+    /// a time `now` has reached (so this block's time makes it due in the next).
+    fn scheduled_due(&self, proposal: &Digest, now: u64) -> bool {
+        if self
+            .ledger
+            .executed(proposal)
+            .is_some_and(|e| !e.scheduled.is_empty())
+        {
+            return true;
+        }
+        let chain = &self.ledger.chain;
+        let head = chain.head().header.header.clone();
+        match scheduled_wake(&HeadState(chain), &head) {
+            Wake::Now => true,
+            Wake::At(t) => now >= t,
+            Wake::Never => false,
+        }
+    }
+
     /// The block-signing address of the validator whose consensus key is `leader`.
     fn leader_address(&self, leader: &PublicKey) -> Option<String> {
         let bytes: [u8; 32] = leader.as_ref().try_into().ok()?;
@@ -269,7 +291,9 @@ where
             let now = now_ms(&rt).max(earliest);
             let made = blocking(&rt, &self.ledger, move |l| l.propose(&parent_digest, now)).await?;
             let Ok(block) = &made else { break made };
-            if !block.txs().is_empty() || now >= parent_time.saturating_add(self.block_interval_ms)
+            if !block.txs().is_empty()
+                || now >= parent_time.saturating_add(self.block_interval_ms)
+                || self.scheduled_due(&block.digest(), now)
             {
                 break made;
             }

@@ -1081,7 +1081,9 @@ async fn load(urls: Vec<String>, chain_id: String, count: usize) {
 /// 1. blocks carry beacons from the start;
 /// 2. one validator SIGKILLed: the three others (exactly the threshold) still recover every
 ///    beacon, and blocks go on;
-/// 3. restarted, it catches up and its shares count again;
+/// 3. restarted, it catches up and its shares count again; a dice duel joined on one validator
+///    is rolled in the next block (the scheduled call wakes an idle proposer) from that block's
+///    threshold beacon, and verifies (`verify --game --complete`) from another's transcript;
 /// 4. all four serve the same beacon in every header (`GET /v1/blocks/<h>`), each the genesis
 ///    group key's signature of its height, and the beacon metrics moved;
 /// 5. stopped, every data directory passes `gamechain verify` (which checks each beacon).
@@ -1142,6 +1144,89 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     let (h3, _) = same_head(&vs, &[0, 1, 2, 3], h2 + 1).await;
     phase("loaded after its restart");
     eprintln!("heights: {h1}, {h2} (without validator 2), {h3}");
+
+    // A dice duel on the validators: the roll runs in the block after the join, from its
+    // threshold beacon, and the game verifies from another validator's transcript.
+    let (alice, bob) = (
+        SecretKey::generate(gamechain_runtime::chain::Network::Testnet),
+        SecretKey::generate(gamechain_runtime::chain::Network::Testnet),
+    );
+    let (c0, c1) = (vs[0].client(), vs[1].client());
+    let wait = Duration::from_secs(30);
+    for (c, k) in [(&c0, &alice), (&c1, &bob)] {
+        let r = c
+            .send_and_wait(
+                k,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                wait,
+            )
+            .await
+            .unwrap();
+        assert!(r.receipt.ok);
+    }
+    let created = c0
+        .send_and_wait(
+            &alice,
+            Action::game(
+                "dice",
+                &serde_json::json!({"kind": "create", "stake": "100"}),
+            ),
+            wait,
+        )
+        .await
+        .unwrap();
+    let id = created.receipt.events[0].data["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let joined = c1
+        .send_and_wait(
+            &bob,
+            Action::game("dice", &serde_json::json!({"kind": "join", "id": id})),
+            wait,
+        )
+        .await
+        .unwrap();
+    assert!(joined.receipt.ok, "{:?}", joined.receipt);
+    let join_height = joined.height;
+    eventually(30, "the duel is rolled", || {
+        let c = vs[2].client();
+        let id = id.clone();
+        async move {
+            c.view("dice", &[("id", &id)])
+                .await
+                .ok()
+                .is_some_and(|g| g["status"] == "finished")
+        }
+    })
+    .await;
+    let g = vs[3].client().view("dice", &[("id", &id)]).await.unwrap();
+    assert_eq!(g["roll_height"], join_height + 1, "{g}");
+    let rolled = vs[2]
+        .client()
+        .block(gamechain_client::client::BlockRef::Height(join_height + 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        rolled.scheduled.len(),
+        1,
+        "the roll ran in the block after the join"
+    );
+    let out = common::gamechain(
+        tmp.path(),
+        Some(&vs[2].url),
+        &["verify", "--game", &format!("dice:{id}"), "--complete"],
+    );
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    phase("a dice duel rolled from the threshold beacon and verified");
+    let (h3, _) = same_head(&vs, &[0, 1, 2, 3], join_height + 1).await;
 
     // 4. One beacon per height, the same everywhere, each verifying.
     let mut beacons = Vec::new();
