@@ -56,7 +56,9 @@ fn main() {
     );
 
     // A chain with the dice module: 64 duels joined in one block, rolled in the next.
-    let wasm = gamechain_sdk::guest_build::build_guest("dice").unwrap().wasm;
+    let wasm = gamechain_sdk::guest_build::build_guest("dice")
+        .unwrap()
+        .wasm;
     let rt = Runtime::new(RuntimeConfig::default()).unwrap();
     let module = std::sync::Arc::new(WasmModule::new(&rt, "dice", &wasm).unwrap());
     let seq = SecretKey::from_bytes(Network::Testnet, [1; 32]).unwrap();

@@ -53,11 +53,12 @@ pub use gamechain_vm::precompile;
 pub use gamechain_vm::{
     read_schema, Allocation, CacheStats, CallOutcome, CodeSource, Compiler, GasTable, HostError,
     HostTrap, LoadError, ModuleCache, ModuleResolver, OptLevel, Origin, Precompiled, PureError,
-    PureOutcome, Runtime, RuntimeConfig, TierUpError, ValidationError, WasmModule, ABI_VERSION,
-    FRAME_OVERHEAD, GAS_V1, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS,
-    MAX_GLOBALS, MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, MAX_PURE_DEPTH,
-    MAX_PURE_OUTPUT_BYTES, MAX_SCHEMA_BYTES, MAX_SEGMENTS, MAX_TABLES, MAX_TABLE_ELEMENTS,
-    MAX_TYPES, MAX_WASM_STACK, REFUSED_FEATURES, SCHEMA_ERRORS, STACK_LIMIT, WASMTIME_VERSION,
+    PureOutcome, Runtime, RuntimeConfig, TierUpError, ValidationError, WasmModule, ABI_REVISION,
+    ABI_VERSION, FRAME_OVERHEAD, GAS_V1, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS,
+    MAX_FUNCTIONS, MAX_GLOBALS, MAX_IMPORTS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK,
+    MAX_PURE_DEPTH, MAX_PURE_OUTPUT_BYTES, MAX_SCHEMA_BYTES, MAX_SEGMENTS, MAX_TABLES,
+    MAX_TABLE_ELEMENTS, MAX_TYPES, MAX_WASM_STACK, REFUSED_FEATURES, SCHEMA_ERRORS, STACK_LIMIT,
+    WASMTIME_VERSION,
 };
 pub use registry::{
     code_key, record_origin, ModuleEntry, Modules, RegistryError, ResolveError, CODE_PREFIX,

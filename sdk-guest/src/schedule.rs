@@ -12,8 +12,13 @@
 //! block whose *parent's* time is at least `t` (the parent's time was fixed before the block's
 //! beacon existed, so whoever makes a block cannot move a call into it or out of it by choosing
 //! its time). Due calls run at the start of the block, before its transactions, over the
-//! parent's state: at most [`MAX_SCHEDULED_PER_BLOCK`], height-due ones first, each queue in
-//! order of due point then call id; the rest stay due for the next block.
+//! parent's state: at most [`MAX_SCHEDULED_PER_BLOCK`], half of them kept for each queue (calls
+//! due at a height, calls due at a time) when both have more, each queue in order of due point
+//! then call id; the rest stay due for the next block.
+//!
+//! **Who may schedule.** `apply` and `migrate` (paid by the transaction's sender) and a scheduled
+//! call (paid by whoever scheduled it). Not `end_block`, which runs every block on nobody's fuel:
+//! a call it scheduled would be free ([`ScheduleError::NotHere`]).
 //!
 //! **Cost.** Scheduling is charged when it is done, to the call that schedules: the host call's
 //! base, the payload's bytes at `per_byte_stored`, `schedule_base`, and the whole `fuel` the
@@ -79,8 +84,8 @@ impl At {
 /// `ActionError::invalid` with that text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScheduleError {
-    /// `-1`: not inside `apply`, `end_block`, `migrate` or a scheduled call (a view, a pure
-    /// call).
+    /// `-1`: not inside `apply`, `migrate` or a scheduled call (in `end_block`, which runs on
+    /// nobody's fuel, so a call it scheduled would be unpaid; natively also a view).
     NotHere,
     /// `-2`: the height or time is not after the current block's, or the kind is unknown.
     NotAhead,

@@ -34,10 +34,10 @@ use futures_util::StreamExt as _;
 use tokio::sync::{mpsc, watch};
 
 use crate::validator::block::ProposedBlock;
-use gamechain_ledger::schedule_wake::{scheduled_wake, Wake};
-use gamechain_ledger::sequencer::HeadState;
 use crate::validator::ledger::{ExecError, Ledger, MAX_SPECULATIVE_DEPTH};
 use crate::validator::observer::AsConsensus;
+use gamechain_ledger::schedule_wake::{scheduled_wake, Wake};
+use gamechain_ledger::sequencer::HeadState;
 
 /// Blocks per section of marshal's archives: what one prune removes at most.
 pub const ARCHIVE_SECTION: u64 = 1024;

@@ -80,12 +80,14 @@ pub fn genesis_header(genesis: &Genesis, state_hash: &StateHash) -> Header {
     }
 }
 
-/// The runtime configuration genesis prescribes (fuel and memory limits), with the node's own
-/// choice of `allocation` (not consensus). Its `config_hash()` equals
-/// `genesis.engine_config_hash` unless this build's runtime differs from the chain's.
+/// The runtime configuration genesis prescribes (fuel and memory limits, and the ABI revision
+/// whose configuration hash genesis names: a chain made before scheduled calls runs revision 1),
+/// with the node's own choice of `allocation` (not consensus). Its `config_hash()` equals
+/// `genesis.engine_config_hash` unless this build's runtime differs from the chain's (then it is
+/// this build's newest revision, and the hash check refuses it).
 pub fn runtime_config(genesis: &Genesis, allocation: Allocation) -> RuntimeConfig {
     let params = genesis.params();
-    RuntimeConfig {
+    let config = RuntimeConfig {
         fuel_apply: params.fuel_apply,
         fuel_view: params.fuel_view,
         fuel_end_block: params.fuel_end_block,
@@ -93,7 +95,10 @@ pub fn runtime_config(genesis: &Genesis, allocation: Allocation) -> RuntimeConfi
         allocation,
         // Not consensus: this build's defaults (instance reuse on, no verification).
         ..RuntimeConfig::default()
-    }
+    };
+    config
+        .with_revision_of(&genesis.engine_config_hash)
+        .unwrap_or(config)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -68,7 +68,22 @@ pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
     // Added in ABI v1 (additive): a pure entry point of the code a SHA-256 names, with no state
     // (rules pinned by code).
     ("call_code", "iiiiiIii", "I"),
-    // Added in ABI v1 (additive): calls the chain makes on time, and draws from the beacon.
+];
+
+/// The revision of ABI v1 this build gives new chains ([`crate::RuntimeConfig::abi_revision`]):
+/// 1 is everything above; 2 adds scheduled calls and draws ([`SCHEDULING_IMPORTS`],
+/// [`SCHEDULING_EXPORTS`]). A chain runs the revision its genesis's configuration hash names
+/// (revision 1 hashes as every configuration did before revisions existed), so a chain made
+/// before scheduled calls refuses and accepts exactly the modules it always did, and a node of
+/// another revision cannot join a chain unnoticed.
+pub const ABI_REVISION: u32 = 2;
+
+/// The first revision with scheduled calls and draws.
+pub(crate) const SCHEDULING_REVISION: u32 = 2;
+
+/// Imports of revision 2 (`schedule`, `cancel_scheduled`, `draw`; ABI.md, "Scheduled calls and
+/// draws"), in [`IMPORTS`]'s notation.
+pub(crate) const SCHEDULING_IMPORTS: &[(&str, &str, &str)] = &[
     ("schedule", "iIiiI", "I"),
     ("cancel_scheduled", "I", "i"),
     ("draw", "i", ""),
@@ -83,8 +98,12 @@ pub(crate) const EXPORTS: &[(&str, &str, &str, bool)] = &[
     ("gc_view", "ii", "i", true),
     ("gc_end_block", "", "i", false),
     ("gc_migrate", "iiii", "i", false),
-    ("gc_scheduled", "Iii", "i", false),
 ];
+
+/// Exports of revision 2, in [`EXPORTS`]'s notation: `gc_scheduled` (under revision 1 an export
+/// of that name is no entry point and may have any type, as before).
+pub(crate) const SCHEDULING_EXPORTS: &[(&str, &str, &str, bool)] =
+    &[("gc_scheduled", "Iii", "i", false)];
 
 /// The ABI notation of a letter type (`i` = `i32`, `I` = `i64`): `(i32, i32) -> i64`.
 pub(crate) fn abi_type(params: &str, results: &str) -> String {

@@ -183,6 +183,11 @@ pub struct RuntimeConfig {
     /// The compiler of uploaded modules (default [`Compiler::Winch`], whose compile time is
     /// linear in the code's size: an upload cannot stall a node). Node policy, not in the config hash.
     pub upload_compiler: Compiler,
+    /// The revision of ABI v1 modules are validated and run under (`abi.rs`,
+    /// [`crate::ABI_REVISION`] for new chains): consensus. Revision 1 (no scheduled calls) adds
+    /// nothing to the [canonical description](Self::canonical_description), so a chain made
+    /// before revisions existed keeps its hash; revision 2 adds its lines.
+    pub abi_revision: u32,
 }
 
 impl Default for RuntimeConfig {
@@ -204,6 +209,7 @@ impl Default for RuntimeConfig {
             opt_level: OptLevel::Speed,
             genesis_compiler: Compiler::Cranelift,
             upload_compiler: Compiler::Winch,
+            abi_revision: crate::abi::ABI_REVISION,
         }
     }
 }
@@ -257,7 +263,32 @@ impl RuntimeConfig {
         ));
         s.push_str(&crate::load::validate::canonical());
         s.push_str(&crate::run::bounds::canonical());
+        if self.abi_revision >= crate::abi::SCHEDULING_REVISION {
+            s.push_str(&format!(
+                "abi.revision={}\nabi.scheduled_calls=schedule,cancel_scheduled,draw,gc_scheduled\n\
+                 gas.schedule_base={}\ngas.cancel_scheduled_base={}\n",
+                self.abi_revision,
+                crate::gas::SCHEDULE_BASE,
+                crate::gas::CANCEL_SCHEDULED_BASE
+            ));
+        }
         s
+    }
+
+    /// This configuration under the ABI revision whose configuration hash is `hash`, when one
+    /// of this build's revisions (1 or [`crate::ABI_REVISION`]) has it: how a chain finds the
+    /// revision its genesis names. `None`: no revision of this build hashes to `hash` (another
+    /// build's chain).
+    pub fn with_revision_of(&self, hash: &str) -> Option<RuntimeConfig> {
+        (1..=crate::abi::ABI_REVISION)
+            .rev()
+            .find_map(|abi_revision| {
+                let c = RuntimeConfig {
+                    abi_revision,
+                    ..self.clone()
+                };
+                (c.config_hash() == hash).then_some(c)
+            })
     }
 
     /// SHA-256 of [`canonical_description`](Self::canonical_description), lowercase hex (64
@@ -294,6 +325,23 @@ mod tests {
         for c in changed {
             assert_ne!(c.config_hash(), h, "{c:?}");
         }
+        // Revision 1 is the configuration before revisions: its text has no `abi.` lines, and
+        // a hash finds its revision back.
+        let r1 = RuntimeConfig {
+            abi_revision: 1,
+            ..base.clone()
+        };
+        assert_ne!(r1.config_hash(), h);
+        assert!(!r1.canonical_description().contains("abi.revision"));
+        assert!(base.canonical_description().contains("abi.revision=2\n"));
+        assert_eq!(
+            base.with_revision_of(&r1.config_hash())
+                .unwrap()
+                .abi_revision,
+            1
+        );
+        assert_eq!(r1.with_revision_of(&h).unwrap().abi_revision, 2);
+        assert!(base.with_revision_of(&"00".repeat(32)).is_none());
         // Not consensus: views, the allocation strategy, instance reuse, the opt level and the
         // compilers (fuel is the instrumentation's, the same under both).
         let not_consensus = RuntimeConfig {

@@ -22,7 +22,7 @@ pub fn abi_imports() -> &'static [(&'static str, &'static str, &'static str)] {
 ///
 /// Errors: the first rule broken, as [`ValidationError`] (its `Display` is the fixed text).
 pub fn validate(wasm: &[u8], memory_limit: u64) -> Result<(), ValidationError> {
-    validate::validate(wasm, memory_limit).map(|_| ())
+    validate::validate(wasm, memory_limit, crate::abi::ABI_REVISION).map(|_| ())
 }
 
 /// A module as the host compiles it (`load/instrument/`): the rewritten bytes and the names
@@ -69,7 +69,7 @@ pub const OUT_OF_FUEL: i64 = instrument::meter::OUT_OF_FUEL;
 ///
 /// Errors: the validator's.
 pub fn instrument(wasm: &[u8], memory_limit: u64) -> Result<Option<Instrumented>, ValidationError> {
-    let info = validate::validate(wasm, memory_limit)?;
+    let info = validate::validate(wasm, memory_limit, crate::abi::ABI_REVISION)?;
     let out = instrument::instrument(wasm, &info);
     Ok(out.plan.map(|plan| Instrumented {
         wasm: out.wasm,

@@ -63,9 +63,9 @@ impl GasTable {
 
 /// `schedule`'s charge on top of the base, the payload's bytes and the fuel the scheduled call
 /// gets: the queue record, its index and count written, and the instance the block will run it
-/// in (as `pure_call_base`). Like the scheduling imports themselves (added to ABI v1 after chains
-/// existed) it is not a line of [`GasTable::canonical`], so the configuration hash of chains made
-/// before them is unchanged; a different value would be a new gas table and hash.
+/// in (as `pure_call_base`). Part of ABI revision 2 (`abi.rs`): a line of the configuration's
+/// canonical description from that revision on (`config.rs`), not of [`GasTable::canonical`],
+/// so revision 1's text, and the hash of every chain made before it, is unchanged.
 pub const SCHEDULE_BASE: u64 = 20_000;
 
 /// `cancel_scheduled`'s charge on top of the base: the index read and the three keys removed.

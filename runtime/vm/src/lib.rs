@@ -41,7 +41,7 @@ mod load;
 mod run;
 mod tier;
 
-pub use abi::{ABI_VERSION, MAX_TABLE_ELEMENTS};
+pub use abi::{ABI_REVISION, ABI_VERSION, MAX_TABLE_ELEMENTS};
 pub use cache::{CacheStats, CodeSource, ModuleCache};
 pub use config::{
     Allocation, Compiler, OptLevel, Origin, RuntimeConfig, MAX_WASM_STACK, WASMTIME_VERSION,

@@ -216,10 +216,13 @@ impl<K: Kv> Ctx for KvCtx<K> {
         payload: &[u8],
         fuel: u64,
     ) -> Result<u64, crate::ScheduleError> {
+        // Only a call someone paid for may schedule: a transaction (its sender's fuel) or a
+        // scheduled call (the fuel its scheduler paid). `end_block` runs every block on nobody's
+        // fuel, so a call it scheduled would be free.
         let origin = match (&self.call, self.txid.is_empty()) {
             (Some(call), _) => scheduler::Origin::Call(call.id),
             (None, false) => scheduler::Origin::Tx(&self.txid),
-            (None, true) => scheduler::Origin::EndBlock,
+            (None, true) => return Err(crate::ScheduleError::NotHere),
         };
         let from = scheduler::ScheduleFrom {
             module: &self.module,

@@ -33,20 +33,18 @@ pub enum Origin<'a> {
     Tx(&'a str),
     /// Scheduled call `id`.
     Call(u64),
-    /// `end_block` of the current block.
-    EndBlock,
 }
 
 /// Ids are below 2^53, so they are exact in every JSON reader (JavaScript's numbers).
 pub const ID_MASK: u64 = (1 << 53) - 1;
 
-/// The id of the `n`-th call scheduled by `origin` in module `module` at `height`: the first 8
+/// The id of the `n`-th call scheduled by `origin` in module `module`: the first 8
 /// bytes (big-endian) of SHA-256 of `"gamechain.call.v1"` ‖ `u32 LE len(module)` ‖ module ‖ the
-/// origin (`0x01` ‖ the txid's 32 bytes; `0x02` ‖ `u64 LE` parent id; `0x03` ‖ `u64 LE` height)
-/// ‖ `u32 LE n`, masked to 53 bits ([`ID_MASK`]). It depends only on what scheduled it, never on
+/// origin (`0x01` ‖ the txid's 32 bytes; `0x02` ‖ `u64 LE` parent id) ‖ `u32 LE n`, masked to 53
+/// bits ([`ID_MASK`]). It depends only on what scheduled it, never on
 /// other games' calls, so a verifier re-executing one game's transactions finds the ids the
 /// chain used. (Another waiting call with the same id, a 2^-53 event, takes the next `n`.)
-pub fn call_id(module: &str, origin: Origin<'_>, height: u64, n: u32) -> u64 {
+pub fn call_id(module: &str, origin: Origin<'_>, n: u32) -> u64 {
     let mut h = Sha256::new();
     h.update(b"gamechain.call.v1");
     h.update((module.len() as u32).to_le_bytes());
@@ -62,10 +60,6 @@ pub fn call_id(module: &str, origin: Origin<'_>, height: u64, n: u32) -> u64 {
         Origin::Call(id) => {
             h.update([2]);
             h.update(id.to_le_bytes());
-        }
-        Origin::EndBlock => {
-            h.update([3]);
-            h.update(height.to_le_bytes());
         }
     }
     h.update(n.to_le_bytes());
@@ -123,10 +117,10 @@ pub fn schedule(
         return Err(ScheduleError::BadFuel);
     }
     let mut n = from.n;
-    let mut id = call_id(from.module, from.origin, from.height, n);
+    let mut id = call_id(from.module, from.origin, n);
     while kv.kv_get(&id_key(id)).is_some() {
         n = n.wrapping_add(1);
-        id = call_id(from.module, from.origin, from.height, n);
+        id = call_id(from.module, from.origin, n);
     }
     let call = QueuedCall {
         id,
@@ -176,45 +170,46 @@ fn remove(kv: &mut dyn Kv, key: &str, call: &QueuedCall) {
 }
 
 /// Takes (removes from the queue) the calls block `height` runs, whose parent's time is
-/// `parent_time_ms`: calls due at a height up to `height`, then calls due at a time up to
-/// `parent_time_ms`, each queue in key order (due point, then id), at most `limit` in all. A
-/// record that does not parse (no module can write `sched/` keys, so only a damaged state has
-/// one) is removed and skipped.
+/// `parent_time_ms`: the due calls of each queue (due at a height up to `height`, due at a time
+/// up to `parent_time_ms`) in key order (due point, then id), at most `limit` in all, half of
+/// `limit` kept for each queue when both have more (so neither starves the other), the share one
+/// does not use going to the other; calls due at a height come first in the result. A record that
+/// does not parse (no module can write `sched/` keys, so only a damaged state has one) is removed
+/// and skipped.
 pub fn take_due(
     kv: &mut dyn Kv,
     height: u64,
     parent_time_ms: u64,
     limit: usize,
 ) -> Vec<QueuedCall> {
+    let due = |kv: &dyn Kv, prefix: &str, until: u64| -> Vec<(String, Vec<u8>)> {
+        kv.kv_scan(prefix, None, limit)
+            .into_iter()
+            .take_while(|(key, _)| {
+                key.strip_prefix(prefix)
+                    .and_then(|r| r.get(..16))
+                    .and_then(|h| u64::from_str_radix(h, 16).ok())
+                    .is_none_or(|d| d <= until)
+            })
+            .collect()
+    };
+    let by_height = due(kv, SCHED_HEIGHT_PREFIX, height);
+    let by_time = due(kv, SCHED_TIME_PREFIX, parent_time_ms);
+    let half = limit / 2;
+    let heights = by_height.len().min(limit - by_time.len().min(half));
+    let times = by_time.len().min(limit - heights);
     let mut out = Vec::new();
-    for (prefix, until) in [
-        (SCHED_HEIGHT_PREFIX, height),
-        (SCHED_TIME_PREFIX, parent_time_ms),
-    ] {
-        if out.len() >= limit {
-            break;
-        }
-        let entries = kv.kv_scan(prefix, None, limit - out.len());
-        for (key, value) in entries {
-            let due = key
-                .strip_prefix(prefix)
-                .and_then(|r| r.get(..16))
-                .and_then(|h| u64::from_str_radix(h, 16).ok());
-            match due {
-                Some(d) if d <= until => {}
-                Some(_) => break,
-                None => {
-                    kv.kv_delete(&key);
-                    continue;
-                }
+    for (key, value) in by_height
+        .into_iter()
+        .take(heights)
+        .chain(by_time.into_iter().take(times))
+    {
+        match serde_json::from_slice::<QueuedCall>(&value) {
+            Ok(call) => {
+                remove(kv, &key, &call);
+                out.push(call);
             }
-            match serde_json::from_slice::<QueuedCall>(&value) {
-                Ok(call) => {
-                    remove(kv, &key, &call);
-                    out.push(call);
-                }
-                Err(_) => kv.kv_delete(&key),
-            }
+            Err(_) => kv.kv_delete(&key),
         }
     }
     out
@@ -254,12 +249,14 @@ mod tests {
     use crate::schedule::{ScheduledCall, MAX_SCHEDULED_PER_BLOCK};
     use crate::MockKv;
 
+    const TXID: &str = "2f1e0d5c4b3a29181706f5e4d3c2b1a00f1e2d3c4b5a69788796a5b4c3d2e1f0";
+
     fn from(height: u64, time: u64) -> ScheduleFrom<'static> {
         ScheduleFrom {
             module: "dice",
             height,
             block_time_ms: time,
-            origin: Origin::EndBlock,
+            origin: Origin::Tx(TXID),
             n: 0,
         }
     }
@@ -277,7 +274,7 @@ mod tests {
         let a = schedule(&mut kv, nth(5, 1000, 0), At::Height(7), b"a", 10).unwrap();
         let b = schedule(&mut kv, nth(5, 1000, 1), At::Height(6), b"b", 10).unwrap();
         let c = schedule(&mut kv, nth(5, 1000, 2), At::TimeMs(1500), b"c", 10).unwrap();
-        assert_eq!(a, call_id("dice", Origin::EndBlock, 5, 0));
+        assert_eq!(a, call_id("dice", Origin::Tx(TXID), 0));
         assert!(a <= ID_MASK && b <= ID_MASK && a != b && b != c);
         assert_eq!(kv.kv_get("sched/n/dice"), Some(b"3".to_vec()));
         assert!(take_due(&mut kv, 5, 1400, 64).is_empty());
@@ -292,10 +289,10 @@ mod tests {
         let again = schedule(&mut kv, nth(5, 1000, 0), At::Height(7), b"a", 10).unwrap();
         let twice = schedule(&mut kv, nth(5, 1000, 0), At::Height(7), b"a", 10).unwrap();
         assert_eq!((again, twice), (a, b));
-        assert_ne!(call_id("dice", Origin::Tx(&"ab".repeat(32)), 5, 0), a);
+        assert_ne!(call_id("dice", Origin::Tx(&"ab".repeat(32)), 0), a);
         assert_ne!(
-            call_id("dice", Origin::Call(1), 5, 0),
-            call_id("dice", Origin::Call(2), 5, 0)
+            call_id("dice", Origin::Call(1), 0),
+            call_id("dice", Origin::Call(2), 0)
         );
         let _ = ScheduledCall {
             id: 0,
@@ -342,6 +339,35 @@ mod tests {
         assert!(first.windows(2).all(|w| w[0].id < w[1].id));
         let next = take_due(&mut kv, 7, 0, MAX_SCHEDULED_PER_BLOCK);
         assert!(next[0].id > first[63].id);
+    }
+
+    #[test]
+    fn a_flood_of_height_calls_leaves_time_calls_their_half() {
+        let mut kv = MockKv::default();
+        for n in 0..100 {
+            schedule(&mut kv, nth(5, 1000, n), At::Height(6), b"", 1).unwrap();
+        }
+        for n in 100..110 {
+            schedule(&mut kv, nth(5, 1000, n), At::TimeMs(1500), b"", 1).unwrap();
+        }
+        let first = take_due(&mut kv, 6, 2000, 64);
+        let timed = first
+            .iter()
+            .filter(|c| matches!(c.at, At::TimeMs(_)))
+            .count();
+        assert_eq!((first.len(), timed), (64, 10));
+        // Height calls first, in order; then the time calls.
+        assert!(matches!(first[0].at, At::Height(_)) && matches!(first[63].at, At::TimeMs(_)));
+        // Both queues full: half each.
+        for n in 200..300 {
+            schedule(&mut kv, nth(5, 1000, n), At::TimeMs(1500), b"", 1).unwrap();
+        }
+        let next = take_due(&mut kv, 7, 2000, 64);
+        let timed = next
+            .iter()
+            .filter(|c| matches!(c.at, At::TimeMs(_)))
+            .count();
+        assert_eq!((next.len(), timed), (64, 32));
     }
 
     #[test]

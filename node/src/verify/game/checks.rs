@@ -190,11 +190,7 @@ pub fn check_call_step(
         GameDivergence::at(i, &format!("call {}", call.id), field, expected, got)
     };
     if call.module != module {
-        return Err(at(
-            "call.module",
-            module.to_string(),
-            call.module.clone(),
-        ));
+        return Err(at("call.module", module.to_string(), call.module.clone()));
     }
     if !step.txid.is_empty() || !step.body.is_empty() || !step.tx_proof.is_empty() {
         return Err(at(

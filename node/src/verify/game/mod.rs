@@ -233,8 +233,11 @@ fn belongs_to_game(
     module: &str,
     game: &str,
 ) -> Result<(), GameDivergence> {
-    let at =
-        |expected: String, got: String| GameDivergence::at(i, &step.txid, "game", expected, got);
+    let name = match &step.call {
+        Some(c) => format!("call {}", c.id),
+        None => step.txid.clone(),
+    };
+    let at = |expected: String, got: String| GameDivergence::at(i, &name, "game", expected, got);
     if !step.receipt.ok {
         return Err(at(
             format!("a successful op of game {game}"),

@@ -151,7 +151,9 @@ impl GameReplay {
         let at = |field: &str, expected: String, got: String| {
             GameDivergence::at(i, &format!("call {}", call.id), field, expected, got)
         };
-        let queued = self.queued(call.id).filter(|(_, q)| q.module == call.module);
+        let queued = self
+            .queued(call.id)
+            .filter(|(_, q)| q.module == call.module);
         let Some((key, queued)) = queued else {
             return Err(at(
                 "call",

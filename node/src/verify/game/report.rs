@@ -58,6 +58,10 @@ impl GameDivergence {
 impl fmt::Display for GameDivergence {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (&self.index, &self.txid) {
+            // A scheduled call's step is named `call <id>` (it has no txid).
+            (Some(i), Some(t)) if t.starts_with("call ") || t.is_empty() => {
+                write!(f, "DIVERGED at step {i} (scheduled {t}): {}", self.field)?
+            }
             (Some(i), Some(t)) => write!(f, "DIVERGED at step {i} (tx {t}): {}", self.field)?,
             _ => write!(f, "DIVERGED: {}", self.field)?,
         }

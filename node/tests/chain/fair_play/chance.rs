@@ -100,12 +100,12 @@ async fn a_grinding_cheater_wins_dice_duels_only_by_chance() {
                 sign(&chain_id, &cheater, nonce, dice(op))
             })
             .max_by_key(|t| {
-                let call = call_id("dice", Origin::Tx(&t.txid()), 0, 0);
+                let call = call_id("dice", Origin::Tx(&t.txid()), 0);
                 let (x, o) = roll_under(beacon, call);
                 (o as i64 - x as i64, t.txid())
             })
             .unwrap();
-        let call = call_id("dice", Origin::Tx(&best.txid()), 0, 0);
+        let call = call_id("dice", Origin::Tx(&best.txid()), 0);
         let (x, o) = roll_under(beacon, call);
         predicted_wins += u64::from(o > x);
         joins.push(best);

@@ -60,8 +60,10 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
 
   const transcript = await chain.transcript('tictactoe', id);
   const wasm = await chain.code(transcript.code_hash);
-  const { sequencer, chain_id: chainId } = await chain.genesis();
-  const opts = { sequencer, chainId, module: 'tictactoe', game: id };
+  const genesis = await chain.genesis();
+  const { sequencer, chain_id: chainId } = genesis;
+  const beaconKey = genesis.beacon?.public_key ?? null;
+  const opts = { sequencer, chainId, beaconKey, module: 'tictactoe', game: id };
   assert.equal(headerHash(transcript.steps[0].header.header).length, 64);
   const good = await verifyTranscript(transcript, wasm, { ...opts, complete: true });
   assert.equal(good.divergence, null, JSON.stringify(good.divergence));
@@ -109,7 +111,7 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   const otherT = await chain.transcript('tictactoe', other.events[0].data.id);
   await caught('another game relabelled', { ...otherT, game: id }, 0, 'game');
   // The game asked for is required, and a transcript of another module is refused.
-  const unasked = await verifyTranscript(transcript, wasm, { sequencer, chainId, complete: true });
+  const unasked = await verifyTranscript(transcript, wasm, { sequencer, chainId, beaconKey, complete: true });
   assert.deepEqual([unasked.ok, unasked.divergence.field], [false, 'game']);
   assert.equal((await verifyTranscript(transcript, wasm, { ...opts, module: 'mnk' })).divergence.field, 'module');
   await caught("another game's step appended", tamper((t) => { t.steps.pop(); t.finished = false; t.steps.push(otherT.steps[0]); }), 10, 'game');
@@ -229,6 +231,10 @@ test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering 
   const other = beaconKey(7);
   const wrongKey = await verifyTranscript(tamper(t, (c) => { c.beacon_key = other.publicKey; }), wasm, opts);
   assert.deepEqual([wrongKey.divergence.index, wrongKey.divergence.field], [null, 'beacon_key']);
+  // A caller that pins the signer must pin the beacon key too (else a lying sequencer names its own).
+  const { beaconKey: _pk, ...pinnedSignerOnly } = opts;
+  const unpinned = await verifyTranscript(t, wasm, pinnedSignerOnly);
+  assert.deepEqual([unpinned.ok, unpinned.divergence.field], [false, 'beacon_key']);
   // Without the caller's anchors, a transcript naming another key fails at the first beacon.
   const { beaconKey: _k, sequencer: _s, chainId: _c, ...bare } = opts;
   await caught('another beacon key, no anchor', tamper(t, (c) => { c.beacon_key = other.publicKey; }), 0, 'header.beacon', bare);

@@ -4,9 +4,10 @@
 //! A header commits to the height, the previous block's hash, the time (ms since the Unix
 //! epoch, as the sequencer set it), the sequencer's address, the parent-chain checkpoint, the
 //! transactions (`tx_root`: RFC 6962 Merkle root, see [`crate::block::merkle`], over the 32-byte
-//! txids in block order), the receipts (`receipt_root`: the same over SHA-256(borsh(receipt)),
-//! the transaction receipts in block order followed by one end-of-block receipt per module
-//! exporting `gc_end_block`, in ascending id order) and the state after the block (`state_root`, see
+//! txids in block order), the receipts (`receipt_root`: the same over the scheduled calls'
+//! receipts in the order they ran ([`ScheduledReceipt::hash`], call-bound), then
+//! SHA-256(borsh(receipt)) of the transaction receipts in block order, then of one end-of-block
+//! receipt per module exporting `gc_end_block`, in ascending id order) and the state after the block (`state_root`, see
 //! [`crate::state_root`]).
 //!
 //! Hash: SHA-256 of the borsh encoding, fields in declaration order: `height` u64 LE ‖

@@ -125,7 +125,7 @@ fn the_roll_runs_first_in_the_next_block_from_its_beacon() {
     let join_height = joined.header.height;
     let txid = joined.txids[0].clone();
     // The call's id is derived from the join that scheduled it.
-    let call = call_id("dice", Origin::Tx(&txid), join_height, 0);
+    let call = call_id("dice", Origin::Tx(&txid), 0);
     let event = joined.receipts[0]
         .events
         .iter()
@@ -253,4 +253,43 @@ fn scheduling_is_checked_and_paid_for() {
         .collect();
     assert_eq!(keys.len(), 3, "{keys:?}");
     assert!(keys.iter().any(|k| k.as_str() == "sched/n/dice"));
+}
+
+/// `gc_end_block` schedules a call at the next height every block and records what `schedule`
+/// answered (as a decimal in `r`): `end_block` runs on nobody's fuel, so it may not schedule.
+const END_BLOCK_SCHEDULER: &str = r#"
+(module
+  (import "gamechain_v1" "schedule" (func $schedule (param i32 i64 i32 i32 i64) (result i64)))
+  (import "gamechain_v1" "height" (func $height (result i64)))
+  (import "gamechain_v1" "put" (func $put (param i32 i32 i32 i32)))
+  (memory (export "memory") 1)
+  (data (i32.const 16) "r")
+  (func (export "gc_abi_version") (result i32) (i32.const 1))
+  (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+  (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 0))
+  (func (export "gc_view") (param i32 i32) (result i32) (i32.const 1))
+  (func (export "gc_scheduled") (param i64 i32 i32) (result i32) (i32.const 0))
+  (func (export "gc_end_block") (result i32)
+    (local $r i64)
+    (local.set $r (call $schedule (i32.const 0) (i64.add (call $height) (i64.const 1))
+      (i32.const 0) (i32.const 0) (i64.const 1000)))
+    ;; store "-1" style answers as the ASCII digit of -r (0 when it scheduled)
+    (i32.store8 (i32.const 32) (i32.add (i32.const 48) (i32.wrap_i64 (i64.sub (i64.const 0) (local.get $r)))))
+    (call $put (i32.const 16) (i32.const 1) (i32.const 32) (i32.const 1))
+    (i32.const 0)))
+"#;
+
+#[test]
+fn end_block_cannot_schedule_a_call_nobody_paid_for() {
+    let loaded = Loaded::new("freeloader", wat::parse_str(END_BLOCK_SCHEDULER).unwrap());
+    let mut chain = Chain::new(&[&loaded], Some(FAUCET));
+    chain.block(vec![]);
+    let out = chain.block(vec![]);
+    assert!(out.scheduled.is_empty());
+    // `schedule` answered -1 (ScheduleError::NotHere), and nothing waits in the queue.
+    assert_eq!(
+        chain.state.map.get("m/freeloader/r").map(Vec::as_slice),
+        Some(&b"1"[..])
+    );
+    assert!(chain.state.map.keys().all(|k| !k.starts_with("sched/")));
 }

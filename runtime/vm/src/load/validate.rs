@@ -37,7 +37,10 @@ use wasmparser::{
     Payload, TypeRef, ValType, Validator, WasmFeatures,
 };
 
-use crate::abi::{abi_type, EXPORTS, IMPORTS, IMPORT_MODULE};
+use crate::abi::{
+    abi_type, EXPORTS, IMPORTS, IMPORT_MODULE, SCHEDULING_EXPORTS, SCHEDULING_IMPORTS,
+    SCHEDULING_REVISION,
+};
 use crate::abi::{allowed_features, ABI_VERSION, MAX_TABLE_ELEMENTS};
 
 /// Largest module binary, bytes (all sections, custom ones included). Bounds the work of
@@ -182,7 +185,11 @@ struct Collected<'a> {
 /// the chain's memory limit in bytes. On success, returns what the instrumentation needs.
 ///
 /// Errors: the first rule broken, in the documented order.
-pub(crate) fn validate(wasm: &[u8], memory_limit: u64) -> Result<ModuleInfo, ValidationError> {
+pub(crate) fn validate(
+    wasm: &[u8],
+    memory_limit: u64,
+    revision: u32,
+) -> Result<ModuleInfo, ValidationError> {
     if wasm.len() > MAX_MODULE_BYTES {
         return Err(ValidationError::TooLarge {
             what: "module",
@@ -210,8 +217,8 @@ pub(crate) fn validate(wasm: &[u8], memory_limit: u64) -> Result<ModuleInfo, Val
     }
     check_counts(&c)?;
     check_memory_and_table(&c, memory_limit)?;
-    check_imports(&c)?;
-    check_exports(&c)?;
+    check_imports(&c, revision)?;
+    check_exports(&c, revision)?;
     check_frames(&c)?;
     check_start(&c)?;
     let schema = check_schema(&c.schemas)?;
@@ -546,8 +553,13 @@ fn check_memory_and_table(c: &Collected<'_>, memory_limit: u64) -> Result<(), Va
     Ok(())
 }
 
-/// Rule 5.
-fn check_imports(c: &Collected<'_>) -> Result<(), ValidationError> {
+/// Rule 5, under ABI revision `revision` (`abi.rs`).
+fn check_imports(c: &Collected<'_>, revision: u32) -> Result<(), ValidationError> {
+    let scheduling: &[(&str, &str, &str)] = if revision >= SCHEDULING_REVISION {
+        SCHEDULING_IMPORTS
+    } else {
+        &[]
+    };
     for &(module, name, ty) in &c.imports {
         if module != IMPORT_MODULE {
             return Err(ValidationError::ForeignImport {
@@ -555,7 +567,11 @@ fn check_imports(c: &Collected<'_>) -> Result<(), ValidationError> {
                 name: name.to_string(),
             });
         }
-        let Some(&(_, params, results)) = IMPORTS.iter().find(|(n, _, _)| *n == name) else {
+        let Some(&(_, params, results)) = IMPORTS
+            .iter()
+            .chain(scheduling)
+            .find(|(n, _, _)| *n == name)
+        else {
             return Err(ValidationError::UnknownImport(name.to_string()));
         };
         let found = match ty {
@@ -574,8 +590,13 @@ fn check_imports(c: &Collected<'_>) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// Rule 6.
-fn check_exports(c: &Collected<'_>) -> Result<(), ValidationError> {
+/// Rule 6, under ABI revision `revision` (`abi.rs`).
+fn check_exports(c: &Collected<'_>, revision: u32) -> Result<(), ValidationError> {
+    let scheduling: &[(&str, &str, &str, bool)] = if revision >= SCHEDULING_REVISION {
+        SCHEDULING_EXPORTS
+    } else {
+        &[]
+    };
     let find = |name: &str| c.exports.iter().find(|e| e.0 == name);
     match find("memory") {
         None => return Err(ValidationError::MissingExport("memory")),
@@ -588,7 +609,7 @@ fn check_exports(c: &Collected<'_>) -> Result<(), ValidationError> {
             })
         }
     }
-    for &(name, params, results, required) in EXPORTS {
+    for &(name, params, results, required) in EXPORTS.iter().chain(scheduling) {
         let expected = abi_type(params, results);
         let found = match find(name) {
             None if !required => continue,

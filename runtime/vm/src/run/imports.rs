@@ -318,6 +318,11 @@ fn register_schedule(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             let mem = memory(&mut cx)?;
             let [payload_r] = spans(&mut cx, mem, [(pp, pl)])?;
             let n = payload_r.len();
+            // Every refusal from here on is charged the same: the base and the payload's bytes.
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
+            )?;
             let Some(at) = At::from_abi(kind, at) else {
                 return Ok(ScheduleError::NotAhead.code());
             };
@@ -329,13 +334,6 @@ fn register_schedule(linker: &mut Linker<HostState>, m: &str) -> R<()> {
                 Ok(f) if (1..=st.max_scheduled_fuel).contains(&f) => f,
                 _ => return Ok(ScheduleError::BadFuel.code()),
             };
-            if n > gamechain_sdk::schedule::MAX_SCHEDULED_PAYLOAD_BYTES {
-                return Ok(ScheduleError::PayloadTooLarge.code());
-            }
-            charge(
-                &mut cx,
-                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
-            )?;
             let payload = mem.data(&cx)[payload_r].to_vec();
             let ctx = cx.data_mut().ctx_mut().map_err(fail)?;
             match ctx.schedule(at, &payload, fuel) {

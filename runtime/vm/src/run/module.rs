@@ -311,7 +311,10 @@ impl WasmModule {
             view: index("gc_view").ok_or_else(missing)?,
             end_block: index("gc_end_block"),
             migrate: index("gc_migrate"),
-            scheduled: index("gc_scheduled"),
+            // An entry point only from the ABI revision with scheduled calls (`abi.rs`).
+            scheduled: (runtime.config.abi_revision >= crate::abi::SCHEDULING_REVISION)
+                .then(|| index("gc_scheduled"))
+                .flatten(),
             dirty: index(&plan.dirty_export).ok_or_else(missing)?,
             globals: plan
                 .global_exports
@@ -908,7 +911,11 @@ pub(crate) fn instrumented(
     runtime: &Runtime,
     wasm: &[u8],
 ) -> Result<(Vec<u8>, Plan, Option<Arc<str>>), LoadError> {
-    let info = validate::validate(wasm, runtime.config.memory_limit_bytes as u64)?;
+    let info = validate::validate(
+        wasm,
+        runtime.config.memory_limit_bytes as u64,
+        runtime.config.abi_revision,
+    )?;
     let schema = info.schema.as_deref().map(Arc::from);
     let instrumented = instrument::instrument(wasm, &info);
     let plan = instrumented.plan.ok_or(LoadError::Engine)?;

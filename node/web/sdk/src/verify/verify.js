@@ -24,7 +24,8 @@
 //   due) with its block's checked beacon as the source of its draws.
 // The trust anchor is `opts.sequencer` (the chain's block signer), `opts.chainId` and
 // `opts.beaconKey`; without them the transcript's own are used, which proves only that the answer
-// is self-consistent. Re-execution runs in a Worker ended after `opts.timeoutMs` (a module that
+// is self-consistent. A caller that pins the signer but not the beacon key of a transcript that
+// names one is refused (`beacon_key`): the node's key would let a lying sequencer pick the draws. Re-execution runs in a Worker ended after `opts.timeoutMs` (a module that
 // loops forever cannot hang the page), on a module whose memory is capped at the chain's limit.
 
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -339,6 +340,11 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   // The beacon key: the caller's (the genesis's) when given, and the transcript must name the
   // same; a chain without one has none and its headers carry no beacon.
   const keyOf = (k) => (k === undefined || k === null ? null : k);
+  // A caller that pins the block signer must pin the beacon key too: the transcript's own key
+  // is the node's word, and a lying sequencer could name a key of its own and pick the draws.
+  if (opts.beaconKey === undefined && (opts.sequencer !== undefined || opts.signers !== undefined) && keyOf(t.beacon_key) !== null) {
+    return whole('beacon_key', 'the genesis beacon key pinned beside the block signer (opts.beaconKey: genesis.beacon.public_key)', t.beacon_key);
+  }
   beaconKey = opts.beaconKey !== undefined ? keyOf(opts.beaconKey) : keyOf(t.beacon_key);
   if (keyOf(t.beacon_key) !== beaconKey) return whole('beacon_key', beaconKey ?? 'none (a chain without a beacon)', t.beacon_key ?? 'none');
   if (beaconKey !== null && !/^[0-9a-f]{192}$/.test(beaconKey)) return whole('beacon_key', '192 lowercase hex characters', beaconKey);
