@@ -695,7 +695,17 @@ async fn a_dice_roll_verifies_and_forged_dice_or_beacons_are_caught() {
         dir,
         &url,
         &game,
-        &tamper(&|t| t["steps"][2]["receipt"]["events"][0]["data"]["x_dice"] = json!([6, 6])),
+        // Each die moved by one ([6, 6] would be no change 1 time in 36).
+        &tamper(&|t| {
+            let dice = &mut t["steps"][2]["receipt"]["events"][0]["data"]["x_dice"];
+            let moved: Vec<u64> = dice
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d.as_u64().unwrap() % 6 + 1)
+                .collect();
+            *dice = json!(moved);
+        }),
         &[],
     )
     .await;

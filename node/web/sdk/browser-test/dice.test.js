@@ -140,8 +140,9 @@ test('a dice duel played in two browsers, rolled from the beacon, verified in a 
         const res = await route.fetch();
         const t = await res.json();
         const rolled = t.steps[2].receipt.events.find((e) => e.kind === 'dice.rolled');
-        rolled.data.x_dice = [6, 6];
-        rolled.data.x_total = 12;
+        // Other dice than the roll's ([6, 6] would be no change 1 time in 36).
+        rolled.data.x_dice = rolled.data.x_dice.map((d) => (d % 6) + 1);
+        rolled.data.x_total = rolled.data.x_dice[0] + rolled.data.x_dice[1];
         await route.fulfill({ response: res, body: JSON.stringify(t) });
       });
     },

@@ -216,7 +216,8 @@ test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering 
   };
   await caught('receipt_index', tamper(tb, (c) => { c.steps[0].receipt_index = 0; }), 0, 'receipt_proof', { ...opts, game: b });
   await caught('receipt_index before the index', tamper(tb, (c) => { delete c.steps[0].receipt_index; }), 0, 'receipt_proof', { ...opts, game: b });
-  await caught('the roll\'s dice', tamper(t, (c) => { c.steps[2].receipt.events[0].data.x_dice = [6, 6]; }), 2, 'receipt_proof');
+  // Other dice than the roll's (each die moved by one: [6, 6] would be no change 1 time in 36).
+  await caught('the roll\'s dice', tamper(t, (c) => { c.steps[2].receipt.events[0].data.x_dice = c.steps[2].receipt.events[0].data.x_dice.map((d) => (d % 6) + 1); }), 2, 'receipt_proof');
   await caught('another call id', tamper(t, (c) => { c.steps[2].call.id += 1; }), 2, 'receipt_proof');
   await caught('a call of another module', tamper(t, (c) => { c.steps[2].call.module = 'tictactoe'; }), 2, 'call.module');
   await caught('a call step with a txid', tamper(t, (c) => { c.steps[2].txid = t.steps[1].txid; }), 2, 'call');
