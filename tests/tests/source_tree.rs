@@ -162,7 +162,11 @@ fn no_message_has_a_run_of_spaces_inside() {
             }
         }
     }
-    assert!(found.is_empty(), "string literals with a run of spaces inside:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "string literals with a run of spaces inside:\n{}",
+        found.join("\n")
+    );
 }
 
 #[test]
@@ -191,7 +195,9 @@ fn commonware_is_named_only_under_the_validator_folder() {
                             && i != "commonware_cryptography" && i != "commonware_codec")
                     });
                     if engine {
-                        outside.push(format!("{path}: names a commonware crate beyond its BLS primitives"));
+                        outside.push(format!(
+                            "{path}: names a commonware crate beyond its BLS primitives"
+                        ));
                     }
                 } else {
                     outside.push(format!("{path}: lines {lines:?}"));

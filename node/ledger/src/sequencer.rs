@@ -58,10 +58,10 @@ use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
 
-use crate::schedule_wake::{scheduled_wake, Wake};
 use crate::chain::Chain;
 use crate::mempool::PendingTx;
 use crate::node_error::NodeError;
+use crate::schedule_wake::{scheduled_wake, Wake};
 use crate::sign_state::SignStateFile;
 use crate::storage::Storage;
 use gamechain_chain::wire::{Block, IncludedTx};

@@ -222,6 +222,20 @@ impl Drop for Validator {
     }
 }
 
+/// The `N` validators of a `gamechain testnet` folder `net` whose APIs start at port `base`,
+/// none running yet.
+fn validators_of(net: &std::path::Path, base: u16) -> Vec<Validator> {
+    (0..N)
+        .map(|i| Validator {
+            index: i,
+            dir: net.join(i.to_string()),
+            url: format!("http://127.0.0.1:{}", base + i as u16),
+            child: None,
+            starts: 0,
+        })
+        .collect()
+}
+
 /// Waits (at most `secs`) until `cond` holds, polling every 100 ms; panics with `what`.
 async fn eventually<F, Fut>(secs: u64, what: &str, mut cond: F)
 where
@@ -296,15 +310,7 @@ async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_
         }
         std::fs::write(&path, config).unwrap();
     }
-    let mut vs: Vec<Validator> = (0..N)
-        .map(|i| Validator {
-            index: i,
-            dir: net.join(i.to_string()),
-            url: format!("http://127.0.0.1:{}", base + i as u16),
-            child: None,
-            starts: 0,
-        })
-        .collect();
+    let mut vs = validators_of(&net, base);
     for v in vs.iter_mut() {
         v.start(&[]).await;
     }
@@ -767,15 +773,7 @@ async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
-    let mut vs: Vec<Validator> = (0..N)
-        .map(|i| Validator {
-            index: i,
-            dir: net.join(i.to_string()),
-            url: format!("http://127.0.0.1:{}", base + i as u16),
-            child: None,
-            starts: 0,
-        })
-        .collect();
+    let mut vs = validators_of(&net, base);
     for (i, v) in vs.iter_mut().enumerate() {
         let env: &[(&str, &str)] = if i == 3 {
             &[("GAMECHAIN_TEST_FAULT", "equivocate")]
@@ -1093,15 +1091,7 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
-    let mut vs: Vec<Validator> = (0..N)
-        .map(|i| Validator {
-            index: i,
-            dir: net.join(i.to_string()),
-            url: format!("http://127.0.0.1:{}", base + i as u16),
-            child: None,
-            starts: 0,
-        })
-        .collect();
+    let mut vs = validators_of(&net, base);
     for v in &vs {
         assert!(
             v.dir.join("data/beacon_share.json").is_file(),

@@ -45,6 +45,25 @@ async fn get(url: &str) -> (u16, Value) {
     (status, r.json().await.unwrap())
 }
 
+/// Two new keys, each funded by the faucet.
+async fn funded_players(client: &Client) -> [SecretKey; 2] {
+    let keys = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
+    for k in &keys {
+        let r = client
+            .send_and_wait(
+                k,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                WAIT,
+            )
+            .await
+            .unwrap();
+        assert!(r.receipt.ok);
+    }
+    keys
+}
+
 /// Runs `gamechain verify --game <game> --json <extra…> --node <url>`: exit code and report.
 async fn verify(dir: &Path, url: &str, game: &str, extra: &[&str]) -> (i32, Value) {
     let mut args = vec!["verify", "--game", game, "--json", "--node", url];
@@ -79,20 +98,7 @@ async fn games_verify_and_every_tampering_is_caught() {
     node.start().await;
     let url = node.url();
     let client = node.client();
-    let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
-    for k in [&alice, &bob] {
-        let r = client
-            .send_and_wait(
-                k,
-                Action::Faucet {
-                    token: "GOLD".into(),
-                },
-                WAIT,
-            )
-            .await
-            .unwrap();
-        assert!(r.receipt.ok);
-    }
+    let [alice, bob] = funded_players(&client).await;
 
     // Tic-tac-toe, staked, nine moves to a draw.
     let created = op(
@@ -637,20 +643,7 @@ async fn a_dice_roll_verifies_and_forged_dice_or_beacons_are_caught() {
     let mut node = NodeProcess::new(tmp.path(), "");
     node.start().await;
     let (dir, url, client) = (tmp.path(), node.url(), node.client());
-    let [alice, bob] = [0; 2].map(|_| SecretKey::generate(Network::Testnet));
-    for k in [&alice, &bob] {
-        let r = client
-            .send_and_wait(
-                k,
-                Action::Faucet {
-                    token: "GOLD".into(),
-                },
-                WAIT,
-            )
-            .await
-            .unwrap();
-        assert!(r.receipt.ok);
-    }
+    let [alice, bob] = funded_players(&client).await;
     let created = op(
         &client,
         &alice,

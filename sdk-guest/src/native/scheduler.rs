@@ -246,7 +246,7 @@ pub fn draw_bytes(beacon: &[u8; 48], module: &str, id: u64, n: u64) -> [u8; 32] 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schedule::{ScheduledCall, MAX_SCHEDULED_PER_BLOCK};
+    use crate::schedule::MAX_SCHEDULED_PER_BLOCK;
     use crate::MockKv;
 
     const TXID: &str = "2f1e0d5c4b3a29181706f5e4d3c2b1a00f1e2d3c4b5a69788796a5b4c3d2e1f0";
@@ -294,10 +294,6 @@ mod tests {
             call_id("dice", Origin::Call(1), 0),
             call_id("dice", Origin::Call(2), 0)
         );
-        let _ = ScheduledCall {
-            id: 0,
-            payload: vec![],
-        };
     }
 
     #[test]
