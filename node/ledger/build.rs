@@ -9,10 +9,12 @@
 use std::path::Path;
 
 /// The module crates a new chain's genesis may hold (`genesis_modules.rs` names their ids).
-const GENESIS_PACKAGES: [&str; 7] = [
+const GENESIS_PACKAGES: [&str; 9] = [
     "tictactoe",
     "mnk",
     "dice",
+    "sealed_rps",
+    "auction",
     "channel",
     "moveboard",
     "rps_rules",

@@ -59,6 +59,7 @@ pub fn execute_apply_with(
     resolver: Option<&dyn ModuleResolver>,
 ) -> Result<TxOutcome, HostError> {
     let mut ctx = KvCtx::for_call(Overlay::new(base), module.id(), env, txid, Some(sender));
+    ctx.seal_check = crate::sealed::chain_seal_check;
     let outcome = module.call_apply_with(&mut ctx, sender, op, resolver)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
 }
@@ -91,6 +92,7 @@ pub fn execute_apply_metered(
         moved: 0,
     };
     let mut ctx = KvCtx::for_call(kv, module.id(), env, txid, Some(sender));
+    ctx.seal_check = crate::sealed::chain_seal_check;
     let outcome = module.call_apply_with(&mut ctx, sender, op, resolver)?;
     let debited = if outcome.result.is_ok() {
         ctx.kv.moved
@@ -231,8 +233,18 @@ pub fn execute_scheduled(
         beacon: call.beacon,
         draws: 0,
     });
-    let outcome =
-        module.call_scheduled_with(&mut ctx, call.id, call.payload, call.fuel, resolver)?;
+    // A sealed call gets its id flagged and its opening after the payload (`schedule.rs`).
+    let (id, input) = match call.sealed {
+        Some(opened) => (
+            call.id | gamechain_sdk::schedule::SEALED_CALL_FLAG,
+            std::borrow::Cow::Owned(gamechain_sdk::schedule::sealed_call_input(
+                call.payload,
+                opened,
+            )),
+        ),
+        None => (call.id, std::borrow::Cow::Borrowed(call.payload)),
+    };
+    let outcome = module.call_scheduled_with(&mut ctx, id, &input, call.fuel, resolver)?;
     Ok(finish(ctx, outcome.result, outcome.fuel_used, outcome.log))
 }
 
@@ -247,6 +259,8 @@ pub struct ScheduledRun<'a> {
     pub fuel: u64,
     /// The running block's beacon.
     pub beacon: Option<[u8; 48]>,
+    /// For a sealed call, what its envelope opened to (`None` for an ordinary call).
+    pub sealed: Option<gamechain_sdk::Unsealed>,
 }
 
 /// Runs `gc_migrate` of `module` over `base` for the upgrade transaction `txid` signed by

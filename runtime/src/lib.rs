@@ -11,6 +11,7 @@
 //! | `layout.rs` | the state keys the transition writes ([`nonce_key`], [`module_record_key`]) and [`ModuleRecord`] |
 //! | `state.rs` | [`State`], [`MemState`], [`Overlay`], [`Layer`], [`WriteSet`] |
 //! | `execute.rs` | [`execute_apply`], [`execute_end_block`], [`run_view`], [`TxOutcome`] |
+//! | `sealed.rs` | the chain's check of a sealed move's envelope and its opening in the block of its round |
 //! | `registry.rs` | [`Modules`]: compiled modules by (id, code hash), resolved from `module/<id>` and `code/<hash>` in state |
 //! | `transition/` | [`execute_block`], [`BlockBuilder`], [`genesis_state`]: the state transition |
 //! | `testkit.rs` (feature `testkit`) | the author kit's harness: one scenario body natively and on the built `.wasm` |
@@ -38,6 +39,7 @@ pub use gamechain_chain as chain;
 mod execute;
 pub mod layout;
 pub mod registry;
+pub mod sealed;
 mod state;
 #[cfg(feature = "testkit")]
 pub mod testkit;

@@ -20,6 +20,8 @@ fn env() -> BlockEnv {
             hash: "00".into(),
         },
         sequencer: "seq".into(),
+        beacon: None,
+        beacon_key: None,
     }
 }
 

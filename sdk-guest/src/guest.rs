@@ -165,6 +165,21 @@ pub mod abi {
         ) -> i64;
         pub fn cancel_scheduled(id: i64) -> i32;
         pub fn draw(out_ptr: *mut u8);
+
+        // Sealed moves (ABI revision 3).
+        pub fn schedule_sealed(
+            round: i64,
+            payload_ptr: *const u8,
+            payload_len: i32,
+            fuel: i64,
+        ) -> i64;
+        pub fn seal(
+            id: i64,
+            sealed_ptr: *const u8,
+            sealed_len: i32,
+            tag_ptr: *const u8,
+            tag_len: i32,
+        ) -> i64;
     }
 }
 
@@ -638,6 +653,37 @@ impl Ctx for HostCtx {
         }
     }
 
+    fn schedule_sealed(
+        &mut self,
+        round: u64,
+        payload: &[u8],
+        fuel: u64,
+    ) -> Result<u64, crate::ScheduleError> {
+        let (pp, pl) = arg(payload);
+        let round = i64::try_from(round).unwrap_or(i64::MAX);
+        let fuel = i64::try_from(fuel).unwrap_or(i64::MAX);
+        // SAFETY: a live buffer the host only reads.
+        let r = unsafe { abi::schedule_sealed(round, pp, pl, fuel) };
+        if r >= 0 {
+            Ok(r as u64)
+        } else {
+            Err(crate::ScheduleError::from_code(r).unwrap_or(crate::ScheduleError::NotHere))
+        }
+    }
+
+    fn seal(&mut self, id: u64, sealed: &[u8], tag: &[u8]) -> Result<(), crate::ScheduleError> {
+        let (sp, sl) = arg(sealed);
+        let (tp, tl) = arg(tag);
+        let id = i64::try_from(id).unwrap_or(i64::MAX);
+        // SAFETY: live buffers the host only reads.
+        let r = unsafe { abi::seal(id, sp, sl, tp, tl) };
+        if r >= 0 {
+            Ok(())
+        } else {
+            Err(crate::ScheduleError::from_code(r).unwrap_or(crate::ScheduleError::NotHere))
+        }
+    }
+
     fn cancel_scheduled(&mut self, id: u64) -> bool {
         // SAFETY: no memory is passed.
         unsafe { abi::cancel_scheduled(i64::try_from(id).unwrap_or(i64::MAX)) == 1 }
@@ -956,10 +1002,23 @@ pub unsafe fn scheduled(
 ) -> i32 {
     install_panic_hook();
     // SAFETY: the caller's contract.
-    let payload = unsafe { input(payload_ptr, payload_len) };
-    let call = crate::ScheduledCall {
-        id: id as u64,
-        payload: payload.to_vec(),
+    let input = unsafe { input(payload_ptr, payload_len) };
+    let id = id as u64;
+    // A sealed call's input is its payload followed by the opening (`schedule.rs`).
+    let call = match (id & crate::schedule::SEALED_CALL_FLAG != 0)
+        .then(|| crate::schedule::split_sealed_call_input(input))
+        .flatten()
+    {
+        Some((payload, opened)) => crate::ScheduledCall {
+            id: id & !crate::schedule::SEALED_CALL_FLAG,
+            payload: payload.to_vec(),
+            sealed: Some(opened),
+        },
+        None => crate::ScheduledCall {
+            id,
+            payload: input.to_vec(),
+            sealed: None,
+        },
     };
     finish(module.scheduled(&mut HostCtx::new(), &call))
 }

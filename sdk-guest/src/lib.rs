@@ -77,7 +77,7 @@ pub use migration::Migration;
 pub use module::{draw_below, Checkpoint, Ctx, CtxExt, GameModule, Query, StateRead, StateReadExt};
 pub use op::{op_amount, op_amount_or_zero, op_str};
 pub use pure::{PureError, DEFAULT_PURE_FUEL};
-pub use schedule::{At, ScheduleError, ScheduledCall};
+pub use schedule::{At, ScheduleError, ScheduledCall, SealBinding, Unsealed};
 
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::kv::{Kv, MAX_SCAN_LIMIT};
@@ -87,6 +87,8 @@ pub use native::kv_ctx::{public_random, BlockEnv, CallEnv, KvCtx};
 pub use native::ledger::TokenInfo;
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::mock::{MockCtx, MockKv, NativeCode, NativeEntry, Trace};
+#[cfg(not(target_arch = "wasm32"))]
+pub use native::mock_seal;
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::scheduler;
 #[cfg(not(target_arch = "wasm32"))]
@@ -101,7 +103,8 @@ pub mod prelude {
     pub use crate::keys::{escrow_account, module_key, GOLD};
     pub use crate::{
         draw_below, op_amount, op_amount_or_zero, op_str, ActionError, Amount, At, Checkpoint, Ctx,
-        CtxExt, GameModule, Migration, PureError, Query, ScheduledCall, StateRead, StateReadExt,
+        CtxExt, GameModule, Migration, PureError, Query, ScheduleError, ScheduledCall, StateRead,
+        StateReadExt, Unsealed,
     };
     pub use serde::{Deserialize, Serialize};
     pub use serde_json::{json, Value};

@@ -224,6 +224,38 @@ pub trait Ctx {
         Err(crate::ScheduleError::NotHere)
     }
 
+    /// Reserves a seat for one sealed move (`docs/sealed-moves.md`): a call of this module's
+    /// [`GameModule::scheduled`] in the block of height `round`, before its other calls, with
+    /// `payload`, `fuel` and what the move later sealed into it with [`Ctx::seal`] opens to under
+    /// that block's beacon ([`crate::ScheduledCall::sealed`]; void when none was). From `apply`,
+    /// `migrate` or a scheduled call, paid as [`Ctx::schedule`] plus the opening (ABI.md). A
+    /// round opens at most [`crate::schedule::MAX_SEALED_PER_ROUND`] sealed calls
+    /// ([`ScheduleError::RoundFull`](crate::ScheduleError::RoundFull): choose a later one);
+    /// reserve every seat of a game when it starts, so nobody can fill the round later to keep
+    /// a player's move out. Returns the call's id; errors: [`crate::ScheduleError`].
+    fn schedule_sealed(
+        &mut self,
+        round: u64,
+        payload: &[u8],
+        fuel: u64,
+    ) -> Result<u64, crate::ScheduleError> {
+        let _ = (round, payload, fuel);
+        Err(crate::ScheduleError::NotHere)
+    }
+
+    /// Seals `sealed` (an envelope of [`crate::schedule::SEALED_BYTES`] made by `gamechain seal`
+    /// or the JS SDK's `sealMove`) into this module's waiting sealed call `id`. Only from a
+    /// transaction: the envelope's proof must bind it to this module, the transaction's sender,
+    /// `tag` (the module's choice, at most 64 bytes: its game and seat, say) and the call's
+    /// round, so a move copied from another game, seat, round or player is refused
+    /// ([`ScheduleError::SealUnbound`](crate::ScheduleError::SealUnbound)); a call takes one
+    /// move. Costs the proof check (ABI.md). Errors: `NotHere`, `NotSealable`, `AlreadySealed`,
+    /// `SealMalformed`, `SealUnbound`.
+    fn seal(&mut self, id: u64, sealed: &[u8], tag: &[u8]) -> Result<(), crate::ScheduleError> {
+        let _ = (id, sealed, tag);
+        Err(crate::ScheduleError::NotHere)
+    }
+
     /// Removes this module's waiting call `id`; `false` when no such call of this module waits
     /// (it ran already, was cancelled, or is another module's). Nothing is refunded.
     fn cancel_scheduled(&mut self, id: u64) -> bool {

@@ -263,6 +263,8 @@ impl Chain {
                 block_time_ms: time_ms,
                 checkpoint: Checkpoint::default(),
                 sequencer: self.f.ctx.genesis().sequencer.clone(),
+                beacon: None,
+                beacon_key: None,
             };
             self.native_apply(module, &env, &txid, player, &op, &receipt);
         }

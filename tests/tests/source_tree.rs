@@ -54,8 +54,8 @@
 //! The consensus engine's crates (`commonware_*`) are named, in code, only by files under
 //! [`CONSENSUS_FOLDER`]: the validator, and the checks of what validators sign that `verify`,
 //! followers and the API call (`validator/proof/`), and by the one file that owns the randomness
-//! beacon's BLS signatures ([`BEACON_FILE`], which may name only Commonware's cryptography and
-//! codec, never the engine). `cargo tree` shows which crates depend on
+//! beacon's BLS signatures and the sealed moves encrypted to it ([`BEACON_FILES`], which may name
+//! only Commonware's cryptography, codec, algebra and utilities, never the engine). `cargo tree` shows which crates depend on
 //! Commonware; this shows where inside `gamechain-node` it is used. (SQLite needs no such test:
 //! only `gamechain-ledger` depends on `rusqlite`.)
 
@@ -71,13 +71,16 @@ const ROOTS: &[&str] = &["runtime", "sdk-guest", "node"];
 /// Most `.rs` files one folder may hold.
 const MAX_FILES_PER_FOLDER: usize = 14;
 
-/// The only folder whose files may name a `commonware_*` crate, besides [`BEACON_FILE`].
+/// The only folder whose files may name a `commonware_*` crate, besides [`BEACON_FILES`].
 const CONSENSUS_FOLDER: &str = "node/src/validator/";
 
-/// The one file outside [`CONSENSUS_FOLDER`] that names Commonware: the randomness beacon's
-/// BLS12-381 signatures (its `cryptography` primitives, never the consensus engine), which every
-/// verifier checks.
-const BEACON_FILE: &str = "runtime/chain/src/keys/beacon.rs";
+/// The files outside [`CONSENSUS_FOLDER`] that name Commonware: the randomness beacon's BLS12-381
+/// signatures, which every verifier checks, and the sealed moves encrypted to its rounds (its
+/// `cryptography` primitives, never the consensus engine).
+const BEACON_FILES: &[&str] = &[
+    "runtime/chain/src/keys/beacon.rs",
+    "runtime/chain/src/keys/seal.rs",
+];
 
 /// Directories never searched for sources.
 const SKIPPED_DIRS: &[&str] = &["target", "node_modules"];
@@ -188,11 +191,13 @@ fn commonware_is_named_only_under_the_validator_folder() {
                 }
                 if path.starts_with(CONSENSUS_FOLDER) {
                     inside += 1;
-                } else if path == BEACON_FILE {
-                    // Only the primitives' paths: `commonware_cryptography` and its codec.
+                } else if BEACON_FILES.contains(&path.as_str()) {
+                    // Only the primitives' paths: `commonware_cryptography`, its codec, its
+                    // algebra traits and (in tests) its seeded RNG.
                     let engine = lex(&src).into_iter().any(|(t, _)| {
                         matches!(t, Tok::Ident(i) if i.starts_with("commonware_")
-                            && i != "commonware_cryptography" && i != "commonware_codec")
+                            && !["commonware_cryptography", "commonware_codec",
+                                 "commonware_math", "commonware_utils"].contains(&i.as_str()))
                     });
                     if engine {
                         outside.push(format!(

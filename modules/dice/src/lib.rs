@@ -55,7 +55,7 @@
 //! `{"game":"dice","max_stake":"100000","roll_fuel":2000000,"refund_after_blocks":150}`.
 
 use gamechain_sdk::prelude::*;
-use gamechain_sdk::table::{self, NewTable, TableGame, TableRules};
+use gamechain_sdk::table::{self, NewTable, TableRules};
 pub use gamechain_sdk::table::{Mark, Status};
 
 mod schema;
@@ -384,6 +384,7 @@ mod tests {
         let stale = ScheduledCall {
             id: 12345,
             payload: id.as_bytes().to_vec(),
+            sealed: None,
         };
         assert_eq!(
             roll(&mut ctx, &stale).unwrap_err().to_string(),
@@ -392,6 +393,7 @@ mod tests {
         let unknown = ScheduledCall {
             id: 1,
             payload: b"0000000000000000".to_vec(),
+            sealed: None,
         };
         assert_eq!(
             roll(&mut ctx, &unknown).unwrap_err().to_string(),

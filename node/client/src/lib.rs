@@ -13,11 +13,13 @@
 //! | `keyfile.rs` | key files: one WIF line, mode 0600, never echoed |
 //! | `session.rs` | [`Session`]: session keys, session files, authorize / use / list / revoke |
 //! | `relay.rs` | [`Relay`]: the move relay of a channel game (`GET /v1/relay/<game>`) |
+//! | `sealed.rs` | [`Client::seal_move`]: sealed moves to a round of the chain's beacon, [`plaintext_from`] |
 
 pub mod client;
 pub mod game_feed;
 pub mod keyfile;
 pub mod relay;
+pub mod sealed;
 pub mod session;
 
 pub use client::{
@@ -27,4 +29,5 @@ pub use client::{
 pub use game_feed::{GameEvent, GameFeedItem, GameQuery, GameSubscription};
 pub use keyfile::{read_key_file, write_key_file};
 pub use relay::{Relay, RelayEvent, RelayMove};
+pub use sealed::plaintext_from;
 pub use session::Session;

@@ -98,6 +98,9 @@ pub struct ConsensusMetrics {
     pub beacon_shares: IntCounterVec,
     /// `gamechain_beacon_released_total`: heights this validator released its own share of.
     pub beacon_released: IntCounter,
+    /// `gamechain_beacon_sealed_waits_total`: certificates of a block whose next height is a
+    /// sealed round, on which this validator held its share back until that block was final.
+    pub beacon_sealed_waits: IntCounter,
     /// `gamechain_beacon_recovered_total`: beacons recovered from a threshold of shares.
     pub beacon_recovered: IntCounter,
     /// `gamechain_beacon_recovery_seconds`: from the first share of a height seen here (its own
@@ -311,6 +314,10 @@ impl Metrics {
                     "gamechain_beacon_released_total",
                     "Heights this validator released its beacon share of.",
                 ),
+                beacon_sealed_waits: counter(
+                    "gamechain_beacon_sealed_waits_total",
+                    "Certificates of a block before a sealed round on which this validator held its beacon share back until that block was final.",
+                ),
                 beacon_recovered: counter(
                     "gamechain_beacon_recovered_total",
                     "Beacons recovered from a threshold of shares.",
@@ -437,6 +444,7 @@ mod tests {
             "gamechain_consensus_peers 0",
             "gamechain_beacon_shares_total{result=\"stale\"} 1",
             "gamechain_beacon_released_total 0",
+            "gamechain_beacon_sealed_waits_total 0",
             "gamechain_beacon_recovered_total 0",
             "gamechain_beacon_recovery_seconds_count 1",
             "gamechain_beacon_missing_total 0",

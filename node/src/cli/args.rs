@@ -94,6 +94,40 @@ pub enum Command {
         #[arg(long)]
         allow_mutable: bool,
     },
+    /// Seal 32 bytes to a future round of the chain's beacon for a module, as the key's address,
+    /// with the module's tag (`docs/sealed-moves.md`), e.g. `seal --key a.wif --module
+    /// sealed_rps --tag <game id>/x --round 120 --byte 1`. Prints `{"sealed"}`; with `--op`, puts
+    /// it in that op's `sealed` field and sends the op instead.
+    Seal {
+        /// The node (its genesis names the chain id and the beacon key).
+        #[command(flatten)]
+        node: NodeUrl,
+        /// How to sign and wait (with `--op`); the key's address is the one the seal binds.
+        #[command(flatten)]
+        tx: TxArgs,
+        /// The module that will take it.
+        #[arg(long)]
+        module: String,
+        /// The module's binding tag, as text (sealed rock-paper-scissors: `<game id>/<x|o>`; the
+        /// auction: its id).
+        #[arg(long)]
+        tag: String,
+        /// The round: the block height whose beacon opens it (the game's `round`).
+        #[arg(long)]
+        round: u64,
+        /// The plaintext as hex, up to 32 bytes (zero-padded).
+        #[arg(long)]
+        plaintext: Option<String>,
+        /// The plaintext's first byte (sealed rock-paper-scissors: 1 rock, 2 paper, 3 scissors).
+        #[arg(long)]
+        byte: Option<u8>,
+        /// The plaintext's first 8 bytes, big-endian (the auction's bid in base units).
+        #[arg(long)]
+        u64: Option<u64>,
+        /// An op JSON of `--module` to send with the envelope in its `sealed` field.
+        #[arg(long)]
+        op: Option<String>,
+    },
     /// Show an account's balances and nonces (an address or `module:<id>`).
     Account {
         /// The node.

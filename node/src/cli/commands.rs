@@ -1,5 +1,5 @@
 //! Runs the client commands of the `gamechain` CLI (`key`, `send`, `faucet`, `transfer`,
-//! `game`, `account`, `tx`, `block`, `view`, `status`): data goes to stdout as pretty JSON,
+//! `game`, `seal`, `account`, `tx`, `block`, `view`, `status`): data goes to stdout as pretty JSON,
 //! failures come back as a [`CliError`] whose one line `main` prints to stderr.
 
 use std::io::Write;
@@ -75,6 +75,44 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
                 let stake = op_stake(&client, &module, &value).await?;
                 check_escrow(&client, &module, stake, allow_mutable).await?;
             }
+            send(&node.url, &tx, action, out).await
+        }
+        Command::Seal {
+            node,
+            tx,
+            module,
+            tag,
+            round,
+            plaintext,
+            byte,
+            u64,
+            op,
+        } => {
+            let plaintext = gamechain_client::plaintext_from(plaintext.as_deref(), byte, u64)
+                .map_err(CliError::Usage)?;
+            let key = read_key_file(&tx.key).map_err(CliError::Usage)?;
+            let client = client(&node.url)?;
+            // A move must land in a block before its round (the round's block opens and settles
+            // first): refuse what would arrive too late rather than send a move that is void.
+            let head = client.status().await?.height;
+            if round < head + 2 {
+                return Err(CliError::Usage(format!(
+                    "round {round} is too close: the chain is at height {head}, and a sealed move must land in a block before its round (seal at least two blocks ahead)"
+                )));
+            }
+            let sealed = client
+                .seal_move(&module, &key.address(), tag.as_bytes(), round, &plaintext)
+                .await?;
+            let Some(op) = op else {
+                return print(out, &json!({ "sealed": sealed }));
+            };
+            let mut value: serde_json::Value =
+                serde_json::from_str(&op).map_err(|e| CliError::Usage(format!("--op: {e}")))?;
+            let Some(fields) = value.as_object_mut() else {
+                return Err(CliError::Usage("--op must be a JSON object".into()));
+            };
+            fields.insert("sealed".into(), json!(sealed));
+            let action = parse_game_action(&module, &value.to_string()).map_err(CliError::Usage)?;
             send(&node.url, &tx, action, out).await
         }
         Command::Account { node, account } => {

@@ -341,6 +341,34 @@ fn require_json(headers: &HeaderMap, route: &str) -> Result<(), ApiError> {
     ))
 }
 
+/// A development endpoint answers only requests without an `Origin` header (the CLI, curl, test
+/// harnesses) or from this node's own origin (its pages): a web page of another origin that a
+/// developer happens to open must not drive the node on their machine, though the API's CORS
+/// lets any origin *read* it. `403 cross_origin` otherwise, before anything changes. The
+/// comparison is of the `Origin`'s authority with the request's `Host`.
+fn same_origin_only(headers: &HeaderMap, route: &str) -> Result<(), ApiError> {
+    let Some(origin) = headers.get(header::ORIGIN) else {
+        return Ok(());
+    };
+    let origin = String::from_utf8_lossy(origin.as_bytes()).into_owned();
+    let host = headers
+        .get(header::HOST)
+        .map(|h| String::from_utf8_lossy(h.as_bytes()).into_owned());
+    let authority = origin
+        .strip_prefix("http://")
+        .or_else(|| origin.strip_prefix("https://"));
+    if authority.is_some() && authority == host.as_deref() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::FORBIDDEN,
+        "cross_origin",
+        format!(
+            "{route} answers only this node's own pages and clients that send no Origin, not a page of {origin}"
+        ),
+    ))
+}
+
 /// `GET /v1/tx/<txid>`.
 async fn get_tx(
     State(app): State<AppState>,
@@ -492,8 +520,9 @@ async fn get_status(State(app): State<AppState>) -> ApiResult {
 /// `POST /v1/dev/clock` `{"advance_ms": N}`: moves this sequencer's clock forward by `N` ms
 /// (`node/ledger/src/clock.rs`), answering `{"now_ms", "offset_ms"}`; the sequencer then makes a block
 /// at the new time without waiting for a transaction or its idle interval. Only on a node started with
-/// `dev_clock = true` (else `404 not_found`, as for any unknown path); `400 bad_json` for a
-/// body of another shape or an `advance_ms` out of range (1 to 30 days).
+/// `dev_clock = true` (else `404 not_found`, as for any unknown path); `403 cross_origin` for a
+/// request a page of another origin sent ([`same_origin_only`]); `400 bad_json` for a body of
+/// another shape or an `advance_ms` out of range (1 to 30 days).
 async fn post_dev_clock(
     State(app): State<AppState>,
     headers: HeaderMap,
@@ -504,6 +533,7 @@ async fn post_dev_clock(
             "no endpoint POST /v1/dev/clock: this node's clock is the system clock (dev_clock is off)",
         ));
     }
+    same_origin_only(&headers, "POST /v1/dev/clock")?;
     require_json(&headers, "POST /v1/dev/clock")?;
     let bytes = body.map_err(ApiError::from)?;
     #[derive(serde::Deserialize)]

@@ -1,7 +1,9 @@
 //! The pages the node serves beside its API, from the binary itself (embedded at build time by
 //! `node/build_web.rs` from `node/web/site/` and the SDK's browser bundle): the explorer at `/`,
 //! the games at `/play/tictactoe/`, `/play/mnk/`, `/play/dice/` (rolled from the beacon,
-//! docs/randomness.md) and `/play/rps/` (off-chain, docs/channels.md), the match verifier at
+//! docs/randomness.md), `/play/sealed-rps/` and `/play/auction/` (moves and bids sealed in the
+//! page to a round of the beacon, opened by the chain: docs/sealed-moves.md) and `/play/rps/`
+//! (off-chain, docs/channels.md), the match verifier at
 //! `/verify/`, the SDK at `/sdk/` (`/sdk/gamechain.js`), the typed clients the pages play through
 //! (`/clients/<id>.ts` and its compiled `/clients/<id>.js` for tictactoe, mnk and channel, made by
 //! `node/build.rs` with `gamechain module codegen --ts`'s generator), and the page of `gamechain
@@ -82,6 +84,10 @@ mod tests {
             "/play/mnk/index.html",
             "/play/dice/index.html",
             "/play/dice/app.js",
+            "/play/sealed-rps/index.html",
+            "/play/sealed-rps/app.js",
+            "/play/auction/index.html",
+            "/play/auction/app.js",
             "/verify/index.html",
             "/play/rps/index.html",
             "/play/rps/app.js",

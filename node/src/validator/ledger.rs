@@ -274,6 +274,25 @@ impl Ledger {
         &self.head_moved
     }
 
+    /// Whether sealed calls may wait for round `round` (`docs/sealed-moves.md`): one is in the
+    /// committed state, or written by a block executed here and not committed yet (any such
+    /// block counts, on the head's path or not: a cautious answer). The beacon waits for block
+    /// `round - 1` to be final before releasing a share of such a round (`beacon/mod.rs`).
+    pub fn sealed_round_waits(&self, round: u64) -> bool {
+        let prefix = format!(
+            "{}{round:016x}/",
+            gamechain_sdk::schedule::SCHED_SEALED_PREFIX
+        );
+        if !HeadState(&self.chain).scan(&prefix, None, 1).is_empty() {
+            return true;
+        }
+        lock(&self.speculative).values().any(|e| {
+            e.writes
+                .iter()
+                .any(|(k, v)| v.is_some() && k.starts_with(&prefix))
+        })
+    }
+
     /// The height of the block `digest`: the head's, or an executed block's; `None` when
     /// neither (not executed here yet, or committed and forgotten).
     pub fn height_of(&self, digest: &Digest) -> Option<u64> {

@@ -160,11 +160,13 @@ async fn nobody_can_upgrade_the_channel_on_the_default_chain() {
     assert_eq!(
         ids,
         [
+            "auction",
             "channel",
             "dice",
             "mnk",
             "moveboard",
             "rps_rules",
+            "sealed_rps",
             "tictactoe",
             "ttt_rules"
         ]

@@ -28,6 +28,9 @@
 //! validator that signs conflicting votes: the evidence the others store and serve, the
 //! consensus metrics, and `verify` demanding finality (exit 5) and checking evidence (exit 6).
 //!
+//! A fourth, in `sealed.rs`, plays sealed rock-paper-scissors and a sealed-bid auction on the
+//! threshold beacon against a player who tries every way to learn or change a move early.
+//!
 //! A third, `threshold_beacons_survive_a_kill_and_a_restart`, runs the threshold randomness
 //! beacon `gamechain testnet` deals (3 of 4) through a SIGKILL and a restart of one validator
 //! under load: every data directory verifies, and all four serve the same beacon in every
@@ -35,6 +38,7 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+mod sealed;
 
 use gamechain_ledger::rusqlite;
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -51,6 +55,15 @@ use common::replay::{verify_json, Follower};
 use common::{gamechain, BIN};
 
 const N: usize = 4;
+
+/// The tests of this binary run four validator processes each: one at a time, so two of them do
+/// not share the machine's two cores (their timeouts are seconds).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Holds [`ONE_AT_A_TIME`] for the rest of a test (a failed test's poisoned lock still counts).
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// The p2p link from one validator to another: a TCP forwarder on its own port that the test
 /// can cut (open connections shut, new ones refused) and restore.
@@ -289,6 +302,7 @@ async fn included(client: &Client, txid: &str) -> Option<u64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_liar() {
+    let _serial = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     // Blocks at least 100 ms apart (timeouts 1.2 s / 2.2 s), so the phases run in seconds; the
     // default chain spaces them 1,000 ms.
@@ -770,6 +784,7 @@ async fn scrape(url: &str) -> String {
 ///    (`not_final`) naming the uncovered heights; the good chain exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
+    let _serial = one_at_a_time();
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
@@ -1087,6 +1102,7 @@ async fn load(urls: Vec<String>, chain_id: String, count: usize) {
 /// 5. stopped, every data directory passes `gamechain verify` (which checks each beacon).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn threshold_beacons_survive_a_kill_and_a_restart() {
+    let _serial = one_at_a_time();
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);

@@ -2,7 +2,7 @@
 //! cargo built for these tests (`GAMECHAIN_BIN`): `npm test` (the Rust side's fixed vectors, the
 //! SDK against a node it starts, the off-chain `Channel` against the channel modules it builds and
 //! deploys, the seed's `play.mjs`) and `npm run test:browser` (headless Chromium, two players:
-//! tic-tac-toe, m,n,k, rock-paper-scissors through the move board, a dice duel rolled from the block beacon and verified on `/verify/`, the typed clients the pages use, the dev page). Needs Node.js 20+ with npm, and Chromium at `/usr/bin/chromium` (or
+//! tic-tac-toe, m,n,k, rock-paper-scissors through the move board, a dice duel rolled from the block beacon and verified on `/verify/`, sealed rock-paper-scissors and a sealed-bid auction opened by the chain and verified, the typed clients the pages use, the dev page). Needs Node.js 20+ with npm, and Chromium at `/usr/bin/chromium` (or
 //! `$CHROMIUM`) for the second; `tests/run.sh` (the README's test command) installs them. `node_modules/` comes from the lockfile
 //! (`npm ci`, run here when it is missing). Each fails with a message saying what is missing.
 

@@ -28,6 +28,10 @@ pub const MAX_BLOCK_BODY_BYTES: u64 = 32 << 20;
 /// and events (64 × 64 KiB) stay within half of those bounds by the per-call bounds alone.
 pub const MAX_SCHEDULED_BLOCK_FUEL: u64 = MAX_BLOCK_FUEL / 2;
 
+// The sealed calls of a round all run in its block, before the ordinary ones: their bound fits
+// in the scheduled calls' half.
+const _: () = assert!(gamechain_sdk::schedule::MAX_SEALED_ROUND_FUEL <= MAX_SCHEDULED_BLOCK_FUEL);
+
 /// What a block's transactions have used of the bounds so far.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct BlockUse {

@@ -219,6 +219,8 @@ impl<'a> BlockBuilder<'a> {
             block_time_ms: time_ms,
             checkpoint,
             sequencer: ctx.genesis.sequencer.clone(),
+            beacon: beacon.map(|b| b.0),
+            beacon_key: ctx.genesis.beacon.as_ref().map(|b| b.public_key.to_bytes()),
         };
         Ok(Self {
             ctx,
@@ -253,24 +255,32 @@ impl<'a> BlockBuilder<'a> {
             return Ok(());
         }
         self.scheduled_ran = true;
-        let due = scheduler::take_due(
+        // Sealed calls of this round first, all of them (bounded per round when they were
+        // handed in), then the due ordinary calls.
+        let mut due = scheduler::take_sealed(&mut self.overlay, self.env.height);
+        due.extend(scheduler::take_due(
             &mut self.overlay,
             self.env.height,
             self.parent_time_ms,
             MAX_SCHEDULED_PER_BLOCK,
-        );
+        ));
         let beacon = self.beacon.map(|b| b.0);
         let mut fuel_given: u64 = 0;
         let mut deferred = Vec::new();
         for call in due {
-            if !deferred.is_empty()
-                || (fuel_given > 0
-                    && fuel_given.saturating_add(call.fuel) > MAX_SCHEDULED_BLOCK_FUEL)
+            if call.sealed.is_none()
+                && (!deferred.is_empty()
+                    || (fuel_given > 0
+                        && fuel_given.saturating_add(call.fuel) > MAX_SCHEDULED_BLOCK_FUEL))
             {
                 deferred.push(call);
                 continue;
             }
             fuel_given = fuel_given.saturating_add(call.fuel);
+            let sealed = call
+                .sealed
+                .as_deref()
+                .map(|env| crate::sealed::open_sealed(env, self.beacon.as_ref()));
             let payload = hex::decode(&call.payload).unwrap_or_default();
             let outcome = match self.ctx.module(&self.overlay, &call.module) {
                 Err(e) => {
@@ -288,6 +298,7 @@ impl<'a> BlockBuilder<'a> {
                         payload: &payload,
                         fuel: call.fuel,
                         beacon,
+                        sealed,
                     };
                     match execute_scheduled(
                         &entry.module,

@@ -20,6 +20,7 @@ mod fees;
 mod policies;
 mod rules;
 mod scheduled;
+mod sealed;
 mod sessions;
 
 const CHAIN: &str = "gamechain-test";

@@ -37,6 +37,8 @@ fn env() -> BlockEnv {
             hash: "abcd".into(),
         },
         sequencer: "seq1".into(),
+        beacon: None,
+        beacon_key: None,
     }
 }
 

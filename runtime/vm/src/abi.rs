@@ -72,14 +72,22 @@ pub(crate) const IMPORTS: &[(&str, &str, &str)] = &[
 
 /// The revision of ABI v1 this build gives new chains ([`crate::RuntimeConfig::abi_revision`]):
 /// 1 is everything above; 2 adds scheduled calls and draws ([`SCHEDULING_IMPORTS`],
-/// [`SCHEDULING_EXPORTS`]). A chain runs the revision its genesis's configuration hash names
+/// [`SCHEDULING_EXPORTS`]); 3 adds sealed moves ([`SEALING_IMPORTS`]). A chain runs the revision its genesis's configuration hash names
 /// (revision 1 hashes as every configuration did before revisions existed), so a chain made
 /// before scheduled calls refuses and accepts exactly the modules it always did, and a node of
 /// another revision cannot join a chain unnoticed.
-pub const ABI_REVISION: u32 = 2;
+pub const ABI_REVISION: u32 = 3;
 
 /// The first revision with scheduled calls and draws.
 pub(crate) const SCHEDULING_REVISION: u32 = 2;
+
+/// The first revision with sealed moves.
+pub(crate) const SEALING_REVISION: u32 = 3;
+
+/// Imports of revision 3 (`schedule_sealed`, `seal`; ABI.md, "Sealed moves"), in [`IMPORTS`]'s
+/// notation.
+pub(crate) const SEALING_IMPORTS: &[(&str, &str, &str)] =
+    &[("schedule_sealed", "IiiI", "I"), ("seal", "Iiiii", "I")];
 
 /// Imports of revision 2 (`schedule`, `cancel_scheduled`, `draw`; ABI.md, "Scheduled calls and
 /// draws"), in [`IMPORTS`]'s notation.

@@ -186,7 +186,7 @@ pub struct RuntimeConfig {
     /// The revision of ABI v1 modules are validated and run under (`abi.rs`,
     /// [`crate::ABI_REVISION`] for new chains): consensus. Revision 1 (no scheduled calls) adds
     /// nothing to the [canonical description](Self::canonical_description), so a chain made
-    /// before revisions existed keeps its hash; revision 2 adds its lines.
+    /// before revisions existed keeps its hash; revision 2 adds its lines, revision 3 (sealed moves) more.
     pub abi_revision: u32,
 }
 
@@ -272,11 +272,19 @@ impl RuntimeConfig {
                 crate::gas::CANCEL_SCHEDULED_BASE
             ));
         }
+        if self.abi_revision >= crate::abi::SEALING_REVISION {
+            s.push_str(&format!(
+                "abi.sealed_moves=schedule_sealed,seal,{}\ngas.seal_check_base={}\ngas.seal_open_base={}\n",
+                gamechain_chain::keys::seal::POK_DST.escape_ascii(),
+                crate::gas::SEAL_CHECK_BASE,
+                crate::gas::SEAL_OPEN_BASE
+            ));
+        }
         s
     }
 
     /// This configuration under the ABI revision whose configuration hash is `hash`, when one
-    /// of this build's revisions (1 or [`crate::ABI_REVISION`]) has it: how a chain finds the
+    /// of this build's revisions (1 to [`crate::ABI_REVISION`]) has it: how a chain finds the
     /// revision its genesis names. `None`: no revision of this build hashes to `hash` (another
     /// build's chain).
     pub fn with_revision_of(&self, hash: &str) -> Option<RuntimeConfig> {
@@ -333,14 +341,30 @@ mod tests {
         };
         assert_ne!(r1.config_hash(), h);
         assert!(!r1.canonical_description().contains("abi.revision"));
-        assert!(base.canonical_description().contains("abi.revision=2\n"));
+        assert!(base.canonical_description().contains("abi.revision=3\n"));
+        assert!(base
+            .canonical_description()
+            .contains("abi.sealed_moves=schedule_sealed,seal"));
         assert_eq!(
             base.with_revision_of(&r1.config_hash())
                 .unwrap()
                 .abi_revision,
             1
         );
-        assert_eq!(r1.with_revision_of(&h).unwrap().abi_revision, 2);
+        assert_eq!(r1.with_revision_of(&h).unwrap().abi_revision, 3);
+        // Revision 2 (scheduled calls, no sealed moves) keeps its own hash and is found back.
+        let r2 = RuntimeConfig {
+            abi_revision: 2,
+            ..base.clone()
+        };
+        assert!(!r2.canonical_description().contains("sealed"));
+        assert_ne!(r2.config_hash(), h);
+        assert_eq!(
+            base.with_revision_of(&r2.config_hash())
+                .unwrap()
+                .abi_revision,
+            2
+        );
         assert!(base.with_revision_of(&"00".repeat(32)).is_none());
         // Not consensus: views, the allocation strategy, instance reuse, the opt level and the
         // compilers (fuel is the instrumentation's, the same under both).

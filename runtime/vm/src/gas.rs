@@ -71,6 +71,18 @@ pub const SCHEDULE_BASE: u64 = 20_000;
 /// `cancel_scheduled`'s charge on top of the base: the index read and the three keys removed.
 pub const CANCEL_SCHEDULED_BASE: u64 = 2_000;
 
+/// Charged to every `seal` call, accepted or refused, once its buffers are read: the
+/// envelope's proof check (two G2 multiplications, 0.42 ms here, charged about as much as that
+/// long a run of wasm). Part of ABI revision 3.
+pub const SEAL_CHECK_BASE: u64 = 2_500_000;
+
+/// Charged when a sealed call is scheduled (`schedule_sealed`), on top of `SCHEDULE_BASE` and
+/// the call's fuel: its opening in the block of its round (a pairing and a G2 multiplication,
+/// 0.9 ms here; the work a block does on openings is bounded by the 32 sealed calls a round
+/// takes, not by this charge, which keeps a two-seat game's start within `fuel_apply`). Part of
+/// ABI revision 3.
+pub const SEAL_OPEN_BASE: u64 = 2_000_000;
+
 /// `len` bytes at `per_byte` fuel each, saturating (a saturated charge always runs out of fuel).
 pub(crate) fn bytes(per_byte: u64, len: usize) -> u64 {
     per_byte.saturating_mul(len as u64)

@@ -26,6 +26,12 @@ pub struct BlockEnv {
     pub checkpoint: Checkpoint,
     /// The sequencer's address.
     pub sequencer: String,
+    /// The block's randomness beacon (`None` on a chain without one): draws of its scheduled
+    /// calls.
+    pub beacon: Option<[u8; 48]>,
+    /// The chain's beacon public key (genesis `beacon.public_key`; `None` on a chain without a
+    /// beacon): sealed moves are checked against it, and refused without one.
+    pub beacon_key: Option<[u8; 96]>,
 }
 
 /// A [`Ctx`] for one module and one call, over the store `kv`.
@@ -55,6 +61,12 @@ pub struct KvCtx<K> {
     pub call: Option<CallEnv>,
     /// Calls scheduled so far in this call (each one's id is derived from its position).
     pub scheduled_count: u32,
+    /// The chain's beacon public key, when it has a beacon: sealed calls and moves are refused
+    /// otherwise, and a move's proof must be made under it.
+    pub beacon_key: Option<[u8; 96]>,
+    /// The check of a sealed move's envelope: the chain's proof check in the runtime, the
+    /// mock's in [`crate::MockCtx`], and by default one that refuses every envelope.
+    pub seal_check: crate::schedule::SealCheck,
 }
 
 /// What a scheduled call knows of itself: its id, the beacon of the block running it (`None`
@@ -85,6 +97,8 @@ impl<K: Kv> KvCtx<K> {
             random_counter: 0,
             call: None,
             scheduled_count: 0,
+            beacon_key: env.beacon_key,
+            seal_check: crate::schedule::no_seal_check,
         }
     }
 
@@ -234,6 +248,56 @@ impl<K: Kv> Ctx for KvCtx<K> {
         let id = scheduler::schedule(&mut self.kv, from, at, payload, fuel)?;
         self.scheduled_count += 1;
         Ok(id)
+    }
+
+    fn schedule_sealed(
+        &mut self,
+        round: u64,
+        payload: &[u8],
+        fuel: u64,
+    ) -> Result<u64, crate::ScheduleError> {
+        // As `schedule`: only a paid call (a transaction or a scheduled call) may.
+        let origin = match (&self.call, self.txid.is_empty()) {
+            (Some(call), _) => scheduler::Origin::Call(call.id),
+            (None, false) => scheduler::Origin::Tx(&self.txid),
+            (None, true) => return Err(crate::ScheduleError::NotHere),
+        };
+        let from = scheduler::ScheduleFrom {
+            module: &self.module,
+            height: self.height,
+            block_time_ms: self.block_time_ms,
+            origin,
+            n: self.scheduled_count,
+        };
+        let id = scheduler::schedule_sealed(
+            &mut self.kv,
+            from,
+            round,
+            payload,
+            fuel,
+            self.beacon_key.is_some(),
+        )?;
+        self.scheduled_count += 1;
+        Ok(id)
+    }
+
+    fn seal(&mut self, id: u64, sealed: &[u8], tag: &[u8]) -> Result<(), crate::ScheduleError> {
+        // Only a transaction hands in a sealed move: the proof binds it to its sender.
+        let (Some(sender), None) = (&self.sender, &self.call) else {
+            return Err(crate::ScheduleError::NotHere);
+        };
+        let Some(key) = self.beacon_key else {
+            return Err(crate::ScheduleError::NoBeacon);
+        };
+        let sender = sender.clone();
+        scheduler::seal(
+            &mut self.kv,
+            &self.module,
+            &sender,
+            id,
+            (sealed, tag, &key),
+            self.seal_check,
+        )
     }
 
     fn cancel_scheduled(&mut self, id: u64) -> bool {

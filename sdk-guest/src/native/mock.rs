@@ -181,7 +181,11 @@ impl KvCtx<MockKv> {
             sequencer: "sequencer".to_string(),
             ..BlockEnv::default()
         };
-        KvCtx::for_call(MockKv::default(), module, &env, "", None)
+        let mut ctx = KvCtx::for_call(MockKv::default(), module, &env, "", None);
+        // A mock chain has a beacon, and takes the stand-in sealed moves of `mock_seal`.
+        ctx.beacon_key = Some(crate::native::mock_seal::MOCK_BEACON_KEY);
+        ctx.seal_check = crate::native::mock_seal::check;
+        ctx
     }
 
     /// Same as [`MockCtx::new_mock`]; the spelling tests use, `MockCtx::new(ID)`.
@@ -261,28 +265,40 @@ impl KvCtx<MockKv> {
     /// `parent_time_ms`, as the chain does (`schedule.rs`): at most `MAX_SCHEDULED_PER_BLOCK`,
     /// each in its own transaction (no sender, no txid; writes rolled back on `Err`), with
     /// `beacon` as the block's beacon for [`Ctx::draw`](crate::Ctx::draw) (`None`: a chain
-    /// without one, where a draw fails). Calls of other modules than this mock's are taken off
-    /// the queue without running. Returns each call's id and result, in order.
+    /// without one, where a draw fails). Sealed calls of a round up to `self.height` run first,
+    /// with what their stand-in envelopes ([`crate::native::mock_seal`]) open to (void without a
+    /// beacon). Calls of other modules than this mock's are taken off the queue without
+    /// running. Returns each call's id and result, in order.
     pub fn run_scheduled(
         &mut self,
         module: &dyn GameModule,
         parent_time_ms: u64,
         beacon: Option<[u8; 48]>,
     ) -> Vec<(u64, Result<(), ActionError>)> {
-        let due = crate::native::scheduler::take_due(
+        let mut due = crate::native::scheduler::take_sealed(&mut self.kv, self.height);
+        due.extend(crate::native::scheduler::take_due(
             &mut self.kv,
             self.height,
             parent_time_ms,
             crate::schedule::MAX_SCHEDULED_PER_BLOCK,
-        );
+        ));
         let mut out = Vec::new();
         for queued in due {
             if queued.module != self.module {
                 continue;
             }
+            let sealed =
+                queued
+                    .sealed
+                    .as_ref()
+                    .map(|envelope| match (beacon, hex::decode(envelope)) {
+                        (Some(_), Ok(bytes)) => crate::native::mock_seal::open(&bytes),
+                        _ => crate::Unsealed::Void,
+                    });
             let call = crate::ScheduledCall {
                 id: queued.id,
                 payload: hex::decode(&queued.payload).unwrap_or_default(),
+                sealed,
             };
             self.txid.clear();
             self.sender = None;

@@ -10,6 +10,7 @@
 //! | `kv_ctx.rs` | [`KvCtx`](kv_ctx::KvCtx), [`BlockEnv`](kv_ctx::BlockEnv), `public_random` |
 //! | `mock.rs` | [`MockCtx`](mock::MockCtx), [`MockKv`](mock::MockKv) |
 //! | `scheduler.rs` | the queue of scheduled calls over a `Kv`, and the draw formula |
+//! | `mock_seal.rs` | stand-in sealed moves for native tests |
 //! | `guest_build.rs` | the reproducible guest build recipe |
 
 pub mod guest_build;
@@ -17,4 +18,5 @@ pub(crate) mod kv;
 pub(crate) mod kv_ctx;
 pub mod ledger;
 pub(crate) mod mock;
+pub mod mock_seal;
 pub mod scheduler;

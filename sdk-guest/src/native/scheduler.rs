@@ -7,8 +7,10 @@ use sha2::{Digest, Sha256};
 
 use crate::native::kv::Kv;
 use crate::schedule::{
-    count_key, id_key, queue_key, At, QueuedCall, ScheduleError, MAX_AHEAD_BLOCKS, MAX_AHEAD_MS,
-    MAX_PENDING_PER_MODULE, MAX_SCHEDULED_PAYLOAD_BYTES, SCHED_HEIGHT_PREFIX, SCHED_TIME_PREFIX,
+    count_key, id_key, round_key, At, QueuedCall, ScheduleError, SealBinding, SealCheck,
+    MAX_AHEAD_BLOCKS, MAX_AHEAD_MS, MAX_PENDING_PER_MODULE, MAX_SCHEDULED_PAYLOAD_BYTES,
+    MAX_SEALED_PER_ROUND, MAX_SEALED_ROUND_FUEL, MAX_SEAL_TAG_BYTES, SCHED_HEIGHT_PREFIX,
+    SCHED_SEALED_PREFIX, SCHED_TIME_PREFIX, SEALED_BYTES,
 };
 
 /// Where a call is scheduled from: the module, the block, and the entry-point call doing it.
@@ -116,6 +118,19 @@ pub fn schedule(
     if fuel == 0 {
         return Err(ScheduleError::BadFuel);
     }
+    Ok(store(kv, from, at, payload, fuel, None, waiting))
+}
+
+/// Writes a new call's record, index and the module's count; returns its id ([`call_id`]).
+fn store(
+    kv: &mut dyn Kv,
+    from: ScheduleFrom<'_>,
+    at: At,
+    payload: &[u8],
+    fuel: u64,
+    sealed: Option<&[u8]>,
+    waiting: u64,
+) -> u64 {
     let mut n = from.n;
     let mut id = call_id(from.module, from.origin, n);
     while kv.kv_get(&id_key(id)).is_some() {
@@ -129,15 +144,133 @@ pub fn schedule(
         fuel,
         payload: hex::encode(payload),
         scheduled_height: from.height,
+        sealed: sealed.map(hex::encode),
     };
-    let key = queue_key(at, id);
+    let key = call.key();
     kv.kv_put(
         &key,
         serde_json::to_vec(&call).expect("a queued call always serialises"),
     );
     kv.kv_put(&id_key(id), key.into_bytes());
-    write_count(kv, &count, waiting + 1);
+    write_count(kv, &count_key(from.module), waiting + 1);
+    id
+}
+
+/// A sealed call's round use: how many sealed calls and how much of their fuel it holds.
+fn round_use(kv: &dyn Kv, round: u64) -> (u64, u64) {
+    let text = kv
+        .kv_get(&round_key(round))
+        .and_then(|v| String::from_utf8(v).ok())
+        .unwrap_or_default();
+    let mut parts = text.split(' ').map(|p| p.parse::<u64>().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
+
+fn write_round_use(kv: &mut dyn Kv, round: u64, (count, fuel): (u64, u64)) {
+    if count == 0 {
+        kv.kv_delete(&round_key(round));
+    } else {
+        kv.kv_put(&round_key(round), format!("{count} {fuel}").into_bytes());
+    }
+}
+
+/// Schedules a sealed call: a seat for one sealed move, opened in the block of height `round`,
+/// where `from.module`'s `gc_scheduled` then runs with `payload`, `fuel` and what the move
+/// sealed into it ([`seal`]) opens to (void when none was). `has_beacon`: whether the chain has
+/// a beacon. Refusals, in order: [`ScheduleError::NoBeacon`], `NotAhead`, `TooFar`,
+/// `PayloadTooLarge`, `Full`, `RoundFull`, `BadFuel`; nothing is written on any of them. The
+/// seat is reserved from now on: nobody can fill its round to keep a player's move out.
+pub fn schedule_sealed(
+    kv: &mut dyn Kv,
+    from: ScheduleFrom<'_>,
+    round: u64,
+    payload: &[u8],
+    fuel: u64,
+    has_beacon: bool,
+) -> Result<u64, ScheduleError> {
+    if !has_beacon {
+        return Err(ScheduleError::NoBeacon);
+    }
+    if round <= from.height {
+        return Err(ScheduleError::NotAhead);
+    }
+    if round - from.height > MAX_AHEAD_BLOCKS {
+        return Err(ScheduleError::TooFar);
+    }
+    if payload.len() > MAX_SCHEDULED_PAYLOAD_BYTES {
+        return Err(ScheduleError::PayloadTooLarge);
+    }
+    let waiting = read_u64(kv, &count_key(from.module));
+    if waiting >= MAX_PENDING_PER_MODULE {
+        return Err(ScheduleError::Full);
+    }
+    let (count, round_fuel) = round_use(kv, round);
+    if count >= MAX_SEALED_PER_ROUND || round_fuel.saturating_add(fuel) > MAX_SEALED_ROUND_FUEL {
+        return Err(ScheduleError::RoundFull);
+    }
+    if fuel == 0 {
+        return Err(ScheduleError::BadFuel);
+    }
+    let id = store(
+        kv,
+        from,
+        At::Height(round),
+        payload,
+        fuel,
+        Some(&[]),
+        waiting,
+    );
+    write_round_use(kv, round, (count + 1, round_fuel + fuel));
     Ok(id)
+}
+
+/// Seals `sealed` into waiting sealed call `id` of `module`, handed in by `sender` with the
+/// module's `tag`, on a chain whose beacon key is `beacon_key`: the envelope's proof must bind it
+/// to `beacon_key`, `module`, `sender`, `tag` and the call's round (`check`: the chain's proof check, or the
+/// mock's). Refusals, in order:
+/// [`ScheduleError::NotSealable`] (no such waiting sealed call of `module`), `AlreadySealed`,
+/// `SealMalformed` (length or tag, then `check`'s), `SealUnbound`; nothing changes on any.
+pub fn seal(
+    kv: &mut dyn Kv,
+    module: &str,
+    sender: &str,
+    id: u64,
+    (sealed, tag, beacon_key): (&[u8], &[u8], &[u8; 96]),
+    check: SealCheck,
+) -> Result<(), ScheduleError> {
+    let Some(key) = kv
+        .kv_get(&id_key(id))
+        .and_then(|k| String::from_utf8(k).ok())
+    else {
+        return Err(ScheduleError::NotSealable);
+    };
+    let Some(mut call) = read_call(kv, &key) else {
+        return Err(ScheduleError::NotSealable);
+    };
+    let (Some(envelope), At::Height(round), true) = (&call.sealed, call.at, call.module == module)
+    else {
+        return Err(ScheduleError::NotSealable);
+    };
+    if !envelope.is_empty() {
+        return Err(ScheduleError::AlreadySealed);
+    }
+    if sealed.len() != SEALED_BYTES || tag.len() > MAX_SEAL_TAG_BYTES {
+        return Err(ScheduleError::SealMalformed);
+    }
+    let binding = SealBinding {
+        module,
+        sender,
+        tag,
+        round,
+        beacon_key,
+    };
+    check(sealed, &binding)?;
+    call.sealed = Some(hex::encode(sealed));
+    kv.kv_put(
+        &key,
+        serde_json::to_vec(&call).expect("a queued call always serialises"),
+    );
+    Ok(())
 }
 
 /// Removes waiting call `id` of `module`: `true` when it was waiting and was `module`'s (a
@@ -167,6 +300,41 @@ fn remove(kv: &mut dyn Kv, key: &str, call: &QueuedCall) {
     let count = count_key(&call.module);
     let n = read_u64(kv, &count);
     write_count(kv, &count, n.saturating_sub(1));
+    if let (Some(_), At::Height(round)) = (&call.sealed, call.at) {
+        let (count, fuel) = round_use(kv, round);
+        write_round_use(
+            kv,
+            round,
+            (count.saturating_sub(1), fuel.saturating_sub(call.fuel)),
+        );
+    }
+}
+
+/// Takes (removes from the queue) the sealed calls block `height` opens: every one of a round up
+/// to `height` (at most [`MAX_SEALED_PER_ROUND`] per round, so never more than a block can run),
+/// in key order (round, then id). They run before the calls [`take_due`] takes.
+pub fn take_sealed(kv: &mut dyn Kv, height: u64) -> Vec<QueuedCall> {
+    let rows: Vec<(String, Vec<u8>)> = kv
+        .kv_scan(SCHED_SEALED_PREFIX, None, MAX_SEALED_PER_ROUND as usize)
+        .into_iter()
+        .take_while(|(key, _)| {
+            key.strip_prefix(SCHED_SEALED_PREFIX)
+                .and_then(|r| r.get(..16))
+                .and_then(|h| u64::from_str_radix(h, 16).ok())
+                .is_none_or(|d| d <= height)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for (key, value) in rows {
+        match serde_json::from_slice::<QueuedCall>(&value) {
+            Ok(call) => {
+                remove(kv, &key, &call);
+                out.push(call);
+            }
+            Err(_) => kv.kv_delete(&key),
+        }
+    }
+    out
 }
 
 /// Takes (removes from the queue) the calls block `height` runs, whose parent's time is
@@ -218,7 +386,7 @@ pub fn take_due(
 /// Puts a call [`take_due`] took back into the queue exactly as it was (its key, index and
 /// count): a block that cannot run it leaves it due for the next.
 pub fn requeue(kv: &mut dyn Kv, call: &QueuedCall) {
-    let key = queue_key(call.at, call.id);
+    let key = call.key();
     kv.kv_put(
         &key,
         serde_json::to_vec(call).expect("a queued call always serialises"),

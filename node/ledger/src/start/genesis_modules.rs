@@ -1,12 +1,14 @@
 //! The games a new chain starts with: [`GENESIS_MODULES`], the guests this binary embeds (built
 //! by `build.rs` from `modules/` with the one reproducible recipe), and which of them a new
-//! chain's genesis lists (the configuration's `genesis_modules`, default all seven).
+//! chain's genesis lists (the configuration's `genesis_modules`, default all of them).
 //!
 //! | id | crate | what |
 //! |---|---|---|
 //! | `tictactoe` | `modules/tictactoe` | tic-tac-toe with stakes (`/play/tictactoe/`) |
 //! | `mnk` | `modules/mnk` | m,n,k-games up to 19×19 (`/play/mnk/`) |
 //! | `dice` | `modules/dice` | a dice duel rolled by the chain from its beacon (`/play/dice/`, `docs/randomness.md`) |
+//! | `sealed_rps` | `modules/sealed_rps` | rock-paper-scissors with moves sealed to a round the chain opens itself (`/play/sealed-rps/`, `docs/sealed-moves.md`) |
+//! | `auction` | `modules/auction` | a sealed-bid auction whose bids the chain opens together at its close (`/play/auction/`, `docs/sealed-moves.md`) |
 //! | `channel` | `modules/channel` | off-chain games settled on chain: lobby, escrow, disputes (`docs/channels.md`) |
 //! | `moveboard` | `modules/moveboard` | the move board channel games post signed moves to |
 //! | `rps_rules` | `modules/rps_rules` | rock-paper-scissors rules for the channel (`/play/rps/`) |
@@ -48,7 +50,7 @@ macro_rules! embedded {
 }
 
 /// Every guest this binary embeds, in the order a default genesis lists them.
-pub const GENESIS_MODULES: [GenesisCode; 7] = [
+pub const GENESIS_MODULES: [GenesisCode; 9] = [
     GenesisCode {
         id: "tictactoe",
         package: "tictactoe",
@@ -83,6 +85,16 @@ pub const GENESIS_MODULES: [GenesisCode; 7] = [
         id: "dice",
         package: "dice",
         wasm: embedded!("dice"),
+    },
+    GenesisCode {
+        id: "sealed_rps",
+        package: "sealed_rps",
+        wasm: embedded!("sealed_rps"),
+    },
+    GenesisCode {
+        id: "auction",
+        package: "auction",
+        wasm: embedded!("auction"),
     },
 ];
 
@@ -144,28 +156,39 @@ mod tests {
         let pinned = [
             (
                 "tictactoe",
-                "8d4558e0fb26cbb211def56088cca9b13dae15bcb40bf1720bc5e4aedbacfdf8",
+                "f7ccc602a0e5625fac9eeb22da230b660c895279e03e963fe4e912d1e26fe870",
             ),
             (
                 "mnk",
-                "674d53a382ed5831774702396587f6ab75ec744b7f10ca0ad787dde9b74fad55",
+                "f05d325a2cd98c3c5016bfa6056bc7a499e8a9c789eefa26687a55b7ff112659",
             ),
             (
                 "dice",
-                "0eaefd19e37ef0b5480399379b0c9ef7bbe53f329e212e35ff8e9f3a67b597b4",
+                "ad582a346f7b73cee98cc3b51859a797d3d39d4297c650ceee384f6ef6329e67",
             ),
             // Rebuilt when its shared definitions moved to `gamechain-channel-protocol`
             // (before: a19d1824445d9ae5488ae25bd4b436b38462a8cc0ab28363ab9c64de0bb9f523), and
             // when the SDK's export glue gained `gc_scheduled` (scheduled calls; every module
             // built with `export_module!` changed then: tic-tac-toe was 2ae6ddcb…, m,n,k
-            // 67c6fa58…, the channel f66e57b1…, the move board 36cf0507…).
+            // 67c6fa58…, the channel f66e57b1…, the move board 36cf0507…), and again when it gained
+            // sealed moves (ABI revision 3, the `schedule_sealed` and `seal` imports: tic-tac-toe
+            // was 8d4558e0…, m,n,k 674d53a3…, dice 0eaefd19…, the channel 4ff18b6f…, the move
+            // board 047de5a0…).
             (
                 "channel",
-                "4ff18b6f7b298f032a88814f88369bf9fb69db9ecfba50ac1c3d6c0ef8af1081",
+                "fa89ed6e7e3e5b48b2656a41e54c3d4eea0149d9e4df398165abb63f12c7384a",
             ),
             (
                 "moveboard",
-                "047de5a083a0ae66f782f331f10d938c77a2f27ee727449c082da9680d70a84e",
+                "2975f4d2143934a3e903c78009a421cda8cd0f321d9b2dc81890878a1c5f1525",
+            ),
+            (
+                "sealed_rps",
+                "8601e665d0cdae48c53629c5b34a0fd5bf154d7f15877dfb34107b427bdc7943",
+            ),
+            (
+                "auction",
+                "259393b686aaf7136e8f2ff53deab6ca4adc56308e5142da8878530b427282ed",
             ),
             (
                 "rps_rules",
@@ -203,7 +226,9 @@ mod tests {
                 "moveboard",
                 "rps_rules",
                 "ttt_rules",
-                "dice"
+                "dice",
+                "sealed_rps",
+                "auction"
             ]
         );
         assert_eq!(

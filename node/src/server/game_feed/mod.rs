@@ -178,7 +178,21 @@ async fn replay(
             return Err(Stop::Ended);
         }
         let end = (next + REPLAY_STEP - 1).min(to);
-        let permit = REPLAYS.acquire().await.map_err(|_| Stop::Ended)?;
+        // Waiting for a replay turn, the client may go: notice it here, so its slot is freed at
+        // once rather than when its turn comes (a burst of subscriptions closed together must
+        // not hold the slots; issue 45). The wait keeps its place in the queue.
+        let acquire = REPLAYS.acquire();
+        tokio::pin!(acquire);
+        let permit = loop {
+            tokio::select! {
+                permit = &mut acquire => break permit.map_err(|_| Stop::Ended)?,
+                incoming = ws.next() => match incoming {
+                    None | Some(Err(_)) | Some(Ok(Message::Close(_))) => return Err(Stop::Ended),
+                    // Pings are answered once the replay is done.
+                    Some(Ok(_)) => {}
+                },
+            }
+        };
         let chain = app.chain.clone();
         let f = filter.clone();
         let read = tokio::task::spawn_blocking(move || {

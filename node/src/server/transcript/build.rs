@@ -231,13 +231,15 @@ fn push_step(
 }
 
 /// The declared starting balances: for each account a step acts for, the sum of the
-/// `stake` amounts the game's events name (the table games escrow one stake from each player).
-/// Not proven (see `docs/verify-a-match.md`).
+/// `stake` and `deposit` amounts the game's events name (the table games escrow one stake from
+/// each player, the auction one deposit from each bidder). Not proven (see
+/// `docs/verify-a-match.md`).
 fn start_balances(steps: &[Step]) -> BTreeMap<String, Amount> {
     let stake_total: u128 = steps
         .iter()
         .flat_map(|s| s.receipt.events.iter())
-        .filter_map(|e| e.data.get("stake").and_then(Value::as_str))
+        .flat_map(|e| ["stake", "deposit"].map(|f| e.data.get(f).and_then(Value::as_str)))
+        .flatten()
         .filter_map(|s| s.parse::<u128>().ok())
         .fold(0u128, |a, b| a.saturating_add(b));
     let mut out = BTreeMap::new();

@@ -18,6 +18,11 @@
 //! needs beacon `h`, and a notarized block that never gets its own finalization (finalized
 //! later through a descendant) would otherwise stall the chain. The message signed is the
 //! height's, never content a proposer chooses, so a value can be encrypted to a future round.
+//! **Except for a sealed round**: when sealed calls wait for round `h` (`docs/sealed-moves.md`;
+//! `Ledger::sealed_round_waits`), the share of `h` is released only once block `h - 1` is
+//! committed, that is final. Beacon `h` opens every move sealed to `h`, so it must not exist
+//! while a block before `h` can still be replaced (see "What is known early"): a replacement
+//! could then carry a move sealed by someone who had read the others.
 //!
 //! **Gossip.** A released share is sent to every peer ([`pool::ShareMessage`], 60 bytes), and
 //! sent again every [`REBROADCAST_EVERY`] until the committed head reaches its height, so a
@@ -39,7 +44,8 @@
 //! is then abandoned (a view both notarized and nullified, the next leader building on an older
 //! parent), beacon `h` was public before the replacement block `h - 1` was fixed: a
 //! transaction in the replacement block could be chosen knowing it. (A module drawing in a call
-//! scheduled at a later height than the one its request lands in is not exposed.)
+//! scheduled at a later height than the one its request lands in is not exposed, nor is a sealed
+//! round, whose share waits for finality.)
 //!
 //! Nothing here reaches state except the beacon itself, which is unique: whichever shares
 //! recover it, and whenever, it is the same 48 bytes.
@@ -241,10 +247,10 @@ where
     }
 
     /// A block was notarized or finalized: release the height after it, once its height is
-    /// known here.
+    /// known here, unless it is a sealed round (released at the commit: module docs).
     async fn certified(&mut self, digest: Digest) {
         match self.ledger.height_of(&digest) {
-            Some(h) => self.release(h + 1).await,
+            Some(h) => self.release_certified(h + 1).await,
             None => {
                 if self.pending.len() >= MAX_PENDING {
                     self.pending.pop_front();
@@ -270,8 +276,19 @@ where
                 }
             });
         for h in heights {
-            self.release(h + 1).await;
+            self.release_certified(h + 1).await;
         }
+    }
+
+    /// Releases the share of `height` on a certificate of block `height - 1`, unless sealed
+    /// calls wait for `height`: then the commit of `height - 1` releases it ([`Self::head_moved`]).
+    async fn release_certified(&mut self, height: u64) {
+        if self.ledger.sealed_round_waits(height) {
+            metrics(&self.ledger).beacon_sealed_waits.inc();
+            tracing::debug!(height, "a sealed round: its share waits for finality");
+            return;
+        }
+        self.release(height).await;
     }
 
     /// Sends this validator's shares above the head again.

@@ -396,6 +396,47 @@ mod tests {
         assert!(g.check_beacon(9, Some(&not_a_beacon())).is_err());
     }
 
+    /// Issue 42's promise on validators: a move sealed to a round stays closed for anyone holding
+    /// fewer partials of that round than the threshold, whatever they do with them (each alone,
+    /// their sum, a recovery), and opens once the threshold's partials recover the beacon.
+    #[test]
+    fn a_sealed_move_stays_closed_below_the_threshold() {
+        use gamechain_runtime::chain::seal::{self, SealContext};
+        let dealt = deal(&set(4), commonware_utils::TestRng::new(7)).unwrap();
+        assert_eq!(dealt.threshold, 3);
+        let ctx = SealContext {
+            module: "sealed_rps",
+            sender: "DAlice",
+            tag: b"g/x",
+            round: 12,
+        };
+        let secret = [42u8; 32];
+        let envelope = seal::seal(&dealt.public_key, "t", &ctx, &secret);
+        let partials: Vec<(u32, G1)> = dealt
+            .shares
+            .iter()
+            .map(|s| (s.index(), s.sign("t", 12)))
+            .collect();
+        let two = &partials[..2];
+        for (_, p) in two {
+            assert_eq!(seal::open(&envelope, &Beacon::from(*p)), None);
+        }
+        let mut sum = two[0].1;
+        sum += &two[1].1;
+        assert_eq!(seal::open(&envelope, &Beacon::from(sum)), None);
+        assert!(dealt.shares[0].recover(two).is_none());
+        // Another round's full beacon does not open it either.
+        let other: Vec<(u32, G1)> = dealt
+            .shares
+            .iter()
+            .map(|s| (s.index(), s.sign("t", 11)))
+            .collect();
+        let eleven = dealt.shares[0].recover(&other[..3]).unwrap();
+        assert_eq!(seal::open(&envelope, &eleven), None);
+        let beacon = dealt.shares[0].recover(&partials[1..]).unwrap();
+        assert_eq!(seal::open(&envelope, &beacon), Some(secret));
+    }
+
     #[test]
     fn files_load_only_for_their_validator_and_genesis() {
         let dealt = deal(&set(4), commonware_utils::TestRng::new(2)).unwrap();

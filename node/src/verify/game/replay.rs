@@ -20,6 +20,8 @@ pub struct GameReplay {
     module: WasmModule,
     state: MemState,
     sequencer: String,
+    /// The genesis beacon key: sealed moves are checked against it.
+    beacon_key: Option<[u8; 96]>,
 }
 
 impl GameReplay {
@@ -69,6 +71,7 @@ impl GameReplay {
             module,
             state,
             sequencer: genesis.sequencer.clone(),
+            beacon_key: genesis.beacon.as_ref().map(|b| b.public_key.to_bytes()),
         })
     }
 
@@ -94,6 +97,8 @@ impl GameReplay {
             block_time_ms: header.time_ms,
             checkpoint: header.checkpoint.clone(),
             sequencer: self.sequencer.clone(),
+            beacon: header.beacon.map(|b| b.0),
+            beacon_key: self.beacon_key,
         };
         let at = |field: &str, expected: String, got: String| {
             GameDivergence::at(i, &step.txid, field, expected, got)
@@ -162,6 +167,14 @@ impl GameReplay {
             ));
         };
         if let At::Height(h) = queued.at {
+            // A sealed call opens in the block of its round, never later.
+            if queued.sealed.is_some() && h != step.height {
+                return Err(at(
+                    "call",
+                    format!("a sealed call opened at height {}", step.height),
+                    format!("a sealed call of round {h}"),
+                ));
+            }
             if h > step.height {
                 return Err(at(
                     "call",
@@ -180,6 +193,8 @@ impl GameReplay {
             block_time_ms: header.time_ms,
             checkpoint: header.checkpoint.clone(),
             sequencer: self.sequencer.clone(),
+            beacon: header.beacon.map(|b| b.0),
+            beacon_key: self.beacon_key,
         };
         let payload = hex::decode(&queued.payload).unwrap_or_default();
         let run = ScheduledRun {
@@ -187,6 +202,10 @@ impl GameReplay {
             payload: &payload,
             fuel: queued.fuel,
             beacon: header.beacon.map(|b| b.0),
+            sealed: queued
+                .sealed
+                .as_deref()
+                .map(|env| gamechain_runtime::sealed::open_sealed(env, header.beacon.as_ref())),
         };
         let out = execute_scheduled(&self.module, &self.state, &env, &run, None)
             .map_err(|e| at("execution", "a run of the call".into(), e.to_string()))?;

@@ -167,3 +167,48 @@ async fn a_staked_tictactoe_timeout_cannot_be_claimed_by_pumping_blocks() {
     let escrow = client.account("module:tictactoe").await.unwrap();
     assert_eq!(escrow.balance("GOLD").0, 0);
 }
+
+/// Issue 45, attack 5: a web page of another origin, opened by the developer running a node with
+/// `dev_clock = true` on loopback, posts `/v1/dev/clock`. The CORS preflight lets any origin read
+/// the API, but the clock refuses every request whose `Origin` is not the node's own: `403
+/// cross_origin`, and the clock did not move. Requests without an `Origin` (the CLI, curl) and
+/// from the node's own pages still move it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_of_another_origin_cannot_move_the_dev_clock() {
+    let tmp = tempfile::tempdir().unwrap();
+    let node = super::support::node_with(tmp.path(), "dev_clock = true").await;
+    let url = node.url();
+    let http = reqwest::Client::new();
+    let post = |origin: Option<String>| {
+        let mut r = http
+            .post(format!("{url}/v1/dev/clock"))
+            .json(&json!({ "advance_ms": 3_600_000 }));
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    let offset = || async {
+        let r = http
+            .post(format!("{url}/v1/dev/clock"))
+            .json(&json!({ "advance_ms": 1 }))
+            .send()
+            .await
+            .unwrap();
+        let v: serde_json::Value = r.json().await.unwrap();
+        v["offset_ms"].as_u64().unwrap()
+    };
+    let before = offset().await;
+    for origin in ["http://evil.example", "null", "http://127.0.0.1:1"] {
+        let r = post(Some(origin.to_string())).await.unwrap();
+        assert_eq!(r.status(), 403, "{origin}");
+        let body: serde_json::Value = r.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "cross_origin", "{body}");
+    }
+    assert_eq!(offset().await, before + 1, "the refused requests did not move the clock");
+    // The node's own origin (its pages) and no origin (the CLI) still move it.
+    let own = url.clone();
+    assert!(post(Some(own)).await.unwrap().status().is_success());
+    assert!(post(None).await.unwrap().status().is_success());
+    assert_eq!(offset().await, before + 2 + 2 * 3_600_000);
+}

@@ -666,6 +666,46 @@ export const BEACON_NAMESPACE: string;
 export const BEACON_DST: string;
 export const BEACON_BYTES: number;
 export const BEACON_PUBLIC_KEY_BYTES: number;
+
+// ---- seal.js: sealed moves, timelock-encrypted to a future round of the beacon (runtime/chain/src/keys/seal.rs) ----
+
+/** What a sealed move is bound to: the receiving module's id, the address whose transaction hands it in, the module's tag (at most 64 bytes; a string is its UTF-8 text, e.g. `<game id>/x`, a Uint8Array raw bytes; default empty) and the round (the block height whose beacon opens it; a u64). */
+export interface SealContext {
+  module: string;
+  sender: string;
+  tag?: Uint8Array | string;
+  round: number | bigint;
+}
+export interface SealMoveOptions extends SealContext {
+  /** The genesis's `beacon.public_key`: 192 hex characters or 96 bytes (a compressed G2 point). The proof binds it: the chain refuses an envelope sealed under another key. */
+  beaconPublicKey: string | Uint8Array;
+  chainId: string;
+  /** Exactly 32 bytes (Uint8Array or hex): `plaintextOf` pads shorter payloads. */
+  plaintext: Uint8Array | string;
+  /** 64 bytes (σ, then the proof's nonce seed); the same entropy gives the same envelope: for tests only. Default: crypto.getRandomValues. */
+  entropy?: Uint8Array;
+}
+/** A context checked under the chain's beacon key. */
+export interface SealCheckContext extends SealContext {
+  /** The chain's beacon key, the genesis's `beacon.public_key`: 192 hex characters or 96 bytes. Required: missing or not a G2 point (canonical, in the subgroup, not the identity) → `'malformed'`. */
+  beaconPublicKey: string | Uint8Array;
+}
+/** `'ok'`; `'malformed'` (length, U not a canonical G2 subgroup point or the identity, c or s not below the order, tag over 64 bytes or neither a string nor a Uint8Array, round not a u64, a missing or invalid beacon key); `'unbound'` (its proof is for another module, sender, tag, round or beacon key, or a byte changed). */
+export type SealCheck = 'ok' | 'malformed' | 'unbound';
+/** Seals a 32-byte plaintext to `round` of `chainId` under the beacon key, with a proof bound to the context: the envelope as 448 lowercase hex characters (224 bytes: U ‖ V ‖ W ‖ c ‖ s). Throws an Error on a malformed key, plaintext, tag, round or entropy. */
+export function sealMove(options: SealMoveOptions): string;
+/** Whether the envelope (448 hex or 224 bytes) is well formed and its proof is for this context under the chain's beacon key, as the chain's `seal::check(sealed, ctx, key)`. Never throws. */
+export function checkSealed(sealed: string | Uint8Array, context: SealCheckContext): SealCheck;
+/** The envelope's 32-byte plaintext under the beacon of its round (96 hex or 48 bytes), or null when it does not open (malformed; another round, chain or key). Never throws. */
+export function openSealed(sealed: string | Uint8Array, beacon: string | Uint8Array): Uint8Array | null;
+/** A payload of at most 32 bytes (Uint8Array or hex) right-padded with zeros to 32. Throws when longer or not hex. */
+export function plaintextOf(payload: Uint8Array | string): Uint8Array;
+/** 224. */
+export const SEALED_BYTES: number;
+/** 32. */
+export const SEAL_PLAINTEXT_BYTES: number;
+/** 64. */
+export const MAX_SEAL_TAG_BYTES: number;
 /** Canonical JSON (keys sorted by UTF-8 bytes, no whitespace). */
 export function canonicalJson(value: any): string;
 /** The raw text of `text`'s member `outer`.`name` (the op bytes of a transaction body). */

@@ -138,8 +138,11 @@ test('schedule: each refusal code, in the chain\'s order', async () => {
     'fuel 0': [{ at: H + 1, fuel: 0 }, -6],
     'fuel over fuel_apply': [{ at: H + 1, fuel: FUEL_APPLY + 1 }, -6],
     'negative fuel': [{ at: H + 1, fuel: -5 }, -6],
-    // The payload's size is checked before the due point (imports.rs, then scheduler.rs).
-    'payload 4097, not ahead': [{ at: H, payloadLen: 4097 }, -4],
+    // The due point is checked before the payload's size (scheduler.rs `schedule`: not ahead,
+    // too far, then the payload).
+    'payload 4097, not ahead': [{ at: H, payloadLen: 4097 }, -2],
+    'payload 4097, too far': [{ at: H + 10_000_001, payloadLen: 4097 }, -3],
+    'payload 4097': [{ at: H + 1, payloadLen: 4097 }, -4],
     'not ahead: the current height': [{ at: H }, -2],
     'not ahead: the current time': [{ kind: 1, at: T }, -2],
     'too far: blocks': [{ at: H + 10_000_001 }, -3],

@@ -1,6 +1,7 @@
-// play-page.js: what the play pages (/play/tictactoe/, /play/mnk/, /play/rps/, /play/dice/) share on
-// screen: the markup of their common blocks and the code of the status line. A page's HTML keeps
-// its own sections and marks each shared block's place with `<div data-part="NAME"></div>`;
+// play-page.js: what the play pages (/play/tictactoe/, /play/mnk/, /play/rps/, /play/dice/,
+// /play/sealed-rps/, /play/auction/) share on screen: the markup of their common blocks and the
+// code of the status line. A page's HTML keeps its own sections and marks each shared block's
+// place with `<div data-part="NAME"></div>`;
 // `fillPlayPage` replaces each mark by the block (the same elements, ids and texts as a page
 // written out in full), first thing, before the SDK loads (so `#fatal` is there to show a
 // failed load). The blocks:
@@ -20,6 +21,8 @@ export const PLAY_PAGES = [
   { id: 'mnk', path: '/play/mnk/', title: 'm,n,k', link: 'm,n,k' },
   { id: 'rps', path: '/play/rps/', title: 'Rock-paper-scissors', link: 'rock-paper-scissors' },
   { id: 'dice', path: '/play/dice/', title: 'Dice duel', link: 'dice' },
+  { id: 'sealed-rps', path: '/play/sealed-rps/', title: 'Sealed rock-paper-scissors', link: 'sealed RPS' },
+  { id: 'auction', path: '/play/auction/', title: 'Sealed-bid auction', link: 'auction' },
 ];
 
 const PARTS = {

@@ -5,9 +5,12 @@
 // checked under the genesis beacon key), and shows any module's steps as a table (height, tx or
 // call, sender, op or call id, receipt, events, beacon) with ✓, or the first divergence in red.
 // Tic-tac-toe and m,n,k games also get their board; a dice duel its dice, the block that rolled
-// them, its beacon and whether the dice are that beacon's draws. A transcript file can be checked
-// the same way (the file input). `body[data-done]` is set when a check ends.
-import { loadSdk } from '../common/sdk-loader.js';
+// them, its beacon and whether the dice are that beacon's draws. A game with sealed moves
+// (sealed_rps, auction: any module whose calls emit `<module>.opened`) gets the list of the
+// openings the re-execution made (each envelope re-opened with its round block's beacon), and its
+// ops show an envelope shortened. A transcript file can be checked the same way (the file input).
+// `body[data-done]` is set when a check ends.
+import { loadSdk, gold } from '../common/sdk-loader.js';
 
 const $ = (id) => document.getElementById(id);
 /** Largest transcript read, from the node or a file. */
@@ -107,6 +110,51 @@ function drawDice(t, steps) {
   view.dataset.height = String(step.height);
 }
 
+/** A seat's opening as words: sealed_rps's `{seat, move}`, the auction's `{seat, bidder, bid}`. */
+function openingText(d) {
+  if (!d || typeof d !== 'object') return String(d);
+  if (typeof d.move === 'string') return `${d.seat} ${d.move}`;
+  if ('bid' in d) {
+    const who = d.bidder ? ` (${short(d.bidder)})` : ' (nobody)';
+    return `seat ${d.seat}${who}: ${d.bid === null ? (d.bidder ? 'void' : 'empty') : `bid ${gold(d.bid)} GOLD`}`;
+  }
+  const { id: _id, ...rest } = d;
+  return JSON.stringify(rest);
+}
+
+/**
+ * The openings of sealed moves, from the verified steps only: every call step's
+ * `<module>.opened` events (what the re-execution opened with the step's beacon and found equal to
+ * the receipt), with their block and whether its beacon verified.
+ */
+function drawSealed(t, steps) {
+  const view = $('sealed-view');
+  view.hidden = true;
+  delete view.dataset.verified;
+  const items = [];
+  let verified = true;
+  for (const s of steps) {
+    if (s.type !== 'call') continue;
+    for (const e of s.events) {
+      if (e.kind !== `${t.module}.opened`) continue;
+      verified &&= s.beaconVerified;
+      const li = document.createElement('li');
+      li.textContent = `${openingText(e.data)} · opened by call #${s.call.id} in block ${s.height}, beacon ${short(s.beacon)} ${s.beaconVerified ? '✓ verified under the genesis key' : '✗ not verified'}`;
+      li.className = s.beaconVerified ? 'ok' : 'fail';
+      items.push(li);
+    }
+  }
+  if (!items.length) return;
+  view.hidden = false;
+  $('sealed-openings').replaceChildren(...items);
+  view.dataset.verified = verified ? '1' : '0';
+}
+
+/** An op as text, a sealed envelope (448 hex characters) shortened. */
+function opText(op) {
+  return JSON.stringify(op, (k, v) => (k === 'sealed' && typeof v === 'string' && v.length > 24 ? `${v.slice(0, 12)}…(${v.length / 2} bytes)` : v));
+}
+
 function cell(text, cls) {
   const td = document.createElement('td');
   td.textContent = text;
@@ -120,7 +168,7 @@ function stepRow(s) {
   tr.dataset.ok = '1';
   tr.dataset.kind = s.type;
   tr.className = 'ok';
-  const what = s.type === 'call' ? `call #${s.call.id}` : clip(JSON.stringify(s.op));
+  const what = s.type === 'call' ? `call #${s.call.id}` : clip(opText(s.op));
   const events = cell('');
   for (const e of s.events) {
     const div = document.createElement('div');
@@ -141,6 +189,7 @@ async function check(transcript, bytes, source) {
   $('steps').replaceChildren();
   $('board').hidden = true;
   $('dice-view').hidden = true;
+  $('sealed-view').hidden = true;
   try {
     const genesis = await chain.genesis();
     const wasm = await chain.code(transcript.code_hash);
@@ -171,6 +220,7 @@ async function check(transcript, bytes, source) {
     $('steps').replaceChildren(...rows);
     drawBoard(transcript, r.steps);
     drawDice(transcript, r.steps);
+    drawSealed(transcript, r.steps);
     const beacons = r.beaconKey ? ` ${r.beaconsVerified} block beacon${r.beaconsVerified === 1 ? '' : 's'} verified under the genesis key.` : '';
     $('status').textContent = r.ok
       ? `✓ Verified: all ${r.steps.length} steps match (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).${beacons}`

@@ -5,4 +5,5 @@
 
 pub mod address;
 pub mod beacon;
+pub mod seal;
 pub mod signed_message;

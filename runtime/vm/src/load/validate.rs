@@ -39,7 +39,7 @@ use wasmparser::{
 
 use crate::abi::{
     abi_type, EXPORTS, IMPORTS, IMPORT_MODULE, SCHEDULING_EXPORTS, SCHEDULING_IMPORTS,
-    SCHEDULING_REVISION,
+    SCHEDULING_REVISION, SEALING_IMPORTS, SEALING_REVISION,
 };
 use crate::abi::{allowed_features, ABI_VERSION, MAX_TABLE_ELEMENTS};
 
@@ -560,6 +560,11 @@ fn check_imports(c: &Collected<'_>, revision: u32) -> Result<(), ValidationError
     } else {
         &[]
     };
+    let sealing: &[(&str, &str, &str)] = if revision >= SEALING_REVISION {
+        SEALING_IMPORTS
+    } else {
+        &[]
+    };
     for &(module, name, ty) in &c.imports {
         if module != IMPORT_MODULE {
             return Err(ValidationError::ForeignImport {
@@ -570,6 +575,7 @@ fn check_imports(c: &Collected<'_>, revision: u32) -> Result<(), ValidationError
         let Some(&(_, params, results)) = IMPORTS
             .iter()
             .chain(scheduling)
+            .chain(sealing)
             .find(|(n, _, _)| *n == name)
         else {
             return Err(ValidationError::UnknownImport(name.to_string()));

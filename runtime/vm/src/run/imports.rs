@@ -373,5 +373,79 @@ fn register_schedule(linker: &mut Linker<HostState>, m: &str) -> R<()> {
         let bytes = drawn.ok_or_else(|| fail(HostTrap::NoDraw))?;
         write_fixed(&mut cx, mem, out, &bytes)
     })?;
+    linker.func_wrap(
+        m,
+        "schedule_sealed",
+        |mut cx: Cx<'_>, round: i64, pp: i32, pl: i32, fuel: i64| -> R<i64> {
+            use gamechain_sdk::ScheduleError;
+            charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
+            cx.data_mut().ctx_mut().map_err(fail)?;
+            let mem = memory(&mut cx)?;
+            let [payload_r] = spans(&mut cx, mem, [(pp, pl)])?;
+            let n = payload_r.len();
+            // As `schedule`: every refusal is charged the same.
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, n).saturating_add(bytes(GAS.per_byte_stored, n)),
+            )?;
+            let st = cx.data();
+            if !st.schedulable {
+                return Ok(ScheduleError::NoEntryPoint.code());
+            }
+            let fuel = match u64::try_from(fuel) {
+                Ok(f) if (1..=st.max_scheduled_fuel).contains(&f) => f,
+                _ => return Ok(ScheduleError::BadFuel.code()),
+            };
+            let Ok(round) = u64::try_from(round) else {
+                return Ok(ScheduleError::NotAhead.code());
+            };
+            let payload = mem.data(&cx)[payload_r].to_vec();
+            let ctx = cx.data_mut().ctx_mut().map_err(fail)?;
+            match ctx.schedule_sealed(round, &payload, fuel) {
+                Ok(id) => {
+                    // The queue's work, the opening in the round's block and the call's fuel.
+                    charge(
+                        &mut cx,
+                        crate::gas::SCHEDULE_BASE
+                            .saturating_add(crate::gas::SEAL_OPEN_BASE)
+                            .saturating_add(fuel),
+                    )?;
+                    Ok(i64::try_from(id).unwrap_or(i64::MAX))
+                }
+                Err(e) => Ok(e.code()),
+            }
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        "seal",
+        |mut cx: Cx<'_>, id: i64, sp: i32, sl: i32, tp: i32, tl: i32| -> R<i64> {
+            use gamechain_sdk::ScheduleError;
+            charge(&mut cx, GAS.host_call_base)?;
+            stateful(&cx)?;
+            cx.data_mut().ctx_mut().map_err(fail)?;
+            let mem = memory(&mut cx)?;
+            let [sealed_r, tag_r] = spans(&mut cx, mem, [(sp, sl), (tp, tl)])?;
+            let (s, t) = (sealed_r.len(), tag_r.len());
+            // Every call, accepted or refused, pays the bytes and the proof check.
+            charge(
+                &mut cx,
+                bytes(GAS.per_byte_in, s + t)
+                    .saturating_add(bytes(GAS.per_byte_stored, s))
+                    .saturating_add(crate::gas::SEAL_CHECK_BASE),
+            )?;
+            let Ok(id) = u64::try_from(id) else {
+                return Ok(ScheduleError::NotSealable.code());
+            };
+            let data = mem.data(&cx);
+            let (sealed, tag) = (data[sealed_r].to_vec(), data[tag_r].to_vec());
+            let ctx = cx.data_mut().ctx_mut().map_err(fail)?;
+            Ok(match ctx.seal(id, &sealed, &tag) {
+                Ok(()) => 0,
+                Err(e) => e.code(),
+            })
+        },
+    )?;
     Ok(())
 }

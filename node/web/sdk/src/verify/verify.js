@@ -21,7 +21,11 @@
 //   starting balances, and its receipt compared: `ok`, `error`, `events`. Not `fuel_used`: the
 //   browser counts no fuel. The calls the ops schedule go into the re-execution's own queue; a
 //   call step runs the call from there (it must have been scheduled by an earlier step and be
-//   due) with its block's checked beacon as the source of its draws.
+//   due) with its block's checked beacon as the source of its draws. Sealed moves are re-done as
+//   the chain does them (verify_host.js): each `seal` re-checks its envelope's proof under the
+//   beacon key the headers' beacons were checked under (a move sealed under another key is
+//   refused, as the chain refuses it), and a sealed call's step, in the block of its round,
+//   opens its envelope with that block's checked beacon.
 // The trust anchor is `opts.sequencer` (the chain's block signer), `opts.chainId` and
 // `opts.beaconKey`; without them the transcript's own are used, which proves only that the answer
 // is self-consistent. A caller that pins the signer but not the beacon key of a transcript that
@@ -35,6 +39,7 @@ import { txidOf } from '../chain/chain.js';
 import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from '../channel/rules.js';
 import { replayGame } from './verify_host.js';
 import { verifyBeacon, verifyBeacons } from './beacon.js';
+import { checkSealed, openSealed, SEAL_MODULE_URL } from './seal.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -218,16 +223,33 @@ export function rawMember(text, outer, name) {
 // ---------------------------------------------------------------------------------------------
 // Running the re-execution in a Worker.
 
+// A module that seals moves needs seal.js's checkSealed and openSealed in the Worker: it imports
+// them from `m.sealUrl` (seal.js's own URL: this file's sibling, or the browser bundle that holds
+// them, /sdk/gamechain.js). A Worker that cannot import them says so (`noSeal`) and the replay
+// runs in this thread instead.
 const WORKER_SOURCE = `"use strict";
 const replayGame = ${replayGame.toString()};
 ${WORKER_PORT}
 on(async (m) => {
-  try { post({ results: await replayGame(m.module, m.input) }); } catch (e) { post({ error: String((e && e.message) || e) }); }
+  let seal = null;
+  if (m.sealUrl) {
+    try {
+      seal = await import(m.sealUrl);
+      if (typeof seal.checkSealed !== 'function' || typeof seal.openSealed !== 'function') throw new Error('no checkSealed and openSealed at ' + m.sealUrl);
+    } catch (e) { post({ error: String((e && e.message) || e), noSeal: true }); return; }
+  }
+  try { post({ results: await replayGame(m.module, m.input, seal) }); } catch (e) { post({ error: String((e && e.message) || e) }); }
 });
 `;
 
+/** Whether `module` imports the sealed-move host functions (and so needs seal.js in the replay). */
+function sealsMoves(module) {
+  return WebAssembly.Module.imports(module).some((i) => i.kind === 'function' && (i.name === 'seal' || i.name === 'schedule_sealed'));
+}
+
 /** Runs replayGame in a Worker bounded by `timeoutMs`; `{results}` or `{error}`; null when no Worker can start here. */
 async function inWorker(module, input, timeoutMs) {
+  const sealUrl = sealsMoves(module) ? SEAL_MODULE_URL : null;
   let finish;
   const done = new Promise((resolve) => { finish = resolve; });
   let stop = () => {};
@@ -238,7 +260,7 @@ async function inWorker(module, input, timeoutMs) {
     w.onmessage = (e) => finish(e.data);
     w.onerror = (e) => { e.preventDefault?.(); finish({ error: e.message || 'the verify worker failed', noWorker: true }); };
     stop = () => { w.terminate(); URL.revokeObjectURL(url); };
-    w.postMessage({ module, input });
+    w.postMessage({ module, input, sealUrl });
   } else if (globalThis.process?.versions?.node) {
     const spec = 'node:worker_threads';
     const { Worker } = await import(/* @vite-ignore */ spec);
@@ -246,7 +268,7 @@ async function inWorker(module, input, timeoutMs) {
     w.on('message', finish);
     w.on('error', (e) => finish({ error: e?.message ?? String(e) }));
     stop = () => { w.terminate(); };
-    w.postMessage({ module, input });
+    w.postMessage({ module, input, sealUrl });
   } else {
     return null;
   }
@@ -254,7 +276,7 @@ async function inWorker(module, input, timeoutMs) {
   const r = await done;
   clearTimeout(timer);
   stop();
-  if (r.noWorker) return null;
+  if (r.noWorker || r.noSeal) return null;
   return r;
 }
 
@@ -485,12 +507,18 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     } catch (e) {
       return whole('code', 'code that loads', (e && e.message) || e);
     }
-    const input = { moduleId: t.module, state, steps: checked.map(({ sessionKey, ...rest }) => rest), fuelApply };
+    // The chain's beacon key: the one the headers' beacons verified under, and the one a sealed
+    // move's proof must be made under (verify_host.js `seal`).
+    const input = { moduleId: t.module, state, steps: checked.map(({ sessionKey, ...rest }) => rest), fuelApply, beaconKey };
     let r = opts.worker === 'never' ? null : await inWorker(module, input, opts.timeoutMs ?? VERIFY_TIMEOUT_MS);
     if (r === null) {
       if (opts.worker === 'always') return whole('execution', 'a Worker to run the module in', 'none could start');
       isolated = false;
-      r = { results: await replayGame(module, input) };
+      try {
+        r = { results: await replayGame(module, input, { checkSealed, openSealed }) };
+      } catch (e) {
+        r = { error: String((e && e.message) || e) };
+      }
     } else {
       isolated = true;
     }

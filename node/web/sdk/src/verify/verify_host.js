@@ -4,20 +4,42 @@
 // and scheduler.rs): module-scoped `get`/`put`/`delete`/`scan`, `read_raw`/`scan_raw`, the context
 // (`height`, `block_time_ms`, `module_id`, `txid`, `sequencer`, `checkpoint`), `balance`,
 // `escrow_in` (only from the sender) and `escrow_out`, `last_error`, `emit`, `public_random`,
-// `schedule`, `cancel_scheduled`, `draw`, `output`, `abort`, `log`, each under the chain's
+// `schedule`, `cancel_scheduled`, `draw`, `schedule_sealed`, `seal`, `output`, `abort`, `log`,
+// each under the chain's
 // per-call bounds with its texts (256 KiB written, 256 events / 64 KiB, keys of 1 KiB, 1 MiB of
 // output); the game's state is held up to 64 MiB.
 //
-// Scheduled calls: `schedule` checks what the chain checks, in its order, with its codes (-2 not
-// after the current block or an unknown kind, -7 no `gc_scheduled` export, -6 fuel outside 1 to
-// `fuel_apply`, -4 a payload over 4,096 bytes, -3 over 10,000,000 blocks or 366 days ahead, -5
-// 1,024 calls of the module waiting here) and writes the chain's queue layout (`sched/h/…`,
-// `sched/t/…`, `sched/id/…`, `sched/n/<module>`) into the replay's state, with the chain's call id
-// (SHA-256 of `gamechain.call.v1`, the module, the origin — the txid, or the parent call — and
-// the count of calls scheduled before in this call). A `call` step takes its call out of that
-// queue and runs `gc_scheduled(id, payload)` with no sender and an empty txid; `draw` answers
-// SHA-256(`gamechain.draw.v1` ‖ the block's beacon ‖ module ‖ id ‖ n) there and traps elsewhere
-// (or without a beacon) with the chain's text.
+// Scheduled calls: `schedule` checks what the chain checks, in its order, with its codes (-2 an
+// unknown kind or a negative due point, -7 no `gc_scheduled` export, -6 fuel outside 1 to
+// `fuel_apply`, -2 not after the current block, -3 over 10,000,000 blocks or 366 days ahead, -4 a
+// payload over 4,096 bytes, -5 1,024 calls of the module waiting here) and writes the chain's
+// queue layout (`sched/h/…`, `sched/t/…`, `sched/id/…`, `sched/n/<module>`) into the replay's
+// state, with the chain's call id (SHA-256 of `gamechain.call.v1`, the module, the origin — the
+// txid, or the parent call — and the count of calls scheduled before in this call). A `call` step
+// takes its call out of that queue and runs `gc_scheduled(id, payload)` with no sender and an
+// empty txid; `draw` answers SHA-256(`gamechain.draw.v1` ‖ the block's beacon ‖ module ‖ id ‖ n)
+// there and traps elsewhere (or without a beacon) with the chain's text.
+//
+// Sealed moves (ABI.md "Sealed moves", runtime/vm/src/run/imports.rs, native/scheduler.rs):
+// `schedule_sealed` refuses as the chain does, in its order (-7, -6 fuel, -2 a negative round, -11
+// a chain without a beacon key, -2 not after the current height, -3, -4, -5, -10 the round holds 64
+// sealed calls or 500,000,000 fuel of them) and writes `sched/s/<16 hex round>/<16 hex id>` (an
+// ordinary call's record plus `"sealed":""`), its id index, the module's count and the round's use
+// `sched/r/<16 hex round>` ("<count> <fuel>"); `seal` (-12 a negative id, -1 not in a transaction,
+// -11 a chain without a beacon key, -12 no waiting sealed call of the module with this id, -13 one
+// sealed already, -8 not 224 bytes or a tag over 64 bytes, then the envelope's proof: -8
+// malformed, -9 not bound to (the chain's beacon key, module, sender, tag, the call's round))
+// stores the envelope's hex in the record. The chain's beacon key is `input.beaconKey` (the
+// genesis `beacon.public_key` verify.js checks the headers' beacons under; kv_ctx.rs
+// `BlockEnv::beacon_key`): an envelope sealed under another key is -9. A call step of a sealed call
+// must be in the block of its round (else `missing`, as the Rust replay); it runs
+// `gc_scheduled(id | 2^62, payload ‖ 1 ‖ the 32 opened bytes)` when the envelope opens with the
+// step's beacon, `payload ‖ 0 ‖ 32 zeros` (void) when it does not, when none was sealed or the
+// block has no beacon; draws and calls it schedules use the plain id. The proof check and the
+// opening are seal.js's `checkSealed` and `openSealed`, given as replayGame's third argument (the
+// Worker imports them: see verify.js); a module that needs them without it ends the replay with an
+// error. Fuel is not counted, so the chain's charges (SCHEDULE_BASE, SEAL_OPEN_BASE,
+// SEAL_CHECK_BASE) have no counterpart here.
 //
 // No fuel is counted (the browser has none): the caller bounds the time
 // instead (a Worker it terminates). `create_token`, `mint`, `burn`, `verify_signed`, `call_pure`,
@@ -37,10 +59,17 @@
  * @param {{moduleId: string, state: Array<[string, Uint8Array]>, fuelApply?: number,
  *   steps: Array<{type?: 'tx'|'call', txid?: string, id?: number, height: number, timeMs: number,
  *   checkpoint: {hash: string, height: number}, sequencer: string, sender?: string, op?: string,
- *   beacon?: string|null}>}} input `type` 'tx' (default): an op sent by `sender`; 'call': the
- *   scheduled call `id`, drawing from `beacon` (96 hex characters; null on a chain without one)
+ *   beacon?: string|null}>, beaconKey?: string|null}} input `type` 'tx' (default): an op sent by
+ *   `sender`; 'call': the scheduled call `id`, drawing from `beacon` (96 hex characters; null on a
+ *   chain without one; the block's beacon on every step); `beaconKey`: the chain's beacon public
+ *   key (192 hex characters, the genesis `beacon.public_key`; null or absent on a chain without a
+ *   beacon, which refuses `schedule_sealed` and `seal` with -11), the key `seal` checks a proof
+ *   under
+ * @param {{checkSealed: Function, openSealed: Function}|null} [seal] seal.js's check and opening,
+ *   for a module that seals moves (`seal`, and a sealed call with an envelope); without them such
+ *   a module's replay rejects (an Error, not a divergence)
  */
-export async function replayGame(module, input) {
+export async function replayGame(module, input, seal = null) {
   const enc = new TextEncoder();
   const dec = new TextDecoder('utf-8', { fatal: true });
   // The chain's per-call bounds (runtime/vm/src/run/bounds.rs) and this verifier's own.
@@ -92,8 +121,15 @@ export async function replayGame(module, input) {
   const MAX_PENDING_PER_MODULE = 1024;
   const MAX_AHEAD_BLOCKS = 10000000n;
   const MAX_AHEAD_MS = 366n * 24n * 3600000n;
+  const MAX_SEALED_PER_ROUND = 64n;
+  const MAX_SEALED_ROUND_FUEL = 500000000n;
+  const SEALED_BYTES = 224;
+  const MAX_SEAL_TAG_BYTES = 64;
+  const SEALED_CALL_FLAG = 1n << 62n;
   const NO_DRAW = 'no draw here: randomness is drawn only in a scheduled call, on a chain with a beacon';
   const FUEL_APPLY = BigInt(input.fuelApply ?? 10000000);
+  // The chain's beacon key (kv_ctx.rs `beacon_key`): none, no sealed call or move at all.
+  const BEACON_KEY = input.beaconKey === undefined || input.beaconKey === null ? null : input.beaconKey;
   const SCHEDULABLE = WebAssembly.Module.exports(module).some((e) => e.name === 'gc_scheduled' && e.kind === 'function');
   const join = (parts) => {
     const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -116,6 +152,26 @@ export async function replayGame(module, input) {
   const hex16 = (n) => BigInt(n).toString(16).padStart(16, '0');
   const idKey = (id) => `sched/id/${hex16(id)}`;
   const countKey = (m) => `sched/n/${m}`;
+  const roundKey = (r) => `sched/r/${hex16(r)}`;
+  /** Whether a queued call's record is a sealed call's (due at a height, with `sealed`). */
+  const isSealed = (c) => typeof c.sealed === 'string' && c.at && c.at.height !== undefined;
+  /** A round's use by sealed calls: [count, fuel] (bigints) from "<count> <fuel>". */
+  const roundUse = (kv, round) => {
+    const v = kv.get(roundKey(round));
+    const parts = (v ? dec.decode(v) : '').split(' ').map((p) => (/^[0-9]+$/.test(p) ? BigInt(p) : 0n));
+    return [parts[0] ?? 0n, parts[1] ?? 0n];
+  };
+  const writeRoundUse = (kv, round, count, fuel) => {
+    if (count <= 0n) kv.delete(roundKey(round));
+    else kv.set(roundKey(round), enc.encode(`${count} ${fuel}`));
+  };
+  /** Without seal.js's functions, a module that needs them cannot be re-executed here. */
+  const sealOps = () => {
+    if (!seal || typeof seal.checkSealed !== 'function' || typeof seal.openSealed !== 'function') {
+      throw new Unsupported('sealed moves cannot be checked here: the verifier was not given checkSealed and openSealed');
+    }
+    return seal;
+  };
   /** The id of the n-th call an entry-point call (`origin` bytes) schedules: 53 bits of SHA-256. */
   const callId = (origin, n) => {
     const m = enc.encode(input.moduleId);
@@ -141,9 +197,16 @@ export async function replayGame(module, input) {
     kv.delete(q.key);
     kv.delete(idKey(q.call.id));
     writeCount(kv, q.call.module, readCount(kv, q.call.module) - 1);
+    if (isSealed(q.call)) {
+      const [count, fuel] = roundUse(kv, q.call.at.height);
+      const less = (a, b) => (a > b ? a - b : 0n);
+      writeRoundUse(kv, q.call.at.height, less(count, 1n), less(fuel, BigInt(q.call.fuel)));
+    }
   };
 
   class Trap extends Error {}
+  /** Not a trap: what this verifier cannot do; it ends the replay (rethrown). */
+  class Unsupported extends Error {}
   const DISPLAY = { invalid: 'invalid', unauthorized: 'not allowed', not_found: 'not found', conflict: 'conflict', internal: 'internal' };
   function display(text) {
     let e;
@@ -169,6 +232,11 @@ export async function replayGame(module, input) {
         results.push({ missing: { expected: `call ${step.id} scheduled by an earlier step of this game`, got: 'no such call in the replay\'s queue' } });
         break;
       }
+      // A sealed call opens in the block of its round, never later (node/src/verify/game/replay.rs).
+      if (isSealed(q.call) && q.call.at.height !== step.height) {
+        results.push({ missing: { expected: `a sealed call opened at height ${step.height}`, got: `a sealed call of round ${q.call.at.height}` } });
+        break;
+      }
       if (q.call.at && q.call.at.height !== undefined && q.call.at.height > step.height) {
         results.push({ missing: { expected: `a call due by height ${step.height}`, got: `a call due at height ${q.call.at.height}` } });
         break;
@@ -177,7 +245,9 @@ export async function replayGame(module, input) {
       unqueue(state, q);
       call = q.call;
     }
-    const beacon = isCall && typeof step.beacon === 'string' && /^[0-9a-f]{96}$/.test(step.beacon) ? fromHex(step.beacon) : null;
+    // The block's beacon: the source of a call's draws and of a sealed call's opening.
+    const blockBeacon = typeof step.beacon === 'string' && /^[0-9a-f]{96}$/.test(step.beacon) ? fromHex(step.beacon) : null;
+    const beacon = isCall ? blockBeacon : null;
     let draws = 0;
     let scheduledCount = 0;
     const origin = isCall ? join([Uint8Array.of(2), le(step.id, 8)]) : join([Uint8Array.of(1), /^[0-9a-f]{64}$/.test(txid) ? fromHex(txid) : enc.encode(txid)]);
@@ -250,6 +320,23 @@ export async function replayGame(module, input) {
       for (const p of parts) { out.set(p, o); o += p.length; }
       return out;
     };
+    /**
+     * Writes a new call's record (fields in QueuedCall's order; `sealed` only for a sealed call),
+     * its id index and the module's count (scheduler.rs `store`); its id.
+     */
+    const store = (prefix, due, at, payload, fuel, sealed, waiting) => {
+      let n = scheduledCount;
+      let id = callId(origin, n);
+      while (writes.has(idKey(id))) { n = (n + 1) >>> 0; id = callId(origin, n); }
+      const key = `${prefix}${hex16(due)}/${hex16(id)}`;
+      const record = { id, module: input.moduleId, at, fuel: Number(fuel), payload: toHex(payload), scheduled_height: step.height };
+      if (sealed !== null) record.sealed = sealed;
+      writes.set(key, enc.encode(JSON.stringify(record)));
+      writes.set(idKey(id), enc.encode(key));
+      writeCount(writes, input.moduleId, waiting + 1);
+      scheduledCount += 1;
+      return id;
+    };
     const unsupported = (name) => () => { throw new Trap(`internal: ${name} is not supported by the JS verifier`); };
     const host = {
       height: () => BigInt(step.height),
@@ -304,25 +391,60 @@ export async function replayGame(module, input) {
         const payload = bytesAt(pp, pl);
         at = BigInt(at);
         fuel = BigInt(fuel);
+        // imports.rs `schedule`, then scheduler.rs `schedule`, in their order.
         if ((kind !== 0 && kind !== 1) || at < 0n) return -2n;
         if (!SCHEDULABLE) return -7n;
         if (fuel < 1n || fuel > FUEL_APPLY) return -6n;
-        if (payload.length > MAX_SCHEDULED_PAYLOAD_BYTES) return -4n;
         const now = BigInt(kind === 0 ? step.height : step.timeMs);
         if (at <= now) return -2n;
         if (at - now > (kind === 0 ? MAX_AHEAD_BLOCKS : MAX_AHEAD_MS)) return -3n;
+        if (payload.length > MAX_SCHEDULED_PAYLOAD_BYTES) return -4n;
         const waiting = readCount(writes, input.moduleId);
         if (waiting >= MAX_PENDING_PER_MODULE) return -5n;
-        let n = scheduledCount;
-        let id = callId(origin, n);
-        while (writes.has(idKey(id))) { n = (n + 1) >>> 0; id = callId(origin, n); }
-        const key = `${kind === 0 ? 'sched/h/' : 'sched/t/'}${hex16(at)}/${hex16(id)}`;
-        const record = { id, module: input.moduleId, at: kind === 0 ? { height: Number(at) } : { time_ms: Number(at) }, fuel: Number(fuel), payload: toHex(payload), scheduled_height: step.height };
-        writes.set(key, enc.encode(JSON.stringify(record)));
-        writes.set(idKey(id), enc.encode(key));
-        writeCount(writes, input.moduleId, waiting + 1);
-        scheduledCount += 1;
+        return BigInt(store(kind === 0 ? 'sched/h/' : 'sched/t/', at, kind === 0 ? { height: Number(at) } : { time_ms: Number(at) }, payload, fuel, null, waiting));
+      },
+      schedule_sealed: (round, pp, pl, fuel) => {
+        const payload = bytesAt(pp, pl);
+        round = BigInt(round);
+        fuel = BigInt(fuel);
+        // imports.rs `schedule_sealed`, then scheduler.rs `schedule_sealed`, in their order (-1,
+        // from gc_end_block or a view, cannot happen in a transcript's steps).
+        if (!SCHEDULABLE) return -7n;
+        if (fuel < 1n || fuel > FUEL_APPLY) return -6n;
+        if (round < 0n) return -2n;
+        if (BEACON_KEY === null) return -11n;
+        const now = BigInt(step.height);
+        if (round <= now) return -2n;
+        if (round - now > MAX_AHEAD_BLOCKS) return -3n;
+        if (payload.length > MAX_SCHEDULED_PAYLOAD_BYTES) return -4n;
+        const waiting = readCount(writes, input.moduleId);
+        if (waiting >= MAX_PENDING_PER_MODULE) return -5n;
+        const [count, used] = roundUse(writes, round);
+        if (count >= MAX_SEALED_PER_ROUND || used + fuel > MAX_SEALED_ROUND_FUEL) return -10n;
+        const id = store('sched/s/', round, { height: Number(round) }, payload, fuel, '', waiting);
+        writeRoundUse(writes, round, count + 1n, used + fuel);
         return BigInt(id);
+      },
+      seal: (id, sp, sl, tp, tl) => {
+        const sealed = bytesAt(sp, sl);
+        const tag = bytesAt(tp, tl);
+        id = BigInt(id);
+        // imports.rs `seal`, kv_ctx.rs `seal` (only a transaction: the proof binds its sender; a
+        // chain without a beacon key takes no sealed move), then scheduler.rs `seal`, in their
+        // order.
+        if (id < 0n) return -12n;
+        if (isCall) return -1n;
+        if (BEACON_KEY === null) return -11n;
+        const q = queued(writes, id);
+        if (!q || !isSealed(q.call) || q.call.module !== input.moduleId) return -12n;
+        if (q.call.sealed !== '') return -13n;
+        if (sealed.length !== SEALED_BYTES || tag.length > MAX_SEAL_TAG_BYTES) return -8n;
+        const answer = sealOps().checkSealed(sealed, { module: input.moduleId, sender: step.sender, tag, round: q.call.at.height, beaconPublicKey: BEACON_KEY });
+        if (answer !== 'ok') return answer === 'unbound' ? -9n : -8n;
+        q.call.sealed = toHex(sealed);
+        // The record re-written with its fields in their order (serde's: `sealed` last).
+        writes.set(q.key, enc.encode(JSON.stringify(q.call)));
+        return 0n;
       },
       cancel_scheduled: (id) => {
         id = BigInt(id);
@@ -367,9 +489,18 @@ export async function replayGame(module, input) {
       let r;
       if (isCall) {
         if (!SCHEDULABLE) throw new Trap(`not found: gc_scheduled in module ${input.moduleId}`);
-        const payload = fromHex(typeof call.payload === 'string' ? call.payload : '');
+        let payload = fromHex(typeof call.payload === 'string' ? call.payload : '');
+        let id = BigInt(step.id);
+        if (isSealed(call)) {
+          // The opening after the payload, the id flagged (schedule.rs `sealed_call_input`).
+          const opened = call.sealed !== '' && blockBeacon !== null ? sealOps().openSealed(call.sealed, blockBeacon) : null;
+          const tail = new Uint8Array(33);
+          if (opened) { tail[0] = 1; tail.set(opened, 1); }
+          payload = join([payload, tail]);
+          id |= SEALED_CALL_FLAG;
+        }
         const pp = place(payload);
-        r = instance.exports.gc_scheduled(BigInt(step.id), pp, payload.length);
+        r = instance.exports.gc_scheduled(id, pp, payload.length);
       } else {
         const sender = enc.encode(step.sender);
         const op = enc.encode(step.op);
@@ -381,6 +512,7 @@ export async function replayGame(module, input) {
       else if (r === 1 && output !== null && display(output) !== null) result = { ok: false, error: display(output), events: [] };
       else result = { ok: false, error: 'internal: malformed module output', events: [] };
     } catch (e) {
+      if (e instanceof Unsupported) throw e;
       const why = e instanceof Trap ? e.message : `internal: trap: ${(e && e.message) || e}`;
       result = { ok: false, error: why, events: [] };
     }
