@@ -109,6 +109,7 @@ fn content_type(file: &Path) -> &'static str {
         Some("md") => "text/markdown; charset=utf-8",
         Some("ts") => "text/plain; charset=utf-8",
         Some("png") => "image/png",
+        Some("ico") => "image/x-icon",
         _ => "application/octet-stream",
     }
 }

@@ -13,7 +13,12 @@
 //! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
 //! | `cli/` | the command line: arguments, client commands, `gamechain node`, `verify`, the module kit, the demo |
 //!
-//! Layers: `cli` → `server` → `validator` → `verify` → `ledger`; nothing imports upwards. The wire
+//! Layers, as intended: `cli` → `server` → `validator` → `verify` → `ledger`. Between folders this
+//! is not yet true (issue 39; `tests/tests/source_tree.rs` checks cycles between files only):
+//! `verify` and `validator` use each other (`verify/evidence.rs` → `validator::proof`,
+//! `validator/rejoin.rs` → `verify::follower`), so do `verify` and `server` (`verify/game/` →
+//! `server::transcript::wire`, `server/node.rs` → `verify::restore`), and `config.rs` names
+//! `validator::p2p::PeerAddr`. The wire
 //! types are `gamechain-chain`'s, the client is `gamechain-client`, the player's side of channel
 //! games (`gamechain channel …`) is `gamechain-player` (`node/player/`).
 

@@ -15,6 +15,7 @@
 //! | `demo/mod.rs` | `gamechain demo`: the reference game played over HTTP, printed as a transcript |
 //! | `module/dev.rs` | `gamechain dev`: an embedded dev node, build → deploy → watch → rebuild → upgrade → TypeScript client (the page is `node/web/site/dev/`) |
 //! | `demo/demo_checks.rs` | what each step of the demo must produce (`docs/tictactoe.md`) |
+//! | `bench/` | `gamechain bench`: the throughput harness (workload, drive, CPU, report) |
 //! | `submit.rs` | sending one transaction (sign, post, wait for the receipt) and printing API values as JSON, for every command that sends |
 //! | `signal.rs` | [`signal::shutdown_signal`]: SIGINT or SIGTERM, which stops `node`, `dev` and `testnet --start` |
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |

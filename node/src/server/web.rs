@@ -8,7 +8,7 @@
 //! (`/clients/<id>.ts` and its compiled `/clients/<id>.js` for tictactoe, mnk and channel, made by
 //! `node/build.rs` with `gamechain module codegen --ts`'s generator), and the page of `gamechain
 //! dev` at `/dev/?module=<id>` (a module's ops as forms, its views and live events, from its
-//! schema).
+//! schema), and `/favicon.ico` (so no page's load logs a 404).
 //!
 //! A path ending in `/` serves that folder's `index.html`; the same path without the slash
 //! redirects to it. Answers carry `cache-control: no-cache` (the bytes change with the binary),
@@ -95,6 +95,7 @@ mod tests {
             "/sdk/gamechain.js",
             "/dev/index.html",
             "/dev/dev.js",
+            "/favicon.ico",
         ] {
             assert!(paths.contains(&want), "{want} missing from {paths:?}");
         }
@@ -107,5 +108,21 @@ mod tests {
         } else {
             assert!(String::from_utf8_lossy(bundle.2).contains("Node.js"));
         }
+    }
+
+    /// Every page's load asks for `/favicon.ico`; it is an icon, not the API's JSON 404.
+    #[tokio::test]
+    async fn the_favicon_is_served_as_an_icon() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let app: Router = routes();
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let r = reqwest::get(format!("http://{addr}/favicon.ico"))
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        assert_eq!(r.headers()[header::CONTENT_TYPE], "image/x-icon");
+        let bytes = r.bytes().await.unwrap();
+        assert_eq!(&bytes[..4], &[0, 0, 1, 0], "an ICO header");
     }
 }

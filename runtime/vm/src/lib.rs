@@ -16,7 +16,8 @@
 //! | `cache.rs` | [`ModuleCache`]: compiled modules on disk, keyed by code and engine, checked before use |
 //! | `fuzzing.rs` | feature `fuzzing` only (hidden): the validator and instrumenter for `tests/fuzz/` |
 //!
-//! Layers: `abi`, `gas` → `load` → `config` → `cache` → `run` → `tier`; nothing imports upwards.
+//! Layers: `abi`, `gas` → `load` → `config` → `cache` → `run` → `tier`; one arrow runs back up:
+//! `config` reads `run::bounds` for the configuration's hashed text.
 //!
 //! ```
 //! use gamechain_vm::{Runtime, RuntimeConfig, WasmModule};
