@@ -205,7 +205,11 @@ async fn a_page_of_another_origin_cannot_move_the_dev_clock() {
         let body: serde_json::Value = r.json().await.unwrap();
         assert_eq!(body["error"]["code"], "cross_origin", "{body}");
     }
-    assert_eq!(offset().await, before + 1, "the refused requests did not move the clock");
+    assert_eq!(
+        offset().await,
+        before + 1,
+        "the refused requests did not move the clock"
+    );
     // The node's own origin (its pages) and no origin (the CLI) still move it.
     let own = url.clone();
     assert!(post(Some(own)).await.unwrap().status().is_success());
