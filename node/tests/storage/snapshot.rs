@@ -155,11 +155,16 @@ async fn a_follower_joins_from_a_snapshot_and_a_lying_peer_is_refused() {
     .unwrap();
     peer.start().await;
     let peer_url = peer.node.url();
-    eventually(60, "the peer serves a snapshot", || {
-        let url = &peer_url;
-        async move { !snapshot_heights(url).await.is_empty() }
-    })
-    .await;
+    // 15 s alone; one loaded full run once took over 60 s (the follower's log follows a miss).
+    let start = Instant::now();
+    while snapshot_heights(&peer_url).await.is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(120),
+            "not within 120 s: the peer serves a snapshot; its log:\n{}",
+            peer.log()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     // Stopped, altered on disk, restarted serving what it has (and taking no new snapshot).
     assert!(peer.terminate(Duration::from_secs(30)).success());
     let snaps = peer_dir.join("data").join("snapshots");
