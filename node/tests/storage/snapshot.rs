@@ -24,22 +24,6 @@ use common::{NodeProcess, BIN};
 use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
-/// Waits until `cond` holds, at most `secs`.
-async fn eventually<F, Fut>(secs: u64, what: &str, mut cond: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let start = Instant::now();
-    while !cond().await {
-        assert!(
-            start.elapsed() < Duration::from_secs(secs),
-            "not within {secs} s: {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// `GET /v1/snapshots` of `url`: the heights served, newest first.
 async fn snapshot_heights(url: &str) -> Vec<u64> {
     let Ok(r) = reqwest::get(format!("{url}/v1/snapshots")).await else {
