@@ -118,3 +118,40 @@ export function faucetButton(genesis, onClick) {
   $('faucet').hidden = !genesis.faucet;
   $('faucet').onclick = onClick;
 }
+
+/** A hash or beacon shortened for people: its first 8 and last 4 hex characters. */
+export const shortHex = (h) => (h ? `${h.slice(0, 8)}…${h.slice(-4)}` : '');
+
+/**
+ * The pages' `act(label, action)`: sends one transaction signed by `getKey()` through `chain`,
+ * waits for its receipt and shows a refusal or a failed receipt's text (`ChainError`: the SDK's
+ * API error class); returns the receipt, or null when nothing was included. One at a time: while
+ * it runs `body[data-busy]` is set (a second call returns null at once); `refresh()` after each.
+ */
+export function actor({ chain, ChainError, getKey, refresh }) {
+  return async function act(label, action) {
+    if (document.body.dataset.busy) return null;
+    showError('');
+    say(`${label}: sending…`);
+    document.body.dataset.busy = '1';
+    try {
+      const txid = await chain.send(getKey(), action);
+      say(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
+      const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
+      if (!r.ok) {
+        showError(`${label} refused: ${r.error}`);
+        say(`${label}: included at height ${r.height}, failed`);
+      } else {
+        say(`${label}: included at height ${r.height}`);
+      }
+      return r;
+    } catch (e) {
+      showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
+      say('');
+      return null;
+    } finally {
+      delete document.body.dataset.busy;
+      refresh();
+    }
+  };
+}

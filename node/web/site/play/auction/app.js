@@ -19,7 +19,8 @@
 // head; `#<auction id>` in the URL opens an auction. `body[data-seal-ms]` is the last seal's time.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 import { playerKey } from '/common/player-key.js';
-import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton } from '/common/play-page.js';
+import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, shortHex, actor } from '/common/play-page.js';
+import { canSendAt, freshHeight, roundFull } from '/common/sealed-round.js';
 
 fillPlayPage({ page: 'auction' });
 const { Chain, Key, ChainError, sealMove, openSealed, verifyBeacon } = await loadSdk();
@@ -48,53 +49,8 @@ if (info) {
 let head = status.height;
 let key = null;
 let current = null; // the open auction's id
-let busy = false;
-/**
- * Whether a bid may still be handed in with the chain's head at `h`: below round − 2. A bid must
- * land in a block before the round (block `round` opens every bid and closes the auction before
- * any transaction), and one sent at round − 2 might not make block round − 1.
- */
-const canSendAt = (h, round) => h < round - 2;
-/** The chain's head, read again (the last one seen when the node does not answer). */
-async function freshHead() {
-  try {
-    const s = await chain.status();
-    if (s.height > head) head = s.height;
-  } catch { /* the last head seen */ }
-  return head;
-}
-/** A refusal because the round is full (64 sealed calls or their fuel across every game). */
-const roundFull = (r) => Boolean(r && !r.ok && /already holds \d+ sealed calls/.test(r.error ?? ''));
-const shortHex = (h) => (h ? `${h.slice(0, 8)}…${h.slice(-4)}` : '');
 
-/** Sends one transaction, waits for its receipt; shows a refusal or a failed receipt's text. */
-async function act(label, action) {
-  if (busy) return null;
-  busy = true;
-  showError('');
-  say(`${label}: sending…`);
-  document.body.dataset.busy = '1';
-  try {
-    const txid = await chain.send(key, action);
-    say(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
-    const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
-    if (!r.ok) {
-      showError(`${label} refused: ${r.error}`);
-      say(`${label}: included at height ${r.height}, failed`);
-    } else {
-      say(`${label}: included at height ${r.height}`);
-    }
-    return r;
-  } catch (e) {
-    showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
-    say('');
-    return null;
-  } finally {
-    busy = false;
-    delete document.body.dataset.busy;
-    refresh();
-  }
-}
+const act = actor({ chain, ChainError, getKey: () => key, refresh });
 const op = (o) => ({ type: 'game', game: MODULE, op: o });
 const who = (a) => (a === key.address ? 'you' : short(a));
 
@@ -183,7 +139,7 @@ function bidProblem(a, units) {
 /** Seals a bid of the typed amount to the shown auction's round, here, and sends it. */
 $('bid-btn').onclick = async () => {
   const a = shown;
-  if (busy || !a || a.status !== 'open' || document.body.dataset.busy) return;
+  if (!a || a.status !== 'open' || document.body.dataset.busy) return;
   if (!beaconKey) { showError('This chain has no beacon: nothing can be sealed to a round of it.'); return; }
   let units;
   try {
@@ -200,7 +156,8 @@ $('bid-btn').onclick = async () => {
   }
   // Too late? The head read again: a bid must land in a block before the round.
   document.body.dataset.busy = '1';
-  const now = await freshHead();
+  head = await freshHeight(chain, head);
+  const now = head;
   delete document.body.dataset.busy;
   if (!canSendAt(now, a.round)) {
     showError(`bid not sent: too late. The chain is at block ${now} and the round is ${a.round}: a bid must land in a block before the round (block ${a.round} opens every bid first), so this page hands one in only while the chain is below block ${a.round - 2}.`);

@@ -11,7 +11,7 @@
 // SDK game actions (`{type: 'game', game: 'dice', op}`) and views read with `chain.game`.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 import { playerKey } from '/common/player-key.js';
-import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton } from '/common/play-page.js';
+import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, shortHex, actor } from '/common/play-page.js';
 
 fillPlayPage({ page: 'dice', noun: 'duels', more: false });
 const { Chain, Key, ChainError, verifyBeacon, drawer } = await loadSdk();
@@ -30,37 +30,8 @@ try { info = await chain.game(MODULE, {}); } catch (e) {
 let head = status.height;
 let key = null;
 let current = null; // the open duel's id
-let busy = false;
-const shortHex = (h) => (h ? `${h.slice(0, 8)}…${h.slice(-4)}` : '');
 
-/** Sends one transaction, waits for its receipt; shows a refusal or a failed receipt's text. */
-async function act(label, action) {
-  if (busy) return null;
-  busy = true;
-  showError('');
-  say(`${label}: sending…`);
-  document.body.dataset.busy = '1';
-  try {
-    const txid = await chain.send(key, action);
-    say(`${label}: ${txid.slice(0, 16)}… waiting for its block`);
-    const r = await chain.waitForReceipt(txid, { timeoutMs: 90000 });
-    if (!r.ok) {
-      showError(`${label} refused: ${r.error}`);
-      say(`${label}: included at height ${r.height}, failed`);
-    } else {
-      say(`${label}: included at height ${r.height}`);
-    }
-    return r;
-  } catch (e) {
-    showError(e instanceof ChainError ? `${label} refused: ${e.code}: ${e.message}` : `${label}: ${e.message ?? e}`);
-    say('');
-    return null;
-  } finally {
-    busy = false;
-    delete document.body.dataset.busy;
-    refresh();
-  }
-}
+const act = actor({ chain, ChainError, getKey: () => key, refresh });
 const op = (o) => ({ type: 'game', game: MODULE, op: o });
 const who = (a) => (a === key.address ? 'you' : short(a));
 
