@@ -870,7 +870,7 @@ async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
         );
     }
     let client0 = vs[0].client();
-    eventually(60, "a transaction is included without validator 3", || {
+    eventually(120, "a transaction is included without validator 3", || {
         let client = client0.clone();
         let txid = txid.clone();
         async move { included(&client, &txid).await.is_some() }
