@@ -5,25 +5,27 @@
 //! on port 0, then [`NodeHandle::bound_addr`]) or run one until a signal with [`run_node`];
 //! configure it with [`NodeConfig`].
 //!
-//! | folder / file | owns |
+//! | folder | owns |
 //! |---|---|
-//! | `config.rs` | [`NodeConfig`]: the TOML configuration, defaults, validation |
-//! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]) |
-//! | `validator/` | validator mode: blocks made by a validator set and finalized by Commonware's simplex consensus (propose, verify by re-execution, commit finalized blocks, the engine's wiring) |
-//! | `verify/` | replaying a chain from genesis: one block's check, the sources, the whole-chain report, export files, the follower, `--restore-from` |
 //! | `cli/` | the command line: arguments, client commands, `gamechain node`, `verify`, the module kit, the demo |
+//! | `server/` | the HTTP/WebSocket API, its errors and rate limit, and the node's lifecycle ([`NodeHandle`]): the process's composition root |
+//! | `validator/` | validator mode: blocks made by a validator set and finalized by Commonware's simplex consensus (propose, verify by re-execution, commit finalized blocks, the engine's wiring) |
+//! | `replica/` | a node that keeps a verified copy of a chain made elsewhere: the follower, `--restore-from`, the snapshot join |
+//! | `verify/` | replaying a chain or one game's transcript from genesis, offline: one block's check, the sources, the whole-chain report, export files |
+//! | `proof/` | what validators sign, checked against the genesis set: consensus digests, finality certificates, evidence of faults |
+//! | `config/` | [`NodeConfig`]: the TOML configuration, defaults, validation; peers' addresses |
 //!
-//! Layers, as intended: `cli` → `server` → `validator` → `verify` → `ledger`. Between folders this
-//! is not yet true (issue 39; `tests/tests/source_tree.rs` checks cycles between files only):
-//! `verify` and `validator` use each other (`verify/evidence.rs` → `validator::proof`,
-//! `validator/rejoin.rs` → `verify::follower`), so do `verify` and `server` (`verify/game/` →
-//! `server::transcript::wire`, `server/node.rs` → `verify::restore`), and `config.rs` names
-//! `validator::p2p::PeerAddr`. The wire
-//! types are `gamechain-chain`'s, the client is `gamechain-client`, the player's side of channel
-//! games (`gamechain channel …`) is `gamechain-player` (`node/player/`).
+//! The folders are a strict stack, in the order of this table: a file imports only from its own
+//! folder and the folders below it (`tests/tests/source_tree.rs` checks it; a `*_tests.rs` file,
+//! compiled only for tests, may use any folder). The wire types are `gamechain-chain`'s, the
+//! client is `gamechain-client`, the storage and the state transition's driver
+//! `gamechain-ledger`, the player's side of channel games (`gamechain channel …`)
+//! `gamechain-player` (`node/player/`).
 
 pub mod cli;
 pub mod config;
+pub mod proof;
+pub mod replica;
 pub mod server;
 pub mod validator;
 pub mod verify;

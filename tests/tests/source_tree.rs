@@ -53,7 +53,7 @@
 //!
 //! The consensus engine's crates (`commonware_*`) are named, in code, only by files under
 //! [`CONSENSUS_FOLDER`]: the validator, and the checks of what validators sign that `verify`,
-//! followers and the API call (`validator/proof/`), and by the one file that owns the randomness
+//! followers and the API call (`proof/`), and by the one file that owns the randomness
 //! beacon's BLS signatures and the sealed moves encrypted to it ([`BEACON_FILES`], which may name
 //! only Commonware's cryptography, codec, algebra and utilities, never the engine). `cargo tree` shows which crates depend on
 //! Commonware; this shows where inside `gamechain-node` it is used. (SQLite needs no such test:

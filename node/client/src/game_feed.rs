@@ -5,8 +5,8 @@
 //! new subscription with [`GameQuery::from`] = [`GameSubscription::next_height`]: nothing is
 //! missed or repeated.
 
+pub use gamechain_chain::wire::GameEvent;
 use serde::Deserialize;
-use serde_json::Value;
 
 use crate::client::{Client, ClientError, ClientResult, WsFeed, KEEPALIVE};
 
@@ -52,26 +52,6 @@ impl GameQuery {
         self.from = Some(height);
         self
     }
-}
-
-/// One event as the feed sends it.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-pub struct GameEvent {
-    /// The transaction's id; `None` for an end-block event.
-    pub txid: Option<String>,
-    /// Its position in the block; `None` for an end-block event.
-    pub tx_index: Option<u32>,
-    /// The account the transaction acts for (a session game's account, not the session key).
-    pub sender: Option<String>,
-    /// The scheduled call that emitted it; `None` for a transaction's or end-block event.
-    #[serde(default)]
-    pub call: Option<u64>,
-    /// The event's position in its receipt.
-    pub index: u32,
-    /// Its kind, e.g. `tictactoe.moved`.
-    pub kind: String,
-    /// Its data.
-    pub data: Value,
 }
 
 /// What [`GameSubscription::next`] gives.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::client::{Client, ClientResult};
-use crate::keyfile::write_secret_file;
+use gamechain_chain::key_file::write_secret_file;
 
 /// A session key and what it acts for: sign with [`Session::key`], for [`Session::account`],
 /// under session [`Session::id`] (the account's nonce of the `authorize_session`).

@@ -757,7 +757,7 @@ impl Chain {
     }
 
     /// [`Chain::commit`] of consecutive blocks at once (a follower catching up,
-    /// `verify/follower.rs`): `writes` are their net state writes (in order, a key's last write
+    /// `replica/follower.rs`): `writes` are their net state writes (in order, a key's last write
     /// wins) and `state_hash` the running hash after the last. One SQLite transaction
     /// ([`Storage::commit_blocks`]: all of them or none after a crash), then the head moves to
     /// the last block in one step (readers see the head before the run or after it, never in
@@ -800,7 +800,7 @@ impl Chain {
         // Node policy, after the block is durable: a snapshot of the state at this head (its
         // read transaction opens now, before the next commit), and old blocks deleted.
         // On a chain with validators only a head with its own finality certificate: the one a
-        // joining node checks the snapshot's block against (`verify/snapshot_join.rs`).
+        // joining node checks the snapshot's block against (`replica/snapshot_join.rs`).
         let validators = self.genesis().validators.is_some();
         let height = last.height();
         self.snapshots.after_commit(&self.db_path, height, || {

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use gamechain_channel_protocol as protocol;
 use gamechain_client::client::{Block, BlockRef, Client, ClientError, Included};
-use gamechain_client::keyfile::read_key_file;
+use gamechain_client::read_key_file;
 use gamechain_client::relay::{RelayEvent, RelayMove};
 use gamechain_runtime::chain::{sign_message, Action, SecretKey};
 use gamechain_sdk::Amount;

@@ -1,7 +1,7 @@
 //! The `gamechain` command line: its arguments (clap) and the parsing of the values they carry
 //! (action JSON, `key=value` view queries). Running the commands is `commands.rs` (client
-//! commands), `module.rs` (the module kit), `node.rs` (`gamechain node`), `verify.rs`
-//! (`verify`, `export`) and `demo.rs` (`gamechain demo`).
+//! commands), `module/` (the module kit), `node.rs` (`gamechain node`), `verify/`
+//! (`verify`, `export`) and `demo/` (`gamechain demo`).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;

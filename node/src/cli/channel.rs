@@ -6,7 +6,7 @@
 use std::io::Write;
 use std::time::Duration;
 
-use gamechain_client::keyfile::read_key_file;
+use gamechain_chain::key_file::read_key_file;
 use gamechain_player::player::{Responded, SyncReport, WatchStep};
 use gamechain_player::time::{describe_deadline, format_duration_ms, format_time_ms};
 use gamechain_player::watch::{watch, WatchEnd, WatchEvent, WatchOptions};

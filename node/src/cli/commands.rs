@@ -12,7 +12,7 @@ pub use crate::cli::error::{CliError, EXIT_TX_FAILED};
 use crate::cli::escrow_guard::{check_escrow, op_stake};
 use crate::cli::submit::{client, print, send};
 use crate::cli::{parse_action, parse_game_action, Command, KeyCommand};
-use gamechain_client::keyfile::{read_key_file, write_key_file};
+use gamechain_chain::key_file::{read_key_file, write_key_file};
 
 /// Runs one client command (every [`Command`] but `node`, `demo`, `verify`, `export` and
 /// `module`), printing its data to

@@ -20,7 +20,7 @@ use serde_json::{json, Value};
 
 use crate::cli::error::CliError;
 use crate::config::NodeConfig;
-use crate::validator::proof::evidence::EvidenceChecker;
+use crate::proof::evidence::EvidenceChecker;
 
 /// How long one validator may take to answer.
 pub const STATUS_TIMEOUT: Duration = Duration::from_secs(3);

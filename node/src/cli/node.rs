@@ -1,5 +1,5 @@
 //! `gamechain node` (a sequencer, or with `--follow URL` a follower, `follower.rs`): the configuration (embedded defaults, `--config FILE`, then the `--data`
-//! and `--listen` overrides, and `--restore-from URL`, `verify/restore.rs`), logging through `tracing`, and the node's life until SIGINT or
+//! and `--listen` overrides, and `--restore-from URL`, `replica/restore.rs`), logging through `tracing`, and the node's life until SIGINT or
 //! SIGTERM asks it to shut down cleanly.
 
 use crate::cli::signal::shutdown_signal;

@@ -29,7 +29,7 @@ use tokio::io::{AsyncBufReadExt as _, BufReader};
 
 use crate::config::NodeConfig;
 use crate::validator::keys;
-use crate::validator::p2p::PeerAddr;
+use crate::config::peer_addr::PeerAddr;
 use gamechain_ledger::genesis_setup::new_genesis;
 
 /// `gamechain testnet`'s options.
@@ -213,7 +213,7 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
     ));
     genesis.validate().map_err(|e| e.to_string())?;
     // Share i goes to the validator at position i of the set ordered by consensus key.
-    let positions = crate::validator::proof::finality::participant_keys(
+    let positions = crate::proof::finality::participant_keys(
         genesis.validators.as_ref().expect("set above"),
     )?;
     let genesis_json = genesis.to_json_pretty();
@@ -224,7 +224,7 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
         std::fs::create_dir_all(&data).map_err(|e| io("create", &data, e))?;
         std::fs::write(data.join("genesis.json"), &genesis_json)
             .map_err(|e| io("write", &data.join("genesis.json"), e))?;
-        gamechain_client::keyfile::write_key_file(&data.join("sequencer.wif"), &block_keys[i])?;
+        gamechain_chain::key_file::write_key_file(&data.join("sequencer.wif"), &block_keys[i])?;
         keys::write_new(&data, &consensus_keys[i]).map_err(|e| e.to_string())?;
         let position = positions
             .iter()
@@ -398,7 +398,7 @@ mod tests {
         // Each folder holds its validator's share of the genesis group key (threshold 3 of 4).
         let beacon = genesis.beacon.clone().unwrap();
         assert_eq!(beacon.threshold, Some(3));
-        let order = crate::validator::proof::finality::participant_keys(&set).unwrap();
+        let order = crate::proof::finality::participant_keys(&set).unwrap();
         for i in 0..4 {
             let data = args.dir.join(i.to_string()).join("data");
             let me = keys::public_hex(&keys::read(&data).unwrap());

@@ -18,8 +18,8 @@ use tokio::task::JoinHandle;
 use crate::config::NodeConfig;
 use crate::server::api;
 use crate::server::state::AppState;
-use crate::verify::restore::{finish_unfinished, restore_opened};
-use crate::verify::snapshot_join::SnapshotJoiner;
+use crate::replica::restore::{finish_unfinished, restore_opened};
+use crate::replica::snapshot_join::SnapshotJoiner;
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::genesis_setup::open_chain;
 use gamechain_ledger::open::preload_modules;
@@ -791,7 +791,7 @@ mod tests {
         let key_path = dir.path().join("sequencer.wif");
         let key = std::fs::read(&key_path).unwrap();
         std::fs::remove_file(&key_path).unwrap();
-        gamechain_client::keyfile::write_key_file(
+        gamechain_chain::key_file::write_key_file(
             &key_path,
             &SecretKey::generate(Network::Testnet),
         )

@@ -1,5 +1,5 @@
 //! `gamechain node --follow URL` as a process: the follower's data directory opened
-//! (`verify/follower.rs`), its read API served with `POST /v1/tx` forwarded to the sequencer,
+//! (`replica/follower.rs`), its read API served with `POST /v1/tx` forwarded to the sequencer,
 //! uploads tiered up in the background (`gamechain_ledger::tier_up`, as on a sequencer), and
 //! the follow task run until shutdown.
 
@@ -12,7 +12,7 @@ use gamechain_client::Client;
 use crate::config::NodeConfig;
 use crate::server::api;
 use crate::server::state::AppState;
-use crate::verify::follower::{follow, open_replica, refused};
+use crate::replica::follower::{follow, open_replica, refused};
 use gamechain_ledger::run_marker::mark_stopped;
 use gamechain_ledger::tier_up;
 use gamechain_ledger::NodeError;

@@ -3,7 +3,7 @@
 //! executing the block) — with its consensus digest and its binary encoding.
 //!
 //! **Digest** (what consensus votes on and a finality certificate signs):
-//! [`proposal_digest`] (`verify/finality.rs`): the parent's digest, the header hash, the
+//! [`proposal_digest`] (`proof/digest.rs`): the parent's digest, the header hash, the
 //! header's signature and the transactions' signatures, so a peer can change no byte of a
 //! block under the same digest (the header's `tx_root` covers the transactions' bodies).
 //! Followers and `gamechain verify` compute it from stored blocks to check certificates.
@@ -26,13 +26,13 @@ use commonware_cryptography::Digestible;
 
 use gamechain_runtime::chain::{tx_root, SignedHeader, SignedTx};
 
-/// [`crate::verify::finality::proposal_digest`] over the engine's digest type.
+/// [`crate::proof::digest::proposal_digest`] over the engine's digest type.
 pub fn proposal_digest<'a>(
     parent: &Digest,
     header: &SignedHeader,
     signatures: impl IntoIterator<Item = &'a str>,
 ) -> Digest {
-    Digest(crate::verify::finality::proposal_digest(
+    Digest(crate::proof::digest::proposal_digest(
         &parent.0, header, signatures,
     ))
 }

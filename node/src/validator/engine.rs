@@ -63,9 +63,9 @@ use crate::validator::equivocate::VoteSender;
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::observer::{run_evidence, AsConsensus, Observer};
-use crate::validator::proof::evidence::EvidenceChecker;
+use crate::proof::evidence::EvidenceChecker;
 
-pub use crate::validator::proof::finality::namespace;
+pub use crate::proof::finality::namespace;
 
 /// One network channel: its sender and receiver.
 pub type Channel<S, R> = (S, R);
@@ -128,7 +128,7 @@ pub enum EngineStart {
     /// genesis).
     Genesis(ProposedBlock),
     /// From a finalized block above 0: the base of a data directory that joined from a
-    /// snapshot (`verify/snapshot_join.rs`), its own finality certificate decoded and checked
+    /// snapshot (`replica/snapshot_join.rs`), its own finality certificate decoded and checked
     /// against the set. Simplex starts at its view (`Floor::Finalized`); marshal takes it as
     /// its floor (`Start::Floor`): it fetches the block itself from its peers by the
     /// certificate's digest, stores it, and delivers it as the first finalized block (the

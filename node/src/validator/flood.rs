@@ -8,6 +8,11 @@
 //! The deploys are signed by a fixed key ([`flood_key`]) nobody else uses; on a chain with fees
 //! it holds nothing and its deploys cannot be included (the fault then proposes honest blocks).
 
+use wasm_encoder::{
+    CodeSection, ExportKind, ExportSection, Function, FunctionSection, MemorySection, MemoryType,
+    Module, TypeSection, ValType,
+};
+
 use gamechain_runtime::chain::{Action, Network, SecretKey, SignedTx, TxBody, MAX_CODE_BYTES};
 
 /// The key the flood's deploys are signed with.
@@ -41,106 +46,69 @@ pub fn flood_deploy(
     .sign(key)
 }
 
-/// Unsigned LEB128.
-fn leb(mut v: u64, out: &mut Vec<u8>) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-/// Signed LEB128.
-fn sleb(mut v: i64, out: &mut Vec<u8>) {
-    loop {
-        let byte = (v & 0x7f) as u8;
-        v >>= 7;
-        let done = (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0);
-        if done {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
-}
-
-fn section(id: u8, body: &[u8], out: &mut Vec<u8>) {
-    out.push(id);
-    leb(body.len() as u64, out);
-    out.extend_from_slice(body);
-}
-
 /// A valid ABI v1 module of about `bytes` bytes (at most that) whose code depends on `tag`:
 /// `gc_apply` calls the first of many functions of straight-line `i64` arithmetic.
 pub fn flood_module(tag: u64, bytes: usize) -> Vec<u8> {
     /// Bytes of one function body (about).
     const BODY: usize = 10_000;
-    // One step: local.get 0, i64.const 7, i64.add, local.set 0.
-    const STEP: [u8; 7] = [0x20, 0x00, 0x42, 0x07, 0x7c, 0x21, 0x00];
-    let funcs = (bytes.saturating_sub(256) / (BODY + 4)).max(1);
-    let mut out = b"\0asm\x01\0\0\0".to_vec();
-    // Types: 0 () -> i32, 1 (i32) -> i32, 2 (i32 i32 i32 i32) -> i32, 3 (i32 i32) -> i32,
-    // 4 () -> ().
-    let types: [&[u8]; 5] = [
-        &[0x60, 0, 1, 0x7f],
-        &[0x60, 1, 0x7f, 1, 0x7f],
-        &[0x60, 4, 0x7f, 0x7f, 0x7f, 0x7f, 1, 0x7f],
-        &[0x60, 2, 0x7f, 0x7f, 1, 0x7f],
-        &[0x60, 0, 0],
-    ];
-    let mut s = vec![types.len() as u8];
-    for t in types {
-        s.extend_from_slice(t);
+    /// Bytes of one step: local.get 0, i64.const 7, i64.add, local.set 0.
+    const STEP: usize = 7;
+    let funcs = (bytes.saturating_sub(256) / (BODY + 4)).max(1) as u32;
+    let mut types = TypeSection::new();
+    types.ty().function([], [ValType::I32]); // 0: gc_abi_version, gc_view's shape
+    types.ty().function([ValType::I32], [ValType::I32]); // 1: gc_alloc
+    types.ty().function([ValType::I32; 4], [ValType::I32]); // 2: gc_apply
+    types.ty().function([ValType::I32; 2], [ValType::I32]); // 3: gc_view
+    types.ty().function([], []); // 4: the flood's bodies
+    let mut functions = FunctionSection::new();
+    for ty in [0, 1, 2, 3].into_iter().chain(std::iter::repeat_n(4, funcs as usize)) {
+        functions.function(ty);
     }
-    section(1, &s, &mut out);
-    let mut s = Vec::new();
-    leb(4 + funcs as u64, &mut s);
-    s.extend_from_slice(&[0, 1, 2, 3]);
-    s.extend(std::iter::repeat_n(4u8, funcs));
-    section(3, &s, &mut out);
-    section(5, &[1, 0, 1], &mut out);
-    let mut s = vec![5];
-    for (name, kind, index) in [
-        ("memory", 2u8, 0u8),
-        ("gc_abi_version", 0, 0),
-        ("gc_alloc", 0, 1),
-        ("gc_apply", 0, 2),
-        ("gc_view", 0, 3),
-    ] {
-        s.push(name.len() as u8);
-        s.extend_from_slice(name.as_bytes());
-        s.push(kind);
-        s.push(index);
+    let mut memories = MemorySection::new();
+    memories.memory(MemoryType {
+        minimum: 1,
+        maximum: None,
+        memory64: false,
+        shared: false,
+        page_size_log2: None,
+    });
+    let mut exports = ExportSection::new();
+    exports.export("memory", ExportKind::Memory, 0);
+    for (i, name) in ["gc_abi_version", "gc_alloc", "gc_apply", "gc_view"].into_iter().enumerate() {
+        exports.export(name, ExportKind::Func, i as u32);
     }
-    section(7, &s, &mut out);
-    let mut code = Vec::new();
-    leb(4 + funcs as u64, &mut code);
-    let body = |f: &[u8], code: &mut Vec<u8>| {
-        leb(f.len() as u64, code);
-        code.extend_from_slice(f);
+    let mut code = CodeSection::new();
+    let constant = |v: i32| {
+        let mut f = Function::new([]);
+        f.instructions().i32_const(v).end();
+        f
     };
-    body(&[0, 0x41, 1, 0x0b], &mut code); // gc_abi_version: 1
-    body(&[0, 0x41, 0x80, 0x08, 0x0b], &mut code); // gc_alloc: 1024
-                                                   // gc_apply: call function 4, return 0.
-    body(&[0, 0x10, 4, 0x41, 0, 0x0b], &mut code);
-    body(&[0, 0x41, 0, 0x0b], &mut code); // gc_view: 0
+    code.function(&constant(1)); // gc_abi_version: 1
+    code.function(&constant(1024)); // gc_alloc: 1024
+    let mut apply = Function::new([]);
+    apply.instructions().call(4).i32_const(0).end(); // gc_apply: call function 4, return 0
+    code.function(&apply);
+    code.function(&constant(0)); // gc_view: 0
     for n in 0..funcs {
         // One i64 local, set to the tag (so the code differs per tag), then the steps.
-        let mut f = vec![1, 1, 0x7e, 0x42];
-        sleb(tag as i64 ^ n as i64, &mut f);
-        f.extend_from_slice(&[0x21, 0x00]);
-        while f.len() + STEP.len() < BODY {
-            f.extend_from_slice(&STEP);
+        let mut f = Function::new([(1, ValType::I64)]);
+        f.instructions()
+            .i64_const(tag as i64 ^ i64::from(n))
+            .local_set(0);
+        while f.byte_len() + STEP < BODY {
+            f.instructions().local_get(0).i64_const(7).i64_add().local_set(0);
         }
-        f.push(0x0b);
-        body(&f, &mut code);
+        f.instructions().end();
+        code.function(&f);
     }
-    section(10, &code, &mut out);
-    out
+    let mut module = Module::new();
+    module
+        .section(&types)
+        .section(&functions)
+        .section(&memories)
+        .section(&exports)
+        .section(&code);
+    module.finish()
 }
 
 #[cfg(test)]

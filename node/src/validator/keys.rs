@@ -80,7 +80,7 @@ pub fn write_new(dir: &Path, key: &PrivateKey) -> Result<(), NodeError> {
 /// The genesis set's consensus keys as the engine's ordered participant set. Errors: a key
 /// that is not an ed25519 public key.
 pub fn participants(set: &ValidatorSet) -> Result<Set<PublicKey>, NodeError> {
-    crate::validator::proof::finality::participants(set).map_err(NodeError::Refused)
+    crate::proof::finality::participants(set).map_err(NodeError::Refused)
 }
 
 #[cfg(test)]

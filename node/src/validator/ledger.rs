@@ -761,7 +761,7 @@ impl Ledger {
             let recorded = storage.validator_finality(height)?;
             let committed = match &recorded {
                 Some((d, _)) => Digest(*d),
-                None => crate::validator::digest_at(storage, height)?,
+                None => crate::proof::digest::digest_at(storage, height)?,
             };
             if committed != digest {
                 return Err(NodeError::Refused(format!(

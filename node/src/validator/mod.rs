@@ -24,8 +24,7 @@
 //! | [`gossip`] | transactions sent to one validator reach the others |
 //! | [`flood`] | the deploys of the test fault `deploy_flood` (a proposer that floods blocks with code) |
 //! | [`keys`] | the consensus key file and the participant set |
-//! | [`p2p`] | the transport's preset, [`p2p::PeerAddr`]: peers' addresses by IP or DNS name |
-//! | [`proof`] | finality certificates and evidence of faults, checked against the genesis set (for `verify`, followers and the API) |
+//! | [`p2p`] | the transport's preset; dialling peers by IP or DNS name |
 //! | [`rejoin`] | rejoining consensus without a journal: following to a floor the key's old votes cannot reach |
 //! | [`run`] | `gamechain node --validator`: the engine over TCP on its own runtime |
 //!
@@ -42,7 +41,6 @@ pub mod keys;
 pub mod ledger;
 pub mod observer;
 pub mod p2p;
-pub mod proof;
 pub mod rejoin;
 pub mod run;
 
@@ -51,7 +49,8 @@ mod sim_tests;
 
 use commonware_cryptography::sha256::Digest;
 
-use crate::validator::block::{proposal_digest, BlockBound, ProposedBlock};
+use crate::proof::digest::digest_at;
+use crate::validator::block::{BlockBound, ProposedBlock};
 use gamechain_ledger::storage::Storage;
 use gamechain_ledger::NodeError;
 
@@ -79,32 +78,6 @@ pub fn genesis_proposal(storage: &Storage) -> Result<ProposedBlock, NodeError> {
 pub fn head_digest(storage: &Storage, head_height: u64) -> Result<Digest, NodeError> {
     storage.ensure_validator_tables()?;
     digest_at(storage, head_height)
-}
-
-/// The consensus digest of stored block `height`, whose parent's digest is `parent`.
-fn next_digest(storage: &Storage, parent: &Digest, height: u64) -> Result<Digest, NodeError> {
-    let block = storage.block(height)?.ok_or_else(|| {
-        NodeError::Refused(format!("the database has no block {height} below its head"))
-    })?;
-    Ok(proposal_digest(
-        parent,
-        &block.header,
-        block.txs.iter().map(|t| t.tx.signature()),
-    ))
-}
-
-/// The consensus digest of stored block `height` (at or below the head), from the nearest
-/// recorded digest below it (or block 0). Errors: the database failed or lacks a block.
-pub fn digest_at(storage: &Storage, height: u64) -> Result<Digest, NodeError> {
-    let (mut at, mut digest) = match storage.validator_digest_at_or_below(height)? {
-        Some((h, d)) => (h, Digest(d)),
-        None => (0, genesis_proposal(storage)?.digest_of()),
-    };
-    while at < height {
-        at += 1;
-        digest = next_digest(storage, &digest, at)?;
-    }
-    Ok(digest)
 }
 
 impl ProposedBlock {

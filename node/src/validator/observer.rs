@@ -31,7 +31,7 @@ use commonware_runtime::{Clock, Spawner, Supervisor};
 use tokio::sync::mpsc;
 
 use crate::validator::ledger::Ledger;
-use crate::validator::proof::evidence::EvidenceChecker;
+use crate::proof::evidence::EvidenceChecker;
 use gamechain_ledger::metrics::ConsensusMetrics;
 use gamechain_ledger::storage::StoredEvidence;
 

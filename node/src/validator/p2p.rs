@@ -1,5 +1,5 @@
-//! The validator's p2p transport settings and its peers' addresses: which preset of
-//! Commonware's `lookup` network runs, and how a peer named by DNS is reached.
+//! The validator's p2p transport settings: which preset of Commonware's `lookup` network runs,
+//! and how a peer named by DNS ([`PeerAddr`], written in the configuration) is reached.
 //!
 //! - **Preset.** A loopback `p2p_listen` (a network on one machine, tests) gets
 //!   `lookup::Config::local` (redials after 1 s, 16 handshakes a second per IP, pings every
@@ -23,7 +23,6 @@
 //! There are no bootstrappers: the lookup network has no discovery, every validator's address
 //! is in the configuration (the set is fixed by genesis), and each validator dials every other.
 
-use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::num::NonZeroUsize;
 use std::time::Duration;
@@ -35,56 +34,7 @@ use commonware_stream::Upgrader;
 use commonware_utils::ordered::Map;
 use commonware_utils::Hostname;
 
-/// Where a peer is reached: an IP socket address, or a DNS name and port resolved by the
-/// system resolver (`/etc/hosts`, then DNS) at start and at every dial.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum PeerAddr {
-    /// `1.2.3.4:9645` or `[2001:db8::1]:9645`.
-    Socket(SocketAddr),
-    /// `v1.example.org:9645`: a hostname of RFC 1035/1123 letters, digits, `-` and `.`, at most
-    /// 253 characters.
-    Dns {
-        /// The name, as written.
-        host: String,
-        /// The TCP port.
-        port: u16,
-    },
-}
-
-impl PeerAddr {
-    /// Parses `<ip>:<port>`, `[<ipv6>]:<port>` or `<dns name>:<port>`. Errors: anything else
-    /// (a missing or bad port, a name that is not a valid hostname).
-    pub fn parse(s: &str) -> Result<Self, String> {
-        if let Ok(addr) = s.parse::<SocketAddr>() {
-            return Ok(Self::Socket(addr));
-        }
-        let (host, port) = s
-            .rsplit_once(':')
-            .ok_or_else(|| format!("`{s}` has no :<port>"))?;
-        let port: u16 = port
-            .parse()
-            .map_err(|_| format!("`{s}`: `{port}` is not a port"))?;
-        if host.parse::<std::net::IpAddr>().is_ok() || host.starts_with('[') {
-            return Err(format!(
-                "`{s}`: write an IPv6 address as [<address>]:<port>"
-            ));
-        }
-        Hostname::new(host).map_err(|e| format!("`{s}`: `{host}` is not a hostname: {e}"))?;
-        Ok(Self::Dns {
-            host: host.to_string(),
-            port,
-        })
-    }
-}
-
-impl fmt::Display for PeerAddr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Socket(a) => write!(f, "{a}"),
-            Self::Dns { host, port } => write!(f, "{host}:{port}"),
-        }
-    }
-}
+use crate::config::peer_addr::PeerAddr;
 
 /// How often a peer's DNS name is resolved again for the address its connections must come
 /// from (node policy).

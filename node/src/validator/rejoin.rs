@@ -55,8 +55,8 @@ use tokio::sync::watch;
 
 use gamechain_client::client::Client;
 
-use crate::validator::proof::finality::FinalityChecker;
-use crate::verify::follower::follow_until;
+use crate::proof::finality::FinalityChecker;
+use crate::replica::follower::follow_until;
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::genesis_setup::now_ms;
 pub use gamechain_ledger::rejoin_record::{

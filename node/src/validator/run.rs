@@ -170,7 +170,7 @@ pub async fn run(
         Some(_) => {}
     }
     let participants = keys::participants(&set)?;
-    let mut peers: Vec<(PublicKey, crate::validator::p2p::PeerAddr)> = Vec::new();
+    let mut peers: Vec<(PublicKey, crate::config::peer_addr::PeerAddr)> = Vec::new();
     let mut seen = BTreeSet::from([my_bytes]);
     for (peer, addr) in vc.parsed_peers().map_err(NodeError::Config)? {
         if set.by_consensus_key(&peer).is_none() {
@@ -402,7 +402,7 @@ fn engine_start(chain: &Chain, storage: &Storage, floor: u64) -> Result<EngineSt
             "consensus starts from block {floor} (a snapshot's base, or a rejoin's floor): {what}"
         ))
     };
-    let checker = crate::validator::proof::finality::FinalityChecker::new(
+    let checker = crate::proof::finality::FinalityChecker::new(
         chain.genesis(),
         &chain.genesis_hash,
     )

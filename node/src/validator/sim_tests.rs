@@ -144,7 +144,7 @@ fn make_nodes(n: usize, faulty: Option<(usize, Fault)>) -> (Vec<Node>, Vec<Priva
             let dir = tempfile::tempdir().unwrap();
             let cfg = config(dir.path());
             std::fs::write(cfg.ledger().genesis_path(), genesis.to_json_pretty()).unwrap();
-            gamechain_client::keyfile::write_key_file(&cfg.ledger().key_path(), &block_key(i))
+            gamechain_chain::key_file::write_key_file(&cfg.ledger().key_path(), &block_key(i))
                 .unwrap();
             let opened = open_chain(&cfg.ledger(), None).unwrap();
             let height = opened.head.header.header.height;
@@ -473,7 +473,7 @@ fn run(
                 let mut rng = context.child("verify");
                 assert!(f.verify(&mut rng, &verifier, &Sequential), "height {h}");
                 // The same check `gamechain verify` makes.
-                let checker = crate::validator::proof::finality::FinalityChecker::new(
+                let checker = crate::proof::finality::FinalityChecker::new(
                     node.chain.genesis(),
                     &node.chain.genesis_hash,
                 )
@@ -513,12 +513,12 @@ fn run(
 /// damaged certificate or digest, another block the second time, a header not signed by a
 /// validator and a block out of order are refused.
 fn check_follower_gate(node: &Node, top: u64) {
-    use crate::verify::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
+    use crate::replica::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
     use crate::verify::replay::check_block;
     use crate::verify::source::Finality;
     let chain = &node.chain;
     let checker = Arc::new(
-        crate::validator::proof::finality::FinalityChecker::new(
+        crate::proof::finality::FinalityChecker::new(
             chain.genesis(),
             &chain.genesis_hash,
         )
@@ -527,7 +527,7 @@ fn check_follower_gate(node: &Node, top: u64) {
     let genesis = Arc::new(chain.genesis().clone());
     let digest_at = |h: u64| {
         chain
-            .read_db(|db| Ok(crate::validator::digest_at(db, h)))
+            .read_db(|db| Ok(crate::proof::digest::digest_at(db, h)))
             .unwrap()
             .unwrap()
     };
@@ -755,7 +755,7 @@ fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies
     let (heads, _, _, _, (evidence, chains)) = run(6, 4, Some((3, Fault::Equivocate)), 6, false);
     check_agreement(&heads);
     let chain = &chains[0];
-    let checker = crate::validator::proof::evidence::EvidenceChecker::new(
+    let checker = crate::proof::evidence::EvidenceChecker::new(
         chain.genesis(),
         &chain.genesis_hash,
     )

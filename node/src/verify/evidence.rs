@@ -1,12 +1,12 @@
 //! What `gamechain verify` reports of a source's evidence of faulty validators
 //! ([`EvidenceReport`]), and the records' wire form (`GET /v1/evidence`, export files): each
-//! record is checked by the validator's [`EvidenceChecker`] (`validator/proof/evidence.rs`,
+//! record is checked by the validator's [`EvidenceChecker`] (`proof/evidence.rs`,
 //! which says what evidence is).
 
 use serde_json::{json, Value};
 
-use crate::validator::proof::evidence::{EvidenceChecker, MAX_EVIDENCE_BYTES};
-use crate::validator::proof::finality::participant_keys;
+use crate::proof::evidence::{EvidenceChecker, MAX_EVIDENCE_BYTES};
+use crate::proof::finality::participant_keys;
 use gamechain_ledger::storage::StoredEvidence;
 
 /// Most invalid records an [`EvidenceReport`] lists (the rest are counted).

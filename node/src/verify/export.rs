@@ -18,7 +18,7 @@ use gamechain_runtime::MemState;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use crate::validator::proof::evidence::MAX_EVIDENCE_BYTES;
+use crate::proof::evidence::MAX_EVIDENCE_BYTES;
 use crate::verify::source::{ChainSource, ExpectedState, Finality, SourceError};
 use gamechain_chain::wire::Block;
 use gamechain_ledger::storage::{StoredEvidence, MAX_EVIDENCE};

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use gamechain_runtime::chain::{Genesis, SignedHeader};
 use gamechain_runtime::MemState;
 
-use crate::validator::proof::finality::MAX_CERTIFICATE_BYTES;
+use crate::proof::finality::MAX_CERTIFICATE_BYTES;
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client, ClientError};
 use gamechain_ledger::storage::{Storage, StoredEvidence, MAX_EVIDENCE};

@@ -32,10 +32,10 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
-use crate::validator::proof::evidence::EvidenceChecker;
-use crate::validator::proof::finality::FinalityChecker;
+use crate::proof::evidence::EvidenceChecker;
+use crate::proof::finality::FinalityChecker;
 use crate::verify::evidence::EvidenceReport;
-use crate::verify::finality::proposal_digest;
+use crate::proof::digest::proposal_digest;
 use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };
@@ -151,7 +151,7 @@ pub struct VerifyReport {
 /// `finality.certificate`), and every block up to the head must be covered by a certificate,
 /// its own or a descendant's (a descendant's digest chains its ancestors'), else the chain is
 /// not proven final ([`FinalityReport::uncovered`], `gamechain verify` exits
-/// [`EXIT_NOT_FINAL`](crate::cli::verify::EXIT_NOT_FINAL)). Block 0 is fixed by genesis and
+/// `EXIT_NOT_FINAL`, `cli/verify/exit.rs`). Block 0 is fixed by genesis and
 /// needs no certificate.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FinalityReport {

@@ -53,7 +53,7 @@ pub mod wire;
 
 pub use block::{merkle, receipt, tx};
 pub use genesis::{block_caps, clock, fees, params, validators};
-pub use keys::{address, beacon, seal, signed_message};
+pub use keys::{address, beacon, key_file, seal, signed_message};
 pub use state_root::element_cache;
 
 pub use address::{address_from_pubkey, parse_address, AddressError, Network, SecretKey};

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use gamechain_client::keyfile::write_secret_file;
+use gamechain_chain::key_file::write_secret_file;
 use gamechain_runtime::chain::{BeaconPublicKey, BeaconSecretKey};
 
 use crate::node_error::NodeError;

@@ -22,7 +22,7 @@
 //! that file: a head below the signed height (the database lost blocks it had published) is
 //! refused, unless `--restore-from URL` is given (`config.restore_from`): then the opened chain
 //! says how far it is behind ([`OpenedChain::behind`]) and the caller restores it
-//! (`verify/restore.rs`) before anything is signed; another hash at the signed height is
+//! (`replica/restore.rs`) before anything is signed; another hash at the signed height is
 //! refused. A missing file
 //! beside a database with blocks is recreated from the head (a warning).
 //!
@@ -66,7 +66,7 @@ use crate::snapshot::tidy_joins;
 use crate::start::beacon_key::{create_beacon_key, read_beacon_key};
 use crate::storage::{Storage, StorageError};
 use gamechain_chain::wire::Block;
-use gamechain_client::keyfile::{read_key_file, write_key_file};
+use gamechain_chain::key_file::{read_key_file, write_key_file};
 
 /// The tic-tac-toe guest this binary embeds (built by `build.rs` from `modules/tictactoe`; one of
 /// [`GENESIS_MODULES`]).
@@ -108,11 +108,11 @@ pub struct OpenedChain {
     /// `<data>/sign-state.json`: the highest block signed (the head's, once open).
     pub sign_state: SignStateFile,
     /// With `config.restore_from` only: the signed block the head is below. The caller must
-    /// restore up to it (`verify::restore::restore_opened`) before the sequencer runs (whose
+    /// restore up to it (`replica::restore::restore_opened`) before the sequencer runs (whose
     /// sign state refuses any height at or below it anyway).
     pub behind: Option<SignState>,
     /// The signed block the sequencer recorded but did not commit before it stopped
-    /// ([`HeadCheck::Unfinished`]): `verify::restore::finish_unfinished` commits it before the
+    /// ([`HeadCheck::Unfinished`]): `replica::restore::finish_unfinished` commits it before the
     /// sequencer runs.
     pub unfinished: Option<Block>,
 }
@@ -122,7 +122,7 @@ fn io_err(what: &str, path: &Path, e: impl std::fmt::Display) -> NodeError {
 }
 
 /// What fetches a peer's state snapshot into a new validator's empty database (`--snapshot-from`):
-/// the node's `verify::snapshot_join`, which checks it over HTTP against the snapshot block's
+/// the node's `replica::snapshot_join`, which checks it over HTTP against the snapshot block's
 /// finality certificate. The ledger only opens files; fetching is the caller's, and so is
 /// checking: the ledger trusts what `join` commits. An implementation must commit nothing
 /// unless the snapshot's entries hash to the state root of a block header certified by a
@@ -230,7 +230,7 @@ pub fn open_chain(
             };
             return Err(lost_refusal(record, 0, lost));
         }
-        // A new validator that joins from a snapshot (`verify/snapshot_join.rs`): its chain
+        // A new validator that joins from a snapshot (`replica/snapshot_join.rs`): its chain
         // starts at the snapshot's certified block instead of block 0.
         None if config.validator && config.snapshot_from.is_some() => join_validator(
             config,
@@ -521,7 +521,7 @@ pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, No
 
 /// The first start of a validator with `--snapshot-from PEER` on an empty data directory: the
 /// chain of `genesis` (from the local `genesis.json`) imported from the newest snapshot `PEER`
-/// serves, checked as a follower's join is (`verify/snapshot_join.rs`: on a chain with
+/// serves, checked as a follower's join is (`replica/snapshot_join.rs`: on a chain with
 /// validators, the snapshot's block must carry its own finality certificate by a quorum of the
 /// genesis set; the record is stored beside it, and consensus starts from it,
 /// `validator/run.rs`), and the base recorded in the sign state. `ids` are the genesis hash and

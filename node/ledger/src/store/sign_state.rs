@@ -15,7 +15,7 @@
 //! At start (`genesis_setup.rs::open_chain`), [`check_head`] compares the database's head with
 //! it: a head below the signed height, or another hash at the signed height, means the
 //! database lost blocks after the last signed one, and the node refuses to start (the remedy
-//! is `gamechain node --restore-from URL`, `verify/restore.rs`, confirmed by
+//! is `gamechain node --restore-from URL`, `replica/restore.rs`, confirmed by
 //! [`confirm_restored`]).
 
 use std::io::Write;
@@ -307,7 +307,7 @@ pub fn behind_refusal(
     NodeError::Refused(text)
 }
 
-/// After a restore towards `signed` (`verify/restore.rs`; `failed`: why it stopped, if it
+/// After a restore towards `signed` (`replica/restore.rs`; `failed`: why it stopped, if it
 /// did): `Ok` when the head (`height`, `hash`) is now the signed block itself, else the
 /// refusal naming the sign state, the head and the failure.
 pub fn confirm_restored(

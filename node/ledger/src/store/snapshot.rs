@@ -1,6 +1,6 @@
 //! State snapshots a node takes of its committed state and serves in chunks, so that a new node
 //! can start from a recent height instead of replaying the chain from genesis
-//! (`verify/snapshot_join.rs`; `docs/validators.md`, "Joining from a snapshot").
+//! (`replica/snapshot_join.rs`; `docs/validators.md`, "Joining from a snapshot").
 //!
 //! When. With `snapshot_every_blocks = N` (node policy, default 0: none), the first commit whose
 //! head reaches or passes a multiple of `N` takes a snapshot at that head ([`Snapshots::after_commit`]).
@@ -56,7 +56,7 @@ pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_ENTRY_BYTES;
 pub const MAX_CHUNKS: usize = 65_536;
 
 /// Most bytes of chunks one snapshot may have (256 GiB). A joining node also refuses a
-/// snapshot whose chunks and import would not fit its free disk space (`verify/snapshot_join.rs`).
+/// snapshot whose chunks and import would not fit its free disk space (`replica/snapshot_join.rs`).
 pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 30;
 
 /// Fewest bytes one entry takes in a chunk: its two length prefixes.

@@ -687,7 +687,7 @@ impl Storage {
     /// the database holds all of them or none. The rows are exactly those that committing the
     /// blocks one by one writes (the `state` table ends the same, each block's rows and account
     /// numbers are written in order). A verifying follower that is catching up commits its
-    /// blocks this way (`verify/follower.rs`). Errors: SQLite failed (nothing was written), a
+    /// blocks this way (`replica/follower.rs`). Errors: SQLite failed (nothing was written), a
     /// block does not extend the one before it (or the head), a `senders` list does not have
     /// one entry per transaction, or `blocks` is empty.
     pub fn commit_blocks(
@@ -1369,7 +1369,7 @@ impl Storage {
     }
 
     /// Makes an empty database the chain of `genesis_hash` starting at `block` (its base, from a
-    /// snapshot: `verify/snapshot_join.rs`), in one transaction: `fill` is given a function that
+    /// snapshot: `replica/snapshot_join.rs`), in one transaction: `fill` is given a function that
     /// inserts one state entry (keys must be distinct) and returns the state's running hash,
     /// which must hash to `block`'s state root; then the block's rows (`senders` as in
     /// [`Storage::commit_block`]), the genesis module `code`, the chain's identity, the

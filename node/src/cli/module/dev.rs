@@ -18,7 +18,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use clap::Args;
 use gamechain_client::client::Client;
-use gamechain_client::keyfile::write_key_file;
+use gamechain_chain::key_file::write_key_file;
 use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy};
 
 use crate::cli::codegen_ts;

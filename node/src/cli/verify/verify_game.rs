@@ -16,7 +16,7 @@ use gamechain_runtime::chain::Genesis;
 use gamechain_runtime::MAX_MODULE_BYTES;
 
 use crate::cli::verify::exit::{EXIT_DIVERGED, EXIT_ERROR};
-use crate::server::transcript::wire::Transcript;
+use gamechain_chain::wire::transcript::Transcript;
 use crate::verify::game::report::GameReport;
 use crate::verify::game::{verify_game, GameCheck};
 use crate::verify::source::fetch_genesis;

@@ -18,11 +18,10 @@
 
 use std::sync::Arc;
 
-use gamechain_chain::wire::Block;
+use gamechain_chain::wire::{Block, GameEvent};
 use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::genesis::check_module_id;
 use gamechain_runtime::chain::{Action, Network, TxBody};
-use serde::Serialize;
 use serde_json::Value;
 
 /// Longest `game` a filter takes, in bytes.
@@ -32,27 +31,14 @@ pub const MAX_GAME_ID_BYTES: usize = 128;
 /// alone): a block with more is sent as several messages, the last with `"last": true`.
 pub const MAX_MESSAGE_EVENT_BYTES: usize = 64 * 1024;
 
-/// One event of a module, where it came from.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+/// One event of a module: the module it belongs to (never sent: a subscription names it), and
+/// the event as the feed sends it.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ModuleEvent {
     /// The module it belongs to.
-    #[serde(skip)]
     pub module: String,
-    /// The transaction's id; `None` for an end-block event.
-    pub txid: Option<String>,
-    /// The transaction's position in its block; `None` for an end-block event.
-    pub tx_index: Option<u32>,
-    /// The account the transaction acts for; `None` for an end-block or scheduled-call event.
-    pub sender: Option<String>,
-    /// The scheduled call that emitted it (absent from the JSON otherwise).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub call: Option<u64>,
-    /// The event's position in its receipt.
-    pub index: u32,
-    /// Its kind (`tictactoe.moved`).
-    pub kind: String,
-    /// Its data, as the receipt holds it.
-    pub data: Value,
+    /// The event.
+    pub event: GameEvent,
 }
 
 /// Every module event of one committed block, made once per block for all subscribers.
@@ -93,6 +79,7 @@ impl BlockEvents {
             for (index, e) in s.receipt.events.iter().enumerate() {
                 events.push(ModuleEvent {
                     module: s.module.clone(),
+                    event: GameEvent {
                     txid: None,
                     tx_index: None,
                     sender: None,
@@ -100,6 +87,7 @@ impl BlockEvents {
                     index: index as u32,
                     kind: e.kind.clone(),
                     data: e.data.clone(),
+                },
                 });
             }
         }
@@ -114,6 +102,7 @@ impl BlockEvents {
             for (index, e) in t.receipt.events.iter().enumerate() {
                 events.push(ModuleEvent {
                     module: module.clone(),
+                    event: GameEvent {
                     txid: Some(txid.clone()),
                     tx_index: Some(i as u32),
                     sender: Some(sender.clone()),
@@ -121,6 +110,7 @@ impl BlockEvents {
                     index: index as u32,
                     kind: e.kind.clone(),
                     data: e.data.clone(),
+                },
                 });
             }
         }
@@ -128,6 +118,7 @@ impl BlockEvents {
             for (index, e) in receipt.events.iter().enumerate() {
                 events.push(ModuleEvent {
                     module: module.clone(),
+                    event: GameEvent {
                     txid: None,
                     tx_index: None,
                     sender: None,
@@ -135,6 +126,7 @@ impl BlockEvents {
                     index: index as u32,
                     kind: e.kind.clone(),
                     data: e.data.clone(),
+                },
                 });
             }
         }
@@ -196,15 +188,15 @@ impl EventFilter {
         if let Some(game) = &self.game {
             let named = ["id", "game"]
                 .iter()
-                .any(|f| event.data.get(f).and_then(Value::as_str) == Some(game.as_str()));
+                .any(|f| event.event.data.get(f).and_then(Value::as_str) == Some(game.as_str()));
             if !named {
                 return false;
             }
         }
         if let Some(player) = &self.player {
             let p = player.as_str();
-            let sent = event.sender.as_deref() == Some(p);
-            let named = event.data.as_object().is_some_and(|fields| {
+            let sent = event.event.sender.as_deref() == Some(p);
+            let named = event.event.data.as_object().is_some_and(|fields| {
                 fields.values().any(|v| match v {
                     Value::String(s) => s == p,
                     Value::Array(items) => items.iter().any(|i| i.as_str() == Some(p)),
@@ -226,7 +218,7 @@ impl EventFilter {
         let mut chunks: Vec<Vec<String>> = Vec::new();
         let mut size = 0;
         for e in block.events.iter().filter(|e| self.matches(e)) {
-            let text = serde_json::to_string(e).expect("events serialise");
+            let text = serde_json::to_string(&e.event).expect("events serialise");
             if chunks.is_empty() || size + text.len() > MAX_MESSAGE_EVENT_BYTES {
                 chunks.push(Vec::new());
                 size = 0;
@@ -265,6 +257,7 @@ mod tests {
     fn event(module: &str, sender: Option<&str>, data: Value) -> ModuleEvent {
         ModuleEvent {
             module: module.into(),
+            event: GameEvent {
             txid: sender.map(|_| "ab".repeat(32)),
             tx_index: sender.map(|_| 0),
             sender: sender.map(str::to_string),
@@ -272,6 +265,7 @@ mod tests {
             index: 0,
             kind: format!("{module}.x"),
             data,
+            },
         }
     }
 

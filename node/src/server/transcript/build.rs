@@ -8,7 +8,7 @@ use gamechain_runtime::chain::merkle::inclusion_proof;
 use gamechain_sdk::Amount;
 use serde_json::Value;
 
-use super::wire::{CallRef, Step, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
+use gamechain_chain::wire::transcript::{CallRef, Step, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
@@ -98,12 +98,12 @@ pub fn build(
         let mut indexes: Vec<u32> = Vec::new();
         let mut calls: Vec<u64> = Vec::new();
         for e in events.events.iter().filter(|e| filter.matches(e)) {
-            match (e.tx_index, e.call) {
+            match (e.event.tx_index, e.event.call) {
                 (Some(i), _) if indexes.last() != Some(&i) => indexes.push(i),
                 (None, Some(c)) if calls.last() != Some(&c) => calls.push(c),
                 _ => {}
             }
-            finished |= e.kind == finished_kind;
+            finished |= e.event.kind == finished_kind;
         }
         if indexes.is_empty() && calls.is_empty() {
             continue;

@@ -23,7 +23,6 @@
 //!   `410 pruned` when a block is not kept here.
 
 pub mod build;
-pub mod wire;
 
 use axum::extract::rejection::PathRejection;
 use std::collections::BTreeSet;

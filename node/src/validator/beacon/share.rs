@@ -224,7 +224,7 @@ pub fn deal(participants: &Set<PublicKey>, rng: impl CryptoRng) -> Result<Dealt,
 /// system's randomness: what `gamechain testnet` writes. Errors: a consensus key of the set
 /// that is not an ed25519 key, or listed twice.
 pub fn deal_to_set(set: &ValidatorSet) -> Result<Dealt, String> {
-    let participants = crate::validator::proof::finality::participants(set)?;
+    let participants = crate::proof::finality::participants(set)?;
     deal(&participants, commonware_utils::sys_rng())
 }
 
@@ -329,7 +329,7 @@ pub fn load(
 /// Writes `text` (a file of [`Dealt::files`]) to `<dir>/beacon_share.json`, mode 0600, never
 /// replacing a file. Errors: the file exists or cannot be written.
 pub fn write_new(dir: &Path, text: &str) -> Result<(), String> {
-    gamechain_client::keyfile::write_secret_file(&dir.join(SHARE_FILE), "a beacon share", text)
+    gamechain_chain::key_file::write_secret_file(&dir.join(SHARE_FILE), "a beacon share", text)
 }
 
 #[cfg(test)]

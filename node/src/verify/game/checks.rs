@@ -6,7 +6,7 @@ use gamechain_runtime::chain::merkle::verify_inclusion;
 use gamechain_runtime::chain::{Action, Genesis, ScheduledReceipt, SignedTx, TxBody};
 
 use super::report::GameDivergence;
-use crate::server::transcript::wire::{CallRef, Step};
+use gamechain_chain::wire::transcript::{CallRef, Step};
 
 fn proof_hashes(proof: &[String]) -> Option<Vec<[u8; 32]>> {
     proof

@@ -23,7 +23,7 @@ use gamechain_runtime::chain::Genesis;
 use gamechain_runtime::MAX_MODULE_BYTES;
 use sha2::{Digest, Sha256};
 
-use crate::server::transcript::wire::{Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
+use gamechain_chain::wire::transcript::{Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
 use report::{GameDivergence, GameReport, StepReport};
 
 /// What to verify against.
@@ -229,7 +229,7 @@ fn names_game(data: &serde_json::Value, game: &str) -> bool {
 /// game's creation re-executes from an empty state, so its first op finds no game.)
 fn belongs_to_game(
     i: usize,
-    step: &crate::server::transcript::wire::Step,
+    step: &gamechain_chain::wire::transcript::Step,
     module: &str,
     game: &str,
 ) -> Result<(), GameDivergence> {
@@ -262,7 +262,7 @@ fn belongs_to_game(
 }
 
 /// Whether `step` finished game `game`: an event `<module>.finished` naming it.
-fn finished_by(step: &crate::server::transcript::wire::Step, module: &str, game: &str) -> bool {
+fn finished_by(step: &gamechain_chain::wire::transcript::Step, module: &str, game: &str) -> bool {
     let kind = format!("{module}.finished");
     step.receipt
         .events

@@ -13,7 +13,7 @@ use gamechain_sdk::schedule::{self, QueuedCall};
 use gamechain_sdk::{scheduler, Amount, At, BlockEnv};
 
 use super::report::GameDivergence;
-use crate::server::transcript::wire::{CallRef, Step, Transcript};
+use gamechain_chain::wire::transcript::{CallRef, Step, Transcript};
 
 /// The module compiled as the chain compiles it, and the state its game runs over.
 pub struct GameReplay {

@@ -5,5 +5,6 @@
 
 pub mod address;
 pub mod beacon;
+pub mod key_file;
 pub mod seal;
 pub mod signed_message;

@@ -7,21 +7,26 @@
 //! | [`block`] | [`Block`], [`IncludedTx`]: `GET /v1/blocks/<height>`, the WebSocket's `block`; [`BlockFinality`]: `GET /v1/blocks/<height>/finality` |
 //! | [`tx`] | [`TxRecord`], [`TxStatus`]: `GET /v1/tx/<txid>`; [`TxidAnswer`]: `POST /v1/tx` |
 //! | [`batch`] | [`TxBatch`], [`TxBatchAnswer`], [`BatchResult`]: `POST /v1/txs` |
+//! | [`events`] | [`GameEvent`]: one module event of `GET /v1/ws/events` |
 //! | [`evidence`] | [`Evidence`], [`EvidencePage`]: `GET /v1/evidence` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
+//! | [`transcript`] | [`transcript::Transcript`]: `GET /v1/games/<module>/<id>/transcript`, read by `gamechain verify --game` and the JS SDK |
 //!
 //! Deserialising checks what a reader could otherwise take on trust: a block's `height` and
 //! `hash` against its header, each transaction's `txid` against its body.
 
 pub mod batch;
 pub mod block;
+pub mod events;
 pub mod evidence;
 pub mod node;
 pub mod query;
+pub mod transcript;
 pub mod tx;
 
 pub use batch::{BatchResult, TxBatch, TxBatchAnswer};
 pub use block::{Block, BlockFinality, BlockMessage, IncludedTx};
+pub use events::GameEvent;
 pub use evidence::{Evidence, EvidencePage, EVIDENCE_KINDS};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
 pub use tx::{TxRecord, TxStatus, TxidAnswer};

@@ -1,6 +1,8 @@
 //! The wasm binary encoders the load-time rewriting needs: LEB128 integers, `*.const`
 //! instructions, an instruction with one index immediate, a section with its size prefix, and
-//! the bytes of the four number types.
+//! the bytes of the four number types. LEB128 itself is `wasm-encoder`'s.
+
+use wasm_encoder::Encode as _;
 
 /// The value type bytes of `i32`, `i64`, `f32` and `f64`.
 pub(crate) const I32: u8 = 0x7F;
@@ -31,27 +33,11 @@ pub(crate) fn i64_const(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Unsigned LEB128 of `v`, as the wasm binary format writes indices and sizes.
-pub(crate) fn leb_u32(out: &mut Vec<u8>, mut v: u32) {
-    loop {
-        let byte = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+pub(crate) fn leb_u32(out: &mut Vec<u8>, v: u32) {
+    v.encode(out);
 }
 
-pub(crate) fn leb_i64(out: &mut Vec<u8>, mut v: i64) {
-    loop {
-        let byte = (v & 0x7F) as u8;
-        v >>= 7;
-        let done = (v == 0 && byte & 0x40 == 0) || (v == -1 && byte & 0x40 != 0);
-        if done {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+/// Signed LEB128 of `v` (the immediates of `i32.const` and `i64.const`).
+pub(crate) fn leb_i64(out: &mut Vec<u8>, v: i64) {
+    v.encode(out);
 }

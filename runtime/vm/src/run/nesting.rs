@@ -102,6 +102,16 @@ pub(crate) struct Nesting {
 }
 
 impl Nesting {
+    /// The resolver of the running entry point's chain of calls, if the node gave one: the one
+    /// place its erased lifetime is restored. Callers are host functions, which run only while
+    /// the entry point that set it (`Nesting::top`) is running.
+    pub(crate) fn resolver(&self) -> Option<&dyn Resolve> {
+        // SAFETY: set by the entry point's caller for the duration of that call (`Nesting::top`,
+        // detached before it returns); a host function runs inside it, and the reference is
+        // not kept past the host function's return.
+        self.resolver.map(|ptr| unsafe { &*ptr })
+    }
+
     /// The top of a chain: depth 0, no resolver.
     pub(crate) const TOP: Nesting = Nesting {
         depth: 0,

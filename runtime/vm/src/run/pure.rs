@@ -18,7 +18,7 @@ use wasmtime::Linker;
 
 use crate::gas::{bytes, GAS_V1 as GAS};
 use crate::run::host::*;
-use crate::run::nesting::{Nesting, PureError, MAX_PURE_DEPTH};
+use crate::run::nesting::{Nesting, PureError, PureOutcome, Resolve, MAX_PURE_DEPTH};
 
 /// Longest pure entry point name (`gc_pure_<name>`, `name` of `a-z`, `0-9`, `_`).
 pub const MAX_PURE_NAME_BYTES: usize = 64;
@@ -30,6 +30,45 @@ fn valid_name(name: &str) -> bool {
         && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The resolver a nested call to entry point `name` uses, or the fixed code the caller gets
+/// instead: [`PureError::TooDeep`] at [`MAX_PURE_DEPTH`], [`PureError::NotFound`] for a name that
+/// cannot be a pure entry point or when the node gave no resolver.
+fn nested_resolver<'a>(nesting: &'a Nesting, name: &str) -> Result<&'a dyn Resolve, i64> {
+    if nesting.depth >= MAX_PURE_DEPTH {
+        return Err(PureError::TooDeep.code());
+    }
+    match nesting.resolver() {
+        Some(resolver) if valid_name(name) => Ok(resolver),
+        _ => Err(PureError::NotFound.code()),
+    }
+}
+
+/// The fuel a callee may use: what the caller offers (`fuel`, negative = none), at most what the
+/// caller has left.
+fn callee_limit(cx: &mut Cx<'_>, fuel: i64) -> u64 {
+    u64::try_from(fuel)
+        .unwrap_or(0)
+        .min(crate::run::fuel::left(&mut *cx))
+}
+
+/// The end of a nested call: the callee's log lines join the caller's, the fuel it used is
+/// charged to the caller, and its result is written to `out` (or its error's code returned).
+fn finish(
+    cx: &mut Cx<'_>,
+    mem: wasmtime::Memory,
+    out: std::ops::Range<usize>,
+    outcome: PureOutcome,
+) -> R<i64> {
+    for line in &outcome.log {
+        cx.data_mut().push_log(line.as_bytes());
+    }
+    charge(cx, outcome.fuel_used)?;
+    match outcome.result {
+        Ok(result) => write_out(cx, mem, out, &result),
+        Err(e) => Ok(e.code()),
+    }
 }
 
 /// `call_code`: runs `gc_pure_<entry>` of the code whose SHA-256 is the 32 bytes at `hash_ptr`
@@ -68,14 +107,9 @@ fn call_code(
     };
     charge(&mut cx, GAS.pure_call_base)?;
     let nesting = cx.data().nesting;
-    if nesting.depth >= MAX_PURE_DEPTH {
-        return Ok(PureError::TooDeep.code());
-    }
-    let resolver = match nesting.resolver {
-        // SAFETY: set by the entry point's caller for the duration of this call
-        // (`Nesting::top`), which is still running.
-        Some(ptr) if valid_name(&name) => unsafe { &*ptr },
-        _ => return Ok(PureError::NotFound.code()),
+    let resolver = match nested_resolver(&nesting, &name) {
+        Ok(resolver) => resolver,
+        Err(code) => return Ok(code),
     };
     let memo_ptr = cx.data().codes();
     // SAFETY (both derefs): the memo is the top call's `HostState::code_memo` (or this call's
@@ -100,9 +134,7 @@ fn call_code(
             module
         }
     };
-    let limit = u64::try_from(fuel)
-        .unwrap_or(0)
-        .min(crate::run::fuel::left(&mut cx));
+    let limit = callee_limit(&mut cx, fuel);
     let inner = Nesting {
         depth: nesting.depth + 1,
         resolver: nesting.resolver,
@@ -112,14 +144,7 @@ fn call_code(
         .data()
         .with_code_reader(|state| callee.call_code_nested(state, &name, &input, limit, inner))
         .map_err(wasmtime::Error::new)?;
-    for line in &outcome.log {
-        cx.data_mut().push_log(line.as_bytes());
-    }
-    charge(&mut cx, outcome.fuel_used)?;
-    match outcome.result {
-        Ok(result) => write_out(&mut cx, mem, out_r, &result),
-        Err(e) => Ok(e.code()),
-    }
+    finish(&mut cx, mem, out_r, outcome)
 }
 
 /// Registers `call_pure`, `call_code`, `module_code_hash` and `verify_signed`.
@@ -157,14 +182,9 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             };
             charge(&mut cx, GAS.pure_call_base)?;
             let nesting = cx.data().nesting;
-            if nesting.depth >= MAX_PURE_DEPTH {
-                return Ok(PureError::TooDeep.code());
-            }
-            let resolver = match nesting.resolver {
-                // SAFETY: set by the entry point's caller for the duration of this call
-                // (`Nesting::top`), which is still running.
-                Some(ptr) if valid_name(&name) => unsafe { &*ptr },
-                _ => return Ok(PureError::NotFound.code()),
+            let resolver = match nested_resolver(&nesting, &name) {
+                Ok(resolver) => resolver,
+                Err(code) => return Ok(code),
             };
             let callee = cx
                 .data()
@@ -173,9 +193,7 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             let Some(callee) = callee else {
                 return Ok(PureError::NotFound.code());
             };
-            let limit = u64::try_from(fuel)
-                .unwrap_or(0)
-                .min(crate::run::fuel::left(&mut cx));
+            let limit = callee_limit(&mut cx, fuel);
             let inner = Nesting {
                 depth: nesting.depth + 1,
                 resolver: nesting.resolver,
@@ -185,14 +203,7 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
                 .data()
                 .with_reader(|state| callee.call_pure_nested(state, &name, &input, limit, inner))
                 .map_err(wasmtime::Error::new)?;
-            for line in &outcome.log {
-                cx.data_mut().push_log(line.as_bytes());
-            }
-            charge(&mut cx, outcome.fuel_used)?;
-            match outcome.result {
-                Ok(result) => write_out(&mut cx, mem, out_r, &result),
-                Err(e) => Ok(e.code()),
-            }
+            finish(&mut cx, mem, out_r, outcome)
         },
     )?;
     linker.func_wrap(
@@ -219,11 +230,10 @@ pub(crate) fn register(linker: &mut Linker<HostState>, m: &str) -> R<()> {
             let [mod_r, out_r] = spans(&mut cx, mem, [(mp, ml), (op, 32)])?;
             charge(&mut cx, bytes(GAS.per_byte_in, mod_r.len()))?;
             let id = text(mem.data(&cx), &mod_r).map_err(fail)?.to_string();
-            let Some(resolver) = cx.data().nesting.resolver else {
+            let nesting = cx.data().nesting;
+            let Some(resolver) = nesting.resolver() else {
                 return Ok(1);
             };
-            // SAFETY: as in `call_pure`: set for the duration of the running entry point.
-            let resolver = unsafe { &*resolver };
             let module = cx
                 .data()
                 .with_reader(|state| resolver.resolve(state, &id))

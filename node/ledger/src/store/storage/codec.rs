@@ -51,35 +51,18 @@ pub const MAX_RECEIPT: usize = 64 << 20;
 /// How far back LZ4 reaches (64 KiB): the part of a dictionary that matters.
 const WINDOW: usize = 64 * 1024;
 
-/// Appends `v` as a varint.
-pub fn put_varint(out: &mut Vec<u8>, mut v: u128) {
-    loop {
-        let byte = (v & 0x7F) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(byte);
-            return;
-        }
-        out.push(byte | 0x80);
-    }
+/// Appends `v` as a varint (unsigned LEB128, `leb128fmt`).
+pub fn put_varint(out: &mut Vec<u8>, v: u128) {
+    let mut buf = [0u8; leb128fmt::max_len::<128>()];
+    let mut len = 0;
+    leb128fmt::encode_uint_slice::<u128, 128>(v, &mut buf, &mut len)
+        .expect("a u128 fits the buffer of its longest encoding");
+    out.extend_from_slice(&buf[..len]);
 }
 
 /// Reads a varint at `*at`, advancing it. `None`: truncated, or above `u128`.
 pub fn get_varint(data: &[u8], at: &mut usize) -> Option<u128> {
-    let mut v: u128 = 0;
-    let mut shift = 0u32;
-    loop {
-        let byte = *data.get(*at)?;
-        *at += 1;
-        if shift >= 128 || (shift == 126 && byte > 0x03) {
-            return None;
-        }
-        v |= u128::from(byte & 0x7F) << shift;
-        if byte & 0x80 == 0 {
-            return Some(v);
-        }
-        shift += 7;
-    }
+    leb128fmt::decode_uint_slice::<u128, 128>(data, at).ok()
 }
 
 /// `input` compressed against `dict` (see **compressed** in the module docs): its length as a

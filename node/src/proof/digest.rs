@@ -1,7 +1,8 @@
 //! A block's **consensus digest** on a chain with validators ([`proposal_digest`]): what the
 //! validators vote on and a finality certificate signs. Pure hashing of what the block
 //! carries, so `verify`, followers and joins compute it without the consensus engine; the
-//! certificate check itself is the validator's (`validator/proof/finality.rs`).
+//! certificate check is `finality.rs`. [`digest_at`] computes it for a stored block from the
+//! database's recorded digests.
 //!
 //! Digest: `SHA-256("gamechain/proposal/v1" ‖ parent's digest ‖ header hash ‖ u32 LE length ‖
 //! header signature text ‖ u32 LE transaction count ‖ SHA-256(per transaction: u32 LE length ‖
@@ -9,8 +10,11 @@
 //! transactions' bodies (`tx_root` over txids); the digest adds their signatures and the
 //! header's, so every byte a block carries is bound.
 
+use commonware_cryptography::sha256::Digest;
 use sha2::{Digest as _, Sha256};
 
+use gamechain_ledger::storage::Storage;
+use gamechain_ledger::NodeError;
 use gamechain_runtime::chain::SignedHeader;
 
 /// Domain separation of [`proposal_digest`].
@@ -41,4 +45,31 @@ pub fn proposal_digest<'a>(
     h.update(count.to_le_bytes());
     h.update(sigs.finalize());
     h.finalize().into()
+}
+
+/// The consensus digest of stored block `height` (at or below the head), from the nearest
+/// recorded digest below it (or block 0, whose parent digest is 32 zero bytes). Errors: the
+/// database failed or lacks a block.
+pub fn digest_at(storage: &Storage, height: u64) -> Result<Digest, NodeError> {
+    let (mut at, mut digest) = match storage.validator_digest_at_or_below(height)? {
+        Some((h, d)) => (h, d),
+        None => (0, stored_digest(storage, &[0; 32], 0)?),
+    };
+    while at < height {
+        at += 1;
+        digest = stored_digest(storage, &digest, at)?;
+    }
+    Ok(Digest(digest))
+}
+
+/// The consensus digest of stored block `height`, whose parent's digest is `parent`.
+fn stored_digest(storage: &Storage, parent: &[u8; 32], height: u64) -> Result<[u8; 32], NodeError> {
+    let block = storage.block(height)?.ok_or_else(|| {
+        NodeError::Refused(format!("the database has no block {height} at or below its head"))
+    })?;
+    Ok(proposal_digest(
+        parent,
+        &block.header,
+        block.txs.iter().map(|t| t.tx.signature()),
+    ))
 }

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 
-use gamechain_runtime::chain::{Receipt, SignedHeader};
+use crate::{Receipt, SignedHeader};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 

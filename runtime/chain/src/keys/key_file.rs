@@ -6,7 +6,7 @@ use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
-use gamechain_chain::SecretKey;
+use crate::SecretKey;
 
 /// Longest key file read, bytes: a WIF is 52 characters, so anything much longer is not a key
 /// file (and is not read into memory whole).
@@ -67,7 +67,7 @@ pub fn read_key_file(path: &Path) -> Result<SecretKey, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gamechain_chain::Network;
+    use crate::Network;
 
     #[test]
     fn round_trip_mode_and_no_overwrite() {

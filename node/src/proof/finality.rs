@@ -5,7 +5,7 @@
 //!
 //! A certificate is Commonware simplex's encoded `Finalization` (ed25519 scheme): the proposal
 //! (epoch, view, parent view, payload = the block's consensus digest,
-//! `verify/finality.rs`'s `proposal_digest`) and the signatures of at least 2f+1 validators,
+//! `proof/digest.rs`'s `proposal_digest`) and the signatures of at least 2f+1 validators,
 //! signed under the namespace `gamechain/<chain id>/<genesis hash>`. Bounds: a certificate
 //! over [`MAX_CERTIFICATE_BYTES`] is refused before decoding; decoding admits at most as many
 //! signers as the set has.

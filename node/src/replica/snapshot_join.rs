@@ -5,9 +5,7 @@
 //! `gamechain node --validator --snapshot-from PEER` does the same for a new validator
 //! (`node/ledger/src/start/genesis_setup.rs`, `join_validator`), its genesis from its own `genesis.json`; its
 //! consensus then starts from the snapshot block's own finality certificate, the record this
-//! join stores (`validator/run.rs`, `validator/engine.rs`, [`EngineStart::Floor`]).
-//!
-//! [`EngineStart::Floor`]: crate::validator::engine::EngineStart::Floor
+//! join stores (`validator/run.rs`, `validator/engine.rs`, `EngineStart::Floor`).
 //!
 //! What is trusted: only the genesis (the followed node's, or `<data>/genesis.json` placed
 //! beforehand) and what it names. The peer is hostile until checked:
@@ -48,8 +46,8 @@ use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{receipt_root, tx_root, Receipt, StateHash};
 use gamechain_runtime::ChainContext;
 
-use crate::validator::proof::finality::FinalityChecker;
-use crate::verify::finality::proposal_digest;
+use crate::proof::finality::FinalityChecker;
+use crate::proof::digest::proposal_digest;
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
 use gamechain_ledger::genesis_setup::SnapshotJoin;

@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 use gamechain_runtime::chain::Genesis;
 
-use crate::validator::proof::finality::FinalityChecker;
-use crate::verify::finality::proposal_digest;
+use crate::proof::finality::FinalityChecker;
+use crate::proof::digest::proposal_digest;
 use crate::verify::replay::CheckedBlock;
 use crate::verify::source::Finality;
 use gamechain_chain::wire::Block;
 
-/// A block's consensus digest (`verify/finality.rs`).
+/// A block's consensus digest (`proof/digest.rs`).
 type Digest = [u8; 32];
 
 /// Most blocks a follower waits through without a certificate of their own (their digests are

@@ -15,7 +15,7 @@
 //! block_interval_ms = 60000
 //! min_block_interval_ms = 1000  # new chains: least block time between blocks (consensus)
 //! faucet = "100000"          # or "none" (TOML has no null) to start a chain without a faucet
-//! genesis_modules = ["tictactoe", "mnk", "channel", "moveboard", "rps_rules", "ttt_rules"]  # the default; [] = none
+//! genesis_modules = ["tictactoe", "mnk", "dice", "sealed_rps", "auction"]  # default: all nine; [] = none
 //! log = "info"
 //! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
 //! deploy_allow = ["yJUPnBApYDiCvJHunsbiAj5fBiDpjURXLe"]
@@ -42,7 +42,9 @@ use gamechain_runtime::chain::{FeeSchedule, Network};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 
-use crate::validator::p2p::PeerAddr;
+pub mod peer_addr;
+
+use peer_addr::PeerAddr;
 
 pub use gamechain_ledger::config::{ConfigError, DeployPolicy, IntegrityCheck};
 
@@ -77,8 +79,9 @@ pub struct NodeConfig {
     /// written to a new chain's genesis. Bounds and default: the chain parameter table.
     pub max_clock_drift_ms: u64,
     /// The modules a new chain's genesis holds, by id, from the guests this binary embeds
-    /// (`node/ledger/src/start/genesis_modules.rs`): `tictactoe`, `mnk`, `channel`, `moveboard`, `rps_rules`,
-    /// `ttt_rules`. All are immutable: nobody owns or can upgrade them. Default: all six, so a
+    /// (`node/ledger/src/start/genesis_modules.rs`): `tictactoe`, `mnk`, `dice`, `sealed_rps`,
+    /// `auction`, `channel`, `moveboard`, `rps_rules`, `ttt_rules`. All are immutable: nobody owns
+    /// or can upgrade them. Default: all nine, so a
     /// new node serves every game page with nothing deployed; `[]`: none (a chain that deploys
     /// its own). Used once, for a new genesis.
     pub genesis_modules: Vec<String>,
