@@ -154,7 +154,8 @@ pub fn assert_same_outcome(name: &str, native: &MockCtx, wasm: &MockCtx) {
 }
 
 /// Checks what scenario `name` did in `ctx` against `module`'s schema, when it declares one:
-/// every op it submitted that succeeded ([`gamechain_sdk::schema::Schema::check_op`]), every
+/// every op it submitted that succeeded ([`gamechain_sdk::schema::Schema::check_op`]; since
+/// `MockCtx::submit` refuses such ops as the chain does, a backstop), every
 /// event left in `ctx.events`, every view answered (the view its query selects). Panics with
 /// `<name>: schema mismatch: <op|event|view> …: <problem>` at the first mismatch, and when the
 /// schema itself does not parse.
@@ -336,10 +337,38 @@ mod tests {
         check_schema("good", &Probe, &submits(json!(3)));
     }
 
+    /// `MockCtx::submit` refuses what the chain refuses: an op the module accepted that breaks
+    /// the schema (a value of another type, an undeclared field), undone.
+    #[test]
+    fn a_submitted_op_that_breaks_the_schema_is_refused_as_on_chain() {
+        let mut ctx = MockCtx::new("probe");
+        let err = ctx
+            .submit(&Probe, "alice", json!({ "kind": "put", "n": "3" }))
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid: op put: field n: expected u32, got \"3\""
+        );
+        let err = ctx
+            .submit(&Probe, "alice", json!({ "kind": "put", "n": 3, "m": 4 }))
+            .unwrap_err();
+        assert_eq!(err.to_string(), "invalid: op put: field m: unknown field");
+        assert!(
+            ctx.kv.state.is_empty() && ctx.events.is_empty(),
+            "rolled back"
+        );
+    }
+
     #[test]
     #[should_panic(expected = "bad_op: schema mismatch: op put: field n: expected u32, got \"3\"")]
     fn a_mismatching_op_is_named() {
-        check_schema("bad_op", &Probe, &submits(json!("3")));
+        // `submit` refuses such an op now; the check still names one in a trace.
+        let mut ctx = submits(json!(3));
+        ctx.kv
+            .trace
+            .ops
+            .push((json!({ "kind": "put", "n": "3" }), true));
+        check_schema("bad_op", &Probe, &ctx);
     }
 
     #[test]
@@ -354,9 +383,11 @@ mod tests {
     #[test]
     #[should_panic(expected = "bad_view: schema mismatch: view n answer.n: expected u32")]
     fn a_mismatching_view_answer_is_named() {
-        let mut ctx = submits(json!(true));
+        let mut ctx = submits(json!(3));
         ctx.kv.trace.ops.clear();
         ctx.events.clear();
+        ctx.kv.state.insert("m/probe/n".into(), b"true".to_vec());
+        ctx.view(&Probe, &Default::default()).unwrap();
         check_schema("bad_view", &Probe, &ctx);
     }
 }

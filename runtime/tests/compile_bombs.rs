@@ -4,7 +4,7 @@
 //! or is refused by a validation rule with its fixed text. The time each takes is measured by
 //! `runtime/benches/compile_bombs.rs` (tests assert outcomes, never durations).
 
-mod bombs;
+use crate::bombs;
 
 use gamechain_runtime::{
     execute_apply, Allocation, Compiler, MemState, Runtime, RuntimeConfig, WasmModule,

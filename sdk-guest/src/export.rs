@@ -44,20 +44,52 @@
 /// (`docs/modules.md`, "Schema"). The module's [`GameModule::schema`](crate::GameModule::schema)
 /// should answer the same const, so native tests see what the chain sees (the author kit's
 /// harness checks both are equal).
+///
+/// With a schema, `gc_apply` also **enforces it**: each op is checked before the module's
+/// `apply` runs, under [`Schema::enforce_op`](crate::schema::Schema::enforce_op): `apply`'s
+/// own refusals stand as they are, and an op it accepts that does not match the schema (an
+/// undeclared field, a value of another type, …) is refused with the mismatch and undone. The
+/// check reads the schema's op text ([`crate::schema::op_text`]: each op's fields, without
+/// docs), which this macro computes at compile time, and parses only the op's own declaration.
+/// [`MockCtx::submit`](crate::MockCtx::submit) applies the same rule natively.
 /// Both together: `export_module!(M, schema = SCHEMA, migrate)`.
 #[macro_export]
 macro_rules! export_module {
     ($module:expr, schema = $schema:expr, migrate $(,)?) => {
         $crate::export_schema!($schema);
-        $crate::export_module!($module, migrate);
+        $crate::export_module!(@entries $module, $schema);
+        $crate::export_module!(@migrate $module);
     };
     ($module:expr, migrate, schema = $schema:expr $(,)?) => {
-        $crate::export_schema!($schema);
-        $crate::export_module!($module, migrate);
+        $crate::export_module!($module, schema = $schema, migrate);
     };
     ($module:expr, migrate $(,)?) => {
-        $crate::export_module!($module);
+        $crate::export_module!(@entries $module);
+        $crate::export_module!(@migrate $module);
+    };
+    ($module:expr, schema = $schema:expr $(,)?) => {
+        $crate::export_schema!($schema);
+        $crate::export_module!(@entries $module, $schema);
+    };
+    ($module:expr $(,)?) => {
+        $crate::export_module!(@entries $module);
+    };
 
+    // The op text `gc_apply` checks ops against (`schema::op_text`, made at compile time), or
+    // `None` without a schema.
+    (@ops) => {
+        ::core::option::Option::None
+    };
+    (@ops $schema:expr) => {{
+        const GC_SCHEMA_TEXT: &str = $schema;
+        const GC_OPS_LEN: usize = $crate::schema::op_text_len(GC_SCHEMA_TEXT);
+        const GC_OPS_BYTES: [u8; GC_OPS_LEN] =
+            $crate::schema::op_text_bytes::<GC_OPS_LEN>(GC_SCHEMA_TEXT);
+        const GC_OPS: &str = $crate::schema::op_text_str(&GC_OPS_BYTES);
+        ::core::option::Option::Some(GC_OPS)
+    }};
+
+    (@migrate $module:expr) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             #[unsafe(no_mangle)]
@@ -74,11 +106,8 @@ macro_rules! export_module {
             }
         };
     };
-    ($module:expr, schema = $schema:expr $(,)?) => {
-        $crate::export_schema!($schema);
-        $crate::export_module!($module);
-    };
-    ($module:expr $(,)?) => {
+
+    (@entries $module:expr $(, $schema:expr)?) => {
         #[cfg(target_arch = "wasm32")]
         const _: () = {
             #[unsafe(no_mangle)]
@@ -98,8 +127,11 @@ macro_rules! export_module {
                 op_ptr: i32,
                 op_len: i32,
             ) -> i32 {
+                let ops = $crate::export_module!(@ops $($schema)?);
                 // SAFETY: the host passes buffers it got from `gc_alloc` and filled (ABI.md).
-                unsafe { $crate::guest::apply(&$module, sender_ptr, sender_len, op_ptr, op_len) }
+                unsafe {
+                    $crate::guest::apply(&$module, ops, sender_ptr, sender_len, op_ptr, op_len)
+                }
             }
 
             #[unsafe(no_mangle)]

@@ -907,11 +907,18 @@ pub fn alloc(len: i32) -> i32 {
 /// and the op (JSON), runs [`GameModule::apply`] on a [`HostCtx`] and reports the outcome. A
 /// sender that is not UTF-8 is `internal`; op bytes that are not JSON are `invalid`.
 ///
+/// `ops` is the module's op text (`crate::schema::op_text`, made at compile time by
+/// [`crate::export_module!`]`(M, schema = S)`), `None` without a schema. With one, the op is
+/// checked and `apply` runs under [`crate::schema::Schema::enforce_op`]. Only the declaration
+/// of the op's kind is parsed ([`crate::schema::Schema::for_op`]), once in the instance, here
+/// (every call runs in a fresh instance, ABI.md).
+///
 /// # Safety
 /// Both ranges must be readable memory of this module, as the host guarantees for buffers it got
 /// from `gc_alloc`.
 pub unsafe fn apply(
     module: &dyn GameModule,
+    ops: Option<&'static str>,
     sender_ptr: i32,
     sender_len: i32,
     op_ptr: i32,
@@ -925,7 +932,12 @@ pub unsafe fn apply(
             .map_err(|_| ActionError::internal("sender is not UTF-8"))?;
         let op: Value = serde_json::from_slice(op)
             .map_err(|e| ActionError::invalid(format!("op is not JSON: {e}")))?;
-        module.apply(&mut HostCtx::new(), sender, &op)
+        let Some(ops) = ops else {
+            return module.apply(&mut HostCtx::new(), sender, &op);
+        };
+        let schema = crate::schema::Schema::for_op(ops, &op)
+            .map_err(|_| ActionError::internal("the module's schema does not parse"))?;
+        schema.enforce_op(&op, || module.apply(&mut HostCtx::new(), sender, &op))
     })())
 }
 

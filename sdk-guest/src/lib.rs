@@ -16,7 +16,7 @@
 //! | [`rules`], [`export_rules!`] | rules modules: the pure, import-free game rules a channel runs (`rules.rs`) |
 //! | [`table`] | the staked two-player table: escrow, join, cancel, timeout, payout, list views (`table.rs`) |
 //! | [`export_module!`], [`export_schema!`] | exports a type as the wasm entry points, and its schema as a custom section (`export.rs`; expands to nothing natively) |
-//! | [`schema!`], [`schema`] | a module's ops, events and views declared once; the format and its validator (`schema/`: `macros.rs`, `mod.rs`) |
+//! | [`schema!`], [`schema`] | a module's ops, events and views declared once; the format, its reader (in declaration order) and validator, and the rule `gc_apply` enforces ops by (`schema/`: `macros.rs`, `mod.rs`, `json.rs`, `op_text.rs`) |
 //! | [`MockCtx`] (native) | an in-memory `Ctx` for unit tests (`native/mock.rs`) |
 //! | [`KvCtx`], [`Kv`], [`ledger`] (native) | the one implementation of `Ctx` semantics, shared by the mock and the runtime (`native/`) |
 //! | [`guest_build`] (native) | builds a module crate to a reproducible `.wasm` (`native/guest_build.rs`) |

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use gamechain_client::relay::{RelayEvent, RelayMove};
+use gamechain_client::relay::{RelayEvent, RelayMove, RelaySeat};
 use gamechain_client::Client;
 use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey};
@@ -117,9 +117,15 @@ fn main() {
                 chain: chain.clone(),
                 module: "channel".into(),
             };
+            // Each player's connection is its seat's, opened with a hello its key signs.
+            let seat = |seat: u8, key: &SecretKey| RelaySeat {
+                chain: chain.clone(),
+                seat,
+                key: key.clone(),
+            };
             let relays = [
-                client.relay(&id).await.unwrap(),
-                client.relay(&id).await.unwrap(),
+                client.relay(&id, &seat(0, &a)).await.unwrap(),
+                client.relay(&id, &seat(1, &b)).await.unwrap(),
             ];
             for (seat, (mut relay, key)) in relays.into_iter().zip([a.clone(), b.clone()]).enumerate() {
                 let (id, domain, sent, latencies) =

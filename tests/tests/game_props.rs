@@ -19,7 +19,7 @@
 //!
 //! Cases: `GAME_PROPS_CASES` (default 64: about 220 games, 10–30 s in the dev profile on a
 //! 2-core machine); a long run, e.g. about 3,500 games:
-//! `GAME_PROPS_CASES=1000 cargo test -p gamechain-tests --test game_props -- --nocapture`
+//! `GAME_PROPS_CASES=1000 cargo test -p gamechain-tests --test tests game_props -- --nocapture`
 //! (measured: 3,400+ games in 222 s beside two fuzzers; every 100 games it prints how they
 //! ended: line, draw, timeout, resign, cancelled, create refused).
 

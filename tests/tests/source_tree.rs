@@ -49,15 +49,32 @@
 //! more than [`MAX_FILES_PER_FOLDER`] `.rs` files (its subfolders not counted): a bigger one is
 //! regrouped into subfolders by concept.
 //!
-//! # Confined dependencies (test `commonware_is_named_only_under_the_validator_folder`)
+//! # Confined dependencies (test `commonware_is_named_only_by_consensus_files`)
 //!
 //! The consensus engine's crates (`commonware_*`) are named, in code, only by files under
-//! [`CONSENSUS_FOLDER`]: the validator, and the checks of what validators sign that `verify`,
-//! followers and the API call (`proof/`), and by the one file that owns the randomness
-//! beacon's BLS signatures and the sealed moves encrypted to it ([`BEACON_FILES`], which may name
-//! only Commonware's cryptography, codec, algebra and utilities, never the engine). `cargo tree` shows which crates depend on
-//! Commonware; this shows where inside `gamechain-node` it is used. (SQLite needs no such test:
-//! only `gamechain-ledger` depends on `rusqlite`.)
+//! [`CONSENSUS_FOLDERS`]: the validator, and the checks of what validators sign that `verify`,
+//! followers and the API call (`node/src/proof/`), and by the few files that use Commonware's
+//! primitives only ([`PRIMITIVE_FILES`]: the randomness beacon's BLS signatures and the sealed
+//! moves encrypted to it; a peer's host name checked as the transport will), which may name only
+//! Commonware's cryptography, codec, algebra and utilities, never the engine. `cargo tree` shows
+//! which crates depend on Commonware; this shows where inside them it is used. (SQLite needs no
+//! such test: only `gamechain-ledger` depends on `rusqlite`.)
+//!
+//! # The node's folders are a stack (test `node_src_folders_are_a_strict_stack`)
+//!
+//! The folders of `node/src` are layers, top to bottom [`NODE_STACK`]; a file imports (an edge
+//! of the graph above) only from its own folder and the folders below it. A test file
+//! (`*_tests.rs`, `tests.rs`), compiled only for tests, may use any folder, as a test above the
+//! code would.
+//!
+//! # One integration-test binary per crate (test `no_crate_has_two_integration_test_binaries`)
+//!
+//! Every member of the workspace (`members` of the root `Cargo.toml`) has at most one
+//! integration-test target: its `[[test]]` sections, plus, unless its `[package]` says
+//! `autotests = false`, the targets cargo finds by itself (`tests/*.rs`, `tests/*/main.rs`). Each
+//! such target is a binary of its own that links the crate and all its dependencies (wasmtime,
+//! SQLite, Commonware, …); a crate's tests are files of one binary instead (`tests/main.rs` and
+//! its modules), which builds and links once.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -71,15 +88,29 @@ const ROOTS: &[&str] = &["runtime", "sdk-guest", "node"];
 /// Most `.rs` files one folder may hold.
 const MAX_FILES_PER_FOLDER: usize = 14;
 
-/// The only folder whose files may name a `commonware_*` crate, besides [`BEACON_FILES`].
-const CONSENSUS_FOLDER: &str = "node/src/validator/";
+/// The only folders whose files may name any `commonware_*` crate, besides [`PRIMITIVE_FILES`].
+const CONSENSUS_FOLDERS: &[&str] = &["node/src/validator/", "node/src/proof/"];
 
-/// The files outside [`CONSENSUS_FOLDER`] that name Commonware: the randomness beacon's BLS12-381
-/// signatures, which every verifier checks, and the sealed moves encrypted to its rounds (its
-/// `cryptography` primitives, never the consensus engine).
-const BEACON_FILES: &[&str] = &[
+/// The files outside [`CONSENSUS_FOLDERS`] that name Commonware's primitives only (never the
+/// consensus engine): the randomness beacon's BLS12-381 signatures, which every verifier checks,
+/// the sealed moves encrypted to its rounds, and a validator peer's host name, checked when the
+/// configuration is read with the rule the transport dials by.
+const PRIMITIVE_FILES: &[&str] = &[
     "runtime/chain/src/keys/beacon.rs",
     "runtime/chain/src/keys/seal.rs",
+    "node/src/config/peer_addr.rs",
+];
+
+/// The folders of `node/src`, top to bottom: a file may import from its own folder and those
+/// below it (`node/src/lib.rs` says what each owns).
+const NODE_STACK: &[&str] = &[
+    "cli",
+    "server",
+    "validator",
+    "replica",
+    "verify",
+    "proof",
+    "config",
 ];
 
 /// Directories never searched for sources.
@@ -173,7 +204,7 @@ fn no_message_has_a_run_of_spaces_inside() {
 }
 
 #[test]
-fn commonware_is_named_only_under_the_validator_folder() {
+fn commonware_is_named_only_by_consensus_files() {
     let root = workspace_root();
     let mut outside = Vec::new();
     let mut inside = 0;
@@ -189,9 +220,9 @@ fn commonware_is_named_only_under_the_validator_folder() {
                 if lines.is_empty() {
                     continue;
                 }
-                if path.starts_with(CONSENSUS_FOLDER) {
+                if CONSENSUS_FOLDERS.iter().any(|f| path.starts_with(f)) {
                     inside += 1;
-                } else if BEACON_FILES.contains(&path.as_str()) {
+                } else if PRIMITIVE_FILES.contains(&path.as_str()) {
                     // Only the primitives' paths: `commonware_cryptography`, its codec, its
                     // algebra traits and (in tests) its seeded RNG.
                     let engine = lex(&src).into_iter().any(|(t, _)| {
@@ -212,14 +243,128 @@ fn commonware_is_named_only_under_the_validator_folder() {
     }
     assert!(
         outside.is_empty(),
-        "files outside {CONSENSUS_FOLDER} that name a commonware crate:\n{}",
+        "files outside {CONSENSUS_FOLDERS:?} that name a commonware crate:\n{}",
         outside.join("\n")
     );
     // The check looks at real files: the validator's do name it.
     assert!(
         inside >= 5,
-        "only {inside} files under {CONSENSUS_FOLDER} name commonware"
+        "only {inside} files under {CONSENSUS_FOLDERS:?} name commonware"
     );
+}
+
+#[test]
+fn node_src_folders_are_a_strict_stack() {
+    let root = workspace_root();
+    let src = root.join("node/src");
+    let mut folders: Vec<String> = fs::read_dir(&src)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    folders.sort();
+    let unlisted: Vec<&String> = folders
+        .iter()
+        .filter(|f| !NODE_STACK.contains(&f.as_str()))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "folders of node/src not placed in NODE_STACK (tests/tests/source_tree.rs): {unlisted:?}"
+    );
+    let layer = |file: &str| -> Option<usize> {
+        let (top, _) = file.strip_prefix("node/src/")?.split_once('/')?;
+        NODE_STACK.iter().position(|l| *l == top)
+    };
+    let is_test = |file: &str| file.ends_with("_tests.rs") || file.ends_with("/tests.rs");
+    let graph = Graph::of(&root, &["node"]);
+    let (mut up, mut down) = (Vec::new(), 0);
+    for e in &graph.edges {
+        let (from, to) = (&graph.files[e.from], &graph.files[e.to]);
+        let (Some(a), Some(b)) = (layer(from), layer(to)) else {
+            continue;
+        };
+        if a > b && !is_test(from) {
+            up.push(format!(
+                "{from} ({}) uses {to} ({}): {}",
+                NODE_STACK[a], NODE_STACK[b], e.why
+            ));
+        } else if a < b {
+            down += 1;
+        }
+    }
+    assert!(
+        up.is_empty(),
+        "imports that run up the stack of node/src ({}):\n{}",
+        NODE_STACK.join(" → "),
+        up.join("\n")
+    );
+    // The check reads real edges: the folders do use the ones below them.
+    assert!(
+        down >= 20,
+        "only {down} edges between node/src folders were read"
+    );
+}
+
+#[test]
+fn no_crate_has_two_integration_test_binaries() {
+    let root = workspace_root();
+    let members = workspace_members(&root);
+    assert!(
+        members.len() > 10 && members.iter().any(|m| m == "node"),
+        "the workspace's members were not read: {members:?}"
+    );
+    let mut over = Vec::new();
+    for member in &members {
+        let targets = integration_test_targets(&root.join(member));
+        if targets.len() > 1 {
+            over.push(format!(
+                "{member}: {} integration-test targets ({})",
+                targets.len(),
+                targets.join(", ")
+            ));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "at most one integration-test binary per crate: make the files modules of one \
+         `tests/main.rs` (`autotests = false` and one `[[test]]` in its Cargo.toml):\n{}",
+        over.join("\n")
+    );
+}
+
+/// The test-target count follows cargo: found files unless `autotests = false`, `[[test]]`
+/// sections always, a `[[test]]` naming a found file counted once.
+#[test]
+fn integration_test_targets_are_counted_as_cargo_makes_them() {
+    let dir = std::env::temp_dir().join(format!("source_tree_targets_{}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    let write = |path: &str, text: &str| {
+        let path = dir.join(path);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(path, text).unwrap();
+    };
+    for krate in ["found", "listed", "off"] {
+        write(&format!("{krate}/tests/a.rs"), "");
+        write(&format!("{krate}/tests/b/main.rs"), "");
+        write(&format!("{krate}/tests/b/helper.rs"), "");
+    }
+    write("found/Cargo.toml", "[package]\nname = \"found\"\n");
+    write(
+        "listed/Cargo.toml",
+        "[package]\nname = \"listed\"\n\n[[test]]\nname = \"a\"\npath = \"tests/a.rs\"\n\n\
+         [[test]]\nname = \"c\"\npath = \"tests/b/helper.rs\"\n",
+    );
+    write(
+        "off/Cargo.toml",
+        "[package]\nname = \"off\"\nautotests = false\n\n[dependencies]\nx = \"1\"\n\n\
+         [[test]]\nname = \"off\"\npath = \"tests/b/main.rs\"\n",
+    );
+    let names = |krate: &str| integration_test_targets(&dir.join(krate));
+    assert_eq!(names("found"), ["a", "b"]);
+    assert_eq!(names("listed"), ["a", "b", "c"]);
+    assert_eq!(names("off"), ["off"]);
+    fs::remove_dir_all(&dir).unwrap();
 }
 
 /// The checker sees what it should: the rules above on small sources.
@@ -1122,7 +1267,11 @@ fn crate_roots_of(dir: &Path) -> Vec<PathBuf> {
             roots.push(dir.join(f));
         }
     }
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     for sub in ["src/bin", "tests", "benches", "examples"] {
+        if sub == "tests" && !autotests(&manifest) {
+            continue;
+        }
         let d = dir.join(sub);
         roots.extend(rs_files_in(&d));
         let mut mains: Vec<PathBuf> = fs::read_dir(&d)
@@ -1132,7 +1281,6 @@ fn crate_roots_of(dir: &Path) -> Vec<PathBuf> {
         mains.sort();
         roots.extend(mains);
     }
-    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
     let mut in_target = false;
     for line in manifest.lines().map(str::trim) {
         if line.starts_with('[') {
@@ -1151,4 +1299,83 @@ fn crate_roots_of(dir: &Path) -> Vec<PathBuf> {
         }
     }
     roots
+}
+
+/// Whether cargo finds the package's integration tests by itself: no `autotests = false` in
+/// its `[package]`.
+fn autotests(manifest: &str) -> bool {
+    let mut in_package = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+        } else if in_package {
+            let words: Vec<&str> = line.split(['=', ' ']).filter(|w| !w.is_empty()).collect();
+            if words == ["autotests", "false"] {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// The members of the workspace at `root`: the folders its `Cargo.toml` lists in `members`.
+fn workspace_members(root: &Path) -> Vec<String> {
+    let manifest = fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let start = manifest
+        .find("members = [")
+        .expect("the root Cargo.toml lists its members")
+        + "members = [".len();
+    let end = start + manifest[start..].find(']').unwrap();
+    manifest[start..end]
+        .split(',')
+        .map(|m| m.trim().trim_matches('"').to_string())
+        .filter(|m| !m.is_empty())
+        .collect()
+}
+
+/// The names of the integration-test targets cargo makes for the package in `dir`, sorted: its
+/// `[[test]]` sections (their `name`), and unless `autotests = false`, each `tests/*.rs` and
+/// `tests/*/main.rs` no section names by its `path` (named after the file or folder).
+fn integration_test_targets(dir: &Path) -> Vec<String> {
+    let manifest = fs::read_to_string(dir.join("Cargo.toml")).unwrap_or_default();
+    let mut names = BTreeSet::new();
+    let mut paths = BTreeSet::new();
+    let mut in_test = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_test = line == "[[test]]";
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value.trim().trim_matches('"');
+        match key.trim() {
+            "name" if in_test => {
+                names.insert(value.to_string());
+            }
+            "path" if in_test => {
+                paths.insert(normalize(&dir.join(value)));
+            }
+            _ => {}
+        }
+    }
+    if autotests(&manifest) {
+        let tests = dir.join("tests");
+        for file in rs_files_in(&tests) {
+            if !paths.contains(&normalize(&file)) {
+                names.insert(file.file_stem().unwrap().to_string_lossy().into_owned());
+            }
+        }
+        for sub in dirs_under(&tests).into_iter().skip(1) {
+            let main = sub.join("main.rs");
+            if sub.parent() == Some(tests.as_path())
+                && main.is_file()
+                && !paths.contains(&normalize(&main))
+            {
+                names.insert(sub.file_name().unwrap().to_string_lossy().into_owned());
+            }
+        }
+    }
+    names.into_iter().collect()
 }

@@ -16,6 +16,7 @@
 //! | `error.rs` | [`ChannelError`]: why a channel operation failed (local refusal, node, store, rules) |
 //! | `store.rs` | [`MoveStore`], [`GameRecord`], [`HeldMove`]: one JSON file per game, written atomically, locked while in use |
 //! | `rules.rs` | [`LocalRules`]: the rules `.wasm` fetched by code hash, checked, run with a fuel cap; [`Replay`] of held moves |
+//! | `genesis_rules.rs` | which rules code a player agrees to play: a genesis module's, or the exact hash the player named ([`genesis_rules::refusal`]) |
 //! | `check.rs` | [`check_received`]: a received signed move against the store (state hash, turn, signature, legality) |
 //! | `board.rs` | the move board and the chain as a feed: [`board::seen_in`] reads posts and channel events from blocks |
 //! | `player.rs` | [`Player`]: offer, join, move, sync, settle, challenge, respond, forfeit, prove, withdraw, cancel, show, and the watchtower's steps |
@@ -49,11 +50,11 @@
 //! })?;
 //! assert!(player.store().load("0000000000000001")?.is_none());
 //!
-//! /// Offers rock-paper-scissors for 100 GOLD base units a seat, 10 minutes to answer, then
-//! /// makes the first move (a commitment) once someone joined.
+//! /// Offers rock-paper-scissors (genesis rules: no code hash to name) for 100 GOLD base units a
+//! /// seat, 10 minutes to answer, then makes the first move (a commitment) once someone joined.
 //! async fn play(player: &Player, commitment: &[u8]) -> Result<(), ChannelError> {
 //!     let rules = RulesRef::Module("rps_rules".into());
-//!     let offered = player.offer(&rules, Amount(100), 600_000, None).await?;
+//!     let offered = player.offer(&rules, Amount(100), 600_000, None, None).await?;
 //!     player.make_move(&offered.offer, commitment, false, true, None).await?;
 //!     Ok(())
 //! }
@@ -64,6 +65,7 @@ pub mod backoff;
 pub mod board;
 pub mod check;
 pub mod error;
+pub mod genesis_rules;
 pub mod player;
 pub mod rules;
 pub mod store;

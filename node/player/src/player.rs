@@ -17,7 +17,7 @@ use std::time::Duration;
 use gamechain_channel_protocol as protocol;
 use gamechain_client::client::{Block, BlockRef, Client, ClientError, Included};
 use gamechain_client::read_key_file;
-use gamechain_client::relay::{RelayEvent, RelayMove};
+use gamechain_client::relay::{RelayEvent, RelayMove, RelaySeat, RELAY_MODULE};
 use gamechain_runtime::chain::{sign_message, Action, SecretKey};
 use gamechain_sdk::Amount;
 use serde_json::{json, Value};
@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use crate::board::{post_op, seen_in, Seen};
 use crate::check::{check_received, Received, Refusal};
 use crate::error::{refused, ChannelError};
+use crate::genesis_rules::{self, Playing};
 use crate::rules::{LocalRules, Replay};
 use crate::store::{DomainRecord, GameRecord, HeldMove, MoveStore, RECORD_VERSION};
 use crate::MAX_MOVES_HELD;
@@ -146,7 +147,7 @@ pub struct Moved {
     pub resent: bool,
     /// The height of the board post's block, when posted.
     pub posted_at: Option<u64>,
-    /// How many connections of the game the relay handed it to (then it is not posted).
+    /// How many of the opponent's connections the relay handed it to (then it is not posted).
     pub relayed_to: Option<u64>,
     /// Why the relay did not carry it, when it was tried and did not.
     pub relay_note: Option<String>,
@@ -425,13 +426,17 @@ impl Player {
     /// usable) with `stake` per player (`0`: unstaked) and a window of `window_ms` of block
     /// time; `game_key` signs our moves instead of `--key`. The offer pins the code checked
     /// (`rules_code`; with a module id the chain refuses the offer if the module runs other code
-    /// by then). The record is created at once (seat 1 unknown until a join).
+    /// by then). Code that no genesis module runs is refused unless `accept_code` is its exact
+    /// hash ([`genesis_rules`](crate::genesis_rules)); with a module id, an `accept_code` that is
+    /// not the code the module runs is refused as well. Nothing is sent before these checks. The
+    /// record is created at once (seat 1 unknown until a join).
     pub async fn offer(
         &self,
         rules: &RulesRef,
         stake: Amount,
         window_ms: u64,
         game_key: Option<&Path>,
+        accept_code: Option<&str>,
     ) -> Result<Offered, ChannelError> {
         let me = self.key()?.address();
         if !(protocol::MIN_WINDOW_MS..=protocol::MAX_WINDOW_MS).contains(&window_ms) {
@@ -455,6 +460,25 @@ impl Player {
                 )
             }
         };
+        if let (RulesRef::Module(id), Some(given)) = (rules, accept_code) {
+            if !given.eq_ignore_ascii_case(local.code_hash()) {
+                return Err(refused(format!(
+                    "rules module {id} runs code {}, not the --rules-code given ({given}); \
+                     nothing was sent",
+                    local.code_hash()
+                )));
+            }
+        }
+        let modules = self.client.modules().await?;
+        if let Some(why) = genesis_rules::refusal(
+            Playing::Offer,
+            local.code_hash(),
+            &modules,
+            module.as_deref(),
+            accept_code,
+        ) {
+            return Err(refused(why));
+        }
         // The game id (and so its tag) is the channel's next counter: checked with the chain's
         // own tag there; here with a zero tag, which no usable rules depend on to start.
         local.check_usable(&[0; 32])?;
@@ -500,8 +524,10 @@ impl Player {
     }
 
     /// Joins offer `offer` (its pinned rules code fetched by hash and checked locally first,
-    /// with the game's own tag); `game_key` signs our moves instead of `--key`. Creates the
-    /// game's record.
+    /// with the game's own tag); `game_key` signs our moves instead of `--key`. The game runs
+    /// the code the offer pinned, whatever it is: code that no genesis module runs is refused,
+    /// nothing sent, unless `accept_code` is that exact hash
+    /// ([`genesis_rules`](crate::genesis_rules)). Creates the game's record.
     pub async fn join(
         &self,
         offer: &str,
@@ -515,30 +541,15 @@ impl Player {
         if o.status != "open" {
             return Err(refused(format!("offer {offer} is {}", o.status)));
         }
-        // The game will run the code the offer pinned, whatever it is: join only rules we
-        // know. That is the code the named rules module runs now, or a hash the player gave.
-        if accept_code != Some(o.rules_code.as_str()) {
-            let current = match &o.rules {
-                Some(id) => match self.client.module(id).await {
-                    Ok(info) => Some(info.code_hash),
-                    Err(ClientError::Api { status: 404, .. }) => None,
-                    Err(e) => return Err(e.into()),
-                },
-                None => None,
-            };
-            if current.as_deref() != Some(o.rules_code.as_str()) {
-                let named = match (&o.rules, &current) {
-                    (Some(id), Some(now)) => format!("module {id} runs code {now} now"),
-                    (Some(id), None) => format!("module {id} does not exist"),
-                    (None, _) => "the offer names no rules module".to_string(),
-                };
-                return Err(refused(format!(
-                    "offer {offer} pins rules code {}, but {named}: refusing to join a game of \
-                     unknown rules; nothing was sent (pass --rules-code {} if you have checked \
-                     that code)",
-                    o.rules_code, o.rules_code
-                )));
-            }
+        let modules = self.client.modules().await?;
+        if let Some(why) = genesis_rules::refusal(
+            Playing::Join(offer),
+            &o.rules_code,
+            &modules,
+            o.rules.as_deref(),
+            accept_code,
+        ) {
+            return Err(refused(why));
         }
         let name = o.rules.clone().unwrap_or_else(|| {
             format!("code {}…", o.rules_code.get(..16).unwrap_or(&o.rules_code))
@@ -874,19 +885,60 @@ impl Player {
         Ok(Some((relay_move_of(last), prev)))
     }
 
-    /// Hands held move `i` to the node's relay: the number of other connections of the game
-    /// that got it (the opponent's client), `Err(why)` when none did (nobody connected, the
+    /// Who we are on `record`'s relay: the chain, our seat and its game key (`game_key`, else
+    /// the record's game key file, else `--key`), to sign a hello each time it connects.
+    /// Errors: we are not a player, the key is not our seat's, a channel the relay does not
+    /// serve.
+    fn relay_seat_of(
+        &self,
+        record: &GameRecord,
+        game_key: Option<&Path>,
+    ) -> Result<RelaySeat, ChannelError> {
+        if record.domain.module != RELAY_MODULE {
+            return Err(refused(format!(
+                "the node's relay serves module {RELAY_MODULE} only, not {}",
+                record.domain.module
+            )));
+        }
+        let seat = record.my_seat().ok_or_else(|| {
+            refused(format!(
+                "{} plays no seat of game {}",
+                record.me, record.game
+            ))
+        })?;
+        Ok(RelaySeat {
+            chain: record.domain.chain.clone(),
+            seat,
+            key: self.signing_key(record, seat, game_key)?,
+        })
+    }
+
+    /// Who we are on `game`'s relay (see `relay_seat_of`): what the watch opens it with.
+    pub async fn relay_seat(&self, game: &str) -> Result<RelaySeat, ChannelError> {
+        let _lock = self.store.lock(game)?;
+        let record = self.record(game, None).await?;
+        self.relay_seat_of(&record, None)
+    }
+
+    /// Hands held move `i` to the node's relay as `seat`: the number of the opponent's
+    /// connections that got it, `Err(why)` when none did (the opponent is not connected, the
     /// relay refused or could not be reached within [`RELAY_WAIT`]): the caller then posts it
     /// to the board.
-    async fn relay_move(&self, record: &GameRecord, prev: &str, i: usize) -> Result<u64, String> {
+    async fn relay_move(
+        &self,
+        record: &GameRecord,
+        seat: &RelaySeat,
+        prev: &str,
+        i: usize,
+    ) -> Result<u64, String> {
         let mv = relay_move_of(&record.moves[i]);
         let attempt = async {
             let mut relay = self
                 .client
-                .relay(&record.game)
+                .relay(&record.game, seat)
                 .await
                 .map_err(|e| e.to_string())?;
-            // The greeting says how many others are connected: nobody, no send.
+            // The greeting says how many connections the opponent has: none, no send.
             loop {
                 match relay.next().await.map_err(|e| e.to_string())? {
                     Some(RelayEvent::Peers { count: 0 }) => {
@@ -904,7 +956,7 @@ impl Player {
                         return if to > 0 {
                             Ok(to)
                         } else {
-                            Err("nobody was connected to receive it".to_string())
+                            Err("the other player's connections left before it arrived".to_string())
                         }
                     }
                     Some(RelayEvent::Error { error, message }) => {
@@ -975,8 +1027,10 @@ impl Player {
 
     /// Makes move `data` in `game`: signs it over the current state (after reading the board),
     /// saves it, then sends it (unless `no_post`): through the node's relay first when `relay`
-    /// (straight to the opponent's client when it is connected), else or when the relay does not
-    /// reach it, posted to the move board; and answers a challenge on this move with it.
+    /// (as our seat, signing the relay's hello with the game key: straight to the opponent's
+    /// client when it is connected), else or when no connection of the opponent took it
+    /// (whatever else of ours is connected, a `watch`), posted to the move board; and answers a
+    /// challenge on this move with it.
     /// When we signed a move for this position already, the same data re-sends it, other data is
     /// refused (equivocation). Refused too: not our turn, the game over, an illegal move.
     pub async fn make_move(
@@ -1080,7 +1134,11 @@ impl Player {
         }
         if relay {
             let prev = replay.hash_before(k).expect("a held move");
-            match self.relay_move(&record, &prev, i).await {
+            let sent = match self.relay_seat_of(&record, game_key) {
+                Ok(seat) => self.relay_move(&record, &seat, &prev, i).await,
+                Err(e) => Err(e.to_string()),
+            };
+            match sent {
                 Ok(to) => {
                     moved.relayed_to = Some(to);
                     if !record.moves[i].relayed {

@@ -46,8 +46,8 @@ pub struct HeldMove {
     /// Our own move: whether a block carries it (a board post, or an op's history). Received
     /// moves: true.
     pub posted: bool,
-    /// Our own move: whether the node's relay handed it to another connection of the game (the
-    /// opponent's client, at once, off-chain). Absent in records written before the relay.
+    /// Our own move: whether the node's relay handed it to a connection of the opponent's seat
+    /// (its client, at once, off-chain). Absent in records written before the relay.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub relayed: bool,
 }

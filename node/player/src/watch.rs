@@ -6,13 +6,16 @@
 //! proof when the opponent signed two moves for one position (a challenge whose history
 //! contradicts a held move is one).
 //!
-//! It also holds a connection to the node's move relay (`GET /v1/relay/<game>`): a move the
+//! It also holds a connection to the node's move relay (`GET /v1/relay/<game>`) as our seat (a
+//! hello signed with the game key each time it connects, [`Player::relay_seat`]): a move the
 //! opponent's client sends there reaches the store at once, checked exactly as a board post
-//! (the node's check is not trusted), and whenever another connection of the game appears (the
-//! opponent's client starting or coming back) it re-sends our latest move, if the opponent has
-//! not answered it yet, so a move that found nobody listening is not lost. The relay is a
+//! (the node's check is not trusted), and whenever the opponent's connections rise (its client
+//! starting or coming back) it re-sends our latest move, if the opponent has not answered it
+//! yet, so a move that found nobody listening is not lost. Our own other connections (a `move`
+//! being sent) do not count: the relay tells each seat of the other's only. The relay is a
 //! shortcut: when it cannot be reached the watch goes on from the block feed alone and tries the
-//! relay again later.
+//! relay again later (a minute later when newer clients of our seat replaced its connection;
+//! never when we hold no key of our seat).
 //!
 //! It never gives up on the node: a `429` (waiting at least its `retry-after`), a `5xx`, an
 //! answer that is not the API's, a refused or dropped connection, a feed the node closed (it
@@ -26,7 +29,7 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use gamechain_client::client::{Block, BlockRef, ClientError, ClientResult};
-use gamechain_client::relay::{Relay, RelayEvent};
+use gamechain_client::relay::{Relay, RelayEvent, RelaySeat};
 
 use crate::backoff::{retry_after, transient, Backoff};
 use crate::error::ChannelError;
@@ -54,18 +57,24 @@ pub enum WatchEvent<'a> {
     },
     /// One step: a block read, maybe an action taken.
     Step(&'a WatchStep),
-    /// The relay connection opened, or the number of the game's other connections on it
-    /// changed (the opponent's client came or went).
+    /// The relay connection opened, or the number of the opponent's connections on it changed
+    /// (its client came or went).
     Relay {
-        /// Other connections of the game now.
+        /// The opponent's connections now.
         peers: u64,
     },
-    /// Our latest move went through the relay again (another connection appeared), to `to`
+    /// The relay is not used by this watch: we hold no key of our seat (or it is no channel the
+    /// relay serves). The block feed goes on alone.
+    RelayOff {
+        /// Why.
+        why: &'a ChannelError,
+    },
+    /// Our latest move went through the relay again (the opponent connected), to `to` of its
     /// connections.
     Resent {
         /// Its move number.
         n: u64,
-        /// How many connections got it.
+        /// How many of the opponent's connections got it.
         to: u64,
     },
     /// A request failed in a way that may go away; it is tried again after `wait`.
@@ -99,7 +108,9 @@ struct Run<'p, On> {
     now_ms: u64,
     /// The relay connection, when open.
     relay: Option<Relay>,
-    /// Other connections of the game on the relay, as last told.
+    /// Our seat on the relay, once known; `Err` when we cannot be it (then no relay).
+    relay_seat: Option<Result<RelaySeat, ()>>,
+    /// The opponent's connections on the relay, as last told.
     peers: u64,
     /// When to try opening the relay again, and the wait after the next failure.
     relay_retry: (Instant, Duration),
@@ -107,6 +118,11 @@ struct Run<'p, On> {
 
 /// Longest wait between two tries to open the relay.
 const RELAY_RETRY_MAX: Duration = Duration::from_secs(30);
+/// The relay's close code for a connection a newer one of the same seat replaced (a seat holds
+/// at most 4).
+const CLOSE_REPLACED: u16 = 4002;
+/// How long the watch leaves the relay to our seat's newer clients after one replaced it.
+const RELAY_REPLACED_WAIT: Duration = Duration::from_secs(60);
 
 /// The next event of `relay`, or never when there is none.
 async fn relay_next(relay: &mut Option<Relay>) -> ClientResult<Option<RelayEvent>> {
@@ -137,6 +153,7 @@ where
         state: WatchState::default(),
         now_ms: 0,
         relay: None,
+        relay_seat: None,
         peers: 0,
         relay_retry: (Instant::now(), Duration::from_secs(1)),
     };
@@ -250,7 +267,7 @@ where
                 if self.stopped() {
                     return Ok(WatchEnd::Stopped);
                 }
-                self.open_relay().await;
+                self.open_relay().await?;
                 let next = tokio::select! {
                     next = tokio::time::timeout(self.options.tick, feed.next()) => next,
                     event = relay_next(&mut self.relay) => {
@@ -304,22 +321,47 @@ where
     }
 
     /// Opens the relay when it is not open and its retry time has come; a failure only delays
-    /// the next try (doubling, up to [`RELAY_RETRY_MAX`]).
-    async fn open_relay(&mut self) {
+    /// the next try (doubling, up to [`RELAY_RETRY_MAX`]). Without a key of our seat the watch
+    /// says so once and never opens it.
+    async fn open_relay(&mut self) -> Result<(), ChannelError> {
         if self.relay.is_some() || Instant::now() < self.relay_retry.0 {
-            return;
+            return Ok(());
         }
-        match self.player.client().relay(&self.game).await {
+        let seat = match &self.relay_seat {
+            Some(Ok(seat)) => seat.clone(),
+            Some(Err(())) => return Ok(()),
+            None => match self.player.relay_seat(&self.game).await {
+                Ok(seat) => {
+                    self.relay_seat = Some(Ok(seat.clone()));
+                    seat
+                }
+                Err(e) if transient(&e) => {
+                    self.relay_failed();
+                    return Ok(());
+                }
+                Err(e) => {
+                    self.relay_seat = Some(Err(()));
+                    return (self.on)(WatchEvent::RelayOff { why: &e });
+                }
+            },
+        };
+        match self.player.client().relay(&self.game, &seat).await {
             Ok(r) => {
                 self.relay = Some(r);
                 self.peers = 0;
                 self.relay_retry.1 = Duration::from_secs(1);
             }
-            Err(_) => {
-                let wait = self.relay_retry.1;
-                self.relay_retry = (Instant::now() + wait, (wait * 2).min(RELAY_RETRY_MAX));
-            }
+            Err(_) => self.relay_failed(),
         }
+        Ok(())
+    }
+
+    /// The relay is closed or could not be opened: the next try waits (doubling).
+    fn relay_failed(&mut self) {
+        self.relay = None;
+        self.peers = 0;
+        let wait = self.relay_retry.1;
+        self.relay_retry = (Instant::now() + wait, (wait * 2).min(RELAY_RETRY_MAX));
     }
 
     /// Acts on one relay event; true when the result is final.
@@ -331,10 +373,17 @@ where
             Ok(Some(e)) => e,
             // Closed or lost: the block feed goes on; the relay is tried again later.
             Ok(None) | Err(_) => {
-                self.relay = None;
-                self.peers = 0;
-                let wait = self.relay_retry.1;
-                self.relay_retry = (Instant::now() + wait, (wait * 2).min(RELAY_RETRY_MAX));
+                let replaced = self
+                    .relay
+                    .as_ref()
+                    .and_then(|r| r.close_reason())
+                    .is_some_and(|(code, _)| code == CLOSE_REPLACED);
+                self.relay_failed();
+                if replaced {
+                    // Our seat's newer clients hold its connections: leave them be a while
+                    // rather than take one back at once (and be taken back in turn).
+                    self.relay_retry.0 = Instant::now() + RELAY_REPLACED_WAIT;
+                }
                 return Ok(false);
             }
         };

@@ -451,6 +451,11 @@ pub enum ModuleCommand {
         /// The commit of `--sdk-git` to depend on: 40 hex digits (an exact revision).
         #[arg(long, value_name = "COMMIT", requires = "sdk_git")]
         sdk_rev: Option<String>,
+        /// The starting point: `counter` (a per-account tally, the default) or `table` (a
+        /// staked two-player table: create, join, cancel, move, claim_timeout by block time,
+        /// escrow and payouts).
+        #[arg(long, value_enum, value_name = "TEMPLATE", default_value = "counter")]
+        template: Template,
     },
     /// Build a module crate to a reproducible .wasm; print its path, size and SHA-256.
     Build {
@@ -634,11 +639,15 @@ pub enum ChannelCommand {
         #[command(flatten)]
         common: ChannelArgs,
         /// The rules module id (e.g. ttt_rules): the code it runs now is fetched, checked
-        /// locally and pinned for the game.
+        /// locally and pinned for the game. Code that no genesis module runs is refused unless
+        /// --rules-code names it too.
         #[arg(long, value_name = "ID", required_unless_present = "rules_code")]
         rules: Option<String>,
-        /// The rules by code hash (64 hex): that code is fetched, checked and pinned.
-        #[arg(long, value_name = "HASH", conflicts_with = "rules")]
+        /// The rules by code hash (64 hex): that code is fetched, checked and pinned. Naming
+        /// the hash accepts code that no genesis module runs (rules outside the genesis may
+        /// trap when their author loses: read them first); with --rules, the module must run
+        /// that code.
+        #[arg(long, value_name = "HASH")]
         rules_code: Option<String>,
         /// Stake per player, GOLD base units (0: an unstaked game, a result without payout).
         #[arg(long)]
@@ -673,9 +682,9 @@ pub enum ChannelCommand {
         /// (policy `owner`); without it such a join is refused before anything is sent.
         #[arg(long)]
         allow_mutable: bool,
-        /// Accept rules code the offer pins that is not what the rules module it names runs
-        /// now (or an offer naming no module): this exact code hash, 64 hex. Without it such a
-        /// join is refused before anything is sent.
+        /// Accept rules code the offer pins that no genesis module runs: this exact code hash,
+        /// 64 hex (rules outside the genesis may trap when their author loses: read them
+        /// first). Without it such a join is refused before anything is sent.
         #[arg(long, value_name = "HASH")]
         rules_code: Option<String>,
     },
@@ -1035,10 +1044,19 @@ mod tests {
                 ..
             })
         ));
-        // A window without a unit (it used to be blocks), both windows, both rules: refused.
+        // A window without a unit (it used to be blocks), both windows: refused. A module and
+        // the code hash it must run: taken.
         assert!(offer(&["--rules", "r", "--window", "20"]).is_err());
         assert!(offer(&["--rules", "r", "--window", "5m", "--window-ms", "1"]).is_err());
-        assert!(offer(&["--rules", "r", "--rules-code", "ab"]).is_err());
+        let both = offer(&["--rules", "r", "--rules-code", "ab"]).unwrap();
+        assert!(matches!(
+            both.command,
+            Command::Channel(ChannelCommand::Offer {
+                rules: Some(_),
+                rules_code: Some(_),
+                ..
+            })
+        ));
     }
 
     #[test]
@@ -1132,4 +1150,15 @@ mod tests {
         cli.build();
         check(&mut cli, "gamechain");
     }
+}
+
+/// What `module new --template` starts from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Template {
+    /// A per-account tally (ops `add`, `reset`): the smallest complete module.
+    #[default]
+    Counter,
+    /// A staked two-player table: `create`, `join`, `cancel`, a placeholder `move`,
+    /// `claim_timeout` by block time, GOLD escrow and payouts.
+    Table,
 }

@@ -162,9 +162,11 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
         } => {
             let p = player(&common)?;
             check_escrow(p.client(), &common.channel, Some(stake.0), allow_mutable).await?;
-            let which = match (rules, rules_code) {
+            // `--rules-code` names the code: the rules themselves, or (with `--rules`) the code
+            // that module must run; either way the player accepts that code.
+            let which = match (rules, &rules_code) {
                 (Some(id), _) => RulesRef::Module(id),
-                (None, Some(hash)) => RulesRef::Code(hash),
+                (None, Some(hash)) => RulesRef::Code(hash.clone()),
                 (None, None) => {
                     return Err(CliError::Usage(
                         "name the rules: --rules ID or --rules-code HASH".into(),
@@ -173,7 +175,13 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
             };
             let window_ms = window_ms.unwrap_or(window);
             let o = p
-                .offer(&which, stake, window_ms, game_key.as_deref())
+                .offer(
+                    &which,
+                    stake,
+                    window_ms,
+                    game_key.as_deref(),
+                    rules_code.as_deref(),
+                )
                 .await?;
             let name = match &which {
                 RulesRef::Module(id) => id.clone(),
@@ -258,7 +266,7 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                 (Some(to), _) => line(
                     out,
                     format!(
-                        "{what}, sent through the relay to {to} connection{} of the game",
+                        "{what}, sent through the relay to the other player ({to} connection{})",
                         if to == 1 { "" } else { "s" }
                     ),
                 )?,
@@ -312,11 +320,17 @@ pub async fn run(command: ChannelCommand, out: &mut dyn Write) -> Result<(), Cli
                     WatchEvent::Step(step) => print_watch_step(out, &game, step, &mut status),
                     WatchEvent::Relay { peers } => line(
                         out,
-                        format!("relay: {peers} other connection(s) of the game"),
+                        format!("relay: the other player has {peers} connection(s)"),
+                    ),
+                    WatchEvent::RelayOff { why } => line(
+                        out,
+                        format!("relay: not used ({why}); the block feed carries the moves"),
                     ),
                     WatchEvent::Resent { n, to } => line(
                         out,
-                        format!("move {n} re-sent through the relay to {to} connection(s)"),
+                        format!(
+                            "move {n} re-sent through the relay to the other player ({to} connection(s))"
+                        ),
                     ),
                     WatchEvent::Retrying { what, error, wait } => {
                         eprintln!(

@@ -8,8 +8,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use gamechain_client::client::BlockRef;
 use gamechain_chain::key_file::read_key_file;
+use gamechain_client::client::BlockRef;
 use gamechain_client::Session;
 use gamechain_runtime::chain::SecretKey;
 use serde_json::json;

@@ -6,8 +6,8 @@
 use std::io::Write;
 use std::time::Duration;
 
-use gamechain_client::client::{Client, Included};
 use gamechain_chain::key_file::read_key_file;
+use gamechain_client::client::{Client, Included};
 use gamechain_runtime::chain::{Action, Event};
 use serde::Serialize;
 use serde_json::json;

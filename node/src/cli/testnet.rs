@@ -27,9 +27,9 @@ use gamechain_runtime::chain::{
 };
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
+use crate::config::peer_addr::PeerAddr;
 use crate::config::NodeConfig;
 use crate::validator::keys;
-use crate::config::peer_addr::PeerAddr;
 use gamechain_ledger::genesis_setup::new_genesis;
 
 /// `gamechain testnet`'s options.
@@ -213,9 +213,8 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
     ));
     genesis.validate().map_err(|e| e.to_string())?;
     // Share i goes to the validator at position i of the set ordered by consensus key.
-    let positions = crate::proof::finality::participant_keys(
-        genesis.validators.as_ref().expect("set above"),
-    )?;
+    let positions =
+        crate::proof::finality::participant_keys(genesis.validators.as_ref().expect("set above"))?;
     let genesis_json = genesis.to_json_pretty();
     let mut out = Vec::with_capacity(n);
     for i in 0..n {

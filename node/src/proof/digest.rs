@@ -65,7 +65,9 @@ pub fn digest_at(storage: &Storage, height: u64) -> Result<Digest, NodeError> {
 /// The consensus digest of stored block `height`, whose parent's digest is `parent`.
 fn stored_digest(storage: &Storage, parent: &[u8; 32], height: u64) -> Result<[u8; 32], NodeError> {
     let block = storage.block(height)?.ok_or_else(|| {
-        NodeError::Refused(format!("the database has no block {height} at or below its head"))
+        NodeError::Refused(format!(
+            "the database has no block {height} at or below its head"
+        ))
     })?;
     Ok(proposal_digest(
         parent,

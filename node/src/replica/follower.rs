@@ -64,8 +64,8 @@ use tokio::sync::{mpsc, watch};
 use crate::config::NodeConfig;
 use crate::proof::finality::FinalityChecker;
 use crate::replica::follower_finality::{check_refetched, FinalityGate, GateError, Proven};
-use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
 use crate::replica::snapshot_join::join_from_snapshot;
+use crate::verify::replay::{check_block, verify_block, verify_genesis, CheckedBlock, ReplayError};
 use crate::verify::source::{
     block_retrying, fetch_code, fetch_genesis, finality_retrying, Finality,
 };

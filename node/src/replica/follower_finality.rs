@@ -24,8 +24,8 @@ use std::sync::Arc;
 
 use gamechain_runtime::chain::Genesis;
 
-use crate::proof::finality::FinalityChecker;
 use crate::proof::digest::proposal_digest;
+use crate::proof::finality::FinalityChecker;
 use crate::verify::replay::CheckedBlock;
 use crate::verify::source::Finality;
 use gamechain_chain::wire::Block;

@@ -288,8 +288,7 @@ async fn a_bad_block_in_a_batch_is_reported_at_its_height_after_the_good_ones() 
     assert!(applied.leftover.is_none());
     assert_eq!(*told.0.lock().unwrap(), good);
     assert_eq!(chain.head().header.header.height, bad_height - 1);
-    let stored =
-        Storage::open_reader(&config(&tmp.path().join("f")).ledger().db_path()).unwrap();
+    let stored = Storage::open_reader(&config(&tmp.path().join("f")).ledger().db_path()).unwrap();
     assert_eq!(stored.head_height().unwrap(), Some(bad_height - 1));
 
     // The same block again: nothing. Another one signed by the sequencer: equivocation.

@@ -46,8 +46,8 @@ use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{receipt_root, tx_root, Receipt, StateHash};
 use gamechain_runtime::ChainContext;
 
-use crate::proof::finality::FinalityChecker;
 use crate::proof::digest::proposal_digest;
+use crate::proof::finality::FinalityChecker;
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
 use gamechain_ledger::genesis_setup::SnapshotJoin;

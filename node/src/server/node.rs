@@ -16,10 +16,10 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
 use crate::config::NodeConfig;
-use crate::server::api;
-use crate::server::state::AppState;
 use crate::replica::restore::{finish_unfinished, restore_opened};
 use crate::replica::snapshot_join::SnapshotJoiner;
+use crate::server::api;
+use crate::server::state::AppState;
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::genesis_setup::open_chain;
 use gamechain_ledger::open::preload_modules;

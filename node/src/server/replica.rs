@@ -10,9 +10,9 @@ use std::sync::Arc;
 use gamechain_client::Client;
 
 use crate::config::NodeConfig;
+use crate::replica::follower::{follow, open_replica, refused};
 use crate::server::api;
 use crate::server::state::AppState;
-use crate::replica::follower::{follow, open_replica, refused};
 use gamechain_ledger::run_marker::mark_stopped;
 use gamechain_ledger::tier_up;
 use gamechain_ledger::NodeError;

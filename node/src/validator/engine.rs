@@ -56,6 +56,7 @@ use commonware_utils::NZDuration;
 use rand_core::CryptoRng;
 use tokio::sync::watch;
 
+use crate::proof::evidence::EvidenceChecker;
 use crate::validator::app::{run_committer, App, Finalizer, ARCHIVE_SECTION};
 use crate::validator::beacon::{self, share::BeaconShare, CERTIFIED_QUEUE};
 use crate::validator::block::{BlockBound, ProposedBlock};
@@ -63,7 +64,6 @@ use crate::validator::equivocate::VoteSender;
 use crate::validator::gossip::{self, GOSSIP_QUEUE};
 use crate::validator::ledger::{Fault, Ledger};
 use crate::validator::observer::{run_evidence, AsConsensus, Observer};
-use crate::proof::evidence::EvidenceChecker;
 
 pub use crate::proof::finality::namespace;
 

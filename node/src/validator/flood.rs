@@ -61,7 +61,10 @@ pub fn flood_module(tag: u64, bytes: usize) -> Vec<u8> {
     types.ty().function([ValType::I32; 2], [ValType::I32]); // 3: gc_view
     types.ty().function([], []); // 4: the flood's bodies
     let mut functions = FunctionSection::new();
-    for ty in [0, 1, 2, 3].into_iter().chain(std::iter::repeat_n(4, funcs as usize)) {
+    for ty in [0, 1, 2, 3]
+        .into_iter()
+        .chain(std::iter::repeat_n(4, funcs as usize))
+    {
         functions.function(ty);
     }
     let mut memories = MemorySection::new();
@@ -74,7 +77,10 @@ pub fn flood_module(tag: u64, bytes: usize) -> Vec<u8> {
     });
     let mut exports = ExportSection::new();
     exports.export("memory", ExportKind::Memory, 0);
-    for (i, name) in ["gc_abi_version", "gc_alloc", "gc_apply", "gc_view"].into_iter().enumerate() {
+    for (i, name) in ["gc_abi_version", "gc_alloc", "gc_apply", "gc_view"]
+        .into_iter()
+        .enumerate()
+    {
         exports.export(name, ExportKind::Func, i as u32);
     }
     let mut code = CodeSection::new();
@@ -96,7 +102,11 @@ pub fn flood_module(tag: u64, bytes: usize) -> Vec<u8> {
             .i64_const(tag as i64 ^ i64::from(n))
             .local_set(0);
         while f.byte_len() + STEP < BODY {
-            f.instructions().local_get(0).i64_const(7).i64_add().local_set(0);
+            f.instructions()
+                .local_get(0)
+                .i64_const(7)
+                .i64_add()
+                .local_set(0);
         }
         f.instructions().end();
         code.function(&f);

@@ -30,8 +30,8 @@ use commonware_cryptography::sha256::Digest;
 use commonware_runtime::{Clock, Spawner, Supervisor};
 use tokio::sync::mpsc;
 
-use crate::validator::ledger::Ledger;
 use crate::proof::evidence::EvidenceChecker;
+use crate::validator::ledger::Ledger;
 use gamechain_ledger::metrics::ConsensusMetrics;
 use gamechain_ledger::storage::StoredEvidence;
 

@@ -402,11 +402,9 @@ fn engine_start(chain: &Chain, storage: &Storage, floor: u64) -> Result<EngineSt
             "consensus starts from block {floor} (a snapshot's base, or a rejoin's floor): {what}"
         ))
     };
-    let checker = crate::proof::finality::FinalityChecker::new(
-        chain.genesis(),
-        &chain.genesis_hash,
-    )
-    .map_err(refused)?;
+    let checker =
+        crate::proof::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash)
+            .map_err(refused)?;
     let base = checker
         .finalization(&digest, &certificate)
         .map_err(|e| refused(format!("its stored finality certificate: {e}")))?;

@@ -518,11 +518,7 @@ fn check_follower_gate(node: &Node, top: u64) {
     use crate::verify::source::Finality;
     let chain = &node.chain;
     let checker = Arc::new(
-        crate::proof::finality::FinalityChecker::new(
-            chain.genesis(),
-            &chain.genesis_hash,
-        )
-        .unwrap(),
+        crate::proof::finality::FinalityChecker::new(chain.genesis(), &chain.genesis_hash).unwrap(),
     );
     let genesis = Arc::new(chain.genesis().clone());
     let digest_at = |h: u64| {
@@ -755,11 +751,8 @@ fn an_equivocating_validator_is_recorded_by_the_others_and_the_evidence_verifies
     let (heads, _, _, _, (evidence, chains)) = run(6, 4, Some((3, Fault::Equivocate)), 6, false);
     check_agreement(&heads);
     let chain = &chains[0];
-    let checker = crate::proof::evidence::EvidenceChecker::new(
-        chain.genesis(),
-        &chain.genesis_hash,
-    )
-    .unwrap();
+    let checker =
+        crate::proof::evidence::EvidenceChecker::new(chain.genesis(), &chain.genesis_hash).unwrap();
     let faulty = participants(chain.genesis().validators.as_ref().unwrap())
         .unwrap()
         .position(&PrivateKey::from_seed(3).public_key())

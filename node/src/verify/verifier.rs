@@ -32,10 +32,10 @@ use gamechain_runtime::{
 };
 use serde_json::{json, Value};
 
+use crate::proof::digest::proposal_digest;
 use crate::proof::evidence::EvidenceChecker;
 use crate::proof::finality::FinalityChecker;
 use crate::verify::evidence::EvidenceReport;
-use crate::proof::digest::proposal_digest;
 use crate::verify::replay::{
     check_block_for, state_differences, CheckedBlock, Divergence, ReplayError, Replayer,
 };

@@ -13,17 +13,8 @@
 //! giving up on a 429 and never sending its equivocation proof (`cli/channel_cli.rs`), rules
 //! upgraded mid-game and commitments copied from another game (`tests/tests/channels.rs`).
 
-#[path = "../common/mod.rs"]
-mod common;
-
-#[path = "fair_play/support.rs"]
-mod support;
-
-#[path = "fair_play/clock.rs"]
-mod clock;
-
+mod chance;
 #[path = "fair_play/channel.rs"]
 mod channel_games;
-
-#[path = "fair_play/chance.rs"]
-mod chance;
+mod clock;
+mod support;

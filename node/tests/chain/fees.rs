@@ -4,13 +4,10 @@
 //! the fee its receipt shows, credits the collector with their sum, and `gamechain verify`
 //! replays the chain to the same state root.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::time::Duration;
 
-use common::replay::{verify_json, workload};
-use common::NodeProcess;
+use crate::common::replay::{verify_json, workload};
+use crate::common::NodeProcess;
 use gamechain_client::client::{BlockRef, ClientError};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;

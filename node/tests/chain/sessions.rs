@@ -6,15 +6,12 @@
 //! text; `GET /v1/account/<a>/sessions` shows the cap and what was spent; `gamechain verify`
 //! replays the chain to the same state root.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::time::Duration;
 
-use common::replay::verify_json;
-use common::{gamechain, NodeProcess};
+use crate::common::replay::verify_json;
+use crate::common::{gamechain, NodeProcess};
 use gamechain_client::client::ClientError;
-use gamechain_client::keyfile::write_key_file;
+use gamechain_client::write_key_file;
 use gamechain_client::Session;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::{json, Value};

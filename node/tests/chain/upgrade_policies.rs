@@ -9,17 +9,14 @@
 //! make, the GOLD of every account they know plus every module's escrow equals what the faucet
 //! minted (the chains have no fees): nothing moves money but the games.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::time::Duration;
 
-use common::cli::{failed, json_ok, run, run_on, text};
-use common::NodeProcess;
+use crate::common::cli::{failed, json_ok, run, run_on, text};
+use crate::common::{faucet, NodeProcess};
 use gamechain_client::client::{BlockRef, Client, ClientError, Included};
-use gamechain_client::keyfile::read_key_file;
+use gamechain_client::read_key_file;
 use gamechain_ledger::genesis_modules::{genesis_code, GENESIS_MODULES};
 use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy};
@@ -35,12 +32,6 @@ fn variant(code: &[u8], n: u8) -> Vec<u8> {
     // Custom section (id 0), 3 bytes: name length 1, name "v", payload n.
     out.extend_from_slice(&[0, 3, 1, b'v', n]);
     out
-}
-
-fn faucet() -> Action {
-    Action::Faucet {
-        token: "GOLD".into(),
-    }
 }
 
 /// What the chain's GOLD must add up to: the faucet's mints, read from every block.

@@ -3,11 +3,8 @@
 //! games at a fixed rate, and against a separate node process (`--node` and `--node-pid`) flat
 //! out, where the node's CPU per transaction is measured from its process.
 
-#[path = "../common/mod.rs"]
-mod common;
-
-use common::cli::{json_ok, run};
-use common::NodeProcess;
+use crate::common::cli::{json_ok, run};
+use crate::common::NodeProcess;
 use serde_json::Value;
 
 /// The counts of a report add up: every post accepted or refused, every accepted transaction

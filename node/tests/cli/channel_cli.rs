@@ -1,28 +1,29 @@
 //! `gamechain channel …` as two players type it, against a `gamechain node` process whose default
 //! genesis holds the `channel`, `moveboard` and `ttt_rules` modules (immutable; checked to be this
-//! source's builds), nothing deployed by hand: moves travel over the move board and are kept in each player's
-//! store; a game is settled by history and paid out; a move stored before a crash is re-sent and
+//! source's builds), nothing deployed by hand but the hostile `trap_rules` of one test: moves
+//! travel over the move board and are kept in each player's store; a game is settled by history and paid out; a move stored before a crash is re-sent and
 //! never replaced; forged, out-of-turn and illegal moves read from the board are refused and not
 //! stored; `watch` answers a challenge with the move it holds and the staller forfeits, through
 //! 429s, 503s and a node restart (behind a proxy the test controls); `watch` sends the
 //! equivocation proof when a challenge contradicts a move it holds; two signed moves for one
-//! position make their signer lose (`prove`). Windows are block time (5 minutes at least):
+//! position make their signer lose (`prove`); moves go through the relay to a watching opponent,
+//! and to the board when only the mover's own `watch` is there; `offer` and `join` play genesis
+//! rules code (named by module or by hash alone) and refuse other code, nothing sent, unless the
+//! player names its hash, and rules that trap when their author loses make the winner forfeit.
+//! Windows are block time (5 minutes at least):
 //! tests that need one to pass run the node with the dev clock (`dev_clock = true`) and move its
 //! sequencer's clock forward (`POST /v1/dev/clock`), never wait for it.
-
-#[path = "../common/mod.rs"]
-mod common;
 
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-use common::cli::{run, run_on, text};
-use common::{NodeProcess, BIN};
+use crate::common::cli::{run, run_on, text};
+use crate::common::{NodeProcess, BIN};
 use gamechain_channel_protocol::{state_hash, Domain};
 use gamechain_client::client::Client;
-use gamechain_client::keyfile::read_key_file;
+use gamechain_client::read_key_file;
 use gamechain_player::LocalRules;
 use gamechain_runtime::chain::{sign_message, Action, SecretKey, UpgradePolicy};
 use gamechain_sdk::guest_build::{build_guest, BuiltGuest};
@@ -1244,13 +1245,17 @@ async fn moves_go_through_the_relay_to_a_watching_opponent_and_a_missed_one_is_r
     let t = Table::new().await;
     let game = t.open_game("5m").await;
     let (mut bob_watch, bob_log, _) = start_watch(&t, "bob", &game, &t.url);
-    wait_for(bob_log.clone(), "relay: 0 other connection(s)".into()).await;
+    wait_for(
+        bob_log.clone(),
+        "relay: the other player has 0 connection(s)".into(),
+    )
+    .await;
 
     let nonce = t.client().account(&t.alice).await.unwrap().next_nonce;
     let out = t.ok("alice", &["move", &game, "04"]).await;
     assert!(
         out.contains(
-            "move 0 (04) signed and stored, sent through the relay to 1 connection of the game"
+            "move 0 (04) signed and stored, sent through the relay to the other player (1 connection)"
         ),
         "{out}"
     );
@@ -1281,7 +1286,7 @@ async fn moves_go_through_the_relay_to_a_watching_opponent_and_a_missed_one_is_r
     let (mut alice_watch, alice_log, _) = start_watch(&t, "alice", &game, &t.url);
     wait_for(
         bob_log.clone(),
-        "move 1 re-sent through the relay to 1 connection(s)".into(),
+        "move 1 re-sent through the relay to the other player (1 connection(s))".into(),
     )
     .await;
     wait_for(
@@ -1306,11 +1311,50 @@ async fn moves_go_through_the_relay_to_a_watching_opponent_and_a_missed_one_is_r
     let _ = alice_watch.wait();
 }
 
-/// The game runs the rules code the offer pins, whatever it is: `join` refuses an offer whose
-/// pinned code is not what the rules module it names runs now, or that names no module,
-/// unless the player names that exact code (`--rules-code HASH`). Nothing is escrowed before.
+/// Issue 41: with a player's own `watch` on the relay (as the docs tell every player to keep
+/// it), its `move` used to count that watch as a receiver ("sent through the relay to 1
+/// connection") and skip the board, so the opponent, not connected, never saw the move. The
+/// relay counts the opponent's connections only: the move is posted, and the opponent's `sync`
+/// reads it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn join_refuses_rules_code_the_player_did_not_choose() {
+async fn a_move_reaches_the_board_when_only_the_movers_own_watch_is_on_the_relay() {
+    let t = Table::new().await;
+    let game = t.open_game("5m").await;
+    let (mut alice_watch, alice_log, _) = start_watch(&t, "alice", &game, &t.url);
+    wait_for(
+        alice_log.clone(),
+        "relay: the other player has 0 connection(s)".into(),
+    )
+    .await;
+    let out = t.ok("alice", &["move", &game, "04"]).await;
+    assert!(
+        out.contains("move 0 (04) signed and stored, posted at block")
+            && out.contains("(relay: the other player is not connected to the relay)"),
+        "{out}"
+    );
+    let held = t.held("alice", &game);
+    assert_eq!(
+        (held[0]["posted"].as_bool(), held[0]["relayed"].as_bool()),
+        (Some(true), None)
+    );
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("received move 0: checked and stored"), "{out}");
+    assert_eq!(t.signed("bob", &game), t.signed("alice", &game));
+    // Alice's watch never took her own `move` for the opponent's client.
+    assert!(
+        !read(&alice_log).contains("re-sent"),
+        "{}",
+        read(&alice_log)
+    );
+    alice_watch.kill().unwrap();
+    let _ = alice_watch.wait();
+}
+
+/// Genesis code is played by its hash: an offer naming `ttt_rules`' code by `rules_code` alone
+/// (no module id) is joined without `--rules-code` (docs/channels.md, "Rules that trap when their
+/// author loses").
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn genesis_rules_code_named_by_hash_alone_is_joined_without_naming_it() {
     let t = Table::new().await;
     let hash = {
         use sha2::Digest;
@@ -1337,19 +1381,247 @@ async fn join_refuses_rules_code_the_player_did_not_choose() {
         .unwrap()
         .trim_end_matches(':')
         .to_string();
+    let view = t
+        .client()
+        .view("channel", &[("offer", &offer)])
+        .await
+        .unwrap();
+    assert_eq!(
+        (&view["rules"], view["rules_code"].as_str()),
+        (&Value::Null, Some(hash.as_str()))
+    );
     let before = t.gold(&t.bob).await;
-    t.fails(
-        "bob",
-        &["join", &offer],
-        1,
-        &format!("offer {offer} pins rules code {hash}, but the offer names no rules module: refusing to join"),
-    )
-    .await;
-    assert_eq!(t.gold(&t.bob).await, before, "nothing was escrowed");
-    let out = t.ok("bob", &["join", &offer, "--rules-code", &hash]).await;
+    let out = t.ok("bob", &["join", &offer]).await;
     assert!(
         out.contains(&format!("joined game {offer} as seat 1")),
         "{out}"
     );
     assert_eq!(t.gold(&t.bob).await, before - STAKE);
+}
+
+/// `sha256("gamechain rps commit v2" ‖ tag ‖ seat ‖ choice ‖ salt)`: an RPS commitment (as
+/// `rps_rules::commitment`, which `trap_rules` copies).
+fn rps_commitment(tag: &[u8; 32], seat: u8, choice: u8, salt: &[u8; 32]) -> String {
+    use sha2::Digest;
+    let mut h = sha2::Sha256::new();
+    h.update(b"gamechain rps commit v2");
+    h.update(tag);
+    h.update([seat, choice]);
+    h.update(salt);
+    hex::encode(h.finalize())
+}
+
+/// Rules that trap when their author loses (docs/channels.md, section 2): Alice deploys
+/// `trap_rules` (rock-paper-scissors that traps on the move making seat 0 lose). Her own client
+/// offers it only once she names its code; Bob's `join` refuses it with one fixed line and sends
+/// nothing, and joins with `--rules-code <hash>`. Then the trap bites: Bob wins (paper beats
+/// rock), but every op carrying his winning reveal fails on chain (`the callee trapped`), a
+/// settlement and an answer to Alice's challenge alike, so he loses by forfeit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rules_module_that_traps_when_its_author_loses_is_refused_at_join() {
+    let t = Table::with_clock().await;
+    let trap =
+        tokio::task::spawn_blocking(|| build_guest("trap_rules").unwrap_or_else(|e| panic!("{e}")))
+            .await
+            .unwrap();
+    let hash = trap.sha256.clone();
+    let deployed = t
+        .client()
+        .send_and_wait(
+            &t.key("alice"),
+            Action::deploy("trap_rules", trap.wasm.clone()),
+            Duration::from_secs(60),
+        )
+        .await
+        .unwrap();
+    assert!(deployed.receipt.ok, "{:?}", deployed.receipt);
+    let info = t.client().module("trap_rules").await.unwrap();
+    assert_eq!(
+        (info.code_hash.as_str(), info.owner.as_str()),
+        (hash.as_str(), t.alice.as_str())
+    );
+    let alice_gold = t.gold(&t.alice).await;
+
+    // Alice's own client refuses to offer code no genesis module runs, nothing sent...
+    let stake = STAKE.to_string();
+    let offer_args = [
+        "offer",
+        "--rules",
+        "trap_rules",
+        "--stake",
+        &stake,
+        "--window",
+        "5m",
+    ];
+    let alice_nonce = t.client().account(&t.alice).await.unwrap().next_nonce;
+    let what = format!("the code module trap_rules runs (owner {})", t.alice);
+    let tail = format!(
+        "not the code of a genesis module: such rules may trap when their author loses, and you \
+         would lose by forfeit; nothing was sent (read that code, then pass --rules-code {hash} \
+         to play it anyway)"
+    );
+    let stderr = t.fails("alice", &offer_args, 1, "refusing to offer").await;
+    assert_eq!(
+        stderr.trim_end(),
+        format!("error: refusing to offer rules code {hash}: it is {what}, {tail}")
+    );
+    assert_eq!(
+        t.client().account(&t.alice).await.unwrap().next_nonce,
+        alice_nonce
+    );
+    // ... nor with a hash the module does not run ...
+    let wrong = "00".repeat(32);
+    let mut misnamed = offer_args.to_vec();
+    misnamed.extend(["--rules-code", &wrong]);
+    t.fails(
+        "alice",
+        &misnamed,
+        1,
+        &format!("rules module trap_rules runs code {hash}, not the --rules-code given ({wrong}); nothing was sent"),
+    )
+    .await;
+    // ... and offers it once she names its code.
+    let mut named = offer_args.to_vec();
+    named.extend(["--rules-code", &hash]);
+    let out = t.ok("alice", &named).await;
+    let game = out
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .trim_end_matches(':')
+        .to_string();
+    assert!(out.contains(&format!("trap_rules (code {hash})")), "{out}");
+
+    // Bob's join is refused with one fixed line, nothing sent; a wrong hash is no opt-in either.
+    let refusal = format!("refusing to join offer {game}: its rules code {hash} is {what}, {tail}");
+    let bob_nonce = t.client().account(&t.bob).await.unwrap().next_nonce;
+    for extra in [&[][..], &["--rules-code", wrong.as_str()][..]] {
+        let mut join = vec!["join", game.as_str()];
+        join.extend_from_slice(extra);
+        let stderr = t.fails("bob", &join, 1, "refusing to join").await;
+        assert_eq!(stderr.trim_end(), format!("error: {refusal}"));
+    }
+    assert_eq!(
+        t.client().account(&t.bob).await.unwrap().next_nonce,
+        bob_nonce
+    );
+    assert_eq!(t.gold(&t.bob).await, FAUCET);
+    assert!(!t.cwd.join(format!("bob-moves/{game}.json")).exists());
+    let view = t
+        .client()
+        .view("channel", &[("offer", &game)])
+        .await
+        .unwrap();
+    assert_eq!(view["status"], "open");
+    // Naming the exact code joins.
+    let out = t.ok("bob", &["join", &game, "--rules-code", &hash]).await;
+    assert!(
+        out.contains(&format!(
+            "joined game {game} as seat 1 against {}: stake {STAKE}, window 5 min 0 s, rules code {hash}",
+            t.alice
+        )),
+        "{out}"
+    );
+
+    // Alice commits rock, Bob paper; Alice reveals (her client plays the rules fine so far).
+    let view = t.client().view("channel", &[]).await.unwrap();
+    let domain = Domain {
+        chain: view["chain"].as_str().unwrap().to_string(),
+        module: "channel".into(),
+    };
+    let tag = domain.game_tag(&game);
+    let (salt0, salt1) = ([1u8; 32], [2u8; 32]);
+    let (rock, paper) = (0u8, 1u8);
+    t.ok(
+        "alice",
+        &["move", &game, &rps_commitment(&tag, 0, rock, &salt0)],
+    )
+    .await;
+    t.ok(
+        "bob",
+        &["move", &game, &rps_commitment(&tag, 1, paper, &salt1)],
+    )
+    .await;
+    let reveal = |choice: u8, salt: &[u8; 32]| {
+        let mut v = vec![choice];
+        v.extend_from_slice(salt);
+        v
+    };
+    t.ok(
+        "alice",
+        &["move", &game, &hex::encode(reveal(rock, &salt0))],
+    )
+    .await;
+    let out = t.ok("bob", &["sync", &game]).await;
+    assert!(out.contains("3 moves held"), "{out}");
+
+    // Bob's winning reveal, signed over the state after the three moves.
+    let rules = LocalRules::from_code("trap_rules", &hash, &trap.wasm).unwrap();
+    let mut state = rules.initial_state(&tag).unwrap();
+    let mut moves: Vec<Value> = Vec::new();
+    for (n, data, sig) in t.signed("bob", &game) {
+        let bytes = hex::decode(&data).unwrap();
+        state = rules
+            .apply_move(&state, n, rules.mover_at(n).unwrap(), &bytes)
+            .unwrap();
+        moves.push(json!({"n": n, "data": data, "sig": sig}));
+    }
+    let winning = reveal(paper, &salt1);
+    let msg = domain.move_message(&game, 3, &state_hash(&state), &t.bob, &winning);
+    let last =
+        json!({"n": 3, "data": hex::encode(&winning), "sig": sign_message(&t.key("bob"), msg)});
+    // The rules trap on it here too (the local client cannot even compute the result).
+    let local = rules
+        .apply_move(&state, 3, 1, &winning)
+        .unwrap_err()
+        .to_string();
+    assert!(local.contains("apply_move"), "{local}");
+
+    // On chain: the history proving Bob's win cannot settle.
+    let bob_sends = |op: Value| {
+        let (client, key) = (t.client(), t.key("bob"));
+        async move {
+            client
+                .send_and_wait(&key, Action::game("channel", &op), Duration::from_secs(60))
+                .await
+                .unwrap()
+                .receipt
+        }
+    };
+    let trapped = "rules module trap_rules apply_move: the callee trapped";
+    let mut history = moves.clone();
+    history.push(last.clone());
+    let receipt =
+        bob_sends(json!({"kind":"settle","game":game,"moves":history,"from_checkpoint":false}))
+            .await;
+    assert!(!receipt.ok);
+    assert!(
+        receipt.error.as_deref().unwrap_or("").contains(trapped),
+        "{receipt:?}"
+    );
+    // Alice challenges Bob for move 3; his answer carries the winning move and fails the same way.
+    let out = t.ok("alice", &["challenge", &game]).await;
+    assert!(
+        out.contains(&format!("challenged: {} owes move 3 by ", t.bob)),
+        "{out}"
+    );
+    let receipt = bob_sends(json!({"kind":"respond","game":game,"moves":[last]})).await;
+    assert!(!receipt.ok);
+    assert!(
+        receipt.error.as_deref().unwrap_or("").contains(trapped),
+        "{receipt:?}"
+    );
+    // So the window passes and Bob, who won, loses by forfeit.
+    let deadline = t.game_view(&game).await["challenge"]["deadline_ms"]
+        .as_u64()
+        .unwrap();
+    t.advance_clock(deadline + 1 - t.head_time().await).await;
+    let out = t.ok("alice", &["forfeit", &game]).await;
+    assert!(
+        out.contains(&format!("forfeit claimed: {} wins", t.alice)),
+        "{out}"
+    );
+    t.ok("alice", &["withdraw", &game]).await;
+    assert_eq!(t.gold(&t.alice).await, alice_gold + STAKE);
+    assert_eq!(t.gold(&t.bob).await, FAUCET - STAKE);
 }

@@ -3,11 +3,10 @@
 //! `GAMECHAIN_NODE`, and the one-line errors and exit codes (1 failure, 2 bad arguments,
 //! 3 transaction included with `ok: false`).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
-use common::cli::{failed, json_ok, run_on as run, text};
-use common::{free_port, gamechain, NodeProcess};
+use crate::common::cli::{failed, json_ok, run_on as run, text};
+use crate::common::{free_port, gamechain, NodeProcess};
 use serde_json::Value;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

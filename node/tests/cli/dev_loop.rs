@@ -17,18 +17,15 @@
 //! The first build of the new crate compiles the SDK for wasm (about 30 s on 2 cores; the budget
 //! is 10 minutes); only the guest `.wasm` is built, never the crate's native tests.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use common::cli::{run, text};
-use common::typescript::{run_tool, ts_work_dir, tsc_command};
-use common::BIN;
+use crate::common::cli::{run, text};
+use crate::common::typescript::{run_tool, ts_work_dir, tsc_command};
+use crate::common::{free_port, BIN};
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::json;
@@ -79,14 +76,6 @@ fn wait_for_all(lines: &Receiver<String>, wants: &[&str], limit: Duration) {
             Err(e) => panic!("no lines with {missing:?} within {limit:?} ({e})"),
         }
     }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Plays the new op `double` through the generated client: prints `{"before": n, "after": m}`,

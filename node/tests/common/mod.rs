@@ -1,30 +1,50 @@
-//! The one helper module of `node/tests` (test files include it with
-//! `#[path = "../common/mod.rs"] mod common;`): starting the real `gamechain` binary as a child
-//! process on a data directory and a loopback port, stopping it with SIGKILL or SIGTERM,
-//! checking a node's whole chain through the API; `cli.rs` runs CLI commands and checks their
-//! output, `replay.rs` sends game workloads and runs `verify` (and a follower process), `typescript.rs`
-//! compiles and runs TypeScript against the SDK.
+//! The one helper module of `node/tests` (`crate::common` of the `node` test binary, declared
+//! once in `tests/main.rs`): starting the real `gamechain` binary as a child process on a data
+//! directory and a loopback port, stopping it with SIGKILL or SIGTERM, checking a node's whole
+//! chain through the API, the faucet transactions most tests send, and [`heavy`], which keeps the
+//! multi-validator tests and the browser suites from running at the same time; `cli.rs` runs CLI
+//! commands and checks their output, `replay.rs` sends game workloads and runs `verify` (and a
+//! follower process), `typescript.rs` compiles and runs TypeScript against the SDK,
+//! `validator_nodes.rs` runs the validators of a `gamechain testnet` as [`NodeProcess`]es under a
+//! steady load.
 
 #![allow(dead_code, reason = "each test file uses a different part")]
 
 pub mod cli;
 pub mod replay;
 pub mod typescript;
+pub mod validator_nodes;
 
 use std::fs::File;
 use std::net::{SocketAddr, TcpListener};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use gamechain_client::client::{Block, BlockRef, Client};
-use gamechain_runtime::chain::{receipt_root, tx_root, SignedTx};
+use gamechain_runtime::chain::{
+    receipt_root, tx_root, Action, Network, SecretKey, SignedTx, TxBody,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// The `gamechain` binary cargo built for these tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_gamechain");
 
 /// How long a started node may take to answer `/v1/status`.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Held for its whole run by every test that runs several validator processes at once (the
+/// four-validator testnets of `validators/`, the code flood, the network namespaces) and by the
+/// JavaScript and TypeScript suites of `web/` (nodes, Node.js, `tsc` and browsers whose pages race
+/// block times): their timeouts are seconds, so two of them must not share the machine's cores.
+/// Every test of this crate runs in one process (the `node` test binary) on `cargo test`'s
+/// threads, so this one lock keeps them one at a time, whatever else runs beside them. A failed
+/// test's poisoned lock still counts.
+pub fn heavy() -> MutexGuard<'static, ()> {
+    static HEAVY: Mutex<()> = Mutex::new(());
+    HEAVY.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// A free loopback port (bound once and released; the node binds it right after).
 pub fn free_port() -> u16 {
@@ -40,7 +60,7 @@ pub fn free_port() -> u16 {
 /// the kernel's ephemeral range (32768 and up by default), which outgoing connections draw
 /// from: a run chosen there could be taken by a client's or a peer's connection before the
 /// validators bind it. Runs handed out by this process never overlap (a counter), and the
-/// process id spreads concurrent test processes apart.
+/// process id spreads concurrent test processes (other `cargo test` runs) apart.
 pub fn free_ports(n: usize) -> u16 {
     use std::sync::atomic::{AtomicU32, Ordering};
     const LOW: u32 = 20_000;
@@ -432,6 +452,92 @@ pub fn random_below(n: u64, salt: u64) -> u64 {
     RandomState::new().hash_one(salt) % n.max(1)
 }
 
+/// A GOLD faucet call.
+pub fn faucet() -> Action {
+    Action::Faucet {
+        token: "GOLD".into(),
+    }
+}
+
+/// A GOLD faucet call from `key` at nonce 0 (a new account) on chain `chain_id`, signed.
+pub fn faucet_tx(key: &SecretKey, chain_id: &str) -> SignedTx {
+    TxBody {
+        chain_id: chain_id.into(),
+        from: key.address(),
+        nonce: 0,
+        action: faucet(),
+    }
+    .sign(key)
+}
+
+/// `n` faucet transactions from new keys, each waited for (at most 30 s); returns the head
+/// height after.
+pub async fn faucet_blocks(client: &Client, n: usize) -> u64 {
+    let mut height = 0;
+    for _ in 0..n {
+        let key = SecretKey::generate(Network::Testnet);
+        let included = client
+            .send_and_wait(&key, faucet(), Duration::from_secs(30))
+            .await
+            .unwrap();
+        assert!(included.receipt.ok);
+        height = included.height;
+    }
+    height
+}
+
+/// `GET /v1/snapshots` of `url`: the heights served, newest first (none when it does not
+/// answer).
+pub async fn snapshot_heights(url: &str) -> Vec<u64> {
+    let Ok(r) = reqwest::get(format!("{url}/v1/snapshots")).await else {
+        return Vec::new();
+    };
+    let v: serde_json::Value = r.json().await.unwrap_or_default();
+    v["snapshots"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|s| s["height"].as_u64()).collect())
+        .unwrap_or_default()
+}
+
+/// A `/v1/ws` upgrade on a socket with a 4 KiB receive buffer; returns it once the `101` head
+/// is read. The caller never reads it again (or not until the end of its test).
+pub async fn silent_subscriber(addr: SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    let request = format!(
+        "GET /v1/ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        stream.read_exact(&mut byte).await.unwrap();
+        head.push(byte[0]);
+    }
+    assert!(
+        head.starts_with(b"HTTP/1.1 101"),
+        "{}",
+        String::from_utf8_lossy(&head)
+    );
+    stream
+}
+
+/// Copies the folder `from` to `to` (made if missing), with everything under it.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
 /// The count in the environment variable `name` (e.g. `GAMECHAIN_KILLS`), else `default`.
 pub fn env_count(name: &str, default: usize) -> usize {
     std::env::var(name)
@@ -442,12 +548,9 @@ pub fn env_count(name: &str, default: usize) -> usize {
 
 /// The kill tests' load, transaction `i`: a GOLD faucet call for even `i`, else a transfer of 3
 /// base units to `to`.
-pub fn load_action(i: u64, to: &str) -> gamechain_runtime::chain::Action {
-    use gamechain_runtime::chain::Action;
+pub fn load_action(i: u64, to: &str) -> Action {
     if i.is_multiple_of(2) {
-        Action::Faucet {
-            token: "GOLD".into(),
-        }
+        faucet()
     } else {
         Action::Transfer {
             to: to.to_string(),
@@ -464,7 +567,11 @@ pub fn sdk_dir() -> PathBuf {
 
 /// Checks Node.js 20+ is on PATH and that `node/web/sdk/node_modules/<installed>` exists,
 /// running `npm ci` there (from its lockfile) when it does not. Panics saying what to install.
+/// One caller at a time: the JavaScript and TypeScript tests run in one process, and two
+/// `npm ci` in one folder at once would break each other's `node_modules/`.
 pub fn require_node_packages(installed: &str) {
+    static NPM: Mutex<()> = Mutex::new(());
+    let _npm = NPM.lock().unwrap_or_else(|p| p.into_inner());
     let version = Command::new("node").arg("--version").output().unwrap_or_else(|e| {
         panic!("Node.js 20+ is needed for the JavaScript tests (node/web/sdk) and is not on PATH ({e}); `.ci/run` installs it (apt-get install nodejs npm)")
     });

@@ -4,12 +4,9 @@
 //! over 1,000 transactions is `413 too_large`, a malformed one `400 bad_json`; with a rate
 //! limit a batch costs one token per transaction.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::time::Duration;
 
-use common::NodeProcess;
+use crate::common::{faucet, NodeProcess};
 use gamechain_client::client::ClientError;
 use gamechain_runtime::chain::{Action, Network, SecretKey, SignedTx, TxBody};
 use gamechain_sdk::Amount;
@@ -22,12 +19,6 @@ fn signed(key: &SecretKey, chain_id: &str, nonce: u64, action: Action) -> Signed
         action,
     }
     .sign(key)
-}
-
-fn faucet() -> Action {
-    Action::Faucet {
-        token: "GOLD".into(),
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -7,12 +7,9 @@
 //! new game as it is included; the Rust client's `subscribe_game`, dropped and resumed from its
 //! `next_height` three times, gets the game's events once each; bad queries are `400 invalid`.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::time::Duration;
 
-use common::NodeProcess;
+use crate::common::NodeProcess;
 use futures_util::StreamExt;
 use gamechain_client::client::Client;
 use gamechain_client::{GameEvent, GameFeedItem, GameQuery};

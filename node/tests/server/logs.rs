@@ -3,12 +3,9 @@
 //! (height, blocks and transactions since the last one, mempool size) comes every
 //! `log_summary_secs`.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::time::Duration;
 
-use common::NodeProcess;
+use crate::common::NodeProcess;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,18 +1,17 @@
 //! The move relay (`GET /v1/relay/<game>`, `node/src/server/relay/`) against a real
-//! `gamechain node` process: a channel game's two players exchange signed moves through it; the
-//! node forwards only moves signed by a seat's game key for that game, tells who is connected,
-//! and holds every bound (frame size, rate, connections per game, unknown games). Nothing it
-//! relays reaches the chain.
-
-#[path = "../common/mod.rs"]
-mod common;
+//! `gamechain node` process: a channel game's two players exchange signed moves through it; every
+//! connection is one seat's, proved by a hello its game key signed, so a stranger holds no
+//! connection at all; the node forwards only moves signed by the connection's seat's game key for
+//! that game, to the other seat's connections only, tells each seat how many the other has, and
+//! holds every bound (frame size, rate, connections per seat, unknown games). Nothing it relays
+//! reaches the chain.
 
 use std::time::Duration;
 
-use common::NodeProcess;
+use crate::common::NodeProcess;
 use gamechain_channel_protocol::Domain;
 use gamechain_client::client::Client;
-use gamechain_client::relay::{Relay, RelayEvent, RelayMove};
+use gamechain_client::relay::{Relay, RelayEvent, RelayHello, RelayMove, RelaySeat};
 use gamechain_runtime::chain::{sign_message, Action, Network, SecretKey};
 use gamechain_sdk::guest_build::build_guest;
 use serde_json::json;
@@ -106,15 +105,47 @@ impl Game {
         }
     }
 
-    async fn connect(&self) -> Relay {
-        let mut r = self.node.client().relay(&self.id).await.unwrap();
-        // Every connection is told how many others there are as it joins.
-        assert!(matches!(
-            r.next_within(WAIT).await.unwrap(),
-            Some(RelayEvent::Peers { .. })
-        ));
-        r
+    /// Seat `seat` of the game, as its game key (`alice` for 0, `bob` for 1).
+    fn seat(&self, seat: u8) -> RelaySeat {
+        RelaySeat {
+            chain: self.domain.chain.clone(),
+            seat,
+            key: [&self.alice, &self.bob][seat as usize].clone(),
+        }
     }
+
+    /// A hello for `seat` signed by `key` at `time_ms`.
+    fn hello(&self, key: &SecretKey, seat: u8, time_ms: u64) -> RelayHello {
+        RelayHello::sign(key, &self.domain.chain, &self.id, seat, time_ms)
+    }
+
+    /// A relay connection of `seat`; returns it with the other seat's connections it was told
+    /// of on joining.
+    async fn connect_seat(&self, seat: u8) -> (Relay, u64) {
+        let mut r = self
+            .node
+            .client()
+            .relay(&self.id, &self.seat(seat))
+            .await
+            .unwrap();
+        // Every connection is told how many the other seat has as it joins.
+        match r.next_within(WAIT).await.unwrap() {
+            Some(RelayEvent::Peers { count }) => (r, count),
+            other => panic!("expected the peer count first, got {other:?}"),
+        }
+    }
+
+    async fn connect(&self, seat: u8) -> Relay {
+        self.connect_seat(seat).await.0
+    }
+}
+
+/// Milliseconds since the Unix epoch now.
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as u64
 }
 
 /// The next event that is not a peer count.
@@ -132,8 +163,8 @@ async fn next_event(r: &mut Relay) -> RelayEvent {
 async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
     let g = Game::open().await;
     let height = g.node.client().status().await.unwrap().height;
-    let mut a = g.connect().await;
-    let mut b = g.connect().await;
+    let mut a = g.connect(0).await;
+    let mut b = g.connect(1).await;
     // Alice is told Bob joined.
     assert_eq!(
         a.next_within(WAIT).await.unwrap(),
@@ -159,7 +190,7 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
             prev: prev.clone()
         }
     );
-    // Bob answers; seat 1 is found from his key.
+    // Bob answers as seat 1.
     let m1 = g.signed(&g.bob, &g.bob, 1, &"22".repeat(32), &[0]);
     b.send(&m1, &"22".repeat(32)).await.unwrap();
     assert!(matches!(
@@ -172,7 +203,8 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
     ));
 
     // Refused, and never forwarded: a key that is not a seat's, Alice's key signing as Bob, a
-    // signature over another `prev` or another game, malformed frames.
+    // signature over another `prev` or another game, Bob's own move sent on Alice's connection
+    // (a connection relays its seat's moves only), malformed frames.
     let stranger = SecretKey::generate(Network::Testnet);
     let refusals = [
         (g.signed(&stranger, &g.alice, 2, &prev, &[1]), prev.clone()),
@@ -181,6 +213,7 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
             g.signed(&g.alice, &g.alice, 2, &prev, &[1]),
             "33".repeat(32),
         ),
+        (m1.clone(), "22".repeat(32)),
     ];
     for (mv, sent_prev) in &refusals {
         a.send(mv, sent_prev).await.unwrap();
@@ -222,10 +255,24 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     let client = g.node.client();
     assert_eq!(client.status().await.unwrap().height, height);
-    // Alone in the game: a move goes to nobody, which the sender is told.
+    // Issue 41: a second connection of Alice's own seat (her `watch`) is no peer of hers: it is
+    // not counted, not told, and gets none of her moves.
+    let (mut a2, peers) = g.connect_seat(0).await;
+    assert_eq!(peers, 1, "Alice's second connection sees Bob's one");
+    assert_eq!(
+        a.next_within(Duration::from_millis(300)).await.unwrap(),
+        None,
+        "Alice's own connection is not announced to her"
+    );
+    // Bob leaves: the opponent is gone, whatever Alice holds; a move goes to nobody, which the
+    // sender is told (and so posts it to the board).
     drop(b);
     assert_eq!(
         a.next_within(WAIT).await.unwrap(),
+        Some(RelayEvent::Peers { count: 0 })
+    );
+    assert_eq!(
+        a2.next_within(WAIT).await.unwrap(),
         Some(RelayEvent::Peers { count: 0 })
     );
     let m2 = g.signed(&g.alice, &g.alice, 2, &prev, &[8]);
@@ -238,6 +285,10 @@ async fn moves_signed_by_a_seat_reach_the_other_player_and_nothing_else_does() {
             to: 0
         }
     );
+    assert_eq!(
+        a2.next_within(Duration::from_millis(300)).await.unwrap(),
+        None
+    );
 }
 
 #[tokio::test]
@@ -245,21 +296,16 @@ async fn the_relay_holds_its_bounds() {
     let g = Game::open().await;
     let client = g.node.client();
     // Unknown and malformed games.
-    let err = client.relay("00000000000000ff").await.err().unwrap();
+    let err = client
+        .relay("00000000000000ff", &g.seat(0))
+        .await
+        .err()
+        .unwrap();
     assert_eq!(err.code(), Some("not_found"), "{err}");
-    let err = client.relay("nothex").await.err().unwrap();
+    let err = client.relay("nothex", &g.seat(0)).await.err().unwrap();
     assert_eq!(err.code(), Some("invalid"), "{err}");
-    // At most 8 connections per game.
-    let mut open = Vec::new();
-    for _ in 0..8 {
-        open.push(g.connect().await);
-    }
-    let err = client.relay(&g.id).await.err().unwrap();
-    assert_eq!(err.code(), Some("relay_full"), "{err}");
-    drop(open);
-    tokio::time::sleep(Duration::from_millis(300)).await;
     // Rate: the connection's burst of 40 frames, then `rate_limited`.
-    let mut a = g.connect().await;
+    let mut a = g.connect(0).await;
     let prev = "44".repeat(32);
     let mv = g.signed(&g.alice, &g.alice, 0, &prev, &[4]);
     let mut limited = 0;
@@ -289,4 +335,115 @@ async fn the_relay_holds_its_bounds() {
         }
     }
     assert!(closed, "an oversized frame did not close the connection");
+}
+
+/// Issue 45: a stranger used to hold all 8 connections of a game, locking its players out. Now a
+/// connection needs a hello signed by a seat's game key: without one, with another key, for the
+/// other seat, out of the node's clock window, or used once already, the upgrade is refused with
+/// a fixed error and holds nothing, and the players still get in however often a stranger tries.
+#[tokio::test]
+async fn a_stranger_holds_no_relay_connection_and_the_players_always_get_in() {
+    let g = Game::open().await;
+    let client = g.node.client();
+    let stranger = SecretKey::generate(Network::Testnet);
+    let refused = |e: gamechain_client::ClientError| match e {
+        gamechain_client::ClientError::Api { status, code, .. } => (Some(status), Some(code)),
+        other => panic!("expected an API error, got {other}"),
+    };
+    for _ in 0..10 {
+        let err = client.relay_with(&g.id, None).await.err().unwrap();
+        assert_eq!(refused(err), (Some(401), Some("hello_required".into())));
+        for seat in [0, 1] {
+            let hello = g.hello(&stranger, seat, now_ms());
+            let err = client.relay_with(&g.id, Some(&hello)).await.err().unwrap();
+            assert_eq!(refused(err), (Some(403), Some("bad_hello".into())));
+        }
+    }
+    // A player's key for the other seat, a hello two minutes old or ahead, another game's.
+    let bad = [
+        g.hello(&g.alice, 1, now_ms()),
+        g.hello(&g.alice, 0, now_ms() - 120_000),
+        g.hello(&g.alice, 0, now_ms() + 120_000),
+        RelayHello::sign(&g.alice, &g.domain.chain, "0000000000000009", 0, now_ms()),
+    ];
+    for hello in &bad {
+        let err = client.relay_with(&g.id, Some(hello)).await.err().unwrap();
+        assert_eq!(
+            refused(err),
+            (Some(403), Some("bad_hello".into())),
+            "{hello:?}"
+        );
+    }
+    // A hello is good once: seen (in a log, say) and sent again, it is refused.
+    let hello = g.hello(&g.alice, 0, now_ms());
+    let mut a = client.relay_with(&g.id, Some(&hello)).await.unwrap();
+    let err = client.relay_with(&g.id, Some(&hello)).await.err().unwrap();
+    assert_eq!(refused(err), (Some(403), Some("bad_hello".into())));
+    // Both players are in, each seeing the other only.
+    assert_eq!(
+        a.next_within(WAIT).await.unwrap(),
+        Some(RelayEvent::Peers { count: 0 })
+    );
+    let (_b, peers) = g.connect_seat(1).await;
+    assert_eq!(peers, 1);
+    assert_eq!(
+        a.next_within(WAIT).await.unwrap(),
+        Some(RelayEvent::Peers { count: 1 })
+    );
+}
+
+/// A seat holds at most 4 connections: its fifth closes its oldest (close code 4002), never one
+/// of the other seat's, so a player's newest client always gets in.
+#[tokio::test]
+async fn a_seats_connections_past_four_replace_its_oldest_never_the_other_seats() {
+    let g = Game::open().await;
+    let mut b = g.connect(1).await;
+    let mut alice = Vec::new();
+    for _ in 0..4 {
+        alice.push(g.connect(0).await);
+    }
+    for count in 1..=4 {
+        assert_eq!(
+            b.next_within(WAIT).await.unwrap(),
+            Some(RelayEvent::Peers { count })
+        );
+    }
+    let (mut newest, peers) = g.connect_seat(0).await;
+    assert_eq!(peers, 1);
+    // Alice's oldest is closed: replaced.
+    let oldest = &mut alice[0];
+    assert_eq!(oldest.next_within(WAIT).await.unwrap(), None);
+    assert_eq!(oldest.close_reason().map(|(c, _)| c), Some(4002));
+    // Bob's connection stays, still sees four of Alice's, and his move reaches exactly those.
+    let prev = "55".repeat(32);
+    let m = g.signed(&g.bob, &g.bob, 1, &prev, &[0]);
+    b.send(&m, &prev).await.unwrap();
+    assert_eq!(
+        next_event(&mut b).await,
+        RelayEvent::Relayed {
+            n: 1,
+            seat: 1,
+            to: 4
+        }
+    );
+    for r in alice[1..].iter_mut().chain([&mut newest]) {
+        assert!(matches!(
+            next_event(r).await,
+            RelayEvent::Move { seat: 1, .. }
+        ));
+    }
+    // Bob's own extra connections do not touch Alice's: his four, and a fifth replacing his
+    // first.
+    let mut more = Vec::new();
+    for _ in 0..4 {
+        more.push(g.connect(1).await);
+    }
+    assert_eq!(b.next_within(WAIT).await.unwrap(), None);
+    assert_eq!(b.close_reason().map(|(c, _)| c), Some(4002));
+    let m = g.signed(&g.alice, &g.alice, 0, &prev, &[4]);
+    newest.send(&m, &prev).await.unwrap();
+    assert!(matches!(
+        next_event(&mut newest).await,
+        RelayEvent::Relayed { to: 4, .. }
+    ));
 }

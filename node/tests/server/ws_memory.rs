@@ -11,19 +11,15 @@
 //! The test raises its soft file-descriptor limit to the hard one (the node inherits it) and
 //! uses fewer silent clients, saying so, when the hard limit is too low for 2,000.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::NodeProcess;
+use crate::common::{silent_subscriber, NodeProcess};
 use futures_util::StreamExt;
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::{json, Value};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Silent subscribers wanted.
 const SILENT: usize = 2000;
@@ -61,31 +57,6 @@ fn raise_fd_limit() -> u64 {
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
     lim.rlim_cur
-}
-
-/// A `/v1/ws` upgrade on a socket with a 4 KiB receive buffer, returned once the `101` head is
-/// read; never read again.
-async fn silent_subscriber(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.set_recv_buffer_size(4096).unwrap();
-    let mut stream = socket.connect(addr).await.unwrap();
-    let request = format!(
-        "GET /v1/ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        let mut byte = [0u8; 1];
-        stream.read_exact(&mut byte).await.unwrap();
-        head.push(byte[0]);
-    }
-    assert!(
-        head.starts_with(b"HTTP/1.1 101"),
-        "{}",
-        String::from_utf8_lossy(&head)
-    );
-    stream
 }
 
 /// Sends ~60 KB game transactions from `key` (the module refuses them; they are included
@@ -236,4 +207,109 @@ async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
     drop(silent_streams);
     reading.abort();
     assert!(node.terminate(Duration::from_secs(30)).success());
+}
+
+/// Sends a WebSocket upgrade for `path` and reads the answer's status line and head: the open
+/// stream (its reads are the feed's frames) and the status code.
+async fn upgrade(addr: std::net::SocketAddr, path: &str) -> (u16, tokio::net::TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let mut byte = [0u8; 1];
+        if stream.read_exact(&mut byte).await.is_err() {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    let text = String::from_utf8_lossy(&head);
+    let code = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (code, stream)
+}
+
+/// Issue 45, attack 2: a burst of event subscriptions that each replay the chain from block 1
+/// fills every slot; the clients then all close at once. Before, each closed subscription kept
+/// its slot while it waited for its turn to replay (two replays run at a time), so legitimate
+/// subscribers were refused with 503 for tens of seconds; now a subscription notices its client
+/// going while it waits, and the slots are free again at once. The node's resident memory
+/// before, at the peak and after is printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_closed_burst_of_replaying_subscriptions_frees_its_slots_at_once() {
+    const SLOTS: usize = 100;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut node = NodeProcess::new(
+        tmp.path(),
+        &format!(
+            "block_interval_ms = 5\nmin_block_interval_ms = 5\nmax_ws_subscribers = {SLOTS}\n\
+             max_ws_per_ip = {SLOTS}\nmax_connections = {}",
+            SLOTS + 50
+        ),
+    );
+    node.start().await;
+    let pid = node.pid();
+    let client = node.client();
+    // A few thousand (empty) blocks, so that each replay from block 1 takes a while.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while client.status().await.unwrap().height < 3000 {
+        assert!(
+            Instant::now() < deadline,
+            "the chain did not reach 3,000 blocks"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let rss_before = rss(pid);
+    let path = "/v1/ws/events?module=tictactoe&from=1";
+    let mut burst = Vec::with_capacity(SLOTS);
+    for _ in 0..SLOTS {
+        let (code, stream) = upgrade(node.addr, path).await;
+        assert_eq!(code, 101, "slot {} of {SLOTS} refused", burst.len());
+        burst.push(stream);
+    }
+    let (code, _) = upgrade(node.addr, path).await;
+    assert_eq!(code, 503, "one over max_ws_subscribers");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let rss_peak = rss(pid);
+    drop(burst);
+    let closed = Instant::now();
+    // A legitimate subscriber gets in within a few seconds (before: tens of seconds of 503s).
+    loop {
+        let (code, _stream) = upgrade(node.addr, "/v1/ws/events?module=tictactoe").await;
+        if code == 101 {
+            break;
+        }
+        assert_eq!(code, 503);
+        assert!(
+            closed.elapsed() < Duration::from_secs(5),
+            "subscribers were still refused {:?} after the burst closed",
+            closed.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let freed_after = closed.elapsed();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while client.status().await.unwrap().ws_subscribers > 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the closed subscriptions are still counted"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    eprintln!(
+        "{SLOTS} replaying subscriptions closed at once: a new one got in after {:.0} ms; node \
+         RSS {:.0} MB before, {:.0} MB with the burst, {:.0} MB after",
+        freed_after.as_secs_f64() * 1000.0,
+        rss_before as f64 / 1e6,
+        rss_peak as f64 / 1e6,
+        rss(pid) as f64 / 1e6
+    );
 }

@@ -7,34 +7,11 @@ use std::time::{Duration, Instant};
 use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_node::cli::local_node::LocalNode;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncReadExt;
+
+use crate::common::silent_subscriber;
 
 const WAIT: Duration = Duration::from_secs(60);
-
-/// A `/v1/ws` upgrade on a socket with a 4 KiB receive buffer; returns it once the `101` head
-/// is read. The test then never reads it again until the end.
-async fn silent_subscriber(addr: std::net::SocketAddr) -> tokio::net::TcpStream {
-    let socket = tokio::net::TcpSocket::new_v4().unwrap();
-    socket.set_recv_buffer_size(4096).unwrap();
-    let mut stream = socket.connect(addr).await.unwrap();
-    let request = format!(
-        "GET /v1/ws HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
-         Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut head = Vec::new();
-    while !head.ends_with(b"\r\n\r\n") {
-        let mut byte = [0u8; 1];
-        stream.read_exact(&mut byte).await.unwrap();
-        head.push(byte[0]);
-    }
-    assert!(
-        head.starts_with(b"HTTP/1.1 101"),
-        "{}",
-        String::from_utf8_lossy(&head)
-    );
-    stream
-}
 
 /// The tic-tac-toe guest plus a custom section named `p` of bytes varying with `i`: a valid
 /// module of 1,000,000 bytes.

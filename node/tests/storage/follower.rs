@@ -9,14 +9,13 @@
 //! tiers the uploads it replays up to Cranelift in its own background compile, as a sequencer
 //! does, and serves the sequencer's blocks before and after.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use gamechain_ledger::rusqlite;
 use std::time::Duration;
 
-use common::replay::{play_one_game_on, verify_json, workload, Follower};
-use common::NodeProcess;
+use crate::common::replay::{play_one_game_on, verify_json, workload, Follower};
+use crate::common::NodeProcess;
 use gamechain_client::client::{BlockRef, Client};
 use gamechain_ledger::genesis_setup::TICTACTOE_WASM;
 use gamechain_ledger::storage::codec;

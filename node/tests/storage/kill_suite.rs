@@ -15,11 +15,8 @@
 //!   the sequencer and the follower in turn; the follower's head never goes back, its blocks
 //!   are the sequencer's, and both directories verify.
 //!
-//! Long mode (not in CI): `GAMECHAIN_KILLS=1000 cargo test -p gamechain-node --test kill_suite
-//! -- --nocapture`. Each test prints its figures (kills, acknowledged, receipts seen, lost).
-
-#[path = "../common/mod.rs"]
-mod common;
+//! Long mode (not in CI): `GAMECHAIN_KILLS=1000 cargo test -p gamechain-node --test node
+//! storage::kill_suite -- --nocapture`. Each test prints its figures (kills, acknowledged, receipts seen, lost).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -27,8 +24,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::replay::{verify_json, Follower};
-use common::{env_count, load_action, random_below, NodeProcess};
+use crate::common::replay::{verify_json, Follower};
+use crate::common::{env_count, load_action, random_below, NodeProcess};
 use gamechain_client::client::{BlockRef, Client, Included};
 use gamechain_runtime::chain::{Network, SecretKey};
 

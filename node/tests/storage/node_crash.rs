@@ -12,13 +12,10 @@
 //! They live in `node/tests/` because only there does cargo build the binary and name it
 //! (`CARGO_BIN_EXE_gamechain`). Loopback only; every wait is bounded.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{check_chain, random_below, NodeProcess};
+use crate::common::{check_chain, random_below, NodeProcess};
 use gamechain_client::client::{Client, Included};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use gamechain_sdk::Amount;

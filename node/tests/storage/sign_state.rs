@@ -7,16 +7,12 @@
 //! the new blocks (no second block at a published height). A follower that is shown a
 //! second signed block at a height it has names the equivocation and stops following.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::replay::Follower;
-use common::{gamechain, NodeProcess};
+use crate::common::replay::Follower;
+use crate::common::{faucet_blocks, gamechain, NodeProcess};
 use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::Value;
 
 const WAIT: Duration = Duration::from_secs(30);
@@ -44,27 +40,6 @@ async fn refused_start(dir: &Path) -> (Option<i32>, String) {
         out.status.code(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// `n` faucet transactions from new keys, each waited for; returns the head height after.
-async fn blocks(client: &Client, n: usize) -> u64 {
-    let mut height = 0;
-    for _ in 0..n {
-        let key = SecretKey::generate(Network::Testnet);
-        let included = client
-            .send_and_wait(
-                &key,
-                Action::Faucet {
-                    token: "GOLD".into(),
-                },
-                WAIT,
-            )
-            .await
-            .unwrap();
-        assert!(included.receipt.ok);
-        height = included.height;
-    }
-    height
 }
 
 /// The header hash of block `height` at `client`'s node.
@@ -125,7 +100,7 @@ async fn refused_then_restored(
         );
     }
     // It resumes: a new block, which the follower verifies and follows.
-    let next = blocks(&client, 1).await;
+    let next = faucet_blocks(&client, 1).await;
     assert_eq!(next, height + 1);
     follower.reach(next).await;
     assert_eq!(hash_at(&fclient, next).await, hash_at(&client, next).await);
@@ -152,7 +127,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
     follower.start().await;
 
     // A backup of the database files, taken after a clean stop.
-    blocks(&sequencer.client(), 2).await;
+    faucet_blocks(&sequencer.client(), 2).await;
     assert!(sequencer.terminate(WAIT).success());
     let backup = tmp.path().join("backup");
     std::fs::create_dir_all(&backup).unwrap();
@@ -160,7 +135,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
         let _ = std::fs::copy(data.join(f), backup.join(f));
     }
     sequencer.start().await;
-    let height = blocks(&sequencer.client(), 3).await;
+    let height = faucet_blocks(&sequencer.client(), 3).await;
     follower.reach(height).await;
 
     // 1. SIGKILL, and the write-ahead log is lost: the blocks since the last checkpoint go
@@ -173,7 +148,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
     refused_then_restored(&mut sequencer, &follower, "WAL deleted", 0).await;
 
     // 2. The database replaced by the older copy (the backup, at block 2).
-    let height = blocks(&sequencer.client(), 1).await;
+    let height = faucet_blocks(&sequencer.client(), 1).await;
     follower.reach(height).await;
     assert!(sequencer.terminate(WAIT).success());
     for f in DB_FILES {
@@ -215,7 +190,7 @@ async fn a_follower_names_an_equivocation_and_stops_following() {
     sequencer.start().await;
     let mut follower = Follower::new(&f_dir, &sequencer.url());
     follower.start().await;
-    let height = blocks(&sequencer.client(), 3).await;
+    let height = faucet_blocks(&sequencer.client(), 3).await;
     follower.reach(height).await;
 
     sequencer.kill();
@@ -237,7 +212,7 @@ async fn a_follower_names_an_equivocation_and_stops_following() {
     // second, so it sees block 1 or a later one live).
     let mut seen = None;
     for _ in 0..height {
-        blocks(&client, 1).await;
+        faucet_blocks(&client, 1).await;
         let start = std::time::Instant::now();
         while start.elapsed() < Duration::from_secs(5) && seen.is_none() {
             let log = follower.log();
@@ -265,7 +240,7 @@ async fn a_follower_names_an_equivocation_and_stops_following() {
         );
     }
     // It no longer follows (the sequencer passes its height), and still serves its own chain.
-    let past = blocks(&client, height as usize + 1).await;
+    let past = faucet_blocks(&client, height as usize + 1).await;
     assert!(past > height);
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let status = fclient.status().await.unwrap();

@@ -11,30 +11,15 @@
 //! `gamechain verify --data` verifies it from its snapshot base and says so; the sequencer,
 //! an archive node, still verifies from genesis.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use gamechain_ledger::rusqlite;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::replay::{verify_json, workload, Follower};
-use common::{NodeProcess, BIN};
+use crate::common::replay::{verify_json, workload, Follower};
+use crate::common::{snapshot_heights, NodeProcess, BIN};
 use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
-
-/// `GET /v1/snapshots` of `url`: the heights served, newest first.
-async fn snapshot_heights(url: &str) -> Vec<u64> {
-    let Ok(r) = reqwest::get(format!("{url}/v1/snapshots")).await else {
-        return Vec::new();
-    };
-    let v: serde_json::Value = r.json().await.unwrap_or_default();
-    v["snapshots"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|s| s["height"].as_u64()).collect())
-        .unwrap_or_default()
-}
 
 /// Runs `gamechain node --config <dir>/node.toml --follow <upstream> --snapshot-from <peer>`
 /// and expects it to exit within 60 s (a refused join): returns its exit code and output.

@@ -12,16 +12,12 @@
 //!   the main file cut in half, deleted; the sign state garbage, cut, deleted, rolled back to
 //!   an older copy; the head record garbage.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use gamechain_ledger::rusqlite;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{gamechain, NodeProcess};
+use crate::common::{copy_dir, faucet_blocks, gamechain, NodeProcess};
 use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{Action, Network, SecretKey};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -211,27 +207,6 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// `n` faucet transactions from new keys, each waited for; returns the head height after.
-async fn blocks(client: &Client, n: usize) -> u64 {
-    let mut height = 0;
-    for _ in 0..n {
-        let key = SecretKey::generate(Network::Testnet);
-        let included = client
-            .send_and_wait(
-                &key,
-                Action::Faucet {
-                    token: "GOLD".into(),
-                },
-                WAIT,
-            )
-            .await
-            .unwrap();
-        assert!(included.receipt.ok);
-        height = included.height;
-    }
-    height
-}
-
 /// The header hashes of blocks `0..=head`.
 async fn hashes(client: &Client) -> Vec<String> {
     let head = client.status().await.unwrap().height;
@@ -248,19 +223,6 @@ async fn hashes(client: &Client) -> Vec<String> {
         );
     }
     out
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// Runs one case on a copy of `snapshot` (whose published blocks have `published` hashes),
@@ -312,7 +274,7 @@ async fn run_case(
             // The very blocks it had published, then a new one above them.
             let now = hashes(&client).await;
             assert_eq!(now, published, "{what}: the published blocks changed");
-            let next = blocks(&client, 1).await;
+            let next = faucet_blocks(&client, 1).await;
             assert_eq!(
                 next,
                 published.len() as u64,
@@ -342,9 +304,9 @@ async fn every_damage_is_refused_or_safely_recovered_never_signed_twice() {
     // Snapshot 1: SIGKILL with the whole chain in the write-ahead log.
     node.start().await;
     let client = node.client();
-    blocks(&client, 3).await;
+    faucet_blocks(&client, 3).await;
     let old_sign_state = std::fs::read(data.join("sign-state.json")).unwrap();
-    blocks(&client, 9).await;
+    faucet_blocks(&client, 9).await;
     let killed_hashes = hashes(&client).await;
     node.kill();
     assert!(len(&wal(&data)) > 8 * PAGE, "the WAL holds the chain");
@@ -361,7 +323,7 @@ async fn every_damage_is_refused_or_safely_recovered_never_signed_twice() {
     let client = node.client();
     assert_eq!(hashes(&client).await, killed_hashes);
     // Snapshot 2: a clean stop, everything in the main file.
-    blocks(&client, 30).await;
+    faucet_blocks(&client, 30).await;
     let clean_hashes = hashes(&client).await;
     assert!(node.terminate(WAIT).success());
     // Everything into the main file (the node's readers may leave the WAL in place).

@@ -17,22 +17,21 @@
 //!   and transaction as the same JSON as before, makes new blocks, and `verify --data` passes.
 //! - `a_data_directory_of_the_schema_1_binary_migrates`: the same with a data directory a real
 //!   schema 1 binary made and served (`GAMECHAIN_SCHEMA1_BIN`; skipped without it).
-//! - `bytes_per_transaction` (ignored: `cargo test -p gamechain-node --release --test
-//!   storage_migration -- --ignored --nocapture bytes_per`): an in-process node runs `gamechain
+//! - `bytes_per_transaction` (ignored: `cargo test -p gamechain-node --release --test node
+//!   storage::storage_migration::bytes_per -- --ignored --nocapture`): an in-process node runs `gamechain
 //!   bench` workloads (transfers, tic-tac-toe games); their blocks are written to a schema 1 and
 //!   a schema 2 database, and it prints the bytes per transaction of each, after `VACUUM`, by
 //!   table (`dbstat`).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use gamechain_ledger::rusqlite;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use common::replay::{verify_json, workload};
-use common::NodeProcess;
+use crate::common::replay::{verify_json, workload};
+use crate::common::NodeProcess;
 use gamechain_chain::wire::{Block, IncludedTx, TxRecord};
 use gamechain_client::client::BlockRef;
 use gamechain_ledger::rusqlite::Connection;

@@ -19,18 +19,15 @@
 //! kill ("block 10 is not the one pushed"). A push after the sign-state record but before the
 //! SQLite commit is safe (a restart commits the recorded block), and passes.
 //!
-//! `cargo test -p gamechain-node --test ws_crash -- --nocapture` prints the figures.
-
-#[path = "../common/mod.rs"]
-mod common;
+//! `cargo test -p gamechain-node --test node storage::ws_crash -- --nocapture` prints the figures.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::replay::verify_json;
-use common::{env_count, load_action, random_below, NodeProcess};
+use crate::common::replay::verify_json;
+use crate::common::{env_count, load_action, random_below, NodeProcess};
 use gamechain_client::client::{Block, BlockRef, Client};
 use gamechain_runtime::chain::{Network, SecretKey, TxBody};
 

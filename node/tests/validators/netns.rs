@@ -29,8 +29,7 @@
 //! Namespaces, devices and hosts files are removed however the test ends (and left-overs of a
 //! killed run are removed by the next).
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -43,9 +42,9 @@ use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
+use gamechain_runtime::chain::{Network, SecretKey};
 
-use common::BIN;
+use crate::common::{faucet_tx, heavy, BIN};
 
 const N: usize = 4;
 const API_PORT: u16 = 8645;
@@ -378,18 +377,6 @@ impl Drop for Lab {
     }
 }
 
-fn faucet(key: &SecretKey, chain_id: &str) -> gamechain_runtime::chain::SignedTx {
-    TxBody {
-        chain_id: chain_id.into(),
-        from: key.address(),
-        nonce: 0,
-        action: Action::Faucet {
-            token: "GOLD".into(),
-        },
-    }
-    .sign(key)
-}
-
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[i.min(sorted.len() - 1)]
@@ -401,6 +388,7 @@ async fn four_validators_in_four_namespaces_over_a_lossy_slow_network() {
         eprintln!("netns test skipped: {why}");
         return;
     }
+    let _heavy = heavy();
     let interval = common::env_count("GAMECHAIN_NETNS_INTERVAL_MS", 1000);
     let samples = common::env_count("GAMECHAIN_NETNS_SAMPLES", 60).max(1);
     let mut lab = Lab::new();
@@ -470,7 +458,7 @@ async fn four_validators_in_four_namespaces_over_a_lossy_slow_network() {
     }
     // Connected (by name) and finalizing: a transaction sent to validator 0 is final on all four.
     let chain_id = clients[0].chain_id().await.unwrap();
-    let first = faucet(&SecretKey::generate(Network::Testnet), &chain_id);
+    let first = faucet_tx(&SecretKey::generate(Network::Testnet), &chain_id);
     let first_id = clients[0].post_tx(&first).await.unwrap();
     let connect = Instant::now();
     for (i, c) in clients.iter().enumerate() {
@@ -535,7 +523,7 @@ async fn four_validators_in_four_namespaces_over_a_lossy_slow_network() {
     let mut posts = Vec::new();
     for k in 0..samples {
         let key = SecretKey::generate(Network::Testnet);
-        let tx = faucet(&key, &chain_id);
+        let tx = faucet_tx(&key, &chain_id);
         let client = clients[k % N].clone();
         let t0 = Instant::now();
         sent.push((k % N, tx.txid(), t0));

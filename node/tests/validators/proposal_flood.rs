@@ -19,18 +19,17 @@
 //! Real processes rather than the simulator: the figures asked for are a real process's peak
 //! memory and real compile times.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
+use gamechain_runtime::chain::{Network, SecretKey};
 use serde_json::Value;
 
-use common::BIN;
+use crate::common::BIN;
 
 const N: usize = 4;
 
@@ -116,6 +115,7 @@ impl Drop for Validator {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_proposer_flooding_its_blocks_with_code_cannot_stall_or_bloat_honest_validators() {
+    let _heavy = common::heavy();
     let secs = common::env_count("GAMECHAIN_FLOOD_SECS", 20) as u64;
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);
@@ -176,15 +176,7 @@ async fn a_proposer_flooding_its_blocks_with_code_cannot_stall_or_bloat_honest_v
         if now >= next_faucet {
             next_faucet = now + Duration::from_secs(1);
             let k = SecretKey::generate(Network::Testnet);
-            let tx = TxBody {
-                chain_id: chain_id.clone(),
-                from: k.address(),
-                nonce: 0,
-                action: Action::Faucet {
-                    token: "GOLD".into(),
-                },
-            }
-            .sign(&k);
+            let tx = common::faucet_tx(&k, &chain_id);
             faucets.push(c1.post_tx(&tx).await.unwrap());
         }
         for v in vs.iter_mut().take(3) {

@@ -147,7 +147,7 @@ fn gold_conserved_after_every_block(data: &std::path::Path) -> u64 {
 /// The test (module docs).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sealed_moves_on_four_validators_resist_a_player_who_tries_every_way_in() {
-    let _serial = one_at_a_time();
+    let _heavy = heavy();
     let started = Instant::now();
     let phase = |what: &str| eprintln!("{what}: {:.1} s", started.elapsed().as_secs_f64());
     let tmp = tempfile::tempdir().unwrap();

@@ -8,28 +8,24 @@
 //!   still going. It must reach the head without exiting, and after the load stops all four
 //!   data directories pass `gamechain verify --data` with one head hash and state root. It
 //!   prints blocks behind, time to catch up and the restarted process's peak memory (`VmHWM`).
-//! - **disk** (a measurement, ignored by default: `cargo test -p gamechain-node --test
-//!   validator_catchup -- --ignored --nocapture disk_per_block`): the same workload
+//! - **disk** (a measurement, ignored by default: `cargo test -p gamechain-node --test node
+//!   validators::validator_catchup::disk_per_block -- --ignored --nocapture`): the same workload
 //!   (`GAMECHAIN_DISK_BLOCKS` blocks of one transaction each, default 150) on a sequencer and on
 //!   four validators whose consensus archives keep 64 blocks; prints each data directory's
 //!   growth in bytes per block and asserts the validators' at most 1.2 times the sequencer's
 //!   once `consensus/` (bounded by the retention) is left aside (`docs/validators.md`,
 //!   "Catching up, retention and disk").
 
-#[path = "../common/mod.rs"]
-mod common;
-
-use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gamechain_client::client::Client;
-use gamechain_runtime::chain::{Action, Network, SecretKey, SignedTx, TxBody};
+use gamechain_runtime::chain::{Network, SecretKey};
 use serde_json::Value;
 
-use common::{env_count, gamechain, NodeProcess};
+use crate::common::validator_nodes::{
+    head, same_head, validator_processes, verify_data, FaucetLoad,
+};
+use crate::common::{env_count, faucet_tx, heavy, NodeProcess};
 
 const N: usize = 4;
 
@@ -37,142 +33,22 @@ const N: usize = 4;
 /// each `node.toml` given an absolute data directory, `log = "info"` and `extra` lines in its
 /// `[validator]` table; the four as (not started) processes.
 fn testnet(dir: &Path, interval_ms: u64, extra: &str) -> Vec<NodeProcess> {
-    let base = common::testnet(dir, N, interval_ms);
-    (0..N)
-        .map(|i| {
-            let folder = dir.join("net").join(i.to_string());
-            let path = folder.join("node.toml");
-            let config = std::fs::read_to_string(&path).unwrap();
-            let data = folder.join("data");
-            let config = config
-                .replace(
-                    "data_dir = \"data\"",
-                    &format!("data_dir = \"{}\"\nlog = \"info\"", data.display()),
-                )
-                .replace("[validator]\n", &format!("[validator]\n{extra}"));
-            std::fs::write(&path, config).unwrap();
-            NodeProcess::existing(&folder, SocketAddr::from(([127, 0, 0, 1], base + i as u16)))
-        })
-        .collect()
+    validator_processes(
+        dir,
+        N,
+        interval_ms,
+        |_| String::new(),
+        |_| extra.to_string(),
+    )
 }
 
 async fn start_validator(v: &mut NodeProcess) {
     v.start_with(&["--validator"]).await;
 }
 
-/// The node's head; panics with the end of its log when it does not answer.
-async fn head(v: &NodeProcess) -> (u64, String) {
-    match v.client().status().await {
-        Ok(s) => (s.height, s.head_hash),
-        Err(e) => {
-            let log = v.log();
-            let tail: Vec<&str> = log.lines().rev().take(60).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            panic!(
-                "{} does not answer: {e}\nthe end of its log:\n{}",
-                v.url(),
-                tail.join("\n")
-            )
-        }
-    }
-}
-
-/// Waits (at most `secs`) until the validators `which` are all at one head of at least `min`.
-async fn same_head(vs: &[NodeProcess], which: &[usize], min: u64, secs: u64) -> (u64, String) {
-    let start = Instant::now();
-    loop {
-        let mut got = Vec::new();
-        for i in which {
-            got.push(head(&vs[*i]).await);
-        }
-        if got.windows(2).all(|w| w[0] == w[1]) && got[0].0 >= min {
-            return got[0].clone();
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(secs),
-            "validators {which:?} did not reach one head at or above {min}: {got:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn faucet_tx(key: &SecretKey, chain_id: &str) -> SignedTx {
-    TxBody {
-        chain_id: chain_id.into(),
-        from: key.address(),
-        nonce: 0,
-        action: Action::Faucet {
-            token: "GOLD".into(),
-        },
-    }
-    .sign(key)
-}
-
-/// A steady load: one faucet transaction of a new account every `every`, to the nodes of
-/// `urls` in turn, until stopped. Transport errors (a node restarting) are counted, not fatal.
-struct Load {
-    stop: Arc<AtomicBool>,
-    sent: Arc<AtomicU64>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Load {
-    fn start(urls: Vec<String>, chain_id: &str, every: Duration) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let sent = Arc::new(AtomicU64::new(0));
-        let (s, n, chain_id) = (stop.clone(), sent.clone(), chain_id.to_string());
-        let task = tokio::spawn(async move {
-            let clients: Vec<Client> = urls.iter().map(|u| Client::new(u).unwrap()).collect();
-            let mut i = 0usize;
-            while !s.load(Ordering::Relaxed) {
-                let k = SecretKey::generate(Network::Testnet);
-                if clients[i % clients.len()]
-                    .post_tx(&faucet_tx(&k, &chain_id))
-                    .await
-                    .is_ok()
-                {
-                    n.fetch_add(1, Ordering::Relaxed);
-                }
-                i += 1;
-                tokio::time::sleep(every).await;
-            }
-        });
-        Load { stop, sent, task }
-    }
-
-    /// Stops it; returns how many transactions were accepted.
-    async fn stop(self) -> u64 {
-        self.stop.store(true, Ordering::Relaxed);
-        self.task.await.unwrap();
-        self.sent.load(Ordering::Relaxed)
-    }
-}
-
-/// `gamechain verify --data <data> --json`, which must pass: (head height, head hash, state
-/// root).
-fn verify_data(cwd: &Path, data: &Path) -> (u64, String, String) {
-    let out = gamechain(
-        cwd,
-        None,
-        &["verify", "--data", data.to_str().unwrap(), "--json"],
-    );
-    assert!(
-        out.status.success(),
-        "verify {}: {}{}",
-        data.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    (
-        report["head_height"].as_u64().unwrap(),
-        report["head_hash"].as_str().unwrap().to_string(),
-        report["state_root"].to_string(),
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_validator_stopped_for_hundreds_of_blocks_under_load_catches_up() {
+    let _heavy = heavy();
     let behind_goal = env_count("GAMECHAIN_CATCHUP_BLOCKS", 300) as u64;
     let tmp = tempfile::tempdir().unwrap();
     let mut vs = testnet(tmp.path(), 20, "");
@@ -181,7 +57,7 @@ async fn a_validator_stopped_for_hundreds_of_blocks_under_load_catches_up() {
     }
     let genesis: Value = vs[0].client().genesis().await.unwrap();
     let chain_id = genesis["chain_id"].as_str().unwrap().to_string();
-    let load = Load::start(
+    let load = FaucetLoad::start(
         vs[..3].iter().map(NodeProcess::url).collect(),
         &chain_id,
         Duration::from_millis(5),
@@ -288,7 +164,7 @@ async fn a_validator_stopped_for_hundreds_of_blocks_under_load_catches_up() {
     }
     let heads: Vec<_> = vs
         .iter()
-        .map(|v| verify_data(tmp.path(), &v.dir.join("data")))
+        .map(|v| verify_data(tmp.path(), &v.dir.join("data"), false))
         .collect();
     for (i, got) in heads.iter().enumerate() {
         assert_eq!(got, &heads[0], "validator {i}'s data directory");
@@ -355,6 +231,7 @@ async fn one_tx_per_block(nodes: &[&NodeProcess], chain_id: &str, blocks: u64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement: GAMECHAIN_DISK_BLOCKS=N cargo test ... -- --ignored --nocapture"]
 async fn disk_per_block_of_four_validators_against_a_sequencer() {
+    let _heavy = heavy();
     let blocks = env_count("GAMECHAIN_DISK_BLOCKS", 150) as u64;
     let tmp = tempfile::tempdir().unwrap();
     let per_block =

@@ -19,20 +19,15 @@
 //! and their data directories pass `gamechain verify --data` with one head hash and state root
 //! (validator 3's from its snapshot base); validator 0's passes too.
 
-#[path = "../common/mod.rs"]
-mod common;
-
-use std::net::SocketAddr;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gamechain_client::client::Client;
-use gamechain_runtime::chain::{Action, Network, SecretKey, SignedTx, TxBody};
 use serde_json::Value;
 
-use common::{gamechain, NodeProcess};
+use crate::common::validator_nodes::{
+    head, same_head, validator_processes, verify_data, FaucetLoad,
+};
+use crate::common::{gamechain, heavy, snapshot_heights, NodeProcess};
 
 const N: usize = 4;
 
@@ -40,161 +35,14 @@ const N: usize = 4;
 /// `node.toml` given an absolute data directory, `log = "info"`, and for validators 0 to 2
 /// `snapshot_every_blocks = 5`; the four as (not started) processes.
 fn testnet(dir: &Path) -> Vec<NodeProcess> {
-    let base = common::testnet(dir, N, 20);
-    (0..N)
-        .map(|i| {
-            let folder = dir.join("net").join(i.to_string());
-            let path = folder.join("node.toml");
-            let config = std::fs::read_to_string(&path).unwrap();
-            let data = folder.join("data");
-            let snapshots = if i < 3 {
-                "\nsnapshot_every_blocks = 5"
-            } else {
-                ""
-            };
-            let config = config.replace(
-                "data_dir = \"data\"",
-                &format!(
-                    "data_dir = \"{}\"\nlog = \"info\"{snapshots}",
-                    data.display()
-                ),
-            );
-            std::fs::write(&path, config).unwrap();
-            NodeProcess::existing(&folder, SocketAddr::from(([127, 0, 0, 1], base + i as u16)))
-        })
-        .collect()
-}
-
-/// The node's head; panics with the end of its log when it does not answer.
-async fn head(v: &NodeProcess) -> (u64, String) {
-    match v.client().status().await {
-        Ok(s) => (s.height, s.head_hash),
-        Err(e) => {
-            let log = v.log();
-            let tail: Vec<&str> = log.lines().rev().take(60).collect();
-            let tail: Vec<&str> = tail.into_iter().rev().collect();
-            panic!(
-                "{} does not answer: {e}\nthe end of its log:\n{}",
-                v.url(),
-                tail.join("\n")
-            )
+    let snapshots = |i| {
+        if i < 3 {
+            "snapshot_every_blocks = 5\n".to_string()
+        } else {
+            String::new()
         }
-    }
-}
-
-/// Waits (at most `secs`) until the validators `which` are all at one head of at least `min`.
-async fn same_head(vs: &[NodeProcess], which: &[usize], min: u64, secs: u64) -> (u64, String) {
-    let start = Instant::now();
-    loop {
-        let mut got = Vec::new();
-        for i in which {
-            got.push(head(&vs[*i]).await);
-        }
-        if got.windows(2).all(|w| w[0] == w[1]) && got[0].0 >= min {
-            return got[0].clone();
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(secs),
-            "validators {which:?} did not reach one head at or above {min}: {got:?}\n\
-             validator {}'s log:\n{}",
-            which[which.len() - 1],
-            vs[which[which.len() - 1]].log()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
-fn faucet_tx(key: &SecretKey, chain_id: &str) -> SignedTx {
-    TxBody {
-        chain_id: chain_id.into(),
-        from: key.address(),
-        nonce: 0,
-        action: Action::Faucet {
-            token: "GOLD".into(),
-        },
-    }
-    .sign(key)
-}
-
-/// A steady load: one faucet transaction of a new account every `every`, to the nodes of
-/// `urls` in turn, until stopped. Transport errors (a node stopped) are skipped.
-struct Load {
-    stop: Arc<AtomicBool>,
-    sent: Arc<AtomicU64>,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Load {
-    fn start(urls: Vec<String>, chain_id: &str, every: Duration) -> Load {
-        let stop = Arc::new(AtomicBool::new(false));
-        let sent = Arc::new(AtomicU64::new(0));
-        let (s, n, chain_id) = (stop.clone(), sent.clone(), chain_id.to_string());
-        let task = tokio::spawn(async move {
-            let clients: Vec<Client> = urls.iter().map(|u| Client::new(u).unwrap()).collect();
-            let mut i = 0usize;
-            while !s.load(Ordering::Relaxed) {
-                let k = SecretKey::generate(Network::Testnet);
-                if clients[i % clients.len()]
-                    .post_tx(&faucet_tx(&k, &chain_id))
-                    .await
-                    .is_ok()
-                {
-                    n.fetch_add(1, Ordering::Relaxed);
-                }
-                i += 1;
-                tokio::time::sleep(every).await;
-            }
-        });
-        Load { stop, sent, task }
-    }
-
-    /// Stops it; returns how many transactions were accepted.
-    async fn stop(self) -> u64 {
-        self.stop.store(true, Ordering::Relaxed);
-        self.task.await.unwrap();
-        self.sent.load(Ordering::Relaxed)
-    }
-}
-
-/// `GET /v1/snapshots` of `url`: the heights served.
-async fn snapshot_heights(url: &str) -> Vec<u64> {
-    let Ok(r) = reqwest::get(format!("{url}/v1/snapshots")).await else {
-        return Vec::new();
     };
-    let v: Value = r.json().await.unwrap_or_default();
-    v["snapshots"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|s| s["height"].as_u64()).collect())
-        .unwrap_or_default()
-}
-
-/// `gamechain verify --data <data> --json`, which must pass: (head height, head hash, state
-/// root, base height). `stopped_early`: the directory of a validator stopped while the others
-/// went on, whose last committed blocks may be final only through certificates it never
-/// received: `not_final` (exit 5) is accepted for heights up to its head, nothing else.
-fn verify_data(cwd: &Path, data: &Path, stopped_early: bool) -> (u64, String, String, u64) {
-    let out = gamechain(
-        cwd,
-        None,
-        &["verify", "--data", data.to_str().unwrap(), "--json"],
-    );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-    let head_uncovered = report["result"] == "not_final"
-        && report["finality"]["uncovered"]["to"] == report["head_height"]
-        && report["divergence"].is_null();
-    assert!(
-        out.status.success() || (stopped_early && out.status.code() == Some(5) && head_uncovered),
-        "verify {}: {}{}",
-        data.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (
-        report["head_height"].as_u64().unwrap(),
-        report["head_hash"].as_str().unwrap().to_string(),
-        report["state_root"].to_string(),
-        report["base_height"].as_u64().unwrap_or(0),
-    )
+    validator_processes(dir, N, 20, snapshots, |_| String::new())
 }
 
 /// The number after `name` (e.g. `height=`) in `line`.
@@ -306,6 +154,7 @@ fn named(dir: &Path, prefix: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_votes() {
+    let _heavy = heavy();
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let mut vs = testnet(tmp.path());
@@ -314,7 +163,7 @@ async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_vote
     }
     let genesis: Value = vs[0].client().genesis().await.unwrap();
     let chain_id = genesis["chain_id"].as_str().unwrap().to_string();
-    let load = Load::start(
+    let load = FaucetLoad::start(
         vs[..3].iter().map(NodeProcess::url).collect(),
         &chain_id,
         Duration::from_millis(10),
@@ -452,7 +301,7 @@ async fn a_validator_that_voted_rejoins_from_a_snapshot_without_conflicting_vote
     );
     let load = {
         let _ = load.stop().await;
-        Load::start(
+        FaucetLoad::start(
             vs[1..].iter().map(NodeProcess::url).collect(),
             &chain_id,
             Duration::from_millis(10),

@@ -36,8 +36,9 @@
 //! under load: every data directory verifies, and all four serve the same beacon in every
 //! header, each the genesis group key's signature of its height.
 
-#[path = "../common/mod.rs"]
-mod common;
+use crate::common;
+// `validators/sealed.rs`: a child of this module, which is `validators::validators`.
+#[path = "sealed.rs"]
 mod sealed;
 
 use gamechain_ledger::rusqlite;
@@ -48,22 +49,13 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use gamechain_client::client::Client;
-use gamechain_runtime::chain::{Action, Network, SecretKey, TxBody};
+use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::Value;
 
-use common::replay::{verify_json, Follower};
-use common::{gamechain, BIN};
+use crate::common::replay::{verify_json, Follower};
+use crate::common::{faucet_tx, gamechain, heavy, BIN};
 
 const N: usize = 4;
-
-/// The tests of this binary run four validator processes each: one at a time, so two of them do
-/// not share the machine's two cores (their timeouts are seconds).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-/// Holds [`ONE_AT_A_TIME`] for the rest of a test (a failed test's poisoned lock still counts).
-fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// The p2p link from one validator to another: a TCP forwarder on its own port that the test
 /// can cut (open connections shut, new ones refused) and restore.
@@ -284,25 +276,13 @@ async fn same_head(vs: &[Validator], which: &[usize], min: u64) -> (u64, String)
     }
 }
 
-fn faucet_tx(key: &SecretKey, chain_id: &str) -> gamechain_runtime::chain::SignedTx {
-    TxBody {
-        chain_id: chain_id.into(),
-        from: key.address(),
-        nonce: 0,
-        action: Action::Faucet {
-            token: "GOLD".into(),
-        },
-    }
-    .sign(key)
-}
-
 async fn included(client: &Client, txid: &str) -> Option<u64> {
     client.tx(txid).await.ok()?.height()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_validator_processes_survive_crashes_quorum_loss_a_partition_and_a_liar() {
-    let _serial = one_at_a_time();
+    let _heavy = heavy();
     let tmp = tempfile::tempdir().unwrap();
     // Blocks at least 100 ms apart (timeouts 1.2 s / 2.2 s), so the phases run in seconds; the
     // default chain spaces them 1,000 ms.
@@ -784,7 +764,7 @@ async fn scrape(url: &str) -> String {
 ///    (`not_final`) naming the uncovered heights; the good chain exits 0.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_equivocating_validator_is_recorded_served_verified_and_measured() {
-    let _serial = one_at_a_time();
+    let _heavy = heavy();
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);
     let net = tmp.path().join("net");
@@ -1102,7 +1082,7 @@ async fn load(urls: Vec<String>, chain_id: String, count: usize) {
 /// 5. stopped, every data directory passes `gamechain verify` (which checks each beacon).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn threshold_beacons_survive_a_kill_and_a_restart() {
-    let _serial = one_at_a_time();
+    let _heavy = heavy();
     let started = Instant::now();
     let tmp = tempfile::tempdir().unwrap();
     let base = common::testnet(tmp.path(), N, 100);

@@ -12,13 +12,10 @@
 //!   export with one receipt changed: `verify` exits 4 and names the block, the transaction
 //!   and the field (and the state key with its expected and replayed values).
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::replay::{run, verify_json, workload};
-use common::NodeProcess;
+use crate::common::replay::{run, verify_json, workload};
+use crate::common::{copy_dir, NodeProcess};
 use gamechain_ledger::rusqlite::types::ValueRef;
 use gamechain_ledger::rusqlite::{params, Connection};
 use gamechain_ledger::storage::codec;
@@ -27,18 +24,6 @@ use serde_json::Value;
 
 /// Games played at once by the workload.
 const GAMES: usize = 6;
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -512,7 +497,7 @@ async fn tampering_is_named_by_height_and_field() {
 
     // A second block at height 1, signed by the sequencer's own key (an equivocation): a
     // divergence at height 1 naming both signed headers. A repeated identical line is not.
-    let key = gamechain_client::keyfile::read_key_file(&data.join("sequencer.wif")).unwrap();
+    let key = gamechain_client::read_key_file(&data.join("sequencer.wif")).unwrap();
     let mut first_time = 0;
     let mut second = String::new();
     let mut repeated = Vec::new();

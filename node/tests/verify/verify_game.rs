@@ -9,14 +9,11 @@
 //! scheduled call's step) verifies, and forged dice, a beacon for another height under a re-signed
 //! header, an unscheduled call and a dropped roll are caught.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::path::Path;
 use std::time::Duration;
 
-use common::cli::{run, text};
-use common::NodeProcess;
+use crate::common::cli::{run, text};
+use crate::common::NodeProcess;
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey, SignedHeader};
 use serde_json::{json, Value};
@@ -710,7 +707,7 @@ async fn a_dice_roll_verifies_and_forged_dice_or_beacons_are_caught() {
     // A lying sequencer: the roll's header carries the beacon of another height, signed with
     // the real beacon key, and the header re-signed with the real sequencer key.
     let data = dir.join("data");
-    let seq = gamechain_client::keyfile::read_key_file(&data.join("sequencer.wif")).unwrap();
+    let seq = gamechain_client::read_key_file(&data.join("sequencer.wif")).unwrap();
     let beacon_hex = std::fs::read_to_string(data.join("beacon.key")).unwrap();
     let beacon_key = gamechain_runtime::chain::BeaconSecretKey::from_bytes(
         &hex::decode(beacon_hex.trim()).unwrap(),

@@ -17,16 +17,13 @@
 //! Needs Node.js 20+ and npm; `typescript` comes from node/web/sdk's lockfile (`npm ci`, run here
 //! when node_modules/ lacks it). The SDK is linked into the work folder as `@gamechain/sdk`.
 
-#[path = "../common/mod.rs"]
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use common::cli::{failed, json_ok, run, run_on, text};
-use common::typescript::{run_tool, ts_work_dir, tsc_command};
-use common::NodeProcess;
+use crate::common::cli::{failed, json_ok, run, run_on, text};
+use crate::common::typescript::{run_tool, ts_work_dir, tsc_command};
+use crate::common::{heavy, NodeProcess};
 use sha2::{Digest, Sha256};
 
 fn fixture(name: &str) -> PathBuf {
@@ -54,6 +51,7 @@ const STRICTER: [&str; 13] = [
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn typed_client_type_checks_and_plays_a_staked_game() {
+    let _heavy = heavy();
     let tmp = tempfile::tempdir().unwrap();
     let work = tmp.path().join("client");
     ts_work_dir(&work);
@@ -101,17 +99,22 @@ async fn typed_client_type_checks_and_plays_a_staked_game() {
     let again = run(
         &work,
         &[
-            "module", "codegen", "--ts", "again.ts", "--schema", schema_arg,
+            "module",
+            "codegen",
+            "--ts",
+            "new/again.ts",
+            "--schema",
+            schema_arg,
         ],
     )
     .await;
     json_ok("codegen again (--schema)", &again);
     assert_eq!(
-        std::fs::read_to_string(work.join("again.ts")).unwrap(),
+        std::fs::read_to_string(work.join("new/again.ts")).unwrap(),
         client,
         "deterministic, and the same from the served file"
     );
-    std::fs::remove_file(work.join("again.ts")).unwrap();
+    std::fs::remove_dir_all(work.join("new")).unwrap();
 
     // The module's own `.wasm` (its code as the node stores it), read with `--wasm`: the schema
     // of its `gamechain.schema` custom section gives the same client.

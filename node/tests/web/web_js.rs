@@ -8,21 +8,17 @@
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-#[path = "../common/mod.rs"]
-mod common;
-use common::{require_node_packages, sdk_dir};
-
-/// The suites start nodes and a browser: one at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+use crate::common::{heavy, require_node_packages, sdk_dir};
 
 /// Longest a suite may run.
 const SUITE_LIMIT: Duration = Duration::from_secs(900);
 
 fn run_suite(script: &str) {
-    let _guard = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    // The suites start nodes and browsers, and their pages race block times: one at a time,
+    // and never beside another heavy test.
+    let _heavy = heavy();
     require_node_packages(".package-lock.json");
     let started = Instant::now();
     let mut child = Command::new("npm")

@@ -507,6 +507,81 @@ fn a_block_plays_the_seed_game() {
     );
 }
 
+/// The schema a module declares holds on chain (`docs/modules.md`, "Schema", "On chain"): an op
+/// the module accepts with a field its schema does not declare, or a value the schema does not
+/// allow, is refused with the schema's fixed text and nothing it did is kept; the module's own
+/// texts for the errors it answers itself (the seed's `cell` and unknown-kind texts) are
+/// unchanged.
+#[test]
+fn a_block_refuses_an_op_with_an_undeclared_field() {
+    let mut chain = Chain::new(&[&TICTACTOE], Some(FAUCET));
+    let create = tx(&ALICE, 1, ttt(json!({"kind": "create", "stake": "100"})));
+    let id = create.txid()[..16].to_string();
+    chain.block(vec![
+        tx(&ALICE, 0, faucet_action()),
+        tx(&BOB, 0, faucet_action()),
+        create,
+        tx(&BOB, 1, ttt(json!({"kind": "join", "id": id}))),
+    ]);
+    let out = chain.block(vec![
+        tx(
+            &ALICE,
+            2,
+            ttt(json!({"kind": "move", "id": id, "cell": 0, "note": "gg"})),
+        ),
+        tx(
+            &ALICE,
+            3,
+            ttt(json!({"kind": "move", "id": id, "cell": "1"})),
+        ),
+        tx(&ALICE, 4, ttt(json!({"kind": "steal", "id": id}))),
+        tx(&ALICE, 5, ttt(json!({"kind": "move", "id": id, "cell": 0}))),
+    ]);
+    let r = &out.receipts;
+    assert_eq!(
+        r[0].error.as_deref(),
+        Some("invalid: op move: field note: unknown field")
+    );
+    assert!(r[0].events.is_empty() && r[0].fuel_used > 0);
+    assert_eq!(
+        r[1].error.as_deref(),
+        Some("invalid: `cell` must be a number from 0 to 8")
+    );
+    assert_eq!(
+        r[2].error.as_deref(),
+        Some("invalid: unknown tictactoe op `steal`")
+    );
+    // The refused move was undone: Alice is still to move, and the same move as declared is
+    // taken (the cell `"1"` was refused before the board was read).
+    assert!(r[3].ok, "{:?}", r[3]);
+    assert_eq!(r[3].events[0].data["board"], "x........");
+    // What a checked move costs is printed (`--nocapture`; the same move cost 42,658 fuel
+    // before guests checked ops, docs/modules.md "On chain").
+    eprintln!(
+        "fuel: move {}, refused for an undeclared field {}, bad cell {}, unknown kind {}",
+        r[3].fuel_used, r[0].fuel_used, r[1].fuel_used, r[2].fuel_used
+    );
+
+    // The module takes any non-empty opponent other than the sender; the schema says an
+    // address has no whitespace. The create is refused: no stake moves, no game is written.
+    let gold = chain.balance(&ALICE.address());
+    let out = chain.block(vec![tx(
+        &ALICE,
+        6,
+        ttt(json!({"kind": "create", "stake": "100", "opponent": "bob smith"})),
+    )]);
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some("invalid: op create: field opponent: expected address, got \"bob smith\"")
+    );
+    assert!(out.receipts[0].events.is_empty());
+    assert_eq!(
+        out.writes.keys().collect::<Vec<_>>(),
+        [&nonce_key(&ALICE.address())]
+    );
+    assert_eq!(chain.balance(&ALICE.address()), gold);
+}
+
 #[test]
 fn incremental_root_follows_a_whole_game_and_end_blocks() {
     let mut chain = Chain::new(&[&TICTACTOE, &TICKER, &COUNTER], Some(FAUCET));

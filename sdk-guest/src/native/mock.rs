@@ -202,17 +202,30 @@ impl KvCtx<MockKv> {
     /// Run one op as a transaction signed by `sender`: a fresh txid (SHA-256 of a counter,
     /// 64 hex, left in `self.txid`), then `module.apply`. On `Err` every write and event of the
     /// op is rolled back, as on the chain.
+    ///
+    /// A module with a schema ([`GameModule::schema`]) runs under the rule its wasm build
+    /// enforces on chain ([`Schema::enforce_op`](crate::schema::Schema::enforce_op)): an op
+    /// `apply` accepts that does not match the schema is refused with the mismatch and rolled
+    /// back; `apply`'s own refusals stand. Panics when the schema does not parse (the chain
+    /// refuses such a module at load).
     pub fn submit(
         &mut self,
         module: &dyn GameModule,
         sender: &str,
         op: Value,
     ) -> Result<(), ActionError> {
+        let schema = module.schema().map(|text| {
+            crate::schema::Schema::parse(text)
+                .unwrap_or_else(|e| panic!("module {}: {e}", module.id()))
+        });
         self.kv.submitted += 1;
         let digest = Sha256::digest(format!("gamechain.mock.tx/{}", self.kv.submitted));
         self.txid = hex::encode(digest);
         self.sender = Some(sender.to_string());
-        let result = self.transaction(|ctx| module.apply(ctx, sender, &op));
+        let result = self.transaction(|ctx| match &schema {
+            Some(schema) => schema.enforce_op(&op, || module.apply(ctx, sender, &op)),
+            None => module.apply(ctx, sender, &op),
+        });
         self.sender = None;
         self.kv.trace.ops.push((op, result.is_ok()));
         result

@@ -29,16 +29,42 @@
 //! selects the first view (in declaration order) whose `query` accepts it.
 //!
 //! [`Schema::parse`] refuses any other shape (unknown keys, unknown types, duplicate kinds or
-//! names, a `kind` field in an op) with a [`SchemaError`].
+//! names, a `kind` field in an op) with a [`SchemaError`]. It reads the text in document order
+//! (`json.rs`), so the model keeps declaration order and every doc: the TypeScript generator
+//! (`gamechain module codegen --ts`) uses this model too.
+//!
+//! **On chain.** [`crate::export_module!`]`(M, schema = S)` makes `gc_apply` enforce the ops of
+//! `S` ([`Schema::enforce_op`]), reading only the op's own declaration from the op text the macro
+//! computes at compile time (`op_text.rs`, [`Schema::for_op`]); [`crate::MockCtx::submit`]
+//! applies the same rule natively.
 
+mod json;
 mod macros;
+mod op_text;
 
-use std::collections::BTreeMap;
+pub use op_text::{op_text, op_text_len};
+#[doc(hidden)]
+pub use op_text::{op_text_bytes, op_text_str};
+
 use std::fmt;
 
 use serde_json::{Map, Value};
 
-use crate::Amount;
+use crate::{ActionError, Amount};
+use json::{member, Json};
+
+/// Which bytes are lowercase hex digits. A table rather than a range test, so that checking a
+/// `hex` field costs the same fuel for every valid value of its length (a digit and a letter
+/// take one load each): the same op on another game id costs the same.
+const LOWER_HEX: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = matches!(b as u8, b'0'..=b'9' | b'a'..=b'f');
+        b += 1;
+    }
+    t
+};
 
 /// The name of the wasm custom section that holds a module's schema (UTF-8 JSON, at most
 /// [`MAX_SCHEMA_BYTES`]).
@@ -56,7 +82,7 @@ pub const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// Longest `address` value, characters.
 pub const MAX_ADDRESS_CHARS: usize = 128;
 
-/// A parsed schema (version 1).
+/// A parsed schema (version 1). Everything is in declaration order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Schema {
     /// The module id the author intends (`"tictactoe"`).
@@ -74,10 +100,10 @@ pub struct Schema {
 pub struct Message {
     /// The op's `kind` or the event's kind (`"tictactoe.created"`).
     pub kind: String,
-    /// What it does, for people.
+    /// What it does, for people (empty when the schema gives none).
     pub doc: String,
-    /// Its fields by name.
-    pub fields: BTreeMap<String, Type>,
+    /// Its fields, in the order declared.
+    pub fields: Vec<Field>,
 }
 
 /// A view: the query parameters it takes and the answer it gives.
@@ -85,12 +111,22 @@ pub struct Message {
 pub struct View {
     /// Its name (for people and generated code; not on the wire).
     pub name: String,
-    /// What it answers, for people.
+    /// What it answers, for people (empty when the schema gives none).
     pub doc: String,
-    /// Its query parameters (their types are `string`-like: a query is text).
-    pub query: BTreeMap<String, Type>,
+    /// Its query parameters, in the order declared (their types are `string`-like: a query is
+    /// text).
+    pub query: Vec<Field>,
     /// The answer's type.
     pub answer: Type,
+}
+
+/// A named field of an op, an event, a view's query or an `object`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Its name (any string).
+    pub name: String,
+    /// Its type.
+    pub ty: Type,
 }
 
 /// A value's type, with its flags.
@@ -102,6 +138,8 @@ pub struct Type {
     pub optional: bool,
     /// The value may be `null`.
     pub nullable: bool,
+    /// What the value means, for people (empty when the schema gives none).
+    pub doc: String,
 }
 
 /// The types of format version 1 (see the module documentation for what each accepts).
@@ -125,14 +163,19 @@ pub enum TypeKind {
     Hex,
     /// An array of the item type.
     Array(Box<Type>),
-    /// An object with exactly these fields (strict).
-    Object(BTreeMap<String, Type>),
+    /// An object with exactly these fields (strict), in the order declared.
+    Object(Vec<Field>),
     /// An object with any keys and values of this type.
     Map(Box<Type>),
     /// One of these strings.
     Enum(Vec<String>),
     /// Anything.
     Any,
+}
+
+/// The type of field `name` among `fields`.
+pub fn field<'a>(fields: &'a [Field], name: &str) -> Option<&'a Type> {
+    fields.iter().find(|f| f.name == name).map(|f| &f.ty)
 }
 
 /// Why a text is not a valid schema: a fixed description and where (`ops[1].fields.cell`).
@@ -165,52 +208,93 @@ impl fmt::Display for Mismatch {
 
 impl std::error::Error for Mismatch {}
 
-fn bad(at: &str, what: impl Into<String>) -> SchemaError {
-    SchemaError(format!("{at}: {}", what.into()))
+/// Where something is in a schema or in a value, written out only for an error (a guest checks
+/// ops on chain, where every `format!` costs fuel).
+#[derive(Clone, Copy)]
+enum At<'a> {
+    /// A place named in full: `schema`, `ops[0]`, `view one answer`, `event e:`.
+    Text(&'a str),
+    /// The fields of op `kind`: `op <kind>:`.
+    Op(&'a str),
+    /// Field (or map key) `name` of the object at the parent: `<parent>.<name>`, or
+    /// `<parent> field <name>` after a `…:`.
+    Field(&'a At<'a>, &'a str),
+    /// Item `i` of the array at the parent: `<parent>[<i>]`.
+    Item(&'a At<'a>, usize),
+}
+
+impl At<'_> {
+    fn ends_with_colon(&self) -> bool {
+        match self {
+            At::Text(t) => t.ends_with(':'),
+            At::Op(_) => true,
+            At::Field(..) | At::Item(..) => false,
+        }
+    }
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            At::Text(t) => f.write_str(t),
+            At::Op(kind) => write!(f, "op {kind}:"),
+            At::Field(parent, name) if parent.ends_with_colon() => {
+                write!(f, "{parent} field {name}")
+            }
+            At::Field(parent, name) => write!(f, "{parent}.{name}"),
+            At::Item(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+fn bad(at: &At, what: impl fmt::Display) -> SchemaError {
+    SchemaError(format!("{at}: {what}"))
 }
 
 /// Refuses keys of `obj` outside `allowed`.
-fn only_keys(obj: &Map<String, Value>, allowed: &[&str], at: &str) -> Result<(), SchemaError> {
-    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        Some(k) => Err(bad(at, format!("unknown key `{k}`"))),
+fn only_keys(obj: &[(String, Json)], allowed: &[&str], at: &At) -> Result<(), SchemaError> {
+    match obj.iter().find(|(k, _)| !allowed.contains(&k.as_str())) {
+        Some((k, _)) => Err(bad(at, format_args!("unknown key `{k}`"))),
         None => Ok(()),
     }
 }
 
-fn as_object<'a>(v: &'a Value, at: &str) -> Result<&'a Map<String, Value>, SchemaError> {
+fn as_object<'a>(v: &'a Json, at: &At) -> Result<&'a [(String, Json)], SchemaError> {
     v.as_object().ok_or_else(|| bad(at, "expected an object"))
 }
 
-fn string_at(obj: &Map<String, Value>, key: &str, at: &str) -> Result<String, SchemaError> {
-    match obj.get(key) {
-        Some(Value::String(s)) => Ok(s.clone()),
-        _ => Err(bad(at, format!("`{key}` must be a string"))),
+fn string_at<'a>(obj: &'a [(String, Json)], key: &str, at: &At) -> Result<&'a str, SchemaError> {
+    match member(obj, key) {
+        Some(Json::String(s)) => Ok(s),
+        _ => Err(bad(at, format_args!("`{key}` must be a string"))),
     }
 }
 
-fn doc_at(obj: &Map<String, Value>, at: &str) -> Result<String, SchemaError> {
-    match obj.get("doc") {
+fn doc_at(obj: &[(String, Json)], at: &At) -> Result<String, SchemaError> {
+    match member(obj, "doc") {
         None => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Json::String(s)) => Ok(s.clone()),
         Some(_) => Err(bad(at, "`doc` must be a string")),
     }
 }
 
-fn flag(obj: &Map<String, Value>, key: &str, at: &str) -> Result<bool, SchemaError> {
-    match obj.get(key) {
+fn flag(obj: &[(String, Json)], key: &str, at: &At) -> Result<bool, SchemaError> {
+    match member(obj, key) {
         None => Ok(false),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(bad(at, format!("`{key}` must be true or false"))),
+        Some(Json::Bool(b)) => Ok(*b),
+        Some(_) => Err(bad(at, format_args!("`{key}` must be true or false"))),
     }
 }
 
 impl Type {
     /// Parses a type object (see the module documentation).
-    fn parse(v: &Value, at: &str) -> Result<Self, SchemaError> {
+    fn parse(v: &Json, at: &At) -> Result<Self, SchemaError> {
         let obj = as_object(v, at)?;
         let name = string_at(obj, "type", at)?;
-        let mut keys = vec!["type", "optional", "nullable", "doc"];
-        let kind = match name.as_str() {
+        // The keys every type may have, and the one its kind adds (`keys[..n]` are allowed).
+        let mut keys = ["type", "optional", "nullable", "doc", ""];
+        let mut n = 4;
+        let kind = match name {
             "string" => TypeKind::String,
             "bool" => TypeKind::Bool,
             "u32" => TypeKind::U32,
@@ -221,60 +305,60 @@ impl Type {
             "hex" => TypeKind::Hex,
             "any" => TypeKind::Any,
             "array" => {
-                keys.push("items");
-                let items = obj
-                    .get("items")
-                    .ok_or_else(|| bad(at, "array without `items`"))?;
-                TypeKind::Array(Box::new(Type::parse(items, &format!("{at}.items"))?))
+                (keys[4], n) = ("items", 5);
+                let items = member(obj, "items").ok_or_else(|| bad(at, "array without `items`"))?;
+                TypeKind::Array(Box::new(Type::parse(items, &At::Field(at, "items"))?))
             }
             "map" => {
-                keys.push("values");
-                let values = obj
-                    .get("values")
-                    .ok_or_else(|| bad(at, "map without `values`"))?;
-                TypeKind::Map(Box::new(Type::parse(values, &format!("{at}.values"))?))
+                (keys[4], n) = ("values", 5);
+                let values =
+                    member(obj, "values").ok_or_else(|| bad(at, "map without `values`"))?;
+                TypeKind::Map(Box::new(Type::parse(values, &At::Field(at, "values"))?))
             }
             "object" => {
-                keys.push("fields");
-                let fields = obj
-                    .get("fields")
-                    .ok_or_else(|| bad(at, "object without `fields`"))?;
-                TypeKind::Object(parse_fields(fields, &format!("{at}.fields"))?)
+                (keys[4], n) = ("fields", 5);
+                let fields =
+                    member(obj, "fields").ok_or_else(|| bad(at, "object without `fields`"))?;
+                TypeKind::Object(parse_fields(fields, &At::Field(at, "fields"))?)
             }
             "enum" => {
-                keys.push("values");
-                let values = match obj.get("values") {
-                    Some(Value::Array(values)) if !values.is_empty() => values,
+                (keys[4], n) = ("values", 5);
+                let values = match member(obj, "values") {
+                    Some(Json::Array(values)) if !values.is_empty() => values,
                     _ => return Err(bad(at, "enum without a non-empty `values` array")),
                 };
-                let mut out: Vec<String> = Vec::new();
+                let mut out: Vec<String> = Vec::with_capacity(values.len());
                 for v in values {
                     match v {
-                        Value::String(s) if !out.contains(s) => out.push(s.clone()),
+                        Json::String(s) if !out.contains(s) => out.push(s.clone()),
                         _ => return Err(bad(at, "enum values must be distinct strings")),
                     }
                 }
                 TypeKind::Enum(out)
             }
-            other => return Err(bad(at, format!("unknown type `{other}`"))),
+            other => return Err(bad(at, format_args!("unknown type `{other}`"))),
         };
-        only_keys(obj, &keys, at)?;
-        doc_at(obj, at)?;
+        only_keys(obj, &keys[..n], at)?;
+        let doc = doc_at(obj, at)?;
         Ok(Type {
             kind,
             optional: flag(obj, "optional", at)?,
             nullable: flag(obj, "nullable", at)?,
+            doc,
         })
     }
 
     /// Checks `value` (present; absence is the caller's business) against this type. `at` is
     /// the path so far, used in the [`Mismatch`].
     pub fn check(&self, value: &Value, at: &str) -> Result<(), Mismatch> {
-        let fail = |problem: String| Mismatch {
+        self.check_at(value, &At::Text(at))
+    }
+
+    fn check_at(&self, value: &Value, at: &At) -> Result<(), Mismatch> {
+        let expected = |what: &str| Mismatch {
             at: at.to_string(),
-            problem,
+            problem: format!("expected {what}, got {}", short(value)),
         };
-        let expected = |what: &str| fail(format!("expected {what}, got {}", short(value)));
         if value.is_null() {
             return if self.nullable || self.kind == TypeKind::Any {
                 Ok(())
@@ -313,10 +397,7 @@ impl Type {
                 _ => Err(expected("address")),
             },
             TypeKind::Hex => match value.as_str() {
-                Some(s)
-                    if s.len() % 2 == 0
-                        && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')) =>
-                {
+                Some(s) if s.len() % 2 == 0 && s.bytes().all(|b| LOWER_HEX[usize::from(b)]) => {
                     Ok(())
                 }
                 _ => Err(expected("hex (lowercase, even length)")),
@@ -328,7 +409,7 @@ impl Type {
             TypeKind::Array(items) => {
                 let array = value.as_array().ok_or_else(|| expected("array"))?;
                 for (i, item) in array.iter().enumerate() {
-                    items.check(item, &format!("{at}[{i}]"))?;
+                    items.check_at(item, &At::Item(at, i))?;
                 }
                 Ok(())
             }
@@ -337,7 +418,7 @@ impl Type {
                     .as_object()
                     .ok_or_else(|| expected("map (an object)"))?;
                 for (k, v) in obj {
-                    values.check(v, &format!("{at}.{k}"))?;
+                    values.check_at(v, &At::Field(at, k))?;
                 }
                 Ok(())
             }
@@ -380,76 +461,101 @@ fn short(value: &Value) -> String {
     }
 }
 
-fn parse_fields(v: &Value, at: &str) -> Result<BTreeMap<String, Type>, SchemaError> {
+/// Parses an object of `name: <type>` members, in the order written.
+fn parse_fields(v: &Json, at: &At) -> Result<Vec<Field>, SchemaError> {
     as_object(v, at)?
         .iter()
-        .map(|(name, t)| Ok((name.clone(), Type::parse(t, &format!("{at}.{name}"))?)))
+        .map(|(name, t)| {
+            Ok(Field {
+                name: name.clone(),
+                ty: Type::parse(t, &At::Field(at, name))?,
+            })
+        })
         .collect()
 }
 
-/// Checks `obj` against `fields`, strictly; keys in `skip` (an op's `kind`) are not fields.
+/// Checks `obj` against `fields`, strictly; keys in `skip` (an op's `kind`) are not fields. The
+/// first problem is named: an undeclared or mismatching key in the object's (sorted) key order,
+/// else a missing field in declaration order.
 fn check_fields(
-    fields: &BTreeMap<String, Type>,
+    fields: &[Field],
     obj: &Map<String, Value>,
     skip: &[&str],
-    at: &str,
+    at: &At,
 ) -> Result<(), Mismatch> {
-    let sep = if at.ends_with(':') { " " } else { "." };
-    let path = |name: &str| {
-        if at.ends_with(':') {
-            format!("{at} field {name}")
-        } else {
-            format!("{at}{sep}{name}")
-        }
-    };
     for (name, value) in obj {
         if skip.contains(&name.as_str()) {
             continue;
         }
-        match fields.get(name) {
-            Some(t) => t.check(value, &path(name))?,
+        match field(fields, name) {
+            Some(t) => t.check_at(value, &At::Field(at, name))?,
             None => {
                 return Err(Mismatch {
-                    at: path(name),
+                    at: At::Field(at, name).to_string(),
                     problem: "unknown field".to_string(),
                 })
             }
         }
     }
-    for (name, t) in fields {
-        if !t.optional && !obj.contains_key(name) {
-            return Err(Mismatch {
-                at: path(name),
-                problem: "missing field".to_string(),
-            });
-        }
+    match fields
+        .iter()
+        .find(|f| !f.ty.optional && !obj.contains_key(&f.name))
+    {
+        Some(f) => Err(Mismatch {
+            at: At::Field(at, &f.name).to_string(),
+            problem: "missing field".to_string(),
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
-fn parse_messages(v: Option<&Value>, what: &str, is_op: bool) -> Result<Vec<Message>, SchemaError> {
-    let list = match v {
-        Some(Value::Array(list)) => list,
-        _ => return Err(bad(what, "expected an array")),
-    };
-    let mut out: Vec<Message> = Vec::new();
+/// The array `v` of a schema's `what` (`ops`, `events`, `views`); omitted is empty when
+/// `relaxed`.
+fn list<'a>(v: Option<&'a Json>, what: &str, relaxed: bool) -> Result<&'a [Json], SchemaError> {
+    match v {
+        Some(Json::Array(list)) => Ok(list),
+        None if relaxed => Ok(&[]),
+        _ => Err(bad(&At::Text(what), "expected an array")),
+    }
+}
+
+/// The fields object `key` (`fields`, `query`) of an entry at `at`; omitted is empty when
+/// `relaxed`.
+fn entry_fields(
+    obj: &[(String, Json)],
+    key: &str,
+    at: &At,
+    relaxed: bool,
+) -> Result<Vec<Field>, SchemaError> {
+    match member(obj, key) {
+        Some(f) => parse_fields(f, &At::Field(at, key)),
+        None if relaxed => Ok(Vec::new()),
+        None => Err(bad(at, format_args!("missing `{key}`"))),
+    }
+}
+
+fn parse_messages(
+    v: Option<&Json>,
+    what: &str,
+    is_op: bool,
+    relaxed: bool,
+) -> Result<Vec<Message>, SchemaError> {
+    let list = list(v, what, relaxed)?;
+    let mut out: Vec<Message> = Vec::with_capacity(list.len());
     for (i, m) in list.iter().enumerate() {
-        let at = format!("{what}[{i}]");
+        let at = At::Item(&At::Text(what), i);
         let obj = as_object(m, &at)?;
         only_keys(obj, &["kind", "doc", "fields"], &at)?;
         let kind = string_at(obj, "kind", &at)?;
         if kind.is_empty() || out.iter().any(|m| m.kind == kind) {
-            return Err(bad(&at, format!("empty or repeated kind `{kind}`")));
+            return Err(bad(&at, format_args!("empty or repeated kind `{kind}`")));
         }
-        let fields = match obj.get("fields") {
-            Some(f) => parse_fields(f, &format!("{at}.fields"))?,
-            None => return Err(bad(&at, "missing `fields`")),
-        };
-        if is_op && fields.contains_key("kind") {
+        let fields = entry_fields(obj, "fields", &at, relaxed)?;
+        if is_op && field(&fields, "kind").is_some() {
             return Err(bad(&at, "an op's `kind` is not one of its fields"));
         }
         out.push(Message {
-            kind,
+            kind: kind.to_string(),
             doc: doc_at(obj, &at)?,
             fields,
         });
@@ -458,50 +564,58 @@ fn parse_messages(v: Option<&Value>, what: &str, is_op: bool) -> Result<Vec<Mess
 }
 
 impl Schema {
-    /// Parses and checks a schema text (format version 1).
+    /// Parses and checks a schema text (format version 1), keeping declaration order.
     ///
     /// Errors ([`SchemaError`]): not JSON; not an object with exactly `schema_version` (1),
     /// `module`, `ops`, `events`, `views`; an entry or type of another shape (unknown keys or
     /// types, a missing `fields`/`items`/`values`, repeated kinds or view names, an op listing
-    /// `kind` among its fields).
+    /// `kind` among its fields). A key written twice in an object counts once, with its last
+    /// value (as serde_json reads it).
     pub fn parse(text: &str) -> Result<Self, SchemaError> {
-        let v: Value =
-            serde_json::from_str(text).map_err(|_| SchemaError("not JSON".to_string()))?;
-        let obj = as_object(&v, "schema")?;
+        Self::parse_with(text, false)
+    }
+
+    /// [`Schema::parse`], except that an omitted `ops`, `events` or `views`, an op's or event's
+    /// omitted `fields` and a view's omitted `query` are empty: what `gamechain module codegen
+    /// --ts` reads (`{"schema_version":1,"module":"empty"}` declares nothing). Everything else is
+    /// as strict. The chain reads only [`Schema::parse`]'s exact shape (load rule 9).
+    pub fn parse_relaxed(text: &str) -> Result<Self, SchemaError> {
+        Self::parse_with(text, true)
+    }
+
+    fn parse_with(text: &str, relaxed: bool) -> Result<Self, SchemaError> {
+        let v = Json::parse(text).map_err(|_| SchemaError("not JSON".to_string()))?;
+        let at = At::Text("schema");
+        let obj = as_object(&v, &at)?;
         only_keys(
             obj,
             &["schema_version", "module", "ops", "events", "views"],
-            "schema",
+            &at,
         )?;
-        if obj.get("schema_version").and_then(Value::as_u64) != Some(SCHEMA_VERSION) {
-            return Err(bad("schema", "`schema_version` must be 1"));
+        match member(obj, "schema_version") {
+            Some(Json::Number(n)) if n.as_u64() == Some(SCHEMA_VERSION) => {}
+            _ => return Err(bad(&at, "`schema_version` must be 1")),
         }
-        let module = string_at(obj, "module", "schema")?;
-        let ops = parse_messages(obj.get("ops"), "ops", true)?;
-        let events = parse_messages(obj.get("events"), "events", false)?;
-        let list = match obj.get("views") {
-            Some(Value::Array(list)) => list,
-            _ => return Err(bad("views", "expected an array")),
-        };
-        let mut views: Vec<View> = Vec::new();
+        let module = string_at(obj, "module", &at)?.to_string();
+        let ops = parse_messages(member(obj, "ops"), "ops", true, relaxed)?;
+        let events = parse_messages(member(obj, "events"), "events", false, relaxed)?;
+        let list = list(member(obj, "views"), "views", relaxed)?;
+        let mut views: Vec<View> = Vec::with_capacity(list.len());
         for (i, view) in list.iter().enumerate() {
-            let at = format!("views[{i}]");
+            let at = At::Item(&At::Text("views"), i);
             let o = as_object(view, &at)?;
             only_keys(o, &["name", "doc", "query", "answer"], &at)?;
             let name = string_at(o, "name", &at)?;
             if name.is_empty() || views.iter().any(|v| v.name == name) {
-                return Err(bad(&at, format!("empty or repeated name `{name}`")));
+                return Err(bad(&at, format_args!("empty or repeated name `{name}`")));
             }
-            let query = match o.get("query") {
-                Some(q) => parse_fields(q, &format!("{at}.query"))?,
-                None => return Err(bad(&at, "missing `query`")),
-            };
-            let answer = match o.get("answer") {
-                Some(a) => Type::parse(a, &format!("{at}.answer"))?,
+            let query = entry_fields(o, "query", &at, relaxed)?;
+            let answer = match member(o, "answer") {
+                Some(a) => Type::parse(a, &At::Field(&at, "answer"))?,
                 None => return Err(bad(&at, "missing `answer`")),
             };
             views.push(View {
-                name,
+                name: name.to_string(),
                 doc: doc_at(o, &at)?,
                 query,
                 answer,
@@ -513,6 +627,34 @@ impl Schema {
             events,
             views,
         })
+    }
+
+    /// The part of a schema that [`Schema::check_op`] of `op` reads: the declaration of `op`'s
+    /// kind alone (no ops when the schema declares none of that kind, or `op` has no string
+    /// `kind`), read from the schema's op text ([`op_text`]). `check_op` and `enforce_op` of
+    /// `op` answer exactly as on the whole schema; `module`, events, views and
+    /// docs are empty. What the export glue parses per call, instead of the whole schema.
+    ///
+    /// Errors: the declaration is not a valid `fields` object ([`SchemaError`]); never for the
+    /// op text of a valid schema.
+    pub fn for_op(op_text: &str, op: &Value) -> Result<Self, SchemaError> {
+        let mut schema = Schema {
+            module: String::new(),
+            ops: Vec::new(),
+            events: Vec::new(),
+            views: Vec::new(),
+        };
+        let kind = op.get("kind").and_then(Value::as_str);
+        if let Some((kind, fields)) = kind.and_then(|k| Some((k, op_text::fields_of(op_text, k)?)))
+        {
+            let fields = Json::parse(fields).map_err(|_| SchemaError("not JSON".to_string()))?;
+            schema.ops.push(Message {
+                kind: kind.to_string(),
+                doc: String::new(),
+                fields: parse_fields(&fields, &At::Text("fields"))?,
+            });
+        }
+        Ok(schema)
     }
 
     /// Checks an op `{"kind":…,…}`: its kind must be declared and its other keys must match
@@ -537,7 +679,32 @@ impl Schema {
                 at: format!("op {kind}"),
                 problem: "unknown op kind".to_string(),
             })?;
-        check_fields(&decl.fields, obj, &["kind"], &format!("op {kind}:"))
+        check_fields(&decl.fields, obj, &["kind"], &At::Op(kind))
+    }
+
+    /// Runs `apply` (the module's `apply` of `op`) under the rule the chain enforces for a
+    /// module with this schema (`docs/modules.md`, "Schema", "On chain"); the export glue
+    /// ([`crate::export_module!`]) and [`MockCtx::submit`](crate::MockCtx::submit) both call it.
+    /// `op` is checked ([`Schema::check_op`]) before `apply` runs, and then:
+    ///
+    /// - `apply`'s refusal stands, whatever the check said: the module answers a bad op with
+    ///   its own error and in its own order of checks (tic-tac-toe's texts are the seed's);
+    /// - an op `apply` accepts must match the schema, or it is refused with the mismatch,
+    ///   `invalid: <mismatch>` (``invalid: op move: field note: unknown field``, ``invalid: op
+    ///   create: field opponent: expected address, got "a b"``), and everything `apply` did is
+    ///   discarded with the error.
+    ///
+    /// So what the chain accepts of a module always matches its schema, and no refusal the
+    /// module makes changes text. The texts are [`Mismatch`]'s, never an engine's: the same on
+    /// every node.
+    pub fn enforce_op(
+        &self,
+        op: &Value,
+        apply: impl FnOnce() -> Result<(), ActionError>,
+    ) -> Result<(), ActionError> {
+        let verdict = self.check_op(op);
+        apply()?;
+        verdict.map_err(|m| ActionError::invalid(m.to_string()))
     }
 
     /// Checks event `kind`'s `data` (an object) against its declaration (strict).
@@ -555,7 +722,7 @@ impl Schema {
             at: at.clone(),
             problem: format!("expected an object, got {}", short(data)),
         })?;
-        check_fields(&decl.fields, obj, &[], &at)
+        check_fields(&decl.fields, obj, &[], &At::Text(&at))
     }
 
     /// The view a query selects: the first, in declaration order, whose `query` fields accept
@@ -567,7 +734,7 @@ impl Schema {
             .collect();
         self.views
             .iter()
-            .find(|v| check_fields(&v.query, &obj, &[], "query:").is_ok())
+            .find(|v| check_fields(&v.query, &obj, &[], &At::Text("query:")).is_ok())
     }
 
     /// Checks a view's answer: against view `name` when given (its query must match too),
@@ -592,7 +759,8 @@ impl Schema {
                     .iter()
                     .map(|(k, v)| (k.clone(), Value::String(v.clone())))
                     .collect();
-                check_fields(&view.query, &obj, &[], &format!("view {name} query:"))?;
+                let at = format!("view {name} query:");
+                check_fields(&view.query, &obj, &[], &At::Text(&at))?;
                 view
             }
             None => self.view_for(query).ok_or_else(|| Mismatch {

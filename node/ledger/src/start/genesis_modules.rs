@@ -156,15 +156,15 @@ mod tests {
         let pinned = [
             (
                 "tictactoe",
-                "f7ccc602a0e5625fac9eeb22da230b660c895279e03e963fe4e912d1e26fe870",
+                "72c3e50bdb85f2c0252ddf054b202ecfced452afddaf1adf4884cb55c2a9a226",
             ),
             (
                 "mnk",
-                "f05d325a2cd98c3c5016bfa6056bc7a499e8a9c789eefa26687a55b7ff112659",
+                "e9976a4329279d42a1ba918891cfb7b2f8834529bf6aaf6d5b18cd86e22e72f8",
             ),
             (
                 "dice",
-                "ad582a346f7b73cee98cc3b51859a797d3d39d4297c650ceee384f6ef6329e67",
+                "740408d13f34dcecfb3801f8de6c1325e31c189e7137447ff13559f36f96dcd7",
             ),
             // Rebuilt when its shared definitions moved to `gamechain-channel-protocol`
             // (before: a19d1824445d9ae5488ae25bd4b436b38462a8cc0ab28363ab9c64de0bb9f523), and
@@ -173,22 +173,26 @@ mod tests {
             // 67c6fa58…, the channel f66e57b1…, the move board 36cf0507…), and again when it gained
             // sealed moves (ABI revision 3, the `schedule_sealed` and `seal` imports: tic-tac-toe
             // was 8d4558e0…, m,n,k 674d53a3…, dice 0eaefd19…, the channel 4ff18b6f…, the move
-            // board 047de5a0…).
+            // board 047de5a0…), and again when `gc_apply` began enforcing the module's schema
+            // (docs/modules.md, "Schema", "On chain"; every module with one changed: tic-tac-toe
+            // was f7ccc602…, m,n,k f05d325a…, dice ad582a34…, the channel fa89ed6e…, the move
+            // board 2975f4d2…, sealed rock-paper-scissors 8601e665…, the auction 259393b6…; the
+            // rules modules, which take no ops, did not).
             (
                 "channel",
-                "fa89ed6e7e3e5b48b2656a41e54c3d4eea0149d9e4df398165abb63f12c7384a",
+                "c3c327c085daf2ecab08d57745f0c7b1b74ffa930b06776f11ca625be509d4a2",
             ),
             (
                 "moveboard",
-                "2975f4d2143934a3e903c78009a421cda8cd0f321d9b2dc81890878a1c5f1525",
+                "da22f8561a1401af43aa3da10f3f00abbbd7ddf3d30bec5324f1a33726ac932e",
             ),
             (
                 "sealed_rps",
-                "8601e665d0cdae48c53629c5b34a0fd5bf154d7f15877dfb34107b427bdc7943",
+                "3f94e4390a1617d4859706c9c3a0a193a894e7be9916bae71cee5ffe77d50d89",
             ),
             (
                 "auction",
-                "259393b686aaf7136e8f2ff53deab6ca4adc56308e5142da8878530b427282ed",
+                "23657ede683178af81427ba4b75171a10fd1cb6d82166bed2b57e68b45f4f9b7",
             ),
             (
                 "rps_rules",

@@ -65,8 +65,8 @@ use crate::sign_state::{behind_refusal, check_head, HeadCheck, SignState, SignSt
 use crate::snapshot::tidy_joins;
 use crate::start::beacon_key::{create_beacon_key, read_beacon_key};
 use crate::storage::{Storage, StorageError};
-use gamechain_chain::wire::Block;
 use gamechain_chain::key_file::{read_key_file, write_key_file};
+use gamechain_chain::wire::Block;
 
 /// The tic-tac-toe guest this binary embeds (built by `build.rs` from `modules/tictactoe`; one of
 /// [`GENESIS_MODULES`]).

@@ -20,8 +20,8 @@ use crate::cli::demo_checks::{
     self as seed, expect_eq, Balances, ExpectedReceipt, Mismatch, MODULE,
 };
 use crate::cli::local_node::LocalNode;
-use gamechain_client::client::{Client, ClientError};
 use gamechain_chain::key_file::write_key_file;
+use gamechain_client::client::{Client, ClientError};
 
 /// How long the demo waits for one transaction's receipt by default (the reference script waited
 /// 90 s on the live chain; a local node answers in well under a second).

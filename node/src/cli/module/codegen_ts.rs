@@ -2,12 +2,14 @@
 //! docs/modules.md, "Typed clients") turned into one TypeScript file, a typed client of the
 //! module on top of the JS SDK (`node/web/sdk`).
 //!
-//! This file owns: reading a schema in document order (field order is as written), checking it,
-//! naming what it declares in TypeScript (escaping field names, refusing names that cannot be
-//! identifiers and collisions), and the generated text; also [`schema_from_wasm`], the schema
-//! embedded in a module's `.wasm` as the custom section `gamechain.schema`. Where the schema comes
-//! from on the command line (`--schema`, `--wasm`, `--node --module`) and writing the file is
-//! `module.rs`.
+//! The schema is the SDK's model, read by the SDK (`gamechain_sdk::schema`,
+//! [`Schema::parse_relaxed`]: the chain's reader, in declaration order, omitted lists empty).
+//! This file owns: what the TypeScript needs of a schema besides ([`parse_schema`]: module id,
+//! field names, scalar query parameters), naming what it declares in TypeScript (escaping field
+//! names, refusing names that cannot be identifiers and collisions), and the generated text;
+//! also [`schema_from_wasm`], the schema embedded in a module's `.wasm` as the custom section
+//! `gamechain.schema` (read with wasmparser). Where the schema comes from on the command line
+//! (`--schema`, `--wasm`, `--node --module`) and writing the file is `module.rs`.
 //!
 //! The output depends only on the schema's bytes: same schema, same file, byte for byte (no
 //! path, date or version in it). Its header names the module and the SHA-256 of those bytes.
@@ -34,395 +36,92 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use gamechain_chain::genesis::{check_module_id, GenesisError};
-use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use gamechain_sdk::schema::{Field, Schema, Type, TypeKind, SCHEMA_VERSION, SECTION};
 use sha2::{Digest, Sha256};
 
-/// The only `schema_version` this generator reads.
-pub const SCHEMA_VERSION: u64 = 1;
-
-/// The wasm custom section a module's schema is embedded in.
-pub const WASM_SECTION: &str = "gamechain.schema";
-
 // ---------------------------------------------------------------------------------------------
-// JSON in document order
+// The schema: the SDK's model (`gamechain_sdk::schema`), read as the SDK reads it
 
-/// A JSON value whose objects keep their keys in the order written (serde_json's `Value` sorts
-/// them). Duplicate keys are refused.
-#[derive(Debug, Clone, PartialEq)]
-enum Json {
-    Null,
-    Bool(bool),
-    Number(f64),
-    String(String),
-    Array(Vec<Json>),
-    Object(Vec<(String, Json)>),
-}
-
-impl<'de> Deserialize<'de> for Json {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Json, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Json;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("JSON")
-            }
-            fn visit_unit<E>(self) -> Result<Json, E> {
-                Ok(Json::Null)
-            }
-            fn visit_bool<E>(self, v: bool) -> Result<Json, E> {
-                Ok(Json::Bool(v))
-            }
-            fn visit_i64<E>(self, v: i64) -> Result<Json, E> {
-                Ok(Json::Number(v as f64))
-            }
-            fn visit_u64<E>(self, v: u64) -> Result<Json, E> {
-                Ok(Json::Number(v as f64))
-            }
-            fn visit_f64<E>(self, v: f64) -> Result<Json, E> {
-                Ok(Json::Number(v))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Json, E> {
-                Ok(Json::String(v.to_string()))
-            }
-            fn visit_string<E>(self, v: String) -> Result<Json, E> {
-                Ok(Json::String(v))
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Json, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
-                }
-                Ok(Json::Array(items))
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Json, A::Error> {
-                let mut entries: Vec<(String, Json)> = Vec::new();
-                while let Some((key, value)) = map.next_entry::<String, Json>()? {
-                    if entries.iter().any(|(k, _)| *k == key) {
-                        return Err(de::Error::custom(format!("duplicate key `{key}`")));
-                    }
-                    entries.push((key, value));
-                }
-                Ok(Json::Object(entries))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-impl Json {
-    fn get(&self, key: &str) -> Option<&Json> {
-        match self {
-            Json::Object(entries) => entries.iter().find(|(k, _)| k == key).map(|(_, v)| v),
-            _ => None,
-        }
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The schema
-
-/// A module schema, checked.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Schema {
-    pub module: String,
-    pub ops: Vec<Op>,
-    pub events: Vec<EventDecl>,
-    pub views: Vec<View>,
-}
-
-/// One op: `{"kind": kind, …fields}`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Op {
-    pub kind: String,
-    pub doc: Option<String>,
-    pub fields: Vec<Field>,
-}
-
-/// One event kind and its `data` fields.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EventDecl {
-    pub kind: String,
-    pub doc: Option<String>,
-    pub fields: Vec<Field>,
-}
-
-/// One view: its query parameters and its answer.
-#[derive(Debug, Clone, PartialEq)]
-pub struct View {
-    pub name: String,
-    pub doc: Option<String>,
-    pub query: Vec<Field>,
-    pub answer: Type,
-}
-
-/// A named field of an op, event, query or object.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Field {
-    pub name: String,
-    pub ty: Type,
-}
-
-/// A type with its flags.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Type {
-    pub kind: Kind,
-    pub optional: bool,
-    pub nullable: bool,
-    pub doc: Option<String>,
-}
-
-/// What a type is.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
-    String,
-    Bool,
-    U32,
-    U64,
-    I64,
-    Amount,
-    Address,
-    Hex,
-    Any,
-    Array(Box<Type>),
-    Object(Vec<Field>),
-    Map(Box<Type>),
-    Enum(Vec<String>),
-}
-
-impl Kind {
-    fn tag(&self) -> &'static str {
-        match self {
-            Kind::String => "string",
-            Kind::Bool => "bool",
-            Kind::U32 => "u32",
-            Kind::U64 => "u64",
-            Kind::I64 => "i64",
-            Kind::Amount => "amount",
-            Kind::Address => "address",
-            Kind::Hex => "hex",
-            Kind::Any => "any",
-            Kind::Array(_) => "array",
-            Kind::Object(_) => "object",
-            Kind::Map(_) => "map",
-            Kind::Enum(_) => "enum",
-        }
-    }
-}
-
-/// Parses and checks a schema's JSON bytes. Errors say where: `schema: ops[2] (move): field
-/// `cell`: unknown type `u8``.
+/// Parses and checks a schema's JSON bytes with the SDK's reader in its relaxed form
+/// ([`Schema::parse_relaxed`]: the chain's format, except that omitted lists are empty), in
+/// declaration order, then what the generated TypeScript needs besides: a valid module id,
+/// fields with names a JavaScript object can hold, scalar query parameters. Errors say where:
+/// `invalid module schema: ops[2].fields.cell: unknown type `u8``, `schema: views[0] (game):
+/// query parameter …`.
 pub fn parse_schema(bytes: &[u8]) -> Result<Schema, String> {
-    let json: Json = serde_json::from_slice(bytes).map_err(|e| format!("schema: not JSON: {e}"))?;
-    if !matches!(json, Json::Object(_)) {
-        return Err("schema: not a JSON object".into());
-    }
-    match json.get("schema_version") {
-        Some(Json::Number(v)) if *v == SCHEMA_VERSION as f64 => {}
-        Some(Json::Number(v)) => {
-            return Err(format!(
-                "schema: schema_version {v}: this gamechain writes clients for schema_version \
-                 {SCHEMA_VERSION} only (a newer gamechain may read it)"
-            ))
+    let text = std::str::from_utf8(bytes).map_err(|_| "schema: not UTF-8".to_string())?;
+    // Another format version gets a word on what to do rather than the reader's refusal.
+    if let Ok(serde_json::Value::Object(top)) = serde_json::from_str(text) {
+        match top.get("schema_version") {
+            Some(v) if v.as_u64() != Some(SCHEMA_VERSION) && v.is_number() => {
+                return Err(format!(
+                    "schema: schema_version {v}: this gamechain writes clients for \
+                     schema_version {SCHEMA_VERSION} only (a newer gamechain may read it)"
+                ))
+            }
+            _ => {}
         }
-        _ => return Err("schema: missing number field `schema_version`".into()),
     }
-    let module = match json.get("module") {
-        Some(Json::String(m)) => m.clone(),
-        _ => return Err("schema: missing string field `module`".into()),
-    };
-    check_module_id(&module).map_err(|e| match e {
+    let schema = Schema::parse_relaxed(text).map_err(|e| e.to_string())?;
+    check_module_id(&schema.module).map_err(|e| match e {
         GenesisError::Invalid(m) => format!("schema: {m}"),
         other => format!("schema: {other}"),
     })?;
-    let list = |name: &str| -> Result<Vec<Json>, String> {
-        match json.get(name) {
-            None => Ok(Vec::new()),
-            Some(Json::Array(items)) => Ok(items.clone()),
-            Some(_) => Err(format!("schema: `{name}` must be an array")),
+    for (i, op) in schema.ops.iter().enumerate() {
+        check_fields(&op.fields, &format!("schema: ops[{i}] ({})", op.kind))?;
+    }
+    for (i, event) in schema.events.iter().enumerate() {
+        check_fields(
+            &event.fields,
+            &format!("schema: events[{i}] ({})", event.kind),
+        )?;
+    }
+    for (i, view) in schema.views.iter().enumerate() {
+        let at = format!("schema: views[{i}] ({})", view.name);
+        check_fields(&view.query, &at)?;
+        check_type(&view.answer, &format!("{at}: answer"))?;
+        for f in &view.query {
+            if matches!(
+                f.ty.kind,
+                TypeKind::Array(_) | TypeKind::Object(_) | TypeKind::Map(_) | TypeKind::Any
+            ) {
+                return Err(format!(
+                    "{at}: query parameter `{}` has type {}: a query parameter is a string, \
+                     bool, u32, u64, i64, amount, address, hex or enum",
+                    f.name,
+                    f.ty.kind.name()
+                ));
+            }
         }
-    };
-    let mut ops = Vec::new();
-    for (i, item) in list("ops")?.iter().enumerate() {
-        let kind = str_field(item, "kind").map_err(|e| format!("schema: ops[{i}]: {e}"))?;
-        let at = format!("schema: ops[{i}] ({kind})");
-        let doc = doc_field(item).map_err(|e| format!("{at}: {e}"))?;
-        let fields = fields_of(item.get("fields"), &at, "fields")?;
-        if let Some(f) = fields.iter().find(|f| f.name == "kind") {
+    }
+    Ok(schema)
+}
+
+/// Refuses, at any depth, a field the generated code cannot hold: an empty name, or
+/// `__proto__` (a plain JavaScript object's prototype, not a field).
+fn check_fields(fields: &[Field], at: &str) -> Result<(), String> {
+    for f in fields {
+        if f.name.is_empty() {
+            return Err(format!("{at}: a field with an empty name"));
+        }
+        if f.name == "__proto__" {
             return Err(format!(
-                "{at}: field `{}`: `kind` names the op and cannot be one of its fields",
-                f.name
+                "{at}: field `__proto__`: a JavaScript object cannot hold it as a plain field; \
+                 rename it"
             ));
         }
-        if ops.iter().any(|o: &Op| o.kind == kind) {
-            return Err(format!("{at}: op `{kind}` is declared twice"));
-        }
-        ops.push(Op { kind, doc, fields });
+        check_type(&f.ty, &format!("{at}: field `{}`", f.name))?;
     }
-    let mut events = Vec::new();
-    for (i, item) in list("events")?.iter().enumerate() {
-        let kind = str_field(item, "kind").map_err(|e| format!("schema: events[{i}]: {e}"))?;
-        let at = format!("schema: events[{i}] ({kind})");
-        let doc = doc_field(item).map_err(|e| format!("{at}: {e}"))?;
-        let fields = fields_of(item.get("fields"), &at, "fields")?;
-        if events.iter().any(|e: &EventDecl| e.kind == kind) {
-            return Err(format!("{at}: event `{kind}` is declared twice"));
-        }
-        events.push(EventDecl { kind, doc, fields });
-    }
-    let mut views = Vec::new();
-    for (i, item) in list("views")?.iter().enumerate() {
-        let name = str_field(item, "name").map_err(|e| format!("schema: views[{i}]: {e}"))?;
-        let at = format!("schema: views[{i}] ({name})");
-        let doc = doc_field(item).map_err(|e| format!("{at}: {e}"))?;
-        let query = fields_of(item.get("query"), &at, "query")?;
-        for f in &query {
-            match f.ty.kind {
-                Kind::Array(_) | Kind::Object(_) | Kind::Map(_) | Kind::Any => {
-                    return Err(format!(
-                        "{at}: query parameter `{}` has type {}: a query parameter is a string, \
-                         bool, u32, u64, i64, amount, address, hex or enum",
-                        f.name,
-                        f.ty.kind.tag()
-                    ))
-                }
-                _ => {}
-            }
-        }
-        let answer = match item.get("answer") {
-            Some(t) => parse_type(t, &format!("{at}: answer"))?,
-            None => return Err(format!("{at}: missing field `answer`")),
-        };
-        if views.iter().any(|v: &View| v.name == name) {
-            return Err(format!("{at}: view `{name}` is declared twice"));
-        }
-        views.push(View {
-            name,
-            doc,
-            query,
-            answer,
-        });
-    }
-    Ok(Schema {
-        module,
-        ops,
-        events,
-        views,
-    })
+    Ok(())
 }
 
-fn str_field(item: &Json, name: &str) -> Result<String, String> {
-    match item.get(name) {
-        Some(Json::String(s)) => Ok(s.clone()),
-        _ => Err(format!("missing string field `{name}`")),
+fn check_type(ty: &Type, at: &str) -> Result<(), String> {
+    match &ty.kind {
+        TypeKind::Array(items) => check_type(items, &format!("{at}: items")),
+        TypeKind::Map(values) => check_type(values, &format!("{at}: values")),
+        TypeKind::Object(fields) => check_fields(fields, at),
+        _ => Ok(()),
     }
-}
-
-fn doc_field(item: &Json) -> Result<Option<String>, String> {
-    match item.get("doc") {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::String(s)) => Ok(Some(s.clone())),
-        Some(_) => Err("`doc` must be a string".into()),
-    }
-}
-
-/// The fields of an object of `{name: type}` (absent: none), in the order written.
-fn fields_of(value: Option<&Json>, at: &str, what: &str) -> Result<Vec<Field>, String> {
-    match value {
-        None => Ok(Vec::new()),
-        Some(Json::Object(entries)) => entries
-            .iter()
-            .map(|(name, t)| {
-                if name.is_empty() {
-                    return Err(format!("{at}: `{what}` has a field with an empty name"));
-                }
-                if name == "__proto__" {
-                    return Err(format!(
-                        "{at}: field `__proto__`: a JavaScript object cannot hold it as a plain \
-                         field; rename it"
-                    ));
-                }
-                let ty = parse_type(t, &format!("{at}: field `{name}`"))?;
-                Ok(Field {
-                    name: name.clone(),
-                    ty,
-                })
-            })
-            .collect(),
-        Some(_) => Err(format!("{at}: `{what}` must be an object of name: type")),
-    }
-}
-
-fn flag(t: &Json, name: &str, at: &str) -> Result<bool, String> {
-    match t.get(name) {
-        None => Ok(false),
-        Some(Json::Bool(b)) => Ok(*b),
-        Some(_) => Err(format!("{at}: `{name}` must be true or false")),
-    }
-}
-
-fn parse_type(t: &Json, at: &str) -> Result<Type, String> {
-    if !matches!(t, Json::Object(_)) {
-        return Err(format!("{at}: a type is an object {{\"type\": …}}"));
-    }
-    let tag = match t.get("type") {
-        Some(Json::String(s)) => s.as_str(),
-        _ => return Err(format!("{at}: missing string field `type`")),
-    };
-    let kind = match tag {
-        "string" => Kind::String,
-        "bool" => Kind::Bool,
-        "u32" => Kind::U32,
-        "u64" => Kind::U64,
-        "i64" => Kind::I64,
-        "amount" => Kind::Amount,
-        "address" => Kind::Address,
-        "hex" => Kind::Hex,
-        "any" => Kind::Any,
-        "array" => match t.get("items") {
-            Some(items) => Kind::Array(Box::new(parse_type(items, &format!("{at}: items"))?)),
-            None => return Err(format!("{at}: an array needs `items`")),
-        },
-        "object" => Kind::Object(fields_of(t.get("fields"), at, "fields")?),
-        "map" => match t.get("values") {
-            Some(values) => Kind::Map(Box::new(parse_type(values, &format!("{at}: values"))?)),
-            None => return Err(format!("{at}: a map needs `values` (a type)")),
-        },
-        "enum" => match t.get("values") {
-            Some(Json::Array(values)) => {
-                let mut out: Vec<String> = Vec::new();
-                for v in values {
-                    match v {
-                        Json::String(s) if !out.contains(s) => out.push(s.clone()),
-                        Json::String(s) => {
-                            return Err(format!("{at}: enum value `{s}` is listed twice"))
-                        }
-                        _ => return Err(format!("{at}: enum values must be strings")),
-                    }
-                }
-                if out.is_empty() {
-                    return Err(format!("{at}: an enum needs at least one value"));
-                }
-                Kind::Enum(out)
-            }
-            _ => {
-                return Err(format!(
-                    "{at}: an enum needs `values` (an array of strings)"
-                ))
-            }
-        },
-        other => {
-            return Err(format!(
-                "{at}: unknown type `{other}` (string, bool, u32, u64, i64, amount, address, \
-                 hex, array, object, map, enum or any)"
-            ))
-        }
-    };
-    Ok(Type {
-        kind,
-        optional: flag(t, "optional", at)?,
-        nullable: flag(t, "nullable", at)?,
-        doc: doc_field(t).map_err(|e| format!("{at}: {e}"))?,
-    })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -623,10 +322,11 @@ fn is_bidi_format(c: char) -> bool {
 
 /// A doc comment at `indent`, or nothing. `*/` inside is broken up; control and bidi format
 /// characters are written as `\u{…}`.
-fn doc_comment(out: &mut String, indent: &str, text: Option<&str>) {
-    let Some(text) = text.map(str::trim).filter(|t| !t.is_empty()) else {
+fn doc_comment(out: &mut String, indent: &str, text: &str) {
+    let text = text.trim();
+    if text.is_empty() {
         return;
-    };
+    }
     // Control and bidirectional-format characters are written as escapes, so a schema's text
     // can neither move a terminal's cursor nor reorder what a reader of the file sees.
     let text: String = text
@@ -661,16 +361,16 @@ fn doc_comment(out: &mut String, indent: &str, text: Option<&str>) {
 /// Objects span lines at `indent` (with their fields' docs), or one line when `indent` is None.
 fn ts_type(ty: &Type, wire: bool, indent: Option<&str>) -> String {
     let base = match &ty.kind {
-        Kind::String | Kind::Address | Kind::Hex => "string".to_string(),
-        Kind::Bool => "boolean".to_string(),
-        Kind::U32 | Kind::U64 | Kind::I64 => "number".to_string(),
-        Kind::Amount if wire => "string".to_string(),
-        Kind::Amount => "bigint".to_string(),
-        Kind::Any => "unknown".to_string(),
-        Kind::Array(items) => format!("Array<{}>", ts_type(items, wire, indent)),
-        Kind::Object(fields) => ts_object(fields, wire, indent),
-        Kind::Map(values) => format!("{{ [key: string]: {} }}", ts_type(values, wire, indent)),
-        Kind::Enum(values) => values
+        TypeKind::String | TypeKind::Address | TypeKind::Hex => "string".to_string(),
+        TypeKind::Bool => "boolean".to_string(),
+        TypeKind::U32 | TypeKind::U64 | TypeKind::I64 => "number".to_string(),
+        TypeKind::Amount if wire => "string".to_string(),
+        TypeKind::Amount => "bigint".to_string(),
+        TypeKind::Any => "unknown".to_string(),
+        TypeKind::Array(items) => format!("Array<{}>", ts_type(items, wire, indent)),
+        TypeKind::Object(fields) => ts_object(fields, wire, indent),
+        TypeKind::Map(values) => format!("{{ [key: string]: {} }}", ts_type(values, wire, indent)),
+        TypeKind::Enum(values) => values
             .iter()
             .map(|v| json_string(v))
             .collect::<Vec<_>>()
@@ -705,7 +405,7 @@ fn ts_object(fields: &[Field], wire: bool, indent: Option<&str>) -> String {
     let inner = format!("{indent}  ");
     let mut out = String::from("{\n");
     for f in fields {
-        doc_comment(&mut out, &inner, f.ty.doc.as_deref());
+        doc_comment(&mut out, &inner, &f.ty.doc);
         let _ = writeln!(out, "{inner}{}", field(f, Some(&inner)));
     }
     out.push_str(indent);
@@ -715,7 +415,7 @@ fn ts_object(fields: &[Field], wire: bool, indent: Option<&str>) -> String {
 
 /// The runtime descriptor of a type (`_Ty`), one line.
 fn descriptor(ty: &Type) -> String {
-    let mut out = format!("{{ t: {}", json_string(ty.kind.tag()));
+    let mut out = format!("{{ t: {}", json_string(ty.kind.name()));
     if ty.optional {
         out.push_str(", o: true");
     }
@@ -723,16 +423,16 @@ fn descriptor(ty: &Type) -> String {
         out.push_str(", n: true");
     }
     match &ty.kind {
-        Kind::Array(items) => {
+        TypeKind::Array(items) => {
             let _ = write!(out, ", i: {}", descriptor(items));
         }
-        Kind::Object(fields) => {
+        TypeKind::Object(fields) => {
             let _ = write!(out, ", f: {}", fields_descriptor(fields));
         }
-        Kind::Map(values) => {
+        TypeKind::Map(values) => {
             let _ = write!(out, ", v: {}", descriptor(values));
         }
-        Kind::Enum(values) => {
+        TypeKind::Enum(values) => {
             let list: Vec<String> = values.iter().map(|v| json_string(v)).collect();
             let _ = write!(out, ", e: [{}]", list.join(", "));
         }
@@ -855,7 +555,7 @@ pub fn generate(bytes: &[u8]) -> Result<String, String> {
         } else {
             ""
         };
-        doc_comment(&mut out, "", op.doc.as_deref());
+        doc_comment(&mut out, "", &op.doc);
         let _ = writeln!(
             out,
             "export function {c}Op(args: {p}Args{default}): {op_union} {{\n  return _op<{op_union}>({}, _OP_{i}, args);\n}}\n",
@@ -875,10 +575,10 @@ pub fn generate(bytes: &[u8]) -> Result<String, String> {
             let mut fields = vec![Field {
                 name: "kind".into(),
                 ty: Type {
-                    kind: Kind::Enum(vec![op.kind.clone()]),
+                    kind: TypeKind::Enum(vec![op.kind.clone()]),
                     optional: false,
                     nullable: false,
-                    doc: None,
+                    doc: String::new(),
                 },
             }];
             fields.extend(op.fields.iter().cloned());
@@ -907,7 +607,7 @@ pub fn generate(bytes: &[u8]) -> Result<String, String> {
             "export type {p}Data = {};",
             ts_object(&event.fields, false, Some(""))
         );
-        doc_comment(&mut out, "", event.doc.as_deref());
+        doc_comment(&mut out, "", &event.doc);
         let _ = writeln!(
             out,
             "export type {p}Event = {{ kind: {}; data: {p}Data }};\n",
@@ -994,17 +694,12 @@ export function eventsOf(receipt: {{ events: ReadonlyArray<{{ kind: string; data
             ts_object(&view.query, false, Some(""))
         );
         let mut answer_doc = format!("The answer of view `{}` (amounts as bigint).", view.name);
-        if let Some(doc) = view
-            .answer
-            .doc
-            .as_deref()
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
+        let doc = view.answer.doc.trim();
+        if !doc.is_empty() {
             answer_doc.push_str("\n\n");
             answer_doc.push_str(doc);
         }
-        doc_comment(&mut out, "", Some(&answer_doc));
+        doc_comment(&mut out, "", &answer_doc);
         let _ = writeln!(
             out,
             "export type {p}Answer = {};",
@@ -1015,7 +710,7 @@ export function eventsOf(receipt: {{ events: ReadonlyArray<{{ kind: string; data
         } else {
             ""
         };
-        let mut doc = view.doc.clone().unwrap_or_default();
+        let mut doc = view.doc.clone();
         if !doc.is_empty() {
             doc.push_str("\n\n");
         }
@@ -1023,7 +718,7 @@ export function eventsOf(receipt: {{ events: ReadonlyArray<{{ kind: string; data
             "`GET /v1/games/{}?…`, the answer checked and converted (SchemaError when it differs from the schema).",
             schema.module
         ));
-        doc_comment(&mut out, "", Some(&doc));
+        doc_comment(&mut out, "", &doc);
         let _ = writeln!(
             out,
             "export async function view{p}(chain: Chain, query: {p}Query{default}): Promise<{p}Answer> {{
@@ -1074,7 +769,7 @@ export class {prefix}Client {{
             ""
         };
         out.push('\n');
-        doc_comment(&mut out, "  ", op.doc.as_deref());
+        doc_comment(&mut out, "  ", &op.doc);
         let _ = writeln!(
             out,
             "  {c}(key: Key, args: {p}Args{default}, options?: SendOptions): Promise<OpResult> {{\n    return this.sendOp(key, {c}Op(args), options);\n  }}"
@@ -1088,7 +783,7 @@ export class {prefix}Client {{
             ""
         };
         out.push('\n');
-        doc_comment(&mut out, "  ", view.doc.as_deref());
+        doc_comment(&mut out, "  ", &view.doc);
         let _ = writeln!(
             out,
             "  view{p}(query: {p}Query{default}): Promise<{p}Answer> {{\n    return view{p}(this.chain, query);\n  }}"
@@ -1102,50 +797,31 @@ export class {prefix}Client {{
 // Where a schema comes from
 
 /// The schema embedded in a module's `.wasm`: the payload of its custom section
-/// [`WASM_SECTION`]. Errors: not wasm, a truncated section, or no such section (a module built
-/// without a schema).
+/// [`SECTION`] (`gamechain.schema`), read with wasmparser (the parser the chain's loader uses).
+/// Errors: not wasm, a module wasmparser cannot read (where, as the chain's rule 2 says it),
+/// or no such section (a module built without a schema).
 pub fn schema_from_wasm(wasm: &[u8]) -> Result<Vec<u8>, String> {
-    if wasm.len() < 8 || &wasm[..4] != b"\0asm" {
+    if !wasm.starts_with(b"\0asm") {
         return Err("not a wasm module (no `\\0asm` magic)".into());
     }
-    let mut at = 8;
-    while at < wasm.len() {
-        let id = wasm[at];
-        at += 1;
-        let (size, n) = leb_u32(&wasm[at..]).ok_or("a truncated section header")?;
-        at += n;
-        let end = at
-            .checked_add(size as usize)
-            .filter(|e| *e <= wasm.len())
-            .ok_or("a section runs past the end of the file")?;
-        if id == 0 {
-            let (len, n) = leb_u32(&wasm[at..end]).ok_or("a truncated custom section name")?;
-            let name_end = (at + n)
-                .checked_add(len as usize)
-                .filter(|e| *e <= end)
-                .ok_or("a custom section name runs past its section")?;
-            if &wasm[at + n..name_end] == WASM_SECTION.as_bytes() {
-                return Ok(wasm[name_end..end].to_vec());
+    for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+        match payload {
+            Ok(wasmparser::Payload::CustomSection(r)) if r.name() == SECTION => {
+                return Ok(r.data().to_vec())
+            }
+            Ok(_) => {}
+            Err(e) => {
+                return Err(format!(
+                    "not a valid wasm module (at byte offset {})",
+                    e.offset()
+                ))
             }
         }
-        at = end;
     }
     Err(format!(
-        "no `{WASM_SECTION}` custom section: a module built without a schema (or by an older \
+        "no `{SECTION}` custom section: a module built without a schema (or by an older \
          gamechain-sdk)"
     ))
-}
-
-/// An unsigned LEB128 u32 and its length in bytes.
-fn leb_u32(bytes: &[u8]) -> Option<(u32, usize)> {
-    let mut value: u64 = 0;
-    for (i, b) in bytes.iter().enumerate().take(5) {
-        value |= u64::from(b & 0x7f) << (7 * i);
-        if b & 0x80 == 0 {
-            return u32::try_from(value).ok().map(|v| (v, i + 1));
-        }
-    }
-    None
 }
 
 // A path the build script's `#[path]` include resolves too (rustfmt follows it there).

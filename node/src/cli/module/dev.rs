@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use clap::Args;
-use gamechain_client::client::Client;
 use gamechain_chain::key_file::write_key_file;
+use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey, UpgradePolicy};
 
 use crate::cli::codegen_ts;

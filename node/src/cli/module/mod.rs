@@ -1,8 +1,9 @@
 //! `gamechain module …`: the author kit's commands.
 //!
-//! - `module new <name> [--path DIR] [--repo DIR | --sdk-git URL --sdk-rev COMMIT]`: a new
-//!   module crate (the files of `node/templates/module/`) that builds and tests out of the box:
-//!   an example module, its scenarios run natively and on the built `.wasm`, and a standalone
+//! - `module new <name> [--template counter|table] [--path DIR] [--repo DIR | --sdk-git URL
+//!   --sdk-rev COMMIT]`: a new module crate (the files of `node/templates/module/`, with
+//!   `table/`'s module, scenarios and README for `--template table`) that builds and tests out
+//!   of the box: an example module, its scenarios run natively and on the built `.wasm`, and a standalone
 //!   workspace that depends on `gamechain-sdk` (and `gamechain-runtime` for the tests) either
 //!   by path in a checkout (`--repo`; the default for a binary built without
 //!   `GAMECHAIN_SDK_GIT`) or from git at an exact commit, with the chain's `Cargo.lock` and
@@ -36,7 +37,7 @@ use gamechain_runtime::chain::genesis::{check_module_id, GenesisError};
 use gamechain_runtime::chain::{Action, MAX_CODE_BYTES};
 use serde_json::json;
 
-use crate::cli::args::ModuleCommand;
+use crate::cli::args::{ModuleCommand, Template};
 use crate::cli::error::CliError;
 use sha2::{Digest, Sha256};
 
@@ -53,6 +54,7 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
             repo,
             sdk_git,
             sdk_rev,
+            template,
         } => {
             let dir = path.unwrap_or_else(|| PathBuf::from(&name));
             let source = match (repo, sdk_git, sdk_rev) {
@@ -60,7 +62,7 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
                 (None, Some(url), Some(rev)) => SdkSource::Git { url, rev },
                 _ => SdkSource::built_in(),
             };
-            let files = new_module_from(&name, &dir, &source).map_err(CliError::Usage)?;
+            let files = new_module_with(&name, &dir, &source, template).map_err(CliError::Usage)?;
             for file in &files {
                 writeln!(out, "created {}", file.display()).map_err(write_error)?;
             }
@@ -203,6 +205,12 @@ pub async fn run(command: ModuleCommand, out: &mut dyn Write) -> Result<(), CliE
                 }
             }
             let text = codegen_ts::generate(&bytes).map_err(CliError::Usage)?;
+            // `--ts src/game.ts` in a new project: its folder is made, as `tsc --outDir` would.
+            if let Some(parent) = ts.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    CliError::Usage(format!("cannot make {}: {e}", parent.display()))
+                })?;
+            }
             std::fs::write(&ts, &text)
                 .map_err(|e| CliError::Usage(format!("cannot write {}: {e}", ts.display())))?;
             let parsed = codegen_ts::parse_schema(&bytes).map_err(CliError::Usage)?;
@@ -328,6 +336,23 @@ const TEMPLATE: [(&str, &str); 5] = [
     ),
 ];
 
+/// The `table` template's files that replace the counter's (same paths); the others
+/// (`Cargo.toml`, `.gitignore`) are shared.
+const TABLE_TEMPLATE: [(&str, &str); 3] = [
+    (
+        "src/lib.rs",
+        include_str!("../../../templates/module/table/lib.rs.tmpl"),
+    ),
+    (
+        "tests/scenarios.rs",
+        include_str!("../../../templates/module/table/scenarios.rs.tmpl"),
+    ),
+    (
+        "README.md",
+        include_str!("../../../templates/module/table/README.md.tmpl"),
+    ),
+];
+
 /// Files copied from the checkout when it has them: the dependency versions and the compiler
 /// the chain's own modules are built with.
 const COPIED: [&str; 2] = ["Cargo.lock", "rust-toolchain.toml"];
@@ -389,6 +414,16 @@ pub fn new_module(name: &str, dir: &Path, repo: &Path) -> Result<Vec<PathBuf>, S
 /// path source, a git source whose URL is empty or whose rev is not 40 hex digits, a non-empty
 /// `dir`, or an I/O failure.
 pub fn new_module_from(name: &str, dir: &Path, source: &SdkSource) -> Result<Vec<PathBuf>, String> {
+    new_module_with(name, dir, source, Template::Counter)
+}
+
+/// [`new_module_from`] with the files of `template`.
+pub fn new_module_with(
+    name: &str,
+    dir: &Path,
+    source: &SdkSource,
+    template: Template,
+) -> Result<Vec<PathBuf>, String> {
     check_id(name)?;
     let (sdk_dep, runtime_dep, copied): (String, String, Vec<(&str, String)>) = match source {
         SdkSource::Path(repo) => {
@@ -454,8 +489,15 @@ pub fn new_module_from(name: &str, dir: &Path, source: &SdkSource) -> Result<Vec
         written.push(path);
         Ok(())
     };
-    for (path, template) in TEMPLATE {
-        let text = template
+    for (path, text) in TEMPLATE {
+        let text = match template {
+            Template::Counter => text,
+            Template::Table => TABLE_TEMPLATE
+                .iter()
+                .find(|(p, _)| *p == path)
+                .map_or(text, |(_, t)| *t),
+        };
+        let text = text
             .replace("__NAME__", name)
             .replace("__TYPE__", &type_name)
             .replace("__SDK__", &sdk_dep)
@@ -535,6 +577,30 @@ mod tests {
             let e = new_module_from("g", &tmp.path().join("h"), &source).unwrap_err();
             assert!(e.starts_with(err), "{e}");
         }
+    }
+
+    #[test]
+    fn the_table_template_replaces_the_module_its_scenarios_and_readme() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("duel");
+        let source = SdkSource::Path(PathBuf::from(BUILT_FROM_REPO));
+        let files = new_module_with("duel", &dir, &source, Template::Table).unwrap();
+        assert_eq!(files.len(), 7);
+        let read = |f: &str| std::fs::read_to_string(dir.join(f)).unwrap();
+        let (lib, scenarios, readme) = (
+            read("src/lib.rs"),
+            read("tests/scenarios.rs"),
+            read("README.md"),
+        );
+        assert!(lib.starts_with("//! # duel: a staked two-player table"));
+        assert!(lib.contains("pub struct Duel;") && lib.contains("\"claim_timeout\" =>"));
+        assert!(scenarios.contains("use duel::{Duel, ID, TIMEOUT_MS};"));
+        assert!(readme.contains("--template table"));
+        for text in [&lib, &scenarios, &readme] {
+            assert!(!text.contains("__NAME__") && !text.contains("__TYPE__"));
+        }
+        // The counter's manifest is shared.
+        assert!(read("Cargo.toml").contains("name = \"duel\""));
     }
 
     #[test]

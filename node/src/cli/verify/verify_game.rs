@@ -16,10 +16,10 @@ use gamechain_runtime::chain::Genesis;
 use gamechain_runtime::MAX_MODULE_BYTES;
 
 use crate::cli::verify::exit::{EXIT_DIVERGED, EXIT_ERROR};
-use gamechain_chain::wire::transcript::Transcript;
 use crate::verify::game::report::GameReport;
 use crate::verify::game::{verify_game, GameCheck};
 use crate::verify::source::fetch_genesis;
+use gamechain_chain::wire::transcript::Transcript;
 
 /// Most bytes of a transcript read (the node serves at most 16 MiB of steps).
 pub const MAX_TRANSCRIPT_READ: usize = 24 << 20;

@@ -80,14 +80,14 @@ impl BlockEvents {
                 events.push(ModuleEvent {
                     module: s.module.clone(),
                     event: GameEvent {
-                    txid: None,
-                    tx_index: None,
-                    sender: None,
-                    call: Some(s.id),
-                    index: index as u32,
-                    kind: e.kind.clone(),
-                    data: e.data.clone(),
-                },
+                        txid: None,
+                        tx_index: None,
+                        sender: None,
+                        call: Some(s.id),
+                        index: index as u32,
+                        kind: e.kind.clone(),
+                        data: e.data.clone(),
+                    },
                 });
             }
         }
@@ -103,14 +103,14 @@ impl BlockEvents {
                 events.push(ModuleEvent {
                     module: module.clone(),
                     event: GameEvent {
-                    txid: Some(txid.clone()),
-                    tx_index: Some(i as u32),
-                    sender: Some(sender.clone()),
-                    call: None,
-                    index: index as u32,
-                    kind: e.kind.clone(),
-                    data: e.data.clone(),
-                },
+                        txid: Some(txid.clone()),
+                        tx_index: Some(i as u32),
+                        sender: Some(sender.clone()),
+                        call: None,
+                        index: index as u32,
+                        kind: e.kind.clone(),
+                        data: e.data.clone(),
+                    },
                 });
             }
         }
@@ -119,14 +119,14 @@ impl BlockEvents {
                 events.push(ModuleEvent {
                     module: module.clone(),
                     event: GameEvent {
-                    txid: None,
-                    tx_index: None,
-                    sender: None,
-                    call: None,
-                    index: index as u32,
-                    kind: e.kind.clone(),
-                    data: e.data.clone(),
-                },
+                        txid: None,
+                        tx_index: None,
+                        sender: None,
+                        call: None,
+                        index: index as u32,
+                        kind: e.kind.clone(),
+                        data: e.data.clone(),
+                    },
                 });
             }
         }
@@ -258,13 +258,13 @@ mod tests {
         ModuleEvent {
             module: module.into(),
             event: GameEvent {
-            txid: sender.map(|_| "ab".repeat(32)),
-            tx_index: sender.map(|_| 0),
-            sender: sender.map(str::to_string),
-            call: None,
-            index: 0,
-            kind: format!("{module}.x"),
-            data,
+                txid: sender.map(|_| "ab".repeat(32)),
+                tx_index: sender.map(|_| 0),
+                sender: sender.map(str::to_string),
+                call: None,
+                index: 0,
+                kind: format!("{module}.x"),
+                data,
             },
         }
     }

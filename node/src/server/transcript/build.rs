@@ -8,8 +8,10 @@ use gamechain_runtime::chain::merkle::inclusion_proof;
 use gamechain_sdk::Amount;
 use serde_json::Value;
 
-use gamechain_chain::wire::transcript::{CallRef, Step, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS};
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
+use gamechain_chain::wire::transcript::{
+    CallRef, Step, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS,
+};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
 

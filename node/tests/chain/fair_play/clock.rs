@@ -14,7 +14,8 @@ use gamechain_client::client::BlockRef;
 use gamechain_runtime::chain::{Network, SecretKey};
 use serde_json::json;
 
-use super::support::{faucet, node, pump_all, ttt, wall_ms, Ledger, INTERVAL_MS};
+use super::support::{node, pump_all, ttt, wall_ms, Ledger, INTERVAL_MS};
+use crate::common::faucet;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn pumping_transactions_cannot_make_blocks_faster_than_the_interval() {

@@ -11,7 +11,7 @@ use gamechain_client::client::{Client, Included};
 use gamechain_runtime::chain::{Action, SecretKey, TxBody};
 use serde_json::json;
 
-use super::common::NodeProcess;
+use crate::common::{faucet, NodeProcess};
 
 /// The test chains' `min_block_interval_ms`.
 pub const INTERVAL_MS: u64 = 100;
@@ -46,12 +46,6 @@ pub async fn node_with(dir: &std::path::Path, extra: &str) -> NodeProcess {
 /// [`node_with`] nothing else.
 pub async fn node(dir: &std::path::Path) -> NodeProcess {
     node_with(dir, "").await
-}
-
-pub fn faucet() -> Action {
-    Action::Faucet {
-        token: "GOLD".into(),
-    }
 }
 
 pub fn ttt(op: serde_json::Value) -> Action {

@@ -8,12 +8,13 @@
 // computed in the page, alice settles, the pages show the time left to the final result (block
 // time), the dev clock passes the window, alice withdraws; balances and the chain's record are
 // checked. Then a second game where bob stalls after alice's commit: challenged, the time left
-// shown, the clock passes the deadline, the forfeit claimed and withdrawn; and a third where bob's
-// key signs two commits for one position and alice's page proves it.
+// shown, the clock passes the deadline, the forfeit claimed and withdrawn; a third where bob's
+// key signs two commits for one position and alice's page proves it; and an offer of rules code
+// no genesis module runs (trap_rules), which bob's page does not join, showing the SDK's refusal.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
-import { deploy, hasModule, CHANNEL_MODULES } from '../testkit/modules.js';
+import { buildModule, deploy, hasModule, CHANNEL_MODULES } from '../testkit/modules.js';
 import { launch, player, waitText, act, idle, shot } from '../testkit/browser.js';
 import { Chain, Channel, Key, Rps, memoryStore, rpsCommitment } from '../src/index.js';
 import { assemble, answer, i64 } from '../testkit/wasm.js';
@@ -182,6 +183,23 @@ test('two browsers play rock-paper-scissors through the move relay, settle and w
     await waitText(alice.page, '#balance', '1004.00');
     await waitText(bob.page, '#balance', '996.00');
     await shot(alice.page, 'rps-equivocation.png');
+
+    // Mallory deploys trap_rules (rock-paper-scissors that traps on the move making its author
+    // lose) and offers it, naming its code: bob's page opened on that offer does not join it and
+    // says why in the SDK's words (docs/channels.md, "Rules that trap when their author loses").
+    const mallory = Key.generate();
+    await chain.waitForReceipt(await chain.send(mallory, { type: 'faucet', token: 'GOLD' }));
+    const trap = buildModule('examples/trap_rules');
+    const trapHash = Buffer.from(await crypto.subtle.digest('SHA-256', trap)).toString('hex');
+    const deployed = await chain.waitForReceipt(await chain.send(mallory, { type: 'deploy', module: 'trap_rules', code: Buffer.from(trap).toString('base64') }), { timeoutMs: 120000 });
+    assert.equal(deployed.ok, true, deployed.error);
+    const { id: trapOffer } = await Channel.offer(chain, mallory, { rules: 'trap_rules', stake: '1', windowMs: 300000, acceptRulesCode: trapHash });
+    await bob.page.evaluate((g) => { location.hash = g; }, trapOffer);
+    await waitText(bob.page, '#turn', `Not joining: refusing to join offer ${trapOffer}: its rules code ${trapHash} is the code module trap_rules runs (owner ${mallory.address}), not the code of a genesis module: such rules may trap when their author loses, and you would lose by forfeit; nothing was sent (read that code, then pass acceptRulesCode: '${trapHash}' to play it anyway)`);
+    assert.equal(await bob.page.isHidden('#join-btn'), true);
+    await shot(bob.page, 'rps-trap-rules-refused.png');
+    assert.equal((await chain.game('channel', { offer: trapOffer })).status, 'open');
+    await waitText(bob.page, '#balance', '996.00');
     for (const p of [alice, bob]) {
       assert.equal(await p.page.evaluate(() => window.__noReload), true, `${p.name}'s page was reloaded`);
       assert.deepEqual(p.errors, []);

@@ -298,7 +298,8 @@ export interface ChannelStore {
 export type ChannelErrorCode =
   | 'malformed' | 'too_large' | 'out_of_order' | 'bad_signature' | 'wrong_mover' | 'illegal' | 'game_over'
   | 'not_your_turn' | 'not_a_player' | 'already_signed' | 'too_many_moves' | 'refused' | 'no_challenge'
-  | 'no_evidence' | 'no_move' | 'not_over' | 'not_deployed' | 'bad_record' | 'bad_window' | 'mutable_module';
+  | 'no_evidence' | 'no_move' | 'not_over' | 'not_deployed' | 'bad_record' | 'bad_window' | 'mutable_module'
+  | 'unknown_rules';
 
 export declare class ChannelError extends Error {
   constructor(code: ChannelErrorCode, message: string, extra?: Record<string, unknown>);
@@ -310,6 +311,8 @@ export declare class ChannelError extends Error {
   /** Set for `mutable_module`: the module that would hold the stake, and its policy. */
   module?: string;
   policy?: ModulePolicy;
+  /** Set for `unknown_rules`: the rules code hash refused (no genesis module runs it). */
+  rulesCode?: string;
 }
 
 /** Whether an error may go away by itself (429, 5xx, no answer, a receipt timeout). */
@@ -323,20 +326,32 @@ export declare class Backoff {
   readonly failures: number;
 }
 
-/** A move relay answer: `{to}` (connections reached) or `{error}`. */
+/** A move relay answer: `{to}` (how many of the opponent's connections got the move; 0: none) or `{error}`. */
 export type RelayAnswer = { to: number; error?: undefined } | { error: 'not_connected' | 'closed' | 'timeout' | 'bad_json' | 'bad_signature' | 'rate_limited' | string; message?: string; to?: undefined };
-/** One connection to the node's move relay of a game (`GET /v1/relay/<game>`), reconnecting with backoff. */
+/** The text a relay hello signs: `gamechain relay hello v1`, chain, `module: channel`, game, seat, `time_ms` (node/API.md "Move relay"). */
+export declare function relayHelloText(chain: string, game: string, seat: 0 | 1, timeMs: number): string;
+/** The upgrade query of a relay connection: `seat=…&time=…&sig=…`, `key`'s signature of `relayHelloText` at `timeMs` (default: now, never the same twice). */
+export declare function relayHelloQuery(key: Key, chain: string, game: string, seat: 0 | 1, timeMs?: number): string;
+/** One seat's connection to the node's move relay of a game (`GET /v1/relay/<game>`, opened with a hello signed by the seat's game key), reconnecting with backoff. */
 export declare class MoveRelay {
-  constructor(chain: Chain, game: string, handlers?: {
+  constructor(chain: Chain, game: string, options: {
+    /** The seat's game key: signs the hello at each connection. */
+    key: Key;
+    seat: 0 | 1;
+    /** The chain's genesis hash (the channel's view `{}`: `chain`; a Channel's `domain.chain`). */
+    genesis: string;
     onMove?: (move: SignedMove, msg: { type: 'move'; game: string; seat: 0 | 1; move: SignedMove; prev: string }) => void;
+    /** The opponent's connections changed (`count`), and once on connecting. */
     onPeers?: (count: number, before: number) => void;
     onOpen?: () => void;
     onClose?: (code: number) => void;
   });
   readonly available: boolean;
   readonly open: boolean;
+  /** The other seat's connections, as the node last said. */
   readonly peers: number;
   readonly opens: number;
+  readonly seat: 0 | 1;
   send(move: SignedMove, prev: string, options?: { timeoutMs?: number }): Promise<RelayAnswer>;
   close(): void;
 }
@@ -345,6 +360,17 @@ export declare class MoveRelay {
 export declare const MIN_SAFE_TIMELOCK_MS: number;
 /** Refuses (ChannelError `mutable_module`) a stake above 0, unless `allowMutable`, in a module whose record has `policy.kind` `owner`, a `timelocked` delay under {@link MIN_SAFE_TIMELOCK_MS}, or a `pending_upgrade`. */
 export declare function checkEscrowPolicy(chain: Chain, module: string, stake: string, allowMutable?: boolean): Promise<void>;
+/** The owner `GET /v1/modules` gives every genesis module: `'system'`. */
+export declare const GENESIS_OWNER: string;
+/**
+ * Which rules code a player agrees to play (docs/channels.md, "Rules that trap when their author
+ * loses"): `null` when `code` is the code of a genesis module (owner {@link GENESIS_OWNER} in
+ * `GET /v1/modules`, by hash whatever module the offer names) or `acceptRulesCode` is that exact
+ * hash; else the refusal, one line: what the code is (the module running it, `rules` first, and
+ * its owner), that it is no genesis module's, and how to opt in (`acceptRulesCode`). `offer`: the
+ * offer id when joining. `modules`: the module list if the caller has it (else it is read).
+ */
+export declare function rulesCodeRefusal(chain: Chain, code: string, options?: { offer?: string; rules?: string | null; acceptRulesCode?: string; modules?: ModuleRecord[] }): Promise<string | null>;
 
 export declare function stateHash(state: Uint8Array): string;
 export declare function moveMessage(domain: Domain, game: string, n: number, prev: string, mover: string, data: Uint8Array | string): string;
@@ -485,10 +511,12 @@ export declare class Channel {
    * `rules` (a module id, pinned to the code hash its record names) and/or `rulesCode`; `windowMs`
    * 300,000–259,200,000 (default 600,000); `stake` `'0'` is unstaked. A stake above 0 in a module
    * whose record has `policy.kind` `owner` is refused (`mutable_module`) unless `allowMutable`.
+   * Code that no genesis module runs is refused (`unknown_rules`, {@link rulesCodeRefusal}'s text)
+   * unless `acceptRulesCode` is that exact hash; nothing is sent then.
    */
-  static offer(chain: Chain, key: Key, offer: { rules?: string; rulesCode?: string; stake: string; windowMs?: number; signer?: string; guard?: { module: string; entry: string }; module?: string; allowMutable?: boolean }): Promise<{ id: string; receipt: Receipt }>;
-  /** Refuses (ChannelError `unknown_rules`) an offer whose pinned `rules_code` is not what its named rules module runs now (or that names none) unless `rulesCode` is that exact hash. */
-  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string; allowMutable?: boolean; rulesCode?: string }): Promise<{ id: string; receipt: Receipt }>;
+  static offer(chain: Chain, key: Key, offer: { rules?: string; rulesCode?: string; stake: string; windowMs?: number; signer?: string; guard?: { module: string; entry: string }; module?: string; allowMutable?: boolean; acceptRulesCode?: string }): Promise<{ id: string; receipt: Receipt }>;
+  /** Refuses (ChannelError `unknown_rules`, {@link rulesCodeRefusal}'s text; nothing sent) an offer whose pinned `rules_code` no genesis module runs, unless `acceptRulesCode` is that exact hash. */
+  static join(chain: Chain, key: Key, offer: string, options?: { signer?: string; module?: string; allowMutable?: boolean; acceptRulesCode?: string }): Promise<{ id: string; receipt: Receipt }>;
   static cancel(chain: Chain, key: Key, offer: string, options?: { module?: string }): Promise<Receipt>;
   static offerCount(chain: Chain, options?: { module?: string; hint?: number }): Promise<number>;
   static offers(chain: Chain, options?: { rules?: string; status?: string; module?: string; scan?: number; count?: number; read?: (id: string) => Promise<any> }): Promise<{ count: number; offers: OfferRecord[] }>;

@@ -7,16 +7,19 @@
 // order, illegal, tampered); a position signed already is re-sent, never signed again, also
 // after a reload from the store; a stalled player challenged and forfeiting after the deadline
 // (block time); an equivocation found and proved; the rules loaded by the code hash pinned at the
-// offer; an unstaked game; the escrow policy check; the watchtower (answers a challenge through
-// 429s, 503s and a node restart; proves an equivocation a challenge reveals).
+// offer; genesis rules code played by itself, other code (trap_rules, deployed here) refused at the
+// offer and the join unless acceptRulesCode names it; an unstaked game; the escrow policy check;
+// the watchtower (answers a challenge through 429s, 503s and a node restart; proves an
+// equivocation a challenge reveals).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
 import { buildModule, deploy, CHANNEL_MODULES } from '../testkit/modules.js';
 import {
   Chain, ChainError, Key, Channel, ChannelError, Rules, RulesError, Rps, MoveRelay, Backoff, memoryStore,
-  rpsCommitment, rpsReveal, stateHash, gameTag,
+  rpsCommitment, rpsReveal, stateHash, gameTag, relayHelloQuery, rulesCodeRefusal, GENESIS_OWNER,
 } from '../src/index.js';
+import WebSocket from 'ws';
 
 let node;
 let chain;
@@ -355,10 +358,84 @@ test('Rules: the rps_rules wasm answers as the Rust rules; the loader refuses wh
   const byHash = await Channel.offer(chain, creator, { rulesCode: rpsCode, stake: '0' });
   const rec = await chain.game('channel', { offer: byHash.id });
   assert.deepEqual([rec.rules, rec.rules_code], [null, rpsCode]);
-  // The game runs that code: a joiner must name it (nothing is sent otherwise).
+  // That code is a genesis module's: joined without naming it (docs/channels.md, "Rules that trap
+  // when their author loses").
   const joiner = await funded();
-  await assert.rejects(Channel.join(chain, joiner, byHash.id), (e) => e.code === 'unknown_rules' && /names no rules module/.test(e.message));
-  await Channel.join(chain, joiner, byHash.id, { rulesCode: rpsCode });
+  await Channel.join(chain, joiner, byHash.id);
+});
+
+test('rules code no genesis module runs: offer and join refuse it in one fixed line, nothing sent, unless acceptRulesCode names it; trap_rules traps where its author loses', async () => {
+  // A chain whose sends are recorded: what a refusal must not have sent.
+  const sent = [];
+  const c = new Chain(node.url);
+  c.send = async (k, action) => { sent.push(action); return Chain.prototype.send.call(c, k, action); };
+  const author = await funded();
+  const joiner = await funded();
+  // The author deploys trap_rules (rock-paper-scissors that traps on the move making seat 0 lose).
+  const wasm = buildModule('examples/trap_rules');
+  const hash = Buffer.from(await crypto.subtle.digest('SHA-256', wasm)).toString('hex');
+  const r = await chain.waitForReceipt(await chain.send(author, { type: 'deploy', module: 'trap_rules', code: Buffer.from(wasm).toString('base64') }), { timeoutMs: 120000 });
+  assert.equal(r.ok, true, r.error);
+  assert.equal((await chain.module('trap_rules')).owner, author.address);
+  const what = `the code module trap_rules runs (owner ${author.address})`;
+  const tail = `not the code of a genesis module: such rules may trap when their author loses, and you would lose by forfeit; nothing was sent (read that code, then pass acceptRulesCode: '${hash}' to play it anyway)`;
+  const unknown = (text) => (e) => {
+    assert.ok(e instanceof ChannelError, String(e));
+    assert.equal(e.code, 'unknown_rules');
+    assert.equal(e.rulesCode, hash);
+    assert.equal(e.message, text);
+    return true;
+  };
+  // Offers: by module id or by hash alone, the code is refused until acceptRulesCode names it.
+  const offerText = `refusing to offer rules code ${hash}: it is ${what}, ${tail}`;
+  await assert.rejects(Channel.offer(c, author, { rules: 'trap_rules', stake: '5', windowMs: WINDOW_MS }), unknown(offerText));
+  await assert.rejects(Channel.offer(c, author, { rulesCode: hash, stake: '5', windowMs: WINDOW_MS }), unknown(offerText));
+  await assert.rejects(Channel.offer(c, author, { rules: 'trap_rules', stake: '5', acceptRulesCode: 'ab'.repeat(32) }), unknown(offerText));
+  await assert.rejects(Channel.offer(c, author, { rules: 'trap_rules', stake: '5', acceptRulesCode: 'ab' }), /acceptRulesCode must be 64 hex digits/);
+  assert.deepEqual(sent, [], 'nothing was sent');
+  const { id } = await Channel.offer(c, author, { rules: 'trap_rules', stake: '5', windowMs: WINDOW_MS, acceptRulesCode: hash.toUpperCase() });
+  assert.equal((await chain.game('channel', { offer: id })).rules_code, hash);
+  // Joins: refused, nothing sent (no stake escrowed), unless acceptRulesCode is that exact hash.
+  sent.length = 0;
+  const before = await gold(joiner.address);
+  const joinText = `refusing to join offer ${id}: its rules code ${hash} is ${what}, ${tail}`;
+  await assert.rejects(Channel.join(c, joiner, id), unknown(joinText));
+  await assert.rejects(Channel.join(c, joiner, id, { acceptRulesCode: 'cd'.repeat(32) }), unknown(joinText));
+  assert.deepEqual(sent, []);
+  assert.equal(await gold(joiner.address), before);
+  assert.equal((await chain.game('channel', { offer: id })).status, 'open');
+  await Channel.join(c, joiner, id, { acceptRulesCode: hash });
+  assert.equal((await chain.game('channel', { offer: id })).status, 'filled');
+  // The refusal's text alone, from a module list: genesis code by hash whatever names it; other
+  // code described by the module running it (the offer's first), or by none.
+  const g = (await chain.module('rps_rules')).code_hash;
+  assert.equal((await chain.module('rps_rules')).owner, GENESIS_OWNER);
+  const modules = [
+    { id: 'copy', code_hash: g, owner: 'yBob' }, { id: 'rps_rules', code_hash: g, owner: GENESIS_OWNER },
+    { id: 't1', code_hash: hash, owner: 'yEve' }, { id: 't2', code_hash: hash, owner: 'yMal' },
+  ];
+  assert.equal(await rulesCodeRefusal(c, g.toUpperCase(), { offer: id, rules: 'copy', modules }), null);
+  assert.equal(await rulesCodeRefusal(c, g), null, 'the node\'s list when none is given');
+  assert.equal(await rulesCodeRefusal(c, hash, { acceptRulesCode: hash, modules }), null);
+  assert.equal(await rulesCodeRefusal(c, hash, { offer: id, rules: 't2', modules }),
+    `refusing to join offer ${id}: its rules code ${hash} is the code module t2 runs (owner yMal) and 1 other module(s), ${tail}`);
+  assert.equal(await rulesCodeRefusal(c, 'ef'.repeat(32), { modules: modules.slice(0, 1) }),
+    `refusing to offer rules code ${'ef'.repeat(32)}: it is code no module runs now, ${tail.replace(hash, 'ef'.repeat(32))}`);
+  // The trap itself, run here: seat 1's winning reveal traps; seat 0's win does not.
+  const rules = await Rules.load(wasm);
+  const tag = new Uint8Array(32).fill(5);
+  const [salt0, salt1] = [new Uint8Array(32).fill(1), new Uint8Array(32).fill(2)];
+  const play = async (c0, c1) => {
+    let s = await rules.initialState(tag);
+    const moves = [rpsCommitment(tag, 0, c0, salt0), rpsCommitment(tag, 1, c1, salt1), rpsReveal(c0, salt0), rpsReveal(c1, salt1)];
+    for (const [n, m] of moves.entries()) {
+      assert.equal(await rules.validateMove(s, n, n % 2, m), true, `move ${n}`);
+      s = await rules.applyMove(s, n, n % 2, m);
+    }
+    return rules.winner(s);
+  };
+  assert.equal(await play(1, 0), 0, 'paper beats rock: seat 0 wins');
+  await assert.rejects(play(0, 1), RulesError, 'seat 1 would win: the rules trap');
 });
 
 test('two tabs on one store: the second never signs another commit nor drops the salt the first kept', async () => {
@@ -486,6 +563,13 @@ test('the move board is the fallback: an opponent not on the relay gets the move
   try {
     await until('alice on the relay', () => a.relay?.open);
     assert.equal(a.relay.peers, 0);
+    // Issue 41: another connection of alice's own seat (her other tab, a bare relay client here)
+    // is no peer of hers: she still sees nobody, and her move still goes to the board.
+    const aliceTab = new MoveRelay(chain, id, { key: alice, seat: 0, genesis: a.domain.chain });
+    observers.push(aliceTab);
+    await until('alice\'s other tab on the relay', () => aliceTab.open);
+    await sleep(300);
+    assert.equal(a.relay.peers, 0);
     // Bob is not connected: the commit goes to the move board.
     const first = await new Rps(a).commit(0);
     assert.equal(first.via, 'board');
@@ -497,25 +581,28 @@ test('the move board is the fallback: an opponent not on the relay gets the move
     subB = await b.listen({ onMove: (r) => seen.push(r.via ?? 'board') });
     await until('bob has the commit', () => b.n === 1);
     await until('alice saw bob connect', () => a.relay.peers === 1);
-    // Bob's commit: alice is there, so the relay carries it and nothing more reaches the board.
+    // Bob's commit: alice is there, so the relay carries it (to both of her connections) and
+    // nothing more reaches the board.
     const second = await new Rps(b).commit(1);
-    assert.deepEqual([second.via, second.to], ['relay', 1]);
+    assert.deepEqual([second.via, second.to], ['relay', 2]);
     await until('alice has bob\'s commit', () => a.n === 2);
     assert.equal((await boardPosts(id, from)).length, 1);
-    // A third connection (another tab of bob's, a bare relay client here): alice sends her latest
-    // signed move again, at once, and it is the one she signed (checked by the node).
+    // Another connection of bob's (his other tab, a bare relay client here): alice sees bob's
+    // connections rise and sends her latest signed move again, at once, and it is the one she
+    // signed (checked by the node).
     const got = [];
-    const observer = new MoveRelay(chain, id, { onMove: (m, msg) => got.push({ m, msg }) });
+    const observer = new MoveRelay(chain, id, { key: bob, seat: 1, genesis: a.domain.chain, onMove: (m, msg) => got.push({ m, msg }) });
     observers.push(observer);
     await until('alice re-sent her move through the relay', () => got.some((g) => g.m.sig === first.move.sig));
     const resent = got.find((g) => g.m.sig === first.move.sig);
     assert.deepEqual([resent.msg.seat, resent.msg.prev], [0, a.hashes[0]]);
-    // The node refuses a move no seat's game key signed; the relay answers so and forwards nothing.
+    // The node refuses a move the connection's seat's game key did not sign; the relay answers so
+    // and forwards nothing.
     const forged = { n: 2, data: '00'.repeat(33), sig: Key.generate().signMessage('nothing') };
     assert.equal((await observer.send(forged, a.stateHash)).error, 'bad_signature');
     // Alice leaves the relay: bob's reveal… is seat 1's after alice's; alice reveals on the board.
     subA.close();
-    await until('bob saw alice leave', () => b.relay.peers === 1); // the observer is still there
+    await until('bob saw alice leave', () => b.relay.peers === 1); // her other tab is still there
     const reveal = await new Rps(a).reveal();
     assert.equal(reveal.via, 'board', 'no relay without listen');
     await until('bob has alice\'s reveal', () => b.n === 3);
@@ -524,6 +611,69 @@ test('the move board is the fallback: an opponent not on the relay gets the move
     subA.close();
     subB?.close();
     observers.forEach((o) => o.close());
+  }
+});
+
+test('the relay admits the players only: no hello, a stranger\'s, the other seat\'s, a stale or a used one are refused; the players still get in', async () => {
+  const alice = await funded();
+  const bob = await funded();
+  const { id, a, b, close } = await openGame(alice, bob, { listen: false });
+  const genesis = a.domain.chain;
+  const base = `${node.url.replace(/^http/, 'ws')}/v1/relay/${id}`;
+  /** The node's answer to an upgrade: `{status: 101}` (then closed at once) or `{status, code}`. */
+  const upgrade = (url) => new Promise((resolve) => {
+    const ws = new WebSocket(url);
+    ws.on('unexpected-response', (_req, res) => {
+      let body = '';
+      res.on('data', (c) => { body += c; });
+      res.on('end', () => resolve({ status: res.statusCode, code: JSON.parse(body).error.code }));
+    });
+    ws.on('open', () => { ws.close(); resolve({ status: 101 }); });
+    ws.on('error', () => {});
+  });
+  const stranger = Key.generate();
+  const refused = { status: 403, code: 'bad_hello' };
+  try {
+    assert.deepEqual(await upgrade(base), { status: 401, code: 'hello_required' });
+    for (let i = 0; i < 5; i++) {
+      for (const seat of [0, 1]) assert.deepEqual(await upgrade(`${base}?${relayHelloQuery(stranger, genesis, id, seat)}`), refused);
+    }
+    assert.deepEqual(await upgrade(`${base}?${relayHelloQuery(alice, genesis, id, 1)}`), refused);
+    assert.deepEqual(await upgrade(`${base}?${relayHelloQuery(alice, genesis, id, 0, Date.now() - 120000)}`), refused);
+    const once = relayHelloQuery(alice, genesis, id, 0);
+    assert.deepEqual(await upgrade(`${base}?${once}`), { status: 101 });
+    assert.deepEqual(await upgrade(`${base}?${once}`), refused);
+    // A stranger's MoveRelay never gets in (it keeps trying with backoff).
+    const strangers = [0, 1].map((seat) => new MoveRelay(chain, id, { key: stranger, seat, genesis }));
+    await sleep(800);
+    assert.deepEqual(strangers.map((r) => r.opens), [0, 0]);
+    strangers.forEach((r) => r.close());
+    // The players get in, and see each other only.
+    const subs = [await a.listen(), await b.listen()];
+    await until('both relays connected', () => a.relay?.peers === 1 && b.relay?.peers === 1);
+    // A seat holds 4 connections: alice's fifth closes her oldest (4002), which leaves the slot
+    // to the newer ones instead of taking it back at once; bob's connection is never touched.
+    const closes = [];
+    const tabs = [];
+    for (let i = 0; i < 4; i++) {
+      const tab = new MoveRelay(chain, id, { key: alice, seat: 0, genesis, onClose: (code) => closes.push(code) });
+      tabs.push(tab);
+      await until(`alice's tab ${i + 2} on the relay`, () => tab.open);
+    }
+    await until('alice\'s page replaced', () => a.relay.opens === 1 && !a.relay.open);
+    await until('bob sees four of alice\'s connections', () => b.relay.peers === 4);
+    await sleep(800);
+    assert.deepEqual([a.relay.open, a.relay.opens, closes], [false, 1, []]);
+    assert.ok(b.relay.open && b.relay.opens === 1, 'bob\'s connection stays');
+    tabs.forEach((t) => t.close());
+    subs.forEach((sub) => sub.close());
+    // An onlooker's Channel (a key of neither seat) opens no relay at all.
+    const onlooker = await Channel.open(chain, stranger, id, { store: memoryStore() });
+    const sub = await onlooker.listen();
+    assert.equal(onlooker.relay, null);
+    sub.close();
+  } finally {
+    close();
   }
 });
 

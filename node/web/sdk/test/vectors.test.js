@@ -1,7 +1,8 @@
 // vectors.test.js: the Rust side's own fixed vectors (runtime/chain/src/keys/signed_message.rs and
 // address.rs tests, tests/tests/channels.rs `js_sdk_move_vector_text_and_signature`,
-// modules/channel/src/message.rs), reproduced byte for byte: keys, addresses, message hashes,
-// signatures, a game tag, an RPS commitment (v2), a channel move's text.
+// modules/channel/src/message.rs, node/client/src/relay.rs `hello_vector`), reproduced byte for
+// byte: keys, addresses, message hashes, signatures, a game tag, an RPS commitment (v2), a
+// channel move's text, a relay hello.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sha256 } from '@noble/hashes/sha2.js';
@@ -10,7 +11,7 @@ import { base58check, hash160 } from '../src/keys/address.js';
 import { signWithSecret } from '../src/keys/message.js';
 import { Key, verifyMessage, recoverAddress, recoverPublicKey, messageHash, parseAddress, txidOf,
   moveMessage, finalMessage, checkpointMessage, gameTag, gameTagText, stateHash, rpsCommitment, rpsReveal, encodeMove, parseSignedMove,
-  RPS_STATE_BYTES } from '../src/index.js';
+  RPS_STATE_BYTES, relayHelloText, relayHelloQuery } from '../src/index.js';
 
 const BITCOIN_MAGIC = 'Bitcoin Signed Message:\n';
 
@@ -175,4 +176,19 @@ test('signed moves are parsed with bounds', () => {
   ]) {
     assert.throws(() => parseSignedMove(bad), (e) => e.name === 'ChannelError' && e.code === code, bad.slice(0, 40));
   }
+});
+
+test('a relay hello: the text and signature of node/client/src/relay.rs `hello_vector`', () => {
+  const key = Key.fromWif(DIVI_WIF);
+  const chain = 'ab'.repeat(32);
+  const text = relayHelloText(chain, '0000000000000007', 1, 1700000000123);
+  assert.equal(text, `gamechain relay hello v1\nchain: ${chain}\nmodule: channel\ngame: 0000000000000007\nseat: 1\ntime_ms: 1700000000123`);
+  const sig = 'H+/YuQWsuBCS2ch5rP2rgNTadC7jKrpOeYyrxxtLdXjbeKchtTGlVDU93pIlJ0GkgnwAMB49uZcE7hE5bgiy3/A=';
+  assert.equal(key.signMessage(text), sig);
+  // The query the Rust client sends too (base64 percent-encoded).
+  assert.equal(relayHelloQuery(key, chain, '0000000000000007', 1, 1700000000123),
+    'seat=1&time=1700000000123&sig=H%2B%2FYuQWsuBCS2ch5rP2rgNTadC7jKrpOeYyrxxtLdXjbeKchtTGlVDU93pIlJ0GkgnwAMB49uZcE7hE5bgiy3%2FA%3D');
+  // Two hellos asked at once never share a time (the node takes each once).
+  const [q1, q2] = [relayHelloQuery(key, chain, 'g', 0), relayHelloQuery(key, chain, 'g', 0)];
+  assert.notEqual(q1, q2);
 });

@@ -85,7 +85,7 @@ test('without any WebSocket the fallback to polling is told, not silent', async 
     assert.equal(sub.mode, 'polling');
     await until('blocks by polling', () => blocks.length >= 2);
     sub.close();
-    const relay = new sdk.MoveRelay(chain, '0000000000000000');
+    const relay = new sdk.MoveRelay(chain, '0000000000000000', { key: sdk.Key.generate(), seat: 0, genesis: '00'.repeat(32) });
     assert.equal(relay.available, false);
     relay.close();
     assert.deepEqual(told.map((i) => i.what), ['subscribe', 'the move relay']);

@@ -16,11 +16,11 @@ import { ChainError, Key } from '../src/index.js';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../..');
 const built = new Map();
 
-/** The `.wasm` bytes of `modules/<pkg>`, built once per process. */
+/** The `.wasm` bytes of `modules/<pkg>` (e.g. `rps_rules`, `examples/trap_rules`), built once per process. */
 export function buildModule(pkg) {
   if (!built.has(pkg)) {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gamechain-guest-'));
-    const out = path.join(dir, `${pkg}.wasm`);
+    const out = path.join(dir, `${path.basename(pkg)}.wasm`);
     const r = spawnSync(gamechainBin(), ['module', 'build', '--path', path.join(repo, 'modules', pkg), '--out', out], { encoding: 'utf8', timeout: 900000 });
     assert.equal(r.status, 0, `gamechain module build ${pkg}: ${r.stderr}`);
     built.set(pkg, fs.readFileSync(out));

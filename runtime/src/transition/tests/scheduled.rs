@@ -178,6 +178,47 @@ fn the_roll_runs_first_in_the_next_block_from_its_beacon() {
 }
 
 #[test]
+fn a_join_with_an_undeclared_field_is_refused_and_schedules_nothing() {
+    // Dice declares `join {id}` (its schema, `gamechain.schema`): a join carrying anything else,
+    // here a `salt` (a joiner grinding the join's txid, which the roll's call id derives from),
+    // is refused by the guest once the module has taken it (docs/modules.md, "Schema", "On
+    // chain"), and everything the module did is undone: no stake moves, no roll is scheduled,
+    // only the nonce is used.
+    let mut chain = beacon_chain();
+    let funds = vec![chain.faucet(&ALICE), chain.faucet(&BOB)];
+    chain.beacon_block(funds);
+    let create = chain.op(&ALICE, json!({"kind": "create", "stake": "100"}));
+    let id = create.txid()[..16].to_string();
+    chain.beacon_block(vec![create]);
+    let bob = chain.balance(&BOB.address());
+    let join = chain.op(&BOB, json!({"kind": "join", "id": id, "salt": "7f"}));
+    let out = chain.beacon_block(vec![join]);
+    let r = &out.receipts[0];
+    assert_eq!(
+        r.error.as_deref(),
+        Some("invalid: op join: field salt: unknown field")
+    );
+    assert!(r.events.is_empty());
+    assert_eq!(
+        out.writes.keys().collect::<Vec<_>>(),
+        [&nonce_key(&BOB.address())]
+    );
+    assert_eq!(chain.balance(&BOB.address()), bob);
+    assert!(chain.state.map.keys().all(|k| !k.starts_with("sched/")));
+    // The module's own answers are untouched: an undeclared kind is its text.
+    let roll = chain.op(&BOB, json!({"kind": "roll", "id": id, "salt": "7f"}));
+    let out = chain.beacon_block(vec![roll]);
+    assert_eq!(
+        out.receipts[0].error.as_deref(),
+        Some("invalid: unknown dice op `roll`")
+    );
+    // The same join as declared is taken.
+    let join = chain.op(&BOB, json!({"kind": "join", "id": id}));
+    let out = chain.beacon_block(vec![join]);
+    assert!(out.receipts[0].ok, "{:?}", out.receipts[0]);
+}
+
+#[test]
 fn a_draw_outside_a_scheduled_call_traps_and_a_beaconless_roll_fails() {
     // On a chain without a beacon the scheduled roll runs, but its draw traps: the call fails
     // with the fixed text, and the duel stays in play (refundable later).

@@ -4,7 +4,8 @@
 // hash pinned at the offer (`rules_code`, fetched by hash and checked) run here (rules.js) from
 // `initial_state(game tag)`, the move text byte-identical to Rust's
 // `channel::Domain::move_message`, every signed move kept in a store before it leaves, moves sent
-// through the node's move relay first (relay.js) and the move board as the fallback, moves
+// through the node's move relay first (relay.js: as this seat, a hello signed by the game key;
+// the opponent's connections only count) and the move board as the fallback, moves
 // received from either checked (number, mover, signature by the seat's game key, rules), the
 // channel's ops (settle, challenge, respond, claim_forfeit, prove_equivocation, withdraw) and the
 // watchtower (`watch`). Deadlines are block time in ms. Everything from the node and the opponent
@@ -50,9 +51,10 @@ const utf8 = new TextEncoder();
  * A refusal of the channel client: `code` says which check failed (`malformed`, `too_large`,
  * `out_of_order`, `bad_signature`, `wrong_mover`, `illegal`, `game_over`, `not_your_turn`,
  * `not_a_player`, `already_signed`, `too_many_moves`, `refused`, `no_challenge`, `no_evidence`,
- * `not_deployed`, `bad_record`, `bad_window`, `mutable_module`); `receipt` is set for `refused`
- * (the transaction failed in its block), `move` for `already_signed` (the move that was signed and
- * sent again), `module` and `policy` for `mutable_module`.
+ * `not_deployed`, `bad_record`, `bad_window`, `mutable_module`, `unknown_rules`); `receipt` is set
+ * for `refused` (the transaction failed in its block), `move` for `already_signed` (the move that
+ * was signed and sent again), `module` and `policy` for `mutable_module`, `rulesCode` for
+ * `unknown_rules` (the code hash refused).
  */
 export class ChannelError extends Error {
   constructor(code, message, extra = {}) {
@@ -242,6 +244,47 @@ export async function checkEscrowPolicy(chain, module, stake, allowMutable = fal
     throw new ChannelError('mutable_module',
       `module ${module}: ${why}; its owner ${rec.owner ?? '(unknown)'} could replace its code, and with it every stake it holds, before the game is over; pass allowMutable: true to stake anyway`,
       { module, policy });
+  }
+}
+
+/** The owner `GET /v1/modules` gives every genesis module. */
+export const GENESIS_OWNER = 'system';
+
+/**
+ * Which rules code a player agrees to play (docs/channels.md, "Rules that trap when their author
+ * loses"): rules that trap on a position their author loses make the winner forfeit, and a game
+ * pinned to that code cannot be rescued, so {@link Channel.offer} and {@link Channel.join} play,
+ * by themselves, only the code of a **genesis** module (one the node's module list, `GET
+ * /v1/modules`, shows with `"owner": "system"`; by hash, whatever module id the offer names).
+ * Resolves to `null` when `code` is such code or `acceptRulesCode` is that exact hash (case
+ * aside), else to the refusal: one line saying what the code is (the module running it, `rules`
+ * first when it does, and its owner), that it is no genesis module's, and how to opt in. `offer`:
+ * the offer id when joining (the text then says so). `modules`: the module list, when the caller
+ * has it (else it is read).
+ * @param {import('../chain/chain.js').Chain} chain
+ * @param {string} code the rules code hash
+ * @param {{offer?: string, rules?: string | null, acceptRulesCode?: string, modules?: Array<{id: string, code_hash: string, owner: string | null}>}} [options]
+ * @returns {Promise<string | null>}
+ */
+export async function rulesCodeRefusal(chain, code, { offer, rules, acceptRulesCode, modules } = {}) {
+  const hash = String(code ?? '').toLowerCase();
+  const list = modules ?? (await chain.modules())?.modules;
+  if (!Array.isArray(list)) throw new ChannelError('bad_record', 'the node\'s module list is not a list');
+  const runs = (m) => typeof m?.code_hash === 'string' && m.code_hash.toLowerCase() === hash;
+  if (/^[0-9a-f]{64}$/.test(hash) && list.some((m) => runs(m) && m.owner === GENESIS_OWNER)) return null;
+  if (typeof acceptRulesCode === 'string' && acceptRulesCode.toLowerCase() === hash) return null;
+  const running = list.filter(runs).sort((a, b) => (b.id === rules) - (a.id === rules));
+  const what = running.length === 0 ? 'code no module runs now'
+    : `the code module ${running[0].id} runs (owner ${running[0].owner})${running.length > 1 ? ` and ${running.length - 1} other module(s)` : ''}`;
+  const head = offer !== undefined
+    ? `refusing to join offer ${offer}: its rules code ${hash} is ${what}`
+    : `refusing to offer rules code ${hash}: it is ${what}`;
+  return `${head}, not the code of a genesis module: such rules may trap when their author loses, and you would lose by forfeit; nothing was sent (read that code, then pass acceptRulesCode: '${hash}' to play it anyway)`;
+}
+
+function checkAcceptRulesCode(acceptRulesCode, what) {
+  if (acceptRulesCode !== undefined && (typeof acceptRulesCode !== 'string' || !/^[0-9a-fA-F]{64}$/.test(acceptRulesCode))) {
+    throw new Error(`${what}: acceptRulesCode must be 64 hex digits`);
   }
 }
 
@@ -680,15 +723,20 @@ export class Channel {
   }
 
   /**
-   * Opens the node's move relay for this game (once; `listen` does): moves received there go
-   * through {@link Channel#receive} and to `onMove`/`onRefused`, and whenever the opponent's
-   * connections rise (they connect or reconnect) this seat's latest signed move is sent again
-   * through it. Only for the channel module `channel` (the relay serves no other).
+   * Opens the node's move relay for this game (once; `listen` does) as this seat, its hello
+   * signed by the game key: moves received there go through {@link Channel#receive} and to
+   * `onMove`/`onRefused`, and whenever the opponent's connections rise (they connect or
+   * reconnect) this seat's latest signed move is sent again through it. Only for the channel
+   * module `channel` (the relay serves no other) and a key that is a seat's (the relay admits
+   * the players only: an onlooker reads the blocks).
    */
   openRelay({ onMove, onRefused, onPeers } = {}) {
     this.relayUsers += 1;
-    if (this.relay || this.module !== 'channel' || this.options.relay === false) return this.relay;
+    if (this.relay || this.module !== 'channel' || this.options.relay === false || this.seat === null) return this.relay;
     const relay = new MoveRelay(this.chain, this.game, {
+      key: this.key,
+      seat: this.seat,
+      genesis: this.domain.chain,
       onMove: async (move) => {
         let r;
         try {
@@ -798,8 +846,8 @@ export class Channel {
    * Follows the game: the chain's blocks over the WebSocket feed from `fromHeight` (default: after
    * the last block read for this game, else the `fromHeight` given when opening, else the next
    * block; at most 10,000 blocks back; the feed reconnects and retries with backoff, never giving
-   * up), and the node's move relay (unless `relay: false`, or the Channel was opened with
-   * `relay: false`). Calls `onMove(result)` for each move applied or equivocation found (`via`:
+   * up), and the node's move relay as this seat (unless `relay: false`, the Channel was opened
+   * with `relay: false`, or its key is no seat's). Calls `onMove(result)` for each move applied or equivocation found (`via`:
    * `'relay'`, or absent for moves read from blocks), `onRefused(result)` for each move refused,
    * `onBlock(block)` after each block, `onPeers(count)` when the opponent's relay connections
    * change. Resolves to the subscription: `{mode, lastHeight, relay, close()}`.
@@ -1026,17 +1074,21 @@ export class Channel {
    * names, and the offer carries both, so the chain refuses it if that module runs other code by
    * then. A stake above 0 is refused (ChannelError `mutable_module`) when the channel module's
    * record says its owner can change it at once (`policy.kind` `owner`), unless `allowMutable`.
-   * Resolves to `{id, receipt}`. Throws ChannelError `bad_window`, `not_deployed`,
-   * `mutable_module`, `refused`.
+   * Code that no genesis module runs is refused (ChannelError `unknown_rules`, the text of
+   * {@link rulesCodeRefusal}) unless `acceptRulesCode` is that exact hash (naming the rules by
+   * `rulesCode` is not enough). Nothing is sent before these checks. Resolves to `{id, receipt}`.
+   * Throws ChannelError `bad_window`, `not_deployed`, `mutable_module`, `unknown_rules`,
+   * `refused`.
    * @param {import('../chain/chain.js').Chain} chain
    * @param {import('../keys/key.js').Key} key the creator (seat 0)
-   * @param {{rules?: string, rulesCode?: string, stake: string, windowMs?: number, signer?: string, guard?: {module: string, entry: string}, module?: string, allowMutable?: boolean}} offer
+   * @param {{rules?: string, rulesCode?: string, stake: string, windowMs?: number, signer?: string, guard?: {module: string, entry: string}, module?: string, allowMutable?: boolean, acceptRulesCode?: string}} offer
    */
-  static async offer(chain, key, { rules, rulesCode, stake, windowMs = DEFAULT_WINDOW_MS, signer, guard, module = 'channel', allowMutable = false }) {
+  static async offer(chain, key, { rules, rulesCode, stake, windowMs = DEFAULT_WINDOW_MS, signer, guard, module = 'channel', allowMutable = false, acceptRulesCode }) {
     checkAmount(stake, 'stake');
     checkWindow(windowMs);
     if (!rules && !rulesCode) throw new Error('offer: name the rules: rules (a module id) or rulesCode (a code hash)');
     if (rulesCode !== undefined && (typeof rulesCode !== 'string' || !/^[0-9a-fA-F]{64}$/.test(rulesCode))) throw new Error('offer: rulesCode must be 64 hex digits');
+    checkAcceptRulesCode(acceptRulesCode, 'offer');
     await checkEscrowPolicy(chain, module, stake, allowMutable);
     let code = rulesCode?.toLowerCase();
     if (rules) {
@@ -1045,6 +1097,8 @@ export class Channel {
       if (code && code !== runs) throw new ChannelError('bad_record', `rules module ${rules} runs code ${runs}, not the rulesCode given (${code})`);
       code = runs;
     }
+    const refusal = await rulesCodeRefusal(chain, code, { rules, acceptRulesCode });
+    if (refusal) throw new ChannelError('unknown_rules', refusal, { rulesCode: code });
     const op = { kind: 'offer', rules_code: code, stake, window_ms: windowMs };
     if (rules) op.rules = rules;
     if (signer) op.signer = signer;
@@ -1056,26 +1110,19 @@ export class Channel {
   }
 
   /**
-   * `join`: escrows the offer's stake and opens the game (same id). A stake above 0 is refused
-   * (ChannelError `mutable_module`) as for {@link Channel.offer} unless `allowMutable`.
-   * Resolves to `{id, receipt}`.
+   * `join`: escrows the offer's stake and opens the game (same id). The game runs the code the
+   * offer pinned, whatever it is: code that no genesis module runs is refused (ChannelError
+   * `unknown_rules`, the text of {@link rulesCodeRefusal}) unless `acceptRulesCode` is that exact
+   * hash. A stake above 0 is refused (ChannelError `mutable_module`) as for {@link Channel.offer}
+   * unless `allowMutable`. Nothing is sent before these checks. Resolves to `{id, receipt}`.
    */
-  static async join(chain, key, offer, { signer, module = 'channel', allowMutable = false, rulesCode } = {}) {
+  static async join(chain, key, offer, { signer, module = 'channel', allowMutable = false, acceptRulesCode } = {}) {
     if (!isId(offer)) throw new Error('join: the offer id must be 16 hex digits');
+    checkAcceptRulesCode(acceptRulesCode, 'join');
     const rec = await chain.game(module, { offer });
-    // The game runs the code the offer pinned: join only rules the player knows, the code the
-    // named rules module runs now, or the exact hash passed as `rulesCode`.
-    if (rulesCode !== rec?.rules_code) {
-      let current = null;
-      if (rec?.rules) {
-        try { current = (await chain.module(rec.rules)).code_hash; } catch (e) { if (!(e instanceof ChainError && e.code === 'not_found')) throw e; }
-      }
-      if (current !== rec?.rules_code) {
-        throw new ChannelError('unknown_rules',
-          `offer ${offer} pins rules code ${rec?.rules_code}, but ${rec?.rules ? `module ${rec.rules} runs ${current ?? 'nothing'}` : 'the offer names no rules module'}: pass rulesCode: '${rec?.rules_code}' to join a game of that code`,
-          { rulesCode: rec?.rules_code });
-      }
-    }
+    if (!rec || typeof rec.rules_code !== 'string') throw new ChannelError('bad_record', `offer ${offer}: the record names no rules code`);
+    const refusal = await rulesCodeRefusal(chain, rec.rules_code, { offer, rules: rec.rules, acceptRulesCode });
+    if (refusal) throw new ChannelError('unknown_rules', refusal, { rulesCode: rec.rules_code });
     if (!allowMutable) {
       await checkEscrowPolicy(chain, module, checkAmount(String(rec?.stake ?? ''), 'the offer\'s stake'), false);
     }

@@ -1,12 +1,15 @@
-// relay.js: MoveRelay, one client's connection to a node's move relay (`GET /v1/relay/<game>`,
+// relay.js: MoveRelay, one seat's connection to a node's move relay (`GET /v1/relay/<game>`,
 // node/API.md "Move relay", node/src/server/relay/; the Rust client is node/client/src/relay.rs):
 // signed moves of a channel game sent to the other player at once, off-chain, and theirs
-// received. The node checks each move's signature and seat and stores nothing; a move nobody was
-// connected to receive (`to: 0`) is lost there, so Channel falls back to the move board. The
-// connection is opened again with backoff whenever it drops (a node restart), and every message
-// from the node is bounded and checked for shape before it is used. Uses the Chain's WebSocket
-// (the platform's, or the `ws` package in Node 20): without one there is no relay, Channel uses
-// the move board alone, and the chain's `onFallback` is told.
+// received. Each connection opens with a seat hello (`relayHelloText`, signed by the seat's game
+// key, in the upgrade's query), so only the game's players hold connections, and the node counts
+// and serves the other seat's connections only: `peers` is the opponent's, `to` how many of them
+// got a move. The node checks each move's signature and seat and stores nothing; a move the
+// opponent was not connected to receive (`to: 0`) is lost there, so Channel falls back to the
+// move board. The connection is opened again with backoff, with a fresh hello, whenever it drops
+// (a node restart), and every message from the node is bounded and checked for shape before it
+// is used. Uses the Chain's WebSocket (the platform's, or the `ws` package in Node 20): without
+// one there is no relay, Channel uses the move board alone, and the chain's `onFallback` is told.
 
 import { Backoff } from '../chain/backoff.js';
 
@@ -16,23 +19,67 @@ const MAX_MESSAGE_CHARS = 16384;
 export const RELAY_ANSWER_MS = 3000;
 /** Reconnect delays: from 250 ms doubling up to 5 s. */
 const RECONNECT_CAP_MS = 5000;
+/** The node's close code for a connection a newer one of the same seat replaced (a seat holds at most 4). */
+const CLOSE_REPLACED = 4002;
+/** How long a replaced connection leaves the relay to the seat's newer ones before trying again, ms. */
+const REPLACED_WAIT_MS = 60000;
+
+/**
+ * The text a relay hello signs (lines joined by `\n`): `gamechain relay hello v1`, `chain:
+ * <genesis hash>`, `module: channel`, `game: <id>`, `seat: <0|1>`, `time_ms: <ms>`. Byte for byte
+ * `gamechain_client::relay::hello_text`.
+ * @param {string} chain the chain's genesis hash (hex, the channel's view `{}`: `chain`)
+ * @param {string} game 16 hex digits
+ * @param {0|1} seat
+ * @param {number} timeMs ms since the Unix epoch
+ */
+export function relayHelloText(chain, game, seat, timeMs) {
+  return `gamechain relay hello v1\nchain: ${chain}\nmodule: channel\ngame: ${game}\nseat: ${seat}\ntime_ms: ${timeMs}`;
+}
+
+let lastHelloMs = 0;
+/** Now, in ms; never the same twice here (the node takes each hello once, and signatures are deterministic). */
+function helloTime() {
+  lastHelloMs = Math.max(Date.now(), lastHelloMs + 1);
+  return lastHelloMs;
+}
+
+/**
+ * The query of a relay upgrade: `seat=<0|1>&time=<ms>&sig=<base64, percent-encoded>`, `key`'s
+ * signature of {@link relayHelloText} now.
+ * @param {import('../keys/key.js').Key} key the seat's game key
+ */
+export function relayHelloQuery(key, chain, game, seat, timeMs = helloTime()) {
+  const sig = key.signMessage(relayHelloText(chain, game, seat, timeMs));
+  return `seat=${seat}&time=${timeMs}&sig=${encodeURIComponent(sig)}`;
+}
 
 export class MoveRelay {
   /**
-   * Opens the relay of `game` on `chain`'s node and keeps it open until `close()`.
+   * Opens the relay of `game` on `chain`'s node as seat `seat` (a hello signed by `key`, that
+   * seat's game key, at each connection) and keeps it open until `close()`.
    * @param {import('../chain/chain.js').Chain} chain
    * @param {string} game 16 hex digits
-   * @param {{onMove?: (move: {n: number, data: string, sig: string}, msg: object) => void,
+   * @param {{key: import('../keys/key.js').Key, seat: 0|1, genesis: string,
+   *   onMove?: (move: {n: number, data: string, sig: string}, msg: object) => void,
    *   onPeers?: (count: number, before: number) => void, onOpen?: () => void,
-   *   onClose?: (code: number) => void}} handlers
+   *   onClose?: (code: number) => void}} options `genesis`: the chain's genesis hash (the
+   *   channel's view `{}`: `chain`, a Channel's `domain.chain`)
    */
-  constructor(chain, game, handlers = {}) {
+  constructor(chain, game, options = {}) {
+    const { key, seat, genesis } = options;
+    if (!key || typeof key.signMessage !== 'function' || (seat !== 0 && seat !== 1) || typeof genesis !== 'string') {
+      throw new TypeError('MoveRelay: a connection is one seat\'s: pass {key, seat: 0 | 1, genesis} (the seat\'s game key and the chain\'s genesis hash)');
+    }
     this.chain = chain;
     this.game = game;
-    this.handlers = handlers;
+    this.key = key;
+    this.seat = seat;
+    this.genesis = genesis;
+    this.handlers = options;
     /** Whether the connection is open now. */
     this.open = false;
-    /** Other connections of the game (the opponent's tabs or devices), as the node last said. */
+    /** The other seat's connections (the opponent's tabs or devices), as the node last said. */
     this.peers = 0;
     /** Times the connection opened. */
     this.opens = 0;
@@ -51,7 +98,8 @@ export class MoveRelay {
     if (this.closed) return;
     let socket;
     try {
-      socket = new this.chain.WebSocket(`${this.chain.url.replace(/^http/, 'ws')}/v1/relay/${this.game}`);
+      const hello = relayHelloQuery(this.key, this.genesis, this.game, this.seat);
+      socket = new this.chain.WebSocket(`${this.chain.url.replace(/^http/, 'ws')}/v1/relay/${this.game}?${hello}`);
     } catch {
       this.reconnectLater();
       return;
@@ -80,14 +128,16 @@ export class MoveRelay {
       this.peers = 0;
       this.failWaiters('closed');
       this.handlers.onClose?.(ev?.code ?? 0);
-      this.reconnectLater();
+      // Replaced by a newer tab of this seat: leave it the slot a while rather than take one
+      // back at once (and be taken back in turn).
+      this.reconnectLater(ev?.code === CLOSE_REPLACED ? REPLACED_WAIT_MS : undefined);
     };
   }
 
-  reconnectLater() {
+  reconnectLater(waitMs = this.backoff.next()) {
     if (this.closed) return;
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.connect(), this.backoff.next());
+    this.timer = setTimeout(() => this.connect(), waitMs);
   }
 
   message(msg) {
@@ -126,8 +176,9 @@ export class MoveRelay {
   }
 
   /**
-   * Sends the signed move `move` (`{n, data, sig}`) whose previous state hashes to `prev`.
-   * Resolves (never rejects) to `{to}` (how many other connections got it; 0: nobody) or
+   * Sends the signed move `move` (`{n, data, sig}`, this seat's) whose previous state hashes to
+   * `prev`. Resolves (never rejects) to `{to}` (how many of the other seat's connections got it;
+   * 0: the opponent did not) or
    * `{error}`: `not_connected`, `closed`, `timeout` (no answer within `timeoutMs`), or the
    * node's `bad_json`, `bad_signature`, `rate_limited`.
    */

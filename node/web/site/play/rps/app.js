@@ -1,8 +1,10 @@
 // app.js: /play/rps/: rock-paper-scissors played off-chain (docs/channels.md) with the SDK's
 // Channel and Rps: the key in this browser (localStorage, as the other play pages), faucet, the
 // open offers of `rps_rules` (live), offer with a stake (0: unstaked) and a window in minutes of
-// block time, join, cancel; then a commit (a fresh salt kept in localStorage before it is signed),
-// sent through the node's move relay when the opponent is connected to it, else the move board;
+// block time, join (only offers pinned to a genesis module's rules code: any other code is not
+// joined, the page showing the SDK's refusal), cancel; then a commit (a fresh salt kept in localStorage before it is signed),
+// sent through the node's move relay when the opponent is connected to it (the page's relay
+// connection is its seat's: the SDK signs its hello with the key kept here), else the move board;
 // the reveal made by itself once both commits are seen, the result from the rules .wasm (the code
 // pinned at the offer) running here, settle by history, withdraw once the window has passed (the
 // time left shown, by the newest block's time), challenge / answer / forfeit when a player stalls,
@@ -22,7 +24,7 @@ const RULES = 'rps_rules';
 
 fillPlayPage({ page: 'rps', noun: 'offers', more: false });
 const [sdk, channelClient] = await Promise.all([loadSdk(), loadClient('channel')]);
-const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES } = sdk;
+const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES, rulesCodeRefusal } = sdk;
 const chain = new Chain(location.origin);
 const [status, genesis, latest] = await Promise.all([chain.status(), chain.genesis(), chain.block('latest')]);
 let head = status.height;
@@ -36,6 +38,7 @@ let busy = false;
 let deployed = false;
 let offerCount = 0;
 let lobbyStale = true;
+let moduleList = null; // the node's modules (`GET /v1/modules`), read once per redraw
 const tried = new Set(); // automatic steps tried once each
 
 /** This browser's games: `{id: {from: height}}` (the block to read moves from). */
@@ -341,17 +344,21 @@ async function drawCurrent() {
     throw e;
   }
   if (current !== id) return;
+  // The game runs the code the offer pinned: an open offer is joined only when that is a genesis
+  // module's code (the SDK's rule, docs/channels.md "Rules that trap when their author loses");
+  // any other code is not joined here, and the page says why in the SDK's words.
+  const refusal = offer.status === 'open' && offer.creator !== key.address
+    ? await rulesCodeRefusal(chain, offer.rules_code, { offer: id, rules: offer.rules, modules: moduleList ?? undefined })
+    : null;
+  if (current !== id) return;
+  if (refusal) {
+    hideGameControls();
+    $('turn').textContent = `Not joining: ${refusal}`;
+    return;
+  }
   if (offer.rules !== RULES) {
     hideGameControls();
     $('turn').textContent = `Offer ${current} is for ${offer.rules}, not rock-paper-scissors.`;
-    return;
-  }
-  // The game runs the code the offer pinned: to join, it must be what the rules module runs now.
-  const rulesModule = offer.status === 'open' ? await chain.module(RULES).catch(() => null) : null;
-  if (current !== id) return;
-  if (offer.status === 'open' && (!rulesModule || rulesModule.code_hash !== offer.rules_code)) {
-    hideGameControls();
-    $('turn').textContent = `Offer ${current} pins rules code ${offer.rules_code}, not the code ${RULES} runs (${rulesModule ? rulesModule.code_hash : 'none'}): not joining a game of unknown rules.`;
     return;
   }
   if (offer.status !== 'filled') {
@@ -386,6 +393,7 @@ async function refresh() {
       again = false;
       const [acct, mods] = await Promise.all([chain.account(key.address), chain.modules()]);
       $('balance').textContent = gold(acct.balances.GOLD);
+      moduleList = mods.modules;
       const ids = new Set(mods.modules.map((m) => m.id));
       const missing = NEEDED.filter((id) => !ids.has(id));
       deployed = missing.length === 0;
