@@ -35,7 +35,8 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_gamechain");
 pub const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Held for its whole run by every test that runs several validator processes at once (the
-/// four-validator testnets of `validators/`, the code flood, the network namespaces) and by the
+/// four-validator testnets of `validators/`, the code flood, the network namespaces), by the
+/// snapshot join's three processes, and by the
 /// JavaScript and TypeScript suites of `web/` (nodes, Node.js, `tsc` and browsers whose pages race
 /// block times): their timeouts are seconds, so two of them must not share the machine's cores.
 /// Every test of this crate runs in one process (the `node` test binary) on `cargo test`'s

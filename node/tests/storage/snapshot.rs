@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common::replay::{verify_json, workload, Follower};
-use crate::common::{snapshot_heights, NodeProcess, BIN};
+use crate::common::{heavy, snapshot_heights, NodeProcess, BIN};
 use gamechain_client::client::{BlockRef, Client};
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 
@@ -95,6 +95,9 @@ async fn same_head(client: &Client, want: &Client, min: u64) -> u64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_joins_from_a_snapshot_and_a_lying_peer_is_refused() {
+    // Three node processes with waits in seconds: not beside a testnet of four (a loaded full
+    // run once starved the peer of its first snapshot for 120 s).
+    let _heavy = heavy();
     let tmp = tempfile::tempdir().unwrap();
     let (seq_dir, peer_dir, joiner_dir) = (
         tmp.path().join("seq"),
