@@ -13,7 +13,7 @@ use gamechain_runtime::{
     RuntimeConfig, State, TxOutcome, WasmModule, WriteSet, FRAME_OVERHEAD, MAX_CODE_BYTES,
     MAX_DATA_BYTES, MAX_FUNCTIONS, MAX_LOCALS, MAX_MODULE_BYTES, MAX_OPERAND_STACK, STACK_LIMIT,
 };
-use gamechain_sdk::{ledger, BlockEnv, Checkpoint, Query};
+use gamechain_sdk::{ledger, Query};
 
 const TXID: &str = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
 const ID: &str = "hostile";
@@ -36,19 +36,7 @@ fn runtimes() -> &'static [Arc<Runtime>; 2] {
     })
 }
 
-fn env() -> BlockEnv {
-    BlockEnv {
-        height: 7,
-        block_time_ms: 1_700_000_000_123,
-        checkpoint: Checkpoint {
-            height: 42,
-            hash: "abcd".into(),
-        },
-        sequencer: "seq1".into(),
-        beacon: None,
-        beacon_key: None,
-    }
-}
+use crate::wasm_host::env;
 
 /// The corpus's base state (README.md, "The state every call runs over").
 fn base_state() -> MemState {

@@ -28,7 +28,8 @@ fn rt() -> &'static Arc<Runtime> {
     })
 }
 
-fn env() -> BlockEnv {
+/// The block every host test runs in (also `hostile.rs`'s).
+pub(crate) fn env() -> BlockEnv {
     BlockEnv {
         height: 7,
         block_time_ms: 1_700_000_000_123,
