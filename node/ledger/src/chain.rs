@@ -615,6 +615,35 @@ impl Chain {
         }
     }
 
+    /// `GET /v1/headers?from=&count=`: the headers of blocks `from` to `from + count - 1` (at most
+    /// the head), framed as `gamechain_chain::wire::headers` says, from the blocks and the old
+    /// headers this node keeps. `not_found` above the head; `pruned` when this node holds no
+    /// header at a height in the run (a validator that joined from a snapshot keeps none below
+    /// its base).
+    pub fn headers(&self, from: u64, count: u64) -> Result<Vec<u8>, ChainError> {
+        let head = self.head().header.header.height;
+        if from > head {
+            return Err(ChainError::NotFound(format!(
+                "no block at height {from}: the head is {head}"
+            )));
+        }
+        let rows = self.read_db(|db| db.headers(from, count))?;
+        let mut body = Vec::with_capacity(rows.len() * 260);
+        for (i, (height, header)) in rows.iter().enumerate() {
+            if *height != from + i as u64 {
+                break;
+            }
+            gamechain_chain::wire::headers::encode_header(&mut body, header);
+        }
+        if body.is_empty() {
+            return Err(ChainError::Pruned(format!(
+                "this node keeps no header of block {from} (it joined from a snapshot as a \
+                 validator); ask another node"
+            )));
+        }
+        Ok(body)
+    }
+
     /// The error for block `height` that the database does not hold, its oldest block being
     /// `oldest`: [`ChainError::Pruned`] below it, `not_found` otherwise (above the head).
     fn missing(&self, height: u64, oldest: Option<u64>) -> ChainError {

@@ -27,14 +27,23 @@ pub fn proposal_digest<'a>(
     header: &SignedHeader,
     signatures: impl IntoIterator<Item = &'a str>,
 ) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(DIGEST_DOMAIN);
-    h.update(parent);
-    h.update(header.header.hash());
-    h.update((header.signature.len() as u32).to_le_bytes());
-    h.update(header.signature.as_bytes());
     // The header's tx_root covers the transactions' bodies (txids) only: their signatures are
     // bound here, so no copy of a block can carry other signatures under the same digest.
+    let (sigs, count) = signatures_hash(signatures);
+    digest_from_parts(
+        parent,
+        &header.header.hash(),
+        &header.signature,
+        count,
+        &sigs,
+    )
+}
+
+/// SHA-256 of a block's transaction signatures in block order, each as u32 LE length ‖ its
+/// text, and their count: the part of [`proposal_digest`] that covers the transactions, so a
+/// proof of a block's digest (a transcript's `finality`) carries 36 bytes instead of every
+/// signature.
+pub fn signatures_hash<'a>(signatures: impl IntoIterator<Item = &'a str>) -> ([u8; 32], u32) {
     let mut count: u32 = 0;
     let mut sigs = Sha256::new();
     for s in signatures {
@@ -42,8 +51,27 @@ pub fn proposal_digest<'a>(
         sigs.update((s.len() as u32).to_le_bytes());
         sigs.update(s.as_bytes());
     }
-    h.update(count.to_le_bytes());
-    h.update(sigs.finalize());
+    (sigs.finalize().into(), count)
+}
+
+/// [`proposal_digest`] from its parts: the parent's digest, the header's hash and signature
+/// text, the transaction count and [`signatures_hash`]. Equal to [`proposal_digest`] of the
+/// block those parts come from (a unit test keeps it so).
+pub fn digest_from_parts(
+    parent: &[u8; 32],
+    header_hash: &[u8; 32],
+    header_signature: &str,
+    tx_count: u32,
+    signatures_hash: &[u8; 32],
+) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(DIGEST_DOMAIN);
+    h.update(parent);
+    h.update(header_hash);
+    h.update((header_signature.len() as u32).to_le_bytes());
+    h.update(header_signature.as_bytes());
+    h.update(tx_count.to_le_bytes());
+    h.update(signatures_hash);
     h.finalize().into()
 }
 

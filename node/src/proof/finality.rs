@@ -79,6 +79,17 @@ impl FinalityChecker {
         })
     }
 
+    /// The checker of the set `participants` signing under `namespace` (unit tests make sets
+    /// of their own keys).
+    #[cfg(test)]
+    pub(crate) fn from_set(namespace: &[u8], participants: Set<PublicKey>) -> FinalityChecker {
+        let signers = participants.len();
+        FinalityChecker {
+            verifier: Scheme::verifier(namespace, participants),
+            signers,
+        }
+    }
+
     /// `Ok(view)` when `certificate` is a valid finalization by a quorum of the set of the
     /// block whose consensus digest is `digest`; the error says what is wrong.
     pub fn check(&self, digest: &[u8; 32], certificate: &[u8]) -> Result<u64, String> {

@@ -10,8 +10,10 @@
 //! |---|---|
 //! | [`digest`] | a block's consensus digest from what it carries, and from a database's stored blocks |
 //! | [`finality`] | [`finality::FinalityChecker`]: a finalization certificate checked against the genesis set; the participant order |
+//! | [`step_finality`] | a transcript step's finality proof: built from a database, checked against the genesis set |
 //! | [`evidence`] | [`evidence::EvidenceChecker`]: a pair of conflicting votes proven against the genesis set |
 
 pub mod digest;
 pub mod evidence;
 pub mod finality;
+pub mod step_finality;

@@ -20,6 +20,12 @@
 //!    and its digest must be the block's, chained from the parent digest the peer names (the
 //!    digest commits to the header, so no other header passes). Its transactions and receipts
 //!    must give its header's `tx_root` and `receipt_root`, and pass their stateless checks.
+//!    On a chain without validators (whose header names no chain) the block must also descend
+//!    from this genesis's block 0, computed here: the peer's headers below it
+//!    (`GET /v1/headers`) must chain to it hash by hash (`header_chain.rs`); they are stored
+//!    with the chain so that this node can serve the same proof. When the node follows another
+//!    URL than the peer, the followed node's block at that height must be the same block (a
+//!    sequencer that signed two is caught).
 //! 3. Each chunk (`GET /v1/snapshots/<height>/chunks/<i>`, read up to the manifest's length and
 //!    no further) must hash to the manifest's SHA-256; it is written to
 //!    `<data>/snapshots/.join-<height>/` (fsynced, renamed into place).
@@ -41,13 +47,17 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use gamechain_chain::wire::headers::{
+    decode_headers, MAX_HEADERS_BODY_BYTES, MAX_HEADERS_PER_REQUEST,
+};
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{receipt_root, tx_root, Receipt, StateHash};
-use gamechain_runtime::ChainContext;
+use gamechain_runtime::chain::{receipt_root, tx_root, Header, Receipt, StateHash};
+use gamechain_runtime::{genesis_state, ChainContext};
 
 use crate::proof::digest::proposal_digest;
 use crate::proof::finality::FinalityChecker;
+use crate::replica::header_chain::{DescentCheck, HeaderFile, OldHeader};
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
 use gamechain_ledger::genesis_setup::SnapshotJoin;
@@ -92,7 +102,11 @@ impl Peer {
     /// `429` and `5xx` up to [`ATTEMPTS`] times. Errors: [`Failed::Lied`] for a body over
     /// `max`; [`Failed::Unavailable`] for the last failure, or another status (its text).
     async fn get(&self, path: &[&str], max: usize) -> Result<Vec<u8>, Failed> {
-        let url = self.client.url(path);
+        self.get_url(self.client.url(path), max).await
+    }
+
+    /// [`Peer::get`] of a whole URL (one with a query).
+    async fn get_url(&self, url: reqwest::Url, max: usize) -> Result<Vec<u8>, Failed> {
         let mut wait = Duration::from_millis(200);
         let mut attempt = 1;
         loop {
@@ -277,7 +291,14 @@ pub fn join_from_snapshot(
         )));
     }
     let height = manifest.height;
-    check_free_space(data_dir, manifest.bytes)?;
+    // The headers below it travel too on a chain without validators (about 260 bytes each,
+    // written to a file and then into the database: counted twice, as the chunks are).
+    let header_bytes = if ctx.genesis().validators.is_none() {
+        manifest.height.saturating_mul(300)
+    } else {
+        0
+    };
+    check_free_space(data_dir, manifest.bytes.saturating_add(header_bytes))?;
 
     // A download from an earlier start: kept when it is this very snapshot, else started over.
     let dir = join_dir(data_dir, height);
@@ -310,9 +331,29 @@ pub fn join_from_snapshot(
     let finality = check_base_block(ctx, &peer, &block, &manifest, genesis_hash, rt)
         .map_err(|e| liar(format!("block {height}: {e}")))?;
     // On a sequencer chain the header names no chain: a block the same sequencer key signed on
-    // another chain (a relaunched testnet that kept its key) would pass the signature check. The
-    // followed node's block at that height binds it to the chain followed. (A certificate binds
-    // a validator chain's block: its namespace holds the chain id and genesis hash.)
+    // another chain (a relaunched testnet that kept its key) would pass the signature check.
+    // Its descent from this genesis's block 0 binds it (`header_chain.rs`), whatever URLs were
+    // given. (A certificate binds a validator chain's block: its namespace holds the chain id
+    // and genesis hash.)
+    let header_file = dir.join("headers");
+    let old_headers = if ctx.genesis().validators.is_none() {
+        let block0 = genesis_state(ctx.genesis(), code)
+            .map_err(|e| refused(format!("this chain's block 0: {e}")))?
+            .header
+            .hash();
+        let proven = prove_descent(&peer, block0, &block.header.header, &header_file, rt)
+            .map_err(|e| e.into_error(|t| liar(format!("block {height}: {t}"))))?;
+        tracing::info!(
+            peer = url,
+            headers = proven,
+            "the snapshot's block descends from this genesis's block 0"
+        );
+        Some(header_file.clone())
+    } else {
+        None
+    };
+    // The followed node's block at that height, when it is another node: a sequencer that
+    // signed two blocks at one height (a fork) is caught here.
     if let (None, Some(followed)) = (&ctx.genesis().validators, followed) {
         if followed.base_url() != peer.client.base_url() {
             let theirs = rt
@@ -379,6 +420,12 @@ pub fn join_from_snapshot(
     }
 
     // 4. The import: one transaction, checked against the block's state root.
+    let mut headers: Box<dyn Iterator<Item = OldHeader>> = match &old_headers {
+        Some(path) => {
+            Box::new(crate::replica::header_chain::read_header_file(path).map_err(|e| io(path, e))?)
+        }
+        None => Box::new(std::iter::empty()),
+    };
     let imported = storage.import_base(
         &checked.block,
         &senders,
@@ -386,8 +433,11 @@ pub fn join_from_snapshot(
         genesis_hash,
         engine_config_hash,
         finality.as_ref(),
+        &mut headers,
         |insert| import_chunks(&dir, &manifest, insert),
     )?;
+    drop(headers);
+    let _ = std::fs::remove_file(&header_file);
     if let Err(e) = imported {
         // Nothing of it is kept: the next start fetches the snapshot again (from whoever).
         let _ = std::fs::remove_dir_all(&dir);
@@ -413,6 +463,44 @@ pub fn join_from_snapshot(
     })
 }
 
+/// Fetches the headers below `block` from the peer (`GET /v1/headers`, [`MAX_HEADERS_PER_REQUEST`]
+/// at a time) and checks that they chain from `block0` (the hash of this genesis's block 0) up
+/// to `block` ([`DescentCheck`]), writing those accepted to `path`. Returns how many it fetched.
+/// Errors: [`Failed::Lied`] for headers that do not chain or an answer that is not headers,
+/// [`Failed::Unavailable`] when the peer cannot be reached or keeps none.
+fn prove_descent(
+    peer: &Peer,
+    block0: [u8; 32],
+    block: &Header,
+    path: &Path,
+    rt: &tokio::runtime::Handle,
+) -> Result<u64, Failed> {
+    let unavailable = |e: std::io::Error| Failed::Unavailable(format!("{}: {e}", path.display()));
+    let mut check = DescentCheck::new(block0);
+    let mut file = HeaderFile::create(path).map_err(unavailable)?;
+    while check.next_height() < block.height {
+        let count = (block.height - check.next_height()).min(MAX_HEADERS_PER_REQUEST);
+        let mut url = peer.client.url(&["v1", "headers"]);
+        url.query_pairs_mut()
+            .append_pair("from", &check.next_height().to_string())
+            .append_pair("count", &count.to_string());
+        let body = rt.block_on(peer.get_url(url, MAX_HEADERS_BODY_BYTES))?;
+        let headers =
+            decode_headers(&body).map_err(|e| Failed::Lied(format!("GET /v1/headers: {e}")))?;
+        if headers.len() as u64 > count {
+            return Err(Failed::Lied(format!(
+                "GET /v1/headers sent {} headers, {count} were asked for",
+                headers.len()
+            )));
+        }
+        check.feed(&headers).map_err(Failed::Lied)?;
+        file.append(&headers).map_err(unavailable)?;
+    }
+    check.finish(block).map_err(Failed::Lied)?;
+    file.finish().map_err(unavailable)?;
+    Ok(block.height)
+}
+
 /// Space a join needs beyond the chunks themselves: the import writes about as much again into
 /// the database (and its write-ahead log), plus this margin.
 const SPACE_MARGIN: u64 = 256 << 20;
@@ -427,8 +515,8 @@ fn check_free_space(data_dir: &Path, bytes: u64) -> Result<(), NodeError> {
     let needed = bytes.saturating_mul(2).saturating_add(SPACE_MARGIN);
     if needed > free {
         return Err(refused(format!(
-            "the snapshot has {bytes} bytes of state: joining from it needs about {needed} bytes \
-             free on {}, which has {free}",
+            "the snapshot has {bytes} bytes of state (and headers): joining from it needs about \
+             {needed} bytes free on {}, which has {free}",
             data_dir.display()
         )));
     }

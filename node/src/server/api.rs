@@ -136,6 +136,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         ),
         Endpoint::get("/v1/blocks/{height}", get_block),
         Endpoint::get("/v1/blocks/{height}/finality", get_block_finality),
+        Endpoint::get("/v1/headers", get_headers),
         Endpoint::get("/v1/evidence", get_evidence),
         Endpoint::get("/v1/status", get_status),
         Endpoint::get("/v1/genesis", get_genesis),
@@ -474,35 +475,74 @@ async fn get_block_finality(
 /// 100, default 100). `400 invalid` for another parameter or a value that is not a number;
 /// `404 not_found` on a chain without validators.
 async fn get_evidence(State(app): State<AppState>, RawQuery(query): RawQuery) -> ApiResult {
-    let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
-    let number = |name: &str, default: u64, max: u64| -> Result<u64, ApiError> {
-        match query.get(name) {
-            None => Ok(default),
-            Some(v) => v.parse::<u64>().ok().filter(|n| *n <= max).ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid",
-                    format!("{name} must be a number from 0 to {max}, not `{v}`"),
-                )
-            }),
-        }
-    };
-    if let Some(other) = query.keys().find(|k| *k != "after" && *k != "limit") {
-        return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid",
-            format!("unknown parameter `{other}` (after, limit)"),
-        ));
-    }
-    let after = number("after", 0, i64::MAX as u64)?;
-    let limit = number(
-        "limit",
-        gamechain_ledger::chain::MAX_EVIDENCE_PAGE as u64,
-        gamechain_ledger::chain::MAX_EVIDENCE_PAGE as u64,
-    )?;
+    let query = numbers_query(query.as_deref(), &["after", "limit"])?;
+    let after = query_number(&query, "after", 0, 0, i64::MAX as u64)?;
+    let page_max = gamechain_ledger::chain::MAX_EVIDENCE_PAGE as u64;
+    let limit = query_number(&query, "limit", page_max, 0, page_max)?;
     let page =
         blocking(move || crate::verify::evidence::page(&app.chain, after, limit as usize)).await?;
     Ok(sorted_json(&page))
+}
+
+/// A query string of at most the parameters `known` (`400 invalid` for another, or for bytes
+/// that do not decode).
+fn numbers_query(raw: Option<&str>, known: &[&str]) -> Result<gamechain_sdk::Query, ApiError> {
+    let query = parse_query(raw).map_err(ApiError::invalid)?;
+    if let Some(other) = query.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid",
+            format!("unknown parameter `{other}` ({})", known.join(", ")),
+        ));
+    }
+    Ok(query)
+}
+
+/// The decimal parameter `name` of `query`, `default` when absent; `400 invalid` when it is not
+/// a number from `min` to `max`.
+fn query_number(
+    query: &gamechain_sdk::Query,
+    name: &str,
+    default: u64,
+    min: u64,
+    max: u64,
+) -> Result<u64, ApiError> {
+    match query.get(name) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<u64>()
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid",
+                    format!("{name} must be a number from {min} to {max}, not `{v}`"),
+                )
+            }),
+    }
+}
+
+/// `GET /v1/headers?from=<height>&count=<1 to 1024>`: consecutive block headers in binary
+/// (`gamechain_chain::wire::headers`), the proof that a block descends from block 0; `count`
+/// defaults to the most. `400 invalid` for another parameter or a bad number, `404 not_found`
+/// above the head, `410 pruned` for a height this node keeps no header of.
+async fn get_headers(
+    State(app): State<AppState>,
+    RawQuery(query): RawQuery,
+) -> Result<axum::response::Response, ApiError> {
+    use gamechain_chain::wire::headers::MAX_HEADERS_PER_REQUEST;
+    let query = numbers_query(query.as_deref(), &["from", "count"])?;
+    let from = query_number(&query, "from", 0, 0, i64::MAX as u64)?;
+    let count = query_number(
+        &query,
+        "count",
+        MAX_HEADERS_PER_REQUEST,
+        1,
+        MAX_HEADERS_PER_REQUEST,
+    )?;
+    let body = blocking(move || app.chain.headers(from, count)).await?;
+    Ok(([(header::CONTENT_TYPE, "application/octet-stream")], body).into_response())
 }
 
 /// `GET /v1/status`.

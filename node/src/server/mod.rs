@@ -13,7 +13,7 @@
 //! | `state.rs` | [`state::AppState`]: what every handler gets |
 //! | `ws.rs` | `GET /v1/ws`, the block subscription: the upgrade, 16 KiB fragments of the shared buffer, the per-subscriber bounds (blocks, bytes, send time) and the `max_ws_subscribers` cap |
 //! | `game_feed/` | `GET /v1/ws/events`: one module's events (a game's, a player's) live, resumable from a height (`events.rs`: which events match, the messages) |
-//! | `transcript/` | `GET /v1/games/<module>/<id>/transcript`: a game's transactions, receipts, signed headers and inclusion proofs, for `gamechain verify --game` and the `/verify/` page (`build.rs`: assembly; the JSON is `gamechain_chain::wire::transcript`) |
+//! | `transcript/` | `GET /v1/games/<module>/<id>/transcript`: a game's transactions, receipts, signed headers and inclusion proofs, for `gamechain verify --game` and the `/verify/` page (`build.rs`: assembly; `cache.rs`: answers kept and builds in flight; `budget.rs`: each client IP's budget of transcript work; `slots.rs`: the build slots; `work.rs`: the node's transcript state and bounds; the JSON is `gamechain_chain::wire::transcript`) |
 //! | `relay/` | `GET /v1/relay/<game>`: signed channel moves relayed between a game's players off-chain (each connection one seat's, proved by a hello its game key signed; signature and seat checked, bounded, nothing stored) |
 //! | `replica.rs` | `gamechain node --follow URL`: the follower's API and follow task |
 //! | `web.rs` | the embedded pages: explorer, games, SDK bundle |

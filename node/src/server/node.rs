@@ -590,7 +590,11 @@ mod tests {
             assert_eq!(answer["error"]["code"], "too_large", "{answer}");
             assert_eq!(answer["error"]["message"], want.as_str(), "{answer}");
         }
-        let gets: [(&str, u16, &str); 7] = [
+        let gets: [(&str, u16, &str); 11] = [
+            ("/v1/headers?from=999", 404, "not_found"),
+            ("/v1/headers?count=0", 400, "invalid"),
+            ("/v1/headers?count=1025", 400, "invalid"),
+            ("/v1/headers?to=3", 400, "invalid"),
             ("/v1/account/notanaddress", 400, "bad_address"),
             ("/v1/account/module:chess", 404, "not_found"),
             (&format!("/v1/tx/{}", "ab".repeat(32)), 404, "not_found"),

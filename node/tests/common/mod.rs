@@ -605,3 +605,14 @@ pub fn require_node_packages(installed: &str) {
     }
     assert!(wanted.exists(), "no {} after `npm ci`", wanted.display());
 }
+
+/// `VmRSS` of process `pid`, bytes (0 when it cannot be read).
+pub fn rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|k| k.parse::<u64>().ok())
+        .map_or(0, |k| k * 1024)
+}

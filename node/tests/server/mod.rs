@@ -1,5 +1,5 @@
 //! The HTTP/WebSocket API: batches, the game feed, limits, logs, metrics, the OpenAPI document
-//! (schemathesis), the move relay and slow or silent WebSocket subscribers.
+//! (schemathesis), the move relay, slow or silent WebSocket subscribers and transcript spam.
 
 mod batch;
 mod game_feed;
@@ -8,5 +8,6 @@ mod logs;
 mod metrics;
 mod openapi;
 mod relay;
+mod transcript_spam;
 mod ws_memory;
 mod ws_stall;

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{silent_subscriber, NodeProcess};
+use crate::common::{rss, silent_subscriber, NodeProcess};
 use futures_util::StreamExt;
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
@@ -32,17 +32,6 @@ const BLOCKS: u64 = 100;
 const BYTES: u64 = 100 << 20;
 /// Concurrent transaction senders (each its own key).
 const SENDERS: usize = 16;
-
-/// `VmRSS` of process `pid`, bytes.
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|k| k.parse::<u64>().ok())
-        .map_or(0, |k| k * 1024)
-}
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit; returns it.
 fn raise_fd_limit() -> u64 {

@@ -290,3 +290,177 @@ fn snapshot_heights_on_disk(dir: &Path) -> Vec<u64> {
     v.sort_unstable_by(|a, b| b.cmp(a));
     v
 }
+
+/// Issue 45 #1. A relaunched testnet that kept its sequencer key (and beacon key, and chain id)
+/// is another chain whose blocks pass every check of a block alone under this chain's genesis.
+/// A peer serves that chain's snapshot, blocks and headers but this chain's genesis, and the
+/// joiner follows and joins through that one URL (so there is no other node to compare with).
+/// The join is refused: the snapshot's block does not descend from this genesis's block 0,
+/// which the joiner computes itself. Nothing is committed. (Before the headers' proof, this
+/// join succeeded and showed the other chain's balances.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_of_another_chain_signed_by_the_same_key_is_refused_through_one_url() {
+    let _heavy = heavy();
+    let tmp = tempfile::tempdir().unwrap();
+    let (real_dir, other_dir, joiner_dir) = (
+        tmp.path().join("real"),
+        tmp.path().join("relaunched"),
+        tmp.path().join("joiner"),
+    );
+    for d in [&real_dir, &other_dir, &joiner_dir] {
+        std::fs::create_dir_all(d.join("data")).unwrap();
+    }
+    let config = "block_interval_ms = 600000\nsnapshot_every_blocks = 5\nsnapshot_keep = 2";
+    let mut real = NodeProcess::new(&real_dir, config);
+    real.start().await;
+    workload(&real.client(), 1).await;
+
+    // The relaunch: the same keys, a new genesis (its own time), more blocks and balances.
+    let mut other = NodeProcess::new(&other_dir, config);
+    for key in ["sequencer.wif", "beacon.key"] {
+        std::fs::copy(
+            real_dir.join("data").join(key),
+            other_dir.join("data").join(key),
+        )
+        .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(5));
+    other.start().await;
+    let rich = SecretKey::generate(Network::Testnet);
+    for _ in 0..3 {
+        other
+            .client()
+            .send_and_wait(
+                &rich,
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap();
+    }
+    workload(&other.client(), 2).await;
+    let start = Instant::now();
+    while snapshot_heights(&other.url()).await.is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no snapshot");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let real_genesis = reqwest::get(format!("{}/v1/genesis", real.url()))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    let other_genesis = reqwest::get(format!("{}/v1/genesis", other.url()))
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_ne!(
+        real_genesis, other_genesis,
+        "the relaunch has a genesis of its own"
+    );
+
+    // The lying peer: this chain's genesis, everything else the relaunched chain's, its
+    // genesis hash (in the manifest) replaced by this chain's.
+    let (real_hash, other_hash) = (
+        real.client().status().await.unwrap().genesis_hash,
+        other.client().status().await.unwrap().genesis_hash,
+    );
+    let upstream = other.url();
+    let genesis = real_genesis.clone();
+    let app = axum::Router::new().fallback(move |req: axum::extract::Request| {
+        let (upstream, genesis) = (upstream.clone(), genesis.clone());
+        let (real_hash, other_hash) = (real_hash.clone(), other_hash.clone());
+        async move {
+            let path = req
+                .uri()
+                .path_and_query()
+                .map(|p| p.as_str().to_string())
+                .unwrap_or_default();
+            if path == "/v1/genesis" {
+                return axum::response::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(axum::body::Body::from(genesis))
+                    .unwrap();
+            }
+            let r = reqwest::get(format!("{upstream}{path}")).await.unwrap();
+            let status = r.status().as_u16();
+            let kind = r
+                .headers()
+                .get("content-type")
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default();
+            let mut body = r.bytes().await.unwrap().to_vec();
+            if kind.starts_with("application/json") {
+                body = String::from_utf8(body)
+                    .unwrap()
+                    .replace(&other_hash, &real_hash)
+                    .into_bytes();
+            }
+            axum::response::Response::builder()
+                .status(status)
+                .header("content-type", kind)
+                .body(axum::body::Body::from(body))
+                .unwrap()
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let liar = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+
+    NodeProcess::new(&joiner_dir, "");
+    let joiner = joiner_dir.clone();
+    let peer = liar.clone();
+    let (code, out) = tokio::task::spawn_blocking(move || refused_join(&joiner, &peer, &peer))
+        .await
+        .unwrap();
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        out.contains(&format!("the snapshot served by {liar} is refused"))
+            && out.contains("its block 0 is")
+            && out.contains("another chain"),
+        "{out}"
+    );
+    let db = joiner_dir.join("data").join("chain.sqlite");
+    assert_eq!(stored_blocks(&db), 0, "a refused join commits nothing");
+
+    // The real chain's own snapshot is accepted through one URL, with the headers below it.
+    workload(&real.client(), 2).await;
+    let start = Instant::now();
+    while snapshot_heights(&real.url()).await.is_empty() {
+        assert!(start.elapsed() < Duration::from_secs(60), "no snapshot");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let mut joiner = Follower::new(&joiner_dir, &real.url());
+    joiner.start_with(&["--snapshot-from", &real.url()]).await;
+    assert!(
+        joiner
+            .log()
+            .contains("descends from this genesis's block 0"),
+        "{}",
+        joiner.log()
+    );
+    let headers = |url: String| async move {
+        reqwest::get(format!("{url}/v1/headers?from=0&count=3"))
+            .await
+            .unwrap()
+            .bytes()
+            .await
+            .unwrap()
+    };
+    let served = headers(joiner.node.url()).await;
+    assert_eq!(
+        served,
+        headers(real.url()).await,
+        "the joiner serves the same proof"
+    );
+    assert_eq!(
+        gamechain_chain::wire::headers::decode_headers(&served)
+            .unwrap()
+            .len(),
+        3
+    );
+}

@@ -543,7 +543,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
     drop(conn);
 
     let s = Storage::open(&path).expect("the migration");
-    assert_eq!(s.schema_version().unwrap(), 2);
+    assert_eq!(s.schema_version().unwrap(), 3);
     assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
     let after = reads_v2(&s, &txids);
     assert_eq!(before.len(), after.len());
@@ -593,6 +593,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
             "blocks",
             "code",
             "meta",
+            "old_headers",
             "state",
             "txs",
             "txs_by_sender",

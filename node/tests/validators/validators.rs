@@ -1077,6 +1077,9 @@ async fn load(urls: Vec<String>, chain_id: String, count: usize) {
 /// 3. restarted, it catches up and its shares count again; a dice duel joined on one validator
 ///    is rolled in the next block (the scheduled call wakes an idle proposer) from that block's
 ///    threshold beacon, and verifies (`verify --game --complete`) from another's transcript;
+///    Every step of that transcript carries its block's finality proof; a certificate with a
+///    flipped byte, or one moved to another step's block, is refused (exit 4, `finality.certificate`), a
+///    dropped one too (exit 5, `finality`): `finality_lies_are_caught`;
 /// 4. all four serve the same beacon in every header (`GET /v1/blocks/<h>`), each the genesis
 ///    group key's signature of its height, and the beacon metrics moved;
 /// 5. stopped, every data directory passes `gamechain verify` (which checks each beacon).
@@ -1212,6 +1215,14 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
         String::from_utf8_lossy(&out.stderr)
     );
     phase("a dice duel rolled from the threshold beacon and verified");
+    finality_lies_are_caught(
+        tmp.path(),
+        &vs[2].url,
+        &net.join("0/data/genesis.json"),
+        &id,
+    )
+    .await;
+    phase("forged and dropped finality certificates refused");
     let (h3, _) = same_head(&vs, &[0, 1, 2, 3], join_height + 1).await;
 
     // 4. One beacon per height, the same everywhere, each verifying.
@@ -1278,5 +1289,151 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     eprintln!(
         "threshold beacons: {h3} blocks, {:.1} s",
         started.elapsed().as_secs_f64()
+    );
+}
+
+/// `verify --game dice:<id>` of `url`'s transcript against the genesis file: exit code and
+/// the JSON report.
+fn verify_game_file(
+    cwd: &std::path::Path,
+    url: &str,
+    id: &str,
+    genesis: &std::path::Path,
+    t: &Value,
+    name: &str,
+) -> (i32, Value) {
+    let file = cwd.join(name);
+    std::fs::write(&file, serde_json::to_vec(t).unwrap()).unwrap();
+    let out = gamechain(
+        cwd,
+        Some(url),
+        &[
+            "verify",
+            "--game",
+            &format!("dice:{id}"),
+            "--transcript",
+            file.to_str().unwrap(),
+            "--genesis",
+            genesis.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|_| {
+        panic!(
+            "verify --json printed {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code().unwrap_or(-1), report)
+}
+
+/// A lying validator's transcript on a chain with validators (issue 43, item 2): the real
+/// transcript of game `id` from `url` verifies with every step's finality proof checked
+/// against the genesis set; one whose certificate has a flipped byte, or another block's
+/// certificate, is refused with `finality.certificate` (exit 4); one without a step's record
+/// with `finality` (exit 5).
+async fn finality_lies_are_caught(
+    cwd: &std::path::Path,
+    url: &str,
+    genesis: &std::path::Path,
+    id: &str,
+) {
+    let t: Value = reqwest::get(format!("{url}/v1/games/dice/{id}/transcript"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let steps = t["steps"].as_array().unwrap();
+    assert!(steps.len() >= 3, "create, join and the roll: {t}");
+    for (i, s) in steps.iter().enumerate() {
+        let f = &s["finality"];
+        assert!(
+            f["certificate"].is_string(),
+            "step {i} carries no finality: {s}"
+        );
+        let bytes = serde_json::to_string(f).unwrap().len();
+        eprintln!(
+            "step {i} (block {}): finality record {bytes} bytes, {} links",
+            s["height"],
+            f["links"].as_array().map_or(0, Vec::len)
+        );
+    }
+    let started = Instant::now();
+    let (code, report) = verify_game_file(cwd, url, id, genesis, &t, "real.json");
+    assert_eq!(
+        (code, report["result"].as_str()),
+        (0, Some("verified")),
+        "{report}"
+    );
+    assert_eq!(report["final_by_quorum_of"], 4, "{report}");
+    eprintln!(
+        "verify --game with finality: {} ms in the verifier, {:.0} ms with the process",
+        report["elapsed_ms"],
+        started.elapsed().as_secs_f64() * 1000.0
+    );
+
+    // A flipped byte in the last step's certificate (its last signature).
+    let last = steps.len() - 1;
+    let mut forged = t.clone();
+    let cert = forged["steps"][last]["finality"]["certificate"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut bytes = hex::decode(&cert).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    forged["steps"][last]["finality"]["certificate"] = Value::from(hex::encode(bytes));
+    let (code, report) = verify_game_file(cwd, url, id, genesis, &forged, "forged.json");
+    assert_eq!(code, 4, "{report}");
+    let d = &report["divergence"];
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(last as u64), Some("finality.certificate")),
+        "{report}"
+    );
+    let got = d["got"].as_str().unwrap();
+    assert!(
+        got.contains("not a quorum") || got.contains("not a finality certificate"),
+        "{report}"
+    );
+
+    // Another block's real certificate.
+    let other = if steps[0]["height"] != steps[last]["height"] {
+        0
+    } else {
+        1
+    };
+    let mut moved = t.clone();
+    moved["steps"][last]["finality"] = t["steps"][other]["finality"].clone();
+    moved["steps"][last]["finality"]["tx_count"] = t["steps"][last]["finality"]["tx_count"].clone();
+    let (code, report) = verify_game_file(cwd, url, id, genesis, &moved, "moved.json");
+    assert_eq!(code, 4, "{report}");
+    assert_eq!(
+        report["divergence"]["field"], "finality.certificate",
+        "{report}"
+    );
+
+    // No record at all for the first step.
+    let mut dropped = t.clone();
+    dropped["steps"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("finality");
+    let (code, report) = verify_game_file(cwd, url, id, genesis, &dropped, "dropped.json");
+    assert_eq!(
+        (code, report["result"].as_str()),
+        (5, Some("not_final")),
+        "{report}"
+    );
+    let d = &report["divergence"];
+    assert_eq!(
+        (d["index"].as_u64(), d["field"].as_str()),
+        (Some(0), Some("finality")),
+        "{report}"
+    );
+    assert!(
+        d["got"].as_str().unwrap().starts_with("step 0 (block "),
+        "{report}"
     );
 }

@@ -6,7 +6,7 @@
 //! [`Storage::open`] writes (the sequencer's); any number opened with [`Storage::open_reader`]
 //! only read (the API's).
 //!
-//! Schema (version 2; `meta.schema_version` counts the [`MIGRATIONS`] applied; the column
+//! Schema (version 3; `meta.schema_version` counts the [`MIGRATIONS`] applied; the column
 //! encodings are in `storage/codec.rs`):
 //!
 //! | table | columns | what |
@@ -17,6 +17,7 @@
 //! | `accounts` | `id` PK, `address` TEXT unique | every sender of an included transaction, numbered |
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
 //! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
+//! | `old_headers` | `height` PK, `header` (borsh) | the header of every block below the oldest in `blocks` (a snapshot join's proven chain of headers down to block 0, and pruned blocks' headers): `GET /v1/headers` serves them, so a node that joined from a snapshot or prunes can still prove its blocks descend from genesis |
 //! | `validator_finality` | `height` PK, `digest` BLOB, `certificate` BLOB or NULL | chains with validators only (made by [`Storage::ensure_validator_tables`]): each block's consensus digest and finality certificate |
 //! | `validator_evidence` | `id` PK, `kind` TEXT, `view`, `signer`, `data` BLOB, `received_ms`; unique (`kind`, `view`, `signer`) | chains with validators only (made by [`Storage::ensure_validator_tables`]): proof that a validator signed conflicting votes (`validator/evidence.rs`), at most [`MAX_EVIDENCE_PER_SIGNER`] per validator |
 //!
@@ -161,6 +162,9 @@ pub const MIGRATIONS: &[&str] = &[
     ALTER TABLE code_v2 RENAME TO code;
     CREATE UNIQUE INDEX txs_by_txid ON txs (txid);
     CREATE INDEX txs_by_sender ON txs (sender, nonce);",
+    // 3: the headers of blocks this node does not keep (below a snapshot join's base, or
+    // pruned), so that it can still prove any block's descent from block 0 (`GET /v1/headers`).
+    "CREATE TABLE old_headers (height INTEGER PRIMARY KEY, header BLOB NOT NULL);",
 ];
 
 /// A block's end-block receipts: `(module, receipt)` in module id order.
@@ -560,8 +564,8 @@ impl Storage {
             return Ok(());
         }
         register_functions(&self.conn)?;
-        // Whether a chain is stored: then converting it freed pages worth giving back.
-        let had_blocks = found >= 1
+        // Whether migration 2 converts a stored chain: then it frees pages worth giving back.
+        let had_blocks = (1..2).contains(&found)
             && self
                 .conn
                 .query_row("SELECT EXISTS (SELECT 1 FROM blocks)", [], |r| {
@@ -1355,6 +1359,12 @@ impl Storage {
         let finality = self.has_validator_tables()?;
         let tx = self.conn.transaction()?;
         tx.execute("DELETE FROM txs WHERE id < ?1", [first_kept_tx])?;
+        // The headers stay: every block's descent from block 0 remains provable.
+        tx.execute(
+            "INSERT OR REPLACE INTO old_headers (height, header) \
+             SELECT height, header FROM blocks WHERE height < ?1",
+            [cut as i64],
+        )?;
         tx.execute("DELETE FROM blocks WHERE height < ?1", [cut as i64])?;
         if finality {
             tx.execute(
@@ -1368,15 +1378,44 @@ impl Storage {
         Ok(cut)
     }
 
+    /// The borsh headers of blocks `from` to `from + count - 1` that this node holds, from its
+    /// blocks or its old headers, ascending, as `(height, header bytes)`; heights it does not
+    /// hold (above the head, or old headers it never had: a joined validator's) are missing
+    /// from the answer. Errors: SQLite failed.
+    pub fn headers(&self, from: u64, count: u64) -> Result<Vec<(u64, Vec<u8>)>, StorageError> {
+        let (Ok(lo), Ok(hi)) = (
+            i64::try_from(from),
+            i64::try_from(from.saturating_add(count)),
+        ) else {
+            return Ok(Vec::new());
+        };
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT height, header FROM old_headers WHERE height >= ?1 AND height < ?2 \
+             UNION ALL SELECT height, header FROM blocks WHERE height >= ?1 AND height < ?2 \
+             ORDER BY height",
+        )?;
+        let rows = stmt.query_map([lo, hi], |r| {
+            Ok((r.get::<_, i64>(0)? as u64, r.get::<_, Vec<u8>>(1)?))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            out.push(row?);
+        }
+        Ok(out)
+    }
+
     /// Makes an empty database the chain of `genesis_hash` starting at `block` (its base, from a
     /// snapshot: `replica/snapshot_join.rs`), in one transaction: `fill` is given a function that
     /// inserts one state entry (keys must be distinct) and returns the state's running hash,
     /// which must hash to `block`'s state root; then the block's rows (`senders` as in
     /// [`Storage::commit_block`]), the genesis module `code`, the chain's identity, the
     /// running hash and, on a chain with validators, the block's checked `finality` record and
-    /// its parent's digest (the `validator_finality` table must exist). Nothing is written unless all of it is. Returns `Ok(Err(refusal))` when
-    /// `fill` refused (its text) or the root does not match; errors: SQLite failed, or the
-    /// database holds a block already.
+    /// its parent's digest (the `validator_finality` table must exist), and the headers below
+    /// the block that `old_headers` yields (`(height, borsh header)`, the join's proven chain down
+    /// to block 0; none on a chain with validators, whose certificates bind the chain). Nothing
+    /// is written unless all of it is. Returns `Ok(Err(refusal))` when `fill` or `old_headers`
+    /// refused (its text) or the root does not match; errors: SQLite failed, or the database
+    /// holds a block already.
     #[allow(clippy::too_many_arguments)]
     pub fn import_base(
         &mut self,
@@ -1386,6 +1425,7 @@ impl Storage {
         genesis_hash: &str,
         engine_config_hash: &str,
         finality: Option<&BaseFinality>,
+        old_headers: &mut dyn Iterator<Item = Result<(u64, Vec<u8>), String>>,
         fill: impl FnOnce(
             &mut dyn FnMut(&str, &[u8]) -> Result<(), StorageError>,
         ) -> Result<Result<StateHash, String>, StorageError>,
@@ -1421,6 +1461,21 @@ impl Storage {
                 "INSERT OR REPLACE INTO code (hash, wasm) VALUES (?1, ?2)",
                 params![key.as_slice(), wasm],
             )?;
+        }
+        {
+            let mut put = tx.prepare_cached(
+                "INSERT OR REPLACE INTO old_headers (height, header) VALUES (?1, ?2)",
+            )?;
+            for item in old_headers {
+                match item {
+                    Ok((height, header)) => {
+                        let height = i64::try_from(height)
+                            .map_err(|_| corrupt("a header's height out of range"))?;
+                        put.execute(params![height, header])?;
+                    }
+                    Err(refused) => return Ok(Err(refused)),
+                }
+            }
         }
         set_meta(&tx, "genesis_hash", genesis_hash.as_bytes())?;
         set_meta(&tx, "engine_config_hash", engine_config_hash.as_bytes())?;

@@ -2,7 +2,9 @@
 //! (`GET /v1/games/<module>/<id>/transcript`, or `--transcript FILE`), the module's wasm by its
 //! code hash (`GET /v1/code/<hash>`, or `--code FILE`) and the genesis (`GET /v1/genesis`, or
 //! `--genesis FILE`: the trust anchor), then runs `verify::game` and prints each step or the
-//! first divergence. Exit 0 when every step matched, [`EXIT_DIVERGED`] on a divergence,
+//! first divergence. Exit 0 when every step matched, [`EXIT_DIVERGED`] on a divergence (on a
+//! chain with validators also a finality certificate that does not prove a step's block final),
+//! [`EXIT_NOT_FINAL`] when a step of a chain with validators carries no finality record,
 //! [`EXIT_ERROR`] when something could not be read.
 //!
 //! Everything read is bounded: the transcript at [`MAX_TRANSCRIPT_READ`] bytes, the wasm at the
@@ -15,7 +17,7 @@ use gamechain_client::client::Client;
 use gamechain_runtime::chain::Genesis;
 use gamechain_runtime::MAX_MODULE_BYTES;
 
-use crate::cli::verify::exit::{EXIT_DIVERGED, EXIT_ERROR};
+use crate::cli::verify::exit::{EXIT_DIVERGED, EXIT_ERROR, EXIT_NOT_FINAL};
 use crate::verify::game::report::GameReport;
 use crate::verify::game::{verify_game, GameCheck};
 use crate::verify::source::fetch_genesis;
@@ -153,7 +155,7 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
         Some(d) => writeln!(out, "{d}"),
         None => writeln!(
             out,
-            "verified: {} game {} ({} steps, code {} ({}), {}) in {} ms",
+            "verified: {} game {} ({} steps, code {} ({}), {}{}) in {} ms",
             report.module,
             report.game,
             report.steps.len(),
@@ -163,6 +165,12 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
                 "finished"
             } else {
                 "not finished"
+            },
+            match report.final_by_quorum {
+                Some(n) => format!(
+                    ", every block final by a quorum of the {n} genesis validators' certificates"
+                ),
+                None => String::new(),
             },
             report.elapsed_ms
         ),
@@ -199,9 +207,9 @@ pub async fn run_verify_game(args: GameArgs, out: &mut dyn Write) -> Result<u8, 
     } else {
         print_text(&report, out).map_err(|e| e.to_string())?;
     }
-    Ok(if report.divergence.is_some() {
-        EXIT_DIVERGED
-    } else {
-        0
+    Ok(match report.result() {
+        "verified" => 0,
+        "not_final" => EXIT_NOT_FINAL,
+        _ => EXIT_DIVERGED,
     })
 }

@@ -8,10 +8,12 @@ use gamechain_runtime::chain::merkle::inclusion_proof;
 use gamechain_sdk::Amount;
 use serde_json::Value;
 
+use crate::proof::step_finality::step_finality;
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
 use gamechain_chain::wire::transcript::{
-    CallRef, Step, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS,
+    CallRef, Step, StepFinality, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS,
 };
+use gamechain_chain::wire::Block;
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
 
@@ -110,6 +112,7 @@ pub fn build(
         if indexes.is_empty() && calls.is_empty() {
             continue;
         }
+        let finality = block_finality(chain, &block)?;
         let txids: Vec<[u8; 32]> = block.txs.iter().map(|t| t.tx.txid_bytes()).collect();
         let scheduled = block.scheduled.len();
         let receipts: Vec<[u8; 32]> = block
@@ -147,6 +150,7 @@ pub fn build(
                 receipt_index: None,
                 tx_proof: Vec::new(),
                 receipt_proof: hexes(inclusion_proof(&receipts, at).expect("at < len")),
+                finality: finality.clone(),
             };
             push_step(&mut steps, &mut bytes, step, &game)?;
             has_calls = true;
@@ -168,6 +172,7 @@ pub fn build(
                 receipt_index: (scheduled > 0).then_some(leaf as u64),
                 tx_proof: hexes(inclusion_proof(&txids, i as usize).expect("i < len")),
                 receipt_proof: hexes(inclusion_proof(&receipts, leaf).expect("leaf < len")),
+                finality: finality.clone(),
             };
             push_step(&mut steps, &mut bytes, step, &game)?;
         }
@@ -207,6 +212,15 @@ pub fn build(
         start_balances: start_balances(&steps),
         steps,
     })
+}
+
+/// On a chain with validators, what proves `block` final (`proof/step_finality.rs`; `None`
+/// when the node holds no certificate close enough); `None` on a single sequencer's chain.
+fn block_finality(chain: &Chain, block: &Block) -> Result<Option<StepFinality>, ChainError> {
+    if chain.genesis().validators.is_none() {
+        return Ok(None);
+    }
+    chain.read_db(|db| step_finality(db, block))
 }
 
 /// Adds `step`, refusing a transcript over [`MAX_TRANSCRIPT_TXS`] steps or

@@ -5,15 +5,18 @@
 //! | file | owns |
 //! |---|---|
 //! | `checks.rs` | a step's txid, signature, action, header signer, order and inclusion proofs |
+//! | `finality.rs` | on a chain with validators, that a quorum of the genesis set finalized each step's block |
 //! | `replay.rs` | re-executing the ops with the runtime's executor and comparing receipts |
 //! | `report.rs` | [`report::GameReport`], [`report::GameDivergence`] |
 //!
 //! Order of the checks: the transcript against the genesis (hash, chain id, sequencer), the
 //! module and game asked for, the wasm against the code hash (and its size); then for each
-//! step, in order, [`checks::check_step`] and the re-execution; then, with `complete`, that
+//! step, in order, [`checks::check_step`], on a chain with validators
+//! [`finality::check_final`], and the re-execution; then, with `complete`, that
 //! the game finished. The first failure is the report's divergence.
 
 pub mod checks;
+pub mod finality;
 pub mod replay;
 pub mod report;
 
@@ -49,6 +52,7 @@ pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) 
         code_hash: transcript.code_hash.clone(),
         finished: divergence.is_none() && shown_finished(transcript),
         code_origin: code_origin(check.genesis, transcript),
+        final_by_quorum: check.genesis.validators.as_ref().map(|v| v.set.len()),
         steps,
         divergence,
         elapsed_ms: started.elapsed().as_millis() as u64,
@@ -147,12 +151,16 @@ fn run(
             "none",
         ));
     }
+    let finality = finality::checker(genesis, &genesis_hash)?;
     let mut replay = replay::GameReplay::new(genesis, t, wasm)?;
     let mut previous = None;
     for (i, step) in t.steps.iter().enumerate() {
         if step.call.is_some() {
             let call = checks::check_call_step(genesis, &t.module, i, step, previous)?;
             belongs_to_game(i, step, &t.module, &t.game)?;
+            if let Some(c) = &finality {
+                finality::check_final(c, i, step)?;
+            }
             let receipt = replay.run_call(i, step, &call)?;
             previous = Some(step);
             steps.push(StepReport {
@@ -176,6 +184,9 @@ fn run(
             _ => None,
         };
         belongs_to_game(i, step, &t.module, &t.game)?;
+        if let Some(c) = &finality {
+            finality::check_final(c, i, step)?;
+        }
         let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
         previous = Some(step);
         let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)

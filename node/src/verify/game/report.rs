@@ -17,7 +17,9 @@ pub struct GameDivergence {
     /// What differs: `genesis_hash`, `chain_id`, `sequencer`, `module`, `game`, `code_hash`,
     /// `code_size`, `code`, `txid`, `signature`, `action`, `height`, `order`, `block`,
     /// `header_signature`, `tx_proof`, `receipt_proof`, `ok`, `error`, `events`,
-    /// `fuel_used`, `finished`, `steps`, `game` (a step not of this game).
+    /// `fuel_used`, `finished`, `steps`, `game` (a step not of this game), `finality` (a chain
+    /// with validators: a step without a finality record), `finality.certificate` (a record that
+    /// does not prove the block final).
     pub field: String,
     /// What the transcript (or the node) says.
     pub expected: String,
@@ -109,6 +111,9 @@ pub struct GameReport {
     pub finished: bool,
     /// `genesis` (the genesis names this code hash for the module) or `named by the node`.
     pub code_origin: &'static str,
+    /// On a chain with validators, the size of the genesis set whose quorum's certificates
+    /// each verified step's block was checked against (`None`: a single sequencer's chain).
+    pub final_by_quorum: Option<usize>,
     /// Steps that matched, in order (all of them when there is no divergence).
     pub steps: Vec<StepReport>,
     /// The first divergence.
@@ -118,12 +123,13 @@ pub struct GameReport {
 }
 
 impl GameReport {
-    /// `verified` or `diverged`.
+    /// `verified`, `not_final` (a step on a chain with validators carries no finality record:
+    /// `gamechain verify`'s word for blocks no certificate covers) or `diverged`.
     pub fn result(&self) -> &'static str {
-        if self.divergence.is_some() {
-            "diverged"
-        } else {
-            "verified"
+        match &self.divergence {
+            None => "verified",
+            Some(d) if d.field == "finality" => "not_final",
+            Some(_) => "diverged",
         }
     }
 
@@ -136,6 +142,7 @@ impl GameReport {
             "code_hash": self.code_hash,
             "finished": self.finished,
             "code_origin": self.code_origin,
+            "final_by_quorum_of": self.final_by_quorum,
             "steps": self.steps,
             "divergence": self.divergence,
             "elapsed_ms": self.elapsed_ms,

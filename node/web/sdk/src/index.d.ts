@@ -564,6 +564,17 @@ export interface TranscriptStep {
   receipt_index?: number;
   tx_proof?: string[];
   receipt_proof: string[];
+  /** A chain with validators: what proves the block final (checked when `VerifyOptions.validators` is given). */
+  finality?: StepFinality;
+}
+
+/** A step's finality record: the block's consensus digest from its parent's, its header and its transactions' signatures (hashed), chained through `links` (its descendants, at most 64) to `certificate` (Commonware's encoded ed25519 finalization, hex). */
+export interface StepFinality {
+  parent_digest: string;
+  tx_count: number;
+  signatures_hash: string;
+  links?: { header_hash: string; header_signature: string; tx_count: number; signatures_hash: string }[];
+  certificate: string;
 }
 
 /** `GET /v1/games/<module>/<id>/transcript`. `start_balances` is declared by the node, not proven. */
@@ -619,8 +630,12 @@ export interface VerifiedStep {
 export interface VerifyOptions {
   /** The chain's block signer (the trust anchor); default: the transcript's own. */
   sequencer?: string;
-  /** The accepted header signers (a chain with validators: the genesis set's addresses); default `[sequencer]`. Finality certificates are not checked. */
+  /** The accepted header signers (a chain with validators: the genesis set's addresses; requires `validators`); default `[sequencer]`, or the addresses of `validators`. */
   signers?: string[];
+  /** The genesis's `validators` (a chain with validators): every step's `finality` must prove its block final by a quorum of their consensus keys (divergence `finality` without one, `finality.certificate` for one that does not). */
+  validators?: { set: { address: string; consensus_key: string }[] } | null;
+  /** The chain's genesis hash (`GET /v1/status`'s `genesis_hash`): the transcript must name it, and it is the certificates' namespace; it tells a relaunched chain with the same keys and chain id apart. Default: the transcript's own; required with `validators` (divergence `genesis_hash`). */
+  genesisHash?: string;
   /** The chain id; default: the transcript's own. */
   chainId?: string;
   /** The genesis's `beacon.public_key` (null: a chain without a beacon); default: the transcript's `beacon_key`. */
@@ -653,6 +668,8 @@ export interface VerifyResult {
   beaconKey: string | null;
   /** Distinct block beacons verified. */
   beaconsVerified: number;
+  /** Steps whose block's finality certificate verified against `validators` (null: none given). */
+  finalityVerified: number | null;
   /** `genesis` when the code hash is the genesis module's, else the node named it (an upload or an upgrade). */
   codeOrigin: 'genesis' | 'named by the node';
   elapsedMs: number;
@@ -662,6 +679,20 @@ export interface VerifyResult {
 
 /** Checks a transcript against the module's wasm: signatures, inclusion proofs, order, and every op re-executed (no fuel). */
 export function verifyTranscript(transcript: Transcript, wasmBytes: Uint8Array | ArrayBuffer, opts: VerifyOptions): Promise<VerifyResult>;
+/** A step's finality record checked against the genesis set (`finalityParticipants`, `finalityNamespace`) and its header hash: the height whose certificate finalized it, or why not. */
+export function checkStepFinality(set: { participants: Uint8Array[]; namespace: Uint8Array }, step: TranscriptStep, headerHash: string): { certified: number } | { problem: string };
+/** Null when `certificate` is a finalization of `digest` by a quorum of `participants` under `namespace`, else why not. */
+export function certificateProblem(participants: Uint8Array[], namespace: Uint8Array, digest: Uint8Array, certificate: Uint8Array): string | null;
+/** Decodes an encoded ed25519 finalization for a set of `n` validators. */
+export function decodeFinalization(bytes: Uint8Array, n: number): { view: number; payload: Uint8Array; proposal: Uint8Array; signers: number[]; signatures: Uint8Array[] };
+/** A block's consensus digest: SHA-256("gamechain/proposal/v1" ‖ parent ‖ header hash ‖ u32 LE len ‖ header signature ‖ u32 LE tx count ‖ signatures hash). */
+export function digestFromParts(parent: Uint8Array, headerHash: Uint8Array, headerSignature: string, txCount: number, signaturesHash: Uint8Array): Uint8Array;
+/** `gamechain/<chain id>/<genesis hash>` as bytes. */
+export function finalityNamespace(chainId: string, genesisHash: string): Uint8Array;
+/** The set's consensus keys (hex) in signer order (sorted by their bytes). */
+export function finalityParticipants(consensusKeys: string[]): Uint8Array[];
+export const MAX_FINALITY_LINKS: number;
+export const MAX_CERTIFICATE_BYTES: number;
 /** RFC 9162 §2.1.3.2 inclusion check: `leaf` at `index` of `size` leaves under `root`. */
 export function verifyInclusion(leaf: Uint8Array, index: number, size: number, proof: string[], root: Uint8Array): boolean;
 /** The block hash of a header (SHA-256 of its borsh encoding: format 1, or 2 with a beacon), hex. */

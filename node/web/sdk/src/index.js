@@ -12,5 +12,6 @@ export { eventsOfBlock } from './chain/game_feed.js';
 export { Rps, rpsCommitment, rpsReveal, rpsChoices, RPS_CHOICES, RPS_COMMIT_DOMAIN, RPS_STATE_BYTES } from './channel/rps.js';
 export { Session, MAX_SESSION_MODULES, MAX_SESSION_HORIZON_MS } from './keys/session.js';
 export { verifyTranscript, verifyInclusion, headerHash, headerBytes, receiptHash, scheduledReceiptHash, merkleRoot, blockReceiptRoot, canonicalJson, rawMember, MAX_VERIFY_MODULE_BYTES, MAX_VERIFY_STEPS, VERIFY_TIMEOUT_MS, DEFAULT_FUEL_APPLY } from './verify/verify.js';
+export { checkStepFinality, certificateProblem, decodeFinalization, digestFromParts, finalityNamespace, finalityParticipants, MAX_FINALITY_LINKS, MAX_CERTIFICATE_BYTES } from './verify/finality.js';
 export { verifyBeacon, verifyBeacons, beaconMessage, drawBytes, drawer, BEACON_NAMESPACE, BEACON_DST, BEACON_BYTES, BEACON_PUBLIC_KEY_BYTES } from './verify/beacon.js';
 export { sealMove, checkSealed, openSealed, plaintextOf, SEALED_BYTES, SEAL_PLAINTEXT_BYTES, MAX_SEAL_TAG_BYTES } from './verify/seal.js';

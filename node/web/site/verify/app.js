@@ -192,15 +192,20 @@ async function check(transcript, bytes, source) {
   $('sealed-view').hidden = true;
   try {
     const genesis = await chain.genesis();
+    // The genesis hash of this node's chain (the same trust as its genesis): a transcript of
+    // another chain with the same keys and chain id (a relaunch) names another one.
+    const { genesis_hash: genesisHash } = await chain.status();
     const wasm = await chain.code(transcript.code_hash);
-    // A chain with validators: a header is signed by the validator that proposed it.
+    // A chain with validators: a header is signed by the validator that proposed it, and each
+    // step's block must be proven final by a quorum of the genesis set (its certificate).
     const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : undefined;
+    const validators = genesis.validators ?? null;
     // The game checked: the one in the address (its module tictactoe unless named), else, for
     // a file on a bare /verify/, the one the file names, said so on the page.
     const want = asked.id ? { module, game: id } : { module: String(transcript.module), game: String(transcript.game) };
     $('game').textContent = `${want.module}:${want.game}${asked.id ? '' : ' (as the file names it)'}`;
     const r = await verifyTranscript(transcript, wasm, {
-      sequencer: genesis.sequencer, signers, chainId: genesis.chain_id, genesisModules: genesis.modules,
+      sequencer: genesis.sequencer, signers, validators, chainId: genesis.chain_id, genesisHash, genesisModules: genesis.modules,
       beaconKey: genesis.beacon?.public_key ?? null, fuelApply: genesis.fuel_apply, ...want,
     });
     const rows = r.steps.map(stepRow);
@@ -221,9 +226,10 @@ async function check(transcript, bytes, source) {
     drawBoard(transcript, r.steps);
     drawDice(transcript, r.steps);
     drawSealed(transcript, r.steps);
-    const beacons = r.beaconKey ? ` ${r.beaconsVerified} block beacon${r.beaconsVerified === 1 ? '' : 's'} verified under the genesis key.` : '';
+    const beacons = (r.beaconKey ? ` ${r.beaconsVerified} block beacon${r.beaconsVerified === 1 ? '' : 's'} verified under the genesis key.` : '')
+      + (r.finalityVerified !== null ? ` Finality: every step's block proven final by a quorum of the ${validators.set.length} genesis validators (${r.finalityVerified} certificate${r.finalityVerified === 1 ? '' : 's'} checked).` : '');
     $('status').textContent = r.ok
-      ? `✓ Verified: all ${r.steps.length} steps match (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).${beacons}`
+      ? `✓ Verified: ${r.steps.length === 1 ? 'its 1 step matches' : `all ${r.steps.length} steps match`} (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).${beacons}`
       : `✗ Diverged after ${r.steps.length} matching steps.`;
     $('status').className = r.ok ? 'ok' : 'fail';
     $('facts').textContent = `${source}: ${bytes} bytes, code ${transcript.code_hash.slice(0, 16)}…, verified in ${r.elapsedMs} ms${r.isolated ? ' (in a Worker)' : ''}.`;

@@ -8,6 +8,7 @@
 //! | [`tx`] | [`TxRecord`], [`TxStatus`]: `GET /v1/tx/<txid>`; [`TxidAnswer`]: `POST /v1/tx` |
 //! | [`batch`] | [`TxBatch`], [`TxBatchAnswer`], [`BatchResult`]: `POST /v1/txs` |
 //! | [`events`] | [`GameEvent`]: one module event of `GET /v1/ws/events` |
+//! | [`headers`] | `GET /v1/headers`: consecutive block headers in binary, the proof that a block descends from block 0 |
 //! | [`evidence`] | [`Evidence`], [`EvidencePage`]: `GET /v1/evidence` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
 //! | [`transcript`] | [`transcript::Transcript`]: `GET /v1/games/<module>/<id>/transcript`, read by `gamechain verify --game` and the JS SDK |
@@ -19,6 +20,7 @@ pub mod batch;
 pub mod block;
 pub mod events;
 pub mod evidence;
+pub mod headers;
 pub mod node;
 pub mod query;
 pub mod transcript;

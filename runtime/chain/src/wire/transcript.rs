@@ -23,6 +23,20 @@
 //! beacon key (192 hex), and every step's header its beacon. A verifier re-executes a call step
 //! from its own queue (the call an earlier step scheduled), drawing from the header's beacon
 //! (`docs/verify-a-match.md`).
+//!
+//! **Finality** (a chain with validators; absent on a single sequencer's, so its transcripts
+//! are unchanged): every step carries `finality` ([`StepFinality`]), what proves its block
+//! final against the genesis validator set — the block's consensus digest recomputed from its
+//! parent's digest, the step's signed header and its transactions' signatures (by their hash),
+//! then chained through at most [`MAX_FINALITY_LINKS`] descendants ([`FinalityLink`]) to the
+//! first block with a finality certificate of its own, which must be a quorum's finalization
+//! of that digest (`node/src/proof/finality.rs`, `node/src/proof/step_finality.rs`):
+//!
+//! ```json
+//! "finality": {"parent_digest": "<64 hex>", "tx_count": 3, "signatures_hash": "<64 hex>",
+//!              "links": [{"header_hash", "header_signature", "tx_count", "signatures_hash"}…],
+//!              "certificate": "<hex of the certificate>"}
+//! ```
 
 use std::collections::BTreeMap;
 
@@ -117,6 +131,61 @@ pub struct Step {
     pub tx_proof: Vec<String>,
     /// Audit path of the receipt's hash under `receipt_root`, hex.
     pub receipt_proof: Vec<String>,
+    /// On a chain with validators: the proof that the step's block is final (absent on a
+    /// single sequencer's chain, and when the node holds no certificate within
+    /// [`MAX_FINALITY_LINKS`] blocks of it: then a verifier refuses the step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finality: Option<StepFinality>,
+}
+
+/// Most descendants a [`StepFinality`] chains through to a certificate: a block further than
+/// that from the nearest certified block gets no finality record in a transcript (bounds a
+/// step's record to at most about 46 KiB of links beside its certificate of at most 16 KiB, 32
+/// KiB as hex; a real one on a 4-validator testnet is 673 bytes, a link about 230).
+pub const MAX_FINALITY_LINKS: usize = 64;
+
+/// Largest header signature text a [`FinalityLink`] may carry (a block signer's signature is
+/// 88 base64 characters).
+pub const MAX_LINK_SIGNATURE_CHARS: usize = 512;
+
+/// What proves a step's block final on a chain with validators. The block's consensus digest
+/// is `SHA-256("gamechain/proposal/v1" ‖ parent_digest ‖ header hash ‖ u32 LE length ‖ header
+/// signature text ‖ u32 LE tx_count ‖ signatures_hash)` (`node/src/proof/digest.rs`), the
+/// header being the step's; each link then gives the next block's digest from the one before;
+/// `certificate` must finalize the last digest (the step's own block's when `links` is
+/// empty).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepFinality {
+    /// Lowercase hex of the consensus digest of the block's parent (32 bytes).
+    pub parent_digest: String,
+    /// Transactions in the block (equal to the step's `tx_count` for a transaction's step).
+    pub tx_count: u32,
+    /// Lowercase hex SHA-256 of the block's transactions' signatures in block order, each as
+    /// u32 LE length ‖ its text.
+    pub signatures_hash: String,
+    /// The descendants from the block's child to the certified block, in height order (empty:
+    /// the block has a certificate of its own); at most [`MAX_FINALITY_LINKS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<FinalityLink>,
+    /// Lowercase hex of the finality certificate of the last block (Commonware simplex's
+    /// encoded ed25519 `Finalization`, at most 16 KiB).
+    pub certificate: String,
+}
+
+/// One descendant block in a [`StepFinality`]: what its consensus digest covers beside its
+/// parent's digest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FinalityLink {
+    /// Lowercase hex of its header hash (32 bytes).
+    pub header_hash: String,
+    /// Its header's signature text (at most [`MAX_LINK_SIGNATURE_CHARS`]).
+    pub header_signature: String,
+    /// Its transaction count.
+    pub tx_count: u32,
+    /// Lowercase hex SHA-256 of its transactions' signatures (as in [`StepFinality`]).
+    pub signatures_hash: String,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -406,14 +406,23 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
     let code = BTreeMap::new();
     // A root that does not match: refused, nothing written.
     let refused = s
-        .import_base(&base, &[], &code, "g", "e", None, |insert| {
-            for (k, v) in entries.iter().skip(1) {
-                insert(k.as_str(), v.as_slice())?;
-            }
-            Ok(Ok(StateHash::from_entries(
-                entries.iter().skip(1).map(|(k, v)| (k, v)),
-            )))
-        })
+        .import_base(
+            &base,
+            &[],
+            &code,
+            "g",
+            "e",
+            None,
+            &mut std::iter::empty(),
+            |insert| {
+                for (k, v) in entries.iter().skip(1) {
+                    insert(k.as_str(), v.as_slice())?;
+                }
+                Ok(Ok(StateHash::from_entries(
+                    entries.iter().skip(1).map(|(k, v)| (k, v)),
+                )))
+            },
+        )
         .unwrap();
     assert!(refused.unwrap_err().contains("state root"));
     assert!(s.head().unwrap().is_none());
@@ -421,15 +430,41 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
     assert!(s.load_state().unwrap().map.is_empty());
     // A refusal by the filler: nothing written either.
     let refused = s
-        .import_base(&base, &[], &code, "g", "e", None, |insert| {
-            insert("a", &b"1"[..])?;
-            Ok(Err("bad chunk".into()))
-        })
+        .import_base(
+            &base,
+            &[],
+            &code,
+            "g",
+            "e",
+            None,
+            &mut std::iter::empty(),
+            |insert| {
+                insert("a", &b"1"[..])?;
+                Ok(Err("bad chunk".into()))
+            },
+        )
         .unwrap();
     assert_eq!(refused, Err("bad chunk".to_string()));
     assert!(s.load_state().unwrap().map.is_empty());
-    // The matching state: the chain starts at the base.
-    s.import_base(&base, &[], &code, "g", "e", None, |insert| {
+    // A refusal among the old headers: nothing written either.
+    let mut bad = [
+        Ok((0, vec![1u8])),
+        Err("header 1 is not chained".to_string()),
+    ]
+    .into_iter();
+    let refused = s
+        .import_base(&base, &[], &code, "g", "e", None, &mut bad, |insert| {
+            for (k, v) in &entries {
+                insert(k.as_str(), v.as_slice())?;
+            }
+            Ok(Ok(hash.clone()))
+        })
+        .unwrap();
+    assert_eq!(refused, Err("header 1 is not chained".to_string()));
+    assert!(s.headers(0, 100).unwrap().is_empty());
+    // The matching state: the chain starts at the base, its old headers below it.
+    let mut old = (0..40u64).map(|h| Ok((h, vec![h as u8])));
+    s.import_base(&base, &[], &code, "g", "e", None, &mut old, |insert| {
         for (k, v) in &entries {
             insert(k.as_str(), v.as_slice())?;
         }
@@ -443,9 +478,25 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
     assert_eq!(s.oldest_height().unwrap(), Some(40));
     assert_eq!(s.chain_identity().unwrap(), Some(("g".into(), "e".into())));
     assert!(s.block(39).unwrap().is_none());
+    let headers = s.headers(38, 4).unwrap();
+    assert_eq!(
+        headers.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+        vec![38, 39, 40]
+    );
+    assert_eq!(headers[0].1, vec![38]);
+    assert_eq!(headers[2].1, borsh::to_vec(&base.header.header).unwrap());
     // A second import is refused.
     assert!(s
-        .import_base(&base, &[], &code, "g", "e", None, |_| Ok(Ok(hash.clone())))
+        .import_base(
+            &base,
+            &[],
+            &code,
+            "g",
+            "e",
+            None,
+            &mut std::iter::empty(),
+            |_| Ok(Ok(hash.clone()))
+        )
         .is_err());
 
     // A snapshot written from a read transaction holds exactly that state.
@@ -506,6 +557,21 @@ fn pruning_deletes_old_blocks_and_their_transactions_never_the_head() {
     // Never the head, whatever asked.
     assert_eq!(s.prune_blocks_below(1000, 1000).unwrap(), 10);
     assert_eq!(s.head().unwrap().unwrap().header.header.height, 10);
+    // Every header stays, chained from block 0 to the head.
+    let headers = s.headers(0, 100).unwrap();
+    assert_eq!(
+        headers.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+        (0..=10).collect::<Vec<_>>()
+    );
+    let mut prev = [0; 32];
+    for (_, bytes) in &headers {
+        let h: Header = borsh::from_slice(bytes).unwrap();
+        assert_eq!(h.prev_hash, prev);
+        prev = h.hash();
+    }
+    assert_eq!(prev, s.head().unwrap().unwrap().header.header.hash());
+    assert_eq!(s.headers(3, 2).unwrap().len(), 2);
+    assert!(s.headers(11, 5).unwrap().is_empty());
 }
 
 #[test]
@@ -526,6 +592,7 @@ fn a_base_on_a_validator_chain_keeps_its_parents_digest_to_serve_the_snapshot_on
         "g",
         "e",
         Some(&finality),
+        &mut std::iter::empty(),
         |insert| {
             for (k, v) in &entries {
                 insert(k.as_str(), v.as_slice())?;

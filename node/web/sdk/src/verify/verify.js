@@ -25,7 +25,10 @@
 //   the chain does them (verify_host.js): each `seal` re-checks its envelope's proof under the
 //   beacon key the headers' beacons were checked under (a move sealed under another key is
 //   refused, as the chain refuses it), and a sealed call's step, in the block of its round,
-//   opens its envelope with that block's checked beacon.
+//   opens its envelope with that block's checked beacon;
+// - on a chain with validators (`opts.validators`, the genesis set): every step's `finality`
+//   record proves its block final, a quorum of the set's ed25519 signatures over its consensus
+//   digest or a descendant's chained to it (`checkStepFinality`, finality.js).
 // The trust anchor is `opts.sequencer` (the chain's block signer), `opts.chainId` and
 // `opts.beaconKey`; without them the transcript's own are used, which proves only that the answer
 // is self-consistent. A caller that pins the signer but not the beacon key of a transcript that
@@ -40,6 +43,7 @@ import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from 
 import { replayGame } from './verify_host.js';
 import { verifyBeacon, verifyBeacons } from './beacon.js';
 import { checkSealed, openSealed, SEAL_MODULE_URL } from './seal.js';
+import { checkStepFinality, finalityNamespace, finalityParticipants, MAX_FINALITY_LINKS } from './finality.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -313,6 +317,7 @@ function after(a, b) {
  * @param {object} transcript the node's JSON answer (version 1, or 2 with scheduled calls' steps)
  * @param {Uint8Array|ArrayBuffer} wasmBytes the module's code
  * @param {{sequencer?: string, signers?: string[], chainId?: string, beaconKey?: string|null,
+ *   validators?: {set: {address: string, consensus_key: string}[]}|null, genesisHash?: string,
  *   fuelApply?: number, module: string,
  *   game: string, complete?: boolean, timeoutMs?: number, worker?: 'auto'|'always'|'never',
  *   genesisModules?: {id: string, code_hash: string}[]}} opts `module` and `game`: the game
@@ -320,13 +325,21 @@ function after(a, b) {
  *   genesis's `modules`, to say whether the code hash is the genesis module's (`codeOrigin`);
  *   `beaconKey`: the genesis's `beacon.public_key` (null: a chain without a beacon; default the
  *   transcript's `beacon_key`); `fuelApply`: the genesis's `fuel_apply` (the bound of a scheduled
- *   call's fuel; default the transcript's, else 10,000,000)
+ *   call's fuel; default the transcript's, else 10,000,000); `validators`: the genesis's
+ *   `validators` on a chain with validators (the block signers default to their addresses, and
+ *   every step's `finality` must prove its block final by a quorum of their consensus keys:
+ *   divergence `finality` without a record, `finality.certificate` for one that does not;
+ *   required when `signers` is given); `genesisHash`: the chain's genesis hash, which the
+ *   transcript must name (it tells a relaunched chain with the same keys and chain id apart, and
+ *   is the certificates' namespace; default the transcript's; required with `validators`)
  * @returns {Promise<{ok: boolean, steps: object[], divergence: null|{index: number|null,
  *   txid: string|null, call: number|null, field: string, expected: string, got: string},
  *   module: string|null, game: string|null, finished: boolean, beaconKey: string|null,
- *   beaconsVerified: number,
+ *   beaconsVerified: number, finalityVerified: number|null,
  *   codeOrigin: 'genesis'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
- *   `finished`: the verified last step finished the game (never the node's word alone)
+ *   `finished`: the verified last step finished the game (never the node's word alone);
+ *   `finalityVerified`: steps whose block's finality certificate verified (null: no validator
+ *   set given)
  */
 export async function verifyTranscript(transcript, wasmBytes, opts) {
   opts = opts ?? {};
@@ -335,6 +348,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   let isolated = null;
   let finished = false;
   let beaconKey = null;
+  let finalityVerified = null;
   const beaconChecks = new Map(); // `${height} ${beacon}` → verified
   const codeOrigin = () => (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash) ? 'genesis' : 'named by the node');
   const finish = (divergence) => ({
@@ -346,6 +360,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     finished: divergence === null && finished,
     beaconKey,
     beaconsVerified: [...beaconChecks.values()].filter(Boolean).length,
+    finalityVerified,
     codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
     isolated,
@@ -358,7 +373,31 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   if (t.chain_id !== chainId) return whole('chain_id', chainId, t.chain_id);
   const sequencer = opts.sequencer ?? t.sequencer;
   if (t.sequencer !== sequencer) return whole('sequencer', sequencer, t.sequencer);
-  const signers = opts.signers ?? [sequencer];
+  // The genesis hash: what tells two chains with the same keys and chain id apart (a relaunch).
+  // A caller pinning the validator set must pin it too: it is the certificates' namespace, and
+  // the transcript's own would let another chain's finalized game pass as this one's.
+  if (opts.validators !== undefined && opts.validators !== null && opts.genesisHash === undefined) {
+    return whole('genesis_hash', 'the genesis hash pinned beside the validator set (opts.genesisHash: GET /v1/status genesis_hash)', 'none given');
+  }
+  const genesisHash = opts.genesisHash ?? t.genesis_hash;
+  if (t.genesis_hash !== genesisHash) return whole('genesis_hash', genesisHash, t.genesis_hash);
+  // Finality (a chain with validators): the genesis set pinned by the caller
+  // (`opts.validators`: genesis.validators), and every step's block proven final by a quorum
+  // of it (finality.js). A caller naming validators as block signers must pin the set: a header
+  // signed by one validator alone is not the chain's.
+  let finalitySet = null;
+  if (opts.validators !== undefined && opts.validators !== null) {
+    try {
+      const set = opts.validators.set;
+      finalitySet = { participants: finalityParticipants(set.map((v) => v?.consensus_key)), namespace: finalityNamespace(chainId, genesisHash) };
+    } catch (e) {
+      return whole('finality', 'the genesis validator set (opts.validators: genesis.validators)', e?.message ?? e);
+    }
+  } else if (opts.signers !== undefined) {
+    return whole('finality', 'the genesis validator set pinned beside the block signers (opts.validators: genesis.validators)', 'none given');
+  }
+  if (finalitySet !== null) finalityVerified = 0;
+  const signers = opts.signers ?? (finalitySet !== null ? opts.validators.set.map((v) => v.address) : [sequencer]);
   // The beacon key: the caller's (the genesis's) when given, and the transcript must name the
   // same; a chain without one has none and its headers carry no beacon.
   const keyOf = (k) => (k === undefined || k === null ? null : k);
@@ -463,6 +502,14 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
       if (!verifyMessage(h.sequencer, headerHash(h), s.header.signature)) { fail(at('header_signature', 'the block signer\'s signature of the header', 'a signature that does not verify')); break; }
       const problem = beaconProblem(h);
       if (problem !== null) { fail(at('header.beacon', "the genesis beacon key's signature of this height", problem)); break; }
+      if (finalitySet !== null) {
+        if (s.finality === undefined || s.finality === null) {
+          fail(at('finality', `a finality certificate of block ${h.height} (its own or a descendant's within ${MAX_FINALITY_LINKS} blocks) by a quorum of the genesis validators`, `step ${i} (block ${h.height}) carries no finality record`)); break;
+        }
+        const r = checkStepFinality(finalitySet, s, headerHash(h));
+        if (r.problem !== undefined) { fail(at('finality.certificate', `block ${h.height} finalized by a quorum of the genesis validators`, `step ${i} (block ${h.height}): ${r.problem}`)); break; }
+        finalityVerified++;
+      }
       // Its inclusion under the signed roots.
       const bad = 'a proof that does not lead to the signed root';
       if (isCall) {
