@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::common::{rss, silent_subscriber, NodeProcess};
+use crate::common::{heavy, rss, silent_subscriber, NodeProcess};
 use futures_util::StreamExt;
 use gamechain_client::client::Client;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
@@ -67,6 +67,10 @@ async fn send_big(client: Client, key: SecretKey, i: usize, stop: Arc<AtomicU64>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
+    // 2,000 sockets whose send buffers fill: not beside another test that fills sockets (a
+    // loaded full run once hit the kernel's TCP memory limit, `tcp_mem`, and every connection
+    // of this test was reset).
+    let _heavy = heavy();
     let started = Instant::now();
     let fds = raise_fd_limit();
     // Each silent client takes a descriptor here and one in the node (which inherits the limit).
@@ -233,6 +237,7 @@ async fn upgrade(addr: std::net::SocketAddr, path: &str) -> (u16, tokio::net::Tc
 /// before, at the peak and after is printed.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_closed_burst_of_replaying_subscriptions_frees_its_slots_at_once() {
+    let _heavy = heavy();
     const SLOTS: usize = 100;
     let tmp = tempfile::tempdir().unwrap();
     let mut node = NodeProcess::new(

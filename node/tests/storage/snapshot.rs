@@ -93,6 +93,28 @@ async fn same_head(client: &Client, want: &Client, min: u64) -> u64 {
     }
 }
 
+/// Sends faucet transactions until `client`'s chain is at least at `height` (a workload's
+/// transactions may share blocks, so how many blocks it makes depends on timing).
+async fn reach_height(client: &Client, height: u64) {
+    let start = Instant::now();
+    while client.status().await.unwrap().height < height {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "not at height {height}"
+        );
+        client
+            .send_and_wait(
+                &SecretKey::generate(Network::Testnet),
+                Action::Faucet {
+                    token: "GOLD".into(),
+                },
+                Duration::from_secs(30),
+            )
+            .await
+            .unwrap();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_follower_joins_from_a_snapshot_and_a_lying_peer_is_refused() {
     // Three node processes with waits in seconds: not beside a testnet of four (a loaded full
@@ -116,6 +138,8 @@ async fn a_follower_joins_from_a_snapshot_and_a_lying_peer_is_refused() {
     sequencer.start().await;
     let seq = sequencer.client();
     workload(&seq, 3).await;
+    // A snapshot every 5 blocks: past the first.
+    reach_height(&seq, 6).await;
 
     // The peer: a follower that takes snapshots of its own.
     let mut peer = Follower::new(&peer_dir, &sequencer.url());
@@ -341,6 +365,7 @@ async fn a_snapshot_of_another_chain_signed_by_the_same_key_is_refused_through_o
             .unwrap();
     }
     workload(&other.client(), 2).await;
+    reach_height(&other.client(), 6).await;
     let start = Instant::now();
     while snapshot_heights(&other.url()).await.is_empty() {
         assert!(start.elapsed() < Duration::from_secs(60), "no snapshot");
@@ -429,6 +454,7 @@ async fn a_snapshot_of_another_chain_signed_by_the_same_key_is_refused_through_o
 
     // The real chain's own snapshot is accepted through one URL, with the headers below it.
     workload(&real.client(), 2).await;
+    reach_height(&real.client(), 6).await;
     let start = Instant::now();
     while snapshot_heights(&real.url()).await.is_empty() {
         assert!(start.elapsed() < Duration::from_secs(60), "no snapshot");
