@@ -93,6 +93,23 @@ async fn same_head(client: &Client, want: &Client, min: u64) -> u64 {
     }
 }
 
+/// Waits up to 60 s for the node at `url` to serve a snapshot.
+async fn await_snapshot(url: &str) {
+    let start = Instant::now();
+    while snapshot_heights(url).await.is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{url} serves no snapshot"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The body of `GET url`.
+async fn get_bytes(url: String) -> bytes::Bytes {
+    reqwest::get(url).await.unwrap().bytes().await.unwrap()
+}
+
 /// Sends faucet transactions until `client`'s chain is at least at `height` (a workload's
 /// transactions may share blocks, so how many blocks it makes depends on timing).
 async fn reach_height(client: &Client, height: u64) {
@@ -366,23 +383,9 @@ async fn a_snapshot_of_another_chain_signed_by_the_same_key_is_refused_through_o
     }
     workload(&other.client(), 2).await;
     reach_height(&other.client(), 6).await;
-    let start = Instant::now();
-    while snapshot_heights(&other.url()).await.is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(60), "no snapshot");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    let real_genesis = reqwest::get(format!("{}/v1/genesis", real.url()))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
-    let other_genesis = reqwest::get(format!("{}/v1/genesis", other.url()))
-        .await
-        .unwrap()
-        .bytes()
-        .await
-        .unwrap();
+    await_snapshot(&other.url()).await;
+    let real_genesis = get_bytes(format!("{}/v1/genesis", real.url())).await;
+    let other_genesis = get_bytes(format!("{}/v1/genesis", other.url())).await;
     assert_ne!(
         real_genesis, other_genesis,
         "the relaunch has a genesis of its own"
@@ -455,11 +458,7 @@ async fn a_snapshot_of_another_chain_signed_by_the_same_key_is_refused_through_o
     // The real chain's own snapshot is accepted through one URL, with the headers below it.
     workload(&real.client(), 2).await;
     reach_height(&real.client(), 6).await;
-    let start = Instant::now();
-    while snapshot_heights(&real.url()).await.is_empty() {
-        assert!(start.elapsed() < Duration::from_secs(60), "no snapshot");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    await_snapshot(&real.url()).await;
     let mut joiner = Follower::new(&joiner_dir, &real.url());
     joiner.start_with(&["--snapshot-from", &real.url()]).await;
     assert!(
@@ -469,14 +468,7 @@ async fn a_snapshot_of_another_chain_signed_by_the_same_key_is_refused_through_o
         "{}",
         joiner.log()
     );
-    let headers = |url: String| async move {
-        reqwest::get(format!("{url}/v1/headers?from=0&count=3"))
-            .await
-            .unwrap()
-            .bytes()
-            .await
-            .unwrap()
-    };
+    let headers = |url: String| get_bytes(format!("{url}/v1/headers?from=0&count=3"));
     let served = headers(joiner.node.url()).await;
     assert_eq!(
         served,
