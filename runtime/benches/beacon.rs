@@ -164,6 +164,7 @@ fn chain_of(
         max_block_deploys: None,
         max_block_code_bytes: None,
         beacon: Some(BeaconConfig::single(public.clone())),
+        state_commitment: None,
     };
     let registry = Modules::new();
     registry.insert(module, wasm).unwrap();

@@ -192,7 +192,7 @@ fn count_state(db: &Path) -> (u64, bool, u128) {
     let started = Instant::now();
     let storage = Storage::open_reader(db).expect("the database opens");
     let head = storage.head().unwrap().expect("a head");
-    let (hash, entries) = storage.state_hash().unwrap();
+    let (hash, entries) = storage.state_hash(head.state_hash.kind()).unwrap();
     (
         entries,
         hash.root() == head.header.header.state_root,

@@ -19,8 +19,11 @@
 //! `THROUGHPUT_RATE` (1000) and `THROUGHPUT_STEADY_SECS` (10) for row 3, `THROUGHPUT_COALESCE_MS`
 //! (5) the node's `block_coalesce_ms`, `THROUGHPUT_PIPELINE` the node's `pipeline`: `on`
 //! (default), `off`, or `both` (every row on a fresh node with the pipelined sequencer, then
-//! again with one block at a time, and the ratios of the two: compare within one run).
+//! again with one block at a time, and the ratios of the two: compare within one run),
+//! `THROUGHPUT_COMMITMENT` the new chain's state commitment: `sparse_merkle` (default, what new
+//! chains get), `lthash16`, or `both` (every row on a fresh chain of each, and their ratios).
 
+use gamechain_chain::StateCommitment;
 use gamechain_node::cli::bench::report::Report;
 use gamechain_node::cli::bench::workload::Kind;
 use gamechain_node::cli::bench::{bench_config, local_target, run_with, BenchArgs};
@@ -70,13 +73,15 @@ fn row(name: &str, r: &Report) {
     );
 }
 
-/// The figures of one node's rows that the pipeline comparison divides.
+/// The figures of one node's rows that the pipeline and commitment comparisons divide.
 struct Figures {
     transfers: f64,
     games: f64,
     p50_ms: f64,
     p99_ms: f64,
     cpu_us_per_tx: Option<f64>,
+    disk_bytes_per_tx: Option<f64>,
+    replay: f64,
 }
 
 #[tokio::main(flavor = "multi_thread")]
@@ -87,9 +92,38 @@ async fn main() {
         Ok("on") | Err(_) => &[true],
         Ok(other) => panic!("THROUGHPUT_PIPELINE is on, off or both, not {other:?}"),
     };
+    let commitments: &[StateCommitment] = match std::env::var("THROUGHPUT_COMMITMENT").as_deref() {
+        Ok("lthash16") => &[StateCommitment::LtHash16],
+        Ok("both") => &[StateCommitment::SparseMerkle, StateCommitment::LtHash16],
+        Ok("sparse_merkle") | Err(_) => &[StateCommitment::SparseMerkle],
+        Ok(other) => {
+            panic!("THROUGHPUT_COMMITMENT is sparse_merkle, lthash16 or both, not {other:?}")
+        }
+    };
+    if commitments.len() == 2 {
+        let pipeline = modes[0];
+        let merkle = rows(pipeline, commitments[0]).await;
+        let lthash = rows(pipeline, commitments[1]).await;
+        println!(
+            "sparse_merkle / lthash16: transfers {:.2}x, tic-tac-toe {:.2}x, steady p99 {:.2}x, node CPU per transfer {}, disk per transfer {}, replay {:.2}x",
+            merkle.transfers / lthash.transfers.max(f64::EPSILON),
+            merkle.games / lthash.games.max(f64::EPSILON),
+            merkle.p99_ms / lthash.p99_ms.max(f64::EPSILON),
+            match (merkle.cpu_us_per_tx, lthash.cpu_us_per_tx) {
+                (Some(a), Some(b)) => format!("{:.2}x", a / b.max(f64::EPSILON)),
+                _ => "-".into(),
+            },
+            match (merkle.disk_bytes_per_tx, lthash.disk_bytes_per_tx) {
+                (Some(a), Some(b)) => format!("{:.2}x", a / b.max(f64::EPSILON)),
+                _ => "-".into(),
+            },
+            merkle.replay / lthash.replay.max(f64::EPSILON),
+        );
+        return;
+    }
     let mut figures = Vec::new();
     for &pipeline in modes {
-        figures.push(rows(pipeline).await);
+        figures.push(rows(pipeline, commitments[0]).await);
     }
     if let [on, off] = &figures[..] {
         println!(
@@ -106,8 +140,8 @@ async fn main() {
     }
 }
 
-/// Every row against a fresh in-process node with `pipeline`.
-async fn rows(pipeline: bool) -> Figures {
+/// Every row against a fresh in-process node with `pipeline`, on a new chain of `commitment`.
+async fn rows(pipeline: bool, commitment: StateCommitment) -> Figures {
     let txs = env("THROUGHPUT_TXS", 100_000);
     let accounts = env("THROUGHPUT_ACCOUNTS", 2_000);
     let connections = env("THROUGHPUT_CONNECTIONS", 32);
@@ -116,6 +150,7 @@ async fn rows(pipeline: bool) -> Figures {
     let config = gamechain_node::NodeConfig {
         block_coalesce_ms: env("THROUGHPUT_COALESCE_MS", 5) as u64,
         pipeline,
+        state_commitment: commitment,
         ..bench_config()
     };
     let node = LocalNode::start_with(config)
@@ -123,8 +158,9 @@ async fn rows(pipeline: bool) -> Figures {
         .expect("the node starts");
     let target = local_target(&node);
     println!(
-        "throughput (pipeline {}): {txs} transactions per flat-out row, {accounts} accounts, {connections} connections",
-        if pipeline { "on" } else { "off" }
+        "throughput (pipeline {}, state commitment {}): {txs} transactions per flat-out row, {accounts} accounts, {connections} connections",
+        if pipeline { "on" } else { "off" },
+        commitment.name()
     );
 
     let transfers = run_with(
@@ -195,5 +231,7 @@ async fn rows(pipeline: bool) -> Figures {
         p50_ms: trickle.latency.p50_ms,
         p99_ms: trickle.latency.p99_ms,
         cpu_us_per_tx: transfers.node_cpu_us_per_tx,
+        disk_bytes_per_tx: transfers.disk_bytes_per_tx,
+        replay: replay_rate,
     }
 }

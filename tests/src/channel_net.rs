@@ -180,6 +180,7 @@ fn genesis(rt: &Runtime, players: &[&SecretKey]) -> Genesis {
         max_block_deploys: None,
         max_block_code_bytes: None,
         beacon: None,
+        state_commitment: None,
     }
 }
 

@@ -179,6 +179,7 @@ pub fn game_chain(games: usize, waves: usize, chaos: bool) -> GameChain {
         max_block_deploys: None,
         max_block_code_bytes: None,
         beacon: None,
+        state_commitment: None,
     };
     let ctx = context(&genesis, &codes, Allocation::Pooling { instances: 4 });
     let gs = genesis_state(&genesis, &codes).unwrap();

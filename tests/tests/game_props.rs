@@ -103,6 +103,7 @@ static FIXTURE: LazyLock<Fixture> = LazyLock::new(|| {
         max_block_deploys: None,
         max_block_code_bytes: None,
         beacon: None,
+        state_commitment: None,
     };
     let runtime = Runtime::new(gamechain_runtime::runtime_config(
         &genesis,

@@ -24,13 +24,15 @@ use std::time::{Duration, Instant};
 
 /// The answers' types: `gamechain-chain`'s wire types, the ones the node serialises.
 pub use gamechain_chain::wire::{
-    Account, Block, BlockFinality, Evidence, EvidencePage, IncludedTx, ModuleInfo, Status,
-    TxRecord, TxStatus,
+    Account, Block, BlockFinality, Evidence, EvidencePage, IncludedTx, ModuleInfo, StateEntry,
+    Status, TxRecord, TxStatus,
 };
 use gamechain_chain::wire::{
     BatchResult, BlockMessage, ErrorAnswer, ModuleList, TxBatchAnswer, TxidAnswer,
 };
-use gamechain_chain::{Action, Receipt, SecretKey, SignedTx, TxBody, UpgradePolicy};
+use gamechain_chain::{
+    Action, Genesis, Receipt, SecretKey, SignedHeader, SignedTx, TxBody, UpgradePolicy,
+};
 use reqwest::{StatusCode, Url};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -283,6 +285,45 @@ impl Client {
             &[("after", &after.to_string()), ("limit", &limit.to_string())],
         )
         .await
+    }
+
+    /// `GET /v1/state/<key>`: `key`'s value at the node's head block, with that block's header
+    /// and signature, unchecked (`value` base64, `None` when absent). Errors: `invalid` (400) for
+    /// a key over 1,100 bytes.
+    pub async fn state(&self, key: &str) -> ClientResult<StateEntry> {
+        self.get(&["v1", "state", key], &[]).await
+    }
+
+    /// `GET /v1/state/<key>?proof`, checked against `genesis` alone: the proof must show the
+    /// answer's value (or absence) against its header's state root (`StateEntry::check`), and
+    /// the header must be signed by the chain's signer (`Genesis::check_block_signer`: the
+    /// sequencer, or on a chain with validators one of the genesis set; that block's finality
+    /// is [`Client::block_finality`]'s, checked by `gamechain verify`). Returns the value's
+    /// bytes (`None`: proven absent) and the block. Errors: `no_proofs` (409) on a chain whose
+    /// state commitment has none; [`ClientError::Protocol`] naming what does not check.
+    pub async fn state_proven(
+        &self,
+        key: &str,
+        genesis: &Genesis,
+    ) -> ClientResult<(Option<Vec<u8>>, SignedHeader)> {
+        let entry: StateEntry = self.get(&["v1", "state", key], &[("proof", "1")]).await?;
+        let refuse = |message: String| ClientError::Protocol {
+            status: 200,
+            message,
+        };
+        if entry.commitment != genesis.state_commitment() {
+            return Err(refuse(format!(
+                "the node answers for a {} chain, this genesis's state commitment is {}",
+                entry.commitment.name(),
+                genesis.state_commitment().name()
+            )));
+        }
+        let value = entry.check(key).map_err(refuse)?;
+        let header = entry.signed_header();
+        genesis
+            .check_block_signer(&header)
+            .map_err(|e| refuse(format!("block {}: {e}", header.header.height)))?;
+        Ok((value, header))
     }
 
     /// `GET /v1/games/<module>?<query>`: the module's view of `query` (pairs in order, e.g.

@@ -46,7 +46,11 @@ use crate::snapshot::Snapshots;
 use crate::state_store::StoredState;
 use crate::storage::{Storage, StorageError, StoredEvidence};
 use crate::upgrade_admission::admission_refusal;
-use gamechain_chain::wire::{Account, Block, BlockFinality, Status, TxRecord, TxStatus};
+use base64::Engine;
+use gamechain_chain::wire::state::MAX_STATE_KEY_BYTES;
+use gamechain_chain::wire::{
+    Account, Block, BlockFinality, StateEntry, Status, TxRecord, TxStatus,
+};
 
 /// Most evidence records one `GET /v1/evidence` answers.
 pub const MAX_EVIDENCE_PAGE: usize = 100;
@@ -602,6 +606,42 @@ impl Chain {
                 Err(ChainError::Internal(format!("the view could not run: {e}")))
             }
         }
+    }
+
+    /// `GET /v1/state/<key>`: `key`'s value at the head block, that block's signed header, and
+    /// with `proof` the proof of the entry (or its absence) against the header's state root,
+    /// all read under one hold of the head. Errors: `invalid` for a key over
+    /// [`MAX_STATE_KEY_BYTES`] bytes, [`ChainError::NoProofs`] for a proof on a chain whose
+    /// state commitment has none.
+    pub fn state_entry(&self, key: &str, proof: bool) -> Result<StateEntry, ChainError> {
+        if key.len() > MAX_STATE_KEY_BYTES {
+            return Err(ChainError::Invalid(format!(
+                "a state key is at most {MAX_STATE_KEY_BYTES} bytes"
+            )));
+        }
+        let head = self.head();
+        let proof = match (proof, head.state_hash.prove(key)) {
+            (false, _) => None,
+            (true, Some(p)) => Some(p),
+            (true, None) => {
+                return Err(ChainError::NoProofs(format!(
+                    "this chain's state commitment ({}) has no proofs",
+                    head.state_hash.kind().name()
+                )))
+            }
+        };
+        let value = head
+            .state
+            .get(key)
+            .map(|v| base64::engine::general_purpose::STANDARD.encode(v));
+        Ok(StateEntry {
+            key: key.to_string(),
+            value,
+            header: head.header.header.clone(),
+            signature: head.header.signature.clone(),
+            commitment: head.state_hash.kind(),
+            proof,
+        })
     }
 
     /// `GET /v1/blocks/<height>` (`None`: the head). `not_found` above the head, `pruned` below

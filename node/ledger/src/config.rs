@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use gamechain_runtime::chain::address::check_address;
 use gamechain_runtime::chain::params::{parameter, ChainParams};
-use gamechain_runtime::chain::{BlockClock, FeeSchedule, Network};
+use gamechain_runtime::chain::{BlockClock, FeeSchedule, Network, StateCommitment};
 use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
@@ -37,6 +37,8 @@ pub struct LedgerConfig {
     pub max_block_txs: usize,
     pub faucet: Option<Amount>,
     pub fees: Option<FeeSchedule>,
+    /// The state root's construction a new genesis names (`StateCommitment`).
+    pub state_commitment: StateCommitment,
     pub fuel_apply: u64,
     pub fuel_view: u64,
     pub fuel_end_block: u64,
@@ -78,6 +80,7 @@ impl Default for LedgerConfig {
             max_block_txs: 50_000,
             faucet: Some(Amount(100_000)),
             fees: None,
+            state_commitment: StateCommitment::SparseMerkle,
             fuel_apply: params.fuel_apply,
             fuel_view: params.fuel_view,
             fuel_end_block: params.fuel_end_block,

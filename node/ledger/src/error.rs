@@ -34,6 +34,8 @@ pub enum ChainError {
     BadAddress(String),
     /// A malformed parameter (e.g. a code hash that is not 64 hex characters).
     Invalid(String),
+    /// A state proof asked of a chain whose state commitment has none (`lthash16`).
+    NoProofs(String),
     /// A transfer to a module's escrow account (`module:<id>`), refused at admission: only
     /// modules move funds into escrow.
     EscrowRecipient {
@@ -80,6 +82,7 @@ impl ChainError {
             ChainError::Pruned(_) => "pruned",
             ChainError::BadAddress(_) => "bad_address",
             ChainError::Invalid(_) => "invalid",
+            ChainError::NoProofs(_) => "no_proofs",
             ChainError::ModuleRefused(_) => "module_refused",
             ChainError::TooCostly(_) => "too_costly",
             ChainError::View(e) => e.code(),
@@ -116,6 +119,7 @@ impl fmt::Display for ChainError {
             | ChainError::TooCostly(m)
             | ChainError::BadAddress(m)
             | ChainError::Invalid(m)
+            | ChainError::NoProofs(m)
             | ChainError::Internal(m) => f.write_str(m),
         }
     }

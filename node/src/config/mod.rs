@@ -2,7 +2,7 @@
 //! default ([`NodeConfig::default`] is the embedded configuration), loaded with
 //! [`NodeConfig::load`] and checked with [`NodeConfig::validate`].
 //!
-//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fees`, `fuel_apply`, `fuel_end_block`,
+//! The chain-defining fields (`chain_id`, `network`, `faucet`, `fees`, `state_commitment`, `fuel_apply`, `fuel_end_block`,
 //! `memory_limit_bytes`, `min_block_interval_ms`, `max_clock_drift_ms`, `genesis_modules`) are used once, to write `genesis.json` on the first start; afterwards
 //! the genesis file is authoritative and a differing value only logs a warning (see
 //! `genesis_setup.rs`). Everything else takes effect at every start.
@@ -15,6 +15,7 @@
 //! block_interval_ms = 60000
 //! min_block_interval_ms = 1000  # new chains: least block time between blocks (consensus)
 //! faucet = "100000"          # or "none" (TOML has no null) to start a chain without a faucet
+//! state_commitment = "sparse_merkle"  # new chains: the state root, with proofs ("lthash16": none)
 //! genesis_modules = ["tictactoe", "mnk", "dice", "sealed_rps", "auction"]  # default: all nine; [] = none
 //! log = "info"
 //! deploy = "allowlist"        # who may deploy modules: "anyone" (default), "allowlist", "nobody"
@@ -38,7 +39,7 @@ use std::path::{Path, PathBuf};
 
 use gamechain_ledger::tier_up::{record, TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::LedgerConfig;
-use gamechain_runtime::chain::{FeeSchedule, Network};
+use gamechain_runtime::chain::{FeeSchedule, Network, StateCommitment};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 
@@ -117,6 +118,11 @@ pub struct NodeConfig {
     /// `tx_micro`, `fuel_micro`, `write_byte_micro`, `event_byte_micro`: prices in millionths of
     /// a base unit, `runtime/chain/src/genesis/fees.rs`). Default none: transactions are free.
     pub fees: Option<FeeSchedule>,
+    /// The state root's construction a new chain's genesis names (consensus): `"sparse_merkle"`
+    /// (the default: any key's value, or its absence, can be proven against a block's state root,
+    /// `GET /v1/state/{key}?proof`) or `"lthash16"` (the chains made before proofs: a cheaper
+    /// root with no proofs). `runtime/chain/src/state_root/`.
+    pub state_commitment: StateCommitment,
     /// Fuel of one transaction's `apply` (new chains; consensus). Default and bounds: the chain
     /// parameter table (`ChainParams`, `docs/limits.md`), as for the three fields below.
     pub fuel_apply: u64,
@@ -357,6 +363,7 @@ macro_rules! with_ledger_fields {
             max_block_txs,
             faucet,
             fees,
+            state_commitment,
             fuel_apply,
             fuel_view,
             fuel_end_block,

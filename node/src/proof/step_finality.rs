@@ -427,11 +427,15 @@ mod tests {
     fn stored_chain(dir: &std::path::Path, signers: &[Scheme]) -> (Storage, Vec<Block>) {
         use gamechain_chain::wire::IncludedTx;
         use gamechain_runtime::chain::{
-            receipt_root, tx_root, Action, Network, Receipt, SecretKey, StateHash, TxBody,
+            receipt_root, tx_root, Action, Network, Receipt, SecretKey, StateCommitment, StateHash,
+            TxBody,
         };
         let seq = SecretKey::from_bytes(Network::Testnet, [9; 32]).unwrap();
         let alice = SecretKey::from_bytes(Network::Testnet, [1; 32]).unwrap();
-        let hash = StateHash::from_entries(std::iter::empty::<(&str, &[u8])>());
+        let hash = StateHash::from_entries(
+            StateCommitment::LtHash16,
+            std::iter::empty::<(&str, &[u8])>(),
+        );
         let mut blocks: Vec<Block> = Vec::new();
         for height in 0..5u64 {
             let txs: Vec<IncludedTx> = (0..height.min(2))

@@ -52,7 +52,9 @@ use gamechain_chain::wire::headers::{
 };
 use gamechain_chain::wire::Block;
 use gamechain_client::client::{BlockRef, Client};
-use gamechain_runtime::chain::{receipt_root, tx_root, Header, Receipt, StateHash};
+use gamechain_runtime::chain::{
+    receipt_root, tx_root, Header, Receipt, StateCommitment, StateHash,
+};
 use gamechain_runtime::{genesis_state, ChainContext};
 
 use crate::proof::digest::proposal_digest;
@@ -434,7 +436,7 @@ pub fn join_from_snapshot(
         engine_config_hash,
         finality.as_ref(),
         &mut headers,
-        |insert| import_chunks(&dir, &manifest, insert),
+        |insert| import_chunks(&dir, &manifest, ctx.genesis().state_commitment(), insert),
     )?;
     drop(headers);
     let _ = std::fs::remove_file(&header_file);
@@ -536,14 +538,15 @@ fn free_bytes(path: &Path) -> Option<u64> {
 }
 
 /// Reads the chunks of `dir` in order, checking each (hash, decoding, strictly ascending keys,
-/// entry count), inserts every entry and returns their LtHash. `Ok(Err(text))`: the snapshot
-/// is refused.
+/// entry count), inserts every entry and returns their commitment of kind `kind`.
+/// `Ok(Err(text))`: the snapshot is refused.
 fn import_chunks(
     dir: &Path,
     manifest: &Manifest,
+    kind: StateCommitment,
     insert: &mut dyn FnMut(&str, &[u8]) -> Result<(), StorageError>,
 ) -> Result<Result<StateHash, String>, StorageError> {
-    let mut hash = StateHash::new();
+    let mut hash = StateHash::builder(kind);
     let mut last: Option<String> = None;
     for (i, info) in manifest.chunks.iter().enumerate().take(MAX_CHUNKS) {
         let path = dir.join(chunk_name(i as u64));
@@ -578,7 +581,7 @@ fn import_chunks(
             last = Some(key.to_string());
         }
     }
-    Ok(Ok(hash))
+    Ok(Ok(hash.finish()))
 }
 
 /// Checks the snapshot's block: the manifest's hash and root, its signer (and on a chain with

@@ -129,6 +129,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/tx/{txid}", get_tx),
         Endpoint::get("/v1/account/{account}", get_account),
         Endpoint::get("/v1/account/{account}/sessions", get_account_sessions),
+        Endpoint::get("/v1/state/{key}", get_state),
         Endpoint::get("/v1/games/{module}", get_view),
         Endpoint::get(
             "/v1/games/{module}/{id}/transcript",
@@ -403,6 +404,28 @@ async fn get_account_sessions(
     let account = path_param(account)?;
     let sessions = blocking(move || app.chain.sessions(&account)).await?;
     Ok(sorted_json(&sessions))
+}
+
+/// `GET /v1/state/<key>[?proof]`: the key (percent-encoded, `/` as `%2F`) at the head block,
+/// with the proof against its state root when `proof` (or `proof=true`, `proof=1`) is asked.
+async fn get_state(
+    State(app): State<AppState>,
+    key: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> ApiResult {
+    let key = path_param(key)?;
+    let proof = match query.as_deref() {
+        None | Some("") => false,
+        Some("proof") | Some("proof=true") | Some("proof=1") => true,
+        Some(other) => {
+            return Err(ApiError::invalid(format!(
+                "`{}` is not a query of GET /v1/state: only `proof` is",
+                other.chars().take(64).collect::<String>()
+            )))
+        }
+    };
+    let entry = blocking(move || app.chain.state_entry(&key, proof)).await?;
+    Ok(sorted_json(&entry))
 }
 
 /// `GET /v1/games/<module>?<query>`.

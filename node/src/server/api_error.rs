@@ -163,6 +163,7 @@ impl From<ChainError> for ApiError {
             ChainError::Pruned(m) => Self::new(StatusCode::GONE, "pruned", m.clone()),
             ChainError::BadAddress(m) => Self::bad_address(m.clone()),
             ChainError::Invalid(m) => Self::new(StatusCode::BAD_REQUEST, "invalid", m.clone()),
+            ChainError::NoProofs(m) => Self::new(StatusCode::CONFLICT, "no_proofs", m.clone()),
             ChainError::ModuleRefused(_) => {
                 Self::new(StatusCode::BAD_REQUEST, e.code(), e.to_string())
             }

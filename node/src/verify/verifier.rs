@@ -351,7 +351,10 @@ fn start_from_base(
                 e.to_string(),
             ))
         })?;
-    let state_hash = gamechain_runtime::chain::StateHash::from_entries(&base.state.map);
+    let state_hash = gamechain_runtime::chain::StateHash::from_entries(
+        ctx.genesis().state_commitment(),
+        &base.state.map,
+    );
     if state_hash.root() != header.state_root {
         return Err(Box::new(Divergence::new(
             header.height,

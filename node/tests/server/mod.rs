@@ -8,6 +8,7 @@ mod logs;
 mod metrics;
 mod openapi;
 mod relay;
+mod state_proof;
 mod transcript_spam;
 mod ws_memory;
 mod ws_stall;

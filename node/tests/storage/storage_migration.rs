@@ -39,7 +39,7 @@ use gamechain_ledger::storage::MIGRATIONS;
 use gamechain_node::Storage;
 use gamechain_runtime::chain::{
     receipt_root, tx_root, Action, Event, Header, Network, Receipt, SecretKey, SignedHeader,
-    SignedTx, StateHash, TxBody,
+    SignedTx, StateCommitment, StateHash, TxBody,
 };
 use gamechain_runtime::WriteSet;
 use gamechain_sdk::{Amount, Checkpoint};
@@ -334,6 +334,7 @@ fn fixture() -> Fixture {
         ("bal/a/GOLD".to_string(), b"5".to_vec()),
     ];
     let mut hash = StateHash::from_entries(
+        StateCommitment::LtHash16,
         genesis_entries
             .iter()
             .map(|(k, v)| (k.as_str(), v.as_slice())),
@@ -558,7 +559,11 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
     let state = s.load_state().unwrap();
     assert_eq!(state.map, state_before);
     assert_eq!(
-        StateHash::from_entries(state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))).root(),
+        StateHash::from_entries(
+            StateCommitment::LtHash16,
+            state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+        )
+        .root(),
         last.header.header.state_root
     );
     assert_eq!(s.code().unwrap(), f.code);
@@ -1031,7 +1036,10 @@ async fn bytes_per_transaction() {
         let (old, new) = (tmp.path().join("v1.sqlite"), tmp.path().join("v2.sqlite"));
         let mut conn = v1::create(&old);
         let mut s = Storage::open(&new).unwrap();
-        let hash = StateHash::from_entries(std::iter::empty::<(&str, &[u8])>());
+        let hash = StateHash::from_entries(
+            StateCommitment::LtHash16,
+            std::iter::empty::<(&str, &[u8])>(),
+        );
         let genesis = sign_block(0, [0; 32], vec![], hash.root());
         v1::commit_genesis(&mut conn, &genesis, &[], &hash, &BTreeMap::new(), "g", "e");
         s.commit_genesis(&genesis, &[], &hash, &BTreeMap::new(), "g", "e")

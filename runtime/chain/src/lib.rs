@@ -19,9 +19,11 @@
 //! | [`block`] (`mod.rs`) | [`Header`], [`SignedHeader`], block hashes |
 //! | [`session`] | [`SessionRecord`], [`SessionRefusal`]: session keys' state record, limits, refusal texts |
 //! | [`policy`] | [`UpgradePolicy`], [`PendingUpgrade`]: who may change a module's code, and how fast |
-//! | [`state_root`] (`mod.rs`) | [`StateHash`]: the incremental (LtHash) state commitment |
+//! | [`state_root`] (`mod.rs`) | [`StateHash`]: the running state commitment, of the kind genesis picks ([`StateCommitment`]) |
+//! | [`state_root`]`/lthash.rs` | [`LtHash`]: the incremental multiset hash of chains without proofs |
+//! | [`state_root`]`/sparse_merkle.rs`, `proof.rs` | [`SparseMerkleTree`] and [`StateProof`]: the state root with membership and non-membership proofs |
 //! | [`state_root`]`/element.rs` | the lane vector of one state entry |
-//! | [`state_root`]`/`[`element_cache`] | [`ElementCache`]: a bounded memo of the state hash's per-entry vectors |
+//! | [`state_root`]`/`[`element_cache`] | [`ElementCache`]: a bounded memo of the LtHash's per-entry vectors |
 //! | [`genesis`] (`mod.rs`) | [`Genesis`]: the genesis file and the state entries it creates |
 //! | [`genesis`]`/`[`validators`] | [`ValidatorSet`]: the genesis section of a chain run by several validators |
 //! | [`genesis`]`/`[`beacon`](genesis::beacon) | [`BeaconConfig`]: the genesis section naming the beacon's key |
@@ -33,7 +35,7 @@
 //!
 //! Each folder's modules are also re-exported here under their names from before they were
 //! grouped (`gamechain_chain::tx`, `gamechain_chain::clock`, …), so both paths work. Imports run
-//! one way: `genesis` uses `block`, which uses `keys`, `policy`, `session` and the leaves
+//! one way: `genesis` uses `state_root` (its commitment's name) and `block`, which uses `keys`, `policy`, `session` and the leaves
 //! `hash`, `canonical` and `module_id`; `state_root` uses only `hash`; `wire` uses `block` and
 //! `policy`.
 //!
@@ -72,7 +74,9 @@ pub use session::{SessionInfo, SessionList, SessionRecord, SessionRefusal};
 pub use signed_message::{
     message_hash, recover_address, sign_message, verify_message, SigError, MAGIC,
 };
-pub use state_root::StateHash;
+pub use state_root::{
+    LtHash, ProofError, SparseMerkleTree, StateCommitment, StateHash, StateProof,
+};
 pub use tx::{
     txid, Action, SignedTx, TxBody, TxError, MAX_BODY_BYTES, MAX_CODE_BYTES, MAX_DEPLOY_BODY_BYTES,
 };

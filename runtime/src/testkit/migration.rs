@@ -37,7 +37,7 @@ use gamechain_sdk::{ActionError, GameModule, Migration, MockCtx};
 use sha2::{Digest, Sha256};
 
 use crate::chain::address::{Network, SecretKey};
-use crate::chain::{Action, Genesis, SignedTx, StateHash};
+use crate::chain::{Action, Genesis, SignedTx, StateCommitment, StateHash};
 use crate::layout::{module_record_key, ModuleRecord};
 use crate::registry::{code_key, Modules};
 use crate::transition::{execute_block, genesis_state, sign_tx, BlockInput, ChainContext};
@@ -220,6 +220,7 @@ fn upgrade_on_chain(ctx: &mut MockCtx, old_wasm: &[u8], new_wasm: &[u8]) -> Resu
         max_block_deploys: None,
         max_block_code_bytes: None,
         beacon: None,
+        state_commitment: None,
     };
     let g = genesis_state(&genesis, &BTreeMap::new())
         .unwrap_or_else(|e| panic!("the migration test's genesis: {e}"));
@@ -236,7 +237,7 @@ fn upgrade_on_chain(ctx: &mut MockCtx, old_wasm: &[u8], new_wasm: &[u8]) -> Resu
     };
     map.insert(module_record_key(&id), record.to_bytes());
     map.insert(code_key(&record.code_hash), old_wasm.to_vec());
-    let state_hash = StateHash::from_entries(&map);
+    let state_hash = StateHash::from_entries(StateCommitment::LtHash16, &map);
     let mut parent = g.header;
     parent.height = ctx.height;
     parent.time_ms = ctx.block_time_ms;

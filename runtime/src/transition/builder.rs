@@ -136,48 +136,6 @@ pub(super) fn transfer(
     }])
 }
 
-/// Net writes per thread below which hashing them on one thread is cheaper.
-const MIN_WRITES_PER_HASH_THREAD: usize = 256;
-
-/// The hash of a block's net changes (`changed`: each key with its old value, its new value in
-/// `writes`), on up to `threads` threads: every change costs two XOF calls of 2 KiB (one when
-/// `cache` still holds the old entry's vector), the largest part of finishing a big block;
-/// the parts are summed (`StateHash::add`), so the result does not depend on `threads`.
-fn changes_hash(
-    changed: &[(String, Option<Vec<u8>>)],
-    writes: &WriteSet,
-    threads: usize,
-    cache: &ElementCache,
-) -> StateHash {
-    let part = |chunk: &[(String, Option<Vec<u8>>)]| {
-        let mut h = StateHash::new();
-        for (key, old) in chunk {
-            let new = writes.get(key).and_then(|v| v.as_deref());
-            h.apply_cached(key, old.as_deref(), new, cache);
-        }
-        h
-    };
-    let threads = threads
-        .min(changed.len() / MIN_WRITES_PER_HASH_THREAD)
-        .max(1);
-    if threads == 1 {
-        return part(changed);
-    }
-    let mut chunks = changed.chunks(changed.len().div_ceil(threads));
-    let first = chunks.next().unwrap_or_default();
-    std::thread::scope(|s| {
-        let handles: Vec<_> = chunks.map(|c| s.spawn(move || part(c))).collect();
-        let mut sum = part(first);
-        for h in handles {
-            sum.add(
-                &h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
-        }
-        sum
-    })
-}
-
 impl<'a> BlockBuilder<'a> {
     /// Starts block `parent.height + 1` at `time_ms` with `checkpoint` and `beacon` over
     /// `state`, the state after `parent`, whose running hash is `state_hash`.
@@ -196,6 +154,13 @@ impl<'a> BlockBuilder<'a> {
         checkpoint: Checkpoint,
         beacon: Option<Beacon>,
     ) -> Result<Self, TransitionError> {
+        if state_hash.kind() != ctx.genesis.state_commitment() {
+            return Err(TransitionError::BadParent(format!(
+                "the state hash is a {}, this chain's commitment is {}",
+                state_hash.kind().name(),
+                ctx.genesis.state_commitment().name()
+            )));
+        }
         if state_hash.root() != parent.state_root {
             return Err(TransitionError::BadParent(format!(
                 "the state hash has root {}, the parent's state root is {}",
@@ -646,12 +611,14 @@ impl<'a> BlockBuilder<'a> {
             }
         }
         let mut state_hash = self.state_hash;
-        state_hash.add(&changes_hash(
-            &changed,
-            &writes,
-            self.ctx.verify_threads,
-            &self.ctx.element_cache,
-        ));
+        let changes: Vec<(&str, Option<&[u8]>, Option<&[u8]>)> = changed
+            .iter()
+            .map(|(key, old)| {
+                let new = writes.get(key).and_then(|v| v.as_deref());
+                (key.as_str(), old.as_deref(), new)
+            })
+            .collect();
+        state_hash.apply_changes(&changes, self.ctx.verify_threads, &self.ctx.element_cache);
 
         let receipt_root = block_receipt_root(
             &self.scheduled,

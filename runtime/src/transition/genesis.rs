@@ -53,7 +53,7 @@ pub fn genesis_state(
         GENESIS_HASH_KEY.to_string(),
         hex::encode(genesis.hash()).into_bytes(),
     );
-    let state_hash = StateHash::from_entries(&map);
+    let state_hash = StateHash::from_entries(genesis.state_commitment(), &map);
     let header = genesis_header(genesis, &state_hash);
     Ok(GenesisState {
         entries: map.into_iter().collect(),

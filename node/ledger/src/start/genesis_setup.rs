@@ -512,6 +512,7 @@ pub fn new_genesis(config: &LedgerConfig, key: &SecretKey) -> Result<Genesis, No
         max_block_deploys: Some(params.block_caps.max_block_deploys),
         max_block_code_bytes: Some(params.block_caps.max_block_code_bytes),
         beacon: None,
+        state_commitment: Some(config.state_commitment),
     };
     genesis
         .validate()
@@ -711,6 +712,10 @@ fn warn_about_ignored_settings(config: &LedgerConfig, genesis: &Genesis) {
         ("network", config.network != genesis.network),
         ("faucet", config.faucet != genesis.faucet),
         ("fees", config.fees != genesis.fees),
+        (
+            "state_commitment",
+            config.state_commitment != genesis.state_commitment(),
+        ),
         (
             "genesis_modules",
             !config

@@ -80,7 +80,7 @@ pub fn open_head(
     let mut entries = None;
     if rehash {
         let started = std::time::Instant::now();
-        let (recomputed, count) = storage.state_hash()?;
+        let (recomputed, count) = storage.state_hash(genesis.state_commitment())?;
         tracing::info!(
             entries = count,
             ms = started.elapsed().as_millis() as u64,

@@ -11,7 +11,7 @@
 //!
 //! | table | columns | what |
 //! |---|---|---|
-//! | `meta` | `key` TEXT PK, `value` BLOB | `schema_version`, `genesis_hash` (hex), `engine_config_hash` (hex), `lthash` (the running [`StateHash`], 2048 bytes), `lthash_height` |
+//! | `meta` | `key` TEXT PK, `value` BLOB | `schema_version`, `genesis_hash` (hex), `engine_config_hash` (hex), `lthash` (the running [`StateHash`]: 2048 LtHash bytes, or a sparse Merkle chain's 32-byte root), `lthash_height` |
 //! | `blocks` | `height` PK, `header` (borsh; the block hash is its SHA-256), `signature`, `end_block` (the end-block receipts, one per module with `end_block`, id order, then the receipts of the scheduled calls the block ran, when any: `codec.rs`) | one row per block, genesis is height 0 |
 //! | `txs` | `id` PK (`height << 20 \| index`), `txid` (32 bytes), `sender` (an `accounts.id`), `nonce`, `body`, `signature`, `receipt` | every included transaction with its receipt |
 //! | `accounts` | `id` PK, `address` TEXT unique | every sender of an included transaction, numbered |
@@ -61,7 +61,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use gamechain_runtime::chain::{
-    Header, Receipt, ScheduledReceipt, SignedHeader, SignedTx, StateHash,
+    Header, LtHash, Receipt, ScheduledReceipt, SignedHeader, SignedTx, StateCommitment, StateHash,
 };
 use gamechain_runtime::{MemState, WriteSet};
 use rusqlite::types::ValueRef;
@@ -363,7 +363,8 @@ fn corrupt(msg: impl Into<String>) -> StorageError {
 pub struct StoredHead {
     /// The highest block's signed header.
     pub header: SignedHeader,
-    /// The LtHash of the state after it (its `root()` is the header's `state_root`).
+    /// The running state hash after it (its `root()` is the header's `state_root`): the saved
+    /// LtHash, or the sparse Merkle tree rebuilt from the stored state.
     pub state_hash: StateHash,
 }
 
@@ -815,8 +816,23 @@ impl Storage {
         let bytes = self
             .meta("lthash")?
             .ok_or_else(|| corrupt("no saved state hash"))?;
-        let state_hash = StateHash::from_bytes(&bytes)
-            .ok_or_else(|| corrupt("the saved state hash is not 2048 bytes"))?;
+        let state_hash = match bytes.len() {
+            // A sparse Merkle chain saves its root; the tree is rebuilt from the stored state.
+            32 => {
+                let (tree, _) = self.state_hash(StateCommitment::SparseMerkle)?;
+                if tree.root()[..] != bytes[..] {
+                    return Err(corrupt(format!(
+                        "the stored state's sparse Merkle root is {}, the saved root is {}",
+                        hex::encode(tree.root()),
+                        hex::encode(&bytes)
+                    )));
+                }
+                tree
+            }
+            _ => StateHash::LtHash(LtHash::from_bytes(&bytes).ok_or_else(|| {
+                corrupt("the saved state hash is neither 2048 LtHash bytes nor a 32-byte root")
+            })?),
+        };
         Ok(Some(StoredHead { header, state_hash }))
     }
 
@@ -1288,13 +1304,14 @@ impl Storage {
         Ok(())
     }
 
-    /// The state hash of the whole stored state and its number of entries, read in key order
-    /// one row at a time (memory does not grow with the state; a full read of the `state`
-    /// table, about 1 s per million entries).
-    pub fn state_hash(&self) -> Result<(StateHash, u64), StorageError> {
+    /// The commitment of kind `kind` to the whole stored state and its number of entries, read
+    /// in key order one row at a time (a full read of the `state` table, about 1 s per million
+    /// entries; an LtHash's memory does not grow with the state, a tree's holds 64 bytes per
+    /// entry while it is built and about 240 after).
+    pub fn state_hash(&self, kind: StateCommitment) -> Result<(StateHash, u64), StorageError> {
         let mut stmt = self.conn.prepare("SELECT key, value FROM state")?;
         let mut rows = stmt.query([])?;
-        let mut hash = StateHash::new();
+        let mut hash = StateHash::builder(kind);
         let mut entries = 0u64;
         while let Some(row) = rows.next()? {
             let key = match row.get_ref(0)? {
@@ -1306,7 +1323,7 @@ impl Storage {
             hash.insert(key, row.get_ref(1)?.as_blob()?);
             entries += 1;
         }
-        Ok((hash, entries))
+        Ok((hash.finish(), entries))
     }
 
     /// Calls `f` on every committed state entry in ascending key order, one row at a time

@@ -114,6 +114,15 @@ export interface Status {
   genesis_hash: string; engine_config_hash: string; pending: number; version: string;
 }
 export interface Account { account: string; balances: Record<string, string>; nonce: number; next_nonce: number }
+/** A state proof against a sparse Merkle state root (node/API.md, "State and proofs"). */
+export interface StateProof { siblings: string[]; leaf: { key_hash: string; value_hash: string } | null }
+/** `GET /v1/state/<key>[?proof]`: one entry at the head block (`value` base64, null when absent). */
+export interface StateEntry {
+  key: string; value: string | null; header: BlockHeader; signature: string;
+  commitment: 'sparse_merkle' | 'lthash16'; proof: StateProof | null;
+}
+/** A state entry checked from the genesis alone. */
+export interface ProvenState { value: Uint8Array | null; height: number; blockHash: string }
 export interface TxRecord {
   txid: string; status: 'pending' | 'included'; body: string; signature: string;
   height: number | null; index: number | null; receipt: TxReceipt | null;
@@ -159,6 +168,8 @@ export declare class Chain {
   status(): Promise<Status>;
   genesis(): Promise<Record<string, unknown>>;
   account(account: string): Promise<Account>;
+  /** `GET /v1/state/<key>[?proof]`, unchecked: see verifyStateEntry / getStateProven. */
+  state(key: string, options?: { proof?: boolean }): Promise<StateEntry>;
   tx(txid: string, options?: { signal?: AbortSignal }): Promise<TxRecord>;
   block(which?: number | 'latest', options?: { signal?: AbortSignal }): Promise<Block>;
   game(module: string, query?: Record<string, string | number>): Promise<any>;
@@ -772,3 +783,12 @@ export function rawMember(text: string, outer: string, name: string): string | n
 export const MAX_VERIFY_MODULE_BYTES: number;
 export const MAX_VERIFY_STEPS: number;
 export const VERIFY_TIMEOUT_MS: number;
+
+/** Most siblings a state proof may carry. */
+export const MAX_PROOF_DEPTH: number;
+/** null when `proof` shows `key` holding `value` (null: absent) under `stateRoot`, else the fixed text of what does not check. */
+export function stateProofProblem(stateRoot: string, key: string, value: Uint8Array | null, proof: StateProof): string | null;
+/** Checks a `GET /v1/state/<key>?proof` answer: the proof against its header's state root, the header's signer among `signers`. Throws naming what does not check. */
+export function verifyStateEntry(entry: StateEntry, key: string, opts: { signers: string[] }): ProvenState;
+/** Reads `key` with its proof from `chain` and checks it with verifyStateEntry. */
+export function getStateProven(chain: Chain, key: string, opts: { signers: string[] }): Promise<ProvenState>;

@@ -42,6 +42,10 @@
 //! `beacon` (optional): the randomness beacon's public key (`beacon.rs`), appended to the hashed
 //! encoding after the block-caps section when present.
 //!
+//! `state_commitment` (optional): `"lthash16"` (the same as absent) or `"sparse_merkle"`, the
+//! construction of the state root (`state_root/`); when present, appended last as the String
+//! `"state_commitment"` ‖ the String of its name.
+//!
 //! `fees` (optional): `{"collector": "<address>", "tx_micro": "…", "fuel_micro": "…",
 //! "write_byte_micro": "…", "event_byte_micro": "…"}`, prices in millionths of a base unit
 //! (`fees.rs`).
@@ -80,6 +84,7 @@ use crate::keys::address::{check_address, Network};
 use crate::keys::beacon::Beacon;
 use crate::module_id::module_id_error;
 pub use crate::module_id::{MAX_MODULE_ID_LEN, RESERVED_MODULE_IDS};
+use crate::state_root::StateCommitment;
 
 /// The issuer of GOLD: an account name nobody can sign as.
 pub const SYSTEM_ACCOUNT: &str = "system";
@@ -172,6 +177,11 @@ pub struct Genesis {
     /// which carry none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub beacon: Option<BeaconConfig>,
+    /// The state root's construction ([`StateCommitment`], `state_root/`): `"sparse_merkle"`
+    /// on chains whose state can be proven key by key. `None` (absent from the JSON) =
+    /// `"lthash16"`, the chains made before proofs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_commitment: Option<StateCommitment>,
 }
 
 /// Why a genesis file cannot be used.
@@ -422,6 +432,12 @@ impl Genesis {
         }
     }
 
+    /// The construction of this chain's state root: `state_commitment`, or
+    /// [`StateCommitment::LtHash16`] when absent.
+    pub fn state_commitment(&self) -> StateCommitment {
+        self.state_commitment.unwrap_or_default()
+    }
+
     /// The fields of [`PARAMETERS`] as this file holds them, in its order (`None`: absent).
     fn parameter_fields(&self) -> [Option<u64>; PARAMETERS.len()] {
         [
@@ -495,6 +511,11 @@ impl BorshSerialize for Genesis {
         // Likewise the randomness beacon's key (`beacon.rs`).
         if let Some(b) = &self.beacon {
             BorshSerialize::serialize(b, w)?;
+        }
+        // Likewise the state commitment, when named: its section name and the construction's.
+        if let Some(c) = self.state_commitment {
+            BorshSerialize::serialize("state_commitment", w)?;
+            BorshSerialize::serialize(c.name(), w)?;
         }
         Ok(())
     }
@@ -598,6 +619,7 @@ mod tests {
             max_block_deploys: None,
             max_block_code_bytes: None,
             beacon: None,
+            state_commitment: None,
         }
     }
 
@@ -663,6 +685,8 @@ mod tests {
             Box::new(|g| g.faucet = None),
             Box::new(|g| g.modules[0].code_hash = "ef".repeat(32)),
             Box::new(|g| g.balances[0].amount = Amount(1)),
+            Box::new(|g| g.state_commitment = Some(StateCommitment::SparseMerkle)),
+            Box::new(|g| g.state_commitment = Some(StateCommitment::LtHash16)),
             Box::new(|g| g.balances.swap(0, 1)),
             Box::new(|g| g.fuel_apply += 1),
             Box::new(|g| g.fuel_view += 1),

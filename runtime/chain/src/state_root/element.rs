@@ -1,6 +1,6 @@
 //! The lane vector of one state entry, the unit the state hash adds and subtracts:
 //! [`element`], `SHAKE128(DOMAIN ‖ borsh((key, value)))` read as [`LANES`] little-endian `u16`s
-//! (the construction is described in `state_root/mod.rs`). [`StateHash`](super::StateHash)
+//! (the construction is described in `state_root/lthash.rs`). [`LtHash`](super::LtHash)
 //! sums these vectors and [`ElementCache`](super::element_cache::ElementCache) keeps them.
 
 use sha3::digest::{ExtendableOutput, Update, XofReader};

@@ -1,7 +1,7 @@
 //! [`ElementCache`]: a bounded memo of the state hash's per-entry lane vectors, so that a key
 //! written again costs one XOF call (its new value's) instead of two.
 //!
-//! Every write of a block changes the running [`StateHash`](crate::state_root::StateHash) by
+//! Every write of a block changes the running [`LtHash`](crate::state_root::LtHash) by
 //! subtracting the vector of the key's old entry and adding the new one's; each vector is a
 //! 2 KiB SHAKE128 output, the largest cost of finishing a block and of replaying one. The old
 //! entry is, almost always, the new entry of an earlier write of the same key (a balance, a
@@ -139,7 +139,7 @@ impl ElementCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state_root::StateHash;
+    use crate::state_root::LtHash as StateHash;
 
     /// Applies `writes` (key, new) to `state`, hashing with and without `cache`.
     fn run(cache: &ElementCache, writes: &[(&str, Option<&[u8]>)]) {

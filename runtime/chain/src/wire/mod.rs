@@ -11,6 +11,7 @@
 //! | [`headers`] | `GET /v1/headers`: consecutive block headers in binary, the proof that a block descends from block 0 |
 //! | [`evidence`] | [`Evidence`], [`EvidencePage`]: `GET /v1/evidence` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
+//! | [`state`] | [`StateEntry`]: `GET /v1/state/{key}`, one state entry as of a block, with its proof |
 //! | [`transcript`] | [`transcript::Transcript`]: `GET /v1/games/<module>/<id>/transcript`, read by `gamechain verify --game` and the JS SDK |
 //!
 //! Deserialising checks what a reader could otherwise take on trust: a block's `height` and
@@ -23,6 +24,7 @@ pub mod evidence;
 pub mod headers;
 pub mod node;
 pub mod query;
+pub mod state;
 pub mod transcript;
 pub mod tx;
 
@@ -31,4 +33,5 @@ pub use block::{Block, BlockFinality, BlockMessage, IncludedTx};
 pub use events::GameEvent;
 pub use evidence::{Evidence, EvidencePage, EVIDENCE_KINDS};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
+pub use state::StateEntry;
 pub use tx::{TxRecord, TxStatus, TxidAnswer};

@@ -262,7 +262,7 @@ fn the_builder_lets_a_sequencer_leave_transactions_out() {
 #[test]
 fn the_parent_must_match() {
     let chain = Chain::new(&[], Some(FAUCET));
-    let wrong = StateHash::new();
+    let wrong = StateHash::empty(StateCommitment::SparseMerkle);
     let input = chain.input(vec![]);
     assert!(matches!(
         execute_block(&chain.ctx, &chain.state, &wrong, &chain.head, &input),

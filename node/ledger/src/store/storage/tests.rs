@@ -1,7 +1,9 @@
 //! Tests of the SQLite storage: migrations, the writer lock, blocks, state and receipts round-trip.
 
 use super::*;
-use gamechain_runtime::chain::{receipt_root, tx_root, Action, Event, Network, SecretKey, TxBody};
+use gamechain_runtime::chain::{
+    receipt_root, tx_root, Action, Event, Network, SecretKey, StateCommitment, TxBody,
+};
 use gamechain_sdk::Checkpoint;
 use serde_json::json;
 
@@ -89,7 +91,10 @@ fn blocks_state_and_receipts_round_trip() {
         ("token/GOLD".to_string(), b"{}".to_vec()),
         ("bal/a/GOLD".to_string(), b"5".to_vec()),
     ];
-    let mut hash = StateHash::from_entries(entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())));
+    let mut hash = StateHash::from_entries(
+        StateCommitment::LtHash16,
+        entries.iter().map(|(k, v)| (k.as_str(), v.as_slice())),
+    );
     let g = block(0, [0; 32], vec![], hash.root());
     let code = BTreeMap::from([("ab".repeat(32), vec![0u8, 97, 115, 109])]);
     s.commit_genesis(
@@ -176,7 +181,11 @@ fn blocks_state_and_receipts_round_trip() {
         "the delete and the put were applied"
     );
     assert_eq!(
-        StateHash::from_entries(state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))).root(),
+        StateHash::from_entries(
+            StateCommitment::LtHash16,
+            state.map.iter().map(|(k, v)| (k.as_str(), v.as_slice()))
+        )
+        .root(),
         hash.root()
     );
     assert_eq!(r.code().unwrap(), code);
@@ -191,7 +200,10 @@ fn a_transaction_is_one_row_of_compact_columns() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain.sqlite");
     let mut s = Storage::open(&path).unwrap();
-    let hash = StateHash::from_entries(std::iter::empty::<(&str, &[u8])>());
+    let hash = StateHash::from_entries(
+        StateCommitment::LtHash16,
+        std::iter::empty::<(&str, &[u8])>(),
+    );
     let g = block(0, [0; 32], vec![], hash.root());
     s.commit_genesis(&g, &[], &hash, &BTreeMap::new(), "g", "e")
         .unwrap();
@@ -291,7 +303,10 @@ fn a_run_of_blocks_commits_whole_or_not_at_all() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("chain.sqlite");
     let mut s = Storage::open(&path).unwrap();
-    let mut hash = StateHash::from_entries(std::iter::empty::<(&str, &[u8])>());
+    let mut hash = StateHash::from_entries(
+        StateCommitment::LtHash16,
+        std::iter::empty::<(&str, &[u8])>(),
+    );
     let g = block(0, [0; 32], vec![], hash.root());
     s.commit_genesis(&g, &[], &hash, &BTreeMap::new(), "g", "e")
         .unwrap();
@@ -392,7 +407,10 @@ fn some_state(n: usize) -> (Vec<(String, Vec<u8>)>, StateHash) {
     let entries: Vec<(String, Vec<u8>)> = (0..n)
         .map(|i| (format!("k/{i:05}"), vec![i as u8; i % 7]))
         .collect();
-    let hash = StateHash::from_entries(entries.iter().map(|(k, v)| (k, v)));
+    let hash = StateHash::from_entries(
+        StateCommitment::LtHash16,
+        entries.iter().map(|(k, v)| (k, v)),
+    );
     (entries, hash)
 }
 
@@ -419,6 +437,7 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
                     insert(k.as_str(), v.as_slice())?;
                 }
                 Ok(Ok(StateHash::from_entries(
+                    StateCommitment::LtHash16,
                     entries.iter().skip(1).map(|(k, v)| (k, v)),
                 )))
             },

@@ -336,6 +336,14 @@ export class Chain {
   /** `GET /v1/account/<account>`: `{account, balances: {GOLD: "<base units>"}, nonce, next_nonce}`; `module:<id>` is a module's escrow. */
   account(account) { return this.request('GET', `/v1/account/${encodeURIComponent(account)}`); }
 
+  /**
+   * `GET /v1/state/<key>[?proof]`: the key's value at the node's head block with that block's
+   * header, unchecked (check it with `verifyStateEntry`, or ask `getStateProven`).
+   */
+  state(key, { proof = false } = {}) {
+    return this.request('GET', `/v1/state/${encodeURIComponent(key)}${proof ? '?proof' : ''}`);
+  }
+
   /** `GET /v1/tx/<txid>`: `{txid, status: 'pending'|'included', body, signature, height, index, receipt}`. */
   tx(txid, options) { return this.request('GET', `/v1/tx/${encodeURIComponent(txid)}`, undefined, options); }
 
