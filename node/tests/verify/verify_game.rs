@@ -149,6 +149,11 @@ async fn games_verify_and_every_tampering_is_caught() {
     let (code, report) = verify(dir, &url, &game, &["--complete"]).await;
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["result"], "verified");
+    assert_eq!(report["code_origin"], "genesis", "{report}");
+    assert_eq!(
+        report["complete_as_of"], transcript["log"]["header"]["header"]["height"],
+        "{report}"
+    );
     assert_eq!(report["steps"].as_array().unwrap().len(), 11);
     assert_eq!(report["steps"][0]["kind"], "create");
     assert_eq!(
@@ -165,7 +170,8 @@ async fn games_verify_and_every_tampering_is_caught() {
 
     // Cut short: the node keeps "finished": true without the finishing move. The report's
     // finished is what the steps show, so this is a divergence; honestly labelled unfinished it
-    // verifies, as not finished, and fails --complete.
+    // is still caught: the chain's own log of the game (proven against a signed state root;
+    // every new chain has state proofs) holds one step more.
     let mut short = transcript.clone();
     short["steps"].as_array_mut().unwrap().pop();
     let file = dir.join("short.json");
@@ -182,12 +188,51 @@ async fn games_verify_and_every_tampering_is_caught() {
         "a diverged transcript is never reported finished"
     );
     short["finished"] = json!(false);
-    std::fs::write(&file, short.to_string()).unwrap();
-    let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
-    assert_eq!((code, &report["finished"]), (0, &json!(false)), "{report}");
-    assert_eq!(report["code_origin"], "genesis", "{report}");
+    let d = diverges(dir, &url, &game, &short, &[]).await;
+    assert_eq!(d["field"], "log.steps", "{d}");
+    assert!(
+        d["got"]
+            .as_str()
+            .unwrap()
+            .contains("the chain logged 11 steps of the game"),
+        "{d}"
+    );
     let d = diverges(dir, &url, &game, &short, &["--complete"]).await;
     assert_eq!(d["field"], "finished", "{d}");
+    // A step left out of the middle, the rest kept: caught by order or by the log.
+    let mut gap = transcript.clone();
+    gap["steps"].as_array_mut().unwrap().remove(5);
+    let d = diverges(dir, &url, &game, &gap, &[]).await;
+    assert!(d["field"].as_str().is_some(), "{d}");
+    // The log itself: dropped, moved to another key, its value or proof changed, or signed by
+    // another key: each refused.
+    let mut no_log = transcript.clone();
+    no_log.as_object_mut().unwrap().remove("log");
+    assert_eq!(
+        diverges(dir, &url, &game, &no_log, &[]).await["field"],
+        "log"
+    );
+    let mut lie = transcript.clone();
+    let value = lie["log"]["value"].as_str().unwrap().to_string();
+    let forged = format!(
+        "{}{}",
+        if value.starts_with('0') { "1" } else { "0" },
+        &value[1..]
+    );
+    lie["log"]["value"] = json!(forged);
+    assert_eq!(
+        diverges(dir, &url, &game, &lie, &[]).await["field"],
+        "log.proof"
+    );
+    let mut lie = transcript.clone();
+    lie["log"]["header"]["header"]["state_root"] = json!("00".repeat(32));
+    assert_eq!(
+        diverges(dir, &url, &game, &lie, &[]).await["field"],
+        "log.header"
+    );
+    let mut lie = transcript.clone();
+    lie["log"]["key"] = json!("log/tictactoe/0000000000000000");
+    assert_eq!(diverges(dir, &url, &game, &lie, &[]).await["field"], "log");
     // Another game's real, signed, proven steps shown as this game's: a second game of Alice's,
     // relabelled as the first, or its creation appended to the first game's transcript.
     let other = op(&client, &alice, "tictactoe", json!({"kind": "create"})).await;

@@ -31,6 +31,7 @@
 //! | [`genesis`]`/`[`block_caps`] | [`BlockCaps`]: deploys and code bytes per block as consensus |
 //! | [`genesis`]`/`[`fees`] | [`FeeSchedule`]: a chain's prices and the fee of a transaction |
 //! | [`genesis`]`/`[`params`] | [`ChainParams`]: the chain's parameters in one type, and their table |
+//! | [`game_log`] | [`game_log::GameLog`]: the per-game hash chain the runtime keeps on chains with state proofs |
 //! | [`wire`] | the JSON wire types of the node's API: [`Block`], [`TxRecord`], [`Status`], … |
 //!
 //! Each folder's modules are also re-exported here under their names from before they were
@@ -44,6 +45,7 @@
 
 pub mod block;
 pub mod canonical;
+pub mod game_log;
 pub mod genesis;
 pub mod hash;
 pub mod keys;

@@ -2,6 +2,7 @@
 //! [`execute_block`](super::execute_block) replays a block's list), then finishes the header.
 
 use super::*;
+use crate::chain::game_log::{game_log_key, games_named, GameLog, MAX_LOGGED_GAMES_PER_STEP};
 
 /// A block under construction, one transaction at a time: what [`execute_block`] runs, and what
 /// a sequencer uses to leave out transactions that would make the block invalid. A rejected
@@ -281,6 +282,13 @@ impl<'a> BlockBuilder<'a> {
                     }
                 }
             };
+            let leaf = ScheduledReceipt {
+                module: call.module.clone(),
+                id: call.id,
+                receipt: outcome.receipt.clone(),
+            }
+            .hash();
+            let outcome = self.with_game_logs(&call.module, outcome, leaf);
             self.used =
                 self.used
                     .saturating_add(BlockUse::of(&outcome.receipt, &outcome.writes, 0));
@@ -303,6 +311,36 @@ impl<'a> BlockBuilder<'a> {
             scheduler::requeue(&mut self.overlay, &call);
         }
         Ok(())
+    }
+
+    /// `outcome` with the log of each game its receipt's events name (at most
+    /// [`MAX_LOGGED_GAMES_PER_STEP`]), of `module`, extended by the step's `leaf` among its
+    /// writes (`chain::game_log`), on chains that keep game logs; unchanged elsewhere.
+    fn with_game_logs(
+        &self,
+        module: &str,
+        mut outcome: ActionOutcome,
+        leaf: [u8; 32],
+    ) -> ActionOutcome {
+        if !self.ctx.genesis.keeps_game_logs() {
+            return outcome;
+        }
+        let games: Vec<String> = games_named(&outcome.receipt.events)
+            .into_iter()
+            .take(MAX_LOGGED_GAMES_PER_STEP)
+            .map(str::to_string)
+            .collect();
+        for game in games {
+            let key = game_log_key(module, &game);
+            let log = self
+                .overlay
+                .get(&key)
+                .and_then(|v| GameLog::from_bytes(&v))
+                .unwrap_or(GameLog::EMPTY);
+            let next = log.extend(&leaf, self.env.height).to_bytes();
+            outcome.writes.insert(key, Some(next));
+        }
+        outcome
     }
 
     /// Names `address` as the block's proposer: the header's `sequencer` field, and the block
@@ -440,6 +478,14 @@ impl<'a> BlockBuilder<'a> {
         let outcome = match &session {
             Some(s) => s.cap(outcome, self.ctx.genesis.fees.as_ref()),
             None => outcome,
+        };
+        // The game log's writes are the step's own: charged as its writes and counted in the
+        // block's bounds (`chain::game_log`).
+        let outcome = match &body.action {
+            Action::Game { game, .. } | Action::SessionGame { game, .. } => {
+                self.with_game_logs(game, outcome, txid)
+            }
+            _ => outcome,
         };
         let charged = match &self.ctx.genesis.fees {
             None => Ok(outcome),

@@ -155,7 +155,7 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
         Some(d) => writeln!(out, "{d}"),
         None => writeln!(
             out,
-            "verified: {} game {} ({} steps, code {} ({}), {}{}) in {} ms",
+            "verified: {} game {} ({} steps, code {} ({}), {}{}{}) in {} ms",
             report.module,
             report.game,
             report.steps.len(),
@@ -169,6 +169,12 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
             match report.final_by_quorum {
                 Some(n) => format!(
                     ", every block final by a quorum of the {n} genesis validators' certificates"
+                ),
+                None => String::new(),
+            },
+            match report.complete_as_of {
+                Some(h) => format!(
+                    ", all of the game's steps up to block {h} (its log proven against that block's state root)"
                 ),
                 None => String::new(),
             },

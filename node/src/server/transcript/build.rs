@@ -10,10 +10,12 @@ use serde_json::Value;
 
 use crate::proof::step_finality::step_finality;
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
+use gamechain_chain::game_log::{game_log_key, GameLog};
 use gamechain_chain::wire::transcript::{
-    CallRef, Step, StepFinality, Transcript, TRANSCRIPT_VERSION, TRANSCRIPT_VERSION_CALLS,
+    CallRef, LoggedSteps, Step, StepFinality, Transcript, TRANSCRIPT_VERSION,
+    TRANSCRIPT_VERSION_CALLS,
 };
-use gamechain_chain::wire::Block;
+use gamechain_chain::wire::{Block, StateEntry};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
 
@@ -83,7 +85,24 @@ pub fn build(
     let Some(start) = start_height(chain, &game, from)? else {
         return Err(not_found());
     };
-    let head = chain.head().header.header.height;
+    // On a chain with game logs, the log and its proof are read first, under one hold of the
+    // head: the steps are then read up to that head, past the finishing step up to the log's
+    // last one (a later step of the same game would otherwise make the log disagree).
+    let logged = if chain.genesis().keeps_game_logs() {
+        let entry = chain.state_entry(&game_log_key(&module, &game), true)?;
+        Some(entry)
+    } else {
+        None
+    };
+    let head = match &logged {
+        Some(entry) => entry.header.height,
+        None => chain.head().header.header.height,
+    };
+    let log_end = logged
+        .as_ref()
+        .and_then(|e| e.value_bytes().ok().flatten())
+        .and_then(|v| GameLog::from_bytes(&v))
+        .map(|l| l.last_height);
     let last = head.min(start.saturating_add(MAX_SCAN_BLOCKS - 1));
     let mut steps: Vec<Step> = Vec::new();
     let mut bytes = 0usize;
@@ -176,7 +195,7 @@ pub fn build(
             };
             push_step(&mut steps, &mut bytes, step, &game)?;
         }
-        if finished {
+        if finished && log_end.is_none_or(|end| height >= end) {
             break;
         }
     }
@@ -193,6 +212,10 @@ pub fn build(
             )));
         }
     }
+    let log = match logged {
+        Some(entry) => Some(logged_steps(chain, entry)?),
+        None => None,
+    };
     let genesis = chain.genesis();
     Ok(Transcript {
         version: if has_calls {
@@ -211,6 +234,34 @@ pub fn build(
         scanned_to,
         start_balances: start_balances(&steps),
         steps,
+        log,
+    })
+}
+
+/// The transcript's `log` of a state entry read with its proof: the log as hex, the block
+/// and, on a chain with validators, its finality.
+fn logged_steps(chain: &Chain, entry: StateEntry) -> Result<LoggedSteps, ChainError> {
+    let value = entry
+        .value_bytes()
+        .map_err(ChainError::Internal)?
+        .map(hex::encode)
+        .unwrap_or_default();
+    let header = entry.signed_header();
+    let finality = match chain.genesis().validators {
+        None => None,
+        Some(_) => {
+            let block = chain.block(Some(header.header.height))?;
+            block_finality(chain, &block)?
+        }
+    };
+    Ok(LoggedSteps {
+        key: entry.key,
+        value,
+        proof: entry.proof.ok_or_else(|| {
+            ChainError::Internal("a state entry asked with its proof has none".into())
+        })?,
+        header,
+        finality,
     })
 }
 

@@ -13,6 +13,9 @@
 //!   nor than [`MAX_BUILD_TIME`] of reading;
 //!   an unfinished game's answer is the transcript so far (`"finished": false`, `scanned_to`
 //!   the last height read).
+//! - **The log** (a chain with state proofs): the game's log (`gamechain_chain::game_log`) is
+//!   read first with its proof against the head, and blocks are read past the finishing step up
+//!   to the log's last step; the answer's `log` lets verifiers check that no step was left out.
 //! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
 //!   steps (`413 too_large` beyond).
 //! - **Cost**: answers are kept (`cache.rs`: up to [`CACHE_BYTES`] in [`CACHE_ENTRIES`]

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `checks.rs` | a step's txid, signature, action, header signer, order and inclusion proofs |
 //! | `finality.rs` | on a chain with validators, that a quorum of the genesis set finalized each step's block |
+//! | `log.rs` | on a chain with state proofs, that the steps are all of the game's (its proven log) |
 //! | `replay.rs` | re-executing the ops with the runtime's executor and comparing receipts |
 //! | `report.rs` | [`report::GameReport`], [`report::GameDivergence`] |
 //!
@@ -13,10 +14,11 @@
 //! module and game asked for, the wasm against the code hash (and its size); then for each
 //! step, in order, [`checks::check_step`], on a chain with validators
 //! [`finality::check_final`], and the re-execution; then, with `complete`, that
-//! the game finished. The first failure is the report's divergence.
+//! the game finished; then, on a chain with state proofs, [`log::check_log`]. The first failure is the report's divergence.
 
 pub mod checks;
 pub mod finality;
+pub mod log;
 pub mod replay;
 pub mod report;
 
@@ -53,6 +55,14 @@ pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) 
         finished: divergence.is_none() && shown_finished(transcript),
         code_origin: code_origin(check.genesis, transcript),
         final_by_quorum: check.genesis.validators.as_ref().map(|v| v.set.len()),
+        complete_as_of: match (
+            &divergence,
+            check.genesis.keeps_game_logs(),
+            &transcript.log,
+        ) {
+            (None, true, Some(log)) => Some(log.header.header.height),
+            _ => None,
+        },
         steps,
         divergence,
         elapsed_ms: started.elapsed().as_millis() as u64,
@@ -223,7 +233,7 @@ fn run(
             "a game still in play",
         ));
     }
-    Ok(())
+    log::check_log(genesis, finality.as_ref(), t)
 }
 
 /// Whether event data names game `game`: its `id` or `game` field (the events feed's rule,

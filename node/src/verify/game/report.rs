@@ -114,6 +114,10 @@ pub struct GameReport {
     /// On a chain with validators, the size of the genesis set whose quorum's certificates
     /// each verified step's block was checked against (`None`: a single sequencer's chain).
     pub final_by_quorum: Option<usize>,
+    /// On a chain with state proofs, when verified: the block at which the chain's log of the
+    /// game was proven to hold exactly the steps shown (every step up to that block; a later
+    /// step, if any, is not covered).
+    pub complete_as_of: Option<u64>,
     /// Steps that matched, in order (all of them when there is no divergence).
     pub steps: Vec<StepReport>,
     /// The first divergence.
@@ -143,6 +147,7 @@ impl GameReport {
             "finished": self.finished,
             "code_origin": self.code_origin,
             "final_by_quorum_of": self.final_by_quorum,
+            "complete_as_of": self.complete_as_of,
             "steps": self.steps,
             "divergence": self.divergence,
             "elapsed_ms": self.elapsed_ms,

@@ -136,6 +136,9 @@ test('a 200-move m,n,k game verifies in the browser', async () => {
   const v = await verifier(`${node.url}/verify/?module=mnk&id=${id}`, 'mnk-verifier');
   assert.equal(await v.page.getAttribute('body', 'data-result'), 'verified', await v.page.textContent('#status'));
   await waitText(v.page, '#status', 'Verified: all 202 steps match (not shown to have finished; code of the genesis)');
+  // Every proof: the steps' inclusion proofs and signed headers, and the game's log proven
+  // against a signed state root, so none of the 202 steps was left out.
+  await waitText(v.page, '#status', /Complete: proven — the chain's own log of the game at block \d+ holds exactly these 202 steps/);
   const ms = Number(await v.page.getAttribute('body', 'data-elapsed'));
   assert.equal(await v.page.$$eval('#board button', (bs) => bs.filter((b) => b.textContent).length), 200);
   await shot(v.page, 'verify-mnk-200.png');

@@ -664,6 +664,8 @@ export interface VerifyOptions {
   worker?: 'auto' | 'always' | 'never';
   /** The genesis's `modules`: `codeOrigin` is `genesis` when the transcript's code hash is its module's there. */
   genesisModules?: { id: string; code_hash: string }[];
+  /** The genesis's `state_commitment`: with 'sparse_merkle' the transcript's `log` must prove its steps are all of the game's. */
+  stateCommitment?: 'sparse_merkle' | 'lthash16' | null;
 }
 
 export interface VerifyResult {
@@ -686,6 +688,8 @@ export interface VerifyResult {
   elapsedMs: number;
   /** Whether the re-execution ran in a Worker (bounded by `timeoutMs`). */
   isolated: boolean | null;
+  /** The block at which the game's proven log holds exactly the steps shown (null: no log checked). */
+  completeAsOf: number | null;
 }
 
 /** Checks a transcript against the module's wasm: signatures, inclusion proofs, order, and every op re-executed (no fuel). */
@@ -792,3 +796,9 @@ export function stateProofProblem(stateRoot: string, key: string, value: Uint8Ar
 export function verifyStateEntry(entry: StateEntry, key: string, opts: { signers: string[] }): ProvenState;
 /** Reads `key` with its proof from `chain` and checks it with verifyStateEntry. */
 export function getStateProven(chain: Chain, key: string, opts: { signers: string[] }): Promise<ProvenState>;
+/** The domain of a game log's hash chain. */
+export const GAME_LOG_DOMAIN: Uint8Array;
+/** A game log after one more step. */
+export function extendGameLog(log: { head: Uint8Array; steps: bigint; lastHeight: bigint }, leaf: Uint8Array, height: number): { head: Uint8Array; steps: bigint; lastHeight: bigint };
+/** null when a transcript's `log` proves its steps are all of the game's, else the divergence's field, expected and got. */
+export function gameLogProblem(transcript: object, leaves: Uint8Array[], heights: number[], headerProblem?: (log: object) => { field: string; expected: string; got: string } | null): { field: string; expected: string; got: string } | null;

@@ -15,4 +15,6 @@ export { verifyTranscript, verifyInclusion, headerHash, headerBytes, receiptHash
 export { checkStepFinality, certificateProblem, decodeFinalization, digestFromParts, finalityNamespace, finalityParticipants, MAX_FINALITY_LINKS, MAX_CERTIFICATE_BYTES } from './verify/finality.js';
 export { verifyBeacon, verifyBeacons, beaconMessage, drawBytes, drawer, BEACON_NAMESPACE, BEACON_DST, BEACON_BYTES, BEACON_PUBLIC_KEY_BYTES } from './verify/beacon.js';
 export { sealMove, checkSealed, openSealed, plaintextOf, SEALED_BYTES, SEAL_PLAINTEXT_BYTES, MAX_SEAL_TAG_BYTES } from './verify/seal.js';
-export { verifyStateEntry, stateProofProblem, getStateProven, MAX_PROOF_DEPTH } from './verify/state_proof.js';
+export { stateProofProblem, MAX_PROOF_DEPTH } from './verify/state_proof.js';
+export { verifyStateEntry, getStateProven } from './verify/state_entry.js';
+export { gameLogProblem, extendGameLog, GAME_LOG_DOMAIN } from './verify/game_log.js';

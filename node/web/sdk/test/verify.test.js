@@ -102,10 +102,26 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   const short = tamper((t) => { t.steps.pop(); });
   const cut = await verifyTranscript(short, wasm, opts);
   assert.deepEqual([cut.divergence?.index, cut.divergence?.field], [null, 'finished'], JSON.stringify(cut.divergence));
+  // Honestly labelled unfinished, it is still caught: the chain's own log of the game (proven
+  // against a signed state root; every new chain has state proofs) holds one step more.
   short.finished = false;
-  const honest = await verifyTranscript(short, wasm, opts);
-  assert.deepEqual([honest.ok, honest.finished], [true, false], JSON.stringify(honest.divergence));
+  assert.equal(genesis.state_commitment, 'sparse_merkle');
+  const honest = await verifyTranscript(short, wasm, { ...opts, stateCommitment: genesis.state_commitment });
+  assert.deepEqual([honest.ok, honest.divergence?.field], [false, 'log.steps'], JSON.stringify(honest.divergence));
+  assert.match(honest.divergence.got, /the chain logged 11 steps of the game/);
   assert.equal(good.finished, true);
+  // The log itself: required on such a chain, and its value, proof, key and block checked.
+  const logOpts = { ...opts, stateCommitment: 'sparse_merkle' };
+  const logCaught = async (what, t, field) => {
+    const r = await verifyTranscript(t, wasm, logOpts);
+    assert.deepEqual([r.ok, r.divergence?.index, r.divergence?.field], [false, null, field], `${what}: ${JSON.stringify(r.divergence)}`);
+  };
+  assert.equal((await verifyTranscript(transcript, wasm, logOpts)).ok, true);
+  await logCaught('no log', tamper((t) => { delete t.log; }), 'log');
+  await logCaught('another key', tamper((t) => { t.log.key = 'log/tictactoe/0000000000000000'; }), 'log');
+  await logCaught('another value', tamper((t) => { t.log.value = (t.log.value[0] === '0' ? '1' : '0') + t.log.value.slice(1); }), 'log.proof');
+  await logCaught('another root', tamper((t) => { t.log.header.header.state_root = '00'.repeat(32); }), 'log.header');
+  await logCaught('a changed sibling', tamper((t) => { const s = t.log.proof.siblings; s[0] = (s[0][0] === '0' ? '1' : '0') + s[0].slice(1); }), 'log.proof');
   // Another game's real steps shown as this game's: relabelled, or appended.
   const other = await play(chain, x, 'tictactoe', { kind: 'create' });
   const otherT = await chain.transcript('tictactoe', other.events[0].data.id);

@@ -206,7 +206,7 @@ async function check(transcript, bytes, source) {
     $('game').textContent = `${want.module}:${want.game}${asked.id ? '' : ' (as the file names it)'}`;
     const r = await verifyTranscript(transcript, wasm, {
       sequencer: genesis.sequencer, signers, validators, chainId: genesis.chain_id, genesisHash, genesisModules: genesis.modules,
-      beaconKey: genesis.beacon?.public_key ?? null, fuelApply: genesis.fuel_apply, ...want,
+      beaconKey: genesis.beacon?.public_key ?? null, fuelApply: genesis.fuel_apply, stateCommitment: genesis.state_commitment ?? null, ...want,
     });
     const rows = r.steps.map(stepRow);
     if (r.divergence) {
@@ -227,7 +227,8 @@ async function check(transcript, bytes, source) {
     drawDice(transcript, r.steps);
     drawSealed(transcript, r.steps);
     const beacons = (r.beaconKey ? ` ${r.beaconsVerified} block beacon${r.beaconsVerified === 1 ? '' : 's'} verified under the genesis key.` : '')
-      + (r.finalityVerified !== null ? ` Finality: every step's block proven final by a quorum of the ${validators.set.length} genesis validators (${r.finalityVerified} certificate${r.finalityVerified === 1 ? '' : 's'} checked).` : '');
+      + (r.finalityVerified !== null ? ` Finality: every step's block proven final by a quorum of the ${validators.set.length} genesis validators (${r.finalityVerified} certificate${r.finalityVerified === 1 ? '' : 's'} checked).` : '')
+      + (r.completeAsOf !== null && r.completeAsOf !== undefined ? ` Complete: proven — the chain's own log of the game at block ${r.completeAsOf} holds exactly these ${r.steps.length} steps (a state proof against that block's signed state root).` : '');
     $('status').textContent = r.ok
       ? `✓ Verified: ${r.steps.length === 1 ? 'its 1 step matches' : `all ${r.steps.length} steps match`} (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).${beacons}`
       : `✗ Diverged after ${r.steps.length} matching steps.`;

@@ -438,6 +438,12 @@ impl Genesis {
         self.state_commitment.unwrap_or_default()
     }
 
+    /// Whether the runtime keeps a log of each game's steps in state (`game_log.rs`): on chains
+    /// with state proofs (a sparse Merkle state commitment), where a log can be proven.
+    pub fn keeps_game_logs(&self) -> bool {
+        self.state_commitment() == StateCommitment::SparseMerkle
+    }
+
     /// The fields of [`PARAMETERS`] as this file holds them, in its order (`None`: absent).
     fn parameter_fields(&self) -> [Option<u64>; PARAMETERS.len()] {
         [

@@ -7,6 +7,7 @@
 //! | `lthash.rs` | [`LtHash`]: a homomorphic multiset hash; O(writes) per block, no proofs (chains whose genesis names no commitment) |
 //! | `sparse_merkle.rs` | [`SparseMerkleTree`]: a binary sparse Merkle tree; proves any key present or absent |
 //! | `proof.rs` | [`StateProof`]: a key's proof against a sparse Merkle root and its check |
+//! | `tree_hash.rs` | the tree's hashes (leaf, branch, empty) and a key's path |
 //! | `element.rs`, `element_cache.rs` | the LtHash's per-entry vectors and their memo |
 //!
 //! Both commit to the same entries (module state `m/...`, balances `bal/...`, token records,
@@ -18,6 +19,7 @@ pub mod element_cache;
 mod lthash;
 pub mod proof;
 pub mod sparse_merkle;
+mod tree_hash;
 
 pub use element::{DOMAIN, LANES};
 pub use lthash::LtHash;

@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::sparse_merkle::{bit, branch_hash, key_hash, leaf_hash, value_hash, Hash, EMPTY};
+use super::tree_hash::{bit, branch_hash, key_hash, leaf_hash, value_hash, Hash, EMPTY};
 use crate::hash::hex32;
 
 /// Most siblings a proof can have: one per bit of a path.

@@ -24,6 +24,12 @@
 //! from its own queue (the call an earlier step scheduled), drawing from the header's beacon
 //! (`docs/verify-a-match.md`).
 //!
+//! **Log** (a chain with state proofs, genesis `"state_commitment": "sparse_merkle"`): `"log"`
+//! ([`LoggedSteps`]), the game's log kept by the runtime (`game_log.rs`), proven against the
+//! state root of a block at or after the last step; a verifier hashes the steps' leaves
+//! (txids, calls' receipt hashes) into the same chain and refuses a transcript whose steps are
+//! fewer, other or in another order.
+//!
 //! **Finality** (a chain with validators; absent on a single sequencer's, so its transcripts
 //! are unchanged): every step carries `finality` ([`StepFinality`]), what proves its block
 //! final against the genesis validator set — the block's consensus digest recomputed from its
@@ -40,7 +46,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Receipt, SignedHeader};
+use crate::{Receipt, SignedHeader, StateProof};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 
@@ -79,6 +85,31 @@ pub struct Transcript {
     pub start_balances: BTreeMap<String, Amount>,
     /// The game's transactions, in chain order.
     pub steps: Vec<Step>,
+    /// On a chain with state proofs: the game's log (`game_log.rs`) proven against a block at
+    /// or after its last step, so a verifier can check that `steps` are all of the game's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<LoggedSteps>,
+}
+
+/// The game's log at a block, with its proof (`"log"` of a transcript on a chain with state
+/// proofs): `{"key": "log/<module>/<game>", "value": "<96 hex>", "header": {"header", "signature"},
+/// "proof": {…}, "finality": {…}}`. `value` is the log's 48 bytes (`GameLog::to_bytes`),
+/// `proof` the state proof of `key` holding it against `header.state_root`, `finality` (a chain
+/// with validators) the proof that `header`'s block is final, as a step's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoggedSteps {
+    /// `log/<module>/<game>`.
+    pub key: String,
+    /// Lowercase hex of the 48-byte log.
+    pub value: String,
+    /// The block whose state root the proof leads to.
+    pub header: SignedHeader,
+    /// The proof of `key` holding `value`.
+    pub proof: StateProof,
+    /// On a chain with validators: the block's finality, as a step's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finality: Option<StepFinality>,
 }
 
 /// A scheduled call a step ran: `{"module", "id"}`.

@@ -423,3 +423,44 @@ fn a_big_block_hashes_its_changes_on_several_threads_alike() {
     assert!(a.writes.len() > 600, "{}", a.writes.len());
     assert_eq!(a.header, b.header);
 }
+
+#[test]
+fn each_games_steps_are_logged_on_chains_with_proofs_and_nowhere_else() {
+    use crate::chain::game_log::{game_log_key, GameLog};
+    let play = |chain: &mut Chain| {
+        chain.block(vec![
+            tx(&ALICE, 0, faucet_action()),
+            tx(&BOB, 0, faucet_action()),
+        ]);
+        let create = tx(&ALICE, 1, ttt(json!({"kind": "create"})));
+        let id = create.txid()[..16].to_string();
+        chain.block(vec![create.clone()]);
+        let join = tx(&BOB, 1, ttt(json!({"kind": "join", "id": id})));
+        // Out of turn: refused, emits nothing, is not a step of the game.
+        let refused = tx(&BOB, 2, ttt(json!({"kind": "move", "id": id, "cell": 4})));
+        let moved = tx(&ALICE, 2, ttt(json!({"kind": "move", "id": id, "cell": 4})));
+        let out = chain.block(vec![join.clone(), refused, moved.clone()]);
+        assert!(!out.receipts[1].ok && out.receipts[2].ok);
+        (id, [create, join, moved], out.header.height)
+    };
+    let mut chain = Chain::new(&[&TICTACTOE], Some(FAUCET));
+    let (id, steps, height) = play(&mut chain);
+    let key = game_log_key("tictactoe", &id);
+    let log = GameLog::from_bytes(&chain.state.map[&key]).expect("a 48-byte log");
+    let want = steps
+        .iter()
+        .enumerate()
+        .fold(GameLog::EMPTY, |log, (i, t)| {
+            log.extend(&t.txid_bytes(), if i == 0 { height - 1 } else { height })
+        });
+    assert_eq!(log, want);
+    assert_eq!((log.steps, log.last_height), (3, height));
+
+    // The older commitment keeps no log: its state is what it was.
+    let mut g = genesis_with(&[&TICTACTOE], Some(FAUCET));
+    g.state_commitment = None;
+    let mut old = Chain::of(&[&TICTACTOE], g);
+    let (id, _, _) = play(&mut old);
+    assert!(!old.state.map.contains_key(&game_log_key("tictactoe", &id)));
+    assert!(old.state.map.keys().all(|k| !k.starts_with("log/")));
+}

@@ -44,6 +44,7 @@ import { replayGame } from './verify_host.js';
 import { verifyBeacon, verifyBeacons } from './beacon.js';
 import { checkSealed, openSealed, SEAL_MODULE_URL } from './seal.js';
 import { checkStepFinality, finalityNamespace, finalityParticipants, MAX_FINALITY_LINKS } from './finality.js';
+import { gameLogProblem } from './game_log.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -331,15 +332,20 @@ function after(a, b) {
  *   divergence `finality` without a record, `finality.certificate` for one that does not;
  *   required when `signers` is given); `genesisHash`: the chain's genesis hash, which the
  *   transcript must name (it tells a relaunched chain with the same keys and chain id apart, and
- *   is the certificates' namespace; default the transcript's; required with `validators`)
+ *   is the certificates' namespace; default the transcript's; required with `validators`);
+ *   `stateCommitment`: the genesis's `state_commitment` ('sparse_merkle' on a chain with state
+ *   proofs: the transcript's `log` must then prove the steps are all of the game's, divergences
+ *   `log`, `log.header`, `log.finality`, `log.proof`, `log.steps`; a transcript carrying a
+ *   `log` has it checked whatever this says)
  * @returns {Promise<{ok: boolean, steps: object[], divergence: null|{index: number|null,
  *   txid: string|null, call: number|null, field: string, expected: string, got: string},
  *   module: string|null, game: string|null, finished: boolean, beaconKey: string|null,
- *   beaconsVerified: number, finalityVerified: number|null,
+ *   beaconsVerified: number, finalityVerified: number|null, completeAsOf: number|null,
  *   codeOrigin: 'genesis'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
  *   `finished`: the verified last step finished the game (never the node's word alone);
  *   `finalityVerified`: steps whose block's finality certificate verified (null: no validator
- *   set given)
+ *   set given); `completeAsOf`: the block at which the game's proven log holds exactly the
+ *   steps shown (null: no log checked), so every step up to it is shown
  */
 export async function verifyTranscript(transcript, wasmBytes, opts) {
   opts = opts ?? {};
@@ -349,6 +355,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   let finished = false;
   let beaconKey = null;
   let finalityVerified = null;
+  let completeAsOf = null;
   const beaconChecks = new Map(); // `${height} ${beacon}` → verified
   const codeOrigin = () => (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash) ? 'genesis' : 'named by the node');
   const finish = (divergence) => ({
@@ -361,6 +368,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     beaconKey,
     beaconsVerified: [...beaconChecks.values()].filter(Boolean).length,
     finalityVerified,
+    completeAsOf: divergence === null ? completeAsOf : null,
     codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
     isolated,
@@ -620,5 +628,30 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   finished = finishedBy(t.steps[t.steps.length - 1], t.module, t.game);
   if (t.finished === true && !finished) return whole('finished', `the last step emitting ${t.module}.finished for game ${t.game}, as the transcript says`, 'a last step without it');
   if (opts.complete && !finished) return whole('finished', 'a finished game', 'a game still in play');
+  // The game's log (a chain with state proofs, `opts.stateCommitment` 'sparse_merkle': its
+  // genesis's `state_commitment`): the steps are all of the game's, none cut (game_log.js).
+  if (opts.stateCommitment === 'sparse_merkle' || (t.log !== undefined && t.log !== null)) {
+    let leaves;
+    try {
+      leaves = t.steps.map((s) => (s.call !== undefined && s.call !== null ? scheduledReceiptHash(s.call.module, s.call.id, s.receipt) : hexToBytes(s.txid)));
+    } catch (e) {
+      return whole('log.steps', 'steps whose leaves hash', e?.message ?? e);
+    }
+    const headerProblem = (log) => {
+      const lh = log.header?.header;
+      const at = `block ${lh?.height}`;
+      let signed = false;
+      try { signed = signers.includes(lh.sequencer) && verifyMessage(lh.sequencer, headerHash(lh), log.header.signature); } catch { signed = false; }
+      if (!signed) return { field: 'log.header', expected: "a header signed by the chain's block signer", got: `${at}: not signed by ${signers.join(' or ')}` };
+      if (finalitySet !== null) {
+        const r = checkStepFinality(finalitySet, { finality: log.finality, header: log.header, call: {} }, headerHash(lh));
+        if (r.problem !== undefined) return { field: 'log.finality', expected: `${at} finalized by a quorum of the genesis validators`, got: r.problem };
+      }
+      return null;
+    };
+    const p = gameLogProblem(t, leaves, t.steps.map((s) => s.height), headerProblem);
+    if (p !== null) return whole(p.field, p.expected, p.got);
+    completeAsOf = t.log.header.header.height;
+  }
   return finish(null);
 }
