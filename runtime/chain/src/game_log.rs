@@ -23,8 +23,8 @@
 
 use serde_json::Value;
 
+use crate::block::receipt::Event;
 use crate::hash::sha256;
-use crate::receipt::Event;
 
 /// The domain of the chain's hash.
 pub const GAME_LOG_DOMAIN: &[u8] = b"gamechain/game-log/v1";

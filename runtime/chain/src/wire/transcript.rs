@@ -46,7 +46,9 @@
 
 use std::collections::BTreeMap;
 
-use crate::{Receipt, SignedHeader, StateProof};
+use crate::block::receipt::Receipt;
+use crate::block::SignedHeader;
+use crate::state_root::StateProof;
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 
