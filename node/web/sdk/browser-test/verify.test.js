@@ -40,6 +40,9 @@ test('a third browser verifies a finished tic-tac-toe match; tampered transcript
   for (const p of [alice, bob]) {
     await act(p, '#faucet');
     await waitText(p.page, '#balance', '1000.00');
+    // The balance is proven from the genesis alone: the node's answer with its proof against
+    // the head block's signed state root (getStateProven).
+    await waitText(p.page, '#balance-proof', /^✓ proven at block \d+$/);
     await p.page.fill('#session-cap', '10.00');
     await act(p, '#session-start');
     assert.equal(await p.page.textContent('#error'), '', `${p.name}: ${await p.page.textContent('#error')}`);

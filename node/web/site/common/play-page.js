@@ -36,7 +36,7 @@ const PARTS = {
   },
   player: () => `<section id="me">
   <h2>You</h2>
-  <div>Address <code id="address"></code> · balance <b id="balance">…</b> GOLD
+  <div>Address <code id="address"></code> · balance <b id="balance">…</b> GOLD <span id="balance-proof" class="note"></span>
     <button id="faucet" hidden>Get GOLD from the faucet</button></div>
   <div>Key (kept in this browser): <button id="export">Show / hide WIF</button> <code id="wif-shown" hidden></code>
     <input id="wif-input" placeholder="WIF to import" size="40" autocomplete="off"> <button id="import">Import</button>

@@ -29,7 +29,7 @@ import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButt
  */
 export async function startTable(game) {
   fillPlayPage({ page: game.module, noun: 'tables', more: true, resign: Boolean(game.resign) });
-  const [{ Chain, Key, ChainError }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
+  const [{ Chain, Key, ChainError, getStateProven }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
   const chain = new Chain(location.origin);
   const client = game.client(typed, chain);
   const info = await client.viewInfo();
@@ -143,6 +143,29 @@ export async function startTable(game) {
   $('session-end').onclick = () => session && act('end the session', signed({ type: 'revoke_session', key: session.address }))
     .then((r) => { if (r && r.ok) forgetSession(); });
   const who = (a) => (a === key.address ? 'you' : short(a));
+
+  // The balance proven from the genesis alone (a chain with state proofs): the node's answer for
+  // `bal/<address>/GOLD` with its proof against the head block's signed state root
+  // (`getStateProven`); shown as proven only when it checks, and then it is the balance shown.
+  const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : [genesis.sequencer];
+  const provenBalance = () => (genesis.state_commitment === 'sparse_merkle'
+    ? getStateProven(chain, `bal/${key.address}/GOLD`, { signers })
+    : null);
+  function showProven(r) {
+    const mark = $('balance-proof');
+    if (r.status === 'rejected') {
+      mark.textContent = `✗ not proven: ${r.reason?.message ?? r.reason}`;
+      mark.dataset.proven = '0';
+    } else if (r.value === null) {
+      mark.textContent = '';
+      delete mark.dataset.proven;
+    } else {
+      const units = r.value.value === null ? '0' : new TextDecoder().decode(r.value.value);
+      $('balance').textContent = gold(units);
+      mark.textContent = `✓ proven at block ${r.value.height}`;
+      mark.dataset.proven = '1';
+    }
+  }
 
   // Key, faucet, balance.
   faucetButton(genesis, () => act('faucet', signed({ type: 'faucet', token: 'GOLD' })));
@@ -294,12 +317,13 @@ export async function startTable(game) {
     try {
       do {
         again = false;
-        const [acct, open, mine, g, sess] = await Promise.allSettled([
+        const [acct, open, mine, g, sess, proven] = await Promise.allSettled([
           chain.account(key.address),
           pagesOf((page) => client.viewOpen({ open: '1', ...page }), pages.open),
           pagesOf((page) => client.viewPlayer({ player: key.address, ...page }), pages.mine),
           current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
           checkSession(),
+          provenBalance(),
         ]);
         const failed = [acct, open, mine, g, sess].find((r) => r.status === 'rejected');
         if (failed) {
@@ -307,6 +331,7 @@ export async function startTable(game) {
           showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e?.message ?? e));
         }
         if (acct.status === 'fulfilled') $('balance').textContent = gold(acct.value.balances.GOLD);
+        showProven(proven);
         if (open.status === 'fulfilled') {
           showList($('open-list'), open.value.games.map(gameLine));
           $('open-empty').hidden = open.value.games.length > 0;
