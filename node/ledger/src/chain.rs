@@ -614,12 +614,28 @@ impl Chain {
     /// [`MAX_STATE_KEY_BYTES`] bytes, [`ChainError::NoProofs`] for a proof on a chain whose
     /// state commitment has none.
     pub fn state_entry(&self, key: &str, proof: bool) -> Result<StateEntry, ChainError> {
+        let mut entries = self.state_entries(&[key], proof)?;
+        Ok(entries.remove(0))
+    }
+
+    /// [`Chain::state_entry`] of each of `keys` (at most 16), all of the same head block.
+    pub fn state_entries(&self, keys: &[&str], proof: bool) -> Result<Vec<StateEntry>, ChainError> {
+        if keys.len() > 16 {
+            return Err(ChainError::Invalid("at most 16 state keys at once".into()));
+        }
+        let head = self.head();
+        keys.iter()
+            .map(|key| Self::entry_at(&head, key, proof))
+            .collect()
+    }
+
+    /// One key's entry at `head` (see [`Chain::state_entry`]).
+    fn entry_at(head: &Head, key: &str, proof: bool) -> Result<StateEntry, ChainError> {
         if key.len() > MAX_STATE_KEY_BYTES {
             return Err(ChainError::Invalid(format!(
                 "a state key is at most {MAX_STATE_KEY_BYTES} bytes"
             )));
         }
-        let head = self.head();
         let proof = match (proof, head.state_hash.prove(key)) {
             (false, _) => None,
             (true, Some(p)) => Some(p),

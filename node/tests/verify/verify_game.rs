@@ -651,6 +651,53 @@ async fn an_uploaded_module_verifies_and_an_upgrade_during_the_game_is_a_conflic
     let (code, report) = verify(tmp.path(), &url, &game, &[]).await;
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["steps"].as_array().unwrap().len(), 3);
+    // The upload's code is anchored: the module's record, proven at the log's block, names it.
+    assert_eq!(report["code_origin"], "module record", "{report}");
+
+    // A swapped upload: the same game logic under other bytes (a custom section appended), so
+    // every step re-executes alike. The node names that code; the proven record names the real
+    // one, so it is refused (before records were proven, it verified as "named by the node").
+    let mut swapped = TICTACTOE_WASM.to_vec();
+    swapped.extend_from_slice(&[0x00, 0x06, 0x01, b'x', b's', b'w', b'a', b'p']);
+    let swapped_hash = hex::encode(gamechain_runtime::chain::hash::sha256(&swapped));
+    let (_, mut t) = get(&format!("{url}/v1/games/ttt2/{id}/transcript")).await;
+    assert!(t["log"]["module_record"]["value"].is_string(), "{t}");
+    t["code_hash"] = json!(swapped_hash);
+    let code_file = tmp.path().join("swapped.wasm");
+    std::fs::write(&code_file, &swapped).unwrap();
+    let d = diverges(
+        tmp.path(),
+        &url,
+        &game,
+        &t,
+        &["--code", code_file.to_str().unwrap()],
+    )
+    .await;
+    assert_eq!(d["field"], "code_hash", "{d}");
+    assert!(
+        d["expected"]
+            .as_str()
+            .unwrap()
+            .contains("the module's record at block"),
+        "{d}"
+    );
+    // A record of another module, or another record text under the real proof: refused.
+    let (_, mut t) = get(&format!("{url}/v1/games/ttt2/{id}/transcript")).await;
+    let text = t["log"]["module_record"]["value"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    t["log"]["module_record"]["value"] =
+        json!(text.replace("\"deployed_height\":", "\"deployed_height\":1"));
+    assert_eq!(
+        diverges(tmp.path(), &url, &game, &t, &[]).await["field"],
+        "code.record"
+    );
+    t["log"].as_object_mut().unwrap().remove("module_record");
+    assert_eq!(
+        diverges(tmp.path(), &url, &game, &t, &[]).await["field"],
+        "code.record"
+    );
 
     let (_, mnk) = get(&format!("{url}/v1/modules/mnk")).await;
     let mnk_wasm = client

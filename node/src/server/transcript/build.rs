@@ -12,12 +12,13 @@ use crate::proof::step_finality::step_finality;
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
 use gamechain_chain::game_log::{game_log_key, GameLog};
 use gamechain_chain::wire::transcript::{
-    CallRef, LoggedSteps, Step, StepFinality, Transcript, TRANSCRIPT_VERSION,
+    CallRef, LoggedSteps, ProvenRecord, Step, StepFinality, Transcript, TRANSCRIPT_VERSION,
     TRANSCRIPT_VERSION_CALLS,
 };
 use gamechain_chain::wire::{Block, StateEntry};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
+use gamechain_runtime::layout::module_record_key;
 
 /// Most transactions in one transcript.
 pub const MAX_TRANSCRIPT_TXS: usize = 10_000;
@@ -88,19 +89,22 @@ pub fn build(
     // On a chain with game logs, the log and its proof are read first, under one hold of the
     // head: the steps are then read up to that head, past the finishing step up to the log's
     // last one (a later step of the same game would otherwise make the log disagree).
+    // The module's record is read with it, from the same block: it anchors the code.
     let logged = if chain.genesis().keeps_game_logs() {
-        let entry = chain.state_entry(&game_log_key(&module, &game), true)?;
-        Some(entry)
+        let (log_key, record_key) = (game_log_key(&module, &game), module_record_key(&module));
+        let mut entries = chain.state_entries(&[&log_key, &record_key], true)?;
+        let record = entries.pop().expect("two entries");
+        Some((entries.pop().expect("two entries"), record))
     } else {
         None
     };
     let head = match &logged {
-        Some(entry) => entry.header.height,
+        Some((entry, _)) => entry.header.height,
         None => chain.head().header.header.height,
     };
     let log_end = logged
         .as_ref()
-        .and_then(|e| e.value_bytes().ok().flatten())
+        .and_then(|(e, _)| e.value_bytes().ok().flatten())
         .and_then(|v| GameLog::from_bytes(&v))
         .map(|l| l.last_height);
     let last = head.min(start.saturating_add(MAX_SCAN_BLOCKS - 1));
@@ -213,7 +217,7 @@ pub fn build(
         }
     }
     let log = match logged {
-        Some(entry) => Some(logged_steps(chain, entry)?),
+        Some((entry, record)) => Some(logged_steps(chain, entry, record)?),
         None => None,
     };
     let genesis = chain.genesis();
@@ -238,9 +242,24 @@ pub fn build(
     })
 }
 
-/// The transcript's `log` of a state entry read with its proof: the log as hex, the block
-/// and, on a chain with validators, its finality.
-fn logged_steps(chain: &Chain, entry: StateEntry) -> Result<LoggedSteps, ChainError> {
+/// The transcript's `log` of a state entry read with its proof: the log as hex, the block,
+/// on a chain with validators its finality, and the module's record (`record`, read from the
+/// same block) with its proof.
+fn logged_steps(
+    chain: &Chain,
+    entry: StateEntry,
+    record: StateEntry,
+) -> Result<LoggedSteps, ChainError> {
+    let missing = || ChainError::Internal("a state entry asked with its proof has none".into());
+    let record_text = record
+        .value_bytes()
+        .map_err(ChainError::Internal)?
+        .map(|v| String::from_utf8_lossy(&v).into_owned())
+        .unwrap_or_default();
+    let module_record = Some(ProvenRecord {
+        value: record_text,
+        proof: record.proof.ok_or_else(missing)?,
+    });
     let value = entry
         .value_bytes()
         .map_err(ChainError::Internal)?
@@ -262,6 +281,7 @@ fn logged_steps(chain: &Chain, entry: StateEntry) -> Result<LoggedSteps, ChainEr
         })?,
         header,
         finality,
+        module_record,
     })
 }
 

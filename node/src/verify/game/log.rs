@@ -3,11 +3,14 @@
 //! must be proven against a block signed by the chain's signer (and, with validators, final)
 //! at or after the last step, and the steps' leaves must hash into exactly that log. A node that
 //! cuts the game's end or leaves a step out cannot produce such a log: the chain's own differs.
+//! The module's record, proven at the same block, anchors the code the steps ran: it must name
+//! the transcript's code hash, in place since before the game's first step.
 
 use gamechain_chain::game_log::{game_log_key, GameLog};
 use gamechain_chain::wire::transcript::{LoggedSteps, Step, Transcript};
 use gamechain_chain::ScheduledReceipt;
 use gamechain_runtime::chain::Genesis;
+use gamechain_runtime::layout::{module_record_key, ModuleRecord};
 
 use super::report::GameDivergence;
 use crate::proof::finality::FinalityChecker;
@@ -31,7 +34,8 @@ fn leaf(step: &Step) -> Option<[u8; 32]> {
 /// Checks `t.log` on a chain that keeps game logs (`genesis.keeps_game_logs()`); nothing on
 /// one that does not. Divergences: `log` (absent, another key, a block before the last step,
 /// a value that is not a log), `log.header` (not signed by the chain's signer), `log.finality`,
-/// `log.proof`, `log.steps` (the chain logged other steps than the transcript shows).
+/// `log.proof`, then [`check_code`]'s, then `log.steps` (the chain logged other steps than the
+/// transcript shows).
 pub fn check_log(
     genesis: &Genesis,
     finality: Option<&FinalityChecker>,
@@ -78,6 +82,7 @@ pub fn check_log(
                 e.to_string(),
             )
         })?;
+    check_code(log, t)?;
     let mut shown = GameLog::EMPTY;
     for (i, step) in t.steps.iter().enumerate() {
         let Some(leaf) = leaf(step) else {
@@ -105,6 +110,58 @@ pub fn check_log(
             "log.steps",
             "the transcript's steps, every one of the game's in order",
             got,
+        ));
+    }
+    Ok(())
+}
+
+/// The code anchored: the module's record at the log's block, proven against its state root,
+/// must name the transcript's code hash, deployed at or before the first step and not upgraded
+/// since. Divergences: `code.record` (absent, a proof that does not check, not a record),
+/// `code_hash` (another code), `code.upgraded` (deployed or upgraded after the game began).
+fn check_code(log: &LoggedSteps, t: &Transcript) -> Result<(), GameDivergence> {
+    let key = module_record_key(&t.module);
+    let height = log.header.header.height;
+    let Some(rec) = &log.module_record else {
+        return Err(GameDivergence::whole(
+            "code.record",
+            format!("the module's record ({key}) proven at block {height}"),
+            "none",
+        ));
+    };
+    rec.proof
+        .verify(
+            &log.header.header.state_root,
+            &key,
+            Some(rec.value.as_bytes()),
+        )
+        .map_err(|e| {
+            GameDivergence::whole(
+                "code.record",
+                format!("{key} holding the record in block {height}"),
+                e.to_string(),
+            )
+        })?;
+    let record: ModuleRecord = serde_json::from_str(&rec.value)
+        .map_err(|e| GameDivergence::whole("code.record", "a module record", format!("{e}")))?;
+    if record.code_hash != t.code_hash {
+        return Err(GameDivergence::whole(
+            "code_hash",
+            format!(
+                "{} (the module's record at block {height})",
+                record.code_hash
+            ),
+            t.code_hash.clone(),
+        ));
+    }
+    let first = t.steps.first().map_or(0, |s| s.height);
+    let since = record.upgraded_height.unwrap_or(record.deployed_height);
+    let late = record.deployed_height > first || record.upgraded_height.is_some_and(|u| u >= first);
+    if late {
+        return Err(GameDivergence::whole(
+            "code.upgraded",
+            format!("code in place before the game's first step (block {first})"),
+            format!("code deployed or upgraded at block {since}"),
         ));
     }
     Ok(())

@@ -53,7 +53,7 @@ pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) 
         game: transcript.game.clone(),
         code_hash: transcript.code_hash.clone(),
         finished: divergence.is_none() && shown_finished(transcript),
-        code_origin: code_origin(check.genesis, transcript),
+        code_origin: code_origin(check.genesis, transcript, divergence.is_none()),
         final_by_quorum: check.genesis.validators.as_ref().map(|v| v.set.len()),
         complete_as_of: match (
             &divergence,
@@ -81,13 +81,21 @@ fn shown_finished(t: &Transcript) -> bool {
 /// is anchored), else `named by the node` (an upload or an upgrade: the node says this code ran;
 /// a node that is not the block signer cannot change the receipts, but a lying block signer
 /// could run other code whose receipts a re-execution of the named code also gives).
-fn code_origin(genesis: &Genesis, t: &Transcript) -> &'static str {
+/// `genesis` (the genesis names this code for the module), `module record` (a verified
+/// transcript of a chain with state proofs: the module's record proven at the log's block names
+/// it, `log.rs`), else `named by the node`.
+fn code_origin(genesis: &Genesis, t: &Transcript, verified: bool) -> &'static str {
     if genesis
         .modules
         .iter()
         .any(|m| m.id == t.module && m.code_hash == t.code_hash)
     {
         "genesis"
+    } else if verified
+        && genesis.keeps_game_logs()
+        && t.log.as_ref().is_some_and(|l| l.module_record.is_some())
+    {
+        "module record"
     } else {
         "named by the node"
     }

@@ -109,7 +109,8 @@ pub struct GameReport {
     /// Whether the steps show the game finished (its last step's `<module>.finished` event for
     /// this game), whatever the transcript's `finished` says.
     pub finished: bool,
-    /// `genesis` (the genesis names this code hash for the module) or `named by the node`.
+    /// `genesis` (the genesis names this code hash for the module), `module record` (its record
+    /// proven at the log's block names it, on a chain with state proofs) or `named by the node`.
     pub code_origin: &'static str,
     /// On a chain with validators, the size of the genesis set whose quorum's certificates
     /// each verified step's block was checked against (`None`: a single sequencer's chain).

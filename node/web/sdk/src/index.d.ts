@@ -684,7 +684,7 @@ export interface VerifyResult {
   /** Steps whose block's finality certificate verified against `validators` (null: none given). */
   finalityVerified: number | null;
   /** `genesis` when the code hash is the genesis module's, else the node named it (an upload or an upgrade). */
-  codeOrigin: 'genesis' | 'named by the node';
+  codeOrigin: 'genesis' | 'module record' | 'named by the node';
   elapsedMs: number;
   /** Whether the re-execution ran in a Worker (bounded by `timeoutMs`). */
   isolated: boolean | null;

@@ -121,6 +121,8 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   await logCaught('another key', tamper((t) => { t.log.key = 'log/tictactoe/0000000000000000'; }), 'log');
   await logCaught('another value', tamper((t) => { t.log.value = (t.log.value[0] === '0' ? '1' : '0') + t.log.value.slice(1); }), 'log.proof');
   await logCaught('another root', tamper((t) => { t.log.header.header.state_root = '00'.repeat(32); }), 'log.header');
+  await logCaught('a changed module record', tamper((t) => { t.log.module_record.value = t.log.module_record.value.replace('"deployed_height":', '"deployed_height":1'); }), 'code.record');
+  await logCaught('no module record', tamper((t) => { delete t.log.module_record; }), 'code.record');
   await logCaught('a changed sibling', tamper((t) => { const s = t.log.proof.siblings; s[0] = (s[0][0] === '0' ? '1' : '0') + s[0].slice(1); }), 'log.proof');
   // Another game's real steps shown as this game's: relabelled, or appended.
   const other = await play(chain, x, 'tictactoe', { kind: 'create' });

@@ -230,7 +230,7 @@ async function check(transcript, bytes, source) {
       + (r.finalityVerified !== null ? ` Finality: every step's block proven final by a quorum of the ${validators.set.length} genesis validators (${r.finalityVerified} certificate${r.finalityVerified === 1 ? '' : 's'} checked).` : '')
       + (r.completeAsOf !== null && r.completeAsOf !== undefined ? ` Complete: proven — the chain's own log of the game at block ${r.completeAsOf} holds exactly these ${r.steps.length} steps (a state proof against that block's signed state root).` : '');
     $('status').textContent = r.ok
-      ? `✓ Verified: ${r.steps.length === 1 ? 'its 1 step matches' : `all ${r.steps.length} steps match`} (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : 'named by the node'}).${beacons}`
+      ? `✓ Verified: ${r.steps.length === 1 ? 'its 1 step matches' : `all ${r.steps.length} steps match`} (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : r.codeOrigin === 'module record' ? 'proven by its module record' : 'named by the node'}).${beacons}`
       : `✗ Diverged after ${r.steps.length} matching steps.`;
     $('status').className = r.ok ? 'ok' : 'fail';
     $('facts').textContent = `${source}: ${bytes} bytes, code ${transcript.code_hash.slice(0, 16)}…, verified in ${r.elapsedMs} ms${r.isolated ? ' (in a Worker)' : ''}.`;

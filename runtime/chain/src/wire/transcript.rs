@@ -97,7 +97,8 @@ pub struct Transcript {
 /// proofs): `{"key": "log/<module>/<game>", "value": "<96 hex>", "header": {"header", "signature"},
 /// "proof": {…}, "finality": {…}}`. `value` is the log's 48 bytes (`GameLog::to_bytes`),
 /// `proof` the state proof of `key` holding it against `header.state_root`, `finality` (a chain
-/// with validators) the proof that `header`'s block is final, as a step's.
+/// with validators) the proof that `header`'s block is final, as a step's; `module_record` the
+/// module's record at that block with its proof ([`ProvenRecord`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoggedSteps {
@@ -112,6 +113,21 @@ pub struct LoggedSteps {
     /// On a chain with validators: the block's finality, as a step's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finality: Option<StepFinality>,
+    /// The module's record (`module/<module>`) at the same block with its proof: what anchors
+    /// `code_hash` (the record names the code, and when it was deployed or last upgraded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module_record: Option<ProvenRecord>,
+}
+
+/// A state entry whose value is text (a module record's compact JSON), with its proof against
+/// the [`LoggedSteps`] block's state root: `{"value": "<the stored text>", "proof": {…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvenRecord {
+    /// The stored bytes, as UTF-8 text.
+    pub value: String,
+    /// The proof of the entry holding `value`.
+    pub proof: StateProof,
 }
 
 /// A scheduled call a step ran: `{"module", "id"}`.

@@ -341,7 +341,7 @@ function after(a, b) {
  *   txid: string|null, call: number|null, field: string, expected: string, got: string},
  *   module: string|null, game: string|null, finished: boolean, beaconKey: string|null,
  *   beaconsVerified: number, finalityVerified: number|null, completeAsOf: number|null,
- *   codeOrigin: 'genesis'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
+ *   codeOrigin: 'genesis'|'module record'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
  *   `finished`: the verified last step finished the game (never the node's word alone);
  *   `finalityVerified`: steps whose block's finality certificate verified (null: no validator
  *   set given); `completeAsOf`: the block at which the game's proven log holds exactly the
@@ -357,7 +357,10 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   let finalityVerified = null;
   let completeAsOf = null;
   const beaconChecks = new Map(); // `${height} ${beacon}` → verified
-  const codeOrigin = () => (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash) ? 'genesis' : 'named by the node');
+  const codeOrigin = () => {
+    if (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash)) return 'genesis';
+    return completeAsOf !== null ? 'module record' : 'named by the node';
+  };
   const finish = (divergence) => ({
     ok: divergence === null,
     steps,
