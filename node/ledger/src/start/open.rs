@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use gamechain_chain::Genesis;
+use gamechain_chain::{Genesis, StateHash};
 use gamechain_runtime::{
     runtime_config, Allocation, ChainContext, ModuleCache, Modules, Runtime, RuntimeConfig, State,
 };
@@ -57,7 +57,8 @@ pub fn chain_context(
 
 /// The stored head, checked: signed by the genesis sequencer, and the saved running state hash
 /// hashes to its `state_root`; with `rehash`, the whole stored state is read and hashed too (a
-/// full read of the `state` table: the integrity check's starts). Its state is the database's,
+/// full read of the `state` table: the integrity check's starts; on a sparse Merkle chain every
+/// start, since `Storage::head` rebuilds the tree from it, so it is not read twice). Its state is the database's,
 /// read through a cache of `cache_bytes` ([`StoredState`]); none of it is read here otherwise.
 /// The modules the state names are not loaded here: see [`preload_modules`]. Errors:
 /// [`NodeError::Refused`] naming what does not match, [`NodeError::Storage`].
@@ -78,7 +79,11 @@ pub fn open_head(
     let want = head.header.header.state_root;
     let mut checks = vec![("the saved running state hash", head.state_hash.root())];
     let mut entries = None;
-    if rehash {
+    if let StateHash::SparseMerkle(tree) = &head.state_hash {
+        // `Storage::head` rebuilt this tree from the whole stored state and checked it against
+        // the saved root: the integrity check's full read is already done.
+        entries = Some(tree.len());
+    } else if rehash {
         let started = std::time::Instant::now();
         let (recomputed, count) = storage.state_hash(genesis.state_commitment())?;
         tracing::info!(
