@@ -24,6 +24,9 @@ use serde::{Deserialize, Serialize};
 pub struct LedgerConfig {
     /// Holds `sequencer.wif`, `genesis.json`, `chain.sqlite` and the small state files.
     pub data_dir: PathBuf,
+    /// The compiled-module cache's directory; `None`: `<data_dir>/compiled`
+    /// ([`LedgerConfig::compiled_dir`]).
+    pub compiled_dir: Option<PathBuf>,
     pub chain_id: String,
     pub network: Network,
     pub block_interval_ms: u64,
@@ -68,6 +71,7 @@ impl Default for LedgerConfig {
         let params = ChainParams::DEFAULT;
         Self {
             data_dir: PathBuf::from("./gamechain-data"),
+            compiled_dir: None,
             chain_id: "gamechain-dev".to_string(),
             network: Network::Testnet,
             block_interval_ms: 60_000,
@@ -245,9 +249,21 @@ impl LedgerConfig {
             .saturating_mul(1 << 20)
     }
 
-    /// `<data_dir>/compiled/`: the compiled-module cache (`gamechain_runtime::ModuleCache`).
+    /// The compiled-module cache's directory (`gamechain_runtime::ModuleCache`): `compiled_dir`
+    /// when set (nodes of one machine may share one), else `<data_dir>/compiled/`.
     pub fn compiled_dir(&self) -> PathBuf {
-        self.data_dir.join("compiled")
+        self.compiled_dir
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("compiled"))
+    }
+
+    /// This node's own record of abandoned tier-ups (`tier_up::record`):
+    /// `<data_dir>/compiled/tier_up_abandoned`, wherever the cache is (a shared cache is not
+    /// one node's to record in).
+    pub fn tier_up_record(&self) -> PathBuf {
+        self.data_dir
+            .join("compiled")
+            .join(crate::tier_up::record::FILE_NAME)
     }
 
     /// The chain parameters this configuration sets, by their genesis names: the others

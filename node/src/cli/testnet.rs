@@ -16,14 +16,17 @@
 //! `gamechain node --validator --config node.toml` from inside it; `--start` runs all of them
 //! as child processes in the foreground (their logs prefixed with `[i]`) until Ctrl-C, which
 //! stops them cleanly (not with `--hosts`: each folder is copied to its machine and started
-//! there). `DIR` must not exist yet or be empty: keys are never overwritten.
+//! there). `DIR` must not exist yet or be empty: keys are never overwritten. The validators of
+//! a one-machine testnet share one compiled-module cache, `DIR/compiled/`
+//! (`compiled_dir = "../compiled"`), which testnet fills with the genesis modules once.
 
+use std::collections::BTreeMap;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use gamechain_runtime::chain::{
-    BeaconConfig, GenesisValidator, SecretKey, ValidatorSet, ENGINE_SIMPLEX,
+    BeaconConfig, Genesis, GenesisValidator, SecretKey, ValidatorSet, ENGINE_SIMPLEX,
 };
 use tokio::io::{AsyncBufReadExt as _, BufReader};
 
@@ -63,6 +66,11 @@ pub struct TestnetArgs {
     /// Run every validator in the foreground after writing the folder, until Ctrl-C.
     #[arg(long)]
     pub start: bool,
+    /// The compiled-module cache the validators share (default `DIR/compiled`), filled with the
+    /// genesis modules before they start; with `--hosts` none is shared (each machine keeps its
+    /// own, `<data_dir>/compiled`).
+    #[arg(long, value_name = "DIR", conflicts_with = "hosts")]
+    pub compiled_dir: Option<PathBuf>,
 }
 
 /// What `write` made: per validator, its folder and API URL.
@@ -216,6 +224,11 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
     let positions =
         crate::proof::finality::participant_keys(genesis.validators.as_ref().expect("set above"))?;
     let genesis_json = genesis.to_json_pretty();
+    // Relative to each validator's folder, where it runs.
+    let shared_cache = match &args.compiled_dir {
+        Some(dir) => std::path::absolute(dir).map_err(|e| io("resolve", dir, e))?,
+        None => PathBuf::from("../compiled"),
+    };
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let folder = args.dir.join(i.to_string());
@@ -242,7 +255,13 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
             })
             .collect();
         let (title, rate_limit) = if args.hosts.is_empty() {
-            (String::new(), "rate_limit_per_sec = 0\n")
+            (
+                String::new(),
+                format!(
+                    "rate_limit_per_sec = 0\ncompiled_dir = {}\n",
+                    toml_string(&shared_cache.display().to_string())
+                ),
+            )
         } else {
             (
                 format!(
@@ -254,7 +273,7 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
                     args.p2p_port,
                     args.base_port
                 ),
-                "",
+                String::new(),
             )
         };
         let toml = format!(
@@ -277,10 +296,41 @@ pub fn write(args: &TestnetArgs) -> Result<Testnet, String> {
         std::fs::write(&path, toml).map_err(|e| io("write", &path, e))?;
         out.push((folder, place.url.clone()));
     }
+    if args.hosts.is_empty() {
+        let dir = args
+            .compiled_dir
+            .clone()
+            .unwrap_or_else(|| args.dir.join("compiled"));
+        fill_compiled_cache(&config, &genesis, &dir)?;
+    }
     Ok(Testnet {
         validators: out,
         hosts: !args.hosts.is_empty(),
     })
+}
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
+
+/// Compiles the genesis modules once into `dir`, the compiled-module cache the validators of a
+/// one-machine testnet share (`compiled_dir = "../compiled"`), as each of them would (the same
+/// runtime configuration, so the same cache keys): each then loads them instead of compiling
+/// them, and four validators starting at once do not compile the same code four times.
+fn fill_compiled_cache(config: &NodeConfig, genesis: &Genesis, dir: &Path) -> Result<(), String> {
+    let ledger = gamechain_ledger::LedgerConfig {
+        compiled_dir: Some(dir.to_path_buf()),
+        ..config.ledger()
+    };
+    let code: BTreeMap<String, Vec<u8>> = gamechain_ledger::genesis_modules::codes_by_hash()
+        .into_iter()
+        .map(|(hash, wasm)| (hash, wasm.to_vec()))
+        .collect();
+    let runtime = gamechain_ledger::open::node_runtime_config(&ledger, genesis);
+    gamechain_ledger::open::chain_context(&ledger, genesis, runtime, &code)
+        .map(|_| ())
+        .map_err(|e| format!("compiling the genesis modules into {}: {e}", dir.display()))
 }
 
 /// `gamechain testnet`: writes the folder, prints each validator's folder and API, and with
@@ -373,9 +423,25 @@ mod tests {
             chain_id: "t".into(),
             start: false,
             hosts: vec![],
+            compiled_dir: None,
         };
         let net = write(&args).unwrap();
         assert_eq!(net.validators.len(), 4);
+        // The validators share one compiled-module cache, filled with every genesis module.
+        let cached = std::fs::read_dir(args.dir.join("compiled"))
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".gcm")
+            })
+            .count();
+        assert_eq!(
+            cached,
+            gamechain_ledger::genesis_modules::default_genesis_ids().len()
+        );
         let genesis0 = std::fs::read_to_string(args.dir.join("0/data/genesis.json")).unwrap();
         for i in 0..4 {
             let folder = args.dir.join(i.to_string());
@@ -386,6 +452,7 @@ mod tests {
             );
             let config = NodeConfig::load(&folder.join("node.toml")).unwrap();
             assert_eq!(config.listen.port(), 18_000 + i as u16);
+            assert_eq!(config.compiled_dir, Some(PathBuf::from("../compiled")));
             let v = config.validator.unwrap();
             assert_eq!(v.p2p_listen.port(), 19_000 + i as u16);
             assert_eq!(v.parsed_peers().unwrap().len(), 3);
@@ -435,6 +502,7 @@ mod tests {
             chain_id: "t".into(),
             start: false,
             hosts: hosts.iter().map(|h| h.to_string()).collect(),
+            compiled_dir: None,
         };
         let net = write(&args).unwrap();
         assert!(net.hosts);

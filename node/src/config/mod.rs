@@ -9,6 +9,7 @@
 //!
 //! ```toml
 //! data_dir = "./gamechain-data"
+//! compiled_dir = "/var/cache/gamechain"  # default: <data_dir>/compiled; nodes may share one
 //! listen = "127.0.0.1:8645"
 //! chain_id = "gamechain-dev"
 //! network = "testnet"
@@ -37,7 +38,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use gamechain_ledger::tier_up::{record, TierUpConfig, WORKER_COMMAND};
+use gamechain_ledger::tier_up::{TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::LedgerConfig;
 use gamechain_runtime::chain::{FeeSchedule, Network, StateCommitment};
 use gamechain_sdk::Amount;
@@ -57,6 +58,15 @@ pub struct NodeConfig {
     /// Directory holding `sequencer.wif`, `genesis.json` and `chain.sqlite`; created if absent.
     /// Default `./gamechain-data`.
     pub data_dir: PathBuf,
+    /// Directory of the compiled-module cache: the machine code of every module this node has
+    /// compiled, one file per code hash and engine configuration (`gamechain_vm::cache`), so a
+    /// restart loads modules instead of compiling them. Default `<data_dir>/compiled`. Nodes of
+    /// one machine may share one directory (`gamechain testnet` makes its validators share
+    /// `DIR/compiled`): an entry is written whole (a temporary file renamed into place) and is
+    /// keyed by the code and the whole engine configuration, so each node reads exactly what it
+    /// would have compiled. It holds machine code the node runs: as trusted as the binary.
+    /// Not consensus. A relative path is relative to the directory the node runs in.
+    pub compiled_dir: Option<PathBuf>,
     /// Address the HTTP/WebSocket API listens on. Port 0 picks a free port (see
     /// `NodeHandle::bound_addr`). Default `127.0.0.1:8645`.
     pub listen: SocketAddr,
@@ -351,6 +361,7 @@ macro_rules! with_ledger_fields {
     ($then:ident) => {
         $then!(
             data_dir,
+            compiled_dir,
             chain_id,
             network,
             block_interval_ms,
@@ -454,7 +465,7 @@ impl NodeConfig {
                 worker: vec![program.clone().into(), WORKER_COMMAND.into()],
                 budget: std::time::Duration::from_millis(self.tier_up_budget_ms),
                 memory_bytes: self.tier_up_memory_mib << 20,
-                record: Some(self.ledger().compiled_dir().join(record::FILE_NAME)),
+                record: Some(self.ledger().tier_up_record()),
             }),
             _ => None,
         }

@@ -110,6 +110,8 @@ pub fn testnet(cwd: &Path, n: usize, interval_ms: u64) -> u16 {
             "gamechain-dev",
             "--min-block-interval-ms",
             &interval_ms.to_string(),
+            "--compiled-dir",
+            shared_compiled_dir().to_str().unwrap(),
         ],
     );
     assert!(
@@ -118,6 +120,14 @@ pub fn testnet(cwd: &Path, n: usize, interval_ms: u64) -> u16 {
         String::from_utf8_lossy(&out.stderr)
     );
     base
+}
+
+/// The compiled-module cache the nodes of these tests share (`compiled_dir`, under cargo's
+/// temporary directory for tests): each genesis module is compiled once for the whole run, not
+/// once per node started. Entries are keyed by code and engine configuration and written whole,
+/// so sharing changes no result (`gamechain_vm::cache`); tests of the cache itself set their own.
+pub fn shared_compiled_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compiled-modules")
 }
 
 /// One data directory and port, and the node process currently running on them.
@@ -153,8 +163,14 @@ impl NodeProcess {
         } else {
             format!("min_block_interval_ms = {TEST_INTERVAL_MS}\n")
         };
+        // One compiled-module cache for every test's nodes unless `extra` sets one.
+        let compiled = if extra.contains("compiled_dir") {
+            String::new()
+        } else {
+            format!("compiled_dir = \"{}\"\n", shared_compiled_dir().display())
+        };
         let config = format!(
-            "data_dir = \"{}\"\nlisten = \"{addr}\"\n{limit}{interval}log = \"info\"\n{extra}\n",
+            "data_dir = \"{}\"\nlisten = \"{addr}\"\n{limit}{interval}{compiled}log = \"info\"\n{extra}\n",
             dir.join("data").display()
         );
         std::fs::write(dir.join("node.toml"), config).unwrap();

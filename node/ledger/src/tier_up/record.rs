@@ -1,5 +1,6 @@
 //! What a node remembers, across restarts, of the tier-ups it abandoned: the file
-//! `<data>/compiled/tier_up_abandoned` ([`FILE_NAME`], beside the compiled-module cache and as
+//! `<data>/compiled/tier_up_abandoned` ([`FILE_NAME`], beside the compiled-module cache unless
+//! `compiled_dir` moves the cache, which may be shared: this record stays the node's own; as
 //! safe to delete: the compiles are then tried again). Node policy only, like tier-up itself:
 //! nothing here reaches a receipt or a root.
 //!

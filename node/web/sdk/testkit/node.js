@@ -5,7 +5,9 @@
 // block-time deadlines pass without waiting for them); waits until it answers /v1/status; stops
 // (SIGTERM) and restarts on the same port and data (the dev clock moved forward as before).
 // The binary: $GAMECHAIN_BIN, else target/debug/gamechain under $CARGO_TARGET_DIR or the
-// repository's target/ (the Rust test node/tests/web/web_js.rs sets GAMECHAIN_BIN).
+// repository's target/ (the Rust test node/tests/web/web_js.rs sets GAMECHAIN_BIN). Every node
+// shares one compiled-module cache, `tmp/compiled-modules` under that target folder (the Rust
+// tests' own: node/tests/common/mod.rs), so each genesis module is compiled once per run.
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -23,6 +25,11 @@ export function gamechainBin() {
     : [path.join(process.env.CARGO_TARGET_DIR ?? path.join(repo, 'target'), 'debug/gamechain')];
   for (const c of candidates) if (fs.existsSync(c)) return c;
   throw new Error(`no gamechain binary at ${candidates.join(', ')}: build it with \`cargo build -p gamechain-node\` or set GAMECHAIN_BIN`);
+}
+
+/** The compiled-module cache the suites' nodes share (`compiled_dir`). */
+export function sharedCompiledDir() {
+  return path.join(process.env.CARGO_TARGET_DIR ?? path.join(repo, 'target'), 'tmp', 'compiled-modules');
 }
 
 /** A free loopback port (bound once and released). */
@@ -56,6 +63,7 @@ export async function startNode({ blockIntervalMs = 60000, minBlockIntervalMs = 
     'dev_clock = true',
     'log = "warn"',
     'log_summary_secs = 0',
+    ...(extra.includes('compiled_dir') ? [] : [`compiled_dir = ${JSON.stringify(sharedCompiledDir())}`]),
     extra,
   ].join('\n'));
   let child = null;
