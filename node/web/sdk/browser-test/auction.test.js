@@ -39,6 +39,8 @@ test('a sealed-bid auction in three browsers: bids sealed, opened together by th
   for (const p of [alice, bob, carol]) {
     await act(p, '#faucet');
     await waitText(p.page, '#balance', '1000.00');
+    // Proven from the genesis alone (the node's answer with its state proof, play-page.js).
+    await waitText(p.page, '#balance-proof', /^✓ proven at block \d+$/);
   }
   await alice.page.fill('#lot', 'a sword');
   await alice.page.fill('#deposit', '10');

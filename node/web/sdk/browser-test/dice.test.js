@@ -37,6 +37,8 @@ test('a dice duel played in two browsers, rolled from the beacon, verified in a 
   for (const p of [alice, bob]) {
     await act(p, '#faucet');
     await waitText(p.page, '#balance', '1000.00');
+    // Proven from the genesis alone (the node's answer with its state proof, play-page.js).
+    await waitText(p.page, '#balance-proof', /^✓ proven at block \d+$/);
   }
   await alice.page.fill('#stake', '2.5');
   await act(alice, '#create-btn');

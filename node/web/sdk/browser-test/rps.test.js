@@ -74,6 +74,7 @@ test('two browsers play rock-paper-scissors through the move relay, settle and w
     for (const p of [alice, bob]) {
       await act(p, '#faucet');
       await waitText(p.page, '#balance', '1000.00');
+      await waitText(p.page, '#balance-proof', /^✓ proven at block \d+$/);
     }
 
     const h1 = (await chain.status()).height;

@@ -35,6 +35,8 @@ test('a sealed rock-paper-scissors game played in two browsers, opened by the ch
   for (const p of [alice, bob]) {
     await act(p, '#faucet');
     await waitText(p.page, '#balance', '1000.00');
+    // Proven from the genesis alone (the node's answer with its state proof, play-page.js).
+    await waitText(p.page, '#balance-proof', /^✓ proven at block \d+$/);
   }
   await alice.page.fill('#stake', '1.5');
   await alice.page.fill('#seal-blocks', '16');

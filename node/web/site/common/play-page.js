@@ -7,7 +7,8 @@
 // failed load). The blocks:
 //   header   the page's name, links to the explorer, the other play pages and the SDK, the status
 //            line (`#height`, `#live`), and the `#fatal` box of sdk-loader.js
-//   player   `#me`: the address, balance and faucet, the key controls of player-key.js
+//   player   `#me`: the address, balance (with `#balance-proof`: provenBalance, showProvenBalance)
+//            and faucet, the key controls of player-key.js
 //   session  `#session`: the session key of the table pages (common/table.js)
 //   messages `#error` (refusals, role alert) and `#info` (what is being done)
 //   table    `#table`: a table page's board, its buttons (`#resign-btn` with `resign`) and timeout
@@ -112,6 +113,40 @@ export const liveStatus = Object.freeze({
   onOpen: () => { $('live').textContent = 'live'; },
   onError: () => { $('live').textContent = 'reconnecting…'; },
 });
+
+/**
+ * The player's GOLD balance proven from the genesis alone, on a chain with state proofs: the
+ * node's answer for `bal/<address>/GOLD` with its proof against the head block's state root,
+ * signed by the chain's block signer (`getStateProven`, the SDK's); a promise, or null on a chain
+ * without proofs (its genesis names no `sparse_merkle` state commitment).
+ */
+export function provenBalance({ chain, getStateProven, genesis, address }) {
+  if (genesis.state_commitment !== 'sparse_merkle') return null;
+  const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : [genesis.sequencer];
+  return getStateProven(chain, `bal/${address}/GOLD`, { signers });
+}
+
+/**
+ * Shows a settled `provenBalance()` (a `Promise.allSettled` result) in `#balance-proof`: "✓ proven
+ * at block N", with the proven amount in `#balance` (`gold(units)`), only when the proof checks;
+ * "✗ not proven: why" when it does not; nothing on a chain without proofs.
+ * `#balance-proof[data-proven]` is '1', '0' or absent, for the browser tests.
+ */
+export function showProvenBalance(r, gold) {
+  const mark = $('balance-proof');
+  if (r.status === 'rejected') {
+    mark.textContent = `✗ not proven: ${r.reason?.message ?? r.reason}`;
+    mark.dataset.proven = '0';
+  } else if (r.value === null) {
+    mark.textContent = '';
+    delete mark.dataset.proven;
+  } else {
+    const units = r.value.value === null ? '0' : new TextDecoder().decode(r.value.value);
+    $('balance').textContent = gold(units);
+    mark.textContent = `✓ proven at block ${r.value.height}`;
+    mark.dataset.proven = '1';
+  }
+}
 
 /** The faucet button of `#me`: shown when the chain has a faucet (its genesis says), `onClick` its action. */
 export function faucetButton(genesis, onClick) {

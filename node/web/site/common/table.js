@@ -14,7 +14,9 @@
 // share (header, key panel, session, table, lists) is common/play-page.js's.
 import { loadSdk, loadClient, gold, toUnits, $ } from './sdk-loader.js';
 import { playerKey } from './player-key.js';
-import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton } from './play-page.js';
+import {
+  fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, provenBalance, showProvenBalance,
+} from './play-page.js';
 
 /**
  * @param {object} game
@@ -144,28 +146,8 @@ export async function startTable(game) {
     .then((r) => { if (r && r.ok) forgetSession(); });
   const who = (a) => (a === key.address ? 'you' : short(a));
 
-  // The balance proven from the genesis alone (a chain with state proofs): the node's answer for
-  // `bal/<address>/GOLD` with its proof against the head block's signed state root
-  // (`getStateProven`); shown as proven only when it checks, and then it is the balance shown.
-  const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : [genesis.sequencer];
-  const provenBalance = () => (genesis.state_commitment === 'sparse_merkle'
-    ? getStateProven(chain, `bal/${key.address}/GOLD`, { signers })
-    : null);
-  function showProven(r) {
-    const mark = $('balance-proof');
-    if (r.status === 'rejected') {
-      mark.textContent = `✗ not proven: ${r.reason?.message ?? r.reason}`;
-      mark.dataset.proven = '0';
-    } else if (r.value === null) {
-      mark.textContent = '';
-      delete mark.dataset.proven;
-    } else {
-      const units = r.value.value === null ? '0' : new TextDecoder().decode(r.value.value);
-      $('balance').textContent = gold(units);
-      mark.textContent = `✓ proven at block ${r.value.height}`;
-      mark.dataset.proven = '1';
-    }
-  }
+  // The balance proven from the genesis alone (a chain with state proofs): play-page.js.
+  const balanceProof = () => provenBalance({ chain, getStateProven, genesis, address: key.address });
 
   // Key, faucet, balance.
   faucetButton(genesis, () => act('faucet', signed({ type: 'faucet', token: 'GOLD' })));
@@ -323,7 +305,7 @@ export async function startTable(game) {
           pagesOf((page) => client.viewPlayer({ player: key.address, ...page }), pages.mine),
           current ? client.viewGame({ id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
           checkSession(),
-          provenBalance(),
+          balanceProof(),
         ]);
         const failed = [acct, open, mine, g, sess].find((r) => r.status === 'rejected');
         if (failed) {
@@ -331,7 +313,7 @@ export async function startTable(game) {
           showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e?.message ?? e));
         }
         if (acct.status === 'fulfilled') $('balance').textContent = gold(acct.value.balances.GOLD);
-        showProven(proven);
+        showProvenBalance(proven, gold);
         if (open.status === 'fulfilled') {
           showList($('open-list'), open.value.games.map(gameLine));
           $('open-empty').hidden = open.value.games.length > 0;

@@ -19,11 +19,13 @@
 // head; `#<auction id>` in the URL opens an auction. `body[data-seal-ms]` is the last seal's time.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 import { playerKey } from '/common/player-key.js';
-import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, shortHex, actor } from '/common/play-page.js';
+import {
+  fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, shortHex, actor, provenBalance, showProvenBalance,
+} from '/common/play-page.js';
 import { canSendAt, freshHeight, roundFull } from '/common/sealed-round.js';
 
 fillPlayPage({ page: 'auction' });
-const { Chain, Key, ChainError, sealMove, openSealed, verifyBeacon } = await loadSdk();
+const { Chain, Key, ChainError, getStateProven, sealMove, openSealed, verifyBeacon } = await loadSdk();
 const chain = new Chain(location.origin);
 const MODULE = 'auction';
 /** Most of "your auctions" kept and shown. */
@@ -361,11 +363,12 @@ async function refresh() {
     do {
       again = false;
       const ids = mineIds();
-      const [acct, open, mine, a] = await Promise.allSettled([
+      const [acct, open, mine, a, proven] = await Promise.allSettled([
         chain.account(key.address),
         info ? chain.game(MODULE, { open: '1' }) : { auctions: [] },
         info ? Promise.all(ids.map((id) => chain.game(MODULE, { id }).catch(() => null))) : [],
         current && info ? chain.game(MODULE, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
+        provenBalance({ chain, getStateProven, genesis, address: key.address }),
       ]);
       const failed = [acct, open, mine, a].find((r) => r.status === 'rejected');
       if (failed) {
@@ -373,6 +376,7 @@ async function refresh() {
         showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e?.message ?? e));
       }
       if (acct.status === 'fulfilled') $('balance').textContent = gold(acct.value.balances.GOLD);
+      showProvenBalance(proven, gold);
       if (open.status === 'fulfilled') {
         showList($('open-list'), open.value.auctions.map(auctionLine));
         $('open-empty').hidden = open.value.auctions.length > 0;

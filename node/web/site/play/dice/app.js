@@ -11,10 +11,12 @@
 // SDK game actions (`{type: 'game', game: 'dice', op}`) and views read with `chain.game`.
 import { loadSdk, gold, toUnits, $ } from '/common/sdk-loader.js';
 import { playerKey } from '/common/player-key.js';
-import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, shortHex, actor } from '/common/play-page.js';
+import {
+  fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, shortHex, actor, provenBalance, showProvenBalance,
+} from '/common/play-page.js';
 
 fillPlayPage({ page: 'dice', noun: 'duels', more: false });
-const { Chain, Key, ChainError, verifyBeacon, drawer } = await loadSdk();
+const { Chain, Key, ChainError, getStateProven, verifyBeacon, drawer } = await loadSdk();
 const chain = new Chain(location.origin);
 const MODULE = 'dice';
 const FACES = ['⚀', '⚁', '⚂', '⚃', '⚄', '⚅'];
@@ -189,11 +191,12 @@ async function refresh() {
   try {
     do {
       again = false;
-      const [acct, open, mine, g] = await Promise.allSettled([
+      const [acct, open, mine, g, proven] = await Promise.allSettled([
         chain.account(key.address),
         info ? chain.game(MODULE, { open: '1' }) : { games: [] },
         info ? chain.game(MODULE, { player: key.address }) : { games: [] },
         current && info ? chain.game(MODULE, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
+        provenBalance({ chain, getStateProven, genesis, address: key.address }),
       ]);
       const failed = [acct, open, mine, g].find((r) => r.status === 'rejected');
       if (failed) {
@@ -201,6 +204,7 @@ async function refresh() {
         showError(e instanceof ChainError ? `${e.code}: ${e.message}` : String(e?.message ?? e));
       }
       if (acct.status === 'fulfilled') $('balance').textContent = gold(acct.value.balances.GOLD);
+      showProvenBalance(proven, gold);
       if (open.status === 'fulfilled') {
         showList($('open-list'), open.value.games.map(gameLine));
         $('open-empty').hidden = open.value.games.length > 0;

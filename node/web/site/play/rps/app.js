@@ -16,7 +16,9 @@
 // (header, key panel, lists) is common/play-page.js's.
 import { loadSdk, loadClient, gold, toUnits, $ } from '/common/sdk-loader.js';
 import { playerKey } from '/common/player-key.js';
-import { fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton } from '/common/play-page.js';
+import {
+  fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, provenBalance, showProvenBalance,
+} from '/common/play-page.js';
 
 const GAMES_STORAGE = 'gamechain.rps.games';
 const NEEDED = ['channel', 'moveboard', 'rps_rules'];
@@ -24,7 +26,7 @@ const RULES = 'rps_rules';
 
 fillPlayPage({ page: 'rps', noun: 'offers', more: false });
 const [sdk, channelClient] = await Promise.all([loadSdk(), loadClient('channel')]);
-const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES, rulesCodeRefusal } = sdk;
+const { Chain, Key, ChainError, Channel, Rps, RPS_CHOICES, rulesCodeRefusal, getStateProven } = sdk;
 const chain = new Chain(location.origin);
 const [status, genesis, latest] = await Promise.all([chain.status(), chain.genesis(), chain.block('latest')]);
 let head = status.height;
@@ -391,8 +393,10 @@ async function refresh() {
   try {
     do {
       again = false;
+      const proof = Promise.allSettled([provenBalance({ chain, getStateProven, genesis, address: key.address })]);
       const [acct, mods] = await Promise.all([chain.account(key.address), chain.modules()]);
       $('balance').textContent = gold(acct.balances.GOLD);
+      showProvenBalance((await proof)[0], gold);
       moduleList = mods.modules;
       const ids = new Set(mods.modules.map((m) => m.id));
       const missing = NEEDED.filter((id) => !ids.has(id));
