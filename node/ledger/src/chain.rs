@@ -28,7 +28,8 @@ use gamechain_runtime::chain::{
 };
 use gamechain_runtime::registry::read_record;
 use gamechain_runtime::{
-    account_nonce, check_session, run_view_with, ChainContext, Overlay, State, WriteSet,
+    account_nonce, check_session, run_view_with, ChainContext, Overlay, StartWitness, State,
+    WriteSet,
 };
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::Query;
@@ -808,7 +809,9 @@ impl Chain {
     /// the head never see the block's values early), commits to SQLite (its rows, the state
     /// `writes` and `state_hash`, in one transaction; see [`Storage::commit_block`]), then moves
     /// the head (the state's cache, the header and hash, and the removal of its transactions
-    /// from the mempool, under both locks), then tells the [`BlockSink`]. `senders` gives each transaction's `(from, nonce)`, in block order, from
+    /// from the mempool, under both locks), then tells the [`BlockSink`]. `witnesses`: the
+    /// block's starting balances (`BlockOutput::start_witnesses`), recorded in the same
+    /// transaction. `senders` gives each transaction's `(from, nonce)`, in block order, from
     /// the bodies the caller already parsed. Errors: the database refused the block (nothing
     /// changed).
     pub fn commit(
@@ -818,8 +821,9 @@ impl Chain {
         senders: &[(&str, u64)],
         writes: WriteSet,
         state_hash: StateHash,
+        witnesses: &[StartWitness],
     ) -> Result<(), StorageError> {
-        self.commit_blocks(storage, &[(block, senders)], writes, state_hash)
+        self.commit_blocks(storage, &[(block, senders)], writes, state_hash, witnesses)
     }
 
     /// Most blocks one commit deletes under `retain_blocks` (the rest at the next commits).
@@ -854,13 +858,14 @@ impl Chain {
         blocks: &[(&Block, &[(&str, u64)])],
         writes: WriteSet,
         state_hash: StateHash,
+        witnesses: &[StartWitness],
     ) -> Result<(), StorageError> {
         let Some(&(last, _)) = blocks.last() else {
             return Ok(());
         };
         let timer = self.metrics.commit_seconds.start_timer();
         self.head().state.pin(&writes)?;
-        storage.commit_blocks(blocks, &writes, &state_hash)?;
+        storage.commit_blocks(blocks, &writes, &state_hash, witnesses)?;
         {
             let mut mempool = self.mempool();
             let mut head = self.head_mut();

@@ -81,7 +81,7 @@ pub mod upgrade_admission;
 pub use config::{ConfigError, DeployPolicy, IntegrityCheck, LedgerConfig};
 pub use node_error::NodeError;
 pub use start::{genesis_modules, genesis_setup, open};
-pub use store::storage::{Storage, StorageError};
+pub use store::storage::{GameStart, Storage, StorageError};
 pub use store::{
     head_record, rejoin_record, run_marker, sign_state, snapshot, state_store, storage,
 };

@@ -54,7 +54,9 @@ use std::time::{Duration, Instant};
 use gamechain_runtime::chain::{
     Action, BeaconSecretKey, Header, Receipt, ScheduledReceipt, SecretKey, SignedHeader, StateHash,
 };
-use gamechain_runtime::{BlockBuilder, Layer, State, TransitionError, TxRejection, WriteSet};
+use gamechain_runtime::{
+    BlockBuilder, Layer, StartWitness, State, TransitionError, TxRejection, WriteSet,
+};
 use gamechain_sdk::Checkpoint;
 use tokio::sync::watch;
 
@@ -176,6 +178,8 @@ struct Built {
     writes: Arc<WriteSet>,
     /// The running state hash after it.
     state_hash: StateHash,
+    /// Its starting balances (`BlockOutput::start_witnesses`).
+    start_witnesses: Vec<StartWitness>,
 }
 
 /// A committed block: its height and number of transactions.
@@ -577,6 +581,7 @@ impl Sequencer {
             senders: open.senders,
             writes: Arc::new(out.writes),
             state_hash: out.state_hash,
+            start_witnesses: out.start_witnesses,
         })))
     }
 }
@@ -726,7 +731,14 @@ fn commit_block(
         .collect();
     // The next block's build may still read these writes: then the head gets a copy.
     let writes = Arc::try_unwrap(built.writes).unwrap_or_else(|shared| (*shared).clone());
-    chain.commit(storage, &block, &senders, writes, built.state_hash)?;
+    chain.commit(
+        storage,
+        &block,
+        &senders,
+        writes,
+        built.state_hash,
+        &built.start_witnesses,
+    )?;
     Ok(Committed {
         height,
         txs: block.txs.len(),

@@ -483,7 +483,7 @@ mod tests {
                 .enumerate()
                 .map(|(n, _)| (from.as_str(), b.height() * 2 + n as u64))
                 .collect();
-            s.commit_block(b, &senders, &Default::default(), &hash)
+            s.commit_block(b, &senders, &Default::default(), &hash, &[])
                 .unwrap();
         }
         s.ensure_validator_tables().unwrap();

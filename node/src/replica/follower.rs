@@ -356,6 +356,7 @@ fn apply_blocks(
     let started = Instant::now();
     let mut run: Vec<CheckedBlock> = Vec::new();
     let mut writes = WriteSet::new();
+    let mut witnesses = Vec::new();
     let mut bytes = 0;
     let state_hash = {
         // Only this task commits: the head cannot move while this runs.
@@ -381,6 +382,7 @@ fn apply_blocks(
             };
             bytes += batch_bytes(&checked.block, &out.writes);
             writes.extend(out.writes);
+            witnesses.extend(out.start_witnesses);
             state_hash = out.state_hash;
             parent = checked.block.header.header.clone();
             run.push(checked);
@@ -413,7 +415,7 @@ fn apply_blocks(
         .zip(&senders)
         .map(|(c, s)| (&c.block, s.as_slice()))
         .collect();
-    chain.commit_blocks(storage, &blocks, writes, state_hash)?;
+    chain.commit_blocks(storage, &blocks, writes, state_hash, &witnesses)?;
     applied.committed = run
         .iter()
         .map(|c| (c.block.height(), c.block.txs.len()))

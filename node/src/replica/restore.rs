@@ -126,7 +126,13 @@ fn commit_verified(
         .map(|body| (body.account(), body.nonce))
         .collect();
     storage
-        .commit_block(block, &senders, &out.writes, &out.state_hash)
+        .commit_block(
+            block,
+            &senders,
+            &out.writes,
+            &out.state_hash,
+            &out.start_witnesses,
+        )
         .map_err(|e| format!("committing it: {e}"))?;
     head.state.apply(out.writes);
     head.header = block.header.clone();

@@ -36,7 +36,7 @@ use gamechain_runtime::chain::{
     ValidatorSet,
 };
 use gamechain_runtime::{
-    BlockBuilder, BlockOutput, Layer, State, TransitionError, TxRejection, WriteSet,
+    BlockBuilder, BlockOutput, Layer, StartWitness, State, TransitionError, TxRejection, WriteSet,
 };
 
 use gamechain_ledger::sequencer::HeadState;
@@ -81,6 +81,8 @@ pub struct Executed {
     /// Bytes of its transactions (bodies and signatures) and writes (keys and values): what it
     /// counts against [`MAX_SPECULATIVE_BYTES`].
     pub size: usize,
+    /// Its starting balances (`BlockOutput::start_witnesses`), recorded when it commits.
+    pub start_witnesses: Vec<StartWitness>,
 }
 
 impl Executed {
@@ -105,6 +107,7 @@ impl Executed {
             senders,
             writes: Arc::new(out.writes),
             state_hash: out.state_hash,
+            start_witnesses: out.start_witnesses,
         }
     }
 }
@@ -825,6 +828,7 @@ impl Ledger {
                 &senders,
                 writes,
                 executed.state_hash.clone(),
+                &executed.start_witnesses,
             )?;
         }
         *lock(&self.head_digest) = (digest, height);

@@ -497,7 +497,7 @@ fn write_v2(path: &Path, f: &Fixture) -> Storage {
             .unwrap();
         } else {
             let senders: Vec<(&str, u64)> = senders.iter().map(|(s, n)| (s.as_str(), *n)).collect();
-            s.commit_block(b, &senders, writes, hash).unwrap();
+            s.commit_block(b, &senders, writes, hash, &[]).unwrap();
         }
     }
     s
@@ -544,7 +544,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
     drop(conn);
 
     let s = Storage::open(&path).expect("the migration");
-    assert_eq!(s.schema_version().unwrap(), 3);
+    assert_eq!(s.schema_version().unwrap(), 4);
     assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
     let after = reads_v2(&s, &txids);
     assert_eq!(before.len(), after.len());
@@ -597,6 +597,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
             "accounts",
             "blocks",
             "code",
+            "game_starts",
             "meta",
             "old_headers",
             "state",
@@ -640,7 +641,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
         }],
         hash.root(),
     );
-    s.commit_block(&b13, &[(&alice.address(), 1000)], &writes, &hash)
+    s.commit_block(&b13, &[(&alice.address(), 1000)], &writes, &hash, &[])
         .unwrap();
     assert_eq!(reader.block(13).unwrap().unwrap(), b13);
     assert_eq!(reader.head().unwrap().unwrap().header, b13.header);
@@ -1066,7 +1067,7 @@ async fn bytes_per_transaction() {
             v1::commit_block(&mut conn, &b, &senders, &WriteSet::new(), &hash);
             v1_time += t.elapsed();
             let t = std::time::Instant::now();
-            s.commit_block(&b, &senders, &WriteSet::new(), &hash)
+            s.commit_block(&b, &senders, &WriteSet::new(), &hash, &[])
                 .unwrap();
             v2_time += t.elapsed();
         }

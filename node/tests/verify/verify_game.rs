@@ -134,9 +134,28 @@ async fn games_verify_and_every_tampering_is_caught() {
         .unwrap()
         .iter()
         .any(|e| e["kind"] == "tictactoe.finished"));
+    // Each player's starting balance is proven (every new chain has state proofs): its GOLD in
+    // the block before its first step, what the faucet gave it.
+    let start = transcript["start"].as_array().unwrap();
+    assert_eq!(start.len(), 2, "{transcript}");
+    assert_eq!(start[0]["account"], alice.address());
+    assert_eq!(start[1]["account"], bob.address());
+    let faucet = client
+        .account(&alice.address())
+        .await
+        .unwrap()
+        .balances
+        .get("GOLD")
+        .cloned()
+        .unwrap();
     assert_eq!(
         transcript["start_balances"],
-        json!({alice.address(): "250", bob.address(): "250"})
+        json!({alice.address(): faucet.0.to_string(), bob.address(): faucet.0.to_string()}),
+        "a draw gives both stakes back: the balance now is the balance before"
+    );
+    assert_eq!(
+        start[0]["value"],
+        transcript["start_balances"][alice.address()]
     );
     println!(
         "tic-tac-toe transcript: {} steps, {} bytes",
@@ -233,6 +252,62 @@ async fn games_verify_and_every_tampering_is_caught() {
     let mut lie = transcript.clone();
     lie["log"]["key"] = json!("log/tictactoe/0000000000000000");
     assert_eq!(diverges(dir, &url, &game, &lie, &[]).await["field"], "log");
+    // The starting balances: a changed amount, the amount with its proven value changed, the
+    // header of another block, or a player's proof left out: each refused.
+    let richer = (faucet.0 * 10).to_string();
+    let mut lie = transcript.clone();
+    lie["start_balances"][alice.address()] = json!(richer);
+    let d = diverges(dir, &url, &game, &lie, &[]).await;
+    assert_eq!(d["field"], "start_balances", "{d}");
+    lie["start"][0]["value"] = json!(richer);
+    assert_eq!(
+        diverges(dir, &url, &game, &lie, &[]).await["field"],
+        "start.proof"
+    );
+    let mut lie = transcript.clone();
+    lie["start"][1]["header"] = transcript["start"][0]["header"].clone();
+    assert_eq!(
+        diverges(dir, &url, &game, &lie, &[]).await["field"],
+        "start.header"
+    );
+    let mut lie = transcript.clone();
+    lie["start"].as_array_mut().unwrap().pop();
+    assert_eq!(
+        diverges(dir, &url, &game, &lie, &[]).await["field"],
+        "start"
+    );
+    // A node may say it cannot prove one (the balance moved earlier in the block of the
+    // player's first step): that player starts from the declared amount, and the report names
+    // it, so a node that withholds a proof it has is seen doing so.
+    let mut withheld = transcript.clone();
+    withheld["start"][1] = json!({"account": bob.address(), "unproven": "not shown"});
+    let file = dir.join("withheld.json");
+    std::fs::write(&file, withheld.to_string()).unwrap();
+    let (code, report) = verify(dir, &url, &game, &["--transcript", file.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        report["start_unproven"],
+        json!([{"account": bob.address(), "why": "not shown"}])
+    );
+    let out = run(
+        dir,
+        &[
+            "verify",
+            "--game",
+            &game,
+            "--node",
+            &url,
+            "--transcript",
+            file.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(text(&out.stdout).contains(&format!(
+        "! the starting balance of {} is declared by the node, not proven: not shown",
+        bob.address()
+    )));
+    let (_, report) = verify(dir, &url, &game, &[]).await;
+    assert_eq!(report["start_unproven"], json!([]), "{report}");
     // Another game's real, signed, proven steps shown as this game's: a second game of Alice's,
     // relabelled as the first, or its creation appended to the first game's transcript.
     let other = op(&client, &alice, "tictactoe", json!({"kind": "create"})).await;
@@ -567,9 +642,10 @@ async fn games_verify_and_every_tampering_is_caught() {
         .as_str()
         .unwrap()
         .contains("\"type\":\"session_game\"")));
+    // Proven: each player's balance before its first step (a session game acts for the account).
     assert_eq!(
         t["start_balances"],
-        json!({alice.address(): "10", bob.address(): "10"})
+        json!({alice.address(): faucet.0.to_string(), bob.address(): faucet.0.to_string()})
     );
     let mgame = format!("mnk:{mid}");
     let (code, report) = verify(dir, &url, &mgame, &[]).await;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::chain::game_log::{game_log_key, games_named, GameLog, MAX_LOGGED_GAMES_PER_STEP};
+use gamechain_sdk::keys::balance_key;
 
 /// A block under construction, one transaction at a time: what [`execute_block`] runs, and what
 /// a sequencer uses to leave out transactions that would make the block invalid. A rejected
@@ -32,6 +33,8 @@ pub struct BlockBuilder<'a> {
     pub(super) scheduled_ran: bool,
     /// Their receipts, in the order they ran.
     pub(super) scheduled: Vec<ScheduledReceipt>,
+    /// The starting balances of the logged games' transaction steps so far ([`StartWitness`]).
+    pub(super) start_witnesses: Vec<StartWitness>,
 }
 
 /// What one action produced, before it is merged.
@@ -205,6 +208,7 @@ impl<'a> BlockBuilder<'a> {
             parent_time_ms: parent.time_ms,
             scheduled_ran: false,
             scheduled: Vec::new(),
+            start_witnesses: Vec::new(),
         })
     }
 
@@ -288,7 +292,7 @@ impl<'a> BlockBuilder<'a> {
                 receipt: outcome.receipt.clone(),
             }
             .hash();
-            let outcome = self.with_game_logs(&call.module, outcome, leaf);
+            let (outcome, _) = self.with_game_logs(&call.module, outcome, leaf);
             self.used =
                 self.used
                     .saturating_add(BlockUse::of(&outcome.receipt, &outcome.writes, 0));
@@ -315,23 +319,24 @@ impl<'a> BlockBuilder<'a> {
 
     /// `outcome` with the log of each game its receipt's events name (at most
     /// [`MAX_LOGGED_GAMES_PER_STEP`]), of `module`, extended by the step's `leaf` among its
-    /// writes (`chain::game_log`), on chains that keep game logs; unchanged elsewhere.
+    /// writes (`chain::game_log`), on chains that keep game logs; unchanged elsewhere. Also
+    /// returns the games whose logs it extended.
     fn with_game_logs(
         &self,
         module: &str,
         mut outcome: ActionOutcome,
         leaf: [u8; 32],
-    ) -> ActionOutcome {
+    ) -> (ActionOutcome, Vec<String>) {
         if !self.ctx.genesis.keeps_game_logs() {
-            return outcome;
+            return (outcome, Vec::new());
         }
         let games: Vec<String> = games_named(&outcome.receipt.events)
             .into_iter()
             .take(MAX_LOGGED_GAMES_PER_STEP)
             .map(str::to_string)
             .collect();
-        for game in games {
-            let key = game_log_key(module, &game);
+        for game in &games {
+            let key = game_log_key(module, game);
             let log = self
                 .overlay
                 .get(&key)
@@ -340,7 +345,30 @@ impl<'a> BlockBuilder<'a> {
             let next = log.extend(&leaf, self.env.height).to_bytes();
             outcome.writes.insert(key, Some(next));
         }
-        outcome
+        (outcome, games)
+    }
+
+    /// Records the [`StartWitness`] of `account`'s step in each of `module`'s `games`: proven
+    /// against the parent's root when `clean` (no earlier transaction of the block wrote the
+    /// balance).
+    fn witness_start(&mut self, module: &str, account: &str, games: Vec<String>, clean: bool) {
+        let proven = clean
+            .then(|| {
+                let key = balance_key(account, GOLD);
+                self.state_hash
+                    .prove(&key)
+                    .map(|proof| (self.state.get(&key), proof))
+            })
+            .flatten();
+        for game in games {
+            self.start_witnesses.push(StartWitness {
+                module: module.to_string(),
+                game,
+                account: account.to_string(),
+                height: self.env.height,
+                proven: proven.clone(),
+            });
+        }
     }
 
     /// Names `address` as the block's proposer: the header's `sequencer` field, and the block
@@ -465,6 +493,11 @@ impl<'a> BlockBuilder<'a> {
             }
             _ => self.deploys,
         };
+        // Whether the account's balance is still the parent's (`StartWitness`).
+        let balance_clean = !self
+            .overlay
+            .writes
+            .contains_key(&balance_key(&account, GOLD));
         let nonce_write = (key.clone(), Some(next.to_string().into_bytes()));
         let before = self.overlay.writes.insert(nonce_write.0, nonce_write.1);
 
@@ -481,11 +514,11 @@ impl<'a> BlockBuilder<'a> {
         };
         // The game log's writes are the step's own: charged as its writes and counted in the
         // block's bounds (`chain::game_log`).
-        let outcome = match &body.action {
+        let (outcome, logged) = match &body.action {
             Action::Game { game, .. } | Action::SessionGame { game, .. } => {
                 self.with_game_logs(game, outcome, txid)
             }
-            _ => outcome,
+            _ => (outcome, Vec::new()),
         };
         let charged = match &self.ctx.genesis.fees {
             None => Ok(outcome),
@@ -503,6 +536,9 @@ impl<'a> BlockBuilder<'a> {
             Ok((outcome, used)) => {
                 self.used = used;
                 self.deploys = deploys;
+                if let Action::Game { game, .. } | Action::SessionGame { game, .. } = &body.action {
+                    self.witness_start(game, &account, logged, balance_clean);
+                }
                 outcome
             }
             Err(rejection) => {
@@ -691,6 +727,7 @@ impl<'a> BlockBuilder<'a> {
             writes,
             state_hash,
             logs: self.logs,
+            start_witnesses: self.start_witnesses,
         })
     }
 }

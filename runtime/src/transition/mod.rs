@@ -205,6 +205,7 @@ mod error;
 mod fees;
 mod genesis;
 mod session;
+mod start_witness;
 mod upgrade;
 
 pub use crate::layout::{
@@ -217,6 +218,7 @@ pub use context::*;
 pub use error::*;
 pub use genesis::*;
 pub use session::{check_session, SessionUse};
+pub use start_witness::StartWitness;
 pub use upgrade::upgrade_refusal;
 
 /// The nonce of `address` in `state`: the number of its transactions included so far, which is
@@ -297,6 +299,9 @@ pub struct BlockOutput {
     pub state_hash: StateHash,
     /// Module log lines, in execution order.
     pub logs: Vec<ModuleLog>,
+    /// The starting balance of each transaction step of a logged game, in block order (chains
+    /// that keep game logs; empty elsewhere): a node's record, in no hash ([`StartWitness`]).
+    pub start_witnesses: Vec<StartWitness>,
 }
 
 // ---------------------------------------------------------------------------------------------

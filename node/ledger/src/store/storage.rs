@@ -6,7 +6,7 @@
 //! [`Storage::open`] writes (the sequencer's); any number opened with [`Storage::open_reader`]
 //! only read (the API's).
 //!
-//! Schema (version 3; `meta.schema_version` counts the [`MIGRATIONS`] applied; the column
+//! Schema (version 4; `meta.schema_version` counts the [`MIGRATIONS`] applied; the column
 //! encodings are in `storage/codec.rs`):
 //!
 //! | table | columns | what |
@@ -18,6 +18,7 @@
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
 //! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
 //! | `old_headers` | `height` PK, `header` (borsh) | the header of every block below the oldest in `blocks` (a snapshot join's proven chain of headers down to block 0, and pruned blocks' headers): `GET /v1/headers` serves them, so a node that joined from a snapshot or prunes can still prove its blocks descend from genesis |
+//! | `game_starts` | `module`, `game`, `account` (PK), `height`, `value` BLOB or NULL, `proof` BLOB (JSON) or NULL | chains that keep game logs: for each account's first step in each game, its GOLD balance in block `height - 1`'s state (`value`, NULL: absent) with its state proof (JSON); both NULL when an earlier transaction of the step's block had written the balance ([`StartWitness`]). A node's record, in no hash: a transcript proves players' starting balances with it |
 //! | `validator_finality` | `height` PK, `digest` BLOB, `certificate` BLOB or NULL | chains with validators only (made by [`Storage::ensure_validator_tables`]): each block's consensus digest and finality certificate |
 //! | `validator_evidence` | `id` PK, `kind` TEXT, `view`, `signer`, `data` BLOB, `received_ms`; unique (`kind`, `view`, `signer`) | chains with validators only (made by [`Storage::ensure_validator_tables`]): proof that a validator signed conflicting votes (`validator/evidence.rs`), at most [`MAX_EVIDENCE_PER_SIGNER`] per validator |
 //!
@@ -60,10 +61,11 @@ use std::fs::{File, TryLockError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use gamechain_runtime::chain::StateProof;
 use gamechain_runtime::chain::{
     Header, LtHash, Receipt, ScheduledReceipt, SignedHeader, SignedTx, StateCommitment, StateHash,
 };
-use gamechain_runtime::{MemState, WriteSet};
+use gamechain_runtime::{MemState, StartWitness, WriteSet};
 use rusqlite::types::ValueRef;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Transaction};
 
@@ -165,7 +167,25 @@ pub const MIGRATIONS: &[&str] = &[
     // 3: the headers of blocks this node does not keep (below a snapshot join's base, or
     // pruned), so that it can still prove any block's descent from block 0 (`GET /v1/headers`).
     "CREATE TABLE old_headers (height INTEGER PRIMARY KEY, header BLOB NOT NULL);",
+    // 4: each account's starting balance in each game, proven against the state root before
+    // its first step (`StartWitness`), for transcripts (`server/transcript/`).
+    "CREATE TABLE game_starts (
+        module TEXT NOT NULL, game TEXT NOT NULL, account TEXT NOT NULL,
+        height INTEGER NOT NULL, value BLOB, proof BLOB,
+        PRIMARY KEY (module, game, account)) WITHOUT ROWID;",
 ];
+
+/// One account's recorded starting balance in one game ([`Storage::game_starts`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameStart {
+    /// The account.
+    pub account: String,
+    /// The block of its first step in the game; the proof is against block `height - 1`'s root.
+    pub height: u64,
+    /// `bal/<account>/GOLD` in that state (`None`: absent) with its proof; `None` when an
+    /// earlier transaction of the block had written the balance.
+    pub proven: Option<(Option<Vec<u8>>, StateProof)>,
+}
 
 /// A block's end-block receipts: `(module, receipt)` in module id order.
 type EndBlock = (Vec<(String, Receipt)>, Vec<ScheduledReceipt>);
@@ -670,7 +690,8 @@ impl Storage {
     }
 
     /// Stores `block` (the next height after the head), applies its state `writes` (`None`
-    /// deletes) and saves `state_hash` (the LtHash after the block), all in one SQLite
+    /// deletes), saves `state_hash` (the running hash after the block) and records the block's
+    /// `witnesses` (the first per game and account is kept, `game_starts`), all in one SQLite
     /// transaction. `senders` is each transaction's `(from, nonce)` in block order (the bodies
     /// were parsed by whoever checked them; they are indexed, not parsed again here). Errors:
     /// SQLite failed (nothing was written), `block` does not extend the head (wrong height or
@@ -681,14 +702,16 @@ impl Storage {
         senders: &[(&str, u64)],
         writes: &WriteSet,
         state_hash: &StateHash,
+        witnesses: &[StartWitness],
     ) -> Result<(), StorageError> {
-        self.commit_blocks(&[(block, senders)], writes, state_hash)
+        self.commit_blocks(&[(block, senders)], writes, state_hash, witnesses)
     }
 
     /// Stores `blocks` (consecutive heights, the first the next after the head), each with its
     /// transactions' `(from, nonce)` as in [`Storage::commit_block`], applies `writes` (the net
     /// state writes of all of them in order: a key's last write wins) and saves `state_hash`
-    /// (the LtHash after the last), all in one SQLite transaction, so one fsync: after a crash
+    /// (the running hash after the last) and records `witnesses` (theirs, in block order), all
+    /// in one SQLite transaction, so one fsync: after a crash
     /// the database holds all of them or none. The rows are exactly those that committing the
     /// blocks one by one writes (the `state` table ends the same, each block's rows and account
     /// numbers are written in order). A verifying follower that is catching up commits its
@@ -700,6 +723,7 @@ impl Storage {
         blocks: &[(&Block, &[(&str, u64)])],
         writes: &WriteSet,
         state_hash: &StateHash,
+        witnesses: &[StartWitness],
     ) -> Result<(), StorageError> {
         let Some((last, _)) = blocks.last() else {
             return Err(corrupt("a commit of no block"));
@@ -734,6 +758,7 @@ impl Storage {
             parent = Some((h.height, h.hash()));
         }
         write_state(&tx, last.height(), writes, state_hash)?;
+        write_starts(&tx, witnesses)?;
         tx.commit()?;
         // The block before the last too, so that the record's other slot holds the block
         // before its newest (a torn write of one slot leaves the other).
@@ -1519,6 +1544,42 @@ impl Storage {
         Ok(Ok(()))
     }
 
+    /// The recorded starting balances of `module`'s game `game` (`game_starts`), one per
+    /// account, ordered by account; empty for a game this node saw no step of (or on a chain
+    /// that keeps no game logs). Errors: SQLite failed, a stored proof does not parse.
+    pub fn game_starts(&self, module: &str, game: &str) -> Result<Vec<GameStart>, StorageError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT account, height, value, proof FROM game_starts
+             WHERE module = ?1 AND game = ?2 ORDER BY account",
+        )?;
+        let rows = stmt.query_map(params![module, game], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, i64>(1)?,
+                r.get::<_, Option<Vec<u8>>>(2)?,
+                r.get::<_, Option<Vec<u8>>>(3)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (account, height, value, proof) = row?;
+            let proven = match proof {
+                None => None,
+                Some(p) => Some((
+                    value,
+                    serde_json::from_slice::<StateProof>(&p)
+                        .map_err(|e| corrupt(format!("game_starts proof: {e}")))?,
+                )),
+            };
+            out.push(GameStart {
+                account,
+                height: height as u64,
+                proven,
+            });
+        }
+        Ok(out)
+    }
+
     /// The whole committed state, in memory (the verifier's start, tests; a node reads its
     /// state through `ledger::state_store::StoredState` instead).
     pub fn load_state(&self) -> Result<MemState, StorageError> {
@@ -1650,6 +1711,30 @@ fn write_state(
     }
     set_meta(tx, "lthash", &state_hash.to_bytes())?;
     set_meta(tx, "lthash_height", height.to_string().as_bytes())?;
+    Ok(())
+}
+
+/// Records `witnesses` in `game_starts`, inside the caller's transaction: a row is written
+/// once, so each game and account keeps its first step's.
+fn write_starts(tx: &Transaction<'_>, witnesses: &[StartWitness]) -> Result<(), StorageError> {
+    if witnesses.is_empty() {
+        return Ok(());
+    }
+    let mut put = tx.prepare_cached(
+        "INSERT OR IGNORE INTO game_starts (module, game, account, height, value, proof)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?;
+    for w in witnesses {
+        let height = i64::try_from(w.height).map_err(|_| corrupt("height above i64"))?;
+        let (value, proof) = match &w.proven {
+            Some((value, proof)) => (
+                value.as_deref(),
+                Some(serde_json::to_vec(proof).map_err(|e| corrupt(e.to_string()))?),
+            ),
+            None => (None, None),
+        };
+        put.execute(params![w.module, w.game, w.account, height, value, proof])?;
+    }
     Ok(())
 }
 

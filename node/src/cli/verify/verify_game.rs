@@ -151,6 +151,14 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
             )?,
         }
     }
+    if report.divergence.is_none() {
+        for (account, why) in &report.start_unproven {
+            writeln!(
+                out,
+                "! the starting balance of {account} is declared by the node, not proven: {why}"
+            )?;
+        }
+    }
     match &report.divergence {
         Some(d) => writeln!(out, "{d}"),
         None => writeln!(
@@ -172,11 +180,14 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
                 ),
                 None => String::new(),
             },
-            match report.complete_as_of {
-                Some(h) => format!(
+            match (report.complete_as_of, report.start_unproven.is_empty()) {
+                (Some(h), true) => format!(
+                    ", all of the game's steps up to block {h} (its log proven against that block's state root), every starting balance proven"
+                ),
+                (Some(h), false) => format!(
                     ", all of the game's steps up to block {h} (its log proven against that block's state root)"
                 ),
-                None => String::new(),
+                (None, _) => String::new(),
             },
             report.elapsed_ms
         ),

@@ -1,6 +1,7 @@
 //! Assembling a game's transcript from storage ([`build`]): where the game starts, which of
 //! the following blocks' transactions are the game's (the events feed's rule:
-//! `game_feed/events.rs`), their proofs, the code hash and the declared starting balances.
+//! `game_feed/events.rs`), their proofs, the code hash and the starting balances (declared, or
+//! proven: `start.rs`).
 
 use std::collections::BTreeMap;
 
@@ -8,6 +9,7 @@ use gamechain_runtime::chain::merkle::inclusion_proof;
 use gamechain_sdk::Amount;
 use serde_json::Value;
 
+use super::start::proven_starts;
 use crate::proof::step_finality::step_finality;
 use crate::server::game_feed::events::{BlockEvents, EventFilter};
 use gamechain_chain::game_log::{game_log_key, GameLog};
@@ -221,6 +223,12 @@ pub fn build(
         None => None,
     };
     let genesis = chain.genesis();
+    let declared = start_balances(&steps);
+    let (start, start_balances) = if log.is_some() {
+        proven_starts(chain, &module, &game, &steps, &declared)?
+    } else {
+        (Vec::new(), declared)
+    };
     Ok(Transcript {
         version: if has_calls {
             TRANSCRIPT_VERSION_CALLS
@@ -236,9 +244,10 @@ pub fn build(
         beacon_key: genesis.beacon.as_ref().map(|b| b.public_key.to_hex()),
         finished,
         scanned_to,
-        start_balances: start_balances(&steps),
+        start_balances,
         steps,
         log,
+        start,
     })
 }
 
@@ -317,10 +326,10 @@ fn push_step(
     Ok(())
 }
 
-/// The declared starting balances: for each account a step acts for, the sum of the
-/// `stake` and `deposit` amounts the game's events name (the table games escrow one stake from
-/// each player, the auction one deposit from each bidder). Not proven (see
-/// `docs/verify-a-match.md`).
+/// The declared starting balances of a chain without state proofs: for each account a step acts
+/// for, the sum of the `stake` and `deposit` amounts the game's events name (the table games
+/// escrow one stake from each player, the auction one deposit from each bidder). Not proven
+/// (see `docs/verify-a-match.md`; a chain with state proofs proves them, `start.rs`).
 fn start_balances(steps: &[Step]) -> BTreeMap<String, Amount> {
     let stake_total: u128 = steps
         .iter()

@@ -16,6 +16,8 @@
 //! - **The log** (a chain with state proofs): the game's log (`gamechain_chain::game_log`) is
 //!   read first with its proof against the head, and blocks are read past the finishing step up
 //!   to the log's last step; the answer's `log` lets verifiers check that no step was left out.
+//! - **Starting balances** (a chain with state proofs): `start` proves each player's GOLD
+//!   balance before their first step (`start.rs`), and `start_balances` holds those amounts.
 //! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
 //!   steps (`413 too_large` beyond).
 //! - **Cost**: answers are kept (`cache.rs`: up to [`CACHE_BYTES`] in [`CACHE_ENTRIES`]
@@ -47,6 +49,7 @@ pub mod build;
 pub mod cache;
 pub mod sending;
 pub mod slots;
+pub mod start;
 pub mod work;
 
 use axum::extract::rejection::PathRejection;

@@ -8,10 +8,12 @@
 //! | `finality.rs` | on a chain with validators, that a quorum of the genesis set finalized each step's block |
 //! | `log.rs` | on a chain with state proofs, that the steps are all of the game's (its proven log) |
 //! | `replay.rs` | re-executing the ops with the runtime's executor and comparing receipts |
+//! | `start.rs` | on a chain with state proofs, that the players' starting balances are proven |
 //! | `report.rs` | [`report::GameReport`], [`report::GameDivergence`] |
 //!
 //! Order of the checks: the transcript against the genesis (hash, chain id, sequencer), the
-//! module and game asked for, the wasm against the code hash (and its size); then for each
+//! module and game asked for, the wasm against the code hash (and its size); on a chain with
+//! state proofs, [`start::check_start`]; then for each
 //! step, in order, [`checks::check_step`], on a chain with validators
 //! [`finality::check_final`], and the re-execution; then, with `complete`, that
 //! the game finished; then, on a chain with state proofs, [`log::check_log`]. The first failure is the report's divergence.
@@ -21,6 +23,7 @@ pub mod finality;
 pub mod log;
 pub mod replay;
 pub mod report;
+pub mod start;
 
 use std::time::Instant;
 
@@ -62,6 +65,14 @@ pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) 
         ) {
             (None, true, Some(log)) => Some(log.header.header.height),
             _ => None,
+        },
+        start_unproven: match &divergence {
+            None => start::check_start(check.genesis, transcript)
+                .ok()
+                .flatten()
+                .map(|s| s.unproven)
+                .unwrap_or_default(),
+            Some(_) => Vec::new(),
         },
         steps,
         divergence,
@@ -170,7 +181,9 @@ fn run(
         ));
     }
     let finality = finality::checker(genesis, &genesis_hash)?;
-    let mut replay = replay::GameReplay::new(genesis, t, wasm)?;
+    let start = start::check_start(genesis, t)?;
+    let balances = start.as_ref().map_or(&t.start_balances, |s| &s.balances);
+    let mut replay = replay::GameReplay::new(genesis, t, balances, wasm)?;
     let mut previous = None;
     for (i, step) in t.steps.iter().enumerate() {
         if step.call.is_some() {

@@ -1,5 +1,5 @@
 //! Re-executing a game's ops with the runtime's own executor, from an empty module state plus
-//! the declared starting balances, and comparing each receipt with the transcript's. The calls
+//! the transcript's starting balances (proven on a chain with state proofs, `start.rs`), and comparing each receipt with the transcript's. The calls
 //! the game's ops schedule land in the replay's own queue (the chain's `sched/` layout, written
 //! by the same code), and a call step runs the queued call with its block's beacon.
 
@@ -11,6 +11,7 @@ use gamechain_runtime::{
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::schedule::{self, QueuedCall};
 use gamechain_sdk::{scheduler, Amount, At, BlockEnv};
+use std::collections::BTreeMap;
 
 use super::report::GameDivergence;
 use gamechain_chain::wire::transcript::{CallRef, Step, Transcript};
@@ -28,10 +29,12 @@ impl GameReplay {
     /// Loads `wasm` as module `module` under the runtime configuration of `genesis` (fuel,
     /// memory), with the compiler the chain uses for it (a genesis module's when `genesis`
     /// names this id with this code hash, an upload's otherwise), over a state holding only the
-    /// GOLD token and the transcript's declared starting balances.
+    /// GOLD token and `balances` (GOLD base units by account: the transcript's starting
+    /// balances, proven or declared).
     pub fn new(
         genesis: &Genesis,
         transcript: &Transcript,
+        balances: &BTreeMap<String, Amount>,
         wasm: &[u8],
     ) -> Result<GameReplay, GameDivergence> {
         let runtime = Runtime::new(runtime_config(genesis, Allocation::OnDemand))
@@ -48,8 +51,7 @@ impl GameReplay {
         let module = WasmModule::load(&runtime, &transcript.module, wasm, None, origin)
             .map_err(|e| GameDivergence::whole("code", "code that loads", e.to_string()))?;
         let mut start = genesis.clone();
-        start.balances = transcript
-            .start_balances
+        start.balances = balances
             .iter()
             .filter(|(_, a)| a.0 > 0)
             .map(|(account, amount)| GenesisBalance {

@@ -119,6 +119,10 @@ pub struct GameReport {
     /// game was proven to hold exactly the steps shown (every step up to that block; a later
     /// step, if any, is not covered).
     pub complete_as_of: Option<u64>,
+    /// On a chain with state proofs, when verified: the players whose starting balance is the
+    /// node's declared one, with the node's reason (it could not prove it: the balance moved
+    /// earlier in the block of their first step); every other player's is proven.
+    pub start_unproven: Vec<(String, String)>,
     /// Steps that matched, in order (all of them when there is no divergence).
     pub steps: Vec<StepReport>,
     /// The first divergence.
@@ -149,6 +153,9 @@ impl GameReport {
             "code_origin": self.code_origin,
             "final_by_quorum_of": self.final_by_quorum,
             "complete_as_of": self.complete_as_of,
+            "start_unproven": self.start_unproven.iter()
+                .map(|(account, why)| json!({"account": account, "why": why}))
+                .collect::<Vec<_>>(),
             "steps": self.steps,
             "divergence": self.divergence,
             "elapsed_ms": self.elapsed_ms,

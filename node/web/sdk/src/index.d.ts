@@ -588,7 +588,18 @@ export interface StepFinality {
   certificate: string;
 }
 
-/** `GET /v1/games/<module>/<id>/transcript`. `start_balances` is declared by the node, not proven. */
+/**
+ * One player's starting balance (`start` of a transcript on a chain with state proofs): its
+ * `bal/<account>/GOLD` (`value`, decimal text; absent: 0) in the block before its first step, whose
+ * header hashes to that step's `prev_hash`, with the proof against its `state_root`; or, where the
+ * node cannot prove it (the balance moved earlier in that block), `unproven` with the reason.
+ */
+export interface ProvenStart { account: string; header?: BlockHeader; value?: string; proof?: StateProof; /** Why the node cannot prove it (then it starts from `start_balances`' declared amount). */ unproven?: string }
+
+/**
+ * `GET /v1/games/<module>/<id>/transcript`. `start_balances` is declared by the node on a chain
+ * without state proofs; on one with them `start` proves each amount and `log` the game's steps.
+ */
 export interface Transcript {
   /** 2 when a step is a scheduled call, else 1. */
   version: 1 | 2;
@@ -604,6 +615,10 @@ export interface Transcript {
   scanned_to: number;
   start_balances: Record<string, string>;
   steps: TranscriptStep[];
+  /** The game's log proven at a block at or after the last step (a chain with state proofs). */
+  log?: any;
+  /** Each player's starting balance proven (a chain with state proofs). */
+  start?: ProvenStart[];
 }
 
 /** The first check that failed: `index` null for the transcript as a whole. */
@@ -690,6 +705,8 @@ export interface VerifyResult {
   isolated: boolean | null;
   /** The block at which the game's proven log holds exactly the steps shown (null: no log checked). */
   completeAsOf: number | null;
+  /** Players whose starting balance is the node's declared one, with its reason (null: not checked, a chain without state proofs; []: every one proven). */
+  startUnproven: { account: string; why: string }[] | null;
 }
 
 /** Checks a transcript against the module's wasm: signatures, inclusion proofs, order, and every op re-executed (no fuel). */

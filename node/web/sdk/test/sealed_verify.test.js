@@ -137,8 +137,10 @@ test('a sealed-bid auction: bids sealed in JS, opened together, a void bid\'s de
   const afterwards = await Promise.all([seller, bob, carol].map(async (k) => BigInt((await chain.account(k.address)).balances.GOLD)));
   assert.deepEqual(afterwards.map((b, i) => String(b - before[i])), ['1700', '-700', '-1000']);
   const t = await chain.transcript('auction', created.id);
-  // The deposit is what the transcript declares each account starts with (build.rs `start_balances`).
-  assert.ok(Object.values(t.start_balances).every((v) => v === '1000'), JSON.stringify(t.start_balances));
+  // Each account starts from its balance before its first step, proven against the block before
+  // it (server/transcript/start.rs), or, where the node cannot prove it, the declared deposit.
+  assert.equal(t.start.length, 3, JSON.stringify(t.start));
+  for (const s of t.start) assert.equal(t.start_balances[s.account], s.unproven === undefined ? s.value : '1000', JSON.stringify(s));
   const v = await verifyTranscript(t, await chain.code(t.code_hash), { sequencer: genesis.sequencer, chainId: genesis.chain_id, beaconKey: genesis.beacon.public_key, fuelApply: genesis.fuel_apply, module: 'auction', game: created.id });
   assert.equal(v.divergence, null, JSON.stringify(v.divergence));
   assert.deepEqual(v.steps.map((s) => s.kind ?? s.type), ['create', 'bid', 'bid', 'call', 'call', 'call', 'call']);

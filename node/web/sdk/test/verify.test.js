@@ -124,6 +124,15 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   await logCaught('a changed module record', tamper((t) => { t.log.module_record.value = t.log.module_record.value.replace('"deployed_height":', '"deployed_height":1'); }), 'code.record');
   await logCaught('no module record', tamper((t) => { delete t.log.module_record; }), 'code.record');
   await logCaught('a changed sibling', tamper((t) => { const s = t.log.proof.siblings; s[0] = (s[0][0] === '0' ? '1' : '0') + s[0].slice(1); }), 'log.proof');
+  // The starting balances (a chain with state proofs): each player's GOLD before its first step,
+  // proven against the block before it; a changed amount, value or header, or a player left out,
+  // is refused.
+  assert.deepEqual(transcript.start.map((s) => s.account), [x.address, o.address]);
+  assert.deepEqual(transcript.start_balances, { [x.address]: transcript.start[0].value, [o.address]: transcript.start[1].value });
+  await logCaught('a changed starting balance', tamper((t) => { t.start_balances[x.address] = `9${t.start_balances[x.address]}`; }), 'start_balances');
+  await logCaught('a changed proven balance', tamper((t) => { t.start[0].value = `9${t.start[0].value}`; t.start_balances[x.address] = t.start[0].value; }), 'start.proof');
+  await logCaught("another block's header", tamper((t) => { t.start[1].header = t.start[0].header; }), 'start.header');
+  await logCaught('a player left out', tamper((t) => { t.start.pop(); }), 'start');
   // Another game's real steps shown as this game's: relabelled, or appended.
   const other = await play(chain, x, 'tictactoe', { kind: 'create' });
   const otherT = await chain.transcript('tictactoe', other.events[0].data.id);
@@ -198,6 +207,7 @@ test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering 
   const wasm = await chain.code(t.code_hash);
   const good = await verifyTranscript(t, wasm, opts);
   assert.equal(good.divergence, null, JSON.stringify(good.divergence));
+  assert.deepEqual(good.startUnproven, [], 'every starting balance of the first duel is proven');
   assert.deepEqual(good.steps.map((s) => [s.type, s.kind]), [['tx', 'create'], ['tx', 'join'], ['call', null]]);
   const roll = good.steps[2];
   assert.deepEqual(roll.call, { module: 'dice', id: scheduled.call });
@@ -223,6 +233,12 @@ test('verifyTranscript: dice duels (scheduled rolls, beacons) verify; tampering 
   assert.equal(tb.steps[0].receipt_index, tb.steps[0].index + 1);
   const goodB = await verifyTranscript(tb, wasm, { ...opts, game: b });
   assert.equal(goodB.divergence, null, JSON.stringify(goodB.divergence));
+  // The roll that ran first in that block paid the first duel's winner: whoever of them creates
+  // the second duel there has a balance the state root before the block does not show. The node
+  // says so, that player starts from the declared stake, and the result names it.
+  const moved = tb.start.filter((s) => s.unproven !== undefined);
+  assert.deepEqual(goodB.startUnproven.map((u) => u.account), moved.map((s) => s.account));
+  for (const s of moved) assert.match(s.unproven, /moved earlier in block \d+/);
   assert.deepEqual(goodB.steps.map((s) => s.type), ['tx', 'tx', 'call']);
 
   const tamper = (tr, edit) => { const c = structuredClone(tr); edit(c); return c; };

@@ -30,6 +30,14 @@
 //! (txids, calls' receipt hashes) into the same chain and refuses a transcript whose steps are
 //! fewer, other or in another order.
 //!
+//! **Starting balances** (a chain with state proofs): `"start"` ([`ProvenStart`]), for each
+//! account a step acts for, its GOLD balance in the state of the block before its first step,
+//! proven against that block's state root; the block's header is bound by the first step's
+//! `prev_hash`, so it is as signed and as final as that step. `start_balances` then holds those
+//! proven amounts, and a verifier refuses any other. Where the node cannot prove one (the
+//! balance moved earlier in the same block, before the first step), the entry says why
+//! (`unproven`) and that account starts from the declared amount, which verifiers report.
+//!
 //! **Finality** (a chain with validators; absent on a single sequencer's, so its transcripts
 //! are unchanged): every step carries `finality` ([`StepFinality`]), what proves its block
 //! final against the genesis validator set — the block's consensus digest recomputed from its
@@ -47,7 +55,7 @@
 use std::collections::BTreeMap;
 
 use crate::block::receipt::Receipt;
-use crate::block::SignedHeader;
+use crate::block::{Header, SignedHeader};
 use crate::state_root::StateProof;
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
@@ -83,7 +91,8 @@ pub struct Transcript {
     pub finished: bool,
     /// The last height the node looked at.
     pub scanned_to: u64,
-    /// Declared, not proven: each sender's GOLD balance the re-execution starts from.
+    /// Each sender's GOLD balance the re-execution starts from: declared by the node on a
+    /// chain without state proofs, proven by `start` on one with them.
     pub start_balances: BTreeMap<String, Amount>,
     /// The game's transactions, in chain order.
     pub steps: Vec<Step>,
@@ -91,6 +100,36 @@ pub struct Transcript {
     /// or after its last step, so a verifier can check that `steps` are all of the game's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<LoggedSteps>,
+    /// On a chain with state proofs: each account's starting balance with its proof
+    /// ([`ProvenStart`]), one per account a step acts for, in the order of their first steps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub start: Vec<ProvenStart>,
+}
+
+/// One account's starting balance (`"start"` of a transcript on a chain with state proofs):
+/// proven, `{"account", "header": {…}, "value": "<decimal>", "proof": {…}}`, where `header` is the
+/// block before the account's first step in the game (its hash is that step's `prev_hash`),
+/// `value` the stored `bal/<account>/GOLD` (canonical decimal base units; absent: none, 0), and
+/// `proof` its state proof against `header.state_root`; or not provable by this node,
+/// `{"account", "unproven": "<why>"}` (the account then starts from `start_balances`' declared
+/// amount, and verifiers report it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvenStart {
+    /// The account.
+    pub account: String,
+    /// The header of the block before the account's first step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Header>,
+    /// The stored balance text; `None`: no entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The proof of `bal/<account>/GOLD` holding `value` (or being absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<StateProof>,
+    /// Why the node cannot prove it (then `header`, `value` and `proof` are absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unproven: Option<String>,
 }
 
 /// The game's log at a block, with its proof (`"log"` of a transcript on a chain with state

@@ -464,3 +464,61 @@ fn each_games_steps_are_logged_on_chains_with_proofs_and_nowhere_else() {
     assert!(!old.state.map.contains_key(&game_log_key("tictactoe", &id)));
     assert!(old.state.map.keys().all(|k| !k.starts_with("log/")));
 }
+
+#[test]
+fn a_players_first_balance_in_a_game_is_witnessed_against_the_parent_root() {
+    let mut chain = Chain::new(&[&TICTACTOE], Some(FAUCET));
+    chain.block(vec![
+        tx(&ALICE, 0, faucet_action()),
+        tx(&BOB, 0, faucet_action()),
+    ]);
+    // A clean step: nothing earlier in its block touched Alice's balance, so the parent's
+    // root proves what the step found.
+    let parent_root = chain.head.state_root;
+    let create = tx(&ALICE, 1, ttt(json!({"kind": "create", "stake": "100"})));
+    let id = create.txid()[..16].to_string();
+    let out = chain.block(vec![create]);
+    assert_eq!(out.start_witnesses.len(), 1, "{:?}", out.start_witnesses);
+    let w = &out.start_witnesses[0];
+    assert_eq!(
+        (
+            w.module.as_str(),
+            w.game.as_str(),
+            w.account.as_str(),
+            w.height
+        ),
+        (
+            "tictactoe",
+            id.as_str(),
+            ALICE.address().as_str(),
+            out.header.height
+        )
+    );
+    let (value, proof) = w.proven.as_ref().expect("a clean step is proven");
+    assert_eq!(value.as_deref(), Some(FAUCET.to_string().as_bytes()));
+    let key = format!("bal/{}/GOLD", ALICE.address());
+    proof.verify(&parent_root, &key, value.as_deref()).unwrap();
+    assert!(proof
+        .verify(&out.header.state_root, &key, value.as_deref())
+        .is_err());
+    // A step after a transfer that moved the player's balance in the same block: the parent's
+    // root cannot show what it found, so it is witnessed without a proof. A failed step and a
+    // transfer are no game step: no witness.
+    let out = chain.block(vec![
+        tx(&ALICE, 2, pay(&BOB.address(), 5)),
+        tx(&BOB, 1, ttt(json!({"kind": "join", "id": "nope"}))),
+        tx(&BOB, 2, ttt(json!({"kind": "join", "id": id}))),
+    ]);
+    assert!(out.receipts.iter().map(|r| r.ok).eq([true, false, true]));
+    assert_eq!(out.start_witnesses.len(), 1, "{:?}", out.start_witnesses);
+    assert_eq!(out.start_witnesses[0].account, BOB.address());
+    assert_eq!(out.start_witnesses[0].proven, None);
+
+    // The older commitment has no proofs and keeps no log: no witness.
+    let mut g = genesis_with(&[&TICTACTOE], Some(FAUCET));
+    g.state_commitment = None;
+    let mut old = Chain::of(&[&TICTACTOE], g);
+    old.block(vec![tx(&ALICE, 0, faucet_action())]);
+    let out = old.block(vec![tx(&ALICE, 1, ttt(json!({"kind": "create"})))]);
+    assert!(out.receipts[0].ok && out.start_witnesses.is_empty());
+}

@@ -144,11 +144,12 @@ fn blocks_state_and_receipts_round_trip() {
         hash.root(),
     );
     let from = alice.address();
-    s.commit_block(&b1, &[(&from, 0)], &writes, &hash).unwrap();
+    s.commit_block(&b1, &[(&from, 0)], &writes, &hash, &[])
+        .unwrap();
     // A block that does not extend the head is refused and changes nothing.
     let stray = block(5, [1; 32], vec![], hash.root());
     assert!(s
-        .commit_block(&stray, &[], &WriteSet::new(), &hash)
+        .commit_block(&stray, &[], &WriteSet::new(), &hash, &[])
         .is_err());
     drop(s);
 
@@ -234,7 +235,7 @@ fn a_transaction_is_one_row_of_compact_columns() {
     let b1 = block(1, g.header.header.hash(), txs.clone(), hash.root());
     let from = alice.address();
     let senders: Vec<(&str, u64)> = (0..3).map(|n| (from.as_str(), n)).collect();
-    s.commit_block(&b1, &senders, &WriteSet::new(), &hash)
+    s.commit_block(&b1, &senders, &WriteSet::new(), &hash, &[])
         .unwrap();
     type Row = (i64, Vec<u8>, i64, i64, Vec<u8>, Vec<u8>, Vec<u8>);
     let rows: Vec<Row> = s
@@ -333,14 +334,14 @@ fn a_run_of_blocks_commits_whole_or_not_at_all() {
     let writes = WriteSet::from([("k".to_string(), Some(b"2".to_vec()))]);
     // A run whose last block does not extend the one before: nothing is written.
     let bad = [(&b1, &one[..]), (&b2, &two[..]), (&stray, &[][..])];
-    assert!(s.commit_blocks(&bad, &writes, &hash).is_err());
+    assert!(s.commit_blocks(&bad, &writes, &hash, &[]).is_err());
     assert_eq!(s.head_height().unwrap(), Some(0));
     assert!(s.load_state().unwrap().map.is_empty());
     assert!(!s.has_tx(&b1.txs[0].tx.txid()).unwrap());
-    assert!(s.commit_blocks(&[], &writes, &hash).is_err());
+    assert!(s.commit_blocks(&[], &writes, &hash, &[]).is_err());
     // The run as it should be: every block, the state, the hash at the last.
     let good = [(&b1, &one[..]), (&b2, &two[..]), (&b3, &[][..])];
-    s.commit_blocks(&good, &writes, &hash).unwrap();
+    s.commit_blocks(&good, &writes, &hash, &[]).unwrap();
     let head = s.head().unwrap().unwrap();
     assert_eq!(head.header, b3.header);
     assert_eq!(head.state_hash.root(), hash.root());
@@ -559,7 +560,7 @@ fn pruning_deletes_old_blocks_and_their_transactions_never_the_head() {
         };
         let b = block(h, prev.header.header.hash(), vec![tx], hash.root());
         let from = sender.address();
-        s.commit_block(&b, &[(from.as_str(), h - 1)], &WriteSet::new(), &hash)
+        s.commit_block(&b, &[(from.as_str(), h - 1)], &WriteSet::new(), &hash, &[])
             .unwrap();
         prev = b;
     }

@@ -45,6 +45,7 @@ import { verifyBeacon, verifyBeacons } from './beacon.js';
 import { checkSealed, openSealed, SEAL_MODULE_URL } from './seal.js';
 import { checkStepFinality, finalityNamespace, finalityParticipants, MAX_FINALITY_LINKS } from './finality.js';
 import { gameLogProblem } from './game_log.js';
+import { checkStart } from './start.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -341,11 +342,13 @@ function after(a, b) {
  *   txid: string|null, call: number|null, field: string, expected: string, got: string},
  *   module: string|null, game: string|null, finished: boolean, beaconKey: string|null,
  *   beaconsVerified: number, finalityVerified: number|null, completeAsOf: number|null,
- *   codeOrigin: 'genesis'|'module record'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
+ *   startUnproven: {account: string, why: string}[]|null, codeOrigin: 'genesis'|'module record'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
  *   `finished`: the verified last step finished the game (never the node's word alone);
  *   `finalityVerified`: steps whose block's finality certificate verified (null: no validator
  *   set given); `completeAsOf`: the block at which the game's proven log holds exactly the
- *   steps shown (null: no log checked), so every step up to it is shown
+ *   steps shown (null: no log checked), so every step up to it is shown; `startUnproven`: the
+ *   players whose starting balance is the node's declared one, with its reason (null: the
+ *   starting balances were not checked, a chain without state proofs; [] every one proven)
  */
 export async function verifyTranscript(transcript, wasmBytes, opts) {
   opts = opts ?? {};
@@ -356,6 +359,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   let beaconKey = null;
   let finalityVerified = null;
   let completeAsOf = null;
+  let startUnproven = null;
   const beaconChecks = new Map(); // `${height} ${beacon}` → verified
   const codeOrigin = () => {
     if (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash)) return 'genesis';
@@ -372,6 +376,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     beaconsVerified: [...beaconChecks.values()].filter(Boolean).length,
     finalityVerified,
     completeAsOf: divergence === null ? completeAsOf : null,
+    startUnproven: divergence === null ? startUnproven : null,
     codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
     isolated,
@@ -551,9 +556,18 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     }
   }
 
-  // Re-execution of the steps that passed, from the declared starting balances.
+  // On a chain with state proofs the starting balances are proven (start.js); elsewhere the
+  // node declares them.
+  let balances = Object.entries(t.start_balances ?? {});
+  if (staticDivergence === null && (opts.stateCommitment === 'sparse_merkle' || (Array.isArray(t.start) && t.start.length > 0))) {
+    const r = checkStart(t, headerHash);
+    if (r.problem) return whole(r.problem.field, r.problem.expected, r.problem.got);
+    balances = [...r.balances].map(([a, v]) => [a, v.toString()]);
+    startUnproven = r.unproven;
+  }
+  // Re-execution of the steps that passed, from the starting balances.
   const state = [];
-  for (const [account, amount] of Object.entries(t.start_balances ?? {})) {
+  for (const [account, amount] of balances) {
     if (!decimal(amount)) return whole('start_balances', 'decimal amounts', amount);
     if (amount !== '0') state.push([`bal/${account}/GOLD`, utf8.encode(amount)]);
   }
