@@ -36,7 +36,12 @@ async fn two_followers_reach_the_sequencers_root_at_every_height() {
     sequencer.start().await;
     let seq = sequencer.client();
     let mut a = Follower::new(&a_dir, &sequencer.url());
-    let mut b = Follower::new(&b_dir, &sequencer.url());
+    // B keeps its own compiled-module cache (checked below), not the tests' shared one.
+    let own_cache = format!(
+        "compiled_dir = \"{}\"",
+        b_dir.join("data").join("compiled").display()
+    );
+    let mut b = Follower::with_config(&b_dir, &sequencer.url(), &own_cache);
     a.start().await;
     b.start().await;
 

@@ -306,6 +306,10 @@ async fn games_verify_and_every_tampering_is_caught() {
         "! the starting balance of {} is declared by the node, not proven: not shown",
         bob.address()
     )));
+    // A reason a terminal would act on (an escape sequence that erases the warning) is refused.
+    withheld["start"][1]["unproven"] = json!("\u{1b}[2K\rall proven");
+    let d = diverges(dir, &url, &game, &withheld, &[]).await;
+    assert_eq!(d["field"], "start", "{d}");
     let (_, report) = verify(dir, &url, &game, &[]).await;
     assert_eq!(report["start_unproven"], json!([]), "{report}");
     // Another game's real, signed, proven steps shown as this game's: a second game of Alice's,

@@ -350,8 +350,17 @@ impl<'a> BlockBuilder<'a> {
 
     /// Records the [`StartWitness`] of `account`'s step in each of `module`'s `games`: proven
     /// against the parent's root when `clean` (no earlier transaction of the block wrote the
-    /// balance).
-    fn witness_start(&mut self, module: &str, account: &str, games: Vec<String>, clean: bool) {
+    /// balance); `moves` whether the step itself changed it.
+    fn witness_start(
+        &mut self,
+        module: &str,
+        account: &str,
+        games: Vec<String>,
+        (clean, moves): (bool, bool),
+    ) {
+        if games.is_empty() {
+            return;
+        }
         let proven = clean
             .then(|| {
                 let key = balance_key(account, GOLD);
@@ -366,6 +375,7 @@ impl<'a> BlockBuilder<'a> {
                 game,
                 account: account.to_string(),
                 height: self.env.height,
+                moves_balance: moves,
                 proven: proven.clone(),
             });
         }
@@ -520,6 +530,8 @@ impl<'a> BlockBuilder<'a> {
             }
             _ => (outcome, Vec::new()),
         };
+        let moves_balance =
+            !logged.is_empty() && outcome.writes.contains_key(&balance_key(&account, GOLD));
         let charged = match &self.ctx.genesis.fees {
             None => Ok(outcome),
             Some(fees) => fees::charge(fees, &self.overlay, &account, outcome),
@@ -537,7 +549,8 @@ impl<'a> BlockBuilder<'a> {
                 self.used = used;
                 self.deploys = deploys;
                 if let Action::Game { game, .. } | Action::SessionGame { game, .. } = &body.action {
-                    self.witness_start(game, &account, logged, balance_clean);
+                    let at = (balance_clean, moves_balance);
+                    self.witness_start(game, &account, logged, at);
                 }
                 outcome
             }

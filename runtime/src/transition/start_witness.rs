@@ -1,8 +1,11 @@
 //! [`StartWitness`]: the GOLD balance a game step's account had when the step began, with its
 //! proof against the parent block's state root. A node's record, not consensus: no hash or
-//! receipt holds it. The node keeps the first per game and account (its `game_starts` table),
-//! and a game's transcript carries it, so a verifier starts each player's re-execution from a
-//! balance proven against the chain (`docs/verify-a-match.md`, "The starting balances").
+//! receipt holds it. The node keeps one per game and account (its `game_starts` table): the
+//! first step's, replaced once by the first step that moves the account's GOLD itself (an
+//! escrow, a payout to it), so the balance a game first takes from is the proven one even when
+//! the player joined first and funded later. A game's transcript carries it, and a verifier sets
+//! the player's balance to it before that step (`docs/verify-a-match.md`, "The starting
+//! balances").
 //!
 //! The parent's root shows what a step found only when no earlier transaction of the block
 //! wrote that balance: then [`StartWitness::proven`] is `None` and the node has nothing to show
@@ -23,6 +26,8 @@ pub struct StartWitness {
     pub account: String,
     /// The step's block height; the proof is against block `height - 1`'s state root.
     pub height: u64,
+    /// Whether the step's own writes (before any fee) change the account's GOLD balance.
+    pub moves_balance: bool,
     /// `bal/<account>/GOLD` in the parent's state (its stored bytes, `None`: absent) with the
     /// proof of that entry against the parent's root; `None` when an earlier transaction of
     /// the block had written the balance.

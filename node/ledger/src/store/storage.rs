@@ -18,7 +18,7 @@
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
 //! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
 //! | `old_headers` | `height` PK, `header` (borsh) | the header of every block below the oldest in `blocks` (a snapshot join's proven chain of headers down to block 0, and pruned blocks' headers): `GET /v1/headers` serves them, so a node that joined from a snapshot or prunes can still prove its blocks descend from genesis |
-//! | `game_starts` | `module`, `game`, `account` (PK), `height`, `value` BLOB or NULL, `proof` BLOB (JSON) or NULL | chains that keep game logs: for each account's first step in each game, its GOLD balance in block `height - 1`'s state (`value`, NULL: absent) with its state proof (JSON); both NULL when an earlier transaction of the step's block had written the balance ([`StartWitness`]). A node's record, in no hash: a transcript proves players' starting balances with it |
+//! | `game_starts` | `module`, `game`, `account` (PK), `height`, `moves` (0/1), `value` BLOB or NULL, `proof` BLOB (JSON) or NULL | chains that keep game logs: for each account in each game, its GOLD balance in block `height - 1`'s state (`value`, NULL: absent) with its state proof (JSON), at its first step, replaced once by its first step that moves its GOLD itself (`moves`); both NULL when an earlier transaction of the step's block had written the balance ([`StartWitness`]). A node's record, in no hash: a transcript proves players' starting balances with it |
 //! | `validator_finality` | `height` PK, `digest` BLOB, `certificate` BLOB or NULL | chains with validators only (made by [`Storage::ensure_validator_tables`]): each block's consensus digest and finality certificate |
 //! | `validator_evidence` | `id` PK, `kind` TEXT, `view`, `signer`, `data` BLOB, `received_ms`; unique (`kind`, `view`, `signer`) | chains with validators only (made by [`Storage::ensure_validator_tables`]): proof that a validator signed conflicting votes (`validator/evidence.rs`), at most [`MAX_EVIDENCE_PER_SIGNER`] per validator |
 //!
@@ -171,7 +171,7 @@ pub const MIGRATIONS: &[&str] = &[
     // its first step (`StartWitness`), for transcripts (`server/transcript/`).
     "CREATE TABLE game_starts (
         module TEXT NOT NULL, game TEXT NOT NULL, account TEXT NOT NULL,
-        height INTEGER NOT NULL, value BLOB, proof BLOB,
+        height INTEGER NOT NULL, moves INTEGER NOT NULL, value BLOB, proof BLOB,
         PRIMARY KEY (module, game, account)) WITHOUT ROWID;",
 ];
 
@@ -180,7 +180,8 @@ pub const MIGRATIONS: &[&str] = &[
 pub struct GameStart {
     /// The account.
     pub account: String,
-    /// The block of its first step in the game; the proof is against block `height - 1`'s root.
+    /// The block of the step witnessed (its first in the game, or its first that moved its
+    /// GOLD); the proof is against block `height - 1`'s root.
     pub height: u64,
     /// `bal/<account>/GOLD` in that state (`None`: absent) with its proof; `None` when an
     /// earlier transaction of the block had written the balance.
@@ -1714,15 +1715,18 @@ fn write_state(
     Ok(())
 }
 
-/// Records `witnesses` in `game_starts`, inside the caller's transaction: a row is written
-/// once, so each game and account keeps its first step's.
+/// Records `witnesses` in `game_starts`, inside the caller's transaction: each game and account
+/// keeps its first step's, replaced once by its first step that moves its GOLD.
 fn write_starts(tx: &Transaction<'_>, witnesses: &[StartWitness]) -> Result<(), StorageError> {
     if witnesses.is_empty() {
         return Ok(());
     }
     let mut put = tx.prepare_cached(
-        "INSERT OR IGNORE INTO game_starts (module, game, account, height, value, proof)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO game_starts (module, game, account, height, moves, value, proof)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+         ON CONFLICT (module, game, account) DO UPDATE SET
+           height = excluded.height, moves = 1, value = excluded.value, proof = excluded.proof
+         WHERE game_starts.moves = 0 AND excluded.moves = 1",
     )?;
     for w in witnesses {
         let height = i64::try_from(w.height).map_err(|_| corrupt("height above i64"))?;
@@ -1733,7 +1737,15 @@ fn write_starts(tx: &Transaction<'_>, witnesses: &[StartWitness]) -> Result<(), 
             ),
             None => (None, None),
         };
-        put.execute(params![w.module, w.game, w.account, height, value, proof])?;
+        put.execute(params![
+            w.module,
+            w.game,
+            w.account,
+            height,
+            w.moves_balance,
+            value,
+            proof
+        ])?;
     }
     Ok(())
 }

@@ -184,8 +184,13 @@ fn run(
     let start = start::check_start(genesis, t)?;
     let balances = start.as_ref().map_or(&t.start_balances, |s| &s.balances);
     let mut replay = replay::GameReplay::new(genesis, t, balances, wasm)?;
+    let resets = start.as_ref().map_or(&[][..], |s| &s.resets[..]);
     let mut previous = None;
     for (i, step) in t.steps.iter().enumerate() {
+        // A player's proven balance before its witnessed step (`start.rs`).
+        for (_, account, amount) in resets.iter().filter(|r| r.0 == i) {
+            replay.set_balance(account, *amount);
+        }
         if step.call.is_some() {
             let call = checks::check_call_step(genesis, &t.module, i, step, previous)?;
             belongs_to_game(i, step, &t.module, &t.game)?;

@@ -77,6 +77,19 @@ impl GameReplay {
         })
     }
 
+    /// Sets `account`'s GOLD balance to `amount` base units (a proven balance, `start.rs`), as
+    /// the bank stores it (0: no entry).
+    pub fn set_balance(&mut self, account: &str, amount: Amount) {
+        let key = gamechain_sdk::keys::balance_key(account, GOLD);
+        if amount.0 == 0 {
+            self.state.map.remove(&key);
+        } else {
+            self.state
+                .map
+                .insert(key, amount.0.to_string().into_bytes());
+        }
+    }
+
     /// Runs step `i` (`sender`, `op`) in its block's environment and compares its receipt
     /// with the transcript's: `ok`, `error`, `events`, `fuel_used` (the fee is not compared:
     /// it is the chain's, not the module's). On a match the step's writes are kept.

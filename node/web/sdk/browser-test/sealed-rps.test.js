@@ -102,7 +102,7 @@ test('a sealed rock-paper-scissors game played in two browsers, opened by the ch
   const carol = await player(browser, `${node.url}${href}`, 'carol');
   await carol.page.waitForSelector('body[data-done="1"]', { timeout: 60000 });
   assert.equal(await carol.page.getAttribute('body', 'data-result'), 'verified', `${await carol.page.textContent('#status')} ${await carol.page.textContent('#divergence')}`);
-  await waitText(carol.page, '#status', /^✓ Verified: all 7 steps match \(finished; code of the genesis\)\. \d+ block beacons verified under the genesis key\. Complete: proven — the chain's own log of the game at block \d+ holds exactly these 7 steps \(a state proof against that block's signed state root\)\.$/);
+  await waitText(carol.page, '#status', /^✓ Verified: all 7 steps match \(finished; code of the genesis\)\. \d+ block beacons verified under the genesis key\. Complete: proven — the chain's own log of the game at block \d+ holds exactly these 7 steps \(a state proof against that block's signed state root\)\. Starting balances: proven — each player's GOLD against the state root of the block before its step\.$/);
   assert.match(await carol.page.textContent('#facts'), /\(in a Worker\)/);
   const rows = await carol.page.$$eval('#steps tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
   assert.deepEqual(rows.map((r) => [r[0], r[3]]), [['✓', 'tx'], ['✓', 'tx'], ['✓', 'tx'], ['✓', 'tx'], ['✓', 'call'], ['✓', 'call'], ['✓', 'call']]);

@@ -147,3 +147,37 @@ test('a sealed-bid auction: bids sealed in JS, opened together, a void bid\'s de
   const opened = v.steps.flatMap((s) => s.events).filter((e) => e.kind === 'auction.opened').map((e) => [e.data.seat, e.data.bid]);
   assert.deepEqual(opened.sort((x, y) => x[0] - y[0]), [[0, '700'], [1, null], [2, null]]);
 });
+
+test('an auction seat taken before its bidder had GOLD verifies: the balance is proven at the bid', async () => {
+  const chain = new Chain(node.url);
+  const genesis = await chain.genesis();
+  const [seller, dave] = [Key.generate(), Key.generate()];
+  await chain.waitForReceipt(await chain.send(seller, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const send = async (key, op) => {
+    const r = await chain.waitForReceipt(await chain.send(key, { type: 'game', game: 'auction', op }), { timeoutMs: 30000 });
+    assert.equal(r.ok, true, `${op.kind}: ${r.error}`);
+    return r;
+  };
+  const created = (await send(seller, { kind: 'create', lot: 'a chair', deposit: '100', seats: 1, seal_blocks: 8 })).events.find((e) => e.kind === 'auction.created').data;
+  // Dave adds a seat with no GOLD at all, then takes some from the faucet, then bids: his first
+  // step moved none of his GOLD, so the node proves his balance before the bid instead.
+  await send(dave, { kind: 'add_seats', id: created.id, n: 1 });
+  await chain.waitForReceipt(await chain.send(dave, { type: 'faucet', token: 'GOLD' }), { timeoutMs: 30000 });
+  const plaintext = new Uint8Array(32);
+  new DataView(plaintext.buffer).setBigUint64(0, 50n, false);
+  await send(dave, { kind: 'bid', id: created.id, sealed: sealMove({ beaconPublicKey: genesis.beacon.public_key, chainId: genesis.chain_id, module: 'auction', sender: dave.address, tag: created.id, round: created.round, plaintext }) });
+  let a;
+  for (;;) { a = await chain.game('auction', { id: created.id }); if (a.status === 'closed') break; await new Promise((r) => setTimeout(r, 100)); }
+  const t = await chain.transcript('auction', created.id);
+  const entry = t.start.find((s) => s.account === dave.address);
+  const bidStep = t.steps.find((s) => s.txid && JSON.parse(s.body).from === dave.address && JSON.parse(s.body).action.op.kind === 'bid');
+  assert.equal(entry.header.height + 1, bidStep.height, 'the witness is the bid\'s block, not the seat\'s');
+  const v = await verifyTranscript(t, await chain.code(t.code_hash), { sequencer: genesis.sequencer, chainId: genesis.chain_id, beaconKey: genesis.beacon.public_key, fuelApply: genesis.fuel_apply, stateCommitment: genesis.state_commitment, module: 'auction', game: created.id });
+  assert.equal(v.divergence, null, JSON.stringify(v.divergence));
+  assert.deepEqual(v.startUnproven, []);
+  // A changed proven balance is refused.
+  const moved = structuredClone(t);
+  moved.start.find((s) => s.account === dave.address).value = '0';
+  const bad = await verifyTranscript(moved, await chain.code(t.code_hash), { sequencer: genesis.sequencer, chainId: genesis.chain_id, beaconKey: genesis.beacon.public_key, fuelApply: genesis.fuel_apply, stateCommitment: genesis.state_commitment, module: 'auction', game: created.id });
+  assert.equal(bad.divergence?.field, 'start.proof', JSON.stringify(bad.divergence));
+});

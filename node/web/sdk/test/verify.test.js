@@ -133,6 +133,13 @@ test('verifyTranscript: a tic-tac-toe game verifies; every tampering is caught a
   await logCaught('a changed proven balance', tamper((t) => { t.start[0].value = `9${t.start[0].value}`; t.start_balances[x.address] = t.start[0].value; }), 'start.proof');
   await logCaught("another block's header", tamper((t) => { t.start[1].header = t.start[0].header; }), 'start.header');
   await logCaught('a player left out', tamper((t) => { t.start.pop(); }), 'start');
+  // Without `stateCommitment` too: a transcript carrying a log is of a chain with proofs, so its
+  // starts are required, and a reason a terminal or page would act on is refused.
+  const noStart = await verifyTranscript(tamper((t) => { delete t.start; t.start_balances[x.address] = '999999'; }), wasm, opts);
+  assert.deepEqual([noStart.ok, noStart.divergence?.field], [false, 'start'], JSON.stringify(noStart.divergence));
+  await logCaught('a reason with a control character', tamper((t) => { t.start[1] = { account: o.address, unproven: 'x\u001b[2K' }; }), 'start');
+  const withheld = await verifyTranscript(tamper((t) => { t.start[1] = { account: o.address, unproven: 'not shown' }; }), wasm, logOpts);
+  assert.deepEqual([withheld.ok, withheld.startUnproven], [true, [{ account: o.address, why: 'not shown' }]]);
   // Another game's real steps shown as this game's: relabelled, or appended.
   const other = await play(chain, x, 'tictactoe', { kind: 'create' });
   const otherT = await chain.transcript('tictactoe', other.events[0].data.id);

@@ -230,7 +230,7 @@ async function check(transcript, bytes, source) {
       + (r.finalityVerified !== null ? ` Finality: every step's block proven final by a quorum of the ${validators.set.length} genesis validators (${r.finalityVerified} certificate${r.finalityVerified === 1 ? '' : 's'} checked).` : '')
       + (r.completeAsOf !== null && r.completeAsOf !== undefined ? ` Complete: proven — the chain's own log of the game at block ${r.completeAsOf} holds exactly these ${r.steps.length} steps (a state proof against that block's signed state root).` : '')
       + (Array.isArray(r.startUnproven) ? (r.startUnproven.length === 0
-        ? ' Starting balances: proven — each player\'s GOLD before its first step, against the state root of the block before it.'
+        ? ' Starting balances: proven — each player\'s GOLD against the state root of the block before its step.'
         : ` Starting balances: ${r.startUnproven.map((u) => `${u.account.slice(0, 10)}…'s is declared by the node, not proven (${u.why})`).join('; ')}.`) : '');
     $('status').textContent = r.ok
       ? `✓ Verified: ${r.steps.length === 1 ? 'its 1 step matches' : `all ${r.steps.length} steps match`} (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : r.codeOrigin === 'module record' ? 'proven by its module record' : 'named by the node'}).${beacons}`

@@ -494,6 +494,7 @@ fn a_players_first_balance_in_a_game_is_witnessed_against_the_parent_root() {
             out.header.height
         )
     );
+    assert!(w.moves_balance, "the create escrowed Alice's stake");
     let (value, proof) = w.proven.as_ref().expect("a clean step is proven");
     assert_eq!(value.as_deref(), Some(FAUCET.to_string().as_bytes()));
     let key = format!("bal/{}/GOLD", ALICE.address());
@@ -513,6 +514,13 @@ fn a_players_first_balance_in_a_game_is_witnessed_against_the_parent_root() {
     assert_eq!(out.start_witnesses.len(), 1, "{:?}", out.start_witnesses);
     assert_eq!(out.start_witnesses[0].account, BOB.address());
     assert_eq!(out.start_witnesses[0].proven, None);
+    assert!(
+        out.start_witnesses[0].moves_balance,
+        "the join escrowed Bob's stake"
+    );
+    // A step that moves no GOLD (an unstaked create) is witnessed as such.
+    let out = chain.block(vec![tx(&ALICE, 3, ttt(json!({"kind": "create"})))]);
+    assert!(out.start_witnesses[0].proven.is_some() && !out.start_witnesses[0].moves_balance);
 
     // The older commitment has no proofs and keeps no log: no witness.
     let mut g = genesis_with(&[&TICTACTOE], Some(FAUCET));

@@ -631,3 +631,45 @@ fn a_base_on_a_validator_chain_keeps_its_parents_digest_to_serve_the_snapshot_on
     assert!(s.block(39).unwrap().is_none());
     assert_eq!(s.oldest_height().unwrap(), Some(40));
 }
+
+#[test]
+fn a_games_start_is_its_first_step_replaced_once_by_its_first_that_moves_gold() {
+    use gamechain_runtime::StartWitness;
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Storage::open(&dir.path().join("chain.sqlite")).unwrap();
+    let hash = StateHash::from_entries(StateCommitment::SparseMerkle, [("bal/a/GOLD", &b"7"[..])]);
+    let g = block(0, [0; 32], vec![], hash.root());
+    s.commit_genesis(&g, &[], &hash, &BTreeMap::new(), "g", "e")
+        .unwrap();
+    let proof = hash.prove("bal/a/GOLD").unwrap();
+    let w = |height: u64, moves: bool, proven: bool| StartWitness {
+        module: "m".into(),
+        game: "g1".into(),
+        account: "a".into(),
+        height,
+        moves_balance: moves,
+        proven: proven.then(|| (Some(b"7".to_vec()), proof.clone())),
+    };
+    let mut prev = g.header.header.hash();
+    let mut commit = |s: &mut Storage, height: u64, witnesses: &[StartWitness]| {
+        let b = block(height, prev, vec![], hash.root());
+        prev = b.header.header.hash();
+        s.commit_block(&b, &[], &WriteSet::new(), &hash, witnesses)
+            .unwrap();
+    };
+    let at = |s: &Storage| {
+        let rows = s.game_starts("m", "g1").unwrap();
+        assert_eq!(rows.len(), 1);
+        (rows[0].height, rows[0].proven.is_some())
+    };
+    // The first step (no GOLD moved) is kept while no step moves GOLD.
+    commit(&mut s, 1, &[w(1, false, true)]);
+    commit(&mut s, 2, &[w(2, false, true)]);
+    assert_eq!(at(&s), (1, true));
+    // The first step that moves the player's GOLD replaces it, unproven or not; once.
+    commit(&mut s, 3, &[w(3, true, false), w(3, true, true)]);
+    assert_eq!(at(&s), (3, false));
+    commit(&mut s, 4, &[w(4, true, true)]);
+    assert_eq!(at(&s), (3, false));
+    assert!(s.game_starts("m", "other").unwrap().is_empty());
+}

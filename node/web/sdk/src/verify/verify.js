@@ -558,11 +558,18 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
 
   // On a chain with state proofs the starting balances are proven (start.js); elsewhere the
   // node declares them.
+  // (Also whenever the transcript carries a log or `start`: only a chain with state proofs has
+  // either, and a `start` dropped from it must not pass for a chain without them.)
   let balances = Object.entries(t.start_balances ?? {});
-  if (staticDivergence === null && (opts.stateCommitment === 'sparse_merkle' || (Array.isArray(t.start) && t.start.length > 0))) {
+  const hasLog = t.log !== undefined && t.log !== null;
+  if (staticDivergence === null && (opts.stateCommitment === 'sparse_merkle' || hasLog || (Array.isArray(t.start) && t.start.length > 0))) {
     const r = checkStart(t, headerHash);
     if (r.problem) return whole(r.problem.field, r.problem.expected, r.problem.got);
     balances = [...r.balances].map(([a, v]) => [a, v.toString()]);
+    for (const { index, account, amount } of r.resets) {
+      const c = checked[index];
+      c.setState = [...(c.setState ?? []), [`bal/${account}/GOLD`, amount === 0n ? null : utf8.encode(amount.toString())]];
+    }
     startUnproven = r.unproven;
   }
   // Re-execution of the steps that passed, from the starting balances.

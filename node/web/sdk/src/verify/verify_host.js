@@ -59,7 +59,9 @@
  * @param {{moduleId: string, state: Array<[string, Uint8Array]>, fuelApply?: number,
  *   steps: Array<{type?: 'tx'|'call', txid?: string, id?: number, height: number, timeMs: number,
  *   checkpoint: {hash: string, height: number}, sequencer: string, sender?: string, op?: string,
- *   beacon?: string|null}>, beaconKey?: string|null}} input `type` 'tx' (default): an op sent by
+ *   beacon?: string|null, setState?: Array<[string, Uint8Array|null]>}>, beaconKey?: string|null}}
+ *   input `setState`: raw entries set (null: deleted) before the step runs (a player's proven
+ *   balance); `type` 'tx' (default): an op sent by
  *   `sender`; 'call': the scheduled call `id`, drawing from `beacon` (96 hex characters; null on a
  *   chain without one; the block's beacon on every step); `beaconKey`: the chain's beacon public
  *   key (192 hex characters, the genesis `beacon.public_key`; null or absent on a chain without a
@@ -223,6 +225,10 @@ export async function replayGame(module, input, seal = null) {
   const escrow = `module:${input.moduleId}`;
 
   for (const step of input.steps) {
+    // Balances proven before this step (verify.js, start.js): set as the chain had them.
+    for (const [key, value] of step.setState ?? []) {
+      if (value === null) state.delete(key); else state.set(key, value);
+    }
     const isCall = step.type === 'call';
     const txid = isCall ? '' : step.txid;
     let call = null; // the queued call a call step runs
