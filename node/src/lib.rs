@@ -33,3 +33,11 @@ pub mod verify;
 pub use config::{ConfigError, NodeConfig};
 pub use gamechain_ledger::{NodeError, Storage, StorageError};
 pub use server::node::{run_node, NodeHandle};
+
+/// The compiled-module cache the in-process nodes of this crate's unit tests share
+/// (`compiled_dir`; the integration tests' own, `target/tmp/compiled-modules`), so each genesis
+/// module is compiled once per run, not once per node started.
+#[cfg(test)]
+pub(crate) fn test_compiled_dir() -> Option<std::path::PathBuf> {
+    Some(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/tmp/compiled-modules"))
+}

@@ -257,15 +257,6 @@ impl LedgerConfig {
             .unwrap_or_else(|| self.data_dir.join("compiled"))
     }
 
-    /// This node's own record of abandoned tier-ups (`tier_up::record`):
-    /// `<data_dir>/compiled/tier_up_abandoned`, wherever the cache is (a shared cache is not
-    /// one node's to record in).
-    pub fn tier_up_record(&self) -> PathBuf {
-        self.data_dir
-            .join("compiled")
-            .join(crate::tier_up::record::FILE_NAME)
-    }
-
     /// The chain parameters this configuration sets, by their genesis names: the others
     /// (`max_block_deploys`, `max_block_code_bytes`) are [`ChainParams::DEFAULT`]'s.
     pub const CONFIGURED_PARAMETERS: [&'static str; 6] = [

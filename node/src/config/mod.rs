@@ -38,7 +38,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use gamechain_ledger::tier_up::{TierUpConfig, WORKER_COMMAND};
+use gamechain_ledger::tier_up::{record, TierUpConfig, WORKER_COMMAND};
 use gamechain_ledger::LedgerConfig;
 use gamechain_runtime::chain::{FeeSchedule, Network, StateCommitment};
 use gamechain_sdk::Amount;
@@ -465,7 +465,9 @@ impl NodeConfig {
                 worker: vec![program.clone().into(), WORKER_COMMAND.into()],
                 budget: std::time::Duration::from_millis(self.tier_up_budget_ms),
                 memory_bytes: self.tier_up_memory_mib << 20,
-                record: Some(self.ledger().tier_up_record()),
+                // This node's own, wherever the cache is (a shared cache is not one node's to
+                // record in).
+                record: Some(self.data_dir.join("compiled").join(record::FILE_NAME)),
             }),
             _ => None,
         }

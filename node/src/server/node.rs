@@ -259,6 +259,7 @@ mod tests {
             rate_limit_per_sec: 0,
             wasm_instances: 4,
             min_block_interval_ms: 5,
+            compiled_dir: crate::test_compiled_dir(),
             ..NodeConfig::default()
         }
     }

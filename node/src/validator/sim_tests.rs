@@ -107,6 +107,7 @@ fn config(dir: &std::path::Path) -> NodeConfig {
         genesis_modules: vec!["tictactoe".into()],
         min_block_interval_ms: INTERVAL_MS,
         max_clock_drift_ms: DRIFT_MS,
+        compiled_dir: crate::test_compiled_dir(),
         ..NodeConfig::default()
     }
 }
