@@ -1,7 +1,7 @@
 // auction.test.js: /play/auction/ in headless Chromium against a node this test starts (its genesis
 // holds the auction module and a beacon key). Three players (alice the seller, bob and carol the
 // bidders: their own browser contexts, so their own keys) take GOLD from the faucet; alice puts a
-// lot up (deposit 10, reserve 2, two seats, the round 16 blocks ahead; a round under 4 blocks is
+// lot up (deposit 10, reserve 2, two seats, the round 30 blocks ahead; a round under 4 blocks is
 // refused by the page); bob and carol find it in the live list of open auctions, are told before
 // bidding that a void bid forfeits its deposit to the seller, and the page refuses to seal bob's
 // 1 (below the reserve) and 11 (above the deposit) without sending anything; they bid 6 and 8:
@@ -50,7 +50,7 @@ test('a sealed-bid auction in three browsers: bids sealed, opened together by th
   await alice.page.fill('#seal-blocks', '3');
   await alice.page.click('#create-btn');
   await waitText(alice.page, '#error', 'the round must be at least 4 blocks ahead: a bid is handed in only while the chain is below round − 2');
-  await alice.page.fill('#seal-blocks', '16');
+  await alice.page.fill('#seal-blocks', '30');
   await act(alice, '#create-btn');
   assert.equal(await alice.page.textContent('#error'), '');
   await alice.page.waitForFunction(() => /^#[0-9a-f]{16}$/.test(location.hash));
