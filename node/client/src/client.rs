@@ -18,10 +18,12 @@
 //! # }
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use gamechain_chain::wire::view::ViewProof;
 /// The answers' types: `gamechain-chain`'s wire types, the ones the node serialises.
 pub use gamechain_chain::wire::{
     Account, Block, BlockFinality, Evidence, EvidencePage, IncludedTx, ModuleInfo, StateEntry,
@@ -332,6 +334,47 @@ impl Client {
     /// of fuel.
     pub async fn view(&self, module: &str, query: &[(&str, &str)]) -> ClientResult<Value> {
         self.get(&["v1", "games", module], query).await
+    }
+
+    /// `GET /v1/games/<module>/proof?<query>`: the view of `query` with every state entry it
+    /// read, its data checked against `genesis` alone ([`ViewProof::check`]: each read proven
+    /// against the header's state root, the module's record among them naming `code_hash`; the
+    /// header signed by the chain's signer), and the module's wasm (`GET /v1/code/<hash>`;
+    /// the verifier hashes it). What is left to a verifier with a wasm engine: re-executing
+    /// the view over the proven reads and, on a chain with validators, the block's finality
+    /// (`gamechain view --prove` does both: `node/src/verify/view.rs`). Errors: `no_proofs`
+    /// (409) for a chain without proofs or a view that cannot be proven (it scans, calls
+    /// another module, or reads over 256 keys); [`ClientError::Protocol`] naming what does not
+    /// check.
+    pub async fn view_proof(
+        &self,
+        module: &str,
+        query: &[(&str, &str)],
+        genesis: &Genesis,
+    ) -> ClientResult<(ViewProof, Vec<u8>)> {
+        let proof: ViewProof = self.get(&["v1", "games", module, "proof"], query).await?;
+        let refuse = |message: String| ClientError::Protocol {
+            status: 200,
+            message,
+        };
+        let asked: BTreeMap<String, String> = query
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        if proof.commitment != genesis.state_commitment() {
+            return Err(refuse(format!(
+                "the node answers for a {} chain, this genesis's state commitment is {}",
+                proof.commitment.name(),
+                genesis.state_commitment().name()
+            )));
+        }
+        let reads = proof.check(module, &asked).map_err(refuse)?;
+        let header = proof.signed_header();
+        genesis
+            .check_block_signer(&header)
+            .map_err(|e| refuse(format!("block {}: {e}", header.header.height)))?;
+        let wasm = self.code(&reads.code_hash).await?;
+        Ok((proof, wasm))
     }
 
     /// `GET /v1/modules`: every module of the chain (genesis and deployed), in id order, each

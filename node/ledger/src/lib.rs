@@ -51,6 +51,7 @@
 //! | `mempool.rs` | [`mempool::Mempool`]: pending transactions, the nonce and duplicate rules |
 //! | `error.rs` | [`error::ChainError`]: the core's refusals and failures |
 //! | `modules.rs` | the module records and code the API serves, from the committed state |
+//! | `view_proof.rs` | `GET /v1/games/<module>/proof`: a view with every state entry it read, proven against the head's root |
 //! | `chain.rs` | [`chain::Chain`]: head (header, hash, state), mempool and readers shared by API and sequencer |
 //! | `compile.rs` | deploys compiled at admission, off the sequencer, within `compile_budget_ms`, one at a time |
 //! | `tier_up.rs` | [`tier_up::spawn`]: uploads recompiled by Cranelift in a child process under a time and memory budget, swapped in when done |
@@ -77,6 +78,7 @@ pub mod start;
 pub mod store;
 pub mod tier_up;
 pub mod upgrade_admission;
+pub mod view_proof;
 
 pub use config::{ConfigError, DeployPolicy, IntegrityCheck, LedgerConfig};
 pub use node_error::NodeError;

@@ -163,6 +163,14 @@ pub enum Command {
         /// Query parameters.
         #[arg(value_name = "KEY[=VALUE]", value_parser = parse_query_pair)]
         query: Vec<(String, String)>,
+        /// Ask for the view with a proof of every state entry it read and check it from the
+        /// genesis alone: the proofs, the block's signer (and finality on a chain with
+        /// validators), the module's code, and the view re-executed over the proven reads.
+        #[arg(long)]
+        prove: bool,
+        /// With `--prove`: the genesis file to trust instead of the node's `GET /v1/genesis`.
+        #[arg(long, value_name = "FILE", requires = "prove")]
+        genesis: Option<PathBuf>,
     },
     /// Show the node's status (chain id, height, head, state root, mempool size), or with
     /// `--net DIR` every validator's of a `gamechain testnet` folder.
@@ -831,15 +839,36 @@ mod tests {
                 node,
                 module,
                 query,
+                prove,
+                genesis,
             } => {
                 assert_eq!(
                     (node.url.as_str(), module.as_str()),
                     ("http://127.0.0.1:1", "tictactoe")
                 );
                 assert_eq!(query, [("open".to_string(), "1".to_string())]);
+                assert!(!prove && genesis.is_none());
             }
             other => panic!("{other:?}"),
         }
+        // `--genesis` pins the chain of a proven view, and only of one.
+        let cli = Cli::try_parse_from([
+            "gamechain",
+            "view",
+            "tictactoe",
+            "id=7",
+            "--prove",
+            "--genesis",
+            "g.json",
+        ])
+        .unwrap();
+        assert!(matches!(
+            cli.command,
+            Command::View { prove: true, genesis: Some(g), .. } if g == std::path::Path::new("g.json")
+        ));
+        assert!(
+            Cli::try_parse_from(["gamechain", "view", "tictactoe", "--genesis", "g.json"]).is_err()
+        );
         let cli = Cli::try_parse_from([
             "gamechain",
             "transfer",

@@ -124,6 +124,16 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             node,
             module,
             query,
+            prove: true,
+            genesis,
+        } => {
+            crate::cli::view_proven::run(&node.url, &module, &query, genesis.as_deref(), out).await
+        }
+        Command::View {
+            node,
+            module,
+            query,
+            ..
         } => {
             let pairs: Vec<(&str, &str)> = query
                 .iter()

@@ -131,6 +131,7 @@ pub fn endpoints(config: &NodeConfig) -> Vec<Endpoint> {
         Endpoint::get("/v1/account/{account}/sessions", get_account_sessions),
         Endpoint::get("/v1/state/{key}", get_state),
         Endpoint::get("/v1/games/{module}", get_view),
+        Endpoint::get("/v1/games/{module}/proof", get_view_proof),
         Endpoint::get(
             "/v1/games/{module}/{id}/transcript",
             transcript::get_transcript,
@@ -446,6 +447,36 @@ async fn get_view(
     let result = blocking(move || app.chain.view(&module, &query)).await;
     drop(slot);
     result.map(Json)
+}
+
+/// `GET /v1/games/<module>/proof?<query>`: the view of `query` with every state entry it read,
+/// proven against the head block's state root (`gamechain_chain::wire::view`), and on a chain
+/// with validators what proves that block final. Takes a view slot as `GET /v1/games/<module>`
+/// does.
+async fn get_view_proof(
+    State(app): State<AppState>,
+    module: Result<Path<String>, PathRejection>,
+    RawQuery(query): RawQuery,
+) -> ApiResult {
+    let module = path_param(module)?;
+    let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
+    let slot = app
+        .views
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::internal("the node is shutting down".to_string()))?;
+    let result = blocking(move || {
+        let mut proof = app.chain.view_proof(&module, &query)?;
+        if app.chain.genesis().validators.is_some() {
+            let block = app.chain.block(Some(proof.header.height))?;
+            proof.finality = crate::server::transcript::build::block_finality(&app.chain, &block)?;
+        }
+        Ok(proof)
+    })
+    .await;
+    drop(slot);
+    Ok(sorted_json(&result?))
 }
 
 /// The `<height>` of `GET /v1/blocks/<height>`: `latest` (`None`) or a height written as

@@ -9,6 +9,7 @@
 //! | `source.rs` | [`source::ChainSource`]: a data directory or a node's API to replay from |
 //! | `verifier.rs` | the whole chain replayed, [`verifier::VerifyReport`] |
 //! | `export.rs` | the self-contained export file (`node/EXPORT.md`): writer and reader |
+//! | `view.rs` | `gamechain view --prove`: a view's answer checked against the genesis (proofs, signer, finality, code) and re-executed over its proven reads |
 //! | `evidence.rs` | what `verify` reports of a source's evidence of faulty validators, and the records' wire form (the check is `proof/`) |
 
 pub mod evidence;
@@ -17,3 +18,4 @@ pub mod game;
 pub mod replay;
 pub mod source;
 pub mod verifier;
+pub mod view;

@@ -1223,6 +1223,8 @@ async fn threshold_beacons_survive_a_kill_and_a_restart() {
     )
     .await;
     phase("forged and dropped finality certificates refused");
+    a_view_is_proven_final(&vs[2].url, &net.join("0/data/genesis.json"), &id).await;
+    phase("the duel's view proven final by a quorum, a forged or dropped certificate refused");
     let (h3, _) = same_head(&vs, &[0, 1, 2, 3], join_height + 1).await;
 
     // 4. One beacon per height, the same everywhere, each verifying.
@@ -1437,3 +1439,74 @@ async fn finality_lies_are_caught(
         "{report}"
     );
 }
+
+/// `view --prove`'s check on a validator chain: the dice duel's view, proven against a block
+/// whose finality a quorum of the genesis set certified, verifies with `final_at`; the same
+/// answer with a flipped certificate byte, or without its finality record, is refused.
+async fn a_view_is_proven_final(url: &str, genesis: &std::path::Path, id: &str) {
+    use gamechain_node::verify::view::verify_view;
+    let genesis: gamechain_chain::Genesis =
+        serde_json::from_str(&std::fs::read_to_string(genesis).unwrap()).unwrap();
+    let client = gamechain_client::client::Client::new(url).unwrap();
+    let pairs = [("id", id)];
+    let q: std::collections::BTreeMap<String, String> = [("id".to_string(), id.to_string())].into();
+    // The head's certificate may trail its commit by a moment: ask again until it is held.
+    let mut tries = 0;
+    let (proof, wasm) = loop {
+        let (proof, wasm) = client.view_proof("dice", &pairs, &genesis).await.unwrap();
+        if proof.finality.is_some() || tries == 50 {
+            break (proof, wasm);
+        }
+        tries += 1;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let verified = verify_view(&genesis, "dice", &q, &proof, &wasm).unwrap();
+    assert!(verified.final_at.is_some_and(|h| h >= verified.height));
+    assert_eq!(verified.answer.as_ref().unwrap()["id"], id);
+    let mut forged = proof.clone();
+    let record = forged.finality.as_mut().unwrap();
+    let mut bytes = hex::decode(&record.certificate).unwrap();
+    *bytes.last_mut().unwrap() ^= 1;
+    record.certificate = hex::encode(bytes);
+    let e = verify_view(&genesis, "dice", &q, &forged, &wasm).unwrap_err();
+    assert!(e.contains("is not proven final"), "{e}");
+    let mut dropped = proof.clone();
+    dropped.finality = None;
+    let e = verify_view(&genesis, "dice", &q, &dropped, &wasm).unwrap_err();
+    assert!(e.contains("carries no finality record"), "{e}");
+
+    // The JavaScript SDK's light client on the same testnet: `getViewProven` with the genesis
+    // validator set checks the answer's finality record, and the view re-executed in JS.
+    common::require_node_packages("@noble/curves");
+    let mut js = std::process::Command::new("node");
+    js.args(["--input-type=module", "-e", VIEW_PROVEN_JS])
+        .current_dir(common::sdk_dir())
+        .env("URL", url)
+        .env("ID", id);
+    let out = tokio::task::block_in_place(|| {
+        common::typescript::run_tool(js, "node (getViewProven)", Duration::from_secs(60))
+    });
+    let said: Value = serde_json::from_str(out.trim())
+        .unwrap_or_else(|e| panic!("the script printed {out:?}: {e}"));
+    assert_eq!(said["final"], true, "{said}");
+    assert_eq!(said["value"]["id"], id, "{said}");
+}
+
+/// A light client in Node.js: the dice duel `$ID`'s view from `$URL`, proven final by the
+/// genesis validators (asked again while the node holds no certificate for its head yet).
+const VIEW_PROVEN_JS: &str = r#"
+import { Chain, getViewProven } from './src/index.js';
+const chain = new Chain(process.env.URL);
+const g = await chain.genesis();
+const { genesis_hash: genesisHash } = await chain.status();
+const finality = { validators: g.validators, chainId: g.chain_id, genesisHash };
+for (let i = 0; ; i++) {
+  try {
+    console.log(JSON.stringify(await getViewProven(chain, 'dice', { id: process.env.ID }, { finality })));
+    break;
+  } catch (e) {
+    if (i >= 50 || !/no finality record/.test(e.message)) throw e;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+"#;

@@ -296,7 +296,10 @@ fn logged_steps(
 
 /// On a chain with validators, what proves `block` final (`proof/step_finality.rs`; `None`
 /// when the node holds no certificate close enough); `None` on a single sequencer's chain.
-fn block_finality(chain: &Chain, block: &Block) -> Result<Option<StepFinality>, ChainError> {
+pub(crate) fn block_finality(
+    chain: &Chain,
+    block: &Block,
+) -> Result<Option<StepFinality>, ChainError> {
     if chain.genesis().validators.is_none() {
         return Ok(None);
     }

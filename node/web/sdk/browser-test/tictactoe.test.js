@@ -1,8 +1,8 @@
 // tictactoe.test.js: /play/tictactoe/ in headless Chromium, two players in separate browser
 // contexts (alice, bob) against a node this test starts: faucet, create with a stake, the table
 // appearing in bob's lobby without a reload, join, a refused move's error text, play to a win,
-// both pages showing the result and the balances; then, on a node with a 100 ms block interval,
-// a draw, a cancel, an invitation and a timeout claim from the height the page announces. Screenshots of the lobby and of
+// both pages showing the result, the table's view proven (`#view-proof`) and the balances; then,
+// on a node with a 100 ms block interval, a draw, a cancel, an invitation and a timeout claim from the height the page announces. Screenshots of the lobby and of
 // finished games go to testkit/browser.js's SCREENSHOTS folder.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,6 +98,12 @@ test('two players: faucet, stake, live lobby, join, a refused move, a win with p
     }
     await waitText(alice.page, '#result', 'You won (x_won, line): payout 2.00 GOLD to you.');
     await waitText(bob.page, '#result', /You lost \(x_won, line\): payout 2\.00 GOLD/);
+    // The table's view proven from the genesis (getViewProven: its reads against the head's
+    // state root, the view re-executed on the module's wasm over them), beside the board.
+    for (const p of [alice, bob]) {
+      await waitText(p.page, '#view-proof', /^✓ proven at block \d+$/);
+      assert.equal(await p.page.getAttribute('#view-proof', 'data-proven'), '1');
+    }
     await waitText(alice.page, '#balance', '1001.00');
     await waitText(bob.page, '#balance', '999.00');
     assert.equal(await alice.page.$$eval('#board button', (bs) => bs.map((b) => b.textContent || '.').join('')), 'xxxoo....');

@@ -123,6 +123,31 @@ export interface StateEntry {
 }
 /** A state entry checked from the genesis alone. */
 export interface ProvenState { value: Uint8Array | null; height: number; blockHash: string }
+/** One state entry a view read, with its proof (`value` base64, null when proven absent). */
+export interface ProvenRead { key: string; value: string | null; proof: StateProof }
+/** `GET /v1/games/<module>/proof?<query>`: a view's answer with every entry it read, proven (node/API.md, "Views with proofs"). */
+export interface ViewProof {
+  module: string; query: Record<string, string>; header: BlockHeader; signature: string;
+  commitment: 'sparse_merkle' | 'lthash16';
+  /** The view's JSON value; absent when it answered an error. */
+  value?: any;
+  /** The view's error as its display text (`not found: game abc`); absent with a value. */
+  error?: string;
+  code_hash: string;
+  /** Sorted by key (UTF-8 bytes), each once, at most 256, the module's record `module/<module>` among them. */
+  reads: ProvenRead[];
+}
+/** What verifyView proved: the view's value (null with an error) or error, at which block, from how many reads. */
+export interface ProvenView { value: any; error: string | null; height: number; blockHash: string; reads: number; final?: true }
+/** A chain with validators: what proves a view's block final (verifyView's `finality`). */
+export interface ViewFinality {
+  /** The genesis's `validators`. */
+  validators: { set: { address: string; consensus_key: string }[] };
+  /** The genesis's chain id and hash (the certificates' namespace). */
+  chainId: string; genesisHash: string;
+  /** The block's finality record in a transcript step's shape, when not the answer's own `finality`. */
+  record?: StepFinality;
+}
 export interface TxRecord {
   txid: string; status: 'pending' | 'included'; body: string; signature: string;
   height: number | null; index: number | null; receipt: TxReceipt | null;
@@ -173,6 +198,8 @@ export declare class Chain {
   tx(txid: string, options?: { signal?: AbortSignal }): Promise<TxRecord>;
   block(which?: number | 'latest', options?: { signal?: AbortSignal }): Promise<Block>;
   game(module: string, query?: Record<string, string | number>): Promise<any>;
+  /** `GET /v1/games/<module>/proof?<query>`, unchecked: see verifyView / getViewProven. A scanning view is ChainError `no_proofs` (409). */
+  viewProof(module: string, query?: Record<string, string | number>): Promise<ViewProof>;
   /** `GET /v1/games/<module>/<id>/transcript` (node/API.md, "Transcripts"). */
   transcript(module: string, id: string): Promise<Transcript>;
   modules(): Promise<{ modules: ModuleRecord[] }>;
@@ -813,6 +840,28 @@ export function stateProofProblem(stateRoot: string, key: string, value: Uint8Ar
 export function verifyStateEntry(entry: StateEntry, key: string, opts: { signers: string[] }): ProvenState;
 /** Reads `key` with its proof from `chain` and checks it with verifyStateEntry. */
 export function getStateProven(chain: Chain, key: string, opts: { signers: string[] }): Promise<ProvenState>;
+/** Most reads a view proof carries, the module's record included. */
+export const MAX_VIEW_PROOF_READS: number;
+/** A view's query as the node passes it to `gc_view`: compact JSON, string values, keys in byte order. */
+export function viewQueryJson(query: Record<string, string | number>): string;
+/**
+ * Checks a view proof from the genesis alone (module, query, reads sorted and proven against the
+ * header's state root, the module's record naming `code_hash` = SHA-256 of `wasm`, the header's
+ * signer among `signers`, with `finality` the block final) and re-executes `gc_view` on `wasm`
+ * over the proven reads alone, comparing its value or error with the answer's. Throws naming the
+ * first thing that does not check.
+ */
+export function verifyView(answer: ViewProof, opts: {
+  module: string; query: Record<string, string | number>; wasm: Uint8Array;
+  /** Default with `finality`: the validators' addresses. */
+  signers?: string[];
+  finality?: ViewFinality & { record: StepFinality } | null;
+  timeoutMs?: number; worker?: 'auto' | 'never';
+}): Promise<ProvenView>;
+/** Reads a view with its proofs from `chain`, fetches the wasm by its code hash (once per hash) when not given, and checks it with verifyView. */
+export function getViewProven(chain: Chain, module: string, query: Record<string, string | number>, opts: {
+  signers?: string[]; wasm?: Uint8Array; finality?: ViewFinality | null; timeoutMs?: number; worker?: 'auto' | 'never';
+}): Promise<ProvenView>;
 /** The domain of a game log's hash chain. */
 export const GAME_LOG_DOMAIN: Uint8Array;
 /** A game log after one more step. */

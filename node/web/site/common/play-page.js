@@ -11,7 +11,8 @@
 //            and faucet, the key controls of player-key.js
 //   session  `#session`: the session key of the table pages (common/table.js)
 //   messages `#error` (refusals, role alert) and `#info` (what is being done)
-//   table    `#table`: a table page's board, its buttons (`#resign-btn` with `resign`) and timeout
+//   table    `#table`: a table page's board (with `#view-proof`: provenView, showProvenView), its
+//            buttons (`#resign-btn` with `resign`) and timeout
 //   lists    `#lobby` (open tables, offers or duels) and `#mine` (the player's games), each with a More
 //            button (`#open-more`, `#my-more`) with `more`
 import { $ } from './sdk-loader.js';
@@ -56,6 +57,7 @@ const PARTS = {
   <h2>Table <code id="game-id"></code></h2>
   <p id="players" class="note"></p>
   <div id="board" class="board"></div>
+  <p id="view-proof" class="note"></p>
   <p id="turn"></p>
   <p id="result"></p>
   <button id="join-btn" hidden>Join</button>
@@ -122,8 +124,44 @@ export const liveStatus = Object.freeze({
  */
 export function provenBalance({ chain, getStateProven, genesis, address }) {
   if (genesis.state_commitment !== 'sparse_merkle') return null;
-  const signers = genesis.validators ? genesis.validators.set.map((v) => v.address) : [genesis.sequencer];
-  return getStateProven(chain, `bal/${address}/GOLD`, { signers });
+  return getStateProven(chain, `bal/${address}/GOLD`, { signers: blockSigners(genesis) });
+}
+
+/** The genesis's block signers: its validators' addresses, or its sequencer. */
+function blockSigners(genesis) {
+  return genesis.validators ? genesis.validators.set.map((v) => v.address) : [genesis.sequencer];
+}
+
+/**
+ * `module`'s view of `query` proven from the genesis alone, on a chain with state proofs: the
+ * node's answer with every state entry the view read proven against the head block's state root,
+ * signed by the chain's block signer, and the view re-executed on the module's wasm over those
+ * entries alone (`getViewProven`, the SDK's); a promise of `{value, error, height, …}`, or null on
+ * a chain without proofs.
+ */
+export function provenView({ chain, getViewProven, genesis, module, query }) {
+  if (genesis.state_commitment !== 'sparse_merkle' || typeof getViewProven !== 'function') return null;
+  return getViewProven(chain, module, query, { signers: blockSigners(genesis) });
+}
+
+/**
+ * Shows a settled `provenView()` in `#view-proof` as `showProvenBalance` does: "✓ proven at block
+ * N", "✗ not proven: why", or nothing (null: a chain without proofs; also to clear it).
+ * `#view-proof[data-proven]` is '1', '0' or absent, for the browser tests.
+ */
+export function showProvenView(r) {
+  const mark = $('view-proof');
+  if (!mark) return;
+  if (r === null || (r.status === 'fulfilled' && r.value === null)) {
+    mark.textContent = '';
+    delete mark.dataset.proven;
+  } else if (r.status === 'rejected') {
+    mark.textContent = `✗ not proven: ${r.reason?.message ?? r.reason}`;
+    mark.dataset.proven = '0';
+  } else {
+    mark.textContent = `✓ proven at block ${r.value.height}`;
+    mark.dataset.proven = '1';
+  }
 }
 
 /**

@@ -16,6 +16,7 @@ import { loadSdk, loadClient, gold, toUnits, $ } from './sdk-loader.js';
 import { playerKey } from './player-key.js';
 import {
   fillPlayPage, showError, say, short, showHeight, liveStatus, faucetButton, provenBalance, showProvenBalance,
+  provenView, showProvenView,
 } from './play-page.js';
 
 /**
@@ -31,7 +32,7 @@ import {
  */
 export async function startTable(game) {
   fillPlayPage({ page: game.module, noun: 'tables', more: true, resign: Boolean(game.resign) });
-  const [{ Chain, Key, ChainError, getStateProven }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
+  const [{ Chain, Key, ChainError, getStateProven, getViewProven }, typed] = await Promise.all([loadSdk(), loadClient(game.module)]);
   const chain = new Chain(location.origin);
   const client = game.client(typed, chain);
   const info = await client.viewInfo();
@@ -204,6 +205,53 @@ export async function startTable(game) {
   }
 
   let shown = null; // the game drawn last, redrawn on each head (the timeout's height)
+
+  // The open table's view proven (`#view-proof`, on chains with state proofs): after it is drawn,
+  // never holding up the redraw, one proof at a time, again only when the table or the game
+  // drawn changed since the last; the mark is cleared while the board on screen is not the one
+  // proven.
+  let proving = false;
+  let provenMark = null;
+  let provenDrawn = null; // the board the shown proof is of
+  let proveWanted = false;
+  function proveView() {
+    proveWanted = true;
+    if (proving || !current) return;
+    const id = current;
+    const drawn = $('board').dataset.drawn ?? '';
+    // The board changed since its proof: the old mark does not speak for it.
+    if (drawn !== provenDrawn) showProvenView(null);
+    const mark = `${id} ${drawn}`;
+    proveWanted = false;
+    if (mark === provenMark) return;
+    const proof = provenView({ chain, getViewProven, genesis, module: game.module, query: { id } });
+    if (proof === null) return;
+    provenMark = mark;
+    proving = true;
+    proof.then((value) => ({ status: 'fulfilled', value }), (reason) => ({ status: 'rejected', reason })).then((r) => {
+      proving = false;
+      if (current !== id) return;
+      // "✓ proven" only for the board on screen: a proven answer of another game state (the
+      // game moved on since, or the plain view disagrees) is proven again at the next head.
+      if (r.status === 'fulfilled' && r.value !== null && (shown === null || canonical(r.value.value) !== canonical(shown))) {
+        provenMark = null;
+        showProvenView(null);
+      } else {
+        // A refusal is tried again at the next head (the node may have been busy).
+        if (r.status === 'fulfilled') provenDrawn = $('board').dataset.drawn ?? '';
+        else { provenDrawn = null; provenMark = null; }
+        showProvenView(r);
+      }
+      if (proveWanted) proveView();
+    });
+  }
+  /** A view value as sorted JSON, amounts (bigint in the typed client's values) as decimal text. */
+  function canonical(v) {
+    const sort = (x) => (Array.isArray(x) ? x.map(sort)
+      : x !== null && typeof x === 'object' ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, sort(x[k])]))
+        : typeof x === 'bigint' ? String(x) : x);
+    return JSON.stringify(sort(v));
+  }
   function drawTable(g) {
     const { rows, cols } = game.shape(g);
     const side = (n) => Number.isInteger(n) && n >= 1 && n <= MAX_SIDE;
@@ -324,7 +372,7 @@ export async function startTable(game) {
           $('my-more').hidden = !mine.value.more;
         }
         if (g.status === 'fulfilled') {
-          if (g.value) drawTable(g.value);
+          if (g.value) { drawTable(g.value); proveView(); }
           else if (current) { shown = null; $('table').hidden = false; $('turn').textContent = `No game ${current} (yet).`; }
           else { shown = null; $('table').hidden = true; }
         }
@@ -362,6 +410,9 @@ export async function startTable(game) {
     const id = decodeURIComponent(location.hash.slice(1));
     current = /^[0-9a-f]{16}$/.test(id) ? id : null;
     if (!current) $('table').hidden = true;
+    showProvenView(null);
+    provenMark = null;
+    provenDrawn = null;
     refresh();
   }
   window.addEventListener('hashchange', openFromHash);

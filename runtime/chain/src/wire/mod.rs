@@ -12,6 +12,7 @@
 //! | [`evidence`] | [`Evidence`], [`EvidencePage`]: `GET /v1/evidence` |
 //! | [`node`] | [`Status`], [`Account`], [`ModuleInfo`], [`ErrorAnswer`]: status, accounts, modules, errors |
 //! | [`state`] | [`StateEntry`]: `GET /v1/state/{key}`, one state entry as of a block, with its proof |
+//! | [`view`] | [`ViewProof`]: `GET /v1/games/{module}/proof`, a view with every state entry it read, proven |
 //! | [`transcript`] | [`transcript::Transcript`]: `GET /v1/games/<module>/<id>/transcript`, read by `gamechain verify --game` and the JS SDK |
 //!
 //! Deserialising checks what a reader could otherwise take on trust: a block's `height` and
@@ -27,6 +28,7 @@ pub mod query;
 pub mod state;
 pub mod transcript;
 pub mod tx;
+pub mod view;
 
 pub use batch::{BatchResult, TxBatch, TxBatchAnswer};
 pub use block::{Block, BlockFinality, BlockMessage, IncludedTx};
@@ -35,3 +37,6 @@ pub use evidence::{Evidence, EvidencePage, EVIDENCE_KINDS};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
 pub use state::StateEntry;
 pub use tx::{TxRecord, TxStatus, TxidAnswer};
+pub use view::{
+    ProvenRead, ProvenReads, ViewProof, MAX_VIEW_PROOF_READS, MAX_VIEW_PROOF_VALUE_BYTES,
+};

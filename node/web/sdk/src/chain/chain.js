@@ -362,6 +362,19 @@ export class Chain {
   }
 
   /**
+   * `GET /v1/games/<module>/proof?<query>`: the module's view at the node's head block with every
+   * state entry it read, each with its proof (node/API.md, "Views with proofs"), unchecked (check
+   * it with `verifyView`, or ask `getViewProven`). A view that scans or calls another module is
+   * ChainError `no_proofs` (409).
+   */
+  viewProof(module, query = {}) {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) q.set(k, String(v));
+    const qs = q.toString();
+    return this.request('GET', `/v1/games/${encodeURIComponent(module)}/proof${qs ? `?${qs}` : ''}`);
+  }
+
+  /**
    * `GET /v1/games/<module>/<id>/transcript`: the game's transactions, receipts, signed headers
    * and inclusion proofs (node/API.md, "Transcripts"); check it with `verifyTranscript`.
    */

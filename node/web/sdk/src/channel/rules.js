@@ -161,6 +161,15 @@ async function runCall(module, entry, input, max) {
  * The start of every SDK Worker's script (classic script in a browser, CommonJS `eval` in Node,
  * also verify.js's): `on(f)` receives each message, `post(m)` answers.
  */
+/**
+ * The Node.js flags a Worker of WORKER_PORT's scripts runs under: the parent's, without
+ * `--input-type` (under `node --input-type=module` an `eval` Worker would be an ES module, where
+ * WORKER_PORT's `require` does not exist).
+ */
+export function workerExecArgv() {
+  return (globalThis.process?.execArgv ?? []).filter((a) => !a.startsWith('--input-type'));
+}
+
 export const WORKER_PORT = `let on, post;
 if (typeof require === 'function') {
   const { parentPort } = require('node:worker_threads');
@@ -217,7 +226,7 @@ async function startWorker(module, handlers) {
   } else if (globalThis.process?.versions?.node) {
     const spec = 'node:worker_threads';
     const { Worker } = await import(/* @vite-ignore */ spec);
-    const nw = new Worker(WORKER_SOURCE, { eval: true });
+    const nw = new Worker(WORKER_SOURCE, { eval: true, execArgv: workerExecArgv() });
     nw.on('message', message);
     nw.on('error', (e) => error(e?.message ?? String(e)));
     nw.on('exit', () => error('the rules worker exited'));

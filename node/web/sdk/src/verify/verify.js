@@ -39,7 +39,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, hexToBytes } from '@noble/hashes/utils.js';
 import { verifyMessage } from '../keys/message.js';
 import { txidOf } from '../chain/chain.js';
-import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT } from '../channel/rules.js';
+import { capMemory, MAX_RULES_BYTES, MAX_RULES_MEMORY_BYTES, WORKER_PORT, workerExecArgv } from '../channel/rules.js';
 import { replayGame } from './verify_host.js';
 import { verifyBeacon, verifyBeacons } from './beacon.js';
 import { checkSealed, openSealed, SEAL_MODULE_URL } from './seal.js';
@@ -253,8 +253,11 @@ function sealsMoves(module) {
   return WebAssembly.Module.imports(module).some((i) => i.kind === 'function' && (i.name === 'seal' || i.name === 'schedule_sealed'));
 }
 
-/** Runs replayGame in a Worker bounded by `timeoutMs`; `{results}` or `{error}`; null when no Worker can start here. */
-async function inWorker(module, input, timeoutMs) {
+/**
+ * Runs replayGame in a Worker bounded by `timeoutMs`; `{results}` or `{error}`; null when no
+ * Worker can start here. Also view.js's (not part of the SDK's surface).
+ */
+export async function inWorker(module, input, timeoutMs) {
   const sealUrl = sealsMoves(module) ? SEAL_MODULE_URL : null;
   let finish;
   const done = new Promise((resolve) => { finish = resolve; });
@@ -270,7 +273,7 @@ async function inWorker(module, input, timeoutMs) {
   } else if (globalThis.process?.versions?.node) {
     const spec = 'node:worker_threads';
     const { Worker } = await import(/* @vite-ignore */ spec);
-    const w = new Worker(WORKER_SOURCE, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    const w = new Worker(WORKER_SOURCE, { eval: true, execArgv: workerExecArgv(), resourceLimits: { maxOldGenerationSizeMb: 512 } });
     w.on('message', finish);
     w.on('error', (e) => finish({ error: e?.message ?? String(e) }));
     stop = () => { w.terminate(); };

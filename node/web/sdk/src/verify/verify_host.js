@@ -46,23 +46,36 @@
 // `call_code` and `module_code_hash` are not implemented: a module calling one traps here with
 // `internal: <name> is not supported by the JS verifier` (tic-tac-toe, m,n,k and dice call none).
 //
+// Views (view.js `verifyView`): a step of `type: 'view'` runs `gc_view(query)` with a view's
+// context (height 0, block time 0, empty txid, sequencer and sender, checkpoint `{"hash":"",
+// "height":0}`); every write (`put`, `delete`, the bank, `emit`, `schedule`, `seal`, …) traps
+// `internal: state is read-only in a view`, as the chain's host does. With `input.strict` the
+// keys of `input.state` (a value, or null: proven absent) are all the state there is: a `get`,
+// `read_raw` or `balance` of any other key, and any `scan` or `scan_raw`, ends the replay with an
+// error naming it (a read the answer does not prove), not a result.
+//
 // replayGame is self-contained (no imports, no outer names) because its source also runs inside
 // a Worker: verify.js sends `replayGame.toString()`.
 
 /**
  * Runs `input.steps` in order over `input.state` (raw key → bytes, as the chain's state) and
  * returns one result per step: `{ok, error, events: [{kind, data}]}` (`error`: the receipt's
- * display text; `data`: the event's JSON text as the module emitted it), or, for a call step
+ * display text; `data`: the event's JSON text as the module emitted it; a view step's result
+ * also has `value`, the view's JSON text, when `ok`), or, for a call step
  * whose call is not in the replay's queue (or not due), `{missing: {expected, got}}` and nothing
  * after it.
  * @param {WebAssembly.Module} module
  * @param {{moduleId: string, state: Array<[string, Uint8Array]>, fuelApply?: number,
- *   steps: Array<{type?: 'tx'|'call', txid?: string, id?: number, height: number, timeMs: number,
+ *   steps: Array<{type?: 'tx'|'call'|'view', txid?: string, id?: number, height: number, timeMs: number,
  *   checkpoint: {hash: string, height: number}, sequencer: string, sender?: string, op?: string,
- *   beacon?: string|null, setState?: Array<[string, Uint8Array|null]>}>, beaconKey?: string|null}}
+ *   query?: string, beacon?: string|null, setState?: Array<[string, Uint8Array|null]>}>,
+ *   beaconKey?: string|null, strict?: boolean}}
  *   input `setState`: raw entries set (null: deleted) before the step runs (a player's proven
  *   balance); `type` 'tx' (default): an op sent by
- *   `sender`; 'call': the scheduled call `id`, drawing from `beacon` (96 hex characters; null on a
+ *   `sender`; 'view': `gc_view(query)` (`query`: the query's JSON text), read-only, in a view's
+ *   context (the step's height, time, sequencer and checkpoint are not used); `strict`: the keys
+ *   of `state` (values or null, proven absent) are the whole state: reading another key, or
+ *   scanning, rejects the replay naming it; 'call': the scheduled call `id`, drawing from `beacon` (96 hex characters; null on a
  *   chain without one; the block's beacon on every step); `beaconKey`: the chain's beacon public
  *   key (192 hex characters, the genesis `beacon.public_key`; null or absent on a chain without a
  *   beacon, which refuses `schedule_sealed` and `seal` with -11), the key `seal` checks a proof
@@ -209,6 +222,12 @@ export async function replayGame(module, input, seal = null) {
   class Trap extends Error {}
   /** Not a trap: what this verifier cannot do; it ends the replay (rethrown). */
   class Unsupported extends Error {}
+  /** Strict (`input.strict`): a read of state the caller did not give; it ends the replay too. */
+  class Unproven extends Unsupported {}
+  const READ_ONLY = 'internal: state is read-only in a view';
+  /** The imports that write state or emit: in a view each traps read-only. */
+  const WRITES = new Set(['put', 'delete', 'escrow_in', 'escrow_out', 'mint', 'burn', 'create_token', 'emit', 'schedule', 'schedule_sealed', 'seal', 'cancel_scheduled']);
+  const VIEW_CONTEXT = { height: 0, timeMs: 0, sequencer: '', sender: '', txid: '', checkpoint: { hash: '', height: 0 } };
   const DISPLAY = { invalid: 'invalid', unauthorized: 'not allowed', not_found: 'not found', conflict: 'conflict', internal: 'internal' };
   function display(text) {
     let e;
@@ -219,12 +238,21 @@ export async function replayGame(module, input, seal = null) {
     return null;
   }
 
-  let state = new Map(input.state);
+  // Strict: the given keys (absent ones with a null value) are all the state that is known.
+  const known = input.strict ? new Set(input.state.map(([k]) => k)) : null;
+  let state = new Map(known ? input.state.filter(([, v]) => v !== null) : input.state);
+  const proven = (key) => {
+    if (known !== null && !known.has(key)) throw new Unproven(`the answer does not prove \`${key}\`, which the view reads`);
+    return key;
+  };
+  const unscannable = (prefix) => { if (known !== null) throw new Unproven(`the view scans keys under \`${prefix}\`: a scan cannot be proven`); return prefix; };
   const results = [];
   const prefix = `m/${input.moduleId}/`;
   const escrow = `module:${input.moduleId}`;
 
-  for (const step of input.steps) {
+  for (const given of input.steps) {
+    const isView = given.type === 'view';
+    const step = isView ? { ...given, ...VIEW_CONTEXT } : given;
     // Balances proven before this step (verify.js, start.js): set as the chain had them.
     for (const [key, value] of step.setState ?? []) {
       if (value === null) state.delete(key); else state.set(key, value);
@@ -351,14 +379,17 @@ export async function replayGame(module, input, seal = null) {
       txid: (p, c) => answer(enc.encode(txid), p, c),
       sequencer: (p, c) => answer(enc.encode(step.sequencer), p, c),
       checkpoint: (p, c) => answer(enc.encode(`{"hash":${JSON.stringify(step.checkpoint.hash)},"height":${step.checkpoint.height}}`), p, c),
-      get: (kp, kl, p, c) => { const v = writes.get(prefix + text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
+      get: (kp, kl, p, c) => { const v = writes.get(proven(prefix + text(kp, kl))); return BigInt(v ? answer(v, p, c) : -1); },
       put: (kp, kl, vp, vl) => { const k = text(kp, kl); wrote(k, vl >>> 0); writes.set(prefix + k, bytesAt(vp, vl)); },
       delete: (kp, kl) => { const k = text(kp, kl); wrote(k, 0); writes.delete(prefix + k); },
-      scan: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(prefix + text(pp, pl), sl === -1 ? null : prefix + text(sp, sl), limit, prefix), p, c)),
-      read_raw: (kp, kl, p, c) => { const v = writes.get(text(kp, kl)); return BigInt(v ? answer(v, p, c) : -1); },
-      scan_raw: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(text(pp, pl), sl === -1 ? null : text(sp, sl), limit, null), p, c)),
+      scan: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(unscannable(prefix + text(pp, pl)), sl === -1 ? null : prefix + text(sp, sl), limit, prefix), p, c)),
+      read_raw: (kp, kl, p, c) => { const v = writes.get(proven(text(kp, kl))); return BigInt(v ? answer(v, p, c) : -1); },
+      scan_raw: (pp, pl, sp, sl, limit, p, c) => BigInt(answer(scanOf(unscannable(text(pp, pl)), sl === -1 ? null : text(sp, sl), limit, null), p, c)),
       balance: (ap, al, tp, tl, out) => {
-        let v = balanceOf(text(ap, al), text(tp, tl));
+        const acct = text(ap, al);
+        const token = text(tp, tl);
+        proven(`bal/${acct}/${token}`);
+        let v = balanceOf(acct, token);
         const b = new Uint8Array(16);
         for (let i = 0; i < 16; i++) { b[i] = Number(v & 0xffn); v >>= 8n; }
         answer(b, out, 16);
@@ -479,7 +510,7 @@ export async function replayGame(module, input, seal = null) {
     for (const imp of WebAssembly.Module.imports(module)) {
       if (imp.kind !== 'function') continue;
       imports[imp.module] ??= {};
-      imports[imp.module][imp.name] = host[imp.name] ?? unsupported(imp.name);
+      imports[imp.module][imp.name] = isView && WRITES.has(imp.name) ? () => { throw new Trap(READ_ONLY); } : host[imp.name] ?? unsupported(imp.name);
     }
     let result;
     try {
@@ -493,7 +524,10 @@ export async function replayGame(module, input, seal = null) {
         return ptr;
       };
       let r;
-      if (isCall) {
+      if (isView) {
+        const query = enc.encode(step.query);
+        r = instance.exports.gc_view(place(query), query.length);
+      } else if (isCall) {
         if (!SCHEDULABLE) throw new Trap(`not found: gc_scheduled in module ${input.moduleId}`);
         let payload = fromHex(typeof call.payload === 'string' ? call.payload : '');
         let id = BigInt(step.id);
@@ -514,7 +548,11 @@ export async function replayGame(module, input, seal = null) {
         const opp = place(op);
         r = instance.exports.gc_apply(sp, sender.length, opp, op.length);
       }
-      if (r === 0) result = { ok: true, error: null, events };
+      if (isView && r === 0) {
+        let parsed = false;
+        try { parsed = output !== null && (JSON.parse(output), true); } catch { parsed = false; }
+        result = parsed ? { ok: true, error: null, events: [], value: output } : { ok: false, error: 'internal: malformed module output', events: [] };
+      } else if (r === 0) result = { ok: true, error: null, events };
       else if (r === 1 && output !== null && display(output) !== null) result = { ok: false, error: display(output), events: [] };
       else result = { ok: false, error: 'internal: malformed module output', events: [] };
     } catch (e) {
