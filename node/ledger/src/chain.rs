@@ -658,6 +658,7 @@ impl Chain {
             signature: head.header.signature.clone(),
             commitment: head.state_hash.kind(),
             proof,
+            finality: None,
         })
     }
 

@@ -408,7 +408,8 @@ async fn get_account_sessions(
 }
 
 /// `GET /v1/state/<key>[?proof]`: the key (percent-encoded, `/` as `%2F`) at the head block,
-/// with the proof against its state root when `proof` (or `proof=true`, `proof=1`) is asked.
+/// with the proof against its state root when `proof` (or `proof=true`, `proof=1`) is asked,
+/// and then on a chain with validators what proves that block final.
 async fn get_state(
     State(app): State<AppState>,
     key: Result<Path<String>, PathRejection>,
@@ -425,7 +426,15 @@ async fn get_state(
             )))
         }
     };
-    let entry = blocking(move || app.chain.state_entry(&key, proof)).await?;
+    let entry = blocking(move || {
+        let mut entry = app.chain.state_entry(&key, proof)?;
+        if proof && app.chain.genesis().validators.is_some() {
+            let block = app.chain.block(Some(entry.header.height))?;
+            entry.finality = crate::server::transcript::build::block_finality(&app.chain, &block)?;
+        }
+        Ok(entry)
+    })
+    .await?;
     Ok(sorted_json(&entry))
 }
 

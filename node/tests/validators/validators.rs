@@ -1476,7 +1476,8 @@ async fn a_view_is_proven_final(url: &str, genesis: &std::path::Path, id: &str) 
     assert!(e.contains("carries no finality record"), "{e}");
 
     // The JavaScript SDK's light client on the same testnet: `getViewProven` with the genesis
-    // validator set checks the answer's finality record, and the view re-executed in JS.
+    // validator set checks the answer's finality record, and the view re-executed in JS; a
+    // player's balance (`getStateProven`) is proven final the same way.
     common::require_node_packages("@noble/curves");
     let mut js = std::process::Command::new("node");
     js.args(["--input-type=module", "-e", VIEW_PROVEN_JS])
@@ -1490,23 +1491,27 @@ async fn a_view_is_proven_final(url: &str, genesis: &std::path::Path, id: &str) 
         .unwrap_or_else(|e| panic!("the script printed {out:?}: {e}"));
     assert_eq!(said["final"], true, "{said}");
     assert_eq!(said["value"]["id"], id, "{said}");
+    assert_eq!(said["balance"]["final"], true, "a balance proven final too: {said}");
+    eprintln!("JS light client on the testnet: {said}");
 }
 
 /// A light client in Node.js: the dice duel `$ID`'s view from `$URL`, proven final by the
 /// genesis validators (asked again while the node holds no certificate for its head yet).
 const VIEW_PROVEN_JS: &str = r#"
-import { Chain, getViewProven } from './src/index.js';
+import { Chain, getStateProven, getViewProven } from './src/index.js';
 const chain = new Chain(process.env.URL);
 const g = await chain.genesis();
 const { genesis_hash: genesisHash } = await chain.status();
 const finality = { validators: g.validators, chainId: g.chain_id, genesisHash };
-for (let i = 0; ; i++) {
-  try {
-    console.log(JSON.stringify(await getViewProven(chain, 'dice', { id: process.env.ID }, { finality })));
-    break;
-  } catch (e) {
-    if (i >= 50 || !/no finality record/.test(e.message)) throw e;
-    await new Promise((r) => setTimeout(r, 100));
+const again = async (read) => {
+  for (let i = 0; ; i++) {
+    try { return { ...(await read()), tries: i + 1 }; } catch (e) {
+      if (i >= 50 || !/no finality record/.test(e.message)) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }
-}
+};
+const view = await again(() => getViewProven(chain, 'dice', { id: process.env.ID }, { finality }));
+const balance = await again(() => getStateProven(chain, `bal/${view.value.x}/GOLD`, { finality }));
+console.log(JSON.stringify({ ...view, balance: { final: balance.final, height: balance.height, tries: balance.tries } }));
 "#;

@@ -120,9 +120,11 @@ export interface StateProof { siblings: string[]; leaf: { key_hash: string; valu
 export interface StateEntry {
   key: string; value: string | null; header: BlockHeader; signature: string;
   commitment: 'sparse_merkle' | 'lthash16'; proof: StateProof | null;
+  /** With the proof, on a chain with validators: what proves the block final. */
+  finality?: StepFinality;
 }
-/** A state entry checked from the genesis alone. */
-export interface ProvenState { value: Uint8Array | null; height: number; blockHash: string }
+/** A state entry checked from the genesis alone (`final` when checked with `finality`). */
+export interface ProvenState { value: Uint8Array | null; height: number; blockHash: string; final?: true }
 /** One state entry a view read, with its proof (`value` base64, null when proven absent). */
 export interface ProvenRead { key: string; value: string | null; proof: StateProof }
 /** `GET /v1/games/<module>/proof?<query>`: a view's answer with every entry it read, proven (node/API.md, "Views with proofs"). */
@@ -837,9 +839,9 @@ export const MAX_PROOF_DEPTH: number;
 /** null when `proof` shows `key` holding `value` (null: absent) under `stateRoot`, else the fixed text of what does not check. */
 export function stateProofProblem(stateRoot: string, key: string, value: Uint8Array | null, proof: StateProof): string | null;
 /** Checks a `GET /v1/state/<key>?proof` answer: the proof against its header's state root, the header's signer among `signers`. Throws naming what does not check. */
-export function verifyStateEntry(entry: StateEntry, key: string, opts: { signers: string[] }): ProvenState;
+export function verifyStateEntry(entry: StateEntry, key: string, opts: { signers?: string[]; finality?: ViewFinality | null }): ProvenState;
 /** Reads `key` with its proof from `chain` and checks it with verifyStateEntry. */
-export function getStateProven(chain: Chain, key: string, opts: { signers: string[] }): Promise<ProvenState>;
+export function getStateProven(chain: Chain, key: string, opts: { signers?: string[]; finality?: ViewFinality | null }): Promise<ProvenState>;
 /** Most reads a view proof carries, the module's record included. */
 export const MAX_VIEW_PROOF_READS: number;
 /** A view's query as the node passes it to `gc_view`: compact JSON, string values, keys in byte order. */
@@ -855,7 +857,7 @@ export function verifyView(answer: ViewProof, opts: {
   module: string; query: Record<string, string | number>; wasm: Uint8Array;
   /** Default with `finality`: the validators' addresses. */
   signers?: string[];
-  finality?: ViewFinality & { record: StepFinality } | null;
+  finality?: ViewFinality | null;
   timeoutMs?: number; worker?: 'auto' | 'never';
 }): Promise<ProvenView>;
 /** Reads a view with its proofs from `chain`, fetches the wasm by its code hash (once per hash) when not given, and checks it with verifyView. */

@@ -1,6 +1,7 @@
 // state_proof.test.js: state proofs checked as the Rust side makes them (the vectors are
 // runtime/chain/src/state_root/proof.rs `javascript_vectors`), and every lie refused with the
-// Rust side's fixed texts; a state entry's header signer checked against the genesis.
+// Rust side's fixed texts; a state entry's header signer checked against the genesis, and with the
+// genesis validator set its finality (a record of another block, or none, refused).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -58,4 +59,12 @@ test('a state entry is checked against the genesis signers', () => {
   assert.throws(() => verifyStateEntry(entry, 'bal/other/GOLD', { signers: [sequencer.address] }), /not `bal\/other\/GOLD`/);
   assert.throws(() => verifyStateEntry({ ...entry, proof: null }, c.key, { signers: [sequencer.address] }), /no proof/);
   assert.throws(() => verifyStateEntry({ ...entry, commitment: 'lthash16' }, c.key, { signers: [sequencer.address] }), /no proofs/);
+  // With the genesis validator set, the block must be final by its quorum: a record of another
+  // block (a real certificate from finality_vectors.json) or none at all is refused.
+  const F = JSON.parse(readFileSync(new URL('./fixtures/finality_vectors.json', import.meta.url), 'utf8'));
+  const validators = { set: F.consensus_keys.map((k) => ({ address: sequencer.address, consensus_key: k })) };
+  const finality = { validators, chainId: F.chain_id, genesisHash: F.genesis_hash };
+  assert.throws(() => verifyStateEntry({ ...entry, finality: F.cases[0].finality }, c.key, { finality }), /is not proven final: .*certificate/);
+  assert.throws(() => verifyStateEntry(entry, c.key, { finality }), /carries no finality record/);
+  assert.throws(() => verifyStateEntry(entry, c.key, { finality: { ...finality, validators: { set: [] } } }), /opts.finality.validators/);
 });

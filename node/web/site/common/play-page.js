@@ -122,14 +122,25 @@ export const liveStatus = Object.freeze({
  * signed by the chain's block signer (`getStateProven`, the SDK's); a promise, or null on a chain
  * without proofs (its genesis names no `sparse_merkle` state commitment).
  */
-export function provenBalance({ chain, getStateProven, genesis, address }) {
+export function provenBalance({ chain, getStateProven, genesis, status, address }) {
   if (genesis.state_commitment !== 'sparse_merkle') return null;
-  return getStateProven(chain, `bal/${address}/GOLD`, { signers: blockSigners(genesis) });
+  return getStateProven(chain, `bal/${address}/GOLD`, trust(genesis, status));
 }
 
-/** The genesis's block signers: its validators' addresses, or its sequencer. */
-function blockSigners(genesis) {
-  return genesis.validators ? genesis.validators.set.map((v) => v.address) : [genesis.sequencer];
+/**
+ * What a light-client read trusts: the genesis sequencer's signature; on a chain with validators
+ * (and `status`, whose `genesis_hash` names the certificates' namespace) a quorum of the genesis
+ * set's finality certificate, so one validator's signature alone does not pass.
+ */
+function trust(genesis, status) {
+  if (!genesis.validators) return { signers: [genesis.sequencer] };
+  if (typeof status?.genesis_hash !== 'string') return { signers: genesis.validators.set.map((v) => v.address) };
+  return { finality: { validators: genesis.validators, chainId: genesis.chain_id, genesisHash: status.genesis_hash } };
+}
+
+/** "✓ proven at block N", or "✓ proven final at block N" when a quorum's certificate checked. */
+function provenText(r) {
+  return `✓ proven${r.final ? ' final' : ''} at block ${r.height}`;
 }
 
 /**
@@ -139,9 +150,9 @@ function blockSigners(genesis) {
  * entries alone (`getViewProven`, the SDK's); a promise of `{value, error, height, …}`, or null on
  * a chain without proofs.
  */
-export function provenView({ chain, getViewProven, genesis, module, query }) {
+export function provenView({ chain, getViewProven, genesis, status, module, query }) {
   if (genesis.state_commitment !== 'sparse_merkle' || typeof getViewProven !== 'function') return null;
-  return getViewProven(chain, module, query, { signers: blockSigners(genesis) });
+  return getViewProven(chain, module, query, trust(genesis, status));
 }
 
 /**
@@ -159,7 +170,7 @@ export function showProvenView(r) {
     mark.textContent = `✗ not proven: ${r.reason?.message ?? r.reason}`;
     mark.dataset.proven = '0';
   } else {
-    mark.textContent = `✓ proven at block ${r.value.height}`;
+    mark.textContent = provenText(r.value);
     mark.dataset.proven = '1';
   }
 }
@@ -181,7 +192,7 @@ export function showProvenBalance(r, gold) {
   } else {
     const units = r.value.value === null ? '0' : new TextDecoder().decode(r.value.value);
     $('balance').textContent = gold(units);
-    mark.textContent = `✓ proven at block ${r.value.height}`;
+    mark.textContent = provenText(r.value);
     mark.dataset.proven = '1';
   }
 }

@@ -148,7 +148,7 @@ export async function startTable(game) {
   const who = (a) => (a === key.address ? 'you' : short(a));
 
   // The balance proven from the genesis alone (a chain with state proofs): play-page.js.
-  const balanceProof = () => provenBalance({ chain, getStateProven, genesis, address: key.address });
+  const balanceProof = () => provenBalance({ chain, getStateProven, genesis, status, address: key.address });
 
   // Key, faucet, balance.
   faucetButton(genesis, () => act('faucet', signed({ type: 'faucet', token: 'GOLD' })));
@@ -224,7 +224,7 @@ export async function startTable(game) {
     const mark = `${id} ${drawn}`;
     proveWanted = false;
     if (mark === provenMark) return;
-    const proof = provenView({ chain, getViewProven, genesis, module: game.module, query: { id } });
+    const proof = provenView({ chain, getViewProven, genesis, status, module: game.module, query: { id } });
     if (proof === null) return;
     provenMark = mark;
     proving = true;

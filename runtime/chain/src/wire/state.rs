@@ -4,8 +4,9 @@
 //!
 //! JSON:
 //! `{"key": "bal/<address>/GOLD", "value": "<standard base64, padded>" | null, "header": {…},
-//! "signature": "…", "commitment": "sparse_merkle", "proof": {…} | null}` (`header` and
-//! `signature` as in a block, `block.rs`).
+//! "signature": "…", "commitment": "sparse_merkle", "proof": {…} | null, "finality": {…}}`
+//! (`header` and `signature` as in a block, `block.rs`; `finality` with a proof on a chain with
+//! validators, a transcript step's record).
 //! `value` is `null` when the key is absent at that block. `proof` is `StateProof`'s JSON
 //! (`state_root/proof.rs`). What the check leaves to the caller: that `header` is a block of
 //! its chain (its signer, or its finality certificate, checked against the genesis).
@@ -15,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::block::{Header, SignedHeader};
 use crate::state_root::{StateCommitment, StateProof};
+use crate::wire::transcript::StepFinality;
 
 /// Longest state key `GET /v1/state/{key}` reads, bytes (module keys are `m/<id>/` and at most
 /// 1 KiB more, `docs/limits.md`).
@@ -38,6 +40,10 @@ pub struct StateEntry {
     /// asked for on a sparse Merkle chain.
     #[serde(default)]
     pub proof: Option<StateProof>,
+    /// With `proof`, on a chain with validators: what proves the block final (a transcript
+    /// step's record); absent otherwise, or while the node holds no certificate close enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finality: Option<StepFinality>,
 }
 
 impl StateEntry {

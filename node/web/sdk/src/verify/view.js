@@ -13,7 +13,7 @@ import { capMemory, MAX_RULES_MEMORY_BYTES } from '../channel/rules.js';
 import { headerHash, inWorker, VERIFY_TIMEOUT_MS } from './verify.js';
 import { replayGame } from './verify_host.js';
 import { stateProofProblem } from './state_proof.js';
-import { checkStepFinality, finalityNamespace, finalityParticipants } from './finality.js';
+import { checkFinal, finalitySet } from './state_entry.js';
 
 /** Most reads an answer may carry, the module's record included (wire/view.rs MAX_VIEW_PROOF_READS). */
 export const MAX_VIEW_PROOF_READS = 256;
@@ -54,14 +54,6 @@ function jsonEqual(a, b) {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   return ka.length === kb.length && ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && jsonEqual(a[k], b[k]));
-}
-
-/** The finality set of `opts.finality` ({validators: genesis.validators, chainId, genesisHash}). */
-function finalitySet(finality) {
-  const set = finality.validators?.set;
-  if (!Array.isArray(set) || set.length === 0) throw new Error('verifyView: opts.finality.validators (the genesis `validators`) is required');
-  if (typeof finality.chainId !== 'string' || typeof finality.genesisHash !== 'string') throw new Error('verifyView: opts.finality.chainId and opts.finality.genesisHash (the genesis\'s) are required');
-  return { participants: finalityParticipants(set.map((v) => v?.consensus_key)), namespace: finalityNamespace(finality.chainId, finality.genesisHash) };
 }
 
 /**
@@ -154,10 +146,7 @@ export async function verifyView(answer, opts = {}) {
   if (!signers.includes(h.sequencer)) throw new Error(`block ${h.height} is signed by ${h.sequencer}, not by ${signers.join(' or ')}`);
   if (typeof answer.signature !== 'string' || !verifyMessage(h.sequencer, blockHash, answer.signature)) throw new Error(`block ${h.height}: the signature does not verify`);
   if (set !== null) {
-    const f = finality.record ?? answer.finality;
-    if (f === null || f === undefined || typeof f !== 'object') throw new Error(`block ${h.height} carries no finality record: it is not proven final (the node holds no certificate yet: ask again)`);
-    const r = checkStepFinality(set, { header: { header: h, signature: answer.signature }, finality: f, tx_count: f.tx_count }, blockHash);
-    if (r.problem !== undefined) throw new Error(`block ${h.height} is not proven final: ${r.problem}`);
+    checkFinal(set, h, answer.signature, blockHash, finality.record ?? answer.finality);
   }
 
   // The view, re-executed over the proven reads alone.

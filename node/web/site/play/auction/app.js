@@ -368,7 +368,7 @@ async function refresh() {
         info ? chain.game(MODULE, { open: '1' }) : { auctions: [] },
         info ? Promise.all(ids.map((id) => chain.game(MODULE, { id }).catch(() => null))) : [],
         current && info ? chain.game(MODULE, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
-        provenBalance({ chain, getStateProven, genesis, address: key.address }),
+        provenBalance({ chain, getStateProven, genesis, status, address: key.address }),
       ]);
       const failed = [acct, open, mine, a].find((r) => r.status === 'rejected');
       if (failed) {

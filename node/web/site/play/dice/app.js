@@ -196,7 +196,7 @@ async function refresh() {
         info ? chain.game(MODULE, { open: '1' }) : { games: [] },
         info ? chain.game(MODULE, { player: key.address }) : { games: [] },
         current && info ? chain.game(MODULE, { id: current }).catch((e) => (e.code === 'not_found' ? null : Promise.reject(e))) : null,
-        provenBalance({ chain, getStateProven, genesis, address: key.address }),
+        provenBalance({ chain, getStateProven, genesis, status, address: key.address }),
       ]);
       const failed = [acct, open, mine, g].find((r) => r.status === 'rejected');
       if (failed) {

@@ -393,7 +393,7 @@ async function refresh() {
   try {
     do {
       again = false;
-      const proof = Promise.allSettled([provenBalance({ chain, getStateProven, genesis, address: key.address })]);
+      const proof = Promise.allSettled([provenBalance({ chain, getStateProven, genesis, status, address: key.address })]);
       const [acct, mods] = await Promise.all([chain.account(key.address), chain.modules()]);
       $('balance').textContent = gold(acct.balances.GOLD);
       showProvenBalance((await proof)[0], gold);
