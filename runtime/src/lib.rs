@@ -71,7 +71,7 @@ pub use transition::upgrade_refusal;
 pub use transition::{
     account_nonce, check_txs, default_verify_threads, execute_block, genesis_header, genesis_state,
     module_record_key, nonce_key, runtime_config, sign_tx, BlockBuilder, BlockInput, BlockOutput,
-    ChainContext, ContextError, GenesisState, ModuleLog, ModuleRecord, StartWitness,
-    TransitionError, TxRejection, GENESIS_HASH_KEY,
+    ChainContext, ContextError, GenesisState, ModuleLog, ModuleRecord, SessionWitness,
+    StartWitness, TransitionError, TxRejection, GENESIS_HASH_KEY,
 };
 pub use transition::{check_session, SessionUse};

@@ -7,8 +7,8 @@
 //! What cannot be proven is refused with `409 no_proofs` ([`ChainError::NoProofs`]): a chain
 //! whose state commitment has no proofs, a view that scans a range (a sparse Merkle tree keyed
 //! by hashes proves keys, not ranges), a view that calls another module (`call_pure`,
-//! `call_code`: their code is not in the proof), and one that read more than
-//! [`MAX_VIEW_PROOF_READS`] keys or [`MAX_VIEW_PROOF_VALUE_BYTES`] bytes of values.
+//! `call_code`, `module_code_hash`: their code is not in the proof), and one that read more than
+//! [`MAX_VIEW_PROOF_READS`] keys or [`MAX_VIEW_PROOF_BYTES`] bytes of keys and values.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use base64::Engine;
 use gamechain_chain::state_root::StateCommitment;
 use gamechain_chain::wire::view::{
-    ProvenRead, ViewProof, MAX_VIEW_PROOF_READS, MAX_VIEW_PROOF_VALUE_BYTES,
+    ProvenRead, ViewProof, MAX_VIEW_PROOF_BYTES, MAX_VIEW_PROOF_READS,
 };
 use gamechain_runtime::layout::module_record_key;
 use gamechain_runtime::{run_view_with, HostError, ModuleResolver, State, WasmModule};
@@ -26,13 +26,19 @@ use gamechain_sdk::{Query, StateRead};
 use crate::chain::Chain;
 use crate::error::ChainError;
 
-/// A state that answers from `inner` and notes every key read and the first prefix scanned.
+/// A state that answers from `inner` and notes every key read and the first prefix scanned,
+/// within bounds: past [`MAX_VIEW_PROOF_READS`] keys or [`MAX_VIEW_PROOF_BYTES`] of them it
+/// notes only that it overflowed (a view reading more cannot be proven anyway).
 pub struct RecordingState<'a> {
     inner: &'a dyn State,
     /// Each key read (`get`), once.
     pub reads: RefCell<BTreeSet<String>>,
     /// The first prefix scanned, if any.
     pub scanned: RefCell<Option<String>>,
+    /// Bytes of the keys noted.
+    key_bytes: Cell<usize>,
+    /// Whether a read was past the bounds.
+    pub overflowed: Cell<bool>,
 }
 
 impl<'a> RecordingState<'a> {
@@ -42,13 +48,24 @@ impl<'a> RecordingState<'a> {
             inner,
             reads: RefCell::new(BTreeSet::new()),
             scanned: RefCell::new(None),
+            key_bytes: Cell::new(0),
+            overflowed: Cell::new(false),
         }
     }
 }
 
 impl State for RecordingState<'_> {
     fn get(&self, key: &str) -> Option<Vec<u8>> {
-        self.reads.borrow_mut().insert(key.to_string());
+        let mut reads = self.reads.borrow_mut();
+        if !self.overflowed.get() && !reads.contains(key) {
+            let bytes = self.key_bytes.get() + key.len();
+            if reads.len() >= MAX_VIEW_PROOF_READS || bytes > MAX_VIEW_PROOF_BYTES {
+                self.overflowed.set(true);
+            } else {
+                self.key_bytes.set(bytes);
+                reads.insert(key.to_string());
+            }
+        }
         self.inner.get(key)
     }
 
@@ -140,23 +157,24 @@ impl Chain {
                     .to_string(),
             ));
         }
+        let overflowed = recorder.overflowed.get();
         let mut keys = recorder.reads.into_inner();
         keys.insert(module_record_key(module_id));
-        if keys.len() > MAX_VIEW_PROOF_READS {
+        if overflowed || keys.len() > MAX_VIEW_PROOF_READS {
             return Err(ChainError::NoProofs(format!(
-                "the view read {} keys: a proof carries at most {MAX_VIEW_PROOF_READS}",
-                keys.len()
+                "the view read more than {MAX_VIEW_PROOF_READS} keys or {MAX_VIEW_PROOF_BYTES} \
+                 bytes of keys: more than a proof carries"
             )));
         }
-        let mut value_bytes = 0usize;
+        let mut bytes = 0usize;
         let mut reads = Vec::with_capacity(keys.len());
         for key in keys {
             let value = head.state.get(&key);
-            value_bytes += value.as_ref().map_or(0, Vec::len);
-            if value_bytes > MAX_VIEW_PROOF_VALUE_BYTES {
+            bytes += key.len() + value.as_ref().map_or(0, Vec::len);
+            if bytes > MAX_VIEW_PROOF_BYTES {
                 return Err(ChainError::NoProofs(format!(
-                    "the view read over {MAX_VIEW_PROOF_VALUE_BYTES} bytes of values: more than \
-                     a proof carries"
+                    "the view read over {MAX_VIEW_PROOF_BYTES} bytes of keys and values: more \
+                     than a proof carries"
                 )));
             }
             let proof = head.state_hash.prove(&key).ok_or_else(|| {

@@ -5,13 +5,17 @@
 //! the code's hash, and then the view run again over exactly the proven reads. A read outside
 //! them, or a scan, fails the check: the answer then does not prove what the view saw.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use gamechain_chain::wire::view::{ProvenReads, ViewProof};
 use gamechain_runtime::chain::Genesis;
-use gamechain_runtime::{run_view, runtime_config, Allocation, Origin, Runtime, State, WasmModule};
-use gamechain_sdk::Query;
+use gamechain_runtime::{
+    run_view_with, runtime_config, Allocation, HostError, ModuleResolver, Origin, Runtime, State,
+    WasmModule,
+};
+use gamechain_sdk::{Query, StateRead};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
@@ -58,6 +62,25 @@ impl State for ProvenState<'_> {
             .borrow_mut()
             .get_or_insert_with(|| prefix.to_string());
         Vec::new()
+    }
+}
+
+/// A resolver that finds no module and notes that it was asked.
+struct NoModules(Cell<bool>);
+
+impl ModuleResolver for NoModules {
+    fn resolve(&self, _: &dyn StateRead, _: &str) -> Result<Option<Arc<WasmModule>>, HostError> {
+        self.0.set(true);
+        Ok(None)
+    }
+
+    fn resolve_code(
+        &self,
+        _: &dyn StateRead,
+        _: &[u8; 32],
+    ) -> Result<Option<(Arc<WasmModule>, usize)>, HostError> {
+        self.0.set(true);
+        Ok(None)
     }
 }
 
@@ -119,8 +142,17 @@ pub fn verify_view(
         unproven: RefCell::new(None),
         scanned: RefCell::new(None),
     };
-    let (answer, _fuel) =
-        run_view(&loaded, &state, query).map_err(|e| format!("the view could not run: {e}"))?;
+    let resolver = NoModules(Cell::new(false));
+    let (answer, _fuel) = run_view_with(&loaded, &state, query, Some(&resolver))
+        .map_err(|e| format!("the view could not run: {e}"))?;
+    if resolver.0.get() {
+        // The node refuses such a view; a re-execution without the other modules would answer
+        // something the chain does not (a pure call found nowhere).
+        return Err(
+            "the view calls another module (call_pure, call_code or module_code_hash): a proof              does not carry it"
+                .to_string(),
+        );
+    }
     if let Some(key) = state.unproven.into_inner() {
         return Err(format!(
             "the answer does not prove `{key}`, which the view reads"
@@ -151,4 +183,81 @@ pub fn verify_view(
         reads: reads.reads.len(),
         final_at,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gamechain_chain::state_root::{SparseMerkleTree, StateCommitment};
+    use gamechain_chain::wire::view::ProvenRead;
+    use gamechain_runtime::chain::{Header, SignedHeader};
+    use gamechain_sdk::Checkpoint;
+
+    /// A view answering `{"found":1}` when `module_code_hash("tictactoe")` finds it, else
+    /// `{"found":0}`: what it answers depends on a module the proof does not carry.
+    const ASKS_ANOTHER_MODULE: &str = r#"(module
+      (import "gamechain_v1" "module_code_hash" (func $hash (param i32 i32 i32) (result i32)))
+      (import "gamechain_v1" "output" (func $out (param i32 i32)))
+      (memory (export "memory") 1)
+      (data (i32.const 0) "tictactoe")
+      (data (i32.const 64) "{\"found\":1}")
+      (data (i32.const 96) "{\"found\":0}")
+      (func (export "gc_abi_version") (result i32) (i32.const 1))
+      (func (export "gc_alloc") (param i32) (result i32) (i32.const 1024))
+      (func (export "gc_apply") (param i32 i32 i32 i32) (result i32) (i32.const 1))
+      (func (export "gc_view") (param i32 i32) (result i32)
+        (if (i32.eqz (call $hash (i32.const 0) (i32.const 9) (i32.const 200)))
+          (then (call $out (i32.const 64) (i32.const 11)))
+          (else (call $out (i32.const 96) (i32.const 11))))
+        (i32.const 0)))"#;
+
+    #[test]
+    fn a_view_that_asks_for_another_module_is_not_proven() {
+        let wasm = wat::parse_str(ASKS_ANOTHER_MODULE).unwrap();
+        let code_hash = hex::encode(Sha256::digest(&wasm));
+        let record = format!(
+            r#"{{"abi_version":1,"code_hash":"{code_hash}","deployed_height":1,"owner":"x"}}"#
+        );
+        let tree = SparseMerkleTree::from_entries([("module/asker", record.as_str())]);
+        let dir = tempfile::tempdir().unwrap();
+        let config = crate::config::NodeConfig {
+            data_dir: dir.path().to_path_buf(),
+            genesis_modules: vec![],
+            ..crate::config::NodeConfig::default()
+        };
+        let key = gamechain_runtime::chain::SecretKey::generate(config.network);
+        let genesis = gamechain_ledger::genesis_setup::new_genesis(&config.ledger(), &key).unwrap();
+        let header = Header {
+            height: 3,
+            prev_hash: [0; 32],
+            time_ms: 0,
+            sequencer: genesis.sequencer.clone(),
+            checkpoint: Checkpoint::default(),
+            tx_root: [0; 32],
+            receipt_root: [0; 32],
+            state_root: tree.root(),
+            beacon: None,
+        };
+        let signed = SignedHeader::sign(header, &key);
+        use base64::Engine;
+        let proof = ViewProof {
+            module: "asker".into(),
+            query: Query::new(),
+            header: signed.header,
+            signature: signed.signature,
+            commitment: StateCommitment::SparseMerkle,
+            // What a re-execution without the other module gives: a lie on a chain that has it.
+            value: Some(serde_json::json!({"found": 0})),
+            error: None,
+            code_hash,
+            reads: vec![ProvenRead {
+                key: "module/asker".into(),
+                value: Some(base64::engine::general_purpose::STANDARD.encode(&record)),
+                proof: tree.prove("module/asker"),
+            }],
+            finality: None,
+        };
+        let e = verify_view(&genesis, "asker", &Query::new(), &proof, &wasm).unwrap_err();
+        assert!(e.starts_with("the view calls another module"), "{e}");
+    }
 }

@@ -1491,7 +1491,10 @@ async fn a_view_is_proven_final(url: &str, genesis: &std::path::Path, id: &str) 
         .unwrap_or_else(|e| panic!("the script printed {out:?}: {e}"));
     assert_eq!(said["final"], true, "{said}");
     assert_eq!(said["value"]["id"], id, "{said}");
-    assert_eq!(said["balance"]["final"], true, "a balance proven final too: {said}");
+    assert_eq!(
+        said["balance"]["final"], true,
+        "a balance proven final too: {said}"
+    );
     eprintln!("JS light client on the testnet: {said}");
 }
 

@@ -1,6 +1,7 @@
 //! `GET /v1/games/<module>/<id>/transcript` and `gamechain verify --game` against a
 //! `gamechain node` process: a full 9-move tic-tac-toe game (a draw) verifies, also with
-//! `--complete`; an m,n,k game in play, played with session keys, verifies but not with
+//! `--complete`; an m,n,k game in play, played with session keys, verifies (each step's session
+//! record proven before its block; a changed, missing or misplaced one refused) but not with
 //! `--complete`; a transcript file
 //! tampered in each way a lying node could (a receipt's event data, error or fuel; two moves
 //! swapped; a move removed from the middle; another code hash; another wasm; a forged header
@@ -655,6 +656,78 @@ async fn games_verify_and_every_tampering_is_caught() {
     let (code, report) = verify(dir, &url, &mgame, &[]).await;
     assert_eq!(code, 0, "{report}");
     assert_eq!(report["steps"].as_array().unwrap().len(), 6);
+    // Each step's session authorization is proven: its record before the step's block.
+    let steps = t["steps"].as_array().unwrap();
+    assert!(
+        steps.iter().all(|s| s["session"]["proof"].is_object()
+            && s["session"]["value"]
+                .as_str()
+                .unwrap()
+                .contains("\"modules\":[\"mnk\"]")),
+        "{t}"
+    );
+    assert_eq!(report["session_unproven"], json!([]), "{report}");
+    // Each lie about a session is refused, naming the check.
+    let session_lie = |edit: &dyn Fn(&mut Value)| {
+        let mut lie = t.clone();
+        edit(&mut lie["steps"][2]);
+        lie
+    };
+    let lies: [(&dyn Fn(&mut Value), &str); 5] = [
+        // Another record (a larger cap) under the same proof.
+        (
+            &|s| {
+                s["session"]["value"] = json!(s["session"]["value"]
+                    .as_str()
+                    .unwrap()
+                    .replace("1000", "9000"))
+            },
+            "session.proof",
+        ),
+        // No record at all.
+        (
+            &|s| {
+                s.as_object_mut().unwrap().remove("session");
+            },
+            "session",
+        ),
+        // Another block's header (and its proof) for this step.
+        (
+            &|s| s["session"] = t["steps"][0]["session"].clone(),
+            "session.header",
+        ),
+        // The record proven absent is not a proof: a value removed.
+        (
+            &|s| {
+                s["session"].as_object_mut().unwrap().remove("value");
+            },
+            "session.proof",
+        ),
+        // A reason a terminal would act on.
+        (
+            &|s| s["session"] = json!({"unproven": "\u{1b}[2Kfine"}),
+            "session",
+        ),
+    ];
+    for (edit, field) in lies {
+        let d = diverges(dir, &url, &mgame, &session_lie(edit), &[]).await;
+        assert_eq!(
+            (d["index"].as_u64(), d["field"].as_str()),
+            (Some(2), Some(field)),
+            "{d}"
+        );
+    }
+    // A node that cannot prove it says why, and the step is reported, not refused.
+    let withheld =
+        session_lie(&|s| s["session"] = json!({"unproven": "the node did not execute that block"}));
+    let file = dir.join("withheld.json");
+    std::fs::write(&file, withheld.to_string()).unwrap();
+    let (code, report) = verify(dir, &url, &mgame, &["--transcript", file.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{report}");
+    assert_eq!(
+        report["session_unproven"],
+        json!([{"step": 2, "why": "the node did not execute that block"}])
+    );
     let (code, report) = verify(dir, &url, &mgame, &["--complete"]).await;
     assert_eq!(code, 4, "{report}");
     assert_eq!(report["divergence"]["field"], "finished");

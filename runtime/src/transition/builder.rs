@@ -348,27 +348,31 @@ impl<'a> BlockBuilder<'a> {
         (outcome, games)
     }
 
-    /// Records the [`StartWitness`] of `account`'s step in each of `module`'s `games`: proven
-    /// against the parent's root when `clean` (no earlier transaction of the block wrote the
-    /// balance); `moves` whether the step itself changed it.
+    /// Records the [`StartWitness`] of `account`'s step `txid` in each of `module`'s `games`
+    /// (`step` is `(module, account, txid)`): proven against the parent's root when `clean` (no
+    /// earlier transaction of the block wrote the balance); `moves` whether the step itself
+    /// changed it; `session`, for a `session_game`, its record's key and whether it is clean.
     fn witness_start(
         &mut self,
-        module: &str,
-        account: &str,
+        step: (&str, &str, &str),
         games: Vec<String>,
         (clean, moves): (bool, bool),
+        session: Option<(String, bool)>,
     ) {
+        let (module, account, txid) = step;
         if games.is_empty() {
             return;
         }
-        let proven = clean
-            .then(|| {
-                let key = balance_key(account, GOLD);
-                self.state_hash
-                    .prove(&key)
-                    .map(|proof| (self.state.get(&key), proof))
-            })
-            .flatten();
+        let parent = |key: &str| {
+            self.state_hash
+                .prove(key)
+                .map(|proof| (self.state.get(key), proof))
+        };
+        let proven = clean.then(|| parent(&balance_key(account, GOLD))).flatten();
+        let session = session.map(|(key, clean)| SessionWitness {
+            proven: clean.then(|| parent(&key)).flatten(),
+            key,
+        });
         for game in games {
             self.start_witnesses.push(StartWitness {
                 module: module.to_string(),
@@ -377,6 +381,8 @@ impl<'a> BlockBuilder<'a> {
                 height: self.env.height,
                 moves_balance: moves,
                 proven: proven.clone(),
+                txid: txid.to_string(),
+                session: session.clone(),
             });
         }
     }
@@ -515,6 +521,13 @@ impl<'a> BlockBuilder<'a> {
                 .overlay
                 .writes
                 .contains_key(&balance_key(&account, GOLD));
+        // And whether its session record is still the parent's (`SessionWitness`).
+        let session_witness = session.as_ref().filter(|_| witnessed).map(|s| {
+            (
+                s.state_key.clone(),
+                !self.overlay.writes.contains_key(&s.state_key),
+            )
+        });
         let nonce_write = (key.clone(), Some(next.to_string().into_bytes()));
         let before = self.overlay.writes.insert(nonce_write.0, nonce_write.1);
 
@@ -557,7 +570,8 @@ impl<'a> BlockBuilder<'a> {
                 self.deploys = deploys;
                 if let Action::Game { game, .. } | Action::SessionGame { game, .. } = &body.action {
                     let at = (balance_clean, moves_balance);
-                    self.witness_start(game, &account, logged, at);
+                    let step = (game.as_str(), account.as_str(), txid_hex.as_str());
+                    self.witness_start(step, logged, at, session_witness);
                 }
                 outcome
             }

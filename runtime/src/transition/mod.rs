@@ -218,7 +218,7 @@ pub use context::*;
 pub use error::*;
 pub use genesis::*;
 pub use session::{check_session, SessionUse};
-pub use start_witness::StartWitness;
+pub use start_witness::{SessionWitness, StartWitness};
 pub use upgrade::upgrade_refusal;
 
 /// The nonce of `address` in `state`: the number of its transactions included so far, which is

@@ -7,6 +7,9 @@
 //! the player's balance to it before that step (`docs/verify-a-match.md`, "The starting
 //! balances").
 //!
+//! A `session_game` step also records the session record it was admitted under
+//! ([`SessionWitness`]), proven the same way, which a transcript carries per step.
+//!
 //! The parent's root shows what a step found only when no earlier transaction of the block
 //! wrote that balance: then [`StartWitness::proven`] is `None` and the node has nothing to show
 //! for that step (a verifier refuses a transcript whose player's first step is such a step).
@@ -31,5 +34,25 @@ pub struct StartWitness {
     /// `bal/<account>/GOLD` in the parent's state (its stored bytes, `None`: absent) with the
     /// proof of that entry against the parent's root; `None` when an earlier transaction of
     /// the block had written the balance.
+    pub proven: Option<(Option<Vec<u8>>, StateProof)>,
+    /// The step's txid (lowercase hex).
+    pub txid: String,
+    /// For a `session_game` step: the session record it was admitted under
+    /// ([`SessionWitness`]); `None` for a step signed by the account itself.
+    pub session: Option<SessionWitness>,
+}
+
+/// The session record (`session/<account>/<key>`) a `session_game` step was admitted under, as
+/// the parent's state holds it, with its proof against the parent's root: what shows that the
+/// account's main key authorized the step's key for this module, live at the step's block time,
+/// with cap left for what the step moved. A node's record beside [`StartWitness`], per step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionWitness {
+    /// `session/<account>/<key>`.
+    pub key: String,
+    /// The record's stored bytes in the parent's state (`None`: absent) with their proof;
+    /// `None` when an earlier transaction of the block had written the record (another step of
+    /// the same session, or its authorization), so the parent's root does not show what the
+    /// step found.
     pub proven: Option<(Option<Vec<u8>>, StateProof)>,
 }

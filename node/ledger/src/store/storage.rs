@@ -18,6 +18,7 @@
 //! | `state` | `key` TEXT PK, `value` BLOB | the committed state after the head block |
 //! | `code` | `hash` BLOB PK (32 bytes), `wasm` BLOB | module code by SHA-256 |
 //! | `old_headers` | `height` PK, `header` (borsh) | the header of every block below the oldest in `blocks` (a snapshot join's proven chain of headers down to block 0, and pruned blocks' headers): `GET /v1/headers` serves them, so a node that joined from a snapshot or prunes can still prove its blocks descend from genesis |
+//! | `session_steps` | `txid` (PK), `key`, `value` BLOB or NULL, `proof` BLOB (JSON) or NULL | chains that keep game logs: for each logged `session_game` step, the session record (`session/<account>/<key>`) it was admitted under, in the state before its block, with its proof; both NULL when an earlier transaction of the block had written the record ([`SessionWitness`](gamechain_runtime::SessionWitness)). A node's record: a transcript proves each session step's authorization with it |
 //! | `game_starts` | `module`, `game`, `account` (PK), `height`, `moves` (0/1), `value` BLOB or NULL, `proof` BLOB (JSON) or NULL | chains that keep game logs: for each account in each game, its GOLD balance in block `height - 1`'s state (`value`, NULL: absent) with its state proof (JSON), at its first step, replaced once by its first step that moves its GOLD itself (`moves`); both NULL when an earlier transaction of the step's block had written the balance ([`StartWitness`]). A node's record, in no hash: a transcript proves players' starting balances with it |
 //! | `validator_finality` | `height` PK, `digest` BLOB, `certificate` BLOB or NULL | chains with validators only (made by [`Storage::ensure_validator_tables`]): each block's consensus digest and finality certificate |
 //! | `validator_evidence` | `id` PK, `kind` TEXT, `view`, `signer`, `data` BLOB, `received_ms`; unique (`kind`, `view`, `signer`) | chains with validators only (made by [`Storage::ensure_validator_tables`]): proof that a validator signed conflicting votes (`validator/evidence.rs`), at most [`MAX_EVIDENCE_PER_SIGNER`] per validator |
@@ -173,6 +174,10 @@ pub const MIGRATIONS: &[&str] = &[
         module TEXT NOT NULL, game TEXT NOT NULL, account TEXT NOT NULL,
         height INTEGER NOT NULL, moves INTEGER NOT NULL, value BLOB, proof BLOB,
         PRIMARY KEY (module, game, account)) WITHOUT ROWID;",
+    // 5: the session record each logged `session_game` step was admitted under, proven against
+    // the state root before its block (`SessionWitness`), for transcripts.
+    "CREATE TABLE session_steps (
+        txid TEXT PRIMARY KEY, key TEXT NOT NULL, value BLOB, proof BLOB) WITHOUT ROWID;",
 ];
 
 /// One account's recorded starting balance in one game ([`Storage::game_starts`]).
@@ -1581,6 +1586,41 @@ impl Storage {
         Ok(out)
     }
 
+    /// The session record step `txid` (lowercase hex) was admitted under
+    /// ([`SessionWitness`](gamechain_runtime::SessionWitness)): `None` when none is recorded (not
+    /// a logged `session_game` step, or committed before this table); else its key and, when
+    /// the parent's root shows it, its value (`None`: absent) with its proof.
+    #[allow(clippy::type_complexity, reason = "one row's optional parts")]
+    pub fn session_step(
+        &self,
+        txid: &str,
+    ) -> Result<Option<(String, Option<(Option<Vec<u8>>, StateProof)>)>, StorageError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT key, value, proof FROM session_steps WHERE txid = ?1")?;
+        let row = stmt
+            .query_row(params![txid], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<Vec<u8>>>(1)?,
+                    r.get::<_, Option<Vec<u8>>>(2)?,
+                ))
+            })
+            .optional()?;
+        let Some((key, value, proof)) = row else {
+            return Ok(None);
+        };
+        let proven = match proof {
+            None => None,
+            Some(p) => Some((
+                value,
+                serde_json::from_slice::<StateProof>(&p)
+                    .map_err(|e| corrupt(format!("session_steps proof: {e}")))?,
+            )),
+        };
+        Ok(Some((key, proven)))
+    }
+
     /// The whole committed state, in memory (the verifier's start, tests; a node reads its
     /// state through `ledger::state_store::StoredState` instead).
     pub fn load_state(&self) -> Result<MemState, StorageError> {
@@ -1746,6 +1786,21 @@ fn write_starts(tx: &Transaction<'_>, witnesses: &[StartWitness]) -> Result<(), 
             value,
             proof
         ])?;
+        if let Some(session) = &w.session {
+            let (value, proof) = match &session.proven {
+                Some((value, proof)) => (
+                    value.as_deref(),
+                    Some(serde_json::to_vec(proof).map_err(|e| corrupt(e.to_string()))?),
+                ),
+                None => (None, None),
+            };
+            // One row per step (a step naming two games has two witnesses, one session).
+            tx.prepare_cached(
+                "INSERT OR IGNORE INTO session_steps (txid, key, value, proof)
+                 VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![w.txid, session.key, value, proof])?;
+        }
     }
     Ok(())
 }

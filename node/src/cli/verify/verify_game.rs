@@ -158,6 +158,12 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
                 "! the starting balance of {account} is declared by the node, not proven: {why}"
             )?;
         }
+        for (step, why) in &report.session_unproven {
+            writeln!(
+                out,
+                "! step {step}'s session authorization is not proven: {why}"
+            )?;
+        }
     }
     match &report.divergence {
         Some(d) => writeln!(out, "{d}"),

@@ -176,6 +176,7 @@ pub fn build(
                 tx_proof: Vec::new(),
                 receipt_proof: hexes(inclusion_proof(&receipts, at).expect("at < len")),
                 finality: finality.clone(),
+                session: None,
             };
             push_step(&mut steps, &mut bytes, step, &game)?;
             has_calls = true;
@@ -198,6 +199,7 @@ pub fn build(
                 tx_proof: hexes(inclusion_proof(&txids, i as usize).expect("i < len")),
                 receipt_proof: hexes(inclusion_proof(&receipts, leaf).expect("leaf < len")),
                 finality: finality.clone(),
+                session: None,
             };
             push_step(&mut steps, &mut bytes, step, &game)?;
         }
@@ -225,6 +227,7 @@ pub fn build(
     let genesis = chain.genesis();
     let declared = start_balances(&steps);
     let (start, start_balances) = if log.is_some() {
+        super::session::prove_sessions(chain, &mut steps)?;
         proven_starts(chain, &module, &game, &steps, &declared)?
     } else {
         (Vec::new(), declared)

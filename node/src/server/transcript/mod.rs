@@ -18,6 +18,8 @@
 //!   to the log's last step; the answer's `log` lets verifiers check that no step was left out.
 //! - **Starting balances** (a chain with state proofs): `start` proves each player's GOLD
 //!   balance before their first step (`start.rs`), and `start_balances` holds those amounts.
+//! - **Sessions** (a chain with state proofs): each `session_game` step's `session` proves the
+//!   session record it was admitted under against the state before its block (`session.rs`).
 //! - **Bounds**: at most [`MAX_TRANSCRIPT_TXS`] transactions and [`MAX_TRANSCRIPT_BYTES`] of
 //!   steps (`413 too_large` beyond).
 //! - **Cost**: answers are kept (`cache.rs`: up to [`CACHE_BYTES`] in [`CACHE_ENTRIES`]
@@ -48,6 +50,7 @@ pub mod budget;
 pub mod build;
 pub mod cache;
 pub mod sending;
+pub mod session;
 pub mod slots;
 pub mod start;
 pub mod work;

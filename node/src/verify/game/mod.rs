@@ -9,6 +9,7 @@
 //! | `log.rs` | on a chain with state proofs, that the steps are all of the game's (its proven log) |
 //! | `replay.rs` | re-executing the ops with the runtime's executor and comparing receipts |
 //! | `start.rs` | on a chain with state proofs, that the players' starting balances are proven |
+//! | `session.rs` | on a chain with state proofs, that each session step's key was authorized for it (its session record, proven) |
 //! | `report.rs` | [`report::GameReport`], [`report::GameDivergence`] |
 //!
 //! Order of the checks: the transcript against the genesis (hash, chain id, sequencer), the
@@ -23,6 +24,7 @@ pub mod finality;
 pub mod log;
 pub mod replay;
 pub mod report;
+pub mod session;
 pub mod start;
 
 use std::time::Instant;
@@ -50,7 +52,8 @@ pub struct GameCheck<'a> {
 pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) -> GameReport {
     let started = Instant::now();
     let mut steps = Vec::new();
-    let divergence = run(check, transcript, wasm, &mut steps).err();
+    let mut sessions = Vec::new();
+    let divergence = run(check, transcript, wasm, &mut steps, &mut sessions).err();
     GameReport {
         module: transcript.module.clone(),
         game: transcript.game.clone(),
@@ -72,6 +75,10 @@ pub fn verify_game(check: &GameCheck<'_>, transcript: &Transcript, wasm: &[u8]) 
                 .flatten()
                 .map(|s| s.unproven)
                 .unwrap_or_default(),
+            Some(_) => Vec::new(),
+        },
+        session_unproven: match &divergence {
+            None => sessions,
             Some(_) => Vec::new(),
         },
         steps,
@@ -117,6 +124,7 @@ fn run(
     t: &Transcript,
     wasm: &[u8],
     steps: &mut Vec<StepReport>,
+    sessions: &mut Vec<(usize, String)>,
 ) -> Result<(), GameDivergence> {
     let genesis = check.genesis;
     if t.version != TRANSCRIPT_VERSION && t.version != TRANSCRIPT_VERSION_CALLS {
@@ -223,7 +231,15 @@ fn run(
         if let Some(c) = &finality {
             finality::check_final(c, i, step)?;
         }
-        let receipt = replay.run(i, step, &sender, session_key, &checked.op)?;
+        let (receipt, debited) = replay.run(i, step, &sender, session_key, &checked.op)?;
+        // Its session's authorization (`session.rs`), on a chain with state proofs.
+        if genesis.keeps_game_logs() {
+            if let Some(why) =
+                session::check_session_step(&t.module, i, step, &checked.body, debited)?
+            {
+                sessions.push((i, why));
+            }
+        }
         previous = Some(step);
         let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)
             .ok()

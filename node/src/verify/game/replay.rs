@@ -5,8 +5,8 @@
 
 use gamechain_runtime::chain::{genesis_writes, Genesis, GenesisBalance, Receipt};
 use gamechain_runtime::{
-    execute_apply_with, execute_scheduled, runtime_config, Allocation, MemState, Origin, Overlay,
-    Runtime, ScheduledRun, State, WasmModule,
+    execute_apply_metered, execute_scheduled, runtime_config, Allocation, MemState, Origin,
+    Overlay, Runtime, ScheduledRun, State, WasmModule,
 };
 use gamechain_sdk::keys::GOLD;
 use gamechain_sdk::schedule::{self, QueuedCall};
@@ -97,7 +97,9 @@ impl GameReplay {
     /// `session_key`: the key that signed a `session_game` acting for `sender`. The chain
     /// appends to such a successful op's events `session {"account", "key", "session"}`
     /// (`runtime/src/transition/session.rs`); the account and key must be the step's, the
-    /// session's id is taken from the receipt (it is state: the authorization's nonce).
+    /// session's id is taken from the receipt (it is state: the authorization's nonce). Also
+    /// returns the GOLD the op moved for `sender` as the chain counts it against a session's
+    /// cap (`execute_apply_metered`).
     pub fn run(
         &mut self,
         i: usize,
@@ -105,7 +107,7 @@ impl GameReplay {
         sender: &str,
         session_key: Option<&str>,
         op: &[u8],
-    ) -> Result<Receipt, GameDivergence> {
+    ) -> Result<(Receipt, u128), GameDivergence> {
         let header = &step.header.header;
         let env = BlockEnv {
             height: header.height,
@@ -118,7 +120,7 @@ impl GameReplay {
         let at = |field: &str, expected: String, got: String| {
             GameDivergence::at(i, &step.txid, field, expected, got)
         };
-        let out = execute_apply_with(
+        let (out, debited) = execute_apply_metered(
             &self.module,
             &self.state,
             &env,
@@ -153,7 +155,7 @@ impl GameReplay {
         if out.result.is_ok() {
             self.state.apply(out.writes);
         }
-        Ok(got)
+        Ok((got, debited))
     }
 
     /// Runs call step `i` (`call`, due at the step's block): the call taken out of the replay's

@@ -123,6 +123,10 @@ pub struct GameReport {
     /// node's declared one, with the node's reason (it could not prove it: the balance moved
     /// earlier in the block of their first step); every other player's is proven.
     pub start_unproven: Vec<(String, String)>,
+    /// On a chain with state proofs, when verified: the session steps (by index) whose
+    /// authorization the node could not prove, with its reason; every other session step's
+    /// record is proven and allows it.
+    pub session_unproven: Vec<(usize, String)>,
     /// Steps that matched, in order (all of them when there is no divergence).
     pub steps: Vec<StepReport>,
     /// The first divergence.
@@ -155,6 +159,9 @@ impl GameReport {
             "complete_as_of": self.complete_as_of,
             "start_unproven": self.start_unproven.iter()
                 .map(|(account, why)| json!({"account": account, "why": why}))
+                .collect::<Vec<_>>(),
+            "session_unproven": self.session_unproven.iter()
+                .map(|(step, why)| json!({"step": step, "why": why}))
                 .collect::<Vec<_>>(),
             "steps": self.steps,
             "divergence": self.divergence,

@@ -81,10 +81,7 @@ pub fn check_start(
             ));
         };
         if let Some(why) = &entry.unproven {
-            let printable = !why.is_empty()
-                && why.chars().count() <= MAX_UNPROVEN_REASON_CHARS
-                && !why.chars().any(|c| c.is_control() || is_bidi(c));
-            if !printable {
+            if !printable(why) {
                 return Err(GameDivergence::whole(
                     "start",
                     format!(
@@ -135,6 +132,14 @@ pub fn check_start(
 
 /// Whether `c` reorders text (the Unicode bidirectional controls), which a terminal or page
 /// would apply to what follows it.
+/// Whether a node's reason is 1 to [`MAX_UNPROVEN_REASON_CHARS`] characters without control or
+/// bidirectional ones (a terminal or page would act on them).
+pub(super) fn printable(why: &str) -> bool {
+    !why.is_empty()
+        && why.chars().count() <= MAX_UNPROVEN_REASON_CHARS
+        && !why.chars().any(|c| c.is_control() || is_bidi(c))
+}
+
 fn is_bidi(c: char) -> bool {
     matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }

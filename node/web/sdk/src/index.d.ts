@@ -736,6 +736,8 @@ export interface VerifyResult {
   completeAsOf: number | null;
   /** Players whose starting balance is the node's declared one, with its reason (null: not checked, a chain without state proofs; []: every one proven). */
   startUnproven: { account: string; why: string }[] | null;
+  /** The session steps whose authorization the node could not prove, with its reason (null: not checked). */
+  sessionUnproven: { step: number; why: string }[] | null;
 }
 
 /** Checks a transcript against the module's wasm: signatures, inclusion proofs, order, and every op re-executed (no fuel). */
@@ -844,6 +846,8 @@ export function verifyStateEntry(entry: StateEntry, key: string, opts: { signers
 export function getStateProven(chain: Chain, key: string, opts: { signers?: string[]; finality?: ViewFinality | null }): Promise<ProvenState>;
 /** Most reads a view proof carries, the module's record included. */
 export const MAX_VIEW_PROOF_READS: number;
+/** Most bytes of keys and values a view proof's reads may hold (4 MiB). */
+export const MAX_VIEW_PROOF_BYTES: number;
 /** A view's query as the node passes it to `gc_view`: compact JSON, string values, keys in byte order. */
 export function viewQueryJson(query: Record<string, string | number>): string;
 /**

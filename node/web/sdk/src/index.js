@@ -17,5 +17,5 @@ export { verifyBeacon, verifyBeacons, beaconMessage, drawBytes, drawer, BEACON_N
 export { sealMove, checkSealed, openSealed, plaintextOf, SEALED_BYTES, SEAL_PLAINTEXT_BYTES, MAX_SEAL_TAG_BYTES } from './verify/seal.js';
 export { stateProofProblem, MAX_PROOF_DEPTH } from './verify/state_proof.js';
 export { verifyStateEntry, getStateProven } from './verify/state_entry.js';
-export { verifyView, getViewProven, viewQueryJson, MAX_VIEW_PROOF_READS } from './verify/view.js';
+export { verifyView, getViewProven, viewQueryJson, MAX_VIEW_PROOF_READS, MAX_VIEW_PROOF_BYTES } from './verify/view.js';
 export { gameLogProblem, extendGameLog, GAME_LOG_DOMAIN } from './verify/game_log.js';

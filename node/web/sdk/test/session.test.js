@@ -3,11 +3,12 @@
 // (`chain.authorizeSession`), play a whole tic-tac-toe game with `session.send` only, the payout
 // reaches the winner's main account and GOLD is conserved; a module outside the scope and a
 // revoked session (`chain.revokeSession`) are refused with `session_refused` and the fixed text;
-// a kept session (`toJSON` → `chain.session`) still plays; `chain.sessions` lists cap and spent.
+// a kept session (`toJSON` → `chain.session`) still plays; `chain.sessions` lists cap and spent;
+// the game's transcript proves every session step's authorization, and lies about it are refused.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startNode } from '../testkit/node.js';
-import { Chain, ChainError, Key } from '../src/index.js';
+import { Chain, ChainError, Key, verifyTranscript } from '../src/index.js';
 
 let node;
 let chain;
@@ -50,6 +51,32 @@ test('two players play tic-tac-toe with session keys; scope and revocation are e
   assert.equal(gold(escrow), 0n);
   assert.equal(gold(a) + gold(b) + gold(escrow), 200000n, 'GOLD conserved');
   assert.equal(gold(await chain.account(sa.address)), 0n, 'the session key holds nothing');
+
+  // The game's transcript proves each session step's authorization (verify/session.js): its
+  // record before its block, against that block's root; every lie about it is refused.
+  const t = await chain.transcript('tictactoe', id);
+  const wasm = await chain.code(t.code_hash);
+  const genesis = await chain.genesis();
+  const opts = { sequencer: genesis.sequencer, chainId: genesis.chain_id, beaconKey: genesis.beacon?.public_key ?? null, module: 'tictactoe', game: id, stateCommitment: 'sparse_merkle' };
+  const good = await verifyTranscript(t, wasm, opts);
+  assert.equal(good.divergence, null, JSON.stringify(good.divergence));
+  assert.deepEqual(good.sessionUnproven, []);
+  assert.ok(t.steps.every((st) => st.session?.proof && JSON.parse(st.session.value).modules[0] === 'tictactoe'));
+  const lie = async (edit) => {
+    const bad = structuredClone(t);
+    edit(bad.steps[2]);
+    const r = await verifyTranscript(bad, wasm, opts);
+    return [r.divergence?.index, r.divergence?.field];
+  };
+  assert.deepEqual(await lie((st) => { st.session.value = st.session.value.replace('"cap":"100"', '"cap":"900"'); }), [2, 'session.proof']);
+  assert.deepEqual(await lie((st) => { delete st.session; }), [2, 'session']);
+  assert.deepEqual(await lie((st) => { st.session = t.steps[0].session; }), [2, 'session.header']);
+  assert.deepEqual(await lie((st) => { st.session = { unproven: '\u001b[2Kfine' }; }), [2, 'session']);
+  const withheld = structuredClone(t);
+  withheld.steps[2].session = { unproven: 'the node did not execute that block' };
+  const reported = await verifyTranscript(withheld, wasm, opts);
+  assert.equal(reported.ok, true, JSON.stringify(reported.divergence));
+  assert.deepEqual(reported.sessionUnproven, [{ step: 2, why: 'the node did not execute that block' }]);
 
   const list = await chain.sessions(alice.address);
   assert.deepEqual(list.sessions.map((s) => [s.key, s.id, s.cap, s.spent, s.active]), [[sa.address, 1, '100', '100', true]]);

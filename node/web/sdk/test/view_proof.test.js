@@ -130,6 +130,65 @@ function writingView() {
   ]);
 }
 
+/**
+ * A view module: `gc_view` outputs `out` (bytes, from a data segment) and answers 0 ('output'),
+ * calls the `verify_signed` import this verifier does not implement ('unsupported'), or runs
+ * `unreachable` ('trap').
+ */
+function viewModule(mode, out = new Uint8Array(0)) {
+  const str = (s) => [...uleb(s.length), ...new TextEncoder().encode(s)];
+  const section = (n, body) => [n, ...uleb(body.length), ...body];
+  const vec = (items) => [...uleb(items.length), ...items.flat()];
+  const body = (instrs) => { const b = [0x00, ...instrs, 0x0b]; return [...uleb(b.length), ...b]; };
+  const i32 = (n) => [0x41, ...uleb(n)]; // small non-negative constants only
+  const view = {
+    output: [...i32(0), ...i32(out.length), 0x10, 0x00, ...i32(0)],
+    unsupported: [...i32(0), ...i32(0), 0x10, 0x01, ...i32(0)],
+    trap: [0x00],
+  }[mode];
+  return new Uint8Array([
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, vec([[0x60, 2, 0x7f, 0x7f, 0], [0x60, 1, 0x7f, 1, 0x7f], [0x60, 2, 0x7f, 0x7f, 1, 0x7f]])),
+    ...section(2, vec([[...str('env'), ...str('output'), 0x00, 0x00], [...str('env'), ...str('verify_signed'), 0x00, 0x00]])),
+    ...section(3, vec([[0x01], [0x02]])),
+    ...section(5, vec([[0x00, 0x01]])),
+    ...section(7, vec([[...str('memory'), 0x02, 0x00], [...str('gc_alloc'), 0x00, 0x02], [...str('gc_view'), 0x00, 0x03]])),
+    ...section(10, vec([body(i32(1024)), body(view)])),
+    ...section(11, vec([[0x00, ...i32(0), 0x0b, ...uleb(out.length), ...out]])),
+  ]);
+}
+
+test('the strict view replay refuses what it cannot compare with the chain, and reads answers as the chain does', async () => {
+  const step = { type: 'view', query: '{}', height: 0, timeMs: 0, sequencer: '', checkpoint: { hash: '', height: 0 } };
+  const run = async (mode, text, strict = true) => {
+    const bytes = typeof text === 'string' ? new TextEncoder().encode(text) : text;
+    const m = await WebAssembly.compile(viewModule(mode, bytes));
+    return replayGame(m, { moduleId: 'v', state: [], strict, steps: [step] });
+  };
+  const [fine] = await run('output', '{"a":[1,"b",null]}');
+  assert.deepEqual([fine.ok, JSON.parse(fine.value)], [true, { a: [1, 'b', null] }]);
+  const [nul] = await run('output', 'null');
+  assert.deepEqual([nul.ok, nul.value], [true, 'null']);
+  // What serde_json refuses is the chain's `malformed module output`, here too.
+  const malformed = ['\ufeff{"bom":1}', '{"x":1e400}', '{"x":"\\ud800"}', '{"\\udc00":1}'];
+  for (const text of malformed) {
+    const [r] = await run('output', text);
+    assert.deepEqual([r.ok, r.error], [false, 'internal: malformed module output'], text);
+  }
+  const [bytes] = await run('output', Uint8Array.of(0x7b, 0xff, 0x7d));
+  assert.deepEqual([bytes.ok, bytes.error], [false, 'internal: malformed module output']);
+  // What it cannot compare exactly ends the check.
+  await assert.rejects(run('output', '{"n":9007199254740993}'), /integer beyond 2\^53/);
+  await assert.rejects(run('output', `${'['.repeat(127)}${']'.repeat(127)}`), /nested 127 levels/);
+  const [deep] = await run('output', `${'['.repeat(126)}${']'.repeat(126)}`);
+  assert.equal(deep.ok, true);
+  await assert.rejects(run('unsupported'), /calls verify_signed, which the JS verifier does not implement/);
+  await assert.rejects(run('trap'), /traps in this engine/);
+  // Outside a proven view (a transcript's replay) the same module's failures are its errors.
+  const [loose] = await run('unsupported', '', false);
+  assert.deepEqual([loose.ok, loose.error], [false, 'internal: verify_signed is not supported by the JS verifier']);
+});
+
 test('the strict view replay: unproven reads and scans refused, writes read-only', async () => {
   const answer = await chain.viewProof('tictactoe', { id });
   const module = await WebAssembly.compile(await chain.code(answer.code_hash));

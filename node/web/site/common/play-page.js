@@ -134,8 +134,8 @@ export function provenBalance({ chain, getStateProven, genesis, status, address 
  */
 function trust(genesis, status) {
   if (!genesis.validators) return { signers: [genesis.sequencer] };
-  if (typeof status?.genesis_hash !== 'string') return { signers: genesis.validators.set.map((v) => v.address) };
-  return { finality: { validators: genesis.validators, chainId: genesis.chain_id, genesisHash: status.genesis_hash } };
+  // Never one validator's signature alone: without the hash the check refuses (✗ not proven).
+  return { finality: { validators: genesis.validators, chainId: genesis.chain_id, genesisHash: status?.genesis_hash } };
 }
 
 /** "✓ proven at block N", or "✓ proven final at block N" when a quorum's certificate checked. */

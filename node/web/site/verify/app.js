@@ -231,7 +231,12 @@ async function check(transcript, bytes, source) {
       + (r.completeAsOf !== null && r.completeAsOf !== undefined ? ` Complete: proven — the chain's own log of the game at block ${r.completeAsOf} holds exactly these ${r.steps.length} steps (a state proof against that block's signed state root).` : '')
       + (Array.isArray(r.startUnproven) ? (r.startUnproven.length === 0
         ? ' Starting balances: proven — each player\'s GOLD against the state root of the block before its step.'
-        : ` Starting balances: ${r.startUnproven.map((u) => `${u.account.slice(0, 10)}…'s is declared by the node, not proven (${u.why})`).join('; ')}.`) : '');
+        : ` Starting balances: ${r.startUnproven.map((u) => `${u.account.slice(0, 10)}…'s is declared by the node, not proven (${u.why})`).join('; ')}.`) : '')
+      + (Array.isArray(r.sessionUnproven) && r.steps.some((s) => s.op !== null && transcript.steps[s.index]?.body?.includes('"type":"session_game"'))
+        ? (r.sessionUnproven.length === 0
+          ? ' Session keys: every step a session key signed is proven authorized by its account (its session record, against the state root of the block before it).'
+          : ` Session keys: ${r.sessionUnproven.map((u) => `step ${u.step}'s authorization is not proven (${u.why})`).join('; ')}.`)
+        : '');
     $('status').textContent = r.ok
       ? `✓ Verified: ${r.steps.length === 1 ? 'its 1 step matches' : `all ${r.steps.length} steps match`} (${r.finished ? 'finished' : 'not shown to have finished'}; code ${r.codeOrigin === 'genesis' ? 'of the genesis' : r.codeOrigin === 'module record' ? 'proven by its module record' : 'named by the node'}).${beacons}`
       : `✗ Diverged after ${r.steps.length} matching steps.`;

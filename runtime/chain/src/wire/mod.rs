@@ -37,6 +37,4 @@ pub use evidence::{Evidence, EvidencePage, EVIDENCE_KINDS};
 pub use node::{Account, ErrorAnswer, ErrorBody, ModuleInfo, ModuleList, Status};
 pub use state::StateEntry;
 pub use tx::{TxRecord, TxStatus, TxidAnswer};
-pub use view::{
-    ProvenRead, ProvenReads, ViewProof, MAX_VIEW_PROOF_READS, MAX_VIEW_PROOF_VALUE_BYTES,
-};
+pub use view::{ProvenRead, ProvenReads, ViewProof, MAX_VIEW_PROOF_BYTES, MAX_VIEW_PROOF_READS};

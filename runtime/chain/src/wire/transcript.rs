@@ -224,6 +224,34 @@ pub struct Step {
     /// [`MAX_FINALITY_LINKS`] blocks of it: then a verifier refuses the step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finality: Option<StepFinality>,
+    /// A `session_game` step on a chain with state proofs: the session record it was admitted
+    /// under, proven against the state before its block ([`ProvenSession`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<ProvenSession>,
+}
+
+/// A `session_game` step's authorization (`"session"` of a step): the record
+/// `session/<account>/<key>` (the step's account, its signing key) in the state of the block
+/// before the step's, `{"header": {…}, "value": "<the record's JSON text>" | null, "proof":
+/// {…}}`, `header` being that block's (unsigned: it must hash to the step header's
+/// `prev_hash`), `proof` the entry's state proof against its `state_root`; or, where the node
+/// has no proof to give, `{"unproven": "<why>"}` (the record was written earlier in the step's
+/// block, or the node did not execute that block).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProvenSession {
+    /// The header of the block before the step's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<Header>,
+    /// The stored record's text; `None`: no record.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The proof of the record holding `value` (or being absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<StateProof>,
+    /// Why the node cannot prove it (then `header`, `value` and `proof` are absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unproven: Option<String>,
 }
 
 /// Most descendants a [`StepFinality`] chains through to a certificate: a block further than

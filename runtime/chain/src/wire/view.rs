@@ -12,7 +12,8 @@
 //! "code_hash": "<64 hex>", "reads": [{"key", "value": "<base64>" | null, "proof": {…}}, …],
 //! "finality": {…}}` (`finality` on a chain with validators: a transcript step's record).
 //! `reads` holds each key the view read once, sorted by key (byte order), and the module's
-//! record `module/<module>`, which names the code: at most [`MAX_VIEW_PROOF_READS`] entries.
+//! record `module/<module>`, which names the code: at most [`MAX_VIEW_PROOF_READS`] entries and
+//! [`MAX_VIEW_PROOF_BYTES`] of keys and values.
 //! A view that scans a range cannot be proven (the tree's paths are key hashes, so no proof
 //! shows a range complete): the node refuses it with `409 no_proofs`.
 
@@ -30,8 +31,9 @@ use crate::wire::transcript::StepFinality;
 /// keys is refused with `409 no_proofs`.
 pub const MAX_VIEW_PROOF_READS: usize = 256;
 
-/// Most bytes of values a view proof carries (the sum over its reads): over it, `409 no_proofs`.
-pub const MAX_VIEW_PROOF_VALUE_BYTES: usize = 4 << 20;
+/// Most bytes of keys and values a view proof carries (the sum over its reads): over it,
+/// `409 no_proofs`.
+pub const MAX_VIEW_PROOF_BYTES: usize = 4 << 20;
 
 /// One state entry a view read, with its proof against the answer's state root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,8 +61,12 @@ pub struct ViewProof {
     pub signature: String,
     /// The chain's state commitment (`sparse_merkle`: chains without proofs answer `409`).
     pub commitment: StateCommitment,
-    /// The view's JSON value; absent when the view answered an error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The view's JSON value (`null` included); absent when the view answered an error.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub value: Option<Value>,
     /// The view's error as its display text (`not found: game 7`); absent when it answered a
     /// value.
@@ -74,6 +80,16 @@ pub struct ViewProof {
     /// absent on a single sequencer's chain, or while no certificate close enough is held.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finality: Option<StepFinality>,
+}
+
+/// A key as an error names it: at most 200 characters.
+fn short(key: &str) -> String {
+    key.chars().take(200).collect()
+}
+
+/// A field that is present: `Some`, even when it is JSON `null` (absent is the `default`).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 /// What [`ViewProof::check`] proved: the block, the code and the state the view may read.
@@ -143,11 +159,12 @@ impl ViewProof {
         }
         let mut reads = BTreeMap::new();
         let mut previous: Option<&str> = None;
+        let mut bytes = 0usize;
         for read in &self.reads {
             if previous.is_some_and(|p| p >= read.key.as_str()) {
                 return Err(format!(
                     "the reads are not sorted by key without repeats (at `{}`)",
-                    read.key
+                    short(&read.key)
                 ));
             }
             previous = Some(&read.key);
@@ -157,12 +174,22 @@ impl ViewProof {
                 .map(|v| {
                     base64::engine::general_purpose::STANDARD
                         .decode(v)
-                        .map_err(|_| format!("`{}`: the value is not standard base64", read.key))
+                        .map_err(|_| {
+                            format!("`{}`: the value is not standard base64", short(&read.key))
+                        })
                 })
                 .transpose()?;
+            bytes = bytes
+                .saturating_add(read.key.len())
+                .saturating_add(value.as_ref().map_or(0, Vec::len));
+            if bytes > MAX_VIEW_PROOF_BYTES {
+                return Err(format!(
+                    "the reads hold over {MAX_VIEW_PROOF_BYTES} bytes of keys and values"
+                ));
+            }
             read.proof
                 .verify(&self.header.state_root, &read.key, value.as_deref())
-                .map_err(|e| format!("`{}`: {e}", read.key))?;
+                .map_err(|e| format!("`{}`: {e}", short(&read.key)))?;
             reads.insert(read.key.clone(), value);
         }
         let record_key = format!("module/{module}");
@@ -292,6 +319,29 @@ mod tests {
         assert_eq!(
             proof.check("t", &BTreeMap::new()).unwrap_err(),
             "the answer is for another query"
+        );
+        // A view may answer `null`: present, so a value, not an error.
+        let (mut null, query) = answer();
+        null.value = Some(Value::Null);
+        let back: ViewProof = serde_json::from_str(&serde_json::to_string(&null).unwrap()).unwrap();
+        assert_eq!(back.value, Some(Value::Null));
+        back.check("t", &query).unwrap();
+        // Keys count toward the bytes a proof may carry.
+        let e = refused(|p| {
+            let long = "k".repeat(MAX_VIEW_PROOF_BYTES + 1);
+            p.reads.insert(
+                0,
+                ProvenRead {
+                    key: long,
+                    value: None,
+                    proof: p.reads[0].proof.clone(),
+                },
+            )
+        });
+        assert!(
+            e.contains("bytes of keys and values"),
+            "{}",
+            &e[..e.len().min(200)]
         );
     }
 }

@@ -728,3 +728,46 @@ fn an_account_holds_at_most_eight_live_sessions_and_expired_ones_make_room() {
         .unwrap()
         .starts_with("invalid: `module:tictactoe` is not an address of this chain"));
 }
+
+#[test]
+fn a_session_step_witnesses_its_record_against_the_parent_root() {
+    let mut c = funded_with_sessions(1_000);
+    let parent_root = c.head.state_root;
+    let record_key = session_key(&ALICE.address(), &SA.address());
+    let before = c.state.get(&record_key).expect("the session record");
+    let create = session(&SA, &ALICE, 1, 2, json!({"kind": "create", "stake": "100"}));
+    let out = c.block(vec![create.clone()]);
+    assert!(out.receipts[0].ok, "{:?}", out.receipts[0].error);
+    let w = &out.start_witnesses[0];
+    assert_eq!(w.txid, create.txid());
+    let s = w
+        .session
+        .as_ref()
+        .expect("a session step witnesses its session");
+    assert_eq!(s.key, record_key);
+    let (value, proof) = s
+        .proven
+        .as_ref()
+        .expect("nothing earlier in the block wrote it");
+    assert_eq!(value.as_deref(), Some(before.as_slice()));
+    proof
+        .verify(&parent_root, &record_key, value.as_deref())
+        .unwrap();
+    // A second step of the same session in one block: the first wrote the record (its spent),
+    // so the parent's root does not show what the second found.
+    let id = create.txid()[..16].to_string();
+    let out = c.block(vec![
+        session(&SA, &ALICE, 1, 3, json!({"kind": "create", "stake": "50"})),
+        tx(&BOB, 2, ttt(json!({"kind": "join", "id": id}))),
+        session(&SA, &ALICE, 1, 4, json!({"kind": "create"})),
+    ]);
+    assert!(out.receipts.iter().all(|r| r.ok), "{:?}", out.receipts);
+    let sessions: Vec<_> = out
+        .start_witnesses
+        .iter()
+        .map(|w| w.session.as_ref())
+        .collect();
+    assert!(sessions[0].is_some_and(|s| s.proven.is_some()));
+    assert!(sessions[1].is_none(), "Bob signed his own step");
+    assert!(sessions[2].is_some_and(|s| s.proven.is_none()));
+}

@@ -633,7 +633,8 @@ fn a_base_on_a_validator_chain_keeps_its_parents_digest_to_serve_the_snapshot_on
 }
 
 #[test]
-fn a_games_start_is_its_first_step_replaced_once_by_its_first_that_moves_gold() {
+fn a_games_start_is_its_first_step_replaced_once_by_its_first_that_moves_gold_and_each_session_step_keeps_its_record(
+) {
     use gamechain_runtime::StartWitness;
     let dir = tempfile::tempdir().unwrap();
     let mut s = Storage::open(&dir.path().join("chain.sqlite")).unwrap();
@@ -649,6 +650,8 @@ fn a_games_start_is_its_first_step_replaced_once_by_its_first_that_moves_gold() 
         height,
         moves_balance: moves,
         proven: proven.then(|| (Some(b"7".to_vec()), proof.clone())),
+        txid: format!("{height:064x}"),
+        session: None,
     };
     let mut prev = g.header.header.hash();
     let mut commit = |s: &mut Storage, height: u64, witnesses: &[StartWitness]| {
@@ -672,4 +675,34 @@ fn a_games_start_is_its_first_step_replaced_once_by_its_first_that_moves_gold() 
     commit(&mut s, 4, &[w(4, true, true)]);
     assert_eq!(at(&s), (3, false));
     assert!(s.game_starts("m", "other").unwrap().is_empty());
+
+    // A session step's record, one per step (a step naming two games witnesses it twice).
+    let session = |proven: bool| {
+        Some(gamechain_runtime::SessionWitness {
+            key: "session/a/k".into(),
+            proven: proven.then(|| (None, proof.clone())),
+        })
+    };
+    let mut step = w(5, false, true);
+    step.session = session(true);
+    let mut other_game = step.clone();
+    other_game.game = "g2".into();
+    let mut unproven = w(6, false, true);
+    unproven.session = session(false);
+    commit(&mut s, 5, &[step, other_game]);
+    commit(&mut s, 6, &[unproven]);
+    let txid = |h: u64| format!("{h:064x}");
+    assert_eq!(
+        s.session_step(&txid(5)).unwrap(),
+        Some(("session/a/k".to_string(), Some((None, proof.clone()))))
+    );
+    assert_eq!(
+        s.session_step(&txid(6)).unwrap(),
+        Some(("session/a/k".to_string(), None))
+    );
+    assert_eq!(
+        s.session_step(&txid(4)).unwrap(),
+        None,
+        "not a session step"
+    );
 }

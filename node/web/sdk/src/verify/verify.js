@@ -46,6 +46,7 @@ import { checkSealed, openSealed, SEAL_MODULE_URL } from './seal.js';
 import { checkStepFinality, finalityNamespace, finalityParticipants, MAX_FINALITY_LINKS } from './finality.js';
 import { gameLogProblem } from './game_log.js';
 import { checkStart } from './start.js';
+import { checkSession } from './session.js';
 
 /** Largest module accepted: the chain's largest (runtime/vm MAX_MODULE_BYTES). */
 export const MAX_VERIFY_MODULE_BYTES = MAX_RULES_BYTES;
@@ -345,13 +346,15 @@ function after(a, b) {
  *   txid: string|null, call: number|null, field: string, expected: string, got: string},
  *   module: string|null, game: string|null, finished: boolean, beaconKey: string|null,
  *   beaconsVerified: number, finalityVerified: number|null, completeAsOf: number|null,
- *   startUnproven: {account: string, why: string}[]|null, codeOrigin: 'genesis'|'module record'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
+ *   startUnproven: {account: string, why: string}[]|null, sessionUnproven: {step: number, why: string}[]|null, codeOrigin: 'genesis'|'module record'|'named by the node', elapsedMs: number, isolated: boolean|null}>}
  *   `finished`: the verified last step finished the game (never the node's word alone);
  *   `finalityVerified`: steps whose block's finality certificate verified (null: no validator
  *   set given); `completeAsOf`: the block at which the game's proven log holds exactly the
  *   steps shown (null: no log checked), so every step up to it is shown; `startUnproven`: the
  *   players whose starting balance is the node's declared one, with its reason (null: the
- *   starting balances were not checked, a chain without state proofs; [] every one proven)
+ *   starting balances were not checked, a chain without state proofs; [] every one proven);
+ *   `sessionUnproven`: the session steps whose authorization the node could not prove, with
+ *   its reason (null when not checked; [] every session step's record proven: session.js)
  */
 export async function verifyTranscript(transcript, wasmBytes, opts) {
   opts = opts ?? {};
@@ -363,6 +366,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
   let finalityVerified = null;
   let completeAsOf = null;
   let startUnproven = null;
+  let sessionUnproven = null;
   const beaconChecks = new Map(); // `${height} ${beacon}` → verified
   const codeOrigin = () => {
     if (Array.isArray(opts.genesisModules) && opts.genesisModules.some((m) => m && m.id === transcript?.module && m.code_hash === transcript?.code_hash)) return 'genesis';
@@ -380,6 +384,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     finalityVerified,
     completeAsOf: divergence === null ? completeAsOf : null,
     startUnproven: divergence === null ? startUnproven : null,
+    sessionUnproven: divergence === null ? sessionUnproven : null,
     codeOrigin: codeOrigin(),
     elapsedMs: Math.round((globalThis.performance ?? Date).now() - started),
     isolated,
@@ -552,7 +557,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
         checked.push({ type: 'call', id: s.call.id, ...where });
       } else {
         const sender = a.type === 'session_game' ? a.account : body.from;
-        checked.push({ type: 'tx', txid: s.txid, ...where, sender, op, sessionKey: a.type === 'session_game' ? body.from : null });
+        checked.push({ type: 'tx', txid: s.txid, ...where, sender, op, sessionKey: a.type === 'session_game' ? body.from : null, body });
       }
     } catch (e) {
       fail(at('transcript', 'a well-formed step', (e && e.message) || e));
@@ -574,6 +579,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
       c.setState = [...(c.setState ?? []), [`bal/${account}/GOLD`, amount === 0n ? null : utf8.encode(amount.toString())]];
     }
     startUnproven = r.unproven;
+    sessionUnproven = [];
   }
   // Re-execution of the steps that passed, from the starting balances.
   const state = [];
@@ -591,7 +597,7 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     }
     // The chain's beacon key: the one the headers' beacons verified under, and the one a sealed
     // move's proof must be made under (verify_host.js `seal`).
-    const input = { moduleId: t.module, state, steps: checked.map(({ sessionKey, ...rest }) => rest), fuelApply, beaconKey };
+    const input = { moduleId: t.module, state, steps: checked.map(({ sessionKey, body, ...rest }) => rest), fuelApply, beaconKey };
     let r = opts.worker === 'never' ? null : await inWorker(module, input, opts.timeoutMs ?? VERIFY_TIMEOUT_MS);
     if (r === null) {
       if (opts.worker === 'always') return whole('execution', 'a Worker to run the module in', 'none could start');
@@ -632,6 +638,12 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     }
     const gotEvents = canonicalJson(gotList);
     if (wantEvents !== gotEvents) return at('events', wantEvents, gotEvents);
+    // Its session's authorization (session.js), where the starting balances are proven too.
+    if (key !== null && sessionUnproven !== null) {
+      const r = checkSession(s, c.body, t.module, BigInt(got.debited ?? '0'), headerHash);
+      if (r.problem) return at(r.problem.field, r.problem.expected, r.problem.got);
+      if (r.unproven !== undefined) sessionUnproven.push({ step: i, why: r.unproven });
+    }
     const beacon = c.beacon;
     const beaconVerified = beacon !== null && beaconChecks.get(`${c.height} ${beacon}`) === true;
     if (isCall) {

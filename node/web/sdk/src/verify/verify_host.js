@@ -60,8 +60,10 @@
 /**
  * Runs `input.steps` in order over `input.state` (raw key → bytes, as the chain's state) and
  * returns one result per step: `{ok, error, events: [{kind, data}]}` (`error`: the receipt's
- * display text; `data`: the event's JSON text as the module emitted it; a view step's result
- * also has `value`, the view's JSON text, when `ok`), or, for a call step
+ * display text; `data`: the event's JSON text as the module emitted it; a successful step's
+ * result also has `debited`, the GOLD base units it moved for its sender as the chain counts
+ * them against a session's cap, as decimal text; a view step's has `value`, the view's JSON
+ * text, when `ok`), or, for a call step
  * whose call is not in the replay's queue (or not due), `{missing: {expected, got}}` and nothing
  * after it.
  * @param {WebAssembly.Module} module
@@ -225,6 +227,26 @@ export async function replayGame(module, input, seal = null) {
   /** Strict (`input.strict`): a read of state the caller did not give; it ends the replay too. */
   class Unproven extends Unsupported {}
   const READ_ONLY = 'internal: state is read-only in a view';
+  const VIEW_TEXT = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+  const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+  /**
+   * Whether a parsed view answer is one the chain's parser (serde_json) takes: no lone surrogate
+   * in a string or key, every number finite. Where this verifier could not tell the two apart
+   * (127 levels of nesting or more, near serde_json's limit of 128; an integer beyond 2^53,
+   * which JavaScript rounds) the check ends instead (strict) — a value it cannot compare exactly.
+   */
+  const viewValueLike = (v, depth = 0) => {
+    if (typeof v === 'string') return !LONE_SURROGATE.test(v);
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return false;
+      if (known !== null && Number.isInteger(v) && !Number.isSafeInteger(v)) throw new Unproven('the view answers an integer beyond 2^53, which this verifier cannot compare exactly');
+      return true;
+    }
+    if (v === null || typeof v !== 'object') return true;
+    if (known !== null && depth + 1 >= 127) throw new Unproven('the view answers JSON nested 127 levels or more, which this verifier cannot compare with the chain\'s parser');
+    if (Array.isArray(v)) return v.every((x) => viewValueLike(x, depth + 1));
+    return Object.entries(v).every(([k, x]) => !LONE_SURROGATE.test(k) && viewValueLike(x, depth + 1));
+  };
   /** The imports that write state or emit: in a view each traps read-only. */
   const WRITES = new Set(['put', 'delete', 'escrow_in', 'escrow_out', 'mint', 'burn', 'create_token', 'emit', 'schedule', 'schedule_sealed', 'seal', 'cancel_scheduled']);
   const VIEW_CONTEXT = { height: 0, timeMs: 0, sequencer: '', sender: '', txid: '', checkpoint: { hash: '', height: 0 } };
@@ -320,8 +342,17 @@ export async function replayGame(module, input, seal = null) {
       const v = writes.get(`bal/${acct}/${token}`);
       return v ? BigInt(dec.decode(v)) : 0n;
     };
+    // GOLD the op moves for its sender, as the chain counts it against a session's cap
+    // (runtime/src/execute.rs `Metered`): decreases of the sender's balance and increases of any
+    // other account's but the module's escrow.
+    let moved = 0n;
     const setBalance = (acct, token, amount) => {
       const key = `bal/${acct}/${token}`;
+      if (token === 'GOLD') {
+        const old = balanceOf(acct, token);
+        if (acct === step.sender) moved += old > amount ? old - amount : 0n;
+        else if (acct !== escrow) moved += amount > old ? amount - old : 0n;
+      }
       if (amount === 0n) writes.delete(key); else writes.set(key, enc.encode(amount.toString()));
     };
     const amountOf = (lo, hi) => (BigInt.asUintN(64, BigInt(hi)) << 64n) | BigInt.asUintN(64, BigInt(lo));
@@ -371,7 +402,12 @@ export async function replayGame(module, input, seal = null) {
       scheduledCount += 1;
       return id;
     };
-    const unsupported = (name) => () => { throw new Trap(`internal: ${name} is not supported by the JS verifier`); };
+    // Strict (a proven view): what this verifier cannot run ends the check instead of becoming
+    // an error answer the chain would not give.
+    const unsupported = (name) => () => {
+      if (known !== null) throw new Unproven(`the view calls ${name}, which the JS verifier does not implement: its answer cannot be checked here`);
+      throw new Trap(`internal: ${name} is not supported by the JS verifier`);
+    };
     const host = {
       height: () => BigInt(step.height),
       block_time_ms: () => BigInt(step.timeMs),
@@ -501,7 +537,13 @@ export async function replayGame(module, input, seal = null) {
       },
       output: (p, l) => {
         if ((l >>> 0) > MAX_OUTPUT_BYTES) throw new Trap(`internal: output over ${MAX_OUTPUT_BYTES} bytes`);
-        output = text(p, l);
+        if (isView) {
+          // As the chain reads a view's answer (serde_json of the bytes): a byte-order mark is
+          // kept (and then not JSON), bytes that are not UTF-8 are no answer.
+          try { output = VIEW_TEXT.decode(bytesAt(p, l)); } catch (e) { if (e instanceof Trap) throw e; output = null; }
+        } else {
+          output = text(p, l);
+        }
       },
       abort: () => { throw new Trap('internal: module panicked'); },
       log: () => {},
@@ -549,14 +591,17 @@ export async function replayGame(module, input, seal = null) {
         r = instance.exports.gc_apply(sp, sender.length, opp, op.length);
       }
       if (isView && r === 0) {
-        let parsed = false;
-        try { parsed = output !== null && (JSON.parse(output), true); } catch { parsed = false; }
-        result = parsed ? { ok: true, error: null, events: [], value: output } : { ok: false, error: 'internal: malformed module output', events: [] };
-      } else if (r === 0) result = { ok: true, error: null, events };
+        let parsed;
+        try { parsed = output !== null ? { v: JSON.parse(output) } : null; } catch { parsed = null; }
+        result = parsed !== null && viewValueLike(parsed.v) ? { ok: true, error: null, events: [], value: output } : { ok: false, error: 'internal: malformed module output', events: [] };
+      } else if (r === 0) result = { ok: true, error: null, events, debited: moved.toString() };
       else if (r === 1 && output !== null && display(output) !== null) result = { ok: false, error: display(output), events: [] };
       else result = { ok: false, error: 'internal: malformed module output', events: [] };
     } catch (e) {
       if (e instanceof Unsupported) throw e;
+      // The engine's own traps (a division by zero, the stack) have the chain's texts only
+      // approximately: a proven view's error cannot be compared with them.
+      if (isView && known !== null && !(e instanceof Trap)) throw new Unproven(`the view traps in this engine (${(e && e.message) || e}): the chain's text for that trap cannot be reproduced here`);
       const why = e instanceof Trap ? e.message : `internal: trap: ${(e && e.message) || e}`;
       result = { ok: false, error: why, events: [] };
     }

@@ -17,6 +17,8 @@ import { checkFinal, finalitySet } from './state_entry.js';
 
 /** Most reads an answer may carry, the module's record included (wire/view.rs MAX_VIEW_PROOF_READS). */
 export const MAX_VIEW_PROOF_READS = 256;
+/** Most bytes of keys and values an answer's reads may hold (wire/view.rs MAX_VIEW_PROOF_BYTES). */
+export const MAX_VIEW_PROOF_BYTES = 4 << 20;
 
 const utf8 = new TextEncoder();
 const text = new TextDecoder('utf-8', { fatal: true });
@@ -115,6 +117,7 @@ export async function verifyView(answer, opts = {}) {
   if (h === null || typeof h !== 'object') throw new Error('the answer carries no header');
   const state = [];
   let previous = null;
+  let bytes = 0;
   for (const read of answer.reads) {
     if (read === null || typeof read !== 'object' || typeof read.key !== 'string') throw new Error('a read without a key');
     if (previous !== null && byteOrder(previous, read.key) >= 0) throw new Error(`the reads are not sorted by key without repeats (at \`${read.key}\`)`);
@@ -124,6 +127,8 @@ export async function verifyView(answer, opts = {}) {
       if (typeof read.value !== 'string') throw new Error(`\`${read.key}\`: the value is not standard base64`);
       try { value = base64.decode(read.value); } catch { throw new Error(`\`${read.key}\`: the value is not standard base64`); }
     }
+    bytes += utf8.encode(read.key).length + (value === null ? 0 : value.length);
+    if (bytes > MAX_VIEW_PROOF_BYTES) throw new Error(`the reads hold over ${MAX_VIEW_PROOF_BYTES} bytes of keys and values`);
     if (read.proof == null) throw new Error(`\`${read.key}\`: no proof`);
     const problem = stateProofProblem(h.state_root, read.key, value, read.proof);
     if (problem !== null) throw new Error(`\`${read.key}\`: ${problem}`);
