@@ -351,13 +351,15 @@ impl<'a> BlockBuilder<'a> {
     /// Records the [`StartWitness`] of `account`'s step `txid` in each of `module`'s `games`
     /// (`step` is `(module, account, txid)`): proven against the parent's root when `clean` (no
     /// earlier transaction of the block wrote the balance); `moves` whether the step itself
-    /// changed it; `session`, for a `session_game`, its record's key and whether it is clean.
+    /// changed it; `session`, for a `session_game`, its record's key (proven in the parent's
+    /// state whatever the block wrote before: a verifier reads it as the session before the
+    /// block).
     fn witness_start(
         &mut self,
         step: (&str, &str, &str),
         games: Vec<String>,
         (clean, moves): (bool, bool),
-        session: Option<(String, bool)>,
+        session: Option<String>,
     ) {
         let (module, account, txid) = step;
         if games.is_empty() {
@@ -369,8 +371,8 @@ impl<'a> BlockBuilder<'a> {
                 .map(|proof| (self.state.get(key), proof))
         };
         let proven = clean.then(|| parent(&balance_key(account, GOLD))).flatten();
-        let session = session.map(|(key, clean)| SessionWitness {
-            proven: clean.then(|| parent(&key)).flatten(),
+        let session = session.map(|key| SessionWitness {
+            proven: parent(&key),
             key,
         });
         for game in games {
@@ -521,13 +523,11 @@ impl<'a> BlockBuilder<'a> {
                 .overlay
                 .writes
                 .contains_key(&balance_key(&account, GOLD));
-        // And whether its session record is still the parent's (`SessionWitness`).
-        let session_witness = session.as_ref().filter(|_| witnessed).map(|s| {
-            (
-                s.state_key.clone(),
-                !self.overlay.writes.contains_key(&s.state_key),
-            )
-        });
+        // And the key of its session record (`SessionWitness`).
+        let session_witness = session
+            .as_ref()
+            .filter(|_| witnessed)
+            .map(|s| s.state_key.clone());
         let nonce_write = (key.clone(), Some(next.to_string().into_bytes()));
         let before = self.overlay.writes.insert(nonce_write.0, nonce_write.1);
 

@@ -42,17 +42,17 @@ pub struct StartWitness {
     pub session: Option<SessionWitness>,
 }
 
-/// The session record (`session/<account>/<key>`) a `session_game` step was admitted under, as
-/// the parent's state holds it, with its proof against the parent's root: what shows that the
-/// account's main key authorized the step's key for this module, live at the step's block time,
-/// with cap left for what the step moved. A node's record beside [`StartWitness`], per step.
+/// The session record (`session/<account>/<key>`) of a `session_game` step as the parent's
+/// state holds it, with its proof against the parent's root: what shows that the account's main
+/// key authorized the step's key, before the step's block, for this module, live at the step's
+/// block time, with cap left then. A node's record beside [`StartWitness`], per step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionWitness {
     /// `session/<account>/<key>`.
     pub key: String,
-    /// The record's stored bytes in the parent's state (`None`: absent) with their proof;
-    /// `None` when an earlier transaction of the block had written the record (another step of
-    /// the same session, or its authorization), so the parent's root does not show what the
-    /// step found.
+    /// The record's stored bytes in the parent's state (`None`: absent) with their proof (always
+    /// given on a chain with proofs: an earlier transaction of the block may have written the
+    /// record since, which a verifier reads as "the session before the block"; a record of
+    /// another id, or none, means it was authorized within the block).
     pub proven: Option<(Option<Vec<u8>>, StateProof)>,
 }

@@ -169,7 +169,7 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
         Some(d) => writeln!(out, "{d}"),
         None => writeln!(
             out,
-            "verified: {} game {} ({} steps, code {} ({}), {}{}{}) in {} ms",
+            "verified: {} game {} ({} steps, code {} ({}), {}{}{}{}) in {} ms",
             report.module,
             report.game,
             report.steps.len(),
@@ -194,6 +194,10 @@ fn print_text(report: &GameReport, out: &mut dyn Write) -> std::io::Result<()> {
                     ", all of the game's steps up to block {h} (its log proven against that block's state root)"
                 ),
                 (None, _) => String::new(),
+            },
+            match report.session_unproven.len() {
+                0 => String::new(),
+                n => format!(", {n} session step(s) whose authorization is not proven (above)"),
             },
             report.elapsed_ms
         ),

@@ -2,10 +2,11 @@
 //! state proofs): the `session_steps` record the node made when it committed the step's block
 //! (`SessionWitness`: the session record `session/<account>/<key>` the step was admitted under,
 //! in the parent block's state, with its proof against the parent's root), and the parent's
-//! header, which the step's `prev_hash` binds. Where there is no proof to give, the entry says
-//! why (`unproven`), and verifiers name the step.
+//! header, which the step's `prev_hash` binds. Where there is no proof to give (the session was
+//! authorized within the step's block, so the state before it does not hold it; the node did not
+//! execute the block), the entry says why (`unproven`), and verifiers name the step.
 
-use gamechain_chain::session::session_key;
+use gamechain_chain::session::{session_key, SessionRecord};
 use gamechain_chain::wire::transcript::{ProvenSession, Step};
 use gamechain_ledger::chain::Chain;
 use gamechain_ledger::error::ChainError;
@@ -18,7 +19,10 @@ pub fn prove_sessions(chain: &Chain, steps: &mut [Step]) -> Result<(), ChainErro
         let Ok(body) = TxBody::parse(&step.body) else {
             continue;
         };
-        let Action::SessionGame { account, .. } = &body.action else {
+        let Action::SessionGame {
+            account, session, ..
+        } = &body.action
+        else {
             continue;
         };
         let key = session_key(account, &body.from);
@@ -36,9 +40,21 @@ pub fn prove_sessions(chain: &Chain, steps: &mut [Step]) -> Result<(), ChainErro
                 stored.chars().take(200).collect::<String>()
             )),
             Some((_, None)) => Err(format!(
-                "the session record was written earlier in block {height}, before this step: the \
-                 state root before the block does not show what the step found"
+                "this node's record of block {height} holds no proof of the session"
             )),
+            // Authorized within the step's block: the state before it holds no record of the
+            // session (or one of an earlier session of the key).
+            Some((_, Some((value, _))))
+                if value
+                    .as_deref()
+                    .and_then(SessionRecord::from_bytes)
+                    .is_none_or(|r| r.id != *session) =>
+            {
+                Err(format!(
+                    "session {session} was authorized within block {height}: the state before \
+                     the block holds no record of it"
+                ))
+            }
             Some((_, Some(p))) if height > 0 => chain
                 .read_db(|db| db.signed_header(height - 1))?
                 .map(|h| (p, h.header))

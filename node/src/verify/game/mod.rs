@@ -193,6 +193,8 @@ fn run(
     let balances = start.as_ref().map_or(&t.start_balances, |s| &s.balances);
     let mut replay = replay::GameReplay::new(genesis, t, balances, wasm)?;
     let resets = start.as_ref().map_or(&[][..], |s| &s.resets[..]);
+    // GOLD moved (fees included) by the session steps shown so far, by session key and block.
+    let mut same_block: std::collections::BTreeMap<(String, u64), u128> = Default::default();
     let mut previous = None;
     for (i, step) in t.steps.iter().enumerate() {
         // A player's proven balance before its witnessed step (`start.rs`).
@@ -233,12 +235,19 @@ fn run(
         }
         let (receipt, debited) = replay.run(i, step, &sender, session_key, &checked.op)?;
         // Its session's authorization (`session.rs`), on a chain with state proofs.
-        if genesis.keeps_game_logs() {
+        if let (true, Some(key)) = (genesis.keeps_game_logs(), session_key) {
+            let spent = same_block
+                .entry((key.to_string(), step.height))
+                .or_insert(0);
+            let body = &checked.body;
             if let Some(why) =
-                session::check_session_step(&t.module, i, step, &checked.body, debited)?
+                session::check_session_step(&t.module, i, step, body, debited, *spent)?
             {
                 sessions.push((i, why));
             }
+            *spent = spent
+                .saturating_add(debited)
+                .saturating_add(step.receipt.fee.0);
         }
         previous = Some(step);
         let kind = serde_json::from_slice::<serde_json::Value>(&checked.op)

@@ -140,8 +140,18 @@ pub(super) fn printable(why: &str) -> bool {
         && !why.chars().any(|c| c.is_control() || is_bidi(c))
 }
 
+/// Bidirectional controls, and the invisible or line-breaking characters a terminal or page
+/// would lay out as something else (a zero-width space, a byte-order mark, line and paragraph
+/// separators).
 fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    matches!(
+        c,
+        '\u{061c}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+    )
 }
 
 /// One player's entry: its header must be that of the block before one of the player's

@@ -72,6 +72,10 @@ test('two players play tic-tac-toe with session keys; scope and revocation are e
   assert.deepEqual(await lie((st) => { delete st.session; }), [2, 'session']);
   assert.deepEqual(await lie((st) => { st.session = t.steps[0].session; }), [2, 'session.header']);
   assert.deepEqual(await lie((st) => { st.session = { unproven: '\u001b[2Kfine' }; }), [2, 'session']);
+  assert.deepEqual(await lie((st) => { st.session = { unproven: 'a\u2028VERIFIED' }; }), [2, 'session']);
+  assert.deepEqual(await lie((st) => { st.session = { unproven: 'a\ud800b' }; }), [2, 'session']);
+  // A fee spelled otherwise hashes the same in the receipt; the cap check refuses to read it.
+  assert.deepEqual(await lie((st) => { st.receipt.fee = '0x0'; }), [2, 'receipt']);
   const withheld = structuredClone(t);
   withheld.steps[2].session = { unproven: 'the node did not execute that block' };
   const reported = await verifyTranscript(withheld, wasm, opts);

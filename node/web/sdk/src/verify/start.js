@@ -25,7 +25,8 @@ function storedBalance(text) {
 export const MAX_UNPROVEN_REASON_CHARS = 300;
 
 // Control characters and the Unicode bidirectional controls: a reason holding one is refused.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/u;
+// Also invisible and line-breaking characters and lone surrogates (the Rust side's `printable`).
+const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** The account a step acts for (a session_game's `account`, else `from`); null for a call or a body that does not parse. */
 function actingAccount(step) {

@@ -613,6 +613,8 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     if (r.error !== undefined) return finish({ index: null, txid: null, call: null, field: 'execution', expected: 'the ops to run to their end', got: r.error });
     results = r.results;
   }
+  // GOLD moved (fees included) by the session steps checked so far, by session key and block.
+  const sameBlock = new Map();
   for (let i = 0; i < checked.length; i++) {
     const s = t.steps[i];
     const c = checked[i];
@@ -640,9 +642,11 @@ export async function verifyTranscript(transcript, wasmBytes, opts) {
     if (wantEvents !== gotEvents) return at('events', wantEvents, gotEvents);
     // Its session's authorization (session.js), where the starting balances are proven too.
     if (key !== null && sessionUnproven !== null) {
-      const r = checkSession(s, c.body, t.module, BigInt(got.debited ?? '0'), headerHash);
+      const block = `${key} ${s.height}`;
+      const r = checkSession(s, c.body, t.module, BigInt(got.debited ?? '0'), headerHash, sameBlock.get(block) ?? 0n);
       if (r.problem) return at(r.problem.field, r.problem.expected, r.problem.got);
       if (r.unproven !== undefined) sessionUnproven.push({ step: i, why: r.unproven });
+      else sameBlock.set(block, (sameBlock.get(block) ?? 0n) + r.moved);
     }
     const beacon = c.beacon;
     const beaconVerified = beacon !== null && beaconChecks.get(`${c.height} ${beacon}`) === true;

@@ -181,7 +181,8 @@ export async function verifyView(answer, opts = {}) {
     if (!hasError) throw new Error(`the view answers an error (${got.error}), the answer a value`);
     if (got.error !== answer.error) throw new Error(`the view answers the error \`${got.error}\`, the answer \`${answer.error}\``);
   }
-  const out = { value: hasValue ? answer.value : null, error: hasError ? answer.error : null, height: h.height, blockHash, reads: state.length };
+  // The value as the re-execution gave it (the node's spelling of the same value is not used).
+  const out = { value: got.ok ? JSON.parse(got.value) : null, error: hasError ? answer.error : null, height: h.height, blockHash, reads: state.length };
   if (set !== null) out.final = true;
   return out;
 }
