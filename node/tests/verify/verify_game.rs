@@ -673,7 +673,8 @@ async fn games_verify_and_every_tampering_is_caught() {
         edit(&mut lie["steps"][2]);
         lie
     };
-    let lies: [(&dyn Fn(&mut Value), &str); 5] = [
+    type Edit<'a> = &'a dyn Fn(&mut Value);
+    let lies: [(Edit, &str); 5] = [
         // Another record (a larger cap) under the same proof.
         (
             &|s| {
