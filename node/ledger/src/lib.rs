@@ -50,8 +50,8 @@
 //! | `start/open.rs` | what opening a data directory shares: the node's runtime, the genesis modules through the compiled cache, the checked head |
 //! | `mempool.rs` | [`mempool::Mempool`]: pending transactions, the nonce and duplicate rules |
 //! | `error.rs` | [`error::ChainError`]: the core's refusals and failures |
-//! | `modules.rs` | the module records and code the API serves, from the committed state |
-//! | `view_proof.rs` | `GET /v1/games/<module>/proof`: a view with every state entry it read, proven against the head's root |
+//! | `reads/modules.rs` | the module records and code the API serves, from the committed state |
+//! | `reads/view_proof.rs` | `GET /v1/games/<module>/proof`: a view with every state entry it read, proven against the head's root |
 //! | `chain.rs` | [`chain::Chain`]: head (header, hash, state), mempool and readers shared by API and sequencer |
 //! | `compile.rs` | deploys compiled at admission, off the sequencer, within `compile_budget_ms`, one at a time |
 //! | `tier_up.rs` | [`tier_up::spawn`]: uploads recompiled by Cranelift in a child process under a time and memory budget, swapped in when done |
@@ -60,7 +60,7 @@
 //! | `sequencer.rs` | the block-making thread: blocks no closer than the chain's interval, transactions executed as they arrive (records each block in the sign state before committing it) |
 //!
 //! Layers, each importing only downwards (`tests/tests/source_tree.rs` checks there is no
-//! cycle): `sequencer`, `tier_up` and `start/` (opening) → `chain` (the shared core and its `Head`) →
+//! cycle): `sequencer`, `tier_up`, `start/` (opening) and `reads/` → `chain` (the shared core and its `Head`) →
 //! `mempool`, `compile`, `upgrade_admission`, `store/` → `node_error`, `config`, `error`.
 
 pub mod chain;
@@ -70,15 +70,14 @@ pub mod config;
 pub mod error;
 pub mod mempool;
 pub mod metrics;
-pub mod modules;
 pub mod node_error;
+pub mod reads;
 pub mod schedule_wake;
 pub mod sequencer;
 pub mod start;
 pub mod store;
 pub mod tier_up;
 pub mod upgrade_admission;
-pub mod view_proof;
 
 pub use config::{ConfigError, DeployPolicy, IntegrityCheck, LedgerConfig};
 pub use node_error::NodeError;

@@ -127,7 +127,14 @@ pub async fn run_client_command(command: Command, out: &mut dyn Write) -> Result
             prove: true,
             genesis,
         } => {
-            crate::cli::view_proven::run(&node.url, &module, &query, genesis.as_deref(), out).await
+            crate::cli::verify::view_proven::run(
+                &node.url,
+                &module,
+                &query,
+                genesis.as_deref(),
+                out,
+            )
+            .await
         }
         Command::View {
             node,

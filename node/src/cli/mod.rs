@@ -21,7 +21,7 @@
 //! | `stdout.rs` | [`stdout::PipeStdout`]: the commands' stdout, quiet when its reader closes the pipe |
 //! | `net_status.rs` | `gamechain status --net DIR`: every validator of a testnet folder, side by side |
 //! | `testnet.rs` | `gamechain testnet`: a local network of validators in one folder, and running it |
-//! | `view_proven.rs` | `gamechain view --prove`: a view checked from the genesis alone and re-executed over its proven reads |
+//! | `verify/view_proven.rs` | `gamechain view --prove`: a view checked from the genesis alone and re-executed over its proven reads |
 //! | `local_node.rs` | [`local_node::LocalNode`]: an in-process node on a temporary directory |
 //!
 //! Layers: `args` → (`verify`); `commands`, `module`, `demo` → `args`; nothing imports `mod.rs`
@@ -44,7 +44,6 @@ pub mod stdout;
 pub mod submit;
 pub mod testnet;
 pub mod verify;
-pub mod view_proven;
 
 pub use args::*;
 pub use demo::demo_checks;

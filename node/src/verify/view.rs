@@ -149,7 +149,7 @@ pub fn verify_view(
         // The node refuses such a view; a re-execution without the other modules would answer
         // something the chain does not (a pure call found nowhere).
         return Err(
-            "the view calls another module (call_pure, call_code or module_code_hash): a proof              does not carry it"
+            "the view calls another module (call_pure, call_code or module_code_hash): a proof does not carry it"
                 .to_string(),
         );
     }

@@ -256,12 +256,17 @@ async fn a_follower_tiers_up_the_uploads_it_replays() {
     std::fs::create_dir_all(&f_dir).unwrap();
     // The sequencer does not tier up (its compile would compete with the follower's), and the
     // follower's budget is far above tic-tac-toe's compile on a loaded machine: this test is
-    // about the follower doing it, not about its budget.
+    // about the follower doing it, not about its budget. The follower keeps its own compiled
+    // cache: the tests' shared one may already hold the upload's Cranelift code (another test
+    // deploys the same bytes), and then nothing would be compiled here.
     let mut sequencer = NodeProcess::new(&seq_dir, "block_interval_ms = 200\ntier_up = false");
     sequencer.start().await;
     let seq = sequencer.client();
-    let mut follower =
-        Follower::with_config(&f_dir, &sequencer.url(), "tier_up_budget_ms = 120000");
+    let own_cache = format!(
+        "tier_up_budget_ms = 120000\ncompiled_dir = \"{}\"",
+        f_dir.join("own-compiled").display()
+    );
+    let mut follower = Follower::with_config(&f_dir, &sequencer.url(), &own_cache);
     follower.start().await;
     let f_url = follower.node.url();
     assert_eq!(tier_ups(&f_url, "tiered").await, 0);

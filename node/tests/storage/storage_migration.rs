@@ -544,7 +544,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
     drop(conn);
 
     let s = Storage::open(&path).expect("the migration");
-    assert_eq!(s.schema_version().unwrap(), 4);
+    assert_eq!(s.schema_version().unwrap(), 5);
     assert_eq!(s.schema_version().unwrap() as usize, MIGRATIONS.len());
     let after = reads_v2(&s, &txids);
     assert_eq!(before.len(), after.len());
@@ -600,6 +600,7 @@ fn a_version_1_database_migrates_in_place_and_reads_the_same() {
             "game_starts",
             "meta",
             "old_headers",
+            "session_steps",
             "state",
             "txs",
             "txs_by_sender",

@@ -1,6 +1,7 @@
 //! `gamechain verify` and `gamechain export`: their arguments, the progress bar (indicatif, on
 //! stderr, only when stderr is a terminal and `--json` is not given), and the summary or
-//! divergence report.
+//! divergence report. Beside it: `verify_game.rs` (`verify --game`) and `view_proven.rs`
+//! (`view --prove`).
 //!
 //! Exit codes of `verify`: 0 every block verified (and, on a chain with validators, every block
 //! up to the head is covered by a finality certificate and every piece of stored evidence
@@ -13,6 +14,7 @@
 
 pub mod exit;
 pub mod verify_game;
+pub mod view_proven;
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
