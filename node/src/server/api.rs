@@ -438,6 +438,16 @@ async fn get_state(
     Ok(sorted_json(&entry))
 }
 
+/// A view slot (`max_concurrent_views`): waits for one (bounded by the request timeout); the
+/// caller holds it until its view returns.
+async fn view_slot(app: &AppState) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+    app.views
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::internal("the node is shutting down".to_string()))
+}
+
 /// `GET /v1/games/<module>?<query>`.
 async fn get_view(
     State(app): State<AppState>,
@@ -446,13 +456,7 @@ async fn get_view(
 ) -> ApiResult {
     let module = path_param(module)?;
     let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
-    // Waits for a view slot (bounded by the request timeout); held until the view returns.
-    let slot = app
-        .views
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| ApiError::internal("the node is shutting down".to_string()))?;
+    let slot = view_slot(&app).await?;
     let result = blocking(move || app.chain.view(&module, &query)).await;
     drop(slot);
     result.map(Json)
@@ -469,12 +473,7 @@ async fn get_view_proof(
 ) -> ApiResult {
     let module = path_param(module)?;
     let query = parse_query(query.as_deref()).map_err(ApiError::invalid)?;
-    let slot = app
-        .views
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|_| ApiError::internal("the node is shutting down".to_string()))?;
+    let slot = view_slot(&app).await?;
     let result = blocking(move || {
         let mut proof = app.chain.view_proof(&module, &query)?;
         if app.chain.genesis().validators.is_some() {

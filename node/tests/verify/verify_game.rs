@@ -21,7 +21,9 @@ use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(30);
 
-async fn op(client: &Client, key: &SecretKey, game: &str, op: Value) -> Value {
+/// Sends game `op` of `game` signed by `key`, waits for its receipt (which must be ok) and
+/// returns its events as JSON.
+pub(super) async fn op(client: &Client, key: &SecretKey, game: &str, op: Value) -> Value {
     let included = client
         .send_and_wait(
             key,

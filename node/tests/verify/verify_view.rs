@@ -9,32 +9,16 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use super::verify_game::op;
 use crate::common::cli::{run, text};
 use crate::common::NodeProcess;
 use gamechain_chain::wire::view::ViewProof;
 use gamechain_chain::Genesis;
-use gamechain_client::client::Client;
 use gamechain_node::verify::view::verify_view;
 use gamechain_runtime::chain::{Action, Network, SecretKey, SignedHeader};
 use serde_json::{json, Value};
 
 const WAIT: Duration = Duration::from_secs(30);
-
-async fn op(client: &Client, key: &SecretKey, op: Value) -> Value {
-    let included = client
-        .send_and_wait(
-            key,
-            Action::Game {
-                game: "tictactoe".into(),
-                op: serde_json::value::to_raw_value(&op).unwrap(),
-            },
-            WAIT,
-        )
-        .await
-        .unwrap();
-    assert!(included.receipt.ok, "{op}: {:?}", included.receipt.error);
-    serde_json::to_value(&included.receipt.events).unwrap()
-}
 
 fn query(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
     pairs
@@ -77,12 +61,25 @@ async fn a_view_is_proven_from_the_genesis_and_every_lie_is_refused() {
                 .ok
         );
     }
-    let created = op(&client, &keys[0], json!({"kind": "create", "stake": "100"})).await;
+    let created = op(
+        &client,
+        &keys[0],
+        "tictactoe",
+        json!({"kind": "create", "stake": "100"}),
+    )
+    .await;
     let id = created[0]["data"]["id"].as_str().unwrap().to_string();
-    op(&client, &keys[1], json!({"kind": "join", "id": id})).await;
+    op(
+        &client,
+        &keys[1],
+        "tictactoe",
+        json!({"kind": "join", "id": id}),
+    )
+    .await;
     op(
         &client,
         &keys[0],
+        "tictactoe",
         json!({"kind": "move", "id": id, "cell": 4}),
     )
     .await;
