@@ -17,6 +17,15 @@
 //!
 //! Every accepted socket has `TCP_NODELAY` set (WebSocket subscriptions included).
 //!
+//! A connection upgraded to a WebSocket gets a fixed kernel send buffer of
+//! [`WS_SOCKET_SEND_BUFFER_BYTES`] (`SO_SNDBUF`, which also stops the kernel growing it). Left
+//! to autotuning, the send buffer of a subscriber that never reads grows to `tcp_wmem`'s
+//! maximum (4 MiB on Linux): 2,000 such subscribers then hold more than the kernel's TCP
+//! memory limit (`tcp_mem`, about 2 GiB on a 24 GiB machine), and the kernel resets every TCP
+//! connection of the machine, the node's honest clients included. With the bound, subscribers
+//! hold at most `max_ws_subscribers` × 2 × [`WS_SOCKET_SEND_BUFFER_BYTES`] of kernel memory
+//! (Linux doubles the value for its bookkeeping): 256 MiB at the default 1,000.
+//!
 //! A connection the node has not written to for `idle` (config `idle_timeout_secs`) is closed
 //! on its next read: a request head that never completes (a slow-loris client trickling bytes;
 //! reads do not count, only the node's answers do), or an idle keep-alive connection. Every
@@ -38,6 +47,22 @@ use gamechain_chain::wire::{ErrorAnswer, ErrorBody};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::time::{Instant, Sleep};
+
+/// The kernel send buffer (`SO_SNDBUF`) of a connection upgraded to a WebSocket: 128 KiB,
+/// enough for about 2.5 MB/s to a subscriber 100 ms away, far more than a chain's blocks need.
+pub const WS_SOCKET_SEND_BUFFER_BYTES: usize = 128 << 10;
+
+/// A socket whose kernel send buffer can be fixed (a connection upgraded to a WebSocket).
+pub trait SendBuffer {
+    /// Sets `SO_SNDBUF` to `bytes`. Errors: the kernel's.
+    fn set_send_buffer(&self, bytes: usize) -> io::Result<()>;
+}
+
+impl SendBuffer for TcpStream {
+    fn set_send_buffer(&self, bytes: usize) -> io::Result<()> {
+        socket2::SockRef::from(self).set_send_buffer_size(bytes)
+    }
+}
 
 /// The TCP listener of the API, handing out [`JsonErrorsIo`] connections that close after
 /// `idle` without a write (`None`: never).
@@ -150,6 +175,8 @@ pub struct JsonErrorsIo<T> {
     deadline: Option<Pin<Box<Sleep>>>,
     /// Its place in the open-connection count, given back on drop.
     counted: Option<Counted>,
+    /// A `101` was written: the socket's send buffer is to be fixed.
+    upgraded: bool,
 }
 
 impl<T> JsonErrorsIo<T> {
@@ -163,6 +190,7 @@ impl<T> JsonErrorsIo<T> {
             idle,
             deadline: idle.map(|d| Box::pin(tokio::time::sleep(d))),
             counted: None,
+            upgraded: false,
         }
     }
 
@@ -170,6 +198,7 @@ impl<T> JsonErrorsIo<T> {
     fn wrote(&mut self, buf: &[u8]) {
         if buf.starts_with(b"HTTP/1.1 101 ") {
             self.deadline = None;
+            self.upgraded = true;
         } else if let (Some(deadline), Some(idle)) = (&mut self.deadline, self.idle) {
             deadline.as_mut().reset(Instant::now() + idle);
         }
@@ -260,7 +289,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for JsonErrorsIo<T> {
     }
 }
 
-impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorsIo<T> {
+impl<T: AsyncWrite + SendBuffer + Unpin> AsyncWrite for JsonErrorsIo<T> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -281,6 +310,11 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for JsonErrorsIo<T> {
         let written = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
         if written > 0 {
             this.wrote(buf);
+            if std::mem::take(&mut this.upgraded) {
+                if let Err(e) = this.inner.set_send_buffer(WS_SOCKET_SEND_BUFFER_BYTES) {
+                    tracing::debug!("cannot fix a WebSocket's send buffer: {e}");
+                }
+            }
         }
         Poll::Ready(Ok(written))
     }

@@ -6,7 +6,10 @@
 //! node never copies a block message per subscriber (16 KiB fragments of one shared buffer)
 //! and closes a subscriber more than `ws_buffer_bytes` behind. One subscriber that reads
 //! receives every block, in order, none missing. `/v1/status` counts the subscribers and
-//! connections, and `/metrics` the closes.
+//! connections, and `/metrics` the closes. The kernel's TCP memory (`/proc/net/sockstat`, the
+//! whole machine's) may rise by at most [`TCP_MEM_BOUND`] meanwhile: each subscriber's socket
+//! has a fixed send buffer (`server/http_io.rs`); left to autotuning, 2,000 of them once
+//! passed the kernel's limit and it reset every connection.
 //!
 //! The test raises its soft file-descriptor limit to the hard one (the node inherits it) and
 //! uses fewer silent clients, saying so, when the hard limit is too low for 2,000.
@@ -18,6 +21,7 @@ use std::time::{Duration, Instant};
 use crate::common::{heavy, rss, silent_subscriber, NodeProcess};
 use futures_util::StreamExt;
 use gamechain_client::client::Client;
+use gamechain_node::server::http_io::WS_SOCKET_SEND_BUFFER_BYTES;
 use gamechain_runtime::chain::{Action, Network, SecretKey};
 use serde_json::{json, Value};
 
@@ -27,6 +31,11 @@ const SILENT: usize = 2000;
 /// (~60–90 MB in a debug build) plus, per subscriber, one 16 KiB fragment, a 4 KiB read buffer
 /// and its task and socket state, plus the feed's shared blocks (`ws_buffer_bytes`, 16 MiB).
 const RSS_BOUND: u64 = 400 << 20;
+/// The kernel's TCP memory may rise by at most this while the silent subscribers are held:
+/// per subscriber, twice the node's fixed WebSocket send buffer (Linux doubles `SO_SNDBUF`)
+/// and its 4 KiB receive buffer, plus 256 MiB for the rest of the machine (other tests).
+const TCP_MEM_BOUND: u64 =
+    SILENT as u64 * (2 * WS_SOCKET_SEND_BUFFER_BYTES as u64 + (8 << 10)) + (256 << 20);
 /// Blocks and bytes of block messages to push past the subscribers.
 const BLOCKS: u64 = 100;
 const BYTES: u64 = 100 << 20;
@@ -46,6 +55,23 @@ fn raise_fd_limit() -> u64 {
         assert_eq!(libc::setrlimit(libc::RLIMIT_NOFILE, &lim), 0);
     }
     lim.rlim_cur
+}
+
+/// The machine's TCP memory in bytes: the `mem` pages of the `TCP:` line of
+/// `/proc/net/sockstat`.
+fn tcp_mem() -> u64 {
+    let text = std::fs::read_to_string("/proc/net/sockstat").unwrap();
+    let line = text.lines().find(|l| l.starts_with("TCP:")).unwrap();
+    let mut words = line.split_whitespace();
+    let pages: u64 = loop {
+        match words.next() {
+            Some("mem") => break words.next().unwrap().parse().unwrap(),
+            Some(_) => {}
+            None => panic!("no TCP mem in {line}"),
+        }
+    };
+    // SAFETY: sysconf has no preconditions.
+    pages * unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64
 }
 
 /// Sends ~60 KB game transactions from `key` (the module refuses them; they are included
@@ -72,6 +98,7 @@ async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
     // of this test was reset).
     let _heavy = heavy();
     let started = Instant::now();
+    let tcp_before = tcp_mem();
     let fds = raise_fd_limit();
     // Each silent client takes a descriptor here and one in the node (which inherits the limit).
     let silent = SILENT.min(fds.saturating_sub(300) as usize);
@@ -136,6 +163,7 @@ async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
         })
         .collect();
     let mut peak = rss_connected;
+    let mut tcp_peak = tcp_mem();
     let (mut blocks, mut bytes, mut last) = (0u64, 0u64, None::<u64>);
     let deadline = Instant::now() + Duration::from_secs(100);
     while blocks < BLOCKS || bytes < BYTES {
@@ -144,6 +172,7 @@ async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
             "only {blocks} blocks, {bytes} bytes in time"
         );
         peak = peak.max(rss(pid));
+        tcp_peak = tcp_peak.max(tcp_mem());
         match tokio::time::timeout(Duration::from_millis(50), seen_rx.recv()).await {
             Ok(Some((height, size))) => {
                 if let Some(prev) = last {
@@ -180,14 +209,22 @@ async fn silent_subscribers_cannot_grow_the_node_and_a_reader_misses_nothing() {
     eprintln!(
         "{silent} silent subscribers: node RSS {:.0} MB before the blocks, peak {:.0} MB \
          (bound {} MB) over {blocks} blocks of {:.2} MB on average ({:.0} MB); {closed} \
-         subscribers closed, {} still subscribed; the reader saw every block; {:.1} s",
+         subscribers closed, {} still subscribed; the reader saw every block; the kernel's TCP \
+         memory {:.0} MB before, peak {:.0} MB (rise bound {} MB); {:.1} s",
         rss_connected as f64 / 1e6,
         peak as f64 / 1e6,
         RSS_BOUND >> 20,
         bytes as f64 / blocks as f64 / 1e6,
         bytes as f64 / 1e6,
         status.ws_subscribers,
+        tcp_before as f64 / 1e6,
+        tcp_peak as f64 / 1e6,
+        TCP_MEM_BOUND >> 20,
         started.elapsed().as_secs_f64()
+    );
+    assert!(
+        tcp_peak.saturating_sub(tcp_before) < TCP_MEM_BOUND,
+        "the kernel's TCP memory rose from {tcp_before} to {tcp_peak} bytes, over {TCP_MEM_BOUND}"
     );
     assert!(
         peak < RSS_BOUND,
