@@ -894,9 +894,15 @@ impl Chain {
         // joining node checks the snapshot's block against (`replica/snapshot_join.rs`).
         let validators = self.genesis().validators.is_some();
         let height = last.height();
-        self.snapshots.after_commit(&self.db_path, height, || {
-            !validators || matches!(storage.validator_finality(height), Ok(Some((_, Some(_)))))
-        });
+        self.snapshots.after_commit(
+            &self.db_path,
+            height,
+            || !validators || matches!(storage.validator_finality(height), Ok(Some((_, Some(_))))),
+            || match &self.head().state_hash {
+                StateHash::SparseMerkle(tree) => Some(tree.clone()),
+                StateHash::LtHash(_) => None,
+            },
+        );
         if self.config.retain_blocks > 0 {
             self.prune(storage, last.height());
         }

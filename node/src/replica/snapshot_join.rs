@@ -27,18 +27,25 @@
 //!    URL than the peer, the followed node's block at that height must be the same block (a
 //!    sequencer that signed two is caught).
 //! 3. Each chunk (`GET /v1/snapshots/<height>/chunks/<i>`, read up to the manifest's length and
-//!    no further) must hash to the manifest's SHA-256; it is written to
-//!    `<data>/snapshots/.join-<height>/` (fsynced, renamed into place).
+//!    no further) must hash to the manifest's SHA-256. On a chain with proofs (a sparse Merkle
+//!    state root) it must also check against the block's state root on its own, before it is
+//!    kept ([`ChunkVerifier`]: its last entry's proof leads to the root, and every entry up to
+//!    it, with the chunks before, is exactly the state's up to there). A peer serving a false
+//!    chunk is caught at that chunk, not after the whole state has been fetched. It is written
+//!    to `<data>/snapshots/.join-<height>/` (fsynced, renamed into place).
 //! 4. All chunks in hand, one SQLite transaction imports them ([`Storage::import_base`]):
-//!    entries must decode, keys ascend strictly across the whole snapshot (so the state is a
-//!    set), each chunk holds the entries the manifest says, and the LtHash of all entries must
-//!    be the block's state root. Only then are the block, the chain's identity and the state
-//!    committed; the directory becomes `<data>/snapshots/<height>/`, a snapshot this node
-//!    serves in turn and the base `gamechain verify --data` starts from.
+//!    entries must decode, keys ascend strictly across the whole snapshot (by key, or on a
+//!    chain with proofs by SHA-256 of the key, so the state is a set), each chunk holds the
+//!    entries the manifest says, and the commitment of all entries must be the block's state
+//!    root (on an LtHash chain the only check of the entries). Only then are the block, the
+//!    chain's identity and the state committed; the directory becomes
+//!    `<data>/snapshots/<height>/`, a snapshot this node serves in turn and the base
+//!    `gamechain verify --data` starts from.
 //!
 //! A peer that lies is named with what it lied about (a chunk's hash, an entry, the root) and
 //! nothing of its state is committed. A download cut short (the peer gone, the process killed)
-//! resumes at the next start: chunks already on disk are checked again and kept; a peer that
+//! resumes at the next start: chunks already on disk are checked again (against the root too,
+//! in order) and kept; a peer that
 //! now offers another snapshot (the old one rotated out) starts the download over. A crash
 //! during the import leaves the database without a chain (the transaction is not committed),
 //! and the next start imports again from the chunks on disk.
@@ -62,11 +69,13 @@ use crate::proof::finality::FinalityChecker;
 use crate::replica::header_chain::{DescentCheck, HeaderFile, OldHeader};
 use crate::verify::replay::check_block;
 use crate::verify::source::Finality;
+use gamechain_chain::state_root::sparse_merkle::{key_hash, value_hash};
+use gamechain_chain::state_root::ChunkVerifier;
 use gamechain_ledger::genesis_setup::SnapshotJoin;
 use gamechain_ledger::snapshot::{
-    chunk_name, decode_chunk_at_most, earlier_joins, join_dir, sha256_hex, snapshots_dir,
-    write_manifest, Manifest, SnapshotList, MAX_CHUNKS, MAX_CHUNK_BYTES, MAX_LIST_BYTES,
-    MAX_MANIFEST_BYTES,
+    chunk_name, decode_chunk_of, earlier_joins, format_of, join_dir, sha256_hex, snapshots_dir,
+    write_manifest, KeyOrder, Manifest, SnapshotList, FORMAT_PROVEN, MAX_CHUNKS, MAX_CHUNK_BYTES,
+    MAX_LIST_BYTES, MAX_MANIFEST_BYTES,
 };
 use gamechain_ledger::storage::{BaseFinality, Storage, StorageError};
 use gamechain_ledger::NodeError;
@@ -284,7 +293,7 @@ pub fn join_from_snapshot(
     let manifest: Manifest = serde_json::from_slice(&manifest_bytes)
         .map_err(|e| liar(format!("its manifest does not parse: {e}")))?;
     manifest
-        .check(genesis_hash)
+        .check(genesis_hash, format_of(ctx.genesis().state_commitment()))
         .map_err(|e| liar(format!("its manifest: {e}")))?;
     if manifest.height != newest {
         return Err(liar(format!(
@@ -387,37 +396,64 @@ pub fn join_from_snapshot(
         }
     }
 
-    // 3. The chunks: each checked against the manifest as it arrives; those on disk kept.
+    // 3. The chunks: each checked against the manifest as it arrives, and on a sparse Merkle
+    //    chain against the block's state root too; those on disk kept (and checked again, in
+    //    order, so the root check runs over every chunk).
+    let mut proven = (manifest.format == FORMAT_PROVEN)
+        .then(|| ChunkVerifier::new(checked.block.header.header.state_root));
     let mut fetched = 0;
     for (i, info) in manifest.chunks.iter().enumerate() {
         let path = dir.join(chunk_name(i as u64));
-        if let Ok(bytes) = std::fs::read(&path) {
-            if sha256_hex(&bytes) == info.sha256 {
+        let on_disk = std::fs::read(&path)
+            .ok()
+            .filter(|bytes| sha256_hex(bytes) == info.sha256);
+        let bytes = match on_disk {
+            Some(bytes) => bytes,
+            None => {
+                let index = i.to_string();
+                let bytes = rt
+                    .block_on(peer.get(
+                        &["v1", "snapshots", &height_text, "chunks", &index],
+                        info.bytes as usize,
+                    ))
+                    .map_err(|e| e.into_error(|t| liar(format!("chunk {i}: {t}"))))?;
+                let got = sha256_hex(&bytes);
+                if got != info.sha256 {
+                    return Err(liar(format!(
+                        "chunk {i} hashes to {got}, its manifest says {}",
+                        info.sha256
+                    )));
+                }
+                if let Some(verifier) = &mut proven {
+                    // Checked before it is kept: a false chunk is never written.
+                    if let Err(e) = check_proven_chunk(verifier, &bytes, info.entries) {
+                        return Err(liar(format!("chunk {i}: {e}")));
+                    }
+                }
+                write_file(&path, &bytes)?;
+                fetched += 1;
+                if fetched % 16 == 0 {
+                    tracing::info!(
+                        chunk = i,
+                        of = manifest.chunks.len(),
+                        "snapshot chunks fetched"
+                    );
+                }
                 continue;
             }
+        };
+        if let Some(verifier) = &mut proven {
+            if let Err(e) = check_proven_chunk(verifier, &bytes, info.entries) {
+                // It matched the manifest: the manifest itself is false. Nothing of it is kept.
+                let _ = std::fs::remove_dir_all(&dir);
+                return Err(liar(format!("chunk {i}: {e}")));
+            }
         }
-        let index = i.to_string();
-        let bytes = rt
-            .block_on(peer.get(
-                &["v1", "snapshots", &height_text, "chunks", &index],
-                info.bytes as usize,
-            ))
-            .map_err(|e| e.into_error(|t| liar(format!("chunk {i}: {t}"))))?;
-        let got = sha256_hex(&bytes);
-        if got != info.sha256 {
-            return Err(liar(format!(
-                "chunk {i} hashes to {got}, its manifest says {}",
-                info.sha256
-            )));
-        }
-        write_file(&path, &bytes)?;
-        fetched += 1;
-        if fetched % 16 == 0 {
-            tracing::info!(
-                chunk = i,
-                of = manifest.chunks.len(),
-                "snapshot chunks fetched"
-            );
+    }
+    if let Some(verifier) = &proven {
+        if let Err(e) = verifier.finish() {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(liar(format!("its last chunk: {e}")));
         }
     }
 
@@ -537,6 +573,30 @@ fn free_bytes(path: &Path) -> Option<u64> {
     Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
 }
 
+/// Checks one [`FORMAT_PROVEN`] chunk against the state root through `verifier` (the chunks
+/// before it already pushed): its proof, and its entries (exactly `entries` of them) as leaves.
+/// Errors: what does not check.
+fn check_proven_chunk(
+    verifier: &mut ChunkVerifier,
+    bytes: &[u8],
+    entries: u64,
+) -> Result<(), String> {
+    let (siblings, decoded) = decode_chunk_of(FORMAT_PROVEN, bytes, entries)?;
+    if decoded.len() as u64 != entries {
+        return Err(format!(
+            "it holds {} entries, its manifest says {entries}",
+            decoded.len()
+        ));
+    }
+    let leaves: Vec<_> = decoded
+        .iter()
+        .map(|(k, v)| (key_hash(k), value_hash(v)))
+        .collect();
+    verifier
+        .push(&leaves, &siblings)
+        .map_err(|e| format!("against the block's state root: {e}"))
+}
+
 /// Reads the chunks of `dir` in order, checking each (hash, decoding, strictly ascending keys,
 /// entry count), inserts every entry and returns their commitment of kind `kind`.
 /// `Ok(Err(text))`: the snapshot is refused.
@@ -547,7 +607,7 @@ fn import_chunks(
     insert: &mut dyn FnMut(&str, &[u8]) -> Result<(), StorageError>,
 ) -> Result<Result<StateHash, String>, StorageError> {
     let mut hash = StateHash::builder(kind);
-    let mut last: Option<String> = None;
+    let mut order = KeyOrder::new(manifest.format);
     for (i, info) in manifest.chunks.iter().enumerate().take(MAX_CHUNKS) {
         let path = dir.join(chunk_name(i as u64));
         let bytes = std::fs::read(&path)
@@ -558,8 +618,8 @@ fn import_chunks(
                 path.display()
             )));
         }
-        let entries = match decode_chunk_at_most(&bytes, info.entries) {
-            Ok(e) => e,
+        let entries = match decode_chunk_of(manifest.format, &bytes, info.entries) {
+            Ok((_, e)) => e,
             Err(e) => return Ok(Err(format!("chunk {i}: {e}"))),
         };
         if entries.len() as u64 != info.entries {
@@ -570,15 +630,11 @@ fn import_chunks(
             )));
         }
         for (key, value) in entries {
-            if last.as_deref().is_some_and(|l| l >= key) {
-                return Ok(Err(format!(
-                    "chunk {i}: key `{key}` does not come after `{}` (keys must ascend, each once)",
-                    last.unwrap_or_default()
-                )));
+            if let Err(e) = order.next(key) {
+                return Ok(Err(format!("chunk {i}: {e}")));
             }
             hash.insert(key, value);
             insert(key, value)?;
-            last = Some(key.to_string());
         }
     }
     Ok(Ok(hash.finish()))

@@ -2,8 +2,9 @@
 //! binary: a sequencer with some state takes snapshots every 5 blocks; a follower of it (also
 //! taking snapshots) serves as a snapshot peer. That peer is made to lie: a chunk altered on
 //! its disk (the manifest's hash no longer matches), then the manifest fixed up to the altered
-//! chunk (only the signed state root can tell): a new follower joining from it is refused both
-//! times, names the peer and what it lied about, and commits nothing. The same data directory
+//! chunk (only the signed state root can tell: the chunk's own proof against it, as it
+//! arrives): a new follower joining from it is refused both times, names the peer and what it
+//! lied about, keeps no false chunk and commits nothing. The same data directory
 //! then joins from the sequencer's snapshot (its chunks already on disk, as if an earlier start
 //! had died before the import: none is fetched again), follows new blocks and reaches the sequencer's
 //! head with the same block hash and state root; blocks below its base answer `410 pruned`.
@@ -214,10 +215,20 @@ async fn a_follower_joins_from_a_snapshot_and_a_lying_peer_is_refused() {
     std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let (code, out) = refused_join(&joiner_dir, &sequencer.url(), &peer_url);
     assert_ne!(code, 0, "{out}");
+    // The chain has proofs: the chunk itself is checked against the root as it arrives (not
+    // the whole state after every chunk is in), and it is not kept.
     assert!(
         out.contains(&format!("the snapshot served by {peer_url} is refused"))
-            && (out.contains("state root") || out.contains("chunk 0")),
+            && out.contains("chunk 0: against the block's state root"),
         "{out}"
+    );
+    assert!(
+        !joiner_dir
+            .join("data/snapshots")
+            .join(format!(".join-{liar_height}"))
+            .join("chunk-000000")
+            .exists(),
+        "a chunk that does not check is not kept"
     );
     assert_eq!(stored_blocks(&db), 0, "a refused join commits nothing");
     drop(peer);

@@ -17,10 +17,18 @@
 //! one is complete.
 //!
 //! Files, under `<data>/snapshots/<height>/`:
-//! * `chunk-<i>` (`i` from 0): entries in ascending key order (byte order), each
-//!   `u32 LE key length ‖ key (UTF-8) ‖ u32 LE value length ‖ value`. A chunk is closed once it
-//!   holds [`CHUNK_TARGET_BYTES`] or more; an entry never spans two chunks, so a chunk holding
-//!   one large value may exceed the target (never [`MAX_CHUNK_BYTES`]).
+//! * `chunk-<i>` (`i` from 0): entries, each
+//!   `u32 LE key length ‖ key (UTF-8) ‖ u32 LE value length ‖ value`. A chunk is closed once its
+//!   entries hold [`CHUNK_TARGET_BYTES`] or more; an entry never spans two chunks, so a chunk
+//!   holding one large value may exceed the target (never [`MAX_CHUNK_BYTES`]). Two formats,
+//!   by the chain's state commitment:
+//!   * [`FORMAT_KEYS`] (an LtHash chain, which has no proofs): entries in ascending key order
+//!     (byte order). A joining node can check them only all together, against the root.
+//!   * [`FORMAT_PROVEN`] (a sparse Merkle chain): entries in ascending order of SHA-256 of the
+//!     key (the tree's path order), and each chunk begins with its proof: `u16 LE n ‖ n × 32
+//!     bytes`, the sibling hashes of its last entry's path from the root down
+//!     ([`SparseMerkleTree::prove`]). A joining node checks each chunk against the signed root
+//!     as it arrives ([`gamechain_chain::state_root::ChunkVerifier`]): a lying peer is caught at its first false chunk.
 //! * `manifest.json` ([`Manifest`]): the height, block hash and state root the snapshot is of,
 //!   the entry count, and each chunk's SHA-256, bytes and entries. Written last, and the
 //!   directory renamed from `.tmp-<height>` into place after every file is fsynced: a directory
@@ -28,8 +36,8 @@
 //!   the next start.
 //!
 //! Nothing here is trusted by a joining node except through the header: the chunks are checked
-//! against the manifest's hashes, and their entries, all together, against the signed (or
-//! certified) header's state root.
+//! against the manifest's hashes, and their entries against the signed (or certified) header's
+//! state root: chunk by chunk on a sparse Merkle chain, all together on an LtHash chain.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -38,6 +46,10 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+
+use gamechain_chain::state_root::chunk_proof::MAX_CHUNK_PROOF_DEPTH;
+use gamechain_chain::state_root::sparse_merkle::{key_hash, Hash};
+use gamechain_chain::state_root::{SparseMerkleTree, StateCommitment};
 
 use crate::storage::{Storage, StorageError};
 
@@ -48,8 +60,12 @@ pub const CHUNK_TARGET_BYTES: usize = 4 << 20;
 /// more than any value a block can write, `MAX_BLOCK_WRITE_BYTES` = 32 MiB).
 pub const MAX_ENTRY_BYTES: usize = 48 << 20;
 
-/// Largest chunk a node writes or a joining node accepts: the target plus one largest entry.
-pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_ENTRY_BYTES;
+/// Largest proof at the start of a [`FORMAT_PROVEN`] chunk: its count and 256 hashes.
+pub const MAX_CHUNK_PROOF_BYTES: usize = 2 + 32 * MAX_CHUNK_PROOF_DEPTH;
+
+/// Largest chunk a node writes or a joining node accepts: the target plus one largest entry
+/// plus a proof.
+pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_ENTRY_BYTES + MAX_CHUNK_PROOF_BYTES;
 
 /// Most chunks one snapshot may have (every chunk but the last holds at least
 /// [`CHUNK_TARGET_BYTES`], so at least 256 GiB of state before this bound is reached).
@@ -68,8 +84,20 @@ pub const MAX_MANIFEST_BYTES: usize = 8 << 20;
 /// Largest `GET /v1/snapshots` answer a joining node accepts.
 pub const MAX_LIST_BYTES: usize = 1 << 20;
 
-/// The format number of [`Manifest::format`].
-pub const FORMAT: u32 = 1;
+/// [`Manifest::format`] of an LtHash chain's snapshot: entries in key order, no proofs.
+pub const FORMAT_KEYS: u32 = 1;
+
+/// [`Manifest::format`] of a sparse Merkle chain's snapshot: entries in key-hash order, each
+/// chunk led by its proof.
+pub const FORMAT_PROVEN: u32 = 2;
+
+/// The snapshot format of a chain whose state commitment is `kind`.
+pub fn format_of(kind: StateCommitment) -> u32 {
+    match kind {
+        StateCommitment::LtHash16 => FORMAT_KEYS,
+        StateCommitment::SparseMerkle => FORMAT_PROVEN,
+    }
+}
 
 /// One chunk as the manifest lists it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,7 +115,7 @@ pub struct ChunkInfo {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
-    /// [`FORMAT`].
+    /// [`FORMAT_KEYS`] or [`FORMAT_PROVEN`], by the chain's state commitment.
     pub format: u32,
     /// Lowercase hex genesis hash of the chain.
     pub genesis_hash: String,
@@ -118,12 +146,15 @@ impl Manifest {
         }
     }
 
-    /// Checks the shape a joining node relies on: the format, the genesis, at most
-    /// [`MAX_CHUNKS`] chunks each of at most [`MAX_CHUNK_BYTES`], 64-hex hashes, and totals
-    /// that add up. Errors: what is wrong.
-    pub fn check(&self, genesis_hash: &str) -> Result<(), String> {
-        if self.format != FORMAT {
-            return Err(format!("format {} (this node reads {FORMAT})", self.format));
+    /// Checks the shape a joining node relies on: the format of this chain's state commitment
+    /// (`format`, [`format_of`]), the genesis, at most [`MAX_CHUNKS`] chunks each of at most
+    /// [`MAX_CHUNK_BYTES`], 64-hex hashes, and totals that add up. Errors: what is wrong.
+    pub fn check(&self, genesis_hash: &str, format: u32) -> Result<(), String> {
+        if self.format != format {
+            return Err(format!(
+                "format {} (this chain's snapshots are format {format})",
+                self.format
+            ));
         }
         if self.genesis_hash != genesis_hash {
             return Err(format!(
@@ -263,6 +294,84 @@ pub fn decode_chunk(data: &[u8]) -> Result<Vec<(&str, &[u8])>, String> {
     decode_chunk_at_most(data, u64::MAX)
 }
 
+/// A chunk of `format` decoded: the proof's sibling hashes (none in [`FORMAT_KEYS`]) and at
+/// most `max` entries, in order. Errors: as [`decode_chunk_at_most`], a proof that runs past
+/// the end or has more than 256 hashes, an unknown format.
+pub fn decode_chunk_of(
+    format: u32,
+    data: &[u8],
+    max: u64,
+) -> Result<(Vec<Hash>, Vec<(&str, &[u8])>), String> {
+    let (siblings, entries) = match format {
+        FORMAT_KEYS => (Vec::new(), data),
+        FORMAT_PROVEN => {
+            let n = match data {
+                [a, b, ..] => u16::from_le_bytes([*a, *b]) as usize,
+                _ => return Err("the chunk ends before its proof".into()),
+            };
+            if n > MAX_CHUNK_PROOF_DEPTH {
+                return Err(format!(
+                    "its proof has {n} hashes (at most {MAX_CHUNK_PROOF_DEPTH})"
+                ));
+            }
+            let end = 2 + 32 * n;
+            if data.len() < end {
+                return Err("the chunk ends inside its proof".into());
+            }
+            let siblings = data[2..end]
+                .chunks_exact(32)
+                .map(|h| h.try_into().expect("32 bytes"))
+                .collect();
+            (siblings, &data[end..])
+        }
+        other => return Err(format!("unknown snapshot format {other}")),
+    };
+    Ok((siblings, decode_chunk_at_most(entries, max)?))
+}
+
+/// The order of a snapshot's entries, checked one key at a time: strictly ascending key bytes
+/// ([`FORMAT_KEYS`]) or SHA-256 of the key ([`FORMAT_PROVEN`]), so each key comes once.
+#[derive(Debug, Default)]
+pub struct KeyOrder {
+    proven: bool,
+    last_key: Option<String>,
+    last_hash: Option<Hash>,
+}
+
+impl KeyOrder {
+    /// The order of `format`.
+    pub fn new(format: u32) -> Self {
+        KeyOrder {
+            proven: format == FORMAT_PROVEN,
+            ..KeyOrder::default()
+        }
+    }
+
+    /// Takes the next key. Errors: it does not come after the one before (named).
+    pub fn next(&mut self, key: &str) -> Result<(), String> {
+        let ascends = if self.proven {
+            let h = key_hash(key);
+            let ok = self.last_hash.is_none_or(|l| l < h);
+            self.last_hash = Some(h);
+            ok
+        } else {
+            self.last_key.as_deref().is_none_or(|l| l < key)
+        };
+        let before = self.last_key.replace(key.to_string()).unwrap_or_default();
+        if ascends {
+            Ok(())
+        } else if self.proven {
+            Err(format!(
+                "key `{key}` does not come after `{before}` (keys ascend by SHA-256, each once)"
+            ))
+        } else {
+            Err(format!(
+                "key `{key}` does not come after `{before}` (keys must ascend, each once)"
+            ))
+        }
+    }
+}
+
 /// Lowercase hex SHA-256 of `data`.
 pub fn sha256_hex(data: &[u8]) -> String {
     hex::encode(Sha256::digest(data))
@@ -363,8 +472,16 @@ impl Snapshots {
     /// validators: it carries its own finality certificate, without which no node can join from
     /// it; else the next commit asks again) and none is being written, opens a read transaction
     /// on the database at `db_path` now and writes the snapshot from it on a thread of its own.
+    /// `tree()` is the head's sparse Merkle tree on a chain with proofs (a shared copy, one
+    /// reference count), `None` on an LtHash chain: it picks the format ([`write_snapshot`]).
     /// Failures are logged, never returned: a snapshot is a service, not part of the commit.
-    pub fn after_commit(&self, db_path: &Path, height: u64, eligible: impl FnOnce() -> bool) {
+    pub fn after_commit(
+        &self,
+        db_path: &Path,
+        height: u64,
+        eligible: impl FnOnce() -> bool,
+        tree: impl FnOnce() -> Option<SparseMerkleTree>,
+    ) {
         if self.every == 0 {
             return;
         }
@@ -400,17 +517,18 @@ impl Snapshots {
                 return;
             }
         };
-        let (dir, keep, genesis_hash, busy) = (
+        let (dir, keep, genesis_hash, busy, tree) = (
             self.dir.clone(),
             self.keep,
             self.genesis_hash.clone(),
             self.busy.clone(),
+            tree(),
         );
         let spawned = std::thread::Builder::new()
             .name("snapshot".into())
             .spawn(move || {
                 let started = std::time::Instant::now();
-                match write_snapshot(&reader, &dir, height, &genesis_hash) {
+                match write_snapshot(&reader, &dir, height, &genesis_hash, tree.as_ref()) {
                     Ok(m) => {
                         tracing::info!(
                             height,
@@ -485,14 +603,86 @@ fn fsync_dir(path: &Path) -> Result<(), StorageError> {
         .map_err(|e| io(path.display(), e))
 }
 
+/// The chunk files of a snapshot being written, one at a time.
+struct ChunkWriter<'a> {
+    tmp: &'a Path,
+    /// The state's tree on a sparse Merkle chain: each chunk is led by its last entry's proof.
+    tree: Option<&'a SparseMerkleTree>,
+    chunks: Vec<ChunkInfo>,
+    buf: Vec<u8>,
+    entries: u64,
+    last_key: String,
+}
+
+impl ChunkWriter<'_> {
+    /// Adds one entry; closes the chunk once it holds [`CHUNK_TARGET_BYTES`].
+    fn push(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
+        let size = 8 + key.len() + value.len();
+        if size > MAX_ENTRY_BYTES {
+            return Err(StorageError::Corrupt(format!(
+                "state entry `{key}` is {size} bytes, over {MAX_ENTRY_BYTES}"
+            )));
+        }
+        encode_entry(&mut self.buf, key, value);
+        self.entries += 1;
+        if self.tree.is_some() {
+            self.last_key.clear();
+            self.last_key.push_str(key);
+        }
+        if self.buf.len() >= CHUNK_TARGET_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the open chunk (none when empty), fsynced.
+    fn flush(&mut self) -> Result<(), StorageError> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        if self.chunks.len() >= MAX_CHUNKS {
+            return Err(StorageError::Corrupt(format!(
+                "the state needs more than {MAX_CHUNKS} chunks"
+            )));
+        }
+        let mut file = Vec::with_capacity(self.buf.len() + MAX_CHUNK_PROOF_BYTES);
+        if let Some(tree) = self.tree {
+            let siblings = tree.prove(&self.last_key).siblings;
+            file.extend_from_slice(&(siblings.len() as u16).to_le_bytes());
+            for s in &siblings {
+                file.extend_from_slice(s);
+            }
+        }
+        file.extend_from_slice(&self.buf);
+        let path = self.tmp.join(chunk_name(self.chunks.len() as u64));
+        let mut f = std::fs::File::create(&path).map_err(|e| io(path.display(), e))?;
+        f.write_all(&file)
+            .and_then(|()| f.sync_all())
+            .map_err(|e| io(path.display(), e))?;
+        self.chunks.push(ChunkInfo {
+            sha256: sha256_hex(&file),
+            bytes: file.len() as u64,
+            entries: self.entries,
+        });
+        self.buf.clear();
+        self.entries = 0;
+        Ok(())
+    }
+}
+
 /// Writes the state `reader` reads (a connection inside a read transaction whose head is block
-/// `height`) as the snapshot `<dir>/<height>/`. Errors: the database's head is not `height`,
-/// SQLite failed, a file could not be written, an entry over [`MAX_ENTRY_BYTES`].
+/// `height`) as the snapshot `<dir>/<height>/`: [`FORMAT_PROVEN`] when `tree` is the state's
+/// sparse Merkle tree (a chain with proofs; its root must be the block's), else [`FORMAT_KEYS`].
+/// On a sparse Merkle chain the keys (and their hashes, about 100 bytes per entry) are held
+/// in memory to be sorted by path, and each value is then read by key. Errors: the database's
+/// head is not `height`, the tree is not of that state, SQLite failed, a file could not be
+/// written, an entry over [`MAX_ENTRY_BYTES`].
 pub fn write_snapshot(
     reader: &Storage,
     dir: &Path,
     height: u64,
     genesis_hash: &str,
+    tree: Option<&SparseMerkleTree>,
 ) -> Result<Manifest, StorageError> {
     let head = reader
         .head_height()?
@@ -505,55 +695,56 @@ pub fn write_snapshot(
     let header = reader
         .signed_header(height)?
         .ok_or_else(|| StorageError::Corrupt(format!("no block {height}")))?;
+    if let Some(tree) = tree {
+        if tree.root() != header.header.state_root {
+            return Err(StorageError::Corrupt(format!(
+                "the state tree given is not block {height}'s state"
+            )));
+        }
+    }
     let tmp = dir.join(format!(".tmp-{height}"));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).map_err(|e| io(tmp.display(), e))?;
-    let mut chunks: Vec<ChunkInfo> = Vec::new();
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK_TARGET_BYTES + 4096);
-    let mut in_chunk = 0u64;
-    let flush = |buf: &mut Vec<u8>,
-                 in_chunk: &mut u64,
-                 chunks: &mut Vec<ChunkInfo>|
-     -> Result<(), StorageError> {
-        if buf.is_empty() {
-            return Ok(());
-        }
-        if chunks.len() >= MAX_CHUNKS {
-            return Err(StorageError::Corrupt(format!(
-                "the state needs more than {MAX_CHUNKS} chunks"
-            )));
-        }
-        let path = tmp.join(chunk_name(chunks.len() as u64));
-        let mut f = std::fs::File::create(&path).map_err(|e| io(path.display(), e))?;
-        f.write_all(buf)
-            .and_then(|()| f.sync_all())
-            .map_err(|e| io(path.display(), e))?;
-        chunks.push(ChunkInfo {
-            sha256: sha256_hex(buf),
-            bytes: buf.len() as u64,
-            entries: *in_chunk,
-        });
-        buf.clear();
-        *in_chunk = 0;
-        Ok(())
+    let mut chunks = ChunkWriter {
+        tmp: &tmp,
+        tree,
+        chunks: Vec::new(),
+        buf: Vec::with_capacity(CHUNK_TARGET_BYTES + 4096),
+        entries: 0,
+        last_key: String::new(),
     };
-    reader.for_each_state_entry(|key, value| {
-        let size = 8 + key.len() + value.len();
-        if size > MAX_ENTRY_BYTES {
-            return Err(StorageError::Corrupt(format!(
-                "state entry `{key}` is {size} bytes, over {MAX_ENTRY_BYTES}"
-            )));
+    match tree {
+        None => reader.for_each_state_entry(|key, value| chunks.push(key, value))?,
+        Some(tree) => {
+            let mut keys: Vec<(Hash, String)> = Vec::with_capacity(tree.len() as usize);
+            reader.for_each_state_key(|key| {
+                keys.push((key_hash(key), key.to_string()));
+                Ok(())
+            })?;
+            if keys.len() as u64 != tree.len() {
+                return Err(StorageError::Corrupt(format!(
+                    "the database holds {} state entries, the state tree {}",
+                    keys.len(),
+                    tree.len()
+                )));
+            }
+            keys.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            for (_, key) in &keys {
+                let value = reader
+                    .state_get(key)?
+                    .ok_or_else(|| StorageError::Corrupt(format!("state key `{key}` vanished")))?;
+                chunks.push(key, &value)?;
+            }
         }
-        encode_entry(&mut buf, key, value);
-        in_chunk += 1;
-        if buf.len() >= CHUNK_TARGET_BYTES {
-            flush(&mut buf, &mut in_chunk, &mut chunks)?;
-        }
-        Ok(())
-    })?;
-    flush(&mut buf, &mut in_chunk, &mut chunks)?;
+    }
+    chunks.flush()?;
+    let chunks = chunks.chunks;
     let manifest = Manifest {
-        format: FORMAT,
+        format: if tree.is_some() {
+            FORMAT_PROVEN
+        } else {
+            FORMAT_KEYS
+        },
         genesis_hash: genesis_hash.to_string(),
         height,
         block_hash: header.header.hash_hex(),
@@ -587,24 +778,21 @@ pub fn load_snapshot(dir: &Path) -> Result<gamechain_runtime::MemState, String> 
     let manifest: Manifest =
         serde_json::from_slice(&bytes).map_err(|e| format!("manifest: {e}"))?;
     let mut state = gamechain_runtime::MemState::new();
-    let mut last: Option<String> = None;
+    let mut order = KeyOrder::new(manifest.format);
     for (i, info) in manifest.chunks.iter().enumerate() {
         let bytes =
             std::fs::read(dir.join(chunk_name(i as u64))).map_err(|e| format!("chunk {i}: {e}"))?;
         if sha256_hex(&bytes) != info.sha256 {
             return Err(format!("chunk {i} does not hash to its manifest's SHA-256"));
         }
-        let entries =
-            decode_chunk_at_most(&bytes, info.entries).map_err(|e| format!("chunk {i}: {e}"))?;
+        let (_, entries) = decode_chunk_of(manifest.format, &bytes, info.entries)
+            .map_err(|e| format!("chunk {i}: {e}"))?;
         if entries.len() as u64 != info.entries {
             return Err(format!("chunk {i}: not the manifest's entry count"));
         }
         for (k, v) in entries {
-            if last.as_deref().is_some_and(|l| l >= k) {
-                return Err(format!("chunk {i}: keys do not ascend at `{k}`"));
-            }
+            order.next(k).map_err(|e| format!("chunk {i}: {e}"))?;
             state.map.insert(k.to_string(), v.to_vec());
-            last = Some(k.to_string());
         }
     }
     Ok(state)
@@ -679,25 +867,30 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let s = Snapshots::new(tmp.path(), 5, 2, "g");
         let db = tmp.path().join("none.sqlite");
-        s.after_commit(&db, 4, || panic!("not due: not asked"));
+        s.after_commit(&db, 4, || panic!("not due: not asked"), || None);
         let mut asked = Vec::new();
         for h in [5, 6, 7] {
-            s.after_commit(&db, h, || {
-                asked.push(h);
-                false
-            });
+            s.after_commit(
+                &db,
+                h,
+                || {
+                    asked.push(h);
+                    false
+                },
+                || None,
+            );
         }
         assert_eq!(asked, [5, 6, 7]);
         assert_eq!(s.last.load(Ordering::Relaxed), 0);
         // Eligible: taken (here the database cannot be opened: logged, and the multiple used).
-        s.after_commit(&db, 8, || true);
+        s.after_commit(&db, 8, || true, || None);
         assert_eq!(s.last.load(Ordering::Relaxed), 8);
-        s.after_commit(&db, 9, || panic!("this multiple is done"));
+        s.after_commit(&db, 9, || panic!("this multiple is done"), || None);
     }
 
     fn manifest() -> Manifest {
         Manifest {
-            format: FORMAT,
+            format: FORMAT_KEYS,
             genesis_hash: "g".into(),
             height: 5,
             block_hash: "a".repeat(64),
@@ -721,35 +914,44 @@ mod tests {
 
     #[test]
     fn a_manifest_out_of_bounds_or_not_adding_up_is_refused() {
-        assert_eq!(manifest().check("g"), Ok(()));
-        assert!(manifest().check("h").unwrap_err().contains("genesis"));
+        assert_eq!(manifest().check("g", FORMAT_KEYS), Ok(()));
+        assert!(manifest()
+            .check("h", FORMAT_KEYS)
+            .unwrap_err()
+            .contains("genesis"));
         let mut m = manifest();
         m.entries = 4;
-        assert!(m.check("g").unwrap_err().contains("the manifest says"));
+        assert!(m
+            .check("g", FORMAT_KEYS)
+            .unwrap_err()
+            .contains("the manifest says"));
         let mut m = manifest();
         m.chunks[0].bytes = MAX_CHUNK_BYTES as u64 + 1;
         m.bytes = m.chunks.iter().map(|c| c.bytes).sum();
-        assert!(m.check("g").unwrap_err().contains("chunk 0"));
+        assert!(m.check("g", FORMAT_KEYS).unwrap_err().contains("chunk 0"));
         let mut m = manifest();
         m.chunks = vec![m.chunks[0].clone(); MAX_CHUNKS + 1];
-        assert!(m.check("g").unwrap_err().contains("chunks"));
+        assert!(m.check("g", FORMAT_KEYS).unwrap_err().contains("chunks"));
         let mut m = manifest();
         m.chunks[1].sha256 = "D".repeat(64);
-        assert!(m.check("g").unwrap_err().contains("chunk 1"));
+        assert!(m.check("g", FORMAT_KEYS).unwrap_err().contains("chunk 1"));
         let mut m = manifest();
         m.format = 2;
-        assert!(m.check("g").unwrap_err().contains("format"));
+        assert!(m.check("g", FORMAT_KEYS).unwrap_err().contains("format"));
         // More entries than the bytes can hold.
         let mut m = manifest();
         m.chunks[1].entries = 2;
         m.entries = 4;
-        assert!(m.check("g").unwrap_err().contains("cannot fit"));
+        assert!(m
+            .check("g", FORMAT_KEYS)
+            .unwrap_err()
+            .contains("cannot fit"));
         // A small chunk before the last: a peer padding the count of chunks.
         let mut m = manifest();
         m.chunks[0].bytes = 20;
         m.bytes = 30;
         assert!(m
-            .check("g")
+            .check("g", FORMAT_KEYS)
             .unwrap_err()
             .contains("every chunk except the last"));
         // Over the total bound.
@@ -765,7 +967,7 @@ mod tests {
         ];
         m.bytes = m.chunks.iter().map(|c| c.bytes).sum();
         m.entries = n as u64;
-        assert!(m.check("g").unwrap_err().contains("at most"));
+        assert!(m.check("g", FORMAT_KEYS).unwrap_err().contains("at most"));
     }
 
     #[test]

@@ -1381,6 +1381,26 @@ impl Storage {
         Ok(())
     }
 
+    /// Calls `f` on every committed state key, in no promised order, one row at a time: a
+    /// sparse Merkle chain's snapshot writer (`snapshot.rs`) sorts them by path. Errors: SQLite
+    /// failed, a key that is not UTF-8 text, or `f`'s error (which stops the read).
+    pub fn for_each_state_key(
+        &self,
+        mut f: impl FnMut(&str) -> Result<(), StorageError>,
+    ) -> Result<(), StorageError> {
+        let mut stmt = self.conn.prepare("SELECT key FROM state")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            match row.get_ref(0)? {
+                ValueRef::Text(k) => {
+                    f(std::str::from_utf8(k).map_err(|_| corrupt("a state key is not UTF-8"))?)?
+                }
+                _ => return Err(corrupt("a state key is not text")),
+            }
+        }
+        Ok(())
+    }
+
     /// The lowest stored block's height (0 on an archive node; the snapshot base, or the
     /// retention cutoff, on a node that joined from a snapshot or prunes), `None` when none is
     /// stored.

@@ -7,6 +7,7 @@
 //! | `lthash.rs` | [`LtHash`]: a homomorphic multiset hash; O(writes) per block, no proofs (chains whose genesis names no commitment) |
 //! | `sparse_merkle.rs` | [`SparseMerkleTree`]: a binary sparse Merkle tree; proves any key present or absent |
 //! | `proof.rs` | [`StateProof`]: a key's proof against a sparse Merkle root and its check |
+//! | `chunk_proof.rs` | [`ChunkVerifier`]: a whole state received in chunks sorted by path, each checked against the root on arrival (snapshots) |
 //! | `tree_hash.rs` | the tree's hashes (leaf, branch, empty) and a key's path |
 //! | `element.rs`, `element_cache.rs` | the LtHash's per-entry vectors and their memo |
 //!
@@ -14,6 +15,7 @@
 //! nonces, every key the node stores) with their exact bytes; a block's root depends only on
 //! the state after it, never on the order of its writes or the threads that hashed them.
 
+pub mod chunk_proof;
 mod element;
 pub mod element_cache;
 mod lthash;
@@ -21,6 +23,7 @@ pub mod proof;
 pub mod sparse_merkle;
 mod tree_hash;
 
+pub use chunk_proof::{ChunkError, ChunkVerifier};
 pub use element::{DOMAIN, LANES};
 pub use lthash::LtHash;
 pub use proof::{ProofError, StateProof};

@@ -524,15 +524,92 @@ fn a_base_is_imported_whole_or_not_at_all_and_a_snapshot_of_it_round_trips() {
     std::fs::create_dir_all(&snaps).unwrap();
     let reader = Storage::open_reader(&path).unwrap();
     reader.begin_snapshot().unwrap();
-    let manifest = crate::snapshot::write_snapshot(&reader, &snaps, 40, "g").unwrap();
+    let manifest = crate::snapshot::write_snapshot(&reader, &snaps, 40, "g", None).unwrap();
     assert_eq!(manifest.entries, 300);
     assert_eq!(manifest.state_root, hex::encode(hash.root()));
-    assert_eq!(manifest.check("g"), Ok(()));
+    assert_eq!(manifest.check("g", crate::snapshot::FORMAT_KEYS), Ok(()));
     let loaded = crate::snapshot::load_snapshot(&snaps.join("40")).unwrap();
     let want: BTreeMap<String, Vec<u8>> = entries.into_iter().collect();
     assert_eq!(loaded.map, want);
     // Not at another height than the database's head.
-    assert!(crate::snapshot::write_snapshot(&reader, &snaps, 41, "g").is_err());
+    assert!(crate::snapshot::write_snapshot(&reader, &snaps, 41, "g", None).is_err());
+}
+
+/// A sparse Merkle chain's snapshot: entries by key hash, each chunk led by its proof, and
+/// each chunk checks on its own against the block's root in order; a chunk from another
+/// position, or with an entry changed, does not.
+#[test]
+fn a_proven_snapshot_checks_chunk_by_chunk_against_the_root() {
+    use crate::snapshot::{decode_chunk_of, load_snapshot, write_snapshot, FORMAT_PROVEN};
+    use gamechain_chain::state_root::sparse_merkle::{key_hash, value_hash};
+    use gamechain_chain::state_root::{ChunkError, ChunkVerifier};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chain.sqlite");
+    let mut s = Storage::open(&path).unwrap();
+    // About 12.5 MB: three chunks.
+    let entries: Vec<(String, Vec<u8>)> = (0..2500)
+        .map(|i| (format!("k/{i:05}"), vec![i as u8; 5000]))
+        .collect();
+    let hash = StateHash::from_entries(
+        StateCommitment::SparseMerkle,
+        entries.iter().map(|(k, v)| (k, v)),
+    );
+    let StateHash::SparseMerkle(tree) = &hash else {
+        unreachable!()
+    };
+    let genesis = block(0, [0; 32], vec![], hash.root());
+    s.commit_genesis(&genesis, &entries, &hash, &BTreeMap::new(), "g", "e")
+        .unwrap();
+    let snaps = dir.path().join("snapshots");
+    std::fs::create_dir_all(&snaps).unwrap();
+    let reader = Storage::open_reader(&path).unwrap();
+    reader.begin_snapshot().unwrap();
+    // A tree of another state is refused.
+    let other = StateHash::from_entries(
+        StateCommitment::SparseMerkle,
+        some_state(3).0.iter().map(|(k, v)| (k, v)),
+    );
+    let StateHash::SparseMerkle(other) = other else {
+        unreachable!()
+    };
+    assert!(write_snapshot(&reader, &snaps, 0, "g", Some(&other)).is_err());
+    let manifest = write_snapshot(&reader, &snaps, 0, "g", Some(tree)).unwrap();
+    assert_eq!(manifest.format, FORMAT_PROVEN);
+    assert_eq!(manifest.check("g", FORMAT_PROVEN), Ok(()));
+    assert_eq!(manifest.entries, 2500);
+    assert_eq!(manifest.chunks.len(), 3, "{manifest:?}");
+    let chunk = |i: usize| {
+        std::fs::read(snaps.join("0").join(crate::snapshot::chunk_name(i as u64))).unwrap()
+    };
+    let leaves = |bytes: &[u8]| {
+        let (siblings, entries) = decode_chunk_of(FORMAT_PROVEN, bytes, u64::MAX).unwrap();
+        let leaves: Vec<_> = entries
+            .iter()
+            .map(|(k, v)| (key_hash(k), value_hash(v)))
+            .collect();
+        (leaves, siblings)
+    };
+    let mut verifier = ChunkVerifier::new(hash.root());
+    for i in 0..3 {
+        let (l, sib) = leaves(&chunk(i));
+        // Each chunk checks on arrival, before the next is seen; one out of place does not.
+        if i == 1 {
+            let (l2, sib2) = leaves(&chunk(2));
+            assert!(verifier.clone().push(&l2, &sib2).is_err());
+            let mut changed = l.clone();
+            changed[7].1[0] ^= 1;
+            assert!(matches!(
+                verifier.clone().push(&changed, &sib),
+                Err(ChunkError::LeftSibling { .. })
+            ));
+        }
+        verifier.push(&l, &sib).unwrap();
+    }
+    verifier.finish().unwrap();
+    assert_eq!(verifier.leaves(), 2500);
+    let loaded = load_snapshot(&snaps.join("0")).unwrap();
+    let want: BTreeMap<String, Vec<u8>> = entries.into_iter().collect();
+    assert_eq!(loaded.map, want);
 }
 
 #[test]
