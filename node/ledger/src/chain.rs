@@ -142,6 +142,7 @@ impl Chain {
             config.snapshot_every_blocks,
             config.snapshot_keep,
             &genesis_hash,
+            ctx.genesis().state_commitment(),
         );
         Chain {
             snapshots,

@@ -67,8 +67,14 @@ pub const MAX_CHUNK_PROOF_BYTES: usize = 2 + 32 * MAX_CHUNK_PROOF_DEPTH;
 /// plus a proof.
 pub const MAX_CHUNK_BYTES: usize = CHUNK_TARGET_BYTES + MAX_ENTRY_BYTES + MAX_CHUNK_PROOF_BYTES;
 
+/// Most entries one chunk may hold: a chunk is also closed once it holds this many, so that a
+/// joining node's work on one chunk (its decoded entries, their leaves: under 50 MB) does not
+/// grow with how small a lying peer makes the entries of a 52 MiB chunk.
+pub const MAX_CHUNK_ENTRIES: u64 = 1 << 18;
+
 /// Most chunks one snapshot may have (every chunk but the last holds at least
-/// [`CHUNK_TARGET_BYTES`], so at least 256 GiB of state before this bound is reached).
+/// [`CHUNK_TARGET_BYTES`] or [`MAX_CHUNK_ENTRIES`], so at least 256 GiB of state, or 17
+/// billion entries, before this bound is reached).
 pub const MAX_CHUNKS: usize = 65_536;
 
 /// Most bytes of chunks one snapshot may have (256 GiB). A joining node also refuses a
@@ -189,11 +195,21 @@ impl Manifest {
                     c.entries, c.bytes
                 ));
             }
-            // A chunk is closed once it holds the target: only the last may be smaller.
-            if i + 1 < self.chunks.len() && c.bytes < CHUNK_TARGET_BYTES as u64 {
+            if c.entries > MAX_CHUNK_ENTRIES {
                 return Err(format!(
-                    "chunk {i}: {} bytes, but every chunk except the last holds at least {CHUNK_TARGET_BYTES}",
-                    c.bytes
+                    "chunk {i}: {} entries (at most {MAX_CHUNK_ENTRIES})",
+                    c.entries
+                ));
+            }
+            // A chunk is closed once it holds the target or the most entries: only the last
+            // may be smaller.
+            if i + 1 < self.chunks.len()
+                && c.bytes < CHUNK_TARGET_BYTES as u64
+                && c.entries < MAX_CHUNK_ENTRIES
+            {
+                return Err(format!(
+                    "chunk {i}: {} bytes and {} entries, but every chunk except the last holds at least {CHUNK_TARGET_BYTES} bytes or {MAX_CHUNK_ENTRIES} entries",
+                    c.bytes, c.entries
                 ));
             }
             bytes += c.bytes;
@@ -384,6 +400,8 @@ pub struct Snapshots {
     every: u64,
     keep: usize,
     genesis_hash: String,
+    /// The format this chain's snapshots are written in and served ([`format_of`]).
+    format: u32,
     /// A snapshot is being written.
     busy: Arc<AtomicBool>,
     /// The height of the newest snapshot taken (or found at start).
@@ -400,9 +418,16 @@ fn io(what: impl std::fmt::Display, e: std::io::Error) -> StorageError {
 }
 
 impl Snapshots {
-    /// The snapshots under `<data_dir>/snapshots`, taken every `every` blocks (0: never), the
-    /// newest `keep` kept. Deletes unfinished `.tmp-*` directories left by a crash.
-    pub fn new(data_dir: &Path, every: u64, keep: usize, genesis_hash: &str) -> Snapshots {
+    /// The snapshots under `<data_dir>/snapshots` of a chain whose state commitment is `kind`,
+    /// taken every `every` blocks (0: never), the newest `keep` kept. Deletes unfinished
+    /// `.tmp-*` directories left by a crash.
+    pub fn new(
+        data_dir: &Path,
+        every: u64,
+        keep: usize,
+        genesis_hash: &str,
+        kind: StateCommitment,
+    ) -> Snapshots {
         let dir = snapshots_dir(data_dir);
         if let Ok(read) = std::fs::read_dir(&dir) {
             for e in read.flatten() {
@@ -416,6 +441,7 @@ impl Snapshots {
             every,
             keep: keep.max(1),
             genesis_hash: genesis_hash.to_string(),
+            format: format_of(kind),
             busy: Arc::new(AtomicBool::new(false)),
             last: AtomicU64::new(0),
         };
@@ -441,13 +467,16 @@ impl Snapshots {
         serde_json::from_slice(&bytes).ok()
     }
 
-    /// `GET /v1/snapshots`.
+    /// `GET /v1/snapshots`: the complete snapshots in this chain's format. (One written in the
+    /// other format, by an earlier build of a chain with proofs, is kept, as the base `verify
+    /// --data` may start from, but not listed: a joining node would refuse it.)
     pub fn list(&self) -> SnapshotList {
         SnapshotList {
             snapshots: self
                 .heights()
                 .into_iter()
                 .filter_map(|h| self.manifest(h))
+                .filter(|m| m.format == self.format)
                 .map(|m| m.summary())
                 .collect(),
         }
@@ -615,7 +644,8 @@ struct ChunkWriter<'a> {
 }
 
 impl ChunkWriter<'_> {
-    /// Adds one entry; closes the chunk once it holds [`CHUNK_TARGET_BYTES`].
+    /// Adds one entry; closes the chunk once it holds [`CHUNK_TARGET_BYTES`] or
+    /// [`MAX_CHUNK_ENTRIES`].
     fn push(&mut self, key: &str, value: &[u8]) -> Result<(), StorageError> {
         let size = 8 + key.len() + value.len();
         if size > MAX_ENTRY_BYTES {
@@ -629,7 +659,7 @@ impl ChunkWriter<'_> {
             self.last_key.clear();
             self.last_key.push_str(key);
         }
-        if self.buf.len() >= CHUNK_TARGET_BYTES {
+        if self.buf.len() >= CHUNK_TARGET_BYTES || self.entries >= MAX_CHUNK_ENTRIES {
             self.flush()?;
         }
         Ok(())
@@ -865,7 +895,7 @@ mod tests {
     #[test]
     fn an_ineligible_head_is_skipped_and_the_next_one_asked() {
         let tmp = tempfile::tempdir().unwrap();
-        let s = Snapshots::new(tmp.path(), 5, 2, "g");
+        let s = Snapshots::new(tmp.path(), 5, 2, "g", StateCommitment::LtHash16);
         let db = tmp.path().join("none.sqlite");
         s.after_commit(&db, 4, || panic!("not due: not asked"), || None);
         let mut asked = Vec::new();
@@ -946,6 +976,21 @@ mod tests {
             .check("g", FORMAT_KEYS)
             .unwrap_err()
             .contains("cannot fit"));
+        // More entries than a chunk may hold (a lying peer's tiny entries), and a chunk closed
+        // at that count before reaching the byte target (honest).
+        let mut m = manifest();
+        m.chunks[0].entries = MAX_CHUNK_ENTRIES + 1;
+        m.entries = MAX_CHUNK_ENTRIES + 2;
+        assert!(m
+            .check("g", FORMAT_KEYS)
+            .unwrap_err()
+            .contains("at most 262144"));
+        let mut m = manifest();
+        m.chunks[0].bytes = 12 * MAX_CHUNK_ENTRIES;
+        m.chunks[0].entries = MAX_CHUNK_ENTRIES;
+        m.bytes = m.chunks[0].bytes + 10;
+        m.entries = MAX_CHUNK_ENTRIES + 1;
+        assert_eq!(m.check("g", FORMAT_KEYS), Ok(()));
         // A small chunk before the last: a peer padding the count of chunks.
         let mut m = manifest();
         m.chunks[0].bytes = 20;
