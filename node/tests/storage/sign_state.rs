@@ -53,6 +53,16 @@ async fn hash_at(client: &Client, height: u64) -> String {
         .hash_hex()
 }
 
+/// Stops `node` with SIGTERM; it must exit cleanly within [`WAIT`] (else its status and log).
+fn stop(node: &mut NodeProcess) {
+    let status = node.terminate(WAIT);
+    assert!(
+        status.success(),
+        "the node exited with {status}:\n{}",
+        node.log()
+    );
+}
+
 /// Asserts the refusal of a damaged database, that it signed nothing, then restores from
 /// `follower` and checks the node resumes where it had signed.
 async fn refused_then_restored(
@@ -128,7 +138,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
 
     // A backup of the database files, taken after a clean stop.
     faucet_blocks(&sequencer.client(), 2).await;
-    assert!(sequencer.terminate(WAIT).success());
+    stop(&mut sequencer);
     let backup = tmp.path().join("backup");
     std::fs::create_dir_all(&backup).unwrap();
     for f in DB_FILES {
@@ -150,7 +160,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
     // 2. The database replaced by the older copy (the backup, at block 2).
     let height = faucet_blocks(&sequencer.client(), 1).await;
     follower.reach(height).await;
-    assert!(sequencer.terminate(WAIT).success());
+    stop(&mut sequencer);
     for f in DB_FILES {
         let _ = std::fs::remove_file(data.join(f));
         if backup.join(f).exists() {
@@ -161,7 +171,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
 
     // 3. A directory from before sign states: the file is recreated from the head.
     let status = sequencer.client().status().await.unwrap();
-    assert!(sequencer.terminate(WAIT).success());
+    stop(&mut sequencer);
     std::fs::remove_file(data.join("sign-state.json")).unwrap();
     sequencer.start().await;
     assert!(
@@ -173,7 +183,7 @@ async fn a_database_that_lost_signed_blocks_is_refused_and_restored_from_a_follo
         sign_state(&sequencer),
         serde_json::json!({"height": status.height, "hash": status.head_hash})
     );
-    assert!(sequencer.terminate(WAIT).success());
+    stop(&mut sequencer);
 }
 
 /// A follower that sees a second block, signed by the sequencer, at a height it already has
