@@ -12,12 +12,17 @@
 //!     compiled by Cranelift, as genesis modules are);
 //!   - `tiered`: an upload after its tier-up: loaded with Winch, then replaced by its Cranelift
 //!     compile (`WasmModule::tier_up`, compiled in this process here, in a child process on a
-//!     node), run as `reuse`. Fuel is the instrumentation's own count, so every setup must use
-//!     exactly the same fuel (checked before timing).
+//!     node), run as `reuse`;
+//!   - `reuse-r1`, `winch-r1`: as `reuse` and `winch`, under instrumentation revision 1 (every
+//!     charge through the counter's global, a block ended at every control-flow operator), the
+//!     metering older chains run: the cost of metering, before and after revision 2, in one run.
+//!   Fuel is the instrumentation's own count, so every setup must use exactly the same fuel
+//!   (checked before timing), under either revision.
 //!
 //! Run: `cargo bench -p gamechain-tests --bench move`. Prints the median time per move of each
 //! side over interleaved rounds (so machine noise hits both alike) and their ratio.
-//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`, `tiered`) times only
+//! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`, `tiered`,
+//! `reuse-r1`, `winch-r1`) times only
 //! those setups (e.g. one alone for `perf stat` / `strace -c`); `MOVE_BENCH_ROUNDS` sets the
 //! number of rounds.
 
@@ -105,14 +110,24 @@ fn main() {
     };
 
     let pooling = Allocation::Pooling { instances: 8 };
+    let latest = gamechain_runtime::INSTRUMENTATION_REVISION;
+    // (setup, what, allocation, reuse, origin, instrumentation revision)
     let modes = [
-        ("pooling", "fresh instance", pooling, false, Origin::Genesis),
+        (
+            "pooling",
+            "fresh instance",
+            pooling,
+            false,
+            Origin::Genesis,
+            latest,
+        ),
         (
             "reuse",
             "reset warm instance",
             pooling,
             true,
             Origin::Genesis,
+            latest,
         ),
         (
             "on-demand",
@@ -120,6 +135,7 @@ fn main() {
             Allocation::OnDemand,
             false,
             Origin::Genesis,
+            latest,
         ),
         (
             "winch",
@@ -127,6 +143,7 @@ fn main() {
             pooling,
             true,
             Origin::Upload,
+            latest,
         ),
         (
             "tiered",
@@ -134,6 +151,23 @@ fn main() {
             pooling,
             true,
             Origin::Upload,
+            latest,
+        ),
+        (
+            "reuse-r1",
+            "as reuse, metered as revision 1",
+            pooling,
+            true,
+            Origin::Genesis,
+            1,
+        ),
+        (
+            "winch-r1",
+            "as winch, metered as revision 1",
+            pooling,
+            true,
+            Origin::Upload,
+            1,
         ),
     ];
     let only = std::env::var("MOVE_BENCH_ONLY").ok();
@@ -148,24 +182,27 @@ fn main() {
     let modules: Vec<(&str, &str, WasmModule)> = modes
         .into_iter()
         .filter(|(name, ..)| wanted(name))
-        .map(|(name, what, allocation, reuse_instances, origin)| {
-            let config = RuntimeConfig {
-                allocation,
-                reuse_instances,
-                ..RuntimeConfig::default()
-            };
-            let runtime = Runtime::new(config).unwrap();
-            let module =
-                WasmModule::load(&runtime, tictactoe::ID, &wasm.wasm, None, origin).unwrap();
-            let module = if name == "tiered" {
-                module
-                    .tier_up(&wasm.wasm, None, |b| precompile(OptLevel::Speed, b))
-                    .unwrap()
-            } else {
-                module
-            };
-            (name, what, module)
-        })
+        .map(
+            |(name, what, allocation, reuse_instances, origin, revision)| {
+                let config = RuntimeConfig {
+                    allocation,
+                    reuse_instances,
+                    instrumentation_revision: revision,
+                    ..RuntimeConfig::default()
+                };
+                let runtime = Runtime::new(config).unwrap();
+                let module =
+                    WasmModule::load(&runtime, tictactoe::ID, &wasm.wasm, None, origin).unwrap();
+                let module = if name == "tiered" {
+                    module
+                        .tier_up(&wasm.wasm, None, |b| precompile(OptLevel::Speed, b))
+                        .unwrap()
+                } else {
+                    module
+                };
+                (name, what, module)
+            },
+        )
         .collect();
 
     // Same results every way before timing anything (twice: the second reuse call runs in a

@@ -188,6 +188,11 @@ pub struct RuntimeConfig {
     /// nothing to the [canonical description](Self::canonical_description), so a chain made
     /// before revisions existed keeps its hash; revision 2 adds its lines, revision 3 (sealed moves) more.
     pub abi_revision: u32,
+    /// The revision of the load-time instrumentation (`load/instrument/mod.rs`, `version`;
+    /// [`crate::INSTRUMENTATION_REVISION`] for new chains): consensus, in the
+    /// [canonical description](Self::canonical_description). Every revision charges the same
+    /// fuel for a call that completes; later ones charge less often.
+    pub instrumentation_revision: u32,
 }
 
 impl Default for RuntimeConfig {
@@ -210,6 +215,7 @@ impl Default for RuntimeConfig {
             genesis_compiler: Compiler::Cranelift,
             upload_compiler: Compiler::Winch,
             abi_revision: crate::abi::ABI_REVISION,
+            instrumentation_revision: crate::INSTRUMENTATION_REVISION,
         }
     }
 }
@@ -254,7 +260,7 @@ impl RuntimeConfig {
         s.push_str(&GAS_V1.canonical());
         s.push_str(&format!(
             "instrumentation={}\n",
-            crate::load::instrument::VERSION
+            crate::load::instrument::version(self.instrumentation_revision)
         ));
         s.push_str(&format!(
             "stack_limit={}\nstack_frame_overhead={}\n",
@@ -283,19 +289,24 @@ impl RuntimeConfig {
         s
     }
 
-    /// This configuration under the ABI revision whose configuration hash is `hash`, when one
-    /// of this build's revisions (1 to [`crate::ABI_REVISION`]) has it: how a chain finds the
-    /// revision its genesis names. `None`: no revision of this build hashes to `hash` (another
-    /// build's chain).
+    /// This configuration under the ABI and instrumentation revisions whose configuration hash
+    /// is `hash`, when one pair of this build's revisions (1 to [`crate::ABI_REVISION`], 1 to
+    /// [`crate::INSTRUMENTATION_REVISION`]) has it: how a chain finds the revisions its genesis
+    /// names. `None`: no pair of this build hashes to `hash` (another build's chain).
     pub fn with_revision_of(&self, hash: &str) -> Option<RuntimeConfig> {
         (1..=crate::abi::ABI_REVISION)
             .rev()
             .find_map(|abi_revision| {
-                let c = RuntimeConfig {
-                    abi_revision,
-                    ..self.clone()
-                };
-                (c.config_hash() == hash).then_some(c)
+                (1..=crate::INSTRUMENTATION_REVISION)
+                    .rev()
+                    .find_map(|instrumentation_revision| {
+                        let c = RuntimeConfig {
+                            abi_revision,
+                            instrumentation_revision,
+                            ..self.clone()
+                        };
+                        (c.config_hash() == hash).then_some(c)
+                    })
             })
     }
 
@@ -386,13 +397,45 @@ mod tests {
             "gas.host_call_base=200",
             "fuel_apply=10000000",
             "fuel=instrumented\noperator_cost=ops-v1\ntrap_fuel=limit\n",
-            "instrumentation=dirty-chunks-v1,stack-height-v1,fuel-meter-v2\n",
+            "instrumentation=dirty-chunks-v1,stack-height-v1,fuel-meter-v3\n",
             "stack_limit=32768\n",
             "max_wasm_stack=1048576\n",
             "validation.max_code_bytes=1048576\n",
             "validation.refused_features=relaxed_simd,simd,",
         ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+    }
+
+    #[test]
+    fn a_chain_of_instrumentation_revision_one_keeps_its_hash_and_finds_its_revision() {
+        let base = RuntimeConfig::default();
+        assert_eq!(
+            base.instrumentation_revision,
+            crate::INSTRUMENTATION_REVISION
+        );
+        for abi_revision in 1..=crate::abi::ABI_REVISION {
+            let old = RuntimeConfig {
+                abi_revision,
+                instrumentation_revision: 1,
+                ..base.clone()
+            };
+            assert!(old
+                .canonical_description()
+                .contains("instrumentation=dirty-chunks-v1,stack-height-v1,fuel-meter-v2\n"));
+            assert_ne!(
+                old.config_hash(),
+                RuntimeConfig {
+                    abi_revision,
+                    ..base.clone()
+                }
+                .config_hash()
+            );
+            let found = base.with_revision_of(&old.config_hash()).unwrap();
+            assert_eq!(
+                (found.abi_revision, found.instrumentation_revision),
+                (abi_revision, 1)
+            );
         }
     }
 

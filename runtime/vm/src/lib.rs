@@ -48,6 +48,7 @@ pub use config::{
     Allocation, Compiler, OptLevel, Origin, RuntimeConfig, MAX_WASM_STACK, WASMTIME_VERSION,
 };
 pub use gas::{GasTable, GAS_V1};
+pub use load::instrument::INSTRUMENTATION_REVISION;
 pub use load::stack::{FRAME_OVERHEAD, STACK_LIMIT};
 pub use load::validate::{
     read_schema, ValidationError, MAX_CODE_BYTES, MAX_DATA_BYTES, MAX_EXPORTS, MAX_FUNCTIONS,

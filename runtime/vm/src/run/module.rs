@@ -917,7 +917,7 @@ pub(crate) fn instrumented(
         runtime.config.abi_revision,
     )?;
     let schema = info.schema.as_deref().map(Arc::from);
-    let instrumented = instrument::instrument(wasm, &info);
+    let instrumented = instrument::instrument(wasm, &info, runtime.config.instrumentation_revision);
     let plan = instrumented.plan.ok_or(LoadError::Engine)?;
     Ok((instrumented.wasm, plan, schema))
 }

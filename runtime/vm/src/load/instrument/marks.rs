@@ -302,7 +302,7 @@ impl Marks {
         dirty: u32,
         shift: u32,
         (costs, stack_global): (&Costs, u32),
-        (charges, fuel): (&[u64], u32),
+        (charges, fuel): (&[u64], meter::Counter),
     ) {
         let e = Emitter {
             marks: self,
@@ -311,6 +311,7 @@ impl Marks {
             shift,
             fuel,
         };
+        fuel.load(out);
         if self.entry_mask != 0 {
             e.get(out);
             i64_const(out, self.entry_mask as i64);
@@ -327,6 +328,10 @@ impl Marks {
                 Operator::CallIndirect { type_index, .. } => costs.call_indirect(*type_index),
                 _ => 0,
             };
+            let call = meter::is_call(op);
+            if call || self.exits[i] {
+                fuel.store(out);
+            }
             if call_cost > 0 {
                 stack::before_call(out, stack_global, call_cost);
             }
@@ -353,6 +358,9 @@ impl Marks {
             if call_cost > 0 {
                 stack::after_call(out, stack_global, call_cost);
             }
+            if call {
+                fuel.load(out);
+            }
             e.ranges_at(out, i);
         }
     }
@@ -367,8 +375,8 @@ struct Emitter<'m> {
     dirty: u32,
     /// log2 of the chunk size.
     shift: u32,
-    /// Index of the fuel counter global (`meter.rs`).
-    fuel: u32,
+    /// Where the fuel counter is kept (`meter.rs`).
+    fuel: meter::Counter,
 }
 
 impl Emitter<'_> {

@@ -11,14 +11,20 @@
 //!
 //! **The counter.** A mutable `i64` global (`fuel`, exported as `<prefix>fuel`) holds the fuel
 //! left, as an unsigned number. The host sets it before each call and reads it after; host
-//! functions charge it too (`run/fuel.rs`).
+//! functions charge it too (`run/fuel.rs`). Under instrumentation revision 2 a function that
+//! charges more often than it calls ([`counter_in_local`]) works on a copy in a local of its own
+//! ([`Counter::Local`]): loaded from the global at entry and after each call, stored back before
+//! each call and each exit, so that the compiler can keep it in a register. The global is exact
+//! whenever anything else can read it (a callee, the host); a trap leaves it stale, and a trap
+//! is charged the call's whole limit anyway. Running out still sets the global itself.
 //!
 //! **Metered blocks.** A function's operators are split at every control-flow operator: a block
 //! starts at the function's first operator and right after each `block`, `loop`, `if`, `else`,
-//! `end`, `br`, `br_if`, `br_table`, `return` and `unreachable`. Nothing can enter a block but at
-//! its start, so charging its whole cost there charges every operator that runs (and, when the
-//! block traps or calls something that traps midway, some that do not: a trap is charged the
-//! call's whole limit anyway). A block whose operators cost nothing gets no code, nor does dead
+//! `end`, `br`, `br_if`, `br_table`, `return` and `unreachable` (revision 2 does not split at a
+//! `block`, nor at a loop's `end` reached by falling through: [`charges`]). Nothing can enter a
+//! block but at its start, so charging its whole cost there charges every operator that runs
+//! (and, when the block traps or calls something that traps midway, some that do not: a trap is
+//! charged the call's whole limit anyway). A block whose operators cost nothing gets no code, nor does dead
 //! code (after a `br`, `br_table`, `return` or `unreachable`, up to the `else` or `end` closing
 //! its construct), which never runs.
 //!
@@ -94,20 +100,41 @@ fn ends_block(op: &Operator<'_>) -> bool {
 /// that starts there, 0 where none starts (or it costs nothing). Saturating: a block cannot cost
 /// more than `u64::MAX` (no function is that long).
 ///
+/// `merged` (instrumentation revision 2): a metered block does not end at a `block`, nor at the
+/// `end` of a `loop` reached by falling through: the code after either can be entered only from
+/// the code before it (a branch to a `block` goes to its `end`, one to a `loop` to its start),
+/// so one charge pays for both. After dead code a loop's `end` still ends the block: what
+/// follows is never entered, and must not be charged to the live block before the dead code.
+///
 /// Dead code gets no charge: after `br`, `br_table`, `return` or `unreachable`, nothing runs
 /// until the `else` or `end` that closes the construct they are in (structured control flow:
 /// no branch can land in between, and a construct opened there is never entered). Its charges
 /// would never run, so leaving them out changes no fuel figure; it only keeps a function of
 /// `br 0`s from growing tenfold.
-pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)]) -> Vec<u64> {
+pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)], merged: bool) -> Vec<u64> {
     let mut out = vec![0u64; ops.len()];
     let mut start = 0;
     // Inside dead code: how many constructs were opened since it began.
     let mut dead: Option<u32> = None;
+    // Open constructs: whether each is a loop.
+    let mut loops: Vec<bool> = Vec::new();
     for (i, (_, op)) in ops.iter().enumerate() {
-        if dead.is_none() {
+        let live = dead.is_none();
+        if live {
             out[start] = out[start].saturating_add(cost(op));
         }
+        let falls_out_of_loop = match op {
+            Operator::Block { .. } | Operator::If { .. } => {
+                loops.push(false);
+                false
+            }
+            Operator::Loop { .. } => {
+                loops.push(true);
+                false
+            }
+            Operator::End => loops.pop().unwrap_or(false) && live,
+            _ => false,
+        };
         dead = match (dead, op) {
             (None, Operator::Br { .. } | Operator::BrTable { .. })
             | (None, Operator::Return | Operator::Unreachable) => Some(0),
@@ -119,7 +146,8 @@ pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)]) -> Vec<u64> {
             (Some(d), Operator::End) => Some(d - 1),
             (Some(d), _) => Some(d),
         };
-        if ends_block(op) {
+        let joined = merged && (matches!(op, Operator::Block { .. }) || falls_out_of_loop);
+        if ends_block(op) && !joined {
             start = i + 1;
             if start == ops.len() {
                 break;
@@ -129,21 +157,102 @@ pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)]) -> Vec<u64> {
     out
 }
 
+/// Whether a function keeps its fuel counter in a local ([`Counter::Local`]), given its
+/// operators, their [`charges`] and which of them leave the function: when it has more charges
+/// than twice its calls plus its exits and entry. A local costs a load at entry, a store and a
+/// load around each call and a store before each exit; it saves a load and a store at every
+/// charge, and lets the compiler keep the counter in a register.
+pub(super) fn counter_in_local(
+    ops: &[(Range<usize>, Operator<'_>)],
+    charges: &[u64],
+    exits: &[bool],
+) -> bool {
+    let sites = charges.iter().filter(|&&c| c > 0).count();
+    let calls = ops.iter().filter(|(_, op)| is_call(op)).count();
+    let exits = exits.iter().filter(|&&e| e).count();
+    sites > 2 * calls + exits + 1
+}
+
+/// Whether `op` calls a function (of the module or the host), which reads and may charge the
+/// fuel counter's global.
+pub(super) fn is_call(op: &Operator<'_>) -> bool {
+    matches!(
+        op,
+        Operator::Call { .. }
+            | Operator::CallIndirect { .. }
+            | Operator::CallRef { .. }
+            | Operator::ReturnCall { .. }
+            | Operator::ReturnCallIndirect { .. }
+            | Operator::ReturnCallRef { .. }
+    )
+}
+
+/// Where one function keeps the fuel counter while it runs (module docs, "The counter").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Counter {
+    /// In the global: every charge reads and writes it.
+    Global(u32),
+    /// In an `i64` local: loaded from the global at entry and after every call, stored back
+    /// before every call and every exit.
+    Local { global: u32, local: u32 },
+}
+
+impl Counter {
+    /// The global that holds the counter between functions.
+    fn global(self) -> u32 {
+        match self {
+            Counter::Global(g) | Counter::Local { global: g, .. } => g,
+        }
+    }
+
+    fn get(self, out: &mut Vec<u8>) {
+        match self {
+            Counter::Global(g) => op_idx(out, 0x23, g),
+            Counter::Local { local, .. } => op_idx(out, 0x20, local),
+        }
+    }
+
+    fn set(self, out: &mut Vec<u8>) {
+        match self {
+            Counter::Global(g) => op_idx(out, 0x24, g),
+            Counter::Local { local, .. } => op_idx(out, 0x21, local),
+        }
+    }
+
+    /// At entry and after a call: the local takes the global's value (nothing for a global
+    /// counter).
+    pub(super) fn load(self, out: &mut Vec<u8>) {
+        if let Counter::Local { global, local } = self {
+            op_idx(out, 0x23, global);
+            op_idx(out, 0x21, local);
+        }
+    }
+
+    /// Before a call or an exit: the global takes the local's value (nothing for a global
+    /// counter).
+    pub(super) fn store(self, out: &mut Vec<u8>) {
+        if let Counter::Local { global, local } = self {
+            op_idx(out, 0x20, local);
+            op_idx(out, 0x24, global);
+        }
+    }
+}
+
 /// The charge of a metered block of cost `c > 0` (module docs).
-pub(super) fn charge(out: &mut Vec<u8>, fuel: u32, c: u64) {
-    op_idx(out, 0x23, fuel); // global.get
+pub(super) fn charge(out: &mut Vec<u8>, fuel: Counter, c: u64) {
+    fuel.get(out);
     i64_const(out, c as i64);
     out.push(0x54); // i64.lt_u
-    trap_if(out, fuel);
-    op_idx(out, 0x23, fuel);
+    trap_if(out, fuel.global());
+    fuel.get(out);
     i64_const(out, c as i64);
     out.push(0x7D); // i64.sub
-    op_idx(out, 0x24, fuel); // global.set
+    fuel.set(out);
 }
 
 /// The charge of a bulk memory write of `u32` length in local `len`: `ceil(len / 4)`, computed
 /// into the `i64` local `scratch` (module docs).
-pub(super) fn charge_dynamic(out: &mut Vec<u8>, fuel: u32, len: u32, scratch: u32) {
+pub(super) fn charge_dynamic(out: &mut Vec<u8>, fuel: Counter, len: u32, scratch: u32) {
     op_idx(out, 0x20, len); // local.get
     out.push(0xAD); // i64.extend_i32_u
     i64_const(out, 3);
@@ -151,13 +260,13 @@ pub(super) fn charge_dynamic(out: &mut Vec<u8>, fuel: u32, len: u32, scratch: u3
     i64_const(out, 2);
     out.push(0x88); // i64.shr_u
     op_idx(out, 0x22, scratch); // local.tee
-    op_idx(out, 0x23, fuel);
+    fuel.get(out);
     out.push(0x56); // i64.gt_u: the amount is more than what is left
-    trap_if(out, fuel);
-    op_idx(out, 0x23, fuel);
+    trap_if(out, fuel.global());
+    fuel.get(out);
     op_idx(out, 0x20, scratch);
     out.push(0x7D); // i64.sub
-    op_idx(out, 0x24, fuel);
+    fuel.set(out);
 }
 
 /// `if  i64.const -1  global.set $fuel  unreachable  end`.
@@ -206,7 +315,7 @@ mod tests {
                  br_if 0
                end))",
         );
-        let c = charges(&ops);
+        let c = charges(&ops, false);
         // [const, if] = 2 at 0; [const, drop] = 1 at 2; [nop] after else = 0; after end:
         // [loop] = 0; after loop: [const, br_if] = 2; after br_if: [end] = 0; [end] = 0.
         assert_eq!(c, vec![2, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0]);
@@ -240,13 +349,52 @@ mod tests {
                  drop
                end))",
         );
-        let c = charges(&ops);
+        let c = charges(&ops, false);
         // Live: [block] 0; [br] 1; dead until the outer `end` (index 9); after it
         // [const, drop, local.get, if] = 3 at 10; [return] 0 at 14, dead until `else` (16);
         // after `else`: [const, drop] = 1 at 17; [end] 0.
         assert_eq!(
             c,
             vec![0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]
+        );
+    }
+
+    #[test]
+    fn revision_two_joins_the_code_after_a_block_or_a_loop_it_falls_out_of() {
+        let ops = ops_of(
+            "(module (func (param i32)
+               i32.const 1
+               drop
+               block
+                 local.get 0
+                 br_if 0
+                 loop
+                   i32.const 0
+                   br_if 0
+                   i32.const 5
+                   drop
+                 end
+                 i32.const 6
+                 drop
+               end
+               loop
+                 br 1
+               end
+               i32.const 7
+               drop))",
+        );
+        // Revision 1: a block ends at every control-flow operator.
+        assert_eq!(
+            charges(&ops, false),
+            vec![1, 0, 0, 2, 0, 0, 2, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0]
+        );
+        // Revision 2: [const drop block local.get br_if] = 3 at 0; the loop's last block and
+        // the code after the loop (up to the outer `end`) = 2 at 8. The code after the second
+        // loop follows dead code, so it keeps its own charge (it never runs) and is not added
+        // to `br 1`'s.
+        assert_eq!(
+            charges(&ops, true),
+            vec![3, 0, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0]
         );
     }
 }

@@ -89,13 +89,30 @@ use crate::load::stack::Costs;
 use crate::load::validate::ModuleInfo;
 use rewriter::Rewriter;
 
-/// The instrumentation's version, part of [`crate::RuntimeConfig::canonical_description`]: the
-/// dirty-chunk marks (this file), the stack-height limit (`stack.rs`) and the fuel metering
-/// (`meter.rs`, whose cost table has its own name, [`meter::COST_TABLE`], in the description).
-/// `fuel-meter-v2` leaves dead code uncharged: the same fuel as `v1`, but smaller code, and the
-/// size of the instrumented code decides whether a function fits the engine's limits, so which
-/// uploads a chain accepts.
-pub(crate) const VERSION: &str = "dirty-chunks-v1,stack-height-v1,fuel-meter-v2";
+/// The instrumentation revision this build gives new chains
+/// ([`crate::RuntimeConfig::instrumentation_revision`]); every revision from 1 up is still
+/// produced, for the chains that run it ([`version`]).
+pub const INSTRUMENTATION_REVISION: u32 = 2;
+
+/// The instrumentation's version under `revision`, part of
+/// [`crate::RuntimeConfig::canonical_description`]: the dirty-chunk marks (this file), the
+/// stack-height limit (`stack.rs`) and the fuel metering (`meter.rs`, whose cost table has its
+/// own name, [`meter::COST_TABLE`], in the description).
+/// - Revision 1, `fuel-meter-v2`: every charge reads and writes the counter's global; dead code
+///   is left uncharged (the same fuel as `v1`, smaller code: the size of the instrumented code
+///   decides whether a function fits the engine's limits, so which uploads a chain accepts).
+/// - Revision 2, `fuel-meter-v3`: the same cost table and the same fuel for every call that
+///   completes, with fewer and cheaper charges: a metered block no longer ends at a `block` or
+///   at a loop's `end` (nothing can enter the code after either but by falling through), and a
+///   function that charges more often than it calls keeps the counter in a local
+///   ([`meter::Counter`]). The code differs, and a block charged earlier can turn a trap in it
+///   into running out of fuel, so it is a revision of its own.
+pub(crate) fn version(revision: u32) -> &'static str {
+    match revision {
+        1 => "dirty-chunks-v1,stack-height-v1,fuel-meter-v2",
+        _ => "dirty-chunks-v1,stack-height-v1,fuel-meter-v3",
+    }
+}
 
 /// A module ready to compile, and how to reset its instances.
 pub(crate) struct Instrumented {
@@ -105,11 +122,12 @@ pub(crate) struct Instrumented {
     pub(crate) plan: Option<Plan>,
 }
 
-/// Instruments `wasm` (see the module documentation), with the call costs of `info` (from
-/// `validate.rs`). Never fails: bytes it cannot handle are returned unchanged with no plan (a
-/// validated module always gets one; `module.rs` refuses one that does not).
-pub(crate) fn instrument(wasm: &[u8], info: &ModuleInfo) -> Instrumented {
-    match Rewriter::run(wasm, Costs::new(info)) {
+/// Instruments `wasm` (see the module documentation) as instrumentation `revision` does
+/// ([`version`]), with the call costs of `info` (from `validate.rs`). Never fails: bytes it
+/// cannot handle are returned unchanged with no plan (a validated module always gets one;
+/// `module.rs` refuses one that does not).
+pub(crate) fn instrument(wasm: &[u8], info: &ModuleInfo, revision: u32) -> Instrumented {
+    match Rewriter::run(wasm, Costs::new(info), revision) {
         Ok(Some((bytes, plan))) => Instrumented {
             wasm: bytes,
             plan: Some(plan),

@@ -48,10 +48,12 @@ pub(super) struct Rewriter<'a> {
     pub(super) fuel_global: u32,
     /// A function has too many locals to add the instrumentation's own.
     pub(super) unfit: bool,
+    /// The instrumentation revision (`mod.rs`, `version`).
+    pub(super) revision: u32,
 }
 
 impl<'a> Rewriter<'a> {
-    pub(super) fn run(wasm: &'a [u8], costs: Costs) -> Res<Option<(Vec<u8>, Plan)>> {
+    pub(super) fn run(wasm: &'a [u8], costs: Costs, revision: u32) -> Res<Option<(Vec<u8>, Plan)>> {
         let mut r = Rewriter {
             wasm,
             type_params: Vec::new(),
@@ -72,6 +74,7 @@ impl<'a> Rewriter<'a> {
             stack_global: 0,
             fuel_global: 0,
             unfit: false,
+            revision,
         };
         // Pass 1: everything but the code; the memory's size is needed before the code.
         if !r.read_sections()? {
@@ -410,31 +413,44 @@ impl<'a> Rewriter<'a> {
 
         let marks = Marks::plan(&ops, params, initial as u64, shift);
         let calls = ops.iter().any(|(_, op)| self.call_cost(op) > 0);
-        let charges = meter::charges(&ops);
+        let v3 = self.revision >= 2;
+        let charges = meter::charges(&ops, v3);
         let metered = charges.iter().any(|&c| c > 0);
+        let in_local = v3 && metered && meter::counter_in_local(&ops, &charges, &marks.exits);
         let func = if marks.sites == 0 && !calls && !metered {
             // Nothing written, no counted call, nothing to charge: the body as it was.
             self.wasm[range.clone()].to_vec()
         } else {
             let mut func = Vec::with_capacity(range.len() * 2);
-            if marks.sites == 0 {
+            let added: &[u8] = if marks.sites == 0 { &[] } else { &ADDED_LOCALS };
+            let fuel_local = base as u32 + added.len() as u32;
+            if added.is_empty() && !in_local {
                 // Only calls to count and blocks to charge: the locals as they were.
                 func.extend_from_slice(&self.wasm[range.start..locals_end]);
             } else {
-                if base + ADDED_LOCALS.len() as u64 > MAX_LOCALS {
+                let count = added.len() as u64 + u64::from(in_local);
+                if base + count > MAX_LOCALS {
                     // Cannot be instrumented (the validator's locals limit prevents it).
                     self.unfit = true;
                 }
-                leb_u32(&mut func, groups + ADDED_LOCALS.len() as u32);
+                leb_u32(&mut func, groups + count as u32);
                 func.extend_from_slice(&self.wasm[groups_start..locals_end]);
-                for ty in ADDED_LOCALS {
+                for &ty in added.iter().chain(in_local.then_some(&I64)) {
                     leb_u32(&mut func, 1);
                     func.push(ty);
                 }
             }
             let locals = Locals::at(base as u32);
             let stack = (&self.costs, self.stack_global);
-            let meter = (&charges[..], self.fuel_global);
+            let counter = if in_local {
+                meter::Counter::Local {
+                    global: self.fuel_global,
+                    local: fuel_local,
+                }
+            } else {
+                meter::Counter::Global(self.fuel_global)
+            };
+            let meter = (&charges[..], counter);
             marks.emit(
                 &mut func, self.wasm, &ops, &locals, dirty, shift, stack, meter,
             );

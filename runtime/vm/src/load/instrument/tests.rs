@@ -1,5 +1,6 @@
 //! Tests of the instrumenter: semantics kept, marks complete, the plan's refusals.
 
+use sha2::Digest;
 use wasmparser::BinaryReader;
 use wasmtime::{Config, Engine, Instance, Module, Store, Val, WasmFeatures};
 
@@ -15,10 +16,16 @@ fn engine() -> Engine {
     Engine::new(&c).unwrap()
 }
 
-/// [`instrument`] with the call costs of `wasm` (none when it does not parse).
+/// [`instrument`] with the call costs of `wasm` (none when it does not parse), under this
+/// build's newest instrumentation revision.
 fn instr(wasm: &[u8]) -> Instrumented {
+    instr_at(wasm, INSTRUMENTATION_REVISION)
+}
+
+/// [`instr`] under instrumentation `revision`.
+fn instr_at(wasm: &[u8], revision: u32) -> Instrumented {
     let info = crate::load::validate::analyze(wasm).unwrap_or_default();
-    instrument(wasm, &info)
+    instrument(wasm, &info, revision)
 }
 
 fn wat(text: &str) -> Vec<u8> {
@@ -540,4 +547,85 @@ fn a_start_function_pays_only_for_what_it_runs_and_instantiation_is_free() {
     // `i32.const` and `br_table`; the store after them never runs and is not charged.
     assert_eq!(counter.get(&mut store).unwrap_i64(), 1_000 - 2);
     assert_eq!(memory(&mut store, &inst)[8], 0);
+}
+
+/// Loops, nested blocks left by `br_if`, an `if` with a call in it, an inner loop, a bulk write
+/// and an early `return`: the shapes whose charges revision 2 merges, in a function that keeps
+/// its counter in a local and calls a function that charges the global.
+const FUEL_MIX: &str = r#"(module (memory (export "memory") 1)
+  (func $h (param i32) (result i32)
+    (if (result i32) (i32.and (local.get 0) (i32.const 1))
+      (then (i32.mul (local.get 0) (i32.const 3)))
+      (else (i32.shr_u (local.get 0) (i32.const 1)))))
+  (func (export "mix") (param $n i32) (result i32) (local $i i32) (local $x i32)
+    (local.set $x (local.get $n))
+    (block $done
+      (loop $l
+        (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+        (block $a
+          (block $b
+            (br_if $a (i32.and (local.get $i) (i32.const 2)))
+            (local.set $x (i32.add (local.get $x) (i32.const 1)))
+            (br_if $b (i32.and (local.get $i) (i32.const 4)))
+            (local.set $x (i32.xor (local.get $x) (i32.const 5))))
+          (local.set $x (i32.rotl (local.get $x) (i32.const 3))))
+        (if (i32.eqz (i32.rem_u (local.get $i) (i32.const 3)))
+          (then (local.set $x (call $h (local.get $x)))))
+        (loop $inner
+          (local.set $x (i32.add (local.get $x) (i32.const 1)))
+          (br_if $inner (i32.and (local.get $x) (i32.const 1))))
+        (memory.fill (i32.const 0) (i32.const 1) (i32.and (local.get $x) (i32.const 255)))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $l)))
+    (if (i32.gt_u (local.get $x) (i32.const 100)) (then (return (local.get $x))))
+    (i32.const 7)))"#;
+
+/// Runs `mix(n)` of `wasm` (instrumented) with `given` fuel: its result (`None`: it trapped)
+/// and the counter after.
+fn run_mix(wasm: &[u8], plan: &Plan, n: i32, given: i64) -> (Option<i32>, i64) {
+    let (mut store, inst) = instance(&engine(), wasm);
+    let counter = inst.get_global(&mut store, &plan.fuel_export).unwrap();
+    counter.set(&mut store, Val::I64(given)).unwrap();
+    let f = inst.get_typed_func::<i32, i32>(&mut store, "mix").unwrap();
+    let result = f.call(&mut store, n).ok();
+    (result, counter.get(&mut store).unwrap_i64())
+}
+
+#[test]
+fn every_revision_charges_the_same_fuel_and_runs_out_at_the_same_limit() {
+    let original = wat(FUEL_MIX);
+    let old = instr_at(&original, 1);
+    let new = instr_at(&original, 2);
+    let (old_plan, new_plan) = (old.plan.unwrap(), new.plan.unwrap());
+    for n in 0..40 {
+        let (result, left) = run_mix(&old.wasm, &old_plan, n, 1_000_000);
+        assert!(result.is_some());
+        assert_eq!(
+            run_mix(&new.wasm, &new_plan, n, 1_000_000),
+            (result, left),
+            "mix({n})"
+        );
+        // Exactly enough, then one short: both revisions run out at the same limit.
+        let used = 1_000_000 - left;
+        for wasm in [&old.wasm, &new.wasm] {
+            assert_eq!(run_mix(wasm, &new_plan, n, used), (result, 0), "mix({n})");
+            assert_eq!(
+                run_mix(wasm, &new_plan, n, used - 1),
+                (None, meter::OUT_OF_FUEL),
+                "mix({n})"
+            );
+        }
+    }
+}
+
+#[test]
+fn revision_one_is_what_chains_made_before_revision_two_run() {
+    // Pinned to what the instrumenter wrote before revision 2 existed (commit a3d12cd): any
+    // change to revision 1's output would change what older chains accept and run.
+    let out = instr_at(&wat(SCRIBBLER), 1);
+    let digest = sha2::Sha256::digest(&out.wasm);
+    assert_eq!(
+        hex::encode(digest),
+        "97d6974c1b07afa421d8781df7e4f75b393bf5ad009097fdff4fc79a319fd769"
+    );
 }
