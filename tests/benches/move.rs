@@ -19,13 +19,18 @@
 //!   Fuel is the instrumentation's own count, so every setup must use exactly the same fuel
 //!   (checked before timing), under either revision.
 //!
-//! Run: `cargo bench -p gamechain-tests --bench move`. Prints the median time per move of each
+//! Run: `cargo bench -p gamechain-tests --bench move [--features peers]`. Prints the median time per move of each
 //! side over interleaved rounds (so machine noise hits both alike) and their ratio.
+//! - a peer, with `--features peers`: `wasmi`, the same guest on wasmi (the interpreter of
+//!   Substrate's contracts and Soroban) with its own fuel metering, a new instance per move
+//!   (`support/wasmi_peer.rs`).
+//!
 //! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`, `tiered`,
-//! `reuse-r1`, `winch-r1`) times only
+//! `reuse-r1`, `winch-r1`, `wasmi`) times only
 //! those setups (e.g. one alone for `perf stat` / `strace -c`); `MOVE_BENCH_ROUNDS` sets the
 //! number of rounds.
 
+use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -44,7 +49,7 @@ const BOB: &str = "xysuzCS9FmeSvPjxZHcZXkK8cwj9iEQBki";
 const TXID: &str = "20167c28639734f078564e520cd6197c2d4b40c55a22548c8e34c3c39963317c";
 
 /// A state holding one staked game that Bob has joined, and the op bytes of x's first move.
-fn joined_game() -> (MemState, Vec<u8>) {
+fn joined_game() -> (MemState, Vec<u8>, BTreeMap<String, Vec<u8>>) {
     let mut mock = MockCtx::new(tictactoe::ID);
     mock.set_balance(ALICE, GOLD, 100_000);
     mock.set_balance(BOB, GOLD, 100_000);
@@ -59,6 +64,7 @@ fn joined_game() -> (MemState, Vec<u8>) {
     mock.height = 1413;
     mock.submit(&TicTacToe, BOB, json!({ "kind": "join", "id": id }))
         .unwrap();
+    let raw = mock.kv.state.clone();
     let mut state = MemState::new();
     state.apply(
         mock.kv
@@ -68,7 +74,7 @@ fn joined_game() -> (MemState, Vec<u8>) {
             .collect::<WriteSet>(),
     );
     let op = serde_json::to_vec(&json!({ "kind": "move", "id": id, "cell": 0 })).unwrap();
-    (state, op)
+    (state, op, raw)
 }
 
 fn native_move(state: &MemState, env: &BlockEnv, op: &[u8]) -> usize {
@@ -102,7 +108,7 @@ fn time_round(mut f: impl FnMut() -> usize) -> f64 {
 fn main() {
     let wasm =
         gamechain_sdk::guest_build::build_guest("tictactoe").unwrap_or_else(|e| panic!("{e}"));
-    let (state, op) = joined_game();
+    let (state, op, raw) = joined_game();
     let env = BlockEnv {
         height: 1414,
         block_time_ms: 1_764_000_000_000,
@@ -225,6 +231,21 @@ fn main() {
     }
     let time_native = wanted("native");
 
+    // The peer: wasmi with its own fuel (`--features peers`), checked to make the same move.
+    #[cfg(feature = "peers")]
+    let peer = wanted("wasmi").then(|| {
+        let peer = wasmi_peer::Peer::new(&wasm.wasm);
+        let committed = std::sync::Arc::new(raw.clone());
+        let context = (tictactoe::ID, TXID, env.height, env.block_time_ms);
+        let moved = peer.apply(&committed, context, ALICE, &op);
+        assert_eq!(moved.effects, native_move(&state, &env, &op), "wasmi");
+        (peer, committed, context, moved.fuel)
+    });
+    #[cfg(feature = "peers")]
+    let mut peer_times = Vec::new();
+    #[cfg(not(feature = "peers"))]
+    let _ = &raw;
+
     let mut native = Vec::new();
     let mut wasm_times: Vec<Vec<f64>> = vec![Vec::new(); modules.len()];
     for _ in 0..rounds {
@@ -233,6 +254,12 @@ fn main() {
         }
         for (i, (_, _, module)) in modules.iter().enumerate() {
             wasm_times[i].push(time_round(|| wasm_move(module, &state, &env, &op)));
+        }
+        #[cfg(feature = "peers")]
+        if let Some((peer, committed, context, _)) = &peer {
+            peer_times.push(time_round(|| {
+                peer.apply(committed, *context, ALICE, &op).effects
+            }));
         }
     }
     println!("tic-tac-toe move, median of {rounds} interleaved rounds x {PER_ROUND} moves");
@@ -264,4 +291,27 @@ fn main() {
         });
         println!("wasm {name:<10} ({what} + apply + host calls + fuel): {t:>8.2} us/move{ratio}");
     }
+    #[cfg(feature = "peers")]
+    if let Some((.., fuel)) = &peer {
+        let (t, min) = median(peer_times);
+        let ratio = native.map_or(String::new(), |(n, n_min)| {
+            format!(
+                "  ratio {:.2}x  (min {min:.2}, ratio of mins {:.2}x)",
+                t / n,
+                min / n_min
+            )
+        });
+        println!(
+            "peer wasmi {} (interpreter, new instance + apply + host calls + its own fuel, {fuel} units): {t:>8.2} us/move{ratio}",
+            WASMI_VERSION
+        );
+    }
 }
+
+#[cfg(feature = "peers")]
+#[path = "support/wasmi_peer.rs"]
+mod wasmi_peer;
+
+/// The wasmi release the peer is built with (as `tests/Cargo.toml` pins it).
+#[cfg(feature = "peers")]
+const WASMI_VERSION: &str = "2.0.0";
