@@ -38,26 +38,30 @@ fn wat(name: &str) -> Vec<u8> {
     wat::parse_file(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
 }
 
-/// Reuse on (verified) and off.
-fn registries() -> &'static [Registry; 2] {
-    static R: OnceLock<[Registry; 2]> = OnceLock::new();
+/// Reuse on (verified) and off, and reuse on under instrumentation revision 1 (the metering of
+/// older chains, which must give every call the same fuel: a callee's limit is taken from the
+/// fuel left at the call).
+fn registries() -> &'static [Registry; 3] {
+    static R: OnceLock<[Registry; 3]> = OnceLock::new();
     R.get_or_init(|| {
-        let make = |reuse: bool| {
+        let make = |reuse: bool, instrumentation_revision: u32| {
             let rt = Runtime::new(RuntimeConfig {
                 reuse_instances: reuse,
                 verify_reuse: reuse,
                 allocation: Allocation::Pooling { instances: 16 },
+                instrumentation_revision,
                 ..RuntimeConfig::default()
             })
             .unwrap();
             let mut map = BTreeMap::new();
-            for id in ["caller", "callee", "ping", "pong", "sigcheck"] {
+            for id in ["caller", "callee", "ping", "pong", "sigcheck", "greedy"] {
                 let m = WasmModule::new(&rt, id, &wat(id)).unwrap_or_else(|e| panic!("{id}: {e}"));
                 map.insert(id.to_string(), Arc::new(m));
             }
             Registry(map)
         };
-        [make(true), make(false)]
+        let latest = gamechain_runtime::INSTRUMENTATION_REVISION;
+        [make(true, latest), make(false, latest), make(true, 1)]
     })
 }
 
@@ -117,6 +121,19 @@ fn a_looping_callee_uses_only_its_fuel_cap() {
     assert!(
         fuel > 1_000_000 && fuel < 1_100_000,
         "the cap was charged, not more: {fuel}"
+    );
+}
+
+#[test]
+fn a_callee_given_all_the_fuel_left_leaves_the_same_under_every_revision() {
+    // `greedy` hands `spin` every unit it has left, then runs a `block`: under instrumentation
+    // revision 1 that block is charged after the call and cannot be paid. Revision 2 must
+    // not have charged it before the call (`run` compares both revisions' outcomes).
+    let out = run("greedy", "callee", b"spin");
+    assert_eq!(
+        out.result.unwrap_err().to_string(),
+        "internal: out of fuel",
+        "the caller runs out after its callee took the rest"
     );
 }
 

@@ -165,6 +165,19 @@ pub fn runtime() -> &'static Arc<Runtime> {
     })
 }
 
+/// [`runtime`] under instrumentation revision 1 (`runtime/vm/src/load/instrument/mod.rs`), the
+/// metering older chains run: `compilers` checks that it charges what the newest revision does.
+pub fn runtime_r1() -> &'static Arc<Runtime> {
+    static RT: OnceLock<Arc<Runtime>> = OnceLock::new();
+    RT.get_or_init(|| {
+        let config = RuntimeConfig {
+            instrumentation_revision: 1,
+            ..runtime().config().clone()
+        };
+        Runtime::new(config).expect("the fuzzing runtime builds")
+    })
+}
+
 /// The ABI's exports, for `wasm-smith`'s `exports` option (bodies are generated).
 const ABI_EXPORTS: &str = r#"(module
   (memory (export "memory") 1)

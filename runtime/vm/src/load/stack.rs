@@ -50,7 +50,7 @@
 //! logical limit first): [`crate::MAX_WASM_STACK`] is 1 MiB, so wasmtime's own
 //! limit (`internal: trap: stack overflow`) is a backstop that valid modules never reach.
 //!
-//! The instrumentation's version (`stack-height-v1`, in `instrument/`'s `VERSION`),
+//! The instrumentation's version (`stack-height-v1`, in `instrument/`'s `version`),
 //! [`STACK_LIMIT`] and [`FRAME_OVERHEAD`] are in the runtime's configuration hash.
 
 use crate::load::encode::{i32_const, leb_u32};

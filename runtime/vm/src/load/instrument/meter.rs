@@ -103,8 +103,13 @@ fn ends_block(op: &Operator<'_>) -> bool {
 /// `merged` (instrumentation revision 2): a metered block does not end at a `block`, nor at the
 /// `end` of a `loop` reached by falling through: the code after either can be entered only from
 /// the code before it (a branch to a `block` goes to its `end`, one to a `loop` to its start),
-/// so one charge pays for both. After dead code a loop's `end` still ends the block: what
-/// follows is never entered, and must not be charged to the live block before the dead code.
+/// so one charge pays for both. Two exceptions keep the fuel left at every moment the module
+/// or the host can observe it the same as revision 1's:
+/// - after dead code a loop's `end` still ends the block: what follows is never entered, and
+///   must not be charged to the live block before the dead code;
+/// - a block that holds a call is not joined to what follows: the callee (and `call_pure`'s
+///   and `call_code`'s callee limit, `min(offered, fuel left)`) sees the fuel left at the call,
+///   which must not already have paid for code after it that revision 1 charges later.
 ///
 /// Dead code gets no charge: after `br`, `br_table`, `return` or `unreachable`, nothing runs
 /// until the `else` or `end` that closes the construct they are in (structured control flow:
@@ -118,10 +123,13 @@ pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)], merged: bool) -> Vec
     let mut dead: Option<u32> = None;
     // Open constructs: whether each is a loop.
     let mut loops: Vec<bool> = Vec::new();
+    // The current block holds a live call.
+    let mut calls = false;
     for (i, (_, op)) in ops.iter().enumerate() {
         let live = dead.is_none();
         if live {
             out[start] = out[start].saturating_add(cost(op));
+            calls |= is_call(op);
         }
         let falls_out_of_loop = match op {
             Operator::Block { .. } | Operator::If { .. } => {
@@ -146,9 +154,11 @@ pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)], merged: bool) -> Vec
             (Some(d), Operator::End) => Some(d - 1),
             (Some(d), _) => Some(d),
         };
-        let joined = merged && (matches!(op, Operator::Block { .. }) || falls_out_of_loop);
+        let joined =
+            merged && !calls && (matches!(op, Operator::Block { .. }) || falls_out_of_loop);
         if ends_block(op) && !joined {
             start = i + 1;
+            calls = false;
             if start == ops.len() {
                 break;
             }
@@ -396,5 +406,42 @@ mod tests {
             charges(&ops, true),
             vec![3, 0, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0]
         );
+    }
+
+    #[test]
+    fn revision_two_never_joins_a_block_that_holds_a_call() {
+        // [call, i32.const 0, drop, block] cannot take [i32.const 1, drop] after the `block`:
+        // the callee would see fuel already spent on code that runs after it returns.
+        let ops = ops_of(
+            "(module (func
+               call 1
+               block
+                 i32.const 1
+                 drop
+               end
+               block
+                 i32.const 2
+                 drop
+               end) (func))",
+        );
+        // Index: 0 call, 1 block, 2 const, 3 drop, 4 end, 5 block, 6 const, 7 drop, 8 end,
+        // 9 end. Only the second `block`, with no call before it in its block, is joined.
+        assert_eq!(charges(&ops, false), vec![1, 0, 1, 0, 0, 0, 1, 0, 0, 0]);
+        assert_eq!(charges(&ops, true), vec![1, 0, 1, 0, 0, 1, 0, 0, 0, 0]);
+        let ops = ops_of(
+            "(module (func
+               block
+                 i32.const 1
+                 drop
+               end
+               i32.const 0
+               drop
+               block
+                 call 1
+               end) (func))",
+        );
+        // Without the call first, the blocks join until the call's `end`: [const drop] = 1,
+        // then [const drop block call] = 2 at 4 (the call is the joined block's last live op).
+        assert_eq!(charges(&ops, true), vec![1, 0, 0, 0, 2, 0, 0, 0, 0, 0]);
     }
 }

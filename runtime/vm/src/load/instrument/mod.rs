@@ -55,8 +55,9 @@
 //! paths (fresh instance and reused instance); fuel is counted by the charges `meter.rs` adds,
 //! over the module's own operators (nothing the instrumentation adds is charged), so it is the
 //! same for both paths and under every compiler by construction (the tic-tac-toe move:
-//! `cargo bench -p gamechain-tests --bench move` prints its fuel). [`VERSION`] is part of the
-//! runtime's configuration hash: a change to this file that changes its output must change it.
+//! `cargo bench -p gamechain-tests --bench move` prints its fuel). Its [`version`] is part of
+//! the runtime's configuration hash: a change that changes the output of a revision must be a
+//! new revision.
 //! The output depends only on the module's bytes.
 //!
 //! **When an instance may not be reused** ([`Plan::reuse`]): anything whose pristine state the
@@ -105,12 +106,15 @@ pub const INSTRUMENTATION_REVISION: u32 = 2;
 ///   completes, with fewer and cheaper charges: a metered block no longer ends at a `block` or
 ///   at a loop's `end` (nothing can enter the code after either but by falling through), and a
 ///   function that charges more often than it calls keeps the counter in a local
-///   ([`meter::Counter`]). The code differs, and a block charged earlier can turn a trap in it
-///   into running out of fuel, so it is a revision of its own.
+///   ([`meter::Counter`]). A block holding a call is never joined, so a callee (and
+///   `call_pure`'s limit) sees the same fuel left as under revision 1. The code differs, and a
+///   block charged earlier can turn a trap in it into running out of fuel, so it is a revision
+///   of its own.
 pub(crate) fn version(revision: u32) -> &'static str {
-    match revision {
-        1 => "dirty-chunks-v1,stack-height-v1,fuel-meter-v2",
-        _ => "dirty-chunks-v1,stack-height-v1,fuel-meter-v3",
+    if revision >= 2 {
+        "dirty-chunks-v1,stack-height-v1,fuel-meter-v3"
+    } else {
+        "dirty-chunks-v1,stack-height-v1,fuel-meter-v2"
     }
 }
 
