@@ -215,7 +215,7 @@ impl Default for RuntimeConfig {
             genesis_compiler: Compiler::Cranelift,
             upload_compiler: Compiler::Winch,
             abi_revision: crate::abi::ABI_REVISION,
-            instrumentation_revision: crate::INSTRUMENTATION_REVISION,
+            instrumentation_revision: crate::load::instrument::INSTRUMENTATION_REVISION,
         }
     }
 }
@@ -297,7 +297,7 @@ impl RuntimeConfig {
         (1..=crate::abi::ABI_REVISION)
             .rev()
             .find_map(|abi_revision| {
-                (1..=crate::INSTRUMENTATION_REVISION)
+                (1..=crate::load::instrument::INSTRUMENTATION_REVISION)
                     .rev()
                     .find_map(|instrumentation_revision| {
                         let c = RuntimeConfig {
@@ -412,7 +412,7 @@ mod tests {
         let base = RuntimeConfig::default();
         assert_eq!(
             base.instrumentation_revision,
-            crate::INSTRUMENTATION_REVISION
+            crate::load::instrument::INSTRUMENTATION_REVISION
         );
         for abi_revision in 1..=crate::abi::ABI_REVISION {
             let old = RuntimeConfig {

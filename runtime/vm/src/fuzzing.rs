@@ -70,7 +70,11 @@ pub const OUT_OF_FUEL: i64 = instrument::meter::OUT_OF_FUEL;
 /// Errors: the validator's.
 pub fn instrument(wasm: &[u8], memory_limit: u64) -> Result<Option<Instrumented>, ValidationError> {
     let info = validate::validate(wasm, memory_limit, crate::abi::ABI_REVISION)?;
-    let out = instrument::instrument(wasm, &info, crate::INSTRUMENTATION_REVISION);
+    let out = instrument::instrument(
+        wasm,
+        &info,
+        crate::load::instrument::INSTRUMENTATION_REVISION,
+    );
     Ok(out.plan.map(|plan| Instrumented {
         wasm: out.wasm,
         dirty_export: plan.dirty_export.clone(),
