@@ -151,6 +151,7 @@ fn env() -> BlockEnv {
         block_time_ms: 1_700_000_000_000,
         checkpoint: Checkpoint::default(),
         sequencer: "ySequencerSequencerSequencer1234".to_string(),
+        ..BlockEnv::default()
     }
 }
 
