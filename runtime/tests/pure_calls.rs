@@ -54,7 +54,9 @@ fn registries() -> &'static [Registry; 3] {
             })
             .unwrap();
             let mut map = BTreeMap::new();
-            for id in ["caller", "callee", "ping", "pong", "sigcheck", "greedy"] {
+            for id in [
+                "caller", "callee", "ping", "pong", "sigcheck", "greedy", "ladder",
+            ] {
                 let m = WasmModule::new(&rt, id, &wat(id)).unwrap_or_else(|e| panic!("{id}: {e}"));
                 map.insert(id.to_string(), Arc::new(m));
             }
@@ -134,6 +136,32 @@ fn a_callee_given_all_the_fuel_left_leaves_the_same_under_every_revision() {
         out.result.unwrap_err().to_string(),
         "internal: out of fuel",
         "the caller runs out after its callee took the rest"
+    );
+}
+
+#[test]
+fn a_callee_at_every_small_limit_ends_the_same_under_every_revision() {
+    // `ladder` offers `divz` 0 to 63 units and records each result code; `run` compares the
+    // writes under both instrumentation revisions. Below the division's own charge the callee
+    // runs out (-4); from there on it traps (-3).
+    let out = run("ladder", "callee", b"divz");
+    assert!(out.result.is_ok());
+    let codes = out
+        .writes
+        .iter()
+        .find(|(k, _)| k.ends_with("/codes"))
+        .and_then(|(_, v)| v.clone())
+        .expect("the codes are written");
+    assert_eq!(codes.len(), 64);
+    let first_trap = codes.iter().position(|&c| c as i8 == -3).expect("a trap");
+    assert!(first_trap > 0, "a limit of 0 runs out");
+    assert!(
+        codes[..first_trap].iter().all(|&c| c as i8 == -4),
+        "{codes:?}"
+    );
+    assert!(
+        codes[first_trap..].iter().all(|&c| c as i8 == -3),
+        "{codes:?}"
     );
 }
 

@@ -22,6 +22,14 @@
     (loop $l (br $l))
     (i64.const 0))
   (func (export "gc_pure_boom") (param i32 i32) (result i64) unreachable)
+  ;; A division by zero, then ten units in blocks: whether a small fuel limit ends it as a trap
+  ;; (-3) or as running out (-4) depends on where the charges are (`pure/ladder.wat`).
+  (func (export "gc_pure_divz") (param i32 i32) (result i64)
+    (drop (i32.div_u (i32.const 1) (i32.const 0)))
+    (block (drop (i32.const 0)) (drop (i32.const 0)) (drop (i32.const 0)) (drop (i32.const 0))
+      (drop (i32.const 0)) (drop (i32.const 0)) (drop (i32.const 0)) (drop (i32.const 0))
+      (drop (i32.const 0)) (drop (i32.const 0)))
+    (i64.const 0))
   ;; A write: callees are read-only.
   (func (export "gc_pure_write") (param i32 i32) (result i64)
     (call $put (i32.const 16) (i32.const 1) (i32.const 16) (i32.const 1))

@@ -20,11 +20,10 @@
 //!
 //! **Metered blocks.** A function's operators are split at every control-flow operator: a block
 //! starts at the function's first operator and right after each `block`, `loop`, `if`, `else`,
-//! `end`, `br`, `br_if`, `br_table`, `return` and `unreachable` (revision 2 does not split at a
-//! `block`, nor at a loop's `end` reached by falling through: [`charges`]). Nothing can enter a
-//! block but at its start, so charging its whole cost there charges every operator that runs
-//! (and, when the block traps or calls something that traps midway, some that do not: a trap is
-//! charged the call's whole limit anyway). A block whose operators cost nothing gets no code, nor does dead
+//! `end`, `br`, `br_if`, `br_table`, `return` and `unreachable`. Nothing can enter a block but at
+//! its start, so charging its whole cost there charges every operator that runs (and, when the
+//! block traps or calls something that traps midway, some that do not: a trap is charged the
+//! call's whole limit anyway). A block whose operators cost nothing gets no code, nor does dead
 //! code (after a `br`, `br_table`, `return` or `unreachable`, up to the `else` or `end` closing
 //! its construct), which never runs.
 //!
@@ -100,49 +99,20 @@ fn ends_block(op: &Operator<'_>) -> bool {
 /// that starts there, 0 where none starts (or it costs nothing). Saturating: a block cannot cost
 /// more than `u64::MAX` (no function is that long).
 ///
-/// `merged` (instrumentation revision 2): a metered block does not end at a `block`, nor at the
-/// `end` of a `loop` reached by falling through: the code after either can be entered only from
-/// the code before it (a branch to a `block` goes to its `end`, one to a `loop` to its start),
-/// so one charge pays for both. Two exceptions keep the fuel left at every moment the module
-/// or the host can observe it the same as revision 1's:
-/// - after dead code a loop's `end` still ends the block: what follows is never entered, and
-///   must not be charged to the live block before the dead code;
-/// - a block that holds a call is not joined to what follows: the callee (and `call_pure`'s
-///   and `call_code`'s callee limit, `min(offered, fuel left)`) sees the fuel left at the call,
-///   which must not already have paid for code after it that revision 1 charges later.
-///
 /// Dead code gets no charge: after `br`, `br_table`, `return` or `unreachable`, nothing runs
 /// until the `else` or `end` that closes the construct they are in (structured control flow:
 /// no branch can land in between, and a construct opened there is never entered). Its charges
 /// would never run, so leaving them out changes no fuel figure; it only keeps a function of
 /// `br 0`s from growing tenfold.
-pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)], merged: bool) -> Vec<u64> {
+pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)]) -> Vec<u64> {
     let mut out = vec![0u64; ops.len()];
     let mut start = 0;
     // Inside dead code: how many constructs were opened since it began.
     let mut dead: Option<u32> = None;
-    // Open constructs: whether each is a loop.
-    let mut loops: Vec<bool> = Vec::new();
-    // The current block holds a live call.
-    let mut calls = false;
     for (i, (_, op)) in ops.iter().enumerate() {
-        let live = dead.is_none();
-        if live {
+        if dead.is_none() {
             out[start] = out[start].saturating_add(cost(op));
-            calls |= is_call(op);
         }
-        let falls_out_of_loop = match op {
-            Operator::Block { .. } | Operator::If { .. } => {
-                loops.push(false);
-                false
-            }
-            Operator::Loop { .. } => {
-                loops.push(true);
-                false
-            }
-            Operator::End => loops.pop().unwrap_or(false) && live,
-            _ => false,
-        };
         dead = match (dead, op) {
             (None, Operator::Br { .. } | Operator::BrTable { .. })
             | (None, Operator::Return | Operator::Unreachable) => Some(0),
@@ -154,11 +124,8 @@ pub(super) fn charges(ops: &[(Range<usize>, Operator<'_>)], merged: bool) -> Vec
             (Some(d), Operator::End) => Some(d - 1),
             (Some(d), _) => Some(d),
         };
-        let joined =
-            merged && !calls && (matches!(op, Operator::Block { .. }) || falls_out_of_loop);
-        if ends_block(op) && !joined {
+        if ends_block(op) {
             start = i + 1;
-            calls = false;
             if start == ops.len() {
                 break;
             }
@@ -325,7 +292,7 @@ mod tests {
                  br_if 0
                end))",
         );
-        let c = charges(&ops, false);
+        let c = charges(&ops);
         // [const, if] = 2 at 0; [const, drop] = 1 at 2; [nop] after else = 0; after end:
         // [loop] = 0; after loop: [const, br_if] = 2; after br_if: [end] = 0; [end] = 0.
         assert_eq!(c, vec![2, 0, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0]);
@@ -359,7 +326,7 @@ mod tests {
                  drop
                end))",
         );
-        let c = charges(&ops, false);
+        let c = charges(&ops);
         // Live: [block] 0; [br] 1; dead until the outer `end` (index 9); after it
         // [const, drop, local.get, if] = 3 at 10; [return] 0 at 14, dead until `else` (16);
         // after `else`: [const, drop] = 1 at 17; [end] 0.
@@ -367,81 +334,5 @@ mod tests {
             c,
             vec![0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]
         );
-    }
-
-    #[test]
-    fn revision_two_joins_the_code_after_a_block_or_a_loop_it_falls_out_of() {
-        let ops = ops_of(
-            "(module (func (param i32)
-               i32.const 1
-               drop
-               block
-                 local.get 0
-                 br_if 0
-                 loop
-                   i32.const 0
-                   br_if 0
-                   i32.const 5
-                   drop
-                 end
-                 i32.const 6
-                 drop
-               end
-               loop
-                 br 1
-               end
-               i32.const 7
-               drop))",
-        );
-        // Revision 1: a block ends at every control-flow operator.
-        assert_eq!(
-            charges(&ops, false),
-            vec![1, 0, 0, 2, 0, 0, 2, 0, 1, 0, 0, 1, 0, 0, 0, 1, 0, 1, 0, 0]
-        );
-        // Revision 2: [const drop block local.get br_if] = 3 at 0; the loop's last block and
-        // the code after the loop (up to the outer `end`) = 2 at 8. The code after the second
-        // loop follows dead code, so it keeps its own charge (it never runs) and is not added
-        // to `br 1`'s.
-        assert_eq!(
-            charges(&ops, true),
-            vec![3, 0, 0, 0, 0, 0, 2, 0, 2, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 0]
-        );
-    }
-
-    #[test]
-    fn revision_two_never_joins_a_block_that_holds_a_call() {
-        // [call, i32.const 0, drop, block] cannot take [i32.const 1, drop] after the `block`:
-        // the callee would see fuel already spent on code that runs after it returns.
-        let ops = ops_of(
-            "(module (func
-               call 1
-               block
-                 i32.const 1
-                 drop
-               end
-               block
-                 i32.const 2
-                 drop
-               end) (func))",
-        );
-        // Index: 0 call, 1 block, 2 const, 3 drop, 4 end, 5 block, 6 const, 7 drop, 8 end,
-        // 9 end. Only the second `block`, with no call before it in its block, is joined.
-        assert_eq!(charges(&ops, false), vec![1, 0, 1, 0, 0, 0, 1, 0, 0, 0]);
-        assert_eq!(charges(&ops, true), vec![1, 0, 1, 0, 0, 1, 0, 0, 0, 0]);
-        let ops = ops_of(
-            "(module (func
-               block
-                 i32.const 1
-                 drop
-               end
-               i32.const 0
-               drop
-               block
-                 call 1
-               end) (func))",
-        );
-        // Without the call first, the blocks join until the call's `end`: [const drop] = 1,
-        // then [const drop block call] = 2 at 4 (the call is the joined block's last live op).
-        assert_eq!(charges(&ops, true), vec![1, 0, 0, 0, 2, 0, 0, 0, 0, 0]);
     }
 }

@@ -102,14 +102,12 @@ pub const INSTRUMENTATION_REVISION: u32 = 2;
 /// - Revision 1, `fuel-meter-v2`: every charge reads and writes the counter's global; dead code
 ///   is left uncharged (the same fuel as `v1`, smaller code: the size of the instrumented code
 ///   decides whether a function fits the engine's limits, so which uploads a chain accepts).
-/// - Revision 2, `fuel-meter-v3`: the same cost table and the same fuel for every call that
-///   completes, with fewer and cheaper charges: a metered block no longer ends at a `block` or
-///   at a loop's `end` (nothing can enter the code after either but by falling through), and a
-///   function that charges more often than it calls keeps the counter in a local
-///   ([`meter::Counter`]). A block holding a call is never joined, so a callee (and
-///   `call_pure`'s limit) sees the same fuel left as under revision 1. The code differs, and a
-///   block charged earlier can turn a trap in it into running out of fuel, so it is a revision
-///   of its own.
+/// - Revision 2, `fuel-meter-v3`: the same charges at the same places, cheaper: a function
+///   that charges more often than it calls keeps the counter in a local ([`meter::Counter`]),
+///   stored to the global before every call and exit. Everything a module or the host can
+///   observe is the same as under revision 1 (the fuel left at every call, every outcome, every
+///   trap); only the code differs, and its size decides whether a function fits the engine's
+///   limits, so it is a revision of its own.
 pub(crate) fn version(revision: u32) -> &'static str {
     if revision >= 2 {
         "dirty-chunks-v1,stack-height-v1,fuel-meter-v3"

@@ -414,7 +414,7 @@ impl<'a> Rewriter<'a> {
         let marks = Marks::plan(&ops, params, initial as u64, shift);
         let calls = ops.iter().any(|(_, op)| self.call_cost(op) > 0);
         let v3 = self.revision >= 2;
-        let charges = meter::charges(&ops, v3);
+        let charges = meter::charges(&ops);
         let metered = charges.iter().any(|&c| c > 0);
         let in_local = v3 && metered && meter::counter_in_local(&ops, &charges, &marks.exits);
         let func = if marks.sites == 0 && !calls && !metered {

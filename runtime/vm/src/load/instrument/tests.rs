@@ -550,8 +550,8 @@ fn a_start_function_pays_only_for_what_it_runs_and_instantiation_is_free() {
 }
 
 /// Loops, nested blocks left by `br_if`, an `if` with a call in it, an inner loop, a bulk write
-/// and an early `return`: the shapes whose charges revision 2 merges, in a function that keeps
-/// its counter in a local and calls a function that charges the global.
+/// and an early `return`, in a function that keeps its counter in a local under revision 2 and
+/// calls a function that charges the global.
 const FUEL_MIX: &str = r#"(module (memory (export "memory") 1)
   (func $h (param i32) (result i32)
     (if (result i32) (i32.and (local.get 0) (i32.const 1))
@@ -592,7 +592,7 @@ fn run_mix(wasm: &[u8], plan: &Plan, n: i32, given: i64) -> (Option<i32>, i64) {
 }
 
 #[test]
-fn every_revision_charges_the_same_fuel_and_runs_out_at_the_same_limit() {
+fn every_revision_ends_every_call_alike_at_every_limit() {
     let original = wat(FUEL_MIX);
     let old = instr_at(&original, 1);
     let new = instr_at(&original, 2);
@@ -615,11 +615,40 @@ fn every_revision_charges_the_same_fuel_and_runs_out_at_the_same_limit() {
                 "mix({n})"
             );
         }
+        // Every limit below, for the first inputs: the same end, the same counter after.
+        if n < 4 {
+            for given in 0..used {
+                assert_eq!(
+                    run_mix(&old.wasm, &old_plan, n, given),
+                    run_mix(&new.wasm, &new_plan, n, given),
+                    "mix({n}) with {given}"
+                );
+            }
+        }
     }
 }
 
 #[test]
 fn revision_one_is_what_chains_made_before_revision_two_run() {
+    // Revision 2 keeps the counter of `mix` in a local: one more local than revision 1.
+    let locals = |wasm: &[u8]| {
+        wasmparser::Parser::new(0)
+            .parse_all(wasm)
+            .filter_map(|p| match p.unwrap() {
+                wasmparser::Payload::CodeSectionEntry(body) => Some(
+                    body.get_locals_reader()
+                        .unwrap()
+                        .into_iter()
+                        .map(|l| l.unwrap().0)
+                        .sum::<u32>(),
+                ),
+                _ => None,
+            })
+            .collect::<Vec<u32>>()
+    };
+    let mix = wat(FUEL_MIX);
+    let (old, new) = (instr_at(&mix, 1).wasm, instr_at(&mix, 2).wasm);
+    assert_eq!(locals(&new)[1], locals(&old)[1] + 1);
     // Pinned to what the instrumenter wrote before revision 2 existed (commit a3d12cd): any
     // change to revision 1's output would change what older chains accept and run.
     let out = instr_at(&wat(SCRIBBLER), 1);
