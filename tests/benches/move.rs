@@ -97,6 +97,18 @@ fn median(mut samples: Vec<f64>) -> (f64, f64) {
     (samples[samples.len() / 2], samples[0])
 }
 
+/// `  ratio …x  (min …, ratio of mins …x)` of a setup's median `t` and minimum `min` against
+/// native's `(median, minimum)`; empty when native was not timed.
+fn ratio_to(native: Option<(f64, f64)>, t: f64, min: f64) -> String {
+    native.map_or(String::new(), |(n, n_min)| {
+        format!(
+            "  ratio {:.2}x  (min {min:.2}, ratio of mins {:.2}x)",
+            t / n,
+            min / n_min
+        )
+    })
+}
+
 fn time_round(mut f: impl FnMut() -> usize) -> f64 {
     let start = Instant::now();
     for _ in 0..PER_ROUND {
@@ -282,25 +294,13 @@ fn main() {
     }
     for ((name, what, _), times) in modules.iter().zip(wasm_times) {
         let (t, min) = median(times);
-        let ratio = native.map_or(String::new(), |(n, n_min)| {
-            format!(
-                "  ratio {:.2}x  (min {min:.2}, ratio of mins {:.2}x)",
-                t / n,
-                min / n_min
-            )
-        });
+        let ratio = ratio_to(native, t, min);
         println!("wasm {name:<10} ({what} + apply + host calls + fuel): {t:>8.2} us/move{ratio}");
     }
     #[cfg(feature = "peers")]
     if let Some((.., fuel)) = &peer {
         let (t, min) = median(peer_times);
-        let ratio = native.map_or(String::new(), |(n, n_min)| {
-            format!(
-                "  ratio {:.2}x  (min {min:.2}, ratio of mins {:.2}x)",
-                t / n,
-                min / n_min
-            )
-        });
+        let ratio = ratio_to(native, t, min);
         println!(
             "peer wasmi {} (interpreter, new instance + apply + host calls + its own fuel, {fuel} units): {t:>8.2} us/move{ratio}",
             WASMI_VERSION
