@@ -21,12 +21,15 @@
 //!
 //! Run: `cargo bench -p gamechain-tests --bench move [--features peers]`. Prints the median time per move of each
 //! side over interleaved rounds (so machine noise hits both alike) and their ratio.
-//! - a peer, with `--features peers`: `wasmi`, the same guest on wasmi (the interpreter of
-//!   Substrate's contracts and Soroban) with its own fuel metering, a new instance per move
-//!   (`support/wasmi_peer.rs`).
+//! - peers, with `--features peers`, each with its own metering and a new instance per move:
+//!   - `wasmi`: the same guest on wasmi (the interpreter of Substrate's contracts and Soroban),
+//!     with its fuel (`support/wasmi_peer.rs`);
+//!   - `cosmwasm`: the same `TicTacToe::apply` as a CosmWasm contract
+//!     (`tests/peers/cosmwasm-tictactoe`) on `cosmwasm-vm` (Wasmer singlepass), pinned in its
+//!     cache, with its gas (`support/cosmwasm_peer.rs`).
 //!
 //! `MOVE_BENCH_ONLY=<setup>[,<setup>…]` (`native`, `pooling`, `reuse`, `on-demand`, `winch`, `tiered`,
-//! `reuse-r1`, `winch-r1`, `wasmi`) times only
+//! `reuse-r1`, `winch-r1`, `wasmi`, `cosmwasm`) times only
 //! those setups (e.g. one alone for `perf stat` / `strace -c`); `MOVE_BENCH_ROUNDS` sets the
 //! number of rounds.
 
@@ -253,8 +256,17 @@ fn main() {
         assert_eq!(moved.effects, native_move(&state, &env, &op), "wasmi");
         (peer, committed, context, moved.fuel)
     });
+    // The second peer: the same logic as a CosmWasm contract on cosmwasm-vm, with its gas.
     #[cfg(feature = "peers")]
-    let mut peer_times = Vec::new();
+    let cosmwasm = wanted("cosmwasm").then(|| {
+        let peer = cosmwasm_peer::Peer::new((env.height, env.block_time_ms, TXID), ALICE);
+        let committed = cosmwasm_peer::committed(&raw);
+        let moved = peer.apply(&committed, &op);
+        assert_eq!(moved.effects, native_move(&state, &env, &op), "cosmwasm");
+        (peer, committed, moved.gas)
+    });
+    #[cfg(feature = "peers")]
+    let (mut peer_times, mut cosmwasm_times) = (Vec::new(), Vec::new());
     #[cfg(not(feature = "peers"))]
     let _ = &raw;
 
@@ -272,6 +284,10 @@ fn main() {
             peer_times.push(time_round(|| {
                 peer.apply(committed, *context, ALICE, &op).effects
             }));
+        }
+        #[cfg(feature = "peers")]
+        if let Some((peer, committed, _)) = &cosmwasm {
+            cosmwasm_times.push(time_round(|| peer.apply(committed, &op).effects));
         }
     }
     println!("tic-tac-toe move, median of {rounds} interleaved rounds x {PER_ROUND} moves");
@@ -306,6 +322,15 @@ fn main() {
             WASMI_VERSION
         );
     }
+    #[cfg(feature = "peers")]
+    if let Some((peer, _, gas)) = &cosmwasm {
+        let (t, min) = median(cosmwasm_times);
+        let ratio = ratio_to(native, t, min);
+        println!(
+            "peer cosmwasm-vm {} (Wasmer singlepass, contract of {} bytes, pinned; new instance + execute + storage calls + its gas, {gas} gas): {t:>8.2} us/move{ratio}",
+            COSMWASM_VM_VERSION, peer.wasm_len
+        );
+    }
 }
 
 #[cfg(feature = "peers")]
@@ -315,3 +340,15 @@ mod wasmi_peer;
 /// The wasmi release the peer is built with (as `tests/Cargo.toml` pins it).
 #[cfg(feature = "peers")]
 const WASMI_VERSION: &str = "2.0.0";
+
+#[cfg(feature = "peers")]
+#[path = "support/cosmwasm_peer.rs"]
+mod cosmwasm_peer;
+
+#[cfg(feature = "peers")]
+#[path = "support/bulk_memory_lowering.rs"]
+mod bulk_memory_lowering;
+
+/// The cosmwasm-vm release the second peer is built with (as `tests/Cargo.toml` pins it).
+#[cfg(feature = "peers")]
+const COSMWASM_VM_VERSION: &str = "3.0.10";
