@@ -15,6 +15,10 @@ use gamechain_runtime::{Allocation, RuntimeConfig};
 use gamechain_sdk::Amount;
 use serde::{Deserialize, Serialize};
 
+/// The database's file name inside the data directory; SQLite keeps its write-ahead log beside
+/// it as `chain.sqlite-wal` (and its index as `chain.sqlite-shm`).
+pub const DB_FILE: &str = "chain.sqlite";
+
 /// The ledger's settings. The chain-defining ones (`chain_id`, `network`, `faucet`, `fees`,
 /// `fuel_apply`, `fuel_end_block`, `memory_limit_bytes`, `min_block_interval_ms`,
 /// `max_clock_drift_ms`, `genesis_modules`) are used once, to write `genesis.json` on the first
@@ -314,8 +318,8 @@ impl LedgerConfig {
         self.data_dir.join("genesis.json")
     }
 
-    /// `<data_dir>/chain.sqlite`.
+    /// `<data_dir>/chain.sqlite` ([`DB_FILE`]).
     pub fn db_path(&self) -> PathBuf {
-        self.data_dir.join("chain.sqlite")
+        self.data_dir.join(DB_FILE)
     }
 }

@@ -523,6 +523,15 @@ impl Storage {
         Ok(())
     }
 
+    /// The database's size in bytes as this connection sees it (`page_count` × `page_size`,
+    /// free pages included): what the file holds once every committed page in the WAL is
+    /// checkpointed into it, whatever the WAL holds now. Errors: SQLite failed.
+    pub fn database_bytes(&self) -> Result<u64, StorageError> {
+        let pages: u64 = self.conn.query_row("PRAGMA page_count", [], |r| r.get(0))?;
+        let page_size: u64 = self.conn.query_row("PRAGMA page_size", [], |r| r.get(0))?;
+        Ok(pages * page_size)
+    }
+
     /// Opens the database at `path` (which [`Storage::open`] created) read-only, for the API.
     pub fn open_reader(path: &Path) -> Result<Storage, StorageError> {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY

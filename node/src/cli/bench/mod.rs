@@ -11,6 +11,7 @@
 //! on a chain without one.
 
 pub mod cpu;
+pub mod disk;
 pub mod drive;
 pub mod report;
 pub mod workload;
@@ -26,6 +27,8 @@ use gamechain_sdk::Amount;
 
 use crate::cli::local_node::LocalNode;
 use crate::config::NodeConfig;
+pub use disk::dir_bytes;
+use disk::{bounded_bytes, data_bytes};
 use report::{Latency, Report};
 use workload::{Kind, Plan};
 
@@ -159,21 +162,6 @@ pub async fn run_with(args: &BenchArgs, target: &Target) -> Result<Report, Strin
     result?
 }
 
-/// Bytes of every file under `dir` (the SQLite file and its WAL, the compiled cache, …).
-pub fn dir_bytes(dir: &std::path::Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .flatten()
-        .map(|e| match e.metadata() {
-            Ok(m) if m.is_dir() => dir_bytes(&e.path()),
-            Ok(m) => m.len(),
-            Err(_) => 0,
-        })
-        .sum()
-}
-
 /// Funds, signs and drives; on the bench's runtime.
 async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
     let url = target.url.clone();
@@ -219,15 +207,16 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
             None
         }
     };
-    let disk = || target.data_dir.as_deref().map(dir_bytes);
+    let disk = || target.data_dir.as_deref().map(data_bytes);
     let (cpu_before, disk_before) = (cpu_of_node(), disk());
     let batch = usize::from(args.batch);
     let d = drive::drive(&url, work.lanes, args.rate, batch, wait, "bench", progress).await?;
     let cpu_after = cpu_of_node();
-    // The last block is committed before it is pushed over the WebSocket; give SQLite's WAL
-    // its moment to settle (sizes only grow until a checkpoint folds the WAL in).
+    // The last block is committed before it is pushed over the WebSocket; give the commit its
+    // moment to finish.
     tokio::time::sleep(Duration::from_millis(100)).await;
     let disk_after = disk();
+    let bounded = target.data_dir.as_deref().map(bounded_bytes);
 
     if d.committed == 0 {
         return Err(format!(
@@ -273,6 +262,7 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
             .zip(disk_after)
             .filter(|_| d.committed > 0)
             .map(|(a, b)| b.saturating_sub(a) as f64 / d.committed as f64),
+        disk_bounded_bytes: bounded,
         load_average: cpu::load_average(),
     })
 }

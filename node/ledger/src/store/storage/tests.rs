@@ -783,3 +783,44 @@ fn a_games_start_is_its_first_step_replaced_once_by_its_first_that_moves_gold_an
         "not a session step"
     );
 }
+
+#[test]
+fn database_bytes_counts_what_the_wal_holds_and_equals_the_file_once_checkpointed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(crate::config::DB_FILE);
+    let mut s = Storage::open(&path).unwrap();
+    let mut hash = StateHash::from_entries(
+        StateCommitment::LtHash16,
+        std::iter::empty::<(&str, &[u8])>(),
+    );
+    let g = block(0, [0; 32], vec![], hash.root());
+    s.commit_genesis(&g, &[], &hash, &BTreeMap::new(), "g", "e")
+        .unwrap();
+    let file = || std::fs::metadata(&path).unwrap().len();
+    let (before, file_before) = (s.database_bytes().unwrap(), file());
+    // 2,000 keys of 200 bytes: about 400 KB of pages, all in the WAL until a checkpoint.
+    let mut writes = WriteSet::new();
+    for i in 0..2_000 {
+        let key = format!("m/t/k{i:05}");
+        hash.apply(&key, None, Some(&[7; 200]));
+        writes.insert(key, Some(vec![7; 200]));
+    }
+    let b1 = block(1, g.header.header.hash(), vec![], hash.root());
+    s.commit_blocks(&[(&b1, &[][..])], &writes, &hash, &[])
+        .unwrap();
+    let after = s.database_bytes().unwrap();
+    assert!(after >= before + 400_000, "{before} -> {after}");
+    assert_eq!(file(), file_before, "the new pages are still in the WAL");
+    // A reader sees the same size; the file reaches it once the WAL is folded in.
+    assert_eq!(
+        Storage::open_reader(&path)
+            .unwrap()
+            .database_bytes()
+            .unwrap(),
+        after
+    );
+    s.conn
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    assert_eq!(file(), after);
+}
