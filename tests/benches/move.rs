@@ -80,6 +80,18 @@ fn joined_game() -> (MemState, Vec<u8>, BTreeMap<String, Vec<u8>>) {
     (state, op, raw)
 }
 
+/// A move's writes (`None`: deleted) and events, in order: what every peer must produce alike.
+#[cfg(feature = "peers")]
+type Effects = (BTreeMap<String, Option<Vec<u8>>>, Vec<(String, Value)>);
+
+#[cfg(feature = "peers")]
+fn native_effects(state: &MemState, env: &BlockEnv, op: &[u8]) -> Effects {
+    let op: Value = serde_json::from_slice(op).unwrap();
+    let mut ctx = KvCtx::for_call(Overlay::new(state), tictactoe::ID, env, TXID, Some(ALICE));
+    TicTacToe.apply(&mut ctx, ALICE, &op).unwrap();
+    (ctx.kv.writes.into_iter().collect(), ctx.events)
+}
+
 fn native_move(state: &MemState, env: &BlockEnv, op: &[u8]) -> usize {
     let op: Value = serde_json::from_slice(op).unwrap();
     let mut ctx = KvCtx::for_call(Overlay::new(state), tictactoe::ID, env, TXID, Some(ALICE));
@@ -253,7 +265,18 @@ fn main() {
         let committed = std::sync::Arc::new(raw.clone());
         let context = (tictactoe::ID, TXID, env.height, env.block_time_ms);
         let moved = peer.apply(&committed, context, ALICE, &op);
-        assert_eq!(moved.effects, native_move(&state, &env, &op), "wasmi");
+        let events = moved.events.iter().map(|(kind, data)| {
+            (
+                kind.clone(),
+                serde_json::from_slice(data).expect("event data is JSON"),
+            )
+        });
+        let effects: Effects = (moved.writes.clone(), events.collect());
+        assert_eq!(
+            effects,
+            native_effects(&state, &env, &op),
+            "wasmi: not the same move"
+        );
         (peer, committed, context, moved.fuel)
     });
     // The second peer: the same logic as a CosmWasm contract on cosmwasm-vm, with its gas.
@@ -262,7 +285,29 @@ fn main() {
         let peer = cosmwasm_peer::Peer::new((env.height, env.block_time_ms, TXID), ALICE);
         let committed = cosmwasm_peer::committed(&raw);
         let moved = peer.apply(&committed, &op);
-        assert_eq!(moved.effects, native_move(&state, &env, &op), "cosmwasm");
+        let writes = moved.writes.iter().map(|(key, value)| {
+            (
+                String::from_utf8(key.clone()).expect("UTF-8 keys"),
+                value.clone(),
+            )
+        });
+        let events = moved.events.iter().map(|event| {
+            let data = event
+                .attributes
+                .iter()
+                .find(|a| a.key == "data")
+                .expect("a data attribute");
+            (
+                event.ty.clone(),
+                serde_json::from_str(&data.value).expect("event data is JSON"),
+            )
+        });
+        let effects: Effects = (writes.collect(), events.collect());
+        assert_eq!(
+            effects,
+            native_effects(&state, &env, &op),
+            "cosmwasm: not the same move"
+        );
         (peer, committed, moved.gas)
     });
     #[cfg(feature = "peers")]
@@ -282,12 +327,16 @@ fn main() {
         #[cfg(feature = "peers")]
         if let Some((peer, committed, context, _)) = &peer {
             peer_times.push(time_round(|| {
-                peer.apply(committed, *context, ALICE, &op).effects
+                let moved = peer.apply(committed, *context, ALICE, &op);
+                moved.writes.len() + moved.events.len()
             }));
         }
         #[cfg(feature = "peers")]
         if let Some((peer, committed, _)) = &cosmwasm {
-            cosmwasm_times.push(time_round(|| peer.apply(committed, &op).effects));
+            cosmwasm_times.push(time_round(|| {
+                let moved = peer.apply(committed, &op);
+                moved.writes.len() + moved.events.len()
+            }));
         }
     }
     println!("tic-tac-toe move, median of {rounds} interleaved rounds x {PER_ROUND} moves");

@@ -1,13 +1,14 @@
 //! Lowers a module's bulk-memory copies and fills (`memory.copy`, `memory.fill`) to calls of two
 //! functions added to it that do the same with loads and stores, for `cosmwasm-vm`, which refuses
 //! the bulk-memory proposal. Rust's `wasm32-unknown-unknown` standard library emits both since
-//! Rust 1.87, even under `-C target-cpu=mvp`; CosmWasm's own tooling lowers them the same way
-//! (binaryen's `--llvm-memory-copy-fill-lowering`).
+//! Rust 1.87, even under `-C target-cpu=mvp` (binaryen's `wasm-opt
+//! --llvm-memory-copy-fill-lowering` is the usual tool; this does the same without it).
 //!
 //! The added functions, of type `(i32 dst, i32 src_or_value, i32 len) -> ()`, copy or fill
 //! 8 bytes at a time and then byte by byte; a copy runs forwards when `dst <= src` and
 //! backwards otherwise, so overlapping ranges come out as `memory.copy`'s. Out of bounds they
-//! trap part-way instead of before the first byte, which a contract that works never sees.
+//! trap part-way instead of before the first byte, and not at all for a length of 0, which a
+//! contract that works never sees.
 //! Everything else is re-encoded unchanged; the new functions come after every existing one, so
 //! no index moves.
 

@@ -113,9 +113,10 @@ pub struct Peer {
     pub wasm_len: usize,
 }
 
-/// What one move gave: writes plus events (as the other setups count them) and the VM's gas.
+/// What one move gave: its writes (`None`: deleted), the `Response`'s events and the VM's gas.
 pub struct Moved {
-    pub effects: usize,
+    pub writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    pub events: Vec<cosmwasm_std::Event>,
     pub gas: u64,
 }
 
@@ -192,7 +193,8 @@ impl Peer {
         let report = instance.create_gas_report();
         let backend = instance.recycle().expect("the backend back");
         Moved {
-            effects: backend.storage.writes.len() + response.events.len(),
+            writes: backend.storage.writes,
+            events: response.events,
             gas: report.limit - report.remaining,
         }
     }

@@ -51,9 +51,11 @@ pub struct Peer {
     linker: Linker<Host>,
 }
 
-/// What one move gave: writes plus events (as the other setups count them) and wasmi's fuel.
+/// What one move gave: its writes (`None`: deleted), its events (kind, data as the guest
+/// encoded it) and wasmi's fuel.
 pub struct Moved {
-    pub effects: usize,
+    pub writes: BTreeMap<String, Option<Vec<u8>>>,
+    pub events: Vec<(String, Vec<u8>)>,
     pub fuel: u64,
 }
 
@@ -170,7 +172,7 @@ impl Peer {
             .call(&mut store, (sp, sl, op_ptr, op_len))
             .unwrap_or_else(|e| panic!("wasmi: {e}"));
         let fuel = FUEL - store.get_fuel().expect("fuel is on");
-        let host = store.data();
+        let host = store.into_data();
         assert_eq!(
             code,
             0,
@@ -178,7 +180,8 @@ impl Peer {
             String::from_utf8_lossy(&host.output)
         );
         Moved {
-            effects: host.writes.len() + host.events.len(),
+            writes: host.writes,
+            events: host.events,
             fuel,
         }
     }

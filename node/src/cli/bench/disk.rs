@@ -38,9 +38,9 @@ fn bounded_files() -> [String; 3] {
 
 /// What the node's data directory `dir` holds, in bytes, of what grows with the chain: the
 /// database at its size as SQLite counts it ([`Storage::database_bytes`]: pages still in the
-/// WAL included) plus every other file but the [`bounded_files`]. A database that cannot be
-/// opened counts as its file's size.
-pub(crate) fn data_bytes(dir: &Path) -> u64 {
+/// WAL included) plus every other file but the [`bounded_files`]. `None` when the database
+/// cannot be read (its file alone would leave out the pages in the WAL).
+pub(crate) fn data_bytes(dir: &Path) -> Option<u64> {
     let db = dir.join(DB_FILE);
     let skip = bounded_files();
     let files: u64 = std::fs::read_dir(dir)
@@ -56,8 +56,8 @@ pub(crate) fn data_bytes(dir: &Path) -> u64 {
         .sum();
     let database = Storage::open_reader(&db)
         .and_then(|s| s.database_bytes())
-        .unwrap_or_else(|_| std::fs::metadata(&db).map_or(0, |m| m.len()));
-    files + database
+        .ok()?;
+    Some(files + database)
 }
 
 /// The [`bounded_files`] of data directory `dir` now, in bytes.
@@ -92,6 +92,7 @@ mod tests {
             dir_bytes(dir.path()),
             std::fs::metadata(&db).unwrap().len() + 61_300
         );
-        assert_eq!(data_bytes(dir.path()), database + 1_300);
+        assert_eq!(data_bytes(dir.path()), Some(database + 1_300));
+        assert_eq!(data_bytes(&dir.path().join("none")), None);
     }
 }

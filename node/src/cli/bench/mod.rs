@@ -207,7 +207,7 @@ async fn measure(args: BenchArgs, target: Target) -> Result<Report, String> {
             None
         }
     };
-    let disk = || target.data_dir.as_deref().map(data_bytes);
+    let disk = || target.data_dir.as_deref().and_then(data_bytes);
     let (cpu_before, disk_before) = (cpu_of_node(), disk());
     let batch = usize::from(args.batch);
     let d = drive::drive(&url, work.lanes, args.rate, batch, wait, "bench", progress).await?;

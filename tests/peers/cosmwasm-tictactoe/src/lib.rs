@@ -3,20 +3,34 @@
 //! `tictactoe::TicTacToe::apply` on it, with the message's sender as the player, over a [`Ctx`]
 //! that keeps gamechain's state layout (`m/<module>/<key>`, `bal/<account>/<TOKEN>`,
 //! `tictactoe::ID` as the module) in the contract's storage. Events become CosmWasm events of
-//! the same kind with the data as one `data` attribute.
+//! the same kind with the data as one `data` attribute. The op is checked against tic-tac-toe's
+//! schema around `apply`, as the chain's `gc_apply` checks it.
 //!
 //! It exists for the move bench (`tests/benches/support/cosmwasm_peer.rs`): the same game logic,
 //! compiled by the same compiler with the same allocator, on CosmWasm's VM instead of ours. It
 //! offers what tic-tac-toe uses: state, balances and escrow, events, the block's height and
 //! time, the txid (`env.transaction.hash`). Tokens, `public_random` and calls into other modules
-//! fail with their name; a real port would have to build those.
+//! fail with their name, and the ledger's checks of account and token names are left out; a
+//! real port would have to build those.
 
 use cosmwasm_std::{entry_point, DepsMut, Env, Event, MessageInfo, Order, Response};
 use gamechain_sdk::keys::{balance_key, escrow_account, module_key, module_prefix};
 use gamechain_sdk::prelude::*;
+use gamechain_sdk::schema::Schema;
 use gamechain_sdk::Checkpoint;
 use serde_json::Value;
 use tictactoe::TicTacToe;
+
+/// Tic-tac-toe's op declarations, made from its schema at compile time, as `export_module!`
+/// makes them for the chain's build.
+const OPS: &str = {
+    const LEN: usize = gamechain_sdk::schema::op_text_len(tictactoe::SCHEMA);
+    const BYTES: [u8; LEN] = gamechain_sdk::schema::op_text_bytes::<LEN>(tictactoe::SCHEMA);
+    gamechain_sdk::schema::op_text_str(&BYTES)
+};
+
+/// Most entries one scan returns, as on the chain (`gamechain_sdk::MAX_SCAN_LIMIT`, native only).
+const MAX_SCAN_LIMIT: usize = 1024;
 
 /// Runs one op of tic-tac-toe sent by `info.sender`. Errors: the game's `ActionError` text.
 #[entry_point]
@@ -36,8 +50,11 @@ pub fn execute(deps: DepsMut, env: Env, info: MessageInfo, op: Value) -> Result<
         checkpoint: Checkpoint::default(),
         events: Vec::new(),
     };
-    TicTacToe
-        .apply(&mut ctx, info.sender.as_str(), &op)
+    // As gamechain's `gc_apply` does: the op's declaration read from the schema's op text, the
+    // op checked against it around `apply`.
+    let schema = Schema::for_op(OPS, &op).map_err(|_| "the module's schema does not parse")?;
+    schema
+        .enforce_op(&op, || TicTacToe.apply(&mut ctx, info.sender.as_str(), &op))
         .map_err(|e| e.to_string())?;
     Ok(Response::new().add_events(
         ctx.events
@@ -179,7 +196,7 @@ impl Ctx for StorageCtx<'_> {
         };
         self.storage
             .range(Some(&start), end.as_deref(), Order::Ascending)
-            .take(limit)
+            .take(limit.min(MAX_SCAN_LIMIT))
             .filter_map(|(k, v)| String::from_utf8(k).ok().map(|k| (k, v)))
             .collect()
     }
