@@ -84,12 +84,16 @@ pub struct BenchArgs {
 pub const FUNDING: u128 = 100_000;
 
 /// The node configuration of an in-process bench node: the embedded defaults (blocks at least
-/// `min_block_interval_ms` = 1,000 ms apart, as a production chain) with no rate limit and
-/// 400,000 pending.
+/// `min_block_interval_ms` = 1,000 ms apart, as a production chain) with no rate limit,
+/// 400,000 pending, and 128 MB of blocks that the bench's own subscriber may fall behind
+/// (`ws_buffer_bytes`; 16 MB by default). Flat out a tic-tac-toe block is about 10 MB of JSON,
+/// and the subscriber shares the 2 cores with the node: at 16 MB a slow moment closed its
+/// subscription and failed the run.
 pub fn bench_config() -> NodeConfig {
     let defaults = NodeConfig::default();
     NodeConfig {
         max_pending: 400_000,
+        ws_buffer_bytes: 128 << 20,
         log: "warn".into(),
         min_block_interval_ms: defaults.min_block_interval_ms,
         max_block_txs: defaults.max_block_txs,
