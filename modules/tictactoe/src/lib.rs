@@ -254,8 +254,7 @@ impl GameModule for TicTacToe {
     }
 }
 
-#[cfg(not(feature = "logic-only"))]
-gamechain_sdk::export_module!(TicTacToe, schema = SCHEMA);
+#[rustfmt::skip] #[cfg(not(feature = "logic-only"))] gamechain_sdk::export_module!(TicTacToe, schema = SCHEMA);
 
 fn create(ctx: &mut dyn Ctx, sender: &str, op: &Value) -> Result<(), ActionError> {
     let NewTable {
